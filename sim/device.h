@@ -1,0 +1,36 @@
+// Loads, validates and looks up device models: `--device h100` or a path to a textproto.
+// Shipped models live in models/devices/; SCRATCHSIM_MODELS overrides where they are found.
+#ifndef SCRATCHSIM_SIM_DEVICE_H_
+#define SCRATCHSIM_SIM_DEVICE_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "proto/device.pb.h"
+
+namespace scratchsim {
+
+// The directory holding the shipped device textprotos.
+std::string DeviceModelsDir();
+
+// `name_or_path` is a shipped name or alias ("h100", "tpu_v6e") or a file path.
+absl::StatusOr<DeviceModel> LoadDevice(std::string_view name_or_path);
+
+// Every shipped model, sorted by name.
+absl::StatusOr<std::vector<DeviceModel>> LoadShippedDevices();
+
+// Checks that the numbers a model gives are present and consistent; `origin` names the file.
+absl::Status ValidateDevice(const DeviceModel& device, std::string_view origin);
+
+// The memory space called `name`, or nullptr.
+const MemorySpace* FindSpace(const DeviceModel& device, std::string_view name);
+
+// The first memory space of `kind`, or nullptr.
+const MemorySpace* FindSpaceOfKind(const DeviceModel& device, MemoryKind kind);
+
+}  // namespace scratchsim
+
+#endif  // SCRATCHSIM_SIM_DEVICE_H_

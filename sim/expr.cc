@@ -1,0 +1,269 @@
+#include "sim/expr.h"
+
+#include <cctype>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "sim/checked_math.h"
+#include "sim/status_macros.h"
+
+namespace scratchsim {
+
+int SymbolTable::Find(std::string_view name) const {
+  for (size_t i = 0; i < names_.size(); ++i) {
+    if (names_[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+int SymbolTable::Add(std::string name) {
+  int existing = Find(name);
+  if (existing >= 0) return existing;
+  names_.push_back(std::move(name));
+  return static_cast<int>(names_.size()) - 1;
+}
+
+// Recursive-descent parser emitting postfix code:
+//   expr := term (('+'|'-') term)*      term := unary (('*'|'/'|'%') unary)*
+//   unary := '-' unary | primary        primary := INT | NAME | NAME '(' expr (',' expr)* ')' | '(' expr ')'
+class ExprParser {
+ public:
+  ExprParser(std::string_view text, const SymbolTable& symbols, Expr& out)
+      : text_(text), symbols_(symbols), out_(out) {}
+
+  absl::Status Parse() {
+    RETURN_IF_ERROR(ParseExpr());
+    SkipSpace();
+    if (pos_ != text_.size()) return Error("unexpected character");
+    return absl::OkStatus();
+  }
+
+ private:
+  using Op = Expr::Op;
+
+  absl::Status Error(std::string_view what) const {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "expression \"%s\": %s at column %d", text_, what, pos_ + 1));
+  }
+  void SkipSpace() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  bool Accept(char c) {
+    SkipSpace();
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  void Emit(Op op, int64_t operand = 0) { out_.code_.push_back({op, operand}); }
+
+  absl::Status ParseExpr() {
+    RETURN_IF_ERROR(ParseTerm());
+    while (true) {
+      if (Accept('+')) {
+        RETURN_IF_ERROR(ParseTerm());
+        Emit(Op::kAdd);
+      } else if (Accept('-')) {
+        RETURN_IF_ERROR(ParseTerm());
+        Emit(Op::kSub);
+      } else {
+        return absl::OkStatus();
+      }
+    }
+  }
+
+  absl::Status ParseTerm() {
+    RETURN_IF_ERROR(ParseUnary());
+    while (true) {
+      Op op;
+      if (Accept('*')) {
+        op = Op::kMul;
+      } else if (Accept('/')) {
+        op = Op::kDiv;
+      } else if (Accept('%')) {
+        op = Op::kMod;
+      } else {
+        return absl::OkStatus();
+      }
+      RETURN_IF_ERROR(ParseUnary());
+      Emit(op);
+    }
+  }
+
+  absl::Status ParseUnary() {
+    if (Accept('-')) {
+      RETURN_IF_ERROR(ParseUnary());
+      Emit(Op::kNeg);
+      return absl::OkStatus();
+    }
+    return ParsePrimary();
+  }
+
+  absl::Status ParsePrimary() {
+    SkipSpace();
+    if (pos_ >= text_.size()) return Error("expected a number, name or '('");
+    char c = text_[pos_];
+    if (c == '(') {
+      ++pos_;
+      RETURN_IF_ERROR(ParseExpr());
+      if (!Accept(')')) return Error("expected ')'");
+      return absl::OkStatus();
+    }
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      int64_t value = 0;
+      while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
+        auto next = CheckedMul(value, 10);
+        if (next) next = CheckedAdd(*next, text_[pos_] - '0');
+        if (!next) return Error("integer literal overflows 64 bits");
+        value = *next;
+        ++pos_;
+      }
+      Emit(Op::kPush, value);
+      return absl::OkStatus();
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t start = pos_;
+      while (pos_ < text_.size() &&
+             (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) {
+        ++pos_;
+      }
+      std::string_view name = text_.substr(start, pos_ - start);
+      if (Accept('(')) return ParseCall(name);
+      int slot = symbols_.Find(name);
+      if (slot < 0) {
+        pos_ = start;
+        return Error(absl::StrCat("unknown parameter '", name, "'"));
+      }
+      Emit(Op::kLoad, slot);
+      return absl::OkStatus();
+    }
+    return Error(absl::StrCat("unexpected character '", std::string(1, c), "'"));
+  }
+
+  absl::Status ParseCall(std::string_view name) {
+    Op op;
+    int arity = 2;
+    if (name == "min") {
+      op = Op::kMin;
+    } else if (name == "max") {
+      op = Op::kMax;
+    } else if (name == "cdiv") {
+      op = Op::kCeilDiv;
+    } else if (name == "round_up") {
+      op = Op::kRoundUp;
+    } else if (name == "pow2ceil") {
+      op = Op::kPow2Ceil;
+      arity = 1;
+    } else {
+      return Error(absl::StrCat("unknown function '", name, "'"));
+    }
+    for (int i = 0; i < arity; ++i) {
+      if (i > 0 && !Accept(',')) return Error(absl::StrCat("'", name, "' takes ", arity, " arguments"));
+      RETURN_IF_ERROR(ParseExpr());
+    }
+    if (!Accept(')')) return Error("expected ')'");
+    Emit(op);
+    return absl::OkStatus();
+  }
+
+  std::string_view text_;
+  const SymbolTable& symbols_;
+  Expr& out_;
+  size_t pos_ = 0;
+};
+
+Expr Expr::Constant(int64_t value) {
+  Expr expr;
+  expr.code_.push_back({Op::kPush, value});
+  expr.text_ = absl::StrCat(value);
+  return expr;
+}
+
+absl::StatusOr<Expr> Expr::Parse(std::string_view text, const SymbolTable& symbols) {
+  Expr expr;
+  expr.text_ = std::string(text);
+  ExprParser parser(text, symbols, expr);
+  RETURN_IF_ERROR(parser.Parse());
+  return expr;
+}
+
+std::vector<int> Expr::Parameters() const {
+  std::vector<int> slots;
+  for (const Instruction& instruction : code_) {
+    if (instruction.op == Op::kLoad) slots.push_back(static_cast<int>(instruction.operand));
+  }
+  return slots;
+}
+
+absl::StatusOr<int64_t> Expr::Evaluate(absl::Span<const int64_t> values) const {
+  // Expressions are short; a fixed stack avoids allocation on the planner's hot path.
+  constexpr int kMaxDepth = 64;
+  int64_t stack[kMaxDepth];
+  int depth = 0;
+  auto overflow = [this]() {
+    return absl::OutOfRangeError(absl::StrFormat("expression \"%s\" overflows 64 bits", text_));
+  };
+  for (const Instruction& instruction : code_) {
+    if (instruction.op == Op::kPush || instruction.op == Op::kLoad) {
+      if (depth == kMaxDepth) {
+        return absl::InvalidArgumentError(absl::StrFormat("expression \"%s\" is nested too deeply", text_));
+      }
+      if (instruction.op == Op::kPush) {
+        stack[depth++] = instruction.operand;
+      } else {
+        if (instruction.operand >= static_cast<int64_t>(values.size())) {
+          return absl::InternalError("expression evaluated without its parameters");
+        }
+        stack[depth++] = values[instruction.operand];
+      }
+      continue;
+    }
+    if (instruction.op == Op::kNeg || instruction.op == Op::kPow2Ceil) {
+      int64_t a = stack[depth - 1];
+      if (instruction.op == Op::kNeg) {
+        auto r = CheckedSub(0, a);
+        if (!r) return overflow();
+        stack[depth - 1] = *r;
+      } else {
+        if (a > (int64_t{1} << 62)) return overflow();
+        int64_t p = 1;
+        while (p < a) p <<= 1;
+        stack[depth - 1] = p;
+      }
+      continue;
+    }
+    int64_t b = stack[--depth];
+    int64_t a = stack[depth - 1];
+    std::optional<int64_t> r;
+    switch (instruction.op) {
+      case Op::kAdd: r = CheckedAdd(a, b); break;
+      case Op::kSub: r = CheckedSub(a, b); break;
+      case Op::kMul: r = CheckedMul(a, b); break;
+      case Op::kMin: r = a < b ? a : b; break;
+      case Op::kMax: r = a > b ? a : b; break;
+      case Op::kDiv:
+      case Op::kMod:
+      case Op::kCeilDiv:
+      case Op::kRoundUp:
+        if (b <= 0 || a < 0) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "expression \"%s\": division needs a positive divisor and a non-negative dividend "
+              "(got %d and %d)", text_, a, b));
+        }
+        if (instruction.op == Op::kDiv) r = a / b;
+        if (instruction.op == Op::kMod) r = a % b;
+        if (instruction.op == Op::kCeilDiv) r = a / b + (a % b != 0);
+        if (instruction.op == Op::kRoundUp) r = CheckedRoundUp(a, b);
+        break;
+      default: break;
+    }
+    if (!r) return overflow();
+    stack[depth - 1] = *r;
+  }
+  return stack[0];
+}
+
+}  // namespace scratchsim

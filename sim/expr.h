@@ -1,0 +1,62 @@
+// Integer expressions over named parameters ("2*BLOCK_K + 4", "max(1, STAGES-1)").
+// Compiled once to postfix code, evaluated many times with checked 64-bit arithmetic.
+#ifndef SCRATCHSIM_SIM_EXPR_H_
+#define SCRATCHSIM_SIM_EXPR_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace scratchsim {
+
+// Maps parameter names to slots of the value vector passed to Expr::Evaluate.
+class SymbolTable {
+ public:
+  // Returns the slot of `name`, or -1.
+  int Find(std::string_view name) const;
+  int Add(std::string name);
+  const std::vector<std::string>& names() const { return names_; }
+
+ private:
+  std::vector<std::string> names_;
+};
+
+class Expr {
+ public:
+  // A constant expression.
+  static Expr Constant(int64_t value);
+
+  // Parses `text`. Names must be in `symbols`; functions: min, max, cdiv, round_up,
+  // pow2ceil (two, one argument resp. for the last). Operators: + - * / % and parentheses;
+  // '/' truncates and requires non-negative operands.
+  static absl::StatusOr<Expr> Parse(std::string_view text, const SymbolTable& symbols);
+
+  // Division by zero and overflow are errors, never wrapped values.
+  absl::StatusOr<int64_t> Evaluate(absl::Span<const int64_t> values) const;
+
+  bool IsConstant() const { return code_.size() == 1 && code_[0].op == Op::kPush; }
+  const std::string& text() const { return text_; }
+  // Slots of the parameters this expression reads.
+  std::vector<int> Parameters() const;
+
+ private:
+  enum class Op : uint8_t {
+    kPush, kLoad, kAdd, kSub, kMul, kDiv, kMod, kNeg, kMin, kMax, kCeilDiv, kRoundUp, kPow2Ceil
+  };
+  struct Instruction {
+    Op op;
+    int64_t operand;  // constant for kPush, slot for kLoad
+  };
+  friend class ExprParser;
+
+  std::vector<Instruction> code_;
+  std::string text_;
+};
+
+}  // namespace scratchsim
+
+#endif  // SCRATCHSIM_SIM_EXPR_H_

@@ -1,0 +1,103 @@
+// Loads and validates KernelGraphs, compiles their expressions, and orders their ops.
+// The op DAG (data and explicit dependencies) lives in Boost.Graph; a cycle is named op by op.
+#ifndef SCRATCHSIM_SIM_GRAPH_H_
+#define SCRATCHSIM_SIM_GRAPH_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "proto/graph.pb.h"
+#include "sim/expr.h"
+
+namespace scratchsim {
+
+struct CompiledBuffer {
+  std::string name;
+  std::vector<Expr> shape;
+  int64_t element_bits = 0;             // 0 when size_bytes is given instead
+  std::optional<Expr> size_bytes;
+  std::vector<Expr> round_up;           // applies to the trailing dims
+  std::optional<Expr> pad_every;
+  std::optional<Expr> pad_add;
+  std::optional<Expr> copies;           // set: multi-buffered (pipelined) buffer
+  std::optional<Expr> alignment;
+  std::string space;
+  Scope scope = PROGRAM;
+  BufferRole role = ROLE_UNSPECIFIED;
+  bool static_allocation = false;
+  std::string dtype;
+};
+
+struct CompiledPartition {
+  std::string name;
+  Expr warps;
+  std::optional<Expr> registers_per_thread;
+};
+
+struct CompiledLaunch {
+  std::optional<Expr> num_warps;
+  std::vector<CompiledPartition> partitions;
+  std::optional<Expr> max_threads_per_block;
+  std::optional<Expr> registers_per_thread;
+  std::optional<Expr> max_registers_per_thread;
+  std::optional<Expr> min_blocks_per_core;
+  std::vector<Expr> grid;
+  bool shared_memory_opt_in = true;
+};
+
+struct CompiledGraph {
+  KernelGraph graph;
+  std::string origin;                   // file name, for messages
+  SymbolTable symbols;
+  std::vector<int64_t> defaults;        // one per symbol
+  std::vector<CompiledBuffer> buffers;  // same order as graph.buffers
+  // Execution order: indices into graph.ops, a topological order of the op DAG that keeps
+  // the declared order wherever dependencies allow.
+  std::vector<int> op_order;
+  // Per op (by graph index): buffers it touches (indices into buffers), and its loop chain
+  // innermost first (indices into graph.loops).
+  std::vector<std::vector<int>> op_buffers;
+  std::vector<std::vector<int>> op_scratch;
+  std::vector<std::vector<int>> op_reads;
+  std::vector<std::vector<int>> op_writes;
+  std::vector<std::vector<int>> op_loops;
+  std::vector<std::optional<Expr>> loop_stages;
+  CompiledLaunch launch;
+  std::optional<Expr> vmem_limit_bytes;
+  std::optional<Expr> scoped_vmem_limit_kib;
+  std::optional<Expr> flops;
+  std::optional<Expr> global_bytes;
+};
+
+// Reads a graph from .pb, .pbtxt/.textproto or .json.
+absl::StatusOr<KernelGraph> LoadGraph(std::string_view path);
+
+// Validates names and references, parses every expression, and orders ops. `origin` names
+// the source in messages ("mlp.pbtxt: buffer 'x_tile' shape[1]: ...").
+absl::StatusOr<CompiledGraph> CompileGraph(KernelGraph graph, std::string origin);
+
+// Parameter values: the defaults with `overrides` ("BLOCK_M=64") applied. Unknown names and
+// non-integers are errors.
+absl::StatusOr<std::vector<int64_t>> BindParameters(const CompiledGraph& graph,
+                                                    absl::Span<const std::string> overrides);
+
+// Bytes of one copy of `buffer` (padding and rounding applied). Non-positive extents and
+// overflow are errors naming the buffer and dimension.
+absl::StatusOr<int64_t> BufferBytes(const CompiledGraph& graph, int buffer,
+                                    absl::Span<const int64_t> values);
+
+// Copies (pipeline depth) of `buffer`: at least 1.
+absl::StatusOr<int64_t> BufferCopies(const CompiledGraph& graph, int buffer,
+                                     absl::Span<const int64_t> values);
+
+// "16x2048xf32" for reports.
+std::string ShapeString(const CompiledGraph& graph, int buffer, absl::Span<const int64_t> values);
+
+}  // namespace scratchsim
+
+#endif  // SCRATCHSIM_SIM_GRAPH_H_
