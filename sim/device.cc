@@ -26,8 +26,8 @@ std::string DeviceModelsDir() {
   return SCRATCHSIM_DEFAULT_MODELS_DIR;
 }
 
-absl::Status ValidateDevice(const DeviceModel& device, std::string_view origin) {
-  auto bad = [&](std::string_view field, std::string_view problem) {
+absl::Status ValidateDevice(const DeviceModel& device, absl::string_view origin) {
+  auto bad = [&](absl::string_view field, absl::string_view problem) {
     return absl::InvalidArgumentError(absl::StrCat(origin, ": field '", field, "' ", problem));
   };
   if (device.name().empty()) return bad("name", "is missing");
@@ -97,7 +97,7 @@ absl::StatusOr<std::vector<DeviceModel>> LoadShippedDevices() {
   return devices;
 }
 
-absl::StatusOr<DeviceModel> LoadDevice(std::string_view name_or_path) {
+absl::StatusOr<DeviceModel> LoadDevice(absl::string_view name_or_path) {
   if (name_or_path.empty()) return absl::InvalidArgumentError("--device: no device given");
   bool looks_like_path = absl::StrContains(name_or_path, '/') || absl::StrContains(name_or_path, '.');
   if (looks_like_path) {
@@ -120,7 +120,7 @@ absl::StatusOr<DeviceModel> LoadDevice(std::string_view name_or_path) {
                                           "; or pass a path to a DeviceModel textproto)"));
 }
 
-const MemorySpace* FindSpace(const DeviceModel& device, std::string_view name) {
+const MemorySpace* FindSpace(const DeviceModel& device, absl::string_view name) {
   for (const MemorySpace& space : device.memory_spaces()) {
     if (space.name() == name) return &space;
   }

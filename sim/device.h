@@ -4,7 +4,7 @@
 #define SCRATCHSIM_SIM_DEVICE_H_
 
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
@@ -17,16 +17,16 @@ namespace scratchsim {
 std::string DeviceModelsDir();
 
 // `name_or_path` is a shipped name or alias ("h100", "tpu_v6e") or a file path.
-absl::StatusOr<DeviceModel> LoadDevice(std::string_view name_or_path);
+absl::StatusOr<DeviceModel> LoadDevice(absl::string_view name_or_path);
 
 // Every shipped model, sorted by name.
 absl::StatusOr<std::vector<DeviceModel>> LoadShippedDevices();
 
 // Checks that the numbers a model gives are present and consistent; `origin` names the file.
-absl::Status ValidateDevice(const DeviceModel& device, std::string_view origin);
+absl::Status ValidateDevice(const DeviceModel& device, absl::string_view origin);
 
 // The memory space called `name`, or nullptr.
-const MemorySpace* FindSpace(const DeviceModel& device, std::string_view name);
+const MemorySpace* FindSpace(const DeviceModel& device, absl::string_view name);
 
 // The first memory space of `kind`, or nullptr.
 const MemorySpace* FindSpaceOfKind(const DeviceModel& device, MemoryKind kind);

@@ -9,7 +9,7 @@
 namespace scratchsim {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, int64_t>, 24> kDtypes = {{
+constexpr std::array<std::pair<absl::string_view, int64_t>, 24> kDtypes = {{
     {"f64", 64},    {"f32", 32},    {"tf32", 32},   {"f16", 16},     {"bf16", 16},
     {"f8e4m3", 8},  {"f8e5m2", 8},  {"f8", 8},      {"f8e4m3fn", 8}, {"f8e4m3fnuz", 8},
     {"f8e5m2fnuz", 8}, {"f4", 4},   {"f4e2m1", 4},  {"i64", 64},     {"u64", 64},
@@ -19,7 +19,7 @@ constexpr std::array<std::pair<std::string_view, int64_t>, 24> kDtypes = {{
 
 }  // namespace
 
-absl::StatusOr<int64_t> DtypeBits(std::string_view dtype) {
+absl::StatusOr<int64_t> DtypeBits(absl::string_view dtype) {
   for (const auto& [name, bits] : kDtypes) {
     if (name == dtype) return bits;
   }

@@ -4,7 +4,7 @@
 #define SCRATCHSIM_SIM_DTYPE_H_
 
 #include <cstdint>
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 
@@ -12,7 +12,7 @@ namespace scratchsim {
 
 // Storage bits of one element of `dtype`, e.g. 16 for "bf16". Unknown names are an error
 // that lists the known ones.
-absl::StatusOr<int64_t> DtypeBits(std::string_view dtype);
+absl::StatusOr<int64_t> DtypeBits(absl::string_view dtype);
 
 }  // namespace scratchsim
 

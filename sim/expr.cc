@@ -11,7 +11,7 @@
 
 namespace scratchsim {
 
-int SymbolTable::Find(std::string_view name) const {
+int SymbolTable::Find(absl::string_view name) const {
   for (size_t i = 0; i < names_.size(); ++i) {
     if (names_[i] == name) return static_cast<int>(i);
   }
@@ -30,7 +30,7 @@ int SymbolTable::Add(std::string name) {
 //   unary := '-' unary | primary        primary := INT | NAME | NAME '(' expr (',' expr)* ')' | '(' expr ')'
 class ExprParser {
  public:
-  ExprParser(std::string_view text, const SymbolTable& symbols, Expr& out)
+  ExprParser(absl::string_view text, const SymbolTable& symbols, Expr& out)
       : text_(text), symbols_(symbols), out_(out) {}
 
   absl::Status Parse() {
@@ -43,7 +43,7 @@ class ExprParser {
  private:
   using Op = Expr::Op;
 
-  absl::Status Error(std::string_view what) const {
+  absl::Status Error(absl::string_view what) const {
     return absl::InvalidArgumentError(absl::StrFormat(
         "expression \"%s\": %s at column %d", text_, what, pos_ + 1));
   }
@@ -130,7 +130,7 @@ class ExprParser {
              (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) {
         ++pos_;
       }
-      std::string_view name = text_.substr(start, pos_ - start);
+      absl::string_view name = text_.substr(start, pos_ - start);
       if (Accept('(')) return ParseCall(name);
       int slot = symbols_.Find(name);
       if (slot < 0) {
@@ -143,7 +143,7 @@ class ExprParser {
     return Error(absl::StrCat("unexpected character '", std::string(1, c), "'"));
   }
 
-  absl::Status ParseCall(std::string_view name) {
+  absl::Status ParseCall(absl::string_view name) {
     Op op;
     int arity = 2;
     if (name == "min") {
@@ -169,7 +169,7 @@ class ExprParser {
     return absl::OkStatus();
   }
 
-  std::string_view text_;
+  absl::string_view text_;
   const SymbolTable& symbols_;
   Expr& out_;
   size_t pos_ = 0;
@@ -182,7 +182,7 @@ Expr Expr::Constant(int64_t value) {
   return expr;
 }
 
-absl::StatusOr<Expr> Expr::Parse(std::string_view text, const SymbolTable& symbols) {
+absl::StatusOr<Expr> Expr::Parse(absl::string_view text, const SymbolTable& symbols) {
   Expr expr;
   expr.text_ = std::string(text);
   ExprParser parser(text, symbols, expr);

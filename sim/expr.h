@@ -5,7 +5,7 @@
 
 #include <cstdint>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -17,7 +17,7 @@ namespace scratchsim {
 class SymbolTable {
  public:
   // Returns the slot of `name`, or -1.
-  int Find(std::string_view name) const;
+  int Find(absl::string_view name) const;
   int Add(std::string name);
   const std::vector<std::string>& names() const { return names_; }
 
@@ -33,7 +33,7 @@ class Expr {
   // Parses `text`. Names must be in `symbols`; functions: min, max, cdiv, round_up,
   // pow2ceil (two, one argument resp. for the last). Operators: + - * / % and parentheses;
   // '/' truncates and requires non-negative operands.
-  static absl::StatusOr<Expr> Parse(std::string_view text, const SymbolTable& symbols);
+  static absl::StatusOr<Expr> Parse(absl::string_view text, const SymbolTable& symbols);
 
   // Division by zero and overflow are errors, never wrapped values.
   absl::StatusOr<int64_t> Evaluate(absl::Span<const int64_t> values) const;

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -75,7 +75,7 @@ struct CompiledGraph {
 };
 
 // Reads a graph from .pb, .pbtxt/.textproto or .json.
-absl::StatusOr<KernelGraph> LoadGraph(std::string_view path);
+absl::StatusOr<KernelGraph> LoadGraph(absl::string_view path);
 
 // Validates names and references, parses every expression, and orders ops. `origin` names
 // the source in messages ("mlp.pbtxt: buffer 'x_tile' shape[1]: ...").

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 #include <memory>
-#include <string_view>
+#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -37,12 +37,12 @@ enum class PlacementPolicyKind {
 class PlacementPolicy {
  public:
   virtual ~PlacementPolicy() = default;
-  virtual std::string_view name() const = 0;
+  virtual absl::string_view name() const = 0;
   virtual absl::StatusOr<PlacementResult> Place(absl::Span<const Block> blocks) const = 0;
 };
 
 std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyKind kind);
-absl::StatusOr<PlacementPolicyKind> ParsePlacementPolicy(std::string_view name);
+absl::StatusOr<PlacementPolicyKind> ParsePlacementPolicy(absl::string_view name);
 
 }  // namespace scratchsim
 

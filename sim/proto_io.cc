@@ -57,7 +57,7 @@ bool FindUnknownField(const google::protobuf::Message& message, std::string* pat
 
 }  // namespace
 
-absl::StatusOr<ProtoFormat> FormatFromPath(std::string_view path) {
+absl::StatusOr<ProtoFormat> FormatFromPath(absl::string_view path) {
   if (absl::EndsWith(path, ".pb") || absl::EndsWith(path, ".binpb")) return ProtoFormat::kBinary;
   if (absl::EndsWith(path, ".pbtxt") || absl::EndsWith(path, ".textproto") ||
       absl::EndsWith(path, ".txtpb")) {
@@ -68,7 +68,7 @@ absl::StatusOr<ProtoFormat> FormatFromPath(std::string_view path) {
       path, ": unknown file extension (expected .pb, .pbtxt, .textproto or .json)"));
 }
 
-absl::StatusOr<std::string> ReadFileToString(std::string_view path) {
+absl::StatusOr<std::string> ReadFileToString(absl::string_view path) {
   std::ifstream in{std::string(path), std::ios::binary};
   if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open file"));
   std::ostringstream contents;
@@ -77,7 +77,7 @@ absl::StatusOr<std::string> ReadFileToString(std::string_view path) {
   return contents.str();
 }
 
-absl::Status ParseProto(std::string_view contents, ProtoFormat format, std::string_view origin,
+absl::Status ParseProto(absl::string_view contents, ProtoFormat format, absl::string_view origin,
                         google::protobuf::Message* message) {
   const std::string type = message->GetDescriptor()->name();
   if (contents.empty()) {
@@ -119,7 +119,7 @@ absl::Status ParseProto(std::string_view contents, ProtoFormat format, std::stri
   return absl::InternalError("unreachable proto format");
 }
 
-absl::Status LoadProtoFile(std::string_view path, google::protobuf::Message* message) {
+absl::Status LoadProtoFile(absl::string_view path, google::protobuf::Message* message) {
   ASSIGN_OR_RETURN(ProtoFormat format, FormatFromPath(path));
   ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
   return ParseProto(contents, format, path, message);

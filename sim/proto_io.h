@@ -4,7 +4,7 @@
 #define SCRATCHSIM_SIM_PROTO_IO_H_
 
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -15,16 +15,16 @@ namespace scratchsim {
 enum class ProtoFormat { kBinary, kText, kJson };
 
 // The format implied by `path`'s extension; unknown extensions are an error.
-absl::StatusOr<ProtoFormat> FormatFromPath(std::string_view path);
+absl::StatusOr<ProtoFormat> FormatFromPath(absl::string_view path);
 
-absl::StatusOr<std::string> ReadFileToString(std::string_view path);
+absl::StatusOr<std::string> ReadFileToString(absl::string_view path);
 
 // Parses `contents` (named `origin` in messages) into `message`. Binary input with fields
 // the schema does not know is rejected, so garbage that happens to decode is not accepted.
-absl::Status ParseProto(std::string_view contents, ProtoFormat format, std::string_view origin,
+absl::Status ParseProto(absl::string_view contents, ProtoFormat format, absl::string_view origin,
                         google::protobuf::Message* message);
 
-absl::Status LoadProtoFile(std::string_view path, google::protobuf::Message* message);
+absl::Status LoadProtoFile(absl::string_view path, google::protobuf::Message* message);
 
 // Writes `message` as text, JSON (protobuf's JSON mapping, original field names) or binary.
 absl::StatusOr<std::string> SerializeProto(const google::protobuf::Message& message, ProtoFormat format);

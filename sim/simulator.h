@@ -24,9 +24,15 @@ struct SimulateOptions {
   bool keep_placements = true;
 };
 
-// Simulates `graph` with parameter `values` (see BindParameters) on `device`.
+// Simulates `graph` with parameter `values` (see BindParameters) on `device`. With
+// options.suggest, a configuration that does not fit comes with the smallest parameter
+// changes that would fit (found by re-simulating).
 absl::StatusOr<Report> Simulate(const CompiledGraph& graph, const DeviceModel& device,
                                 absl::Span<const int64_t> values, const SimulateOptions& options);
+
+// The same without the search for suggestions.
+absl::StatusOr<Report> SimulateOnce(const CompiledGraph& graph, const DeviceModel& device,
+                                    absl::Span<const int64_t> values, const SimulateOptions& options);
 
 }  // namespace scratchsim
 

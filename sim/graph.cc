@@ -1,0 +1,452 @@
+#include "sim/graph.h"
+
+#include <algorithm>
+#include <queue>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "boost/graph/adjacency_list.hpp"
+#include "boost/graph/depth_first_search.hpp"
+#include "sim/checked_math.h"
+#include "sim/dtype.h"
+#include "sim/proto_io.h"
+#include "sim/status_macros.h"
+
+namespace scratchsim {
+namespace {
+
+using OpGraph = boost::adjacency_list<boost::setS, boost::vecS, boost::directedS>;
+using OpVertex = boost::graph_traits<OpGraph>::vertex_descriptor;
+
+// Records the first back edge a DFS meets; the tree-edge parents then spell out the cycle.
+class CycleRecorder : public boost::default_dfs_visitor {
+ public:
+  CycleRecorder(std::vector<int>* parent, std::vector<int>* cycle) : parent_(parent), cycle_(cycle) {}
+  void tree_edge(boost::graph_traits<OpGraph>::edge_descriptor e, const OpGraph& g) {
+    (*parent_)[boost::target(e, g)] = static_cast<int>(boost::source(e, g));
+  }
+  void back_edge(boost::graph_traits<OpGraph>::edge_descriptor e, const OpGraph& g) {
+    if (!cycle_->empty()) return;
+    int from = static_cast<int>(boost::source(e, g));
+    int to = static_cast<int>(boost::target(e, g));
+    std::vector<int> path = {from};
+    for (int v = from; v != to && v >= 0;) {
+      v = (*parent_)[v];
+      path.push_back(v);
+    }
+    std::reverse(path.begin(), path.end());
+    path.push_back(to);
+    *cycle_ = std::move(path);
+  }
+
+ private:
+  std::vector<int>* parent_;
+  std::vector<int>* cycle_;
+};
+
+class GraphCompiler {
+ public:
+  GraphCompiler(KernelGraph graph, std::string origin) {
+    out_.graph = std::move(graph);
+    out_.origin = std::move(origin);
+  }
+
+  absl::StatusOr<CompiledGraph> Run() {
+    RETURN_IF_ERROR(CompileParameters());
+    RETURN_IF_ERROR(CompileBuffers());
+    RETURN_IF_ERROR(CompileLoops());
+    RETURN_IF_ERROR(CompileOps());
+    RETURN_IF_ERROR(OrderOps());
+    RETURN_IF_ERROR(CompileLaunch());
+    return std::move(out_);
+  }
+
+ private:
+  absl::Status Bad(absl::string_view where, absl::string_view problem) const {
+    return absl::InvalidArgumentError(absl::StrCat(out_.origin, ": ", where, ": ", problem));
+  }
+
+  absl::StatusOr<Expr> Compile(absl::string_view text, absl::string_view where) const {
+    if (text.empty()) return Bad(where, "is empty");
+    auto expr = Expr::Parse(text, out_.symbols);
+    if (!expr.ok()) return Bad(where, expr.status().message());
+    return std::move(*expr);
+  }
+
+  absl::StatusOr<std::optional<Expr>> CompileOptional(absl::string_view text, absl::string_view where) const {
+    if (text.empty()) return std::optional<Expr>();
+    ASSIGN_OR_RETURN(Expr expr, Compile(text, where));
+    return std::optional<Expr>(std::move(expr));
+  }
+
+  static bool IsIdentifier(absl::string_view name) {
+    if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
+    return std::all_of(name.begin(), name.end(),
+                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  }
+
+  absl::Status CompileParameters() {
+    for (const Parameter& parameter : out_.graph.parameters()) {
+      std::string where = absl::StrCat("parameter '", parameter.name(), "'");
+      if (!IsIdentifier(parameter.name())) return Bad(where, "name must be an identifier");
+      if (out_.symbols.Find(parameter.name()) >= 0) return Bad(where, "is defined twice");
+      if (parameter.min() != 0 && parameter.max() != 0 && parameter.min() > parameter.max()) {
+        return Bad(where, "min exceeds max");
+      }
+      out_.symbols.Add(parameter.name());
+      out_.defaults.push_back(parameter.default_value());
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CompileBuffers() {
+    const KernelGraph& graph = out_.graph;
+    for (int i = 0; i < graph.buffers_size(); ++i) {
+      const Buffer& buffer = graph.buffers(i);
+      std::string where = absl::StrCat("buffer '", buffer.name(), "'");
+      if (buffer.name().empty()) return Bad(absl::StrCat("buffers[", i, "]"), "has no name");
+      if (buffer_index_.contains(buffer.name())) return Bad(where, "is defined twice");
+      buffer_index_[buffer.name()] = i;
+      CompiledBuffer compiled;
+      compiled.name = buffer.name();
+      compiled.dtype = buffer.dtype();
+      if (buffer.memory_space().empty()) return Bad(where, "memory_space is missing");
+      compiled.space = buffer.memory_space();
+      compiled.scope = buffer.scope() == INSTRUCTION ? INSTRUCTION : PROGRAM;
+      compiled.role = buffer.role();
+      compiled.static_allocation = buffer.static_allocation();
+      if (!buffer.size_bytes().empty()) {
+        if (buffer.shape_size() > 0) return Bad(where, "gives both shape and size_bytes");
+        ASSIGN_OR_RETURN(compiled.size_bytes, CompileOptional(buffer.size_bytes(), where + " size_bytes"));
+      } else {
+        if (buffer.shape_size() == 0) return Bad(where, "needs a shape (with dtype) or size_bytes");
+        if (buffer.dtype().empty()) return Bad(where, "dtype is missing");
+        auto bits = DtypeBits(buffer.dtype());
+        if (!bits.ok()) return Bad(where + " dtype", bits.status().message());
+        compiled.element_bits = *bits;
+        for (int d = 0; d < buffer.shape_size(); ++d) {
+          ASSIGN_OR_RETURN(Expr dim, Compile(buffer.shape(d), absl::StrCat(where, " shape[", d, "]")));
+          compiled.shape.push_back(std::move(dim));
+        }
+      }
+      if (buffer.round_up_size() > buffer.shape_size()) return Bad(where, "round_up has more entries than shape");
+      for (int d = 0; d < buffer.round_up_size(); ++d) {
+        ASSIGN_OR_RETURN(Expr multiple, Compile(buffer.round_up(d), absl::StrCat(where, " round_up[", d, "]")));
+        compiled.round_up.push_back(std::move(multiple));
+      }
+      if (buffer.has_padding()) {
+        ASSIGN_OR_RETURN(compiled.pad_every, CompileOptional(buffer.padding().every(), where + " padding.every"));
+        ASSIGN_OR_RETURN(compiled.pad_add, CompileOptional(buffer.padding().add(), where + " padding.add"));
+        if (!compiled.pad_every || !compiled.pad_add) return Bad(where + " padding", "needs both every and add");
+      }
+      ASSIGN_OR_RETURN(compiled.copies, CompileOptional(buffer.copies(), where + " copies"));
+      ASSIGN_OR_RETURN(compiled.alignment, CompileOptional(buffer.alignment(), where + " alignment"));
+      out_.buffers.push_back(std::move(compiled));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CompileLoops() {
+    const KernelGraph& graph = out_.graph;
+    for (int i = 0; i < graph.loops_size(); ++i) {
+      const Loop& loop = graph.loops(i);
+      std::string where = absl::StrCat("loop '", loop.name(), "'");
+      if (loop.name().empty()) return Bad(absl::StrCat("loops[", i, "]"), "has no name");
+      if (loop_index_.contains(loop.name())) return Bad(where, "is defined twice");
+      loop_index_[loop.name()] = i;
+      ASSIGN_OR_RETURN(std::optional<Expr> stages, CompileOptional(loop.num_stages(), where + " num_stages"));
+      out_.loop_stages.push_back(std::move(stages));
+    }
+    loop_parent_.assign(graph.loops_size(), -1);
+    for (int i = 0; i < graph.loops_size(); ++i) {
+      const Loop& loop = graph.loops(i);
+      if (loop.parent().empty()) continue;
+      auto it = loop_index_.find(loop.parent());
+      if (it == loop_index_.end()) {
+        return Bad(absl::StrCat("loop '", loop.name(), "' parent"), absl::StrCat("unknown loop '", loop.parent(), "'"));
+      }
+      loop_parent_[i] = it->second;
+    }
+    // Nesting must be a forest.
+    for (int i = 0; i < graph.loops_size(); ++i) {
+      int steps = 0;
+      for (int l = i; l >= 0; l = loop_parent_[l]) {
+        if (++steps > graph.loops_size()) {
+          return Bad(absl::StrCat("loop '", graph.loops(i).name(), "'"), "loop nesting forms a cycle");
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ResolveBuffers(const google::protobuf::RepeatedPtrField<std::string>& names,
+                              absl::string_view where, std::vector<int>* out) const {
+    for (const std::string& name : names) {
+      auto it = buffer_index_.find(name);
+      if (it == buffer_index_.end()) return Bad(where, absl::StrCat("unknown buffer '", name, "'"));
+      out->push_back(it->second);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CompileOps() {
+    const KernelGraph& graph = out_.graph;
+    int n = graph.ops_size();
+    out_.op_buffers.resize(n);
+    out_.op_scratch.resize(n);
+    out_.op_reads.resize(n);
+    out_.op_writes.resize(n);
+    out_.op_loops.resize(n);
+    for (int i = 0; i < n; ++i) {
+      const Op& op = graph.ops(i);
+      std::string where = absl::StrCat("op '", op.name(), "'");
+      if (op.name().empty()) return Bad(absl::StrCat("ops[", i, "]"), "has no name");
+      if (op_index_.contains(op.name())) return Bad(where, "is defined twice");
+      op_index_[op.name()] = i;
+      RETURN_IF_ERROR(ResolveBuffers(op.reads(), where + " reads", &out_.op_reads[i]));
+      RETURN_IF_ERROR(ResolveBuffers(op.writes(), where + " writes", &out_.op_writes[i]));
+      RETURN_IF_ERROR(ResolveBuffers(op.scratch(), where + " scratch", &out_.op_scratch[i]));
+      std::vector<int>& touched = out_.op_buffers[i];
+      touched = out_.op_reads[i];
+      touched.insert(touched.end(), out_.op_writes[i].begin(), out_.op_writes[i].end());
+      touched.insert(touched.end(), out_.op_scratch[i].begin(), out_.op_scratch[i].end());
+      std::sort(touched.begin(), touched.end());
+      touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+      if (!op.loop().empty()) {
+        auto it = loop_index_.find(op.loop());
+        if (it == loop_index_.end()) return Bad(where + " loop", absl::StrCat("unknown loop '", op.loop(), "'"));
+        for (int l = it->second; l >= 0; l = loop_parent_[l]) out_.op_loops[i].push_back(l);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Program order is the declared order; data edges (a writer before later readers and
+  // writers, a reader before later writers) follow it, and `after` adds explicit edges,
+  // which are the only way to form a cycle.
+  absl::Status OrderOps() {
+    const KernelGraph& graph = out_.graph;
+    int n = graph.ops_size();
+    OpGraph dag(n);
+    std::vector<int> last_writer(out_.buffers.size(), -1);
+    std::vector<std::vector<int>> readers_since_write(out_.buffers.size());
+    for (int i = 0; i < n; ++i) {
+      for (int b : out_.op_reads[i]) {
+        if (last_writer[b] >= 0 && last_writer[b] != i) boost::add_edge(last_writer[b], i, dag);
+      }
+      for (int b : out_.op_writes[i]) {
+        if (last_writer[b] >= 0 && last_writer[b] != i) boost::add_edge(last_writer[b], i, dag);
+        for (int r : readers_since_write[b]) {
+          if (r != i) boost::add_edge(r, i, dag);
+        }
+      }
+      for (int b : out_.op_reads[i]) readers_since_write[b].push_back(i);
+      for (int b : out_.op_writes[i]) {
+        last_writer[b] = i;
+        readers_since_write[b].clear();
+      }
+      for (const std::string& before : graph.ops(i).after()) {
+        auto it = op_index_.find(before);
+        if (it == op_index_.end()) {
+          return Bad(absl::StrCat("op '", graph.ops(i).name(), "' after"), absl::StrCat("unknown op '", before, "'"));
+        }
+        if (it->second == i) return Bad(absl::StrCat("op '", graph.ops(i).name(), "' after"), "an op cannot follow itself");
+        boost::add_edge(it->second, i, dag);
+      }
+    }
+
+    std::vector<int> parent(n, -1);
+    std::vector<int> cycle;
+    std::vector<boost::default_color_type> colors(n);
+    boost::depth_first_search(
+        dag, CycleRecorder(&parent, &cycle),
+        boost::make_iterator_property_map(colors.begin(), boost::get(boost::vertex_index, dag)));
+    if (!cycle.empty()) {
+      std::vector<std::string> names;
+      for (int v : cycle) names.push_back(graph.ops(v).name());
+      return Bad("ops", absl::StrCat("dependency cycle: ", absl::StrJoin(names, " -> ")));
+    }
+
+    // Kahn's algorithm, smallest declared index first, so the order is deterministic and
+    // equals the declared order when no `after` points forward.
+    std::vector<int> in_degree(n, 0);
+    for (auto [e, end] = boost::edges(dag); e != end; ++e) ++in_degree[boost::target(*e, dag)];
+    std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+    for (int i = 0; i < n; ++i) {
+      if (in_degree[i] == 0) ready.push(i);
+    }
+    while (!ready.empty()) {
+      int v = ready.top();
+      ready.pop();
+      out_.op_order.push_back(v);
+      for (auto [e, end] = boost::out_edges(v, dag); e != end; ++e) {
+        int w = static_cast<int>(boost::target(*e, dag));
+        if (--in_degree[w] == 0) ready.push(w);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CompileLaunch() {
+    const Launch& launch = out_.graph.launch();
+    CompiledLaunch& out = out_.launch;
+    ASSIGN_OR_RETURN(out.num_warps, CompileOptional(launch.num_warps(), "launch.num_warps"));
+    ASSIGN_OR_RETURN(out.max_threads_per_block,
+                     CompileOptional(launch.max_threads_per_block(), "launch.max_threads_per_block"));
+    ASSIGN_OR_RETURN(out.registers_per_thread,
+                     CompileOptional(launch.registers_per_thread(), "launch.registers_per_thread"));
+    ASSIGN_OR_RETURN(out.max_registers_per_thread,
+                     CompileOptional(launch.max_registers_per_thread(), "launch.max_registers_per_thread"));
+    ASSIGN_OR_RETURN(out.min_blocks_per_core,
+                     CompileOptional(launch.min_blocks_per_core(), "launch.min_blocks_per_core"));
+    for (int i = 0; i < launch.grid_size(); ++i) {
+      ASSIGN_OR_RETURN(Expr g, Compile(launch.grid(i), absl::StrCat("launch.grid[", i, "]")));
+      out.grid.push_back(std::move(g));
+    }
+    for (const Partition& partition : launch.partitions()) {
+      std::string where = absl::StrCat("launch.partitions '", partition.name(), "'");
+      if (partition.name().empty()) return Bad("launch.partitions", "a partition has no name");
+      ASSIGN_OR_RETURN(Expr warps, Compile(partition.warps(), where + " warps"));
+      ASSIGN_OR_RETURN(std::optional<Expr> regs,
+                       CompileOptional(partition.registers_per_thread(), where + " registers_per_thread"));
+      out.partitions.push_back({partition.name(), std::move(warps), std::move(regs)});
+    }
+    out.shared_memory_opt_in = !launch.has_shared_memory_opt_in() || launch.shared_memory_opt_in();
+    const TpuSettings& tpu = out_.graph.tpu();
+    ASSIGN_OR_RETURN(out_.vmem_limit_bytes, CompileOptional(tpu.vmem_limit_bytes(), "tpu.vmem_limit_bytes"));
+    ASSIGN_OR_RETURN(out_.scoped_vmem_limit_kib,
+                     CompileOptional(tpu.scoped_vmem_limit_kib(), "tpu.scoped_vmem_limit_kib"));
+    ASSIGN_OR_RETURN(out_.flops, CompileOptional(out_.graph.flops(), "flops"));
+    ASSIGN_OR_RETURN(out_.global_bytes, CompileOptional(out_.graph.global_bytes(), "global_bytes"));
+    return absl::OkStatus();
+  }
+
+  CompiledGraph out_;
+  absl::flat_hash_map<std::string, int> buffer_index_;
+  absl::flat_hash_map<std::string, int> loop_index_;
+  absl::flat_hash_map<std::string, int> op_index_;
+  std::vector<int> loop_parent_;
+};
+
+}  // namespace
+
+absl::StatusOr<KernelGraph> LoadGraph(absl::string_view path) {
+  KernelGraph graph;
+  RETURN_IF_ERROR(LoadProtoFile(path, &graph));
+  return graph;
+}
+
+absl::StatusOr<CompiledGraph> CompileGraph(KernelGraph graph, std::string origin) {
+  return GraphCompiler(std::move(graph), std::move(origin)).Run();
+}
+
+absl::StatusOr<std::vector<int64_t>> BindParameters(const CompiledGraph& graph,
+                                                    absl::Span<const std::string> overrides) {
+  std::vector<int64_t> values = graph.defaults;
+  for (const std::string& assignment : overrides) {
+    std::pair<std::string, std::string> parts = absl::StrSplit(assignment, absl::MaxSplits('=', 1));
+    int slot = graph.symbols.Find(parts.first);
+    if (slot < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--set ", assignment, ": '", parts.first, "' is not a parameter of ", graph.origin, " (parameters: ",
+          absl::StrJoin(graph.symbols.names(), ", "), ")"));
+    }
+    int64_t value;
+    if (!absl::SimpleAtoi(parts.second, &value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--set ", assignment, ": '", parts.second, "' is not a 64-bit integer"));
+    }
+    values[slot] = value;
+  }
+  return values;
+}
+
+absl::StatusOr<int64_t> BufferBytes(const CompiledGraph& graph, int buffer, absl::Span<const int64_t> values) {
+  const CompiledBuffer& b = graph.buffers[buffer];
+  auto bad = [&](absl::string_view field, absl::string_view problem) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(graph.origin, ": buffer '", b.name, "' ", field, ": ", problem));
+  };
+  auto overflow = [&]() { return bad("size", "byte size overflows 64 bits"); };
+  if (b.size_bytes) {
+    ASSIGN_OR_RETURN(int64_t bytes, b.size_bytes->Evaluate(values));
+    if (bytes < 0) return bad("size_bytes", absl::StrCat("is negative (", bytes, ")"));
+    return bytes;
+  }
+  int64_t elements = 1;
+  size_t first_rounded = b.shape.size() - b.round_up.size();
+  for (size_t d = 0; d < b.shape.size(); ++d) {
+    auto extent = b.shape[d].Evaluate(values);
+    if (!extent.ok()) return bad(absl::StrCat("shape[", d, "]"), extent.status().message());
+    if (*extent <= 0) {
+      return bad(absl::StrCat("shape[", d, "]"),
+                 absl::StrCat("extent must be positive, got ", *extent, " (\"", b.shape[d].text(), "\")"));
+    }
+    int64_t padded = *extent;
+    if (d >= first_rounded) {
+      ASSIGN_OR_RETURN(int64_t multiple, b.round_up[d - first_rounded].Evaluate(values));
+      if (multiple <= 0) return bad(absl::StrCat("round_up[", d - first_rounded, "]"), "must be positive");
+      auto rounded = CheckedRoundUp(padded, multiple);
+      if (!rounded) return overflow();
+      padded = *rounded;
+    }
+    auto product = CheckedMul(elements, padded);
+    if (!product) return overflow();
+    elements = *product;
+  }
+  if (b.pad_every) {
+    ASSIGN_OR_RETURN(int64_t every, b.pad_every->Evaluate(values));
+    ASSIGN_OR_RETURN(int64_t add, b.pad_add->Evaluate(values));
+    if (every <= 0 || add < 0) return bad("padding", "every must be positive and add non-negative");
+    auto extra = CheckedMul((elements - 1) / every, add);
+    if (!extra) return overflow();
+    auto total = CheckedAdd(elements, *extra);
+    if (!total) return overflow();
+    elements = *total;
+  }
+  auto bits = CheckedMul(elements, b.element_bits);
+  if (!bits) return overflow();
+  return CeilDiv(*bits, 8);
+}
+
+absl::StatusOr<int64_t> BufferCopies(const CompiledGraph& graph, int buffer, absl::Span<const int64_t> values) {
+  const CompiledBuffer& b = graph.buffers[buffer];
+  if (!b.copies) return 1;
+  auto copies = b.copies->Evaluate(values);
+  if (!copies.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(graph.origin, ": buffer '", b.name, "' copies: ", copies.status().message()));
+  }
+  constexpr int64_t kMaxCopies = 1 << 16;
+  if (*copies > kMaxCopies) {
+    return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": buffer '", b.name, "' copies: ", *copies,
+                                                   " exceeds the supported maximum of ", kMaxCopies));
+  }
+  if (*copies < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        graph.origin, ": buffer '", b.name, "' copies: must be at least 1, got ", *copies, " (\"",
+        b.copies->text(), "\"; is num_stages 0?)"));
+  }
+  return *copies;
+}
+
+std::string ShapeString(const CompiledGraph& graph, int buffer, absl::Span<const int64_t> values) {
+  const CompiledBuffer& b = graph.buffers[buffer];
+  if (b.size_bytes) {
+    auto bytes = b.size_bytes->Evaluate(values);
+    return absl::StrCat(bytes.ok() ? *bytes : -1, " B");
+  }
+  std::vector<std::string> dims;
+  for (const Expr& d : b.shape) {
+    auto v = d.Evaluate(values);
+    dims.push_back(v.ok() ? absl::StrCat(*v) : "?");
+  }
+  return absl::StrCat(absl::StrJoin(dims, "x"), "x", b.dtype);
+}
+
+}  // namespace scratchsim

@@ -1,0 +1,130 @@
+#include "sim/report.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "sim/proto_io.h"
+
+namespace scratchsim {
+namespace {
+
+std::string Parameters(const Report& report) {
+  std::vector<std::string> parts;
+  for (const ParameterValue& p : report.parameters()) parts.push_back(absl::StrCat(p.name(), "=", p.value()));
+  return absl::StrJoin(parts, " ");
+}
+
+// "= 2 x (x_tile 1024 + gate_tile 131072 + up_tile 131072)" when all live buffers share a
+// copy count, else a plain sum of copies x bytes.
+std::string Breakdown(const SpaceReport& space) {
+  if (space.live_at_peak().empty()) return "";
+  int64_t copies = space.live_at_peak(0).copies();
+  bool same = std::all_of(space.live_at_peak().begin(), space.live_at_peak().end(),
+                          [&](const BufferShare& s) { return s.copies() == copies; });
+  std::vector<std::string> terms;
+  for (const BufferShare& s : space.live_at_peak()) {
+    terms.push_back(same ? absl::StrCat(s.buffer(), " ", s.bytes_per_copy())
+                         : absl::StrCat(s.copies(), " x ", s.buffer(), " ", s.bytes_per_copy()));
+  }
+  std::string sum = absl::StrJoin(terms, " + ");
+  if (same && copies > 1) return absl::StrCat(copies, " copies x (", sum, ")");
+  return sum;
+}
+
+}  // namespace
+
+std::string FormatBytes(int64_t bytes) {
+  if (bytes >= (int64_t{1} << 20)) return absl::StrFormat("%d B (%.1f MiB)", bytes, bytes / 1048576.0);
+  if (bytes >= 1024) return absl::StrFormat("%d B (%.1f KiB)", bytes, bytes / 1024.0);
+  return absl::StrFormat("%d B", bytes);
+}
+
+std::string RenderText(const Report& report, const DeviceModel& device) {
+  std::string out;
+  absl::StrAppend(&out, "kernel   ", report.kernel(), "\n");
+  absl::StrAppend(&out, "device   ", device.display_name().empty() ? device.name() : device.display_name(), " (",
+                  device.name(), ", ", device.arch(), ")\n");
+  if (!report.parameters().empty()) absl::StrAppend(&out, "params   ", Parameters(report), "\n");
+  absl::StrAppend(&out, "policy   ", report.policy(), "\n\n");
+
+  std::vector<const Violation*> fatal;
+  for (const Violation& v : report.violations()) {
+    if (v.fatal()) fatal.push_back(&v);
+  }
+  if (fatal.empty()) {
+    absl::StrAppend(&out, "verdict  FITS\n");
+  } else {
+    absl::StrAppend(&out, "verdict  DOES NOT FIT\n");
+    for (const Violation* v : fatal) absl::StrAppend(&out, "  ", v->message(), "\n");
+  }
+  for (const Violation& v : report.violations()) {
+    if (!v.fatal()) absl::StrAppend(&out, "warning  ", v.message(), "\n");
+  }
+
+  for (const SpaceReport& space : report.spaces()) {
+    absl::StrAppend(&out, "\n", space.space(), ": peak ", FormatBytes(space.peak_bytes()), ", limit ",
+                    FormatBytes(space.limit_bytes()), " (", space.limit_name(), ")");
+    if (space.peak_bytes() > space.limit_bytes()) {
+      absl::StrAppendFormat(&out, " -- OVER by %d B (%.2fx the limit)\n", space.peak_bytes() - space.limit_bytes(),
+                            static_cast<double>(space.peak_bytes()) / std::max<int64_t>(space.limit_bytes(), 1));
+    } else {
+      absl::StrAppendFormat(&out, " -- ok, %d B to spare\n", space.limit_bytes() - space.peak_bytes());
+    }
+    if (space.instruction_scoped_bytes() > 0 || space.program_scoped_bytes() > 0) {
+      absl::StrAppend(&out, "  instruction-scoped ", FormatBytes(space.instruction_scoped_bytes()),
+                      ", program-scoped ", FormatBytes(space.program_scoped_bytes()), "\n");
+    }
+    if (space.live_at_peak().empty()) continue;
+    absl::StrAppend(&out, "  = ", Breakdown(space), "\n");
+    absl::StrAppend(&out, "  live at op '", space.peak_op(), "' (position ", space.peak_position(),
+                    "); total without reuse ", FormatBytes(space.total_bytes()), "\n");
+    absl::StrAppendFormat(&out, "    %-20s %-18s %6s %12s %12s %6s\n", "buffer", "shape", "copies", "bytes/copy",
+                          "total", "share");
+    for (const BufferShare& s : space.live_at_peak()) {
+      absl::StrAppendFormat(&out, "    %-20s %-18s %6d %12d %12d %5.1f%%\n", s.buffer(), s.shape(), s.copies(),
+                            s.bytes_per_copy(), s.total_bytes(), 100.0 * s.share());
+    }
+  }
+
+  if (report.has_threads() && report.threads().required_threads() > 0) {
+    const ThreadBudget& t = report.threads();
+    std::vector<std::string> parts;
+    for (const ParameterValue& p : t.partition_warps()) parts.push_back(absl::StrCat(p.name(), " ", p.value()));
+    absl::StrAppend(&out, "\nthreads: ", t.required_threads(), " of ", t.limit_threads(), " (", t.limit_name(),
+                    "); warps by partition: ", absl::StrJoin(parts, " + "), "\n");
+  }
+  if (report.has_registers()) {
+    const RegisterBudget& r = report.registers();
+    absl::StrAppend(&out, "registers: ", r.demand_per_thread(), " needed per thread, budget ", r.budget_per_thread());
+    if (r.spill_bytes_per_thread() > 0) {
+      absl::StrAppend(&out, ", spills ", r.spill_bytes_per_thread(), " B per thread (", r.spill_bytes_per_block(),
+                      " B per block) to local memory");
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  if (report.has_occupancy()) {
+    const Occupancy& o = report.occupancy();
+    if (o.blocks_per_core() == 0) {
+      absl::StrAppend(&out, "occupancy: cannot launch (", o.limiting_factor(), ")\n");
+    } else {
+      absl::StrAppendFormat(&out, "occupancy: %d blocks per SM, %d of %d warps (%.0f%%), limited by %s\n",
+                            o.blocks_per_core(), o.active_warps(), o.max_warps(), 100.0 * o.occupancy(),
+                            o.limiting_factor());
+    }
+  }
+  if (!report.suggestions().empty()) {
+    absl::StrAppend(&out, "\nto fit:\n");
+    for (const Suggestion& s : report.suggestions()) absl::StrAppend(&out, "  - ", s.text(), "\n");
+  }
+  if (!report.notes().empty()) {
+    absl::StrAppend(&out, "\nnotes:\n");
+    for (const std::string& n : report.notes()) absl::StrAppend(&out, "  - ", n, "\n");
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> RenderJson(const Report& report) { return SerializeProto(report, ProtoFormat::kJson); }
+
+}  // namespace scratchsim

@@ -1,0 +1,22 @@
+// Renders a Report for people (aligned text a kernel author reads in ten seconds) and for
+// tools (protobuf's JSON mapping with the .proto field names).
+#ifndef SCRATCHSIM_SIM_REPORT_H_
+#define SCRATCHSIM_SIM_REPORT_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "proto/device.pb.h"
+#include "proto/report.pb.h"
+
+namespace scratchsim {
+
+std::string RenderText(const Report& report, const DeviceModel& device);
+absl::StatusOr<std::string> RenderJson(const Report& report);
+
+// "526336 B (514.0 KiB)".
+std::string FormatBytes(int64_t bytes);
+
+}  // namespace scratchsim
+
+#endif  // SCRATCHSIM_SIM_REPORT_H_
