@@ -1,5 +1,7 @@
 #include "sim/cli.h"
 
+#include <filesystem>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -143,7 +145,9 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out)
 }  // namespace
 
 absl::StatusOr<KernelGraph> LoadKernelGraph(const std::string& path, const DeviceModel& device) {
-  return LoadGraph(path);
+  ASSIGN_OR_RETURN(KernelGraph graph, LoadGraph(path));
+  if (graph.name().empty()) graph.set_name(std::filesystem::path(path).stem().string());
+  return graph;
 }
 
 int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {

@@ -96,7 +96,9 @@ class Simulation {
             graph_.origin, ": buffer '", graph_.buffers[b].name, "' memory_space: device '", device_.name(),
             "' has no memory space '", graph_.buffers[b].space, "' (it has: ", SpaceNames(device_), ")"));
       }
-      int index = static_cast<int>(space - &device_.memory_spaces(0));
+      // Repeated message fields are not contiguous: find the index by identity.
+      int index = 0;
+      while (&device_.memory_spaces(index) != space) ++index;
       space_of_[b] = index;
       alignment[b] = std::max<int64_t>(space->alignment_bytes(), 1);
     }

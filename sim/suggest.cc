@@ -60,18 +60,34 @@ std::string Describe(const CompiledGraph& graph, absl::Span<const int64_t> from,
   return absl::StrJoin(changes, ", ");
 }
 
-Suggestion MakeSuggestion(const CompiledGraph& graph, absl::Span<const int64_t> from, absl::Span<const int64_t> to,
-                          const Report& result) {
-  Suggestion s;
-  int64_t bytes = 0;
-  std::string what;
-  for (const SpaceReport& space : result.spaces()) {
-    if (space.peak_bytes() > bytes) {
-      bytes = space.peak_bytes();
-      what = absl::StrFormat("%s %d B of %d B", space.space(), space.peak_bytes(), space.limit_bytes());
+// What the change does to the resource that failed: "smem 263168 B of 232448 B".
+std::string ResultingFigure(const Report& failing, const Report& result, int64_t* bytes) {
+  const Violation* first = nullptr;
+  for (const Violation& v : failing.violations()) {
+    if (v.fatal()) {
+      first = &v;
+      break;
     }
   }
-  s.set_text(absl::StrCat(Describe(graph, from, to), ": fits (", what, ")"));
+  *bytes = 0;
+  if (first != nullptr && first->resource() == "threads") {
+    return absl::StrFormat("%d of %d threads", result.threads().required_threads(), result.threads().limit_threads());
+  }
+  for (const SpaceReport& space : result.spaces()) {
+    if (first == nullptr || space.space() == first->space()) {
+      *bytes = space.peak_bytes();
+      return absl::StrFormat("%s %d B of %d B", space.space(), space.peak_bytes(), space.limit_bytes());
+    }
+  }
+  return "";
+}
+
+Suggestion MakeSuggestion(const CompiledGraph& graph, absl::Span<const int64_t> from, absl::Span<const int64_t> to,
+                          const Report& failing, const Report& result) {
+  Suggestion s;
+  int64_t bytes = 0;
+  std::string figure = ResultingFigure(failing, result, &bytes);
+  s.set_text(absl::StrCat(Describe(graph, from, to), ": fits (", figure, ")"));
   for (size_t i = 0; i < from.size(); ++i) {
     if (from[i] == to[i]) continue;
     ParameterValue* p = s.add_parameters();
@@ -103,7 +119,7 @@ absl::StatusOr<std::vector<Suggestion>> SuggestFixes(const CompiledGraph& graph,
       auto report = SimulateOnce(graph, device, trial, quiet);
       if (!report.ok()) break;  // e.g. a tile below what a shape allows
       if (report->fits()) {
-        out.push_back(MakeSuggestion(graph, base, trial, *report));
+        out.push_back(MakeSuggestion(graph, base, trial, failing, *report));
         break;
       }
     }
@@ -138,7 +154,7 @@ absl::StatusOr<std::vector<Suggestion>> SuggestFixes(const CompiledGraph& graph,
       current[best_slot] = best_value;
       pressure = best_pressure;
       if (best_report->fits()) {
-        out.push_back(MakeSuggestion(graph, base, current, *best_report));
+        out.push_back(MakeSuggestion(graph, base, current, failing, *best_report));
         break;
       }
     }
@@ -155,7 +171,7 @@ absl::StatusOr<std::vector<Suggestion>> SuggestFixes(const CompiledGraph& graph,
         auto report = SimulateOnce(graph, device, trial, quiet);
         if (!report.ok()) break;
         if (report->fits()) {
-          Suggestion s = MakeSuggestion(graph, base, trial, *report);
+          Suggestion s = MakeSuggestion(graph, base, trial, failing, *report);
           s.set_text(absl::StrCat("no tuning parameter fits at any value; ", parameters[slot].name(),
                                   " is a problem dimension held whole in one block: tile it to at most ", candidate,
                                   " (", s.text(), ")"));

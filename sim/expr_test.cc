@@ -1,0 +1,84 @@
+#include "sim/expr.h"
+
+#include <cstdint>
+#include <limits>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace scratchsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+class ExprTest : public ::testing::Test {
+ protected:
+  ExprTest() {
+    symbols_.Add("BLOCK_M");
+    symbols_.Add("STAGES");
+  }
+  int64_t Eval(const std::string& text, std::vector<int64_t> values = {128, 3}) {
+    auto expr = Expr::Parse(text, symbols_);
+    EXPECT_TRUE(expr.ok()) << expr.status();
+    auto value = expr->Evaluate(values);
+    EXPECT_TRUE(value.ok()) << value.status();
+    return value.value_or(-1);
+  }
+  SymbolTable symbols_;
+};
+
+TEST_F(ExprTest, ArithmeticAndPrecedence) {
+  EXPECT_EQ(Eval("2*BLOCK_M + 4"), 260);
+  EXPECT_EQ(Eval("2*(BLOCK_M + 4)"), 264);
+  EXPECT_EQ(Eval("BLOCK_M / 3"), 42);
+  EXPECT_EQ(Eval("BLOCK_M % 3"), 2);
+  EXPECT_EQ(Eval("-STAGES + 10"), 7);
+}
+
+TEST_F(ExprTest, Functions) {
+  EXPECT_EQ(Eval("max(1, STAGES - 1)"), 2);
+  EXPECT_EQ(Eval("max(1, STAGES - 1)", {128, 1}), 1);
+  EXPECT_EQ(Eval("min(BLOCK_M, 64)"), 64);
+  EXPECT_EQ(Eval("cdiv(100, 16)"), 7);
+  EXPECT_EQ(Eval("round_up(100, 16)"), 112);
+  EXPECT_EQ(Eval("pow2ceil(1524)"), 2048);
+}
+
+TEST_F(ExprTest, UnknownNameIsAnError) {
+  auto expr = Expr::Parse("BLOCK_N * 2", symbols_);
+  ASSERT_FALSE(expr.ok());
+  EXPECT_THAT(expr.status().message(), HasSubstr("unknown parameter 'BLOCK_N'"));
+}
+
+TEST_F(ExprTest, SyntaxErrorsNameTheColumn) {
+  for (const char* text : {"", "2 +", "(1", "1 2", "foo(1)", "max(1)", "3 $ 4"}) {
+    auto expr = Expr::Parse(text, symbols_);
+    EXPECT_FALSE(expr.ok()) << text;
+    if (!expr.ok()) EXPECT_THAT(expr.status().message(), HasSubstr("column")) << text;
+  }
+}
+
+TEST_F(ExprTest, OverflowIsAnErrorNotAWrap) {
+  auto expr = Expr::Parse("BLOCK_M * BLOCK_M * BLOCK_M", symbols_);
+  ASSERT_TRUE(expr.ok());
+  auto value = expr->Evaluate({int64_t{1} << 30, 1});
+  ASSERT_FALSE(value.ok());
+  EXPECT_THAT(value.status().message(), HasSubstr("overflows 64 bits"));
+  EXPECT_FALSE(Expr::Parse("99999999999999999999", symbols_).ok());
+}
+
+TEST_F(ExprTest, DivisionByZeroIsAnError) {
+  auto expr = Expr::Parse("BLOCK_M / (STAGES - 3)", symbols_);
+  ASSERT_TRUE(expr.ok());
+  EXPECT_FALSE(expr->Evaluate({128, 3}).ok());
+}
+
+TEST_F(ExprTest, ParametersListsSlots) {
+  auto expr = Expr::Parse("STAGES * 2", symbols_);
+  ASSERT_TRUE(expr.ok());
+  EXPECT_THAT(expr->Parameters(), ::testing::ElementsAre(1));
+  EXPECT_TRUE(Expr::Constant(5).IsConstant());
+}
+
+}  // namespace
+}  // namespace scratchsim

@@ -1,0 +1,145 @@
+#include "sim/graph.h"
+
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "sim/liveness.h"
+
+namespace scratchsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+KernelGraph Parse(const std::string& text) {
+  KernelGraph graph;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &graph)) << text;
+  return graph;
+}
+
+absl::StatusOr<CompiledGraph> Compile(const std::string& text) { return CompileGraph(Parse(text), "test.pbtxt"); }
+
+constexpr char kPipelined[] = R"pb(
+  parameters { name: "BM" default_value: 64 }
+  parameters { name: "STAGES" default_value: 3 }
+  buffers { name: "a" shape: "BM" shape: "32" dtype: "f16" memory_space: "smem" copies: "STAGES" }
+  buffers { name: "pre" shape: "128" dtype: "f32" memory_space: "smem" }
+  buffers { name: "epi" shape: "BM" shape: "BM" dtype: "f32" memory_space: "smem" }
+  loops { name: "k" num_stages: "STAGES" }
+  ops { name: "prologue" writes: "pre" }
+  ops { name: "load" writes: "a" loop: "k" }
+  ops { name: "mma" reads: "a" reads: "pre" loop: "k" }
+  ops { name: "tail" loop: "k" }
+  ops { name: "store" scratch: "epi" }
+)pb";
+
+TEST(GraphTest, SizesCopiesAndShapes) {
+  auto graph = Compile(kPipelined);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  auto values = BindParameters(*graph, {"BM=128"});
+  ASSERT_TRUE(values.ok());
+  EXPECT_EQ(*BufferBytes(*graph, 0, *values), 128 * 32 * 2);
+  EXPECT_EQ(*BufferCopies(*graph, 0, *values), 3);
+  EXPECT_EQ(*BufferCopies(*graph, 1, *values), 1);
+  EXPECT_EQ(ShapeString(*graph, 0, *values), "128x32xf16");
+}
+
+TEST(GraphTest, LiveRangesFollowLoops) {
+  auto graph = Compile(kPipelined);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  std::vector<LiveRange> ranges = ComputeLiveRanges(*graph);
+  // Pipelined `a` spans the whole loop (positions 1..3), `pre` is used inside and outside the
+  // loop so it spans 0..3, and the epilogue scratch lives only in its op.
+  EXPECT_EQ(ranges[0].start, 1);
+  EXPECT_EQ(ranges[0].end, 3);
+  EXPECT_EQ(ranges[1].start, 0);
+  EXPECT_EQ(ranges[1].end, 3);
+  EXPECT_EQ(ranges[2].start, 4);
+  EXPECT_EQ(ranges[2].end, 4);
+}
+
+TEST(GraphTest, LoopCarriedBufferStaysLiveAcrossIterations) {
+  auto graph = Compile(R"pb(
+    buffers { name: "carry" shape: "16" dtype: "f32" memory_space: "smem" }
+    loops { name: "l" }
+    ops { name: "use" reads: "carry" loop: "l" }
+    ops { name: "other" loop: "l" }
+    ops { name: "def" writes: "carry" loop: "l" }
+    ops { name: "after_loop" }
+  )pb");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  std::vector<LiveRange> ranges = ComputeLiveRanges(*graph);
+  EXPECT_EQ(ranges[0].start, 0);
+  EXPECT_EQ(ranges[0].end, 2);
+}
+
+TEST(GraphTest, AfterReordersOps) {
+  auto graph = Compile(R"pb(
+    ops { name: "second" after: "first" }
+    ops { name: "first" }
+  )pb");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_THAT(graph->op_order, ::testing::ElementsAre(1, 0));
+}
+
+TEST(GraphTest, CycleIsNamed) {
+  auto graph = Compile(R"pb(
+    ops { name: "a" after: "c" }
+    ops { name: "b" after: "a" }
+    ops { name: "c" after: "b" }
+  )pb");
+  ASSERT_FALSE(graph.ok());
+  EXPECT_THAT(graph.status().message(), HasSubstr("test.pbtxt: ops: dependency cycle: "));
+  EXPECT_THAT(graph.status().message(), HasSubstr("a -> b -> c -> a"));
+}
+
+TEST(GraphTest, BadReferencesAndNames) {
+  EXPECT_THAT(Compile(R"pb(ops { name: "x" reads: "nope" })pb").status().message(),
+              HasSubstr("op 'x' reads: unknown buffer 'nope'"));
+  EXPECT_THAT(Compile(R"pb(ops { name: "x" loop: "nope" })pb").status().message(), HasSubstr("unknown loop 'nope'"));
+  EXPECT_THAT(Compile(R"pb(buffers { name: "b" shape: "4" dtype: "f17" memory_space: "smem" })pb").status().message(),
+              HasSubstr("unknown dtype 'f17'"));
+  EXPECT_THAT(Compile(R"pb(buffers { name: "b" shape: "X" dtype: "f32" memory_space: "smem" })pb").status().message(),
+              HasSubstr("buffer 'b' shape[0]"));
+  EXPECT_THAT(Compile(R"pb(buffers { name: "b" shape: "4" dtype: "f32" })pb").status().message(),
+              HasSubstr("memory_space is missing"));
+  EXPECT_THAT(Compile(R"pb(parameters { name: "P" } parameters { name: "P" })pb").status().message(),
+              HasSubstr("defined twice"));
+  EXPECT_THAT(Compile(R"pb(loops { name: "a" parent: "b" } loops { name: "b" parent: "a" })pb").status().message(),
+              HasSubstr("cycle"));
+}
+
+TEST(GraphTest, NonPositiveExtentsAndOverflowAreErrors) {
+  auto graph = Compile(R"pb(
+    parameters { name: "N" default_value: 0 }
+    buffers { name: "b" shape: "N" shape: "N" dtype: "f32" memory_space: "smem" copies: "N" }
+  )pb");
+  ASSERT_TRUE(graph.ok());
+  auto zero = BufferBytes(*graph, 0, std::vector<int64_t>{0});
+  EXPECT_THAT(zero.status().message(), HasSubstr("buffer 'b' shape[0]: extent must be positive, got 0"));
+  EXPECT_FALSE(BufferBytes(*graph, 0, std::vector<int64_t>{-4}).ok());
+  auto huge = BufferBytes(*graph, 0, std::vector<int64_t>{int64_t{1} << 31});
+  EXPECT_THAT(huge.status().message(), HasSubstr("overflows 64 bits"));
+  auto copies = BufferCopies(*graph, 0, std::vector<int64_t>{0});
+  EXPECT_THAT(copies.status().message(), HasSubstr("copies: must be at least 1, got 0"));
+}
+
+TEST(GraphTest, BindParametersRejectsUnknownAndNonIntegers) {
+  auto graph = Compile(kPipelined);
+  ASSERT_TRUE(graph.ok());
+  EXPECT_THAT(BindParameters(*graph, {"BN=4"}).status().message(), HasSubstr("'BN' is not a parameter"));
+  EXPECT_THAT(BindParameters(*graph, {"BM=x"}).status().message(), HasSubstr("not a 64-bit integer"));
+}
+
+TEST(GraphTest, PaddingAndRounding) {
+  auto graph = Compile(R"pb(
+    buffers { name: "p" shape: "64" shape: "32" dtype: "f16" memory_space: "smem" padding { every: "32" add: "8" } }
+    buffers { name: "r" shape: "3" shape: "100" dtype: "bf16" memory_space: "vmem" round_up: "16" round_up: "128" }
+  )pb");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  // 2048 elements with 8 extra after each of the first 63 rows of 32.
+  EXPECT_EQ(*BufferBytes(*graph, 0, {}), (2048 + 63 * 8) * 2);
+  EXPECT_EQ(*BufferBytes(*graph, 1, {}), 16 * 128 * 2);
+}
+
+}  // namespace
+}  // namespace scratchsim

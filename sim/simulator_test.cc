@@ -1,0 +1,169 @@
+#include "sim/simulator.h"
+
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "sim/device.h"
+#include "absl/strings/match.h"
+#include "sim/report.h"
+
+namespace scratchsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string ModelsDir() { return std::string(SCRATCHSIM_SOURCE_DIR) + "/models"; }
+
+DeviceModel Device(const std::string& name) {
+  auto device = LoadDevice(ModelsDir() + "/devices/" + name + ".textproto");
+  EXPECT_TRUE(device.ok()) << device.status();
+  return *device;
+}
+
+CompiledGraph CompileText(const std::string& text) {
+  KernelGraph graph;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &graph));
+  auto compiled = CompileGraph(graph, "test.pbtxt");
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  return *compiled;
+}
+
+Report SimulateConfig(const CompiledGraph& graph, const DeviceModel& device, std::vector<std::string> overrides = {}) {
+  auto values = BindParameters(graph, overrides);
+  EXPECT_TRUE(values.ok()) << values.status();
+  auto report = Simulate(graph, device, *values, SimulateOptions());
+  EXPECT_TRUE(report.ok()) << report.status();
+  return *report;
+}
+
+CompiledGraph Mlp() {
+  std::string path = ModelsDir() + "/graphs/mlp.pbtxt";
+  auto graph = LoadGraph(path);
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  auto compiled = CompileGraph(*graph, path);
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  return *compiled;
+}
+
+TEST(SimulatorTest, ReproducesTritonsRequiredFigureForSeed002) {
+  DeviceModel h100 = Device("h100");
+  CompiledGraph mlp = Mlp();
+  Report report = SimulateConfig(mlp, h100);
+  EXPECT_FALSE(report.fits());
+  ASSERT_GE(report.violations_size(), 1);
+  EXPECT_EQ(report.violations(0).message(), "out of resource: shared memory, Required: 526336, Hardware limit: 232448");
+  EXPECT_THAT(report.violations(0).culprits(), ::testing::ElementsAre("gate_tile", "up_tile", "x_tile"));
+  Report larger = SimulateConfig(mlp, h100, {"tile_t=32", "tile_h=32"});
+  EXPECT_EQ(larger.violations(0).required(), 1056768);
+  ASSERT_FALSE(report.suggestions().empty());
+  EXPECT_THAT(report.suggestions(0).text(), HasSubstr("I_RED"));
+}
+
+TEST(SimulatorTest, FittingConfigurationHasOccupancy) {
+  Report report = SimulateConfig(Mlp(), Device("h100"), {"I_RED=256"});
+  EXPECT_TRUE(report.fits());
+  EXPECT_EQ(report.spaces(0).peak_bytes(), 2 * (16 * 16 + 2 * 16 * 256) * 4);
+  EXPECT_GT(report.occupancy().blocks_per_core(), 0);
+}
+
+TEST(SimulatorTest, WarpSpecializedThreadBudget) {
+  CompiledGraph graph = CompileText(R"pb(
+    launch {
+      num_warps: "4"
+      partitions { name: "receiver" warps: "4" }
+      partitions { name: "compute" warps: "4" }
+      max_threads_per_block: "256"
+    }
+  )pb");
+  Report report = SimulateConfig(graph, Device("h100"));
+  EXPECT_FALSE(report.fits());
+  EXPECT_EQ(report.violations(0).message(), "out of resource: threads, Required: 384, Hardware limit: 256");
+}
+
+TEST(SimulatorTest, StaticSharedMemoryCannotOptIn) {
+  CompiledGraph graph = CompileText(R"pb(
+    buffers { name: "s" shape: "65536" dtype: "u8" memory_space: "smem" static_allocation: true }
+    ops { name: "op" writes: "s" }
+  )pb");
+  Report report = SimulateConfig(graph, Device("h100"));
+  EXPECT_FALSE(report.fits());
+  EXPECT_THAT(report.violations(0).message(), HasSubstr("too much shared data (0x10000 bytes, 0xc000 max)"));
+}
+
+TEST(SimulatorTest, NoOptInMeansTheDefaultLimit) {
+  CompiledGraph graph = CompileText(R"pb(
+    buffers { name: "d" shape: "50000" dtype: "u8" memory_space: "smem" }
+    ops { name: "op" writes: "d" }
+    launch { shared_memory_opt_in: false }
+  )pb");
+  Report report = SimulateConfig(graph, Device("h100"));
+  EXPECT_EQ(report.violations(0).message(), "out of resource: shared memory, Required: 50000, Hardware limit: 49152");
+}
+
+TEST(SimulatorTest, RegisterDemandAboveBudgetSpills) {
+  CompiledGraph graph = CompileText(R"pb(
+    launch { num_warps: "8" registers_per_thread: "300" }
+  )pb");
+  Report report = SimulateConfig(graph, Device("h100"));
+  EXPECT_TRUE(report.fits());  // spills are slow, not fatal
+  EXPECT_EQ(report.registers().budget_per_thread(), 255);
+  EXPECT_EQ(report.registers().spill_bytes_per_thread(), (300 - 255) * 4);
+  // 1024 threads leave 64 registers per thread.
+  CompiledGraph wide = CompileText(R"pb(launch { num_warps: "32" registers_per_thread: "100" })pb");
+  EXPECT_EQ(SimulateConfig(wide, Device("h100")).registers().budget_per_thread(), 64);
+}
+
+TEST(SimulatorTest, SharedMemoryNameMapsToLdsOnAmd) {
+  Report report = SimulateConfig(Mlp(), Device("mi300x"), {"I_RED=128"});
+  ASSERT_EQ(report.spaces_size(), 1);
+  EXPECT_EQ(report.spaces(0).space(), "lds");
+}
+
+TEST(SimulatorTest, TensorMemoryInColumns) {
+  CompiledGraph graph = CompileText(R"pb(
+    buffers { name: "acc" shape: "128" shape: "256" dtype: "f32" memory_space: "tmem" }
+    buffers { name: "acc2" shape: "128" shape: "300" dtype: "f32" memory_space: "tmem" }
+    ops { name: "mma" writes: "acc" writes: "acc2" }
+  )pb");
+  Report report = SimulateConfig(graph, Device("b200"));
+  // 256 columns, and 300 columns rounded to 512: 768 of 512.
+  EXPECT_FALSE(report.fits());
+  EXPECT_EQ(report.violations(0).message(), "out of resource: tensor memory, Required: 768, Hardware limit: 512");
+}
+
+TEST(SimulatorTest, ScopedVmemAgainstTheLimit) {
+  DeviceModel tpu;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    name: "tpu_test" vendor: "google"
+    memory_spaces { name: "vmem" kind: VMEM capacity_per_core_bytes: 134217728
+                    default_scoped_limit_bytes: 16777216 max_scoped_limit_bytes: 134217728 }
+    limits { num_cores: 1 }
+  )pb", &tpu));
+  CompiledGraph graph = CompileText(R"pb(
+    buffers { name: "operand" shape: "2048" shape: "4096" dtype: "bf16" memory_space: "vmem"
+              scope: INSTRUCTION copies: "2" }
+    ops { name: "kernel" reads: "operand" }
+  )pb");
+  Report report = SimulateConfig(graph, tpu);
+  EXPECT_FALSE(report.fits());
+  EXPECT_EQ(report.violations(0).required(), 2 * 2048 * 4096 * 2);
+  EXPECT_EQ(report.violations(0).available(), 16777216);
+  EXPECT_THAT(report.violations(0).message(), HasSubstr("Ran out of memory in memory space vmem"));
+  bool suggests_limit = false;
+  for (const Suggestion& s : report.suggestions()) suggests_limit |= absl::StrContains(s.text(), "vmem_limit_bytes=33554432");
+  EXPECT_TRUE(suggests_limit);
+}
+
+TEST(SimulatorTest, TextReportExplainsTheFigure) {
+  DeviceModel h100 = Device("h100");
+  Report report = SimulateConfig(Mlp(), h100);
+  std::string text = RenderText(report, h100);
+  EXPECT_THAT(text, HasSubstr("= 2 copies x (gate_tile 131072 + up_tile 131072 + x_tile 1024)"));
+  EXPECT_THAT(text, HasSubstr("DOES NOT FIT"));
+  auto json = RenderJson(report);
+  ASSERT_TRUE(json.ok());
+  EXPECT_THAT(*json, HasSubstr("\"peak_bytes\": \"526336\""));
+}
+
+}  // namespace
+}  // namespace scratchsim
