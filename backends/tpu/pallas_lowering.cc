@@ -1,0 +1,410 @@
+#include "backends/tpu/pallas_lowering.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "backends/tpu/tpu_tiling.h"
+#include "sim/checked_math.h"
+#include "sim/device.h"
+#include "sim/dtype.h"
+#include "sim/expr.h"
+#include "sim/status_macros.h"
+
+namespace scratchsim {
+namespace {
+
+// What the lowering knows about each buffer it adds, beyond the Buffer message.
+struct LoweredInfo {
+  std::string kind;
+};
+
+struct Lowering {
+  KernelGraph graph;
+  std::map<std::string, LoweredInfo> info;  // by buffer name
+  int64_t semaphores = 0;
+  std::vector<std::string> notes;
+};
+
+class Evaluator {
+ public:
+  Evaluator(const KernelGraph& graph, absl::Span<const int64_t> values) {
+    for (const Parameter& p : graph.parameters()) {
+      symbols_.Add(p.name());
+      values_.push_back(p.default_value());
+    }
+    for (size_t i = 0; i < values.size() && i < values_.size(); ++i) values_[i] = values[i];
+    prefix_ = graph.name().empty() ? "graph" : graph.name();
+  }
+
+  absl::StatusOr<int64_t> Eval(absl::string_view text, absl::string_view field) const {
+    absl::StatusOr<Expr> expr = Expr::Parse(text, symbols_);
+    if (!expr.ok()) return Error(field, expr.status().message());
+    absl::StatusOr<int64_t> value = expr->Evaluate(values_);
+    if (!value.ok()) return Error(field, value.status().message());
+    return *value;
+  }
+
+  absl::Status Error(absl::string_view field, absl::string_view problem) const {
+    return absl::InvalidArgumentError(absl::StrCat(prefix_, ": ", field, ": ", problem));
+  }
+
+ private:
+  SymbolTable symbols_;
+  std::vector<int64_t> values_;
+  std::string prefix_;
+};
+
+std::string Product(const std::vector<std::string>& factors) {
+  if (factors.empty()) return "1";
+  std::vector<std::string> wrapped;
+  for (const std::string& f : factors) wrapped.push_back(absl::StrCat("(", f, ")"));
+  return absl::StrJoin(wrapped, "*");
+}
+
+enum class SpaceChoice { kVmem, kSmem, kHbm, kSemaphore };
+
+absl::StatusOr<SpaceChoice> ParseSpace(absl::string_view space, bool allow_semaphore) {
+  if (space.empty() || space == "vmem" || space == "VMEM") return SpaceChoice::kVmem;
+  if (space == "smem" || space == "SMEM" || space == "tpu_smem") return SpaceChoice::kSmem;
+  if (space == "any" || space == "ANY" || space == "hbm" || space == "HBM") return SpaceChoice::kHbm;
+  if (allow_semaphore && (space == "semaphore" || space == "SEMAPHORE" || space == "dma_semaphore" ||
+                          space == "barrier_semaphore")) {
+    return SpaceChoice::kSemaphore;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown memory_space '", space, "' (known: vmem, smem, any, hbm",
+      allow_semaphore ? ", semaphore)" : ")"));
+}
+
+absl::Status AddName(std::set<std::string>* names, const std::string& name, const Evaluator& eval,
+                     absl::string_view field) {
+  if (!names->insert(name).second) return eval.Error(field, absl::StrCat("name '", name, "' is used twice"));
+  return absl::OkStatus();
+}
+
+// Builds the buffer of one BlockSpec (or scalar-prefetch operand); returns false when the
+// operand stays in HBM and gets no on-chip buffer.
+absl::StatusOr<bool> LowerSpec(const PallasBlockSpec& spec, absl::string_view kind,
+                               absl::string_view field, std::string name,
+                               const std::vector<std::string>& grid, bool is_prefetch,
+                               const DeviceModel& device, const Evaluator& eval, Lowering* out) {
+  absl::StatusOr<SpaceChoice> space = ParseSpace(spec.memory_space(), /*allow_semaphore=*/false);
+  if (!space.ok()) return eval.Error(absl::StrCat(field, ".memory_space"), space.status().message());
+  if (is_prefetch) space = SpaceChoice::kSmem;
+  if (*space == SpaceChoice::kHbm) {
+    out->notes.push_back(absl::StrCat(kind, " '", name, "' stays in HBM (memory_space ",
+                                      spec.memory_space(), "): no VMEM block; copies the kernel "
+                                      "makes by hand must be given as scratch_shapes"));
+    return false;
+  }
+  if (spec.dtype().empty()) return eval.Error(absl::StrCat(field, ".dtype"), "is missing");
+  absl::StatusOr<std::string> dtype = NormalizeTpuDtype(spec.dtype());
+  if (!dtype.ok()) return eval.Error(absl::StrCat(field, ".dtype"), dtype.status().message());
+  ASSIGN_OR_RETURN(int64_t bits, DtypeBits(*dtype));
+
+  // Scalar prefetch operands are whole arrays; blocks are block_shape.
+  const auto& dims = (is_prefetch && !spec.array_shape().empty()) ? spec.array_shape() : spec.block_shape();
+  std::string dims_field = absl::StrCat(field, (is_prefetch && !spec.array_shape().empty()) ? ".array_shape" : ".block_shape");
+  if (dims.empty() && !is_prefetch) {
+    return eval.Error(dims_field, "is empty; Pallas TPU supports only blocks of rank >= 1");
+  }
+  for (int i = 0; i < dims.size(); ++i) {
+    ASSIGN_OR_RETURN(int64_t extent, eval.Eval(dims[i], absl::StrCat(dims_field, "[", i, "]")));
+    if (extent <= 0) {
+      return eval.Error(absl::StrCat(dims_field, "[", i, "]"),
+                        absl::StrCat("'", dims[i], "' is ", extent, "; block dimensions must be positive"));
+    }
+  }
+
+  Buffer* buffer = out->graph.add_buffers();
+  buffer->set_name(name);
+  for (const std::string& d : dims) buffer->add_shape(d);
+  buffer->set_scope(INSTRUCTION);
+  buffer->set_role(OPERAND);
+  if (dims.empty()) {
+    // A rank-0 scalar in SMEM occupies one 32-bit word.
+    buffer->set_size_bytes(absl::StrCat(std::max<int64_t>(4, bits / 8)));
+    buffer->clear_shape();
+  } else {
+    buffer->set_dtype(*dtype);
+  }
+
+  // Copies: Buffered(n) wins; otherwise Mosaic double-buffers unless the window never moves.
+  std::string copies = "1";
+  if (spec.has_buffer_count()) {
+    if (spec.buffer_count() < 1) {
+      return eval.Error(absl::StrCat(field, ".buffer_count"),
+                        absl::StrCat("pipeline_mode Buffered(", spec.buffer_count(),
+                                     "): the buffer count must be at least 1"));
+    }
+    copies = absl::StrCat(spec.buffer_count());
+  } else if (!is_prefetch && !grid.empty() && !spec.constant_index_map()) {
+    std::vector<std::string> moving;
+    if (spec.index_map_axes().empty()) {
+      moving = grid;
+    } else {
+      for (int axis : spec.index_map_axes()) {
+        if (axis < 0 || axis >= static_cast<int>(grid.size())) {
+          return eval.Error(absl::StrCat(field, ".index_map_axes"),
+                            absl::StrCat("axis ", axis, " is outside the grid of rank ", grid.size()));
+        }
+        moving.push_back(grid[axis]);
+      }
+    }
+    copies = absl::StrCat("min(2, ", Product(moving), ")");
+    ASSIGN_OR_RETURN(int64_t n, eval.Eval(copies, absl::StrCat(field, " (copies)")));
+    (void)n;
+  }
+  buffer->set_copies(copies);
+
+  if (*space == SpaceChoice::kVmem) {
+    buffer->set_memory_space(kVmemSpace);
+    ASSIGN_OR_RETURN(std::vector<std::string> round_up,
+                     RoundUpExprs(device, bits, dims.size(),
+                                  dims.size() >= 2 ? dims[dims.size() - 2] : std::string("1")));
+    for (const std::string& r : round_up) buffer->add_round_up(r);
+  } else {
+    buffer->set_memory_space(kTpuSmemSpace);
+  }
+  buffer->set_doc(absl::StrCat("pallas_call ", kind, " '", name, "'",
+                               is_prefetch ? " (scalar prefetch, whole array in SMEM)" : " block"));
+  out->info[name] = LoweredInfo{std::string(kind)};
+  return true;
+}
+
+absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& device,
+                               absl::Span<const int64_t> values) {
+  Evaluator eval(graph, values);
+  if (!graph.has_pallas()) return eval.Error("pallas", "is missing");
+  if (FindSpace(device, kVmemSpace) == nullptr || FindSpace(device, kTpuSmemSpace) == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "device '", device.name(), "' has no 'vmem' and 'tpu_smem' memory spaces; a pallas_call "
+        "needs a TPU device model (tpu_v4, tpu_v5e, tpu_v5p, tpu_v6e, tpu_v7x)"));
+  }
+  const PallasCall& call = graph.pallas();
+  Lowering out;
+  out.graph = graph;
+  out.graph.clear_pallas();
+
+  std::set<std::string> names;
+  for (const Buffer& b : graph.buffers()) names.insert(b.name());
+
+  std::vector<std::string> grid;
+  for (int i = 0; i < call.grid_size(); ++i) {
+    std::string field = absl::StrCat("pallas.grid[", i, "]");
+    ASSIGN_OR_RETURN(int64_t extent, eval.Eval(call.grid(i), field));
+    if (extent <= 0) {
+      return eval.Error(field, absl::StrCat("'", call.grid(i), "' is ", extent, "; grid extents must be positive"));
+    }
+    grid.push_back(call.grid(i));
+  }
+
+  std::vector<std::string> reads, writes, scratch;
+  auto lower_list = [&](const auto& specs, absl::string_view list, absl::string_view kind,
+                        absl::string_view fallback, bool is_prefetch,
+                        std::vector<std::string>* into) -> absl::Status {
+    for (int i = 0; i < specs.size(); ++i) {
+      const PallasBlockSpec& spec = specs[i];
+      std::string name = spec.name().empty() ? absl::StrCat(fallback, i) : spec.name();
+      std::string field = absl::StrCat("pallas.", list, "[", i, "] '", name, "'");
+      RETURN_IF_ERROR(AddName(&names, name, eval, field));
+      ASSIGN_OR_RETURN(bool placed, LowerSpec(spec, kind, field, name, grid, is_prefetch, device, eval, &out));
+      if (placed) into->push_back(name);
+    }
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(lower_list(call.scalar_prefetch(), "scalar_prefetch", "scalar prefetch", "prefetch", true, &reads));
+  RETURN_IF_ERROR(lower_list(call.in_specs(), "in_specs", "input", "in", false, &reads));
+  RETURN_IF_ERROR(lower_list(call.out_specs(), "out_specs", "output", "out", false, &writes));
+
+  for (int i = 0; i < call.scratch_shapes_size(); ++i) {
+    const PallasScratch& s = call.scratch_shapes(i);
+    std::string name = s.name().empty() ? absl::StrCat("scratch", i) : s.name();
+    std::string field = absl::StrCat("pallas.scratch_shapes[", i, "] '", name, "'");
+    absl::StatusOr<SpaceChoice> space = ParseSpace(s.memory_space(), /*allow_semaphore=*/true);
+    if (!space.ok()) return eval.Error(absl::StrCat(field, ".memory_space"), space.status().message());
+    if (*space == SpaceChoice::kHbm) {
+      return eval.Error(absl::StrCat(field, ".memory_space"), "scratch must be vmem, smem or semaphore");
+    }
+    int64_t elements = 1;
+    for (int d = 0; d < s.shape_size(); ++d) {
+      ASSIGN_OR_RETURN(int64_t extent, eval.Eval(s.shape(d), absl::StrCat(field, ".shape[", d, "]")));
+      if (extent <= 0) {
+        return eval.Error(absl::StrCat(field, ".shape[", d, "]"),
+                          absl::StrCat("'", s.shape(d), "' is ", extent, "; scratch dimensions must be positive"));
+      }
+      elements = CheckedMul(elements, extent).value_or(-1);
+      if (elements < 0) return eval.Error(field, "element count overflows int64");
+    }
+    if (*space == SpaceChoice::kSemaphore) {
+      // Semaphores live in their own memory, not VMEM or SMEM: counted, not placed.
+      out.semaphores += elements;
+      continue;
+    }
+    RETURN_IF_ERROR(AddName(&names, name, eval, field));
+    PallasBlockSpec as_spec;
+    as_spec.set_dtype(s.dtype());
+    for (const std::string& d : s.shape()) as_spec.add_block_shape(d);
+    as_spec.set_memory_space(s.memory_space());
+    as_spec.set_buffer_count(1);
+    ASSIGN_OR_RETURN(bool placed, LowerSpec(as_spec, "scratch", field, name, grid, false, device, eval, &out));
+    if (placed) {
+      Buffer& b = out.graph.mutable_buffers()->at(out.graph.buffers_size() - 1);
+      b.set_role(SCRATCH);
+      b.set_doc(absl::StrCat("pallas_call scratch_shapes '", name, "'"));
+      scratch.push_back(name);
+    }
+  }
+
+  std::string op_name = !call.name().empty() ? call.name() : (!graph.name().empty() ? graph.name() : "pallas_call");
+  auto add_raw = [&](absl::string_view text, absl::string_view field, absl::string_view suffix,
+                     BufferRole role, absl::string_view kind, absl::string_view doc) -> absl::Status {
+    if (text.empty()) return absl::OkStatus();
+    ASSIGN_OR_RETURN(int64_t bytes, eval.Eval(text, field));
+    if (bytes < 0) return eval.Error(field, absl::StrCat("'", text, "' is ", bytes, "; must be >= 0"));
+    if (bytes == 0) return absl::OkStatus();
+    std::string name = absl::StrCat(op_name, ".", suffix);
+    RETURN_IF_ERROR(AddName(&names, name, eval, field));
+    Buffer* b = out.graph.add_buffers();
+    b->set_name(name);
+    b->set_size_bytes(std::string(text));
+    b->set_memory_space(kVmemSpace);
+    b->set_scope(INSTRUCTION);
+    b->set_role(role);
+    b->set_doc(std::string(doc));
+    out.info[name] = LoweredInfo{std::string(kind)};
+    scratch.push_back(name);
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(add_raw(call.spill_bytes_estimate(), "pallas.spill_bytes_estimate", "spills", SPILL,
+                          "spill", "register spills (user estimate; only the TPU compiler knows them)"));
+  RETURN_IF_ERROR(add_raw(call.internal_scratch_bytes(), "pallas.internal_scratch_bytes",
+                          "internal_scratch", SCRATCH, "internal scratch",
+                          "Mosaic internal scratch (CompilerParams.internal_scratch_in_bytes)"));
+
+  Op* op = out.graph.add_ops();
+  op->set_name(op_name);
+  op->set_kind("pallas_call");
+  for (const std::string& r : reads) op->add_reads(r);
+  for (const std::string& w : writes) op->add_writes(w);
+  for (const std::string& s : scratch) op->add_scratch(s);
+  if (!grid.empty()) {
+    Loop* loop = out.graph.add_loops();
+    loop->set_name(absl::StrCat(op_name, ".grid"));
+    loop->set_trip_count(Product(grid));
+    op->set_loop(loop->name());
+  }
+  if (out.semaphores > 0) {
+    out.notes.push_back(absl::StrCat(out.semaphores, " semaphore(s) in scratch_shapes: semaphore "
+                                     "memory is separate from VMEM/SMEM and not placed"));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<KernelGraph> LowerPallasCall(const KernelGraph& graph, const DeviceModel& device) {
+  ASSIGN_OR_RETURN(Lowering lowering, Lower(graph, device, {}));
+  return std::move(lowering.graph);
+}
+
+absl::StatusOr<PallasFootprint> ComputePallasFootprint(const KernelGraph& graph,
+                                                       const DeviceModel& device,
+                                                       absl::Span<const int64_t> values) {
+  ASSIGN_OR_RETURN(Lowering lowering, Lower(graph, device, values));
+  Evaluator eval(graph, values);
+  const MemorySpace* vmem = FindSpace(device, kVmemSpace);
+  const MemorySpace* smem = FindSpace(device, kTpuSmemSpace);
+  PallasFootprint fp;
+  fp.vmem_capacity_bytes = vmem->capacity_per_core_bytes();
+  fp.smem_capacity_bytes = smem->capacity_per_core_bytes();
+  fp.semaphores = lowering.semaphores;
+  fp.notes = lowering.notes;
+
+  for (const Buffer& b : lowering.graph.buffers()) {
+    std::string field = absl::StrCat("buffer '", b.name(), "'");
+    bool in_vmem = b.memory_space() == kVmemSpace;
+    bool in_smem = b.memory_space() == kTpuSmemSpace;
+    if (!in_vmem && !in_smem) continue;
+    PallasAllocation a;
+    a.name = b.name();
+    auto it = lowering.info.find(b.name());
+    a.kind = it != lowering.info.end() ? it->second.kind : "graph buffer";
+    a.space = b.memory_space();
+    a.scope = b.scope() == INSTRUCTION ? INSTRUCTION : PROGRAM;
+    a.dtype = b.dtype();
+    if (!b.size_bytes().empty()) {
+      ASSIGN_OR_RETURN(a.bytes_per_copy, eval.Eval(b.size_bytes(), absl::StrCat(field, " size_bytes")));
+      a.unpadded_bytes_per_copy = a.bytes_per_copy;
+    } else {
+      if (b.dtype().empty()) return eval.Error(field, "has neither dtype nor size_bytes");
+      ASSIGN_OR_RETURN(int64_t bits, DtypeBits(b.dtype()));
+      for (int i = 0; i < b.shape_size(); ++i) {
+        ASSIGN_OR_RETURN(int64_t v, eval.Eval(b.shape(i), absl::StrCat(field, " shape[", i, "]")));
+        if (v <= 0) return eval.Error(absl::StrCat(field, " shape[", i, "]"), absl::StrCat("is ", v, "; must be positive"));
+        a.shape.push_back(v);
+      }
+      a.padded_shape = a.shape;
+      int offset = static_cast<int>(a.shape.size()) - b.round_up_size();
+      for (int i = 0; i < b.round_up_size(); ++i) {
+        if (offset + i < 0) continue;
+        ASSIGN_OR_RETURN(int64_t m, eval.Eval(b.round_up(i), absl::StrCat(field, " round_up[", i, "]")));
+        std::optional<int64_t> r = CheckedRoundUp(a.padded_shape[offset + i], m);
+        if (!r) return eval.Error(field, "padded extent overflows");
+        a.padded_shape[offset + i] = *r;
+      }
+      absl::StatusOr<int64_t> unpadded = UnpaddedBytes(a.shape, bits);
+      if (!unpadded.ok()) return eval.Error(field, unpadded.status().message());
+      absl::StatusOr<int64_t> padded = UnpaddedBytes(a.padded_shape, bits);
+      if (!padded.ok()) return eval.Error(field, padded.status().message());
+      a.unpadded_bytes_per_copy = *unpadded;
+      a.bytes_per_copy = *padded;
+    }
+    a.copies = 1;
+    if (!b.copies().empty()) {
+      ASSIGN_OR_RETURN(a.copies, eval.Eval(b.copies(), absl::StrCat(field, " copies")));
+      if (a.copies < 1) return eval.Error(absl::StrCat(field, " copies"), absl::StrCat("is ", a.copies, "; must be >= 1"));
+    }
+    const MemorySpace* space = in_vmem ? vmem : smem;
+    int64_t align = std::max<int64_t>(1, space->alignment_bytes());
+    std::optional<int64_t> aligned = CheckedRoundUp(a.bytes_per_copy, align);
+    std::optional<int64_t> total = aligned ? CheckedMul(*aligned, a.copies) : std::nullopt;
+    if (!total) return eval.Error(field, "total bytes overflow int64");
+    a.total_bytes = *total;
+    int64_t* target = in_smem ? &fp.smem_bytes
+                      : (a.scope == INSTRUCTION ? &fp.scoped_vmem_bytes : &fp.program_vmem_bytes);
+    std::optional<int64_t> acc = CheckedAdd(*target, a.total_bytes);
+    if (!acc) return eval.Error(field, "total bytes overflow int64");
+    *target = *acc;
+    fp.allocations.push_back(std::move(a));
+  }
+  std::stable_sort(fp.allocations.begin(), fp.allocations.end(),
+                   [](const PallasAllocation& x, const PallasAllocation& y) { return x.total_bytes > y.total_bytes; });
+
+  // The scoped limit: vmem_limit_bytes, else the flag, else the generation default.
+  fp.scoped_limit_bytes = vmem->default_scoped_limit_bytes();
+  fp.scoped_limit_source = "default";
+  if (!graph.tpu().scoped_vmem_limit_kib().empty()) {
+    ASSIGN_OR_RETURN(int64_t kib, eval.Eval(graph.tpu().scoped_vmem_limit_kib(), "tpu.scoped_vmem_limit_kib"));
+    if (kib <= 0) return eval.Error("tpu.scoped_vmem_limit_kib", absl::StrCat("is ", kib, "; must be positive"));
+    std::optional<int64_t> bytes = CheckedMul(kib, 1024);
+    if (!bytes) return eval.Error("tpu.scoped_vmem_limit_kib", "overflows int64");
+    fp.scoped_limit_bytes = *bytes;
+    fp.scoped_limit_source = "--xla_tpu_scoped_vmem_limit_kib";
+  }
+  if (!graph.tpu().vmem_limit_bytes().empty()) {
+    ASSIGN_OR_RETURN(int64_t bytes, eval.Eval(graph.tpu().vmem_limit_bytes(), "tpu.vmem_limit_bytes"));
+    if (bytes <= 0) return eval.Error("tpu.vmem_limit_bytes", absl::StrCat("is ", bytes, "; must be positive"));
+    fp.scoped_limit_bytes = bytes;
+    fp.scoped_limit_source = "vmem_limit_bytes";
+  }
+  return fp;
+}
+
+}  // namespace scratchsim
