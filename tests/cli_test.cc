@@ -1,0 +1,120 @@
+// End-to-end tests of the `simulate` command: exit codes and the messages a user sees for
+// good input and for every bad-input path (each names the file, the field and the problem).
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sim/cli.h"
+
+namespace scratchsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result Simulate(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  int code = RunSimulateCommand(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string Source(const std::string& relative) { return std::string(SCRATCHSIM_SOURCE_DIR) + "/" + relative; }
+std::string Bad(const std::string& name) { return Source("tests/data/bad/" + name); }
+
+TEST(CliTest, SeedMlpDoesNotFitWithTritonsNumbers) {
+  Result r = Simulate({"--device", "h100", "--graph", Source("models/graphs/mlp.pbtxt")});
+  EXPECT_EQ(r.code, kExitDoesNotFit);
+  EXPECT_THAT(r.out, HasSubstr("Required: 526336, Hardware limit: 232448"));
+  r = Simulate({"--device=h100", "--graph", Source("models/graphs/mlp.pbtxt"), "--set", "tile_t=32", "--set=tile_h=32"});
+  EXPECT_THAT(r.out, HasSubstr("Required: 1056768, Hardware limit: 232448"));
+}
+
+TEST(CliTest, FittingConfigExitsZeroAndJsonIsStable) {
+  Result r = Simulate({"--device", "h100", "--graph", Source("models/graphs/mlp.pbtxt"), "--set", "I_RED=256",
+                       "--format", "json"});
+  EXPECT_EQ(r.code, kExitFits) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"fits\": true"));
+  EXPECT_THAT(r.out, HasSubstr("\"blocks_per_core\""));
+}
+
+TEST(CliTest, WarpSpecializedThreadsSeed003) {
+  Result r = Simulate({"--device", "h100", "--graph", Source("models/graphs/ws_4_4_4.pbtxt")});
+  EXPECT_EQ(r.code, kExitDoesNotFit);
+  EXPECT_THAT(r.out, HasSubstr("out of resource: threads, Required: 384, Hardware limit: 256"));
+}
+
+TEST(CliTest, WhatIfOccupancy) {
+  Result r = Simulate({"--device", "h100", "--threads", "256", "--regs", "128", "--smem", "115712"});
+  EXPECT_EQ(r.code, kExitFits) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("occupancy: 2 blocks per SM"));
+}
+
+TEST(CliTest, ListDevices) {
+  Result r = Simulate({"--list-devices"});
+  EXPECT_EQ(r.code, kExitFits) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("h100"));
+  EXPECT_THAT(r.out, HasSubstr("mi300x"));
+}
+
+struct BadCase {
+  std::string name;
+  std::vector<std::string> args;
+  std::vector<std::string> expected;  // substrings of the error message
+};
+
+class BadInputTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadInputTest, ExitsTwoWithAClearMessage) {
+  const BadCase& c = GetParam();
+  Result r = Simulate(c.args);
+  EXPECT_EQ(r.code, kExitBadInput) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("simulate: error: "));
+  for (const std::string& e : c.expected) EXPECT_THAT(r.err, HasSubstr(e));
+}
+
+std::vector<std::string> Graph(const std::string& file, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"--device", "h100", "--graph", Bad(file)};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllPaths, BadInputTest,
+    ::testing::Values(
+        BadCase{"EmptyFile", Graph("empty.pbtxt"), {"empty.pbtxt: file is empty"}},
+        BadCase{"GarbageBytes", Graph("garbage.pb"), {"garbage.pb: not a valid binary KernelGraph"}},
+        BadCase{"UnknownField", Graph("unknown_field.pbtxt"), {"unknown_field.pbtxt: line 2", "colour"}},
+        BadCase{"UnknownJsonField", Graph("unknown_field.json"), {"unknown_field.json: invalid JSON", "bufers"}},
+        BadCase{"TruncatedJson", Graph("truncated.json"), {"truncated.json: invalid JSON"}},
+        BadCase{"UnknownExtension", Graph("graph.txt"), {"graph.txt: unknown file extension"}},
+        BadCase{"MissingFile", Graph("does_not_exist.pbtxt"), {"does_not_exist.pbtxt: cannot open file"}},
+        BadCase{"UnknownDevice", {"--device", "h900", "--graph", Bad("cycle.pbtxt")}, {"unknown device 'h900'", "h100"}},
+        BadCase{"DeviceFileMissing", {"--device", "/nonexistent/dev.textproto", "--threads", "32"},
+                {"/nonexistent/dev.textproto: cannot open file"}},
+        BadCase{"Cycle", Graph("cycle.pbtxt"), {"cycle.pbtxt: ops: dependency cycle: load -> compute -> store -> load"}},
+        BadCase{"ZeroDimension", Graph("zero_dim.pbtxt"),
+                {"zero_dim.pbtxt: buffer 'b_tile' shape[1]: extent must be positive, got 0"}},
+        BadCase{"NegativeDimension", Graph("negative_dim.pbtxt"),
+                {"negative_dim.pbtxt: buffer 'a_tile' shape[0]: extent must be positive, got -64"}},
+        BadCase{"SizeOverflows64Bits", Graph("overflow.pbtxt"), {"overflow.pbtxt: buffer 'huge'", "overflows 64 bits"}},
+        BadCase{"ZeroStages", Graph("zero_stages.pbtxt"),
+                {"zero_stages.pbtxt: buffer 'a_tile' copies: must be at least 1, got 0"}},
+        BadCase{"UnknownDtype", Graph("unknown_dtype.pbtxt"), {"buffer 'a_tile' dtype: unknown dtype 'f12'"}},
+        BadCase{"UnknownMemorySpace", Graph("unknown_space.pbtxt"), {"device 'h100' has no memory space 'vmem'"}},
+        BadCase{"UnknownParameter", Graph("zero_dim.pbtxt", {"--set", "BLOCK_Q=4"}), {"'BLOCK_Q' is not a parameter"}},
+        BadCase{"NonIntegerParameter", Graph("zero_dim.pbtxt", {"--set", "BLOCK_K=big"}), {"not a 64-bit integer"}},
+        BadCase{"UnknownFlag", {"--device", "h100", "--grph", "x"}, {"unknown flag --grph"}},
+        BadCase{"MissingDevice", {"--graph", Bad("cycle.pbtxt")}, {"--device is required"}},
+        BadCase{"BadFormat", Graph("cycle.pbtxt", {"--format", "xml"}), {"--format: 'xml'"}},
+        BadCase{"NegativeThreads", {"--device", "h100", "--threads", "-5"}, {"threads"}}),
+    [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace scratchsim
