@@ -20,6 +20,8 @@
 namespace scratchsim {
 namespace {
 
+constexpr char kWarpSizeSymbol[] = "WARP_SIZE";
+
 using OpGraph = boost::adjacency_list<boost::setS, boost::vecS, boost::directedS>;
 using OpVertex = boost::graph_traits<OpGraph>::vertex_descriptor;
 
@@ -100,6 +102,10 @@ class GraphCompiler {
       }
       out_.symbols.Add(parameter.name());
       out_.defaults.push_back(parameter.default_value());
+    }
+    if (out_.symbols.Find(kWarpSizeSymbol) < 0) {
+      out_.warp_size_slot = out_.symbols.Add(kWarpSizeSymbol);
+      out_.defaults.push_back(32);
     }
     return absl::OkStatus();
   }

@@ -55,6 +55,9 @@ struct CompiledGraph {
   std::string origin;                   // file name, for messages
   SymbolTable symbols;
   std::vector<int64_t> defaults;        // one per symbol
+  // Slot of WARP_SIZE, a name every expression may use; the simulator binds it to the
+  // device's warp (wavefront) size. -1 when the graph defines its own parameter of that name.
+  int warp_size_slot = -1;
   std::vector<CompiledBuffer> buffers;  // same order as graph.buffers
   // Execution order: indices into graph.ops, a topological order of the op DAG that keeps
   // the declared order wherever dependencies allow.

@@ -64,7 +64,12 @@ class Simulation {
  public:
   Simulation(const CompiledGraph& graph, const DeviceModel& device, absl::Span<const int64_t> values,
              const SimulateOptions& options)
-      : graph_(graph), device_(device), values_(values), options_(options) {}
+      : graph_(graph), device_(device), bound_(values.begin(), values.end()), options_(options) {
+    if (graph.warp_size_slot >= 0 && device.limits().warp_size() > 0) {
+      bound_[graph.warp_size_slot] = device.limits().warp_size();
+    }
+    values_ = bound_;
+  }
 
   absl::StatusOr<Report> Run() {
     report_.set_kernel(graph_.graph.name());
@@ -72,6 +77,7 @@ class Simulation {
     policy_ = MakePlacementPolicy(options_.policy);
     report_.set_policy(std::string(policy_->name()));
     for (size_t i = 0; i < values_.size(); ++i) {
+      if (static_cast<int>(i) == graph_.warp_size_slot) continue;
       ParameterValue* p = report_.add_parameters();
       p->set_name(graph_.symbols.names()[i]);
       p->set_value(values_[i]);
@@ -400,6 +406,7 @@ class Simulation {
 
   const CompiledGraph& graph_;
   const DeviceModel& device_;
+  std::vector<int64_t> bound_;
   absl::Span<const int64_t> values_;
   const SimulateOptions& options_;
   std::unique_ptr<PlacementPolicy> policy_;
