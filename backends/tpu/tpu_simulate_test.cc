@@ -1,0 +1,74 @@
+// End to end: a pallas_call lowered by backends/tpu, simulated by sim/, annotated back.
+#include <string>
+#include <vector>
+
+#include "backends/tpu/pallas_lowering.h"
+#include "backends/tpu/tpu_test_util.h"
+#include "backends/tpu/xla_verdict.h"
+#include "gtest/gtest.h"
+#include "sim/graph.h"
+#include "sim/simulator.h"
+
+namespace scratchsim {
+namespace {
+
+constexpr int64_t kMiB = 1024 * 1024;
+
+absl::StatusOr<Report> SimulatePallas(const std::string& file, const std::string& device_name,
+                                      std::vector<std::string> overrides = {}) {
+  KernelGraph original = ExampleGraph(file);
+  DeviceModel device = TpuDevice(device_name);
+  absl::StatusOr<KernelGraph> lowered = LowerPallasCall(original, device);
+  if (!lowered.ok()) return lowered.status();
+  absl::StatusOr<CompiledGraph> compiled = CompileGraph(*lowered, file);
+  if (!compiled.ok()) return compiled.status();
+  absl::StatusOr<std::vector<int64_t>> values = BindParameters(*compiled, overrides);
+  if (!values.ok()) return values.status();
+  absl::StatusOr<Report> report = Simulate(*compiled, device, *values, SimulateOptions{});
+  if (!report.ok()) return report.status();
+  absl::Status annotated = AnnotateTpuReport(original, device, &*report);
+  if (!annotated.ok()) return annotated;
+  return report;
+}
+
+const Violation* VmemViolation(const Report& report) {
+  for (const Violation& v : report.violations()) {
+    if (v.resource() == "vmem" || v.space() == "vmem") return &v;
+  }
+  return nullptr;
+}
+
+TEST(TpuSimulateTest, E1001ThroughTheSimulator) {
+  absl::StatusOr<Report> report = SimulatePallas("tpu_e1001.pbtxt", "tpu_v5e");
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_FALSE(report->fits());
+  const Violation* v = VmemViolation(*report);
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->required(), 48 * kMiB);
+  EXPECT_EQ(v->available(), 16 * kMiB);
+  EXPECT_EQ(v->message().rfind("RESOURCE_EXHAUSTED: Ran out of memory in memory space vmem while "
+                               "allocating on stack for %my-custom-kernel = bf16[2048,4096]", 0), 0u)
+      << v->message();
+}
+
+TEST(TpuSimulateTest, E1001FitsWithTheSuggestedBlock) {
+  absl::StatusOr<Report> report = SimulatePallas("tpu_e1001.pbtxt", "tpu_v5e", {"BM=512"});
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(VmemViolation(*report), nullptr);
+}
+
+TEST(TpuSimulateTest, MatmulAndFlashAttentionPerGeneration) {
+  for (const char* name : {"tpu_v4", "tpu_v5e", "tpu_v5p", "tpu_v6e", "tpu_v7x"}) {
+    absl::StatusOr<Report> mm = SimulatePallas("tpu_matmul_big.pbtxt", name);
+    ASSERT_TRUE(mm.ok()) << mm.status();
+    const Violation* v = VmemViolation(*mm);
+    ASSERT_NE(v, nullptr) << name;
+    EXPECT_EQ(v->required(), 64 * kMiB) << name;
+    absl::StatusOr<Report> fa = SimulatePallas("tpu_flash_attention.pbtxt", name);
+    ASSERT_TRUE(fa.ok()) << fa.status();
+    EXPECT_EQ(VmemViolation(*fa), nullptr) << name;
+  }
+}
+
+}  // namespace
+}  // namespace scratchsim
