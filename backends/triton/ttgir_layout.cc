@@ -1,0 +1,348 @@
+// Layout facts from the TritonGPU dialect and scratch sizes after Triton 3.6's
+// Allocation.cpp (defaultAllocationAnalysisScratchSizeFn) and its lowering helpers.
+#include "backends/triton/ttgir_layout.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "backends/triton/ttgir_parser.h"
+#include "sim/status_macros.h"
+
+namespace scratchsim::triton {
+namespace {
+
+// The list after `key = [` as integers.
+std::optional<std::vector<int64_t>> IntList(absl::string_view text, absl::string_view key) {
+  size_t p = text.find(absl::StrCat(key, " = ["));
+  if (p == absl::string_view::npos) return std::nullopt;
+  p = text.find('[', p) + 1;
+  size_t e = text.find(']', p);
+  std::vector<int64_t> out;
+  for (absl::string_view t : absl::StrSplit(text.substr(p, e - p), ',', absl::SkipWhitespace())) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(t), &v)) return std::nullopt;
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::optional<int64_t> IntField(absl::string_view text, absl::string_view key) {
+  size_t p = text.find(absl::StrCat(key, " = "));
+  if (p == absl::string_view::npos) return std::nullopt;
+  p += key.size() + 3;
+  size_t q = p;
+  while (q < text.size() && std::isdigit(static_cast<unsigned char>(text[q]))) ++q;
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(text.substr(p, q - p), &v)) return std::nullopt;
+  return v;
+}
+
+// Nested bases "[[0, 1], [0, 2]]" after `key = ` -> per-dimension log2 counts of nonzero bases.
+std::optional<std::vector<int64_t>> BasisCounts(absl::string_view text, absl::string_view key,
+                                                int rank) {
+  size_t p = text.find(absl::StrCat(key, " = ["));
+  if (p == absl::string_view::npos) return std::nullopt;
+  p = text.find('[', p);
+  int depth = 0;
+  size_t e = p;
+  for (; e < text.size(); ++e) {
+    if (text[e] == '[') ++depth;
+    if (text[e] == ']' && --depth == 0) break;
+  }
+  std::vector<int64_t> counts(rank, 1);
+  absl::string_view inner = text.substr(p + 1, e - p - 1);
+  size_t i = 0;
+  while ((i = inner.find('[', i)) != absl::string_view::npos) {
+    size_t j = inner.find(']', i);
+    std::vector<absl::string_view> vals = absl::StrSplit(inner.substr(i + 1, j - i - 1), ',');
+    for (int d = 0; d < rank && d < static_cast<int>(vals.size()); ++d) {
+      int64_t v = 0;
+      if (absl::SimpleAtoi(absl::StripAsciiWhitespace(vals[d]), &v) && v != 0) counts[d] *= 2;
+    }
+    i = j + 1;
+  }
+  return counts;
+}
+
+std::string Resolve(const LayoutContext& ctx, absl::string_view enc) {
+  enc = absl::StripAsciiWhitespace(enc);
+  auto it = ctx.aliases.find(std::string(enc));
+  return it == ctx.aliases.end() ? std::string(enc) : it->second;
+}
+
+int64_t Product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t x : v) p *= x;
+  return p;
+}
+
+absl::Status Unsupported(absl::string_view origin, int line, absl::string_view what) {
+  return absl::UnimplementedError(absl::StrCat(origin, ":", line, ": unsupported construct: ", what));
+}
+
+}  // namespace
+
+int64_t ElementBits(absl::string_view t) {
+  if (t == "f16" || t == "bf16" || t == "i16") return 16;
+  if (t == "f32" || t == "i32" || t == "tf32") return 32;
+  if (t == "f64" || t == "i64") return 64;
+  if (t == "i8" || absl::StartsWith(t, "f8")) return 8;
+  if (t == "i1") return 1;
+  if (absl::StartsWith(t, "!tt.ptr")) return 64;
+  if (t == "f4E2M1FN" || t == "i4") return 4;
+  return 0;
+}
+
+int64_t SharedEncoding::PaddedSize(int64_t numel) const {
+  int64_t extra = 0;
+  for (const auto& [interval, pad] : padding) {
+    if (interval > 0) extra += (numel / interval) * pad;
+  }
+  return numel + extra;
+}
+
+absl::StatusOr<SharedEncoding> ParseSharedEncoding(absl::string_view text) {
+  SharedEncoding e;
+  if (absl::StartsWith(text, "#ttg.nvmma_shared<")) {
+    // NVMMASharedEncodingAttr::getAlignment (1024: hardware swizzling works on physical
+    // addresses, so the whole swizzle pattern must start on a 1024-byte boundary).
+    e.alignment = 1024;
+  } else if (absl::StartsWith(text, "#ttg.swizzled_shared<") ||
+             absl::StartsWith(text, "#ttg.shared_linear<") ||
+             absl::StartsWith(text, "#ttg.amd_rotating_shared<")) {
+    e.alignment = 16;
+  } else if (absl::StartsWith(text, "#ttg.padded_shared<")) {
+    e.alignment = 16;
+    e.padded = true;
+    // "#ttg.padded_shared<[32:+4, 64:+8] {...}>"
+    size_t open = text.find('['), close = text.find(']');
+    if (open == absl::string_view::npos || close == absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("padded_shared without [interval:+pad]: ", text));
+    }
+    for (absl::string_view part : absl::StrSplit(text.substr(open + 1, close - open - 1), ',',
+                                                absl::SkipWhitespace())) {
+      std::vector<absl::string_view> kv = absl::StrSplit(absl::StripAsciiWhitespace(part), ":+");
+      int64_t interval = 0, pad = 0;
+      if (kv.size() != 2 || !absl::SimpleAtoi(kv[0], &interval) || !absl::SimpleAtoi(kv[1], &pad) ||
+          interval <= 0 || pad < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("bad padding '", part, "' in ", text));
+      }
+      e.padding.push_back({interval, pad});
+    }
+  } else {
+    return absl::UnimplementedError(absl::StrCat("unsupported shared encoding ", text.substr(0, 60)));
+  }
+  return e;
+}
+
+std::optional<TensorType> ParseTensorType(absl::string_view text) {
+  size_t p = text.find("tensor<");
+  if (p == absl::string_view::npos) return std::nullopt;
+  p += 7;
+  int depth = 1;
+  size_t e = p;
+  for (; e < text.size() && depth > 0; ++e) {
+    if (text[e] == '<') ++depth;
+    if (text[e] == '>' && text[e - 1] != '-') --depth;
+  }
+  absl::string_view body = text.substr(p, e - p - 1);
+  size_t comma = body.find(", ");
+  absl::string_view dims = comma == absl::string_view::npos ? body : body.substr(0, comma);
+  TensorType t;
+  if (comma != absl::string_view::npos) t.encoding = std::string(body.substr(comma + 2));
+  std::vector<absl::string_view> parts = absl::StrSplit(dims, 'x');
+  // The element type may itself contain 'x' (!tt.ptr<f16>): dims are the leading integers.
+  size_t k = 0;
+  for (; k < parts.size(); ++k) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(parts[k], &v)) break;
+    t.shape.push_back(v);
+  }
+  std::string elem;
+  for (size_t j = k; j < parts.size(); ++j) absl::StrAppend(&elem, j > k ? "x" : "", parts[j]);
+  t.element = elem;
+  return t;
+}
+
+std::vector<TensorType> TensorTypes(absl::string_view text) {
+  std::vector<TensorType> out;
+  size_t p = 0;
+  while ((p = text.find("tensor<", p)) != absl::string_view::npos) {
+    if (auto t = ParseTensorType(text.substr(p))) out.push_back(*t);
+    p += 7;
+  }
+  return out;
+}
+
+absl::StatusOr<DimSplit> SplitOf(const LayoutContext& ctx, absl::string_view encoding, int rank) {
+  std::string enc = Resolve(ctx, encoding);
+  DimSplit s;
+  if (absl::StartsWith(enc, "#ttg.blocked<")) {
+    auto spt = IntList(enc, "sizePerThread");
+    auto tpw = IntList(enc, "threadsPerWarp");
+    auto wpc = IntList(enc, "warpsPerCTA");
+    if (!spt || !tpw || !wpc) return absl::InvalidArgumentError("malformed #ttg.blocked");
+    s.per_thread = *spt;
+    s.threads = *tpw;
+    s.warps = *wpc;
+  } else if (absl::StartsWith(enc, "#ttg.slice<")) {
+    auto dim = IntField(enc, "dim");
+    size_t p = enc.find("parent = ");
+    if (!dim || p == std::string::npos) return absl::InvalidArgumentError("malformed #ttg.slice");
+    std::string parent = enc.substr(p + 9);
+    parent = parent.substr(0, parent.rfind("}>"));
+    ASSIGN_OR_RETURN(DimSplit ps, SplitOf(ctx, parent, rank + 1));
+    for (int d = 0; d < static_cast<int>(ps.warps.size()); ++d) {
+      if (d == *dim) continue;
+      s.per_thread.push_back(ps.per_thread[d]);
+      s.threads.push_back(ps.threads[d]);
+      s.warps.push_back(ps.warps[d]);
+    }
+  } else if (absl::StartsWith(enc, "#ttg.nvidia_mma<")) {
+    auto wpc = IntList(enc, "warpsPerCTA");
+    if (!wpc) return absl::InvalidArgumentError("malformed #ttg.nvidia_mma");
+    s.warps = *wpc;
+    // Each warp's 16xN tile: 8 lanes down the rows, 4 across the columns.
+    s.threads.assign(wpc->size(), 1);
+    s.per_thread.assign(wpc->size(), 1);
+    if (wpc->size() >= 2) {
+      s.threads[wpc->size() - 2] = 8;
+      s.threads[wpc->size() - 1] = 4;
+      s.per_thread[wpc->size() - 2] = 2;
+      s.per_thread[wpc->size() - 1] = 2;
+    }
+  } else if (absl::StartsWith(enc, "#ttg.linear<")) {
+    auto reg = BasisCounts(enc, "register", rank);
+    auto lane = BasisCounts(enc, "lane", rank);
+    auto warp = BasisCounts(enc, "warp", rank);
+    if (!reg || !lane || !warp) return absl::InvalidArgumentError("malformed #ttg.linear");
+    s.per_thread = *reg;
+    s.threads = *lane;
+    s.warps = *warp;
+  } else {
+    return absl::UnimplementedError(absl::StrCat("layout ", enc.substr(0, 40)));
+  }
+  if (static_cast<int>(s.warps.size()) != rank) {
+    return absl::InvalidArgumentError(absl::StrCat("layout rank ", s.warps.size(),
+                                                   " does not match tensor rank ", rank));
+  }
+  return s;
+}
+
+absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& ctx,
+                                       bool result_used, absl::string_view origin) {
+  ScratchNeed need;
+  const std::string& n = op.name;
+  if (n == "ttg.convert_layout") {
+    std::vector<TensorType> types = TensorTypes(op.text);
+    if (types.size() != 2) return Unsupported(origin, op.line, "convert_layout without src -> dst tensor types");
+    if (Resolve(ctx, types[0].encoding) == Resolve(ctx, types[1].encoding)) return need;
+    int64_t bits = std::max<int64_t>(8, ElementBits(types[0].element));
+    need.bytes = Product(types[0].shape) * bits / 8;
+    return need;
+  }
+  if (n == "tt.reduce" || n == "tt.scan") {
+    auto axis = IntField(op.text, "axis");
+    // The operand types are in the trailer "}) : (tensor<...>, ...) -> ...".
+    size_t colon = op.text.rfind(" : (");
+    if (!axis || colon == std::string::npos) return Unsupported(origin, op.line, absl::StrCat(n, " without axis or operand types"));
+    absl::string_view operands = absl::string_view(op.text).substr(colon);
+    operands = operands.substr(0, operands.find("->"));
+    std::vector<TensorType> ins = TensorTypes(operands);
+    if (ins.empty()) return need;
+    const TensorType& src = ins[0];
+    const int rank = static_cast<int>(src.shape.size());
+    if (*axis < 0 || *axis >= rank) return Unsupported(origin, op.line, "axis out of range");
+    auto split = SplitOf(ctx, src.encoding, rank);
+    if (!split.ok()) return Unsupported(origin, op.line, split.status().message());
+    int64_t bytes_per_elem = 0;
+    for (const TensorType& t : ins) bytes_per_elem += std::max<int64_t>(8, ElementBits(t.element)) / 8;
+    const int a = static_cast<int>(*axis);
+    const int64_t lane_span = split->per_thread[a] * split->threads[a];
+    const int64_t unique_warps = std::max<int64_t>(1, std::min<int64_t>(split->warps[a], src.shape[a] / std::max<int64_t>(1, lane_span)));
+    if (n == "tt.reduce") {
+      if (unique_warps <= 1) return need;
+      std::vector<int64_t> rep = src.shape;
+      rep[a] = unique_warps;
+      need.bytes = Product(rep) * bytes_per_elem;
+      return need;
+    }
+    const int64_t reps = std::max<int64_t>(1, src.shape[a] / (lane_span * split->warps[a]));
+    std::vector<int64_t> rep = src.shape;
+    rep[a] = split->warps[a] * reps;
+    for (int d = 0; d < rank; ++d) if (d != a) rep[d] = std::min<int64_t>(rep[d], split->per_thread[d] * split->threads[d] * split->warps[d]);
+    need.bytes = Product(rep) * bytes_per_elem;
+    return need;
+  }
+  if (n == "tt.histogram") {
+    std::vector<TensorType> types = TensorTypes(op.text);
+    if (types.size() < 2) return Unsupported(origin, op.line, "histogram without types");
+    const TensorType& dst = types.back();
+    need.bytes = std::max<int64_t>(Product(dst.shape), ctx.threads_per_warp) * ElementBits(dst.element) / 8;
+    return need;
+  }
+  if (n == "tt.atomic_rmw" || n == "tt.atomic_cas") {
+    if (!result_used) return need;
+    size_t arrow = op.text.rfind("-> ");
+    if (arrow == std::string::npos) return Unsupported(origin, op.line, "atomic without result type");
+    absl::string_view result = absl::string_view(op.text).substr(arrow + 3);
+    if (!absl::StartsWith(result, "tensor<")) {
+      need.bytes = std::max<int64_t>(8, ElementBits(absl::StripAsciiWhitespace(result))) / 8;
+      return need;
+    }
+    auto t = ParseTensorType(result);
+    if (!t) return Unsupported(origin, op.line, "atomic result type");
+    auto split = SplitOf(ctx, t->encoding, static_cast<int>(t->shape.size()));
+    if (!split.ok()) return Unsupported(origin, op.line, split.status().message());
+    int64_t covered = 1;
+    for (size_t d = 0; d < t->shape.size(); ++d) covered *= split->per_thread[d] * split->threads[d] * split->warps[d];
+    if (covered > Product(t->shape)) need.bytes = Product(t->shape) * std::max<int64_t>(8, ElementBits(t->element)) / 8;
+    return need;
+  }
+  if (n == "ttng.tensormap_create") {
+    need.bytes = 128;  // kTMASize
+    return need;
+  }
+  if (n == "ttg.warp_specialize") {
+    // Captures packed like a struct (WarpSpecializeOp::getCaptureSize).
+    size_t colon = op.text.rfind(" : (");
+    if (colon == std::string::npos) return need;
+    absl::string_view types = absl::string_view(op.text).substr(colon + 4);
+    types = types.substr(0, types.rfind(") ->"));
+    int64_t size = 0, align = 1;
+    int depth = 0;
+    size_t start = 0;
+    std::vector<absl::string_view> list;
+    for (size_t i = 0; i <= types.size(); ++i) {
+      if (i == types.size() || (depth == 0 && types[i] == ',')) {
+        list.push_back(absl::StripAsciiWhitespace(types.substr(start, i - start)));
+        start = i + 1;
+        continue;
+      }
+      if (types[i] == '<') ++depth;
+      if (types[i] == '>' && types[i - 1] != '-') --depth;
+    }
+    for (absl::string_view t : list) {
+      int64_t bytes = 8;
+      if (absl::StartsWith(t, "!ttg.memdesc")) {
+        if (t.find("tensor_memory") != absl::string_view::npos) bytes = 4; else bytes = 4;
+      } else if (t == "i32" || t == "f32") bytes = 4;
+      else if (t == "i1" || t == "i8") bytes = 1;
+      else if (t == "i16" || t == "f16" || t == "bf16") bytes = 2;
+      size = (size + bytes - 1) / bytes * bytes + bytes;
+      align = std::max(align, bytes);
+    }
+    need.bytes = size;
+    need.alignment = align;
+    return need;
+  }
+  return need;
+}
+
+}  // namespace scratchsim::triton

@@ -1,0 +1,65 @@
+// Distributed and shared layouts of TritonGPU IR, and the scratch memory Triton 3.6 gives the
+// ops that exchange data through shared memory (layout conversion, reduce, scan, atomics, ...).
+#ifndef SCRATCHSIM_BACKENDS_TRITON_TTGIR_LAYOUT_H_
+#define SCRATCHSIM_BACKENDS_TRITON_TTGIR_LAYOUT_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace scratchsim::triton {
+
+struct TtgirOp;
+
+// Bits of an MLIR element type ("f16" -> 16, "f8E4M3FN" -> 8, "i1" -> 1); 0 if unknown.
+int64_t ElementBits(absl::string_view type);
+
+struct SharedEncoding {
+  int64_t alignment = 16;
+  bool padded = false;
+  std::vector<std::pair<int64_t, int64_t>> padding;  // (interval, pad) in elements
+  int64_t PaddedSize(int64_t numel) const;
+};
+absl::StatusOr<SharedEncoding> ParseSharedEncoding(absl::string_view text);
+
+// A tensor type "tensor<128x64xf16, #blocked>".
+struct TensorType {
+  std::vector<int64_t> shape;
+  std::string element;
+  std::string encoding;  // alias ("#blocked") or inline ("#ttg.slice<{...}>")
+};
+std::optional<TensorType> ParseTensorType(absl::string_view text);
+// Every tensor type in `text`, in order.
+std::vector<TensorType> TensorTypes(absl::string_view text);
+
+struct LayoutContext {
+  const std::map<std::string, std::string>& aliases;
+  int num_warps = 4;
+  int threads_per_warp = 32;
+};
+
+// Per dimension: elements per thread, threads per warp, warps per CTA, for blocked, slice and
+// MMA layouts (enough for reductions and scans).
+struct DimSplit {
+  std::vector<int64_t> per_thread, threads, warps;
+};
+absl::StatusOr<DimSplit> SplitOf(const LayoutContext& ctx, absl::string_view encoding, int rank);
+
+struct ScratchNeed {
+  int64_t bytes = 0;
+  int64_t alignment = 128;
+};
+// The scratch an op needs; `result_used` matters for atomics. Unsupported layouts are errors
+// naming the line.
+absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& ctx,
+                                       bool result_used, absl::string_view origin);
+
+}  // namespace scratchsim::triton
+
+#endif  // SCRATCHSIM_BACKENDS_TRITON_TTGIR_LAYOUT_H_

@@ -1,0 +1,690 @@
+// TTGIR text -> ops tree -> Triton's shared buffers, live intervals and placement.
+// The rules (which ops own buffers, sizes, alignments, liveness on the scf-to-cf form) follow
+// Triton 3.6's lib/Analysis/Allocation.cpp and the TritonGPU dialect; docs/triton.md lists
+// them with the measured exceptions.
+#include "backends/triton/ttgir_parser.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "backends/triton/ttgir_layout.h"
+#include "sim/checked_math.h"
+#include "sim/status_macros.h"
+
+namespace scratchsim::triton {
+namespace {
+
+absl::Status ParseError(absl::string_view origin, int line, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(origin, ":", line, ": ", what));
+}
+
+// Removes every `loc(...)` (balanced) from a line: locations carry no allocation facts.
+std::string StripLocations(absl::string_view line) {
+  std::string out;
+  out.reserve(line.size());
+  size_t i = 0;
+  while (i < line.size()) {
+    if (line.compare(i, 4, "loc(") == 0 && (i == 0 || !std::isalnum(line[i - 1]) )) {
+      int depth = 0;
+      bool in_string = false;
+      size_t j = i + 3;
+      for (; j < line.size(); ++j) {
+        char c = line[j];
+        if (c == '"' && line[j - 1] != '\\') in_string = !in_string;
+        if (in_string) continue;
+        if (c == '(') ++depth;
+        if (c == ')' && --depth == 0) break;
+      }
+      i = j + 1;
+      while (!out.empty() && out.back() == ' ') out.pop_back();
+      continue;
+    }
+    out.push_back(line[i]);
+    ++i;
+  }
+  while (!out.empty() && std::isspace(static_cast<unsigned char>(out.back()))) out.pop_back();
+  size_t start = out.find_first_not_of(' ');
+  return start == std::string::npos ? std::string() : out.substr(start);
+}
+
+// Paren/bracket balance outside string literals.
+int Balance(absl::string_view s) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '"' && (i == 0 || s[i - 1] != '\\')) in_string = !in_string;
+    if (in_string) continue;
+    if (c == '(' || c == '[') ++depth;
+    if (c == ')' || c == ']') --depth;
+  }
+  return depth;
+}
+
+bool IsIdentChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '#' || c == '.' ||
+         c == '$' || c == '-';
+}
+
+// Every %value token in `s`.
+std::vector<std::string> ValueTokens(absl::string_view s) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') continue;
+    size_t j = i + 1;
+    while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_' ||
+                            s[j] == '#' || s[j] == '$' || s[j] == '.' || s[j] == '-')) {
+      ++j;
+    }
+    if (j > i + 1) out.emplace_back(s.substr(i, j - i));
+    i = j - 1;
+  }
+  return out;
+}
+
+std::string BaseValue(absl::string_view v) {
+  size_t hash = v.find('#');
+  return std::string(hash == absl::string_view::npos ? v : v.substr(0, hash));
+}
+
+std::optional<int64_t> IntAttr(absl::string_view text, absl::string_view key) {
+  size_t p = text.find(key);
+  if (p == absl::string_view::npos) return std::nullopt;
+  p = text.find('=', p + key.size());
+  if (p == absl::string_view::npos) return std::nullopt;
+  ++p;
+  while (p < text.size() && text[p] == ' ') ++p;
+  size_t q = p;
+  while (q < text.size() && (std::isdigit(static_cast<unsigned char>(text[q])) || text[q] == '-')) ++q;
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(text.substr(p, q - p), &v)) return std::nullopt;
+  return v;
+}
+
+bool IsCfOp(absl::string_view name) {
+  return name == "scf.for" || name == "scf.if" || name == "scf.while" ||
+         name == "scf.execute_region" || name == "scf.index_switch";
+}
+bool IsLoop(absl::string_view name) { return name == "scf.for" || name == "scf.while"; }
+
+struct Frame {
+  int op = -1;  // -1: module or function scope
+  bool function = false;
+};
+
+}  // namespace
+
+absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_view origin_in) {
+  absl::string_view text(text_in.data(), text_in.size());
+  absl::string_view origin(origin_in.data(), origin_in.size());
+  TtgirModule module;
+  module.origin = std::string(origin);
+  std::vector<std::string> raw = absl::StrSplit(text, '\n');
+  // Join multi-line statements (partition headers span lines) by paren balance.
+  struct Stmt {
+    int line;
+    std::string text;
+  };
+  std::vector<Stmt> stmts;
+  std::string pending;
+  int pending_line = 0;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    absl::string_view l = raw[i];
+    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(l), "#loc")) continue;
+    std::string s = StripLocations(l);
+    if (s.empty() || absl::StartsWith(s, "//")) continue;
+    if (pending.empty()) {
+      pending = s;
+      pending_line = static_cast<int>(i) + 1;
+    } else {
+      absl::StrAppend(&pending, " ", s);
+    }
+    if (Balance(pending) <= 0) {
+      stmts.push_back({pending_line, pending});
+      pending.clear();
+    }
+  }
+  if (!pending.empty()) {
+    return ParseError(origin, pending_line, "unbalanced parentheses: statement never closes");
+  }
+
+  std::vector<Frame> stack;
+  bool saw_module = false, saw_function = false;
+  int last_op_at_level = -1;
+  for (const Stmt& st : stmts) {
+    absl::string_view s = st.text;
+    if (s[0] == '#') {
+      size_t eq = s.find(" = ");
+      if (eq == absl::string_view::npos) {
+        return ParseError(origin, st.line, absl::StrCat("attribute alias without '=': ", s));
+      }
+      module.aliases[std::string(s.substr(0, eq))] = std::string(s.substr(eq + 3));
+      continue;
+    }
+    if (absl::StartsWith(s, "module")) {
+      if (saw_module) return ParseError(origin, st.line, "second 'module'");
+      saw_module = true;
+      if (auto v = IntAttr(s, "\"ttg.num-warps\"")) module.num_warps = static_cast<int>(*v);
+      if (auto v = IntAttr(s, "\"ttg.num-ctas\"")) module.num_ctas = static_cast<int>(*v);
+      if (auto v = IntAttr(s, "\"ttg.threads-per-warp\"")) {
+        module.threads_per_warp = static_cast<int>(*v);
+      }
+      size_t t = s.find("ttg.target = \"");
+      if (t != absl::string_view::npos) {
+        size_t e = s.find('"', t + 14);
+        module.target = std::string(s.substr(t + 14, e - t - 14));
+      }
+      if (!absl::EndsWith(s, "{")) return ParseError(origin, st.line, "module without a body");
+      stack.push_back(Frame{});
+      continue;
+    }
+    if (absl::StartsWith(s, "tt.func")) {
+      if (!saw_module) return ParseError(origin, st.line, "tt.func outside a module");
+      if (saw_function) {
+        return ParseError(origin, st.line,
+                          "unsupported construct: more than one tt.func (calls between Triton "
+                          "functions are inlined before TTGIR; a second function is unexpected)");
+      }
+      saw_function = true;
+      size_t at = s.find('@');
+      size_t paren = s.find('(', at);
+      if (at != absl::string_view::npos && paren != absl::string_view::npos) {
+        module.function = std::string(s.substr(at + 1, paren - at - 1));
+      }
+      if (!absl::EndsWith(s, "{")) return ParseError(origin, st.line, "tt.func without a body");
+      stack.push_back(Frame{-1, true});
+      continue;
+    }
+    if (stack.empty()) {
+      return ParseError(origin, st.line, absl::StrCat("text outside the module: ", s.substr(0, 60)));
+    }
+    if (s[0] == '}') {
+      // Close a region; what follows is either the op's trailer or the next region.
+      Frame closed = stack.back();
+      stack.pop_back();
+      absl::string_view rest = s.substr(1);
+      while (!rest.empty() && (rest[0] == ')' || rest[0] == ' ' || rest[0] == ',')) {
+        rest.remove_prefix(1);
+      }
+      if (closed.op >= 0) {
+        TtgirOp& op = module.ops[closed.op];
+        if (absl::EndsWith(rest, "{")) {
+          op.regions.emplace_back();
+          op.region_args.emplace_back();
+          stack.push_back(Frame{closed.op});
+        } else if (!rest.empty()) {
+          absl::StrAppend(&op.text, " ", rest);
+        }
+        last_op_at_level = closed.op;
+      }
+      continue;
+    }
+    if (s[0] == '^') {
+      if (stack.back().op < 0) {
+        return ParseError(origin, st.line,
+                          "unsupported construct: a block label at function level (the IR is "
+                          "already in CF form; give the .ttgir from Triton's cache)");
+      }
+      TtgirOp& owner = module.ops[stack.back().op];
+      for (const std::string& v : ValueTokens(s.substr(0, s.find(')')))) {
+        owner.region_args.back().push_back(v);
+      }
+      continue;
+    }
+    const bool is_region_header =
+        absl::StartsWith(s, "default {") || (absl::StartsWith(s, "partition") &&
+                                             absl::EndsWith(s, "{"));
+    if (is_region_header) {
+      if (last_op_at_level < 0 || module.ops[last_op_at_level].name != "ttg.warp_specialize") {
+        return ParseError(origin, st.line, "partition region without a ttg.warp_specialize");
+      }
+      TtgirOp& ws = module.ops[last_op_at_level];
+      ws.regions.emplace_back();
+      ws.region_args.emplace_back();
+      if (absl::StartsWith(s, "partition")) {
+        absl::string_view args = s.substr(0, s.rfind(')'));
+        size_t open = args.find('(');
+        for (const std::string& v : ValueTokens(args.substr(open, args.find(')') - open))) {
+          ws.region_args.back().push_back(v);
+        }
+        size_t nw = s.find("num_warps(");
+        if (nw == absl::string_view::npos) {
+          return ParseError(origin, st.line, "partition without num_warps(N)");
+        }
+        int64_t warps = 0;
+        absl::string_view num = s.substr(nw + 10);
+        num = num.substr(0, num.find(')'));
+        if (!absl::SimpleAtoi(num, &warps) || warps <= 0) {
+          return ParseError(origin, st.line, absl::StrCat("bad num_warps(", num, ")"));
+        }
+        ws.partition_warps += warps;
+      }
+      stack.push_back(Frame{last_op_at_level});
+      continue;
+    }
+    if (!stack.back().function && stack.back().op < 0) {
+      return ParseError(origin, st.line,
+                        absl::StrCat("unsupported construct at module level: ", s.substr(0, 60)));
+    }
+    // An operation: [results =] name operands... [{]
+    TtgirOp op;
+    op.line = st.line;
+    absl::string_view body = s;
+    size_t eq = absl::string_view::npos;
+    if (s[0] == '%') {
+      eq = s.find(" = ");
+      if (eq == absl::string_view::npos) {
+        return ParseError(origin, st.line, absl::StrCat("expected '=' after results: ", s.substr(0, 60)));
+      }
+      for (absl::string_view r : absl::StrSplit(s.substr(0, eq), ", ")) {
+        size_t colon = r.find(':');
+        if (colon == absl::string_view::npos) {
+          op.results.emplace_back(r);
+          continue;
+        }
+        int count = 0;
+        if (!absl::SimpleAtoi(r.substr(colon + 1), &count) || count <= 0 || count > 4096) {
+          return ParseError(origin, st.line, absl::StrCat("bad result group '", r, "'"));
+        }
+        for (int k = 0; k < count; ++k) op.results.push_back(absl::StrCat(r.substr(0, colon), "#", k));
+      }
+      body = s.substr(eq + 3);
+    }
+    size_t name_end = 0;
+    if (!body.empty() && body[0] == '"') {
+      name_end = body.find('"', 1);
+      if (name_end == absl::string_view::npos) return ParseError(origin, st.line, "unterminated op name");
+      op.name = std::string(body.substr(1, name_end - 1));
+      ++name_end;
+    } else {
+      while (name_end < body.size() && (IsIdentChar(body[name_end]) && body[name_end] != '#')) ++name_end;
+      op.name = std::string(body.substr(0, name_end));
+    }
+    if (op.name.empty() || op.name.find('.') == std::string::npos) {
+      return ParseError(origin, st.line, absl::StrCat("expected an operation, got '", s.substr(0, 60), "'"));
+    }
+    op.text = std::string(body);
+    // Block arguments the op's own text defines: `%iv = %lb to`, `iter_args(%x = %init`.
+    absl::string_view rest = body.substr(name_end);
+    for (size_t p = 0; p < rest.size(); ++p) {
+      if (rest[p] != '%') continue;
+      size_t q = p + 1;
+      while (q < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[q])) || rest[q] == '_')) ++q;
+      if (rest.compare(q, 3, " = ") == 0) {
+        op.defined.emplace_back(rest.substr(p, q - p));
+      } else {
+        op.uses.emplace_back(rest.substr(p, q - p));
+      }
+      p = q - 1;
+    }
+    const int index = static_cast<int>(module.ops.size());
+    if (stack.back().op >= 0) {
+      op.parent = stack.back().op;
+      op.region = static_cast<int>(module.ops[op.parent].regions.size()) - 1;
+      module.ops[op.parent].regions.back().push_back(index);
+    } else {
+      module.body.push_back(index);
+    }
+    const bool opens = absl::EndsWith(s, "{") && !absl::EndsWith(s, "{}");
+    if (opens) {
+      op.regions.emplace_back();
+      op.region_args.emplace_back();
+      // scf.for's body sees the induction variable and iter_args as block arguments.
+      op.region_args.back() = op.defined;
+    }
+    module.ops.push_back(std::move(op));
+    last_op_at_level = index;
+    if (opens) stack.push_back(Frame{index});
+  }
+  if (!stack.empty()) {
+    return ParseError(origin, static_cast<int>(raw.size()),
+                      absl::StrCat(stack.size(), " region(s) never closed"));
+  }
+  if (!saw_function) return ParseError(origin, 1, "no tt.func in the module");
+  if (module.num_warps <= 0) return ParseError(origin, 1, "module has no \"ttg.num-warps\"");
+  return module;
+}
+
+namespace {
+
+struct Analysis {
+  const TtgirModule& m;
+  std::vector<int64_t> pos;      // operation id, as Triton numbers them after scf-to-cf
+  std::vector<int64_t> end_pos;  // last id inside a structured op's regions
+  int64_t next = 0;
+  std::map<std::string, int> def_op;           // value -> defining op
+  std::map<std::string, std::pair<int, int>> def_region;  // value -> (op, region) defining it
+  std::map<std::string, std::vector<int>> users;
+
+  void Number(int op) {
+    const TtgirOp& o = m.ops[op];
+    if (IsCfOp(o.name)) {
+      pos[op] = next++;
+      for (const auto& r : o.regions)
+        for (int c : r) Number(c);
+      end_pos[op] = next - 1;
+    } else {
+      for (const auto& r : o.regions)
+        for (int c : r) Number(c);
+      pos[op] = next++;
+      end_pos[op] = pos[op];
+    }
+  }
+
+  // The region (op, index) a value lives in; (-1, 0) for the function body.
+  std::pair<int, int> ScopeOf(int op) const {
+    return {m.ops[op].parent, m.ops[op].parent < 0 ? 0 : m.ops[op].region};
+  }
+
+  std::pair<uint64_t, uint64_t> Live(const std::string& v) const {
+    int64_t def = 0;
+    std::pair<int, int> scope{-1, 0};
+    if (auto it = def_op.find(v); it != def_op.end()) {
+      def = pos[it->second];
+      scope = ScopeOf(it->second);
+    } else if (auto jt = def_region.find(v); jt != def_region.end()) {
+      const TtgirOp& owner = m.ops[jt->second.first];
+      scope = jt->second;
+      if (IsCfOp(owner.name)) {
+        def = pos[jt->second.first];
+      } else {
+        const auto& r = owner.regions[jt->second.second];
+        def = r.empty() ? pos[jt->second.first] : pos[r.front()];
+        for (int c : r) def = std::min(def, pos[c]);
+      }
+    }
+    int64_t last = def;
+    auto uit = users.find(v);
+    if (uit != users.end()) {
+      for (int u : uit->second) {
+        int64_t end = pos[u];
+        int a = u;
+        while (a >= 0) {
+          std::pair<int, int> s = ScopeOf(a);
+          if (s == scope) break;
+          const int p = m.ops[a].parent;
+          if (p < 0) break;
+          if (IsLoop(m.ops[p].name)) end = std::max(end, end_pos[p]);
+          else if (!IsCfOp(m.ops[p].name)) end = std::max(end, pos[p]);
+          a = p;
+        }
+        last = std::max(last, end);
+      }
+    }
+    return {static_cast<uint64_t>(def), static_cast<uint64_t>(last + 1)};
+  }
+};
+
+// "!ttg.memdesc<2x128x64xf16, #shared, #smem, mutable>" after `->` (the op's result type).
+struct MemDesc {
+  std::vector<int64_t> shape;
+  std::string element;
+  std::string encoding;
+  std::string space;
+};
+
+std::optional<MemDesc> ResultMemDesc(absl::string_view text) {
+  size_t arrow = text.rfind("-> !ttg.memdesc<");
+  size_t p = arrow == absl::string_view::npos ? text.rfind("!ttg.memdesc<") : arrow + 3;
+  if (p == absl::string_view::npos) return std::nullopt;
+  p += 13;
+  size_t e = text.find('>', p);
+  if (e == absl::string_view::npos) return std::nullopt;
+  std::vector<std::string> parts = absl::StrSplit(text.substr(p, e - p), ", ");
+  MemDesc d;
+  std::vector<std::string> dims = absl::StrSplit(parts[0], 'x');
+  for (size_t i = 0; i + 1 < dims.size(); ++i) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(dims[i], &v)) return std::nullopt;
+    d.shape.push_back(v);
+  }
+  d.element = dims.back();
+  if (parts.size() > 1) d.encoding = parts[1];
+  if (parts.size() > 2) d.space = parts[2];
+  return d;
+}
+
+std::string Describe(const MemDesc& d) {
+  std::string s;
+  for (int64_t v : d.shape) absl::StrAppend(&s, v, "x");
+  return s + d.element;
+}
+
+}  // namespace
+
+absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
+  Analysis a{m};
+  a.pos.assign(m.ops.size(), 0);
+  a.end_pos.assign(m.ops.size(), 0);
+  for (int op : m.body) a.Number(op);
+  for (size_t i = 0; i < m.ops.size(); ++i) {
+    const TtgirOp& o = m.ops[i];
+    for (const std::string& r : o.results) a.def_op[r] = static_cast<int>(i);
+    for (size_t r = 0; r < o.region_args.size(); ++r)
+      for (const std::string& v : o.region_args[r]) a.def_region[v] = {static_cast<int>(i), static_cast<int>(r)};
+    std::set<std::string> seen;
+    for (const std::string& u : o.uses) {
+      // "%x#1" uses group result 1; a bare "%x" of a group uses all of it.
+      std::vector<std::string> names{u};
+      if (a.def_op.count(u) == 0 && u.find('#') == std::string::npos) {
+        for (auto it = a.def_op.lower_bound(u + "#"); it != a.def_op.end() &&
+                                                       absl::StartsWith(it->first, u + "#"); ++it)
+          names.push_back(it->first);
+      }
+      for (const std::string& n : names)
+        if (seen.insert(n).second) a.users[n].push_back(static_cast<int>(i));
+    }
+  }
+
+  SharedMemoryPlan plan;
+  plan.kernel = m.function;
+  plan.target = m.target;
+  plan.num_warps = m.num_warps;
+  plan.total_warps = m.num_warps;
+
+  LayoutContext layouts{m.aliases, m.num_warps, m.threads_per_warp};
+  // Explicit buffers and alias sets.
+  std::map<std::string, std::set<int>> alias;  // value -> explicit buffer indices
+  std::vector<std::vector<std::string>> members;
+  for (size_t i = 0; i < m.ops.size(); ++i) {
+    const TtgirOp& o = m.ops[i];
+    if (o.name == "ttg.local_alloc") {
+      std::optional<MemDesc> d = ResultMemDesc(o.text);
+      if (!d || o.results.size() != 1) {
+        return ParseError(m.origin, o.line, "ttg.local_alloc without a !ttg.memdesc result type");
+      }
+      if (d->space != "#smem") continue;
+      auto enc = m.aliases.find(d->encoding);
+      if (enc == m.aliases.end()) {
+        return ParseError(m.origin, o.line, absl::StrCat("unknown shared encoding ", d->encoding));
+      }
+      int64_t bits = ElementBits(d->element);
+      if (bits <= 0) {
+        return ParseError(m.origin, o.line, absl::StrCat("unsupported element type ", d->element));
+      }
+      int64_t numel = 1;
+      for (int64_t v : d->shape) {
+        auto p = CheckedMul(numel, v);
+        if (!p || v <= 0) return ParseError(m.origin, o.line, "memdesc shape overflows or is empty");
+        numel = *p;
+      }
+      ASSIGN_OR_RETURN(SharedEncoding se, ParseSharedEncoding(enc->second));
+      if (se.padded) numel = se.PaddedSize(numel);
+      auto bytes = CheckedMul(numel, bits);
+      if (!bytes) return ParseError(m.origin, o.line, "buffer size overflows");
+      SharedBuffer b;
+      b.name = o.results[0];
+      b.line = o.line;
+      b.kind = SharedBufferKind::kExplicit;
+      b.op = o.name;
+      b.shape = Describe(*d);
+      b.buffer.size = *bytes / 8;
+      b.buffer.alignment = se.alignment;
+      if (auto al = IntAttr(o.text, "alignment")) b.buffer.alignment = *al;
+      alias[o.results[0]].insert(static_cast<int>(plan.buffers.size()));
+      members.push_back({o.results[0]});
+      plan.buffers.push_back(std::move(b));
+      continue;
+    }
+    // Views and loop-carried memdescs alias the allocations their operands alias.
+    std::set<int> from;
+    for (const std::string& u : o.uses)
+      if (auto it = alias.find(u); it != alias.end()) from.insert(it->second.begin(), it->second.end());
+    if (from.empty()) continue;
+    auto add = [&](const std::string& v) {
+      for (int b : from) {
+        if (alias[v].insert(b).second) members[b].push_back(v);
+      }
+    };
+    if (o.text.find("!ttg.memdesc") != std::string::npos) {
+      for (const std::string& r : o.results) add(r);
+    }
+    if (o.name == "ttg.warp_specialize") {
+      // Partition arguments are the captures, in order.
+      std::vector<std::string> captures;
+      absl::string_view t = o.text;
+      size_t open = t.find('('), close = t.find(')');
+      if (open != absl::string_view::npos && close != absl::string_view::npos)
+        captures = ValueTokens(t.substr(open, close - open));
+      for (size_t r = 0; r < o.region_args.size(); ++r) {
+        for (size_t k = 0; k < o.region_args[r].size() && k < captures.size(); ++k) {
+          auto it = alias.find(captures[k]);
+          if (it == alias.end()) continue;
+          for (int b : it->second)
+            if (alias[o.region_args[r][k]].insert(b).second) members[b].push_back(o.region_args[r][k]);
+        }
+      }
+    }
+    if (IsCfOp(o.name)) {
+      for (const std::string& d : o.defined) add(d);
+    }
+  }
+  for (size_t b = 0; b < members.size(); ++b) {
+    uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0;
+    for (const std::string& v : members[b]) {
+      auto [s, e] = a.Live(v);
+      lo = std::min(lo, s);
+      hi = std::max(hi, e);
+    }
+    plan.buffers[b].buffer.start = lo;
+    plan.buffers[b].buffer.end = hi;
+  }
+
+  // Scratch buffers, in walk order; the function's own (warp indices) comes first.
+  int64_t ws_warps = 0;
+  for (const TtgirOp& o : m.ops)
+    if (o.name == "ttg.warp_specialize") ws_warps = std::max(ws_warps, o.partition_warps);
+  plan.total_warps = m.num_warps + static_cast<int>(ws_warps);
+  if (ws_warps > 0) {
+    SharedBuffer b;
+    b.name = "warp-specialization state (one byte per partition warp)";
+    b.kind = SharedBufferKind::kFunctionScratch;
+    b.op = "tt.func";
+    b.buffer.size = ws_warps;
+    b.buffer.alignment = 4;
+    b.buffer.start = 0;
+    b.buffer.end = std::numeric_limits<uint64_t>::max();
+    plan.buffers.push_back(std::move(b));
+  }
+  for (size_t i = 0; i < m.ops.size(); ++i) {
+    const TtgirOp& o = m.ops[i];
+    auto used = [&]() {
+      for (const std::string& r : o.results)
+        if (a.users.count(r)) return true;
+      return false;
+    };
+    ASSIGN_OR_RETURN(ScratchNeed need, ScratchFor(o, layouts, used(), m.origin));
+    if (need.bytes <= 0) continue;
+    SharedBuffer b;
+    b.name = absl::StrCat("scratch of ", o.name);
+    b.line = o.line;
+    b.kind = SharedBufferKind::kScratch;
+    b.op = o.name;
+    b.buffer.size = need.bytes;
+    b.buffer.alignment = need.alignment;
+    b.buffer.start = static_cast<uint64_t>(a.pos[i]);
+    b.buffer.end = static_cast<uint64_t>(a.pos[i]) + 1;
+    plan.buffers.push_back(std::move(b));
+  }
+
+  std::vector<TritonBuffer> raw;
+  for (const SharedBuffer& b : plan.buffers) raw.push_back(b.buffer);
+  if (!raw.empty()) {
+    ASSIGN_OR_RETURN(plan.allocation, AllocateLikeTriton(raw));
+  }
+  return plan;
+}
+
+absl::StatusOr<SharedMemoryPlan> PlanTtgir(std::string_view text, std::string_view origin) {
+  ASSIGN_OR_RETURN(TtgirModule m, ParseTtgir(text, origin));
+  return PlanSharedMemory(m);
+}
+
+absl::StatusOr<KernelGraph> ImportTtgir(std::string_view text, std::string_view origin_in) {
+  absl::string_view origin(origin_in.data(), origin_in.size());
+  ASSIGN_OR_RETURN(SharedMemoryPlan plan, PlanTtgir(text, origin_in));
+  KernelGraph g;
+  g.set_name(plan.kernel);
+  g.set_doc(absl::StrCat("Imported from ", origin, " (Triton TTGIR, target ", plan.target,
+                         "). Triton's allocator places these buffers in ",
+                         plan.allocation.shared, " bytes (metadata.shared)."));
+  g.mutable_launch()->set_num_warps(absl::StrCat(plan.num_warps));
+  if (plan.total_warps > plan.num_warps) {
+    Partition* p = g.mutable_launch()->add_partitions();
+    p->set_name("warp_specialize partitions");
+    p->set_warps(absl::StrCat(plan.total_warps - plan.num_warps));
+  }
+  // Positions: ops named p<N>, in order, so intervals map onto op positions.
+  std::set<uint64_t> points;
+  for (const SharedBuffer& b : plan.buffers) {
+    points.insert(b.buffer.start);
+    if (b.buffer.end != std::numeric_limits<uint64_t>::max()) points.insert(b.buffer.end - 1);
+  }
+  uint64_t last_point = points.empty() ? 0 : *points.rbegin();
+  std::map<uint64_t, Op*> ops;
+  for (uint64_t p : points) {
+    Op* op = g.add_ops();
+    op->set_name(absl::StrCat("op", p));
+    ops[p] = op;
+  }
+  int n = 0;
+  for (const SharedBuffer& b : plan.buffers) {
+    Buffer* buf = g.add_buffers();
+    std::string name = absl::StrCat("b", n++, "_", b.kind == SharedBufferKind::kExplicit ? b.name.substr(1) : b.op);
+    for (char& c : name) if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+    buf->set_name(name);
+    buf->set_size_bytes(absl::StrCat(b.buffer.size));
+    buf->set_alignment(absl::StrCat(b.buffer.alignment));
+    buf->set_memory_space("smem");
+    buf->set_role(b.kind == SharedBufferKind::kExplicit ? OPERAND : SCRATCH);
+    buf->set_doc(absl::StrCat(b.name, b.shape.empty() ? "" : " " + b.shape, b.line ? absl::StrCat(" (line ", b.line, ")") : ""));
+    uint64_t end = b.buffer.end == std::numeric_limits<uint64_t>::max() ? last_point : b.buffer.end - 1;
+    ops[b.buffer.start]->add_writes(name);
+    ops[end]->add_reads(name);
+  }
+  return g;
+}
+
+absl::StatusOr<KernelGraph> LoadTtgirFile(std::string_view path_in) {
+  absl::string_view path(path_in.data(), path_in.size());
+  std::ifstream in{std::string(path)};
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ImportTtgir(ss.str(), std::string_view(path.data(), path.size()));
+}
+
+}  // namespace scratchsim::triton

@@ -1,0 +1,79 @@
+// Reads TritonGPU IR text (the .ttgir Triton writes to its cache) and derives what Triton's
+// allocator sees: every shared buffer, its size, alignment and live interval, and metadata.shared.
+#ifndef SCRATCHSIM_BACKENDS_TRITON_TTGIR_PARSER_H_
+#define SCRATCHSIM_BACKENDS_TRITON_TTGIR_PARSER_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "backends/triton/triton_allocator.h"
+#include "proto/graph.pb.h"
+
+namespace scratchsim::triton {
+
+// One operation of the IR. Regions hold op indices into TtgirModule::ops.
+struct TtgirOp {
+  int line = 0;                       // 1-based line of the op's first text line
+  std::string name;                   // "ttg.local_alloc", "scf.for", "tt.reduce"
+  std::vector<std::string> results;   // "%a" (and "%a#0".. expanded from "%a:2")
+  std::vector<std::string> defined;   // block arguments its regions define (iter_args, ...)
+  std::vector<std::string> uses;      // every %value the op's own text mentions
+  std::string text;                   // the op's text without locations and regions
+  int parent = -1;                    // enclosing op, -1 at function level
+  int region = 0;                     // which region of the parent
+  std::vector<std::vector<int>> regions;
+  std::vector<std::vector<std::string>> region_args;  // block arguments per region
+  int64_t partition_warps = 0;        // partitionN(...) num_warps(N)
+};
+
+struct TtgirModule {
+  std::string origin;
+  int num_warps = 0;
+  int num_ctas = 1;
+  int threads_per_warp = 32;
+  std::string target;                 // "cuda:90"
+  std::string function;
+  std::map<std::string, std::string> aliases;  // "#blocked" -> "#ttg.blocked<{...}>"
+  std::vector<TtgirOp> ops;
+  std::vector<int> body;              // top-level ops of the kernel function
+};
+
+absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text, std::string_view origin);
+
+enum class SharedBufferKind { kExplicit, kScratch, kFunctionScratch };
+
+struct SharedBuffer {
+  std::string name;        // "%a (ttg.local_alloc)" or "scratch of tt.reduce"
+  int line = 0;
+  SharedBufferKind kind = SharedBufferKind::kExplicit;
+  std::string op;
+  std::string shape;       // "2x128x64xf16" for explicit buffers
+  TritonBuffer buffer;
+};
+
+struct SharedMemoryPlan {
+  std::string kernel;
+  std::string target;
+  int num_warps = 0;
+  int total_warps = 0;     // with warp-specialized partitions
+  std::vector<SharedBuffer> buffers;  // Triton's order
+  TritonAllocation allocation;
+};
+
+// Buffers, intervals and Triton's placement for a parsed module.
+absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& module);
+absl::StatusOr<SharedMemoryPlan> PlanTtgir(std::string_view text, std::string_view origin);
+
+// The module as a KernelGraph for the simulator: one buffer per shared allocation (raw bytes,
+// Triton's alignment), one op per operation position so the simulator's liveness sees
+// Triton's intervals; the kernel's doc names Triton's predicted total.
+absl::StatusOr<KernelGraph> ImportTtgir(std::string_view text, std::string_view origin);
+absl::StatusOr<KernelGraph> LoadTtgirFile(std::string_view path);
+
+}  // namespace scratchsim::triton
+
+#endif  // SCRATCHSIM_BACKENDS_TRITON_TTGIR_PARSER_H_
