@@ -310,3 +310,42 @@ TEST(PallasLoweringTest, HbmOperandsGetNoBlock) {
 
 }  // namespace
 }  // namespace scratchsim
+
+namespace scratchsim {
+namespace {
+
+KernelGraph TracedGraph(const std::string& file) {
+  KernelGraph graph;
+  absl::Status status =
+      LoadProtoFile(std::string(SCRATCHSIM_SOURCE_DIR) + "/backends/tpu/testdata/" + file, &graph);
+  EXPECT_TRUE(status.ok()) << status;
+  return graph;
+}
+
+// Graphs written by bench/tpu/pallas_to_graph.py from real pallas_call code agree with the
+// hand-written examples.
+TEST(PallasLoweringTracedTest, TracedGraphsMatchTheHandWrittenOnes) {
+  DeviceModel v6e = TpuDevice("tpu_v6e");
+  absl::StatusOr<PallasFootprint> mm = ComputePallasFootprint(TracedGraph("traced_matmul.pbtxt"), v6e);
+  ASSERT_TRUE(mm.ok()) << mm.status();
+  EXPECT_EQ(mm->scoped_vmem_bytes, 64 * kMiB);
+  DeviceModel v5e = TpuDevice("tpu_v5e");
+  absl::StatusOr<PallasFootprint> e1001 = ComputePallasFootprint(TracedGraph("traced_e1001.pbtxt"), v5e);
+  ASSERT_TRUE(e1001.ok()) << e1001.status();
+  EXPECT_EQ(e1001->scoped_vmem_bytes, 48 * kMiB);
+}
+
+TEST(PallasLoweringTracedTest, TracedPrefetchBufferedAndScratch) {
+  absl::StatusOr<PallasFootprint> fp =
+      ComputePallasFootprint(TracedGraph("traced_prefetch.pbtxt"), TpuDevice("tpu_v5e"));
+  ASSERT_TRUE(fp.ok()) << fp.status();
+  // in0 2 x 128 KiB, in1 Buffered(1) 128 KiB, out0 2 x 128 KiB, f32 scratch 256 KiB.
+  EXPECT_EQ(fp->scoped_vmem_bytes, 896 * 1024);
+  EXPECT_EQ(fp->scoped_limit_bytes, 32 * kMiB);
+  EXPECT_EQ(fp->scoped_limit_source, "vmem_limit_bytes");
+  EXPECT_EQ(fp->smem_bytes, 8 * 4 + 16 * 4);
+  EXPECT_EQ(fp->semaphores, 1);
+}
+
+}  // namespace
+}  // namespace scratchsim
