@@ -1,6 +1,10 @@
 #include "sim/cli.h"
 
+#include <algorithm>
 #include <filesystem>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -12,6 +16,11 @@
 #include "sim/report.h"
 #include "sim/simulator.h"
 #include "sim/status_macros.h"
+
+#ifdef SCRATCHSIM_HAVE_TPU
+#include "backends/tpu/pallas_lowering.h"
+#include "backends/tpu/xla_verdict.h"
+#endif
 
 namespace scratchsim {
 namespace {
@@ -129,10 +138,26 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out)
   ASSIGN_OR_RETURN(options.policy, ParsePlacementPolicy(flags.Get("policy", "first-fit")));
   options.suggest = !flags.Has("no-suggest");
   std::string path = flags.Get("graph");
+  ASSIGN_OR_RETURN(KernelGraph original, LoadGraph(path));
   ASSIGN_OR_RETURN(KernelGraph graph, LoadKernelGraph(path, device));
-  ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(std::move(graph), path));
+  ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(graph, path));
   ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(compiled, flags.GetList("set")));
   ASSIGN_OR_RETURN(Report report, Simulate(compiled, device, values, options));
+#ifdef SCRATCHSIM_HAVE_TPU
+  if (original.has_pallas()) {
+    // The TPU backend words the verdict as XLA does; it evaluates the --set values itself.
+    for (const std::string& assignment : flags.GetList("set")) {
+      for (Parameter& parameter : *original.mutable_parameters()) {
+        std::pair<std::string, std::string> parts = absl::StrSplit(assignment, absl::MaxSplits('=', 1));
+        int64_t value;
+        if (parameter.name() == parts.first && absl::SimpleAtoi(parts.second, &value)) parameter.set_default_value(value);
+      }
+    }
+    RETURN_IF_ERROR(AnnotateTpuReport(original, device, &report));
+    report.set_fits(std::none_of(report.violations().begin(), report.violations().end(),
+                                 [](const Violation& v) { return v.fatal(); }));
+  }
+#endif
   if (format == "json") {
     ASSIGN_OR_RETURN(std::string json, RenderJson(report));
     out << json << "\n";
@@ -147,6 +172,13 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out)
 absl::StatusOr<KernelGraph> LoadKernelGraph(const std::string& path, const DeviceModel& device) {
   ASSIGN_OR_RETURN(KernelGraph graph, LoadGraph(path));
   if (graph.name().empty()) graph.set_name(std::filesystem::path(path).stem().string());
+  if (graph.has_pallas()) {
+#ifdef SCRATCHSIM_HAVE_TPU
+    ASSIGN_OR_RETURN(graph, LowerPallasCall(graph, device));
+#else
+    return absl::UnimplementedError(absl::StrCat(path, ": field 'pallas': this build has no TPU backend"));
+#endif
+  }
   return graph;
 }
 

@@ -25,8 +25,11 @@ std::string Breakdown(const SpaceReport& space) {
                           [&](const BufferShare& s) { return s.copies() == copies; });
   std::vector<std::string> terms;
   for (const BufferShare& s : space.live_at_peak()) {
-    terms.push_back(same ? absl::StrCat(s.buffer(), " ", s.bytes_per_copy())
-                         : absl::StrCat(s.copies(), " x ", s.buffer(), " ", s.bytes_per_copy()));
+    if (same || s.copies() == 1) {
+      terms.push_back(absl::StrCat(s.buffer(), " ", s.bytes_per_copy()));
+    } else {
+      terms.push_back(absl::StrCat(s.buffer(), " ", s.copies(), " copies x ", s.bytes_per_copy()));
+    }
   }
   std::string sum = absl::StrJoin(terms, " + ");
   if (same && copies > 1) return absl::StrCat(copies, " copies x (", sum, ")");
