@@ -67,7 +67,7 @@ TEST(TtgirFixturesTest, MatchesTritonSharedMemory) {
         std::cout << "   " << b.name << " " << b.shape << " line " << b.line << " size "
                   << b.buffer.size << " align " << b.buffer.alignment << " live ["
                   << b.buffer.start << "," << b.buffer.end << ") @"
-                  << plan->allocation.offsets[i] << "\n";
+                  << plan->allocation.offsets[i] << " g" << b.buffer.async_group << "/" << b.buffer.async_region << "\n";
       }
     }
   }

@@ -242,7 +242,19 @@ absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& c
   if (n == "ttg.convert_layout") {
     std::vector<TensorType> types = TensorTypes(op.text);
     if (types.size() != 2) return Unsupported(origin, op.line, "convert_layout without src -> dst tensor types");
-    if (Resolve(ctx, types[0].encoding) == Resolve(ctx, types[1].encoding)) return need;
+    const std::string src_enc = Resolve(ctx, types[0].encoding);
+    const std::string dst_enc = Resolve(ctx, types[1].encoding);
+    if (src_enc == dst_enc) return need;
+    // An MMA accumulator feeding the next dot as its A operand stays in registers
+    // (the mma-to-dot-operand shortcut of cvtNeedsSharedMemory).
+    if (absl::StartsWith(dst_enc, "#ttg.dot_op<{opIdx = 0")) {
+      size_t p = dst_enc.find("parent = ");
+      std::string parent = dst_enc.substr(p + 9);
+      parent = parent.substr(0, parent.find_first_of(",}"));
+      if (Resolve(ctx, parent) == src_enc && absl::StartsWith(src_enc, "#ttg.nvidia_mma<")) {
+        return need;
+      }
+    }
     int64_t bits = std::max<int64_t>(8, ElementBits(types[0].element));
     need.bytes = Product(types[0].shape) * bits / 8;
     return need;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -123,6 +124,9 @@ bool IsLoop(absl::string_view name) { return name == "scf.for" || name == "scf.w
 struct Frame {
   int op = -1;  // -1: module or function scope
   bool function = false;
+  // Value names restart inside isolated regions (warp_specialize partitions): the prefix
+  // keeps "%41" of one partition apart from "%41" of another.
+  std::string scope;
 };
 
 }  // namespace
@@ -224,7 +228,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
         if (absl::EndsWith(rest, "{")) {
           op.regions.emplace_back();
           op.region_args.emplace_back();
-          stack.push_back(Frame{closed.op});
+          stack.push_back(Frame{closed.op, false, closed.scope});
         } else if (!rest.empty()) {
           absl::StrAppend(&op.text, " ", rest);
         }
@@ -240,7 +244,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
       }
       TtgirOp& owner = module.ops[stack.back().op];
       for (const std::string& v : ValueTokens(s.substr(0, s.find(')')))) {
-        owner.region_args.back().push_back(v);
+        owner.region_args.back().push_back(stack.back().scope + v);
       }
       continue;
     }
@@ -272,7 +276,12 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
         }
         ws.partition_warps += warps;
       }
-      stack.push_back(Frame{last_op_at_level});
+      std::string scope = stack.back().scope;
+      if (absl::StartsWith(s, "partition")) {
+        scope = absl::StrCat(last_op_at_level, ".", ws.regions.size() - 1, "/");
+        for (std::string& v : ws.region_args.back()) v = scope + v;
+      }
+      stack.push_back(Frame{last_op_at_level, false, scope});
       continue;
     }
     if (!stack.back().function && stack.back().op < 0) {
@@ -331,6 +340,10 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
       p = q - 1;
     }
     const int index = static_cast<int>(module.ops.size());
+    if (!stack.back().scope.empty()) {
+      for (auto* list : {&op.results, &op.defined, &op.uses})
+        for (std::string& v : *list) v = stack.back().scope + v;
+    }
     if (stack.back().op >= 0) {
       op.parent = stack.back().op;
       op.region = static_cast<int>(module.ops[op.parent].regions.size()) - 1;
@@ -347,7 +360,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     }
     module.ops.push_back(std::move(op));
     last_op_at_level = index;
-    if (opens) stack.push_back(Frame{index});
+    if (opens) stack.push_back(Frame{index, false, stack.back().scope});
   }
   if (!stack.empty()) {
     return ParseError(origin, static_cast<int>(raw.size()),
@@ -359,6 +372,10 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
 }
 
 namespace {
+
+// All regions of a ttg.warp_specialize (default and partitions) run
+// concurrently, so their buffers never share addresses (Allocation.cpp's AsyncRegions check).
+constexpr int kFirstAsyncRegion = 0;
 
 struct Analysis {
   const TtgirModule& m;
@@ -387,6 +404,17 @@ struct Analysis {
   // The region (op, index) a value lives in; (-1, 0) for the function body.
   std::pair<int, int> ScopeOf(int op) const {
     return {m.ops[op].parent, m.ops[op].parent < 0 ? 0 : m.ops[op].region};
+  }
+
+  // The warp_specialize op and partition region an op runs in ({-1, -1} outside partitions).
+  std::pair<int, int> AsyncRegion(int op) const {
+    for (int a = op; a >= 0 && m.ops[a].parent >= 0; a = m.ops[a].parent) {
+      const int p = m.ops[a].parent;
+      if (m.ops[p].name == "ttg.warp_specialize" && m.ops[a].region >= kFirstAsyncRegion) {
+        return {p, m.ops[a].region};
+      }
+    }
+    return {-1, -1};
   }
 
   std::pair<uint64_t, uint64_t> Live(const std::string& v) const {
@@ -533,6 +561,7 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
       b.shape = Describe(*d);
       b.buffer.size = *bytes / 8;
       b.buffer.alignment = se.alignment;
+      std::tie(b.buffer.async_group, b.buffer.async_region) = a.AsyncRegion(static_cast<int>(i));
       if (auto al = IntAttr(o.text, "alignment")) b.buffer.alignment = *al;
       alias[o.results[0]].insert(static_cast<int>(plan.buffers.size()));
       members.push_back({o.results[0]});
@@ -617,6 +646,7 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
     b.buffer.alignment = need.alignment;
     b.buffer.start = static_cast<uint64_t>(a.pos[i]);
     b.buffer.end = static_cast<uint64_t>(a.pos[i]) + 1;
+    std::tie(b.buffer.async_group, b.buffer.async_region) = a.AsyncRegion(static_cast<int>(i));
     plan.buffers.push_back(std::move(b));
   }
 
