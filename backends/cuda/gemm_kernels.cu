@@ -1,0 +1,360 @@
+// Multi-stage cp.async tiled GEMM and the fused GeGLU up-projection built on the same
+// pipeline: a ring of NUM_STAGES tile sets in dynamic shared memory, fp32 accumulation.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/device_buffer.cuh"
+#include "backends/cuda/kernel_case.h"
+
+namespace scratchsim::cuda {
+namespace {
+
+template <typename T>
+__host__ __device__ inline float ToFloat(T v);
+template <>
+__host__ __device__ inline float ToFloat<float>(float v) { return v; }
+template <>
+__host__ __device__ inline float ToFloat<__half>(__half v) { return __half2float(v); }
+template <>
+__host__ __device__ inline float ToFloat<__nv_bfloat16>(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+
+template <typename T>
+T FromFloat(float v);
+template <>
+float FromFloat<float>(float v) { return v; }
+template <>
+__half FromFloat<__half>(float v) { return __float2half(v); }
+template <>
+__nv_bfloat16 FromFloat<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
+
+template <typename T>
+const char* DtypeName();
+template <>
+const char* DtypeName<float>() { return "f32"; }
+template <>
+const char* DtypeName<__half>() { return "f16"; }
+template <>
+const char* DtypeName<__nv_bfloat16>() { return "bf16"; }
+
+__device__ inline void CpAsync16(void* smem, const void* gmem) {
+  unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(gmem));
+}
+
+__device__ inline void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
+
+// cp.async.wait_group takes an immediate; the stage count is a run-time parameter, so wait
+// for at most min(pending, 7) groups, which is never less strict than asked.
+__device__ inline void CpAsyncWaitPending(int pending) {
+  switch (pending) {
+    case 0: asm volatile("cp.async.wait_group 0;\n" ::); break;
+    case 1: asm volatile("cp.async.wait_group 1;\n" ::); break;
+    case 2: asm volatile("cp.async.wait_group 2;\n" ::); break;
+    case 3: asm volatile("cp.async.wait_group 3;\n" ::); break;
+    case 4: asm volatile("cp.async.wait_group 4;\n" ::); break;
+    case 5: asm volatile("cp.async.wait_group 5;\n" ::); break;
+    case 6: asm volatile("cp.async.wait_group 6;\n" ::); break;
+    default: asm volatile("cp.async.wait_group 7;\n" ::); break;
+  }
+}
+
+// Copies a rows x cols tile (row-major, leading dimension ld) into contiguous shared memory
+// with 16-byte cp.async chunks spread over the block.
+template <typename T, int ROWS, int COLS, int THREADS>
+__device__ inline void LoadTile(T* smem, const T* gmem, int ld) {
+  constexpr int kPerChunk = 16 / sizeof(T);
+  constexpr int kChunks = ROWS * COLS / kPerChunk;
+  static_assert(COLS % kPerChunk == 0, "tile rows must be whole 16-byte chunks");
+  for (int chunk = threadIdx.x; chunk < kChunks; chunk += THREADS) {
+    int row = chunk / (COLS / kPerChunk);
+    int col = (chunk % (COLS / kPerChunk)) * kPerChunk;
+    CpAsync16(smem + row * COLS + col, gmem + static_cast<size_t>(row) * ld + col);
+  }
+}
+
+__device__ inline float GeluTanh(float a) {
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  return 0.5f * a * (1.0f + tanhf(kSqrt2OverPi * (a + 0.044715f * a * a * a)));
+}
+
+// C = A[M,K] x B[K,N] (kGeglu: out = gelu_tanh(A x B) * (A x B2), both sharing the A tile).
+// Shared memory, per stage: A tile BM x BK, B tile BK x BN (and B2 tile BK x BN): exactly
+// NUM_STAGES x (BM*BK + (1+kGeglu)*BK*BN) x sizeof(T) bytes of dynamic shared memory.
+template <typename T, int BM, int BN, int BK, int WARPS, bool kGeglu>
+__global__ void __launch_bounds__(WARPS * 32)
+    TiledGemmKernel(const T* a, const T* b, const T* b2, float* c, int m, int n, int k,
+                    int stages) {
+  constexpr int kThreads = WARPS * 32;
+  constexpr int kTn = 4;
+  constexpr int kThreadCols = BN / kTn;
+  static_assert(kThreads % kThreadCols == 0, "threads must tile the N extent");
+  constexpr int kThreadRows = kThreads / kThreadCols;
+  static_assert(BM % kThreadRows == 0, "threads must tile the M extent");
+  constexpr int kTm = BM / kThreadRows;
+  constexpr int kATile = BM * BK;
+  constexpr int kBTile = BK * BN;
+
+  extern __shared__ __align__(16) unsigned char dynamic_smem[];
+  T* a_ring = reinterpret_cast<T*>(dynamic_smem);
+  T* b_ring = a_ring + stages * kATile;
+  T* b2_ring = b_ring + stages * kBTile;
+
+  const int tx = threadIdx.x % kThreadCols;
+  const int ty = threadIdx.x / kThreadCols;
+  const int block_m = blockIdx.y * BM;
+  const int block_n = blockIdx.x * BN;
+  const int k_tiles = k / BK;
+
+  auto load_stage = [&](int slot, int tile) {
+    LoadTile<T, BM, BK, kThreads>(a_ring + slot * kATile,
+                                  a + static_cast<size_t>(block_m) * k + tile * BK, k);
+    LoadTile<T, BK, BN, kThreads>(b_ring + slot * kBTile,
+                                  b + static_cast<size_t>(tile) * BK * n + block_n, n);
+    if constexpr (kGeglu) {
+      LoadTile<T, BK, BN, kThreads>(b2_ring + slot * kBTile,
+                                    b2 + static_cast<size_t>(tile) * BK * n + block_n, n);
+    }
+  };
+
+  float acc[kTm][kTn] = {};
+  float acc2[kGeglu ? kTm : 1][kTn] = {};
+
+  for (int s = 0; s < stages - 1; ++s) {
+    if (s < k_tiles) load_stage(s, s);
+    CpAsyncCommit();
+  }
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    // Tile kt + stages - 1 goes into the slot tile kt - 1 used; the barrier at the end of
+    // the previous iteration made that slot free.
+    int next = kt + stages - 1;
+    if (next < k_tiles) load_stage(next % stages, next);
+    CpAsyncCommit();
+    CpAsyncWaitPending(stages - 1);
+    __syncthreads();
+    const int slot = kt % stages;
+    const T* a_tile = a_ring + slot * kATile;
+    const T* b_tile = b_ring + slot * kBTile;
+    const T* b2_tile = b2_ring + slot * kBTile;
+#pragma unroll 4
+    for (int kk = 0; kk < BK; ++kk) {
+      float av[kTm];
+      float bv[kTn];
+#pragma unroll
+      for (int i = 0; i < kTm; ++i) av[i] = ToFloat(a_tile[(ty * kTm + i) * BK + kk]);
+#pragma unroll
+      for (int j = 0; j < kTn; ++j) bv[j] = ToFloat(b_tile[kk * BN + tx * kTn + j]);
+#pragma unroll
+      for (int i = 0; i < kTm; ++i)
+#pragma unroll
+        for (int j = 0; j < kTn; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+      if constexpr (kGeglu) {
+#pragma unroll
+        for (int j = 0; j < kTn; ++j) bv[j] = ToFloat(b2_tile[kk * BN + tx * kTn + j]);
+#pragma unroll
+        for (int i = 0; i < kTm; ++i)
+#pragma unroll
+          for (int j = 0; j < kTn; ++j) acc2[i][j] = fmaf(av[i], bv[j], acc2[i][j]);
+      }
+    }
+    __syncthreads();
+  }
+  CpAsyncWaitPending(0);
+
+#pragma unroll
+  for (int i = 0; i < kTm; ++i) {
+#pragma unroll
+    for (int j = 0; j < kTn; ++j) {
+      int row = block_m + ty * kTm + i;
+      int col = block_n + tx * kTn + j;
+      float value = acc[i][j];
+      if constexpr (kGeglu) value = GeluTanh(value) * acc2[i][j];
+      c[static_cast<size_t>(row) * n + col] = value;
+    }
+  }
+}
+
+template <typename T, int BM, int BN, int BK, int WARPS, bool kGeglu>
+class TiledGemmCase final : public KernelCase {
+ public:
+  explicit TiledGemmCase(int stages)
+      : stages_(stages), m_(2 * BM), n_(2 * BN), k_(BK * (stages + 2)) {}
+
+  std::string name() const override {
+    return std::string(kGeglu ? "geglu<" : "gemm<") + DtypeName<T>() + "," +
+           std::to_string(BM) + "," + std::to_string(BN) + "," + std::to_string(BK) + "," +
+           std::to_string(WARPS) + ">";
+  }
+  const void* function() const override {
+    return reinterpret_cast<const void*>(&TiledGemmKernel<T, BM, BN, BK, WARPS, kGeglu>);
+  }
+  int threads_per_block() const override { return WARPS * 32; }
+  int64_t dynamic_shared_bytes() const override {
+    return static_cast<int64_t>(stages_) * (BM * BK + (kGeglu ? 2 : 1) * BK * BN) *
+           static_cast<int64_t>(sizeof(T));
+  }
+  dim3 grid() const override { return dim3(n_ / BN, m_ / BM); }
+
+  cudaError_t Prepare() override {
+    std::vector<float> af = RandomFloats(static_cast<size_t>(m_) * k_, 1);
+    std::vector<float> bf = RandomFloats(static_cast<size_t>(k_) * n_, 2);
+    std::vector<float> b2f = RandomFloats(static_cast<size_t>(k_) * n_, 3);
+    // The reference sees the values after rounding to T, as the kernel does.
+    std::vector<T> ah(af.size()), bh(bf.size()), b2h(b2f.size());
+    for (size_t i = 0; i < af.size(); ++i) ah[i] = FromFloat<T>(af[i]), af[i] = ToFloat(ah[i]);
+    for (size_t i = 0; i < bf.size(); ++i) bh[i] = FromFloat<T>(bf[i]), bf[i] = ToFloat(bh[i]);
+    for (size_t i = 0; i < b2f.size(); ++i) {
+      b2h[i] = FromFloat<T>(b2f[i]);
+      b2f[i] = ToFloat(b2h[i]);
+    }
+    reference_.assign(static_cast<size_t>(m_) * n_, 0.0f);
+    for (int i = 0; i < m_; ++i) {
+      for (int j = 0; j < n_; ++j) {
+        double sum = 0, sum2 = 0;
+        for (int p = 0; p < k_; ++p) {
+          sum += static_cast<double>(af[static_cast<size_t>(i) * k_ + p]) *
+                 bf[static_cast<size_t>(p) * n_ + j];
+          if (kGeglu) {
+            sum2 += static_cast<double>(af[static_cast<size_t>(i) * k_ + p]) *
+                    b2f[static_cast<size_t>(p) * n_ + j];
+          }
+        }
+        double value = sum;
+        if (kGeglu) {
+          value = 0.5 * sum *
+                  (1.0 + std::tanh(0.7978845608028654 * (sum + 0.044715 * sum * sum * sum))) *
+                  sum2;
+        }
+        reference_[static_cast<size_t>(i) * n_ + j] = static_cast<float>(value);
+      }
+    }
+    cudaError_t error;
+    if ((error = a_.Allocate(ah.size())) != cudaSuccess) return error;
+    if ((error = b_.Allocate(bh.size())) != cudaSuccess) return error;
+    if ((error = b2_.Allocate(b2h.size())) != cudaSuccess) return error;
+    if ((error = c_.Allocate(reference_.size())) != cudaSuccess) return error;
+    if ((error = a_.Upload(ah)) != cudaSuccess) return error;
+    if ((error = b_.Upload(bh)) != cudaSuccess) return error;
+    if ((error = b2_.Upload(b2h)) != cudaSuccess) return error;
+    return c_.Zero();
+  }
+
+  cudaError_t Launch(cudaStream_t stream) override {
+    TiledGemmKernel<T, BM, BN, BK, WARPS, kGeglu>
+        <<<grid(), threads_per_block(), dynamic_shared_bytes(), stream>>>(
+            a_.get(), b_.get(), b2_.get(), c_.get(), m_, n_, k_, stages_);
+    return cudaGetLastError();
+  }
+
+  std::string Check() override {
+    std::vector<float> got;
+    cudaError_t error = c_.Download(&got);
+    if (error != cudaSuccess) return std::string("copy back: ") + cudaGetErrorString(error);
+    // fp32 accumulation over K products of values in [-1, 1).
+    double atol = 1e-4 * k_;
+    return CompareFloats(got, reference_, atol, 1e-3);
+  }
+
+ private:
+  int stages_, m_, n_, k_;
+  std::vector<float> reference_;
+  DeviceBuffer<T> a_, b_, b2_;
+  DeviceBuffer<float> c_;
+};
+
+// The compiled instances: ptxas decides registers for each. DTYPE: 0 f32, 1 f16, 2 bf16.
+struct Instance {
+  int dtype, bm, bn, bk, warps;
+  std::unique_ptr<KernelCase> (*make)(int stages);
+};
+
+template <typename T, int BM, int BN, int BK, int WARPS, bool kGeglu>
+std::unique_ptr<KernelCase> Make(int stages) {
+  return std::make_unique<TiledGemmCase<T, BM, BN, BK, WARPS, kGeglu>>(stages);
+}
+
+#define SCRATCHSIM_GEMM_INSTANCES(GEGLU)                                   \
+  {0, 64, 64, 32, 4, &Make<float, 64, 64, 32, 4, GEGLU>},                  \
+  {0, 128, 128, 32, 8, &Make<float, 128, 128, 32, 8, GEGLU>},              \
+  {0, 128, 64, 16, 4, &Make<float, 128, 64, 16, 4, GEGLU>},                \
+  {1, 64, 64, 32, 4, &Make<__half, 64, 64, 32, 4, GEGLU>},                 \
+  {1, 128, 128, 32, 8, &Make<__half, 128, 128, 32, 8, GEGLU>},             \
+  {1, 128, 64, 64, 4, &Make<__half, 128, 64, 64, 4, GEGLU>},               \
+  {2, 64, 64, 32, 4, &Make<__nv_bfloat16, 64, 64, 32, 4, GEGLU>},          \
+  {2, 128, 128, 32, 8, &Make<__nv_bfloat16, 128, 128, 32, 8, GEGLU>},      \
+  {2, 128, 64, 64, 4, &Make<__nv_bfloat16, 128, 64, 64, 4, GEGLU>}
+
+const Instance kGemmInstances[] = {SCRATCHSIM_GEMM_INSTANCES(false)};
+// The GeGLU up-projection of models/graphs/mlp.pbtxt (seed 002): fp32, the whole intermediate
+// width I_RED as one N tile, (tile_t, I_RED, tile_h, num_warps) as (BM, BN, BK, WARPS).
+const Instance kGegluInstances[] = {
+    {0, 16, 128, 16, 4, &Make<float, 16, 128, 16, 4, true>},
+    {0, 16, 512, 16, 4, &Make<float, 16, 512, 16, 4, true>},
+    {0, 16, 256, 32, 4, &Make<float, 16, 256, 32, 4, true>},
+    {0, 32, 256, 32, 8, &Make<float, 32, 256, 32, 8, true>},
+};
+
+template <size_t N>
+std::unique_ptr<KernelCase> Find(const Instance (&instances)[N], const char* family,
+                                 const ParamMap& params, int64_t default_dtype,
+                                 std::string* error) {
+  int64_t dtype = ParamOr(params, "DTYPE", default_dtype);
+  int64_t bm = ParamOr(params, "BLOCK_M", -1), bn = ParamOr(params, "BLOCK_N", -1);
+  int64_t bk = ParamOr(params, "BLOCK_K", -1), warps = ParamOr(params, "NUM_WARPS", -1);
+  int64_t stages = ParamOr(params, "NUM_STAGES", -1);
+  if (stages < 1 || stages > 64) {
+    *error = std::string(family) + ": NUM_STAGES must be in [1, 64], got " +
+             std::to_string(stages);
+    return nullptr;
+  }
+  for (const Instance& instance : instances) {
+    if (instance.dtype == dtype && instance.bm == bm && instance.bn == bn &&
+        instance.bk == bk && instance.warps == warps) {
+      return instance.make(static_cast<int>(stages));
+    }
+  }
+  std::string known;
+  for (const Instance& instance : instances) {
+    known += " (" + std::to_string(instance.dtype) + "," + std::to_string(instance.bm) + "," +
+             std::to_string(instance.bn) + "," + std::to_string(instance.bk) + "," +
+             std::to_string(instance.warps) + ")";
+  }
+  *error = std::string(family) + ": no compiled instance for DTYPE=" + std::to_string(dtype) +
+           " BLOCK_M=" + std::to_string(bm) + " BLOCK_N=" + std::to_string(bn) +
+           " BLOCK_K=" + std::to_string(bk) + " NUM_WARPS=" + std::to_string(warps) +
+           "; compiled (DTYPE,BLOCK_M,BLOCK_N,BLOCK_K,NUM_WARPS):" + known;
+  return nullptr;
+}
+
+}  // namespace
+
+std::unique_ptr<KernelCase> MakeGemmCase(const ParamMap& params, std::string* error) {
+  return Find(kGemmInstances, "gemm", params, 1, error);
+}
+
+std::unique_ptr<KernelCase> MakeGegluCase(const ParamMap& params, std::string* error) {
+  // Triton's pipeliner keeps max(1, num_stages - 1) copies of each loaded tile in shared
+  // memory (mlp.pbtxt); the ring here has exactly that many slots.
+  int64_t num_stages = ParamOr(params, "num_stages", -1);
+  if (num_stages < 1 || num_stages > 65) {
+    *error = "geglu_mlp: num_stages must be in [1, 65], got " + std::to_string(num_stages);
+    return nullptr;
+  }
+  ParamMap mapped = {{"DTYPE", 0},
+                     {"BLOCK_M", ParamOr(params, "tile_t", -1)},
+                     {"BLOCK_N", ParamOr(params, "I_RED", -1)},
+                     {"BLOCK_K", ParamOr(params, "tile_h", -1)},
+                     {"NUM_WARPS", ParamOr(params, "num_warps", -1)},
+                     {"NUM_STAGES", num_stages > 1 ? num_stages - 1 : 1}};
+  return Find(kGegluInstances, "geglu_mlp (tile_t, I_RED, tile_h, num_warps as BLOCK_M, BLOCK_N, BLOCK_K, NUM_WARPS)",
+              mapped, 0, error);
+}
+
+}  // namespace scratchsim::cuda

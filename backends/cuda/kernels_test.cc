@@ -1,0 +1,81 @@
+// Runs one configuration of every kernel family on the GPU and checks it against its CPU
+// reference and its expected shared-memory footprint. Skips where no CUDA device is present.
+#include <string>
+
+#include "backends/cuda/kernel_registry.h"
+#include "backends/cuda/measure.h"
+#include "gtest/gtest.h"
+
+namespace scratchsim::cuda {
+namespace {
+
+struct Expected {
+  const char* graph;
+  ParamMap params;
+  int64_t static_bytes;
+  int64_t dynamic_bytes;
+  int threads;
+};
+
+class KernelsTest : public ::testing::TestWithParam<Expected> {};
+
+TEST_P(KernelsTest, LaunchesAndMatchesReference) {
+  if (!DevicePresent()) GTEST_SKIP() << "no CUDA device";
+  const Expected& e = GetParam();
+  auto kernel = MakeCase(e.graph, e.params);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  auto m = Measure(**kernel, MeasureOptions{});
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->launch_error, "cudaSuccess");
+  EXPECT_EQ(m->correctness, "ok");
+  EXPECT_EQ(m->static_shared_bytes, e.static_bytes);
+  EXPECT_EQ(m->dynamic_shared_bytes, e.dynamic_bytes);
+  EXPECT_EQ(m->threads, e.threads);
+  EXPECT_GE(m->blocks_per_sm, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Families, KernelsTest,
+    ::testing::Values(
+        Expected{"gemm", {{"DTYPE", 0}, {"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, {"NUM_STAGES", 3}, {"NUM_WARPS", 4}},
+                 0, 3 * (64 * 32 + 32 * 64) * 4, 128},
+        Expected{"gemm", {{"DTYPE", 1}, {"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, {"NUM_STAGES", 1}, {"NUM_WARPS", 8}},
+                 0, (128 * 32 + 32 * 128) * 2, 256},
+        Expected{"gemm", {{"DTYPE", 2}, {"BLOCK_M", 128}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, {"NUM_STAGES", 9}, {"NUM_WARPS", 4}},
+                 0, 9 * (128 * 64 + 64 * 64) * 2, 128},
+        Expected{"geglu_mlp", {{"tile_t", 16}, {"tile_h", 16}, {"I_RED", 128}, {"num_warps", 4}, {"num_stages", 3}},
+                 0, 2 * (16 * 16 + 2 * 16 * 128) * 4, 128},
+        Expected{"softmax", {{"ROW", 5000}, {"NUM_WARPS", 8}}, 0, 20000 + 32, 256},
+        Expected{"ws_producer_consumer",
+                 {{"PRODUCER_WARPS", 2}, {"CONSUMER_WARPS", 4}, {"NUM_STAGES", 3}, {"TILE_BYTES", 4096}, {"LAUNCH_BOUND", 256}},
+                 256, 3 * 4096, 192},
+        Expected{"regheavy", {{"DEMAND", 128}, {"REG_CAP", 64}, {"NUM_WARPS", 4}}, 0, 0, 128}));
+
+TEST(KernelsTest, UnknownInstanceIsAnErrorNamingWhatIsCompiled) {
+  auto kernel = MakeCase("gemm", {{"DTYPE", 1}, {"BLOCK_M", 7}, {"BLOCK_N", 64}, {"BLOCK_K", 32},
+                                  {"NUM_STAGES", 1}, {"NUM_WARPS", 4}});
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_NE(kernel.status().message().find("no compiled instance"), std::string::npos);
+  EXPECT_FALSE(MakeCase("nonesuch", {}).ok());
+  EXPECT_FALSE(MakeCase("softmax", {{"ROW", 0}, {"NUM_WARPS", 8}}).ok());
+  EXPECT_FALSE(MakeCase("ws_producer_consumer", {{"PRODUCER_WARPS", 1}, {"CONSUMER_WARPS", 1},
+                                                 {"NUM_STAGES", 1}, {"TILE_BYTES", 20},
+                                                 {"LAUNCH_BOUND", 256}}).ok());
+}
+
+TEST(KernelsTest, SpillsAppearAboveTheRegisterCap) {
+  if (!DevicePresent()) GTEST_SKIP() << "no CUDA device";
+  auto below = MakeCase("regheavy", {{"DEMAND", 32}, {"REG_CAP", 64}, {"NUM_WARPS", 4}});
+  auto above = MakeCase("regheavy", {{"DEMAND", 128}, {"REG_CAP", 64}, {"NUM_WARPS", 4}});
+  ASSERT_TRUE(below.ok() && above.ok());
+  auto mb = Measure(**below, MeasureOptions{});
+  auto ma = Measure(**above, MeasureOptions{});
+  ASSERT_TRUE(mb.ok() && ma.ok());
+  EXPECT_EQ(mb->local_bytes, 0);
+  EXPECT_GT(ma->local_bytes, 0);
+  EXPECT_EQ(ma->registers, 64);
+  EXPECT_EQ(ma->correctness, "ok");
+}
+
+}  // namespace
+}  // namespace scratchsim::cuda

@@ -1,0 +1,343 @@
+// `simulate validate` and `simulate probe`.
+#include "backends/cuda/validate_command.h"
+
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "backends/cuda/kernel_registry.h"
+#include "backends/cuda/measure.h"
+#include "backends/cuda/probe.h"
+#include "backends/cuda/validate.h"
+#include "sim/device.h"
+#include "sim/graph.h"
+#include "sim/proto_io.h"
+#include "sim/status_macros.h"
+
+namespace scratchsim::cuda {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitMismatch = 1;
+constexpr int kExitBadInput = 2;
+constexpr int kExitNoDevice = 3;
+
+struct ValidateFlags {
+  std::string device = "h100";
+  std::vector<ValidateJob> jobs;
+  std::string csv_path, json_path, replay_path;
+  bool quiet = false;
+};
+
+// Parses job flags (--graph, --sweep, --no-opt-in, --opt-in) from `args` into `jobs`;
+// other flags go to `rest`.
+absl::Status ParseJobArgs(const std::vector<std::string>& args, const std::string& origin,
+                          std::vector<ValidateJob>* jobs, std::vector<std::string>* rest) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    auto value = [&](const char* flag) -> absl::StatusOr<std::string> {
+      std::string prefix = absl::StrCat(flag, "=");
+      if (absl::StartsWith(arg, prefix)) return arg.substr(prefix.size());
+      if (i + 1 >= args.size()) return absl::InvalidArgumentError(absl::StrCat(origin, ": ", flag, " needs a value"));
+      return args[++i];
+    };
+    if (arg == "--graph" || absl::StartsWith(arg, "--graph=")) {
+      ASSIGN_OR_RETURN(std::string path, value("--graph"));
+      jobs->push_back(ValidateJob{path, {}, std::nullopt});
+    } else if (arg == "--sweep" || absl::StartsWith(arg, "--sweep=")) {
+      ASSIGN_OR_RETURN(std::string sweep, value("--sweep"));
+      if (jobs->empty()) return absl::InvalidArgumentError(absl::StrCat(origin, ": --sweep before any --graph"));
+      jobs->back().sweeps.push_back(sweep);
+    } else if (arg == "--no-opt-in" || arg == "--opt-in") {
+      if (jobs->empty()) return absl::InvalidArgumentError(absl::StrCat(origin, ": ", arg, " before any --graph"));
+      jobs->back().opt_in = arg == "--opt-in";
+    } else {
+      rest->push_back(arg);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ValidateFlags> ParseValidateFlags(const std::vector<std::string>& args) {
+  ValidateFlags flags;
+  std::vector<std::string> rest;
+  RETURN_IF_ERROR(ParseJobArgs(args, "validate", &flags.jobs, &rest));
+  for (size_t i = 0; i < rest.size(); ++i) {
+    const std::string& arg = rest[i];
+    auto value = [&](const char* flag, std::string* out) -> absl::Status {
+      std::string prefix = absl::StrCat(flag, "=");
+      if (absl::StartsWith(arg, prefix)) {
+        *out = arg.substr(prefix.size());
+      } else if (i + 1 < rest.size()) {
+        *out = rest[++i];
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat("validate: ", flag, " needs a value"));
+      }
+      return absl::OkStatus();
+    };
+    auto is = [&](const char* flag) { return arg == flag || absl::StartsWith(arg, absl::StrCat(flag, "=")); };
+    if (is("--device")) {
+      RETURN_IF_ERROR(value("--device", &flags.device));
+    } else if (is("--csv")) {
+      RETURN_IF_ERROR(value("--csv", &flags.csv_path));
+    } else if (is("--json")) {
+      RETURN_IF_ERROR(value("--json", &flags.json_path));
+    } else if (is("--replay")) {
+      RETURN_IF_ERROR(value("--replay", &flags.replay_path));
+    } else if (arg == "--quiet") {
+      flags.quiet = true;
+    } else if (is("--plan")) {
+      std::string plan_path;
+      RETURN_IF_ERROR(value("--plan", &plan_path));
+      ASSIGN_OR_RETURN(std::string plan, ReadFileToString(plan_path));
+      int line_number = 0;
+      for (absl::string_view line : absl::StrSplit(plan, '\n')) {
+        ++line_number;
+        line = absl::StripAsciiWhitespace(line);
+        if (line.empty() || line[0] == '#') continue;
+        std::vector<std::string> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
+        std::vector<std::string> unknown;
+        std::string origin = absl::StrCat(plan_path, ":", line_number);
+        size_t before = flags.jobs.size();
+        RETURN_IF_ERROR(ParseJobArgs(words, origin, &flags.jobs, &unknown));
+        if (!unknown.empty()) {
+          return absl::InvalidArgumentError(absl::StrCat(origin, ": unknown word '", unknown[0], "'"));
+        }
+        if (flags.jobs.size() != before + 1) {
+          return absl::InvalidArgumentError(absl::StrCat(origin, ": each line names exactly one --graph"));
+        }
+      }
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("validate: unknown flag '", arg, "'"));
+    }
+  }
+  if (flags.jobs.empty() && flags.replay_path.empty()) {
+    return absl::InvalidArgumentError("validate: give --graph FILE (with --sweep), --plan FILE or --replay CSV");
+  }
+  return flags;
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& contents) {
+  std::ofstream out(path, std::ios::binary);
+  out << contents;
+  out.close();
+  if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
+  return absl::OkStatus();
+}
+
+std::string Today() {
+  std::time_t now = std::time(nullptr);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%d", std::gmtime(&now));
+  return buffer;
+}
+
+struct LoadedGraph {
+  KernelGraph graph;
+};
+
+absl::StatusOr<const KernelGraph*> CachedGraph(std::map<std::string, LoadedGraph>* cache,
+                                               const std::string& path) {
+  auto it = cache->find(path);
+  if (it == cache->end()) {
+    ASSIGN_OR_RETURN(KernelGraph graph, LoadGraph(path));
+    it = cache->emplace(path, LoadedGraph{std::move(graph)}).first;
+  }
+  return &it->second.graph;
+}
+
+// Predicts `row` (graph path in row.graph) twice: from the graph alone, and with the
+// compiler's register count in place of the graph's estimate.
+absl::Status PredictRow(const KernelGraph& graph, const DeviceModel& device, std::optional<bool> opt_in,
+                        ValidationRow& row) {
+  ASSIGN_OR_RETURN(row.predicted, Predict(graph, row.graph, device, row.overrides, opt_in, std::nullopt));
+  ASSIGN_OR_RETURN(Prediction with_compiled,
+                   Predict(graph, row.graph, device, row.overrides, opt_in, row.measured.registers));
+  row.predicted.blocks_per_sm_compiled_registers = with_compiled.blocks_per_sm;
+  CompareRow(row);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<ValidationRow>> RunJobs(const ValidateFlags& flags, const DeviceModel& device,
+                                                   bool* harness_failed) {
+  std::map<std::string, LoadedGraph> cache;
+  std::vector<ValidationRow> rows;
+  for (const ValidateJob& job : flags.jobs) {
+    ASSIGN_OR_RETURN(const KernelGraph* graph, CachedGraph(&cache, job.graph_path));
+    RETURN_IF_ERROR(FindCaseFactory(graph->name()).status());
+    ASSIGN_OR_RETURN(std::vector<std::vector<std::string>> configs, ExpandSweeps(job.sweeps));
+    for (const std::vector<std::string>& overrides : configs) {
+      ValidationRow row;
+      row.graph = job.graph_path;
+      row.overrides = overrides;
+      // The graph's own prediction first: it binds every parameter the kernel needs.
+      ASSIGN_OR_RETURN(row.predicted, Predict(*graph, row.graph, device, overrides, job.opt_in, std::nullopt));
+      ASSIGN_OR_RETURN(std::unique_ptr<KernelCase> kernel, MakeCase(graph->name(), row.predicted.params));
+      MeasureOptions options;
+      options.opt_in = row.predicted.opt_in;
+      absl::StatusOr<Measurement> measured = Measure(*kernel, options);
+      if (!measured.ok()) {
+        *harness_failed = true;
+        return absl::FailedPreconditionError(absl::StrCat(job.graph_path, " ", absl::StrJoin(overrides, " "),
+                                                          ": ", measured.status().message()));
+      }
+      row.measured = *std::move(measured);
+      RETURN_IF_ERROR(PredictRow(*graph, device, job.opt_in, row));
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
+absl::StatusOr<std::vector<ValidationRow>> Replay(const ValidateFlags& flags, const DeviceModel& device) {
+  ASSIGN_OR_RETURN(std::string contents, ReadFileToString(flags.replay_path));
+  ASSIGN_OR_RETURN(std::vector<ValidationRow> rows, ParseMeasuredCsv(contents, flags.replay_path));
+  std::map<std::string, LoadedGraph> cache;
+  for (ValidationRow& row : rows) {
+    ASSIGN_OR_RETURN(const KernelGraph* graph, CachedGraph(&cache, row.graph));
+    RETURN_IF_ERROR(PredictRow(*graph, device, row.predicted.opt_in, row));
+  }
+  return rows;
+}
+
+}  // namespace
+
+int RunValidateCommand(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  absl::StatusOr<ValidateFlags> flags = ParseValidateFlags(args);
+  if (!flags.ok()) {
+    std::cerr << "error: " << flags.status().message() << "\n";
+    return kExitBadInput;
+  }
+  absl::StatusOr<DeviceModel> device = LoadDevice(flags->device);
+  if (!device.ok()) {
+    std::cerr << "error: " << device.status().message() << "\n";
+    return kExitBadInput;
+  }
+  std::string description;
+  std::vector<ValidationRow> rows;
+  if (!flags->replay_path.empty()) {
+    absl::StatusOr<std::vector<ValidationRow>> replayed = Replay(*flags, *device);
+    if (!replayed.ok()) {
+      std::cerr << "error: " << replayed.status().message() << "\n";
+      return kExitBadInput;
+    }
+    rows = *std::move(replayed);
+    description = absl::StrCat("replay of ", flags->replay_path, " against model '", device->name(), "'");
+  } else {
+    if (!DevicePresent()) {
+      std::cerr << "error: validate needs a CUDA device and none is present\n";
+      return kExitNoDevice;
+    }
+    absl::StatusOr<std::string> described = DescribeDevice(0);
+    description = absl::StrCat(described.ok() ? *described : "unknown device", ", ", Today(), ", model '",
+                               device->name(), "'");
+    bool harness_failed = false;
+    absl::StatusOr<std::vector<ValidationRow>> measured = RunJobs(*flags, *device, &harness_failed);
+    if (!measured.ok()) {
+      std::cerr << "error: " << measured.status().message() << "\n";
+      return harness_failed ? kExitNoDevice : kExitBadInput;
+    }
+    rows = *std::move(measured);
+  }
+  ValidationSummary summary = Summarize(rows);
+  if (!flags->quiet) std::cout << RenderTable(rows);
+  std::cout << "device: " << description << "\n" << SummaryLine(summary) << "\n";
+  for (const auto& [path, contents] : {std::make_pair(flags->csv_path, RenderCsv(rows)),
+                                       std::make_pair(flags->json_path, RenderJson(rows, summary, description))}) {
+    if (path.empty()) continue;
+    absl::Status written = WriteFile(path, contents);
+    if (!written.ok()) {
+      std::cerr << "error: " << written.message() << "\n";
+      return kExitBadInput;
+    }
+  }
+  bool all = summary.smem_exact == summary.configs && summary.launch_match == summary.configs &&
+             summary.blocks_match == summary.configs;
+  return all ? kExitOk : kExitMismatch;
+}
+
+int RunProbeCommand(int argc, char** argv) {
+  std::string out_path, compare;
+  int ordinal = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](std::string* out) {
+      size_t eq = arg.find('=');
+      if (eq != std::string::npos) {
+        *out = arg.substr(eq + 1);
+        return true;
+      }
+      if (i + 1 >= argc) return false;
+      *out = argv[++i];
+      return true;
+    };
+    std::string text;
+    if (absl::StartsWith(arg, "--out")) {
+      if (!value(&out_path)) {
+        std::cerr << "error: --out needs a file\n";
+        return kExitBadInput;
+      }
+    } else if (absl::StartsWith(arg, "--compare")) {
+      if (!value(&compare)) {
+        std::cerr << "error: --compare needs a device name or path\n";
+        return kExitBadInput;
+      }
+    } else if (absl::StartsWith(arg, "--device-index")) {
+      if (!value(&text) || !absl::SimpleAtoi(text, &ordinal) || ordinal < 0) {
+        std::cerr << "error: --device-index needs a non-negative integer\n";
+        return kExitBadInput;
+      }
+    } else {
+      std::cerr << "error: probe: unknown flag '" << arg << "'\n";
+      return kExitBadInput;
+    }
+  }
+  if (!DevicePresent()) {
+    std::cerr << "error: probe needs a CUDA device and none is present\n";
+    return kExitNoDevice;
+  }
+  absl::StatusOr<DeviceModel> probed = ProbeDevice(ordinal);
+  if (!probed.ok()) {
+    std::cerr << "error: " << probed.status().message() << "\n";
+    return kExitNoDevice;
+  }
+  absl::StatusOr<std::string> text = SerializeProto(*probed, ProtoFormat::kText);
+  if (!text.ok()) {
+    std::cerr << "error: " << text.status().message() << "\n";
+    return kExitBadInput;
+  }
+  std::string contents = absl::StrCat("# scratchsim.DeviceModel probed from the live device on ", Today(), "\n", *text);
+  if (out_path.empty()) {
+    std::cout << contents;
+  } else {
+    absl::Status written = WriteFile(out_path, contents);
+    if (!written.ok()) {
+      std::cerr << "error: " << written.message() << "\n";
+      return kExitBadInput;
+    }
+  }
+  if (compare.empty()) return kExitOk;
+  absl::StatusOr<DeviceModel> shipped = LoadDevice(compare);
+  if (!shipped.ok()) {
+    std::cerr << "error: " << shipped.status().message() << "\n";
+    return kExitBadInput;
+  }
+  std::vector<std::string> diffs = DiffAgainstProbe(*probed, *shipped);
+  for (const std::string& diff : diffs) std::cerr << "differs: " << diff << "\n";
+  std::cerr << "probe vs '" << shipped->name() << "': " << (diffs.empty() ? "agree" : "DISAGREE") << "\n";
+  return diffs.empty() ? kExitOk : kExitMismatch;
+}
+
+}  // namespace scratchsim::cuda

@@ -1,0 +1,21 @@
+// `simulate validate` and `simulate probe`: the CUDA backend's subcommands. The CLI
+// dispatches to these when built with CUDA; argv[0] is the subcommand name.
+#ifndef SCRATCHSIM_BACKENDS_CUDA_VALIDATE_COMMAND_H_
+#define SCRATCHSIM_BACKENDS_CUDA_VALIDATE_COMMAND_H_
+
+namespace scratchsim::cuda {
+
+// simulate validate --device h100 --graph FILE [--sweep P=v1,v2|P=a:b[:s]]... [--no-opt-in]
+//                   [--graph FILE ...] [--plan FILE] [--csv FILE] [--json FILE]
+//                   [--replay MEASURED.csv] [--quiet]
+// Exit: 0 every configuration matches on shared bytes, launch verdict and blocks per SM;
+// 1 some do not; 2 bad input; 3 no CUDA device (or the GPU failed).
+int RunValidateCommand(int argc, char** argv);
+
+// simulate probe [--out FILE] [--device-index N] [--compare NAME_OR_PATH]
+// Exit: 0 written (and agrees with --compare); 1 disagrees; 2 bad input; 3 no device.
+int RunProbeCommand(int argc, char** argv);
+
+}  // namespace scratchsim::cuda
+
+#endif  // SCRATCHSIM_BACKENDS_CUDA_VALIDATE_COMMAND_H_

@@ -1,0 +1,15 @@
+// `scratchsim_cuda validate|probe ...`: the CUDA subcommands on their own, for machines where
+// only this binary is carried. `simulate validate|probe` runs the same code.
+#include <iostream>
+#include <string>
+
+#include "backends/cuda/validate_command.h"
+
+int main(int argc, char** argv) {
+  std::string command = argc > 1 ? argv[1] : "";
+  if (command == "validate") return scratchsim::cuda::RunValidateCommand(argc - 1, argv + 1);
+  if (command == "probe") return scratchsim::cuda::RunProbeCommand(argc - 1, argv + 1);
+  std::cerr << "usage: scratchsim_cuda validate --device h100 --graph FILE [--sweep P=v1,v2]... | "
+               "scratchsim_cuda probe [--out FILE] [--compare h100]\n";
+  return 2;
+}
