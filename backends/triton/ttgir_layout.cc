@@ -341,14 +341,27 @@ absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& c
       if (types[i] == '>' && types[i - 1] != '-') --depth;
     }
     for (absl::string_view t : list) {
-      int64_t bytes = 8;
-      if (absl::StartsWith(t, "!ttg.memdesc")) {
-        if (t.find("tensor_memory") != absl::string_view::npos) bytes = 4; else bytes = 4;
-      } else if (t == "i32" || t == "f32") bytes = 4;
-      else if (t == "i1" || t == "i8") bytes = 1;
-      else if (t == "i16" || t == "f16" || t == "bf16") bytes = 2;
-      size = (size + bytes - 1) / bytes * bytes + bytes;
-      align = std::max(align, bytes);
+      // A memdesc travels as its shared-memory object: a 32-bit address-space-3 pointer plus
+      // one i32 offset per dimension; pointers and tensor descriptors are 64-bit global
+      // pointers. Measured: 124 bytes for the sm_100 TMA GEMM's 12 captures.
+      int64_t bytes = 8, field_align = 8;
+      if (absl::StartsWith(t, "!ttg.memdesc<")) {
+        absl::string_view dims = t.substr(13, t.find(',') - 13);
+        const int64_t rank = std::count(dims.begin(), dims.end(), 'x');
+        bytes = 4 + 4 * rank;
+        field_align = 4;
+      } else if (absl::StartsWith(t, "!tt.ptr") || absl::StartsWith(t, "!tt.tensordesc") ||
+                 t == "i64" || t == "f64") {
+        bytes = 8;
+        field_align = 8;
+      } else {
+        const int64_t bits = ElementBits(t);
+        if (bits <= 0) return Unsupported(origin, op.line, absl::StrCat("warp_specialize capture of type ", t));
+        bytes = std::max<int64_t>(1, bits / 8);
+        field_align = bytes;
+      }
+      size = (size + field_align - 1) / field_align * field_align + bytes;
+      align = std::max(align, field_align);
     }
     need.bytes = size;
     need.alignment = align;
