@@ -86,6 +86,180 @@ absl::Status Unsupported(absl::string_view origin, int line, absl::string_view w
   return absl::UnimplementedError(absl::StrCat(origin, ":", line, ": unsupported construct: ", what));
 }
 
+
+// A distributed layout as linear-layout bases (Triton's LinearLayout, restricted to what the
+// scratch size needs): each basis is the tensor coordinate one bit of the register, lane or
+// warp index moves to, packed 20 bits per dimension; 0 means broadcast.
+struct Bases {
+  std::vector<uint64_t> reg, lane, warp;
+};
+
+constexpr int kBitsPerDim = 20;
+
+uint64_t Pack(int dim, int64_t value) {
+  return static_cast<uint64_t>(value) << (kBitsPerDim * dim);
+}
+
+int Log2(int64_t v) {
+  int k = 0;
+  while ((int64_t{1} << k) < v) ++k;
+  return k;
+}
+
+// Bases along `dim` for `count` (a power of two) indices starting at stride `cum`; values at
+// or beyond the extent broadcast.
+void Append(std::vector<uint64_t>& out, int dim, int64_t cum, int64_t count, int64_t extent) {
+  for (int k = 0; (int64_t{1} << k) < count; ++k) {
+    const int64_t v = cum << k;
+    out.push_back(v >= extent ? 0 : Pack(dim, v));
+  }
+}
+
+absl::StatusOr<Bases> BasesOf(const LayoutContext& ctx, absl::string_view encoding,
+                              const std::vector<int64_t>& shape) {
+  std::string enc = Resolve(ctx, encoding);
+  const int rank = static_cast<int>(shape.size());
+  Bases b;
+  if (absl::StartsWith(enc, "#ttg.blocked<")) {
+    auto spt = IntList(enc, "sizePerThread");
+    auto tpw = IntList(enc, "threadsPerWarp");
+    auto wpc = IntList(enc, "warpsPerCTA");
+    auto order = IntList(enc, "order");
+    if (!spt || !tpw || !wpc || !order || static_cast<int>(order->size()) != rank) {
+      return absl::InvalidArgumentError("malformed #ttg.blocked");
+    }
+    std::vector<int64_t> cum(rank, 1);
+    for (int64_t d : *order) { Append(b.reg, d, cum[d], (*spt)[d], shape[d]); cum[d] *= (*spt)[d]; }
+    for (int64_t d : *order) { Append(b.lane, d, cum[d], (*tpw)[d], shape[d]); cum[d] *= (*tpw)[d]; }
+    for (int64_t d : *order) { Append(b.warp, d, cum[d], (*wpc)[d], shape[d]); cum[d] *= (*wpc)[d]; }
+    for (int64_t d : *order) {
+      for (int64_t v = cum[d]; v < shape[d]; v *= 2) b.reg.push_back(Pack(d, v));
+    }
+    return b;
+  }
+  if (absl::StartsWith(enc, "#ttg.slice<")) {
+    auto dim = IntField(enc, "dim");
+    size_t p = enc.find("parent = ");
+    if (!dim || p == std::string::npos || *dim > rank) return absl::InvalidArgumentError("malformed #ttg.slice");
+    std::string parent = enc.substr(p + 9);
+    parent = parent.substr(0, parent.rfind("}>"));
+    std::vector<int64_t> pshape = shape;
+    pshape.insert(pshape.begin() + *dim, 1);
+    ASSIGN_OR_RETURN(Bases pb, BasesOf(ctx, parent, pshape));
+    // Drop the sliced coordinate: bases along it already broadcast (extent 1).
+    auto drop = [&](std::vector<uint64_t>& v) {
+      for (uint64_t& x : v) {
+        uint64_t out = 0;
+        for (int d = 0, nd = 0; d <= rank; ++d) {
+          if (d == *dim) continue;
+          out |= ((x >> (kBitsPerDim * d)) & ((uint64_t{1} << kBitsPerDim) - 1)) << (kBitsPerDim * nd);
+          ++nd;
+        }
+        x = out;
+      }
+    };
+    drop(pb.reg);
+    drop(pb.lane);
+    drop(pb.warp);
+    return pb;
+  }
+  if (absl::StartsWith(enc, "#ttg.nvidia_mma<") && rank == 2) {
+    auto major = IntField(enc, "versionMajor");
+    auto wpc = IntList(enc, "warpsPerCTA");
+    auto instr = IntList(enc, "instrShape");
+    if (!major || !wpc || wpc->size() != 2) return absl::InvalidArgumentError("malformed #ttg.nvidia_mma");
+    const int64_t m = shape[0], n = shape[1];
+    auto at = [&](int d, int64_t v) { return v >= shape[d] ? uint64_t{0} : Pack(d, v); };
+    // One warp's accumulator fragment (PTX ISA, mma.m16n8 / wgmma m64nN fragments): two
+    // adjacent columns per register pair, lanes 4 across and 8 down, rows +8 in registers.
+    b.reg = {at(1, 1), at(0, 8)};
+    b.lane = {at(1, 2), at(1, 4), at(0, 1), at(0, 2), at(0, 4)};
+    int64_t cols = 8, rows = 16;
+    if (*major == 3) {
+      const int64_t instr_n = instr && instr->size() >= 2 ? (*instr)[1] : 8;
+      for (int64_t v = 8; v < instr_n; v *= 2) b.reg.push_back(at(1, v));
+      cols = instr_n;
+      Append(b.warp, 0, 16, (*wpc)[0], m);
+      rows = 16 * (*wpc)[0];
+      Append(b.warp, 1, cols, (*wpc)[1], n);
+      cols *= (*wpc)[1];
+    } else {
+      Append(b.warp, 1, 8, (*wpc)[1], n);
+      cols = 8 * (*wpc)[1];
+      Append(b.warp, 0, 16, (*wpc)[0], m);
+      rows = 16 * (*wpc)[0];
+    }
+    for (int64_t v = cols; v < n; v *= 2) b.reg.push_back(Pack(1, v));
+    for (int64_t v = rows; v < m; v *= 2) b.reg.push_back(Pack(0, v));
+    return b;
+  }
+  if (absl::StartsWith(enc, "#ttg.linear<")) {
+    auto read = [&](absl::string_view key, std::vector<uint64_t>& out) -> bool {
+      size_t p = enc.find(absl::StrCat(key, " = ["));
+      if (p == std::string::npos) return false;
+      p = enc.find('[', p);
+      int depth = 0;
+      size_t e = p;
+      for (; e < enc.size(); ++e) {
+        if (enc[e] == '[') ++depth;
+        if (enc[e] == ']' && --depth == 0) break;
+      }
+      absl::string_view inner = absl::string_view(enc).substr(p + 1, e - p - 1);
+      size_t i = 0;
+      while ((i = inner.find('[', i)) != absl::string_view::npos) {
+        size_t j = inner.find(']', i);
+        uint64_t packed = 0;
+        int d = 0;
+        for (absl::string_view v : absl::StrSplit(inner.substr(i + 1, j - i - 1), ',')) {
+          int64_t x = 0;
+          if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(v), &x) || d >= rank) return false;
+          packed |= Pack(d++, x);
+        }
+        out.push_back(packed);
+        i = j + 1;
+      }
+      return true;
+    };
+    if (!read("register", b.reg) || !read("lane", b.lane) || !read("warp", b.warp)) {
+      return absl::InvalidArgumentError("malformed #ttg.linear");
+    }
+    return b;
+  }
+  return absl::UnimplementedError(absl::StrCat("layout ", enc.substr(0, 40)));
+}
+
+int Gf2Rank(std::vector<uint64_t> v) {
+  int rank = 0;
+  for (int bit = 63; bit >= 0; --bit) {
+    auto pivot = std::find_if(v.begin(), v.end(), [&](uint64_t x) { return (x >> bit) & 1; });
+    if (pivot == v.end()) continue;
+    const uint64_t p = *pivot;
+    v.erase(pivot);
+    for (uint64_t& x : v) if ((x >> bit) & 1) x ^= p;
+    ++rank;
+  }
+  return rank;
+}
+
+// Elements of one round of a layout conversion through shared memory: the tile that both
+// sides' lanes and warps (and the registers both vectorize over) cover, as in
+// getNumScratchElemsSwizzledCvt; source warps that hold copies each keep their own.
+std::optional<int64_t> CvtScratchElems(const LayoutContext& ctx, const TensorType& src,
+                                       const TensorType& dst, int64_t bits) {
+  auto s = BasesOf(ctx, src.encoding, src.shape);
+  auto d = BasesOf(ctx, dst.encoding, dst.shape);
+  if (!s.ok() || !d.ok()) return std::nullopt;
+  std::vector<uint64_t> tile;
+  for (size_t i = 0; i < s->reg.size() && i < d->reg.size(); ++i) {
+    if (s->reg[i] == 0 || s->reg[i] != d->reg[i] || ((int64_t{2} << i) * bits) > 128) break;
+    tile.push_back(s->reg[i]);
+  }
+  int copies = 0;
+  for (const auto* v : {&s->lane, &s->warp, &d->lane, &d->warp})
+    for (uint64_t x : *v) if (x != 0) tile.push_back(x);
+  for (uint64_t x : s->warp) if (x == 0) ++copies;
+  return int64_t{1} << (Gf2Rank(tile) + copies);
+}
 }  // namespace
 
 int64_t ElementBits(absl::string_view t) {
@@ -256,7 +430,9 @@ absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& c
       }
     }
     int64_t bits = std::max<int64_t>(8, ElementBits(types[0].element));
-    need.bytes = Product(types[0].shape) * bits / 8;
+    int64_t elems = Product(types[0].shape);
+    if (auto e = CvtScratchElems(ctx, types[0], types[1], bits)) elems = std::min(elems, *e);
+    need.bytes = elems * bits / 8;
     return need;
   }
   if (n == "tt.reduce" || n == "tt.scan") {
