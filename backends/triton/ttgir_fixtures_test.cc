@@ -78,7 +78,7 @@ TEST(TtgirFixturesTest, MatchesTritonSharedMemory) {
   std::cout << "exact matches: " << matched << "/" << fixtures.size() << " (" << rate * 100
             << "%)\n";
   // The measured rate at the last change of the rules; docs/triton.md explains the rest.
-  EXPECT_GE(rate, 0.0);
+  EXPECT_GE(rate, 0.98);
 }
 
 }  // namespace

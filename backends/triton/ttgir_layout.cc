@@ -225,6 +225,21 @@ absl::StatusOr<Bases> BasesOf(const LayoutContext& ctx, absl::string_view encodi
     }
     return b;
   }
+  if (absl::StartsWith(enc, "#ttg.dot_op<{opIdx = 0") && rank == 2) {
+    // The A operand of a wgmma is split across warps like its parent accumulator (rows);
+    // only the warp bases matter to the callers.
+    size_t p = enc.find("parent = ");
+    std::string parent = enc.substr(p + 9);
+    parent = parent.substr(0, parent.find_first_of(",}"));
+    std::string pe = Resolve(ctx, parent);
+    auto major = IntField(pe, "versionMajor");
+    auto wpc = IntList(pe, "warpsPerCTA");
+    if (major && *major == 3 && wpc && wpc->size() == 2) {
+      Append(b.warp, 0, 16, (*wpc)[0], shape[0]);
+      Append(b.warp, 1, shape[1], (*wpc)[1], shape[1]);
+      return b;
+    }
+  }
   return absl::UnimplementedError(absl::StrCat("layout ", enc.substr(0, 40)));
 }
 
@@ -428,6 +443,13 @@ absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& c
       if (Resolve(ctx, parent) == src_enc && absl::StartsWith(src_enc, "#ttg.nvidia_mma<")) {
         return need;
       }
+    }
+    // Data that stays inside each warp moves by register permutation or warp shuffles
+    // (cvtNeedsSharedMemory): only a change of the warp bases goes through shared memory.
+    {
+      auto sb = BasesOf(ctx, types[0].encoding, types[0].shape);
+      auto db = BasesOf(ctx, types[1].encoding, types[1].shape);
+      if (sb.ok() && db.ok() && sb->warp == db->warp) return need;
     }
     int64_t bits = std::max<int64_t>(8, ElementBits(types[0].element));
     int64_t elems = Product(types[0].shape);
