@@ -578,8 +578,16 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
         if (alias[v].insert(b).second) members[b].push_back(v);
       }
     };
-    if (o.text.find("!ttg.memdesc") != std::string::npos) {
-      for (const std::string& r : o.results) add(r);
+    // Only results of memdesc type are views (a local_load's operand is a memdesc, its
+    // result a tensor).
+    {
+      absl::string_view t = o.text;
+      size_t arrow = t.rfind(" -> ");
+      size_t colon = t.rfind(" : ");
+      size_t from = arrow != absl::string_view::npos ? arrow : colon;
+      if (from != absl::string_view::npos && t.substr(from).find("!ttg.memdesc") != absl::string_view::npos) {
+        for (const std::string& r : o.results) add(r);
+      }
     }
     if (o.name == "ttg.warp_specialize") {
       // Partition arguments are the captures, in order.
