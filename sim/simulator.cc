@@ -368,7 +368,11 @@ class Simulation {
     ASSIGN_OR_RETURN(int64_t min_blocks, EvaluateOr(launch.min_blocks_per_core, 1, "launch.min_blocks_per_core"));
     ASSIGN_OR_RETURN(int64_t declared_cap, EvaluateOr(launch.max_registers_per_thread, 0, "launch.max_registers_per_thread"));
     int64_t launch_threads = std::min<int64_t>(*thread_count, limit);
-    int32_t budget = ComputeRegisterBudget(device_, launch_threads, min_blocks, declared_cap);
+    // Without a declared thread limit (CUDA without __launch_bounds__) ptxas does not know the
+    // block size, so registers do not shrink to fit it; only a declared cap applies
+    // (measured on the GPU, docs/validation/h100.md).
+    int32_t budget = ComputeRegisterBudget(device_, launch.max_threads_per_block ? launch_threads : 0,
+                                           min_blocks, declared_cap);
     int64_t allocated = 0;
     if (launch.registers_per_thread) {
       ASSIGN_OR_RETURN(int64_t demand, EvaluateOr(launch.registers_per_thread, 0, "launch.registers_per_thread"));
@@ -401,6 +405,20 @@ class Simulation {
       return absl::OkStatus();
     }
     *report_.mutable_occupancy() = *occupancy;
+    const bool already_fatal = std::any_of(report_.violations().begin(), report_.violations().end(),
+                                           [](const Violation& v) { return v.fatal(); });
+    if (occupancy->blocks_per_core() == 0 && !already_fatal) {
+      // Not even one block can be resident: the launch fails (cudaErrorLaunchOutOfResources,
+      // "too many resources requested for launch", when registers are the cause).
+      Violation* v = report_.add_violations();
+      v->set_resource(occupancy->limiting_factor());
+      v->set_message(absl::StrCat("too many resources requested for launch: ", *thread_count, " threads x ",
+                                  allocated, " registers do not fit one SM (",
+                                  occupancy->limiting_factor(), ")"));
+      v->set_required(allocated);
+      v->set_available(report_.registers().budget_per_thread());
+      v->set_fatal(true);
+    }
     return absl::OkStatus();
   }
 

@@ -83,7 +83,7 @@ absl::StatusOr<Measurement> Measure(KernelCase& kernel, const MeasureOptions& op
   cudaError_t occupancy = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &blocks, function, m.threads, static_cast<size_t>(m.dynamic_shared_bytes));
   m.occupancy_error = cudaGetErrorName(occupancy);
-  m.blocks_per_sm = occupancy == cudaSuccess ? blocks : 0;
+  m.occupancy_api_blocks = occupancy == cudaSuccess ? blocks : 0;
   cudaGetLastError();
 
   RETURN_IF_ERROR(CudaStatus(kernel.Prepare(), "preparing inputs"));
@@ -91,6 +91,7 @@ absl::StatusOr<Measurement> Measure(KernelCase& kernel, const MeasureOptions& op
   cudaError_t launch = kernel.Launch(nullptr);
   m.launch_error = cudaGetErrorName(launch);
   m.launched = launch == cudaSuccess;
+  m.blocks_per_sm = m.launched ? m.occupancy_api_blocks : 0;
   if (!m.launched) {
     m.correctness = "not run";
     if (IsSticky(launch)) return CudaStatus(launch, "launch (sticky)");

@@ -25,8 +25,11 @@ struct Measurement {
   std::string opt_in_error;
   std::string launch_error;           // cudaGetErrorName of the launch
   bool launched = false;
-  // cudaOccupancyMaxActiveBlocksPerMultiprocessor (0 when it reports an error).
+  // Blocks resident per SM: cudaOccupancyMaxActiveBlocksPerMultiprocessor when the launch
+  // succeeds, else 0. The API alone does not check the compiled thread limit: for a block
+  // larger than __launch_bounds__ it still answers > 0 although the launch fails.
   int blocks_per_sm = 0;
+  int occupancy_api_blocks = 0;       // the API's raw answer (0 when it reports an error)
   std::string occupancy_error;
   // "ok", "not run" (no launch), or what differs from the CPU reference.
   std::string correctness;

@@ -119,7 +119,8 @@ std::vector<std::string> SplitCsvLine(absl::string_view line) {
 constexpr const char* kCsvColumns[] = {
     "graph", "params", "opt_in", "instance", "threads_pred", "threads", "static_pred",
     "static", "dynamic_pred", "dynamic", "launch_pred", "launched", "failing_pred",
-    "opt_in_error", "launch_error", "blocks_pred", "blocks", "blocks_pred_compiled_regs",
+    "opt_in_error", "launch_error", "launch_pred_compiled_regs", "blocks_pred", "blocks",
+    "blocks_pred_compiled_regs", "blocks_api",
     "limiter_pred", "occupancy_error", "regs_pred", "regs", "spill_pred", "local_bytes",
     "max_threads", "correctness", "time_ms", "smem_match", "launch_match", "blocks_match"};
 
@@ -229,6 +230,7 @@ void CompareRow(ValidationRow& row) {
   row.launch_match = p.launches == m.launched;
   row.blocks_match = p.blocks_per_sm == m.blocks_per_sm;
   row.blocks_compiled_match = p.blocks_per_sm_compiled_registers == m.blocks_per_sm;
+  row.launch_compiled_match = p.launches_compiled_registers == m.launched;
   row.threads_match = p.threads == m.threads;
 }
 
@@ -241,6 +243,7 @@ ValidationSummary Summarize(const std::vector<ValidationRow>& rows) {
     s.launch_match += row.launch_match;
     s.blocks_match += row.blocks_match;
     s.blocks_compiled_match += row.blocks_compiled_match;
+    s.launch_compiled_match += row.launch_compiled_match;
     s.threads_match += row.threads_match;
     s.launched += row.measured.launched;
     s.correct += row.measured.correctness == "ok";
@@ -260,10 +263,11 @@ ValidationSummary Summarize(const std::vector<ValidationRow>& rows) {
 std::string SummaryLine(const ValidationSummary& s) {
   const int n = s.configs;
   return absl::StrFormat(
-      "%d configs: smem exact %d/%d, launch verdict %d/%d, occupancy %d/%d (with compiled "
-      "registers %d/%d), threads %d/%d, registers exact %d/%d (within 8: %d/%d, mean |error| "
+      "%d configs: smem exact %d/%d, launch verdict %d/%d (with compiled registers %d/%d), "
+      "occupancy %d/%d (with compiled registers %d/%d), threads %d/%d, registers exact %d/%d (within 8: %d/%d, mean |error| "
       "%.1f), spill bytes exact %d/%d, correct %d/%d launched",
-      n, s.smem_exact, n, s.launch_match, n, s.blocks_match, n, s.blocks_compiled_match, n,
+      n, s.smem_exact, n, s.launch_match, n, s.launch_compiled_match, n, s.blocks_match, n,
+      s.blocks_compiled_match, n,
       s.threads_match, n, s.registers_exact, s.register_rows, s.registers_within_8,
       s.register_rows, s.registers_mean_abs_error, s.spill_exact, s.register_rows, s.correct,
       s.launched);
@@ -301,8 +305,10 @@ std::string RenderCsv(const std::vector<ValidationRow>& rows) {
         absl::StrCat(p.static_shared_bytes), absl::StrCat(m.static_shared_bytes),
         absl::StrCat(p.dynamic_shared_bytes), absl::StrCat(m.dynamic_shared_bytes),
         p.launches ? "1" : "0", m.launched ? "1" : "0", Quote(p.failing), m.opt_in_error,
-        m.launch_error, absl::StrCat(p.blocks_per_sm), absl::StrCat(m.blocks_per_sm),
-        absl::StrCat(p.blocks_per_sm_compiled_registers), Quote(p.limiting_factor),
+        m.launch_error, p.launches_compiled_registers ? "1" : "0",
+        absl::StrCat(p.blocks_per_sm), absl::StrCat(m.blocks_per_sm),
+        absl::StrCat(p.blocks_per_sm_compiled_registers), absl::StrCat(m.occupancy_api_blocks),
+        Quote(p.limiting_factor),
         m.occupancy_error, p.has_registers ? absl::StrCat(p.registers) : "",
         absl::StrCat(m.registers), p.has_registers ? absl::StrCat(p.spill_bytes_per_thread) : "",
         absl::StrCat(m.local_bytes), absl::StrCat(m.max_threads_per_block), Quote(m.correctness),
@@ -320,6 +326,7 @@ std::string RenderJson(const std::vector<ValidationRow>& rows, const ValidationS
   absl::StrAppend(&out, "  \"counts\": {\"configs\": ", s.configs, ", \"smem_exact\": ", s.smem_exact,
                   ", \"launch_match\": ", s.launch_match, ", \"blocks_match\": ", s.blocks_match,
                   ", \"blocks_compiled_registers_match\": ", s.blocks_compiled_match,
+                  ", \"launch_compiled_registers_match\": ", s.launch_compiled_match,
                   ", \"threads_match\": ", s.threads_match, ", \"register_rows\": ", s.register_rows,
                   ", \"registers_exact\": ", s.registers_exact, ", \"registers_within_8\": ",
                   s.registers_within_8, ", \"spill_exact\": ", s.spill_exact,
@@ -339,7 +346,8 @@ std::string RenderJson(const std::vector<ValidationRow>& rows, const ValidationS
         p.static_shared_bytes, ", \"dynamic_shared_bytes\": ", p.dynamic_shared_bytes,
         ", \"launches\": ", p.launches ? "true" : "false", ", \"failing\": ", JsonString(p.failing),
         ", \"blocks_per_sm\": ", p.blocks_per_sm, ", \"blocks_per_sm_compiled_registers\": ",
-        p.blocks_per_sm_compiled_registers, ", \"limiting_factor\": ", JsonString(p.limiting_factor),
+        p.blocks_per_sm_compiled_registers, ", \"launches_compiled_registers\": ",
+        p.launches_compiled_registers ? "true" : "false", ", \"limiting_factor\": ", JsonString(p.limiting_factor),
         ", \"registers\": ", p.has_registers ? absl::StrCat(p.registers) : "null",
         ", \"spill_bytes_per_thread\": ",
         p.has_registers ? absl::StrCat(p.spill_bytes_per_thread) : "null", "},\n");
@@ -350,7 +358,7 @@ std::string RenderJson(const std::vector<ValidationRow>& rows, const ValidationS
         ", \"max_threads_per_block\": ", m.max_threads_per_block, ", \"opt_in_error\": ",
         JsonString(m.opt_in_error), ", \"launch_error\": ", JsonString(m.launch_error),
         ", \"launched\": ", m.launched ? "true" : "false", ", \"blocks_per_sm\": ", m.blocks_per_sm,
-        ", \"occupancy_error\": ", JsonString(m.occupancy_error), ", \"correctness\": ",
+        ", \"occupancy_api_blocks\": ", m.occupancy_api_blocks, ", \"occupancy_error\": ", JsonString(m.occupancy_error), ", \"correctness\": ",
         JsonString(m.correctness), ", \"time_ms\": ", absl::StrFormat("%.4f", m.time_ms), "},\n");
     absl::StrAppend(&out, "     \"match\": {\"smem\": ", row.smem_match ? "true" : "false",
                     ", \"launch\": ", row.launch_match ? "true" : "false", ", \"blocks_per_sm\": ",
@@ -406,6 +414,10 @@ absl::StatusOr<std::vector<ValidationRow>> ParseMeasuredCsv(const std::string& c
     m.launch_error = field("launch_error");
     RETURN_IF_ERROR(integer("blocks", &value));
     m.blocks_per_sm = static_cast<int>(value);
+    if (column.count("blocks_api") != 0) {
+      RETURN_IF_ERROR(integer("blocks_api", &value));
+      m.occupancy_api_blocks = static_cast<int>(value);
+    }
     m.occupancy_error = field("occupancy_error");
     RETURN_IF_ERROR(integer("regs", &value));
     m.registers = static_cast<int>(value);

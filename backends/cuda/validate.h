@@ -43,6 +43,7 @@ struct Prediction {
   // Blocks per SM when the occupancy model gets the compiler's register count instead of
   // the graph's estimate; -1 until measured.
   int blocks_per_sm_compiled_registers = -1;
+  bool launches_compiled_registers = false;
   bool opt_in = true;
   ParamMap params;                   // every parameter's bound value
 };
@@ -64,6 +65,7 @@ struct ValidationRow {
   bool launch_match = false;
   bool blocks_match = false;
   bool blocks_compiled_match = false;
+  bool launch_compiled_match = false;
   bool threads_match = false;
 };
 
@@ -73,6 +75,7 @@ void CompareRow(ValidationRow& row);
 struct ValidationSummary {
   int configs = 0;
   int smem_exact = 0, launch_match = 0, blocks_match = 0, blocks_compiled_match = 0;
+  int launch_compiled_match = 0;
   int threads_match = 0;
   int register_rows = 0, registers_exact = 0, registers_within_8 = 0;
   double registers_mean_abs_error = 0;

@@ -8,8 +8,8 @@ namespace scratchsim::cuda {
 // simulate validate --device h100 --graph FILE [--sweep P=v1,v2|P=a:b[:s]]... [--no-opt-in]
 //                   [--graph FILE ...] [--plan FILE] [--csv FILE] [--json FILE]
 //                   [--replay MEASURED.csv] [--quiet]
-// Exit: 0 every configuration matches on shared bytes, launch verdict and blocks per SM;
-// 1 some do not; 2 bad input; 3 no CUDA device (or the GPU failed).
+// Exit: 0 every configuration matches on shared bytes, and (given the register count ptxas
+// chose) on launch verdict and blocks per SM; 1 some do not; 2 bad input; 3 no CUDA device (or the GPU failed).
 int RunValidateCommand(int argc, char** argv);
 
 // simulate probe [--out FILE] [--device-index N] [--compare NAME_OR_PATH]
