@@ -1,0 +1,91 @@
+// Prediction time per Triton kernel (parse the .ttgir, derive buffers, place them like
+// Triton) against Triton 3.6's own compile time for the same configuration, measured when the
+// fixtures were made (tests/data/triton/expected.tsv). Results: docs/triton.md.
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "backends/triton/ttgir_parser.h"
+#include "benchmark/benchmark.h"
+
+namespace {
+
+struct Fixture {
+  std::string text;
+  double compile_s = 0;
+};
+
+const std::vector<Fixture>& Fixtures() {
+  static const std::vector<Fixture>* fixtures = [] {
+    auto* out = new std::vector<Fixture>;
+    std::ifstream in(std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/triton/expected.tsv");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::vector<std::string> f = absl::StrSplit(line, '\t');
+      if (f.size() < 4) continue;
+      std::ifstream t(std::string(SCRATCHSIM_BINARY_DIR) + "/triton_fixtures/" + f[0] + ".ttgir");
+      std::stringstream ss;
+      ss << t.rdbuf();
+      out->push_back({ss.str(), std::stod(f[3])});
+    }
+    return out;
+  }();
+  return *fixtures;
+}
+
+double MedianCompileSeconds() {
+  std::vector<double> v;
+  for (const Fixture& f : Fixtures()) v.push_back(f.compile_s);
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// One iteration predicts every fixture once; the counters give the time per kernel and the
+// ratio of Triton's median compile time to it.
+void BM_PredictAllFixtures(benchmark::State& state) {
+  const auto& fixtures = Fixtures();
+  if (fixtures.empty()) {
+    state.SkipWithError("no fixtures: build the triton_fixtures target first");
+    return;
+  }
+  for (auto _ : state) {
+    for (const Fixture& f : fixtures) {
+      auto plan = scratchsim::triton::PlanTtgir(f.text, "bench");
+      benchmark::DoNotOptimize(plan);
+    }
+  }
+  const double kernels = static_cast<double>(fixtures.size()) * state.iterations();
+  state.counters["kernels"] = static_cast<double>(fixtures.size());
+  state.counters["per_kernel_us"] =
+      benchmark::Counter(kernels, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["triton_median_compile_s"] = MedianCompileSeconds();
+}
+BENCHMARK(BM_PredictAllFixtures)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+// The largest fixture alone (warp-specialized persistent GEMM or attention IR).
+void BM_PredictLargestFixture(benchmark::State& state) {
+  const auto& fixtures = Fixtures();
+  if (fixtures.empty()) {
+    state.SkipWithError("no fixtures");
+    return;
+  }
+  const Fixture* largest = &fixtures[0];
+  for (const Fixture& f : fixtures)
+    if (f.text.size() > largest->text.size()) largest = &f;
+  for (auto _ : state) {
+    auto plan = scratchsim::triton::PlanTtgir(largest->text, "bench");
+    benchmark::DoNotOptimize(plan);
+  }
+  state.counters["bytes_of_ir"] = static_cast<double>(largest->text.size());
+  state.counters["triton_compile_s"] = largest->compile_s;
+}
+BENCHMARK(BM_PredictLargestFixture)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
