@@ -282,6 +282,9 @@ absl::Status AnnotateTpuReport(const KernelGraph& original, const DeviceModel& d
 
     ASSIGN_OR_RETURN(VmemFix fix, SuggestVmemFix(original, device));
     const MemorySpace* vmem = FindSpace(device, kVmemSpace);
+    // These fixes speak in Pallas terms (CompilerParams, block shapes) and replace the
+    // simulator's generic ones for the same limit.
+    report->clear_suggestions();
     Suggestion* s = report->add_suggestions();
     if (fix.limit_allowed) {
       s->set_text(absl::StrCat("pltpu.CompilerParams(vmem_limit_bytes=", fix.smallest_vmem_limit_bytes,
