@@ -99,6 +99,39 @@ TEST(PredictTest, GegluMatchesTritonCopiesOfMlpGraph) {
   EXPECT_EQ(p.dynamic_shared_bytes, 2 * (16 * 16 + 2 * 16 * 128) * 4);
 }
 
+// Regressions found on the GPU (H200 2026-11-25, then H100): regheavy has no
+// __launch_bounds__, so ptxas keeps its register count whatever the block size, and a block
+// whose warps need more than a quarter register file per sub-partition does not launch
+// (cudaErrorLaunchOutOfResources). The simulator used to shrink the registers to fit.
+TEST(PredictTest, RegistersDoNotShrinkWithoutLaunchBounds) {
+  // 125 registers (ptxas, DEMAND=96 under __maxnreg__(128)): 16 warps fit, 17 do not.
+  Prediction fits = MustPredict("regheavy.pbtxt", {"DEMAND=96", "REG_CAP=128", "NUM_WARPS=16"},
+                                std::nullopt, 125);
+  EXPECT_TRUE(fits.launches);
+  EXPECT_EQ(fits.blocks_per_sm, 1);
+  Prediction too_many = MustPredict("regheavy.pbtxt", {"DEMAND=96", "REG_CAP=128", "NUM_WARPS=17"},
+                                    std::nullopt, 125);
+  EXPECT_FALSE(too_many.launches);
+  EXPECT_EQ(too_many.blocks_per_sm, 0);
+  EXPECT_EQ(too_many.failing, "registers");
+  // 255 registers: 8 warps is the most that launches; 208 registers: 8 again, not 9.
+  EXPECT_TRUE(MustPredict("regheavy.pbtxt", {"DEMAND=320", "REG_CAP=255", "NUM_WARPS=8"}, std::nullopt, 255).launches);
+  EXPECT_FALSE(MustPredict("regheavy.pbtxt", {"DEMAND=320", "REG_CAP=255", "NUM_WARPS=9"}, std::nullopt, 255).launches);
+  EXPECT_FALSE(MustPredict("regheavy.pbtxt", {"DEMAND=200", "REG_CAP=255", "NUM_WARPS=9"}, std::nullopt, 208).launches);
+}
+
+TEST(PredictTest, SharedMemoryLimitsToTheByte) {
+  // Opt-in maximum 232448 B: softmax ROW=58104 with 8 warps is exactly 232448 B.
+  EXPECT_TRUE(MustPredict("softmax.pbtxt", {"ROW=58104", "NUM_WARPS=8"}).launches);
+  EXPECT_FALSE(MustPredict("softmax.pbtxt", {"ROW=58105", "NUM_WARPS=8"}).launches);
+  // Two blocks per SM up to 115712 B (228 KiB per SM, 1 KiB reserved per block).
+  EXPECT_EQ(MustPredict("softmax.pbtxt", {"ROW=28920", "NUM_WARPS=8"}).blocks_per_sm, 2);
+  EXPECT_EQ(MustPredict("softmax.pbtxt", {"ROW=28921", "NUM_WARPS=8"}).blocks_per_sm, 1);
+  // 48 KiB default without opt-in.
+  EXPECT_TRUE(MustPredict("softmax.pbtxt", {"ROW=12280", "NUM_WARPS=8"}, false).launches);
+  EXPECT_FALSE(MustPredict("softmax.pbtxt", {"ROW=12281", "NUM_WARPS=8"}, false).launches);
+}
+
 TEST(ReplayTest, CsvRoundTripKeepsMeasurements) {
   ValidationRow row;
   row.graph = "models/graphs/gemm.pbtxt";
