@@ -108,9 +108,17 @@ TEST(SimulatorTest, RegisterDemandAboveBudgetSpills) {
   EXPECT_TRUE(report.fits());  // spills are slow, not fatal
   EXPECT_EQ(report.registers().budget_per_thread(), 255);
   EXPECT_EQ(report.registers().spill_bytes_per_thread(), (300 - 255) * 4);
-  // 1024 threads leave 64 registers per thread.
-  CompiledGraph wide = CompileText(R"pb(launch { num_warps: "32" registers_per_thread: "100" })pb");
+  // A declared limit of 1024 threads (launch bounds, maxntid) leaves 64 registers per thread.
+  CompiledGraph wide = CompileText(
+      R"pb(launch { num_warps: "32" max_threads_per_block: "1024" registers_per_thread: "100" })pb");
   EXPECT_EQ(SimulateConfig(wide, Device("h100")).registers().budget_per_thread(), 64);
+  // Without one the compiler does not know the block size and keeps 100 registers: 32 warps
+  // of them do not fit the register file (measured on the H100: docs/validation/h100.md).
+  CompiledGraph unbounded = CompileText(R"pb(launch { num_warps: "32" registers_per_thread: "100" })pb");
+  Report unbounded_report = SimulateConfig(unbounded, Device("h100"));
+  EXPECT_EQ(unbounded_report.registers().allocated_per_thread(), 100);
+  EXPECT_FALSE(unbounded_report.fits());
+  EXPECT_EQ(unbounded_report.occupancy().blocks_per_core(), 0);
 }
 
 TEST(SimulatorTest, SharedMemoryNameMapsToLdsOnAmd) {
