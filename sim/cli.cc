@@ -13,6 +13,7 @@
 #include "sim/flags.h"
 #include "sim/graph.h"
 #include "sim/occupancy.h"
+#include "sim/plan_command.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
 #include "sim/status_macros.h"
@@ -183,6 +184,9 @@ absl::StatusOr<KernelGraph> LoadKernelGraph(const std::string& path, const Devic
 }
 
 int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (!args.empty() && args[0] == "plan") {
+    return RunPlanCommand(std::vector<std::string>(args.begin() + 1, args.end()), out, err);
+  }
   auto result = Run(args, out);
   if (!result.ok()) {
     err << "simulate: error: " << result.status().message() << "\n";

@@ -1,0 +1,87 @@
+#include "sim/perf_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace scratchsim {
+
+std::string PeakDtypeName(absl::string_view dtype) {
+  if (dtype == "f8e4m3" || dtype == "f8e5m2" || dtype == "fp8") return "f8";
+  if (dtype == "fp16" || dtype == "half") return "f16";
+  if (dtype == "fp32" || dtype == "float") return "f32";
+  if (dtype == "u8") return "i8";
+  return std::string(dtype);
+}
+
+absl::StatusOr<PerfModel> PerfModel::Create(const DeviceModel& device, absl::string_view compute_dtype,
+                                            bool need_peak) {
+  PerfModel model;
+  const Performance& perf = device.performance();
+  model.peak_dtype_ = PeakDtypeName(compute_dtype);
+  std::vector<std::string> known;
+  for (const PeakThroughput& peak : perf.peak()) {
+    known.push_back(peak.dtype());
+    if (peak.dtype() == model.peak_dtype_) model.peak_flops_ = peak.tflops() * 1e12;
+  }
+  if (model.peak_flops_ <= 0 && need_peak) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "device '", device.name(), "': performance has no peak for compute dtype '", compute_dtype, "' (it has: ",
+        known.empty() ? "none" : absl::StrJoin(known, ", "), "); pass --compute-dtype or set graph compute_dtype"));
+  }
+  if (perf.memory_bandwidth_gbps() <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device '", device.name(), "': performance.memory_bandwidth_gbps is missing"));
+  }
+  model.bandwidth_ = perf.memory_bandwidth_gbps() * 1e9;
+  model.num_cores_ = std::max<int64_t>(device.limits().num_cores(), 1);
+  model.schedulers_ = std::max<int64_t>(device.limits().register_sub_partitions(), 1);
+  return model;
+}
+
+PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
+  PerfEstimate e;
+  const int64_t per_core = std::max<int64_t>(in.blocks_per_core, 1);
+  e.concurrent_blocks = num_cores_ * per_core;
+  // Without a grid the kernel is assumed to fill exactly one wave, so waves do not rank.
+  e.grid_blocks = in.grid_blocks > 0 ? in.grid_blocks : e.concurrent_blocks;
+  e.waves = (e.grid_blocks + e.concurrent_blocks - 1) / e.concurrent_blocks;
+  e.wave_efficiency = static_cast<double>(e.grid_blocks) / static_cast<double>(e.waves * e.concurrent_blocks);
+  // Tensor cores and FMA pipes issue from every scheduler of a core; fewer resident warps than
+  // schedulers leave some idle.
+  if (in.warps_per_block > 0) {
+    e.issue_efficiency =
+        std::min(1.0, static_cast<double>(in.warps_per_block * per_core) / static_cast<double>(schedulers_));
+  }
+  const double flops = std::max(in.flops_per_block, 0.0);
+  const double bytes = std::max(in.bytes_per_block, 0.0);
+  // Each wave runs `per_core` blocks on every core, sharing that core's share of the peak: a
+  // partly filled last wave costs as much compute time as a full one.
+  const double per_core_peak = peak_flops_ / static_cast<double>(num_cores_);
+  e.compute_s = per_core_peak > 0
+                    ? static_cast<double>(e.waves * per_core) * flops / per_core_peak / e.issue_efficiency
+                    : 0;
+  // Bandwidth is a chip-wide pool: no quantization. No L2 reuse is assumed, so smaller tiles
+  // pay for re-reading operands.
+  e.memory_s = static_cast<double>(e.grid_blocks) * bytes / bandwidth_;
+  // Loads in flight per core: every resident block keeps `stages` tiles coming, one of which
+  // is being consumed. With none in flight compute and memory serialize; each further load in
+  // flight hides a larger share of the shorter phase (n / (n + 1)).
+  e.loads_in_flight = std::max<int64_t>(per_core * std::max<int64_t>(in.stages, 1) - 1, 0);
+  const double longer = std::max(e.compute_s, e.memory_s);
+  const double shorter = std::min(e.compute_s, e.memory_s);
+  e.exposed_s = shorter / static_cast<double>(1 + e.loads_in_flight);
+  e.time_s = longer + e.exposed_s;
+  e.compute_bound = e.compute_s >= e.memory_s;
+  e.intensity = bytes > 0 && flops > 0 ? flops / bytes : 0;
+  if (e.time_s > 0) {
+    e.score = flops > 0 ? static_cast<double>(e.grid_blocks) * flops / e.time_s / 1e12
+                        : static_cast<double>(e.grid_blocks) * bytes / e.time_s / 1e9;
+  }
+  return e;
+}
+
+}  // namespace scratchsim

@@ -1,0 +1,75 @@
+// Analytic performance model of one kernel configuration for the planner's ranking: a roofline
+// over the device's peak throughput and bandwidth, with occupancy, wave quantization and overlap.
+#ifndef SCRATCHSIM_SIM_PERF_MODEL_H_
+#define SCRATCHSIM_SIM_PERF_MODEL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "proto/device.pb.h"
+
+namespace scratchsim {
+
+// What one configuration does, in numbers the model needs. Negative flops/bytes: unknown.
+struct PerfInputs {
+  double flops_per_block = -1;   // graph.flops
+  double bytes_per_block = -1;   // graph.global_bytes, or derived from the operand tiles
+  int64_t grid_blocks = 0;       // product of launch.grid; 0: unknown (one full wave assumed)
+  int64_t blocks_per_core = 1;   // occupancy (GPU); 1 on TPU
+  int64_t warps_per_block = 0;   // 0 on TPU
+  int64_t stages = 1;            // software-pipelining depth of the main loop
+};
+
+// The estimate and the terms it is made of, so a ranking can say why.
+struct PerfEstimate {
+  double time_s = 0;             // estimated kernel time
+  double compute_s = 0;          // wave-quantized compute time at the issue efficiency
+  double memory_s = 0;           // global traffic over the device bandwidth
+  double exposed_s = 0;          // the part of the shorter phase not hidden behind the longer
+  int64_t grid_blocks = 0;
+  int64_t concurrent_blocks = 0; // num_cores x blocks_per_core
+  int64_t waves = 0;
+  double wave_efficiency = 0;    // grid / (waves x concurrent)
+  double issue_efficiency = 1;   // resident warps per scheduler (GPU)
+  int64_t loads_in_flight = 0;   // blocks_per_core x stages - 1 per core
+  double intensity = 0;          // flops per byte of global traffic; 0 when unknown
+  bool compute_bound = false;
+  // Achieved TFLOP/s when flops are known, else GB/s moved; the ranking sorts by time_s.
+  double score = 0;
+};
+
+class PerfModel {
+ public:
+  // Reads the device's performance section for `compute_dtype` ("bf16", "f16", "f8e4m3", ...).
+  // A device without bandwidth, or without a peak for that dtype when `need_peak` (the graph
+  // gives flops), is an error naming the device and what is missing.
+  static absl::StatusOr<PerfModel> Create(const DeviceModel& device, absl::string_view compute_dtype,
+                                          bool need_peak);
+
+  PerfEstimate Estimate(const PerfInputs& in) const;
+
+  double peak_flops() const { return peak_flops_; }      // flop/s
+  double bandwidth() const { return bandwidth_; }        // bytes/s
+  int64_t num_cores() const { return num_cores_; }
+  const std::string& peak_dtype() const { return peak_dtype_; }
+  // flops per byte where compute time equals memory time.
+  double ridge() const { return bandwidth_ > 0 ? peak_flops_ / bandwidth_ : 0; }
+
+ private:
+  double peak_flops_ = 0;
+  double bandwidth_ = 0;
+  int64_t num_cores_ = 1;
+  int64_t schedulers_ = 1;  // warp schedulers (register sub-partitions) per core
+  std::string peak_dtype_;
+};
+
+// The name under which device models list the peak for `dtype`: f8e4m3/f8e5m2 -> f8, i8 -> i8,
+// f16/bf16/tf32/f32/f64 unchanged.
+std::string PeakDtypeName(absl::string_view dtype);
+
+}  // namespace scratchsim
+
+#endif  // SCRATCHSIM_SIM_PERF_MODEL_H_

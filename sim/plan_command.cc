@@ -1,0 +1,375 @@
+#include "sim/plan_command.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "sim/cli.h"
+#include "sim/device.h"
+#include "sim/flags.h"
+#include "sim/graph.h"
+#include "sim/planner.h"
+#include "sim/status_macros.h"
+
+namespace scratchsim {
+namespace {
+
+constexpr char kPlanUsage[] = R"(usage:
+  simulate plan --device DEV --graph FILE [--param NAME=LO..HI[:pow2|:step=S] | NAME=V1,V2,... ...]
+                [--set P=V ...] [--top K] [--format text|json|csv] [--threads N]
+                [--compute-dtype DT] [--allow-spills] [--policy first-fit|best-fit] [--stats]
+      Sweep the kernel's tile parameters on device DEV: every configuration that does not fit
+      (shared memory / LDS / TMEM / VMEM, threads, registers and spills, no resident block) is
+      pruned, the rest ranked by an analytic model (roofline over the device's peak for the
+      compute dtype and its bandwidth, occupancy, waves over the grid, loads in flight).
+      Without --param the graph's parameter ranges (min/max/power_of_two) are swept; --set fixes
+      a parameter; problem-size parameters are never swept. --format json lists configurations
+      with their parameters for autotuners (Triton prune_configs_by, Helion configs).
+Exit codes: 0 some configuration fits, 1 none fits, 2 bad input or usage.
+)";
+
+FlagSpec PlanFlags() {
+  FlagSpec spec;
+  spec.values = {"device", "graph", "top", "format", "threads", "compute-dtype", "policy"};
+  spec.lists = {"param", "set"};
+  spec.switches = {"help", "allow-spills", "stats"};
+  return spec;
+}
+
+std::string JsonString(absl::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          absl::StrAppendFormat(&out, "\\u%04x", static_cast<int>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string JsonNumber(double v) {
+  if (!std::isfinite(v)) return "null";
+  return absl::StrFormat("%.6g", v);
+}
+
+const char* kFactorNames[] = {"warps", "registers", "shared memory", "blocks"};
+
+std::string Thousands(uint64_t v) {
+  std::string digits = absl::StrCat(v);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string Assignments(const PlanResult& plan, const std::vector<int64_t>& values) {
+  std::vector<std::string> parts;
+  for (size_t a = 0; a < plan.axes.size(); ++a) parts.push_back(absl::StrCat(plan.axes[a].name, "=", values[a]));
+  return absl::StrJoin(parts, " ");
+}
+
+// One line on why a configuration ranks where it does.
+std::string Why(const PlanResult& plan, const RankedConfig& c) {
+  const PerfEstimate& e = c.perf;
+  std::vector<std::string> parts;
+  if (e.intensity > 0) {
+    parts.push_back(absl::StrFormat("%s-bound (%.0f flop/B vs ridge %.0f)", e.compute_bound ? "compute" : "memory",
+                                    e.intensity, plan.model.ridge()));
+  } else {
+    parts.push_back(e.compute_bound ? "compute-bound" : "memory-bound");
+  }
+  if (c.fit.has_occupancy) {
+    parts.push_back(absl::StrFormat("%d block%s/SM (%s)", c.fit.blocks_per_core, c.fit.blocks_per_core == 1 ? "" : "s",
+                                    c.fit.occupancy_factor >= 0 ? kFactorNames[c.fit.occupancy_factor] : "?"));
+  }
+  parts.push_back(absl::StrFormat("%d wave%s at %.0f%%", e.waves, e.waves == 1 ? "" : "s", 100 * e.wave_efficiency));
+  if (e.time_s > 0 && e.exposed_s > 0) {
+    parts.push_back(absl::StrFormat("%d load%s in flight, %.0f%% exposed", e.loads_in_flight,
+                                    e.loads_in_flight == 1 ? "" : "s", 100 * e.exposed_s / e.time_s));
+  } else {
+    parts.push_back(absl::StrFormat("%d loads in flight", e.loads_in_flight));
+  }
+  if (e.issue_efficiency < 1) parts.push_back(absl::StrFormat("%.0f%% of schedulers busy", 100 * e.issue_efficiency));
+  return absl::StrJoin(parts, ", ");
+}
+
+std::string SpaceSummary(const PlanResult& plan, const DeviceModel& device, const FitResult& fit) {
+  std::vector<std::string> parts;
+  for (int s = 0; s < device.memory_spaces_size() && s < kMaxSpaces; ++s) {
+    if (fit.peak_bytes[s] < 0) continue;
+    parts.push_back(absl::StrFormat("%s %.1fK", device.memory_spaces(s).name(), fit.peak_bytes[s] / 1024.0));
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+std::string LimitDetail(const PrunedFamily& f) {
+  switch (f.limit) {
+    case Limit::kInvalid: return f.message;
+    case Limit::kThreads: return absl::StrCat(f.required, " threads > ", f.available);
+    case Limit::kTensorMemory: return absl::StrCat(f.required, " columns > ", f.available);
+    case Limit::kRegisterSpill:
+      return absl::StrCat(f.required, " registers/thread needed > budget ", f.available);
+    case Limit::kNoResidency: return "no block of it can be resident on a core";
+    default: return absl::StrCat(f.required, " B > ", f.available, " B");
+  }
+}
+
+std::string WholeValues(const PlanResult& plan, const PrunedFamily& f) {
+  std::vector<std::string> parts;
+  for (const auto& [axis, value] : f.whole_values) parts.push_back(absl::StrCat(plan.axes[axis].name, "=", value));
+  return absl::StrJoin(parts, ", ");
+}
+
+void RenderText(const PlanResult& plan, const KernelGraph& graph, const SymbolTable& symbols, const DeviceModel& device,
+                std::ostream& out) {
+  out << absl::StrFormat("plan     %s on %s (%s)\n", graph.name(), device.name(), device.display_name());
+  std::vector<std::string> fixed;
+  std::vector<bool> swept(plan.base_values.size(), false);
+  for (const ParamAxis& a : plan.axes) swept[a.slot] = true;
+  // Fixed parameters, in the graph's order.
+  for (const Parameter& p : graph.parameters()) {
+    const int slot = symbols.Find(p.name());
+    if (slot >= 0 && !swept[slot]) fixed.push_back(absl::StrCat(p.name(), "=", plan.base_values[slot]));
+  }
+  std::vector<std::string> axes;
+  for (const ParamAxis& a : plan.axes) {
+    std::vector<int64_t> v = a.values;
+    axes.push_back(v.size() <= 6 ? absl::StrCat(a.name, "{", absl::StrJoin(v, ","), "}")
+                                 : absl::StrCat(a.name, "{", v.front(), "..", v.back(), ": ", v.size(), "}"));
+  }
+  out << "sweep    " << (axes.empty() ? "(nothing: every parameter is fixed)" : absl::StrJoin(axes, " ")) << "\n";
+  if (!fixed.empty()) out << "fixed    " << absl::StrJoin(fixed, " ") << "\n";
+  if (plan.model.peak_flops() > 0) {
+    out << absl::StrFormat("model    %s peak %.1f TFLOP/s, %.0f GB/s (ridge %.0f flop/B), %d cores\n",
+                           plan.compute_dtype, plan.model.peak_flops() / 1e12, plan.model.bandwidth() / 1e9,
+                           plan.model.ridge(), plan.model.num_cores());
+  } else {
+    out << absl::StrFormat("model    %.0f GB/s, %d cores\n", plan.model.bandwidth() / 1e9, plan.model.num_cores());
+  }
+  for (const std::string& note : plan.notes) out << "note     " << note << "\n";
+  out << absl::StrFormat("fits     %s of %s configurations (%.1f%%)\n", Thousands(plan.fitting),
+                         Thousands(plan.space_size),
+                         plan.space_size ? 100.0 * plan.fitting / plan.space_size : 0.0);
+  if (!plan.pruned.empty()) {
+    out << "\npruned (first limit each configuration breaks; example = first in sweep order)\n";
+    for (const PrunedFamily& f : plan.pruned) {
+      out << absl::StrFormat("  %-20s %12s (%5.1f%%)  e.g. %s: %s\n", LimitName(f.limit), Thousands(f.count),
+                             100.0 * f.count / plan.space_size, Assignments(plan, f.example), LimitDetail(f));
+      if (!f.whole_values.empty()) out << "  " << std::string(20, ' ') << " every configuration with " << WholeValues(plan, f) << "\n";
+    }
+  }
+  if (plan.top.empty()) return;
+  out << absl::StrFormat("\ntop %d (estimated; fastest first)\n", plan.top.size());
+  std::string header = "  rank";
+  for (const ParamAxis& a : plan.axes) header += absl::StrFormat(" %*s", std::max<int>(a.name.size(), 4), a.name);
+  header += absl::StrFormat(" %10s %8s  %s\n", "time(us)", plan.model.peak_flops() > 0 ? "TFLOP/s" : "GB/s", "on-chip");
+  out << header;
+  for (size_t r = 0; r < plan.top.size(); ++r) {
+    const RankedConfig& c = plan.top[r];
+    std::string row = absl::StrFormat("  %4d", r + 1);
+    for (size_t a = 0; a < plan.axes.size(); ++a) {
+      row += absl::StrFormat(" %*d", std::max<int>(plan.axes[a].name.size(), 4), c.values[a]);
+    }
+    row += absl::StrFormat(" %10.1f %8.1f  %s\n", c.perf.time_s * 1e6, c.perf.score, SpaceSummary(plan, device, c.fit));
+    out << row;
+    out << "        why: " << Why(plan, c) << "\n";
+  }
+}
+
+void RenderJson(const PlanResult& plan, const KernelGraph& graph, const SymbolTable& symbols, const DeviceModel& device,
+                std::ostream& out) {
+  out << "{\n";
+  out << "  \"kernel\": " << JsonString(graph.name()) << ",\n";
+  out << "  \"device\": " << JsonString(device.name()) << ",\n";
+  out << "  \"compute_dtype\": " << JsonString(plan.compute_dtype) << ",\n";
+  out << "  \"space_size\": " << plan.space_size << ",\n";
+  out << "  \"fitting\": " << plan.fitting << ",\n";
+  std::vector<bool> swept(plan.base_values.size(), false);
+  for (const ParamAxis& a : plan.axes) swept[a.slot] = true;
+  std::vector<std::string> fixed;
+  for (const Parameter& p : graph.parameters()) {
+    const int slot = symbols.Find(p.name());
+    if (slot >= 0 && !swept[slot]) fixed.push_back(absl::StrCat(JsonString(p.name()), ": ", plan.base_values[slot]));
+  }
+  out << "  \"fixed\": {" << absl::StrJoin(fixed, ", ") << "},\n";
+  std::vector<std::string> axes;
+  for (const ParamAxis& a : plan.axes) {
+    axes.push_back(absl::StrCat("{\"name\": ", JsonString(a.name), ", \"values\": [", absl::StrJoin(a.values, ", "), "]}"));
+  }
+  out << "  \"axes\": [" << absl::StrJoin(axes, ", ") << "],\n";
+  out << "  \"configs\": [";
+  for (size_t r = 0; r < plan.top.size(); ++r) {
+    const RankedConfig& c = plan.top[r];
+    const PerfEstimate& e = c.perf;
+    std::vector<std::string> params;
+    for (size_t a = 0; a < plan.axes.size(); ++a) params.push_back(absl::StrCat(JsonString(plan.axes[a].name), ": ", c.values[a]));
+    std::vector<std::string> spaces;
+    for (int s = 0; s < device.memory_spaces_size() && s < kMaxSpaces; ++s) {
+      if (c.fit.peak_bytes[s] >= 0) spaces.push_back(absl::StrCat(JsonString(device.memory_spaces(s).name()), ": ", c.fit.peak_bytes[s]));
+    }
+    out << (r ? ",\n" : "\n") << "    {\"rank\": " << r + 1 << ", \"params\": {" << absl::StrJoin(params, ", ") << "}"
+        << ", \"estimated_us\": " << JsonNumber(e.time_s * 1e6)
+        << ", \"score\": " << JsonNumber(e.score)
+        << ", \"score_unit\": " << JsonString(plan.model.peak_flops() > 0 ? "TFLOP/s" : "GB/s")
+        << ", \"bound\": " << JsonString(e.compute_bound ? "compute" : "memory")
+        << ", \"intensity\": " << JsonNumber(e.intensity)
+        << ", \"grid_blocks\": " << e.grid_blocks << ", \"waves\": " << e.waves
+        << ", \"wave_efficiency\": " << JsonNumber(e.wave_efficiency)
+        << ", \"loads_in_flight\": " << e.loads_in_flight
+        << ", \"peak_bytes\": {" << absl::StrJoin(spaces, ", ") << "}";
+    if (c.fit.threads > 0) out << ", \"threads\": " << c.fit.threads;
+    if (c.fit.register_demand >= 0) out << ", \"registers_per_thread\": " << c.fit.register_demand;
+    if (c.fit.has_occupancy) {
+      out << ", \"blocks_per_core\": " << c.fit.blocks_per_core << ", \"occupancy_limit\": "
+          << JsonString(c.fit.occupancy_factor >= 0 ? kFactorNames[c.fit.occupancy_factor] : "");
+    }
+    out << ", \"why\": " << JsonString(Why(plan, c)) << "}";
+  }
+  out << (plan.top.empty() ? "],\n" : "\n  ],\n");
+  out << "  \"pruned\": [";
+  for (size_t i = 0; i < plan.pruned.size(); ++i) {
+    const PrunedFamily& f = plan.pruned[i];
+    std::vector<std::string> example;
+    for (size_t a = 0; a < plan.axes.size(); ++a) example.push_back(absl::StrCat(JsonString(plan.axes[a].name), ": ", f.example[a]));
+    std::vector<std::string> whole;
+    for (const auto& [axis, value] : f.whole_values) {
+      whole.push_back(absl::StrCat("{", JsonString(plan.axes[axis].name), ": ", value, "}"));
+    }
+    out << (i ? ",\n" : "\n") << "    {\"limit\": " << JsonString(LimitName(f.limit)) << ", \"count\": " << f.count
+        << ", \"example\": {" << absl::StrJoin(example, ", ") << "}, \"detail\": " << JsonString(LimitDetail(f))
+        << ", \"required\": " << f.required << ", \"available\": " << f.available
+        << ", \"whole_values\": [" << absl::StrJoin(whole, ", ") << "]}";
+  }
+  out << (plan.pruned.empty() ? "],\n" : "\n  ],\n");
+  std::vector<std::string> notes;
+  for (const std::string& n : plan.notes) notes.push_back(JsonString(n));
+  out << "  \"notes\": [" << absl::StrJoin(notes, ", ") << "]\n}\n";
+}
+
+void RenderCsv(const PlanResult& plan, const DeviceModel& device, std::ostream& out) {
+  std::vector<std::string> header = {"rank"};
+  for (const ParamAxis& a : plan.axes) header.push_back(a.name);
+  for (const char* h : {"estimated_us", "score", "bound", "blocks_per_core", "occupancy_limit", "waves",
+                        "wave_efficiency", "loads_in_flight", "threads", "registers_per_thread"}) {
+    header.push_back(h);
+  }
+  for (int s = 0; s < device.memory_spaces_size() && s < kMaxSpaces; ++s) {
+    header.push_back(absl::StrCat(device.memory_spaces(s).name(), "_bytes"));
+  }
+  out << absl::StrJoin(header, ",") << "\n";
+  for (size_t r = 0; r < plan.top.size(); ++r) {
+    const RankedConfig& c = plan.top[r];
+    std::vector<std::string> row = {absl::StrCat(r + 1)};
+    for (int64_t v : c.values) row.push_back(absl::StrCat(v));
+    row.push_back(absl::StrFormat("%.3f", c.perf.time_s * 1e6));
+    row.push_back(absl::StrFormat("%.3f", c.perf.score));
+    row.push_back(c.perf.compute_bound ? "compute" : "memory");
+    row.push_back(c.fit.has_occupancy ? absl::StrCat(c.fit.blocks_per_core) : "");
+    row.push_back(c.fit.has_occupancy && c.fit.occupancy_factor >= 0 ? kFactorNames[c.fit.occupancy_factor] : "");
+    row.push_back(absl::StrCat(c.perf.waves));
+    row.push_back(absl::StrFormat("%.4f", c.perf.wave_efficiency));
+    row.push_back(absl::StrCat(c.perf.loads_in_flight));
+    row.push_back(c.fit.threads > 0 ? absl::StrCat(c.fit.threads) : "");
+    row.push_back(c.fit.register_demand >= 0 ? absl::StrCat(c.fit.register_demand) : "");
+    for (int s = 0; s < device.memory_spaces_size() && s < kMaxSpaces; ++s) {
+      row.push_back(c.fit.peak_bytes[s] >= 0 ? absl::StrCat(c.fit.peak_bytes[s]) : "");
+    }
+    out << absl::StrJoin(row, ",") << "\n";
+  }
+}
+
+absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(PlanFlags(), args));
+  if (flags.Has("help")) {
+    out << kPlanUsage;
+    return 0;
+  }
+  if (!flags.positional().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("plan: unexpected argument '", flags.positional().front(), "' (see --help)"));
+  }
+  std::string format = flags.Get("format", "text");
+  if (format != "text" && format != "json" && format != "csv") {
+    return absl::InvalidArgumentError(absl::StrCat("--format: '", format, "' is not one of text, json, csv"));
+  }
+  if (!flags.Has("device")) return absl::InvalidArgumentError("plan: --device is required (see simulate --list-devices)");
+  if (!flags.Has("graph")) return absl::InvalidArgumentError("plan: --graph FILE is required (see --help)");
+  PlanOptions options;
+  ASSIGN_OR_RETURN(int64_t top, flags.GetInt("top", 10));
+  if (top < 0 || top > 100000) return absl::InvalidArgumentError(absl::StrCat("--top: must be 0..100000, got ", top));
+  options.top_k = static_cast<int>(top);
+  ASSIGN_OR_RETURN(int64_t threads, flags.GetInt("threads", 0));
+  if (threads < 0 || threads > 1024) return absl::InvalidArgumentError(absl::StrCat("--threads: must be 0..1024, got ", threads));
+  options.threads = static_cast<int>(threads);
+  options.allow_spills = flags.Has("allow-spills");
+  options.compute_dtype = flags.Get("compute-dtype", "");
+  ASSIGN_OR_RETURN(options.policy, ParsePlacementPolicy(flags.Get("policy", "first-fit")));
+
+  ASSIGN_OR_RETURN(DeviceModel device, LoadDevice(flags.Get("device")));
+  const std::string path = flags.Get("graph");
+  ASSIGN_OR_RETURN(KernelGraph original, LoadGraph(path));
+  ASSIGN_OR_RETURN(KernelGraph graph, LoadKernelGraph(path, device));
+  // A lowered Pallas call keeps its grid only in the pallas field: it is the wave count.
+  if (graph.launch().grid().empty() && original.has_pallas()) {
+    for (const std::string& g : original.pallas().grid()) graph.mutable_launch()->add_grid(g);
+  }
+  ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(graph, path));
+  const std::vector<std::string> sets = flags.GetList("set");
+  ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(compiled, sets));
+  ASSIGN_OR_RETURN(std::vector<ParamAxis> axes, BuildParamSpace(compiled, flags.GetList("param"), sets));
+
+  // A bar on a terminal only, for sweeps long enough to wait for.
+  const bool bar = &err == &std::cerr && isatty(STDERR_FILENO);
+  uint64_t space = 1;
+  for (const ParamAxis& a : axes) space = space * a.values.size();
+  if (bar && space >= 2000000) {
+    options.progress = [&err](uint64_t done, uint64_t total) {
+      const int width = 40;
+      const int filled = total ? static_cast<int>(width * done / total) : width;
+      err << "\rplan [" << std::string(filled, '#') << std::string(width - filled, ' ') << "] "
+          << (total ? 100 * done / total : 100) << "%" << (done == total ? "\n" : "") << std::flush;
+    };
+  }
+  const auto start = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(PlanResult plan, Plan(compiled, device, std::move(axes), std::move(values), options));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (flags.Has("stats")) {
+    err << absl::StrFormat("plan: %d configurations in %.3f s (%.0f per second, %d threads)\n", plan.space_size, seconds,
+                           seconds > 0 ? plan.space_size / seconds : 0.0, plan.threads_used);
+  }
+  if (format == "json") {
+    RenderJson(plan, compiled.graph, compiled.symbols, device, out);
+  } else if (format == "csv") {
+    RenderCsv(plan, device, out);
+  } else {
+    RenderText(plan, compiled.graph, compiled.symbols, device, out);
+  }
+  return plan.fitting > 0 ? kExitFits : kExitDoesNotFit;
+}
+
+}  // namespace
+
+int RunPlanCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  auto result = Run(args, out, err);
+  if (!result.ok()) {
+    err << "simulate plan: error: " << result.status().message() << "\n";
+    return kExitBadInput;
+  }
+  return *result;
+}
+
+}  // namespace scratchsim

@@ -1,0 +1,18 @@
+// `simulate plan`: sweeps a kernel's tile parameters on a device and prints the configurations
+// that fit, fastest first (text, JSON for autotuners, CSV), and what pruned the rest.
+#ifndef SCRATCHSIM_SIM_PLAN_COMMAND_H_
+#define SCRATCHSIM_SIM_PLAN_COMMAND_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace scratchsim {
+
+// `args` are the words after `plan`. Exit codes: 0 some configuration fits, 1 none does,
+// 2 bad input or usage.
+int RunPlanCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace scratchsim
+
+#endif  // SCRATCHSIM_SIM_PLAN_COMMAND_H_

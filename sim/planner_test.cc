@@ -1,0 +1,461 @@
+#include "sim/planner.h"
+
+#include <filesystem>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "sim/cli.h"
+#include "sim/device.h"
+#include "sim/graph.h"
+#include "sim/occupancy.h"
+#include "sim/perf_model.h"
+#include "sim/plan_command.h"
+#include "sim/simulator.h"
+
+namespace scratchsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string GraphPath(const std::string& name) {
+  return absl::StrCat(SCRATCHSIM_SOURCE_DIR, "/models/graphs/", name);
+}
+
+CompiledGraph CompileText(const std::string& text) {
+  KernelGraph graph;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &graph));
+  auto compiled = CompileGraph(graph, "test.pbtxt");
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  return *std::move(compiled);
+}
+
+int RunPlan(const std::vector<std::string>& args, std::string* out, std::string* err) {
+  std::ostringstream o, e;
+  int code = RunPlanCommand(args, o, e);
+  *out = o.str();
+  *err = e.str();
+  return code;
+}
+
+// ---------------------------------------------------------------------------------------------
+// --param syntax
+
+TEST(ParseParamSpecTest, AcceptsRangesPowersStepsAndLists) {
+  CompiledGraph graph = CompileText(R"pb(
+    parameters { name: "BLOCK_M" default_value: 64 }
+    parameters { name: "M" default_value: 4096 problem_size: true }
+    buffers { name: "a" shape: "BLOCK_M" dtype: "f16" memory_space: "smem" }
+    ops { name: "use" writes: "a" }
+  )pb");
+  auto pow2 = ParseParamSpec("BLOCK_M=16..256:pow2", graph);
+  ASSERT_TRUE(pow2.ok()) << pow2.status();
+  EXPECT_THAT(pow2->values, ::testing::ElementsAre(16, 32, 64, 128, 256));
+  auto range = ParseParamSpec("BLOCK_M=1..4", graph);
+  ASSERT_TRUE(range.ok());
+  EXPECT_THAT(range->values, ::testing::ElementsAre(1, 2, 3, 4));
+  auto step = ParseParamSpec("BLOCK_M=16..64:step=16", graph);
+  ASSERT_TRUE(step.ok());
+  EXPECT_THAT(step->values, ::testing::ElementsAre(16, 32, 48, 64));
+  auto list = ParseParamSpec("BLOCK_M=32,96,64", graph);
+  ASSERT_TRUE(list.ok());
+  EXPECT_THAT(list->values, ::testing::ElementsAre(32, 96, 64));
+}
+
+TEST(ParseParamSpecTest, RejectsBadSyntaxWithTheSpecInTheMessage) {
+  CompiledGraph graph = CompileText(R"pb(
+    parameters { name: "BLOCK_M" default_value: 64 }
+    parameters { name: "M" default_value: 4096 problem_size: true }
+    buffers { name: "a" shape: "BLOCK_M" dtype: "f16" memory_space: "smem" }
+    ops { name: "use" writes: "a" }
+  )pb");
+  struct Case {
+    const char* spec;
+    const char* problem;
+  };
+  for (const Case& c : std::vector<Case>{{"BLOCK_M", "missing NAME="},
+                                         {"BLOCK_M=", "missing NAME="},
+                                         {"=1..4", "missing NAME="},
+                                         {"NOPE=1..4", "no parameter 'NOPE'"},
+                                         {"BLOCK_M=a..4", "'a' is not an integer"},
+                                         {"BLOCK_M=1..x", "'x' is not an integer"},
+                                         {"BLOCK_M=8..4", "the range is empty"},
+                                         {"BLOCK_M=5..7:pow2", "no power of two"},
+                                         {"BLOCK_M=1..8:cube", "unknown modifier 'cube'"},
+                                         {"BLOCK_M=1..8:step=0", "not a positive integer"},
+                                         {"BLOCK_M=1,,2", "'' is not an integer"},
+                                         {"BLOCK_M=2,2", "a value repeats"},
+                                         {"M=1..8", "is a problem size"}}) {
+    auto axis = ParseParamSpec(c.spec, graph);
+    ASSERT_FALSE(axis.ok()) << c.spec;
+    EXPECT_EQ(axis.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(axis.status().message(), HasSubstr(absl::StrCat("'", c.spec, "'"))) << c.spec;
+    EXPECT_THAT(axis.status().message(), HasSubstr(c.problem)) << c.spec;
+  }
+}
+
+TEST(PlanCommandTest, BadParamIsExitTwoWithAClearMessage) {
+  std::string out, err;
+  EXPECT_EQ(RunPlan({"--device", "h100", "--graph", GraphPath("gemm.pbtxt"), "--param", "BLOCK_M=16..x:pow2"}, &out,
+                    &err),
+            kExitBadInput);
+  EXPECT_THAT(err, HasSubstr("--param 'BLOCK_M=16..x:pow2': 'x' is not an integer"));
+  EXPECT_EQ(out, "");
+  EXPECT_EQ(RunPlan({"--device", "h100", "--graph", GraphPath("gemm.pbtxt"), "--param", "M=1..4"}, &out, &err),
+            kExitBadInput);
+  EXPECT_THAT(err, HasSubstr("is a problem size"));
+  EXPECT_EQ(RunPlan({"--device", "h100", "--graph", GraphPath("gemm.pbtxt"), "--set", "BLOCK_M=64", "--param",
+                     "BLOCK_M=16..64:pow2"},
+                    &out, &err),
+            kExitBadInput);
+  EXPECT_THAT(err, HasSubstr("already fixed"));
+  EXPECT_EQ(RunPlan({"--device", "h100", "--graph", GraphPath("gemm.pbtxt"), "--format", "xml"}, &out, &err),
+            kExitBadInput);
+  EXPECT_THAT(err, HasSubstr("--format"));
+  EXPECT_EQ(RunPlan({"--graph", GraphPath("gemm.pbtxt")}, &out, &err), kExitBadInput);
+  EXPECT_THAT(err, HasSubstr("--device is required"));
+  EXPECT_EQ(RunPlan({"--device", "h100", "--graph", GraphPath("gemm.pbtxt"), "--top", "-1"}, &out, &err),
+            kExitBadInput);
+  EXPECT_THAT(err, HasSubstr("--top"));
+}
+
+TEST(PlanCommandTest, SimulateDispatchesPlan) {
+  std::ostringstream o, e;
+  int code = RunSimulateCommand({"plan", "--device", "h100", "--graph", GraphPath("gemm.pbtxt"), "--set", "DTYPE=1",
+                                 "--compute-dtype", "f16", "--top", "3", "--format", "json"},
+                                o, e);
+  EXPECT_EQ(code, kExitFits) << e.str();
+  EXPECT_THAT(o.str(), HasSubstr("\"configs\": ["));
+  EXPECT_THAT(o.str(), HasSubstr("\"params\": {\"BLOCK_M\": "));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pruning
+
+TEST(PlanTest, PrunesEachLimitAndCountsIt) {
+  // a: BLOCK x 1 KiB of dynamic shared memory; threads NUM_WARPS x 32; registers 4 x BLOCK.
+  CompiledGraph graph = CompileText(R"pb(
+    name: "prune"
+    parameters { name: "BLOCK" default_value: 1 min: 1 max: 256 }
+    parameters { name: "NUM_WARPS" default_value: 4 min: 1 max: 64 }
+    buffers { name: "a" shape: "BLOCK" shape: "1024" dtype: "i8" memory_space: "smem" role: OPERAND }
+    ops { name: "load" writes: "a" }
+    ops { name: "use" reads: "a" }
+    launch { num_warps: "NUM_WARPS" registers_per_thread: "4 * BLOCK" grid: "1000" }
+    flops: "1000000"
+    compute_dtype: "f16"
+  )pb");
+  auto device = LoadDevice("h100");
+  ASSERT_TRUE(device.ok());
+  auto axes = BuildParamSpace(graph, {}, {});
+  ASSERT_TRUE(axes.ok()) << axes.status();
+  ASSERT_EQ(axes->size(), 2u);
+  auto values = BindParameters(graph, {});
+  ASSERT_TRUE(values.ok());
+  PlanOptions options;
+  options.top_k = 5;
+  options.threads = 2;
+  auto plan = Plan(graph, *device, *axes, *values, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->space_size, 256u * 64u);
+  // Threads first: NUM_WARPS 33..64 (32 values x 256 blocks).
+  ASSERT_GE(plan->pruned.size(), 2u);
+  EXPECT_EQ(plan->pruned[0].limit, Limit::kThreads);
+  EXPECT_EQ(plan->pruned[0].count, 32u * 256u);
+  EXPECT_EQ(plan->pruned[0].required, 33 * 32);
+  EXPECT_EQ(plan->pruned[0].available, 1024);
+  // Every configuration with NUM_WARPS=33..64 is pruned by threads, and no BLOCK value alone.
+  EXPECT_EQ(plan->pruned[0].whole_values.size(), 32u);
+  EXPECT_EQ(plan->pruned[0].whole_values.front(), std::make_pair(1, int64_t{33}));
+  // Shared memory: the H100 opt-in maximum is 227 KiB, so BLOCK 228..256 with NUM_WARPS <= 32.
+  EXPECT_EQ(plan->pruned[1].limit, Limit::kSharedMemory);
+  EXPECT_EQ(plan->pruned[1].count, 29u * 32u);
+  EXPECT_EQ(plan->pruned[1].required, 228 * 1024);
+  EXPECT_EQ(plan->pruned[1].available, 232448);
+  // The rest that goes: spills (4 x BLOCK registers above the budget) before residency.
+  uint64_t pruned = 0;
+  for (const PrunedFamily& f : plan->pruned) pruned += f.count;
+  EXPECT_EQ(pruned + plan->fitting, plan->space_size);
+  bool spills = false;
+  for (const PrunedFamily& f : plan->pruned) spills |= f.limit == Limit::kRegisterSpill;
+  EXPECT_TRUE(spills);
+  // Every ranked configuration fits, fastest first.
+  ASSERT_EQ(plan->top.size(), 5u);
+  for (size_t i = 0; i < plan->top.size(); ++i) {
+    EXPECT_TRUE(plan->top[i].fit.fits);
+    if (i > 0) EXPECT_LE(plan->top[i - 1].perf.time_s, plan->top[i].perf.time_s);
+  }
+
+  // --allow-spills keeps the spilling configurations.
+  options.allow_spills = true;
+  auto lenient = Plan(graph, *device, *axes, *values, options);
+  ASSERT_TRUE(lenient.ok());
+  EXPECT_GT(lenient->fitting, plan->fitting);
+}
+
+TEST(PlanTest, TpuVmemIsPrunedAgainstTheScopedLimit) {
+  auto device = LoadDevice("tpu_v7x");
+  ASSERT_TRUE(device.ok());
+  auto graph = LoadKernelGraph(GraphPath("tpu_matmul_big.pbtxt"), *device);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  auto compiled = CompileGraph(*graph, "tpu_matmul_big.pbtxt");
+  ASSERT_TRUE(compiled.ok());
+  auto axes = BuildParamSpace(*compiled, {}, {});
+  ASSERT_TRUE(axes.ok());
+  auto values = BindParameters(*compiled, {});
+  ASSERT_TRUE(values.ok());
+  auto plan = Plan(*compiled, *device, *axes, *values, PlanOptions());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_FALSE(plan->pruned.empty());
+  EXPECT_EQ(plan->pruned[0].limit, Limit::kVmemScoped);
+  EXPECT_GT(plan->fitting, 0u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Determinism
+
+TEST(PlanTest, RankingIsDeterministicAcrossThreadCounts) {
+  auto device = LoadDevice("h100");
+  ASSERT_TRUE(device.ok());
+  auto graph = LoadGraph(GraphPath("gemm.pbtxt"));
+  ASSERT_TRUE(graph.ok());
+  auto compiled = CompileGraph(*graph, "gemm.pbtxt");
+  ASSERT_TRUE(compiled.ok());
+  std::vector<std::string> sets = {"DTYPE=1"};
+  auto axes = BuildParamSpace(*compiled, {}, sets);
+  ASSERT_TRUE(axes.ok());
+  auto values = BindParameters(*compiled, sets);
+  ASSERT_TRUE(values.ok());
+  PlanOptions options;
+  options.top_k = 50;
+  options.compute_dtype = "f16";
+  std::vector<PlanResult> plans;
+  for (int threads : {1, 3, 8}) {
+    options.threads = threads;
+    auto plan = Plan(*compiled, *device, *axes, *values, options);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    plans.push_back(*std::move(plan));
+  }
+  for (size_t p = 1; p < plans.size(); ++p) {
+    EXPECT_EQ(plans[p].fitting, plans[0].fitting);
+    ASSERT_EQ(plans[p].top.size(), plans[0].top.size());
+    for (size_t i = 0; i < plans[0].top.size(); ++i) {
+      EXPECT_EQ(plans[p].top[i].index, plans[0].top[i].index);
+      EXPECT_EQ(plans[p].top[i].values, plans[0].top[i].values);
+      EXPECT_EQ(plans[p].top[i].perf.time_s, plans[0].top[i].perf.time_s);
+    }
+    ASSERT_EQ(plans[p].pruned.size(), plans[0].pruned.size());
+    for (size_t i = 0; i < plans[0].pruned.size(); ++i) {
+      EXPECT_EQ(plans[p].pruned[i].limit, plans[0].pruned[i].limit);
+      EXPECT_EQ(plans[p].pruned[i].count, plans[0].pruned[i].count);
+      EXPECT_EQ(plans[p].pruned[i].example_index, plans[0].pruned[i].example_index);
+    }
+  }
+  // The command's output is byte-identical from run to run and across --threads.
+  std::string a, b, err;
+  const std::vector<std::string> args = {"--device", "h100", "--graph", GraphPath("gemm.pbtxt"), "--set", "DTYPE=1",
+                                         "--compute-dtype", "f16", "--top", "20"};
+  std::vector<std::string> one = args, four = args;
+  one.insert(one.end(), {"--threads", "1"});
+  four.insert(four.end(), {"--threads", "4"});
+  ASSERT_EQ(RunPlan(one, &a, &err), kExitFits) << err;
+  ASSERT_EQ(RunPlan(four, &b, &err), kExitFits) << err;
+  EXPECT_EQ(a, b);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agreement with Simulate
+
+struct Pair {
+  std::string graph;
+  std::string device;
+};
+
+int64_t RandomValue(const Parameter& p, std::mt19937_64& rng) {
+  if (p.max() > 0 && !p.problem_size()) {
+    if (p.power_of_two()) {
+      std::vector<int64_t> options;
+      for (int64_t v = 1; v <= p.max(); v <<= 1) {
+        if (v >= p.min()) options.push_back(v);
+      }
+      return options[rng() % options.size()];
+    }
+    return p.min() + static_cast<int64_t>(rng() % (p.max() - p.min() + 1));
+  }
+  // Problem sizes and unranged parameters: near the default, sometimes off a tile multiple.
+  const int64_t d = std::max<int64_t>(p.default_value(), 1);
+  switch (rng() % 4) {
+    case 0: return std::max<int64_t>(d / 2, 1);
+    case 1: return d * 2;
+    case 2: return d + 1;
+    default: return d;
+  }
+}
+
+TEST(FitEvaluatorTest, AgreesWithSimulateOnRandomConfigurationsOfEveryExampleGraph) {
+  const std::vector<std::string> gpus = {"h100", "a100", "b200", "rtx5090", "mi300x", "mi355x", "t4"};
+  const std::vector<std::string> tpus = {"tpu_v5e", "tpu_v6e", "tpu_v7x"};
+  std::mt19937_64 rng(20261125);
+  int graphs = 0, compared = 0, mismatches = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(absl::StrCat(SCRATCHSIM_SOURCE_DIR, "/models/graphs"))) {
+    if (entry.path().extension() != ".pbtxt") continue;
+    const std::string name = entry.path().filename().string();
+    const bool tpu = name.rfind("tpu_", 0) == 0;
+    ++graphs;
+    for (const std::string& device_name : tpu ? tpus : gpus) {
+      auto device = LoadDevice(device_name);
+      ASSERT_TRUE(device.ok()) << device.status();
+      auto graph = LoadKernelGraph(entry.path().string(), *device);
+      ASSERT_TRUE(graph.ok()) << name << ": " << graph.status();
+      auto compiled = CompileGraph(*graph, name);
+      ASSERT_TRUE(compiled.ok()) << name << ": " << compiled.status();
+      auto evaluator = FitEvaluator::Create(*compiled, *device, PlacementPolicyKind::kFirstFitDecreasing, false);
+      auto best_fit = FitEvaluator::Create(*compiled, *device, PlacementPolicyKind::kBestFitDecreasing, false);
+      auto defaults = BindParameters(*compiled, {});
+      ASSERT_TRUE(defaults.ok());
+      if (!evaluator.ok()) {
+        // Only a space the device lacks; Simulate refuses it too.
+        SimulateOptions options;
+        options.suggest = false;
+        EXPECT_FALSE(SimulateOnce(*compiled, *device, *defaults, options).ok()) << name << " on " << device_name;
+        continue;
+      }
+      FitEvaluator::Scratch scratch;
+      for (int trial = 0; trial < 150; ++trial) {
+        std::vector<int64_t> values = *defaults;
+        for (const Parameter& p : compiled->graph.parameters()) {
+          values[compiled->symbols.Find(p.name())] = RandomValue(p, rng);
+        }
+        const bool use_best_fit = trial % 5 == 4;
+        SimulateOptions options;
+        options.suggest = false;
+        options.keep_placements = false;
+        options.policy = use_best_fit ? PlacementPolicyKind::kBestFitDecreasing : PlacementPolicyKind::kFirstFitDecreasing;
+        auto report = SimulateOnce(*compiled, *device, values, options);
+        FitResult fit;
+        absl::Status status = (use_best_fit ? *best_fit : *evaluator).Evaluate(values, scratch, &fit);
+        ++compared;
+        const std::string where = absl::StrCat(name, " on ", device_name, " trial ", trial);
+        ASSERT_EQ(report.ok(), status.ok()) << where << ": simulate " << report.status() << " planner " << status;
+        if (!report.ok()) continue;
+        bool same = fit.simulate_fits == report->fits();
+        for (const SpaceReport& space : report->spaces()) {
+          int index = -1;
+          for (int s = 0; s < device->memory_spaces_size(); ++s) {
+            if (device->memory_spaces(s).name() == space.space()) index = s;
+          }
+          ASSERT_GE(index, 0);
+          same &= fit.peak_bytes[index] == space.peak_bytes();
+          EXPECT_EQ(fit.peak_bytes[index], space.peak_bytes()) << where << " space " << space.space();
+        }
+        EXPECT_EQ(fit.has_occupancy, report->has_occupancy()) << where;
+        if (report->has_occupancy()) {
+          EXPECT_EQ(fit.blocks_per_core, report->occupancy().blocks_per_core()) << where;
+          same &= fit.blocks_per_core == report->occupancy().blocks_per_core();
+          if (report->occupancy().blocks_per_core() > 0) {
+            EXPECT_EQ(kLimitWarps == report->occupancy().limiting_factor(), fit.occupancy_factor == 0) << where;
+          }
+        }
+        if (report->has_registers()) {
+          EXPECT_EQ(fit.spill_bytes_per_thread, report->registers().spill_bytes_per_thread()) << where;
+          EXPECT_EQ(fit.register_budget, report->registers().budget_per_thread()) << where;
+        }
+        if (report->has_threads()) EXPECT_EQ(fit.threads, report->threads().required_threads()) << where;
+        EXPECT_EQ(fit.simulate_fits, report->fits()) << where;
+        if (!same) ++mismatches;
+      }
+    }
+  }
+  EXPECT_GE(graphs, 9);
+  EXPECT_GT(compared, 3000);
+  EXPECT_EQ(mismatches, 0);
+}
+
+TEST(FitEvaluatorTest, OccupancyAgreesWithComputeOccupancy) {
+  CompiledGraph graph = CompileText(R"pb(
+    buffers { name: "a" shape: "64" dtype: "f16" memory_space: "smem" }
+    ops { name: "use" writes: "a" }
+  )pb");
+  std::mt19937_64 rng(7);
+  int compared = 0;
+  for (const std::string& name : {"h100", "a100", "b200", "rtx5090", "mi300x", "mi355x", "t4", "v100", "l40s"}) {
+    auto device = LoadDevice(name);
+    ASSERT_TRUE(device.ok());
+    auto evaluator = FitEvaluator::Create(graph, *device, PlacementPolicyKind::kFirstFitDecreasing);
+    ASSERT_TRUE(evaluator.ok());
+    const int warp = device->limits().warp_size();
+    for (int i = 0; i < 20000; ++i) {
+      OccupancyInput input;
+      input.threads_per_block = warp * (1 + static_cast<int64_t>(rng() % (device->limits().max_threads_per_block() / warp)));
+      input.registers_per_thread = static_cast<int64_t>(rng() % 256);
+      input.static_shared_bytes = rng() % 3 == 0 ? static_cast<int64_t>(rng() % 49152) : 0;
+      input.dynamic_shared_bytes = static_cast<int64_t>(rng() % 262144);
+      auto expected = ComputeOccupancy(*device, input);
+      int32_t blocks = -1;
+      int8_t factor = -1;
+      bool ok = evaluator->Occupancy(input.threads_per_block, input.registers_per_thread, input.static_shared_bytes,
+                                     input.dynamic_shared_bytes, &blocks, &factor);
+      ASSERT_EQ(ok, expected.ok()) << name << " " << expected.status();
+      if (!ok) continue;
+      ++compared;
+      ASSERT_EQ(blocks, expected->blocks_per_core()) << name << " threads " << input.threads_per_block << " regs "
+                                                     << input.registers_per_thread << " smem "
+                                                     << input.dynamic_shared_bytes;
+      const char* names[] = {kLimitWarps, kLimitRegisters, kLimitSharedMemory, kLimitBlocks};
+      ASSERT_GE(factor, 0);
+      EXPECT_EQ(names[factor], expected->limiting_factor()) << name;
+    }
+  }
+  EXPECT_GT(compared, 100000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Performance model
+
+TEST(PerfModelTest, WaveQuantizationAndOverlap) {
+  DeviceModel device;
+  device.set_name("toy");
+  device.mutable_limits()->set_num_cores(10);
+  device.mutable_limits()->set_register_sub_partitions(4);
+  device.mutable_performance()->set_memory_bandwidth_gbps(1000);  // 1e12 B/s
+  PeakThroughput* peak = device.mutable_performance()->add_peak();
+  peak->set_dtype("bf16");
+  peak->set_tflops(10);  // 1e13 flop/s, 1e12 per core
+  auto model = PerfModel::Create(device, "bf16", true);
+  ASSERT_TRUE(model.ok()) << model.status();
+  PerfInputs in;
+  in.flops_per_block = 1e9;  // 1 ms per block on one core
+  in.bytes_per_block = 1e6;  // 1 us per block at the chip's bandwidth
+  in.grid_blocks = 25;       // 3 waves of 10 at 1 block per core
+  in.blocks_per_core = 1;
+  in.warps_per_block = 4;
+  in.stages = 1;
+  PerfEstimate e = model->Estimate(in);
+  EXPECT_EQ(e.waves, 3);
+  EXPECT_DOUBLE_EQ(e.wave_efficiency, 25.0 / 30.0);
+  EXPECT_DOUBLE_EQ(e.compute_s, 3e-3);
+  EXPECT_DOUBLE_EQ(e.memory_s, 25e-6);
+  EXPECT_EQ(e.loads_in_flight, 0);
+  EXPECT_DOUBLE_EQ(e.time_s, 3e-3 + 25e-6);  // nothing in flight: serial
+  EXPECT_TRUE(e.compute_bound);
+  in.stages = 3;  // two loads in flight hide two thirds of the memory time
+  e = model->Estimate(in);
+  EXPECT_EQ(e.loads_in_flight, 2);
+  EXPECT_DOUBLE_EQ(e.time_s, 3e-3 + 25e-6 / 3);
+  in.warps_per_block = 1;  // one warp on four schedulers
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.issue_efficiency, 0.25);
+  EXPECT_DOUBLE_EQ(e.compute_s, 12e-3);
+
+  EXPECT_FALSE(PerfModel::Create(device, "f8e4m3", true).ok());
+  EXPECT_THAT(PerfModel::Create(device, "f8e4m3", true).status().message(), HasSubstr("no peak for compute dtype"));
+  EXPECT_TRUE(PerfModel::Create(device, "f8e4m3", false).ok());
+}
+
+}  // namespace
+}  // namespace scratchsim
