@@ -1,0 +1,67 @@
+// Bad input to `validate` and `probe` is exit code 2 with a message, before any GPU is needed.
+#include "backends/cuda/validate_command.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace scratchsim::cuda {
+namespace {
+
+int Invoke(int (*command)(int, char**), std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  return command(static_cast<int>(argv.size()), argv.data());
+}
+
+std::string WriteTemp(const std::string& name, const std::string& contents) {
+  std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << contents;
+  return path;
+}
+
+TEST(ValidateCommandTest, BadFlagsAreUsageErrors) {
+  EXPECT_EQ(Invoke(RunValidateCommand, {"validate"}), 2);
+  EXPECT_EQ(Invoke(RunValidateCommand, {"validate", "--frobnicate"}), 2);
+  EXPECT_EQ(Invoke(RunValidateCommand, {"validate", "--sweep", "A=1"}), 2);
+  EXPECT_EQ(Invoke(RunValidateCommand, {"validate", "--graph"}), 2);
+  EXPECT_EQ(Invoke(RunValidateCommand, {"validate", "--no-opt-in"}), 2);
+  EXPECT_EQ(Invoke(RunValidateCommand, {"validate", "--device", "nonesuch", "--graph", "x.pbtxt"}), 2);
+}
+
+TEST(ValidateCommandTest, BadPlanLinesAreUsageErrors) {
+  EXPECT_EQ(Invoke(RunValidateCommand, {"validate", "--plan", "/nonexistent/plan.txt"}), 2);
+  std::string two = WriteTemp("two.txt", "--graph a.pbtxt --graph b.pbtxt\n");
+  EXPECT_EQ(Invoke(RunValidateCommand, {"validate", "--plan", two}), 2);
+  std::string stray = WriteTemp("stray.txt", "# comment\n--graph a.pbtxt extra\n");
+  EXPECT_EQ(Invoke(RunValidateCommand, {"validate", "--plan", stray}), 2);
+}
+
+TEST(ValidateCommandTest, BadReplayInputIsAUsageError) {
+  EXPECT_EQ(Invoke(RunValidateCommand, {"validate", "--replay", "/nonexistent.csv"}), 2);
+  std::string csv = WriteTemp("bad.csv", "graph,params\nx,y\n");
+  EXPECT_EQ(Invoke(RunValidateCommand, {"validate", "--replay", csv}), 2);
+}
+
+TEST(ValidateCommandTest, ReplayOfTheH100RunAgreesWithTheModel) {
+  setenv("SCRATCHSIM_MODELS", SCRATCHSIM_SOURCE_DIR "/models/devices", 1);
+  std::string csv = std::string(SCRATCHSIM_SOURCE_DIR) + "/docs/validation/h100.csv";
+  // The CSV names graphs relative to the repository root.
+  ASSERT_EQ(chdir(SCRATCHSIM_SOURCE_DIR), 0);
+  EXPECT_EQ(Invoke(RunValidateCommand, {"validate", "--device", "h100", "--quiet", "--replay", csv}), 0);
+}
+
+TEST(ProbeCommandTest, BadFlagsAreUsageErrors) {
+  EXPECT_EQ(Invoke(RunProbeCommand, {"probe", "--frobnicate"}), 2);
+  EXPECT_EQ(Invoke(RunProbeCommand, {"probe", "--out"}), 2);
+  EXPECT_EQ(Invoke(RunProbeCommand, {"probe", "--device-index", "-1"}), 2);
+}
+
+}  // namespace
+}  // namespace scratchsim::cuda
