@@ -1,0 +1,107 @@
+// Throughput of the tile planner: configurations evaluated per second on the GEMM example
+// (models/graphs/gemm.pbtxt) on H100, per thread and whole sweeps; docs/planner.md has numbers.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "benchmark/benchmark.h"
+#include "sim/device.h"
+#include "sim/graph.h"
+#include "sim/planner.h"
+#include "sim/simulator.h"
+
+namespace scratchsim {
+namespace {
+
+struct Fixture {
+  DeviceModel device;
+  CompiledGraph graph;
+  std::vector<ParamAxis> axes;
+  std::vector<int64_t> values;
+};
+
+const Fixture& Gemm() {
+  static const Fixture* fixture = [] {
+    auto* f = new Fixture;
+    f->device = *LoadDevice("h100");
+    const std::string path = absl::StrCat(SCRATCHSIM_SOURCE_DIR, "/models/graphs/gemm.pbtxt");
+    f->graph = *CompileGraph(*LoadGraph(path), path);
+    const std::vector<std::string> sets = {"DTYPE=1"};
+    f->axes = *BuildParamSpace(f->graph, {}, sets);
+    f->values = *BindParameters(f->graph, sets);
+    return f;
+  }();
+  return *fixture;
+}
+
+// Every configuration of the sweep, decoded once, so the loop times only the evaluation.
+std::vector<std::vector<int64_t>> AllConfigs(const Fixture& f, size_t limit) {
+  std::vector<std::vector<int64_t>> configs;
+  uint64_t total = 1;
+  for (const ParamAxis& a : f.axes) total *= a.values.size();
+  for (uint64_t index = 0; index < total && configs.size() < limit; ++index) {
+    std::vector<int64_t> values = f.values;
+    uint64_t rest = index;
+    for (int a = static_cast<int>(f.axes.size()) - 1; a >= 0; --a) {
+      values[f.axes[a].slot] = f.axes[a].values[rest % f.axes[a].values.size()];
+      rest /= f.axes[a].values.size();
+    }
+    configs.push_back(std::move(values));
+  }
+  return configs;
+}
+
+// The lean evaluator alone, one thread: the per-core figure of the acceptance criterion.
+void BM_FitEvaluatorGemm(benchmark::State& state) {
+  const Fixture& f = Gemm();
+  auto evaluator = *FitEvaluator::Create(f.graph, f.device, PlacementPolicyKind::kFirstFitDecreasing);
+  const auto configs = AllConfigs(f, 1 << 16);
+  FitEvaluator::Scratch scratch;
+  FitResult fit;
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(evaluator.Evaluate(configs[i], scratch, &fit));
+    benchmark::DoNotOptimize(fit.fits);
+    if (++i == configs.size()) i = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_FitEvaluatorGemm);
+
+// The full Simulate for comparison: what the planner would cost without the lean evaluator.
+void BM_SimulateOnceGemm(benchmark::State& state) {
+  const Fixture& f = Gemm();
+  const auto configs = AllConfigs(f, 1 << 12);
+  SimulateOptions options;
+  options.suggest = false;
+  options.keep_placements = false;
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(SimulateOnce(f.graph, f.device, configs[i], options));
+    if (++i == configs.size()) i = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SimulateOnceGemm);
+
+// A whole sweep (51,200 configurations: enumeration, evaluation, ranking, top 10) with N threads.
+void BM_PlanGemm(benchmark::State& state) {
+  const Fixture& f = Gemm();
+  PlanOptions options;
+  options.threads = static_cast<int>(state.range(0));
+  options.compute_dtype = "f16";
+  uint64_t configs = 0;
+  for (auto _ : state) {
+    auto plan = Plan(f.graph, f.device, f.axes, f.values, options);
+    configs += plan->space_size;
+    benchmark::DoNotOptimize(plan->top);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(configs));
+}
+BENCHMARK(BM_PlanGemm)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace scratchsim
+
+BENCHMARK_MAIN();
