@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -274,6 +275,22 @@ TEST(OccupancyTest, DeviceWithoutTheNeededNumbersIsRejected) {
   occupancy = ComputeOccupancy(short_carveouts, Input(128, 32, 0));
   ASSERT_FALSE(occupancy.ok());
   EXPECT_THAT(occupancy.status().message(), HasSubstr("carveout_kib"));
+}
+
+// Every shipped GPU model carries the numbers occupancy needs, and a modest kernel fits.
+TEST(OccupancyTest, EveryShippedGpuModelComputes) {
+  absl::StatusOr<std::vector<DeviceModel>> devices = LoadShippedDevices();
+  ASSERT_TRUE(devices.ok()) << devices.status();
+  int gpus = 0;
+  for (const DeviceModel& device : *devices) {
+    if (device.vendor() != "nvidia" && device.vendor() != "amd") continue;
+    ++gpus;
+    absl::StatusOr<Occupancy> occupancy = ComputeOccupancy(device, Input(256, 32, 16384));
+    ASSERT_TRUE(occupancy.ok()) << device.name() << ": " << occupancy.status();
+    EXPECT_GT(occupancy->blocks_per_core(), 0) << device.name();
+    EXPECT_LE(occupancy->occupancy(), 1.0) << device.name();
+  }
+  EXPECT_GE(gpus, static_cast<int>(std::size(kNvidiaDevices)) + 1);
 }
 
 #ifdef SCRATCHSIM_CUDA_OCCUPANCY_H
