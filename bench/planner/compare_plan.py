@@ -1,0 +1,128 @@
+"""Compares `simulate plan` with the measured Triton matmul sweep (sweep_triton_matmul.py).
+
+For each (shape, dtype): the planner's top-1 and top-5 against the measured best, Spearman's
+rank correlation of predicted and measured time over the configurations both have, and how the
+planner's fit verdicts and shared-memory bytes compare with what Triton compiled.
+
+usage: python3 compare_plan.py SIMULATE_BINARY SWEEP.json [--markdown]
+"""
+import argparse
+import json
+import os
+import subprocess
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GRAPH = os.path.join(HERE, "triton_matmul.pbtxt")
+NAMES = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS"]
+COMPUTE_DTYPE = {"f16": "f16", "f32": "tf32"}  # Triton's tl.dot on f32 inputs uses tf32
+ELT = {"f16": 2, "f32": 4}
+
+
+def ranks(values):
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    r = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            r[order[k]] = (i + j) / 2.0
+        i = j + 1
+    return r
+
+
+def spearman(x, y):
+    rx, ry = ranks(x), ranks(y)
+    n = len(x)
+    mx, my = sum(rx) / n, sum(ry) / n
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    vx = sum((a - mx) ** 2 for a in rx) ** 0.5
+    vy = sum((b - my) ** 2 for b in ry) ** 0.5
+    return cov / (vx * vy) if vx > 0 and vy > 0 else float("nan")
+
+
+def plan(binary, dtype, M, N, K, allow_spills):
+    args = [binary, "plan", "--device", "h100", "--graph", GRAPH, "--set", f"M={M}", "--set", f"N={N}",
+            "--set", f"K={K}", "--set", f"ELT={ELT[dtype]}", "--compute-dtype", COMPUTE_DTYPE[dtype],
+            "--format", "json", "--top", "100000", "--threads", "1"]
+    if allow_spills:
+        args.append("--allow-spills")
+    out = subprocess.run(args, capture_output=True, text=True, check=False)
+    if out.returncode not in (0, 1):
+        raise RuntimeError(out.stderr)
+    return json.loads(out.stdout)
+
+
+def cfg_key(params):
+    return tuple(params[n] for n in NAMES)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("binary")
+    parser.add_argument("sweep")
+    args = parser.parse_args()
+    sweep = json.load(open(args.sweep))
+    rows = []
+    fit_rows = []
+    for dtype in ("f16", "f32"):
+        compiled = {cfg_key(v["config"]): v for v in sweep["compiled"].values() if v["dtype"] == dtype}
+        lenient = plan(args.binary, dtype, 4096, 4096, 4096, allow_spills=True)
+        predicted_fit = {cfg_key(c["params"]): c for c in lenient["configs"]}
+        agree = sum((k in predicted_fit) == (v["status"] == "ok") for k, v in compiled.items())
+        smem_exact = sum(1 for k, v in compiled.items()
+                         if v["status"] == "ok" and k in predicted_fit and v.get("shared") is not None
+                         and predicted_fit[k]["peak_bytes"].get("smem") == v["shared"])
+        smem_total = sum(1 for k, v in compiled.items() if v["status"] == "ok" and k in predicted_fit)
+        spills = sum(1 for v in compiled.values() if v["status"] == "ok" and (v.get("n_spills") or 0) > 0)
+        fit_rows.append((dtype, len(compiled), agree, smem_exact, smem_total, spills))
+        for M, N, K in sweep["shapes"]:
+            measured = {cfg_key(t["config"]): t["ms"] for t in sweep["timings"]
+                        if t["dtype"] == dtype and (t["M"], t["N"], t["K"]) == (M, N, K) and "ms" in t}
+            if not measured:
+                continue
+            p = plan(args.binary, dtype, M, N, K, allow_spills=False)
+            ranked = [cfg_key(c["params"]) for c in p["configs"]]
+            predicted = {cfg_key(c["params"]): c["estimated_us"] for c in p["configs"]}
+            best_key = min(measured, key=measured.get)
+            best_ms = measured[best_key]
+            both = [k for k in ranked if k in measured]
+            top1 = both[0]
+            top5 = both[:5]
+            best5 = min(measured[k] for k in top5)
+            rho = spearman([predicted[k] for k in both], [measured[k] for k in both])
+            # The model alone: configurations Triton compiled without spills.
+            clean = [k for k in both if not (compiled[k].get("n_spills") or 0)]
+            rho_clean = spearman([predicted[k] for k in clean], [measured[k] for k in clean])
+            # Spill verdicts: the graph's register estimate against ptxas.
+            spill_agree = sum(1 for k in measured if (k not in predicted) == bool(compiled[k].get("n_spills") or 0))
+            best_rank = both.index(best_key) + 1 if best_key in both else None
+            rows.append({
+                "dtype": dtype, "shape": f"{M}x{N}x{K}", "measured": len(measured), "ranked": len(both),
+                "best": best_key, "best_ms": best_ms, "top1": top1, "top1_ms": measured[top1],
+                "top1_vs_best": measured[top1] / best_ms, "best_in_top5": best_key in top5,
+                "best5_vs_best": best5 / best_ms, "best_rank": best_rank, "spearman": rho,
+                "spearman_clean": rho_clean, "clean": len(clean), "spill_agree": spill_agree,
+                "best_tflops": 2.0 * M * N * K / (best_ms * 1e-3) / 1e12,
+            })
+    fmt = lambda k: "/".join(str(x) for x in k)  # noqa: E731
+    print("| dtype | shape | configs timed / ranked | measured best (BM/BN/BK/stages/warps) | best ms (TFLOP/s) "
+          "| planner top-1 | top-1 ms (vs best) | best in top 5 | best of top 5 vs best | rank of best | Spearman | Spearman, no spills (n) | spill verdicts agree |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['dtype']} | {r['shape']} | {r['measured']} / {r['ranked']} | {fmt(r['best'])} | "
+              f"{r['best_ms']:.4f} ({r['best_tflops']:.0f}) | {fmt(r['top1'])} | {r['top1_ms']:.4f} "
+              f"({r['top1_vs_best']:.2f}x) | {'yes' if r['best_in_top5'] else 'no'} | {r['best5_vs_best']:.2f}x | "
+              f"{r['best_rank'] if r['best_rank'] else 'pruned'} | {r['spearman']:.2f} | "
+              f"{r['spearman_clean']:.2f} ({r['clean']}) | {r['spill_agree']} / {r['measured']} |")
+    print()
+    print("| dtype | configurations | fit verdict agrees with Triton | shared bytes exact (of both fit) "
+          "| compiled with spills |")
+    print("|---|---|---|---|---|")
+    for dtype, n, agree, exact, total, spills in fit_rows:
+        print(f"| {dtype} | {n} | {agree} | {exact} / {total} | {spills} |")
+
+
+if __name__ == "__main__":
+    main()

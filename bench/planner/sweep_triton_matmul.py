@@ -1,0 +1,213 @@
+"""Measures every configuration of the Triton matmul of triton_matmul.pbtxt on the GPU.
+
+For the planner's H100 validation (docs/validation/planner-h100.md): compiles the whole
+(BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, NUM_WARPS) space for f16 and f32 (tf32 dot) in
+parallel worker processes (spawn), records what Triton refuses (OutOfResources) and the compiled
+registers/spills/shared memory, then times each compiled kernel on three problem shapes with
+triton.testing.do_bench. Writes one JSON file. Stops early, keeping what it has, at --budget-s.
+
+usage: python3 sweep_triton_matmul.py OUT.json [--budget-s 270]
+"""
+import argparse
+import datetime
+import itertools
+import json
+import multiprocessing as mp
+import os
+import sys
+import time
+import traceback
+
+os.environ.setdefault("TRITON_CACHE_DIR", "/tmp/scratchsim_triton_cache")
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+SPACE = {
+    "BLOCK_M": [32, 64, 128, 256],
+    "BLOCK_N": [32, 64, 128, 256],
+    "BLOCK_K": [32, 64, 128],
+    "NUM_STAGES": [2, 3, 4],
+    "NUM_WARPS": [4, 8],
+}
+DTYPES = {"f16": torch.float16, "f32": torch.float32}
+SHAPES = [(4096, 4096, 4096), (2048, 2048, 8192), (8192, 1024, 4096)]
+GROUP_M = 8
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                  stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                  BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    c = acc.to(c_ptr.dtype.element_ty)
+    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    tl.store(c_ptrs, c, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+def configs():
+    names = list(SPACE)
+    for values in itertools.product(*(SPACE[n] for n in names)):
+        yield dict(zip(names, values))
+
+
+def launch(a, b, c, cfg):
+    M, K = a.shape
+    N = b.shape[1]
+    grid = (triton.cdiv(M, cfg["BLOCK_M"]) * triton.cdiv(N, cfg["BLOCK_N"]),)
+    return matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                               c.stride(0), c.stride(1), BLOCK_M=cfg["BLOCK_M"],
+                               BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"], GROUP_M=GROUP_M,
+                               num_warps=cfg["NUM_WARPS"], num_stages=cfg["NUM_STAGES"])
+
+
+def compile_one(task):
+    """Worker: compiles (and launches once, small) one configuration; fills the disk cache."""
+    dtype_name, cfg = task
+    dtype = DTYPES[dtype_name]
+    out = {"dtype": dtype_name, "config": cfg}
+    try:
+        # Same divisibility specialization as the timed shapes (all multiples of 16).
+        a = torch.randn(512, 512, device="cuda", dtype=dtype)
+        b = torch.randn(512, 512, device="cuda", dtype=dtype)
+        c = torch.empty(512, 512, device="cuda", dtype=dtype)
+        kernel = launch(a, b, c, cfg)
+        torch.cuda.synchronize()
+        out["status"] = "ok"
+        for field in ("n_regs", "n_spills"):
+            out[field] = getattr(kernel, field, None)
+        metadata = getattr(kernel, "metadata", None)
+        out["shared"] = getattr(metadata, "shared", None) if metadata is not None else None
+    except Exception as e:  # noqa: BLE001 - every refusal is data here
+        out["status"] = type(e).__name__
+        out["error"] = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
+    return out
+
+
+def key(dtype_name, cfg):
+    return dtype_name + ":" + ",".join(str(cfg[n]) for n in SPACE)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("--budget-s", type=float, default=270)
+    parser.add_argument("--workers", type=int, default=14)
+    args = parser.parse_args()
+    start = time.time()
+    result = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        "device": torch.cuda.get_device_name(0),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "space": SPACE,
+        "shapes": SHAPES,
+        "group_m": GROUP_M,
+        "compiled": {},
+        "timings": [],
+        "notes": [],
+    }
+
+    def save():
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=1)
+
+    tasks = [(d, cfg) for d in DTYPES for cfg in configs()]
+    compile_deadline = start + 0.5 * args.budget_s
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(args.workers) as pool:
+        pending = pool.imap_unordered(compile_one, tasks)
+        for _ in range(len(tasks)):
+            remaining = compile_deadline - time.time()
+            if remaining <= 0:
+                result["notes"].append("compile phase stopped at its deadline")
+                break
+            try:
+                r = pending.next(timeout=remaining)
+            except mp.TimeoutError:
+                result["notes"].append("compile phase stopped at its deadline")
+                break
+            result["compiled"][key(r["dtype"], r["config"])] = r
+        pool.terminate()
+    print(f"compiled {len(result['compiled'])}/{len(tasks)} in {time.time() - start:.0f} s", flush=True)
+    save()
+
+    torch.backends.cuda.matmul.allow_tf32 = True
+    stopped = False
+    for (M, N, K), (dtype_name, dtype) in itertools.product(SHAPES, DTYPES.items()):
+        if stopped:
+            break
+        a = torch.randn(M, K, device="cuda", dtype=dtype)
+        b = torch.randn(K, N, device="cuda", dtype=dtype)
+        c = torch.empty(M, N, device="cuda", dtype=dtype)
+        reference = torch.matmul(a.float(), b.float())
+        checked = False
+        for cfg in configs():
+            if time.time() - start > args.budget_s:
+                result["notes"].append(f"timing stopped at the budget during {dtype_name} {M}x{N}x{K}")
+                stopped = True
+                break
+            compiled = result["compiled"].get(key(dtype_name, cfg))
+            if compiled is None or compiled["status"] != "ok":
+                continue
+            row = {"dtype": dtype_name, "M": M, "N": N, "K": K, "config": cfg}
+            try:
+                if not checked:
+                    launch(a, b, c, cfg)
+                    torch.cuda.synchronize()
+                    err = (c.float() - reference).abs().max().item() / reference.abs().max().item()
+                    result["notes"].append(f"{dtype_name} {M}x{N}x{K} {cfg}: max relative error {err:.2e}")
+                    checked = True
+                ms = triton.testing.do_bench(lambda: launch(a, b, c, cfg), warmup=5, rep=20,
+                                             return_mode="median")
+                row["ms"] = ms
+                row["tflops"] = 2.0 * M * N * K / (ms * 1e-3) / 1e12
+            except Exception as e:  # noqa: BLE001
+                row["error"] = (type(e).__name__ + ": " + str(e).splitlines()[0][:200]) if str(e) else type(e).__name__
+            result["timings"].append(row)
+        del a, b, c, reference
+        torch.cuda.empty_cache()
+        save()
+        print(f"timed {len(result['timings'])} at {time.time() - start:.0f} s", flush=True)
+    # cuBLAS for scale, same shapes.
+    for (M, N, K), (dtype_name, dtype) in itertools.product(SHAPES, DTYPES.items()):
+        if time.time() - start > args.budget_s + 15:
+            break
+        a = torch.randn(M, K, device="cuda", dtype=dtype)
+        b = torch.randn(K, N, device="cuda", dtype=dtype)
+        ms = triton.testing.do_bench(lambda: torch.matmul(a, b), warmup=5, rep=20, return_mode="median")
+        result["notes"].append(f"torch.matmul {dtype_name} {M}x{N}x{K}: {ms:.4f} ms "
+                               f"({2.0 * M * N * K / (ms * 1e-3) / 1e12:.1f} TFLOP/s)")
+    result["elapsed_s"] = time.time() - start
+    save()
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception:
+        traceback.print_exc()
+        sys.exit(1)
