@@ -102,7 +102,7 @@ std::string Why(const PlanResult& plan, const RankedConfig& c) {
     parts.push_back(absl::StrFormat("%d load%s in flight, %.0f%% exposed", e.loads_in_flight,
                                     e.loads_in_flight == 1 ? "" : "s", 100 * e.exposed_s / e.time_s));
   } else {
-    parts.push_back(absl::StrFormat("%d loads in flight", e.loads_in_flight));
+    parts.push_back(absl::StrFormat("%d load%s in flight", e.loads_in_flight, e.loads_in_flight == 1 ? "" : "s"));
   }
   if (e.issue_efficiency < 1) parts.push_back(absl::StrFormat("%.0f%% of schedulers busy", 100 * e.issue_efficiency));
   return absl::StrJoin(parts, ", ");
@@ -170,14 +170,18 @@ void RenderText(const PlanResult& plan, const KernelGraph& graph, const SymbolTa
     for (const PrunedFamily& f : plan.pruned) {
       out << absl::StrFormat("  %-20s %12s (%5.1f%%)  e.g. %s: %s\n", LimitName(f.limit), Thousands(f.count),
                              100.0 * f.count / plan.space_size, Assignments(plan, f.example), LimitDetail(f));
-      if (!f.whole_values.empty()) out << "  " << std::string(20, ' ') << " every configuration with " << WholeValues(plan, f) << "\n";
+      if (f.count == plan.space_size) {
+        out << "  " << std::string(20, ' ') << " every configuration in the space\n";
+      } else if (!f.whole_values.empty()) {
+        out << "  " << std::string(20, ' ') << " every configuration with " << WholeValues(plan, f) << "\n";
+      }
     }
   }
   if (plan.top.empty()) return;
   out << absl::StrFormat("\ntop %d (estimated; fastest first)\n", plan.top.size());
   std::string header = "  rank";
   for (const ParamAxis& a : plan.axes) header += absl::StrFormat(" %*s", std::max<int>(a.name.size(), 4), a.name);
-  header += absl::StrFormat(" %10s %8s  %s\n", "time(us)", plan.model.peak_flops() > 0 ? "TFLOP/s" : "GB/s", "on-chip");
+  header += absl::StrFormat(" %10s %8s  %s\n", "time(us)", plan.flops_known ? "TFLOP/s" : "GB/s", "on-chip");
   out << header;
   for (size_t r = 0; r < plan.top.size(); ++r) {
     const RankedConfig& c = plan.top[r];
@@ -225,7 +229,7 @@ void RenderJson(const PlanResult& plan, const KernelGraph& graph, const SymbolTa
     out << (r ? ",\n" : "\n") << "    {\"rank\": " << r + 1 << ", \"params\": {" << absl::StrJoin(params, ", ") << "}"
         << ", \"estimated_us\": " << JsonNumber(e.time_s * 1e6)
         << ", \"score\": " << JsonNumber(e.score)
-        << ", \"score_unit\": " << JsonString(plan.model.peak_flops() > 0 ? "TFLOP/s" : "GB/s")
+        << ", \"score_unit\": " << JsonString(plan.flops_known ? "TFLOP/s" : "GB/s")
         << ", \"bound\": " << JsonString(e.compute_bound ? "compute" : "memory")
         << ", \"intensity\": " << JsonNumber(e.intensity)
         << ", \"grid_blocks\": " << e.grid_blocks << ", \"waves\": " << e.waves

@@ -848,6 +848,7 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
     result.compute_dtype = "f32";
   }
   ASSIGN_OR_RETURN(result.model, PerfModel::Create(device, result.compute_dtype, perf.flops.has_value()));
+  result.flops_known = perf.flops.has_value();
   if (!perf.flops) result.notes.push_back("the graph gives no flops: configurations rank by global traffic time alone");
   if (!perf.global_bytes) {
     result.notes.push_back(perf.operands.empty()

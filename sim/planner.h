@@ -206,6 +206,7 @@ struct PlanResult {
   std::vector<RankedConfig> top;     // fastest first; ties by enumeration order
   std::vector<PrunedFamily> pruned;  // by Limit order, only limits that pruned something
   std::string compute_dtype;
+  bool flops_known = false;          // scores are TFLOP/s; else GB/s of global traffic
   std::vector<std::string> notes;    // what the model assumed
   PerfModel model;
   int threads_used = 1;
