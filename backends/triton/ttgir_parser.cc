@@ -14,6 +14,8 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -37,8 +39,13 @@ std::string StripLocations(absl::string_view line) {
   std::string out;
   out.reserve(line.size());
   size_t i = 0;
+  if (line.find("loc(") == absl::string_view::npos) {
+    absl::string_view t = absl::StripAsciiWhitespace(line);
+    return std::string(t);
+  }
   while (i < line.size()) {
-    if (line.compare(i, 4, "loc(") == 0 && (i == 0 || !std::isalnum(line[i - 1]) )) {
+    if (line[i] == 'l' && line.compare(i, 4, "loc(") == 0 &&
+        (i == 0 || !std::isalnum(static_cast<unsigned char>(line[i - 1])))) {
       int depth = 0;
       bool in_string = false;
       size_t j = i + 3;
@@ -382,9 +389,10 @@ struct Analysis {
   std::vector<int64_t> pos;      // operation id, as Triton numbers them after scf-to-cf
   std::vector<int64_t> end_pos;  // last id inside a structured op's regions
   int64_t next = 0;
-  std::map<std::string, int> def_op;           // value -> defining op
-  std::map<std::string, std::pair<int, int>> def_region;  // value -> (op, region) defining it
-  std::map<std::string, std::vector<int>> users;
+  absl::flat_hash_map<std::string, int> def_op;  // value -> defining op
+  absl::flat_hash_map<std::string, std::pair<int, int>> def_region;  // value -> (op, region)
+  absl::flat_hash_map<std::string, std::vector<std::string>> groups;  // "%x" -> "%x#0", ...
+  absl::flat_hash_map<std::string, std::vector<int>> users;  // only values that matter
 
   void Number(int op) {
     const TtgirOp& o = m.ops[op];
@@ -500,22 +508,30 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
   for (int op : m.body) a.Number(op);
   for (size_t i = 0; i < m.ops.size(); ++i) {
     const TtgirOp& o = m.ops[i];
-    for (const std::string& r : o.results) a.def_op[r] = static_cast<int>(i);
+    for (const std::string& r : o.results) {
+      a.def_op[r] = static_cast<int>(i);
+      size_t hash = r.find('#');
+      if (hash != std::string::npos) a.groups[r.substr(0, hash)].push_back(r);
+    }
     for (size_t r = 0; r < o.region_args.size(); ++r)
       for (const std::string& v : o.region_args[r]) a.def_region[v] = {static_cast<int>(i), static_cast<int>(r)};
-    std::set<std::string> seen;
-    for (const std::string& u : o.uses) {
-      // "%x#1" uses group result 1; a bare "%x" of a group uses all of it.
-      std::vector<std::string> names{u};
-      if (a.def_op.count(u) == 0 && u.find('#') == std::string::npos) {
-        for (auto it = a.def_op.lower_bound(u + "#"); it != a.def_op.end() &&
-                                                       absl::StartsWith(it->first, u + "#"); ++it)
-          names.push_back(it->first);
-      }
-      for (const std::string& n : names)
-        if (seen.insert(n).second) a.users[n].push_back(static_cast<int>(i));
-    }
   }
+  // Records, per value in `interesting`, the ops that use it ("%x" of a group "%x:2" uses
+  // every member).
+  auto collect_users = [&](const absl::flat_hash_set<std::string>& interesting) {
+    for (size_t i = 0; i < m.ops.size(); ++i) {
+      auto add = [&](const std::string& n) {
+        if (!interesting.contains(n)) return;
+        std::vector<int>& u = a.users[n];
+        if (u.empty() || u.back() != static_cast<int>(i)) u.push_back(static_cast<int>(i));
+      };
+      for (const std::string& u : m.ops[i].uses) {
+        add(u);
+        if (auto g = a.groups.find(u); g != a.groups.end() && !a.def_op.contains(u))
+          for (const std::string& n : g->second) add(n);
+      }
+    }
+  };
 
   SharedMemoryPlan plan;
   plan.kernel = m.function;
@@ -525,7 +541,7 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
 
   LayoutContext layouts{m.aliases, m.num_warps, m.threads_per_warp};
   // Explicit buffers and alias sets.
-  std::map<std::string, std::set<int>> alias;  // value -> explicit buffer indices
+  absl::flat_hash_map<std::string, std::set<int>> alias;  // value -> explicit buffers
   std::vector<std::vector<std::string>> members;
   for (size_t i = 0; i < m.ops.size(); ++i) {
     const TtgirOp& o = m.ops[i];
@@ -600,7 +616,8 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
         for (size_t k = 0; k < o.region_args[r].size() && k < captures.size(); ++k) {
           auto it = alias.find(captures[k]);
           if (it == alias.end()) continue;
-          for (int b : it->second)
+          const std::set<int> bufs = it->second;  // alias[] below may rehash
+          for (int b : bufs)
             if (alias[o.region_args[r][k]].insert(b).second) members[b].push_back(o.region_args[r][k]);
         }
       }
@@ -608,6 +625,14 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
     if (IsCfOp(o.name)) {
       for (const std::string& d : o.defined) add(d);
     }
+  }
+  {
+    absl::flat_hash_set<std::string> interesting;
+    for (const auto& [v, bufs] : alias) interesting.insert(v);
+    for (const TtgirOp& o : m.ops)
+      if (o.name == "tt.atomic_rmw" || o.name == "tt.atomic_cas")
+        for (const std::string& r : o.results) interesting.insert(r);
+    collect_users(interesting);
   }
   for (size_t b = 0; b < members.size(); ++b) {
     uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0;
