@@ -34,38 +34,44 @@ absl::Status ParseError(absl::string_view origin, int line, absl::string_view wh
   return absl::InvalidArgumentError(absl::StrCat(origin, ":", line, ": ", what));
 }
 
+inline bool IsAsciiAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
 // Removes every `loc(...)` (balanced) from a line: locations carry no allocation facts.
 std::string StripLocations(absl::string_view line) {
+  line = absl::StripAsciiWhitespace(line);
+  size_t at = line.find("loc(");
+  if (at == absl::string_view::npos) return std::string(line);
   std::string out;
   out.reserve(line.size());
   size_t i = 0;
-  if (line.find("loc(") == absl::string_view::npos) {
-    absl::string_view t = absl::StripAsciiWhitespace(line);
-    return std::string(t);
-  }
-  while (i < line.size()) {
-    if (line[i] == 'l' && line.compare(i, 4, "loc(") == 0 &&
-        (i == 0 || !std::isalnum(static_cast<unsigned char>(line[i - 1])))) {
-      int depth = 0;
-      bool in_string = false;
-      size_t j = i + 3;
-      for (; j < line.size(); ++j) {
-        char c = line[j];
-        if (c == '"' && line[j - 1] != '\\') in_string = !in_string;
-        if (in_string) continue;
-        if (c == '(') ++depth;
-        if (c == ')' && --depth == 0) break;
-      }
-      i = j + 1;
-      while (!out.empty() && out.back() == ' ') out.pop_back();
+  while (at != absl::string_view::npos) {
+    if (at > 0 && IsAsciiAlnum(line[at - 1])) {
+      // "...alloc(" and the like: not a location.
+      out.append(line.data() + i, at + 4 - i);
+      i = at + 4;
+      at = line.find("loc(", i);
       continue;
     }
-    out.push_back(line[i]);
-    ++i;
+    out.append(line.data() + i, at - i);
+    int depth = 0;
+    bool in_string = false;
+    size_t j = at + 3;
+    for (; j < line.size(); ++j) {
+      const char c = line[j];
+      if (c == '"' && line[j - 1] != '\\') in_string = !in_string;
+      if (in_string) continue;
+      if (c == '(') ++depth;
+      if (c == ')' && --depth == 0) break;
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    i = std::min(j + 1, line.size());
+    at = line.find("loc(", i);
   }
-  while (!out.empty() && std::isspace(static_cast<unsigned char>(out.back()))) out.pop_back();
-  size_t start = out.find_first_not_of(' ');
-  return start == std::string::npos ? std::string() : out.substr(start);
+  out.append(line.data() + i, line.size() - i);
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
 }
 
 // Paren/bracket balance outside string literals.
@@ -93,7 +99,7 @@ std::vector<std::string> ValueTokens(absl::string_view s) {
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] != '%') continue;
     size_t j = i + 1;
-    while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_' ||
+    while (j < s.size() && (IsAsciiAlnum(s[j]) || s[j] == '_' ||
                             s[j] == '#' || s[j] == '$' || s[j] == '.' || s[j] == '-')) {
       ++j;
     }
@@ -143,7 +149,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
   absl::string_view origin(origin_in.data(), origin_in.size());
   TtgirModule module;
   module.origin = std::string(origin);
-  std::vector<std::string> raw = absl::StrSplit(text, '\n');
+  std::vector<absl::string_view> raw = absl::StrSplit(text, '\n');
   // Join multi-line statements (partition headers span lines) by paren balance.
   struct Stmt {
     int line;
@@ -338,7 +344,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     for (size_t p = 0; p < rest.size(); ++p) {
       if (rest[p] != '%') continue;
       size_t q = p + 1;
-      while (q < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[q])) || rest[q] == '_')) ++q;
+      while (q < rest.size() && (IsAsciiAlnum(rest[q]) || rest[q] == '_')) ++q;
       if (rest.compare(q, 3, " = ") == 0) {
         op.defined.emplace_back(rest.substr(p, q - p));
       } else {
