@@ -76,6 +76,13 @@ std::string StripLocations(absl::string_view line) {
 
 // Paren/bracket balance outside string literals.
 int Balance(absl::string_view s) {
+  if (s.find('"') == absl::string_view::npos) {
+    // No strings: plain counts (vectorized) decide.
+    return static_cast<int>(std::count(s.begin(), s.end(), '(') -
+                            std::count(s.begin(), s.end(), ')') +
+                            std::count(s.begin(), s.end(), '[') -
+                            std::count(s.begin(), s.end(), ']'));
+  }
   int depth = 0;
   bool in_string = false;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -341,8 +348,8 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     op.text = std::string(body);
     // Block arguments the op's own text defines: `%iv = %lb to`, `iter_args(%x = %init`.
     absl::string_view rest = body.substr(name_end);
-    for (size_t p = 0; p < rest.size(); ++p) {
-      if (rest[p] != '%') continue;
+    for (size_t p = rest.find('%'); p != absl::string_view::npos && p < rest.size();
+         p = rest.find('%', p + 1)) {
       size_t q = p + 1;
       while (q < rest.size() && (IsAsciiAlnum(rest[q]) || rest[q] == '_')) ++q;
       if (rest.compare(q, 3, " = ") == 0) {
