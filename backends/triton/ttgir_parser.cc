@@ -171,13 +171,13 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     std::string s = StripLocations(l);
     if (s.empty() || absl::StartsWith(s, "//")) continue;
     if (pending.empty()) {
-      pending = s;
+      pending = std::move(s);
       pending_line = static_cast<int>(i) + 1;
     } else {
       absl::StrAppend(&pending, " ", s);
     }
     if (Balance(pending) <= 0) {
-      stmts.push_back({pending_line, pending});
+      stmts.push_back({pending_line, std::move(pending)});
       pending.clear();
     }
   }

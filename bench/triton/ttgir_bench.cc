@@ -67,6 +67,21 @@ void BM_PredictAllFixtures(benchmark::State& state) {
 }
 BENCHMARK(BM_PredictAllFixtures)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
+// Parsing alone, to see where the time goes.
+void BM_ParseAllFixtures(benchmark::State& state) {
+  const auto& fixtures = Fixtures();
+  for (auto _ : state) {
+    for (const Fixture& f : fixtures) {
+      auto m = scratchsim::triton::ParseTtgir(f.text, "bench");
+      benchmark::DoNotOptimize(m);
+    }
+  }
+  state.counters["per_kernel_us"] = benchmark::Counter(
+      static_cast<double>(fixtures.size()) * state.iterations(),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_ParseAllFixtures)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+
 // The largest fixture alone (warp-specialized persistent GEMM or attention IR).
 void BM_PredictLargestFixture(benchmark::State& state) {
   const auto& fixtures = Fixtures();
