@@ -82,6 +82,25 @@ void BM_ParseAllFixtures(benchmark::State& state) {
 }
 BENCHMARK(BM_ParseAllFixtures)->Unit(benchmark::kMillisecond)->MinTime(1.0);
 
+// Planning alone (buffers, liveness, placement) on parsed modules.
+void BM_PlanAllFixtures(benchmark::State& state) {
+  std::vector<scratchsim::triton::TtgirModule> modules;
+  for (const Fixture& f : Fixtures()) {
+    auto m = scratchsim::triton::ParseTtgir(f.text, "bench");
+    if (m.ok()) modules.push_back(*std::move(m));
+  }
+  for (auto _ : state) {
+    for (const auto& m : modules) {
+      auto plan = scratchsim::triton::PlanSharedMemory(m);
+      benchmark::DoNotOptimize(plan);
+    }
+  }
+  state.counters["per_kernel_us"] = benchmark::Counter(
+      static_cast<double>(modules.size()) * state.iterations(),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_PlanAllFixtures)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+
 // The largest fixture alone (warp-specialized persistent GEMM or attention IR).
 void BM_PredictLargestFixture(benchmark::State& state) {
   const auto& fixtures = Fixtures();
