@@ -5,6 +5,7 @@
 #include "backends/triton/ttgir_parser.h"
 
 #include <algorithm>
+#include <deque>
 #include <cctype>
 #include <fstream>
 #include <limits>
@@ -157,27 +158,45 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
   TtgirModule module;
   module.origin = std::string(origin);
   std::vector<absl::string_view> raw = absl::StrSplit(text, '\n');
-  // Join multi-line statements (partition headers span lines) by paren balance.
+  // Join multi-line statements (partition headers span lines) by paren balance. Most lines
+  // end in their only location, " loc(#locN)": those are trimmed in place, without copies.
   struct Stmt {
     int line;
-    std::string text;
+    absl::string_view text;
   };
   std::vector<Stmt> stmts;
+  stmts.reserve(raw.size() / 2);
+  std::deque<std::string> owned;
   std::string pending;
   int pending_line = 0;
   for (size_t i = 0; i < raw.size(); ++i) {
-    absl::string_view l = raw[i];
-    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(l), "#loc")) continue;
-    std::string s = StripLocations(l);
-    if (s.empty() || absl::StartsWith(s, "//")) continue;
+    absl::string_view l = absl::StripAsciiWhitespace(raw[i]);
+    if (l.empty() || absl::StartsWith(l, "#loc") || absl::StartsWith(l, "//")) continue;
+    absl::string_view s = l;
+    const size_t at = l.find("loc(");
+    if (at != absl::string_view::npos) {
+      if (at > 0 && l[at - 1] == ' ' && l.back() == ')' &&
+          l.find("loc(", at + 4) == absl::string_view::npos) {
+        s = absl::StripTrailingAsciiWhitespace(l.substr(0, at));
+      } else {
+        owned.push_back(StripLocations(l));
+        s = owned.back();
+      }
+    }
+    if (s.empty()) continue;
     if (pending.empty()) {
-      pending = std::move(s);
+      if (Balance(s) <= 0) {
+        stmts.push_back({static_cast<int>(i) + 1, s});
+        continue;
+      }
+      pending.assign(s.data(), s.size());
       pending_line = static_cast<int>(i) + 1;
     } else {
       absl::StrAppend(&pending, " ", s);
     }
     if (Balance(pending) <= 0) {
-      stmts.push_back({pending_line, std::move(pending)});
+      owned.push_back(std::move(pending));
+      stmts.push_back({pending_line, owned.back()});
       pending.clear();
     }
   }
