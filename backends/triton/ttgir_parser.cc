@@ -5,6 +5,7 @@
 #include "backends/triton/ttgir_parser.h"
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <cctype>
 #include <fstream>
@@ -77,14 +78,22 @@ std::string StripLocations(absl::string_view line) {
 
 // Paren/bracket balance outside string literals.
 int Balance(absl::string_view s) {
-  if (s.find('"') == absl::string_view::npos) {
-    // No strings: plain counts (vectorized) decide.
-    return static_cast<int>(std::count(s.begin(), s.end(), '(') -
-                            std::count(s.begin(), s.end(), ')') +
-                            std::count(s.begin(), s.end(), '[') -
-                            std::count(s.begin(), s.end(), ']'));
+  // One branch-free pass; a quote anywhere sends the line to the exact scan below.
+  static constexpr auto kDelta = [] {
+    std::array<int8_t, 256> t{};
+    t['('] = 1;
+    t[')'] = -1;
+    t['['] = 1;
+    t[']'] = -1;
+    return t;
+  }();
+  int depth = 0, quotes = 0;
+  for (unsigned char c : s) {
+    depth += kDelta[c];
+    quotes |= c == '"';
   }
-  int depth = 0;
+  if (!quotes) return depth;
+  depth = 0;
   bool in_string = false;
   for (size_t i = 0; i < s.size(); ++i) {
     char c = s[i];
@@ -97,7 +106,7 @@ int Balance(absl::string_view s) {
 }
 
 bool IsIdentChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '#' || c == '.' ||
+  return IsAsciiAlnum(c) || c == '_' || c == '#' || c == '.' ||
          c == '$' || c == '-';
 }
 
