@@ -83,3 +83,48 @@ TEST(TtgirFixturesTest, MatchesTritonSharedMemory) {
 
 }  // namespace
 }  // namespace scratchsim::triton
+
+namespace scratchsim::triton {
+namespace {
+
+// The KernelGraph that ImportTtgir hands the simulator keeps Triton's intervals: placing its
+// buffers (live from the op that writes them to the op that reads them, inclusive) with
+// TritonPlacementPolicy gives Triton's figure wherever no warp-specialized partitions force
+// extra separation (which Blocks cannot express).
+TEST(TtgirFixturesTest, ImportedGraphKeepsTritonIntervals) {
+  std::ifstream in(std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/triton/expected.tsv");
+  std::string line;
+  int same = 0, compared = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f = absl::StrSplit(line, '\t');
+    std::string text = ReadFile(std::string(SCRATCHSIM_BINARY_DIR) + "/triton_fixtures/" + f[0] + ".ttgir");
+    auto plan = PlanTtgir(text, f[0]);
+    auto graph = ImportTtgir(text, f[0]);
+    ASSERT_TRUE(plan.ok() && graph.ok()) << f[0];
+    bool async = false;
+    for (const auto& b : plan->buffers) async |= b.buffer.async_group >= 0;
+    if (async) continue;
+    std::map<std::string, int> op_index;
+    for (int i = 0; i < graph->ops_size(); ++i) {
+      for (const auto& w : graph->ops(i).writes()) op_index.emplace("w" + w, i);
+      for (const auto& r : graph->ops(i).reads()) op_index["r" + r] = i;
+    }
+    std::vector<Block> blocks;
+    for (const Buffer& b : graph->buffers()) {
+      blocks.push_back({std::stoll(b.size_bytes()), std::stoll(b.alignment()),
+                        op_index["w" + b.name()], op_index["r" + b.name()]});
+    }
+    auto placed = TritonPlacementPolicy().Place(blocks);
+    ASSERT_TRUE(placed.ok()) << placed.status();
+    ++compared;
+    if (placed->peak == plan->allocation.shared) ++same;
+    else std::cout << "graph path differs: " << f[0] << " " << placed->peak << " vs "
+                   << plan->allocation.shared << "\n";
+  }
+  std::cout << "graph path equals the plan on " << same << "/" << compared << "\n";
+  EXPECT_EQ(same, compared);
+}
+
+}  // namespace
+}  // namespace scratchsim::triton
