@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <queue>
+#include <type_traits>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -22,7 +23,9 @@ namespace {
 
 constexpr char kWarpSizeSymbol[] = "WARP_SIZE";
 
-using OpGraph = boost::adjacency_list<boost::setS, boost::vecS, boost::directedS>;
+// Parallel edges are harmless here (in-degrees count them consistently), and vecS is far
+// cheaper than a set per vertex on large graphs.
+using OpGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
 using OpVertex = boost::graph_traits<OpGraph>::vertex_descriptor;
 
 // Records the first back edge a DFS meets; the tree-edge parents then spell out the cycle.
@@ -73,14 +76,27 @@ class GraphCompiler {
     return absl::InvalidArgumentError(absl::StrCat(out_.origin, ": ", where, ": ", problem));
   }
 
-  absl::StatusOr<Expr> Compile(absl::string_view text, absl::string_view where) const {
-    if (text.empty()) return Bad(where, "is empty");
+  // `where` is a string or a callable producing one: message text is built only on error,
+  // which keeps compiling large graphs cheap.
+  template <typename Where>
+  static std::string Location(const Where& where) {
+    if constexpr (std::is_invocable_v<Where>) {
+      return where();
+    } else {
+      return std::string(where);
+    }
+  }
+
+  template <typename Where>
+  absl::StatusOr<Expr> Compile(absl::string_view text, const Where& where) const {
+    if (text.empty()) return Bad(Location(where), "is empty");
     auto expr = Expr::Parse(text, out_.symbols);
-    if (!expr.ok()) return Bad(where, expr.status().message());
+    if (!expr.ok()) return Bad(Location(where), expr.status().message());
     return std::move(*expr);
   }
 
-  absl::StatusOr<std::optional<Expr>> CompileOptional(absl::string_view text, absl::string_view where) const {
+  template <typename Where>
+  absl::StatusOr<std::optional<Expr>> CompileOptional(absl::string_view text, const Where& where) const {
     if (text.empty()) return std::optional<Expr>();
     ASSIGN_OR_RETURN(Expr expr, Compile(text, where));
     return std::optional<Expr>(std::move(expr));
@@ -112,46 +128,50 @@ class GraphCompiler {
 
   absl::Status CompileBuffers() {
     const KernelGraph& graph = out_.graph;
+    out_.buffers.reserve(graph.buffers_size());
+    buffer_index_.reserve(graph.buffers_size());
     for (int i = 0; i < graph.buffers_size(); ++i) {
       const Buffer& buffer = graph.buffers(i);
-      std::string where = absl::StrCat("buffer '", buffer.name(), "'");
+      auto where = [&buffer](absl::string_view field = "") {
+        return absl::StrCat("buffer '", buffer.name(), "'", field.empty() ? "" : " ", field);
+      };
       if (buffer.name().empty()) return Bad(absl::StrCat("buffers[", i, "]"), "has no name");
-      if (buffer_index_.contains(buffer.name())) return Bad(where, "is defined twice");
+      if (buffer_index_.contains(buffer.name())) return Bad(where(), "is defined twice");
       buffer_index_[buffer.name()] = i;
       CompiledBuffer compiled;
       compiled.name = buffer.name();
       compiled.dtype = buffer.dtype();
-      if (buffer.memory_space().empty()) return Bad(where, "memory_space is missing");
+      if (buffer.memory_space().empty()) return Bad(where(), "memory_space is missing");
       compiled.space = buffer.memory_space();
       compiled.scope = buffer.scope() == INSTRUCTION ? INSTRUCTION : PROGRAM;
       compiled.role = buffer.role();
       compiled.static_allocation = buffer.static_allocation();
       if (!buffer.size_bytes().empty()) {
-        if (buffer.shape_size() > 0) return Bad(where, "gives both shape and size_bytes");
-        ASSIGN_OR_RETURN(compiled.size_bytes, CompileOptional(buffer.size_bytes(), where + " size_bytes"));
+        if (buffer.shape_size() > 0) return Bad(where(), "gives both shape and size_bytes");
+        ASSIGN_OR_RETURN(compiled.size_bytes, CompileOptional(buffer.size_bytes(), [&] { return where("size_bytes"); }));
       } else {
-        if (buffer.shape_size() == 0) return Bad(where, "needs a shape (with dtype) or size_bytes");
-        if (buffer.dtype().empty()) return Bad(where, "dtype is missing");
+        if (buffer.shape_size() == 0) return Bad(where(), "needs a shape (with dtype) or size_bytes");
+        if (buffer.dtype().empty()) return Bad(where(), "dtype is missing");
         auto bits = DtypeBits(buffer.dtype());
-        if (!bits.ok()) return Bad(where + " dtype", bits.status().message());
+        if (!bits.ok()) return Bad(where("dtype"), bits.status().message());
         compiled.element_bits = *bits;
         for (int d = 0; d < buffer.shape_size(); ++d) {
-          ASSIGN_OR_RETURN(Expr dim, Compile(buffer.shape(d), absl::StrCat(where, " shape[", d, "]")));
+          ASSIGN_OR_RETURN(Expr dim, Compile(buffer.shape(d), [&] { return where(absl::StrCat("shape[", d, "]")); }));
           compiled.shape.push_back(std::move(dim));
         }
       }
-      if (buffer.round_up_size() > buffer.shape_size()) return Bad(where, "round_up has more entries than shape");
+      if (buffer.round_up_size() > buffer.shape_size()) return Bad(where(), "round_up has more entries than shape");
       for (int d = 0; d < buffer.round_up_size(); ++d) {
-        ASSIGN_OR_RETURN(Expr multiple, Compile(buffer.round_up(d), absl::StrCat(where, " round_up[", d, "]")));
+        ASSIGN_OR_RETURN(Expr multiple, Compile(buffer.round_up(d), [&] { return where(absl::StrCat("round_up[", d, "]")); }));
         compiled.round_up.push_back(std::move(multiple));
       }
       if (buffer.has_padding()) {
-        ASSIGN_OR_RETURN(compiled.pad_every, CompileOptional(buffer.padding().every(), where + " padding.every"));
-        ASSIGN_OR_RETURN(compiled.pad_add, CompileOptional(buffer.padding().add(), where + " padding.add"));
-        if (!compiled.pad_every || !compiled.pad_add) return Bad(where + " padding", "needs both every and add");
+        ASSIGN_OR_RETURN(compiled.pad_every, CompileOptional(buffer.padding().every(), [&] { return where("padding.every"); }));
+        ASSIGN_OR_RETURN(compiled.pad_add, CompileOptional(buffer.padding().add(), [&] { return where("padding.add"); }));
+        if (!compiled.pad_every || !compiled.pad_add) return Bad(where("padding"), "needs both every and add");
       }
-      ASSIGN_OR_RETURN(compiled.copies, CompileOptional(buffer.copies(), where + " copies"));
-      ASSIGN_OR_RETURN(compiled.alignment, CompileOptional(buffer.alignment(), where + " alignment"));
+      ASSIGN_OR_RETURN(compiled.copies, CompileOptional(buffer.copies(), [&] { return where("copies"); }));
+      ASSIGN_OR_RETURN(compiled.alignment, CompileOptional(buffer.alignment(), [&] { return where("alignment"); }));
       out_.buffers.push_back(std::move(compiled));
     }
     return absl::OkStatus();
@@ -190,11 +210,12 @@ class GraphCompiler {
     return absl::OkStatus();
   }
 
-  absl::Status ResolveBuffers(const google::protobuf::RepeatedPtrField<std::string>& names,
-                              absl::string_view where, std::vector<int>* out) const {
+  template <typename Where>
+  absl::Status ResolveBuffers(const google::protobuf::RepeatedPtrField<std::string>& names, const Where& where,
+                              std::vector<int>* out) const {
     for (const std::string& name : names) {
       auto it = buffer_index_.find(name);
-      if (it == buffer_index_.end()) return Bad(where, absl::StrCat("unknown buffer '", name, "'"));
+      if (it == buffer_index_.end()) return Bad(Location(where), absl::StrCat("unknown buffer '", name, "'"));
       out->push_back(it->second);
     }
     return absl::OkStatus();
@@ -203,6 +224,7 @@ class GraphCompiler {
   absl::Status CompileOps() {
     const KernelGraph& graph = out_.graph;
     int n = graph.ops_size();
+    op_index_.reserve(n);
     out_.op_buffers.resize(n);
     out_.op_scratch.resize(n);
     out_.op_reads.resize(n);
@@ -210,13 +232,13 @@ class GraphCompiler {
     out_.op_loops.resize(n);
     for (int i = 0; i < n; ++i) {
       const Op& op = graph.ops(i);
-      std::string where = absl::StrCat("op '", op.name(), "'");
+      auto where = [&op](absl::string_view field) { return absl::StrCat("op '", op.name(), "'", field); };
       if (op.name().empty()) return Bad(absl::StrCat("ops[", i, "]"), "has no name");
-      if (op_index_.contains(op.name())) return Bad(where, "is defined twice");
+      if (op_index_.contains(op.name())) return Bad(where(""), "is defined twice");
       op_index_[op.name()] = i;
-      RETURN_IF_ERROR(ResolveBuffers(op.reads(), where + " reads", &out_.op_reads[i]));
-      RETURN_IF_ERROR(ResolveBuffers(op.writes(), where + " writes", &out_.op_writes[i]));
-      RETURN_IF_ERROR(ResolveBuffers(op.scratch(), where + " scratch", &out_.op_scratch[i]));
+      RETURN_IF_ERROR(ResolveBuffers(op.reads(), [&] { return where(" reads"); }, &out_.op_reads[i]));
+      RETURN_IF_ERROR(ResolveBuffers(op.writes(), [&] { return where(" writes"); }, &out_.op_writes[i]));
+      RETURN_IF_ERROR(ResolveBuffers(op.scratch(), [&] { return where(" scratch"); }, &out_.op_scratch[i]));
       std::vector<int>& touched = out_.op_buffers[i];
       touched = out_.op_reads[i];
       touched.insert(touched.end(), out_.op_writes[i].begin(), out_.op_writes[i].end());
@@ -225,7 +247,7 @@ class GraphCompiler {
       touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
       if (!op.loop().empty()) {
         auto it = loop_index_.find(op.loop());
-        if (it == loop_index_.end()) return Bad(where + " loop", absl::StrCat("unknown loop '", op.loop(), "'"));
+        if (it == loop_index_.end()) return Bad(where(" loop"), absl::StrCat("unknown loop '", op.loop(), "'"));
         for (int l = it->second; l >= 0; l = loop_parent_[l]) out_.op_loops[i].push_back(l);
       }
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -59,6 +60,61 @@ class LiveRangeIndex {
   std::vector<std::vector<int>> nodes_;
 };
 
+// Every block's overlapping blocks, found once by a sweep in start order and stored flat
+// (CSR). Far faster than querying a tree per block, but its size is the number of
+// overlapping pairs, so it is only built when that stays within a budget; otherwise the
+// segment tree above answers the same questions in bounded memory.
+class OverlapLists {
+ public:
+  static std::optional<OverlapLists> Build(absl::Span<const Block> blocks, int64_t max_pairs) {
+    const int n = static_cast<int>(blocks.size());
+    std::vector<int> by_start;
+    by_start.reserve(n);
+    for (int i = 0; i < n; ++i) {
+      if (blocks[i].size > 0) by_start.push_back(i);
+    }
+    std::stable_sort(by_start.begin(), by_start.end(),
+                     [&](int a, int b) { return blocks[a].start < blocks[b].start; });
+    // First sweep counts pairs (and degrees) so the budget is checked before allocating.
+    OverlapLists lists;
+    lists.begin_.assign(n + 1, 0);
+    std::vector<int> active;
+    int64_t pairs = 0;
+    auto sweep = [&](auto&& on_pair) {
+      active.clear();
+      for (int b : by_start) {
+        int64_t start = blocks[b].start;
+        active.erase(std::remove_if(active.begin(), active.end(), [&](int a) { return blocks[a].end < start; }),
+                     active.end());
+        for (int a : active) on_pair(a, b);
+        active.push_back(b);
+      }
+    };
+    sweep([&](int a, int b) {
+      ++pairs;
+      ++lists.begin_[a + 1];
+      ++lists.begin_[b + 1];
+    });
+    if (pairs > max_pairs) return std::nullopt;
+    for (int i = 0; i < n; ++i) lists.begin_[i + 1] += lists.begin_[i];
+    lists.neighbours_.resize(2 * pairs);
+    std::vector<int64_t> fill(lists.begin_.begin(), lists.begin_.end() - 1);
+    sweep([&](int a, int b) {
+      lists.neighbours_[fill[a]++] = b;
+      lists.neighbours_[fill[b]++] = a;
+    });
+    return lists;
+  }
+
+  absl::Span<const int> Of(int id) const {
+    return absl::MakeConstSpan(neighbours_.data() + begin_[id], begin_[id + 1] - begin_[id]);
+  }
+
+ private:
+  std::vector<int64_t> begin_;
+  std::vector<int> neighbours_;
+};
+
 absl::Status ValidateBlocks(absl::Span<const Block> blocks, int64_t* positions) {
   *positions = 1;
   for (size_t i = 0; i < blocks.size(); ++i) {
@@ -79,7 +135,8 @@ absl::Status ValidateBlocks(absl::Span<const Block> blocks, int64_t* positions) 
 // between conflicting blocks they take.
 class DecreasingSizePolicy : public PlacementPolicy {
  public:
-  explicit DecreasingSizePolicy(bool best_fit) : best_fit_(best_fit) {}
+  DecreasingSizePolicy(bool best_fit, int64_t max_overlap_pairs)
+      : best_fit_(best_fit), max_overlap_pairs_(max_overlap_pairs) {}
 
   absl::string_view name() const override { return best_fit_ ? "best-fit" : "first-fit"; }
 
@@ -96,7 +153,10 @@ class DecreasingSizePolicy : public PlacementPolicy {
 
     PlacementResult result;
     result.offsets.assign(n, 0);
-    LiveRangeIndex index(positions);
+    std::optional<OverlapLists> overlaps = OverlapLists::Build(blocks, max_overlap_pairs_);
+    std::optional<LiveRangeIndex> index;
+    if (!overlaps) index.emplace(positions);
+    std::vector<char> placed(n, 0);
     std::vector<int> stamp(n, -1);
     std::vector<int> conflicts;
     std::vector<std::pair<int64_t, int64_t>> taken;  // [offset, end) of conflicting blocks
@@ -104,10 +164,16 @@ class DecreasingSizePolicy : public PlacementPolicy {
       const int id = order[rank];
       const Block& block = blocks[id];
       if (block.size == 0) continue;  // occupies nothing
-      conflicts.clear();
-      index.Query(block.start, block.end, stamp, rank, conflicts);
       taken.clear();
-      for (int other : conflicts) taken.emplace_back(result.offsets[other], result.offsets[other] + blocks[other].size);
+      if (overlaps) {
+        for (int other : overlaps->Of(id)) {
+          if (placed[other]) taken.emplace_back(result.offsets[other], result.offsets[other] + blocks[other].size);
+        }
+      } else {
+        conflicts.clear();
+        index->Query(block.start, block.end, stamp, rank, conflicts);
+        for (int other : conflicts) taken.emplace_back(result.offsets[other], result.offsets[other] + blocks[other].size);
+      }
       std::sort(taken.begin(), taken.end());
 
       int64_t cursor = 0;
@@ -138,19 +204,21 @@ class DecreasingSizePolicy : public PlacementPolicy {
       if (!top) return absl::OutOfRangeError("placement offset overflows 64 bits");
       result.offsets[id] = best_offset;
       result.peak = std::max(result.peak, *top);
-      index.Insert(id, block.start, block.end);
+      placed[id] = 1;
+      if (index) index->Insert(id, block.start, block.end);
     }
     return result;
   }
 
  private:
   bool best_fit_;
+  int64_t max_overlap_pairs_;
 };
 
 }  // namespace
 
-std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyKind kind) {
-  return std::make_unique<DecreasingSizePolicy>(kind == PlacementPolicyKind::kBestFitDecreasing);
+std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyKind kind, int64_t max_overlap_pairs) {
+  return std::make_unique<DecreasingSizePolicy>(kind == PlacementPolicyKind::kBestFitDecreasing, max_overlap_pairs);
 }
 
 absl::StatusOr<PlacementPolicyKind> ParsePlacementPolicy(absl::string_view name) {

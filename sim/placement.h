@@ -41,7 +41,12 @@ class PlacementPolicy {
   virtual absl::StatusOr<PlacementResult> Place(absl::Span<const Block> blocks) const = 0;
 };
 
-std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyKind kind);
+// Conflicts between blocks come from precomputed overlap lists while the number of
+// overlapping pairs stays within `max_overlap_pairs` (memory: 8 bytes a pair), else from a
+// segment tree over live ranges. Both give the same placement.
+inline constexpr int64_t kDefaultMaxOverlapPairs = int64_t{1} << 24;
+std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyKind kind,
+                                                     int64_t max_overlap_pairs = kDefaultMaxOverlapPairs);
 absl::StatusOr<PlacementPolicyKind> ParsePlacementPolicy(absl::string_view name);
 
 }  // namespace scratchsim

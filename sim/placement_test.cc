@@ -83,6 +83,24 @@ TEST(PlacementTest, RandomBlocksNeverOverlap) {
   }
 }
 
+TEST(PlacementTest, OverlapListsAndSegmentTreeAgree) {
+  std::mt19937_64 rng(11);
+  std::vector<Block> blocks;
+  for (int i = 0; i < 2000; ++i) {
+    int64_t start = rng() % 500;
+    blocks.push_back({static_cast<int64_t>(rng() % 4096), int64_t{1} << (rng() % 6), start,
+                      start + static_cast<int64_t>(rng() % 30)});
+  }
+  for (auto kind : {PlacementPolicyKind::kFirstFitDecreasing, PlacementPolicyKind::kBestFitDecreasing}) {
+    auto lists = MakePlacementPolicy(kind)->Place(blocks);
+    auto tree = MakePlacementPolicy(kind, /*max_overlap_pairs=*/0)->Place(blocks);
+    ASSERT_TRUE(lists.ok() && tree.ok());
+    EXPECT_EQ(lists->offsets, tree->offsets);
+    EXPECT_EQ(lists->peak, tree->peak);
+    ExpectValid(blocks, *tree);
+  }
+}
+
 TEST(PlacementTest, RejectsBadBlocks) {
   auto policy = MakePlacementPolicy(PlacementPolicyKind::kFirstFitDecreasing);
   EXPECT_FALSE(policy->Place(std::vector<Block>{{-1, 1, 0, 0}}).ok());
