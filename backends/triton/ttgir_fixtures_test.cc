@@ -1,6 +1,7 @@
 // Compares the importer's prediction with Triton 3.6's own metadata.shared for every fixture
 // in tests/data/triton (made by bench/triton/make_fixtures.py on the GPU machine).
 #include <cstdlib>
+#include <limits>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "backends/triton/ttgir_parser.h"
 #include "gtest/gtest.h"
@@ -124,6 +126,64 @@ TEST(TtgirFixturesTest, ImportedGraphKeepsTritonIntervals) {
   }
   std::cout << "graph path equals the plan on " << same << "/" << compared << "\n";
   EXPECT_EQ(same, compared);
+}
+
+}  // namespace
+}  // namespace scratchsim::triton
+
+namespace scratchsim::triton {
+namespace {
+
+// Every buffer of the plan (size, alignment, interval, warp-specialization region, offset) and
+// the total, as one line per fixture: the whole prediction, not only metadata.shared.
+std::string PlanLine(const std::string& id, const SharedMemoryPlan& plan) {
+  std::string line = absl::StrCat(id, "\t", plan.allocation.shared, "\t", plan.total_warps, "\t");
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const TritonBuffer& b = plan.buffers[i].buffer;
+    const std::string end = b.end == std::numeric_limits<uint64_t>::max() ? "inf" : absl::StrCat(b.end);
+    absl::StrAppend(&line, i ? " " : "", static_cast<int>(plan.buffers[i].kind), ":", b.size, "/",
+                    b.alignment, "@", plan.allocation.offsets[i], "[", b.start, ",", end, ")g",
+                    b.async_group, ".", b.async_region, ":L", plan.buffers[i].line);
+  }
+  return line;
+}
+
+// Speed work on the parser and planner must not move a single byte: every fixture's full plan
+// is compared with the one recorded before that work (ttgir_predictions.tsv, written by running
+// this test with TTGIR_WRITE_PREDICTIONS=<path>).
+TEST(TtgirFixturesTest, PlansEqualRecordedPredictions) {
+  const std::string golden_path =
+      std::string(SCRATCHSIM_SOURCE_DIR) + "/backends/triton/ttgir_predictions.tsv";
+  std::vector<std::string> lines;
+  for (const Fixture& f : ReadExpected()) {
+    std::string text =
+        ReadFile(std::string(SCRATCHSIM_BINARY_DIR) + "/triton_fixtures/" + f.id + ".ttgir");
+    auto plan = PlanTtgir(text, f.id);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    lines.push_back(PlanLine(f.id, *plan));
+  }
+  if (const char* out = std::getenv("TTGIR_WRITE_PREDICTIONS")) {
+    std::ofstream o(out);
+    o << "# id\tshared\ttotal_warps\tbuffers kind:size/align@offset[start,end)g<group>.<region>:L<line>\n";
+    for (const std::string& l : lines) o << l << "\n";
+    GTEST_SKIP() << "wrote " << lines.size() << " predictions to " << out;
+  }
+  std::ifstream in(golden_path);
+  ASSERT_TRUE(in) << golden_path;
+  std::vector<std::string> golden;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] != '#') golden.push_back(line);
+  }
+  ASSERT_EQ(golden.size(), lines.size());
+  int differ = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i] != golden[i]) {
+      ++differ;
+      ADD_FAILURE() << "prediction changed:\n  recorded " << golden[i] << "\n  now      " << lines[i];
+    }
+  }
+  EXPECT_EQ(differ, 0);
 }
 
 }  // namespace
