@@ -18,6 +18,9 @@
 #include "sim/simulator.h"
 #include "sim/status_macros.h"
 
+#ifdef SCRATCHSIM_HAVE_TRITON
+#include "backends/triton/ttgir_frontend.h"
+#endif
 #ifdef SCRATCHSIM_HAVE_TPU
 #include "backends/tpu/pallas_lowering.h"
 #include "backends/tpu/xla_verdict.h"
@@ -30,6 +33,9 @@ constexpr char kUsage[] = R"(usage:
   simulate --device DEV --graph FILE [--set P=V ...] [--format text|json] [--policy first-fit|best-fit]
       Predict the on-chip memory footprint, thread and register budgets and occupancy of the
       kernel in FILE (.pb, .pbtxt/.textproto or .json KernelGraph) on device DEV.
+  simulate --device DEV --ttgir KERNEL.ttgir [--format text|json]
+      The same for a kernel Triton compiled (the .ttgir in ~/.triton/cache/<hash>/): shared
+      memory placed exactly as Triton's allocator does, so Required equals metadata.shared.
   simulate --device DEV --threads N [--regs R] [--smem BYTES] [--static-smem BYTES] [--no-opt-in]
       What-if occupancy without a graph, like NVIDIA's occupancy calculator.
   simulate --list-devices
@@ -43,7 +49,7 @@ Exit codes: 0 fits, 1 simulated and does not fit, 2 bad input or usage.
 
 FlagSpec SimulateFlags() {
   FlagSpec spec;
-  spec.values = {"device", "graph", "format", "policy", "threads", "regs", "smem", "static-smem", "carveout"};
+  spec.values = {"device", "graph", "ttgir", "format", "policy", "threads", "regs", "smem", "static-smem", "carveout"};
   spec.lists = {"set"};
   spec.switches = {"list-devices", "help", "no-opt-in", "no-suggest"};
   return spec;
@@ -111,6 +117,9 @@ absl::StatusOr<int> WhatIf(const ParsedFlags& flags, const DeviceModel& device, 
   return occupancy.blocks_per_core() > 0 ? kExitFits : kExitDoesNotFit;
 }
 
+absl::StatusOr<int> SimulateAndPrint(KernelGraph graph, const std::string& path, const DeviceModel& device,
+                                     const SimulateOptions& options, const ParsedFlags& flags, std::ostream& out);
+
 absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out) {
   ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(SimulateFlags(), args));
   if (flags.Has("help")) {
@@ -131,21 +140,39 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out)
   }
   if (!flags.Has("device")) return absl::InvalidArgumentError("--device is required (see --list-devices)");
   ASSIGN_OR_RETURN(DeviceModel device, LoadDevice(flags.Get("device")));
+  SimulateOptions options;
+  ASSIGN_OR_RETURN(options.policy, ParsePlacementPolicy(flags.Get("policy", "first-fit")));
+  options.suggest = !flags.Has("no-suggest");
+  if (flags.Has("ttgir")) {
+    if (flags.Has("graph")) return absl::InvalidArgumentError("--graph and --ttgir are exclusive");
+#ifdef SCRATCHSIM_HAVE_TRITON
+    ASSIGN_OR_RETURN(triton::TtgirKernel kernel, triton::LoadTtgirKernel(flags.Get("ttgir")));
+    options.policy_override = kernel.policy;
+    return SimulateAndPrint(std::move(kernel.graph), flags.Get("ttgir"), device, options, flags, out);
+#else
+    return absl::UnimplementedError("--ttgir: this build has no Triton backend");
+#endif
+  }
   if (!flags.Has("graph")) {
     if (flags.Has("threads")) return WhatIf(flags, device, out);
     return absl::InvalidArgumentError("--graph FILE (or --threads for a what-if) is required (see --help)");
   }
-  SimulateOptions options;
-  ASSIGN_OR_RETURN(options.policy, ParsePlacementPolicy(flags.Get("policy", "first-fit")));
-  options.suggest = !flags.Has("no-suggest");
   std::string path = flags.Get("graph");
-  ASSIGN_OR_RETURN(KernelGraph original, LoadGraph(path));
-  ASSIGN_OR_RETURN(KernelGraph graph, LoadKernelGraph(path, device));
-  ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(graph, path));
+  ASSIGN_OR_RETURN(KernelGraph graph, LoadGraph(path));
+  if (graph.name().empty()) graph.set_name(std::filesystem::path(path).stem().string());
+  return SimulateAndPrint(std::move(graph), path, device, options, flags, out);
+}
+
+absl::StatusOr<int> SimulateAndPrint(KernelGraph graph, const std::string& path, const DeviceModel& device,
+                                     const SimulateOptions& options, const ParsedFlags& flags, std::ostream& out) {
+  std::string format = flags.Get("format", "text");
+  ASSIGN_OR_RETURN(KernelGraph lowered, LowerForDevice(graph, device, path));
+  ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(std::move(lowered), path));
   ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(compiled, flags.GetList("set")));
   ASSIGN_OR_RETURN(Report report, Simulate(compiled, device, values, options));
 #ifdef SCRATCHSIM_HAVE_TPU
-  if (original.has_pallas()) {
+  if (graph.has_pallas()) {
+    KernelGraph original = graph;
     // The TPU backend words the verdict as XLA does; it evaluates the --set values itself.
     for (const std::string& assignment : flags.GetList("set")) {
       for (Parameter& parameter : *original.mutable_parameters()) {
@@ -173,6 +200,10 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out)
 absl::StatusOr<KernelGraph> LoadKernelGraph(const std::string& path, const DeviceModel& device) {
   ASSIGN_OR_RETURN(KernelGraph graph, LoadGraph(path));
   if (graph.name().empty()) graph.set_name(std::filesystem::path(path).stem().string());
+  return LowerForDevice(std::move(graph), device, path);
+}
+
+absl::StatusOr<KernelGraph> LowerForDevice(KernelGraph graph, const DeviceModel& device, const std::string& path) {
   if (graph.has_pallas()) {
 #ifdef SCRATCHSIM_HAVE_TPU
     ASSIGN_OR_RETURN(graph, LowerPallasCall(graph, device));

@@ -24,6 +24,9 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out, 
 // descriptions (Pallas calls) for `device`.
 absl::StatusOr<KernelGraph> LoadKernelGraph(const std::string& path, const DeviceModel& device);
 
+// Lowers front-end descriptions inside `graph` (a Pallas call) to plain buffers for `device`.
+absl::StatusOr<KernelGraph> LowerForDevice(KernelGraph graph, const DeviceModel& device, const std::string& path);
+
 }  // namespace scratchsim
 
 #endif  // SCRATCHSIM_SIM_CLI_H_

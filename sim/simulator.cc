@@ -74,7 +74,12 @@ class Simulation {
   absl::StatusOr<Report> Run() {
     report_.set_kernel(graph_.graph.name());
     report_.set_device(device_.name());
-    policy_ = MakePlacementPolicy(options_.policy);
+    if (options_.policy_override) {
+      policy_ = options_.policy_override.get();
+    } else {
+      owned_policy_ = MakePlacementPolicy(options_.policy);
+      policy_ = owned_policy_.get();
+    }
     report_.set_policy(std::string(policy_->name()));
     for (size_t i = 0; i < values_.size(); ++i) {
       if (static_cast<int>(i) == graph_.warp_size_slot) continue;
@@ -142,6 +147,7 @@ class Simulation {
   }
 
   absl::Status PlaceGroup(Group& group) {
+    if (group.blocks.empty()) return absl::OkStatus();
     std::vector<Block> blocks;
     blocks.reserve(group.blocks.size());
     for (int i : group.blocks) blocks.push_back(blocks_[i].block);
@@ -427,7 +433,8 @@ class Simulation {
   std::vector<int64_t> bound_;
   absl::Span<const int64_t> values_;
   const SimulateOptions& options_;
-  std::unique_ptr<PlacementPolicy> policy_;
+  std::unique_ptr<PlacementPolicy> owned_policy_;
+  const PlacementPolicy* policy_ = nullptr;
   std::vector<LiveRange> ranges_;
   std::vector<int> space_of_;
   std::vector<BufferBlock> blocks_;

@@ -4,6 +4,7 @@
 #define SCRATCHSIM_SIM_SIMULATOR_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct SimulateOptions {
   bool suggest = true;
   // Keep every placement in the report (large for big graphs).
   bool keep_placements = true;
+  // A front end's own allocator (Triton's, for imported TTGIR) instead of `policy`.
+  std::shared_ptr<const PlacementPolicy> policy_override;
 };
 
 // Simulates `graph` with parameter `values` (see BindParameters) on `device`. With

@@ -1,0 +1,57 @@
+#include "backends/triton/ttgir_frontend.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "backends/triton/ttgir_parser.h"
+#include "sim/proto_io.h"
+#include "sim/status_macros.h"
+
+namespace scratchsim::triton {
+namespace {
+
+// Replays a plan Triton's allocator made for the module the graph was imported from. The
+// graph has one buffer per planned allocation, in plan order, so blocks map one to one.
+class PlannedPolicy : public PlacementPolicy {
+ public:
+  explicit PlannedPolicy(SharedMemoryPlan plan) : plan_(std::move(plan)) {}
+
+  absl::string_view name() const override { return "triton"; }
+
+  absl::StatusOr<PlacementResult> Place(absl::Span<const Block> blocks) const override {
+    if (blocks.size() != plan_.buffers.size()) {
+      return absl::InternalError(absl::StrCat("TTGIR plan has ", plan_.buffers.size(), " buffers but ",
+                                              blocks.size(), " blocks reached placement"));
+    }
+    PlacementResult result;
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      if (blocks[i].size != plan_.buffers[i].buffer.size) {
+        return absl::InternalError(absl::StrCat("TTGIR plan buffer ", i, " is ", plan_.buffers[i].buffer.size,
+                                                " bytes but its block is ", blocks[i].size));
+      }
+      result.offsets.push_back(plan_.allocation.offsets[i]);
+    }
+    result.peak = plan_.allocation.shared;
+    return result;
+  }
+
+ private:
+  SharedMemoryPlan plan_;
+};
+
+}  // namespace
+
+absl::StatusOr<TtgirKernel> LoadTtgirKernel(absl::string_view path) {
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  std::string_view text_view(text.data(), text.size());
+  std::string_view origin(path.data(), path.size());
+  ASSIGN_OR_RETURN(SharedMemoryPlan plan, PlanTtgir(text_view, origin));
+  TtgirKernel kernel;
+  ASSIGN_OR_RETURN(kernel.graph, ImportTtgir(text_view, origin));
+  kernel.policy = std::make_shared<PlannedPolicy>(std::move(plan));
+  return kernel;
+}
+
+}  // namespace scratchsim::triton

@@ -1,0 +1,27 @@
+// The `simulate --ttgir` front end: a TTGIR file becomes a KernelGraph plus the placement
+// Triton's own allocator makes for it, so the report's figure is Triton's metadata.shared.
+#ifndef SCRATCHSIM_BACKENDS_TRITON_TTGIR_FRONTEND_H_
+#define SCRATCHSIM_BACKENDS_TRITON_TTGIR_FRONTEND_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "proto/graph.pb.h"
+#include "sim/placement.h"
+
+namespace scratchsim::triton {
+
+struct TtgirKernel {
+  KernelGraph graph;
+  // Places the graph's blocks where Triton's allocator puts them. Triton's allocator runs on
+  // the module itself, where it also sees warp-specialize regions (buffers of concurrent
+  // partitions never share addresses), which Blocks cannot express.
+  std::shared_ptr<const PlacementPolicy> policy;
+};
+
+absl::StatusOr<TtgirKernel> LoadTtgirKernel(absl::string_view path);
+
+}  // namespace scratchsim::triton
+
+#endif  // SCRATCHSIM_BACKENDS_TRITON_TTGIR_FRONTEND_H_
