@@ -78,18 +78,12 @@ std::string StripLocations(absl::string_view line) {
 
 // Paren/bracket balance outside string literals.
 int Balance(absl::string_view s) {
-  // One branch-free pass; a quote anywhere sends the line to the exact scan below.
-  static constexpr auto kDelta = [] {
-    std::array<int8_t, 256> t{};
-    t['('] = 1;
-    t[')'] = -1;
-    t['['] = 1;
-    t[']'] = -1;
-    return t;
-  }();
-  int depth = 0, quotes = 0;
-  for (unsigned char c : s) {
-    depth += kDelta[c];
+  // Comparisons rather than a table lookup, so the compiler vectorizes the common case; a
+  // quote anywhere sends the line to the exact scan below.
+  int depth = 0;
+  bool quotes = false;
+  for (char c : s) {
+    depth += (c == '(') + (c == '[') - (c == ')') - (c == ']');
     quotes |= c == '"';
   }
   if (!quotes) return depth;
@@ -110,9 +104,9 @@ bool IsIdentChar(char c) {
          c == '$' || c == '-';
 }
 
-// Every %value token in `s`.
-std::vector<std::string> ValueTokens(absl::string_view s) {
-  std::vector<std::string> out;
+// Every %value token in `s` (views into `s`).
+std::vector<absl::string_view> ValueTokens(absl::string_view s) {
+  std::vector<absl::string_view> out;
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] != '%') continue;
     size_t j = i + 1;
@@ -120,16 +114,45 @@ std::vector<std::string> ValueTokens(absl::string_view s) {
                             s[j] == '#' || s[j] == '$' || s[j] == '.' || s[j] == '-')) {
       ++j;
     }
-    if (j > i + 1) out.emplace_back(s.substr(i, j - i));
+    if (j > i + 1) out.push_back(s.substr(i, j - i));
     i = j - 1;
   }
   return out;
 }
 
-std::string BaseValue(absl::string_view v) {
-  size_t hash = v.find('#');
-  return std::string(hash == absl::string_view::npos ? v : v.substr(0, hash));
-}
+// Value names -> dense ids. Inside warp-specialize partitions names carry the partition's
+// scope prefix; "%a#k" (members of "%a:N") also get the id of "%a" as their group.
+class ValueInterner {
+ public:
+  explicit ValueInterner(TtgirModule& m) : m_(m) {}
+
+  int Get(absl::string_view scope, absl::string_view v) {
+    if (scope.empty()) return Find(v);
+    key_.assign(scope.data(), scope.size());
+    key_.append(v.data(), v.size());
+    return Find(key_);
+  }
+
+ private:
+  int Find(absl::string_view name) {
+    auto it = m_.value_ids.find(name);
+    if (it != m_.value_ids.end()) return it->second;
+    const int id = static_cast<int>(m_.values.size());
+    m_.value_ids.emplace(std::string(name), id);
+    m_.values.emplace_back(name);
+    m_.value_group.push_back(-1);
+    const size_t hash = name.find('#');
+    if (hash != absl::string_view::npos) {
+      // Copy: `name` may view key_, which Find below overwrites only through Get.
+      const int group = Find(std::string(name.substr(0, hash)));
+      m_.value_group[id] = group;
+    }
+    return id;
+  }
+
+  TtgirModule& m_;
+  std::string key_;
+};
 
 std::optional<int64_t> IntAttr(absl::string_view text, absl::string_view key) {
   size_t p = text.find(key);
@@ -166,7 +189,6 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
   absl::string_view origin(origin_in.data(), origin_in.size());
   TtgirModule module;
   module.origin = std::string(origin);
-  std::vector<absl::string_view> raw = absl::StrSplit(text, '\n');
   // Join multi-line statements (partition headers span lines) by paren balance. Most lines
   // end in their only location, " loc(#locN)": those are trimmed in place, without copies.
   struct Stmt {
@@ -174,32 +196,56 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     absl::string_view text;
   };
   std::vector<Stmt> stmts;
-  stmts.reserve(raw.size() / 2);
+  stmts.reserve(text.size() / 96 + 16);
   std::deque<std::string> owned;
   std::string pending;
   int pending_line = 0;
-  for (size_t i = 0; i < raw.size(); ++i) {
-    absl::string_view l = absl::StripAsciiWhitespace(raw[i]);
-    if (l.empty() || absl::StartsWith(l, "#loc") || absl::StartsWith(l, "//")) continue;
-    absl::string_view s = l;
-    const size_t at = l.find("loc(");
-    if (at != absl::string_view::npos) {
-      if (at > 0 && l[at - 1] == ' ' && l.back() == ')' &&
-          l.find("loc(", at + 4) == absl::string_view::npos) {
-        s = absl::StripTrailingAsciiWhitespace(l.substr(0, at));
+  int num_lines = 0;
+  const std::string_view all(text.data(), text.size());
+  auto is_space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+  };
+  // One piece per '\n'-separated line (the last one after the final newline included).
+  for (size_t begin = 0; begin <= all.size();) {
+    size_t nl = all.find('\n', begin);
+    if (nl == std::string_view::npos) nl = all.size();
+    std::string_view l = all.substr(begin, nl - begin);
+    begin = nl + 1;
+    const int line_no = ++num_lines;
+    while (!l.empty() && is_space(l.front())) l.remove_prefix(1);
+    while (!l.empty() && is_space(l.back())) l.remove_suffix(1);
+    if (l.empty() || l.starts_with("#loc") || l.starts_with("//")) continue;
+    absl::string_view s(l.data(), l.size());
+    // "loc(" occurrences, found through the few '(' of the line; they cannot overlap.
+    size_t at = std::string_view::npos;
+    bool several = false;
+    for (size_t p = l.find('('); p != std::string_view::npos; p = l.find('(', p + 1)) {
+      if (p >= 3 && l[p - 3] == 'l' && l[p - 2] == 'o' && l[p - 1] == 'c') {
+        if (at != std::string_view::npos) {
+          several = true;
+          break;
+        }
+        at = p - 3;
+      }
+    }
+    if (at != std::string_view::npos) {
+      if (at > 0 && l[at - 1] == ' ' && l.back() == ')' && !several) {
+        std::string_view t = l.substr(0, at);
+        while (!t.empty() && is_space(t.back())) t.remove_suffix(1);
+        s = absl::string_view(t.data(), t.size());
       } else {
-        owned.push_back(StripLocations(l));
+        owned.push_back(StripLocations(s));
         s = owned.back();
       }
     }
     if (s.empty()) continue;
     if (pending.empty()) {
       if (Balance(s) <= 0) {
-        stmts.push_back({static_cast<int>(i) + 1, s});
+        stmts.push_back({line_no, s});
         continue;
       }
       pending.assign(s.data(), s.size());
-      pending_line = static_cast<int>(i) + 1;
+      pending_line = line_no;
     } else {
       absl::StrAppend(&pending, " ", s);
     }
@@ -214,6 +260,11 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
   }
 
   std::vector<Frame> stack;
+  ValueInterner values(module);
+  module.values.reserve(stmts.size() + 16);
+  module.value_group.reserve(stmts.size() + 16);
+  module.value_ids.reserve(stmts.size() + 16);
+  module.ops.reserve(stmts.size());
   bool saw_module = false, saw_function = false;
   int last_op_at_level = -1;
   for (const Stmt& st : stmts) {
@@ -291,8 +342,8 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
                           "already in CF form; give the .ttgir from Triton's cache)");
       }
       TtgirOp& owner = module.ops[stack.back().op];
-      for (const std::string& v : ValueTokens(s.substr(0, s.find(')')))) {
-        owner.region_args.back().push_back(stack.back().scope + v);
+      for (absl::string_view v : ValueTokens(s.substr(0, s.find(')')))) {
+        owner.region_args.back().push_back(values.Get(stack.back().scope, v));
       }
       continue;
     }
@@ -306,12 +357,11 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
       TtgirOp& ws = module.ops[last_op_at_level];
       ws.regions.emplace_back();
       ws.region_args.emplace_back();
+      std::vector<absl::string_view> args;
       if (absl::StartsWith(s, "partition")) {
-        absl::string_view args = s.substr(0, s.rfind(')'));
-        size_t open = args.find('(');
-        for (const std::string& v : ValueTokens(args.substr(open, args.find(')') - open))) {
-          ws.region_args.back().push_back(v);
-        }
+        absl::string_view head = s.substr(0, s.rfind(')'));
+        size_t open = head.find('(');
+        args = ValueTokens(head.substr(open, head.find(')') - open));
         size_t nw = s.find("num_warps(");
         if (nw == absl::string_view::npos) {
           return ParseError(origin, st.line, "partition without num_warps(N)");
@@ -327,7 +377,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
       std::string scope = stack.back().scope;
       if (absl::StartsWith(s, "partition")) {
         scope = absl::StrCat(last_op_at_level, ".", ws.regions.size() - 1, "/");
-        for (std::string& v : ws.region_args.back()) v = scope + v;
+        for (absl::string_view v : args) ws.region_args.back().push_back(values.Get(scope, v));
       }
       stack.push_back(Frame{last_op_at_level, false, scope});
       continue;
@@ -337,26 +387,34 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
                         absl::StrCat("unsupported construct at module level: ", s.substr(0, 60)));
     }
     // An operation: [results =] name operands... [{]
+    const std::string& scope = stack.back().scope;
     TtgirOp op;
     op.line = st.line;
     absl::string_view body = s;
     size_t eq = absl::string_view::npos;
     if (s[0] == '%') {
-      eq = s.find(" = ");
+      eq = std::string_view(s.data(), s.size()).find(" = ");
       if (eq == absl::string_view::npos) {
         return ParseError(origin, st.line, absl::StrCat("expected '=' after results: ", s.substr(0, 60)));
       }
-      for (absl::string_view r : absl::StrSplit(s.substr(0, eq), ", ")) {
+      absl::string_view list = s.substr(0, eq);
+      for (size_t from = 0; from <= list.size();) {
+        size_t sep = std::string_view(list.data(), list.size()).find(", ", from);
+        if (sep == std::string_view::npos) sep = list.size();
+        absl::string_view r = list.substr(from, sep - from);
+        from = sep + 2;
         size_t colon = r.find(':');
         if (colon == absl::string_view::npos) {
-          op.results.emplace_back(r);
+          op.results.push_back(values.Get(scope, r));
           continue;
         }
         int count = 0;
         if (!absl::SimpleAtoi(r.substr(colon + 1), &count) || count <= 0 || count > 4096) {
           return ParseError(origin, st.line, absl::StrCat("bad result group '", r, "'"));
         }
-        for (int k = 0; k < count; ++k) op.results.push_back(absl::StrCat(r.substr(0, colon), "#", k));
+        for (int k = 0; k < count; ++k) {
+          op.results.push_back(values.Get(scope, absl::StrCat(r.substr(0, colon), "#", k)));
+        }
       }
       body = s.substr(eq + 3);
     }
@@ -375,23 +433,20 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     }
     op.text = std::string(body);
     // Block arguments the op's own text defines: `%iv = %lb to`, `iter_args(%x = %init`.
-    absl::string_view rest = body.substr(name_end);
-    for (size_t p = rest.find('%'); p != absl::string_view::npos && p < rest.size();
+    const std::string_view rest(body.data() + name_end, body.size() - name_end);
+    for (size_t p = rest.find('%'); p != std::string_view::npos && p < rest.size();
          p = rest.find('%', p + 1)) {
       size_t q = p + 1;
       while (q < rest.size() && (IsAsciiAlnum(rest[q]) || rest[q] == '_')) ++q;
+      const absl::string_view v(rest.data() + p, q - p);
       if (rest.compare(q, 3, " = ") == 0) {
-        op.defined.emplace_back(rest.substr(p, q - p));
+        op.defined.push_back(values.Get(scope, v));
       } else {
-        op.uses.emplace_back(rest.substr(p, q - p));
+        op.uses.push_back(values.Get(scope, v));
       }
       p = q - 1;
     }
     const int index = static_cast<int>(module.ops.size());
-    if (!stack.back().scope.empty()) {
-      for (auto* list : {&op.results, &op.defined, &op.uses})
-        for (std::string& v : *list) v = stack.back().scope + v;
-    }
     if (stack.back().op >= 0) {
       op.parent = stack.back().op;
       op.region = static_cast<int>(module.ops[op.parent].regions.size()) - 1;
@@ -411,8 +466,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     if (opens) stack.push_back(Frame{index, false, stack.back().scope});
   }
   if (!stack.empty()) {
-    return ParseError(origin, static_cast<int>(raw.size()),
-                      absl::StrCat(stack.size(), " region(s) never closed"));
+    return ParseError(origin, num_lines, absl::StrCat(stack.size(), " region(s) never closed"));
   }
   if (!saw_function) return ParseError(origin, 1, "no tt.func in the module");
   if (module.num_warps <= 0) return ParseError(origin, 1, "module has no \"ttg.num-warps\"");
@@ -429,15 +483,17 @@ struct Analysis {
   const TtgirModule& m;
   std::vector<int64_t> pos;      // operation id, as Triton numbers them after scf-to-cf
   std::vector<int64_t> end_pos;  // last id inside a structured op's regions
+  std::vector<uint8_t> cf, loop, ws;  // per op: structured control flow, loop, warp_specialize
   int64_t next = 0;
-  absl::flat_hash_map<std::string, int> def_op;  // value -> defining op
-  absl::flat_hash_map<std::string, std::pair<int, int>> def_region;  // value -> (op, region)
-  absl::flat_hash_map<std::string, std::vector<std::string>> groups;  // "%x" -> "%x#0", ...
-  absl::flat_hash_map<std::string, std::vector<int>> users;  // only values that matter
+  // Per value id.
+  std::vector<int> def_op;                       // defining op, -1 if none
+  std::vector<std::pair<int, int>> def_region;   // (op, region) of a block argument, op -1 if none
+  std::vector<std::vector<int>> groups;          // "%x" -> "%x#0", ...
+  std::vector<std::vector<int>> users;           // only values that matter
 
   void Number(int op) {
     const TtgirOp& o = m.ops[op];
-    if (IsCfOp(o.name)) {
+    if (cf[op]) {
       pos[op] = next++;
       for (const auto& r : o.regions)
         for (int c : r) Number(c);
@@ -459,51 +515,56 @@ struct Analysis {
   std::pair<int, int> AsyncRegion(int op) const {
     for (int a = op; a >= 0 && m.ops[a].parent >= 0; a = m.ops[a].parent) {
       const int p = m.ops[a].parent;
-      if (m.ops[p].name == "ttg.warp_specialize" && m.ops[a].region >= kFirstAsyncRegion) {
+      if (ws[p] && m.ops[a].region >= kFirstAsyncRegion) {
         return {p, m.ops[a].region};
       }
     }
     return {-1, -1};
   }
 
-  std::pair<uint64_t, uint64_t> Live(const std::string& v) const {
+  std::pair<uint64_t, uint64_t> Live(int v) const {
     int64_t def = 0;
     std::pair<int, int> scope{-1, 0};
-    if (auto it = def_op.find(v); it != def_op.end()) {
-      def = pos[it->second];
-      scope = ScopeOf(it->second);
-    } else if (auto jt = def_region.find(v); jt != def_region.end()) {
-      const TtgirOp& owner = m.ops[jt->second.first];
-      scope = jt->second;
-      if (IsCfOp(owner.name)) {
-        def = pos[jt->second.first];
+    if (def_op[v] >= 0) {
+      def = pos[def_op[v]];
+      scope = ScopeOf(def_op[v]);
+    } else if (def_region[v].first >= 0) {
+      const TtgirOp& owner = m.ops[def_region[v].first];
+      scope = def_region[v];
+      if (cf[def_region[v].first]) {
+        def = pos[def_region[v].first];
       } else {
-        const auto& r = owner.regions[jt->second.second];
-        def = r.empty() ? pos[jt->second.first] : pos[r.front()];
+        const auto& r = owner.regions[def_region[v].second];
+        def = r.empty() ? pos[def_region[v].first] : pos[r.front()];
         for (int c : r) def = std::min(def, pos[c]);
       }
     }
     int64_t last = def;
-    auto uit = users.find(v);
-    if (uit != users.end()) {
-      for (int u : uit->second) {
-        int64_t end = pos[u];
-        int a = u;
-        while (a >= 0) {
-          std::pair<int, int> s = ScopeOf(a);
-          if (s == scope) break;
-          const int p = m.ops[a].parent;
-          if (p < 0) break;
-          if (IsLoop(m.ops[p].name)) end = std::max(end, end_pos[p]);
-          else if (!IsCfOp(m.ops[p].name)) end = std::max(end, pos[p]);
-          a = p;
-        }
-        last = std::max(last, end);
+    for (int u : users[v]) {
+      int64_t end = pos[u];
+      int a = u;
+      while (a >= 0) {
+        std::pair<int, int> s = ScopeOf(a);
+        if (s == scope) break;
+        const int p = m.ops[a].parent;
+        if (p < 0) break;
+        if (loop[p]) end = std::max(end, end_pos[p]);
+        else if (!cf[p]) end = std::max(end, pos[p]);
+        a = p;
       }
+      last = std::max(last, end);
     }
     return {static_cast<uint64_t>(def), static_cast<uint64_t>(last + 1)};
   }
 };
+
+// Inserts into a small sorted set; true if it was new.
+bool InsertSorted(std::vector<int>& set, int x) {
+  auto it = std::lower_bound(set.begin(), set.end(), x);
+  if (it != set.end() && *it == x) return false;
+  set.insert(it, x);
+  return true;
+}
 
 // "!ttg.memdesc<2x128x64xf16, #shared, #smem, mutable>" after `->` (the op's result type).
 struct MemDesc {
@@ -543,33 +604,49 @@ std::string Describe(const MemDesc& d) {
 }  // namespace
 
 absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
+  const size_t num_ops = m.ops.size(), num_values = m.values.size();
+  if (m.value_group.size() != num_values) {
+    return absl::InvalidArgumentError("module's value tables disagree (not made by ParseTtgir)");
+  }
   Analysis a{m};
-  a.pos.assign(m.ops.size(), 0);
-  a.end_pos.assign(m.ops.size(), 0);
+  a.pos.assign(num_ops, 0);
+  a.end_pos.assign(num_ops, 0);
+  a.cf.assign(num_ops, 0);
+  a.loop.assign(num_ops, 0);
+  a.ws.assign(num_ops, 0);
+  for (size_t i = 0; i < num_ops; ++i) {
+    const std::string& n = m.ops[i].name;
+    a.cf[i] = IsCfOp(n);
+    a.loop[i] = IsLoop(n);
+    a.ws[i] = n == "ttg.warp_specialize";
+  }
   for (int op : m.body) a.Number(op);
-  for (size_t i = 0; i < m.ops.size(); ++i) {
+  a.def_op.assign(num_values, -1);
+  a.def_region.assign(num_values, {-1, 0});
+  a.groups.resize(num_values);
+  a.users.resize(num_values);
+  for (size_t i = 0; i < num_ops; ++i) {
     const TtgirOp& o = m.ops[i];
-    for (const std::string& r : o.results) {
+    for (int r : o.results) {
       a.def_op[r] = static_cast<int>(i);
-      size_t hash = r.find('#');
-      if (hash != std::string::npos) a.groups[r.substr(0, hash)].push_back(r);
+      if (m.value_group[r] >= 0) a.groups[m.value_group[r]].push_back(r);
     }
     for (size_t r = 0; r < o.region_args.size(); ++r)
-      for (const std::string& v : o.region_args[r]) a.def_region[v] = {static_cast<int>(i), static_cast<int>(r)};
+      for (int v : o.region_args[r]) a.def_region[v] = {static_cast<int>(i), static_cast<int>(r)};
   }
   // Records, per value in `interesting`, the ops that use it ("%x" of a group "%x:2" uses
   // every member).
-  auto collect_users = [&](const absl::flat_hash_set<std::string>& interesting) {
-    for (size_t i = 0; i < m.ops.size(); ++i) {
-      auto add = [&](const std::string& n) {
-        if (!interesting.contains(n)) return;
+  auto collect_users = [&](const std::vector<uint8_t>& interesting) {
+    for (size_t i = 0; i < num_ops; ++i) {
+      auto add = [&](int n) {
+        if (!interesting[n]) return;
         std::vector<int>& u = a.users[n];
         if (u.empty() || u.back() != static_cast<int>(i)) u.push_back(static_cast<int>(i));
       };
-      for (const std::string& u : m.ops[i].uses) {
+      for (int u : m.ops[i].uses) {
         add(u);
-        if (auto g = a.groups.find(u); g != a.groups.end() && !a.def_op.contains(u))
-          for (const std::string& n : g->second) add(n);
+        if (!a.groups[u].empty() && a.def_op[u] < 0)
+          for (int n : a.groups[u]) add(n);
       }
     }
   };
@@ -582,9 +659,10 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
 
   LayoutContext layouts{m.aliases, m.num_warps, m.threads_per_warp};
   // Explicit buffers and alias sets.
-  absl::flat_hash_map<std::string, std::set<int>> alias;  // value -> explicit buffers
-  std::vector<std::vector<std::string>> members;
-  for (size_t i = 0; i < m.ops.size(); ++i) {
+  std::vector<std::vector<int>> alias(num_values);  // value -> explicit buffers (sorted)
+  std::vector<std::vector<int>> members;
+  std::vector<int> from;
+  for (size_t i = 0; i < num_ops; ++i) {
     const TtgirOp& o = m.ops[i];
     if (o.name == "ttg.local_alloc") {
       std::optional<MemDesc> d = ResultMemDesc(o.text);
@@ -611,7 +689,7 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
       auto bytes = CheckedMul(numel, bits);
       if (!bytes) return ParseError(m.origin, o.line, "buffer size overflows");
       SharedBuffer b;
-      b.name = o.results[0];
+      b.name = m.values[o.results[0]];
       b.line = o.line;
       b.kind = SharedBufferKind::kExplicit;
       b.op = o.name;
@@ -620,19 +698,21 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
       b.buffer.alignment = se.alignment;
       std::tie(b.buffer.async_group, b.buffer.async_region) = a.AsyncRegion(static_cast<int>(i));
       if (auto al = IntAttr(o.text, "alignment")) b.buffer.alignment = *al;
-      alias[o.results[0]].insert(static_cast<int>(plan.buffers.size()));
+      InsertSorted(alias[o.results[0]], static_cast<int>(plan.buffers.size()));
       members.push_back({o.results[0]});
       plan.buffers.push_back(std::move(b));
       continue;
     }
     // Views and loop-carried memdescs alias the allocations their operands alias.
-    std::set<int> from;
-    for (const std::string& u : o.uses)
-      if (auto it = alias.find(u); it != alias.end()) from.insert(it->second.begin(), it->second.end());
+    from.clear();
+    for (int u : o.uses)
+      for (int b : alias[u]) from.push_back(b);
     if (from.empty()) continue;
-    auto add = [&](const std::string& v) {
+    std::sort(from.begin(), from.end());
+    from.erase(std::unique(from.begin(), from.end()), from.end());
+    auto add = [&](int v) {
       for (int b : from) {
-        if (alias[v].insert(b).second) members[b].push_back(v);
+        if (InsertSorted(alias[v], b)) members[b].push_back(v);
       }
     };
     // Only results of memdesc type are views (a local_load's operand is a memdesc, its
@@ -641,43 +721,44 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
       absl::string_view t = o.text;
       size_t arrow = t.rfind(" -> ");
       size_t colon = t.rfind(" : ");
-      size_t from = arrow != absl::string_view::npos ? arrow : colon;
-      if (from != absl::string_view::npos && t.substr(from).find("!ttg.memdesc") != absl::string_view::npos) {
-        for (const std::string& r : o.results) add(r);
+      size_t start = arrow != absl::string_view::npos ? arrow : colon;
+      if (start != absl::string_view::npos && t.substr(start).find("!ttg.memdesc") != absl::string_view::npos) {
+        for (int r : o.results) add(r);
       }
     }
-    if (o.name == "ttg.warp_specialize") {
+    if (a.ws[i]) {
       // Partition arguments are the captures, in order.
-      std::vector<std::string> captures;
+      std::vector<absl::string_view> captures;
       absl::string_view t = o.text;
       size_t open = t.find('('), close = t.find(')');
       if (open != absl::string_view::npos && close != absl::string_view::npos)
         captures = ValueTokens(t.substr(open, close - open));
       for (size_t r = 0; r < o.region_args.size(); ++r) {
         for (size_t k = 0; k < o.region_args[r].size() && k < captures.size(); ++k) {
-          auto it = alias.find(captures[k]);
-          if (it == alias.end()) continue;
-          const std::set<int> bufs = it->second;  // alias[] below may rehash
+          auto it = m.value_ids.find(captures[k]);
+          if (it == m.value_ids.end() || alias[it->second].empty()) continue;
+          const std::vector<int> bufs = alias[it->second];
+          const int arg = o.region_args[r][k];
           for (int b : bufs)
-            if (alias[o.region_args[r][k]].insert(b).second) members[b].push_back(o.region_args[r][k]);
+            if (InsertSorted(alias[arg], b)) members[b].push_back(arg);
         }
       }
     }
-    if (IsCfOp(o.name)) {
-      for (const std::string& d : o.defined) add(d);
+    if (a.cf[i]) {
+      for (int d : o.defined) add(d);
     }
   }
   {
-    absl::flat_hash_set<std::string> interesting;
-    for (const auto& [v, bufs] : alias) interesting.insert(v);
+    std::vector<uint8_t> interesting(num_values, 0);
+    for (size_t v = 0; v < num_values; ++v) interesting[v] = !alias[v].empty();
     for (const TtgirOp& o : m.ops)
       if (o.name == "tt.atomic_rmw" || o.name == "tt.atomic_cas")
-        for (const std::string& r : o.results) interesting.insert(r);
+        for (int r : o.results) interesting[r] = 1;
     collect_users(interesting);
   }
   for (size_t b = 0; b < members.size(); ++b) {
     uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0;
-    for (const std::string& v : members[b]) {
+    for (int v : members[b]) {
       auto [s, e] = a.Live(v);
       lo = std::min(lo, s);
       hi = std::max(hi, e);
@@ -709,11 +790,11 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
     b.buffer.end = std::numeric_limits<uint64_t>::max();
     plan.buffers.push_back(std::move(b));
   }
-  for (size_t i = 0; i < m.ops.size(); ++i) {
+  for (size_t i = 0; i < num_ops; ++i) {
     const TtgirOp& o = m.ops[i];
     auto used = [&]() {
-      for (const std::string& r : o.results)
-        if (a.users.count(r)) return true;
+      for (int r : o.results)
+        if (!a.users[r].empty()) return true;
       return false;
     };
     ASSIGN_OR_RETURN(ScratchNeed need, ScratchFor(o, layouts, used(), m.origin));

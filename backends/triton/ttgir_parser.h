@@ -9,24 +9,26 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "backends/triton/triton_allocator.h"
 #include "proto/graph.pb.h"
 
 namespace scratchsim::triton {
 
-// One operation of the IR. Regions hold op indices into TtgirModule::ops.
+// One operation of the IR. Regions hold op indices into TtgirModule::ops; values are ids into
+// TtgirModule::values (names are interned once at parse time so the planner never hashes text).
 struct TtgirOp {
   int line = 0;                       // 1-based line of the op's first text line
   std::string name;                   // "ttg.local_alloc", "scf.for", "tt.reduce"
-  std::vector<std::string> results;   // "%a" (and "%a#0".. expanded from "%a:2")
-  std::vector<std::string> defined;   // block arguments its regions define (iter_args, ...)
-  std::vector<std::string> uses;      // every %value the op's own text mentions
+  std::vector<int> results;           // "%a" (and "%a#0".. expanded from "%a:2")
+  std::vector<int> defined;           // block arguments its regions define (iter_args, ...)
+  std::vector<int> uses;              // every %value the op's own text mentions
   std::string text;                   // the op's text without locations and regions
   int parent = -1;                    // enclosing op, -1 at function level
   int region = 0;                     // which region of the parent
   std::vector<std::vector<int>> regions;
-  std::vector<std::vector<std::string>> region_args;  // block arguments per region
+  std::vector<std::vector<int>> region_args;  // block arguments per region
   int64_t partition_warps = 0;        // partitionN(...) num_warps(N)
 };
 
@@ -40,6 +42,11 @@ struct TtgirModule {
   std::map<std::string, std::string> aliases;  // "#blocked" -> "#ttg.blocked<{...}>"
   std::vector<TtgirOp> ops;
   std::vector<int> body;              // top-level ops of the kernel function
+  // Value id -> name: "%a", "%a#0" for members of "%a:2", "3.1/%x" inside warp-specialize
+  // partitions (names restart there; the prefix names the partition region).
+  std::vector<std::string> values;
+  std::vector<int> value_group;       // value id -> id of "%a" for "%a#k", else -1
+  absl::flat_hash_map<std::string, int> value_ids;  // name -> value id
 };
 
 absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text, std::string_view origin);
