@@ -6,7 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "sim/checked_math.h"
+#include "boost/graph/compressed_sparse_row_graph.hpp"
 
 namespace scratchsim {
 namespace {
@@ -60,59 +60,57 @@ class LiveRangeIndex {
   std::vector<std::vector<int>> nodes_;
 };
 
-// Every block's overlapping blocks, found once by a sweep in start order and stored flat
-// (CSR). Far faster than querying a tree per block, but its size is the number of
-// overlapping pairs, so it is only built when that stays within a budget; otherwise the
-// segment tree above answers the same questions in bounded memory.
-class OverlapLists {
+// The buffer interference graph: an edge joins two blocks whose live ranges overlap. Found
+// once by a sweep in start order and stored as a Boost compressed sparse row graph, it answers
+// "which blocks conflict with this one" far faster than a tree query per block. Its size is
+// the number of overlapping pairs, so it is only built while that stays within a budget;
+// beyond it the segment tree above answers the same questions in bounded memory.
+class InterferenceGraph {
  public:
-  static std::optional<OverlapLists> Build(absl::Span<const Block> blocks, int64_t max_pairs) {
+  using Graph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, boost::no_property,
+                                                   boost::no_property, uint32_t, uint32_t>;
+
+  static std::optional<InterferenceGraph> Build(absl::Span<const Block> blocks, int64_t max_pairs) {
     const int n = static_cast<int>(blocks.size());
-    std::vector<int> by_start;
+    std::vector<uint32_t> by_start;
     by_start.reserve(n);
     for (int i = 0; i < n; ++i) {
       if (blocks[i].size > 0) by_start.push_back(i);
     }
     std::stable_sort(by_start.begin(), by_start.end(),
-                     [&](int a, int b) { return blocks[a].start < blocks[b].start; });
-    // First sweep counts pairs (and degrees) so the budget is checked before allocating.
-    OverlapLists lists;
-    lists.begin_.assign(n + 1, 0);
-    std::vector<int> active;
-    int64_t pairs = 0;
+                     [&](uint32_t a, uint32_t b) { return blocks[a].start < blocks[b].start; });
+    std::vector<uint32_t> active;
     auto sweep = [&](auto&& on_pair) {
       active.clear();
-      for (int b : by_start) {
+      for (uint32_t b : by_start) {
         int64_t start = blocks[b].start;
-        active.erase(std::remove_if(active.begin(), active.end(), [&](int a) { return blocks[a].end < start; }),
+        active.erase(std::remove_if(active.begin(), active.end(), [&](uint32_t a) { return blocks[a].end < start; }),
                      active.end());
-        for (int a : active) on_pair(a, b);
+        for (uint32_t a : active) on_pair(a, b);
         active.push_back(b);
       }
     };
-    sweep([&](int a, int b) {
-      ++pairs;
-      ++lists.begin_[a + 1];
-      ++lists.begin_[b + 1];
-    });
+    // Count first, so the budget is checked before anything large is allocated.
+    int64_t pairs = 0;
+    sweep([&](uint32_t, uint32_t) { ++pairs; });
     if (pairs > max_pairs) return std::nullopt;
-    for (int i = 0; i < n; ++i) lists.begin_[i + 1] += lists.begin_[i];
-    lists.neighbours_.resize(2 * pairs);
-    std::vector<int64_t> fill(lists.begin_.begin(), lists.begin_.end() - 1);
-    sweep([&](int a, int b) {
-      lists.neighbours_[fill[a]++] = b;
-      lists.neighbours_[fill[b]++] = a;
+    std::vector<uint32_t> sources, targets;
+    sources.reserve(2 * pairs);
+    targets.reserve(2 * pairs);
+    sweep([&](uint32_t a, uint32_t b) {
+      sources.push_back(a);
+      targets.push_back(b);
+      sources.push_back(b);
+      targets.push_back(a);
     });
-    return lists;
+    return InterferenceGraph(Graph(boost::construct_inplace_from_sources_and_targets, sources, targets, n));
   }
 
-  absl::Span<const int> Of(int id) const {
-    return absl::MakeConstSpan(neighbours_.data() + begin_[id], begin_[id + 1] - begin_[id]);
-  }
+  auto Neighbours(uint32_t id) const { return boost::adjacent_vertices(id, graph_); }
 
  private:
-  std::vector<int64_t> begin_;
-  std::vector<int> neighbours_;
+  explicit InterferenceGraph(Graph graph) : graph_(std::move(graph)) {}
+  Graph graph_;
 };
 
 absl::Status ValidateBlocks(absl::Span<const Block> blocks, int64_t* positions) {
@@ -153,7 +151,7 @@ class DecreasingSizePolicy : public PlacementPolicy {
 
     PlacementResult result;
     result.offsets.assign(n, 0);
-    std::optional<OverlapLists> overlaps = OverlapLists::Build(blocks, max_overlap_pairs_);
+    std::optional<InterferenceGraph> overlaps = InterferenceGraph::Build(blocks, max_overlap_pairs_);
     std::optional<LiveRangeIndex> index;
     if (!overlaps) index.emplace(positions);
     std::vector<char> placed(n, 0);
@@ -166,7 +164,8 @@ class DecreasingSizePolicy : public PlacementPolicy {
       if (block.size == 0) continue;  // occupies nothing
       taken.clear();
       if (overlaps) {
-        for (int other : overlaps->Of(id)) {
+        for (auto [it, end] = overlaps->Neighbours(id); it != end; ++it) {
+          const int other = static_cast<int>(*it);
           if (placed[other]) taken.emplace_back(result.offsets[other], result.offsets[other] + blocks[other].size);
         }
       } else {
@@ -176,34 +175,15 @@ class DecreasingSizePolicy : public PlacementPolicy {
       }
       std::sort(taken.begin(), taken.end());
 
-      int64_t cursor = 0;
-      int64_t best_offset = -1;
-      int64_t best_gap = 0;
+      GapFinder finder(block.size, block.alignment, best_fit_);
       for (const auto& [offset, end] : taken) {
-        auto aligned = CheckedRoundUp(cursor, block.alignment);
-        if (!aligned) return absl::OutOfRangeError("placement offset overflows 64 bits");
-        if (*aligned + block.size <= offset) {
-          int64_t gap = offset - *aligned;
-          if (!best_fit_) {
-            best_offset = *aligned;
-            break;
-          }
-          if (best_offset < 0 || gap < best_gap) {
-            best_offset = *aligned;
-            best_gap = gap;
-          }
-        }
-        cursor = std::max(cursor, end);
+        if (!finder.Offer(offset, end)) break;
       }
-      if (best_offset < 0) {
-        auto aligned = CheckedRoundUp(cursor, block.alignment);
-        if (!aligned) return absl::OutOfRangeError("placement offset overflows 64 bits");
-        best_offset = *aligned;
-      }
-      auto top = CheckedAdd(best_offset, block.size);
-      if (!top) return absl::OutOfRangeError("placement offset overflows 64 bits");
+      int64_t best_offset;
+      if (!finder.Offset(&best_offset)) return absl::OutOfRangeError("placement offset overflows 64 bits");
+      const int64_t top = finder.top();
       result.offsets[id] = best_offset;
-      result.peak = std::max(result.peak, *top);
+      result.peak = std::max(result.peak, top);
       placed[id] = 1;
       if (index) index->Insert(id, block.start, block.end);
     }

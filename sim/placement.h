@@ -26,6 +26,70 @@ struct PlacementResult {
   int64_t peak = 0;              // max(offset + size)
 };
 
+// The offset rule shared by first-fit and best-fit: fed the [offset, end) ranges of the
+// blocks that conflict with a new block, in ascending offset order, it picks the lowest
+// (first-fit) or tightest (best-fit) aligned gap that holds the block, else the top.
+class GapFinder {
+ public:
+  GapFinder(int64_t size, int64_t alignment, bool best_fit)
+      : size_(size), alignment_(alignment), best_fit_(best_fit) {}
+
+  // Returns false once the answer is known (first-fit found its gap) or arithmetic overflowed.
+  bool Offer(int64_t offset, int64_t end) {
+    int64_t aligned;
+    if (!AlignUp(cursor_, &aligned)) return false;
+    if (aligned + size_ <= offset) {
+      int64_t gap = offset - aligned;
+      if (!best_fit_) {
+        best_ = aligned;
+        return false;
+      }
+      if (best_ < 0 || gap < best_gap_) {
+        best_ = aligned;
+        best_gap_ = gap;
+      }
+    }
+    if (end > cursor_) cursor_ = end;
+    return true;
+  }
+
+  // The chosen offset; false on 64-bit overflow.
+  bool Offset(int64_t* offset) const {
+    if (overflow_) return false;
+    if (best_ >= 0) {
+      *offset = best_;
+    } else if (!AlignUp(cursor_, offset)) {
+      return false;
+    }
+    return !__builtin_add_overflow(*offset, size_, &top_);
+  }
+  // offset + size of the last Offset() answer.
+  int64_t top() const { return top_; }
+
+ private:
+  bool AlignUp(int64_t value, int64_t* out) const {
+    int64_t remainder = value % alignment_;
+    if (remainder == 0) {
+      *out = value;
+      return true;
+    }
+    if (__builtin_add_overflow(value, alignment_ - remainder, out)) {
+      overflow_ = true;
+      return false;
+    }
+    return true;
+  }
+
+  int64_t size_;
+  int64_t alignment_;
+  bool best_fit_;
+  int64_t cursor_ = 0;
+  int64_t best_ = -1;
+  int64_t best_gap_ = 0;
+  mutable bool overflow_ = false;
+  mutable int64_t top_ = 0;
+};
+
 enum class PlacementPolicyKind {
   // Compiler style (Triton, XLA's heap simulator): largest block first, each at the lowest
   // aligned offset free for its whole live range.
@@ -41,9 +105,9 @@ class PlacementPolicy {
   virtual absl::StatusOr<PlacementResult> Place(absl::Span<const Block> blocks) const = 0;
 };
 
-// Conflicts between blocks come from precomputed overlap lists while the number of
-// overlapping pairs stays within `max_overlap_pairs` (memory: 8 bytes a pair), else from a
-// segment tree over live ranges. Both give the same placement.
+// Conflicts between blocks come from the buffer interference graph (Boost CSR) while the
+// number of overlapping pairs stays within `max_overlap_pairs` (about 16 bytes a pair while it
+// is built), else from a segment tree over live ranges. Both give the same placement.
 inline constexpr int64_t kDefaultMaxOverlapPairs = int64_t{1} << 24;
 std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyKind kind,
                                                      int64_t max_overlap_pairs = kDefaultMaxOverlapPairs);

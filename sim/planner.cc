@@ -414,43 +414,20 @@ int64_t FitEvaluator::PlaceGroup(const GroupInfo& group, Scratch& scratch, bool*
   for (int id : order) {
     auto& block = items[id];
     if (block.size == 0) continue;
-    int64_t cursor = 0, best_offset = -1, best_gap = 0;
+    GapFinder finder(block.size, block.alignment, best_fit_);
     for (int other : placed) {
       const auto& o = items[other];
       if (o.start > block.end || block.start > o.end) continue;
-      auto aligned = CheckedRoundUp(cursor, block.alignment);
-      if (!aligned) {
-        *overflow = true;
-        return 0;
-      }
-      if (*aligned + block.size <= o.offset) {
-        const int64_t gap = o.offset - *aligned;
-        if (!best_fit_) {
-          best_offset = *aligned;
-          break;
-        }
-        if (best_offset < 0 || gap < best_gap) {
-          best_offset = *aligned;
-          best_gap = gap;
-        }
-      }
-      cursor = std::max(cursor, o.offset + o.size);
+      if (!finder.Offer(o.offset, o.offset + o.size)) break;
     }
-    if (best_offset < 0) {
-      auto aligned = CheckedRoundUp(cursor, block.alignment);
-      if (!aligned) {
-        *overflow = true;
-        return 0;
-      }
-      best_offset = *aligned;
-    }
-    auto top = CheckedAdd(best_offset, block.size);
-    if (!top) {
+    int64_t best_offset;
+    if (!finder.Offset(&best_offset)) {
       *overflow = true;
       return 0;
     }
+    const int64_t top = finder.top();
     block.offset = best_offset;
-    peak = std::max(peak, *top);
+    peak = std::max(peak, top);
     // Keep `placed` sorted by (offset, end), as the policy sorts its conflicts.
     auto pos = std::upper_bound(placed.begin(), placed.end(), id, [&](int a, int b) {
       const auto& x = items[a];
