@@ -427,6 +427,19 @@ absl::StatusOr<DimSplit> SplitOf(const LayoutContext& ctx, absl::string_view enc
 absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& ctx,
                                        bool result_used, absl::string_view origin) {
   ScratchNeed need;
+  switch (op.kind) {
+    case TtgirOpKind::kConvertLayout:
+    case TtgirOpKind::kReduce:
+    case TtgirOpKind::kScan:
+    case TtgirOpKind::kHistogram:
+    case TtgirOpKind::kAtomicRmw:
+    case TtgirOpKind::kAtomicCas:
+    case TtgirOpKind::kTensormapCreate:
+    case TtgirOpKind::kWarpSpecialize:
+      break;
+    default:
+      return need;  // every other op works in registers
+  }
   const std::string& n = op.name;
   if (n == "ttg.convert_layout") {
     std::vector<TensorType> types = TensorTypes(op.text);

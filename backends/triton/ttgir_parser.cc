@@ -78,13 +78,22 @@ std::string StripLocations(absl::string_view line) {
 
 // Paren/bracket balance outside string literals.
 int Balance(absl::string_view s) {
-  // Comparisons rather than a table lookup, so the compiler vectorizes the common case; a
-  // quote anywhere sends the line to the exact scan below.
+  // Blocks of 64 characters summed in 8 bits, comparisons rather than a table lookup: the
+  // compiler turns this into 16-byte vector compares. A quote anywhere sends the line to the
+  // exact scan below.
   int depth = 0;
-  bool quotes = false;
-  for (char c : s) {
-    depth += (c == '(') + (c == '[') - (c == ')') - (c == ']');
-    quotes |= c == '"';
+  uint8_t quotes = 0;
+  const char* p = s.data();
+  const size_t n = s.size();
+  for (size_t i = 0; i < n;) {
+    const size_t e = std::min(n, i + 64);
+    int8_t d = 0;
+    for (; i < e; ++i) {
+      const char c = p[i];
+      d += static_cast<int8_t>((c == '(') + (c == '[') - (c == ')') - (c == ']'));
+      quotes |= static_cast<uint8_t>(c == '"');
+    }
+    depth += d;
   }
   if (!quotes) return depth;
   depth = 0;
@@ -121,30 +130,33 @@ std::vector<absl::string_view> ValueTokens(absl::string_view s) {
 }
 
 // Value names -> dense ids. Inside warp-specialize partitions names carry the partition's
-// scope prefix; "%a#k" (members of "%a:N") also get the id of "%a" as their group.
+// scope prefix; "%a#k" (members of "%a:N") also get the id of "%a" as their group. Keys view
+// the IR text (alive for the whole parse) or, for names made here, `made_`.
 class ValueInterner {
  public:
   explicit ValueInterner(TtgirModule& m) : m_(m) {}
 
-  int Get(absl::string_view scope, absl::string_view v) {
-    if (scope.empty()) return Find(v);
+  // `v` must outlive the parse unless `transient` (then a new name is copied).
+  int Get(absl::string_view scope, absl::string_view v, bool transient = false) {
+    if (scope.empty() && !transient) return Find(std::string_view(v.data(), v.size()));
     key_.assign(scope.data(), scope.size());
     key_.append(v.data(), v.size());
     return Find(key_);
   }
 
  private:
-  int Find(absl::string_view name) {
-    auto it = m_.value_ids.find(name);
-    if (it != m_.value_ids.end()) return it->second;
-    const int id = static_cast<int>(m_.values.size());
-    m_.value_ids.emplace(std::string(name), id);
-    m_.values.emplace_back(name);
+  int Find(std::string_view name) {
+    auto it = ids_.find(name);
+    if (it != ids_.end()) return it->second;
+    if (name.data() == key_.data()) name = made_.emplace_back(name);
+    const int id = static_cast<int>(m_.value_name_end.size());
+    ids_.emplace(name, id);
+    m_.value_names.append(name);
+    m_.value_name_end.push_back(static_cast<uint32_t>(m_.value_names.size()));
     m_.value_group.push_back(-1);
     const size_t hash = name.find('#');
-    if (hash != absl::string_view::npos) {
-      // Copy: `name` may view key_, which Find below overwrites only through Get.
-      const int group = Find(std::string(name.substr(0, hash)));
+    if (hash != std::string_view::npos) {
+      const int group = Find(made_.emplace_back(name.substr(0, hash)));
       m_.value_group[id] = group;
     }
     return id;
@@ -152,6 +164,8 @@ class ValueInterner {
 
   TtgirModule& m_;
   std::string key_;
+  std::deque<std::string> made_;
+  absl::flat_hash_map<std::string_view, int> ids_;
 };
 
 std::optional<int64_t> IntAttr(absl::string_view text, absl::string_view key) {
@@ -168,11 +182,6 @@ std::optional<int64_t> IntAttr(absl::string_view text, absl::string_view key) {
   return v;
 }
 
-bool IsCfOp(absl::string_view name) {
-  return name == "scf.for" || name == "scf.if" || name == "scf.while" ||
-         name == "scf.execute_region" || name == "scf.index_switch";
-}
-bool IsLoop(absl::string_view name) { return name == "scf.for" || name == "scf.while"; }
 
 struct Frame {
   int op = -1;  // -1: module or function scope
@@ -183,6 +192,27 @@ struct Frame {
 };
 
 }  // namespace
+
+TtgirOpKind KindOfOp(std::string_view name) {
+  static const auto* kinds = new absl::flat_hash_map<std::string_view, TtgirOpKind>{
+      {"ttg.local_alloc", TtgirOpKind::kLocalAlloc},
+      {"ttg.convert_layout", TtgirOpKind::kConvertLayout},
+      {"tt.reduce", TtgirOpKind::kReduce},
+      {"tt.scan", TtgirOpKind::kScan},
+      {"tt.histogram", TtgirOpKind::kHistogram},
+      {"tt.atomic_rmw", TtgirOpKind::kAtomicRmw},
+      {"tt.atomic_cas", TtgirOpKind::kAtomicCas},
+      {"ttng.tensormap_create", TtgirOpKind::kTensormapCreate},
+      {"ttg.warp_specialize", TtgirOpKind::kWarpSpecialize},
+      {"scf.for", TtgirOpKind::kFor},
+      {"scf.while", TtgirOpKind::kWhile},
+      {"scf.if", TtgirOpKind::kIf},
+      {"scf.execute_region", TtgirOpKind::kExecuteRegion},
+      {"scf.index_switch", TtgirOpKind::kIndexSwitch},
+  };
+  auto it = kinds->find(name);
+  return it == kinds->end() ? TtgirOpKind::kOther : it->second;
+}
 
 absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_view origin_in) {
   absl::string_view text(text_in.data(), text_in.size());
@@ -261,9 +291,9 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
 
   std::vector<Frame> stack;
   ValueInterner values(module);
-  module.values.reserve(stmts.size() + 16);
+  module.value_names.reserve(text.size() / 8);
+  module.value_name_end.reserve(stmts.size() + 16);
   module.value_group.reserve(stmts.size() + 16);
-  module.value_ids.reserve(stmts.size() + 16);
   module.ops.reserve(stmts.size());
   bool saw_module = false, saw_function = false;
   int last_op_at_level = -1;
@@ -413,7 +443,8 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
           return ParseError(origin, st.line, absl::StrCat("bad result group '", r, "'"));
         }
         for (int k = 0; k < count; ++k) {
-          op.results.push_back(values.Get(scope, absl::StrCat(r.substr(0, colon), "#", k)));
+          const std::string member = absl::StrCat(r.substr(0, colon), "#", k);
+          op.results.push_back(values.Get(scope, member, /*transient=*/true));
         }
       }
       body = s.substr(eq + 3);
@@ -431,6 +462,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     if (op.name.empty() || op.name.find('.') == std::string::npos) {
       return ParseError(origin, st.line, absl::StrCat("expected an operation, got '", s.substr(0, 60), "'"));
     }
+    op.kind = KindOfOp(std::string_view(op.name));
     op.text = std::string(body);
     // Block arguments the op's own text defines: `%iv = %lb to`, `iter_args(%x = %init`.
     const std::string_view rest(body.data() + name_end, body.size() - name_end);
@@ -470,6 +502,17 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
   }
   if (!saw_function) return ParseError(origin, 1, "no tt.func in the module");
   if (module.num_warps <= 0) return ParseError(origin, 1, "module has no \"ttg.num-warps\"");
+  // Partition arguments are the captures, in order: the values between the op's first '('
+  // and ')' (trailers included, as the planner reads the whole text).
+  for (TtgirOp& o : module.ops) {
+    if (o.kind != TtgirOpKind::kWarpSpecialize) continue;
+    absl::string_view t = o.text;
+    size_t open = t.find('('), close = t.find(')');
+    if (open == absl::string_view::npos || close == absl::string_view::npos) continue;
+    for (absl::string_view v : ValueTokens(t.substr(open, close - open))) {
+      o.captures.push_back(values.Get("", v));
+    }
+  }
   return module;
 }
 
@@ -604,7 +647,7 @@ std::string Describe(const MemDesc& d) {
 }  // namespace
 
 absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
-  const size_t num_ops = m.ops.size(), num_values = m.values.size();
+  const size_t num_ops = m.ops.size(), num_values = m.num_values();
   if (m.value_group.size() != num_values) {
     return absl::InvalidArgumentError("module's value tables disagree (not made by ParseTtgir)");
   }
@@ -615,10 +658,11 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
   a.loop.assign(num_ops, 0);
   a.ws.assign(num_ops, 0);
   for (size_t i = 0; i < num_ops; ++i) {
-    const std::string& n = m.ops[i].name;
-    a.cf[i] = IsCfOp(n);
-    a.loop[i] = IsLoop(n);
-    a.ws[i] = n == "ttg.warp_specialize";
+    const TtgirOpKind k = m.ops[i].kind;
+    a.loop[i] = k == TtgirOpKind::kFor || k == TtgirOpKind::kWhile;
+    a.cf[i] = a.loop[i] || k == TtgirOpKind::kIf || k == TtgirOpKind::kExecuteRegion ||
+              k == TtgirOpKind::kIndexSwitch;
+    a.ws[i] = k == TtgirOpKind::kWarpSpecialize;
   }
   for (int op : m.body) a.Number(op);
   a.def_op.assign(num_values, -1);
@@ -664,7 +708,7 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
   std::vector<int> from;
   for (size_t i = 0; i < num_ops; ++i) {
     const TtgirOp& o = m.ops[i];
-    if (o.name == "ttg.local_alloc") {
+    if (o.kind == TtgirOpKind::kLocalAlloc) {
       std::optional<MemDesc> d = ResultMemDesc(o.text);
       if (!d || o.results.size() != 1) {
         return ParseError(m.origin, o.line, "ttg.local_alloc without a !ttg.memdesc result type");
@@ -689,7 +733,7 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
       auto bytes = CheckedMul(numel, bits);
       if (!bytes) return ParseError(m.origin, o.line, "buffer size overflows");
       SharedBuffer b;
-      b.name = m.values[o.results[0]];
+      b.name = std::string(m.ValueName(o.results[0]));
       b.line = o.line;
       b.kind = SharedBufferKind::kExplicit;
       b.op = o.name;
@@ -728,16 +772,10 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
     }
     if (a.ws[i]) {
       // Partition arguments are the captures, in order.
-      std::vector<absl::string_view> captures;
-      absl::string_view t = o.text;
-      size_t open = t.find('('), close = t.find(')');
-      if (open != absl::string_view::npos && close != absl::string_view::npos)
-        captures = ValueTokens(t.substr(open, close - open));
       for (size_t r = 0; r < o.region_args.size(); ++r) {
-        for (size_t k = 0; k < o.region_args[r].size() && k < captures.size(); ++k) {
-          auto it = m.value_ids.find(captures[k]);
-          if (it == m.value_ids.end() || alias[it->second].empty()) continue;
-          const std::vector<int> bufs = alias[it->second];
+        for (size_t k = 0; k < o.region_args[r].size() && k < o.captures.size(); ++k) {
+          if (alias[o.captures[k]].empty()) continue;
+          const std::vector<int> bufs = alias[o.captures[k]];
           const int arg = o.region_args[r][k];
           for (int b : bufs)
             if (InsertSorted(alias[arg], b)) members[b].push_back(arg);
@@ -752,7 +790,7 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
     std::vector<uint8_t> interesting(num_values, 0);
     for (size_t v = 0; v < num_values; ++v) interesting[v] = !alias[v].empty();
     for (const TtgirOp& o : m.ops)
-      if (o.name == "tt.atomic_rmw" || o.name == "tt.atomic_cas")
+      if (o.kind == TtgirOpKind::kAtomicRmw || o.kind == TtgirOpKind::kAtomicCas)
         for (int r : o.results) interesting[r] = 1;
     collect_users(interesting);
   }
@@ -770,7 +808,7 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
   // Scratch buffers, in walk order; the function's own (warp indices) comes first.
   int64_t ws_warps = 0;
   for (const TtgirOp& o : m.ops)
-    if (o.name == "ttg.warp_specialize") ws_warps = std::max(ws_warps, o.partition_warps);
+    if (o.kind == TtgirOpKind::kWarpSpecialize) ws_warps = std::max(ws_warps, o.partition_warps);
   if (ws_warps > 0) {
     // allocate-warp-groups pads the partitions so the whole kernel is made of full warp
     // groups (4 warps), adding a partition when needed; measured on the sm_100 fixtures

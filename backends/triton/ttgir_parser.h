@@ -9,7 +9,6 @@
 #include <string_view>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "backends/triton/triton_allocator.h"
 #include "proto/graph.pb.h"
@@ -18,8 +17,29 @@ namespace scratchsim::triton {
 
 // One operation of the IR. Regions hold op indices into TtgirModule::ops; values are ids into
 // TtgirModule::values (names are interned once at parse time so the planner never hashes text).
+// The ops the planner and the scratch rules look at, classified once at parse time.
+enum class TtgirOpKind : uint8_t {
+  kOther,
+  kLocalAlloc,
+  kConvertLayout,
+  kReduce,
+  kScan,
+  kHistogram,
+  kAtomicRmw,
+  kAtomicCas,
+  kTensormapCreate,
+  kWarpSpecialize,
+  kFor,
+  kWhile,
+  kIf,
+  kExecuteRegion,
+  kIndexSwitch,
+};
+TtgirOpKind KindOfOp(std::string_view name);
+
 struct TtgirOp {
   int line = 0;                       // 1-based line of the op's first text line
+  TtgirOpKind kind = TtgirOpKind::kOther;
   std::string name;                   // "ttg.local_alloc", "scf.for", "tt.reduce"
   std::vector<int> results;           // "%a" (and "%a#0".. expanded from "%a:2")
   std::vector<int> defined;           // block arguments its regions define (iter_args, ...)
@@ -30,6 +50,7 @@ struct TtgirOp {
   std::vector<std::vector<int>> regions;
   std::vector<std::vector<int>> region_args;  // block arguments per region
   int64_t partition_warps = 0;        // partitionN(...) num_warps(N)
+  std::vector<int> captures;          // ttg.warp_specialize: the %values of its (...) operands
 };
 
 struct TtgirModule {
@@ -43,10 +64,16 @@ struct TtgirModule {
   std::vector<TtgirOp> ops;
   std::vector<int> body;              // top-level ops of the kernel function
   // Value id -> name: "%a", "%a#0" for members of "%a:2", "3.1/%x" inside warp-specialize
-  // partitions (names restart there; the prefix names the partition region).
-  std::vector<std::string> values;
+  // partitions (names restart there; the prefix names the partition region). All names are
+  // stored end to end in value_names; value i ends at value_name_end[i].
+  std::string value_names;
+  std::vector<uint32_t> value_name_end;
   std::vector<int> value_group;       // value id -> id of "%a" for "%a#k", else -1
-  absl::flat_hash_map<std::string, int> value_ids;  // name -> value id
+  size_t num_values() const { return value_name_end.size(); }
+  std::string_view ValueName(int id) const {
+    const uint32_t begin = id == 0 ? 0 : value_name_end[id - 1];
+    return std::string_view(value_names).substr(begin, value_name_end[id] - begin);
+  }
 };
 
 absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text, std::string_view origin);

@@ -66,6 +66,11 @@ void BM_PredictAllFixtures(benchmark::State& state) {
   state.counters["triton_median_compile_s"] = MedianCompileSeconds();
 }
 BENCHMARK(BM_PredictAllFixtures)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+// A fixed amount of work, for instruction counts under callgrind (whose slowdown would
+// otherwise change the iteration count):
+//   valgrind --tool=callgrind ttgir_bench --benchmark_filter=fixed_iterations
+BENCHMARK(BM_PredictAllFixtures)->Name("BM_PredictAllFixtures/fixed_iterations")->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
 
 // Parsing alone, to see where the time goes.
 void BM_ParseAllFixtures(benchmark::State& state) {
