@@ -440,7 +440,7 @@ absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& c
     default:
       return need;  // every other op works in registers
   }
-  const std::string& n = op.name;
+  const absl::string_view n = op.name;
   if (n == "ttg.convert_layout") {
     std::vector<TensorType> types = TensorTypes(op.text);
     if (types.size() != 2) return Unsupported(origin, op.line, "convert_layout without src -> dst tensor types");

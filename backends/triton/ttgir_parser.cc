@@ -291,6 +291,18 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
 
   std::vector<Frame> stack;
   ValueInterner values(module);
+  // Where each op's text, name and value lists sit in module.storage while it still grows;
+  // the views are made once parsing is done.
+  struct Placement {
+    size_t text = 0, text_size = 0, name = 0, name_size = 0;
+    size_t refs = 0, num_results = 0, num_defined = 0, num_uses = 0;
+  };
+  std::vector<Placement> placed;
+  placed.reserve(stmts.size());
+  TtgirStorage& store = *module.storage;
+  store.text.reserve(text.size() + 64);
+  store.refs.reserve(stmts.size() * 4 + 16);
+  std::vector<int> results, defined, uses;
   module.value_names.reserve(text.size() / 8);
   module.value_name_end.reserve(stmts.size() + 16);
   module.value_group.reserve(stmts.size() + 16);
@@ -359,7 +371,12 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
           op.region_args.emplace_back();
           stack.push_back(Frame{closed.op, false, closed.scope});
         } else if (!rest.empty()) {
-          absl::StrAppend(&op.text, " ", rest);
+          Placement& pl = placed[closed.op];
+          std::string joined = absl::StrCat(
+              absl::string_view(store.text.data() + pl.text, pl.text_size), " ", rest);
+          pl.text = store.text.size();
+          pl.text_size = joined.size();
+          store.text.append(joined);
         }
         last_op_at_level = closed.op;
       }
@@ -381,7 +398,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
         absl::StartsWith(s, "default {") || (absl::StartsWith(s, "partition") &&
                                              absl::EndsWith(s, "{"));
     if (is_region_header) {
-      if (last_op_at_level < 0 || module.ops[last_op_at_level].name != "ttg.warp_specialize") {
+      if (last_op_at_level < 0 || module.ops[last_op_at_level].kind != TtgirOpKind::kWarpSpecialize) {
         return ParseError(origin, st.line, "partition region without a ttg.warp_specialize");
       }
       TtgirOp& ws = module.ops[last_op_at_level];
@@ -420,6 +437,9 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     const std::string& scope = stack.back().scope;
     TtgirOp op;
     op.line = st.line;
+    results.clear();
+    defined.clear();
+    uses.clear();
     absl::string_view body = s;
     size_t eq = absl::string_view::npos;
     if (s[0] == '%') {
@@ -435,7 +455,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
         from = sep + 2;
         size_t colon = r.find(':');
         if (colon == absl::string_view::npos) {
-          op.results.push_back(values.Get(scope, r));
+          results.push_back(values.Get(scope, r));
           continue;
         }
         int count = 0;
@@ -444,26 +464,34 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
         }
         for (int k = 0; k < count; ++k) {
           const std::string member = absl::StrCat(r.substr(0, colon), "#", k);
-          op.results.push_back(values.Get(scope, member, /*transient=*/true));
+          results.push_back(values.Get(scope, member, /*transient=*/true));
         }
       }
       body = s.substr(eq + 3);
     }
     size_t name_end = 0;
+    absl::string_view name;
+    size_t name_at = 0;
     if (!body.empty() && body[0] == '"') {
       name_end = body.find('"', 1);
       if (name_end == absl::string_view::npos) return ParseError(origin, st.line, "unterminated op name");
-      op.name = std::string(body.substr(1, name_end - 1));
+      name = body.substr(1, name_end - 1);
+      name_at = 1;
       ++name_end;
     } else {
       while (name_end < body.size() && (IsIdentChar(body[name_end]) && body[name_end] != '#')) ++name_end;
-      op.name = std::string(body.substr(0, name_end));
+      name = body.substr(0, name_end);
     }
-    if (op.name.empty() || op.name.find('.') == std::string::npos) {
+    if (name.empty() || name.find('.') == absl::string_view::npos) {
       return ParseError(origin, st.line, absl::StrCat("expected an operation, got '", s.substr(0, 60), "'"));
     }
-    op.kind = KindOfOp(std::string_view(op.name));
-    op.text = std::string(body);
+    op.kind = KindOfOp(std::string_view(name.data(), name.size()));
+    Placement pl;
+    pl.text = store.text.size();
+    pl.text_size = body.size();
+    pl.name = pl.text + name_at;
+    pl.name_size = name.size();
+    store.text.append(body.data(), body.size());
     // Block arguments the op's own text defines: `%iv = %lb to`, `iter_args(%x = %init`.
     const std::string_view rest(body.data() + name_end, body.size() - name_end);
     for (size_t p = rest.find('%'); p != std::string_view::npos && p < rest.size();
@@ -472,12 +500,20 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
       while (q < rest.size() && (IsAsciiAlnum(rest[q]) || rest[q] == '_')) ++q;
       const absl::string_view v(rest.data() + p, q - p);
       if (rest.compare(q, 3, " = ") == 0) {
-        op.defined.push_back(values.Get(scope, v));
+        defined.push_back(values.Get(scope, v));
       } else {
-        op.uses.push_back(values.Get(scope, v));
+        uses.push_back(values.Get(scope, v));
       }
       p = q - 1;
     }
+    pl.refs = store.refs.size();
+    pl.num_results = results.size();
+    pl.num_defined = defined.size();
+    pl.num_uses = uses.size();
+    store.refs.insert(store.refs.end(), results.begin(), results.end());
+    store.refs.insert(store.refs.end(), defined.begin(), defined.end());
+    store.refs.insert(store.refs.end(), uses.begin(), uses.end());
+    placed.push_back(pl);
     const int index = static_cast<int>(module.ops.size());
     if (stack.back().op >= 0) {
       op.parent = stack.back().op;
@@ -491,7 +527,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
       op.regions.emplace_back();
       op.region_args.emplace_back();
       // scf.for's body sees the induction variable and iter_args as block arguments.
-      op.region_args.back() = op.defined;
+      op.region_args.back() = defined;
     }
     module.ops.push_back(std::move(op));
     last_op_at_level = index;
@@ -502,6 +538,16 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
   }
   if (!saw_function) return ParseError(origin, 1, "no tt.func in the module");
   if (module.num_warps <= 0) return ParseError(origin, 1, "module has no \"ttg.num-warps\"");
+  for (size_t i = 0; i < module.ops.size(); ++i) {
+    TtgirOp& o = module.ops[i];
+    const Placement& pl = placed[i];
+    o.text = absl::string_view(store.text.data() + pl.text, pl.text_size);
+    o.name = absl::string_view(store.text.data() + pl.name, pl.name_size);
+    const int* refs = store.refs.data() + pl.refs;
+    o.results = absl::MakeConstSpan(refs, pl.num_results);
+    o.defined = absl::MakeConstSpan(refs + pl.num_results, pl.num_defined);
+    o.uses = absl::MakeConstSpan(refs + pl.num_results + pl.num_defined, pl.num_uses);
+  }
   // Partition arguments are the captures, in order: the values between the op's first '('
   // and ')' (trailers included, as the planner reads the whole text).
   for (TtgirOp& o : module.ops) {
@@ -736,7 +782,7 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
       b.name = std::string(m.ValueName(o.results[0]));
       b.line = o.line;
       b.kind = SharedBufferKind::kExplicit;
-      b.op = o.name;
+      b.op = std::string(o.name);
       b.shape = Describe(*d);
       b.buffer.size = *bytes / 8;
       b.buffer.alignment = se.alignment;
@@ -841,7 +887,7 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
     b.name = absl::StrCat("scratch of ", o.name);
     b.line = o.line;
     b.kind = SharedBufferKind::kScratch;
-    b.op = o.name;
+    b.op = std::string(o.name);
     b.buffer.size = need.bytes;
     b.buffer.alignment = need.alignment;
     b.buffer.start = static_cast<uint64_t>(a.pos[i]);

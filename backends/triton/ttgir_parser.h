@@ -5,11 +5,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "backends/triton/triton_allocator.h"
 #include "proto/graph.pb.h"
 
@@ -37,14 +40,20 @@ enum class TtgirOpKind : uint8_t {
 };
 TtgirOpKind KindOfOp(std::string_view name);
 
+// Views and spans of TtgirOp point here; one allocation each instead of several per op.
+struct TtgirStorage {
+  std::string text;       // op texts (and op names) end to end
+  std::vector<int> refs;  // each op's results, defined values and uses, end to end
+};
+
 struct TtgirOp {
   int line = 0;                       // 1-based line of the op's first text line
   TtgirOpKind kind = TtgirOpKind::kOther;
-  std::string name;                   // "ttg.local_alloc", "scf.for", "tt.reduce"
-  std::vector<int> results;           // "%a" (and "%a#0".. expanded from "%a:2")
-  std::vector<int> defined;           // block arguments its regions define (iter_args, ...)
-  std::vector<int> uses;              // every %value the op's own text mentions
-  std::string text;                   // the op's text without locations and regions
+  absl::string_view name;             // "ttg.local_alloc", "scf.for", "tt.reduce"
+  absl::Span<const int> results;      // "%a" (and "%a#0".. expanded from "%a:2")
+  absl::Span<const int> defined;      // block arguments its regions define (iter_args, ...)
+  absl::Span<const int> uses;         // every %value the op's own text mentions
+  absl::string_view text;             // the op's text without locations and regions
   int parent = -1;                    // enclosing op, -1 at function level
   int region = 0;                     // which region of the parent
   std::vector<std::vector<int>> regions;
@@ -53,6 +62,7 @@ struct TtgirOp {
   std::vector<int> captures;          // ttg.warp_specialize: the %values of its (...) operands
 };
 
+// Move-only: the ops' views point into `storage`, which moves with the module.
 struct TtgirModule {
   std::string origin;
   int num_warps = 0;
@@ -61,6 +71,7 @@ struct TtgirModule {
   std::string target;                 // "cuda:90"
   std::string function;
   std::map<std::string, std::string> aliases;  // "#blocked" -> "#ttg.blocked<{...}>"
+  std::unique_ptr<TtgirStorage> storage = std::make_unique<TtgirStorage>();
   std::vector<TtgirOp> ops;
   std::vector<int> body;              // top-level ops of the kernel function
   // Value id -> name: "%a", "%a#0" for members of "%a:2", "3.1/%x" inside warp-specialize

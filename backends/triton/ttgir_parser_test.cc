@@ -42,6 +42,22 @@ TEST(TtgirParserTest, PipelinedBuffersAndEpilogueScratch) {
   EXPECT_EQ(plan->target, "cuda:90");
 }
 
+// Ops view their text and value lists in the module's storage: moving the module (as
+// StatusOr and vectors do) must keep them valid.
+TEST(TtgirParserTest, ModuleSurvivesMoves) {
+  auto parsed = ParseTtgir(kPipelined, "k.ttgir");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  std::vector<TtgirModule> modules;
+  modules.push_back(*std::move(parsed));
+  for (int i = 0; i < 8; ++i) modules.push_back(ParseTtgir(kPipelined, "k.ttgir").value());
+  EXPECT_EQ(modules[0].ops[0].name, "ttg.local_alloc");
+  EXPECT_EQ(modules[0].ValueName(modules[0].ops[0].results[0]), "%a");
+  auto plan = PlanSharedMemory(modules[0]);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->allocation.shared, 32768 + 16);
+  EXPECT_EQ(plan->buffers[0].name, "%a");
+}
+
 TEST(TtgirParserTest, ImportBuildsAGraph) {
   auto g = ImportTtgir(kPipelined, "k.ttgir");
   ASSERT_TRUE(g.ok()) << g.status();
