@@ -2,6 +2,7 @@
 // Triton) against Triton 3.6's own compile time for the same configuration, measured when the
 // fixtures were made (tests/data/triton/expected.tsv). Results: docs/triton.md.
 #include <algorithm>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -71,6 +72,47 @@ BENCHMARK(BM_PredictAllFixtures)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 //   valgrind --tool=callgrind ttgir_bench --benchmark_filter=fixed_iterations
 BENCHMARK(BM_PredictAllFixtures)->Name("BM_PredictAllFixtures/fixed_iterations")->Iterations(3)
     ->Unit(benchmark::kMillisecond);
+
+double ThreadCpuSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// The per-kernel distribution: each fixture predicted kRounds times in a row (thread CPU
+// time, the machine being shared), its median kept; the counters give the median, 10th and
+// 90th percentile kernel and the ratio of Triton's median compile time to the median kernel.
+void BM_PredictPerKernelDistribution(benchmark::State& state) {
+  const auto& fixtures = Fixtures();
+  if (fixtures.empty()) {
+    state.SkipWithError("no fixtures");
+    return;
+  }
+  constexpr int kRounds = 15;
+  std::vector<double> per_kernel;
+  for (auto _ : state) {
+    per_kernel.clear();
+    for (const Fixture& f : fixtures) {
+      std::vector<double> rounds;
+      for (int r = 0; r < kRounds; ++r) {
+        const double t0 = ThreadCpuSeconds();
+        auto plan = scratchsim::triton::PlanTtgir(f.text, "bench");
+        benchmark::DoNotOptimize(plan);
+        rounds.push_back(ThreadCpuSeconds() - t0);
+      }
+      std::nth_element(rounds.begin(), rounds.begin() + kRounds / 2, rounds.end());
+      per_kernel.push_back(rounds[kRounds / 2]);
+    }
+  }
+  std::sort(per_kernel.begin(), per_kernel.end());
+  auto at = [&](double q) { return per_kernel[static_cast<size_t>(q * (per_kernel.size() - 1))]; };
+  state.counters["median_kernel_us"] = at(0.5) * 1e6;
+  state.counters["p10_kernel_us"] = at(0.1) * 1e6;
+  state.counters["p90_kernel_us"] = at(0.9) * 1e6;
+  state.counters["max_kernel_us"] = per_kernel.back() * 1e6;
+  state.counters["triton_median_over_median_kernel"] = MedianCompileSeconds() / at(0.5);
+}
+BENCHMARK(BM_PredictPerKernelDistribution)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 // Parsing alone, to see where the time goes.
 void BM_ParseAllFixtures(benchmark::State& state) {
