@@ -142,11 +142,19 @@ class DecreasingSizePolicy : public PlacementPolicy {
     int64_t positions;
     if (auto status = ValidateBlocks(blocks, &positions); !status.ok()) return status;
     const int n = static_cast<int>(blocks.size());
-    std::vector<int> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-      if (blocks[a].size != blocks[b].size) return blocks[a].size > blocks[b].size;
-      return blocks[a].start < blocks[b].start;
+    // Largest first, then earliest start, then input order: sorting packed keys keeps the
+    // comparisons off the blocks array.
+    struct Key {
+      int64_t size;
+      int64_t start;
+      int id;
+    };
+    std::vector<Key> keys(n);
+    for (int i = 0; i < n; ++i) keys[i] = {blocks[i].size, blocks[i].start, i};
+    std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+      if (a.size != b.size) return a.size > b.size;
+      if (a.start != b.start) return a.start < b.start;
+      return a.id < b.id;
     });
 
     PlacementResult result;
@@ -154,24 +162,25 @@ class DecreasingSizePolicy : public PlacementPolicy {
     std::optional<InterferenceGraph> overlaps = InterferenceGraph::Build(blocks, max_overlap_pairs_);
     std::optional<LiveRangeIndex> index;
     if (!overlaps) index.emplace(positions);
-    std::vector<char> placed(n, 0);
+    // [offset, end) of each placed block, end -1 while unplaced: one load per neighbour.
+    std::vector<std::pair<int64_t, int64_t>> range(n, {0, -1});
     std::vector<int> stamp(n, -1);
     std::vector<int> conflicts;
     std::vector<std::pair<int64_t, int64_t>> taken;  // [offset, end) of conflicting blocks
     for (int rank = 0; rank < n; ++rank) {
-      const int id = order[rank];
+      const int id = keys[rank].id;
       const Block& block = blocks[id];
       if (block.size == 0) continue;  // occupies nothing
       taken.clear();
       if (overlaps) {
         for (auto [it, end] = overlaps->Neighbours(id); it != end; ++it) {
           const int other = static_cast<int>(*it);
-          if (placed[other]) taken.emplace_back(result.offsets[other], result.offsets[other] + blocks[other].size);
+          if (range[other].second >= 0) taken.push_back(range[other]);
         }
       } else {
         conflicts.clear();
         index->Query(block.start, block.end, stamp, rank, conflicts);
-        for (int other : conflicts) taken.emplace_back(result.offsets[other], result.offsets[other] + blocks[other].size);
+        for (int other : conflicts) taken.push_back(range[other]);
       }
       std::sort(taken.begin(), taken.end());
 
@@ -184,7 +193,7 @@ class DecreasingSizePolicy : public PlacementPolicy {
       const int64_t top = finder.top();
       result.offsets[id] = best_offset;
       result.peak = std::max(result.peak, top);
-      placed[id] = 1;
+      range[id] = {best_offset, top};
       if (index) index->Insert(id, block.start, block.end);
     }
     return result;
