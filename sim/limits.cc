@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/status/status.h"
 #include "sim/checked_math.h"
 
 namespace scratchsim {
@@ -28,6 +29,19 @@ Violation MakeViolation(absl::string_view resource, std::string message, int64_t
 }
 
 }  // namespace
+
+absl::StatusOr<int64_t> SpaceFootprint(const MemorySpace& space, int64_t first_group_peak,
+                                       int64_t second_group_peak, absl::string_view origin) {
+  int64_t second = second_group_peak;
+  if ((space.kind() == SHARED_MEMORY || space.kind() == LDS) && second > 0) {
+    auto aligned = CheckedRoundUp(second, std::max<int64_t>(space.alignment_bytes(), 1));
+    if (!aligned) return absl::OutOfRangeError(absl::StrCat(origin, ": static shared memory size overflows"));
+    second = *aligned;
+  }
+  auto peak = CheckedAdd(first_group_peak, second);
+  if (!peak) return absl::OutOfRangeError(absl::StrCat(origin, ": ", space.name(), " peak overflows 64 bits"));
+  return *peak;
+}
 
 std::vector<Violation> CheckSharedMemory(const MemorySpace& space, int64_t static_bytes, int64_t total_bytes,
                                          bool opt_in, const std::vector<std::string>& culprits) {

@@ -8,12 +8,19 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 #include "proto/device.pb.h"
 #include "proto/report.pb.h"
 
 namespace scratchsim {
+
+// The footprint of one memory space from the peaks of its two placement groups: dynamic
+// shared memory starts after the (aligned) static segment on GPUs; TPU scoped and program
+// allocations simply add up. Overflow is an error naming `origin`.
+absl::StatusOr<int64_t> SpaceFootprint(const MemorySpace& space, int64_t first_group_peak,
+                                       int64_t second_group_peak, absl::string_view origin);
 
 // Per-block shared memory (or LDS): static + dynamic against the opt-in maximum (or the
 // default when the kernel does not opt in), and static alone against the default.

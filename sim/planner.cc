@@ -524,25 +524,19 @@ absl::Status FitEvaluator::Evaluate(absl::Span<const int64_t> input, Scratch& sc
     if (info.group[0] >= 0) first = PlaceGroup(groups_[info.group[0]], scratch, &overflow);
     if (info.group[1] >= 0) second = PlaceGroup(groups_[info.group[1]], scratch, &overflow);
     if (overflow) return absl::OutOfRangeError("placement offset overflows 64 bits");
-    const bool is_gpu_shared = space.kind() == SHARED_MEMORY || space.kind() == LDS;
-    if (is_gpu_shared && second > 0) {
-      auto aligned = CheckedRoundUp(second, std::max<int64_t>(space.alignment_bytes(), 1));
-      if (!aligned) return absl::OutOfRangeError("static shared memory size overflows");
-      second = *aligned;
-    }
-    auto peak = CheckedAdd(first, second);
-    if (!peak) return absl::OutOfRangeError(absl::StrCat(graph.origin, ": ", space.name(), " peak overflows 64 bits"));
-    out->peak_bytes[info.index] = *peak;
+    ASSIGN_OR_RETURN(const int64_t peak, SpaceFootprint(space, first, second, graph.origin));
+    second = peak - first;  // the aligned static segment (GPU), or the program-scoped bytes (TPU)
+    out->peak_bytes[info.index] = peak;
     switch (space.kind()) {
       case SHARED_MEMORY:
       case LDS: {
         shared_static = second;
-        shared_peak = *peak;
+        shared_peak = peak;
         int64_t limit = graph.launch.shared_memory_opt_in && space.per_block_optin_bytes() > 0
                             ? space.per_block_optin_bytes()
                             : space.per_block_default_bytes();
         if (limit <= 0) limit = space.capacity_per_core_bytes();
-        if (*peak > limit) violate(Limit::kSharedMemory, *peak, limit);
+        if (peak > limit) violate(Limit::kSharedMemory, peak, limit);
         if (second > space.per_block_default_bytes() && space.per_block_default_bytes() > 0) {
           violate(Limit::kStaticSharedMemory, second, space.per_block_default_bytes());
         }
@@ -550,7 +544,7 @@ absl::Status FitEvaluator::Evaluate(absl::Span<const int64_t> input, Scratch& sc
       }
       case TENSOR_MEMORY: {
         const int64_t per_column = space.lanes() * space.column_bytes_per_lane();
-        const int64_t columns = CeilDiv(*peak, per_column);
+        const int64_t columns = CeilDiv(peak, per_column);
         if (columns > space.columns()) violate(Limit::kTensorMemory, columns, space.columns());
         break;
       }
@@ -575,8 +569,8 @@ absl::Status FitEvaluator::Evaluate(absl::Span<const int64_t> input, Scratch& sc
         break;
       }
       default:
-        if (*peak > space.capacity_per_core_bytes()) {
-          violate(Limit::kCapacity, *peak, space.capacity_per_core_bytes());
+        if (peak > space.capacity_per_core_bytes()) {
+          violate(Limit::kCapacity, peak, space.capacity_per_core_bytes());
         }
         break;
     }

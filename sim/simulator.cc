@@ -181,18 +181,13 @@ class Simulation {
     SpaceReport* out = report_.add_spaces();
     out->set_space(space.name());
     out->set_kind(space.kind());
-    int64_t first = state.dynamic_or_scoped.placement.peak;
-    int64_t second = state.static_or_program.placement.peak;
+    const int64_t first = state.dynamic_or_scoped.placement.peak;
     const bool is_gpu_shared = space.kind() == SHARED_MEMORY || space.kind() == LDS;
-    if (is_gpu_shared && second > 0) {
-      // Dynamic shared memory starts after the static segment.
-      auto aligned = CheckedRoundUp(second, std::max<int64_t>(space.alignment_bytes(), 1));
-      if (!aligned) return absl::OutOfRangeError("static shared memory size overflows");
-      second = *aligned;
-    }
-    auto peak = CheckedAdd(first, second);
-    if (!peak) return absl::OutOfRangeError(absl::StrCat(graph_.origin, ": ", space.name(), " peak overflows 64 bits"));
-    out->set_peak_bytes(*peak);
+    ASSIGN_OR_RETURN(const int64_t peak,
+                     SpaceFootprint(space, first, state.static_or_program.placement.peak, graph_.origin));
+    // The aligned static segment (GPU), or the program-scoped bytes (TPU).
+    const int64_t second = peak - first;
+    out->set_peak_bytes(peak);
     if (space.kind() == VMEM || space.kind() == SMEM) {
       out->set_instruction_scoped_bytes(first);
       out->set_program_scoped_bytes(second);
@@ -237,7 +232,7 @@ class Simulation {
       }
       share.set_bytes_per_copy(bytes);
       share.set_total_bytes(bytes * copies);
-      share.set_share(*peak > 0 ? static_cast<double>(bytes * copies) / static_cast<double>(*peak) : 0.0);
+      share.set_share(peak > 0 ? static_cast<double>(bytes * copies) / static_cast<double>(peak) : 0.0);
       share.set_role(graph_.buffers[buffer].role);
       share.set_shape(ShapeString(graph_, buffer, values_));
       shares.push_back(std::move(share));
@@ -277,12 +272,12 @@ class Simulation {
         out->set_limit_name(graph_.launch.shared_memory_opt_in && space.per_block_optin_bytes() > 0
                                 ? "per-block opt-in maximum"
                                 : "per-block default (no opt-in)");
-        violations = CheckSharedMemory(space, second, *peak, graph_.launch.shared_memory_opt_in, culprits);
+        violations = CheckSharedMemory(space, second, peak, graph_.launch.shared_memory_opt_in, culprits);
         break;
       }
       case TENSOR_MEMORY: {
         int64_t per_column = space.lanes() * space.column_bytes_per_lane();
-        int64_t columns = CeilDiv(*peak, per_column);
+        int64_t columns = CeilDiv(peak, per_column);
         out->set_limit_bytes(space.columns() * per_column);
         out->set_limit_name(absl::StrCat(space.columns(), " columns x ", space.lanes(), " lanes"));
         if (auto v = CheckTensorMemory(space, columns, culprits)) violations.push_back(*v);
@@ -298,7 +293,7 @@ class Simulation {
       default: {
         out->set_limit_bytes(space.capacity_per_core_bytes());
         out->set_limit_name("capacity per core");
-        if (auto v = CheckCapacity(space, *peak, culprits)) violations.push_back(*v);
+        if (auto v = CheckCapacity(space, peak, culprits)) violations.push_back(*v);
         break;
       }
     }
