@@ -17,6 +17,10 @@
 #include <tuple>
 #include <utility>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
@@ -79,22 +83,57 @@ std::string StripLocations(absl::string_view line) {
 
 // Paren/bracket balance outside string literals.
 int Balance(absl::string_view s) {
-  // Blocks of 64 characters summed in 8 bits, comparisons rather than a table lookup: the
-  // compiler turns this into 16-byte vector compares. A quote anywhere sends the line to the
-  // exact scan below.
+  // Opening and closing brackets counted 16 characters at a time (a compare yields -1 per
+  // match, subtracted into per-lane counters that are summed every 127 blocks, before they
+  // could wrap). A quote anywhere sends the line to the exact scan below.
   int depth = 0;
-  uint8_t quotes = 0;
+  bool quotes = false;
   const char* p = s.data();
   const size_t n = s.size();
-  for (size_t i = 0; i < n;) {
-    const size_t e = std::min(n, i + 64);
-    int8_t d = 0;
-    for (; i < e; ++i) {
-      const char c = p[i];
-      d += static_cast<int8_t>((c == '(') + (c == '[') - (c == ')') - (c == ']'));
-      quotes |= static_cast<uint8_t>(c == '"');
+  size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i k_open_paren = _mm_set1_epi8('('), k_open_bracket = _mm_set1_epi8('[');
+  const __m128i k_close_paren = _mm_set1_epi8(')'), k_close_bracket = _mm_set1_epi8(']');
+  const __m128i k_quote = _mm_set1_epi8('"');
+  __m128i any_quote = _mm_setzero_si128();
+  while (i + 16 <= n) {
+    __m128i opens = _mm_setzero_si128(), closes = _mm_setzero_si128();
+    for (int block = 0; block < 127 && i + 16 <= n; ++block, i += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+      opens = _mm_sub_epi8(opens, _mm_cmpeq_epi8(v, k_open_paren));
+      opens = _mm_sub_epi8(opens, _mm_cmpeq_epi8(v, k_open_bracket));
+      closes = _mm_sub_epi8(closes, _mm_cmpeq_epi8(v, k_close_paren));
+      closes = _mm_sub_epi8(closes, _mm_cmpeq_epi8(v, k_close_bracket));
+      any_quote = _mm_or_si128(any_quote, _mm_cmpeq_epi8(v, k_quote));
     }
-    depth += d;
+    if (i < n && n >= 16 && i + 16 > n) {
+      // The last partial block: reload the line's final 16 characters and drop the lanes
+      // already counted.
+      const size_t done = i + 16 - n;
+      alignas(16) static constexpr uint8_t kKeep[32] = {
+          0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,
+          0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+      const __m128i keep = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kKeep + 16 - done));
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + n - 16));
+      opens = _mm_sub_epi8(opens, _mm_and_si128(keep, _mm_cmpeq_epi8(v, k_open_paren)));
+      opens = _mm_sub_epi8(opens, _mm_and_si128(keep, _mm_cmpeq_epi8(v, k_open_bracket)));
+      closes = _mm_sub_epi8(closes, _mm_and_si128(keep, _mm_cmpeq_epi8(v, k_close_paren)));
+      closes = _mm_sub_epi8(closes, _mm_and_si128(keep, _mm_cmpeq_epi8(v, k_close_bracket)));
+      any_quote = _mm_or_si128(any_quote, _mm_and_si128(keep, _mm_cmpeq_epi8(v, k_quote)));
+      i = n;
+    }
+    // Each lane counted at most once per block (128 at most); sum the 16 lanes of each.
+    const __m128i zero = _mm_setzero_si128();
+    const __m128i so = _mm_sad_epu8(opens, zero), sc = _mm_sad_epu8(closes, zero);
+    depth += _mm_cvtsi128_si32(so) + _mm_cvtsi128_si32(_mm_srli_si128(so, 8)) -
+             _mm_cvtsi128_si32(sc) - _mm_cvtsi128_si32(_mm_srli_si128(sc, 8));
+  }
+  quotes = _mm_movemask_epi8(any_quote) != 0;
+#endif
+  for (; i < n; ++i) {
+    const char c = p[i];
+    depth += (c == '(') + (c == '[') - (c == ')') - (c == ']');
+    quotes |= c == '"';
   }
   if (!quotes) return depth;
   depth = 0;
@@ -107,6 +146,43 @@ int Balance(absl::string_view s) {
     if (c == ')' || c == ']') --depth;
   }
   return depth;
+}
+
+// Calls `f(i)` for each '%' at i in `s`, in order, skipping those before the position the
+// previous call returned (the end of the value it read). 16 characters per compare.
+template <typename F>
+void ForEachPercent(std::string_view s, F&& f) {
+  const char* p = s.data();
+  const size_t n = s.size();
+  size_t resume = 0;
+#if defined(__SSE2__)
+  const __m128i k_percent = _mm_set1_epi8('%');
+  for (size_t base = 0; base < n; base += 16) {
+    uint32_t mask;
+    if (base + 16 <= n) {
+      mask = static_cast<uint32_t>(_mm_movemask_epi8(
+          _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + base)), k_percent)));
+    } else if (n >= 16) {
+      // The line's last 16 characters, less those already seen.
+      mask = static_cast<uint32_t>(_mm_movemask_epi8(
+                 _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + n - 16)),
+                                k_percent))) >>
+             (base + 16 - n);
+    } else {
+      mask = 0;
+      for (size_t i = base; i < n; ++i) mask |= static_cast<uint32_t>(p[i] == '%') << (i - base);
+    }
+    while (mask != 0) {
+      const size_t i = base + static_cast<size_t>(__builtin_ctz(mask));
+      mask &= mask - 1;
+      if (i >= resume) resume = f(i);
+    }
+  }
+#else
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i] == '%' && i >= resume) resume = f(i);
+  }
+#endif
 }
 
 bool IsIdentChar(char c) {
@@ -152,15 +228,21 @@ struct NameHash {
 };
 
 // Value names -> dense ids. Inside warp-specialize partitions names carry the partition's
-// scope prefix; "%a#k" (members of "%a:N") also get the id of "%a" as their group. Keys view
-// the IR text (alive for the whole parse) or, for names made here, `made_`.
+// scope prefix; "%a#k" (members of "%a:N") also get the id of "%a" as their group. An
+// open-addressing table of ids (sized from the IR's length, so it rarely grows) whose keys are
+// the module's own value_names: nothing is copied but the name itself, once.
 class ValueInterner {
  public:
-  explicit ValueInterner(TtgirModule& m) : m_(m) {}
+  ValueInterner(TtgirModule& m, size_t expected) : m_(m) {
+    size_t capacity = 256;
+    while (capacity < expected * 2) capacity <<= 1;
+    slots_.assign(capacity, 0);
+    hashes_.reserve(expected);
+  }
 
-  // `v` must outlive the parse unless `transient` (then a new name is copied).
-  int Get(absl::string_view scope, absl::string_view v, bool transient = false) {
-    if (scope.empty() && !transient) return Find(std::string_view(v.data(), v.size()));
+  // `v` needs to live only for the call.
+  int Get(absl::string_view scope, absl::string_view v) {
+    if (scope.empty()) return Find(std::string_view(v.data(), v.size()));
     key_.assign(scope.data(), scope.size());
     key_.append(v.data(), v.size());
     return Find(key_);
@@ -168,26 +250,46 @@ class ValueInterner {
 
  private:
   int Find(std::string_view name) {
-    auto it = ids_.find(name);
-    if (it != ids_.end()) return it->second;
-    if (name.data() == key_.data()) name = made_.emplace_back(name);
+    const size_t h = NameHash()(name);
+    const uint32_t tag = static_cast<uint32_t>(h >> 32);
+    size_t mask = slots_.size() - 1;
+    size_t i = h & mask;
+    for (uint32_t slot; (slot = slots_[i]) != 0; i = (i + 1) & mask) {
+      const int id = static_cast<int>(slot - 1);
+      if (hashes_[id] == tag && m_.ValueName(id) == name) return id;
+    }
     const int id = static_cast<int>(m_.value_name_end.size());
-    ids_.emplace(name, id);
+    slots_[i] = static_cast<uint32_t>(id) + 1;
+    hashes_.push_back(tag);
+    full_hashes_.push_back(h);
     m_.value_names.append(name);
     m_.value_name_end.push_back(static_cast<uint32_t>(m_.value_names.size()));
     m_.value_group.push_back(-1);
+    if (2 * hashes_.size() > slots_.size()) Grow();
     const size_t hash = name.find('#');
     if (hash != std::string_view::npos) {
-      const int group = Find(made_.emplace_back(name.substr(0, hash)));
+      // `name` still views the IR text or key_, neither of which changed.
+      const int group = Find(name.substr(0, hash));
       m_.value_group[id] = group;
     }
     return id;
   }
 
+  void Grow() {
+    slots_.assign(slots_.size() * 2, 0);
+    const size_t mask = slots_.size() - 1;
+    for (size_t id = 0; id < full_hashes_.size(); ++id) {
+      size_t i = full_hashes_[id] & mask;
+      while (slots_[i] != 0) i = (i + 1) & mask;
+      slots_[i] = static_cast<uint32_t>(id) + 1;
+    }
+  }
+
   TtgirModule& m_;
   std::string key_;
-  std::deque<std::string> made_;
-  absl::flat_hash_map<std::string_view, int, NameHash> ids_;
+  std::vector<uint32_t> slots_;  // id + 1; 0 is empty
+  std::vector<uint32_t> hashes_;  // per id: the hash's high bits, to skip most compares
+  std::vector<size_t> full_hashes_;
 };
 
 std::optional<int64_t> IntAttr(absl::string_view text, absl::string_view key) {
@@ -216,24 +318,46 @@ struct Frame {
 }  // namespace
 
 TtgirOpKind KindOfOp(std::string_view name) {
-  static const auto* kinds = new absl::flat_hash_map<std::string_view, TtgirOpKind, NameHash>{
-      {"ttg.local_alloc", TtgirOpKind::kLocalAlloc},
-      {"ttg.convert_layout", TtgirOpKind::kConvertLayout},
-      {"tt.reduce", TtgirOpKind::kReduce},
-      {"tt.scan", TtgirOpKind::kScan},
-      {"tt.histogram", TtgirOpKind::kHistogram},
-      {"tt.atomic_rmw", TtgirOpKind::kAtomicRmw},
-      {"tt.atomic_cas", TtgirOpKind::kAtomicCas},
-      {"ttng.tensormap_create", TtgirOpKind::kTensormapCreate},
-      {"ttg.warp_specialize", TtgirOpKind::kWarpSpecialize},
-      {"scf.for", TtgirOpKind::kFor},
-      {"scf.while", TtgirOpKind::kWhile},
-      {"scf.if", TtgirOpKind::kIf},
-      {"scf.execute_region", TtgirOpKind::kExecuteRegion},
-      {"scf.index_switch", TtgirOpKind::kIndexSwitch},
-  };
-  auto it = kinds->find(name);
-  return it == kinds->end() ? TtgirOpKind::kOther : it->second;
+  // Dispatch on the length first: most ops (arith, tt.load, ...) are rejected by one compare.
+  switch (name.size()) {
+    case 6:
+      if (name == "scf.if") return TtgirOpKind::kIf;
+      break;
+    case 7:
+      if (name == "scf.for") return TtgirOpKind::kFor;
+      if (name == "tt.scan") return TtgirOpKind::kScan;
+      break;
+    case 9:
+      if (name == "tt.reduce") return TtgirOpKind::kReduce;
+      if (name == "scf.while") return TtgirOpKind::kWhile;
+      break;
+    case 12:
+      if (name == "tt.histogram") return TtgirOpKind::kHistogram;
+      break;
+    case 13:
+      if (name == "tt.atomic_rmw") return TtgirOpKind::kAtomicRmw;
+      if (name == "tt.atomic_cas") return TtgirOpKind::kAtomicCas;
+      break;
+    case 15:
+      if (name == "ttg.local_alloc") return TtgirOpKind::kLocalAlloc;
+      break;
+    case 16:
+      if (name == "scf.index_switch") return TtgirOpKind::kIndexSwitch;
+      break;
+    case 18:
+      if (name == "ttg.convert_layout") return TtgirOpKind::kConvertLayout;
+      if (name == "scf.execute_region") return TtgirOpKind::kExecuteRegion;
+      break;
+    case 19:
+      if (name == "ttg.warp_specialize") return TtgirOpKind::kWarpSpecialize;
+      break;
+    case 21:
+      if (name == "ttng.tensormap_create") return TtgirOpKind::kTensormapCreate;
+      break;
+    default:
+      break;
+  }
+  return TtgirOpKind::kOther;
 }
 
 absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_view origin_in) {
@@ -312,7 +436,8 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
   }
 
   std::vector<Frame> stack;
-  ValueInterner values(module);
+  ValueInterner values(module, text.size() / 48 + 16);
+  std::string member;
   // Where each op's text, name and value lists sit in module.storage while it still grows;
   // the views are made once parsing is done.
   struct Placement {
@@ -485,8 +610,10 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
           return ParseError(origin, st.line, absl::StrCat("bad result group '", r, "'"));
         }
         for (int k = 0; k < count; ++k) {
-          const std::string member = absl::StrCat(r.substr(0, colon), "#", k);
-          results.push_back(values.Get(scope, member, /*transient=*/true));
+          member.assign(r.data(), colon);
+          member.push_back('#');
+          absl::StrAppend(&member, k);
+          results.push_back(values.Get(scope, member));
         }
       }
       body = s.substr(eq + 3);
@@ -516,18 +643,17 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     store.text.append(body.data(), body.size());
     // Block arguments the op's own text defines: `%iv = %lb to`, `iter_args(%x = %init`.
     const std::string_view rest(body.data() + name_end, body.size() - name_end);
-    for (size_t p = rest.find('%'); p != std::string_view::npos && p < rest.size();
-         p = rest.find('%', p + 1)) {
+    ForEachPercent(rest, [&](size_t p) {
       size_t q = p + 1;
       while (q < rest.size() && (IsAsciiAlnum(rest[q]) || rest[q] == '_')) ++q;
       const absl::string_view v(rest.data() + p, q - p);
-      if (rest.compare(q, 3, " = ") == 0) {
+      if (q + 3 <= rest.size() && rest[q] == ' ' && rest[q + 1] == '=' && rest[q + 2] == ' ') {
         defined.push_back(values.Get(scope, v));
       } else {
         uses.push_back(values.Get(scope, v));
       }
-      p = q - 1;
-    }
+      return q;
+    });
     pl.refs = store.refs.size();
     pl.num_results = results.size();
     pl.num_defined = defined.size();
@@ -668,6 +794,17 @@ struct Analysis {
     return {static_cast<uint64_t>(def), static_cast<uint64_t>(last + 1)};
   }
 };
+
+// The last " a b " (or " a " when b is 0) in `t`: " -> " and " : " by a backward scan
+// (what rfind finds, without a library call per op).
+size_t RFindSpaced(std::string_view t, char a, char b) {
+  const size_t len = b == 0 ? 3 : 4;
+  if (t.size() < len) return std::string_view::npos;
+  for (size_t i = t.size() - len + 1; i-- > 0;) {
+    if (t[i + 1] == a && t[i] == ' ' && t[i + len - 1] == ' ' && (b == 0 || t[i + 2] == b)) return i;
+  }
+  return std::string_view::npos;
+}
 
 // Inserts into a small sorted set; true if it was new.
 bool InsertSorted(std::vector<int>& set, int x) {
@@ -830,11 +967,10 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
     // Only results of memdesc type are views (a local_load's operand is a memdesc, its
     // result a tensor).
     {
-      absl::string_view t = o.text;
-      size_t arrow = t.rfind(" -> ");
-      size_t colon = t.rfind(" : ");
-      size_t start = arrow != absl::string_view::npos ? arrow : colon;
-      if (start != absl::string_view::npos && t.substr(start).find("!ttg.memdesc") != absl::string_view::npos) {
+      const std::string_view t(o.text.data(), o.text.size());
+      size_t start = RFindSpaced(t, '-', '>');
+      if (start == std::string_view::npos) start = RFindSpaced(t, ':', 0);
+      if (start != std::string_view::npos && t.find("!ttg.memdesc", start) != std::string_view::npos) {
         for (int r : o.results) add(r);
       }
     }
