@@ -41,9 +41,27 @@ absl::Status ParseError(absl::string_view origin, int line, absl::string_view wh
   return absl::InvalidArgumentError(absl::StrCat(origin, ":", line, ": ", what));
 }
 
-inline bool IsAsciiAlnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+// Character classes by table: one load per character in the hot scans.
+enum : uint8_t { kAlnum = 1, kValueChar = 2, kIdentChar = 4, kSpaceChar = 8 };
+constexpr std::array<uint8_t, 256> MakeCharClasses() {
+  std::array<uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    uint8_t v = 0;
+    if (alnum) v |= kAlnum;
+    if (alnum || c == '_') v |= kValueChar;
+    if (alnum || c == '_' || c == '#' || c == '.' || c == '$' || c == '-') v |= kIdentChar;
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f') v |= kSpaceChar;
+    t[c] = v;
+  }
+  return t;
 }
+constexpr std::array<uint8_t, 256> kCharClasses = MakeCharClasses();
+inline bool HasClass(char c, uint8_t cls) {
+  return (kCharClasses[static_cast<unsigned char>(c)] & cls) != 0;
+}
+
+inline bool IsAsciiAlnum(char c) { return HasClass(c, kAlnum); }
 
 // Removes every `loc(...)` (balanced) from a line: locations carry no allocation facts.
 std::string StripLocations(absl::string_view line) {
@@ -185,10 +203,7 @@ void ForEachPercent(std::string_view s, F&& f) {
 #endif
 }
 
-bool IsIdentChar(char c) {
-  return IsAsciiAlnum(c) || c == '_' || c == '#' || c == '.' ||
-         c == '$' || c == '-';
-}
+bool IsIdentChar(char c) { return HasClass(c, kIdentChar); }
 
 // Every %value token in `s` (views into `s`).
 std::vector<absl::string_view> ValueTokens(absl::string_view s) {
@@ -206,26 +221,63 @@ std::vector<absl::string_view> ValueTokens(absl::string_view s) {
   return out;
 }
 
-// A short-string hash for value and op names (the library's std::string_view hash goes through
-// a generic byte hash that cost more than the rest of the interning).
-struct NameHash {
-  size_t operator()(std::string_view s) const {
-    uint64_t h = 0xcbf29ce484222325ull ^ s.size();
+// A short-string hash for value names (the library's std::string_view hash goes through a
+// generic byte hash that cost more than the rest of the interning). Whole words by fixed-size
+// copies (single loads), the tail byte by byte: no library call per name.
+inline size_t NameHash(std::string_view s) {
+  const char* p = s.data();
+  const size_t n = s.size();
+  uint64_t h = 0xcbf29ce484222325ull ^ n;
+  uint64_t lo = 0, hi = 0;
+  if (n >= 8) {
+    // Whole words, the last one overlapping the one before (the length is hashed too).
     size_t i = 0;
-    for (; i + 8 <= s.size(); i += 8) {
+    for (; i + 8 < n; i += 8) {
       uint64_t w;
-      std::memcpy(&w, s.data() + i, 8);
+      std::memcpy(&w, p + i, 8);
       h = (h ^ w) * 0x9e3779b97f4a7c15ull;
       h ^= h >> 29;
     }
-    uint64_t tail = 0;
-    std::memcpy(&tail, s.data() + i, s.size() - i);
-    h = (h ^ tail) * 0x9e3779b97f4a7c15ull;
-    h ^= h >> 32;
-    h *= 0xd6e8feb86659fd93ull;
-    return static_cast<size_t>(h ^ (h >> 29));
+    std::memcpy(&lo, p + n - 8, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, p, 4);
+    std::memcpy(&b, p + n - 4, 4);
+    lo = a;
+    hi = b;
+  } else {
+    for (size_t i = 0; i < n; ++i) lo = (lo << 8) | static_cast<unsigned char>(p[i]);
   }
-};
+  h = (h ^ lo) * 0x9e3779b97f4a7c15ull;
+  h = (h ^ hi ^ (h >> 32)) * 0xd6e8feb86659fd93ull;
+  return static_cast<size_t>(h ^ (h >> 29));
+}
+
+// Equality of two names of the same length `n`, inline (names are a few bytes).
+inline bool SameBytes(const char* a, const char* b, size_t n) {
+  if (n >= 8) {
+    uint64_t x, y;
+    for (size_t i = 0; i + 8 < n; i += 8) {
+      std::memcpy(&x, a + i, 8);
+      std::memcpy(&y, b + i, 8);
+      if (x != y) return false;
+    }
+    std::memcpy(&x, a + n - 8, 8);
+    std::memcpy(&y, b + n - 8, 8);
+    return x == y;
+  }
+  if (n >= 4) {
+    uint32_t x0, y0, x1, y1;
+    std::memcpy(&x0, a, 4);
+    std::memcpy(&y0, b, 4);
+    std::memcpy(&x1, a + n - 4, 4);
+    std::memcpy(&y1, b + n - 4, 4);
+    return x0 == y0 && x1 == y1;
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
 
 // Value names -> dense ids. Inside warp-specialize partitions names carry the partition's
 // scope prefix; "%a#k" (members of "%a:N") also get the id of "%a" as their group. An
@@ -250,13 +302,19 @@ class ValueInterner {
 
  private:
   int Find(std::string_view name) {
-    const size_t h = NameHash()(name);
+    const size_t h = NameHash(name);
     const uint32_t tag = static_cast<uint32_t>(h >> 32);
     size_t mask = slots_.size() - 1;
     size_t i = h & mask;
     for (uint32_t slot; (slot = slots_[i]) != 0; i = (i + 1) & mask) {
       const int id = static_cast<int>(slot - 1);
-      if (hashes_[id] == tag && m_.ValueName(id) == name) return id;
+      if (hashes_[id] != tag) continue;
+      const uint32_t end = m_.value_name_end[id];
+      const uint32_t begin = id == 0 ? 0 : m_.value_name_end[id - 1];
+      if (end - begin == name.size() &&
+          SameBytes(m_.value_names.data() + begin, name.data(), name.size())) {
+        return id;
+      }
     }
     const int id = static_cast<int>(m_.value_name_end.size());
     slots_[i] = static_cast<uint32_t>(id) + 1;
@@ -266,8 +324,9 @@ class ValueInterner {
     m_.value_name_end.push_back(static_cast<uint32_t>(m_.value_names.size()));
     m_.value_group.push_back(-1);
     if (2 * hashes_.size() > slots_.size()) Grow();
-    const size_t hash = name.find('#');
-    if (hash != std::string_view::npos) {
+    size_t hash = 0;
+    while (hash < name.size() && name[hash] != '#') ++hash;
+    if (hash < name.size()) {
       // `name` still views the IR text or key_, neither of which changed.
       const int group = Find(name.substr(0, hash));
       m_.value_group[id] = group;
@@ -361,10 +420,13 @@ TtgirOpKind KindOfOp(std::string_view name) {
 }
 
 absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_view origin_in) {
-  absl::string_view text(text_in.data(), text_in.size());
   absl::string_view origin(origin_in.data(), origin_in.size());
   TtgirModule module;
   module.origin = std::string(origin);
+  TtgirStorage& store = *module.storage;
+  // One copy of the IR: statements, op texts and value names view it from here on.
+  store.text.assign(text_in.data(), text_in.size());
+  absl::string_view text(store.text.data(), store.text.size());
   // Join multi-line statements (partition headers span lines) by paren balance. Most lines
   // end in their only location, " loc(#locN)": those are trimmed in place, without copies.
   struct Stmt {
@@ -373,14 +435,12 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
   };
   std::vector<Stmt> stmts;
   stmts.reserve(text.size() / 96 + 16);
-  std::deque<std::string> owned;
+  std::deque<std::string>& owned = store.pieces;
   std::string pending;
   int pending_line = 0;
   int num_lines = 0;
   const std::string_view all(text.data(), text.size());
-  auto is_space = [](char c) {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
-  };
+  auto is_space = [](char c) { return HasClass(c, kSpaceChar); };
   // One piece per '\n'-separated line (the last one after the final newline included).
   for (size_t begin = 0; begin <= all.size();) {
     size_t nl = all.find('\n', begin);
@@ -390,7 +450,9 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     const int line_no = ++num_lines;
     while (!l.empty() && is_space(l.front())) l.remove_prefix(1);
     while (!l.empty() && is_space(l.back())) l.remove_suffix(1);
-    if (l.empty() || l.starts_with("#loc") || l.starts_with("//")) continue;
+    if (l.empty()) continue;
+    if (l[0] == '#' && l.size() >= 4 && l[1] == 'l' && l[2] == 'o' && l[3] == 'c') continue;
+    if (l[0] == '/' && l.size() >= 2 && l[1] == '/') continue;
     absl::string_view s(l.data(), l.size());
     // "loc(" occurrences, found through the few '(' of the line; they cannot overlap.
     size_t at = std::string_view::npos;
@@ -441,13 +503,10 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
   // Where each op's text, name and value lists sit in module.storage while it still grows;
   // the views are made once parsing is done.
   struct Placement {
-    size_t text = 0, text_size = 0, name = 0, name_size = 0;
     size_t refs = 0, num_results = 0, num_defined = 0, num_uses = 0;
   };
   std::vector<Placement> placed;
   placed.reserve(stmts.size());
-  TtgirStorage& store = *module.storage;
-  store.text.reserve(text.size() + 64);
   store.refs.reserve(stmts.size() * 4 + 16);
   std::vector<int> results, defined, uses;
   module.value_names.reserve(text.size() / 8);
@@ -518,12 +577,9 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
           op.region_args.emplace_back();
           stack.push_back(Frame{closed.op, false, closed.scope});
         } else if (!rest.empty()) {
-          Placement& pl = placed[closed.op];
-          std::string joined = absl::StrCat(
-              absl::string_view(store.text.data() + pl.text, pl.text_size), " ", rest);
-          pl.text = store.text.size();
-          pl.text_size = joined.size();
-          store.text.append(joined);
+          // The name keeps viewing the op's first text, which stays alive.
+          owned.push_back(absl::StrCat(op.text, " ", rest));
+          op.text = owned.back();
         }
         last_op_at_level = closed.op;
       }
@@ -590,7 +646,13 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     absl::string_view body = s;
     size_t eq = absl::string_view::npos;
     if (s[0] == '%') {
-      eq = std::string_view(s.data(), s.size()).find(" = ");
+      // The first " = ": result lists are short, a plain scan beats a library search.
+      for (size_t k = 1; k + 1 < s.size(); ++k) {
+        if (s[k] == '=' && s[k - 1] == ' ' && s[k + 1] == ' ') {
+          eq = k - 1;
+          break;
+        }
+      }
       if (eq == absl::string_view::npos) {
         return ParseError(origin, st.line, absl::StrCat("expected '=' after results: ", s.substr(0, 60)));
       }
@@ -620,12 +682,10 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     }
     size_t name_end = 0;
     absl::string_view name;
-    size_t name_at = 0;
     if (!body.empty() && body[0] == '"') {
       name_end = body.find('"', 1);
       if (name_end == absl::string_view::npos) return ParseError(origin, st.line, "unterminated op name");
       name = body.substr(1, name_end - 1);
-      name_at = 1;
       ++name_end;
     } else {
       while (name_end < body.size() && (IsIdentChar(body[name_end]) && body[name_end] != '#')) ++name_end;
@@ -636,16 +696,13 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     }
     op.kind = KindOfOp(std::string_view(name.data(), name.size()));
     Placement pl;
-    pl.text = store.text.size();
-    pl.text_size = body.size();
-    pl.name = pl.text + name_at;
-    pl.name_size = name.size();
-    store.text.append(body.data(), body.size());
+    op.text = body;
+    op.name = name;
     // Block arguments the op's own text defines: `%iv = %lb to`, `iter_args(%x = %init`.
     const std::string_view rest(body.data() + name_end, body.size() - name_end);
     ForEachPercent(rest, [&](size_t p) {
       size_t q = p + 1;
-      while (q < rest.size() && (IsAsciiAlnum(rest[q]) || rest[q] == '_')) ++q;
+      while (q < rest.size() && HasClass(rest[q], kValueChar)) ++q;
       const absl::string_view v(rest.data() + p, q - p);
       if (q + 3 <= rest.size() && rest[q] == ' ' && rest[q + 1] == '=' && rest[q + 2] == ' ') {
         defined.push_back(values.Get(scope, v));
@@ -689,8 +746,6 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
   for (size_t i = 0; i < module.ops.size(); ++i) {
     TtgirOp& o = module.ops[i];
     const Placement& pl = placed[i];
-    o.text = absl::string_view(store.text.data() + pl.text, pl.text_size);
-    o.name = absl::string_view(store.text.data() + pl.name, pl.name_size);
     const int* refs = store.refs.data() + pl.refs;
     o.results = absl::MakeConstSpan(refs, pl.num_results);
     o.defined = absl::MakeConstSpan(refs + pl.num_results, pl.num_defined);
@@ -815,38 +870,52 @@ bool InsertSorted(std::vector<int>& set, int x) {
 }
 
 // "!ttg.memdesc<2x128x64xf16, #shared, #smem, mutable>" after `->` (the op's result type).
+// Views into the op's text.
 struct MemDesc {
   std::vector<int64_t> shape;
-  std::string element;
-  std::string encoding;
-  std::string space;
+  std::string_view element;
+  std::string_view encoding;
+  std::string_view space;
 };
 
-std::optional<MemDesc> ResultMemDesc(absl::string_view text) {
+std::optional<MemDesc> ResultMemDesc(absl::string_view text_in) {
+  const std::string_view text(text_in.data(), text_in.size());
   size_t arrow = text.rfind("-> !ttg.memdesc<");
-  size_t p = arrow == absl::string_view::npos ? text.rfind("!ttg.memdesc<") : arrow + 3;
-  if (p == absl::string_view::npos) return std::nullopt;
+  size_t p = arrow == std::string_view::npos ? text.rfind("!ttg.memdesc<") : arrow + 3;
+  if (p == std::string_view::npos) return std::nullopt;
   p += 13;
   size_t e = text.find('>', p);
-  if (e == absl::string_view::npos) return std::nullopt;
-  std::vector<std::string> parts = absl::StrSplit(text.substr(p, e - p), ", ");
-  MemDesc d;
-  std::vector<std::string> dims = absl::StrSplit(parts[0], 'x');
-  for (size_t i = 0; i + 1 < dims.size(); ++i) {
-    int64_t v = 0;
-    if (!absl::SimpleAtoi(dims[i], &v)) return std::nullopt;
-    d.shape.push_back(v);
+  if (e == std::string_view::npos) return std::nullopt;
+  const std::string_view inner = text.substr(p, e - p);
+  // The ", "-separated parts: dims and element, encoding, memory space, ...
+  std::string_view parts[3];
+  size_t num_parts = 0;
+  for (size_t from = 0; num_parts < 3;) {
+    const size_t sep = inner.find(", ", from);
+    parts[num_parts++] = inner.substr(from, sep == std::string_view::npos ? sep : sep - from);
+    if (sep == std::string_view::npos) break;
+    from = sep + 2;
   }
-  d.element = dims.back();
-  if (parts.size() > 1) d.encoding = parts[1];
-  if (parts.size() > 2) d.space = parts[2];
+  MemDesc d;
+  // "2x128x64xf16": every 'x'-separated piece but the last is a dimension.
+  std::string_view dims = parts[0];
+  for (size_t x = dims.find('x'); x != std::string_view::npos; x = dims.find('x')) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(absl::string_view(dims.data(), x), &v)) return std::nullopt;
+    d.shape.push_back(v);
+    dims.remove_prefix(x + 1);
+  }
+  d.element = dims;
+  if (num_parts > 1) d.encoding = parts[1];
+  if (num_parts > 2) d.space = parts[2];
   return d;
 }
 
 std::string Describe(const MemDesc& d) {
   std::string s;
   for (int64_t v : d.shape) absl::StrAppend(&s, v, "x");
-  return s + d.element;
+  s.append(d.element);
+  return s;
 }
 
 }  // namespace
@@ -919,13 +988,13 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
         return ParseError(m.origin, o.line, "ttg.local_alloc without a !ttg.memdesc result type");
       }
       if (d->space != "#smem") continue;
-      auto enc = m.aliases.find(d->encoding);
+      auto enc = m.aliases.find(std::string(d->encoding));
       if (enc == m.aliases.end()) {
-        return ParseError(m.origin, o.line, absl::StrCat("unknown shared encoding ", d->encoding));
+        return ParseError(m.origin, o.line, absl::StrCat("unknown shared encoding ", std::string(d->encoding)));
       }
-      int64_t bits = ElementBits(d->element);
+      int64_t bits = ElementBits(absl::string_view(d->element.data(), d->element.size()));
       if (bits <= 0) {
-        return ParseError(m.origin, o.line, absl::StrCat("unsupported element type ", d->element));
+        return ParseError(m.origin, o.line, absl::StrCat("unsupported element type ", std::string(d->element)));
       }
       int64_t numel = 1;
       for (int64_t v : d->shape) {
@@ -1032,6 +1101,7 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
     b.buffer.end = std::numeric_limits<uint64_t>::max();
     plan.buffers.push_back(std::move(b));
   }
+  std::vector<std::pair<std::string_view, ScratchNeed>> cvt_memo;
   for (size_t i = 0; i < num_ops; ++i) {
     const TtgirOp& o = m.ops[i];
     auto used = [&]() {
@@ -1039,7 +1109,24 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
         if (!a.users[r].empty()) return true;
       return false;
     };
-    ASSIGN_OR_RETURN(ScratchNeed need, ScratchFor(o, layouts, used(), m.origin));
+    ScratchNeed need;
+    if (o.kind == TtgirOpKind::kConvertLayout) {
+      // A conversion's scratch depends only on the tensor types of its text (and the module):
+      // kernels repeat the same conversion, so each distinct one is worked out once.
+      const std::string_view t(o.text.data(), o.text.size());
+      const size_t types = t.find("tensor<");
+      const std::string_view key = types == std::string_view::npos ? t : t.substr(types);
+      auto hit = std::find_if(cvt_memo.begin(), cvt_memo.end(),
+                              [&](const auto& e) { return e.first == key; });
+      if (hit != cvt_memo.end()) {
+        need = hit->second;
+      } else {
+        ASSIGN_OR_RETURN(need, ScratchFor(o, layouts, used(), m.origin));
+        cvt_memo.emplace_back(key, need);
+      }
+    } else {
+      ASSIGN_OR_RETURN(need, ScratchFor(o, layouts, used(), m.origin));
+    }
     if (need.bytes <= 0) continue;
     SharedBuffer b;
     b.name = absl::StrCat("scratch of ", o.name);

@@ -4,6 +4,7 @@
 #define SCRATCHSIM_BACKENDS_TRITON_TTGIR_PARSER_H_
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -42,8 +43,9 @@ TtgirOpKind KindOfOp(std::string_view name);
 
 // Views and spans of TtgirOp point here; one allocation each instead of several per op.
 struct TtgirStorage {
-  std::string text;       // op texts (and op names) end to end
-  std::vector<int> refs;  // each op's results, defined values and uses, end to end
+  std::string text;                // the IR, copied once; most op texts view it in place
+  std::deque<std::string> pieces;  // texts made while parsing (joined lines, trailers)
+  std::vector<int> refs;           // each op's results, defined values and uses, end to end
 };
 
 struct TtgirOp {
