@@ -25,15 +25,6 @@ double Pressure(const Report& report) {
   return pressure;
 }
 
-// The figure a user compares against the limit: the first fatal violation's required amount.
-int64_t Required(const Report& report) {
-  for (const Violation& v : report.violations()) {
-    if (v.fatal()) return v.required();
-  }
-  for (const SpaceReport& s : report.spaces()) return s.peak_bytes();
-  return 0;
-}
-
 bool IsPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 // Smaller values worth trying for parameter `slot`, largest first.
