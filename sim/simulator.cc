@@ -359,7 +359,7 @@ class Simulation {
       ASSIGN_OR_RETURN(int64_t declared, EvaluateOr(launch.max_threads_per_block, 0, "launch.max_threads_per_block"));
       if (declared > 0 && declared < limit) {
         limit = declared;
-        threads->set_limit_name("the kernel's declared maximum (maxntid / launch bounds)");
+        threads->set_limit_name("the kernel's declared maximum: maxntid / launch bounds");
       }
     }
     threads->set_limit_threads(static_cast<int32_t>(limit));

@@ -116,10 +116,10 @@ absl::StatusOr<std::vector<Suggestion>> SuggestFixes(const CompiledGraph& graph,
     }
   }
 
-  // No single change fits: lower whichever parameter relieves the most pressure, repeatedly.
-  if (out.empty()) {
-    std::vector<int64_t> current = base;
-    double pressure = Pressure(failing);
+  // No single change fits: lower whichever tuning parameter relieves the most pressure,
+  // repeatedly, from `start`. Returns the fitting values and their report, if any.
+  auto greedy = [&](std::vector<int64_t> current, double pressure)
+      -> std::optional<std::pair<std::vector<int64_t>, Report>> {
     for (int step = 0; step < kMaxGreedySteps; ++step) {
       int best_slot = -1;
       int64_t best_value = 0;
@@ -141,18 +141,19 @@ absl::StatusOr<std::vector<Suggestion>> SuggestFixes(const CompiledGraph& graph,
           best_report = std::move(*report);
         }
       }
-      if (best_slot < 0) break;
+      if (best_slot < 0) return std::nullopt;
       current[best_slot] = best_value;
       pressure = best_pressure;
-      if (best_report->fits()) {
-        out.push_back(MakeSuggestion(graph, base, current, failing, *best_report));
-        break;
-      }
+      if (best_report->fits()) return std::make_pair(current, std::move(*best_report));
     }
+    return std::nullopt;
+  };
+  if (out.empty()) {
+    if (auto fit = greedy(base, Pressure(failing))) out.push_back(MakeSuggestion(graph, base, fit->first, failing, fit->second));
   }
 
   // Still nothing: the kernel's structure, not its tuning, is the problem. Say which problem
-  // dimension would have to be tiled, and to what.
+  // dimension would have to be tiled, and to what (with the tuning changes that then fit).
   if (out.empty()) {
     for (int slot = 0; slot < parameters.size(); ++slot) {
       if (!parameters[slot].problem_size()) continue;
@@ -161,11 +162,17 @@ absl::StatusOr<std::vector<Suggestion>> SuggestFixes(const CompiledGraph& graph,
         trial[slot] = candidate;
         auto report = SimulateOnce(graph, device, trial, quiet);
         if (!report.ok()) break;
+        std::optional<std::pair<std::vector<int64_t>, Report>> fit;
         if (report->fits()) {
-          Suggestion s = MakeSuggestion(graph, base, trial, failing, *report);
+          fit = std::make_pair(trial, std::move(*report));
+        } else {
+          fit = greedy(trial, Pressure(*report));
+        }
+        if (fit) {
+          Suggestion s = MakeSuggestion(graph, base, fit->first, failing, fit->second);
           s.set_text(absl::StrCat("no tuning parameter fits at any value; ", parameters[slot].name(),
-                                  " is a problem dimension held whole in one block: tile it to at most ", candidate,
-                                  " (", s.text(), ")"));
+                                  " is a problem dimension held whole in one block: split it into blocks of at most ",
+                                  candidate, " (", s.text(), ")"));
           out.push_back(std::move(s));
           break;
         }
