@@ -42,7 +42,7 @@ absl::Status ParseError(absl::string_view origin, int line, absl::string_view wh
 }
 
 // Character classes by table: one load per character in the hot scans.
-enum : uint8_t { kAlnum = 1, kValueChar = 2, kIdentChar = 4, kSpaceChar = 8 };
+enum : uint8_t { kAlnum = 1, kValueChar = 2, kIdentChar = 4, kSpaceChar = 8, kOpNameChar = 16 };
 constexpr std::array<uint8_t, 256> MakeCharClasses() {
   std::array<uint8_t, 256> t{};
   for (int c = 0; c < 256; ++c) {
@@ -52,6 +52,7 @@ constexpr std::array<uint8_t, 256> MakeCharClasses() {
     if (alnum || c == '_') v |= kValueChar;
     if (alnum || c == '_' || c == '#' || c == '.' || c == '$' || c == '-') v |= kIdentChar;
     if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f') v |= kSpaceChar;
+    if ((alnum || c == '_' || c == '.' || c == '$' || c == '-')) v |= kOpNameChar;
     t[c] = v;
   }
   return t;
@@ -688,7 +689,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
       name = body.substr(1, name_end - 1);
       ++name_end;
     } else {
-      while (name_end < body.size() && (IsIdentChar(body[name_end]) && body[name_end] != '#')) ++name_end;
+      while (name_end < body.size() && HasClass(body[name_end], kOpNameChar)) ++name_end;
       name = body.substr(0, name_end);
     }
     if (name.empty() || name.find('.') == absl::string_view::npos) {
