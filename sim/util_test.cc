@@ -1,0 +1,83 @@
+// Tests of the small shared pieces: dtypes, proto I/O and the flag parser.
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "proto/graph.pb.h"
+#include "sim/dtype.h"
+#include "sim/flags.h"
+#include "sim/proto_io.h"
+
+namespace scratchsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(DtypeTest, Widths) {
+  EXPECT_EQ(*DtypeBits("bf16"), 16);
+  EXPECT_EQ(*DtypeBits("f8e4m3"), 8);
+  EXPECT_EQ(*DtypeBits("i4"), 4);
+  EXPECT_EQ(*DtypeBits("i1"), 8);
+  EXPECT_THAT(DtypeBits("f12").status().message(), HasSubstr("unknown dtype 'f12' (known: f64, f32"));
+}
+
+TEST(ProtoIoTest, RoundTripsEveryFormat) {
+  KernelGraph graph;
+  graph.set_name("k");
+  graph.add_buffers()->set_name("a");
+  for (ProtoFormat format : {ProtoFormat::kBinary, ProtoFormat::kText, ProtoFormat::kJson}) {
+    auto text = SerializeProto(graph, format);
+    ASSERT_TRUE(text.ok());
+    KernelGraph back;
+    ASSERT_TRUE(ParseProto(*text, format, "x", &back).ok());
+    EXPECT_EQ(back.buffers(0).name(), "a");
+  }
+}
+
+TEST(ProtoIoTest, FormatFromExtension) {
+  EXPECT_EQ(*FormatFromPath("a.pb"), ProtoFormat::kBinary);
+  EXPECT_EQ(*FormatFromPath("a.textproto"), ProtoFormat::kText);
+  EXPECT_EQ(*FormatFromPath("a.json"), ProtoFormat::kJson);
+  EXPECT_FALSE(FormatFromPath("a.yaml").ok());
+}
+
+TEST(ProtoIoTest, BinaryWithUnknownFieldsIsRejected) {
+  // Field 99, varint 1: valid wire format, but not a KernelGraph field.
+  std::string bytes = "\x98\x06\x01";
+  KernelGraph graph;
+  auto status = ParseProto(bytes, ProtoFormat::kBinary, "g.pb", &graph);
+  EXPECT_THAT(status.message(), HasSubstr("g.pb: not a valid binary KernelGraph: unknown field"));
+}
+
+TEST(ProtoIoTest, TextErrorsNameTheLine) {
+  KernelGraph graph;
+  auto status = ParseProto("name: \"k\"\nbuffers { nme: \"a\" }\n", ProtoFormat::kText, "g.pbtxt", &graph);
+  EXPECT_THAT(status.message(), HasSubstr("g.pbtxt: line 2"));
+}
+
+TEST(FlagsTest, ValuesListsAndSwitches) {
+  FlagSpec spec;
+  spec.values = {"device"};
+  spec.lists = {"set"};
+  spec.switches = {"help"};
+  auto flags = ParsedFlags::Parse(spec, {"--device=h100", "--set", "A=1", "--set=B=2", "--help", "extra"});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->Get("device"), "h100");
+  EXPECT_THAT(flags->GetList("set"), ::testing::ElementsAre("A=1", "B=2"));
+  EXPECT_TRUE(flags->Has("help"));
+  EXPECT_THAT(flags->positional(), ::testing::ElementsAre("extra"));
+}
+
+TEST(FlagsTest, Errors) {
+  FlagSpec spec;
+  spec.values = {"device", "threads"};
+  spec.switches = {"help"};
+  EXPECT_THAT(ParsedFlags::Parse(spec, {"--nope"}).status().message(), HasSubstr("unknown flag --nope"));
+  EXPECT_THAT(ParsedFlags::Parse(spec, {"--device"}).status().message(), HasSubstr("--device needs a value"));
+  EXPECT_THAT(ParsedFlags::Parse(spec, {"--device=a", "--device=b"}).status().message(), HasSubstr("more than once"));
+  EXPECT_THAT(ParsedFlags::Parse(spec, {"--help=1"}).status().message(), HasSubstr("takes no value"));
+  auto flags = ParsedFlags::Parse(spec, {"--threads=lots"});
+  ASSERT_TRUE(flags.ok());
+  EXPECT_THAT(flags->GetInt("threads", 0).status().message(), HasSubstr("is not an integer"));
+}
+
+}  // namespace
+}  // namespace scratchsim
