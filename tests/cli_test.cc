@@ -1,5 +1,6 @@
 // End-to-end tests of the `simulate` command: exit codes and the messages a user sees for
 // good input and for every bad-input path (each names the file, the field and the problem).
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -7,6 +8,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/cli.h"
+#include "sim/proto_io.h"
+#include "proto/graph.pb.h"
 
 namespace scratchsim {
 namespace {
@@ -34,6 +37,20 @@ TEST(CliTest, SeedMlpDoesNotFitWithTritonsNumbers) {
   EXPECT_THAT(r.out, HasSubstr("Required: 526336, Hardware limit: 232448"));
   r = Simulate({"--device=h100", "--graph", Source("models/graphs/mlp.pbtxt"), "--set", "tile_t=32", "--set=tile_h=32"});
   EXPECT_THAT(r.out, HasSubstr("Required: 1056768, Hardware limit: 232448"));
+}
+
+TEST(CliTest, BinaryAndJsonGraphsGiveTheSameVerdict) {
+  KernelGraph graph;
+  ASSERT_TRUE(LoadProtoFile(Source("models/graphs/mlp.pbtxt"), &graph).ok());
+  for (auto [format, extension] : {std::pair{ProtoFormat::kBinary, ".pb"}, std::pair{ProtoFormat::kJson, ".json"}}) {
+    std::string path = ::testing::TempDir() + "/mlp" + extension;
+    auto bytes = SerializeProto(graph, format);
+    ASSERT_TRUE(bytes.ok());
+    std::ofstream(path, std::ios::binary) << *bytes;
+    Result r = Simulate({"--device", "h100", "--graph", path});
+    EXPECT_EQ(r.code, kExitDoesNotFit) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("Required: 526336, Hardware limit: 232448")) << extension;
+  }
 }
 
 TEST(CliTest, FittingConfigExitsZeroAndJsonIsStable) {
