@@ -17,9 +17,18 @@
 namespace scratchsim::triton {
 namespace {
 
+// The first `key` followed by `tail` in `text` (what text.find(key + tail) finds, without
+// building the needle).
+size_t FindKey(absl::string_view text, absl::string_view key, absl::string_view tail) {
+  for (size_t p = text.find(key); p != absl::string_view::npos; p = text.find(key, p + 1)) {
+    if (text.substr(p + key.size(), tail.size()) == tail) return p;
+  }
+  return absl::string_view::npos;
+}
+
 // The list after `key = [` as integers.
 std::optional<std::vector<int64_t>> IntList(absl::string_view text, absl::string_view key) {
-  size_t p = text.find(absl::StrCat(key, " = ["));
+  size_t p = FindKey(text, key, " = [");
   if (p == absl::string_view::npos) return std::nullopt;
   p = text.find('[', p) + 1;
   size_t e = text.find(']', p);
@@ -33,7 +42,7 @@ std::optional<std::vector<int64_t>> IntList(absl::string_view text, absl::string
 }
 
 std::optional<int64_t> IntField(absl::string_view text, absl::string_view key) {
-  size_t p = text.find(absl::StrCat(key, " = "));
+  size_t p = FindKey(text, key, " = ");
   if (p == absl::string_view::npos) return std::nullopt;
   p += key.size() + 3;
   size_t q = p;
@@ -46,7 +55,7 @@ std::optional<int64_t> IntField(absl::string_view text, absl::string_view key) {
 // Nested bases "[[0, 1], [0, 2]]" after `key = ` -> per-dimension log2 counts of nonzero bases.
 std::optional<std::vector<int64_t>> BasisCounts(absl::string_view text, absl::string_view key,
                                                 int rank) {
-  size_t p = text.find(absl::StrCat(key, " = ["));
+  size_t p = FindKey(text, key, " = [");
   if (p == absl::string_view::npos) return std::nullopt;
   p = text.find('[', p);
   int depth = 0;
@@ -70,10 +79,11 @@ std::optional<std::vector<int64_t>> BasisCounts(absl::string_view text, absl::st
   return counts;
 }
 
-std::string Resolve(const LayoutContext& ctx, absl::string_view enc) {
+// The alias's text (a view into the module's alias table) or `enc` itself.
+absl::string_view Resolve(const LayoutContext& ctx, absl::string_view enc) {
   enc = absl::StripAsciiWhitespace(enc);
   auto it = ctx.aliases.find(std::string(enc));
-  return it == ctx.aliases.end() ? std::string(enc) : it->second;
+  return it == ctx.aliases.end() ? enc : absl::string_view(it->second);
 }
 
 int64_t Product(const std::vector<int64_t>& v) {
@@ -117,7 +127,7 @@ void Append(std::vector<uint64_t>& out, int dim, int64_t cum, int64_t count, int
 
 absl::StatusOr<Bases> BasesOf(const LayoutContext& ctx, absl::string_view encoding,
                               const std::vector<int64_t>& shape) {
-  std::string enc = Resolve(ctx, encoding);
+  const absl::string_view enc = Resolve(ctx, encoding);
   const int rank = static_cast<int>(shape.size());
   Bases b;
   if (absl::StartsWith(enc, "#ttg.blocked<")) {
@@ -141,7 +151,7 @@ absl::StatusOr<Bases> BasesOf(const LayoutContext& ctx, absl::string_view encodi
     auto dim = IntField(enc, "dim");
     size_t p = enc.find("parent = ");
     if (!dim || p == std::string::npos || *dim > rank) return absl::InvalidArgumentError("malformed #ttg.slice");
-    std::string parent = enc.substr(p + 9);
+    std::string parent(enc.substr(p + 9));
     parent = parent.substr(0, parent.rfind("}>"));
     std::vector<int64_t> pshape = shape;
     pshape.insert(pshape.begin() + *dim, 1);
@@ -195,7 +205,7 @@ absl::StatusOr<Bases> BasesOf(const LayoutContext& ctx, absl::string_view encodi
   }
   if (absl::StartsWith(enc, "#ttg.linear<")) {
     auto read = [&](absl::string_view key, std::vector<uint64_t>& out) -> bool {
-      size_t p = enc.find(absl::StrCat(key, " = ["));
+      size_t p = FindKey(enc, key, " = [");
       if (p == std::string::npos) return false;
       p = enc.find('[', p);
       int depth = 0;
@@ -229,9 +239,9 @@ absl::StatusOr<Bases> BasesOf(const LayoutContext& ctx, absl::string_view encodi
     // The A operand of a wgmma is split across warps like its parent accumulator (rows);
     // only the warp bases matter to the callers.
     size_t p = enc.find("parent = ");
-    std::string parent = enc.substr(p + 9);
+    std::string parent(enc.substr(p + 9));
     parent = parent.substr(0, parent.find_first_of(",}"));
-    std::string pe = Resolve(ctx, parent);
+    const absl::string_view pe = Resolve(ctx, parent);
     auto major = IntField(pe, "versionMajor");
     auto wpc = IntList(pe, "warpsPerCTA");
     if (major && *major == 3 && wpc && wpc->size() == 2) {
@@ -259,10 +269,8 @@ int Gf2Rank(std::vector<uint64_t> v) {
 // Elements of one round of a layout conversion through shared memory: the tile that both
 // sides' lanes and warps (and the registers both vectorize over) cover, as in
 // getNumScratchElemsSwizzledCvt; source warps that hold copies each keep their own.
-std::optional<int64_t> CvtScratchElems(const LayoutContext& ctx, const TensorType& src,
-                                       const TensorType& dst, int64_t bits) {
-  auto s = BasesOf(ctx, src.encoding, src.shape);
-  auto d = BasesOf(ctx, dst.encoding, dst.shape);
+std::optional<int64_t> CvtScratchElems(const absl::StatusOr<Bases>& s,
+                                       const absl::StatusOr<Bases>& d, int64_t bits) {
   if (!s.ok() || !d.ok()) return std::nullopt;
   std::vector<uint64_t> tile;
   for (size_t i = 0; i < s->reg.size() && i < d->reg.size(); ++i) {
@@ -370,7 +378,7 @@ std::vector<TensorType> TensorTypes(absl::string_view text) {
 }
 
 absl::StatusOr<DimSplit> SplitOf(const LayoutContext& ctx, absl::string_view encoding, int rank) {
-  std::string enc = Resolve(ctx, encoding);
+  const absl::string_view enc = Resolve(ctx, encoding);
   DimSplit s;
   if (absl::StartsWith(enc, "#ttg.blocked<")) {
     auto spt = IntList(enc, "sizePerThread");
@@ -384,7 +392,7 @@ absl::StatusOr<DimSplit> SplitOf(const LayoutContext& ctx, absl::string_view enc
     auto dim = IntField(enc, "dim");
     size_t p = enc.find("parent = ");
     if (!dim || p == std::string::npos) return absl::InvalidArgumentError("malformed #ttg.slice");
-    std::string parent = enc.substr(p + 9);
+    std::string parent(enc.substr(p + 9));
     parent = parent.substr(0, parent.rfind("}>"));
     ASSIGN_OR_RETURN(DimSplit ps, SplitOf(ctx, parent, rank + 1));
     for (int d = 0; d < static_cast<int>(ps.warps.size()); ++d) {
@@ -444,14 +452,14 @@ absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& c
   if (n == "ttg.convert_layout") {
     std::vector<TensorType> types = TensorTypes(op.text);
     if (types.size() != 2) return Unsupported(origin, op.line, "convert_layout without src -> dst tensor types");
-    const std::string src_enc = Resolve(ctx, types[0].encoding);
-    const std::string dst_enc = Resolve(ctx, types[1].encoding);
+    const absl::string_view src_enc = Resolve(ctx, types[0].encoding);
+    const absl::string_view dst_enc = Resolve(ctx, types[1].encoding);
     if (src_enc == dst_enc) return need;
     // An MMA accumulator feeding the next dot as its A operand stays in registers
     // (the mma-to-dot-operand shortcut of cvtNeedsSharedMemory).
     if (absl::StartsWith(dst_enc, "#ttg.dot_op<{opIdx = 0")) {
       size_t p = dst_enc.find("parent = ");
-      std::string parent = dst_enc.substr(p + 9);
+      std::string parent(dst_enc.substr(p + 9));
       parent = parent.substr(0, parent.find_first_of(",}"));
       if (Resolve(ctx, parent) == src_enc && absl::StartsWith(src_enc, "#ttg.nvidia_mma<")) {
         return need;
@@ -459,14 +467,12 @@ absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& c
     }
     // Data that stays inside each warp moves by register permutation or warp shuffles
     // (cvtNeedsSharedMemory): only a change of the warp bases goes through shared memory.
-    {
-      auto sb = BasesOf(ctx, types[0].encoding, types[0].shape);
-      auto db = BasesOf(ctx, types[1].encoding, types[1].shape);
-      if (sb.ok() && db.ok() && sb->warp == db->warp) return need;
-    }
+    const absl::StatusOr<Bases> sb = BasesOf(ctx, types[0].encoding, types[0].shape);
+    const absl::StatusOr<Bases> db = BasesOf(ctx, types[1].encoding, types[1].shape);
+    if (sb.ok() && db.ok() && sb->warp == db->warp) return need;
     int64_t bits = std::max<int64_t>(8, ElementBits(types[0].element));
     int64_t elems = Product(types[0].shape);
-    if (auto e = CvtScratchElems(ctx, types[0], types[1], bits)) elems = std::min(elems, *e);
+    if (auto e = CvtScratchElems(sb, db, bits)) elems = std::min(elems, *e);
     need.bytes = elems * bits / 8;
     return need;
   }
