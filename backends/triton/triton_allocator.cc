@@ -5,7 +5,6 @@
 #include "backends/triton/triton_allocator.h"
 
 #include <algorithm>
-#include <map>
 #include <numeric>
 #include <utility>
 
@@ -54,19 +53,30 @@ absl::StatusOr<TritonAllocation> AllocateLikeTriton(absl::Span<const TritonBuffe
 
   // Initial starts: the lowest free slot takes the first buffer (in size order) whose interval
   // meets the slot's and no other open slot's.
-  std::multimap<int64_t, Interval> triples;
-  triples.insert({0, Interval{}});
+  // The open slots, taken lowest offset first and, among equal offsets, oldest first (the
+  // order of a multimap keyed by offset); a few entries, so a flat vector.
+  struct Slot {
+    int64_t offset;
+    uint64_t seq;
+    Interval range;
+  };
+  std::vector<Slot> triples;
+  triples.reserve(static_cast<size_t>(2 * n + 1));
+  uint64_t next_seq = 0;
+  triples.push_back({0, next_seq++, Interval{}});
   std::vector<int> pending = order;
   while (!pending.empty() && !triples.empty()) {
-    auto it = triples.begin();
-    const int64_t slot = it->first;
-    const Interval slot_range = it->second;
+    auto it = std::min_element(triples.begin(), triples.end(), [](const Slot& x, const Slot& y) {
+      return x.offset != y.offset ? x.offset < y.offset : x.seq < y.seq;
+    });
+    const int64_t slot = it->offset;
+    const Interval slot_range = it->range;
     triples.erase(it);
     auto chosen = std::find_if(pending.begin(), pending.end(), [&](int b) {
       Interval live = range(b);
       if (!live.Intersects(slot_range)) return false;
-      for (const auto& [off, r] : triples) {
-        if (r.Intersects(live)) return false;
+      for (const Slot& t : triples) {
+        if (t.range.Intersects(live)) return false;
       }
       return true;
     });
@@ -74,11 +84,15 @@ absl::StatusOr<TritonAllocation> AllocateLikeTriton(absl::Span<const TritonBuffe
     const int b = *chosen;
     const Interval live = range(b);
     offset[b] = AlignTo(slot, buffers[b].alignment);
-    triples.insert({offset[b] + buffers[b].size,
-                    Interval{std::max(slot_range.start, live.start),
-                             std::min(slot_range.end, live.end)}});
-    if (slot_range.start < live.start) triples.insert({slot, Interval{slot_range.start, live.end}});
-    if (live.end < slot_range.end) triples.insert({slot, Interval{live.start, slot_range.end}});
+    triples.push_back({offset[b] + buffers[b].size, next_seq++,
+                       Interval{std::max(slot_range.start, live.start),
+                                std::min(slot_range.end, live.end)}});
+    if (slot_range.start < live.start) {
+      triples.push_back({slot, next_seq++, Interval{slot_range.start, live.end}});
+    }
+    if (live.end < slot_range.end) {
+      triples.push_back({slot, next_seq++, Interval{live.start, slot_range.end}});
+    }
     pending.erase(chosen);
   }
 
@@ -108,15 +122,17 @@ absl::StatusOr<TritonAllocation> AllocateLikeTriton(absl::Span<const TritonBuffe
   bool any = build();
   // Each round only raises offsets, so this reaches a fixed point; the bound guards against a
   // logic error turning into a hang.
+  std::vector<int> color(n);
+  std::vector<uint8_t> available(n);
   for (int round = 0; round <= n + 1; ++round) {
-    std::vector<int> color(n, -1);
+    std::fill(color.begin(), color.end(), -1);
     if (!order.empty()) color[order[0]] = 0;
     for (int x : order) {
-      std::vector<bool> available(n, true);
+      std::fill(available.begin(), available.end(), uint8_t{1});
       for (int y : graph[x]) {
-        if (color[y] >= 0) available[color[y]] = false;
+        if (color[y] >= 0) available[color[y]] = 0;
       }
-      color[x] = static_cast<int>(std::find(available.begin(), available.end(), true) -
+      color[x] = static_cast<int>(std::find(available.begin(), available.end(), uint8_t{1}) -
                                   available.begin());
     }
     shared = 0;
