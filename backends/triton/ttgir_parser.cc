@@ -119,10 +119,11 @@ int Balance(absl::string_view s) {
     __m128i opens = _mm_setzero_si128(), closes = _mm_setzero_si128();
     for (int block = 0; block < 127 && i + 16 <= n; ++block, i += 16) {
       const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-      opens = _mm_sub_epi8(opens, _mm_cmpeq_epi8(v, k_open_paren));
-      opens = _mm_sub_epi8(opens, _mm_cmpeq_epi8(v, k_open_bracket));
-      closes = _mm_sub_epi8(closes, _mm_cmpeq_epi8(v, k_close_paren));
-      closes = _mm_sub_epi8(closes, _mm_cmpeq_epi8(v, k_close_bracket));
+      // A character is at most one of the four: one subtraction per side.
+      opens = _mm_sub_epi8(opens, _mm_or_si128(_mm_cmpeq_epi8(v, k_open_paren),
+                                               _mm_cmpeq_epi8(v, k_open_bracket)));
+      closes = _mm_sub_epi8(closes, _mm_or_si128(_mm_cmpeq_epi8(v, k_close_paren),
+                                                 _mm_cmpeq_epi8(v, k_close_bracket)));
       any_quote = _mm_or_si128(any_quote, _mm_cmpeq_epi8(v, k_quote));
     }
     if (i < n && n >= 16 && i + 16 > n) {
@@ -499,7 +500,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
   }
 
   std::vector<Frame> stack;
-  ValueInterner values(module, text.size() / 48 + 16);
+  ValueInterner values(module, text.size() / 96 + 16);
   std::string member;
   // Where each op's text, name and value lists sit in module.storage while it still grows;
   // the views are made once parsing is done.
@@ -855,9 +856,18 @@ struct Analysis {
 // (what rfind finds, without a library call per op).
 size_t RFindSpaced(std::string_view t, char a, char b) {
   const size_t len = b == 0 ? 3 : 4;
-  if (t.size() < len) return std::string_view::npos;
-  for (size_t i = t.size() - len + 1; i-- > 0;) {
-    if (t[i + 1] == a && t[i] == ' ' && t[i + len - 1] == ' ' && (b == 0 || t[i + 2] == b)) return i;
+  // Candidates from the end through their distinctive character ('>' or ':'); the first
+  // match is the last occurrence.
+  const char key = b == 0 ? a : b;
+  const size_t key_at = b == 0 ? 1 : 2;
+  for (size_t end = t.size(); end > 0;) {
+    const void* hit = memrchr(t.data(), key, end);
+    if (hit == nullptr) break;
+    const size_t k = static_cast<size_t>(static_cast<const char*>(hit) - t.data());
+    end = k;
+    if (k < key_at) break;
+    const size_t i = k - key_at;
+    if (i + len <= t.size() && t[i] == ' ' && t[i + 1] == a && t[i + len - 1] == ' ') return i;
   }
   return std::string_view::npos;
 }
