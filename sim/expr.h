@@ -8,6 +8,7 @@
 #include "absl/strings/string_view.h"
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 
@@ -53,7 +54,8 @@ class Expr {
   };
   friend class ExprParser;
 
-  std::vector<Instruction> code_;
+  // Most expressions are a name or a constant: keep short code inline, off the heap.
+  absl::InlinedVector<Instruction, 3> code_;
   std::string text_;
 };
 
