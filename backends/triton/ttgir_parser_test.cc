@@ -96,5 +96,40 @@ TEST(TtgirParserTest, ErrorsNameLineAndConstruct) {
   EXPECT_FALSE(LoadTtgirFile("/nonexistent/x.ttgir").ok());
 }
 
+// The line scanner's edge cases: a statement longer than the vector scan's 127-block flush
+// spread over lines, brackets inside a string, a result list with nothing after " = ", a
+// memdesc whose shape does not parse.
+TEST(TtgirParserTest, ScannerEdgeCases) {
+  std::string args;
+  for (int i = 0; i < 200; ++i) args += "%arg" + std::to_string(i) + ": i32 {tt.divisibility = 16 : i32}, ";
+  const std::string head =
+      "#s = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>\n"
+      "module attributes {\"ttg.num-warps\" = 4 : i32} {\n";
+  const std::string long_func = head + "  tt.func @k(" + args + "\n      %last: i32) {\n" +
+                                "    %a = ttg.local_alloc {note = \"((\"} : () -> "
+                                "!ttg.memdesc<4xf32, #s, #smem, mutable> loc(#loc1)\n" +
+                                "    tt.return\n  }\n}\n";
+  ASSERT_GT(long_func.size(), 127u * 16u);
+  auto plan = PlanTtgir(long_func, "g.ttgir");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->buffers.size(), 1u);
+  EXPECT_EQ(plan->buffers[0].line, 5);
+  EXPECT_EQ(plan->buffers[0].buffer.size, 16);
+
+  // Trailing spaces are trimmed before the results are read: "%a = " has no " = " left.
+  auto dangling = PlanTtgir(head + "  tt.func @k() {\n    %a = \n  }\n}\n", "h.ttgir");
+  EXPECT_THAT(dangling.status().message(), HasSubstr("h.ttgir:4: expected '=' after results"));
+
+  auto no_eq = PlanTtgir(head + "  tt.func @k() {\n    %a tt.return\n  }\n}\n", "i.ttgir");
+  EXPECT_THAT(no_eq.status().message(), HasSubstr("i.ttgir:4: expected '=' after results"));
+
+  auto bad_shape = PlanTtgir(
+      head + "  tt.func @k() {\n    %a = ttg.local_alloc : () -> !ttg.memdesc<4x?xf32, #s, #smem>\n"
+             "  }\n}\n",
+      "j.ttgir");
+  EXPECT_THAT(bad_shape.status().message(),
+              HasSubstr("j.ttgir:4: ttg.local_alloc without a !ttg.memdesc result type"));
+}
+
 }  // namespace
 }  // namespace scratchsim::triton
