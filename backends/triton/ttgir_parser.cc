@@ -640,7 +640,10 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     }
     // An operation: [results =] name operands... [{]
     const std::string& scope = stack.back().scope;
-    TtgirOp op;
+    // Built in place (ops has room for every statement, so the reference stays valid); an
+    // error below abandons the whole module.
+    const int index = static_cast<int>(module.ops.size());
+    TtgirOp& op = module.ops.emplace_back();
     op.line = st.line;
     results.clear();
     defined.clear();
@@ -721,7 +724,6 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     store.refs.insert(store.refs.end(), defined.begin(), defined.end());
     store.refs.insert(store.refs.end(), uses.begin(), uses.end());
     placed.push_back(pl);
-    const int index = static_cast<int>(module.ops.size());
     if (stack.back().op >= 0) {
       op.parent = stack.back().op;
       op.region = static_cast<int>(module.ops[op.parent].regions.size()) - 1;
@@ -736,7 +738,6 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
       // scf.for's body sees the induction variable and iter_args as block arguments.
       op.region_args.back() = defined;
     }
-    module.ops.push_back(std::move(op));
     last_op_at_level = index;
     if (opens) stack.push_back(Frame{index, false, stack.back().scope});
   }
