@@ -426,9 +426,10 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
   TtgirModule module;
   module.origin = std::string(origin);
   TtgirStorage& store = *module.storage;
-  // One copy of the IR: statements, op texts and value names view it from here on.
-  store.text.assign(text_in.data(), text_in.size());
-  absl::string_view text(store.text.data(), store.text.size());
+  // Statements view the caller's text until the lines are read; then the part that holds
+  // statements (not the trailing #loc table) is copied once into the module and the views
+  // move there.
+  absl::string_view text(text_in.data(), text_in.size());
   // Join multi-line statements (partition headers span lines) by paren balance. Most lines
   // end in their only location, " loc(#locN)": those are trimmed in place, without copies.
   struct Stmt {
@@ -497,6 +498,27 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
   }
   if (!pending.empty()) {
     return ParseError(origin, pending_line, "unbalanced parentheses: statement never closes");
+  }
+  {
+    // Addresses compared as integers: the views point either into the caller's text or
+    // into pieces made here.
+    const uintptr_t in_begin = reinterpret_cast<uintptr_t>(text.data());
+    const uintptr_t in_end = in_begin + text.size();
+    auto offset_in_text = [&](absl::string_view v) -> std::optional<size_t> {
+      const uintptr_t at = reinterpret_cast<uintptr_t>(v.data());
+      if (at < in_begin || at >= in_end) return std::nullopt;
+      return static_cast<size_t>(at - in_begin);
+    };
+    size_t needed = 0;
+    for (const Stmt& st : stmts) {
+      if (auto at = offset_in_text(st.text)) needed = std::max(needed, *at + st.text.size());
+    }
+    store.text.assign(text.data(), needed);
+    for (Stmt& st : stmts) {
+      if (auto at = offset_in_text(st.text)) {
+        st.text = absl::string_view(store.text.data() + *at, st.text.size());
+      }
+    }
   }
 
   std::vector<Frame> stack;
