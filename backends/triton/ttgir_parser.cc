@@ -295,8 +295,8 @@ class ValueInterner {
   }
 
   // `v` needs to live only for the call.
-  int Get(absl::string_view scope, absl::string_view v) {
-    if (scope.empty()) return Find(std::string_view(v.data(), v.size()));
+  int Get(std::string_view scope, std::string_view v) {
+    if (scope.empty()) return Find(v);
     key_.assign(scope.data(), scope.size());
     key_.append(v.data(), v.size());
     return Find(key_);
@@ -617,7 +617,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
       }
       TtgirOp& owner = module.ops[stack.back().op];
       for (absl::string_view v : ValueTokens(s.substr(0, s.find(')')))) {
-        owner.region_args.back().push_back(values.Get(stack.back().scope, v));
+        owner.region_args.back().push_back(values.Get(stack.back().scope, std::string_view(v.data(), v.size())));
       }
       continue;
     }
@@ -651,7 +651,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
       std::string scope = stack.back().scope;
       if (absl::StartsWith(s, "partition")) {
         scope = absl::StrCat(last_op_at_level, ".", ws.regions.size() - 1, "/");
-        for (absl::string_view v : args) ws.region_args.back().push_back(values.Get(scope, v));
+        for (absl::string_view v : args) ws.region_args.back().push_back(values.Get(scope, std::string_view(v.data(), v.size())));
       }
       stack.push_back(Frame{last_op_at_level, false, scope});
       continue;
@@ -683,20 +683,24 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
       if (eq == absl::string_view::npos) {
         return ParseError(origin, st.line, absl::StrCat("expected '=' after results: ", s.substr(0, 60)));
       }
-      absl::string_view list = s.substr(0, eq);
+      // std::string_view here: its members inline, absl's are library calls.
+      const std::string_view list(s.data(), eq);
       for (size_t from = 0; from <= list.size();) {
-        size_t sep = std::string_view(list.data(), list.size()).find(", ", from);
+        size_t sep = list.find(", ", from);
         if (sep == std::string_view::npos) sep = list.size();
-        absl::string_view r = list.substr(from, sep - from);
+        const std::string_view r = list.substr(from, sep - from);
         from = sep + 2;
-        size_t colon = r.find(':');
-        if (colon == absl::string_view::npos) {
+        size_t colon = 0;
+        while (colon < r.size() && r[colon] != ':') ++colon;
+        if (colon == r.size()) {
           results.push_back(values.Get(scope, r));
           continue;
         }
         int count = 0;
-        if (!absl::SimpleAtoi(r.substr(colon + 1), &count) || count <= 0 || count > 4096) {
-          return ParseError(origin, st.line, absl::StrCat("bad result group '", r, "'"));
+        if (!absl::SimpleAtoi(absl::string_view(r.data() + colon + 1, r.size() - colon - 1), &count) ||
+            count <= 0 || count > 4096) {
+          return ParseError(origin, st.line,
+                            absl::StrCat("bad result group '", absl::string_view(r.data(), r.size()), "'"));
         }
         for (int k = 0; k < count; ++k) {
           member.assign(r.data(), colon);
@@ -705,7 +709,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
           results.push_back(values.Get(scope, member));
         }
       }
-      body = s.substr(eq + 3);
+      body = absl::string_view(s.data() + eq + 3, s.size() - eq - 3);
     }
     size_t name_end = 0;
     absl::string_view name;
@@ -716,9 +720,9 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
       ++name_end;
     } else {
       while (name_end < body.size() && HasClass(body[name_end], kOpNameChar)) ++name_end;
-      name = body.substr(0, name_end);
+      name = absl::string_view(body.data(), name_end);
     }
-    if (name.empty() || name.find('.') == absl::string_view::npos) {
+    if (name.empty() || std::string_view(name.data(), name.size()).find('.') == std::string_view::npos) {
       return ParseError(origin, st.line, absl::StrCat("expected an operation, got '", s.substr(0, 60), "'"));
     }
     op.kind = KindOfOp(std::string_view(name.data(), name.size()));
@@ -730,7 +734,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     ForEachPercent(rest, [&](size_t p) {
       size_t q = p + 1;
       while (q < rest.size() && HasClass(rest[q], kValueChar)) ++q;
-      const absl::string_view v(rest.data() + p, q - p);
+      const std::string_view v(rest.data() + p, q - p);
       if (q + 3 <= rest.size() && rest[q] == ' ' && rest[q + 1] == '=' && rest[q + 2] == ' ') {
         defined.push_back(values.Get(scope, v));
       } else {
@@ -784,7 +788,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     size_t open = t.find('('), close = t.find(')');
     if (open == absl::string_view::npos || close == absl::string_view::npos) continue;
     for (absl::string_view v : ValueTokens(t.substr(open, close - open))) {
-      o.captures.push_back(values.Get("", v));
+      o.captures.push_back(values.Get("", std::string_view(v.data(), v.size())));
     }
   }
   return module;
