@@ -37,6 +37,11 @@ absl::StatusOr<PerfModel> PerfModel::Create(const DeviceModel& device, absl::str
         absl::StrCat("device '", device.name(), "': performance.memory_bandwidth_gbps is missing"));
   }
   model.bandwidth_ = perf.memory_bandwidth_gbps() * 1e9;
+  if (perf.smem_bytes_per_clk() < 0 || (perf.smem_bytes_per_clk() > 0 && perf.clock_mhz() <= 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "device '", device.name(), "': performance.smem_bytes_per_clk needs a positive value and clock_mhz"));
+  }
+  model.smem_bandwidth_per_core_ = perf.smem_bytes_per_clk() * perf.clock_mhz() * 1e6;
   model.num_cores_ = std::max<int64_t>(device.limits().num_cores(), 1);
   model.schedulers_ = std::max<int64_t>(device.limits().register_sub_partitions(), 1);
   return model;
@@ -64,6 +69,14 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   e.compute_s = per_core_peak > 0
                     ? static_cast<double>(e.waves * per_core) * flops / per_core_peak / e.issue_efficiency
                     : 0;
+  // Shared-memory banks are per core like the math pipes, so they quantize the same way. The
+  // bank time adds to the math time rather than overlapping it: the MMA waits for its operands
+  // and layout-conversion copies sit between the loads and the MMA in the same warps.
+  const double smem_bytes = std::max(in.smem_bytes_per_block, 0.0);
+  e.smem_s = smem_bandwidth_per_core_ > 0
+                 ? static_cast<double>(e.waves * per_core) * smem_bytes / smem_bandwidth_per_core_
+                 : 0;
+  e.core_s = e.compute_s + e.smem_s;
   // Bandwidth is a chip-wide pool: no quantization. No L2 reuse is assumed, so smaller tiles
   // pay for re-reading operands.
   e.memory_s = static_cast<double>(e.grid_blocks) * bytes / bandwidth_;
@@ -71,11 +84,12 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   // is being consumed. With none in flight compute and memory serialize; each further load in
   // flight hides a larger share of the shorter phase (n / (n + 1)).
   e.loads_in_flight = std::max<int64_t>(per_core * std::max<int64_t>(in.stages, 1) - 1, 0);
-  const double longer = std::max(e.compute_s, e.memory_s);
-  const double shorter = std::min(e.compute_s, e.memory_s);
+  const double longer = std::max(e.core_s, e.memory_s);
+  const double shorter = std::min(e.core_s, e.memory_s);
   e.exposed_s = shorter / static_cast<double>(1 + e.loads_in_flight);
   e.time_s = longer + e.exposed_s;
-  e.compute_bound = e.compute_s >= e.memory_s;
+  e.compute_bound = e.core_s >= e.memory_s;
+  e.smem_bound = e.compute_bound && e.smem_s > e.compute_s;
   e.intensity = bytes > 0 && flops > 0 ? flops / bytes : 0;
   if (e.time_s > 0) {
     e.score = flops > 0 ? static_cast<double>(e.grid_blocks) * flops / e.time_s / 1e12

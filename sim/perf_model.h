@@ -17,6 +17,7 @@ namespace scratchsim {
 struct PerfInputs {
   double flops_per_block = -1;   // graph.flops
   double bytes_per_block = -1;   // graph.global_bytes, or derived from the operand tiles
+  double smem_bytes_per_block = -1;  // graph.smem_bytes (bank wavefronts x 128 B); <0: no term
   int64_t grid_blocks = 0;       // product of launch.grid; 0: unknown (one full wave assumed)
   int64_t blocks_per_core = 1;   // occupancy (GPU); 1 on TPU
   int64_t warps_per_block = 0;   // 0 on TPU
@@ -27,7 +28,9 @@ struct PerfInputs {
 struct PerfEstimate {
   double time_s = 0;             // estimated kernel time
   double compute_s = 0;          // wave-quantized compute time at the issue efficiency
+  double smem_s = 0;             // wave-quantized shared-memory bank time (0 without the term)
   double memory_s = 0;           // global traffic over the device bandwidth
+  double core_s = 0;             // compute_s + smem_s: the on-chip phase
   double exposed_s = 0;          // the part of the shorter phase not hidden behind the longer
   int64_t grid_blocks = 0;
   int64_t concurrent_blocks = 0; // num_cores x blocks_per_core
@@ -36,7 +39,8 @@ struct PerfEstimate {
   double issue_efficiency = 1;   // resident warps per scheduler (GPU)
   int64_t loads_in_flight = 0;   // blocks_per_core x stages - 1 per core
   double intensity = 0;          // flops per byte of global traffic; 0 when unknown
-  bool compute_bound = false;
+  bool compute_bound = false;    // the on-chip phase (core_s) is the longer one
+  bool smem_bound = false;       // ... and within it shared memory outweighs the math
   // Achieved TFLOP/s when flops are known, else GB/s moved; the ranking sorts by time_s.
   double score = 0;
 };
@@ -53,6 +57,8 @@ class PerfModel {
 
   double peak_flops() const { return peak_flops_; }      // flop/s
   double bandwidth() const { return bandwidth_; }        // bytes/s
+  // Shared-memory bandwidth of one core in bytes/s; 0 when the device does not give it.
+  double smem_bandwidth_per_core() const { return smem_bandwidth_per_core_; }
   int64_t num_cores() const { return num_cores_; }
   const std::string& peak_dtype() const { return peak_dtype_; }
   // flops per byte where compute time equals memory time.
@@ -61,6 +67,7 @@ class PerfModel {
  private:
   double peak_flops_ = 0;
   double bandwidth_ = 0;
+  double smem_bandwidth_per_core_ = 0;
   int64_t num_cores_ = 1;
   int64_t schedulers_ = 1;  // warp schedulers (register sub-partitions) per core
   std::string peak_dtype_;

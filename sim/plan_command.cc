@@ -93,6 +93,9 @@ std::string Why(const PlanResult& plan, const RankedConfig& c) {
   } else {
     parts.push_back(e.compute_bound ? "compute-bound" : "memory-bound");
   }
+  if (e.smem_s > 0) {
+    parts.push_back(absl::StrFormat("shared-memory banks %.0f%% of the on-chip time", 100.0 * e.smem_s / e.core_s));
+  }
   if (c.fit.has_occupancy) {
     parts.push_back(absl::StrFormat("%d block%s/SM (%s)", c.fit.blocks_per_core, c.fit.blocks_per_core == 1 ? "" : "s",
                                     c.fit.occupancy_factor >= 0 ? kFactorNames[c.fit.occupancy_factor] : "?"));

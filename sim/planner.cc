@@ -673,6 +673,13 @@ absl::StatusOr<PerfExpressions> CompilePerfExpressions(const CompiledGraph& grap
   perf.flops = graph.flops;
   perf.global_bytes = graph.global_bytes;
   perf.grid = graph.launch.grid;
+  if (!graph.graph.smem_bytes().empty()) {
+    auto expr = Expr::Parse(graph.graph.smem_bytes(), graph.symbols);
+    if (!expr.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": smem_bytes: ", expr.status().message()));
+    }
+    perf.smem_bytes = *std::move(expr);
+  }
   for (const auto& stages : graph.loop_stages) {
     if (stages) perf.stages.push_back(*stages);
   }
@@ -737,6 +744,11 @@ bool EvaluatePerfInputs(const CompiledGraph& graph, const PerfExpressions& perf,
       bytes += tile;
     }
     in->bytes_per_block = bytes;
+  }
+  if (perf.smem_bytes) {
+    auto v = perf.smem_bytes->Evaluate(values);
+    if (!v.ok()) return false;
+    in->smem_bytes_per_block = static_cast<double>(*v);
   }
   int64_t grid = perf.grid.empty() ? 0 : 1;
   for (const Expr& g : perf.grid) {

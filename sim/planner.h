@@ -156,6 +156,7 @@ class FitEvaluator {
 struct PerfExpressions {
   std::optional<Expr> flops;
   std::optional<Expr> global_bytes;
+  std::optional<Expr> smem_bytes;   // graph.smem_bytes, when given
   // Without global_bytes: each operand tile crosses global memory once per iteration of the
   // loops around its first writer (or first user).
   struct OperandTraffic {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -457,6 +458,85 @@ TEST(PerfModelTest, WaveQuantizationAndOverlap) {
   EXPECT_FALSE(PerfModel::Create(device, "f8e4m3", true).ok());
   EXPECT_THAT(PerfModel::Create(device, "f8e4m3", true).status().message(), HasSubstr("no peak for compute dtype"));
   EXPECT_TRUE(PerfModel::Create(device, "f8e4m3", false).ok());
+}
+
+TEST(PerfModelTest, SharedMemoryBankTimeAddsToTheMathAndQuantizes) {
+  DeviceModel device;
+  device.set_name("toy");
+  device.mutable_limits()->set_num_cores(10);
+  device.mutable_limits()->set_register_sub_partitions(4);
+  device.mutable_performance()->set_memory_bandwidth_gbps(1000);  // 1e12 B/s
+  device.mutable_performance()->set_clock_mhz(1000);
+  device.mutable_performance()->set_smem_bytes_per_clk(100);       // 1e11 B/s per core
+  PeakThroughput* peak = device.mutable_performance()->add_peak();
+  peak->set_dtype("bf16");
+  peak->set_tflops(10);  // 1e12 flop/s per core
+  auto model = PerfModel::Create(device, "bf16", true);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_DOUBLE_EQ(model->smem_bandwidth_per_core(), 1e11);
+  PerfInputs in;
+  in.flops_per_block = 1e9;        // 1 ms per block on one core
+  in.bytes_per_block = 1e6;
+  in.smem_bytes_per_block = 2e8;   // 2 ms per block in the banks of one core
+  in.grid_blocks = 25;             // 3 waves of 10
+  in.blocks_per_core = 1;
+  in.warps_per_block = 4;
+  in.stages = 1;
+  PerfEstimate e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.compute_s, 3e-3);
+  EXPECT_DOUBLE_EQ(e.smem_s, 6e-3);
+  EXPECT_DOUBLE_EQ(e.core_s, 9e-3);
+  EXPECT_DOUBLE_EQ(e.time_s, 9e-3 + 25e-6);
+  EXPECT_TRUE(e.compute_bound);
+  EXPECT_TRUE(e.smem_bound);
+  // Without the graph's smem_bytes the term is absent.
+  in.smem_bytes_per_block = -1;
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.smem_s, 0);
+  EXPECT_FALSE(e.smem_bound);
+
+  // A bandwidth without a clock, or a negative one, is bad input naming the field.
+  device.mutable_performance()->set_clock_mhz(0);
+  EXPECT_THAT(PerfModel::Create(device, "bf16", true).status().message(), HasSubstr("smem_bytes_per_clk"));
+  device.mutable_performance()->set_clock_mhz(1000);
+  device.mutable_performance()->set_smem_bytes_per_clk(-1);
+  EXPECT_THAT(PerfModel::Create(device, "bf16", true).status().message(), HasSubstr("smem_bytes_per_clk"));
+}
+
+TEST(PlanTest, SmemBytesExpressionIsCheckedAndRanks) {
+  const char* kGraph = R"pb(
+    name: "smem"
+    parameters { name: "BLOCK" default_value: 1 min: 1 max: 4 }
+    buffers { name: "a" shape: "BLOCK" shape: "1024" dtype: "i8" memory_space: "smem" role: OPERAND }
+    ops { name: "load" writes: "a" }
+    ops { name: "use" reads: "a" }
+    launch { num_warps: "4" grid: "132" }
+    flops: "1000"
+    global_bytes: "1000"
+    compute_dtype: "f16"
+    smem_bytes: "%s"
+  )pb";
+  // BLOCK 1 moves the most through the banks, so it ranks last.
+  CompiledGraph graph = CompileText(absl::StrFormat(kGraph, "1000000000 / BLOCK"));
+  auto device = LoadDevice("h100");
+  ASSERT_TRUE(device.ok());
+  auto axes = BuildParamSpace(graph, {}, {});
+  ASSERT_TRUE(axes.ok()) << axes.status();
+  auto values = BindParameters(graph, {});
+  ASSERT_TRUE(values.ok());
+  PlanOptions options;
+  options.top_k = 4;
+  auto plan = Plan(graph, *device, *axes, *values, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->top.size(), 4u);
+  EXPECT_GT(plan->top[0].perf.smem_s, 0);
+  EXPECT_GT(plan->top[3].perf.smem_s, plan->top[0].perf.smem_s);
+  EXPECT_EQ(plan->top[3].values[0], 1);
+
+  CompiledGraph bad = CompileText(absl::StrFormat(kGraph, "2 * NOPE"));
+  auto bad_plan = Plan(bad, *device, *axes, *values, options);
+  ASSERT_FALSE(bad_plan.ok());
+  EXPECT_THAT(bad_plan.status().message(), HasSubstr("smem_bytes"));
 }
 
 }  // namespace

@@ -4,7 +4,10 @@ For each (shape, dtype): the planner's top-1 and top-5 against the measured best
 rank correlation of predicted and measured time over the configurations both have, and how the
 planner's fit verdicts and shared-memory bytes compare with what Triton compiled.
 
-usage: python3 compare_plan.py SIMULATE_BINARY SWEEP.json [--markdown]
+A measured time equal to the best (do_bench medians repeat to the timer's resolution) counts as
+a measured best too: "rank of best" is the planner's best rank among them.
+
+usage: python3 compare_plan.py SIMULATE_BINARY SWEEP.json [--shapes MxNxK,...]
 """
 import argparse
 import json
@@ -62,8 +65,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("binary")
     parser.add_argument("sweep")
+    parser.add_argument("--shapes", default=None, help="only these MxNxK shapes of the sweep")
     args = parser.parse_args()
     sweep = json.load(open(args.sweep))
+    if args.shapes:
+        wanted = [[int(x) for x in s.split("x")] for s in args.shapes.split(",")]
+        sweep["shapes"] = [s for s in sweep["shapes"] if list(s) in wanted]
     rows = []
     fit_rows = []
     for dtype in ("f16", "f32"):
@@ -85,9 +92,11 @@ def main():
             p = plan(args.binary, dtype, M, N, K, allow_spills=False)
             ranked = [cfg_key(c["params"]) for c in p["configs"]]
             predicted = {cfg_key(c["params"]): c["estimated_us"] for c in p["configs"]}
-            best_key = min(measured, key=measured.get)
-            best_ms = measured[best_key]
+            best_ms = min(measured.values())
+            bests = [k for k in measured if measured[k] == best_ms]
             both = [k for k in ranked if k in measured]
+            ranked_bests = [k for k in both if k in bests]
+            best_key = ranked_bests[0] if ranked_bests else bests[0]
             top1 = both[0]
             top5 = both[:5]
             best5 = min(measured[k] for k in top5)
@@ -100,7 +109,7 @@ def main():
             best_rank = both.index(best_key) + 1 if best_key in both else None
             rows.append({
                 "dtype": dtype, "shape": f"{M}x{N}x{K}", "measured": len(measured), "ranked": len(both),
-                "best": best_key, "best_ms": best_ms, "top1": top1, "top1_ms": measured[top1],
+                "best": best_key, "tied": len(bests) - 1, "best_ms": best_ms, "top1": top1, "top1_ms": measured[top1],
                 "top1_vs_best": measured[top1] / best_ms, "best_in_top5": best_key in top5,
                 "best5_vs_best": best5 / best_ms, "best_rank": best_rank, "spearman": rho,
                 "spearman_clean": rho_clean, "clean": len(clean), "spill_agree": spill_agree,
@@ -111,7 +120,8 @@ def main():
           "| planner top-1 | top-1 ms (vs best) | best in top 5 | best of top 5 vs best | rank of best | Spearman | Spearman, no spills (n) | spill verdicts agree |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['dtype']} | {r['shape']} | {r['measured']} / {r['ranked']} | {fmt(r['best'])} | "
+        print(f"| {r['dtype']} | {r['shape']} | {r['measured']} / {r['ranked']} | {fmt(r['best'])}"
+              f"{' (+%d tied)' % r['tied'] if r['tied'] else ''} | "
               f"{r['best_ms']:.4f} ({r['best_tflops']:.0f}) | {fmt(r['top1'])} | {r['top1_ms']:.4f} "
               f"({r['top1_vs_best']:.2f}x) | {'yes' if r['best_in_top5'] else 'no'} | {r['best5_vs_best']:.2f}x | "
               f"{r['best_rank'] if r['best_rank'] else 'pruned'} | {r['spearman']:.2f} | "

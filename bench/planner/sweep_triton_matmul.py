@@ -6,7 +6,10 @@ parallel worker processes (spawn), records what Triton refuses (OutOfResources) 
 registers/spills/shared memory, then times each compiled kernel on three problem shapes with
 triton.testing.do_bench. Writes one JSON file. Stops early, keeping what it has, at --budget-s.
 
-usage: python3 sweep_triton_matmul.py OUT.json [--budget-s 270]
+usage: python3 sweep_triton_matmul.py OUT.json [--budget-s 270] [--shapes MxNxK,MxNxK,...]
+
+The compile phase also counts a few PTX instructions per kernel (wgmma, mma.sync, cp.async,
+st.shared, ld.global): which MMA path and which operand-staging path Triton chose.
 """
 import argparse
 import datetime
@@ -34,6 +37,8 @@ SPACE = {
 DTYPES = {"f16": torch.float16, "f32": torch.float32}
 SHAPES = [(4096, 4096, 4096), (2048, 2048, 8192), (8192, 1024, 4096)]
 GROUP_M = 8
+PTX_COUNTED = ("wgmma.mma_async", "mma.sync", "cp.async", "cp.async.bulk", "st.shared", "ld.shared",
+               "ldmatrix", "ld.global", "stmatrix")
 
 
 @triton.jit
@@ -101,6 +106,8 @@ def compile_one(task):
             out[field] = getattr(kernel, field, None)
         metadata = getattr(kernel, "metadata", None)
         out["shared"] = getattr(metadata, "shared", None) if metadata is not None else None
+        ptx = kernel.asm.get("ptx", "") if hasattr(kernel, "asm") else ""
+        out["ptx_counts"] = {name: ptx.count(name) for name in PTX_COUNTED}
     except Exception as e:  # noqa: BLE001 - every refusal is data here
         out["status"] = type(e).__name__
         out["error"] = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
@@ -116,7 +123,11 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--budget-s", type=float, default=270)
     parser.add_argument("--workers", type=int, default=14)
+    parser.add_argument("--shapes", default=None, help="MxNxK,... (default: the three of the first run)")
     args = parser.parse_args()
+    shapes = SHAPES
+    if args.shapes:
+        shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
     start = time.time()
     result = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
@@ -124,12 +135,19 @@ def main():
         "torch": torch.__version__,
         "triton": triton.__version__,
         "space": SPACE,
-        "shapes": SHAPES,
+        "shapes": shapes,
         "group_m": GROUP_M,
         "compiled": {},
         "timings": [],
         "notes": [],
+        "driver": None,
     }
+    try:
+        import subprocess
+        result["driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version,clocks.max.sm",
+                                           "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+    except Exception as e:  # noqa: BLE001
+        result["driver"] = f"unknown ({type(e).__name__})"
 
     def save():
         with open(args.out, "w") as f:
@@ -157,7 +175,7 @@ def main():
 
     torch.backends.cuda.matmul.allow_tf32 = True
     stopped = False
-    for (M, N, K), (dtype_name, dtype) in itertools.product(SHAPES, DTYPES.items()):
+    for (M, N, K), (dtype_name, dtype) in itertools.product(shapes, DTYPES.items()):
         if stopped:
             break
         a = torch.randn(M, K, device="cuda", dtype=dtype)
@@ -193,7 +211,7 @@ def main():
         save()
         print(f"timed {len(result['timings'])} at {time.time() - start:.0f} s", flush=True)
     # cuBLAS for scale, same shapes.
-    for (M, N, K), (dtype_name, dtype) in itertools.product(SHAPES, DTYPES.items()):
+    for (M, N, K), (dtype_name, dtype) in itertools.product(shapes, DTYPES.items()):
         if time.time() - start > args.budget_s + 15:
             break
         a = torch.randn(M, K, device="cuda", dtype=dtype)
