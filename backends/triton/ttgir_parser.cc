@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <memory_resource>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -800,17 +801,26 @@ namespace {
 // concurrently, so their buffers never share addresses (Allocation.cpp's AsyncRegions check).
 constexpr int kFirstAsyncRegion = 0;
 
+// The planner's tables live in one arena per plan (a bump allocator freed at once): they are
+// many small vectors whose malloc/free cost more than filling them.
+template <typename T>
+using ArenaVector = std::pmr::vector<T>;
+
 struct Analysis {
+  Analysis(const TtgirModule& module, std::pmr::memory_resource* arena)
+      : m(module), pos(arena), end_pos(arena), cf(arena), loop(arena), ws(arena),
+        def_op(arena), def_region(arena), groups(arena), users(arena) {}
+
   const TtgirModule& m;
-  std::vector<int64_t> pos;      // operation id, as Triton numbers them after scf-to-cf
-  std::vector<int64_t> end_pos;  // last id inside a structured op's regions
-  std::vector<uint8_t> cf, loop, ws;  // per op: structured control flow, loop, warp_specialize
+  ArenaVector<int64_t> pos;      // operation id, as Triton numbers them after scf-to-cf
+  ArenaVector<int64_t> end_pos;  // last id inside a structured op's regions
+  ArenaVector<uint8_t> cf, loop, ws;  // per op: structured control flow, loop, warp_specialize
   int64_t next = 0;
   // Per value id.
-  std::vector<int> def_op;                       // defining op, -1 if none
-  std::vector<std::pair<int, int>> def_region;   // (op, region) of a block argument, op -1 if none
-  std::vector<std::vector<int>> groups;          // "%x" -> "%x#0", ...
-  std::vector<std::vector<int>> users;           // only values that matter
+  ArenaVector<int> def_op;                       // defining op, -1 if none
+  ArenaVector<std::pair<int, int>> def_region;   // (op, region) of a block argument, op -1 if none
+  ArenaVector<ArenaVector<int>> groups;          // "%x" -> "%x#0", ...
+  ArenaVector<ArenaVector<int>> users;           // only values that matter
 
   void Number(int op) {
     const TtgirOp& o = m.ops[op];
@@ -900,7 +910,7 @@ size_t RFindSpaced(std::string_view t, char a, char b) {
 }
 
 // Inserts into a small sorted set; true if it was new.
-bool InsertSorted(std::vector<int>& set, int x) {
+bool InsertSorted(ArenaVector<int>& set, int x) {
   auto it = std::lower_bound(set.begin(), set.end(), x);
   if (it != set.end() && *it == x) return false;
   set.insert(it, x);
@@ -963,7 +973,8 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
   if (m.value_group.size() != num_values) {
     return absl::InvalidArgumentError("module's value tables disagree (not made by ParseTtgir)");
   }
-  Analysis a{m};
+  std::pmr::monotonic_buffer_resource arena(size_t{16384} + 96 * (num_ops + num_values));
+  Analysis a(m, &arena);
   a.pos.assign(num_ops, 0);
   a.end_pos.assign(num_ops, 0);
   a.cf.assign(num_ops, 0);
@@ -996,7 +1007,7 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
     for (size_t i = 0; i < num_ops; ++i) {
       auto add = [&](int n) {
         if (!interesting[n]) return;
-        std::vector<int>& u = a.users[n];
+        ArenaVector<int>& u = a.users[n];
         if (u.empty() || u.back() != static_cast<int>(i)) u.push_back(static_cast<int>(i));
       };
       for (int u : m.ops[i].uses) {
@@ -1015,9 +1026,9 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
 
   LayoutContext layouts{m.aliases, m.num_warps, m.threads_per_warp};
   // Explicit buffers and alias sets.
-  std::vector<std::vector<int>> alias(num_values);  // value -> explicit buffers (sorted)
-  std::vector<std::vector<int>> members;
-  std::vector<int> from;
+  ArenaVector<ArenaVector<int>> alias(num_values, &arena);  // value -> explicit buffers (sorted)
+  ArenaVector<ArenaVector<int>> members(&arena);
+  ArenaVector<int> from(&arena);
   for (size_t i = 0; i < num_ops; ++i) {
     const TtgirOp& o = m.ops[i];
     if (o.kind == TtgirOpKind::kLocalAlloc) {
@@ -1086,7 +1097,7 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
       for (size_t r = 0; r < o.region_args.size(); ++r) {
         for (size_t k = 0; k < o.region_args[r].size() && k < o.captures.size(); ++k) {
           if (alias[o.captures[k]].empty()) continue;
-          const std::vector<int> bufs = alias[o.captures[k]];
+          const std::vector<int> bufs(alias[o.captures[k]].begin(), alias[o.captures[k]].end());
           const int arg = o.region_args[r][k];
           for (int b : bufs)
             if (InsertSorted(alias[arg], b)) members[b].push_back(arg);
