@@ -292,7 +292,6 @@ class ValueInterner {
     size_t capacity = 256;
     while (capacity < expected * 2) capacity <<= 1;
     slots_.assign(capacity, 0);
-    hashes_.reserve(expected);
   }
 
   // `v` needs to live only for the call.
@@ -304,14 +303,19 @@ class ValueInterner {
   }
 
  private:
+  // A slot holds the hash's high 32 bits (to skip most name compares) and id + 1; 0 is empty.
+  static uint64_t Slot(size_t hash, int id) {
+    return (static_cast<uint64_t>(hash >> 32) << 32) | (static_cast<uint64_t>(id) + 1);
+  }
+
   int Find(std::string_view name) {
     const size_t h = NameHash(name);
-    const uint32_t tag = static_cast<uint32_t>(h >> 32);
-    size_t mask = slots_.size() - 1;
+    const uint64_t tag = static_cast<uint64_t>(h >> 32) << 32;
+    const size_t mask = slots_.size() - 1;
     size_t i = h & mask;
-    for (uint32_t slot; (slot = slots_[i]) != 0; i = (i + 1) & mask) {
-      const int id = static_cast<int>(slot - 1);
-      if (hashes_[id] != tag) continue;
+    for (uint64_t slot; (slot = slots_[i]) != 0; i = (i + 1) & mask) {
+      if ((slot & 0xffffffff00000000ull) != tag) continue;
+      const int id = static_cast<int>((slot & 0xffffffffu) - 1);
       const uint32_t end = m_.value_name_end[id];
       const uint32_t begin = id == 0 ? 0 : m_.value_name_end[id - 1];
       if (end - begin == name.size() &&
@@ -320,13 +324,11 @@ class ValueInterner {
       }
     }
     const int id = static_cast<int>(m_.value_name_end.size());
-    slots_[i] = static_cast<uint32_t>(id) + 1;
-    hashes_.push_back(tag);
-    full_hashes_.push_back(h);
+    slots_[i] = Slot(h, id);
     m_.value_names.append(name);
     m_.value_name_end.push_back(static_cast<uint32_t>(m_.value_names.size()));
     m_.value_group.push_back(-1);
-    if (2 * hashes_.size() > slots_.size()) Grow();
+    if (2 * m_.value_name_end.size() > slots_.size()) Grow();
     size_t hash = 0;
     while (hash < name.size() && name[hash] != '#') ++hash;
     if (hash < name.size()) {
@@ -340,18 +342,17 @@ class ValueInterner {
   void Grow() {
     slots_.assign(slots_.size() * 2, 0);
     const size_t mask = slots_.size() - 1;
-    for (size_t id = 0; id < full_hashes_.size(); ++id) {
-      size_t i = full_hashes_[id] & mask;
+    for (size_t id = 0; id < m_.value_name_end.size(); ++id) {
+      const size_t h = NameHash(m_.ValueName(static_cast<int>(id)));
+      size_t i = h & mask;
       while (slots_[i] != 0) i = (i + 1) & mask;
-      slots_[i] = static_cast<uint32_t>(id) + 1;
+      slots_[i] = Slot(h, static_cast<int>(id));
     }
   }
 
   TtgirModule& m_;
   std::string key_;
-  std::vector<uint32_t> slots_;  // id + 1; 0 is empty
-  std::vector<uint32_t> hashes_;  // per id: the hash's high bits, to skip most compares
-  std::vector<size_t> full_hashes_;
+  std::vector<uint64_t> slots_;
 };
 
 std::optional<int64_t> IntAttr(absl::string_view text, absl::string_view key) {
