@@ -7,7 +7,7 @@ planner's fit verdicts and shared-memory bytes compare with what Triton compiled
 A measured time equal to the best (do_bench medians repeat to the timer's resolution) counts as
 a measured best too: "rank of best" is the planner's best rank among them.
 
-usage: python3 compare_plan.py SIMULATE_BINARY SWEEP.json [--shapes MxNxK,...]
+usage: python3 compare_plan.py SIMULATE_BINARY SWEEP.json [--shapes MxNxK,...] [--graph FILE]
 """
 import argparse
 import json
@@ -16,6 +16,7 @@ import subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GRAPH = os.path.join(HERE, "triton_matmul.pbtxt")
+GRAPH_PATH = [GRAPH]
 NAMES = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS"]
 COMPUTE_DTYPE = {"f16": "f16", "f32": "tf32"}  # Triton's tl.dot on f32 inputs uses tf32
 ELT = {"f16": 2, "f32": 4}
@@ -46,7 +47,7 @@ def spearman(x, y):
 
 
 def plan(binary, dtype, M, N, K, allow_spills):
-    args = [binary, "plan", "--device", "h100", "--graph", GRAPH, "--set", f"M={M}", "--set", f"N={N}",
+    args = [binary, "plan", "--device", "h100", "--graph", GRAPH_PATH[0], "--set", f"M={M}", "--set", f"N={N}",
             "--set", f"K={K}", "--set", f"ELT={ELT[dtype]}", "--compute-dtype", COMPUTE_DTYPE[dtype],
             "--format", "json", "--top", "100000", "--threads", "1"]
     if allow_spills:
@@ -66,7 +67,9 @@ def main():
     parser.add_argument("binary")
     parser.add_argument("sweep")
     parser.add_argument("--shapes", default=None, help="only these MxNxK shapes of the sweep")
+    parser.add_argument("--graph", default=GRAPH, help="another graph of the same kernel (e.g. without smem_bytes)")
     args = parser.parse_args()
+    GRAPH_PATH[0] = args.graph
     sweep = json.load(open(args.sweep))
     if args.shapes:
         wanted = [[int(x) for x in s.split("x")] for s in args.shapes.split(",")]
