@@ -88,10 +88,11 @@ std::string Why(const PlanResult& plan, const RankedConfig& c) {
   const PerfEstimate& e = c.perf;
   std::vector<std::string> parts;
   if (e.intensity > 0) {
-    parts.push_back(absl::StrFormat("%s-bound (%.0f flop/B vs ridge %.0f)", e.compute_bound ? "compute" : "memory",
+    parts.push_back(absl::StrFormat("%s-bound (%.0f flop/B vs ridge %.0f)",
+                                    e.smem_bound ? "shared-memory" : e.compute_bound ? "compute" : "memory",
                                     e.intensity, plan.model.ridge()));
   } else {
-    parts.push_back(e.compute_bound ? "compute-bound" : "memory-bound");
+    parts.push_back(e.smem_bound ? "shared-memory-bound" : e.compute_bound ? "compute-bound" : "memory-bound");
   }
   if (e.smem_s > 0) {
     parts.push_back(absl::StrFormat("shared-memory banks %.0f%% of the on-chip time", 100.0 * e.smem_s / e.core_s));
