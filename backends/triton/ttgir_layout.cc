@@ -110,11 +110,6 @@ uint64_t Pack(int dim, int64_t value) {
   return static_cast<uint64_t>(value) << (kBitsPerDim * dim);
 }
 
-int Log2(int64_t v) {
-  int k = 0;
-  while ((int64_t{1} << k) < v) ++k;
-  return k;
-}
 
 // Bases along `dim` for `count` (a power of two) indices starting at stride `cum`; values at
 // or beyond the extent broadcast.

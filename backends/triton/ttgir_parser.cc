@@ -43,7 +43,7 @@ absl::Status ParseError(absl::string_view origin, int line, absl::string_view wh
 }
 
 // Character classes by table: one load per character in the hot scans.
-enum : uint8_t { kAlnum = 1, kValueChar = 2, kIdentChar = 4, kSpaceChar = 8, kOpNameChar = 16 };
+enum : uint8_t { kAlnum = 1, kValueChar = 2, kSpaceChar = 4, kOpNameChar = 8 };
 constexpr std::array<uint8_t, 256> MakeCharClasses() {
   std::array<uint8_t, 256> t{};
   for (int c = 0; c < 256; ++c) {
@@ -51,7 +51,6 @@ constexpr std::array<uint8_t, 256> MakeCharClasses() {
     uint8_t v = 0;
     if (alnum) v |= kAlnum;
     if (alnum || c == '_') v |= kValueChar;
-    if (alnum || c == '_' || c == '#' || c == '.' || c == '$' || c == '-') v |= kIdentChar;
     if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f') v |= kSpaceChar;
     if ((alnum || c == '_' || c == '.' || c == '$' || c == '-')) v |= kOpNameChar;
     t[c] = v;
@@ -206,7 +205,6 @@ void ForEachPercent(std::string_view s, F&& f) {
 #endif
 }
 
-bool IsIdentChar(char c) { return HasClass(c, kIdentChar); }
 
 // Every %value token in `s` (views into `s`).
 std::vector<absl::string_view> ValueTokens(absl::string_view s) {
