@@ -80,6 +80,11 @@ bool SkipOnError(benchmark::State& state, const absl::Status& status) {
   return true;
 }
 
+// 100 to 1,000,000 buffers, reported in ms with an n log n complexity fit.
+void SizeSweep(benchmark::internal::Benchmark* b) {
+  b->RangeMultiplier(10)->Range(100, 1000000)->Unit(benchmark::kMillisecond)->Complexity(benchmark::oNLogN);
+}
+
 // CompileGraph + Simulate, the whole path of `simulate graph.pbtxt` after parsing. The copy
 // of the graph CompileGraph consumes is not timed: the CLI moves the parsed graph in.
 void BM_CompileAndSimulate(benchmark::State& state) {
@@ -103,11 +108,7 @@ void BM_CompileAndSimulate(benchmark::State& state) {
   state.SetComplexityN(state.range(0));
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
-BENCHMARK(BM_CompileAndSimulate)
-    ->RangeMultiplier(10)
-    ->Range(100, 1000000)
-    ->Unit(benchmark::kMillisecond)
-    ->Complexity(benchmark::oNLogN);
+BENCHMARK(BM_CompileAndSimulate)->Apply(SizeSweep);
 
 // CompileGraph alone: validation, expression parsing, op ordering.
 void BM_CompileGraph(benchmark::State& state) {
@@ -123,11 +124,7 @@ void BM_CompileGraph(benchmark::State& state) {
   state.SetComplexityN(state.range(0));
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
-BENCHMARK(BM_CompileGraph)
-    ->RangeMultiplier(10)
-    ->Range(100, 1000000)
-    ->Unit(benchmark::kMillisecond)
-    ->Complexity(benchmark::oNLogN);
+BENCHMARK(BM_CompileGraph)->Apply(SizeSweep);
 
 // Simulate alone on a graph compiled once: what the planner pays per configuration.
 void BM_Simulate(benchmark::State& state) {
@@ -142,11 +139,7 @@ void BM_Simulate(benchmark::State& state) {
   state.SetComplexityN(state.range(0));
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
-BENCHMARK(BM_Simulate)
-    ->RangeMultiplier(10)
-    ->Range(100, 1000000)
-    ->Unit(benchmark::kMillisecond)
-    ->Complexity(benchmark::oNLogN);
+BENCHMARK(BM_Simulate)->Apply(SizeSweep);
 
 // Blocks shaped like the chain graph's: short overlapping live ranges, mixed sizes and
 // alignments.
@@ -175,16 +168,8 @@ void BM_Placement(benchmark::State& state, PlacementPolicyKind kind) {
   state.SetComplexityN(state.range(0));
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
-BENCHMARK_CAPTURE(BM_Placement, first_fit_decreasing, PlacementPolicyKind::kFirstFitDecreasing)
-    ->RangeMultiplier(10)
-    ->Range(100, 1000000)
-    ->Unit(benchmark::kMillisecond)
-    ->Complexity(benchmark::oNLogN);
-BENCHMARK_CAPTURE(BM_Placement, best_fit_decreasing, PlacementPolicyKind::kBestFitDecreasing)
-    ->RangeMultiplier(10)
-    ->Range(100, 1000000)
-    ->Unit(benchmark::kMillisecond)
-    ->Complexity(benchmark::oNLogN);
+BENCHMARK_CAPTURE(BM_Placement, first_fit_decreasing, PlacementPolicyKind::kFirstFitDecreasing)->Apply(SizeSweep);
+BENCHMARK_CAPTURE(BM_Placement, best_fit_decreasing, PlacementPolicyKind::kBestFitDecreasing)->Apply(SizeSweep);
 
 }  // namespace
 }  // namespace scratchsim
