@@ -4,11 +4,16 @@
 // memory asynchronously and the pipeliner keeps num_stages buffers.
 #include "backends/triton/pipeline_model.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "backends/triton/ttgir_layout.h"
+#include "backends/triton/ttgir_parser.h"
+#include "sim/checked_math.h"
+#include "sim/status_macros.h"
 
 namespace scratchsim::triton {
 
@@ -85,6 +90,203 @@ absl::Status ApplyTritonPipelining(const DotLoop& loop, KernelGraph* graph) {
                               " copies per operand tile. Assumed: ",
                               absl::StrJoin(depth->assumptions, "; "), "."));
   return absl::OkStatus();
+}
+
+namespace {
+
+// Bits of a Triton dtype name (tl.float16 -> "fp16") or of its MLIR element type.
+int64_t DtypeBits(const std::string& d) {
+  if (d == "fp16" || d == "f16" || d == "bf16") return 16;
+  if (d == "fp32" || d == "f32" || d == "tf32") return 32;
+  if (d == "fp8e4nv" || d == "fp8e5" || d == "fp8e4b15" || d == "f8E4M3FN" || d == "f8E5M2") return 8;
+  return 0;
+}
+
+// The MLIR element type the epilogue's tensors carry.
+std::string MlirElement(const std::string& d) {
+  if (d == "fp16" || d == "f16") return "f16";
+  if (d == "bf16") return "bf16";
+  if (d == "fp32" || d == "f32") return "f32";
+  return "";
+}
+
+absl::StatusOr<int64_t> NoOverflow(std::optional<int64_t> v) {
+  if (!v) return absl::InvalidArgumentError("GEMM tile sizes overflow 64-bit byte counts");
+  return *v;
+}
+
+std::string IntList(const std::vector<int64_t>& v) { return absl::StrCat("[", absl::StrJoin(v, ", "), "]"); }
+
+std::string BasesText(const std::vector<std::pair<int64_t, int64_t>>& bases) {
+  std::vector<std::string> parts;
+  for (const auto& [r, c] : bases) parts.push_back(absl::StrCat("[", r, ", ", c, "]"));
+  return absl::StrCat("[", absl::StrJoin(parts, ", "), "]");
+}
+
+// AccelerateMatmul.cpp, warpsPerTileV2: double the warps along whichever dimension has more
+// 16x8 mma tiles left per warp, rows first on ties.
+std::vector<int64_t> WarpsPerTileV2(int64_t m, int64_t n, int num_warps) {
+  std::vector<int64_t> ret = {1, 1};
+  while (ret[0] * ret[1] < num_warps) {
+    if (m / 16 / ret[0] >= n / (8 * ret[1])) {
+      if (ret[0] < m / 16) ret[0] *= 2;
+      else ret[1] *= 2;
+    } else {
+      ret[1] *= 2;
+    }
+  }
+  return ret;
+}
+
+// AccelerateMatmul.cpp, warpsPerTileV3: warp groups of (4, 1), then rows while the tile has
+// more than 16 rows per warp, else columns.
+std::vector<int64_t> WarpsPerTileV3(int64_t m, int num_warps) {
+  std::vector<int64_t> ret = {4, 1};
+  while (ret[0] * ret[1] < num_warps) {
+    if (m > 16 * ret[0]) ret[0] *= 2;
+    else ret[1] *= 2;
+  }
+  return ret;
+}
+
+// mmaVersionToInstrShape (TritonGPU Utility.cpp), version 3: m16, the widest n (a multiple of
+// 8 up to 256) that divides BLOCK_N and is at most BLOCK_N over the warps left after the rows,
+// k = 256 bits of the operand type.
+std::vector<int64_t> WgmmaInstrShape(int64_t m, int64_t n, int num_warps, int64_t operand_bits) {
+  const int64_t m_warps = std::max<int64_t>(m / 16, 1);
+  const int64_t n_warps = std::max<int64_t>(num_warps / m_warps, 1);
+  const int64_t max_n = std::max<int64_t>(n / n_warps, 8);
+  int64_t instr_n = 8;
+  for (int64_t c = 256; c >= 8; c -= 8) {
+    if (n % c == 0 && c <= max_n) { instr_n = c; break; }
+  }
+  return {16, instr_n, 256 / operand_bits};
+}
+
+// The register layout tmem_load gives the tcgen05 accumulator (as in the fixtures' TTGIR,
+// Triton's TMEM 32x32b / 16x32bx2 access patterns): each warp of a warp group reads 32 TMEM
+// lanes (rows) for BLOCK_M >= 128, or 16 rows with the upper 16 lanes on the second half of the
+// columns for BLOCK_M = 64; further warp groups split the columns; registers hold the rest.
+std::string TmemLoadLayout(int64_t m, int64_t n, int num_warps) {
+  const int64_t groups = std::max(1, num_warps / 4);
+  const int64_t cols = std::max<int64_t>(1, n / groups);
+  std::vector<std::pair<int64_t, int64_t>> reg, lane, warp;
+  const bool half_rows = m < 128;
+  const int64_t reg_cols = half_rows ? cols / 2 : cols;
+  for (int64_t c = 1; c < reg_cols; c *= 2) reg.push_back({0, c});
+  const int64_t lane_rows = half_rows ? 16 : 32;
+  for (int64_t r = 1; r < lane_rows; r *= 2) lane.push_back({r, 0});
+  if (half_rows) lane.push_back({0, reg_cols});
+  for (int64_t r = lane_rows; r < lane_rows * 4; r *= 2) warp.push_back({r >= m ? 0 : r, 0});
+  for (int64_t c = cols; c < n; c *= 2) warp.push_back({0, c});
+  for (int64_t r = lane_rows * 4; r < m; r *= 2) reg.push_back({r, 0});
+  return absl::StrCat("#ttg.linear<{register = ", BasesText(reg), ", lane = ", BasesText(lane),
+                      ", warp = ", BasesText(warp), ", block = []}>");
+}
+
+// Coalesce.cpp and BlockedEncodingAttr's builder (getDefaultBlockedEncoding): 16 bytes per
+// thread along the contiguous dimension (fewer when the tile has fewer elements per thread, one
+// when the pointer is not known 16-byte aligned), lanes then warps fill that dimension first,
+// the rest go to the rows.
+std::string StoreLayout(int64_t m, int64_t n, int num_warps, int64_t bits, bool aligned) {
+  const int64_t threads = int64_t{32} * num_warps;
+  int64_t per_thread = aligned ? std::max<int64_t>(1, 128 / bits) : 1;
+  per_thread = std::min(per_thread, std::max<int64_t>(m * n / threads, 1));
+  per_thread = std::min(per_thread, n);
+  const int64_t threads_n = std::clamp<int64_t>(threads, 1, std::max<int64_t>(1, n / per_thread));
+  const int64_t lanes_n = std::clamp<int64_t>(threads_n, 1, 32);
+  const int64_t warps_n = std::clamp<int64_t>(threads_n / lanes_n, 1, num_warps);
+  return absl::StrCat("#ttg.blocked<{sizePerThread = [1, ", per_thread, "], threadsPerWarp = [",
+                      32 / lanes_n, ", ", lanes_n, "], warpsPerCTA = [", num_warps / warps_n, ", ",
+                      warps_n, "], order = [1, 0]}>");
+}
+
+}  // namespace
+
+absl::StatusOr<GemmSharedPrediction> PredictGemmShared(const GemmConfig& gemm) {
+  const DotLoop& loop = gemm.loop;
+  const int64_t in_bits = DtypeBits(gemm.dtype);
+  const std::string out_elem = MlirElement(gemm.out_dtype);
+  if (in_bits == 0) return absl::InvalidArgumentError(absl::StrCat("GEMM dtype '", gemm.dtype, "' is not one of fp16, bf16, fp32, fp8e4nv, fp8e5"));
+  if (out_elem.empty()) return absl::InvalidArgumentError(absl::StrCat("GEMM out dtype '", gemm.out_dtype, "' is not one of fp16, bf16, fp32"));
+  for (int64_t v : {loop.block_m, gemm.block_n, gemm.block_k}) {
+    if (v < 16 || (v & (v - 1)) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("BLOCK_M/N/K must be powers of two >= 16 (Triton's tl.dot minimum), got ", v));
+    }
+  }
+  if (loop.num_warps <= 0 || (loop.num_warps & (loop.num_warps - 1)) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("num_warps must be a power of two, got ", loop.num_warps));
+  }
+  GemmSharedPrediction p;
+  ASSIGN_OR_RETURN(p.depth, PipelineCopies(loop));
+  p.assumptions = p.depth.assumptions;
+  p.a_copies = p.b_copies = p.depth.copies;
+  // wgmma reads 8-bit operands only K-major from shared memory. An operand whose contiguous
+  // dimension is not K cannot be copied there with cp.async; Triton loads it into registers
+  // and writes it transposed with one local_alloc, a single unpipelined buffer (fixtures:
+  // fp8e4nv on sm_90, B [K, N] row-major: num_stages copies of A, one of B).
+  if (p.depth.mma == TritonMma::kWgmma && in_bits == 8) {
+    if (!gemm.a_k_contiguous) p.a_copies = 1;
+    if (!gemm.b_k_contiguous) p.b_copies = 1;
+    if (!gemm.a_k_contiguous || !gemm.b_k_contiguous) {
+      p.assumptions.push_back("8-bit wgmma operand not K-contiguous: staged through registers, one copy");
+    }
+  }
+  const int64_t bytes = in_bits / 8;
+  int64_t a_tile = 0, b_tile = 0;
+  ASSIGN_OR_RETURN(a_tile, NoOverflow(CheckedMul(loop.block_m, gemm.block_k)));
+  ASSIGN_OR_RETURN(b_tile, NoOverflow(CheckedMul(gemm.block_k, gemm.block_n)));
+  ASSIGN_OR_RETURN(a_tile, NoOverflow(CheckedMul(a_tile, bytes * p.a_copies)));
+  ASSIGN_OR_RETURN(b_tile, NoOverflow(CheckedMul(b_tile, bytes * p.b_copies)));
+  ASSIGN_OR_RETURN(p.operand_bytes, NoOverflow(CheckedAdd(a_tile, b_tile)));
+  // The tcgen05 loop keeps two mbarriers (2x1xi64) after the operand buffers in every sm_100
+  // fixture (num_stages 2..4).
+  if (p.depth.mma == TritonMma::kTcgen05) {
+    p.barrier_bytes = 16;
+    p.assumptions.push_back("tcgen05: two 8-byte mbarriers next to the operands (measured for num_stages 2..4)");
+  }
+  // The accumulator's layout, converted to the store's blocked layout in the epilogue.
+  const int64_t m = loop.block_m, n = gemm.block_n;
+  switch (p.depth.mma) {
+    case TritonMma::kMmaV2:
+      p.accumulator_layout = absl::StrCat(
+          "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = ",
+          IntList(WarpsPerTileV2(m, n, loop.num_warps)), ", instrShape = [16, 8]}>");
+      break;
+    case TritonMma::kWgmma:
+      p.accumulator_layout = absl::StrCat(
+          "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = ",
+          IntList(WarpsPerTileV3(m, loop.num_warps)), ", instrShape = ",
+          IntList(WgmmaInstrShape(m, n, loop.num_warps, in_bits)), "}>");
+      break;
+    case TritonMma::kTcgen05:
+      if (m > 128) p.assumptions.push_back("tcgen05 with BLOCK_M > 128: rows beyond 128 assumed in registers (no fixture)");
+      p.accumulator_layout = TmemLoadLayout(m, n, loop.num_warps);
+      break;
+  }
+  const int64_t out_bits = DtypeBits(gemm.out_dtype);
+  p.store_layout = StoreLayout(m, n, loop.num_warps, out_bits, loop.jit.pointers_divisible_by_16);
+  const std::map<std::string, std::string> aliases = {{"#acc", p.accumulator_layout},
+                                                      {"#store", p.store_layout}};
+  const std::string text = absl::StrCat("%c = ttg.convert_layout %acc : tensor<", m, "x", n, "x",
+                                        out_elem, ", #acc> -> tensor<", m, "x", n, "x", out_elem,
+                                        ", #store>");
+  TtgirOp cvt;
+  cvt.line = 1;
+  cvt.kind = TtgirOpKind::kConvertLayout;
+  cvt.name = "ttg.convert_layout";
+  cvt.text = text;
+  LayoutContext ctx{aliases, loop.num_warps, 32};
+  ASSIGN_OR_RETURN(ScratchNeed need, ScratchFor(cvt, ctx, true, "gemm epilogue"));
+  p.epilogue_scratch_bytes = need.bytes;
+  // Allocation.cpp: the operand buffers and barriers are live through the K loop and dead
+  // after it; the epilogue scratch is live only at the conversion, so it reuses offset 0.
+  int64_t loop_bytes = 0;
+  ASSIGN_OR_RETURN(loop_bytes, NoOverflow(CheckedAdd(p.operand_bytes, p.barrier_bytes)));
+  p.total_bytes = std::max(loop_bytes, p.epilogue_scratch_bytes);
+  p.assumptions.push_back(absl::StrCat("accumulator ", p.accumulator_layout, " converted to ",
+                                       p.store_layout, " before the store"));
+  return p;
 }
 
 }  // namespace scratchsim::triton

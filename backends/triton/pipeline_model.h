@@ -1,5 +1,5 @@
-// Pre-compile model of Triton's software pipeliner: how many copies of each loop-carried
-// operand tile Triton keeps in shared memory, per target and MMA kind, before Triton runs.
+// Pre-compile model of Triton's shared memory for a GEMM: copies of each pipelined operand tile
+// and the epilogue's layout-conversion scratch, placed as Triton's allocator does, before Triton runs.
 #ifndef SCRATCHSIM_BACKENDS_TRITON_PIPELINE_MODEL_H_
 #define SCRATCHSIM_BACKENDS_TRITON_PIPELINE_MODEL_H_
 
@@ -53,6 +53,32 @@ absl::StatusOr<PipelineDepth> PipelineCopies(const DotLoop& loop);
 // expression Triton's pipeliner realizes for this MMA kind ("max(1, num_stages - 1)" for
 // mma.sync, "num_stages" for wgmma/tcgen05), and appends the assumptions to the graph's doc.
 absl::Status ApplyTritonPipelining(const DotLoop& loop, KernelGraph* graph);
+
+// A pointer GEMM in the shape of Triton's tutorial kernel: C[M,N] = A[M,K] @ B[K,N] with an fp32
+// accumulator, loads of A and B in the K loop, one masked tl.store of C after it.
+struct GemmConfig {
+  DotLoop loop;           // target, warps, stages, BLOCK_M, JIT facts
+  int64_t block_n = 128;
+  int64_t block_k = 32;
+  std::string dtype = "fp16";      // operands: fp16, bf16, fp32, fp8e4nv, fp8e5 (Triton names)
+  std::string out_dtype = "fp16";  // C's element type
+  bool a_k_contiguous = true;      // A row-major (stride_ak == 1)
+  bool b_k_contiguous = false;     // B row-major [K, N] (stride_bn == 1): N is contiguous
+};
+
+// Triton's metadata.shared for the GEMM and the parts it is made of.
+struct GemmSharedPrediction {
+  PipelineDepth depth;
+  int64_t a_copies = 1, b_copies = 1;
+  int64_t operand_bytes = 0;   // pipelined A and B buffers
+  int64_t barrier_bytes = 0;   // mbarriers of the tcgen05 loop
+  int64_t epilogue_scratch_bytes = 0;  // convert_layout of C before the store
+  int64_t total_bytes = 0;
+  std::string accumulator_layout;  // the layouts Triton would pick, as TTGIR attributes
+  std::string store_layout;
+  std::vector<std::string> assumptions;
+};
+absl::StatusOr<GemmSharedPrediction> PredictGemmShared(const GemmConfig& gemm);
 
 }  // namespace scratchsim::triton
 
