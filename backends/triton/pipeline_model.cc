@@ -214,8 +214,17 @@ absl::StatusOr<GemmSharedPrediction> PredictGemmShared(const GemmConfig& gemm) {
       return absl::InvalidArgumentError(absl::StrCat("BLOCK_M/N/K must be powers of two >= 16 (Triton's tl.dot minimum), got ", v));
     }
   }
-  if (loop.num_warps <= 0 || (loop.num_warps & (loop.num_warps - 1)) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("num_warps must be a power of two, got ", loop.num_warps));
+  // TRITON_MAX_TENSOR_NUMEL (python/triton/language/core.py): no block may exceed 2^20 elements.
+  constexpr int64_t kMaxTensorNumel = int64_t{1} << 20;
+  for (auto [rows, cols] : {std::pair{loop.block_m, gemm.block_k}, std::pair{gemm.block_k, gemm.block_n},
+                            std::pair{loop.block_m, gemm.block_n}}) {
+    if (rows > kMaxTensorNumel / cols) {
+      return absl::InvalidArgumentError(absl::StrCat("a ", rows, "x", cols, " block exceeds Triton's 2^20-element tensor limit"));
+    }
+  }
+  // 32 warps of 32 threads is CUDA's 1024-thread block limit.
+  if (loop.num_warps <= 0 || loop.num_warps > 32 || (loop.num_warps & (loop.num_warps - 1)) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("num_warps must be a power of two from 1 to 32, got ", loop.num_warps));
   }
   GemmSharedPrediction p;
   ASSIGN_OR_RETURN(p.depth, PipelineCopies(loop));
@@ -261,6 +270,9 @@ absl::StatusOr<GemmSharedPrediction> PredictGemmShared(const GemmConfig& gemm) {
       break;
     case TritonMma::kTcgen05:
       if (m > 128) p.assumptions.push_back("tcgen05 with BLOCK_M > 128: rows beyond 128 assumed in registers (no fixture)");
+      if (m < 128 && loop.num_warps > 4) {
+        p.assumptions.push_back("tcgen05 with BLOCK_M = 64 and more than one warp group: column split assumed (no fixture)");
+      }
       p.accumulator_layout = TmemLoadLayout(m, n, loop.num_warps);
       break;
   }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 
@@ -208,6 +209,14 @@ TEST(PipelineModelTest, GemmLayoutsAndBadInput) {
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->a_copies, 3);
   EXPECT_EQ(p->b_copies, 1);
+  // Outside the fixtures the output says what it assumed.
+  GemmConfig blackwell = g;
+  blackwell.loop.target_cc = 100;
+  blackwell.dtype = "fp16";
+  auto bw = PredictGemmShared(blackwell);
+  ASSERT_TRUE(bw.ok()) << bw.status();
+  EXPECT_EQ(bw->barrier_bytes, 16);
+  EXPECT_NE(absl::StrJoin(bw->assumptions, "; ").find("BLOCK_M = 64 and more than one warp group"), std::string::npos);
   g.dtype = "int3";
   EXPECT_FALSE(PredictGemmShared(g).ok());
   g.dtype = "fp16";
@@ -219,6 +228,13 @@ TEST(PipelineModelTest, GemmLayoutsAndBadInput) {
   g.block_k = 32;
   g.loop.num_warps = 6;
   EXPECT_FALSE(PredictGemmShared(g).ok());
+  g.loop.num_warps = 64;
+  EXPECT_FALSE(PredictGemmShared(g).ok());
+  g.loop.num_warps = 4;
+  g.block_n = int64_t{1} << 40;  // would overflow the byte counts
+  auto huge = PredictGemmShared(g);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("2^20"), std::string::npos);
 }
 
 }  // namespace
