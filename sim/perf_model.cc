@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "sim/checked_math.h"
 
 namespace scratchsim {
 
@@ -15,6 +17,43 @@ std::string PeakDtypeName(absl::string_view dtype) {
   if (dtype == "fp32" || dtype == "float") return "f32";
   if (dtype == "u8") return "i8";
   return std::string(dtype);
+}
+
+WaveStrips CountWaveStrips(int64_t grid_rows, int64_t grid_cols, int64_t group_rows, int64_t wave) {
+  WaveStrips out;
+  if (grid_rows <= 0 || grid_cols <= 0 || wave <= 0) return out;
+  const int64_t group = std::clamp<int64_t>(group_rows, 1, grid_rows);
+  const std::optional<int64_t> total = CheckedMul(grid_rows, grid_cols);
+  const std::optional<int64_t> group_blocks = CheckedMul(group, grid_cols);
+  if (!total || !group_blocks) return out;
+  for (int64_t lo = 0; lo < *total; lo += wave) {
+    const int64_t hi = std::min(*total, lo + wave);
+    // Walk the groups this wave touches. Rows never repeat across groups; columns do, and any
+    // group fully inside the wave covers them all.
+    int64_t groups = 0, first_col = 0, last_col = 0, cols = 0;
+    for (int64_t pid = lo; pid < hi;) {
+      const int64_t g = pid / *group_blocks;
+      const int64_t start = g * *group_blocks;
+      const int64_t height = std::min(grid_rows - g * group, group);
+      const int64_t end = start + height * grid_cols;
+      const int64_t a = pid - start;
+      const int64_t b = std::min(hi, end) - start;
+      out.rows += std::min(b - a, height);
+      if (groups == 0) first_col = a / height;
+      last_col = (b - 1) / height;
+      if (groups == 0) cols = last_col - first_col + 1;
+      ++groups;
+      pid = start + b;
+    }
+    if (groups == 2) {
+      // The first group's tail [first_col, grid_cols) and the second's head [0, last_col].
+      cols = last_col + 1 >= first_col ? grid_cols : (grid_cols - first_col) + (last_col + 1);
+    } else if (groups > 2) {
+      cols = grid_cols;
+    }
+    out.cols += cols;
+  }
+  return out;
 }
 
 absl::StatusOr<PerfModel> PerfModel::Create(const DeviceModel& device, absl::string_view compute_dtype,
@@ -42,6 +81,11 @@ absl::StatusOr<PerfModel> PerfModel::Create(const DeviceModel& device, absl::str
         "device '", device.name(), "': performance.smem_bytes_per_clk needs a positive value and clock_mhz"));
   }
   model.smem_bandwidth_per_core_ = perf.smem_bytes_per_clk() * perf.clock_mhz() * 1e6;
+  if (perf.l2_bandwidth_gbps() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device '", device.name(), "': performance.l2_bandwidth_gbps is negative"));
+  }
+  model.l2_bandwidth_ = perf.l2_bandwidth_gbps() * 1e9;
   model.num_cores_ = std::max<int64_t>(device.limits().num_cores(), 1);
   model.schedulers_ = std::max<int64_t>(device.limits().register_sub_partitions(), 1);
   return model;
@@ -77,13 +121,29 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
                  ? static_cast<double>(e.waves * per_core) * smem_bytes / smem_bandwidth_per_core_
                  : 0;
   e.core_s = e.compute_s + e.smem_s;
-  // Bandwidth is a chip-wide pool: no quantization. No L2 reuse is assumed, so smaller tiles
-  // pay for re-reading operands.
-  e.memory_s = static_cast<double>(e.grid_blocks) * bytes / bandwidth_;
-  // Loads in flight per core: every resident block keeps `stages` tiles coming, one of which
-  // is being consumed. With none in flight compute and memory serialize; each further load in
-  // flight hides a larger share of the shorter phase (n / (n + 1)).
-  e.loads_in_flight = std::max<int64_t>(per_core * std::max<int64_t>(in.stages, 1) - 1, 0);
+  // Bandwidth is a chip-wide pool: no quantization. Every block's global traffic crosses L2.
+  // DRAM delivers, when the graph says which bytes blocks share, each wave's distinct row and
+  // column strips once (within a wave the strips are read in lockstep down K, so the live set is
+  // a few K steps of them, far below any L2; across waves no reuse is assumed), plus the
+  // blocks' private bytes; otherwise every block's bytes, as if L2 kept nothing.
+  const double grid = static_cast<double>(e.grid_blocks);
+  double dram_bytes = grid * bytes;
+  if (in.grid_rows > 0 && in.grid_cols > 0 && in.row_bytes_per_block >= 0 && in.col_bytes_per_block >= 0 &&
+      in.tile_group_rows > 0 && CheckedMul(in.grid_rows, in.grid_cols) == std::optional<int64_t>(e.grid_blocks)) {
+    const WaveStrips strips = CountWaveStrips(in.grid_rows, in.grid_cols, in.tile_group_rows, e.concurrent_blocks);
+    const double own = std::max(bytes - in.row_bytes_per_block - in.col_bytes_per_block, 0.0);
+    dram_bytes = static_cast<double>(strips.rows) * in.row_bytes_per_block +
+                 static_cast<double>(strips.cols) * in.col_bytes_per_block + grid * own;
+  }
+  e.dram_s = dram_bytes / bandwidth_;
+  e.l2_s = l2_bandwidth_ > 0 ? grid * bytes / l2_bandwidth_ : 0;
+  e.memory_s = std::max(e.dram_s, e.l2_s);
+  // Loads in flight per core: a block's pipeline keeps stages - 1 tiles coming while it
+  // consumes one; co-resident blocks, launched together, hide each other's loads instead. The
+  // deeper of the two counts, not their product (blocks x stages over-credits resident blocks:
+  // docs/validation/planner-h100.md). With none in flight compute and memory serialize; each
+  // further load in flight hides a larger share of the shorter phase (n / (n + 1)).
+  e.loads_in_flight = std::max<int64_t>(std::max<int64_t>(in.stages, 1) - 1, per_core - 1);
   const double longer = std::max(e.core_s, e.memory_s);
   const double shorter = std::min(e.core_s, e.memory_s);
   e.exposed_s = shorter / static_cast<double>(1 + e.loads_in_flight);

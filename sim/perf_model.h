@@ -22,14 +22,34 @@ struct PerfInputs {
   int64_t blocks_per_core = 1;   // occupancy (GPU); 1 on TPU
   int64_t warps_per_block = 0;   // 0 on TPU
   int64_t stages = 1;            // software-pipelining depth of the main loop
+  // L2 reuse (graph grid_row_bytes / grid_col_bytes / tile_group_rows): the grid's two
+  // extents, the bytes per block shared along each, and the launch grouping. Without them (any
+  // <= 0), every block's bytes_per_block comes from DRAM.
+  int64_t grid_rows = 0;
+  int64_t grid_cols = 0;
+  double row_bytes_per_block = -1;
+  double col_bytes_per_block = -1;
+  int64_t tile_group_rows = 0;
 };
+
+// Distinct row and column indices of the grid, summed over the waves of `wave` consecutive
+// blocks, when blocks launch in groups of `group_rows` rows taken down the rows first (Triton's
+// GROUP_M order; group_rows 1 is row-major). What DRAM must deliver when each wave's strips are
+// read once and no strip survives in L2 from one wave to the next.
+struct WaveStrips {
+  int64_t rows = 0;
+  int64_t cols = 0;
+};
+WaveStrips CountWaveStrips(int64_t grid_rows, int64_t grid_cols, int64_t group_rows, int64_t wave);
 
 // The estimate and the terms it is made of, so a ranking can say why.
 struct PerfEstimate {
   double time_s = 0;             // estimated kernel time
   double compute_s = 0;          // wave-quantized compute time at the issue efficiency
   double smem_s = 0;             // wave-quantized shared-memory bank time (0 without the term)
-  double memory_s = 0;           // global traffic over the device bandwidth
+  double memory_s = 0;           // max(dram_s, l2_s)
+  double dram_s = 0;             // DRAM traffic (after L2 reuse when the graph gives it)
+  double l2_s = 0;               // all global traffic over the L2 bandwidth (0 without it)
   double core_s = 0;             // compute_s + smem_s: the on-chip phase
   double exposed_s = 0;          // the part of the shorter phase not hidden behind the longer
   int64_t grid_blocks = 0;
@@ -37,7 +57,7 @@ struct PerfEstimate {
   int64_t waves = 0;
   double wave_efficiency = 0;    // grid / (waves x concurrent)
   double issue_efficiency = 1;   // resident warps per scheduler (GPU)
-  int64_t loads_in_flight = 0;   // blocks_per_core x stages - 1 per core
+  int64_t loads_in_flight = 0;   // stages - 1: a block's own tiles in flight
   double intensity = 0;          // flops per byte of global traffic; 0 when unknown
   bool compute_bound = false;    // the on-chip phase (core_s) is the longer one
   bool smem_bound = false;       // ... and within it shared memory outweighs the math
@@ -59,6 +79,8 @@ class PerfModel {
   double bandwidth() const { return bandwidth_; }        // bytes/s
   // Shared-memory bandwidth of one core in bytes/s; 0 when the device does not give it.
   double smem_bandwidth_per_core() const { return smem_bandwidth_per_core_; }
+  // L2-to-cores bandwidth in bytes/s; 0 when the device does not give it.
+  double l2_bandwidth() const { return l2_bandwidth_; }
   int64_t num_cores() const { return num_cores_; }
   const std::string& peak_dtype() const { return peak_dtype_; }
   // flops per byte where compute time equals memory time.
@@ -68,6 +90,7 @@ class PerfModel {
   double peak_flops_ = 0;
   double bandwidth_ = 0;
   double smem_bandwidth_per_core_ = 0;
+  double l2_bandwidth_ = 0;
   int64_t num_cores_ = 1;
   int64_t schedulers_ = 1;  // warp schedulers (register sub-partitions) per core
   std::string peak_dtype_;

@@ -680,6 +680,33 @@ absl::StatusOr<PerfExpressions> CompilePerfExpressions(const CompiledGraph& grap
     }
     perf.smem_bytes = *std::move(expr);
   }
+  struct Optional {
+    const char* field;
+    const std::string& text;
+    std::optional<Expr>* out;
+  };
+  int reuse_given = 0;
+  for (const Optional& f : {Optional{"grid_row_bytes", graph.graph.grid_row_bytes(), &perf.grid_row_bytes},
+                            Optional{"grid_col_bytes", graph.graph.grid_col_bytes(), &perf.grid_col_bytes},
+                            Optional{"tile_group_rows", graph.graph.tile_group_rows(), &perf.tile_group_rows}}) {
+    if (f.text.empty()) continue;
+    ++reuse_given;
+    auto expr = Expr::Parse(f.text, graph.symbols);
+    if (!expr.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": ", f.field, ": ", expr.status().message()));
+    }
+    *f.out = *std::move(expr);
+  }
+  if (reuse_given != 0 && reuse_given != 3) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        graph.origin, ": grid_row_bytes, grid_col_bytes and tile_group_rows go together (L2 reuse); ", reuse_given,
+        " of 3 given"));
+  }
+  if (reuse_given == 3 && (graph.graph.global_bytes().empty() || graph.launch.grid.size() != 2)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        graph.origin, ": grid_row_bytes / grid_col_bytes / tile_group_rows need global_bytes and a two-dimensional "
+                      "launch.grid"));
+  }
   for (const auto& stages : graph.loop_stages) {
     if (stages) perf.stages.push_back(*stages);
   }
@@ -759,6 +786,19 @@ bool EvaluatePerfInputs(const CompiledGraph& graph, const PerfExpressions& perf,
     grid = *p;
   }
   in->grid_blocks = grid;
+  if (perf.grid_row_bytes && perf.grid.size() == 2) {
+    auto rows = perf.grid[0].Evaluate(values);
+    auto cols = perf.grid[1].Evaluate(values);
+    auto row_bytes = perf.grid_row_bytes->Evaluate(values);
+    auto col_bytes = perf.grid_col_bytes->Evaluate(values);
+    auto group = perf.tile_group_rows->Evaluate(values);
+    if (!rows.ok() || !cols.ok() || !row_bytes.ok() || !col_bytes.ok() || !group.ok()) return false;
+    in->grid_rows = *rows;
+    in->grid_cols = *cols;
+    in->row_bytes_per_block = static_cast<double>(*row_bytes);
+    in->col_bytes_per_block = static_cast<double>(*col_bytes);
+    in->tile_group_rows = *group;
+  }
   int64_t stages = 1;
   for (const Expr& s : perf.stages) {
     auto v = s.Evaluate(values);

@@ -157,6 +157,10 @@ struct PerfExpressions {
   std::optional<Expr> flops;
   std::optional<Expr> global_bytes;
   std::optional<Expr> smem_bytes;   // graph.smem_bytes, when given
+  // graph.grid_row_bytes / grid_col_bytes / tile_group_rows: all three or none.
+  std::optional<Expr> grid_row_bytes;
+  std::optional<Expr> grid_col_bytes;
+  std::optional<Expr> tile_group_rows;
   // Without global_bytes: each operand tile crosses global memory once per iteration of the
   // loops around its first writer (or first user).
   struct OperandTraffic {

@@ -539,5 +539,107 @@ TEST(PlanTest, SmemBytesExpressionIsCheckedAndRanks) {
   EXPECT_THAT(bad_plan.status().message(), HasSubstr("smem_bytes"));
 }
 
+TEST(PerfModelTest, CountWaveStripsMatchesTheLaunchOrder) {
+  // Against the Triton GROUP_M pid mapping, block by block.
+  for (int64_t rows : {1, 3, 8, 13, 24}) {
+    for (int64_t cols : {1, 2, 7, 16}) {
+      for (int64_t group : {1, 4, 8}) {
+        for (int64_t wave : {1, 5, 16, 132, 1000}) {
+          WaveStrips expect;
+          const int64_t total = rows * cols;
+          for (int64_t lo = 0; lo < total; lo += wave) {
+            std::vector<bool> seen_row(rows), seen_col(cols);
+            for (int64_t pid = lo; pid < std::min(total, lo + wave); ++pid) {
+              const int64_t g = std::min(group, rows);
+              const int64_t first = pid / (g * cols) * g;
+              const int64_t height = std::min(rows - first, g);
+              seen_row[first + pid % height] = true;
+              seen_col[(pid % (g * cols)) / height] = true;
+            }
+            for (bool b : seen_row) expect.rows += b;
+            for (bool b : seen_col) expect.cols += b;
+          }
+          const WaveStrips got = CountWaveStrips(rows, cols, group, wave);
+          EXPECT_EQ(got.rows, expect.rows) << rows << "x" << cols << " group " << group << " wave " << wave;
+          EXPECT_EQ(got.cols, expect.cols) << rows << "x" << cols << " group " << group << " wave " << wave;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(CountWaveStrips(0, 4, 8, 10).rows, 0);
+}
+
+TEST(PerfModelTest, L2ReuseCutsDramTrafficAndL2BandwidthBoundsIt) {
+  DeviceModel device;
+  device.set_name("toy");
+  device.mutable_limits()->set_num_cores(4);
+  device.mutable_performance()->set_memory_bandwidth_gbps(1000);  // 1e12 B/s
+  device.mutable_performance()->set_l2_bandwidth_gbps(4000);      // 4e12 B/s
+  PeakThroughput* peak = device.mutable_performance()->add_peak();
+  peak->set_dtype("bf16");
+  peak->set_tflops(1);
+  auto model = PerfModel::Create(device, "bf16", true);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_DOUBLE_EQ(model->l2_bandwidth(), 4e12);
+  PerfInputs in;
+  in.flops_per_block = 1;
+  in.bytes_per_block = 1e6 + 1e6 + 1e5;  // A strip, B strip, own C tile
+  in.grid_blocks = 16;                   // 4 x 4, waves of 4
+  PerfEstimate e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.dram_s, 16 * 2.1e6 / 1e12);  // no reuse without the strips
+  EXPECT_DOUBLE_EQ(e.l2_s, 16 * 2.1e6 / 4e12);
+  EXPECT_DOUBLE_EQ(e.memory_s, e.dram_s);
+  in.grid_rows = 4;
+  in.grid_cols = 4;
+  in.row_bytes_per_block = 1e6;
+  in.col_bytes_per_block = 1e6;
+  in.tile_group_rows = 4;  // each wave of 4 is one grid column: 4 A strips, 1 B strip
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.dram_s, (4 * (4 + 1) * 1e6 + 16 * 1e5) / 1e12);
+  EXPECT_DOUBLE_EQ(e.memory_s, std::max(e.dram_s, e.l2_s));
+  // Inconsistent grid extents: no reuse is claimed.
+  in.grid_cols = 5;
+  EXPECT_DOUBLE_EQ(model->Estimate(in).dram_s, 16 * 2.1e6 / 1e12);
+
+  device.mutable_performance()->set_l2_bandwidth_gbps(-1);
+  EXPECT_THAT(PerfModel::Create(device, "bf16", true).status().message(), HasSubstr("l2_bandwidth_gbps"));
+}
+
+TEST(PlanTest, L2ReuseFieldsAreChecked) {
+  const char* kGraph = R"pb(
+    name: "reuse"
+    parameters { name: "BLOCK" default_value: 64 min: 32 max: 128 power_of_two: true }
+    buffers { name: "a" shape: "BLOCK" shape: "64" dtype: "f16" memory_space: "smem" role: OPERAND }
+    ops { name: "load" writes: "a" }
+    ops { name: "use" reads: "a" }
+    launch { num_warps: "4" grid: "1024 / BLOCK" grid: "16" }
+    flops: "1000000"
+    global_bytes: "BLOCK * 4096"
+    compute_dtype: "f16"
+    %s
+  )pb";
+  auto device = LoadDevice("h100");
+  ASSERT_TRUE(device.ok());
+  PlanOptions options;
+  auto plan_of = [&](const std::string& fields) {
+    CompiledGraph graph = CompileText(absl::StrFormat(kGraph, fields));
+    auto axes = BuildParamSpace(graph, {}, {});
+    auto values = BindParameters(graph, {});
+    EXPECT_TRUE(axes.ok() && values.ok());
+    return Plan(graph, *device, *axes, *values, options);
+  };
+  auto ok = plan_of(R"(grid_row_bytes: "BLOCK * 2048" grid_col_bytes: "BLOCK * 2048" tile_group_rows: "8")");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  ASSERT_FALSE(ok->top.empty());
+  // With reuse DRAM carries less than every block's bytes.
+  EXPECT_LT(ok->top[0].perf.dram_s * 3352.3e9, ok->top[0].perf.grid_blocks * ok->top[0].values[0] * 4096.0);
+  auto partial = plan_of(R"(grid_row_bytes: "BLOCK * 2048")");
+  ASSERT_FALSE(partial.ok());
+  EXPECT_THAT(partial.status().message(), HasSubstr("go together"));
+  auto bad = plan_of(R"(grid_row_bytes: "BLOCK * 2048" grid_col_bytes: "2 * NOPE" tile_group_rows: "8")");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("grid_col_bytes"));
+}
+
 }  // namespace
 }  // namespace scratchsim
