@@ -122,13 +122,16 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
                  : 0;
   e.core_s = e.compute_s + e.smem_s;
   // Bandwidth is a chip-wide pool: no quantization. Every block's global traffic crosses L2.
-  // DRAM delivers, when the graph says which bytes blocks share, each wave's distinct row and
+  // DRAM delivers, when the graph says which bytes blocks share and the device gives its L2
+  // bandwidth, each wave's distinct row and
   // column strips once (within a wave the strips are read in lockstep down K, so the live set is
   // a few K steps of them, far below any L2; across waves no reuse is assumed), plus the
   // blocks' private bytes; otherwise every block's bytes, as if L2 kept nothing.
   const double grid = static_cast<double>(e.grid_blocks);
   double dram_bytes = grid * bytes;
-  if (in.grid_rows > 0 && in.grid_cols > 0 && in.row_bytes_per_block >= 0 && in.col_bytes_per_block >= 0 &&
+  // Reuse is claimed only where the device also bounds the L2 side: without an L2 bandwidth,
+  // small tiles would look free.
+  if (l2_bandwidth_ > 0 && in.grid_rows > 0 && in.grid_cols > 0 && in.row_bytes_per_block >= 0 && in.col_bytes_per_block >= 0 &&
       in.tile_group_rows > 0 && CheckedMul(in.grid_rows, in.grid_cols) == std::optional<int64_t>(e.grid_blocks)) {
     const WaveStrips strips = CountWaveStrips(in.grid_rows, in.grid_cols, in.tile_group_rows, e.concurrent_blocks);
     const double own = std::max(bytes - in.row_bytes_per_block - in.col_bytes_per_block, 0.0);

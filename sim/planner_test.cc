@@ -600,6 +600,13 @@ TEST(PerfModelTest, L2ReuseCutsDramTrafficAndL2BandwidthBoundsIt) {
   // Inconsistent grid extents: no reuse is claimed.
   in.grid_cols = 5;
   EXPECT_DOUBLE_EQ(model->Estimate(in).dram_s, 16 * 2.1e6 / 1e12);
+  // Nor without the device's L2 bandwidth.
+  in.grid_cols = 4;
+  device.mutable_performance()->set_l2_bandwidth_gbps(0);
+  auto no_l2 = PerfModel::Create(device, "bf16", true);
+  ASSERT_TRUE(no_l2.ok());
+  EXPECT_DOUBLE_EQ(no_l2->Estimate(in).dram_s, 16 * 2.1e6 / 1e12);
+  EXPECT_DOUBLE_EQ(no_l2->Estimate(in).l2_s, 0);
 
   device.mutable_performance()->set_l2_bandwidth_gbps(-1);
   EXPECT_THAT(PerfModel::Create(device, "bf16", true).status().message(), HasSubstr("l2_bandwidth_gbps"));
