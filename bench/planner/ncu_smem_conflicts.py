@@ -1,0 +1,133 @@
+"""Launches a few Triton matmul configurations once each, for Nsight Compute to count shared-memory
+bank conflicts (docs/validation/planner-h100.md, round 4).
+
+For f32 inputs Triton 3.6 on sm_90 copies every B tile through registers into a transposed
+shared-memory buffer before the wgmma; the graph triton_matmul.pbtxt charges that copy's
+ld.shared/st.shared a bank-conflict degree. Each configuration runs at two K (same M, N): the
+difference of the counters between them is the K loop alone (the epilogue, which also goes
+through shared memory, cancels). f16 twins (no transposing copy) and an mma.sync tile are
+launched too, for comparison.
+
+usage (on the GPU):
+  ncu --clock-control none --csv --kernel-name regex:matmul_kernel --metrics ... \
+      python3 ncu_smem_conflicts.py ORDER.json
+  python3 ncu_smem_conflicts.py --summarize ORDER.json NCU.csv   (anywhere: the derived figures)
+
+ORDER.json records the launch order, which is the order of ncu's kernel rows.
+"""
+import argparse
+import csv
+import io
+import json
+import os
+import sys
+
+M = N = 1024
+KS = (1024, 4096)
+# (dtype, BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, NUM_WARPS)
+CONFIGS = [
+    ("f32", 256, 128, 32, 4, 8), ("f32", 128, 128, 32, 3, 4), ("f32", 128, 256, 32, 3, 8),
+    ("f32", 64, 128, 64, 3, 4), ("f32", 128, 64, 64, 3, 4), ("f32", 32, 256, 64, 4, 4),
+    ("f16", 256, 128, 32, 4, 8), ("f16", 128, 128, 32, 3, 4), ("f16", 32, 256, 64, 4, 4),
+]
+NAMES = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS")
+METRICS = [
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "smsp__sass_inst_executed_op_shared_st.sum",
+    "smsp__sass_inst_executed_op_shared_ld.sum",
+]
+
+
+def launch_all(order_path):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import torch
+    import sweep_triton_matmul as sweep
+
+    order = []
+    for dtype_name, *values in CONFIGS:
+        cfg = dict(zip(NAMES, values))
+        dtype = sweep.DTYPES[dtype_name]
+        for K in KS:
+            a = torch.randn(M, K, device="cuda", dtype=dtype)
+            b = torch.randn(K, N, device="cuda", dtype=dtype)
+            c = torch.empty(M, N, device="cuda", dtype=dtype)
+            try:
+                kernel = sweep.launch(a, b, c, cfg)
+                torch.cuda.synchronize()
+            except Exception as e:  # noqa: BLE001 - a refused configuration launches nothing
+                order.append({"dtype": dtype_name, "config": cfg, "K": K, "launched": False,
+                              "error": type(e).__name__})
+                continue
+            sass = {}
+            try:
+                text = kernel.asm.get("sass", "") or ""
+                for op in ("STS.128", "STS.64", "STS ", "LDS.128", "LDS.64", "LDS ", "LDSM", "LDGSTS", "HGMMA"):
+                    sass[op.strip()] = text.count(op)
+            except Exception as e:  # noqa: BLE001 - the counts are optional context
+                sass["error"] = type(e).__name__
+            order.append({"dtype": dtype_name, "config": cfg, "M": M, "N": N, "K": K,
+                          "grid": sweep.triton.cdiv(M, cfg["BLOCK_M"]) * sweep.triton.cdiv(N, cfg["BLOCK_N"]),
+                          "sass_counts": sass})
+    with open(order_path, "w") as f:
+        json.dump(order, f, indent=1)
+
+
+def summarize(order_path, csv_path):
+    order = [o for o in json.load(open(order_path)) if o.get("launched", True)]
+    text = open(csv_path).read()
+    start = text.find('"ID"')
+    rows = list(csv.DictReader(io.StringIO(text[start:])))
+    by_id = {}
+    for r in rows:
+        by_id.setdefault(int(r["ID"]), {})[r["Metric Name"]] = float(r["Metric Value"].replace(",", ""))
+    ids = sorted(by_id)
+    if len(ids) != len(order):
+        sys.exit(f"{csv_path}: {len(ids)} profiled kernels, {order_path} launched {len(order)}")
+    for o, i in zip(order, ids):
+        o["metrics"] = by_id[i]
+    print("| dtype | BM/BN/BK/stages/warps | st wavefronts / K elt / block | st conflicts share | "
+          "ld wavefronts / K elt / block | ld conflicts share | STS instr / K elt / block | "
+          "st bank bytes per B byte (4 B x BLOCK_N per K elt) | ld bank bytes per B byte |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    out = []
+    pairs = [(lo, hi) for lo, hi in zip(order, order[1:])
+             if lo["config"] == hi["config"] and lo["dtype"] == hi["dtype"] and lo["K"] < hi["K"]]
+    for lo, hi in pairs:
+        dk = hi["K"] - lo["K"]
+        blocks = lo["grid"]
+        d = {m: (hi["metrics"][m] - lo["metrics"][m]) / dk / blocks for m in METRICS if m in lo["metrics"]}
+        st_w = d.get(METRICS[2], float("nan"))
+        ld_w = d.get(METRICS[3], float("nan"))
+        st_c = d.get(METRICS[0], float("nan"))
+        ld_c = d.get(METRICS[1], float("nan"))
+        st_i = d.get(METRICS[4], float("nan"))
+        bn = lo["config"]["BLOCK_N"]
+        # Bank traffic per byte of B tile copied: wavefronts x 128 B against 4 B x BLOCK_N.
+        st_deg = st_w * 128 / (4 * bn)
+        ld_deg = ld_w * 128 / (4 * bn)
+        cfg = "/".join(str(lo["config"][n]) for n in NAMES)
+        print(f"| {lo['dtype']} | {cfg} | {st_w:.2f} | {st_c / st_w if st_w else 0:.2f} | {ld_w:.2f} | "
+              f"{ld_c / ld_w if ld_w else 0:.2f} | {st_i:.2f} | {st_deg:.2f} | {ld_deg:.2f} |")
+        out.append({"dtype": lo["dtype"], "config": lo["config"], "per_k_elt_per_block": d,
+                    "st_bank_bytes_per_b_byte": st_deg, "ld_bank_bytes_per_b_byte": ld_deg,
+                    "sass_counts": lo["sass_counts"]})
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("order")
+    parser.add_argument("csv", nargs="?")
+    parser.add_argument("--summarize", action="store_true")
+    args = parser.parse_args()
+    if args.summarize:
+        summarize(args.order, args.csv)
+    else:
+        launch_all(args.order)
+
+
+if __name__ == "__main__":
+    main()
