@@ -109,8 +109,13 @@ def summarize(order_path, csv_path):
         st_deg = st_w * 128 / (4 * bn)
         ld_deg = ld_w * 128 / (4 * bn)
         cfg = "/".join(str(lo["config"][n]) for n in NAMES)
-        print(f"| {lo['dtype']} | {cfg} | {st_w:.2f} | {st_c / st_w if st_w else 0:.2f} | {ld_w:.2f} | "
-              f"{ld_c / ld_w if ld_w else 0:.2f} | {st_i:.2f} | {st_deg:.2f} | {ld_deg:.2f} |")
+        # A share of a difference that is noise next to the epilogue's fixed count says nothing.
+        def share(conflicts, wavefronts, metric):
+            if wavefronts * dk * blocks < 0.01 * hi["metrics"].get(metric, 0) or not wavefronts:
+                return "n/a"
+            return f"{conflicts / wavefronts:.2f}"
+        print(f"| {lo['dtype']} | {cfg} | {st_w:.2f} | {share(st_c, st_w, METRICS[2])} | {ld_w:.2f} | "
+              f"{share(ld_c, ld_w, METRICS[3])} | {st_i:.2f} | {st_deg:.2f} | {ld_deg:.2f} |")
         out.append({"dtype": lo["dtype"], "config": lo["config"], "per_k_elt_per_block": d,
                     "st_bank_bytes_per_b_byte": st_deg, "ld_bank_bytes_per_b_byte": ld_deg,
                     "sass_counts": lo["sass_counts"]})
