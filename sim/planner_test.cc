@@ -47,13 +47,16 @@ int RunPlan(const std::vector<std::string>& args, std::string* out, std::string*
 // ---------------------------------------------------------------------------------------------
 // --param syntax
 
+// One tunable tile and one problem dimension.
+constexpr char kOneTileGraph[] = R"pb(
+  parameters { name: "BLOCK_M" default_value: 64 }
+  parameters { name: "M" default_value: 4096 problem_size: true }
+  buffers { name: "a" shape: "BLOCK_M" dtype: "f16" memory_space: "smem" }
+  ops { name: "use" writes: "a" }
+)pb";
+
 TEST(ParseParamSpecTest, AcceptsRangesPowersStepsAndLists) {
-  CompiledGraph graph = CompileText(R"pb(
-    parameters { name: "BLOCK_M" default_value: 64 }
-    parameters { name: "M" default_value: 4096 problem_size: true }
-    buffers { name: "a" shape: "BLOCK_M" dtype: "f16" memory_space: "smem" }
-    ops { name: "use" writes: "a" }
-  )pb");
+  CompiledGraph graph = CompileText(kOneTileGraph);
   auto pow2 = ParseParamSpec("BLOCK_M=16..256:pow2", graph);
   ASSERT_TRUE(pow2.ok()) << pow2.status();
   EXPECT_THAT(pow2->values, ::testing::ElementsAre(16, 32, 64, 128, 256));
@@ -69,12 +72,7 @@ TEST(ParseParamSpecTest, AcceptsRangesPowersStepsAndLists) {
 }
 
 TEST(ParseParamSpecTest, RejectsBadSyntaxWithTheSpecInTheMessage) {
-  CompiledGraph graph = CompileText(R"pb(
-    parameters { name: "BLOCK_M" default_value: 64 }
-    parameters { name: "M" default_value: 4096 problem_size: true }
-    buffers { name: "a" shape: "BLOCK_M" dtype: "f16" memory_space: "smem" }
-    ops { name: "use" writes: "a" }
-  )pb");
+  CompiledGraph graph = CompileText(kOneTileGraph);
   struct Case {
     const char* spec;
     const char* problem;
