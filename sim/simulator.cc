@@ -248,7 +248,8 @@ class Simulation {
 
     if (options_.keep_placements) {
       for (const Group* group : {&state.dynamic_or_scoped, &state.static_or_program}) {
-        int64_t base = group == &state.dynamic_or_scoped || !is_gpu_shared ? 0 : 0;
+        // CUDA lays static __shared__ arrays out first and dynamic memory after them.
+        const int64_t base = group == &state.dynamic_or_scoped && is_gpu_shared ? second : 0;
         for (size_t k = 0; k < group->blocks.size(); ++k) {
           const BufferBlock& block = blocks_[group->blocks[k]];
           Placement* p = out->add_placements();

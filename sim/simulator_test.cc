@@ -90,6 +90,20 @@ TEST(SimulatorTest, StaticSharedMemoryCannotOptIn) {
   EXPECT_THAT(report.violations(0).message(), HasSubstr("too much shared data (0x10000 bytes, 0xc000 max)"));
 }
 
+TEST(SimulatorTest, DynamicSharedMemoryFollowsTheStaticSegment) {
+  CompiledGraph graph = CompileText(R"pb(
+    buffers { name: "s" shape: "100" dtype: "u8" memory_space: "smem" static_allocation: true }
+    buffers { name: "d" shape: "256" dtype: "u8" memory_space: "smem" }
+    ops { name: "op" writes: "s" writes: "d" }
+  )pb");
+  Report report = SimulateConfig(graph, Device("h100"));
+  ASSERT_EQ(report.spaces(0).placements_size(), 2);
+  EXPECT_EQ(report.spaces(0).peak_bytes(), 112 + 256);  // static rounded to 16 B, then dynamic
+  for (const Placement& p : report.spaces(0).placements()) {
+    EXPECT_EQ(p.offset(), p.buffer() == "s" ? 0 : 112) << p.buffer();
+  }
+}
+
 TEST(SimulatorTest, NoOptInMeansTheDefaultLimit) {
   CompiledGraph graph = CompileText(R"pb(
     buffers { name: "d" shape: "50000" dtype: "u8" memory_space: "smem" }
