@@ -22,14 +22,28 @@ import json
 import os
 import sys
 
-M = N = 1024
+M0 = N0 = 1024
 KS = (1024, 4096)
 # (dtype, BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, NUM_WARPS)
-CONFIGS = [
-    ("f32", 256, 128, 32, 4, 8), ("f32", 128, 128, 32, 3, 4), ("f32", 128, 256, 32, 3, 8),
-    ("f32", 64, 128, 64, 3, 4), ("f32", 128, 64, 64, 3, 4), ("f32", 32, 256, 64, 4, 4),
-    ("f16", 256, 128, 32, 4, 8), ("f16", 128, 128, 32, 3, 4), ("f16", 32, 256, 64, 4, 4),
-]
+CONFIG_SETS = {
+    # round 4: the transposing-copy question
+    "round4": [
+        ("f32", 256, 128, 32, 4, 8), ("f32", 128, 128, 32, 3, 4), ("f32", 128, 256, 32, 3, 8),
+        ("f32", 64, 128, 64, 3, 4), ("f32", 128, 64, 64, 3, 4), ("f32", 32, 256, 64, 4, 4),
+        ("f16", 256, 128, 32, 4, 8), ("f16", 128, 128, 32, 3, 4), ("f16", 32, 256, 64, 4, 4),
+    ],
+    # round 5: cp.async (LDGSTS) shared-memory wavefronts and the K loop's cycles, per kernel family
+    "round5": [
+        ("f32", 256, 128, 32, 4, 8), ("f32", 256, 64, 32, 4, 8), ("f32", 128, 128, 32, 3, 4),
+        ("f32", 128, 256, 32, 3, 8), ("f32", 64, 128, 64, 3, 4), ("f32", 64, 256, 32, 3, 4),
+        ("f32", 32, 256, 64, 4, 4), ("f32", 32, 256, 32, 4, 4), ("f32", 32, 128, 64, 4, 4),
+        ("f32", 32, 64, 32, 3, 4),
+        ("f16", 128, 256, 64, 3, 8), ("f16", 128, 256, 32, 4, 8), ("f16", 256, 128, 64, 3, 8),
+        ("f16", 128, 128, 64, 4, 4), ("f16", 64, 256, 64, 3, 4), ("f16", 32, 256, 64, 4, 4),
+        ("f16", 32, 128, 64, 4, 4),
+    ],
+}
+CONFIGS = CONFIG_SETS[os.environ.get("NCU_CONFIG_SET", "round4")]
 NAMES = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS")
 METRICS = [
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
@@ -50,6 +64,8 @@ def launch_all(order_path):
     for dtype_name, *values in CONFIGS:
         cfg = dict(zip(NAMES, values))
         dtype = sweep.DTYPES[dtype_name]
+        # round 5 times the K loop per block: 8 x 16 = 128 blocks, at most one per SM of the 132.
+        M, N = (8 * cfg["BLOCK_M"], 16 * cfg["BLOCK_N"]) if CONFIGS is CONFIG_SETS["round5"] else (M0, N0)
         for K in KS:
             a = torch.randn(M, K, device="cuda", dtype=dtype)
             b = torch.randn(K, N, device="cuda", dtype=dtype)
@@ -122,13 +138,59 @@ def summarize(order_path, csv_path):
     return out
 
 
+def summarize_all(order_path, csv_path):
+    """Every metric in the CSV, per K element per block (the K loop alone), one row per config."""
+    order = [o for o in json.load(open(order_path)) if o.get("launched", True)]
+    text = open(csv_path).read()
+    start = text.find('"ID"')
+    rows = list(csv.DictReader(io.StringIO(text[start:])))
+    by_id = {}
+    for r in rows:
+        try:
+            by_id.setdefault(int(r["ID"]), {})[r["Metric Name"]] = float(r["Metric Value"].replace(",", ""))
+        except ValueError:
+            continue
+    ids = sorted(by_id)
+    if len(ids) != len(order):
+        sys.exit(f"{csv_path}: {len(ids)} profiled kernels, {order_path} launched {len(order)}")
+    for o, i in zip(order, ids):
+        o["metrics"] = by_id[i]
+    out = []
+    pairs = [(lo, hi) for lo, hi in zip(order, order[1:])
+             if lo["config"] == hi["config"] and lo["dtype"] == hi["dtype"] and lo["K"] < hi["K"]]
+    for lo, hi in pairs:
+        dk = hi["K"] - lo["K"]
+        blocks = lo["grid"]
+        per_block = {m: (hi["metrics"][m] - lo["metrics"][m]) / dk / blocks for m in lo["metrics"] if m in hi["metrics"]}
+        # Cycles are per SM, not summed over blocks: per K element of one block's loop.
+        per_k = {m: (hi["metrics"][m] - lo["metrics"][m]) / dk for m in lo["metrics"]
+                 if m in hi["metrics"] and "cycles" in m}
+        cfg = "/".join(str(lo["config"][n]) for n in NAMES)
+        print(f"{lo['dtype']} {cfg} grid {blocks}")
+        for m in sorted(per_block):
+            v = per_k[m] if m in per_k else per_block[m]
+            unit = "per K elt" if m in per_k else "per K elt per block"
+            print(f"    {m:70s} {v:12.3f}  {unit}")
+        out.append({"dtype": lo["dtype"], "config": lo["config"], "grid": blocks,
+                    "per_k_elt_per_block": {m: per_block[m] for m in per_block if m not in per_k},
+                    "cycles_per_k_elt": per_k, "sass_counts": lo["sass_counts"]})
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("order")
     parser.add_argument("csv", nargs="?")
     parser.add_argument("--summarize", action="store_true")
+    parser.add_argument("--summarize-all", action="store_true", help="every metric in the CSV, as JSON to --json")
+    parser.add_argument("--json", default=None)
     args = parser.parse_args()
-    if args.summarize:
+    if args.summarize_all:
+        out = summarize_all(args.order, args.csv)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(out, f, indent=1)
+    elif args.summarize:
         summarize(args.order, args.csv)
     else:
         launch_all(args.order)
