@@ -12,12 +12,14 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "backends/cuda/kernel_registry.h"
 #include "backends/cuda/measure.h"
+#include "backends/cuda/memory_bench.h"
 #include "backends/cuda/probe.h"
 #include "backends/cuda/validate.h"
 #include "sim/device.h"
@@ -212,6 +214,87 @@ absl::StatusOr<std::vector<ValidationRow>> Replay(const ValidateFlags& flags, co
   return rows;
 }
 
+// Sizes of the memory measurements: the L2 chase and stream fit the 50 MiB L2 of an H100
+// (with room for the rest of the working set), the DRAM ones are far beyond any L2.
+constexpr int64_t kMiB = int64_t{1} << 20;
+constexpr int64_t kChaseStrideBytes = 128;  // one L2 line per node
+constexpr int64_t kL2ChaseBytes = 4 * kMiB;
+constexpr int64_t kDramChaseBytes = 1024 * kMiB;
+constexpr int64_t kL2StreamBytes = 16 * kMiB;
+constexpr int64_t kDramStreamBytes = 2048 * kMiB;
+
+std::string Footprint(int64_t bytes) {
+  return bytes >= 1024 * kMiB ? absl::StrCat(bytes / (1024 * kMiB), " GiB") : absl::StrCat(bytes / kMiB, " MiB");
+}
+
+// Measures latency and bandwidth (memory_bench.h), writes the measured fields into
+// `probed` and returns the table `probe --measure-memory` prints. `shipped` (may be null)
+// supplies the model column.
+absl::StatusOr<std::string> MeasureMemory(int ordinal, const DeviceModel* shipped, DeviceModel* probed) {
+  ASSIGN_OR_RETURN(LatencyResult l2, MeasureLoadLatency(ordinal, kL2ChaseBytes, kChaseStrideBytes));
+  ASSIGN_OR_RETURN(LatencyResult dram_paged, MeasureLoadLatency(ordinal, kDramChaseBytes, kChaseStrideBytes,
+                                                                ChaseOrder::kRandomWithinPages));
+  ASSIGN_OR_RETURN(LatencyResult dram_random, MeasureLoadLatency(ordinal, kDramChaseBytes, kChaseStrideBytes));
+  ASSIGN_OR_RETURN(BandwidthResult l2_stream, MeasureReadBandwidth(ordinal, kL2StreamBytes));
+  ASSIGN_OR_RETURN(BandwidthResult dram_stream, MeasureReadBandwidth(ordinal, kDramStreamBytes));
+
+  Performance* performance = probed->mutable_performance();
+  performance->set_l2_latency_ns(l2.median_ns);
+  // Tiles are contiguous: their loads hit the TLB, so the page-local chase is the DRAM latency.
+  performance->set_dram_latency_ns(dram_paged.median_ns);
+  performance->set_l2_bandwidth_gbps(l2_stream.gbps);
+  probed->add_sources(absl::StrFormat(
+      "measured by `simulate probe --measure-memory` on %s: l2_latency_ns (%s chase, %s, %d B lines), "
+      "dram_latency_ns (%s chase, %s), l2_bandwidth_gbps (ld.global.cg.v4 stream, %s); "
+      "memory_bandwidth_gbps stays the clock-derived figure (measured stream %s: %.0f GB/s)",
+      Today(), ChaseOrderName(l2.order), Footprint(kL2ChaseBytes), kChaseStrideBytes,
+      ChaseOrderName(dram_paged.order), Footprint(kDramChaseBytes), Footprint(kL2StreamBytes),
+      Footprint(kDramStreamBytes), dram_stream.gbps));
+
+  const Performance* model = shipped != nullptr ? &shipped->performance() : nullptr;
+  auto model_value = [&](const char* field, double value) {
+    if (model == nullptr) return std::string("-");
+    return absl::StrFormat("%s %g", field, value);
+  };
+  std::string table = absl::StrFormat("%-44s %9s %8s %8s %9s  %s\n", "memory measurement", "footprint", "cycles",
+                                      "ns", "GB/s",
+                                      shipped != nullptr ? absl::StrCat("model '", shipped->name(), "'") : "model");
+  auto latency_row = [&](const std::string& what, const LatencyResult& r, const std::string& model_text) {
+    absl::StrAppendFormat(&table, "%-44s %9s %8.1f %8.1f %9s  %s\n", what, Footprint(r.footprint_bytes),
+                          r.median_cycles, r.median_ns, "-", model_text);
+  };
+  auto bandwidth_row = [&](const std::string& what, const BandwidthResult& r, const std::string& model_text) {
+    absl::StrAppendFormat(&table, "%-44s %9s %8s %8s %9.0f  %s\n", what, Footprint(r.footprint_bytes), "-", "-",
+                          r.gbps, model_text);
+  };
+  latency_row("L2 hit latency (random chase)", l2,
+              model_value("l2_latency_ns", model != nullptr ? model->l2_latency_ns() : 0));
+  latency_row("DRAM latency (random within 2 MiB pages)", dram_paged,
+              model_value("dram_latency_ns", model != nullptr ? model->dram_latency_ns() : 0));
+  latency_row("DRAM latency (random over all pages, TLB)", dram_random, "(not in the model)");
+  bandwidth_row("L2 read bandwidth (ld.global.cg.v4)", l2_stream,
+                model_value("l2_bandwidth_gbps", model != nullptr ? model->l2_bandwidth_gbps() : 0));
+  bandwidth_row("DRAM read bandwidth (ld.global.cg.v4)", dram_stream,
+                model_value("memory_bandwidth_gbps", model != nullptr ? model->memory_bandwidth_gbps() : 0));
+  absl::StrAppendFormat(&table, "probed memory_bandwidth_gbps (from memory clock and bus width, kept): %.1f\n",
+                        performance->memory_bandwidth_gbps());
+  for (const LatencyResult* r : {&l2, &dram_paged, &dram_random}) {
+    absl::StrAppendFormat(&table,
+                          "chase %s %s: %d warm + %d timed loads in groups of %d, per load p10 %.1f / median %.1f "
+                          "/ p90 %.1f cycles, SM clock %.0f MHz\n",
+                          ChaseOrderName(r->order), Footprint(r->footprint_bytes), r->warm_loads, r->timed_loads,
+                          r->group_loads, r->p10_cycles, r->median_cycles, r->p90_cycles, r->sm_clock_mhz);
+  }
+  for (const BandwidthResult* r : {&l2_stream, &dram_stream}) {
+    absl::StrAppendFormat(&table,
+                          "stream %s: best of %d launch shapes %d x %d threads, median of %d trials %.0f GB/s "
+                          "(best trial %.0f), %d bytes in %.1f ms per trial\n",
+                          Footprint(r->footprint_bytes), r->shapes_tried, r->blocks, r->threads, r->trials, r->gbps,
+                          r->best_trial_gbps, r->bytes_per_trial, r->trial_ms);
+  }
+  return table;
+}
+
 }  // namespace
 
 int RunValidateCommand(int argc, char** argv) {
@@ -275,6 +358,7 @@ int RunValidateCommand(int argc, char** argv) {
 int RunProbeCommand(int argc, char** argv) {
   std::string out_path, compare;
   int ordinal = 0;
+  bool measure_memory = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&](std::string* out) {
@@ -288,7 +372,9 @@ int RunProbeCommand(int argc, char** argv) {
       return true;
     };
     std::string text;
-    if (absl::StartsWith(arg, "--out")) {
+    if (arg == "--measure-memory") {
+      measure_memory = true;
+    } else if (absl::StartsWith(arg, "--out")) {
       if (!value(&out_path)) {
         std::cerr << "error: --out needs a file\n";
         return kExitBadInput;
@@ -317,12 +403,39 @@ int RunProbeCommand(int argc, char** argv) {
     std::cerr << "error: " << probed.status().message() << "\n";
     return kExitNoDevice;
   }
+  // With --measure-memory the model is read before the GPU work (its values fill the table's
+  // model column), so a bad --compare fails before seconds of measuring.
+  std::optional<DeviceModel> shipped;
+  auto load_shipped = [&]() -> bool {
+    absl::StatusOr<DeviceModel> loaded = LoadDevice(compare);
+    if (!loaded.ok()) {
+      std::cerr << "error: " << loaded.status().message() << "\n";
+      return false;
+    }
+    shipped = *std::move(loaded);
+    return true;
+  };
+  if (measure_memory && !compare.empty() && !load_shipped()) return kExitBadInput;
+  std::string measured_table;
+  if (measure_memory) {
+    absl::StatusOr<std::string> table = MeasureMemory(ordinal, shipped ? &*shipped : nullptr, &*probed);
+    if (!table.ok()) {
+      std::cerr << "error: --measure-memory: " << table.status().message() << "\n";
+      return kExitNoDevice;
+    }
+    measured_table = *std::move(table);
+    std::cerr << measured_table;
+  }
   absl::StatusOr<std::string> text = SerializeProto(*probed, ProtoFormat::kText);
   if (!text.ok()) {
     std::cerr << "error: " << text.status().message() << "\n";
     return kExitBadInput;
   }
-  std::string contents = absl::StrCat("# scratchsim.DeviceModel probed from the live device on ", Today(), "\n", *text);
+  std::string contents = absl::StrCat("# scratchsim.DeviceModel probed from the live device on ", Today(), "\n");
+  for (absl::string_view line : absl::StrSplit(measured_table, '\n', absl::SkipEmpty())) {
+    absl::StrAppend(&contents, "# ", line, "\n");
+  }
+  absl::StrAppend(&contents, *text);
   if (out_path.empty()) {
     std::cout << contents;
   } else {
@@ -333,11 +446,7 @@ int RunProbeCommand(int argc, char** argv) {
     }
   }
   if (compare.empty()) return kExitOk;
-  absl::StatusOr<DeviceModel> shipped = LoadDevice(compare);
-  if (!shipped.ok()) {
-    std::cerr << "error: " << shipped.status().message() << "\n";
-    return kExitBadInput;
-  }
+  if (!shipped && !load_shipped()) return kExitBadInput;
   std::vector<std::string> diffs = DiffAgainstProbe(*probed, *shipped);
   for (const std::string& diff : diffs) std::cerr << "differs: " << diff << "\n";
   std::cerr << "probe vs '" << shipped->name() << "': " << (diffs.empty() ? "agree" : "DISAGREE") << "\n";

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/measure.h"
 #include "gtest/gtest.h"
 
 namespace scratchsim::cuda {
@@ -61,6 +62,12 @@ TEST(ProbeCommandTest, BadFlagsAreUsageErrors) {
   EXPECT_EQ(Invoke(RunProbeCommand, {"probe", "--frobnicate"}), 2);
   EXPECT_EQ(Invoke(RunProbeCommand, {"probe", "--out"}), 2);
   EXPECT_EQ(Invoke(RunProbeCommand, {"probe", "--device-index", "-1"}), 2);
+}
+
+TEST(ProbeCommandTest, MeasureMemoryWithoutADeviceIsACleanError) {
+  if (DevicePresent()) GTEST_SKIP() << "a CUDA device is present; the GPU run covers --measure-memory";
+  EXPECT_EQ(Invoke(RunProbeCommand, {"probe", "--measure-memory"}), 3);
+  EXPECT_EQ(Invoke(RunProbeCommand, {"probe", "--measure-memory", "--compare", "h100"}), 3);
 }
 
 }  // namespace
