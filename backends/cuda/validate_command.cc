@@ -245,7 +245,8 @@ absl::StatusOr<std::string> MeasureMemory(int ordinal, const DeviceModel* shippe
   performance->set_l2_bandwidth_gbps(l2_stream.gbps);
   probed->add_sources(absl::StrFormat(
       "measured by `simulate probe --measure-memory` on %s: l2_latency_ns (%s chase, %s, %d B lines), "
-      "dram_latency_ns (%s chase, %s), l2_bandwidth_gbps (ld.global.cg.v4 stream, %s); "
+      "dram_latency_ns (%s chase, %s), l2_bandwidth_gbps (ld.global.cg.v4 stream, %s; a lower bound: "
+      "cp.async/TMA tile loads reached more on the H100); "
       "memory_bandwidth_gbps stays the clock-derived figure (measured stream %s: %.0f GB/s)",
       Today(), ChaseOrderName(l2.order), Footprint(kL2ChaseBytes), kChaseStrideBytes,
       ChaseOrderName(dram_paged.order), Footprint(kDramChaseBytes), Footprint(kL2StreamBytes),
