@@ -86,6 +86,12 @@ absl::StatusOr<PerfModel> PerfModel::Create(const DeviceModel& device, absl::str
         absl::StrCat("device '", device.name(), "': performance.l2_bandwidth_gbps is negative"));
   }
   model.l2_bandwidth_ = perf.l2_bandwidth_gbps() * 1e9;
+  if (perf.dram_latency_ns() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device '", device.name(), "': performance.dram_latency_ns is negative"));
+  }
+  model.load_latency_ = perf.dram_latency_ns() * 1e-9;
+  model.clock_hz_ = perf.clock_mhz() * 1e6;
   model.num_cores_ = std::max<int64_t>(device.limits().num_cores(), 1);
   model.schedulers_ = std::max<int64_t>(device.limits().register_sub_partitions(), 1);
   return model;
@@ -109,18 +115,21 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   const double bytes = std::max(in.bytes_per_block, 0.0);
   // Each wave runs `per_core` blocks on every core, sharing that core's share of the peak: a
   // partly filled last wave costs as much compute time as a full one.
-  const double per_core_peak = peak_flops_ / static_cast<double>(num_cores_);
+  const double per_core_peak = peak_flops_ / static_cast<double>(num_cores_) * std::clamp(in.peak_fraction, 1e-3, 1.0);
   e.compute_s = per_core_peak > 0
                     ? static_cast<double>(e.waves * per_core) * flops / per_core_peak / e.issue_efficiency
                     : 0;
   // Shared-memory banks are per core like the math pipes, so they quantize the same way. The
-  // bank time adds to the math time rather than overlapping it: the MMA waits for its operands
-  // and layout-conversion copies sit between the loads and the MMA in the same warps.
+  // two pipes run concurrently: Nsight Compute on the H100 (docs/validation/planner-h100.md,
+  // round 5) puts the K loop of a block at the longer of its tensor-pipe cycles and its
+  // shared-memory wavefronts, not their sum. Sync cycles (waits neither pipe hides) add.
   const double smem_bytes = std::max(in.smem_bytes_per_block, 0.0);
   e.smem_s = smem_bandwidth_per_core_ > 0
                  ? static_cast<double>(e.waves * per_core) * smem_bytes / smem_bandwidth_per_core_
                  : 0;
-  e.core_s = e.compute_s + e.smem_s;
+  e.sync_s = clock_hz_ > 0 ? static_cast<double>(e.waves * per_core) * std::max(in.sync_cycles_per_block, 0.0) / clock_hz_
+                           : 0;
+  e.core_s = std::max(e.compute_s, e.smem_s) + e.sync_s;
   // Bandwidth is a chip-wide pool: no quantization. Every block's global traffic crosses L2.
   // DRAM delivers, when the graph says which bytes blocks share and the device gives its L2
   // bandwidth, each wave's distinct row and
@@ -147,11 +156,20 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   // docs/validation/planner-h100.md). With none in flight compute and memory serialize; each
   // further load in flight hides a larger share of the shorter phase (n / (n + 1)).
   e.loads_in_flight = std::max<int64_t>(std::max<int64_t>(in.stages, 1) - 1, per_core - 1);
+  e.inflight_bytes_per_core = static_cast<double>(per_core) * static_cast<double>(std::max<int64_t>(in.stages - 1, 0)) *
+                              std::max(in.stage_bytes_per_block, 0.0);
+  // Latency: a block with stages - 1 loads in flight, each taking the load latency, completes at
+  // most stages - 1 K steps per latency, whatever the bandwidth (Little's law per block).
+  if (load_latency_ > 0 && in.pipeline_trips > 0) {
+    e.latency_s = static_cast<double>(e.waves) * static_cast<double>(in.pipeline_trips) * load_latency_ /
+                  static_cast<double>(std::max<int64_t>(in.stages - 1, 1));
+  }
   const double longer = std::max(e.core_s, e.memory_s);
   const double shorter = std::min(e.core_s, e.memory_s);
   e.exposed_s = shorter / static_cast<double>(1 + e.loads_in_flight);
-  e.time_s = longer + e.exposed_s;
-  e.compute_bound = e.core_s >= e.memory_s;
+  e.time_s = std::max(longer, e.latency_s) + e.exposed_s;
+  e.latency_bound = e.latency_s > longer;
+  e.compute_bound = !e.latency_bound && e.core_s >= e.memory_s;
   e.smem_bound = e.compute_bound && e.smem_s > e.compute_s;
   e.intensity = bytes > 0 && flops > 0 ? flops / bytes : 0;
   if (e.time_s > 0) {

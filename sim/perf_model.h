@@ -30,6 +30,12 @@ struct PerfInputs {
   double row_bytes_per_block = -1;
   double col_bytes_per_block = -1;
   int64_t tile_group_rows = 0;
+  double peak_fraction = 1;          // graph peak_percent / 100
+  double sync_cycles_per_block = 0;  // graph sync_cycles
+  // The pipelined main loop: its trip count (0: unknown, no latency bound) and the bytes one
+  // stage of it copies asynchronously per block (the tiles a load in flight carries).
+  int64_t pipeline_trips = 0;
+  double stage_bytes_per_block = 0;
 };
 
 // Distinct row and column indices of the grid, summed over the waves of `wave` consecutive
@@ -50,17 +56,23 @@ struct PerfEstimate {
   double memory_s = 0;           // max(dram_s, l2_s)
   double dram_s = 0;             // DRAM traffic (after L2 reuse when the graph gives it)
   double l2_s = 0;               // all global traffic over the L2 bandwidth (0 without it)
-  double core_s = 0;             // compute_s + smem_s: the on-chip phase
+  double sync_s = 0;             // wave-quantized sync cycles (0 without the term)
+  double core_s = 0;             // max(compute_s, smem_s) + sync_s: the on-chip phase
+  double latency_s = 0;          // the pipeline's latency bound: trips x latency / loads in flight
   double exposed_s = 0;          // the part of the shorter phase not hidden behind the longer
   int64_t grid_blocks = 0;
   int64_t concurrent_blocks = 0; // num_cores x blocks_per_core
   int64_t waves = 0;
   double wave_efficiency = 0;    // grid / (waves x concurrent)
   double issue_efficiency = 1;   // resident warps per scheduler (GPU)
-  int64_t loads_in_flight = 0;   // stages - 1: a block's own tiles in flight
+  int64_t loads_in_flight = 0;   // max(stages - 1, blocks per core - 1)
+  // Bytes a core has in flight: blocks per core x (stages - 1) x stage bytes. Between equal
+  // estimates, more bytes in flight tolerate more latency; the ranking prefers them.
+  double inflight_bytes_per_core = 0;
   double intensity = 0;          // flops per byte of global traffic; 0 when unknown
   bool compute_bound = false;    // the on-chip phase (core_s) is the longer one
   bool smem_bound = false;       // ... and within it shared memory outweighs the math
+  bool latency_bound = false;    // the pipeline's latency bound is the longest term
   // Achieved TFLOP/s when flops are known, else GB/s moved; the ranking sorts by time_s.
   double score = 0;
 };
@@ -81,6 +93,8 @@ class PerfModel {
   double smem_bandwidth_per_core() const { return smem_bandwidth_per_core_; }
   // L2-to-cores bandwidth in bytes/s; 0 when the device does not give it.
   double l2_bandwidth() const { return l2_bandwidth_; }
+  // Load-to-use latency of a global load that misses L2, in seconds; 0 when unknown.
+  double load_latency() const { return load_latency_; }
   int64_t num_cores() const { return num_cores_; }
   const std::string& peak_dtype() const { return peak_dtype_; }
   // flops per byte where compute time equals memory time.
@@ -91,6 +105,8 @@ class PerfModel {
   double bandwidth_ = 0;
   double smem_bandwidth_per_core_ = 0;
   double l2_bandwidth_ = 0;
+  double load_latency_ = 0;
+  double clock_hz_ = 0;
   int64_t num_cores_ = 1;
   int64_t schedulers_ = 1;  // warp schedulers (register sub-partitions) per core
   std::string peak_dtype_;

@@ -87,15 +87,17 @@ std::string Assignments(const PlanResult& plan, const std::vector<int64_t>& valu
 std::string Why(const PlanResult& plan, const RankedConfig& c) {
   const PerfEstimate& e = c.perf;
   std::vector<std::string> parts;
+  const char* bound = e.latency_bound ? "latency" : e.smem_bound ? "shared-memory" : e.compute_bound ? "compute" : "memory";
   if (e.intensity > 0) {
-    parts.push_back(absl::StrFormat("%s-bound (%.0f flop/B vs ridge %.0f)",
-                                    e.smem_bound ? "shared-memory" : e.compute_bound ? "compute" : "memory",
-                                    e.intensity, plan.model.ridge()));
+    parts.push_back(absl::StrFormat("%s-bound (%.0f flop/B vs ridge %.0f)", bound, e.intensity, plan.model.ridge()));
   } else {
-    parts.push_back(e.smem_bound ? "shared-memory-bound" : e.compute_bound ? "compute-bound" : "memory-bound");
+    parts.push_back(absl::StrCat(bound, "-bound"));
   }
-  if (e.smem_s > 0) {
-    parts.push_back(absl::StrFormat("shared-memory banks %.0f%% of the on-chip time", 100.0 * e.smem_s / e.core_s));
+  if (e.smem_s > 0 && e.compute_s > 0) {
+    parts.push_back(absl::StrFormat("shared-memory banks at %.0f%% of the math time", 100.0 * e.smem_s / e.compute_s));
+  }
+  if (e.sync_s > 0 && e.core_s > 0) {
+    parts.push_back(absl::StrFormat("sync waits %.0f%% of the on-chip time", 100.0 * e.sync_s / e.core_s));
   }
   if (c.fit.has_occupancy) {
     parts.push_back(absl::StrFormat("%d block%s/SM (%s)", c.fit.blocks_per_core, c.fit.blocks_per_core == 1 ? "" : "s",

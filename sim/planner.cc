@@ -6,6 +6,7 @@
 #include <limits>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -707,8 +708,41 @@ absl::StatusOr<PerfExpressions> CompilePerfExpressions(const CompiledGraph& grap
         graph.origin, ": grid_row_bytes / grid_col_bytes / tile_group_rows need global_bytes and a two-dimensional "
                       "launch.grid"));
   }
+  for (const auto& [field, text, out] : {std::tuple{"peak_percent", &graph.graph.peak_percent(), &perf.peak_percent},
+                                         std::tuple{"sync_cycles", &graph.graph.sync_cycles(), &perf.sync_cycles}}) {
+    if (text->empty()) continue;
+    auto expr = Expr::Parse(*text, graph.symbols);
+    if (!expr.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": ", field, ": ", expr.status().message()));
+    }
+    *out = *std::move(expr);
+  }
   for (const auto& stages : graph.loop_stages) {
     if (stages) perf.stages.push_back(*stages);
+  }
+  for (int loop = 0; loop < static_cast<int>(graph.loop_stages.size()); ++loop) {
+    if (!graph.loop_stages[loop]) continue;
+    const std::string& trips = graph.graph.loops(loop).trip_count();
+    if (!trips.empty()) {
+      auto expr = Expr::Parse(trips, graph.symbols);
+      if (!expr.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": loop '", graph.graph.loops(loop).name(),
+                                                       "' trip_count: ", expr.status().message()));
+      }
+      perf.pipeline_trips = *std::move(expr);
+    }
+    for (int op : graph.op_order) {
+      const auto& loops = graph.op_loops[op];
+      if (graph.graph.ops(op).kind() != "async_copy" || std::find(loops.begin(), loops.end(), loop) == loops.end()) {
+        continue;
+      }
+      for (int b : graph.op_writes[op]) {
+        if (std::find(perf.stage_buffers.begin(), perf.stage_buffers.end(), b) == perf.stage_buffers.end()) {
+          perf.stage_buffers.push_back(b);
+        }
+      }
+    }
+    break;
   }
   if (!perf.global_bytes) {
     const std::vector<LiveRange> ranges = ComputeLiveRanges(graph);
@@ -809,6 +843,23 @@ bool EvaluatePerfInputs(const CompiledGraph& graph, const PerfExpressions& perf,
     for (const auto& op : perf.operands) stages = std::max(stages, scratch.copies[op.buffer]);
   }
   in->stages = stages;
+  if (perf.peak_percent) {
+    auto v = perf.peak_percent->Evaluate(values);
+    if (!v.ok() || *v <= 0) return false;
+    in->peak_fraction = std::min(static_cast<double>(*v) / 100.0, 1.0);
+  }
+  if (perf.sync_cycles) {
+    auto v = perf.sync_cycles->Evaluate(values);
+    if (!v.ok() || *v < 0) return false;
+    in->sync_cycles_per_block = static_cast<double>(*v);
+  }
+  if (perf.pipeline_trips) {
+    auto v = perf.pipeline_trips->Evaluate(values);
+    if (!v.ok()) return false;
+    in->pipeline_trips = std::max<int64_t>(*v, 0);
+  }
+  in->stage_bytes_per_block = 0;
+  for (int b : perf.stage_buffers) in->stage_bytes_per_block += static_cast<double>(scratch.bytes[b]);
   in->blocks_per_core = fit.has_occupancy ? std::max<int32_t>(fit.blocks_per_core, 1) : 1;
   in->warps_per_block = fit.warps;
   return true;
@@ -816,9 +867,11 @@ bool EvaluatePerfInputs(const CompiledGraph& graph, const PerfExpressions& perf,
 
 struct Candidate {
   double time;
+  double inflight;  // bytes in flight per core: between equal times, more tolerates more latency
   uint64_t index;
   bool operator<(const Candidate& o) const {  // "better than"
     if (time != o.time) return time < o.time;
+    if (inflight != o.inflight) return inflight > o.inflight;
     return index < o.index;
   }
 };
@@ -950,8 +1003,13 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
           if (top_k > 0) {
             PerfInputs in;
             double time = std::numeric_limits<double>::infinity();
-            if (EvaluatePerfInputs(graph, perf, values, scratch, fit, &in)) time = result.model.Estimate(in).time_s;
-            Candidate c{time, index};
+            double inflight = 0;
+            if (EvaluatePerfInputs(graph, perf, values, scratch, fit, &in)) {
+              const PerfEstimate e = result.model.Estimate(in);
+              time = e.time_s;
+              inflight = e.inflight_bytes_per_core;
+            }
+            Candidate c{time, inflight, index};
             if (state.heap.size() < top_k) {
               state.heap.push_back(c);
               std::push_heap(state.heap.begin(), state.heap.end());

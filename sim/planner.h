@@ -170,6 +170,12 @@ struct PerfExpressions {
   std::vector<OperandTraffic> operands;
   std::vector<Expr> grid;
   std::vector<Expr> stages;   // loop num_stages
+  std::optional<Expr> peak_percent;   // graph.peak_percent
+  std::optional<Expr> sync_cycles;    // graph.sync_cycles
+  // The pipelined loop (the first with num_stages): its trip count, and the buffers that ops
+  // of kind "async_copy" inside it write (one copy of each is a stage's load).
+  std::optional<Expr> pipeline_trips;
+  std::vector<int> stage_buffers;
 };
 absl::StatusOr<PerfExpressions> CompilePerfExpressions(const CompiledGraph& graph);
 

@@ -458,7 +458,7 @@ TEST(PerfModelTest, WaveQuantizationAndOverlap) {
   EXPECT_TRUE(PerfModel::Create(device, "f8e4m3", false).ok());
 }
 
-TEST(PerfModelTest, SharedMemoryBankTimeAddsToTheMathAndQuantizes) {
+TEST(PerfModelTest, SharedMemoryBanksOverlapTheMathAndQuantize) {
   DeviceModel device;
   device.set_name("toy");
   device.mutable_limits()->set_num_cores(10);
@@ -483,10 +483,23 @@ TEST(PerfModelTest, SharedMemoryBankTimeAddsToTheMathAndQuantizes) {
   PerfEstimate e = model->Estimate(in);
   EXPECT_DOUBLE_EQ(e.compute_s, 3e-3);
   EXPECT_DOUBLE_EQ(e.smem_s, 6e-3);
-  EXPECT_DOUBLE_EQ(e.core_s, 9e-3);
-  EXPECT_DOUBLE_EQ(e.time_s, 9e-3 + 25e-6);
+  // The tensor pipe and the banks run concurrently: the longer one is the on-chip time.
+  EXPECT_DOUBLE_EQ(e.core_s, 6e-3);
+  EXPECT_DOUBLE_EQ(e.time_s, 6e-3 + 25e-6);
   EXPECT_TRUE(e.compute_bound);
   EXPECT_TRUE(e.smem_bound);
+  // Sync cycles add to it, per block and wave: 3 waves x 1e6 cycles at 1 GHz.
+  in.sync_cycles_per_block = 1e6;
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.sync_s, 3e-3);
+  EXPECT_DOUBLE_EQ(e.core_s, 9e-3);
+  in.sync_cycles_per_block = 0;
+  // An instruction reaching half the peak doubles the math time.
+  in.peak_fraction = 0.5;
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.compute_s, 6e-3);
+  EXPECT_FALSE(e.smem_bound);
+  in.peak_fraction = 1;
   // Without the graph's smem_bytes the term is absent.
   in.smem_bytes_per_block = -1;
   e = model->Estimate(in);
@@ -535,6 +548,85 @@ TEST(PlanTest, SmemBytesExpressionIsCheckedAndRanks) {
   auto bad_plan = Plan(bad, *device, *axes, *values, options);
   ASSERT_FALSE(bad_plan.ok());
   EXPECT_THAT(bad_plan.status().message(), HasSubstr("smem_bytes"));
+}
+
+TEST(PlanTest, EqualEstimatesPreferMoreBytesInFlightAndNewFieldsAreChecked) {
+  const char* kGraph = R"pb(
+    name: "pipe"
+    parameters { name: "STAGES" default_value: 2 min: 2 max: 4 }
+    buffers { name: "a" shape: "64" shape: "64" dtype: "f16" memory_space: "smem" role: OPERAND copies: "STAGES" }
+    loops { name: "k" trip_count: "4" num_stages: "STAGES" }
+    ops { name: "load" writes: "a" loop: "k" kind: "async_copy" }
+    ops { name: "use" reads: "a" loop: "k" kind: "mma" }
+    launch { num_warps: "4" grid: "132" }
+    flops: "1000000"
+    global_bytes: "1000"
+    compute_dtype: "f16"
+    %s
+  )pb";
+  auto device = LoadDevice("h100");
+  ASSERT_TRUE(device.ok());
+  CompiledGraph graph = CompileText(absl::StrFormat(kGraph, ""));
+  auto axes = BuildParamSpace(graph, {}, {});
+  ASSERT_TRUE(axes.ok()) << axes.status();
+  auto values = BindParameters(graph, {});
+  ASSERT_TRUE(values.ok());
+  PlanOptions options;
+  options.top_k = 3;
+  auto plan = Plan(graph, *device, *axes, *values, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->top.size(), 3u);
+  // The same time for every depth (compute-bound, nothing exposed to speak of): the deepest
+  // pipeline, with the most bytes in flight, ranks first.
+  EXPECT_EQ(plan->top[0].values[0], 4);
+  EXPECT_EQ(plan->top[2].values[0], 2);
+  EXPECT_DOUBLE_EQ(plan->top[0].perf.inflight_bytes_per_core, 3 * 64 * 64 * 2 * plan->top[0].fit.blocks_per_core);
+
+  for (const char* field : {"peak_percent", "sync_cycles"}) {
+    CompiledGraph bad = CompileText(absl::StrFormat(kGraph, absl::StrCat(field, ": \"2 * NOPE\"")));
+    auto bad_plan = Plan(bad, *device, *axes, *values, options);
+    ASSERT_FALSE(bad_plan.ok()) << field;
+    EXPECT_THAT(bad_plan.status().message(), HasSubstr(field));
+  }
+}
+
+TEST(PerfModelTest, LatencyBoundsAShallowPipelineAndInflightBytesAreCounted) {
+  DeviceModel device;
+  device.set_name("toy");
+  device.mutable_limits()->set_num_cores(10);
+  device.mutable_limits()->set_register_sub_partitions(4);
+  device.mutable_performance()->set_memory_bandwidth_gbps(1000);
+  device.mutable_performance()->set_clock_mhz(1000);
+  device.mutable_performance()->set_dram_latency_ns(1000);  // 1 us
+  PeakThroughput* peak = device.mutable_performance()->add_peak();
+  peak->set_dtype("bf16");
+  peak->set_tflops(10);
+  auto model = PerfModel::Create(device, "bf16", true);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_DOUBLE_EQ(model->load_latency(), 1e-6);
+  PerfInputs in;
+  in.flops_per_block = 1e6;  // 1 us of math per block
+  in.bytes_per_block = 1e3;
+  in.grid_blocks = 10;       // one wave
+  in.blocks_per_core = 2;
+  in.warps_per_block = 4;
+  in.stages = 3;
+  in.pipeline_trips = 100;   // 100 K steps, 2 loads in flight: 50 latencies
+  in.stage_bytes_per_block = 4096;
+  PerfEstimate e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.latency_s, 50e-6);
+  EXPECT_TRUE(e.latency_bound);
+  EXPECT_FALSE(e.compute_bound);
+  EXPECT_GE(e.time_s, 50e-6);
+  EXPECT_DOUBLE_EQ(e.inflight_bytes_per_core, 2 * 2 * 4096);
+  // A deeper pipeline hides it.
+  in.stages = 201;
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.latency_s, 0.5e-6);
+  EXPECT_FALSE(e.latency_bound);
+  // Negative latency is bad input naming the field.
+  device.mutable_performance()->set_dram_latency_ns(-1);
+  EXPECT_THAT(PerfModel::Create(device, "bf16", true).status().message(), HasSubstr("dram_latency_ns"));
 }
 
 TEST(PerfModelTest, CountWaveStripsMatchesTheLaunchOrder) {
