@@ -1,5 +1,6 @@
 // Throughput of the tile planner: configurations evaluated per second on the GEMM example
-// (models/graphs/gemm.pbtxt) on H100, per thread and whole sweeps; docs/planner.md has numbers.
+// (models/graphs/gemm.pbtxt) and on the Triton matmul of the H100 validation (every model term:
+// L2 reuse per wave, bank traffic, sync cycles, latency) on H100; docs/planner.md has numbers.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,17 +22,29 @@ struct Fixture {
   std::vector<int64_t> values;
 };
 
+Fixture* MakeFixture(const char* relative_path, const std::vector<std::string>& params,
+                     const std::vector<std::string>& sets) {
+  auto* f = new Fixture;
+  f->device = *LoadDevice("h100");
+  const std::string path = absl::StrCat(SCRATCHSIM_SOURCE_DIR, relative_path);
+  f->graph = *CompileGraph(*LoadGraph(path), path);
+  f->axes = *BuildParamSpace(f->graph, params, sets);
+  f->values = *BindParameters(f->graph, sets);
+  return f;
+}
+
 const Fixture& Gemm() {
-  static const Fixture* fixture = [] {
-    auto* f = new Fixture;
-    f->device = *LoadDevice("h100");
-    const std::string path = absl::StrCat(SCRATCHSIM_SOURCE_DIR, "/models/graphs/gemm.pbtxt");
-    f->graph = *CompileGraph(*LoadGraph(path), path);
-    const std::vector<std::string> sets = {"DTYPE=1"};
-    f->axes = *BuildParamSpace(f->graph, {}, sets);
-    f->values = *BindParameters(f->graph, sets);
-    return f;
-  }();
+  static const Fixture* fixture = MakeFixture("/models/graphs/gemm.pbtxt", {}, {"DTYPE=1"});
+  return *fixture;
+}
+
+// 6 x 6 x 5 x 8 x 5 = 7,200 configurations of the validated Triton matmul at 8192^3 f16.
+const Fixture& TritonMatmul() {
+  static const Fixture* fixture =
+      MakeFixture("/bench/planner/triton_matmul.pbtxt",
+                  {"BLOCK_M=16..512:pow2", "BLOCK_N=16..512:pow2", "BLOCK_K=16..256:pow2", "NUM_STAGES=1..8",
+                   "NUM_WARPS=1..16:pow2"},
+                  {"M=8192", "N=8192", "K=8192", "ELT=2"});
   return *fixture;
 }
 
@@ -100,6 +113,23 @@ void BM_PlanGemm(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(configs));
 }
 BENCHMARK(BM_PlanGemm)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The same on the Triton matmul: what the wave-level reuse and the other terms cost per fitting
+// configuration.
+void BM_PlanTritonMatmul(benchmark::State& state) {
+  const Fixture& f = TritonMatmul();
+  PlanOptions options;
+  options.threads = static_cast<int>(state.range(0));
+  options.compute_dtype = "f16";
+  uint64_t configs = 0;
+  for (auto _ : state) {
+    auto plan = Plan(f.graph, f.device, f.axes, f.values, options);
+    configs += plan->space_size;
+    benchmark::DoNotOptimize(plan->top);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(configs));
+}
+BENCHMARK(BM_PlanTritonMatmul)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace scratchsim
