@@ -42,6 +42,17 @@ CONFIG_SETS = {
         ("f16", 128, 128, 64, 4, 4), ("f16", 64, 256, 64, 3, 4), ("f16", 32, 256, 64, 4, 4),
         ("f16", 32, 128, 64, 4, 4),
     ],
+    # round 5b: the f32 B-copy conflict at narrow BLOCK_N, two-stage pipelines, 8-warp mma.sync
+    "round5b": [
+        ("f32", 256, 32, 32, 4, 4), ("f32", 256, 32, 32, 4, 8), ("f32", 256, 64, 32, 4, 4),
+        ("f32", 128, 64, 32, 4, 4), ("f32", 128, 32, 64, 3, 4), ("f32", 64, 64, 64, 3, 4),
+        ("f32", 256, 128, 32, 2, 8), ("f32", 128, 128, 32, 2, 4),
+        ("f32", 32, 256, 64, 4, 8), ("f32", 32, 128, 64, 3, 8), ("f32", 32, 64, 64, 3, 4),
+        ("f32", 32, 128, 32, 2, 4),
+        ("f16", 128, 256, 64, 2, 8), ("f16", 128, 256, 32, 2, 8), ("f16", 128, 256, 32, 3, 8),
+        ("f16", 64, 128, 64, 3, 4), ("f16", 128, 64, 64, 4, 4), ("f16", 32, 256, 32, 4, 4),
+        ("f16", 32, 128, 64, 3, 8),
+    ],
 }
 CONFIGS = CONFIG_SETS[os.environ.get("NCU_CONFIG_SET", "round4")]
 NAMES = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS")
@@ -65,7 +76,7 @@ def launch_all(order_path):
         cfg = dict(zip(NAMES, values))
         dtype = sweep.DTYPES[dtype_name]
         # round 5 times the K loop per block: 8 x 16 = 128 blocks, at most one per SM of the 132.
-        M, N = (8 * cfg["BLOCK_M"], 16 * cfg["BLOCK_N"]) if CONFIGS is CONFIG_SETS["round5"] else (M0, N0)
+        M, N = (8 * cfg["BLOCK_M"], 16 * cfg["BLOCK_N"]) if CONFIGS is not CONFIG_SETS["round4"] else (M0, N0)
         for K in KS:
             a = torch.randn(M, K, device="cuda", dtype=dtype)
             b = torch.randn(K, N, device="cuda", dtype=dtype)

@@ -2,11 +2,12 @@
 # Round 5 of docs/validation/planner-h100.md, the measurement call: Nsight Compute counts, per K
 # element of the loop, the shared-memory wavefronts of every kind (ld, st and the cp.async/LDGSTS
 # writes), the warp instructions and the SM cycles of a few Triton matmul configurations of each
-# kernel family (ncu_smem_conflicts.py, config set round5). usage: round5_ncu.sh OUTDIR
+# kernel family (ncu_smem_conflicts.py, config set $NCU_CONFIG_SET, default round5).
+# usage: [NCU_CONFIG_SET=round5b] round5_ncu.sh OUTDIR
 set -u
 OUT_DIR=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
-export PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=/tmp/scratchsim_triton_cache NCU_CONFIG_SET=round5
+export PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=/tmp/scratchsim_triton_cache NCU_CONFIG_SET=${NCU_CONFIG_SET:-round5}
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; ncu --version | tail -1
 ncu --query-metrics --chip gh100 > "$OUT_DIR/ncu_query.txt" 2>&1
 # The metric names differ between Nsight Compute versions: take what this one lists.
