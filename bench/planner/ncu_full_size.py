@@ -85,9 +85,9 @@ def summarize(order_path, csv_path, json_path):
             v, unit = m.get(name, (float("nan"), ""))
             return v * unit_scale.get(unit, 1.0)
 
-        time_us = value("gpu__time_duration.sum", {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3})
-        clock = value("sm__cycles_elapsed.avg.per_second", {"cycle/second": 1e-6, "cycle/nsecond": 1e3,
-                                                             "cycle/usecond": 1.0})
+        time_us = value("gpu__time_duration.sum", {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3})
+        clock = value("sm__cycles_elapsed.avg.per_second", {"hz": 1e-6, "cycle/second": 1e-6, "khz": 1e-3,
+                                                             "mhz": 1.0, "ghz": 1e3, "cycle/nsecond": 1e3})
         dram = value("dram__bytes_read.sum", {"byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1.0, "Gbyte": 1e3})
         sectors = m.get("lts__t_sectors_srcunit_tex_op_read.sum", (float("nan"), ""))[0]
         hits = m.get("lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum", (float("nan"), ""))[0]
