@@ -288,7 +288,7 @@ absl::StatusOr<GemmSharedPrediction> PredictGemmShared(const GemmConfig& gemm) {
   cvt.kind = TtgirOpKind::kConvertLayout;
   cvt.name = "ttg.convert_layout";
   cvt.text = text;
-  LayoutContext ctx{aliases, loop.num_warps, 32};
+  LayoutContext ctx{aliases, loop.num_warps, 32, loop.target_cc};
   ASSIGN_OR_RETURN(ScratchNeed need, ScratchFor(cvt, ctx, true, "gemm epilogue"));
   p.epilogue_scratch_bytes = need.bytes;
   // Allocation.cpp: the operand buffers and barriers are live through the K loop and dead

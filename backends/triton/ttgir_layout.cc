@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "backends/triton/cvt_swizzling.h"
 #include "backends/triton/ttgir_parser.h"
 #include "sim/status_macros.h"
 
@@ -278,6 +279,36 @@ std::optional<int64_t> CvtScratchElems(const absl::StatusOr<Bases>& s,
   for (uint64_t x : s->warp) if (x == 0) ++copies;
   return int64_t{1} << (Gf2Rank(tile) + copies);
 }
+
+// The bases as indices into the tensor flattened with dimension 0 the most minor (Triton's
+// flattenOuts); std::nullopt unless every extent is a power of two.
+std::optional<FlatLayout> Flatten(const Bases& b, const std::vector<int64_t>& shape, int* dim) {
+  std::vector<int> shift(shape.size(), 0);
+  int total = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] <= 0 || (shape[d] & (shape[d] - 1)) != 0) return std::nullopt;
+    shift[d] = total;
+    int log = 0;
+    while ((int64_t{1} << log) < shape[d]) ++log;
+    total += log;
+  }
+  if (total > 30) return std::nullopt;
+  *dim = total;
+  auto flat = [&](const std::vector<uint64_t>& in, std::vector<uint32_t>& out) {
+    for (uint64_t x : in) {
+      uint64_t v = 0;
+      for (size_t d = 0; d < shape.size(); ++d) {
+        v += ((x >> (kBitsPerDim * d)) & ((uint64_t{1} << kBitsPerDim) - 1)) << shift[d];
+      }
+      out.push_back(static_cast<uint32_t>(v));
+    }
+  };
+  FlatLayout f;
+  flat(b.reg, f.reg);
+  flat(b.lane, f.lane);
+  flat(b.warp, f.warp);
+  return f;
+}
 }  // namespace
 
 int64_t ElementBits(absl::string_view t) {
@@ -467,7 +498,22 @@ absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& c
     if (sb.ok() && db.ok() && sb->warp == db->warp) return need;
     int64_t bits = std::max<int64_t>(8, ElementBits(types[0].element));
     int64_t elems = Product(types[0].shape);
-    if (auto e = CvtScratchElems(sb, db, bits)) elems = std::min(elems, *e);
+    // One round of Triton's swizzled store/load where both layouts are known in full; the
+    // older estimate (the tile both sides' lanes and warps span) where they are not.
+    std::optional<int64_t> round;
+    int dim = 0;
+    if (sb.ok() && db.ok()) {
+      std::optional<FlatLayout> fs = Flatten(*sb, types[0].shape, &dim);
+      std::optional<FlatLayout> fd = Flatten(*db, types[1].shape, &dim);
+      if (fs && fd && types[0].shape == types[1].shape) {
+        round = SwizzledCvtScratchElems(*fs, *fd, dim, bits, ctx.compute_capability);
+      }
+    }
+    if (round) {
+      elems = *round;
+    } else if (auto e = CvtScratchElems(sb, db, bits)) {
+      elems = std::min(elems, *e);
+    }
     need.bytes = elems * bits / 8;
     return need;
   }

@@ -42,6 +42,9 @@ struct LayoutContext {
   const std::map<std::string, std::string>& aliases;
   int num_warps = 4;
   int threads_per_warp = 32;
+  // NVIDIA compute capability (90 for "cuda:90"); 0 for other targets. It decides which
+  // shared-memory instructions a layout conversion may use, hence its scratch size.
+  int compute_capability = 0;
 };
 
 // Per dimension: elements per thread, threads per warp, warps per CTA, for blocked, slice and

@@ -1024,6 +1024,12 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& m) {
   plan.total_warps = m.num_warps;
 
   LayoutContext layouts{m.aliases, m.num_warps, m.threads_per_warp};
+  if (absl::StartsWith(m.target, "cuda:")) {
+    int cc = 0;
+    if (absl::SimpleAtoi(absl::string_view(m.target).substr(5), &cc) && cc > 0) {
+      layouts.compute_capability = cc;
+    }
+  }
   // Explicit buffers and alias sets.
   ArenaVector<ArenaVector<int>> alias(num_values, &arena);  // value -> explicit buffers (sorted)
   ArenaVector<ArenaVector<int>> members(&arena);

@@ -1,0 +1,420 @@
+// Facts from Triton 3.6's lib/Tools/GenericSwizzling.cpp (optimalSwizzling and its helpers),
+// lib/Conversion/TritonGPUToLLVM/Utility.cpp (getSrcDstTiles) and the NVIDIA backend's
+// Allocation.cpp (getNumScratchElemsSwizzledCvt). The choices below are Triton's heuristics,
+// tie-breaks included: the number of rounds depends on them, so they are kept as they are.
+#include "backends/triton/cvt_swizzling.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace scratchsim::triton {
+namespace {
+
+using Bases = std::vector<uint32_t>;
+
+bool Contains(const Bases& v, uint32_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+bool IsPowerOf2(uint32_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+int Log2(uint32_t x) {
+  int l = -1;
+  while (x != 0) {
+    x >>= 1;
+    ++l;
+  }
+  return l;
+}
+
+int Ctz(uint32_t x) { return __builtin_ctz(x); }
+
+// Reduced row echelon form over GF(2) with columns in bit order: each row's pivot is its
+// lowest set bit and no other row has that bit. Unique for a given row space, so any
+// elimination gives the rows f2reduce gives Triton.
+Bases Rref(Bases rows, int dim) {
+  Bases out;
+  for (int col = 0; col < dim; ++col) {
+    auto it = std::find_if(rows.begin(), rows.end(), [&](uint32_t r) { return (r >> col) & 1; });
+    if (it == rows.end()) continue;
+    const uint32_t p = *it;
+    rows.erase(it);
+    for (uint32_t& r : rows) if ((r >> col) & 1) r ^= p;
+    for (uint32_t& r : out) if ((r >> col) & 1) r ^= p;
+    out.push_back(p);
+  }
+  return out;
+}
+
+bool IsPivot(const Bases& rref, int col) {
+  return std::any_of(rref.begin(), rref.end(), [&](uint32_t r) { return Ctz(r) == col; });
+}
+
+// {x : <v, x> = 0 for every v}, one vector per free column.
+Bases Nullspace(const Bases& vectors, int dim) {
+  const Bases r = Rref(vectors, dim);
+  Bases out;
+  for (int col = 0; col < dim; ++col) {
+    if (IsPivot(r, col)) continue;
+    uint32_t v = uint32_t{1} << col;
+    for (uint32_t row : r) if ((row >> col) & 1) v ^= uint32_t{1} << Ctz(row);
+    out.push_back(v);
+  }
+  return out;
+}
+
+// Unit vectors completing `basis` to the whole space.
+Bases Complement(const Bases& basis, int dim) {
+  const Bases r = Rref(basis, dim);
+  Bases out;
+  for (int col = 0; col < dim; ++col) {
+    if (!IsPivot(r, col)) out.push_back(uint32_t{1} << col);
+  }
+  return out;
+}
+
+// intersectionBasis: for bases of unit vectors, the common ones in b1's order; otherwise a
+// basis of the intersection of the spans.
+Bases Intersection(const Bases& b1, const Bases& b2, int dim) {
+  if (std::all_of(b1.begin(), b1.end(), IsPowerOf2) && std::all_of(b2.begin(), b2.end(), IsPowerOf2)) {
+    Bases out;
+    for (uint32_t b : b1) if (b != 0 && Contains(b2, b)) out.push_back(b);
+    return out;
+  }
+  Bases joint = Nullspace(b1, dim);
+  const Bases n2 = Nullspace(b2, dim);
+  joint.insert(joint.end(), n2.begin(), n2.end());
+  return Nullspace(joint, dim);
+}
+
+// Registers of one layout that are lanes of the other: vectorizing over them on one side
+// costs nothing on the other (up to 128 bits per access).
+Bases ExtraVectorBases(const Bases& regs, const Bases& vbasis, const Bases& other_lanes,
+                       int bitwidth) {
+  const size_t max_log2 = Log2(128 / std::max(bitwidth, 32));
+  Bases out;
+  for (uint32_t r : regs) {
+    if (Contains(vbasis, r)) continue;
+    if (Contains(other_lanes, r)) out.push_back(r);
+    if (out.size() == max_log2) break;
+  }
+  return out;
+}
+
+bool IsPrefix(const Bases& prefix, const Bases& regs) {
+  return prefix.size() <= regs.size() && std::equal(prefix.begin(), prefix.end(), regs.begin());
+}
+
+// getVbasis: the bases of one vectorized access.
+Bases VectorBases(Bases reg_src, Bases reg_dst, const Bases& lane_src, const Bases& lane_dst,
+                  int dim, int bitwidth) {
+  Bases vbasis = Intersection(reg_src, reg_dst, dim);
+  const size_t max_vec = Log2(128 / bitwidth);
+  if (vbasis.size() > max_vec) vbasis.resize(max_vec);
+  const size_t per_bank = bitwidth > 32 ? 0 : Log2(32 / bitwidth);
+  auto fill = [&](const Bases& regs, const Bases& v) {
+    Bases out = v;
+    for (size_t i = v.size(); i < per_bank && i < regs.size(); ++i) out.push_back(regs[i]);
+    return out;
+  };
+  bool vec_src = true;
+  if ((int64_t{1} << vbasis.size()) * bitwidth < 32) {
+    bool src_prefix = IsPrefix(vbasis, reg_src);
+    bool dst_prefix = IsPrefix(vbasis, reg_dst);
+    if (!vbasis.empty() && !src_prefix && !dst_prefix) {
+      // Neither side starts with the common bases: both are reordered to do so.
+      auto to_front = [&](const Bases& regs) {
+        Bases out = vbasis;
+        for (uint32_t r : regs) if (!Contains(vbasis, r)) out.push_back(r);
+        return out;
+      };
+      reg_src = to_front(reg_src);
+      reg_dst = to_front(reg_dst);
+      src_prefix = dst_prefix = true;
+    }
+    if (src_prefix && dst_prefix) {
+      const Bases extra_src = ExtraVectorBases(reg_src, fill(reg_src, vbasis), lane_dst, bitwidth);
+      const Bases extra_dst = ExtraVectorBases(reg_dst, fill(reg_dst, vbasis), lane_src, bitwidth);
+      // Triton compares the two lists as sequences (lexicographically), not by length.
+      src_prefix = extra_src >= extra_dst;
+    }
+    vec_src = src_prefix;
+    vbasis = fill(vec_src ? reg_src : reg_dst, vbasis);
+  }
+  const Bases extra = vec_src ? ExtraVectorBases(reg_src, vbasis, lane_dst, bitwidth)
+                              : ExtraVectorBases(reg_dst, vbasis, lane_src, bitwidth);
+  vbasis.insert(vbasis.end(), extra.begin(), extra.end());
+  return vbasis;
+}
+
+// computeSegment: the bases that pick the 32-bank line. Unit vectors neither side's bank
+// bases use first; then, pairing the bases only one side uses, xors of the pairs (conflict
+// free) and, when still short, the unpaired bases themselves (conflicts).
+Bases Segment(const Bases& bank_src, const Bases& bank_dst, int dim, int len) {
+  Bases set_src, set_dst;
+  for (uint32_t b : bank_src) if (b != 0 && !Contains(set_src, b)) set_src.push_back(b);
+  for (uint32_t b : bank_dst) if (b != 0 && !Contains(set_dst, b)) set_dst.push_back(b);
+  Bases segment;
+  for (int b = 0; b < dim; ++b) {
+    const uint32_t u = uint32_t{1} << b;
+    if (!Contains(set_src, u) && !Contains(set_dst, u)) segment.push_back(u);
+  }
+  if (static_cast<int>(segment.size()) >= len) {
+    segment.resize(std::max(len, 0));
+    return segment;
+  }
+  Bases a, b;
+  for (uint32_t v : set_src) if (!Contains(set_dst, v)) a.push_back(v);
+  for (uint32_t v : set_dst) if (!Contains(set_src, v)) b.push_back(v);
+  if (a.size() > b.size()) std::swap(a, b);
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  const int na = static_cast<int>(a.size());
+  const int conflicts = std::min(std::max(0, len - na - static_cast<int>(segment.size())), na);
+  for (int i = conflicts; i < na; ++i) segment.push_back(a[i] ^ b[i]);
+  segment.insert(segment.end(), a.begin(), a.begin() + conflicts);
+  segment.insert(segment.end(), b.begin(), b.begin() + conflicts);
+  if (static_cast<int>(segment.size()) > len) segment.resize(len);
+  return segment;
+}
+
+// The shared-memory layout for one vectorization and one pair of access tiles; segment bases
+// that are registers on both sides become rounds ("reps"), except the first `leave_reps`,
+// which ldmatrix/stmatrix pairs need in one round to use their .x4 forms (buildReps).
+SwizzledRound Swizzle(const FlatLayout& src, const FlatLayout& dst, int dim, int bitwidth,
+                      const Bases& vbasis, const Bases& tile_src, const Bases& tile_dst,
+                      int leave_reps) {
+  Bases bank_src = vbasis, bank_dst = vbasis;
+  bank_src.insert(bank_src.end(), tile_src.begin(), tile_src.end());
+  bank_dst.insert(bank_dst.end(), tile_dst.begin(), tile_dst.end());
+  const int nv = static_cast<int>(vbasis.size());
+  // 32 banks x 32 bits per line.
+  const int len_bank = std::min(Log2(static_cast<uint32_t>(1024 / ((int64_t{1} << nv) * bitwidth))), dim - nv);
+  const int len_segment = dim - len_bank - nv;
+  const Bases segment = Segment(bank_src, bank_dst, dim, len_segment);
+  Bases used = vbasis;
+  used.insert(used.end(), segment.begin(), segment.end());
+  SwizzledRound r;
+  r.vec = vbasis;
+  r.bank = Complement(used, dim);
+  for (uint32_t s : segment) {
+    if (Contains(r.segment, s) || Contains(r.reps, s)) continue;
+    if (Contains(src.reg, s) && Contains(dst.reg, s)) {
+      if (leave_reps > 0) {
+        --leave_reps;
+        r.segment.push_back(s);
+      } else {
+        r.reps.push_back(s);
+      }
+    } else {
+      r.segment.push_back(s);
+    }
+  }
+  return r;
+}
+
+// bankConflicts: ways of conflict of the store and of the load, from the segment bases their
+// tiles touch.
+int Conflicts(const Bases& tile_src, const Bases& tile_dst, const Bases& segment, int dim) {
+  const int write = 1 << Intersection(segment, tile_src, dim).size();
+  const int read = 1 << Intersection(segment, tile_dst, dim).size();
+  return (read - 1) + (write - 1);
+}
+
+// The input of `a` whose image is `v` (LinearLayout::invertAndCompose for one vector), as
+// (register index, lane index). Inputs are eliminated in the order register, lane, warp.
+struct Preimage {
+  uint32_t reg = 0, lane = 0;
+};
+Preimage PreimageIn(const FlatLayout& a, uint32_t v) {
+  struct Row {
+    uint32_t image;
+    uint64_t inputs;
+  };
+  std::vector<Row> rows;
+  const size_t nr = a.reg.size(), nl = a.lane.size();
+  auto add = [&](uint32_t image, uint64_t input) {
+    for (const Row& r : rows) {
+      if (image & (uint32_t{1} << (31 - __builtin_clz(r.image)))) {
+        image ^= r.image;
+        input ^= r.inputs;
+      }
+    }
+    if (image == 0) return;
+    // Keep rows with distinct leading bits, highest first.
+    for (Row& r : rows) {
+      if (r.image & (uint32_t{1} << (31 - __builtin_clz(image)))) {
+        r.image ^= image;
+        r.inputs ^= input;
+      }
+    }
+    rows.push_back({image, input});
+    std::sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) { return x.image > y.image; });
+  };
+  uint64_t bit = 1;
+  for (uint32_t x : a.reg) { add(x, bit); bit <<= 1; }
+  for (uint32_t x : a.lane) { add(x, bit); bit <<= 1; }
+  for (uint32_t x : a.warp) { add(x, bit); bit <<= 1; }
+  uint64_t inputs = 0;
+  for (const Row& r : rows) {
+    if (v & (uint32_t{1} << (31 - __builtin_clz(r.image)))) {
+      v ^= r.image;
+      inputs ^= r.inputs;
+    }
+  }
+  Preimage p;
+  p.reg = static_cast<uint32_t>(inputs & ((uint64_t{1} << nr) - 1));
+  p.lane = static_cast<uint32_t>((inputs >> nr) & ((uint64_t{1} << nl) - 1));
+  return p;
+}
+
+// optimalSwizzlingTile: the vector bases when `a` uses an access with n_reg_a register bits
+// and lanes lane_ids_a per piece and `b` likewise; std::nullopt when the pair cannot be used.
+std::optional<Bases> TileVector(const FlatLayout& a, const FlatLayout& b, int n_reg_a, int n_reg_b,
+                                const std::vector<int>& lane_ids_a,
+                                const std::vector<int>& lane_ids_b, int dim) {
+  if (n_reg_a < n_reg_b) return TileVector(b, a, n_reg_b, n_reg_a, lane_ids_b, lane_ids_a, dim);
+  Bases vbasis = Intersection(a.reg, b.reg, dim);
+  if (static_cast<int>(vbasis.size()) < n_reg_b) return std::nullopt;
+  vbasis.resize(n_reg_b);
+  Bases lanes_a, lanes_b;
+  for (int id : lane_ids_a) {
+    if (id >= static_cast<int>(a.lane.size()) || a.lane[id] == 0) return std::nullopt;
+    lanes_a.push_back(a.lane[id]);
+  }
+  for (int id : lane_ids_b) {
+    if (id >= static_cast<int>(b.lane.size()) || b.lane[id] == 0) return std::nullopt;
+    lanes_b.push_back(b.lane[id]);
+  }
+  // b's first lanes must be registers of a, the rest a's lanes in the same roles.
+  for (int i = 0; i < n_reg_a - n_reg_b; ++i) {
+    if (i >= static_cast<int>(lane_ids_b.size())) return std::nullopt;
+    if (PreimageIn(a, b.lane[lane_ids_b[i]]).reg == 0) return std::nullopt;
+  }
+  const size_t skip = lane_ids_b.size() - std::min(lane_ids_b.size(), lane_ids_a.size());
+  for (size_t k = 0; k < lane_ids_a.size() && skip + k < lane_ids_b.size(); ++k) {
+    if (PreimageIn(a, b.lane[lane_ids_b[skip + k]]).lane != (uint32_t{1} << lane_ids_a[k])) {
+      return std::nullopt;
+    }
+  }
+  vbasis.insert(vbasis.end(), lanes_b.begin(), lanes_b.end());
+  return vbasis;
+}
+
+// The bases one access instruction covers besides the vector: the first registers not in the
+// vector, then the address lanes (3 bases in all).
+std::optional<Bases> AccessTile(const SharedAccessTile& t, const Bases& regs, const Bases& lanes,
+                                const Bases& vbasis) {
+  Bases tile;
+  int needed = 3 - static_cast<int>(t.lane_addr.size());
+  for (uint32_t r : regs) {
+    if (needed <= 0) break;
+    if (!Contains(vbasis, r)) {
+      tile.push_back(r);
+      --needed;
+    }
+  }
+  if (needed > 0) return std::nullopt;
+  for (int i : t.lane_addr) {
+    if (i >= static_cast<int>(lanes.size())) return std::nullopt;
+    tile.push_back(lanes[i]);
+  }
+  return tile;
+}
+
+bool Covers(const FlatLayout& l, int dim) {
+  Bases all = l.reg;
+  all.insert(all.end(), l.lane.begin(), l.lane.end());
+  all.insert(all.end(), l.warp.begin(), l.warp.end());
+  for (uint32_t x : all) if (x >> dim) return false;
+  return static_cast<int>(Rref(all, dim).size()) == dim;
+}
+
+}  // namespace
+
+void SharedAccessTiles(int compute_capability, int bitwidth, std::vector<SharedAccessTile>& src,
+                       std::vector<SharedAccessTile>& dst) {
+  src.clear();
+  dst.clear();
+  const SharedAccessTile ld_st{{}, {0, 1, 2}};
+  src.push_back(ld_st);
+  dst.push_back(ld_st);
+  if (compute_capability <= 0) return;
+  const bool ldmatrix = compute_capability >= 75, stmatrix = compute_capability >= 90;
+  if (bitwidth <= 32) {
+    const SharedAccessTile matrix{{0, 1}, {2, 3, 4}};
+    if (stmatrix) src.push_back(matrix);
+    if (ldmatrix) dst.push_back(matrix);
+  }
+  if (bitwidth == 16) {
+    const SharedAccessTile trans{{2, 3, 4}, {0, 1}};
+    if (stmatrix) src.push_back(trans);
+    if (ldmatrix) dst.push_back(trans);
+  }
+}
+
+SwizzledRound SwizzleLdSt(const FlatLayout& src, const FlatLayout& dst, int dim, int bitwidth) {
+  const Bases vbasis = VectorBases(src.reg, dst.reg, src.lane, dst.lane, dim, bitwidth);
+  // A side that stores (loads) 64 or 128 bits at a time covers its last lane bits with the
+  // vector: they leave the tile.
+  auto tile = [&](const Bases& regs, const Bases& lanes) {
+    size_t run = 0;
+    while (run < vbasis.size() && run < regs.size() && regs[run] == vbasis[run]) ++run;
+    Bases t = lanes;
+    const int64_t bits = (int64_t{1} << run) * bitwidth;
+    if (bits > 32) {
+      const size_t drop = std::min<size_t>(t.size(), Log2(static_cast<uint32_t>(bits / 32)));
+      t.resize(t.size() - drop);
+    }
+    Bases out;
+    for (uint32_t b : t) if (!Contains(vbasis, b)) out.push_back(b);
+    return out;
+  };
+  return Swizzle(src, dst, dim, bitwidth, vbasis, tile(src.reg, src.lane), tile(dst.reg, dst.lane), 0);
+}
+
+SwizzledRound SwizzleWithTiles(const FlatLayout& src, const FlatLayout& dst, int dim,
+                               int bitwidth, const std::vector<SharedAccessTile>& src_tiles,
+                               const std::vector<SharedAccessTile>& dst_tiles) {
+  const int total = Log2(static_cast<uint32_t>(std::max(1, 128 / bitwidth)));
+  std::optional<SwizzledRound> best;
+  for (const SharedAccessTile& ts : src_tiles) {
+    for (const SharedAccessTile& td : dst_tiles) {
+      const int n_src = total - static_cast<int>(ts.lane_contig.size());
+      const int n_dst = total - static_cast<int>(td.lane_contig.size());
+      if (n_src < 0 || n_dst < 0) continue;
+      std::optional<Bases> vbasis =
+          TileVector(src, dst, n_src, n_dst, ts.lane_contig, td.lane_contig, dim);
+      if (!vbasis) continue;
+      std::optional<Bases> tile_src = AccessTile(ts, src.reg, src.lane, *vbasis);
+      std::optional<Bases> tile_dst = AccessTile(td, dst.reg, dst.lane, *vbasis);
+      if (!tile_src || !tile_dst) continue;
+      auto missing = [](const SharedAccessTile& t) {
+        return static_cast<int>(t.lane_contig.size() + t.lane_addr.size()) - 3;
+      };
+      const int leave = std::min(missing(ts), missing(td));
+      SwizzledRound r = Swizzle(src, dst, dim, bitwidth, *vbasis, *tile_src, *tile_dst, leave);
+      r.conflicts = Conflicts(*tile_src, *tile_dst, r.segment, dim);
+      if (!best || r.conflicts < best->conflicts ||
+          (r.conflicts == best->conflicts && r.reps.size() > best->reps.size())) {
+        best = std::move(r);
+      }
+    }
+  }
+  if (best) return *best;
+  return SwizzleLdSt(src, dst, dim, bitwidth);
+}
+
+std::optional<int64_t> SwizzledCvtScratchElems(FlatLayout src, FlatLayout dst, int dim,
+                                               int bitwidth, int compute_capability) {
+  if (dim < 0 || dim > 30 || bitwidth <= 0 || bitwidth > 128) return std::nullopt;
+  if (!Covers(src, dim) || !Covers(dst, dim)) return std::nullopt;
+  // actionRemoveBroadcastedRegs.
+  auto drop_zeros = [](Bases& v) { v.erase(std::remove(v.begin(), v.end(), 0u), v.end()); };
+  drop_zeros(src.reg);
+  drop_zeros(dst.reg);
+  std::vector<SharedAccessTile> src_tiles, dst_tiles;
+  SharedAccessTiles(compute_capability, bitwidth, src_tiles, dst_tiles);
+  const SwizzledRound r = SwizzleWithTiles(src, dst, dim, bitwidth, src_tiles, dst_tiles);
+  return (int64_t{1} << dim) >> r.reps.size();
+}
+
+}  // namespace scratchsim::triton
