@@ -22,6 +22,7 @@ namespace scratchsim {
 namespace {
 
 constexpr char kWarpSizeSymbol[] = "WARP_SIZE";
+constexpr char kSmArchSymbol[] = "SM_ARCH";
 
 // Parallel edges are harmless here (in-degrees count them consistently), and vecS is far
 // cheaper than a set per vertex on large graphs.
@@ -122,6 +123,10 @@ class GraphCompiler {
     if (out_.symbols.Find(kWarpSizeSymbol) < 0) {
       out_.warp_size_slot = out_.symbols.Add(kWarpSizeSymbol);
       out_.defaults.push_back(32);
+    }
+    if (out_.symbols.Find(kSmArchSymbol) < 0) {
+      out_.sm_arch_slot = out_.symbols.Add(kSmArchSymbol);
+      out_.defaults.push_back(0);
     }
     return absl::OkStatus();
   }
@@ -379,10 +384,16 @@ absl::StatusOr<std::vector<int64_t>> BindParameters(const CompiledGraph& graph,
   for (const std::string& assignment : overrides) {
     std::pair<std::string, std::string> parts = absl::StrSplit(assignment, absl::MaxSplits('=', 1));
     int slot = graph.symbols.Find(parts.first);
+    if (IsDeviceSymbol(graph, slot)) {
+      return absl::InvalidArgumentError(absl::StrCat("--set ", assignment, ": '", parts.first,
+                                                     "' comes from the device (--device) and cannot be set"));
+    }
     if (slot < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--set ", assignment, ": '", parts.first, "' is not a parameter of ", graph.origin, " (parameters: ",
-          absl::StrJoin(graph.symbols.names(), ", "), ")"));
+      std::vector<std::string> names;
+      for (const Parameter& p : graph.graph.parameters()) names.push_back(p.name());
+      return absl::InvalidArgumentError(absl::StrCat("--set ", assignment, ": '", parts.first,
+                                                     "' is not a parameter of ", graph.origin, " (parameters: ",
+                                                     absl::StrJoin(names, ", "), ")"));
     }
     int64_t value;
     if (!absl::SimpleAtoi(parts.second, &value)) {
@@ -461,6 +472,21 @@ absl::StatusOr<int64_t> BufferCopies(const CompiledGraph& graph, int buffer, abs
         b.copies->text(), "\"; is num_stages 0?)"));
   }
   return *copies;
+}
+
+void BindDeviceSymbols(const CompiledGraph& graph, const DeviceModel& device, absl::Span<int64_t> values) {
+  const int64_t size = static_cast<int64_t>(values.size());
+  if (graph.warp_size_slot >= 0 && graph.warp_size_slot < size && device.limits().warp_size() > 0) {
+    values[graph.warp_size_slot] = device.limits().warp_size();
+  }
+  if (graph.sm_arch_slot >= 0 && graph.sm_arch_slot < size) {
+    values[graph.sm_arch_slot] =
+        device.vendor() == "nvidia" ? device.limits().compute_major() * 10 + device.limits().compute_minor() : 0;
+  }
+}
+
+bool IsDeviceSymbol(const CompiledGraph& graph, int slot) {
+  return slot >= 0 && (slot == graph.warp_size_slot || slot == graph.sm_arch_slot);
 }
 
 std::string ShapeString(const CompiledGraph& graph, int buffer, absl::Span<const int64_t> values) {

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "proto/device.pb.h"
 #include "proto/graph.pb.h"
 #include "sim/expr.h"
 
@@ -55,9 +56,12 @@ struct CompiledGraph {
   std::string origin;                   // file name, for messages
   SymbolTable symbols;
   std::vector<int64_t> defaults;        // one per symbol
-  // Slot of WARP_SIZE, a name every expression may use; the simulator binds it to the
-  // device's warp (wavefront) size. -1 when the graph defines its own parameter of that name.
+  // Slots of the names every expression may use whose values come from the device (bound by
+  // BindDeviceSymbols): WARP_SIZE, the warp (wavefront) size, and SM_ARCH, the NVIDIA compute
+  // capability x 10 (90 on the H100, 120 on the RTX 5090; 0 on other vendors), so one graph
+  // can say which MMA a target gets. -1 when the graph defines its own parameter of that name.
   int warp_size_slot = -1;
+  int sm_arch_slot = -1;
   std::vector<CompiledBuffer> buffers;  // same order as graph.buffers
   // Execution order: indices into graph.ops, a topological order of the op DAG that keeps
   // the declared order wherever dependencies allow.
@@ -97,6 +101,12 @@ absl::StatusOr<int64_t> BufferBytes(const CompiledGraph& graph, int buffer,
 // Copies (pipeline depth) of `buffer`: at least 1.
 absl::StatusOr<int64_t> BufferCopies(const CompiledGraph& graph, int buffer,
                                      absl::Span<const int64_t> values);
+
+// Writes the device symbols (WARP_SIZE, SM_ARCH) into `values`, which has one slot per symbol.
+void BindDeviceSymbols(const CompiledGraph& graph, const DeviceModel& device, absl::Span<int64_t> values);
+
+// True for a slot BindDeviceSymbols fills: not a parameter the user sets or sweeps.
+bool IsDeviceSymbol(const CompiledGraph& graph, int slot);
 
 // "16x2048xf32" for reports.
 std::string ShapeString(const CompiledGraph& graph, int buffer, absl::Span<const int64_t> values);

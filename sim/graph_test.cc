@@ -128,6 +128,43 @@ TEST(GraphTest, BindParametersRejectsUnknownAndNonIntegers) {
   ASSERT_TRUE(graph.ok());
   EXPECT_THAT(BindParameters(*graph, {"BN=4"}).status().message(), HasSubstr("'BN' is not a parameter"));
   EXPECT_THAT(BindParameters(*graph, {"BM=x"}).status().message(), HasSubstr("not a 64-bit integer"));
+  // The device symbols are not parameters: setting one is an error, and they are not listed.
+  EXPECT_THAT(BindParameters(*graph, {"SM_ARCH=90"}).status().message(), HasSubstr("comes from the device"));
+  EXPECT_THAT(BindParameters(*graph, {"WARP_SIZE=64"}).status().message(), HasSubstr("comes from the device"));
+  EXPECT_THAT(BindParameters(*graph, {"BN=4"}).status().message(), HasSubstr("(parameters: BM, STAGES)"));
+}
+
+TEST(GraphTest, DeviceSymbolsFollowTheDevice) {
+  auto graph = Compile(R"pb(
+    parameters { name: "BM" default_value: 64 }
+    buffers { name: "a" shape: "BM * (1 + min(1, SM_ARCH / 90))" shape: "WARP_SIZE" dtype: "i8" memory_space: "smem" }
+    ops { name: "use" reads: "a" }
+  )pb");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  ASSERT_GE(graph->sm_arch_slot, 0);
+  EXPECT_TRUE(IsDeviceSymbol(*graph, graph->sm_arch_slot));
+  EXPECT_TRUE(IsDeviceSymbol(*graph, graph->warp_size_slot));
+  EXPECT_FALSE(IsDeviceSymbol(*graph, 0));
+  auto values = BindParameters(*graph, {});
+  ASSERT_TRUE(values.ok());
+  struct Case {
+    const char* vendor;
+    int major, minor, warp;
+    int64_t sm_arch, bytes;
+  };
+  for (const Case& c : {Case{"nvidia", 9, 0, 32, 90, 128 * 32}, Case{"nvidia", 12, 0, 32, 120, 128 * 32},
+                        Case{"nvidia", 8, 6, 32, 86, 64 * 32}, Case{"amd", 9, 4, 64, 0, 64 * 64}}) {
+    DeviceModel device;
+    device.set_vendor(c.vendor);
+    device.mutable_limits()->set_compute_major(c.major);
+    device.mutable_limits()->set_compute_minor(c.minor);
+    device.mutable_limits()->set_warp_size(c.warp);
+    std::vector<int64_t> bound = *values;
+    BindDeviceSymbols(*graph, device, absl::MakeSpan(bound));
+    EXPECT_EQ(bound[graph->sm_arch_slot], c.sm_arch) << c.vendor << c.major;
+    EXPECT_EQ(bound[graph->warp_size_slot], c.warp);
+    EXPECT_EQ(*BufferBytes(*graph, 0, bound), c.bytes) << c.vendor << c.major;
+  }
 }
 
 TEST(GraphTest, PaddingAndRounding) {

@@ -87,7 +87,7 @@ absl::StatusOr<ParamAxis> ParseParamSpec(absl::string_view spec, const CompiledG
   ParamAxis axis;
   axis.name = std::string(parts.first);
   axis.slot = graph.symbols.Find(axis.name);
-  if (axis.slot < 0 || axis.slot == graph.warp_size_slot) {
+  if (axis.slot < 0 || IsDeviceSymbol(graph, axis.slot)) {
     std::vector<std::string> names;
     for (const Parameter& p : graph.graph.parameters()) names.push_back(p.name());
     return BadSpec(spec, absl::StrCat("the graph has no parameter '", axis.name, "' (it has: ",
@@ -444,21 +444,22 @@ int64_t FitEvaluator::PlaceGroup(const GroupInfo& group, Scratch& scratch, bool*
 absl::Status FitEvaluator::Evaluate(absl::Span<const int64_t> input, Scratch& scratch, FitResult* out) const {
   const CompiledGraph& graph = *graph_;
   const DeviceModel& device = *device_;
-  // WARP_SIZE follows the device, as in Simulate; the caller's span is read-only, so bind it in
-  // a small copy only when the graph uses that name.
+  // The device symbols (WARP_SIZE, SM_ARCH) follow the device, as in Simulate; the caller's span
+  // is read-only, so bind them in a small copy.
   absl::Span<const int64_t> values = input;
   int64_t local[64];
   std::vector<int64_t> spill_copy;
-  if (graph.warp_size_slot >= 0 && device.limits().warp_size() > 0) {
+  if (graph.warp_size_slot >= 0 || graph.sm_arch_slot >= 0) {
+    absl::Span<int64_t> bound;
     if (input.size() <= 64) {
       std::copy(input.begin(), input.end(), local);
-      local[graph.warp_size_slot] = device.limits().warp_size();
-      values = absl::Span<const int64_t>(local, input.size());
+      bound = absl::Span<int64_t>(local, input.size());
     } else {
       spill_copy.assign(input.begin(), input.end());
-      spill_copy[graph.warp_size_slot] = device.limits().warp_size();
-      values = spill_copy;
+      bound = absl::MakeSpan(spill_copy);
     }
+    BindDeviceSymbols(graph, device, bound);
+    values = bound;
   }
 
   *out = FitResult();
@@ -936,10 +937,8 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
 
   result.axes = std::move(axes);
   result.base_values = std::move(base_values);
-  // WARP_SIZE follows the device here too, so the performance expressions see it.
-  if (graph.warp_size_slot >= 0 && device.limits().warp_size() > 0) {
-    result.base_values[graph.warp_size_slot] = device.limits().warp_size();
-  }
+  // The device symbols follow the device here too, so the performance expressions see them.
+  BindDeviceSymbols(graph, device, absl::MakeSpan(result.base_values));
   uint64_t total = 1;
   for (const ParamAxis& axis : result.axes) {
     if (axis.slot < 0 || axis.slot >= static_cast<int>(result.base_values.size())) {

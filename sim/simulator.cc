@@ -65,9 +65,7 @@ class Simulation {
   Simulation(const CompiledGraph& graph, const DeviceModel& device, absl::Span<const int64_t> values,
              const SimulateOptions& options)
       : graph_(graph), device_(device), bound_(values.begin(), values.end()), options_(options) {
-    if (graph.warp_size_slot >= 0 && device.limits().warp_size() > 0) {
-      bound_[graph.warp_size_slot] = device.limits().warp_size();
-    }
+    BindDeviceSymbols(graph, device, absl::MakeSpan(bound_));
     values_ = bound_;
   }
 
@@ -82,7 +80,7 @@ class Simulation {
     }
     report_.set_policy(std::string(policy_->name()));
     for (size_t i = 0; i < values_.size(); ++i) {
-      if (static_cast<int>(i) == graph_.warp_size_slot) continue;
+      if (IsDeviceSymbol(graph_, static_cast<int>(i))) continue;
       ParameterValue* p = report_.add_parameters();
       p->set_name(graph_.symbols.names()[i]);
       p->set_value(values_[i]);
