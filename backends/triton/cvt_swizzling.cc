@@ -219,59 +219,69 @@ int Conflicts(const Bases& tile_src, const Bases& tile_dst, const Bases& segment
   return (read - 1) + (write - 1);
 }
 
-// The input of `a` whose image is `v` (LinearLayout::invertAndCompose for one vector), as
-// (register index, lane index). Inputs are eliminated in the order register, lane, warp.
+// A layout's images in echelon form (one row per leading bit) with the inputs that give them,
+// for preimages (LinearLayout::invertAndCompose, one vector at a time). Inputs are taken in
+// the order register, lane, warp.
+struct Inverse {
+  uint32_t image[32] = {};
+  uint64_t inputs[32] = {};
+  size_t num_reg = 0, num_lane = 0;
+};
+
+int TopBit(uint32_t x) { return 31 - __builtin_clz(x); }
+
+Inverse Invert(const FlatLayout& a) {
+  Inverse inv;
+  inv.num_reg = a.reg.size();
+  inv.num_lane = a.lane.size();
+  uint64_t bit = 1;
+  auto add = [&](uint32_t image) {
+    uint64_t input = bit;
+    bit <<= 1;
+    while (image != 0) {
+      const int t = TopBit(image);
+      if (inv.image[t] == 0) {
+        inv.image[t] = image;
+        inv.inputs[t] = input;
+        return;
+      }
+      image ^= inv.image[t];
+      input ^= inv.inputs[t];
+    }
+  };
+  for (uint32_t x : a.reg) add(x);
+  for (uint32_t x : a.lane) add(x);
+  for (uint32_t x : a.warp) add(x);
+  return inv;
+}
+
+// The input whose image is `v`, as (register index, lane index).
 struct Preimage {
   uint32_t reg = 0, lane = 0;
 };
-Preimage PreimageIn(const FlatLayout& a, uint32_t v) {
-  struct Row {
-    uint32_t image;
-    uint64_t inputs;
-  };
-  std::vector<Row> rows;
-  const size_t nr = a.reg.size(), nl = a.lane.size();
-  auto add = [&](uint32_t image, uint64_t input) {
-    for (const Row& r : rows) {
-      if (image & (uint32_t{1} << (31 - __builtin_clz(r.image)))) {
-        image ^= r.image;
-        input ^= r.inputs;
-      }
-    }
-    if (image == 0) return;
-    // Keep rows with distinct leading bits, highest first.
-    for (Row& r : rows) {
-      if (r.image & (uint32_t{1} << (31 - __builtin_clz(image)))) {
-        r.image ^= image;
-        r.inputs ^= input;
-      }
-    }
-    rows.push_back({image, input});
-    std::sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) { return x.image > y.image; });
-  };
-  uint64_t bit = 1;
-  for (uint32_t x : a.reg) { add(x, bit); bit <<= 1; }
-  for (uint32_t x : a.lane) { add(x, bit); bit <<= 1; }
-  for (uint32_t x : a.warp) { add(x, bit); bit <<= 1; }
+Preimage PreimageOf(const Inverse& inv, uint32_t v) {
   uint64_t inputs = 0;
-  for (const Row& r : rows) {
-    if (v & (uint32_t{1} << (31 - __builtin_clz(r.image)))) {
-      v ^= r.image;
-      inputs ^= r.inputs;
-    }
+  while (v != 0) {
+    const int t = TopBit(v);
+    if (inv.image[t] == 0) break;  // not in the layout's image
+    v ^= inv.image[t];
+    inputs ^= inv.inputs[t];
   }
   Preimage p;
-  p.reg = static_cast<uint32_t>(inputs & ((uint64_t{1} << nr) - 1));
-  p.lane = static_cast<uint32_t>((inputs >> nr) & ((uint64_t{1} << nl) - 1));
+  p.reg = static_cast<uint32_t>(inputs & ((uint64_t{1} << inv.num_reg) - 1));
+  p.lane = static_cast<uint32_t>((inputs >> inv.num_reg) & ((uint64_t{1} << inv.num_lane) - 1));
   return p;
 }
 
 // optimalSwizzlingTile: the vector bases when `a` uses an access with n_reg_a register bits
 // and lanes lane_ids_a per piece and `b` likewise; std::nullopt when the pair cannot be used.
-std::optional<Bases> TileVector(const FlatLayout& a, const FlatLayout& b, int n_reg_a, int n_reg_b,
+std::optional<Bases> TileVector(const FlatLayout& a, const FlatLayout& b, const Inverse& inv_a,
+                                const Inverse& inv_b, int n_reg_a, int n_reg_b,
                                 const std::vector<int>& lane_ids_a,
                                 const std::vector<int>& lane_ids_b, int dim) {
-  if (n_reg_a < n_reg_b) return TileVector(b, a, n_reg_b, n_reg_a, lane_ids_b, lane_ids_a, dim);
+  if (n_reg_a < n_reg_b) {
+    return TileVector(b, a, inv_b, inv_a, n_reg_b, n_reg_a, lane_ids_b, lane_ids_a, dim);
+  }
   Bases vbasis = Intersection(a.reg, b.reg, dim);
   if (static_cast<int>(vbasis.size()) < n_reg_b) return std::nullopt;
   vbasis.resize(n_reg_b);
@@ -287,11 +297,11 @@ std::optional<Bases> TileVector(const FlatLayout& a, const FlatLayout& b, int n_
   // b's first lanes must be registers of a, the rest a's lanes in the same roles.
   for (int i = 0; i < n_reg_a - n_reg_b; ++i) {
     if (i >= static_cast<int>(lane_ids_b.size())) return std::nullopt;
-    if (PreimageIn(a, b.lane[lane_ids_b[i]]).reg == 0) return std::nullopt;
+    if (PreimageOf(inv_a, b.lane[lane_ids_b[i]]).reg == 0) return std::nullopt;
   }
   const size_t skip = lane_ids_b.size() - std::min(lane_ids_b.size(), lane_ids_a.size());
   for (size_t k = 0; k < lane_ids_a.size() && skip + k < lane_ids_b.size(); ++k) {
-    if (PreimageIn(a, b.lane[lane_ids_b[skip + k]]).lane != (uint32_t{1} << lane_ids_a[k])) {
+    if (PreimageOf(inv_a, b.lane[lane_ids_b[skip + k]]).lane != (uint32_t{1} << lane_ids_a[k])) {
       return std::nullopt;
     }
   }
@@ -376,13 +386,14 @@ SwizzledRound SwizzleWithTiles(const FlatLayout& src, const FlatLayout& dst, int
                                const std::vector<SharedAccessTile>& dst_tiles) {
   const int total = Log2(static_cast<uint32_t>(std::max(1, 128 / bitwidth)));
   std::optional<SwizzledRound> best;
+  const Inverse inv_src = Invert(src), inv_dst = Invert(dst);
   for (const SharedAccessTile& ts : src_tiles) {
     for (const SharedAccessTile& td : dst_tiles) {
       const int n_src = total - static_cast<int>(ts.lane_contig.size());
       const int n_dst = total - static_cast<int>(td.lane_contig.size());
       if (n_src < 0 || n_dst < 0) continue;
       std::optional<Bases> vbasis =
-          TileVector(src, dst, n_src, n_dst, ts.lane_contig, td.lane_contig, dim);
+          TileVector(src, dst, inv_src, inv_dst, n_src, n_dst, ts.lane_contig, td.lane_contig, dim);
       if (!vbasis) continue;
       std::optional<Bases> tile_src = AccessTile(ts, src.reg, src.lane, *vbasis);
       std::optional<Bases> tile_dst = AccessTile(td, dst.reg, dst.lane, *vbasis);
