@@ -29,33 +29,43 @@ int Ctz(uint32_t x) { return __builtin_ctz(x); }
 
 // Reduced row echelon form over GF(2) with columns in bit order: each row's pivot is its
 // lowest set bit and no other row has that bit. Unique for a given row space, so any
-// elimination gives the rows f2reduce gives Triton.
-Bases Rref(Bases rows, int dim) {
-  Bases out;
-  for (int col = 0; col < dim; ++col) {
-    auto it = std::find_if(rows.begin(), rows.end(), [&](uint32_t r) { return (r >> col) & 1; });
-    if (it == rows.end()) continue;
-    const uint32_t p = *it;
-    rows.erase(it);
-    for (uint32_t& r : rows) if ((r >> col) & 1) r ^= p;
-    for (uint32_t& r : out) if ((r >> col) & 1) r ^= p;
-    out.push_back(p);
+// elimination gives the rows f2reduce gives Triton. Kept by pivot, on the stack.
+struct Rref {
+  uint32_t row[32] = {};
+  uint32_t pivots = 0;  // bit p set: row[p] is the row with pivot p
+};
+
+void Insert(Rref& r, uint32_t v) {
+  for (uint32_t p = r.pivots & v; p != 0; p = r.pivots & v) v ^= r.row[Ctz(p)];
+  if (v == 0) return;
+  const int pivot = Ctz(v);
+  for (uint32_t rest = r.pivots; rest != 0; rest &= rest - 1) {
+    uint32_t& row = r.row[Ctz(rest)];
+    if ((row >> pivot) & 1) row ^= v;
   }
-  return out;
+  r.row[pivot] = v;
+  r.pivots |= uint32_t{1} << pivot;
 }
 
-bool IsPivot(const Bases& rref, int col) {
-  return std::any_of(rref.begin(), rref.end(), [&](uint32_t r) { return Ctz(r) == col; });
+Rref Reduce(const Bases& vectors) {
+  Rref r;
+  for (uint32_t v : vectors) Insert(r, v);
+  return r;
 }
+
+int Rank(const Rref& r) { return __builtin_popcount(r.pivots); }
 
 // {x : <v, x> = 0 for every v}, one vector per free column.
 Bases Nullspace(const Bases& vectors, int dim) {
-  const Bases r = Rref(vectors, dim);
+  const Rref r = Reduce(vectors);
   Bases out;
   for (int col = 0; col < dim; ++col) {
-    if (IsPivot(r, col)) continue;
+    if ((r.pivots >> col) & 1) continue;
     uint32_t v = uint32_t{1} << col;
-    for (uint32_t row : r) if ((row >> col) & 1) v ^= uint32_t{1} << Ctz(row);
+    for (uint32_t rest = r.pivots; rest != 0; rest &= rest - 1) {
+      const int p = Ctz(rest);
+      if ((r.row[p] >> col) & 1) v ^= uint32_t{1} << p;
+    }
     out.push_back(v);
   }
   return out;
@@ -63,10 +73,10 @@ Bases Nullspace(const Bases& vectors, int dim) {
 
 // Unit vectors completing `basis` to the whole space.
 Bases Complement(const Bases& basis, int dim) {
-  const Bases r = Rref(basis, dim);
+  const Rref r = Reduce(basis);
   Bases out;
   for (int col = 0; col < dim; ++col) {
-    if (!IsPivot(r, col)) out.push_back(uint32_t{1} << col);
+    if (!((r.pivots >> col) & 1)) out.push_back(uint32_t{1} << col);
   }
   return out;
 }
@@ -211,11 +221,25 @@ SwizzledRound Swizzle(const FlatLayout& src, const FlatLayout& dst, int dim, int
   return r;
 }
 
+// The size of Intersection(b1, b2): common unit vectors, or else the dimension of the
+// intersection of the spans (rank b1 + rank b2 - rank of both).
+int IntersectionSize(const Bases& b1, const Bases& b2) {
+  if (std::all_of(b1.begin(), b1.end(), IsPowerOf2) && std::all_of(b2.begin(), b2.end(), IsPowerOf2)) {
+    int n = 0;
+    for (uint32_t b : b1) n += Contains(b2, b) ? 1 : 0;
+    return n;
+  }
+  const Rref r1 = Reduce(b1);
+  Rref both = r1;
+  for (uint32_t v : b2) Insert(both, v);
+  return Rank(r1) + Rank(Reduce(b2)) - Rank(both);
+}
+
 // bankConflicts: ways of conflict of the store and of the load, from the segment bases their
 // tiles touch.
-int Conflicts(const Bases& tile_src, const Bases& tile_dst, const Bases& segment, int dim) {
-  const int write = 1 << Intersection(segment, tile_src, dim).size();
-  const int read = 1 << Intersection(segment, tile_dst, dim).size();
+int Conflicts(const Bases& tile_src, const Bases& tile_dst, const Bases& segment) {
+  const int write = 1 << IntersectionSize(segment, tile_src);
+  const int read = 1 << IntersectionSize(segment, tile_dst);
   return (read - 1) + (write - 1);
 }
 
@@ -335,7 +359,7 @@ bool Covers(const FlatLayout& l, int dim) {
   all.insert(all.end(), l.lane.begin(), l.lane.end());
   all.insert(all.end(), l.warp.begin(), l.warp.end());
   for (uint32_t x : all) if (x >> dim) return false;
-  return static_cast<int>(Rref(all, dim).size()) == dim;
+  return Rank(Reduce(all)) == dim;
 }
 
 }  // namespace
@@ -403,7 +427,7 @@ SwizzledRound SwizzleWithTiles(const FlatLayout& src, const FlatLayout& dst, int
       };
       const int leave = std::min(missing(ts), missing(td));
       SwizzledRound r = Swizzle(src, dst, dim, bitwidth, *vbasis, *tile_src, *tile_dst, leave);
-      r.conflicts = Conflicts(*tile_src, *tile_dst, r.segment, dim);
+      r.conflicts = Conflicts(*tile_src, *tile_dst, r.segment);
       if (!best || r.conflicts < best->conflicts ||
           (r.conflicts == best->conflicts && r.reps.size() > best->reps.size())) {
         best = std::move(r);
