@@ -5,12 +5,11 @@
 #include "backends/triton/cvt_swizzling.h"
 
 #include <algorithm>
-#include <tuple>
 
 namespace scratchsim::triton {
 namespace {
 
-using Bases = std::vector<uint32_t>;
+using Bases = BasisList;
 
 bool Contains(const Bases& v, uint32_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
@@ -55,9 +54,8 @@ Rref Reduce(const Bases& vectors) {
 
 int Rank(const Rref& r) { return __builtin_popcount(r.pivots); }
 
-// {x : <v, x> = 0 for every v}, one vector per free column.
-Bases Nullspace(const Bases& vectors, int dim) {
-  const Rref r = Reduce(vectors);
+// {x : <v, x> = 0 for every v in r's row space}, one vector per free column.
+Bases Nullspace(const Rref& r, int dim) {
   Bases out;
   for (int col = 0; col < dim; ++col) {
     if ((r.pivots >> col) & 1) continue;
@@ -89,9 +87,11 @@ Bases Intersection(const Bases& b1, const Bases& b2, int dim) {
     for (uint32_t b : b1) if (b != 0 && Contains(b2, b)) out.push_back(b);
     return out;
   }
-  Bases joint = Nullspace(b1, dim);
-  const Bases n2 = Nullspace(b2, dim);
-  joint.insert(joint.end(), n2.begin(), n2.end());
+  // The echelon form of both nullspaces together is unique, so inserting them into one form
+  // gives what the nullspace of their concatenation gives.
+  Rref joint;
+  for (uint32_t v : Nullspace(Reduce(b1), dim)) Insert(joint, v);
+  for (uint32_t v : Nullspace(Reduce(b2), dim)) Insert(joint, v);
   return Nullspace(joint, dim);
 }
 
@@ -118,7 +118,7 @@ Bases VectorBases(Bases reg_src, Bases reg_dst, const Bases& lane_src, const Bas
                   int dim, int bitwidth) {
   Bases vbasis = Intersection(reg_src, reg_dst, dim);
   const size_t max_vec = Log2(128 / bitwidth);
-  if (vbasis.size() > max_vec) vbasis.resize(max_vec);
+  vbasis.truncate(max_vec);
   const size_t per_bank = bitwidth > 32 ? 0 : Log2(32 / bitwidth);
   auto fill = [&](const Bases& regs, const Bases& v) {
     Bases out = v;
@@ -151,7 +151,7 @@ Bases VectorBases(Bases reg_src, Bases reg_dst, const Bases& lane_src, const Bas
   }
   const Bases extra = vec_src ? ExtraVectorBases(reg_src, vbasis, lane_dst, bitwidth)
                               : ExtraVectorBases(reg_dst, vbasis, lane_src, bitwidth);
-  vbasis.insert(vbasis.end(), extra.begin(), extra.end());
+  vbasis.append(extra);
   return vbasis;
 }
 
@@ -168,7 +168,7 @@ Bases Segment(const Bases& bank_src, const Bases& bank_dst, int dim, int len) {
     if (!Contains(set_src, u) && !Contains(set_dst, u)) segment.push_back(u);
   }
   if (static_cast<int>(segment.size()) >= len) {
-    segment.resize(std::max(len, 0));
+    segment.truncate(std::max(len, 0));
     return segment;
   }
   Bases a, b;
@@ -179,10 +179,13 @@ Bases Segment(const Bases& bank_src, const Bases& bank_dst, int dim, int len) {
   std::sort(b.begin(), b.end());
   const int na = static_cast<int>(a.size());
   const int conflicts = std::min(std::max(0, len - na - static_cast<int>(segment.size())), na);
-  for (int i = conflicts; i < na; ++i) segment.push_back(a[i] ^ b[i]);
-  segment.insert(segment.end(), a.begin(), a.begin() + conflicts);
-  segment.insert(segment.end(), b.begin(), b.begin() + conflicts);
-  if (static_cast<int>(segment.size()) > len) segment.resize(len);
+  // Only the first `len` are kept (pushing past it would be cut off anyway).
+  auto push = [&](uint32_t v) {
+    if (static_cast<int>(segment.size()) < len) segment.push_back(v);
+  };
+  for (int i = conflicts; i < na; ++i) push(a[i] ^ b[i]);
+  for (int i = 0; i < conflicts; ++i) push(a[i]);
+  for (int i = 0; i < conflicts; ++i) push(b[i]);
   return segment;
 }
 
@@ -193,15 +196,15 @@ SwizzledRound Swizzle(const FlatLayout& src, const FlatLayout& dst, int dim, int
                       const Bases& vbasis, const Bases& tile_src, const Bases& tile_dst,
                       int leave_reps) {
   Bases bank_src = vbasis, bank_dst = vbasis;
-  bank_src.insert(bank_src.end(), tile_src.begin(), tile_src.end());
-  bank_dst.insert(bank_dst.end(), tile_dst.begin(), tile_dst.end());
+  bank_src.append(tile_src);
+  bank_dst.append(tile_dst);
   const int nv = static_cast<int>(vbasis.size());
   // 32 banks x 32 bits per line.
   const int len_bank = std::min(Log2(static_cast<uint32_t>(1024 / ((int64_t{1} << nv) * bitwidth))), dim - nv);
   const int len_segment = dim - len_bank - nv;
   const Bases segment = Segment(bank_src, bank_dst, dim, len_segment);
   Bases used = vbasis;
-  used.insert(used.end(), segment.begin(), segment.end());
+  used.append(segment);
   SwizzledRound r;
   r.vec = vbasis;
   r.bank = Complement(used, dim);
@@ -301,14 +304,14 @@ Preimage PreimageOf(const Inverse& inv, uint32_t v) {
 // and lanes lane_ids_a per piece and `b` likewise; std::nullopt when the pair cannot be used.
 std::optional<Bases> TileVector(const FlatLayout& a, const FlatLayout& b, const Inverse& inv_a,
                                 const Inverse& inv_b, int n_reg_a, int n_reg_b,
-                                const std::vector<int>& lane_ids_a,
-                                const std::vector<int>& lane_ids_b, int dim) {
+                                const LaneIds& lane_ids_a, const LaneIds& lane_ids_b,
+                                int dim) {
   if (n_reg_a < n_reg_b) {
     return TileVector(b, a, inv_b, inv_a, n_reg_b, n_reg_a, lane_ids_b, lane_ids_a, dim);
   }
   Bases vbasis = Intersection(a.reg, b.reg, dim);
   if (static_cast<int>(vbasis.size()) < n_reg_b) return std::nullopt;
-  vbasis.resize(n_reg_b);
+  vbasis.truncate(n_reg_b);
   Bases lanes_a, lanes_b;
   for (int id : lane_ids_a) {
     if (id >= static_cast<int>(a.lane.size()) || a.lane[id] == 0) return std::nullopt;
@@ -329,7 +332,7 @@ std::optional<Bases> TileVector(const FlatLayout& a, const FlatLayout& b, const 
       return std::nullopt;
     }
   }
-  vbasis.insert(vbasis.end(), lanes_b.begin(), lanes_b.end());
+  vbasis.append(lanes_b);
   return vbasis;
 }
 
@@ -355,23 +358,26 @@ std::optional<Bases> AccessTile(const SharedAccessTile& t, const Bases& regs, co
 }
 
 bool Covers(const FlatLayout& l, int dim) {
-  Bases all = l.reg;
-  all.insert(all.end(), l.lane.begin(), l.lane.end());
-  all.insert(all.end(), l.warp.begin(), l.warp.end());
-  for (uint32_t x : all) if (x >> dim) return false;
-  return Rank(Reduce(all)) == dim;
+  Rref r;
+  for (const Bases* list : {&l.reg, &l.lane, &l.warp}) {
+    for (uint32_t x : *list) {
+      if (x >> dim) return false;
+      Insert(r, x);
+    }
+  }
+  return Rank(r) == dim;
 }
 
 }  // namespace
 
-void SharedAccessTiles(int compute_capability, int bitwidth, std::vector<SharedAccessTile>& src,
-                       std::vector<SharedAccessTile>& dst) {
-  src.clear();
-  dst.clear();
+AccessTiles SharedAccessTiles(int compute_capability, int bitwidth) {
+  AccessTiles tiles;
+  AccessTileList& src = tiles.src;
+  AccessTileList& dst = tiles.dst;
   const SharedAccessTile ld_st{{}, {0, 1, 2}};
   src.push_back(ld_st);
   dst.push_back(ld_st);
-  if (compute_capability <= 0) return;
+  if (compute_capability <= 0) return tiles;
   const bool ldmatrix = compute_capability >= 75, stmatrix = compute_capability >= 90;
   if (bitwidth <= 32) {
     const SharedAccessTile matrix{{0, 1}, {2, 3, 4}};
@@ -383,6 +389,7 @@ void SharedAccessTiles(int compute_capability, int bitwidth, std::vector<SharedA
     if (stmatrix) src.push_back(trans);
     if (ldmatrix) dst.push_back(trans);
   }
+  return tiles;
 }
 
 SwizzledRound SwizzleLdSt(const FlatLayout& src, const FlatLayout& dst, int dim, int bitwidth) {
@@ -396,7 +403,7 @@ SwizzledRound SwizzleLdSt(const FlatLayout& src, const FlatLayout& dst, int dim,
     const int64_t bits = (int64_t{1} << run) * bitwidth;
     if (bits > 32) {
       const size_t drop = std::min<size_t>(t.size(), Log2(static_cast<uint32_t>(bits / 32)));
-      t.resize(t.size() - drop);
+      t.truncate(t.size() - drop);
     }
     Bases out;
     for (uint32_t b : t) if (!Contains(vbasis, b)) out.push_back(b);
@@ -406,8 +413,8 @@ SwizzledRound SwizzleLdSt(const FlatLayout& src, const FlatLayout& dst, int dim,
 }
 
 SwizzledRound SwizzleWithTiles(const FlatLayout& src, const FlatLayout& dst, int dim,
-                               int bitwidth, const std::vector<SharedAccessTile>& src_tiles,
-                               const std::vector<SharedAccessTile>& dst_tiles) {
+                               int bitwidth, const AccessTileList& src_tiles,
+                               const AccessTileList& dst_tiles) {
   const int total = Log2(static_cast<uint32_t>(std::max(1, 128 / bitwidth)));
   std::optional<SwizzledRound> best;
   const Inverse inv_src = Invert(src), inv_dst = Invert(dst);
@@ -438,17 +445,24 @@ SwizzledRound SwizzleWithTiles(const FlatLayout& src, const FlatLayout& dst, int
   return SwizzleLdSt(src, dst, dim, bitwidth);
 }
 
-std::optional<int64_t> SwizzledCvtScratchElems(FlatLayout src, FlatLayout dst, int dim,
-                                               int bitwidth, int compute_capability) {
+std::optional<int64_t> SwizzledCvtScratchElems(const FlatLayout& src_in, const FlatLayout& dst_in,
+                                               int dim, int bitwidth, int compute_capability) {
   if (dim < 0 || dim > 30 || bitwidth <= 0 || bitwidth > 128) return std::nullopt;
-  if (!Covers(src, dim) || !Covers(dst, dim)) return std::nullopt;
+  for (const FlatLayout* l : {&src_in, &dst_in}) {
+    for (const Bases* list : {&l->reg, &l->lane, &l->warp}) {
+      if (list->overflowed() || list->size() > kMaxLayoutBases) return std::nullopt;
+    }
+  }
+  if (!Covers(src_in, dim) || !Covers(dst_in, dim)) return std::nullopt;
   // actionRemoveBroadcastedRegs.
-  auto drop_zeros = [](Bases& v) { v.erase(std::remove(v.begin(), v.end(), 0u), v.end()); };
-  drop_zeros(src.reg);
-  drop_zeros(dst.reg);
-  std::vector<SharedAccessTile> src_tiles, dst_tiles;
-  SharedAccessTiles(compute_capability, bitwidth, src_tiles, dst_tiles);
-  const SwizzledRound r = SwizzleWithTiles(src, dst, dim, bitwidth, src_tiles, dst_tiles);
+  FlatLayout src, dst;
+  for (auto [in, out] : {std::pair{&src_in, &src}, std::pair{&dst_in, &dst}}) {
+    for (uint32_t r : in->reg) if (r != 0) out->reg.push_back(r);
+    out->lane = in->lane;
+    out->warp = in->warp;
+  }
+  const AccessTiles tiles = SharedAccessTiles(compute_capability, bitwidth);
+  const SwizzledRound r = SwizzleWithTiles(src, dst, dim, bitwidth, tiles.src, tiles.dst);
   return (int64_t{1} << dim) >> r.reps.size();
 }
 

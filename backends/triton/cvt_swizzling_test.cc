@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "backends/triton/ttgir_layout.h"
@@ -63,22 +64,22 @@ TEST(CvtSwizzlingTest, TmemF16EpilogueFitsUnderTheOperandsOnSm100) {
 }
 
 TEST(CvtSwizzlingTest, AccessTilesFollowTheTarget) {
-  std::vector<SharedAccessTile> src, dst;
-  SharedAccessTiles(80, 16, src, dst);  // ldmatrix only (sm_75+); stmatrix is sm_90+
-  EXPECT_EQ(src.size(), 1u);
-  EXPECT_EQ(dst.size(), 3u);
-  SharedAccessTiles(90, 16, src, dst);
-  EXPECT_EQ(src.size(), 3u);
-  EXPECT_EQ(dst.size(), 3u);
-  SharedAccessTiles(90, 32, src, dst);  // no .trans forms but for 16-bit elements
-  EXPECT_EQ(src.size(), 2u);
-  EXPECT_EQ(dst.size(), 2u);
-  SharedAccessTiles(90, 64, src, dst);  // matrix instructions move at most 32-bit elements
-  EXPECT_EQ(src.size(), 1u);
-  SharedAccessTiles(0, 16, src, dst);  // not NVIDIA: ld/st only
-  EXPECT_EQ(src.size(), 1u);
-  EXPECT_EQ(dst.size(), 1u);
-  EXPECT_EQ(dst[0].lane_addr, (std::vector<int>{0, 1, 2}));
+  AccessTiles t = SharedAccessTiles(80, 16);  // ldmatrix only (sm_75+); stmatrix is sm_90+
+  EXPECT_EQ(t.src.size(), 1u);
+  EXPECT_EQ(t.dst.size(), 3u);
+  t = SharedAccessTiles(90, 16);
+  EXPECT_EQ(t.src.size(), 3u);
+  EXPECT_EQ(t.dst.size(), 3u);
+  t = SharedAccessTiles(90, 32);  // no .trans forms but for 16-bit elements
+  EXPECT_EQ(t.src.size(), 2u);
+  EXPECT_EQ(t.dst.size(), 2u);
+  t = SharedAccessTiles(90, 64);  // matrix instructions move at most 32-bit elements
+  EXPECT_EQ(t.src.size(), 1u);
+  t = SharedAccessTiles(0, 16);  // not NVIDIA: ld/st only
+  EXPECT_EQ(t.src.size(), 1u);
+  EXPECT_EQ(t.dst.size(), 1u);
+  EXPECT_TRUE(t.dst[0].lane_addr == (LaneIds{0, 1, 2}));
+  EXPECT_TRUE(t.dst[0].lane_contig.empty());
 }
 
 // A 32x32 f32 transpose between two blocked layouts, 4 warps. Checks the invariants of
@@ -95,10 +96,9 @@ TEST(CvtSwizzlingTest, RoundsAreRegistersOfBothSides) {
   cols.lane = {4, 8, 16, 32, 64};
   cols.warp = {128, 256};
   for (int cc : {0, 80, 90}) {
-    std::vector<SharedAccessTile> ts, td;
-    SharedAccessTiles(cc, 32, ts, td);
-    const SwizzledRound r = SwizzleWithTiles(rows, cols, 10, 32, ts, td);
-    std::vector<uint32_t> all = r.vec;
+    const AccessTiles t = SharedAccessTiles(cc, 32);
+    const SwizzledRound r = SwizzleWithTiles(rows, cols, 10, 32, t.src, t.dst);
+    std::vector<uint32_t> all(r.vec.begin(), r.vec.end());
     for (const auto* v : {&r.bank, &r.segment, &r.reps}) all.insert(all.end(), v->begin(), v->end());
     EXPECT_EQ(all.size(), 10u) << cc;
     uint32_t span = 0;
@@ -127,6 +127,39 @@ TEST(CvtSwizzlingTest, LayoutsThatDoNotCoverTheTensorAreRefused) {
   EXPECT_FALSE(SwizzledCvtScratchElems(a, b, 7, 16, 90).has_value());
   EXPECT_FALSE(SwizzledCvtScratchElems(a, a, 31, 16, 90).has_value());
   EXPECT_FALSE(SwizzledCvtScratchElems(a, a, 7, 0, 90).has_value());
+}
+
+// Lists are kept inline; a layout with more bases than kMaxLayoutBases of one kind (more than
+// 2^32 registers per thread) is refused rather than truncated.
+TEST(CvtSwizzlingTest, OversizedLayoutsAreRefused) {
+  FlatLayout a;
+  a.reg = {1, 2};
+  a.lane = {4, 8, 16, 32, 64};
+  FlatLayout b = a;
+  for (size_t i = b.reg.size(); i < kMaxLayoutBases; ++i) b.reg.push_back(0);  // broadcast
+  EXPECT_TRUE(SwizzledCvtScratchElems(a, b, 7, 16, 90).has_value());
+  b.reg.push_back(0);
+  EXPECT_FALSE(SwizzledCvtScratchElems(a, b, 7, 16, 90).has_value());
+  while (b.reg.size() < BasisList::capacity()) b.reg.push_back(0);
+  EXPECT_FALSE(b.reg.overflowed());
+  b.reg.push_back(0);  // past the capacity: dropped, and the list says so
+  EXPECT_TRUE(b.reg.overflowed());
+  EXPECT_EQ(b.reg.size(), BasisList::capacity());
+  EXPECT_FALSE(SwizzledCvtScratchElems(b, a, 7, 16, 90).has_value());
+}
+
+TEST(CvtSwizzlingTest, InlineListComparesLikeAVector) {
+  const BasisList a = {1, 2}, b = {1, 3}, c = {1, 2, 0};
+  EXPECT_TRUE(a < b);
+  EXPECT_TRUE(a < c);
+  EXPECT_TRUE(b >= c);
+  EXPECT_TRUE(a >= a);
+  EXPECT_FALSE(a == c);
+  BasisList d = c;
+  d.truncate(2);
+  EXPECT_TRUE(d == a);
+  d.truncate(5);  // never grows
+  EXPECT_EQ(d.size(), 2u);
 }
 
 }  // namespace

@@ -294,7 +294,7 @@ std::optional<FlatLayout> Flatten(const Bases& b, const std::vector<int64_t>& sh
   }
   if (total > 30) return std::nullopt;
   *dim = total;
-  auto flat = [&](const std::vector<uint64_t>& in, std::vector<uint32_t>& out) {
+  auto flat = [&](const std::vector<uint64_t>& in, BasisList& out) {
     for (uint64_t x : in) {
       uint64_t v = 0;
       for (size_t d = 0; d < shape.size(); ++d) {
