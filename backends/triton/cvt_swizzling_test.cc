@@ -63,6 +63,30 @@ TEST(CvtSwizzlingTest, TmemF16EpilogueFitsUnderTheOperandsOnSm100) {
   EXPECT_EQ(CvtScratchBytes(tmem, blocked, 128, 128, "f16", 4, 0), 32768);
 }
 
+// Layouts whose counts are not positive (the bases would double forever) are refused, and
+// the conversion falls back to the whole tile.
+TEST(CvtSwizzlingTest, NonPositiveLayoutCountsFallBackToTheWholeTile) {
+  const std::string blocked =
+      "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], "
+      "order = [1, 0]}>";
+  const std::string zero_spt =
+      "#ttg.blocked<{sizePerThread = [0, 4], threadsPerWarp = [32, 1], warpsPerCTA = [1, 4], "
+      "order = [1, 0]}>";
+  EXPECT_EQ(CvtScratchBytes(zero_spt, blocked, 64, 64, "f32", 4, 90), 64 * 64 * 4);
+  const std::string bad_order =
+      "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [32, 1], warpsPerCTA = [1, 4], "
+      "order = [2, 0]}>";
+  EXPECT_EQ(CvtScratchBytes(bad_order, blocked, 64, 64, "f32", 4, 90), 64 * 64 * 4);
+  const std::string zero_instr =
+      "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = "
+      "[16, 0, 8]}>";
+  EXPECT_EQ(CvtScratchBytes(zero_instr, blocked, 64, 64, "f32", 4, 90), 64 * 64 * 4);
+  const std::string zero_warps =
+      "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [0, 4], instrShape = "
+      "[16, 8]}>";
+  EXPECT_EQ(CvtScratchBytes(zero_warps, blocked, 64, 64, "f32", 4, 90), 64 * 64 * 4);
+}
+
 TEST(CvtSwizzlingTest, AccessTilesFollowTheTarget) {
   AccessTiles t = SharedAccessTiles(80, 16);  // ldmatrix only (sm_75+); stmatrix is sm_90+
   EXPECT_EQ(t.src.size(), 1u);

@@ -27,18 +27,32 @@ size_t FindKey(absl::string_view text, absl::string_view key, absl::string_view 
   return absl::string_view::npos;
 }
 
-// The list after `key = [` as integers.
-std::optional<std::vector<int64_t>> IntList(absl::string_view text, absl::string_view key) {
+// A layout attribute's integer list (one entry per dimension).
+using IntVector = InlineList<int64_t, 16>;
+
+// The list after `key = [` as integers; empty or blank entries are skipped. std::nullopt when
+// there is none, an entry is not an integer, or it has more than 16 entries.
+std::optional<IntVector> IntList(absl::string_view text, absl::string_view key) {
   size_t p = FindKey(text, key, " = [");
   if (p == absl::string_view::npos) return std::nullopt;
   p = text.find('[', p) + 1;
-  size_t e = text.find(']', p);
-  std::vector<int64_t> out;
-  for (absl::string_view t : absl::StrSplit(text.substr(p, e - p), ',', absl::SkipWhitespace())) {
-    int64_t v = 0;
-    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(t), &v)) return std::nullopt;
-    out.push_back(v);
+  const size_t e = text.find(']', p);
+  // std::string_view's find inlines (memchr); the Debian Abseil's is a library call.
+  std::string_view rest(text.data() + p, (e == absl::string_view::npos ? text.size() : e) - p);
+  IntVector out;
+  while (true) {
+    const size_t comma = rest.find(',');
+    const absl::string_view t = absl::StripAsciiWhitespace(
+        absl::string_view(rest.data(), comma == std::string_view::npos ? rest.size() : comma));
+    if (!t.empty()) {
+      int64_t v = 0;
+      if (!absl::SimpleAtoi(t, &v)) return std::nullopt;
+      out.push_back(v);
+    }
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
   }
+  if (out.overflowed()) return std::nullopt;
   return out;
 }
 
@@ -101,8 +115,10 @@ absl::Status Unsupported(absl::string_view origin, int line, absl::string_view w
 // A distributed layout as linear-layout bases (Triton's LinearLayout, restricted to what the
 // scratch size needs): each basis is the tensor coordinate one bit of the register, lane or
 // warp index moves to, packed 20 bits per dimension; 0 means broadcast.
+// At most 64 of each kind (BasesOf refuses more), kept inline.
+using PackedBases = InlineList<uint64_t, 64>;
 struct Bases {
-  std::vector<uint64_t> reg, lane, warp;
+  PackedBases reg, lane, warp;
 };
 
 constexpr int kBitsPerDim = 20;
@@ -114,7 +130,7 @@ uint64_t Pack(int dim, int64_t value) {
 
 // Bases along `dim` for `count` (a power of two) indices starting at stride `cum`; values at
 // or beyond the extent broadcast.
-void Append(std::vector<uint64_t>& out, int dim, int64_t cum, int64_t count, int64_t extent) {
+void Append(PackedBases& out, int dim, int64_t cum, int64_t count, int64_t extent) {
   for (int k = 0; (int64_t{1} << k) < count; ++k) {
     const int64_t v = cum << k;
     out.push_back(v >= extent ? 0 : Pack(dim, v));
@@ -122,7 +138,23 @@ void Append(std::vector<uint64_t>& out, int dim, int64_t cum, int64_t count, int
 }
 
 absl::StatusOr<Bases> BasesOf(const LayoutContext& ctx, absl::string_view encoding,
-                              const std::vector<int64_t>& shape) {
+                              const std::vector<int64_t>& shape);
+
+// Layouts with more bases of one kind than PackedBases holds are refused, not truncated.
+absl::StatusOr<Bases> Checked(Bases b) {
+  if (b.reg.overflowed() || b.lane.overflowed() || b.warp.overflowed()) {
+    return absl::InvalidArgumentError("layout with more than 64 bases of one kind");
+  }
+  return b;
+}
+
+// Counts that the bases are doubled up to must be positive, or the doubling never ends.
+bool AllPositive(const IntVector& v) {
+  return std::all_of(v.begin(), v.end(), [](int64_t x) { return x > 0; });
+}
+
+absl::StatusOr<Bases> BasesOfUnchecked(const LayoutContext& ctx, absl::string_view encoding,
+                                       const std::vector<int64_t>& shape) {
   const absl::string_view enc = Resolve(ctx, encoding);
   const int rank = static_cast<int>(shape.size());
   Bases b;
@@ -131,10 +163,15 @@ absl::StatusOr<Bases> BasesOf(const LayoutContext& ctx, absl::string_view encodi
     auto tpw = IntList(enc, "threadsPerWarp");
     auto wpc = IntList(enc, "warpsPerCTA");
     auto order = IntList(enc, "order");
-    if (!spt || !tpw || !wpc || !order || static_cast<int>(order->size()) != rank) {
+    if (!spt || !tpw || !wpc || !order || static_cast<int>(order->size()) != rank ||
+        static_cast<int>(spt->size()) < rank || static_cast<int>(tpw->size()) < rank ||
+        static_cast<int>(wpc->size()) < rank || !AllPositive(*spt) || !AllPositive(*tpw) ||
+        !AllPositive(*wpc) ||
+        std::any_of(order->begin(), order->end(), [&](int64_t d) { return d < 0 || d >= rank; })) {
       return absl::InvalidArgumentError("malformed #ttg.blocked");
     }
-    std::vector<int64_t> cum(rank, 1);
+    IntVector cum;
+    for (int d = 0; d < rank; ++d) cum.push_back(1);
     for (int64_t d : *order) { Append(b.reg, d, cum[d], (*spt)[d], shape[d]); cum[d] *= (*spt)[d]; }
     for (int64_t d : *order) { Append(b.lane, d, cum[d], (*tpw)[d], shape[d]); cum[d] *= (*tpw)[d]; }
     for (int64_t d : *order) { Append(b.warp, d, cum[d], (*wpc)[d], shape[d]); cum[d] *= (*wpc)[d]; }
@@ -153,7 +190,7 @@ absl::StatusOr<Bases> BasesOf(const LayoutContext& ctx, absl::string_view encodi
     pshape.insert(pshape.begin() + *dim, 1);
     ASSIGN_OR_RETURN(Bases pb, BasesOf(ctx, parent, pshape));
     // Drop the sliced coordinate: bases along it already broadcast (extent 1).
-    auto drop = [&](std::vector<uint64_t>& v) {
+    auto drop = [&](PackedBases& v) {
       for (uint64_t& x : v) {
         uint64_t out = 0;
         for (int d = 0, nd = 0; d <= rank; ++d) {
@@ -173,7 +210,9 @@ absl::StatusOr<Bases> BasesOf(const LayoutContext& ctx, absl::string_view encodi
     auto major = IntField(enc, "versionMajor");
     auto wpc = IntList(enc, "warpsPerCTA");
     auto instr = IntList(enc, "instrShape");
-    if (!major || !wpc || wpc->size() != 2) return absl::InvalidArgumentError("malformed #ttg.nvidia_mma");
+    if (!major || !wpc || wpc->size() != 2 || !AllPositive(*wpc)) {
+      return absl::InvalidArgumentError("malformed #ttg.nvidia_mma");
+    }
     const int64_t m = shape[0], n = shape[1];
     auto at = [&](int d, int64_t v) { return v >= shape[d] ? uint64_t{0} : Pack(d, v); };
     // One warp's accumulator fragment (PTX ISA, mma.m16n8 / wgmma m64nN fragments): two
@@ -183,6 +222,7 @@ absl::StatusOr<Bases> BasesOf(const LayoutContext& ctx, absl::string_view encodi
     int64_t cols = 8, rows = 16;
     if (*major == 3) {
       const int64_t instr_n = instr && instr->size() >= 2 ? (*instr)[1] : 8;
+      if (instr_n <= 0) return absl::InvalidArgumentError("malformed #ttg.nvidia_mma");
       for (int64_t v = 8; v < instr_n; v *= 2) b.reg.push_back(at(1, v));
       cols = instr_n;
       Append(b.warp, 0, 16, (*wpc)[0], m);
@@ -200,7 +240,7 @@ absl::StatusOr<Bases> BasesOf(const LayoutContext& ctx, absl::string_view encodi
     return b;
   }
   if (absl::StartsWith(enc, "#ttg.linear<")) {
-    auto read = [&](absl::string_view key, std::vector<uint64_t>& out) -> bool {
+    auto read = [&](absl::string_view key, PackedBases& out) -> bool {
       size_t p = FindKey(enc, key, " = [");
       if (p == std::string::npos) return false;
       p = enc.find('[', p);
@@ -249,6 +289,16 @@ absl::StatusOr<Bases> BasesOf(const LayoutContext& ctx, absl::string_view encodi
   return absl::UnimplementedError(absl::StrCat("layout ", enc.substr(0, 40)));
 }
 
+absl::StatusOr<Bases> BasesOf(const LayoutContext& ctx, absl::string_view encoding,
+                              const std::vector<int64_t>& shape) {
+  // Blocked layouts index a per-dimension list; 16 dimensions is far past any tensor.
+  if (shape.size() > IntVector::capacity()) {
+    return absl::InvalidArgumentError("tensor of more than 16 dimensions");
+  }
+  ASSIGN_OR_RETURN(Bases b, BasesOfUnchecked(ctx, encoding, shape));
+  return Checked(std::move(b));
+}
+
 int Gf2Rank(std::vector<uint64_t> v) {
   int rank = 0;
   for (int bit = 63; bit >= 0; --bit) {
@@ -283,22 +333,20 @@ std::optional<int64_t> CvtScratchElems(const absl::StatusOr<Bases>& s,
 // The bases as indices into the tensor flattened with dimension 0 the most minor (Triton's
 // flattenOuts); std::nullopt unless every extent is a power of two.
 std::optional<FlatLayout> Flatten(const Bases& b, const std::vector<int64_t>& shape, int* dim) {
-  std::vector<int> shift(shape.size(), 0);
   int total = 0;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] <= 0 || (shape[d] & (shape[d] - 1)) != 0) return std::nullopt;
-    shift[d] = total;
-    int log = 0;
-    while ((int64_t{1} << log) < shape[d]) ++log;
-    total += log;
+    total += __builtin_ctzll(static_cast<uint64_t>(shape[d]));
   }
   if (total > 30) return std::nullopt;
   *dim = total;
-  auto flat = [&](const std::vector<uint64_t>& in, BasisList& out) {
+  auto flat = [&](const PackedBases& in, BasisList& out) {
     for (uint64_t x : in) {
       uint64_t v = 0;
+      int shift = 0;
       for (size_t d = 0; d < shape.size(); ++d) {
-        v += ((x >> (kBitsPerDim * d)) & ((uint64_t{1} << kBitsPerDim) - 1)) << shift[d];
+        v += ((x >> (kBitsPerDim * d)) & ((uint64_t{1} << kBitsPerDim) - 1)) << shift;
+        shift += __builtin_ctzll(static_cast<uint64_t>(shape[d]));
       }
       out.push_back(static_cast<uint32_t>(v));
     }
@@ -411,9 +459,9 @@ absl::StatusOr<DimSplit> SplitOf(const LayoutContext& ctx, absl::string_view enc
     auto tpw = IntList(enc, "threadsPerWarp");
     auto wpc = IntList(enc, "warpsPerCTA");
     if (!spt || !tpw || !wpc) return absl::InvalidArgumentError("malformed #ttg.blocked");
-    s.per_thread = *spt;
-    s.threads = *tpw;
-    s.warps = *wpc;
+    s.per_thread.assign(spt->begin(), spt->end());
+    s.threads.assign(tpw->begin(), tpw->end());
+    s.warps.assign(wpc->begin(), wpc->end());
   } else if (absl::StartsWith(enc, "#ttg.slice<")) {
     auto dim = IntField(enc, "dim");
     size_t p = enc.find("parent = ");
@@ -430,7 +478,7 @@ absl::StatusOr<DimSplit> SplitOf(const LayoutContext& ctx, absl::string_view enc
   } else if (absl::StartsWith(enc, "#ttg.nvidia_mma<")) {
     auto wpc = IntList(enc, "warpsPerCTA");
     if (!wpc) return absl::InvalidArgumentError("malformed #ttg.nvidia_mma");
-    s.warps = *wpc;
+    s.warps.assign(wpc->begin(), wpc->end());
     // Each warp's 16xN tile: 8 lanes down the rows, 4 across the columns.
     s.threads.assign(wpc->size(), 1);
     s.per_thread.assign(wpc->size(), 1);
