@@ -427,17 +427,22 @@ std::optional<TensorType> ParseTensorType(absl::string_view text) {
   absl::string_view dims = comma == absl::string_view::npos ? body : body.substr(0, comma);
   TensorType t;
   if (comma != absl::string_view::npos) t.encoding = std::string(body.substr(comma + 2));
-  std::vector<absl::string_view> parts = absl::StrSplit(dims, 'x');
-  // The element type may itself contain 'x' (!tt.ptr<f16>): dims are the leading integers.
-  size_t k = 0;
-  for (; k < parts.size(); ++k) {
+  // The element type may itself contain 'x' (!tt.ptr<f16>): dims are the leading integers
+  // of the 'x'-separated parts, the element all that follows them.
+  t.shape.reserve(4);
+  std::string_view rest(dims.data(), dims.size());
+  while (true) {
+    const size_t x = rest.find('x');
     int64_t v = 0;
-    if (!absl::SimpleAtoi(parts[k], &v)) break;
+    if (!absl::SimpleAtoi(absl::string_view(rest.data(), std::min(x, rest.size())), &v)) break;
     t.shape.push_back(v);
+    if (x == std::string_view::npos) {
+      rest = {};
+      break;
+    }
+    rest.remove_prefix(x + 1);
   }
-  std::string elem;
-  for (size_t j = k; j < parts.size(); ++j) absl::StrAppend(&elem, j > k ? "x" : "", parts[j]);
-  t.element = elem;
+  t.element = std::string(rest);
   return t;
 }
 
@@ -445,7 +450,7 @@ std::vector<TensorType> TensorTypes(absl::string_view text) {
   std::vector<TensorType> out;
   size_t p = 0;
   while ((p = text.find("tensor<", p)) != absl::string_view::npos) {
-    if (auto t = ParseTensorType(text.substr(p))) out.push_back(*t);
+    if (auto t = ParseTensorType(text.substr(p))) out.push_back(std::move(*t));
     p += 7;
   }
   return out;
