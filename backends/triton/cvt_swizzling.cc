@@ -30,9 +30,33 @@ int Ctz(uint32_t x) { return __builtin_ctz(x); }
 // lowest set bit and no other row has that bit. Unique for a given row space, so any
 // elimination gives the rows f2reduce gives Triton. Kept by pivot, on the stack.
 struct Rref {
-  uint32_t row[32] = {};
+  uint32_t row[32];     // read only where `pivots` has the bit
   uint32_t pivots = 0;  // bit p set: row[p] is the row with pivot p
 };
+
+// Echelon form without back-substitution: each row's lowest set bit is its pivot and no
+// later row has it, but rows above may. Its pivot columns (so its rank) are those of the
+// reduced form, at a fraction of the work; only the nullspace needs the reduced rows.
+struct Span {
+  uint32_t row[32];     // read only where `pivots` has the bit
+  uint32_t pivots = 0;
+};
+
+void Add(Span& s, uint32_t v) {
+  // Each step clears v's lowest pivot bit and touches only higher bits.
+  for (uint32_t p = s.pivots & v; p != 0; p = s.pivots & v) v ^= s.row[Ctz(p)];
+  if (v == 0) return;
+  s.row[Ctz(v)] = v;
+  s.pivots |= v & (~v + 1);
+}
+
+Span SpanOf(const Bases& vectors) {
+  Span s;
+  for (uint32_t v : vectors) Add(s, v);
+  return s;
+}
+
+int Rank(const Span& s) { return __builtin_popcount(s.pivots); }
 
 void Insert(Rref& r, uint32_t v) {
   for (uint32_t p = r.pivots & v; p != 0; p = r.pivots & v) v ^= r.row[Ctz(p)];
@@ -52,8 +76,6 @@ Rref Reduce(const Bases& vectors) {
   return r;
 }
 
-int Rank(const Rref& r) { return __builtin_popcount(r.pivots); }
-
 // {x : <v, x> = 0 for every v in r's row space}, one vector per free column.
 Bases Nullspace(const Rref& r, int dim) {
   Bases out;
@@ -71,10 +93,10 @@ Bases Nullspace(const Rref& r, int dim) {
 
 // Unit vectors completing `basis` to the whole space.
 Bases Complement(const Bases& basis, int dim) {
-  const Rref r = Reduce(basis);
+  const Span s = SpanOf(basis);
   Bases out;
   for (int col = 0; col < dim; ++col) {
-    if (!((r.pivots >> col) & 1)) out.push_back(uint32_t{1} << col);
+    if (!((s.pivots >> col) & 1)) out.push_back(uint32_t{1} << col);
   }
   return out;
 }
@@ -232,10 +254,10 @@ int IntersectionSize(const Bases& b1, const Bases& b2) {
     for (uint32_t b : b1) n += Contains(b2, b) ? 1 : 0;
     return n;
   }
-  const Rref r1 = Reduce(b1);
-  Rref both = r1;
-  for (uint32_t v : b2) Insert(both, v);
-  return Rank(r1) + Rank(Reduce(b2)) - Rank(both);
+  Span both = SpanOf(b1);
+  const int rank1 = Rank(both);
+  for (uint32_t v : b2) Add(both, v);
+  return rank1 + Rank(SpanOf(b2)) - Rank(both);
 }
 
 // bankConflicts: ways of conflict of the store and of the load, from the segment bases their
@@ -302,14 +324,17 @@ Preimage PreimageOf(const Inverse& inv, uint32_t v) {
 
 // optimalSwizzlingTile: the vector bases when `a` uses an access with n_reg_a register bits
 // and lanes lane_ids_a per piece and `b` likewise; std::nullopt when the pair cannot be used.
+// common_ab and common_ba are Intersection(a.reg, b.reg) and Intersection(b.reg, a.reg), the
+// same for every pair of instructions.
 std::optional<Bases> TileVector(const FlatLayout& a, const FlatLayout& b, const Inverse& inv_a,
                                 const Inverse& inv_b, int n_reg_a, int n_reg_b,
                                 const LaneIds& lane_ids_a, const LaneIds& lane_ids_b,
-                                int dim) {
+                                const Bases& common_ab, const Bases& common_ba) {
   if (n_reg_a < n_reg_b) {
-    return TileVector(b, a, inv_b, inv_a, n_reg_b, n_reg_a, lane_ids_b, lane_ids_a, dim);
+    return TileVector(b, a, inv_b, inv_a, n_reg_b, n_reg_a, lane_ids_b, lane_ids_a, common_ba,
+                      common_ab);
   }
-  Bases vbasis = Intersection(a.reg, b.reg, dim);
+  Bases vbasis = common_ab;
   if (static_cast<int>(vbasis.size()) < n_reg_b) return std::nullopt;
   vbasis.truncate(n_reg_b);
   Bases lanes_a, lanes_b;
@@ -358,14 +383,14 @@ std::optional<Bases> AccessTile(const SharedAccessTile& t, const Bases& regs, co
 }
 
 bool Covers(const FlatLayout& l, int dim) {
-  Rref r;
+  Span s;
   for (const Bases* list : {&l.reg, &l.lane, &l.warp}) {
     for (uint32_t x : *list) {
       if (x >> dim) return false;
-      Insert(r, x);
+      Add(s, x);
     }
   }
-  return Rank(r) == dim;
+  return Rank(s) == dim;
 }
 
 }  // namespace
@@ -418,13 +443,16 @@ SwizzledRound SwizzleWithTiles(const FlatLayout& src, const FlatLayout& dst, int
   const int total = Log2(static_cast<uint32_t>(std::max(1, 128 / bitwidth)));
   std::optional<SwizzledRound> best;
   const Inverse inv_src = Invert(src), inv_dst = Invert(dst);
+  const Bases common_sd = Intersection(src.reg, dst.reg, dim);
+  const Bases common_ds = Intersection(dst.reg, src.reg, dim);
   for (const SharedAccessTile& ts : src_tiles) {
     for (const SharedAccessTile& td : dst_tiles) {
       const int n_src = total - static_cast<int>(ts.lane_contig.size());
       const int n_dst = total - static_cast<int>(td.lane_contig.size());
       if (n_src < 0 || n_dst < 0) continue;
       std::optional<Bases> vbasis =
-          TileVector(src, dst, inv_src, inv_dst, n_src, n_dst, ts.lane_contig, td.lane_contig, dim);
+          TileVector(src, dst, inv_src, inv_dst, n_src, n_dst, ts.lane_contig, td.lane_contig,
+                     common_sd, common_ds);
       if (!vbasis) continue;
       std::optional<Bases> tile_src = AccessTile(ts, src.reg, src.lane, *vbasis);
       std::optional<Bases> tile_dst = AccessTile(td, dst.reg, dst.lane, *vbasis);
