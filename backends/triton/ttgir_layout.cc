@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "absl/base/attributes.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -511,22 +512,14 @@ absl::StatusOr<DimSplit> SplitOf(const LayoutContext& ctx, absl::string_view enc
   return s;
 }
 
-absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& ctx,
-                                       bool result_used, absl::string_view origin) {
+namespace {
+
+// The ops with scratch. Kept out of line: ScratchFor runs for every op of a module, almost all
+// of which have none, and this body's frame (inline layout bases) would cost each of them its
+// prologue.
+ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<ScratchNeed> ScratchForOpWithScratch(
+    const TtgirOp& op, const LayoutContext& ctx, bool result_used, absl::string_view origin) {
   ScratchNeed need;
-  switch (op.kind) {
-    case TtgirOpKind::kConvertLayout:
-    case TtgirOpKind::kReduce:
-    case TtgirOpKind::kScan:
-    case TtgirOpKind::kHistogram:
-    case TtgirOpKind::kAtomicRmw:
-    case TtgirOpKind::kAtomicCas:
-    case TtgirOpKind::kTensormapCreate:
-    case TtgirOpKind::kWarpSpecialize:
-      break;
-    default:
-      return need;  // every other op works in registers
-  }
   const absl::string_view n = op.name;
   if (n == "ttg.convert_layout") {
     std::vector<TensorType> types = TensorTypes(op.text);
@@ -679,6 +672,25 @@ absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& c
     return need;
   }
   return need;
+}
+
+}  // namespace
+
+absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& ctx,
+                                       bool result_used, absl::string_view origin) {
+  switch (op.kind) {
+    case TtgirOpKind::kConvertLayout:
+    case TtgirOpKind::kReduce:
+    case TtgirOpKind::kScan:
+    case TtgirOpKind::kHistogram:
+    case TtgirOpKind::kAtomicRmw:
+    case TtgirOpKind::kAtomicCas:
+    case TtgirOpKind::kTensormapCreate:
+    case TtgirOpKind::kWarpSpecialize:
+      return ScratchForOpWithScratch(op, ctx, result_used, origin);
+    default:
+      return ScratchNeed{};  // every other op works in registers
+  }
 }
 
 }  // namespace scratchsim::triton
