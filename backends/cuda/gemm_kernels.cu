@@ -184,8 +184,11 @@ __global__ void __launch_bounds__(WARPS * 32)
 template <typename T, int BM, int BN, int BK, int WARPS, bool kGeglu>
 class TiledGemmCase final : public KernelCase {
  public:
+  // The validation size: a 2 x 2 grid of blocks and stages + 2 K tiles, checked in full.
   explicit TiledGemmCase(int stages)
       : stages_(stages), m_(2 * BM), n_(2 * BN), k_(BK * (stages + 2)) {}
+  // A timing size (multiples of the tile); the CPU reference covers kSampled outputs only.
+  TiledGemmCase(int stages, int m, int n, int k) : stages_(stages), m_(m), n_(n), k_(k), sampled_(true) {}
 
   std::string name() const override {
     return std::string(kGeglu ? "geglu<" : "gemm<") + DtypeName<T>() + "," +
@@ -215,8 +218,16 @@ class TiledGemmCase final : public KernelCase {
       b2f[i] = ToFloat(b2h[i]);
     }
     reference_.assign(static_cast<size_t>(m_) * n_, 0.0f);
+    checked_.clear();
     for (int i = 0; i < m_; ++i) {
       for (int j = 0; j < n_; ++j) {
+        // Timing sizes: a fixed pseudo-random sample of outputs (one per step of a stride
+        // coprime with the output count), not all m x n dot products of length k.
+        const size_t index = static_cast<size_t>(i) * n_ + j;
+        if (sampled_) {
+          if (index % kSampleStride != 0 || checked_.size() >= kSampled) continue;
+          checked_.push_back(index);
+        }
         double sum = 0, sum2 = 0;
         for (int p = 0; p < k_; ++p) {
           sum += static_cast<double>(af[static_cast<size_t>(i) * k_ + p]) *
@@ -259,11 +270,23 @@ class TiledGemmCase final : public KernelCase {
     if (error != cudaSuccess) return std::string("copy back: ") + cudaGetErrorString(error);
     // fp32 accumulation over K products of values in [-1, 1).
     double atol = 1e-4 * k_;
+    if (sampled_) {
+      std::vector<float> got_sample, want_sample;
+      for (size_t index : checked_) {
+        got_sample.push_back(got[index]);
+        want_sample.push_back(reference_[index]);
+      }
+      return CompareFloats(got_sample, want_sample, atol, 1e-3);
+    }
     return CompareFloats(got, reference_, atol, 1e-3);
   }
 
  private:
+  static constexpr size_t kSampled = 256;
+  static constexpr size_t kSampleStride = 4099;  // prime
   int stages_, m_, n_, k_;
+  bool sampled_ = false;
+  std::vector<size_t> checked_;
   std::vector<float> reference_;
   DeviceBuffer<T> a_, b_, b2_;
   DeviceBuffer<float> c_;
@@ -301,6 +324,28 @@ const Instance kGegluInstances[] = {
     {0, 32, 256, 32, 8, &Make<float, 32, 256, 32, 8, true>},
 };
 
+// The timing sweep (docs/validation/planner-h100.md, "The CUDA backend's GEMM"): every tile of
+// BLOCK_M, BLOCK_N in {32, 64, 128}, BLOCK_K in {16, 32}, NUM_WARPS in {4, 8}, f32 and f16.
+struct TimingInstance {
+  int dtype, bm, bn, bk, warps;
+  std::unique_ptr<KernelCase> (*make)(int stages, int m, int n, int k);
+};
+
+template <typename T, int BM, int BN, int BK, int WARPS>
+std::unique_ptr<KernelCase> MakeTiming(int stages, int m, int n, int k) {
+  return std::make_unique<TiledGemmCase<T, BM, BN, BK, WARPS, false>>(stages, m, n, k);
+}
+
+#define SCRATCHSIM_TIMING_W(D, T, BM, BN, BK) \
+  {D, BM, BN, BK, 4, &MakeTiming<T, BM, BN, BK, 4>}, {D, BM, BN, BK, 8, &MakeTiming<T, BM, BN, BK, 8>}
+#define SCRATCHSIM_TIMING_K(D, T, BM, BN) SCRATCHSIM_TIMING_W(D, T, BM, BN, 16), SCRATCHSIM_TIMING_W(D, T, BM, BN, 32)
+#define SCRATCHSIM_TIMING_N(D, T, BM) \
+  SCRATCHSIM_TIMING_K(D, T, BM, 32), SCRATCHSIM_TIMING_K(D, T, BM, 64), SCRATCHSIM_TIMING_K(D, T, BM, 128)
+#define SCRATCHSIM_TIMING_DTYPE(D, T) \
+  SCRATCHSIM_TIMING_N(D, T, 32), SCRATCHSIM_TIMING_N(D, T, 64), SCRATCHSIM_TIMING_N(D, T, 128)
+
+const TimingInstance kTimingInstances[] = {SCRATCHSIM_TIMING_DTYPE(0, float), SCRATCHSIM_TIMING_DTYPE(1, __half)};
+
 template <size_t N>
 std::unique_ptr<KernelCase> Find(const Instance (&instances)[N], const char* family,
                                  const ParamMap& params, int64_t default_dtype,
@@ -337,6 +382,37 @@ std::unique_ptr<KernelCase> Find(const Instance (&instances)[N], const char* fam
 
 std::unique_ptr<KernelCase> MakeGemmCase(const ParamMap& params, std::string* error) {
   return Find(kGemmInstances, "gemm", params, 1, error);
+}
+
+std::vector<GemmTile> GemmTimingTiles() {
+  std::vector<GemmTile> tiles;
+  for (const TimingInstance& t : kTimingInstances) tiles.push_back({t.dtype, t.bm, t.bn, t.bk, t.warps});
+  return tiles;
+}
+
+std::unique_ptr<KernelCase> MakeGemmTimingCase(const ParamMap& params, std::string* error) {
+  const int64_t dtype = ParamOr(params, "DTYPE", -1), bm = ParamOr(params, "BLOCK_M", -1);
+  const int64_t bn = ParamOr(params, "BLOCK_N", -1), bk = ParamOr(params, "BLOCK_K", -1);
+  const int64_t warps = ParamOr(params, "NUM_WARPS", -1), stages = ParamOr(params, "NUM_STAGES", -1);
+  const int64_t m = ParamOr(params, "M", -1), n = ParamOr(params, "N", -1), k = ParamOr(params, "K", -1);
+  if (stages < 1 || stages > 64) {
+    *error = "gemm timing: NUM_STAGES must be in [1, 64], got " + std::to_string(stages);
+    return nullptr;
+  }
+  for (const TimingInstance& t : kTimingInstances) {
+    if (t.dtype != dtype || t.bm != bm || t.bn != bn || t.bk != bk || t.warps != warps) continue;
+    if (m <= 0 || n <= 0 || k <= 0 || m % bm != 0 || n % bn != 0 || k % bk != 0 || m > (1 << 20) ||
+        n > (1 << 20) || k > (1 << 20)) {
+      *error = "gemm timing: M, N, K must be positive multiples of BLOCK_M, BLOCK_N, BLOCK_K (at most 2^20), got " +
+               std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+      return nullptr;
+    }
+    return t.make(static_cast<int>(stages), static_cast<int>(m), static_cast<int>(n), static_cast<int>(k));
+  }
+  *error = "gemm timing: no compiled timing instance for DTYPE=" + std::to_string(dtype) + " BLOCK_M=" +
+           std::to_string(bm) + " BLOCK_N=" + std::to_string(bn) + " BLOCK_K=" + std::to_string(bk) +
+           " NUM_WARPS=" + std::to_string(warps);
+  return nullptr;
 }
 
 std::unique_ptr<KernelCase> MakeGegluCase(const ParamMap& params, std::string* error) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
@@ -46,6 +47,15 @@ std::unique_ptr<KernelCase> MakeGegluCase(const ParamMap& params, std::string* e
 std::unique_ptr<KernelCase> MakeSoftmaxCase(const ParamMap& params, std::string* error);
 std::unique_ptr<KernelCase> MakeWarpSpecializedCase(const ParamMap& params, std::string* error);
 std::unique_ptr<KernelCase> MakeRegHeavyCase(const ParamMap& params, std::string* error);
+
+// The GEMM of models/graphs/gemm.pbtxt at a timing size: params M, N, K (multiples of the tile)
+// besides DTYPE, BLOCK_M, BLOCK_N, BLOCK_K, NUM_WARPS, NUM_STAGES, over a wider set of compiled
+// tiles than MakeGemmCase (GemmTimingTiles); correctness is checked at 256 sampled outputs.
+std::unique_ptr<KernelCase> MakeGemmTimingCase(const ParamMap& params, std::string* error);
+struct GemmTile {
+  int dtype, bm, bn, bk, warps;  // dtype: 0 f32, 1 f16
+};
+std::vector<GemmTile> GemmTimingTiles();
 
 }  // namespace scratchsim::cuda
 

@@ -63,6 +63,34 @@ TEST(KernelsTest, UnknownInstanceIsAnErrorNamingWhatIsCompiled) {
                                                  {"LAUNCH_BOUND", 256}}).ok());
 }
 
+TEST(KernelsTest, GemmTimingCaseChecksItsProblemSize) {
+  // 2 dtypes x 3 x 3 x 2 x 2 tiles, all constructible without a GPU.
+  EXPECT_EQ(GemmTimingTiles().size(), 72u);
+  std::string error;
+  ParamMap params = {{"DTYPE", 0}, {"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, {"NUM_STAGES", 2},
+                     {"NUM_WARPS", 4}, {"M", 1024}, {"N", 1024}, {"K", 1024}};
+  auto kernel = MakeGemmTimingCase(params, &error);
+  ASSERT_NE(kernel, nullptr) << error;
+  EXPECT_EQ(kernel->name(), "gemm<f32,128,128,32,4>");
+  EXPECT_EQ(kernel->grid().x, 8u);
+  EXPECT_EQ(kernel->dynamic_shared_bytes(), 2 * (128 * 32 + 32 * 128) * 4);
+  for (const auto& [name, value] : std::vector<std::pair<std::string, int64_t>>{
+           {"M", 1000}, {"K", 0}, {"N", -128}, {"K", int64_t{1} << 21}}) {
+    ParamMap bad = params;
+    bad[name] = value;
+    EXPECT_EQ(MakeGemmTimingCase(bad, &error), nullptr) << name;
+    EXPECT_NE(error.find("multiples"), std::string::npos) << error;
+  }
+  ParamMap no_tile = params;
+  no_tile["BLOCK_M"] = 256;
+  EXPECT_EQ(MakeGemmTimingCase(no_tile, &error), nullptr);
+  EXPECT_NE(error.find("no compiled timing instance"), std::string::npos) << error;
+  ParamMap no_stages = params;
+  no_stages["NUM_STAGES"] = 0;
+  EXPECT_EQ(MakeGemmTimingCase(no_stages, &error), nullptr);
+  EXPECT_NE(error.find("NUM_STAGES"), std::string::npos) << error;
+}
+
 TEST(KernelsTest, SpillsAppearAboveTheRegisterCap) {
   if (!DevicePresent()) GTEST_SKIP() << "no CUDA device";
   auto below = MakeCase("regheavy", {{"DEMAND", 32}, {"REG_CAP", 64}, {"NUM_WARPS", 4}});

@@ -1,5 +1,6 @@
-// Bad input to `validate` and `probe` is exit code 2 with a message, before any GPU is needed.
+// Bad input to `validate`, `probe` and `gemm-timing` is exit code 2 with a message, before any GPU is needed.
 #include "backends/cuda/validate_command.h"
+#include "backends/cuda/gemm_timing_command.h"
 
 #include <unistd.h>
 
@@ -56,6 +57,19 @@ TEST(ValidateCommandTest, ReplayOfTheH100RunAgreesWithTheModel) {
   // The CSV names graphs relative to the repository root.
   ASSERT_EQ(chdir(SCRATCHSIM_SOURCE_DIR), 0);
   EXPECT_EQ(Invoke(RunValidateCommand, {"validate", "--device", "h100", "--quiet", "--replay", csv}), 0);
+}
+
+TEST(GemmTimingCommandTest, BadFlagsAreUsageErrorsAndNoDeviceIsExitThree) {
+  EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing"}), 2);
+  EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing", "--shapes", "64x64", "--out", "x.json"}), 2);
+  EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing", "--shapes", "64x-64x64", "--out", "x.json"}), 2);
+  EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing", "--shapes", "64x64x64", "--out", "x.json", "--stages", "3:2"}), 2);
+  EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing", "--shapes", "64x64x64", "--out", "x.json", "--launches", "0"}), 2);
+  EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing", "--shapes", "64x64x64", "--frobnicate"}), 2);
+  EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing", "--shapes", "64x64x64"}), 2);
+  if (DevicePresent()) GTEST_SKIP() << "a CUDA device is present; the GPU run covers gemm-timing";
+  const std::string out = ::testing::TempDir() + "/gemm_timing.json";
+  EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing", "--shapes", "128x128x128", "--out", out}), 3);
 }
 
 TEST(ProbeCommandTest, BadFlagsAreUsageErrors) {

@@ -46,7 +46,25 @@ def spearman(x, y):
     return cov / (vx * vy) if vx > 0 and vy > 0 else float("nan")
 
 
+# The CUDA backend's GEMM (models/graphs/gemm.pbtxt, timed by `scratchsim_cuda gemm-timing`):
+# fp32 FMA for every dtype, DTYPE selects the tile bytes, and the sweep covers the compiled tiles.
+KERNEL = {"name": "triton"}
+CUDA_GEMM_SPACE = ["BLOCK_M=32,64,128", "BLOCK_N=32,64,128", "BLOCK_K=16,32", "NUM_STAGES=1..4", "NUM_WARPS=4,8"]
+
+
 def plan(binary, dtype, M, N, K, allow_spills):
+    if KERNEL["name"] == "cuda_gemm":
+        args = [binary, "plan", "--device", "h100", "--graph", GRAPH_PATH[0], "--set", f"M={M}", "--set", f"N={N}",
+                "--set", f"K={K}", "--set", f"DTYPE={0 if dtype == 'f32' else 1}", "--format", "json", "--top",
+                "100000", "--threads", "1"]
+        for p in CUDA_GEMM_SPACE:
+            args += ["--param", p]
+        if allow_spills:
+            args.append("--allow-spills")
+        out = subprocess.run(args, capture_output=True, text=True, check=False)
+        if out.returncode not in (0, 1):
+            raise RuntimeError(out.stderr)
+        return json.loads(out.stdout)
     args = [binary, "plan", "--device", "h100", "--graph", GRAPH_PATH[0], "--set", f"M={M}", "--set", f"N={N}",
             "--set", f"K={K}", "--set", f"ELT={ELT[dtype]}", "--compute-dtype", COMPUTE_DTYPE[dtype],
             "--format", "json", "--top", "100000", "--threads", "1"]
@@ -67,9 +85,13 @@ def main():
     parser.add_argument("binary")
     parser.add_argument("sweep")
     parser.add_argument("--shapes", default=None, help="only these MxNxK shapes of the sweep")
-    parser.add_argument("--graph", default=GRAPH, help="another graph of the same kernel (e.g. without smem_bytes)")
+    parser.add_argument("--graph", default=None, help="another graph of the same kernel (e.g. without smem_bytes)")
+    parser.add_argument("--kernel", default="triton", choices=["triton", "cuda_gemm"],
+                        help="cuda_gemm: the CUDA backend's GEMM (models/graphs/gemm.pbtxt, scratchsim_cuda gemm-timing)")
     args = parser.parse_args()
-    GRAPH_PATH[0] = args.graph
+    KERNEL["name"] = args.kernel
+    default_graph = GRAPH if args.kernel == "triton" else os.path.join(HERE, "..", "..", "models", "graphs", "gemm.pbtxt")
+    GRAPH_PATH[0] = args.graph or default_graph
     sweep = json.load(open(args.sweep))
     if args.shapes:
         wanted = [[int(x) for x in s.split("x")] for s in args.shapes.split(",")]
