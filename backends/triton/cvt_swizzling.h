@@ -36,6 +36,7 @@ class InlineList {
     std::copy_n(o.data_, o.size_, data_);
   }
   InlineList& operator=(const InlineList& o) {
+    if (this == &o) return *this;
     size_ = o.size_;
     overflowed_ = o.overflowed_;
     std::copy_n(o.data_, o.size_, data_);
