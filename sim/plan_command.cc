@@ -13,6 +13,7 @@
 #include "sim/device.h"
 #include "sim/flags.h"
 #include "sim/graph.h"
+#include "sim/json_text.h"
 #include "sim/planner.h"
 #include "sim/status_macros.h"
 
@@ -39,25 +40,6 @@ FlagSpec PlanFlags() {
   spec.lists = {"param", "set"};
   spec.switches = {"help", "allow-spills", "stats"};
   return spec;
-}
-
-std::string JsonString(absl::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          absl::StrAppendFormat(&out, "\\u%04x", static_cast<int>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
 }
 
 std::string JsonNumber(double v) {

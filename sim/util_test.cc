@@ -4,12 +4,20 @@
 #include "proto/graph.pb.h"
 #include "sim/dtype.h"
 #include "sim/flags.h"
+#include "sim/json_text.h"
 #include "sim/proto_io.h"
 
 namespace scratchsim {
 namespace {
 
 using ::testing::HasSubstr;
+
+TEST(JsonTextTest, EscapesQuotesBackslashesAndControlCharacters) {
+  EXPECT_EQ(JsonString("plain"), "\"plain\"");
+  EXPECT_EQ(JsonString("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(JsonString("x\ny\tz"), "\"x\\ny\\tz\"");
+  EXPECT_EQ(JsonString(std::string("\x01", 1)), "\"\\u0001\"");
+}
 
 TEST(DtypeTest, Widths) {
   EXPECT_EQ(*DtypeBits("bf16"), 16);

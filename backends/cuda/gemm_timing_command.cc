@@ -16,6 +16,7 @@
 #include "backends/cuda/kernel_case.h"
 #include "backends/cuda/measure.h"
 #include "backends/cuda/probe.h"
+#include "sim/json_text.h"
 
 namespace scratchsim::cuda {
 namespace {
@@ -35,16 +36,6 @@ bool ParseShapes(const std::string& text, std::vector<Shape>* shapes) {
     shapes->push_back(s);
   }
   return !shapes->empty();
-}
-
-std::string JsonString(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
-  }
-  return out + "\"";
 }
 
 }  // namespace

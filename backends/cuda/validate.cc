@@ -19,6 +19,7 @@
 #include "proto/report.pb.h"
 #include "sim/checked_math.h"
 #include "sim/graph.h"
+#include "sim/json_text.h"
 #include "sim/simulator.h"
 #include "sim/status_macros.h"
 
@@ -66,21 +67,6 @@ std::string Quote(absl::string_view text) {
   for (char c : text) {
     if (c == '"') out += "\"\"";
     else out += c;
-  }
-  return out + "\"";
-}
-
-std::string JsonString(absl::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) out += absl::StrFormat("\\u%04x", c);
-        else out += c;
-    }
   }
   return out + "\"";
 }
