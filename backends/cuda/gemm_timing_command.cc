@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -16,7 +18,9 @@
 #include "backends/cuda/kernel_case.h"
 #include "backends/cuda/measure.h"
 #include "backends/cuda/probe.h"
+#include "sim/flags.h"
 #include "sim/json_text.h"
+#include "sim/status_macros.h"
 
 namespace scratchsim::cuda {
 namespace {
@@ -25,73 +29,75 @@ struct Shape {
   int64_t m, n, k;
 };
 
-bool ParseShapes(const std::string& text, std::vector<Shape>* shapes) {
+struct GemmTimingFlags {
+  std::vector<Shape> shapes;
+  std::string out_path;
+  int64_t stages_lo = 2, stages_hi = 4, launches = 10;
+};
+
+absl::Status ParseShapes(const std::string& text, std::vector<Shape>* shapes) {
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     std::vector<std::string> dims = absl::StrSplit(part, 'x');
     Shape s;
     if (dims.size() != 3 || !absl::SimpleAtoi(dims[0], &s.m) || !absl::SimpleAtoi(dims[1], &s.n) ||
         !absl::SimpleAtoi(dims[2], &s.k) || s.m <= 0 || s.n <= 0 || s.k <= 0) {
-      return false;
+      return absl::InvalidArgumentError(
+          absl::StrCat("--shapes '", text, "': expected MxNxK[,MxNxK...] of positive integers"));
     }
     shapes->push_back(s);
   }
-  return !shapes->empty();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<GemmTimingFlags> ParseGemmTimingFlags(const std::vector<std::string>& args) {
+  FlagSpec spec;
+  spec.values = {"out", "stages", "launches"};
+  spec.lists = {"shapes"};
+  ASSIGN_OR_RETURN(ParsedFlags parsed, ParsedFlags::Parse(spec, args));
+  if (!parsed.positional().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", parsed.positional().front(), "'"));
+  }
+  GemmTimingFlags flags;
+  for (const std::string& text : parsed.GetList("shapes")) RETURN_IF_ERROR(ParseShapes(text, &flags.shapes));
+  flags.out_path = parsed.Get("out");
+  if (flags.shapes.empty() || flags.out_path.empty()) return absl::InvalidArgumentError("needs --shapes and --out");
+  if (parsed.Has("stages")) {
+    const std::string v = parsed.Get("stages");
+    std::vector<std::string> range = absl::StrSplit(v, ':');
+    if (range.size() != 2 || !absl::SimpleAtoi(range[0], &flags.stages_lo) ||
+        !absl::SimpleAtoi(range[1], &flags.stages_hi) || flags.stages_lo < 1 || flags.stages_hi < flags.stages_lo ||
+        flags.stages_hi > 64) {
+      return absl::InvalidArgumentError(absl::StrCat("--stages '", v, "': expected LO:HI with 1 <= LO <= HI <= 64"));
+    }
+  }
+  ASSIGN_OR_RETURN(flags.launches, parsed.GetInt("launches", 10));
+  if (flags.launches < 1 || flags.launches > 1000) {
+    return absl::InvalidArgumentError(absl::StrCat("--launches ", flags.launches, ": expected 1..1000"));
+  }
+  return flags;
 }
 
 }  // namespace
 
 int RunGemmTimingCommand(int argc, char** argv) {
-  std::vector<Shape> shapes;
-  std::string out_path;
-  int64_t stages_lo = 2, stages_hi = 4, launches = 10;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&](std::string* v) {
-      if (i + 1 >= argc) return false;
-      *v = argv[++i];
-      return true;
-    };
-    std::string v;
-    if (arg == "--shapes" && value(&v)) {
-      if (!ParseShapes(v, &shapes)) {
-        std::cerr << "error: gemm-timing: --shapes '" << v << "': expected MxNxK[,MxNxK...] of positive integers\n";
-        return 2;
-      }
-    } else if (arg == "--out" && value(&v)) {
-      out_path = v;
-    } else if (arg == "--stages" && value(&v)) {
-      std::vector<std::string> range = absl::StrSplit(v, ':');
-      if (range.size() != 2 || !absl::SimpleAtoi(range[0], &stages_lo) || !absl::SimpleAtoi(range[1], &stages_hi) ||
-          stages_lo < 1 || stages_hi < stages_lo || stages_hi > 64) {
-        std::cerr << "error: gemm-timing: --stages '" << v << "': expected LO:HI with 1 <= LO <= HI <= 64\n";
-        return 2;
-      }
-    } else if (arg == "--launches" && value(&v)) {
-      if (!absl::SimpleAtoi(v, &launches) || launches < 1 || launches > 1000) {
-        std::cerr << "error: gemm-timing: --launches '" << v << "': expected 1..1000\n";
-        return 2;
-      }
-    } else {
-      std::cerr << "error: gemm-timing: unknown or incomplete flag '" << arg
-                << "' (usage: --shapes MxNxK[,...] --out FILE.json [--stages LO:HI] [--launches N])\n";
-      return 2;
-    }
-  }
-  if (shapes.empty() || out_path.empty()) {
-    std::cerr << "error: gemm-timing needs --shapes and --out\n";
+  absl::StatusOr<GemmTimingFlags> flags = ParseGemmTimingFlags(std::vector<std::string>(argv + 1, argv + argc));
+  if (!flags.ok()) {
+    std::cerr << "error: gemm-timing: " << flags.status().message()
+              << " (usage: --shapes MxNxK[,...] --out FILE.json [--stages LO:HI] [--launches N])\n";
     return 2;
   }
+  const std::vector<Shape>& shapes = flags->shapes;
   if (!DevicePresent()) {
     std::cerr << "error: gemm-timing needs a CUDA device and none is present\n";
     return 3;
   }
   absl::StatusOr<std::string> device = DescribeDevice(0);
   MeasureOptions options;
-  options.timed_launches = static_cast<int>(launches);
+  options.timed_launches = static_cast<int>(flags->launches);
   std::vector<std::string> timings, compiled;
   const char* kDtypeNames[] = {"f32", "f16"};
   for (const GemmTile& tile : GemmTimingTiles()) {
-    for (int64_t stages = stages_lo; stages <= stages_hi; ++stages) {
+    for (int64_t stages = flags->stages_lo; stages <= flags->stages_hi; ++stages) {
       const std::string config = absl::StrCat("{\"BLOCK_M\": ", tile.bm, ", \"BLOCK_N\": ", tile.bn, ", \"BLOCK_K\": ",
                                               tile.bk, ", \"NUM_STAGES\": ", stages, ", \"NUM_WARPS\": ", tile.warps, "}");
       bool first_shape = true;
@@ -131,7 +137,7 @@ int RunGemmTimingCommand(int argc, char** argv) {
   }
   std::vector<std::string> shape_text;
   for (const Shape& s : shapes) shape_text.push_back(absl::StrCat("[", s.m, ", ", s.n, ", ", s.k, "]"));
-  std::ofstream out(out_path);
+  std::ofstream out(flags->out_path);
   out << "{\"date\": " << JsonString(absl::FormatTime(absl::Now(), absl::UTCTimeZone())) << ",\n \"device\": "
       << JsonString(device.ok() ? *device : std::string(device.status().message()))
       << ",\n \"kernel\": \"backends/cuda/gemm_kernels.cu TiledGemmKernel (models/graphs/gemm.pbtxt)\""
@@ -139,7 +145,7 @@ int RunGemmTimingCommand(int argc, char** argv) {
       << absl::StrJoin(compiled, ",\n  ") << "},\n \"timings\": [\n  " << absl::StrJoin(timings, ",\n  ")
       << "]}\n";
   if (!out) {
-    std::cerr << "error: gemm-timing: cannot write " << out_path << "\n";
+    std::cerr << "error: gemm-timing: cannot write " << flags->out_path << "\n";
     return 2;
   }
   return 0;

@@ -5,7 +5,8 @@
 
 namespace scratchsim::cuda {
 
-// Flags: --shapes MxNxK[,MxNxK...] --out FILE.json [--stages LO:HI] [--launches N].
+// Flags (sim/flags syntax): --shapes MxNxK[,MxNxK...] (repeatable) --out FILE.json
+// [--stages LO:HI] [--launches N].
 // Exit codes: 0 done, 2 bad flags, 3 no CUDA device, 4 a harness failure.
 int RunGemmTimingCommand(int argc, char** argv);
 
