@@ -98,9 +98,8 @@ void BM_SimulateOnceGemm(benchmark::State& state) {
 }
 BENCHMARK(BM_SimulateOnceGemm);
 
-// A whole sweep (51,200 configurations: enumeration, evaluation, ranking, top 10) with N threads.
-void BM_PlanGemm(benchmark::State& state) {
-  const Fixture& f = Gemm();
+// A whole sweep (enumeration, evaluation, ranking, top 10) with state.range(0) threads.
+void RunPlanSweep(benchmark::State& state, const Fixture& f) {
   PlanOptions options;
   options.threads = static_cast<int>(state.range(0));
   options.compute_dtype = "f16";
@@ -112,23 +111,14 @@ void BM_PlanGemm(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<int64_t>(configs));
 }
+
+// 51,200 configurations of the GEMM example.
+void BM_PlanGemm(benchmark::State& state) { RunPlanSweep(state, Gemm()); }
 BENCHMARK(BM_PlanGemm)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The same on the Triton matmul: what the wave-level reuse and the other terms cost per fitting
 // configuration.
-void BM_PlanTritonMatmul(benchmark::State& state) {
-  const Fixture& f = TritonMatmul();
-  PlanOptions options;
-  options.threads = static_cast<int>(state.range(0));
-  options.compute_dtype = "f16";
-  uint64_t configs = 0;
-  for (auto _ : state) {
-    auto plan = Plan(f.graph, f.device, f.axes, f.values, options);
-    configs += plan->space_size;
-    benchmark::DoNotOptimize(plan->top);
-  }
-  state.SetItemsProcessed(static_cast<int64_t>(configs));
-}
+void BM_PlanTritonMatmul(benchmark::State& state) { RunPlanSweep(state, TritonMatmul()); }
 BENCHMARK(BM_PlanTritonMatmul)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
