@@ -675,66 +675,52 @@ absl::StatusOr<PerfExpressions> CompilePerfExpressions(const CompiledGraph& grap
   perf.flops = graph.flops;
   perf.global_bytes = graph.global_bytes;
   perf.grid = graph.launch.grid;
-  if (!graph.graph.smem_bytes().empty()) {
-    auto expr = Expr::Parse(graph.graph.smem_bytes(), graph.symbols);
+  // Every optional expression of the graph parses the same way; `where` names it in the error.
+  auto parse_into = [&graph](const std::string& where, const std::string& text,
+                             std::optional<Expr>* out) -> absl::Status {
+    if (text.empty()) return absl::OkStatus();
+    auto expr = Expr::Parse(text, graph.symbols);
     if (!expr.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": smem_bytes: ", expr.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": ", where, ": ", expr.status().message()));
     }
-    perf.smem_bytes = *std::move(expr);
-  }
-  struct Optional {
-    const char* field;
-    const std::string& text;
-    std::optional<Expr>* out;
+    *out = *std::move(expr);
+    return absl::OkStatus();
   };
-  int reuse_given = 0;
-  for (const Optional& f : {Optional{"grid_row_bytes", graph.graph.grid_row_bytes(), &perf.grid_row_bytes},
-                            Optional{"grid_col_bytes", graph.graph.grid_col_bytes(), &perf.grid_col_bytes},
-                            Optional{"tile_group_rows", graph.graph.tile_group_rows(), &perf.tile_group_rows}}) {
-    if (f.text.empty()) continue;
-    ++reuse_given;
-    auto expr = Expr::Parse(f.text, graph.symbols);
-    if (!expr.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": ", f.field, ": ", expr.status().message()));
-    }
-    *f.out = *std::move(expr);
+  auto loop_trips = [&graph](int loop) {
+    return std::make_pair(absl::StrCat("loop '", graph.graph.loops(loop).name(), "' trip_count"),
+                          graph.graph.loops(loop).trip_count());
+  };
+  const KernelGraph& g = graph.graph;
+  for (const auto& [field, text, out] :
+       {std::tuple{"smem_bytes", &g.smem_bytes(), &perf.smem_bytes},
+        std::tuple{"grid_row_bytes", &g.grid_row_bytes(), &perf.grid_row_bytes},
+        std::tuple{"grid_col_bytes", &g.grid_col_bytes(), &perf.grid_col_bytes},
+        std::tuple{"tile_group_rows", &g.tile_group_rows(), &perf.tile_group_rows},
+        std::tuple{"peak_percent", &g.peak_percent(), &perf.peak_percent},
+        std::tuple{"sync_cycles", &g.sync_cycles(), &perf.sync_cycles}}) {
+    RETURN_IF_ERROR(parse_into(field, *text, out));
   }
+  const int reuse_given = !g.grid_row_bytes().empty() + !g.grid_col_bytes().empty() + !g.tile_group_rows().empty();
   if (reuse_given != 0 && reuse_given != 3) {
     return absl::InvalidArgumentError(absl::StrCat(
         graph.origin, ": grid_row_bytes, grid_col_bytes and tile_group_rows go together (L2 reuse); ", reuse_given,
         " of 3 given"));
   }
-  if (reuse_given == 3 && (graph.graph.global_bytes().empty() || graph.launch.grid.size() != 2)) {
+  if (reuse_given == 3 && (g.global_bytes().empty() || graph.launch.grid.size() != 2)) {
     return absl::InvalidArgumentError(absl::StrCat(
         graph.origin, ": grid_row_bytes / grid_col_bytes / tile_group_rows need global_bytes and a two-dimensional "
                       "launch.grid"));
-  }
-  for (const auto& [field, text, out] : {std::tuple{"peak_percent", &graph.graph.peak_percent(), &perf.peak_percent},
-                                         std::tuple{"sync_cycles", &graph.graph.sync_cycles(), &perf.sync_cycles}}) {
-    if (text->empty()) continue;
-    auto expr = Expr::Parse(*text, graph.symbols);
-    if (!expr.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": ", field, ": ", expr.status().message()));
-    }
-    *out = *std::move(expr);
   }
   for (const auto& stages : graph.loop_stages) {
     if (stages) perf.stages.push_back(*stages);
   }
   for (int loop = 0; loop < static_cast<int>(graph.loop_stages.size()); ++loop) {
     if (!graph.loop_stages[loop]) continue;
-    const std::string& trips = graph.graph.loops(loop).trip_count();
-    if (!trips.empty()) {
-      auto expr = Expr::Parse(trips, graph.symbols);
-      if (!expr.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": loop '", graph.graph.loops(loop).name(),
-                                                       "' trip_count: ", expr.status().message()));
-      }
-      perf.pipeline_trips = *std::move(expr);
-    }
+    const auto [where, text] = loop_trips(loop);
+    RETURN_IF_ERROR(parse_into(where, text, &perf.pipeline_trips));
     for (int op : graph.op_order) {
       const auto& loops = graph.op_loops[op];
-      if (graph.graph.ops(op).kind() != "async_copy" || std::find(loops.begin(), loops.end(), loop) == loops.end()) {
+      if (g.ops(op).kind() != "async_copy" || std::find(loops.begin(), loops.end(), loop) == loops.end()) {
         continue;
       }
       for (int b : graph.op_writes[op]) {
@@ -763,14 +749,10 @@ absl::StatusOr<PerfExpressions> CompilePerfExpressions(const CompiledGraph& grap
       PerfExpressions::OperandTraffic traffic{b, {}};
       if (chosen >= 0) {
         for (int loop : graph.op_loops[chosen]) {
-          const std::string& text = graph.graph.loops(loop).trip_count();
-          if (text.empty()) continue;
-          auto expr = Expr::Parse(text, graph.symbols);
-          if (!expr.ok()) {
-            return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": loop '", graph.graph.loops(loop).name(),
-                                                           "' trip_count: ", expr.status().message()));
-          }
-          traffic.trips.push_back(*std::move(expr));
+          const auto [where, text] = loop_trips(loop);
+          std::optional<Expr> trips;
+          RETURN_IF_ERROR(parse_into(where, text, &trips));
+          if (trips) traffic.trips.push_back(*std::move(trips));
         }
       }
       perf.operands.push_back(std::move(traffic));
