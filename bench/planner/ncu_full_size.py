@@ -11,11 +11,11 @@ usage (on the GPU):
 ORDER.json records the launch order, which is the order of ncu's kernel rows.
 """
 import argparse
-import csv
-import io
 import json
 import os
 import sys
+
+import ncu_csv
 
 NAMES = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS")
 SHAPES = [(4096, 4096, 4096), (3072, 3072, 3072)]
@@ -61,24 +61,14 @@ def launch_all(order_path):
 
 def summarize(order_path, csv_path, json_path):
     order = [o for o in json.load(open(order_path)) if o.get("launched", True)]
-    text = open(csv_path).read()
-    rows = list(csv.DictReader(io.StringIO(text[text.find('"ID"'):])))
-    by_id = {}
-    for r in rows:
-        try:
-            by_id.setdefault(int(r["ID"]), {})[r["Metric Name"]] = (float(r["Metric Value"].replace(",", "")),
-                                                                    r["Metric Unit"])
-        except ValueError:
-            continue
-    ids = sorted(by_id)
-    if len(ids) != len(order):
-        sys.exit(f"{csv_path}: {len(ids)} profiled kernels, {order_path} launched {len(order)}")
+    profiled = ncu_csv.kernels(csv_path)
+    if len(profiled) != len(order):
+        sys.exit(f"{csv_path}: {len(profiled)} profiled kernels, {order_path} launched {len(order)}")
     print("| dtype | shape | BM/BN/BK/stages/warps | grid | time (us) | SM clock (MHz) | DRAM read (MB) | "
           "L2 read from SMs (MB) | L2 hit share | SM active cycles (avg) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for o, i in zip(order, ids):
-        m = by_id[i]
-        o["metrics"] = {k: v[0] for k, v in m.items()}
+    for o, m in zip(order, profiled):
+        o["metrics"] = ncu_csv.values(m)
         o["units"] = {k: v[1] for k, v in m.items()}
 
         def value(name, unit_scale):

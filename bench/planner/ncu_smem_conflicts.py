@@ -16,11 +16,11 @@ usage (on the GPU):
 ORDER.json records the launch order, which is the order of ncu's kernel rows.
 """
 import argparse
-import csv
-import io
 import json
 import os
 import sys
+
+import ncu_csv
 
 M0 = N0 = 1024
 KS = (1024, 4096)
@@ -102,30 +102,25 @@ def launch_all(order_path):
         json.dump(order, f, indent=1)
 
 
+def k_pairs(order_path, csv_path):
+    """The launch records with their metrics, paired (K low, K high) per configuration."""
+    order = ncu_csv.attach([o for o in json.load(open(order_path)) if o.get("launched", True)], csv_path, order_path)
+    return [(lo, hi) for lo, hi in zip(order, order[1:])
+            if lo["config"] == hi["config"] and lo["dtype"] == hi["dtype"] and lo["K"] < hi["K"]]
+
+
 def summarize(order_path, csv_path):
-    order = [o for o in json.load(open(order_path)) if o.get("launched", True)]
-    text = open(csv_path).read()
-    start = text.find('"ID"')
-    rows = list(csv.DictReader(io.StringIO(text[start:])))
-    by_id = {}
-    for r in rows:
-        by_id.setdefault(int(r["ID"]), {})[r["Metric Name"]] = float(r["Metric Value"].replace(",", ""))
-    ids = sorted(by_id)
-    if len(ids) != len(order):
-        sys.exit(f"{csv_path}: {len(ids)} profiled kernels, {order_path} launched {len(order)}")
-    for o, i in zip(order, ids):
-        o["metrics"] = by_id[i]
+    pairs = k_pairs(order_path, csv_path)
     print("| dtype | BM/BN/BK/stages/warps | st wavefronts / K elt / block | st conflicts share | "
           "ld wavefronts / K elt / block | ld conflicts share | STS instr / K elt / block | "
           "st bank bytes per B byte (4 B x BLOCK_N per K elt) | ld bank bytes per B byte |")
     print("|---|---|---|---|---|---|---|---|---|")
     out = []
-    pairs = [(lo, hi) for lo, hi in zip(order, order[1:])
-             if lo["config"] == hi["config"] and lo["dtype"] == hi["dtype"] and lo["K"] < hi["K"]]
     for lo, hi in pairs:
         dk = hi["K"] - lo["K"]
         blocks = lo["grid"]
-        d = {m: (hi["metrics"][m] - lo["metrics"][m]) / dk / blocks for m in METRICS if m in lo["metrics"]}
+        per_block, _ = ncu_csv.k_loop(lo, hi, blocks)
+        d = {m: per_block[m] for m in METRICS if m in per_block}
         st_w = d.get(METRICS[2], float("nan"))
         ld_w = d.get(METRICS[3], float("nan"))
         st_c = d.get(METRICS[0], float("nan"))
@@ -151,31 +146,11 @@ def summarize(order_path, csv_path):
 
 def summarize_all(order_path, csv_path):
     """Every metric in the CSV, per K element per block (the K loop alone), one row per config."""
-    order = [o for o in json.load(open(order_path)) if o.get("launched", True)]
-    text = open(csv_path).read()
-    start = text.find('"ID"')
-    rows = list(csv.DictReader(io.StringIO(text[start:])))
-    by_id = {}
-    for r in rows:
-        try:
-            by_id.setdefault(int(r["ID"]), {})[r["Metric Name"]] = float(r["Metric Value"].replace(",", ""))
-        except ValueError:
-            continue
-    ids = sorted(by_id)
-    if len(ids) != len(order):
-        sys.exit(f"{csv_path}: {len(ids)} profiled kernels, {order_path} launched {len(order)}")
-    for o, i in zip(order, ids):
-        o["metrics"] = by_id[i]
     out = []
-    pairs = [(lo, hi) for lo, hi in zip(order, order[1:])
-             if lo["config"] == hi["config"] and lo["dtype"] == hi["dtype"] and lo["K"] < hi["K"]]
-    for lo, hi in pairs:
-        dk = hi["K"] - lo["K"]
+    for lo, hi in k_pairs(order_path, csv_path):
         blocks = lo["grid"]
-        per_block = {m: (hi["metrics"][m] - lo["metrics"][m]) / dk / blocks for m in lo["metrics"] if m in hi["metrics"]}
         # Cycles are per SM, not summed over blocks: per K element of one block's loop.
-        per_k = {m: (hi["metrics"][m] - lo["metrics"][m]) / dk for m in lo["metrics"]
-                 if m in hi["metrics"] and "cycles" in m}
+        per_block, per_k = ncu_csv.k_loop(lo, hi, blocks)
         cfg = "/".join(str(lo["config"][n]) for n in NAMES)
         print(f"{lo['dtype']} {cfg} grid {blocks}")
         for m in sorted(per_block):

@@ -1,0 +1,50 @@
+"""Reading Nsight Compute's --csv output for the planner's measurement scripts
+(ncu_smem_conflicts.py, ncu_full_size.py, cuda_gemm_ncu_summary.py).
+
+kernels(csv_path) -> [{metric: (value, unit)}, ...], one dict per profiled kernel in ncu's order
+(rows whose value is not a number are skipped). k_loop(lo, hi, blocks) turns the metrics of one
+configuration launched at two K into per-K-element figures of the loop alone: counts per block,
+cycles (per SM) not divided by the blocks.
+"""
+import csv
+import io
+import sys
+
+
+def kernels(csv_path):
+    text = open(csv_path).read()
+    by_id = {}
+    for r in csv.DictReader(io.StringIO(text[text.find('"ID"'):])):
+        try:
+            value = float(r["Metric Value"].replace(",", ""))
+        except ValueError:
+            continue
+        by_id.setdefault(int(r["ID"]), {})[r["Metric Name"]] = (value, r["Metric Unit"])
+    return [by_id[i] for i in sorted(by_id)]
+
+
+def values(kernel):
+    """{metric: value} of one kernel from kernels()."""
+    return {m: v for m, (v, _) in kernel.items()}
+
+
+def attach(order, csv_path, order_path, per_entry=1):
+    """Gives each launch record of `order` its kernel's metric values ("metrics"); `per_entry`
+    kernels were profiled per record (the last one is used). Exits naming both files when the
+    counts differ."""
+    profiled = kernels(csv_path)
+    if len(profiled) != per_entry * len(order):
+        sys.exit(f"{csv_path}: {len(profiled)} profiled kernels, {order_path} launched {per_entry * len(order)}")
+    for i, o in enumerate(order):
+        o["metrics"] = values(profiled[per_entry * i + per_entry - 1])
+    return order
+
+
+def k_loop(lo, hi, blocks):
+    """(per K element per block, per K element for metrics counting cycles) from two records of
+    one configuration at K = lo["K"] < hi["K"]: the epilogue and prologue cancel."""
+    dk = hi["K"] - lo["K"]
+    both = [m for m in lo["metrics"] if m in hi["metrics"]]
+    per_block = {m: (hi["metrics"][m] - lo["metrics"][m]) / dk / blocks for m in both}
+    per_k = {m: (hi["metrics"][m] - lo["metrics"][m]) / dk for m in both if "cycles" in m}
+    return per_block, per_k
