@@ -16,17 +16,7 @@ namespace {
 // The scratch ScratchFor gives one ttg.convert_layout of an MxN tile between two layouts.
 int64_t CvtScratchBytes(const std::string& src, const std::string& dst, int m, int n,
                         const std::string& elem, int num_warps, int cc) {
-  const std::map<std::string, std::string> aliases = {{"#src", src}, {"#dst", dst}};
-  const std::string text = absl::StrCat("%1 = ttg.convert_layout %0 : tensor<", m, "x", n, "x",
-                                        elem, ", #src> -> tensor<", m, "x", n, "x", elem,
-                                        ", #dst>");
-  TtgirOp op;
-  op.line = 1;
-  op.kind = TtgirOpKind::kConvertLayout;
-  op.name = "ttg.convert_layout";
-  op.text = text;
-  LayoutContext ctx{aliases, num_warps, 32, cc};
-  absl::StatusOr<ScratchNeed> need = ScratchFor(op, ctx, true, "test");
+  absl::StatusOr<ScratchNeed> need = ConvertLayoutScratch(src, dst, m, n, elem, num_warps, 32, cc, "test");
   EXPECT_TRUE(need.ok()) << need.status();
   return need.ok() ? need->bytes : -1;
 }

@@ -278,18 +278,8 @@ absl::StatusOr<GemmSharedPrediction> PredictGemmShared(const GemmConfig& gemm) {
   }
   const int64_t out_bits = DtypeBits(gemm.out_dtype);
   p.store_layout = StoreLayout(m, n, loop.num_warps, out_bits, loop.jit.pointers_divisible_by_16);
-  const std::map<std::string, std::string> aliases = {{"#acc", p.accumulator_layout},
-                                                      {"#store", p.store_layout}};
-  const std::string text = absl::StrCat("%c = ttg.convert_layout %acc : tensor<", m, "x", n, "x",
-                                        out_elem, ", #acc> -> tensor<", m, "x", n, "x", out_elem,
-                                        ", #store>");
-  TtgirOp cvt;
-  cvt.line = 1;
-  cvt.kind = TtgirOpKind::kConvertLayout;
-  cvt.name = "ttg.convert_layout";
-  cvt.text = text;
-  LayoutContext ctx{aliases, loop.num_warps, 32, loop.target_cc};
-  ASSIGN_OR_RETURN(ScratchNeed need, ScratchFor(cvt, ctx, true, "gemm epilogue"));
+  ASSIGN_OR_RETURN(ScratchNeed need, ConvertLayoutScratch(p.accumulator_layout, p.store_layout, m, n, out_elem,
+                                                         loop.num_warps, 32, loop.target_cc, "gemm epilogue"));
   p.epilogue_scratch_bytes = need.bytes;
   // Allocation.cpp: the operand buffers and barriers are live through the K loop and dead
   // after it; the epilogue scratch is live only at the conversion, so it reuses offset 0.

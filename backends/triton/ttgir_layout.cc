@@ -693,4 +693,20 @@ absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& c
   }
 }
 
+absl::StatusOr<ScratchNeed> ConvertLayoutScratch(absl::string_view src, absl::string_view dst, int64_t m, int64_t n,
+                                                 absl::string_view elem, int num_warps, int threads_per_warp,
+                                                 int compute_capability, absl::string_view origin) {
+  const std::map<std::string, std::string> aliases = {{"#src", std::string(src)}, {"#dst", std::string(dst)}};
+  // TtgirOp views its text: keep the text alive for the call.
+  const std::string text = absl::StrCat("%1 = ttg.convert_layout %0 : tensor<", m, "x", n, "x", elem,
+                                        ", #src> -> tensor<", m, "x", n, "x", elem, ", #dst>");
+  TtgirOp op;
+  op.line = 1;
+  op.kind = TtgirOpKind::kConvertLayout;
+  op.name = "ttg.convert_layout";
+  op.text = text;
+  LayoutContext ctx{aliases, num_warps, threads_per_warp, compute_capability};
+  return ScratchFor(op, ctx, true, origin);
+}
+
 }  // namespace scratchsim::triton

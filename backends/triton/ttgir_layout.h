@@ -63,6 +63,13 @@ struct ScratchNeed {
 absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& ctx,
                                        bool result_used, absl::string_view origin);
 
+// The scratch of one `ttg.convert_layout` of an m x n tile of `elem` (e.g. "f16") from layout
+// `src` to `dst` (full encodings, e.g. "#ttg.blocked<{...}>"), as ScratchFor gives it for such an
+// op in a module: for callers that know the layouts but have no IR (the pre-compile model).
+absl::StatusOr<ScratchNeed> ConvertLayoutScratch(absl::string_view src, absl::string_view dst, int64_t m, int64_t n,
+                                                 absl::string_view elem, int num_warps, int threads_per_warp,
+                                                 int compute_capability, absl::string_view origin);
+
 }  // namespace scratchsim::triton
 
 #endif  // SCRATCHSIM_BACKENDS_TRITON_TTGIR_LAYOUT_H_
