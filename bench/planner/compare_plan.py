@@ -53,21 +53,14 @@ CUDA_GEMM_SPACE = ["BLOCK_M=32,64,128", "BLOCK_N=32,64,128", "BLOCK_K=16,32", "N
 
 
 def plan(binary, dtype, M, N, K, allow_spills):
+    args = [binary, "plan", "--device", "h100", "--graph", GRAPH_PATH[0], "--set", f"M={M}", "--set", f"N={N}",
+            "--set", f"K={K}", "--format", "json", "--top", "100000", "--threads", "1"]
     if KERNEL["name"] == "cuda_gemm":
-        args = [binary, "plan", "--device", "h100", "--graph", GRAPH_PATH[0], "--set", f"M={M}", "--set", f"N={N}",
-                "--set", f"K={K}", "--set", f"DTYPE={0 if dtype == 'f32' else 1}", "--format", "json", "--top",
-                "100000", "--threads", "1"]
+        args += ["--set", f"DTYPE={0 if dtype == 'f32' else 1}"]
         for p in CUDA_GEMM_SPACE:
             args += ["--param", p]
-        if allow_spills:
-            args.append("--allow-spills")
-        out = subprocess.run(args, capture_output=True, text=True, check=False)
-        if out.returncode not in (0, 1):
-            raise RuntimeError(out.stderr)
-        return json.loads(out.stdout)
-    args = [binary, "plan", "--device", "h100", "--graph", GRAPH_PATH[0], "--set", f"M={M}", "--set", f"N={N}",
-            "--set", f"K={K}", "--set", f"ELT={ELT[dtype]}", "--compute-dtype", COMPUTE_DTYPE[dtype],
-            "--format", "json", "--top", "100000", "--threads", "1"]
+    else:
+        args += ["--set", f"ELT={ELT[dtype]}", "--compute-dtype", COMPUTE_DTYPE[dtype]]
     if allow_spills:
         args.append("--allow-spills")
     out = subprocess.run(args, capture_output=True, text=True, check=False)
