@@ -105,31 +105,65 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   e.grid_blocks = in.grid_blocks > 0 ? in.grid_blocks : e.concurrent_blocks;
   e.waves = (e.grid_blocks + e.concurrent_blocks - 1) / e.concurrent_blocks;
   e.wave_efficiency = static_cast<double>(e.grid_blocks) / static_cast<double>(e.waves * e.concurrent_blocks);
-  // Tensor cores and FMA pipes issue from every scheduler of a core; fewer resident warps than
-  // schedulers leave some idle.
-  if (in.warps_per_block > 0) {
-    e.issue_efficiency =
-        std::min(1.0, static_cast<double>(in.warps_per_block * per_core) / static_cast<double>(schedulers_));
-  }
+  // The on-chip phase, per core. The grid spreads over the cores; the busiest one runs
+  // ceil(grid / cores) blocks, in rounds of up to `per_core` co-resident blocks (a last, partial
+  // round runs fewer and costs less). A block's time is its math, plus waits of two kinds:
+  // waits its warps spend with nothing to issue (graph wait_cycles: barriers, cp.async waits;
+  // smem_wait_percent of its shared-memory time: dependent ld.shared; a load the pipeline did
+  // not issue early enough), which co-resident blocks fill with their own math, and sync_cycles,
+  // which they do not. c blocks take c x math plus one block's fillable waits, or c x the bank
+  // time when the banks are the longer, plus c x sync (docs/planner.md, "On-chip time";
+  // measured on the H100 with the CUDA backend's GEMM at 1-4 blocks per SM,
+  // docs/validation/planner-h100.md).
+  const double per_core_peak = peak_flops_ / static_cast<double>(num_cores_) * std::clamp(in.peak_fraction, 1e-3, 1.0);
   const double flops = std::max(in.flops_per_block, 0.0);
   const double bytes = std::max(in.bytes_per_block, 0.0);
-  // Each wave runs `per_core` blocks on every core, sharing that core's share of the peak: a
-  // partly filled last wave costs as much compute time as a full one.
-  const double per_core_peak = peak_flops_ / static_cast<double>(num_cores_) * std::clamp(in.peak_fraction, 1e-3, 1.0);
-  e.compute_s = per_core_peak > 0
-                    ? static_cast<double>(e.waves * per_core) * flops / per_core_peak / e.issue_efficiency
-                    : 0;
-  // Shared-memory banks are per core like the math pipes, so they quantize the same way. The
-  // two pipes run concurrently: Nsight Compute on the H100 (docs/validation/planner-h100.md,
-  // round 5) puts the K loop of a block at the longer of its tensor-pipe cycles and its
-  // shared-memory wavefronts, not their sum. Sync cycles (waits neither pipe hides) add.
-  const double smem_bytes = std::max(in.smem_bytes_per_block, 0.0);
-  e.smem_s = smem_bandwidth_per_core_ > 0
-                 ? static_cast<double>(e.waves * per_core) * smem_bytes / smem_bandwidth_per_core_
-                 : 0;
-  e.sync_s = clock_hz_ > 0 ? static_cast<double>(e.waves * per_core) * std::max(in.sync_cycles_per_block, 0.0) / clock_hz_
-                           : 0;
-  e.core_s = std::max(e.compute_s, e.smem_s) + e.sync_s;
+  const double block_math = per_core_peak > 0 ? flops / per_core_peak : 0;
+  const double block_smem =
+      smem_bandwidth_per_core_ > 0 ? std::max(in.smem_bytes_per_block, 0.0) / smem_bandwidth_per_core_ : 0;
+  const double block_sync = clock_hz_ > 0 ? std::max(in.sync_cycles_per_block, 0.0) / clock_hz_ : 0;
+  // A scheduler holds its share of the block's warps; they wait for their own loads only.
+  const double warp_share =
+      in.warps_per_block > 0 ? std::min(1.0, static_cast<double>(schedulers_) / static_cast<double>(in.warps_per_block))
+                             : 1.0;
+  const double block_wait = block_smem * std::clamp(in.smem_wait_fraction, 0.0, 1.0) * warp_share +
+                            (clock_hz_ > 0 ? std::max(in.wait_cycles_per_block, 0.0) / clock_hz_ : 0);
+  const int64_t trips = std::max<int64_t>(in.pipeline_trips, 0);
+  const int64_t ahead = std::max<int64_t>(in.stages, 1) - 1;  // loads issued ahead of their use
+  struct Round {
+    double math = 0, smem = 0, wait = 0, sync = 0, time = 0, issue_efficiency = 1;
+  };
+  auto run_round = [&](int64_t blocks) {
+    Round r;
+    const double c = static_cast<double>(blocks);
+    if (in.warps_per_block > 0) {
+      // Tensor cores and FMA pipes issue from every scheduler of a core; fewer resident warps
+      // than schedulers leave some idle.
+      r.issue_efficiency = std::min(1.0, static_cast<double>(in.warps_per_block * blocks) / static_cast<double>(schedulers_));
+    }
+    r.math = c * block_math / r.issue_efficiency;
+    r.smem = c * block_smem;
+    r.wait = block_wait;
+    r.sync = c * block_sync;
+    // Without loads issued ahead (one stage) every K step waits the load latency after its
+    // math; co-resident blocks fill that wait like the others. With loads ahead, the latency
+    // bounds the rate instead (latency_s below).
+    if (ahead == 0 && load_latency_ > 0) r.wait += static_cast<double>(trips) * load_latency_;
+    r.time = std::max(r.smem, r.math + r.wait) + r.sync;
+    return r;
+  };
+  const int64_t blocks_on_core = (e.grid_blocks + num_cores_ - 1) / num_cores_;
+  const int64_t full_rounds = blocks_on_core / per_core;
+  const int64_t tail_blocks = blocks_on_core % per_core;
+  const Round full = run_round(per_core);
+  const Round tail = tail_blocks > 0 ? run_round(tail_blocks) : Round{};
+  const double n_full = static_cast<double>(full_rounds);
+  e.issue_efficiency = full_rounds > 0 ? full.issue_efficiency : tail.issue_efficiency;
+  e.compute_s = n_full * full.math + tail.math;
+  e.smem_s = n_full * full.smem + tail.smem;
+  e.wait_s = n_full * full.wait + tail.wait;
+  e.sync_s = n_full * full.sync + tail.sync;
+  e.core_s = n_full * full.time + tail.time;
   // Bandwidth is a chip-wide pool: no quantization. Every block's global traffic crosses L2.
   // DRAM delivers, when the graph says which bytes blocks share and the device gives its L2
   // bandwidth, each wave's distinct row and
@@ -161,7 +195,8 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   // Latency: a block with stages - 1 loads in flight, each taking the load latency, completes at
   // most stages - 1 K steps per latency, whatever the bandwidth (Little's law per block).
   if (load_latency_ > 0 && in.pipeline_trips > 0) {
-    e.latency_s = static_cast<double>(e.waves) * static_cast<double>(in.pipeline_trips) * load_latency_ /
+    const int64_t rounds = full_rounds + (tail_blocks > 0 ? 1 : 0);
+    e.latency_s = static_cast<double>(rounds) * static_cast<double>(in.pipeline_trips) * load_latency_ /
                   static_cast<double>(std::max<int64_t>(in.stages - 1, 1));
   }
   const double longer = std::max(e.core_s, e.memory_s);
@@ -170,7 +205,7 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   e.time_s = std::max(longer, e.latency_s) + e.exposed_s;
   e.latency_bound = e.latency_s > longer;
   e.compute_bound = !e.latency_bound && e.core_s >= e.memory_s;
-  e.smem_bound = e.compute_bound && e.smem_s > e.compute_s;
+  e.smem_bound = e.compute_bound && e.smem_s > 0 && e.smem_s > e.compute_s + e.wait_s;
   e.intensity = bytes > 0 && flops > 0 ? flops / bytes : 0;
   if (e.time_s > 0) {
     e.score = flops > 0 ? static_cast<double>(e.grid_blocks) * flops / e.time_s / 1e12

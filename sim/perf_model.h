@@ -31,7 +31,11 @@ struct PerfInputs {
   double col_bytes_per_block = -1;
   int64_t tile_group_rows = 0;
   double peak_fraction = 1;          // graph peak_percent / 100
-  double sync_cycles_per_block = 0;  // graph sync_cycles
+  double sync_cycles_per_block = 0;  // graph sync_cycles: waits co-resident blocks do not fill
+  double wait_cycles_per_block = 0;  // graph wait_cycles: waits co-resident blocks fill
+  // Graph smem_wait_percent / 100: the share of a block's shared-memory time its warps stall on
+  // (1 for ld.shared feeding FMAs; 0 when the math reads shared memory itself, as wgmma does).
+  double smem_wait_fraction = 0;
   // The pipelined main loop: its trip count (0: unknown, no latency bound) and the bytes one
   // stage of it copies asynchronously per block (the tiles a load in flight carries).
   int64_t pipeline_trips = 0;
@@ -51,20 +55,21 @@ WaveStrips CountWaveStrips(int64_t grid_rows, int64_t grid_cols, int64_t group_r
 // The estimate and the terms it is made of, so a ranking can say why.
 struct PerfEstimate {
   double time_s = 0;             // estimated kernel time
-  double compute_s = 0;          // wave-quantized compute time at the issue efficiency
-  double smem_s = 0;             // wave-quantized shared-memory bank time (0 without the term)
+  double compute_s = 0;          // math time of the busiest core's blocks at the issue efficiency
+  double smem_s = 0;             // their shared-memory bank time (0 without the term)
   double memory_s = 0;           // max(dram_s, l2_s)
   double dram_s = 0;             // DRAM traffic (after L2 reuse when the graph gives it)
   double l2_s = 0;               // all global traffic over the L2 bandwidth (0 without it)
-  double sync_s = 0;             // wave-quantized sync cycles (0 without the term)
-  double core_s = 0;             // max(compute_s, smem_s) + sync_s: the on-chip phase
+  double wait_s = 0;             // waits co-resident blocks fill: one block's per round
+  double sync_s = 0;             // waits they do not fill: every block's
+  double core_s = 0;             // the on-chip phase: per round max(banks, math + wait) + sync
   double latency_s = 0;          // the pipeline's latency bound: trips x latency / loads in flight
   double exposed_s = 0;          // the part of the shorter phase not hidden behind the longer
   int64_t grid_blocks = 0;
   int64_t concurrent_blocks = 0; // num_cores x blocks_per_core
   int64_t waves = 0;
   double wave_efficiency = 0;    // grid / (waves x concurrent)
-  double issue_efficiency = 1;   // resident warps per scheduler (GPU)
+  double issue_efficiency = 1;   // resident warps per scheduler in a full round (GPU)
   int64_t loads_in_flight = 0;   // max(stages - 1, blocks per core - 1)
   // Bytes a core has in flight: blocks per core x (stages - 1) x stage bytes. Between equal
   // estimates, more bytes in flight tolerate more latency; the ranking prefers them.

@@ -697,7 +697,9 @@ absl::StatusOr<PerfExpressions> CompilePerfExpressions(const CompiledGraph& grap
         std::tuple{"grid_col_bytes", &g.grid_col_bytes(), &perf.grid_col_bytes},
         std::tuple{"tile_group_rows", &g.tile_group_rows(), &perf.tile_group_rows},
         std::tuple{"peak_percent", &g.peak_percent(), &perf.peak_percent},
-        std::tuple{"sync_cycles", &g.sync_cycles(), &perf.sync_cycles}}) {
+        std::tuple{"sync_cycles", &g.sync_cycles(), &perf.sync_cycles},
+        std::tuple{"smem_wait_percent", &g.smem_wait_percent(), &perf.smem_wait_percent},
+        std::tuple{"wait_cycles", &g.wait_cycles(), &perf.wait_cycles}}) {
     RETURN_IF_ERROR(parse_into(field, *text, out));
   }
   const int reuse_given = !g.grid_row_bytes().empty() + !g.grid_col_bytes().empty() + !g.tile_group_rows().empty();
@@ -835,6 +837,16 @@ bool EvaluatePerfInputs(const CompiledGraph& graph, const PerfExpressions& perf,
     auto v = perf.sync_cycles->Evaluate(values);
     if (!v.ok() || *v < 0) return false;
     in->sync_cycles_per_block = static_cast<double>(*v);
+  }
+  if (perf.smem_wait_percent) {
+    auto v = perf.smem_wait_percent->Evaluate(values);
+    if (!v.ok() || *v < 0 || *v > 100) return false;
+    in->smem_wait_fraction = static_cast<double>(*v) / 100.0;
+  }
+  if (perf.wait_cycles) {
+    auto v = perf.wait_cycles->Evaluate(values);
+    if (!v.ok() || *v < 0) return false;
+    in->wait_cycles_per_block = static_cast<double>(*v);
   }
   if (perf.pipeline_trips) {
     auto v = perf.pipeline_trips->Evaluate(values);

@@ -582,12 +582,76 @@ TEST(PlanTest, EqualEstimatesPreferMoreBytesInFlightAndNewFieldsAreChecked) {
   EXPECT_EQ(plan->top[2].values[0], 2);
   EXPECT_DOUBLE_EQ(plan->top[0].perf.inflight_bytes_per_core, 3 * 64 * 64 * 2 * plan->top[0].fit.blocks_per_core);
 
-  for (const char* field : {"peak_percent", "sync_cycles"}) {
+  for (const char* field : {"peak_percent", "sync_cycles", "smem_wait_percent", "wait_cycles"}) {
     CompiledGraph bad = CompileText(absl::StrFormat(kGraph, absl::StrCat(field, ": \"2 * NOPE\"")));
     auto bad_plan = Plan(bad, *device, *axes, *values, options);
     ASSERT_FALSE(bad_plan.ok()) << field;
     EXPECT_THAT(bad_plan.status().message(), HasSubstr(field));
   }
+}
+
+TEST(PerfModelTest, CoResidentBlocksFillWaitsAndATailRoundCostsLess) {
+  DeviceModel device;
+  device.set_name("toy");
+  device.mutable_limits()->set_num_cores(10);
+  device.mutable_limits()->set_register_sub_partitions(4);
+  device.mutable_performance()->set_memory_bandwidth_gbps(1000);
+  device.mutable_performance()->set_clock_mhz(1000);            // 1 cycle = 1 ns
+  device.mutable_performance()->set_smem_bytes_per_clk(100);    // 1e11 B/s per core
+  device.mutable_performance()->set_dram_latency_ns(1000);
+  PeakThroughput* peak = device.mutable_performance()->add_peak();
+  peak->set_dtype("bf16");
+  peak->set_tflops(10);  // 1e12 flop/s per core
+  auto model = PerfModel::Create(device, "bf16", true);
+  ASSERT_TRUE(model.ok()) << model.status();
+  PerfInputs in;
+  in.flops_per_block = 1e6;        // 1 us of math per block
+  in.bytes_per_block = 1;
+  in.grid_blocks = 20;             // 2 blocks on every core
+  in.blocks_per_core = 1;
+  in.warps_per_block = 4;
+  in.stages = 2;
+  in.wait_cycles_per_block = 500;  // 0.5 us of barriers and cp.async waits
+  // Alone, each block pays its waits: 2 x (1 + 0.5) us.
+  PerfEstimate e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.core_s, 3e-6);
+  // Together, the other block's math fills them: 2 x 1 + 0.5 us.
+  in.blocks_per_core = 2;
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.core_s, 2.5e-6);
+  EXPECT_DOUBLE_EQ(e.wait_s, 0.5e-6);
+  // Sync cycles are not filled: every block adds them.
+  in.sync_cycles_per_block = 100;
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.core_s, 2.7e-6);
+  EXPECT_DOUBLE_EQ(e.sync_s, 0.2e-6);
+  in.sync_cycles_per_block = 0;
+  // Three blocks per core at two per round: a full round and a tail of one block.
+  in.grid_blocks = 30;
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.core_s, 2.5e-6 + 1.5e-6);
+  in.grid_blocks = 20;
+  // Shared-memory waits: the stated share of the bank time, one scheduler's share of the warps.
+  in.smem_bytes_per_block = 1e5;   // 1 us in the banks
+  in.smem_wait_fraction = 0.5;
+  in.warps_per_block = 8;          // two warps per scheduler: each waits for its own loads
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.wait_s, 0.5e-6 + 0.25e-6);
+  EXPECT_DOUBLE_EQ(e.core_s, 2e-6 + 0.75e-6);
+  // When the banks take longer than the math and the waits, they set the pace.
+  in.smem_bytes_per_block = 2e5;   // 2 us per block, 4 us for the pair
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.core_s, 4e-6);
+  EXPECT_TRUE(e.smem_bound);
+  in.smem_bytes_per_block = -1;
+  in.smem_wait_fraction = 0;
+  in.warps_per_block = 4;
+  // One stage: every K step waits the load latency, once per round.
+  in.stages = 1;
+  in.pipeline_trips = 3;
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.wait_s, 0.5e-6 + 3e-6);
+  EXPECT_DOUBLE_EQ(e.core_s, 2e-6 + 3.5e-6);
 }
 
 TEST(PerfModelTest, LatencyBoundsAShallowPipelineAndInflightBytesAreCounted) {

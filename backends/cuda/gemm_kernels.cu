@@ -188,7 +188,10 @@ class TiledGemmCase final : public KernelCase {
   explicit TiledGemmCase(int stages)
       : stages_(stages), m_(2 * BM), n_(2 * BN), k_(BK * (stages + 2)) {}
   // A timing size (multiples of the tile); the CPU reference covers kSampled outputs only.
-  TiledGemmCase(int stages, int m, int n, int k) : stages_(stages), m_(m), n_(n), k_(k), sampled_(true) {}
+  // `shared_pad` bytes of dynamic shared memory the kernel does not use cap how many blocks share
+  // an SM (gemm-timing --blocks-per-sm).
+  TiledGemmCase(int stages, int m, int n, int k, int64_t shared_pad)
+      : stages_(stages), m_(m), n_(n), k_(k), sampled_(true), shared_pad_(shared_pad) {}
 
   std::string name() const override {
     return std::string(kGeglu ? "geglu<" : "gemm<") + DtypeName<T>() + "," +
@@ -201,7 +204,8 @@ class TiledGemmCase final : public KernelCase {
   int threads_per_block() const override { return WARPS * 32; }
   int64_t dynamic_shared_bytes() const override {
     return static_cast<int64_t>(stages_) * (BM * BK + (kGeglu ? 2 : 1) * BK * BN) *
-           static_cast<int64_t>(sizeof(T));
+               static_cast<int64_t>(sizeof(T)) +
+           shared_pad_;
   }
   dim3 grid() const override { return dim3(n_ / BN, m_ / BM); }
 
@@ -286,6 +290,7 @@ class TiledGemmCase final : public KernelCase {
   static constexpr size_t kSampleStride = 4099;  // prime
   int stages_, m_, n_, k_;
   bool sampled_ = false;
+  int64_t shared_pad_ = 0;
   std::vector<size_t> checked_;
   std::vector<float> reference_;
   DeviceBuffer<T> a_, b_, b2_;
@@ -328,12 +333,12 @@ const Instance kGegluInstances[] = {
 // BLOCK_M, BLOCK_N in {32, 64, 128}, BLOCK_K in {16, 32}, NUM_WARPS in {4, 8}, f32 and f16.
 struct TimingInstance {
   int dtype, bm, bn, bk, warps;
-  std::unique_ptr<KernelCase> (*make)(int stages, int m, int n, int k);
+  std::unique_ptr<KernelCase> (*make)(int stages, int m, int n, int k, int64_t shared_pad);
 };
 
 template <typename T, int BM, int BN, int BK, int WARPS>
-std::unique_ptr<KernelCase> MakeTiming(int stages, int m, int n, int k) {
-  return std::make_unique<TiledGemmCase<T, BM, BN, BK, WARPS, false>>(stages, m, n, k);
+std::unique_ptr<KernelCase> MakeTiming(int stages, int m, int n, int k, int64_t shared_pad) {
+  return std::make_unique<TiledGemmCase<T, BM, BN, BK, WARPS, false>>(stages, m, n, k, shared_pad);
 }
 
 #define SCRATCHSIM_TIMING_W(D, T, BM, BN, BK) \
@@ -395,8 +400,13 @@ std::unique_ptr<KernelCase> MakeGemmTimingCase(const ParamMap& params, std::stri
   const int64_t bn = ParamOr(params, "BLOCK_N", -1), bk = ParamOr(params, "BLOCK_K", -1);
   const int64_t warps = ParamOr(params, "NUM_WARPS", -1), stages = ParamOr(params, "NUM_STAGES", -1);
   const int64_t m = ParamOr(params, "M", -1), n = ParamOr(params, "N", -1), k = ParamOr(params, "K", -1);
+  const int64_t shared_pad = ParamOr(params, "SHARED_PAD", 0);
   if (stages < 1 || stages > 64) {
     *error = "gemm timing: NUM_STAGES must be in [1, 64], got " + std::to_string(stages);
+    return nullptr;
+  }
+  if (shared_pad < 0 || shared_pad > (1 << 20)) {
+    *error = "gemm timing: SHARED_PAD must be in [0, 2^20] bytes, got " + std::to_string(shared_pad);
     return nullptr;
   }
   for (const TimingInstance& t : kTimingInstances) {
@@ -407,7 +417,7 @@ std::unique_ptr<KernelCase> MakeGemmTimingCase(const ParamMap& params, std::stri
                std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
       return nullptr;
     }
-    return t.make(static_cast<int>(stages), static_cast<int>(m), static_cast<int>(n), static_cast<int>(k));
+    return t.make(static_cast<int>(stages), static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), shared_pad);
   }
   *error = "gemm timing: no compiled timing instance for DTYPE=" + std::to_string(dtype) + " BLOCK_M=" +
            std::to_string(bm) + " BLOCK_N=" + std::to_string(bn) + " BLOCK_K=" + std::to_string(bk) +

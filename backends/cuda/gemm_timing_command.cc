@@ -1,6 +1,7 @@
 // `scratchsim_cuda gemm-timing`.
 #include "backends/cuda/gemm_timing_command.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <iostream>
@@ -33,6 +34,9 @@ struct GemmTimingFlags {
   std::vector<Shape> shapes;
   std::string out_path;
   int64_t stages_lo = 2, stages_hi = 4, launches = 10;
+  // --blocks-per-sm: time each configuration with at most this many blocks per SM (unused
+  // dynamic shared memory keeps more out); empty: as the kernel is.
+  std::vector<int64_t> blocks_caps;
 };
 
 absl::Status ParseShapes(const std::string& text, std::vector<Shape>* shapes) {
@@ -52,7 +56,7 @@ absl::Status ParseShapes(const std::string& text, std::vector<Shape>* shapes) {
 absl::StatusOr<GemmTimingFlags> ParseGemmTimingFlags(const std::vector<std::string>& args) {
   FlagSpec spec;
   spec.values = {"out", "stages", "launches"};
-  spec.lists = {"shapes"};
+  spec.lists = {"shapes", "blocks-per-sm"};
   ASSIGN_OR_RETURN(ParsedFlags parsed, ParsedFlags::Parse(spec, args));
   if (!parsed.positional().empty()) {
     return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", parsed.positional().front(), "'"));
@@ -70,6 +74,16 @@ absl::StatusOr<GemmTimingFlags> ParseGemmTimingFlags(const std::vector<std::stri
       return absl::InvalidArgumentError(absl::StrCat("--stages '", v, "': expected LO:HI with 1 <= LO <= HI <= 64"));
     }
   }
+  for (const std::string& text : parsed.GetList("blocks-per-sm")) {
+    for (absl::string_view part : absl::StrSplit(text, ',')) {
+      int64_t cap = 0;
+      if (!absl::SimpleAtoi(part, &cap) || cap < 1 || cap > 64) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--blocks-per-sm '", text, "': expected a list of integers in [1, 64]"));
+      }
+      flags.blocks_caps.push_back(cap);
+    }
+  }
   ASSIGN_OR_RETURN(flags.launches, parsed.GetInt("launches", 10));
   if (flags.launches < 1 || flags.launches > 1000) {
     return absl::InvalidArgumentError(absl::StrCat("--launches ", flags.launches, ": expected 1..1000"));
@@ -83,7 +97,7 @@ int RunGemmTimingCommand(int argc, char** argv) {
   absl::StatusOr<GemmTimingFlags> flags = ParseGemmTimingFlags(std::vector<std::string>(argv + 1, argv + argc));
   if (!flags.ok()) {
     std::cerr << "error: gemm-timing: " << flags.status().message()
-              << " (usage: --shapes MxNxK[,...] --out FILE.json [--stages LO:HI] [--launches N])\n";
+              << " (usage: --shapes MxNxK[,...] --out FILE.json [--stages LO:HI] [--launches N] [--blocks-per-sm C,...])\n";
     return 2;
   }
   const std::vector<Shape>& shapes = flags->shapes;
@@ -92,6 +106,22 @@ int RunGemmTimingCommand(int argc, char** argv) {
     return 3;
   }
   absl::StatusOr<std::string> device = DescribeDevice(0);
+  absl::StatusOr<DeviceModel> probed = ProbeDevice(0);
+  if (!probed.ok()) {
+    std::cerr << "error: gemm-timing: " << probed.status().message() << "\n";
+    return 4;
+  }
+  const MemorySpace& smem = probed->memory_spaces(0);
+  // Every shape at every cap (0: no cap, the kernel as it is).
+  struct Run {
+    size_t shape;
+    int64_t cap;
+  };
+  std::vector<Run> runs;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    if (flags->blocks_caps.empty()) runs.push_back({i, 0});
+    for (const int64_t cap : flags->blocks_caps) runs.push_back({i, cap});
+  }
   MeasureOptions options;
   options.timed_launches = static_cast<int>(flags->launches);
   std::vector<std::string> timings, compiled;
@@ -101,7 +131,11 @@ int RunGemmTimingCommand(int argc, char** argv) {
       const std::string config = absl::StrCat("{\"BLOCK_M\": ", tile.bm, ", \"BLOCK_N\": ", tile.bn, ", \"BLOCK_K\": ",
                                               tile.bk, ", \"NUM_STAGES\": ", stages, ", \"NUM_WARPS\": ", tile.warps, "}");
       bool first_shape = true;
-      for (const Shape& s : shapes) {
+      // Once fewer blocks than the cap fit, higher caps change nothing: skip them for this shape.
+      size_t saturated = shapes.size();
+      for (const auto& [shape_index, cap] : runs) {
+        if (saturated == shape_index) continue;
+        const Shape& s = shapes[shape_index];
         ParamMap params = {{"DTYPE", tile.dtype}, {"BLOCK_M", tile.bm}, {"BLOCK_N", tile.bn},
                            {"BLOCK_K", tile.bk},  {"NUM_WARPS", tile.warps}, {"NUM_STAGES", stages},
                            {"M", s.m},            {"N", s.n},           {"K", s.k}};
@@ -110,6 +144,25 @@ int RunGemmTimingCommand(int argc, char** argv) {
         if (kernel == nullptr) {
           std::cerr << "skip: " << error << "\n";
           continue;
+        }
+        int64_t pad = 0;
+        if (cap > 0) {
+          // The most each of `cap` blocks may hold so that `cap` fit an SM's shared memory and
+          // `cap` + 1 do not; the kernel's own bytes come out of it.
+          // Allocations are whole 128-byte units (measured: without the rounding, a cap of 5 ran 4
+          // blocks of 32/32/16/4 f32 on the H100, 2026-11-26).
+          constexpr int64_t kUnit = 128;
+          const int64_t per_block =
+              std::min((smem.capacity_per_core_bytes() / cap - smem.reserved_per_block_bytes()) / kUnit * kUnit,
+                       smem.per_block_optin_bytes());
+          pad = per_block - kernel->dynamic_shared_bytes();
+          if (pad < 0) continue;  // not even `cap` blocks fit
+          params["SHARED_PAD"] = pad;
+          kernel = MakeGemmTimingCase(params, &error);
+          if (kernel == nullptr) {
+            std::cerr << "skip: " << error << "\n";
+            continue;
+          }
         }
         absl::StatusOr<Measurement> m = Measure(*kernel, options);
         if (!m.ok()) {
@@ -122,14 +175,17 @@ int RunGemmTimingCommand(int argc, char** argv) {
               "\": {\"dtype\": \"", kDtypeNames[tile.dtype], "\", \"config\": ", config, ", \"status\": ",
               JsonString(m->launched ? "ok" : m->launch_error), ", \"instance\": ", JsonString(m->instance),
               ", \"n_regs\": ", m->registers, ", \"n_spills\": ", m->local_bytes, ", \"shared\": ",
-              m->static_shared_bytes + m->dynamic_shared_bytes, "}"));
+              m->static_shared_bytes + m->dynamic_shared_bytes - pad, "}"));
           first_shape = false;
         }
         if (!m->launched) continue;
+        if (cap > 0 && m->blocks_per_sm < cap) saturated = shape_index;
         timings.push_back(absl::StrCat("{\"dtype\": \"", kDtypeNames[tile.dtype], "\", \"M\": ", s.m, ", \"N\": ", s.n,
                                        ", \"K\": ", s.k, ", \"config\": ", config, ", \"ms\": ", m->time_ms,
                                        ", \"correctness\": ", JsonString(m->correctness),
-                                       ", \"blocks_per_sm\": ", m->blocks_per_sm, "}"));
+                                       ", \"blocks_per_sm\": ", m->blocks_per_sm,
+                                       cap > 0 ? absl::StrCat(", \"blocks_cap\": ", cap, ", \"shared_pad\": ", pad) : "",
+                                       "}"));
         std::cerr << m->instance << " stages " << stages << " " << s.m << "x" << s.n << "x" << s.k << ": "
                   << m->time_ms << " ms " << m->correctness << "\n";
       }

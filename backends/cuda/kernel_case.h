@@ -51,6 +51,7 @@ std::unique_ptr<KernelCase> MakeRegHeavyCase(const ParamMap& params, std::string
 // The GEMM of models/graphs/gemm.pbtxt at a timing size: params M, N, K (multiples of the tile)
 // besides DTYPE, BLOCK_M, BLOCK_N, BLOCK_K, NUM_WARPS, NUM_STAGES, over a wider set of compiled
 // tiles than MakeGemmCase (GemmTimingTiles); correctness is checked at 256 sampled outputs.
+// Optional SHARED_PAD: unused dynamic shared bytes per block, to cap the blocks per SM.
 std::unique_ptr<KernelCase> MakeGemmTimingCase(const ParamMap& params, std::string* error);
 struct GemmTile {
   int dtype, bm, bn, bk, warps;  // dtype: 0 f32, 1 f16

@@ -89,6 +89,15 @@ TEST(KernelsTest, GemmTimingCaseChecksItsProblemSize) {
   no_stages["NUM_STAGES"] = 0;
   EXPECT_EQ(MakeGemmTimingCase(no_stages, &error), nullptr);
   EXPECT_NE(error.find("NUM_STAGES"), std::string::npos) << error;
+  // Unused shared bytes (gemm-timing --blocks-per-sm) add to the launch's dynamic shared memory.
+  ParamMap padded = params;
+  padded["SHARED_PAD"] = 4096;
+  kernel = MakeGemmTimingCase(padded, &error);
+  ASSERT_NE(kernel, nullptr) << error;
+  EXPECT_EQ(kernel->dynamic_shared_bytes(), 2 * (128 * 32 + 32 * 128) * 4 + 4096);
+  padded["SHARED_PAD"] = -1;
+  EXPECT_EQ(MakeGemmTimingCase(padded, &error), nullptr);
+  EXPECT_NE(error.find("SHARED_PAD"), std::string::npos) << error;
 }
 
 TEST(KernelsTest, SpillsAppearAboveTheRegisterCap) {

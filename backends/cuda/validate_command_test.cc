@@ -67,6 +67,12 @@ TEST(GemmTimingCommandTest, BadFlagsAreUsageErrorsAndNoDeviceIsExitThree) {
   EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing", "--shapes", "64x64x64", "--out", "x.json", "--launches", "0"}), 2);
   EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing", "--shapes", "64x64x64", "--frobnicate"}), 2);
   EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing", "--shapes", "64x64x64"}), 2);
+  for (const char* caps : {"0", "2,x", "65", "-1"}) {
+    EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing", "--shapes", "64x64x64", "--out", "x.json",
+                                            "--blocks-per-sm", caps}),
+              2)
+        << caps;
+  }
   if (DevicePresent()) GTEST_SKIP() << "a CUDA device is present; the GPU run covers gemm-timing";
   const std::string out = ::testing::TempDir() + "/gemm_timing.json";
   EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing", "--shapes", "128x128x128", "--out", out}), 3);
