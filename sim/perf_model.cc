@@ -91,6 +91,11 @@ absl::StatusOr<PerfModel> PerfModel::Create(const DeviceModel& device, absl::str
         absl::StrCat("device '", device.name(), "': performance.dram_latency_ns is negative"));
   }
   model.load_latency_ = perf.dram_latency_ns() * 1e-9;
+  if (perf.smem_latency_ns() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device '", device.name(), "': performance.smem_latency_ns is negative"));
+  }
+  model.smem_latency_ = perf.smem_latency_ns() * 1e-9;
   model.clock_hz_ = perf.clock_mhz() * 1e6;
   model.num_cores_ = std::max<int64_t>(device.limits().num_cores(), 1);
   model.schedulers_ = std::max<int64_t>(device.limits().register_sub_partitions(), 1);
@@ -109,12 +114,11 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   // ceil(grid / cores) blocks, in rounds of up to `per_core` co-resident blocks (a last, partial
   // round runs fewer and costs less). A block's time is its math, plus waits of two kinds:
   // waits its warps spend with nothing to issue (graph wait_cycles: barriers, cp.async waits;
-  // smem_wait_percent of its shared-memory time: dependent ld.shared; a load the pipeline did
-  // not issue early enough), which co-resident blocks fill with their own math, and sync_cycles,
-  // which they do not. c blocks take c x math plus one block's fillable waits, or c x the bank
-  // time when the banks are the longer, plus c x sync (docs/planner.md, "On-chip time";
-  // measured on the H100 with the CUDA backend's GEMM at 1-4 blocks per SM,
-  // docs/validation/planner-h100.md).
+  // smem_round_trips x the ld.shared latency: operands they wait for; a load the pipeline did
+  // not issue early), which co-resident blocks fill with their own math, and sync_cycles, which
+  // they do not. c blocks take c x math plus one block's fillable waits, or c x the bank time
+  // when the banks are the longer, plus c x sync (docs/planner.md, "On-chip time"; measured on
+  // the H100 with the CUDA backend's GEMM at 1-9 blocks per SM, docs/validation/planner-h100.md).
   const double per_core_peak = peak_flops_ / static_cast<double>(num_cores_) * std::clamp(in.peak_fraction, 1e-3, 1.0);
   const double flops = std::max(in.flops_per_block, 0.0);
   const double bytes = std::max(in.bytes_per_block, 0.0);
@@ -122,11 +126,7 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   const double block_smem =
       smem_bandwidth_per_core_ > 0 ? std::max(in.smem_bytes_per_block, 0.0) / smem_bandwidth_per_core_ : 0;
   const double block_sync = clock_hz_ > 0 ? std::max(in.sync_cycles_per_block, 0.0) / clock_hz_ : 0;
-  // A scheduler holds its share of the block's warps; they wait for their own loads only.
-  const double warp_share =
-      in.warps_per_block > 0 ? std::min(1.0, static_cast<double>(schedulers_) / static_cast<double>(in.warps_per_block))
-                             : 1.0;
-  const double block_wait = block_smem * std::clamp(in.smem_wait_fraction, 0.0, 1.0) * warp_share +
+  const double block_wait = std::max(in.smem_round_trips, 0.0) * smem_latency_ +
                             (clock_hz_ > 0 ? std::max(in.wait_cycles_per_block, 0.0) / clock_hz_ : 0);
   const int64_t trips = std::max<int64_t>(in.pipeline_trips, 0);
   const int64_t ahead = std::max<int64_t>(in.stages, 1) - 1;  // loads issued ahead of their use

@@ -33,9 +33,8 @@ struct PerfInputs {
   double peak_fraction = 1;          // graph peak_percent / 100
   double sync_cycles_per_block = 0;  // graph sync_cycles: waits co-resident blocks do not fill
   double wait_cycles_per_block = 0;  // graph wait_cycles: waits co-resident blocks fill
-  // Graph smem_wait_percent / 100: the share of a block's shared-memory time its warps stall on
-  // (1 for ld.shared feeding FMAs; 0 when the math reads shared memory itself, as wgmma does).
-  double smem_wait_fraction = 0;
+  // Graph smem_round_trips: times a block's warps wait for ld.shared results before issuing on.
+  double smem_round_trips = 0;
   // The pipelined main loop: its trip count (0: unknown, no latency bound) and the bytes one
   // stage of it copies asynchronously per block (the tiles a load in flight carries).
   int64_t pipeline_trips = 0;
@@ -100,6 +99,8 @@ class PerfModel {
   double l2_bandwidth() const { return l2_bandwidth_; }
   // Load-to-use latency of a global load that misses L2, in seconds; 0 when unknown.
   double load_latency() const { return load_latency_; }
+  // Load-to-use latency of an ld.shared, in seconds; 0 when unknown.
+  double smem_latency() const { return smem_latency_; }
   int64_t num_cores() const { return num_cores_; }
   const std::string& peak_dtype() const { return peak_dtype_; }
   // flops per byte where compute time equals memory time.
@@ -111,6 +112,7 @@ class PerfModel {
   double smem_bandwidth_per_core_ = 0;
   double l2_bandwidth_ = 0;
   double load_latency_ = 0;
+  double smem_latency_ = 0;
   double clock_hz_ = 0;
   int64_t num_cores_ = 1;
   int64_t schedulers_ = 1;  // warp schedulers (register sub-partitions) per core

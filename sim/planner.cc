@@ -698,7 +698,7 @@ absl::StatusOr<PerfExpressions> CompilePerfExpressions(const CompiledGraph& grap
         std::tuple{"tile_group_rows", &g.tile_group_rows(), &perf.tile_group_rows},
         std::tuple{"peak_percent", &g.peak_percent(), &perf.peak_percent},
         std::tuple{"sync_cycles", &g.sync_cycles(), &perf.sync_cycles},
-        std::tuple{"smem_wait_percent", &g.smem_wait_percent(), &perf.smem_wait_percent},
+        std::tuple{"smem_round_trips", &g.smem_round_trips(), &perf.smem_round_trips},
         std::tuple{"wait_cycles", &g.wait_cycles(), &perf.wait_cycles}}) {
     RETURN_IF_ERROR(parse_into(field, *text, out));
   }
@@ -838,10 +838,10 @@ bool EvaluatePerfInputs(const CompiledGraph& graph, const PerfExpressions& perf,
     if (!v.ok() || *v < 0) return false;
     in->sync_cycles_per_block = static_cast<double>(*v);
   }
-  if (perf.smem_wait_percent) {
-    auto v = perf.smem_wait_percent->Evaluate(values);
-    if (!v.ok() || *v < 0 || *v > 100) return false;
-    in->smem_wait_fraction = static_cast<double>(*v) / 100.0;
+  if (perf.smem_round_trips) {
+    auto v = perf.smem_round_trips->Evaluate(values);
+    if (!v.ok() || *v < 0) return false;
+    in->smem_round_trips = static_cast<double>(*v);
   }
   if (perf.wait_cycles) {
     auto v = perf.wait_cycles->Evaluate(values);

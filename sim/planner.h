@@ -172,7 +172,7 @@ struct PerfExpressions {
   std::vector<Expr> stages;   // loop num_stages
   std::optional<Expr> peak_percent;   // graph.peak_percent
   std::optional<Expr> sync_cycles;    // graph.sync_cycles
-  std::optional<Expr> smem_wait_percent;  // graph.smem_wait_percent
+  std::optional<Expr> smem_round_trips;   // graph.smem_round_trips
   std::optional<Expr> wait_cycles;        // graph.wait_cycles
   // The pipelined loop (the first with num_stages): its trip count, and the buffers that ops
   // of kind "async_copy" inside it write (one copy of each is a stage's load).

@@ -582,7 +582,7 @@ TEST(PlanTest, EqualEstimatesPreferMoreBytesInFlightAndNewFieldsAreChecked) {
   EXPECT_EQ(plan->top[2].values[0], 2);
   EXPECT_DOUBLE_EQ(plan->top[0].perf.inflight_bytes_per_core, 3 * 64 * 64 * 2 * plan->top[0].fit.blocks_per_core);
 
-  for (const char* field : {"peak_percent", "sync_cycles", "smem_wait_percent", "wait_cycles"}) {
+  for (const char* field : {"peak_percent", "sync_cycles", "smem_round_trips", "wait_cycles"}) {
     CompiledGraph bad = CompileText(absl::StrFormat(kGraph, absl::StrCat(field, ": \"2 * NOPE\"")));
     auto bad_plan = Plan(bad, *device, *axes, *values, options);
     ASSERT_FALSE(bad_plan.ok()) << field;
@@ -631,21 +631,21 @@ TEST(PerfModelTest, CoResidentBlocksFillWaitsAndATailRoundCostsLess) {
   e = model->Estimate(in);
   EXPECT_DOUBLE_EQ(e.core_s, 2.5e-6 + 1.5e-6);
   in.grid_blocks = 20;
-  // Shared-memory waits: the stated share of the bank time, one scheduler's share of the warps.
-  in.smem_bytes_per_block = 1e5;   // 1 us in the banks
-  in.smem_wait_fraction = 0.5;
-  in.warps_per_block = 8;          // two warps per scheduler: each waits for its own loads
+  // Shared-memory round trips: each waits the ld.shared latency, filled like the other waits.
+  device.mutable_performance()->set_smem_latency_ns(25);
+  model = PerfModel::Create(device, "bf16", true);
+  ASSERT_TRUE(model.ok()) << model.status();
+  in.smem_round_trips = 10;
   e = model->Estimate(in);
   EXPECT_DOUBLE_EQ(e.wait_s, 0.5e-6 + 0.25e-6);
   EXPECT_DOUBLE_EQ(e.core_s, 2e-6 + 0.75e-6);
+  in.smem_round_trips = 0;
   // When the banks take longer than the math and the waits, they set the pace.
-  in.smem_bytes_per_block = 2e5;   // 2 us per block, 4 us for the pair
+  in.smem_bytes_per_block = 2e5;   // 2 us per block in the banks, 4 us for the pair
   e = model->Estimate(in);
   EXPECT_DOUBLE_EQ(e.core_s, 4e-6);
   EXPECT_TRUE(e.smem_bound);
   in.smem_bytes_per_block = -1;
-  in.smem_wait_fraction = 0;
-  in.warps_per_block = 4;
   // One stage: every K step waits the load latency, once per round.
   in.stages = 1;
   in.pipeline_trips = 3;
@@ -691,6 +691,9 @@ TEST(PerfModelTest, LatencyBoundsAShallowPipelineAndInflightBytesAreCounted) {
   // Negative latency is bad input naming the field.
   device.mutable_performance()->set_dram_latency_ns(-1);
   EXPECT_THAT(PerfModel::Create(device, "bf16", true).status().message(), HasSubstr("dram_latency_ns"));
+  device.mutable_performance()->set_dram_latency_ns(1000);
+  device.mutable_performance()->set_smem_latency_ns(-1);
+  EXPECT_THAT(PerfModel::Create(device, "bf16", true).status().message(), HasSubstr("smem_latency_ns"));
 }
 
 TEST(PerfModelTest, CountWaveStripsMatchesTheLaunchOrder) {

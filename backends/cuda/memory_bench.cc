@@ -140,6 +140,30 @@ absl::Status CheckLatencyArgs(int64_t footprint_bytes, int64_t stride_bytes, Cha
   return absl::OkStatus();
 }
 
+// Reads back a finished chase's group cycles and summary into `result`'s statistics.
+absl::Status SummarizeChase(int groups, const DeviceMemory& group_cycles, const DeviceMemory& summary,
+                            LatencyResult* result) {
+  std::vector<uint64_t> cycles(static_cast<size_t>(groups));
+  uint64_t totals[kChaseSummarySlots] = {};
+  RETURN_IF_ERROR(CudaStatus(cudaMemcpy(cycles.data(), group_cycles.as<uint64_t>(), cycles.size() * sizeof(uint64_t),
+                                        cudaMemcpyDeviceToHost),
+                             "cudaMemcpy group cycles"));
+  RETURN_IF_ERROR(CudaStatus(cudaMemcpy(totals, summary.as<uint64_t>(), sizeof(totals), cudaMemcpyDeviceToHost),
+                             "cudaMemcpy chase summary"));
+  if (totals[kChaseNsSlot] == 0 || totals[kChaseCyclesSlot] == 0) {
+    return absl::InternalError("latency: the chase kernel reported an empty timed span");
+  }
+  std::vector<double> per_load(cycles.size());
+  for (size_t g = 0; g < cycles.size(); ++g) per_load[g] = static_cast<double>(cycles[g]) / kChaseGroup;
+  result->median_cycles = Median(per_load);
+  result->p10_cycles = Percentile(per_load, 0.1);
+  result->p90_cycles = Percentile(per_load, 0.9);
+  result->sm_clock_mhz =
+      static_cast<double>(totals[kChaseCyclesSlot]) / static_cast<double>(totals[kChaseNsSlot]) * 1e3;
+  result->median_ns = result->median_cycles / (result->sm_clock_mhz * 1e-3);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string ChaseOrderName(ChaseOrder order) {
@@ -189,24 +213,26 @@ absl::StatusOr<LatencyResult> MeasureLoadLatency(int ordinal, int64_t footprint_
                              "chase launch"));
   RETURN_IF_ERROR(CudaStatus(cudaDeviceSynchronize(), "chase"));
 
-  std::vector<uint64_t> cycles(static_cast<size_t>(groups));
-  uint64_t totals[kChaseSummarySlots] = {};
-  RETURN_IF_ERROR(CudaStatus(cudaMemcpy(cycles.data(), group_cycles.as<uint64_t>(), cycles.size() * sizeof(uint64_t),
-                                        cudaMemcpyDeviceToHost),
-                             "cudaMemcpy group cycles"));
-  RETURN_IF_ERROR(CudaStatus(cudaMemcpy(totals, summary.as<uint64_t>(), sizeof(totals), cudaMemcpyDeviceToHost),
-                             "cudaMemcpy chase summary"));
-  if (totals[kChaseNsSlot] == 0 || totals[kChaseCyclesSlot] == 0) {
-    return absl::InternalError("latency: the chase kernel reported an empty timed span");
-  }
-  std::vector<double> per_load(cycles.size());
-  for (size_t g = 0; g < cycles.size(); ++g) per_load[g] = static_cast<double>(cycles[g]) / kChaseGroup;
-  result.median_cycles = Median(per_load);
-  result.p10_cycles = Percentile(per_load, 0.1);
-  result.p90_cycles = Percentile(per_load, 0.9);
-  result.sm_clock_mhz =
-      static_cast<double>(totals[kChaseCyclesSlot]) / static_cast<double>(totals[kChaseNsSlot]) * 1e3;
-  result.median_ns = result.median_cycles / (result.sm_clock_mhz * 1e-3);
+  RETURN_IF_ERROR(SummarizeChase(groups, group_cycles, summary, &result));
+  return result;
+}
+
+absl::StatusOr<LatencyResult> MeasureSharedLatency(int ordinal) {
+  RETURN_IF_ERROR(CudaStatus(cudaSetDevice(ordinal), "cudaSetDevice"));
+  LatencyResult result;
+  result.footprint_bytes = kSharedChaseNodes * static_cast<int64_t>(sizeof(uint32_t));
+  result.stride_bytes = kSharedChaseStride * static_cast<int64_t>(sizeof(uint32_t));
+  result.warm_loads = kSharedChaseNodes;
+  const int groups = static_cast<int>(kTimedChaseLoads / kChaseGroup);
+  result.timed_loads = int64_t{groups} * kChaseGroup;
+  result.group_loads = kChaseGroup;
+  DeviceMemory group_cycles, summary;
+  RETURN_IF_ERROR(group_cycles.Allocate(groups * static_cast<int64_t>(sizeof(uint64_t)), "group cycles"));
+  RETURN_IF_ERROR(summary.Allocate(kChaseSummarySlots * sizeof(uint64_t), "chase summary"));
+  RETURN_IF_ERROR(CudaStatus(LaunchSharedChase(groups, group_cycles.as<uint64_t>(), summary.as<uint64_t>(), nullptr),
+                             "shared chase launch"));
+  RETURN_IF_ERROR(CudaStatus(cudaDeviceSynchronize(), "shared chase"));
+  RETURN_IF_ERROR(SummarizeChase(groups, group_cycles, summary, &result));
   return result;
 }
 

@@ -1,5 +1,6 @@
-// Microbenchmarks of the live GPU's memory system: load-to-use latency of a global load that
-// hits L2 or goes to DRAM (one-thread pointer chase) and streaming read bandwidth (all SMs).
+// Microbenchmarks of the live GPU's memory system: load-to-use latency of a shared-memory load
+// and of a global load that hits L2 or goes to DRAM (one-thread pointer chases), and streaming
+// read bandwidth (all SMs).
 #ifndef SCRATCHSIM_BACKENDS_CUDA_MEMORY_BENCH_H_
 #define SCRATCHSIM_BACKENDS_CUDA_MEMORY_BENCH_H_
 
@@ -43,6 +44,11 @@ struct LatencyResult {
 // InvalidArgument (checked before the device is touched); CUDA errors FailedPrecondition.
 absl::StatusOr<LatencyResult> MeasureLoadLatency(int ordinal, int64_t footprint_bytes, int64_t stride_bytes,
                                                  ChaseOrder order = ChaseOrder::kRandom);
+
+// One thread follows a chase of dependent ld.shared.u32 loads through a 4 KiB ring in its
+// block's shared memory: the load-to-use latency of shared memory (footprint_bytes is the ring,
+// stride_bytes the step between consecutive nodes). CUDA errors are FailedPrecondition.
+absl::StatusOr<LatencyResult> MeasureSharedLatency(int ordinal);
 
 struct BandwidthResult {
   int64_t footprint_bytes = 0;

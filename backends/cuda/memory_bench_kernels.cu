@@ -57,6 +57,42 @@ __global__ void ChaseKernel(const char* start, int64_t warm_loads, int groups, u
   summary[kChaseSinkSlot] = reinterpret_cast<uint64_t>(node);
 }
 
+// The chase through shared memory: each node holds the 32-bit shared-window address of the
+// next, so a load's result is the next load's address with no arithmetic between them.
+__device__ __forceinline__ uint32_t LoadSharedNext(uint32_t node) {
+  uint32_t next;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(next) : "r"(node) : "memory");
+  return next;
+}
+
+__global__ void SharedChaseKernel(int groups, uint64_t* group_cycles, uint64_t* summary) {
+  __shared__ uint32_t ring[kSharedChaseNodes];
+  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(ring));
+  // A stride coprime with the ring size visits every node once per lap.
+  for (int i = 0; i < kSharedChaseNodes; ++i) {
+    ring[i] = base + static_cast<uint32_t>(((i + kSharedChaseStride) % kSharedChaseNodes) * sizeof(uint32_t));
+  }
+  __syncthreads();
+  uint32_t node = base;
+  for (int i = 0; i < kSharedChaseNodes; ++i) node = LoadSharedNext(node);
+  if (node == 0) summary[kChaseSinkSlot] = 1;
+  uint64_t begin_cycles = Clock();
+  uint64_t begin_ns = GlobalTimerNs();
+  for (int g = 0; g < groups; ++g) {
+    uint64_t c0 = Clock();
+#pragma unroll
+    for (int k = 0; k < kChaseGroup; ++k) node = LoadSharedNext(node);
+    uint64_t c1 = Clock();
+    group_cycles[g] = c1 - c0;
+  }
+  if (node == 0) summary[kChaseSinkSlot] = 1;
+  uint64_t end_cycles = Clock();
+  uint64_t end_ns = GlobalTimerNs();
+  summary[kChaseCyclesSlot] = end_cycles - begin_cycles;
+  summary[kChaseNsSlot] = end_ns - begin_ns;
+  summary[kChaseSinkSlot] = node;
+}
+
 // Loads in flight per thread per iteration: enough to cover DRAM latency with 2048 threads/SM.
 constexpr int kUnroll = 4;
 
@@ -92,6 +128,11 @@ cudaError_t LaunchChaseInit(char* buffer, const uint32_t* order, int64_t count, 
 cudaError_t LaunchChase(const char* start, int64_t warm_loads, int groups, uint64_t* group_cycles,
                         uint64_t* summary, cudaStream_t stream) {
   ChaseKernel<<<1, 1, 0, stream>>>(start, warm_loads, groups, group_cycles, summary);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchSharedChase(int groups, uint64_t* group_cycles, uint64_t* summary, cudaStream_t stream) {
+  SharedChaseKernel<<<1, 1, 0, stream>>>(groups, group_cycles, summary);
   return cudaGetLastError();
 }
 

@@ -31,6 +31,14 @@ cudaError_t LaunchChaseInit(char* buffer, const uint32_t* order, int64_t count, 
 cudaError_t LaunchChase(const char* start, int64_t warm_loads, int groups, uint64_t* group_cycles,
                         uint64_t* summary, cudaStream_t stream);
 
+// The shared-memory chase: a ring of kSharedChaseNodes 4-byte nodes, next = (i + stride) % nodes.
+inline constexpr int kSharedChaseNodes = 1024;
+inline constexpr int kSharedChaseStride = 37;
+
+// One thread builds the ring in its block's shared memory, walks it once untimed, then times
+// `groups` groups of kChaseGroup dependent ld.shared.u32 loads (group_cycles, summary as above).
+cudaError_t LaunchSharedChase(int groups, uint64_t* group_cycles, uint64_t* summary, cudaStream_t stream);
+
 // `blocks` x `threads` threads read the `vectors` 16-byte elements of `buffer` `passes` times
 // (grid-stride, ld.global.cg.v4) and each writes one checksum to sink[thread].
 cudaError_t LaunchStreamRead(const void* buffer, int64_t vectors, int passes, int blocks, int threads,

@@ -40,6 +40,11 @@ TEST(MemoryBenchTest, L2HitIsFasterThanDram) {
   EXPECT_LE(l2->median_ns, 2000);
   EXPECT_GE(dram->median_ns, 100);
   EXPECT_LE(dram->median_ns, 2000);
+  // Shared memory sits on the SM: a few tens of cycles, well under an L2 hit.
+  auto shared = MeasureSharedLatency(0);
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  EXPECT_GE(shared->median_cycles, 5);
+  EXPECT_LT(shared->median_cycles, l2->median_cycles);
 }
 
 TEST(MemoryBenchTest, L2BandwidthExceedsDram) {

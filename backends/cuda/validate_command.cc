@@ -224,13 +224,15 @@ constexpr int64_t kL2StreamBytes = 16 * kMiB;
 constexpr int64_t kDramStreamBytes = 2048 * kMiB;
 
 std::string Footprint(int64_t bytes) {
-  return bytes >= 1024 * kMiB ? absl::StrCat(bytes / (1024 * kMiB), " GiB") : absl::StrCat(bytes / kMiB, " MiB");
+  if (bytes >= 1024 * kMiB) return absl::StrCat(bytes / (1024 * kMiB), " GiB");
+  return bytes >= kMiB ? absl::StrCat(bytes / kMiB, " MiB") : absl::StrCat(bytes / 1024, " KiB");
 }
 
 // Measures latency and bandwidth (memory_bench.h), writes the measured fields into
 // `probed` and returns the table `probe --measure-memory` prints. `shipped` (may be null)
 // supplies the model column.
 absl::StatusOr<std::string> MeasureMemory(int ordinal, const DeviceModel* shipped, DeviceModel* probed) {
+  ASSIGN_OR_RETURN(LatencyResult shared, MeasureSharedLatency(ordinal));
   ASSIGN_OR_RETURN(LatencyResult l2, MeasureLoadLatency(ordinal, kL2ChaseBytes, kChaseStrideBytes));
   ASSIGN_OR_RETURN(LatencyResult dram_paged, MeasureLoadLatency(ordinal, kDramChaseBytes, kChaseStrideBytes,
                                                                 ChaseOrder::kRandomWithinPages));
@@ -239,12 +241,14 @@ absl::StatusOr<std::string> MeasureMemory(int ordinal, const DeviceModel* shippe
   ASSIGN_OR_RETURN(BandwidthResult dram_stream, MeasureReadBandwidth(ordinal, kDramStreamBytes));
 
   Performance* performance = probed->mutable_performance();
+  performance->set_smem_latency_ns(shared.median_ns);
   performance->set_l2_latency_ns(l2.median_ns);
   // Tiles are contiguous: their loads hit the TLB, so the page-local chase is the DRAM latency.
   performance->set_dram_latency_ns(dram_paged.median_ns);
   performance->set_l2_bandwidth_gbps(l2_stream.gbps);
   probed->add_sources(absl::StrFormat(
-      "measured by `simulate probe --measure-memory` on %s: l2_latency_ns (%s chase, %s, %d B lines), "
+      "measured by `simulate probe --measure-memory` on %s: smem_latency_ns (ld.shared chase, 4 KiB ring), "
+      "l2_latency_ns (%s chase, %s, %d B lines), "
       "dram_latency_ns (%s chase, %s), l2_bandwidth_gbps (ld.global.cg.v4 stream, %s; a lower bound: "
       "cp.async/TMA tile loads reached more on the H100); "
       "memory_bandwidth_gbps stays the clock-derived figure (measured stream %s: %.0f GB/s)",
@@ -268,6 +272,8 @@ absl::StatusOr<std::string> MeasureMemory(int ordinal, const DeviceModel* shippe
     absl::StrAppendFormat(&table, "%-44s %9s %8s %8s %9.0f  %s\n", what, Footprint(r.footprint_bytes), "-", "-",
                           r.gbps, model_text);
   };
+  latency_row("shared-memory latency (ld.shared chase)", shared,
+              model_value("smem_latency_ns", model != nullptr ? model->smem_latency_ns() : 0));
   latency_row("L2 hit latency (random chase)", l2,
               model_value("l2_latency_ns", model != nullptr ? model->l2_latency_ns() : 0));
   latency_row("DRAM latency (random within 2 MiB pages)", dram_paged,
@@ -279,6 +285,11 @@ absl::StatusOr<std::string> MeasureMemory(int ordinal, const DeviceModel* shippe
                 model_value("memory_bandwidth_gbps", model != nullptr ? model->memory_bandwidth_gbps() : 0));
   absl::StrAppendFormat(&table, "probed memory_bandwidth_gbps (from memory clock and bus width, kept): %.1f\n",
                         performance->memory_bandwidth_gbps());
+  absl::StrAppendFormat(&table,
+                        "chase ld.shared 4 KiB ring: %d warm + %d timed loads in groups of %d, per load p10 %.1f / "
+                        "median %.1f / p90 %.1f cycles, SM clock %.0f MHz\n",
+                        shared.warm_loads, shared.timed_loads, shared.group_loads, shared.p10_cycles,
+                        shared.median_cycles, shared.p90_cycles, shared.sm_clock_mhz);
   for (const LatencyResult* r : {&l2, &dram_paged, &dram_random}) {
     absl::StrAppendFormat(&table,
                           "chase %s %s: %d warm + %d timed loads in groups of %d, per load p10 %.1f / median %.1f "
