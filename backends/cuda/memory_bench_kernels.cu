@@ -34,27 +34,38 @@ __global__ void ChaseInitKernel(char* buffer, const uint32_t* order, int64_t cou
       reinterpret_cast<uint64_t>(buffer + static_cast<int64_t>(order[next]) * stride_bytes);
 }
 
-__global__ void ChaseKernel(const char* start, int64_t warm_loads, int groups, uint64_t* group_cycles,
-                            uint64_t* summary) {
-  const char* node = start;
-  for (int64_t i = 0; i < warm_loads; ++i) node = LoadNext(node);
-  // Branching on the pointer makes the clock reads below wait for the last warm load.
-  if (node == nullptr) summary[kChaseSinkSlot] = 1;
+__device__ __forceinline__ uint64_t SinkValue(const char* node) { return reinterpret_cast<uint64_t>(node); }
+__device__ __forceinline__ uint64_t SinkValue(uint32_t node) { return node; }
+
+// Times `groups` groups of kChaseGroup dependent loads from `node` (next: one load) into
+// group_cycles and the summary's slots.
+template <typename Node, typename Next>
+__device__ __forceinline__ void TimeChase(Node node, int groups, uint64_t* group_cycles, uint64_t* summary,
+                                          Next next) {
+  // Branching on the node makes the clock reads below wait for the last untimed load.
+  if (SinkValue(node) == 0) summary[kChaseSinkSlot] = 1;
   uint64_t begin_cycles = Clock();
   uint64_t begin_ns = GlobalTimerNs();
   for (int g = 0; g < groups; ++g) {
     uint64_t c0 = Clock();
 #pragma unroll
-    for (int k = 0; k < kChaseGroup; ++k) node = LoadNext(node);
+    for (int k = 0; k < kChaseGroup; ++k) node = next(node);
     uint64_t c1 = Clock();
     group_cycles[g] = c1 - c0;
   }
-  if (node == nullptr) summary[kChaseSinkSlot] = 1;
+  if (SinkValue(node) == 0) summary[kChaseSinkSlot] = 1;
   uint64_t end_cycles = Clock();
   uint64_t end_ns = GlobalTimerNs();
   summary[kChaseCyclesSlot] = end_cycles - begin_cycles;
   summary[kChaseNsSlot] = end_ns - begin_ns;
-  summary[kChaseSinkSlot] = reinterpret_cast<uint64_t>(node);
+  summary[kChaseSinkSlot] = SinkValue(node);
+}
+
+__global__ void ChaseKernel(const char* start, int64_t warm_loads, int groups, uint64_t* group_cycles,
+                            uint64_t* summary) {
+  const char* node = start;
+  for (int64_t i = 0; i < warm_loads; ++i) node = LoadNext(node);
+  TimeChase(node, groups, group_cycles, summary, [](const char* n) { return LoadNext(n); });
 }
 
 // The chase through shared memory: each node holds the 32-bit shared-window address of the
@@ -75,22 +86,7 @@ __global__ void SharedChaseKernel(int groups, uint64_t* group_cycles, uint64_t* 
   __syncthreads();
   uint32_t node = base;
   for (int i = 0; i < kSharedChaseNodes; ++i) node = LoadSharedNext(node);
-  if (node == 0) summary[kChaseSinkSlot] = 1;
-  uint64_t begin_cycles = Clock();
-  uint64_t begin_ns = GlobalTimerNs();
-  for (int g = 0; g < groups; ++g) {
-    uint64_t c0 = Clock();
-#pragma unroll
-    for (int k = 0; k < kChaseGroup; ++k) node = LoadSharedNext(node);
-    uint64_t c1 = Clock();
-    group_cycles[g] = c1 - c0;
-  }
-  if (node == 0) summary[kChaseSinkSlot] = 1;
-  uint64_t end_cycles = Clock();
-  uint64_t end_ns = GlobalTimerNs();
-  summary[kChaseCyclesSlot] = end_cycles - begin_cycles;
-  summary[kChaseNsSlot] = end_ns - begin_ns;
-  summary[kChaseSinkSlot] = node;
+  TimeChase(node, groups, group_cycles, summary, [](uint32_t n) { return LoadSharedNext(n); });
 }
 
 // Loads in flight per thread per iteration: enough to cover DRAM latency with 2048 threads/SM.
