@@ -117,7 +117,7 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   // smem_round_trips x the ld.shared latency: operands they wait for; a load the pipeline did
   // not issue early), which co-resident blocks fill with their own math, and sync_cycles, which
   // they do not. c blocks take c x math plus one block's fillable waits, or c x the bank time
-  // when the banks are the longer, plus c x sync (docs/planner.md, "On-chip time"; measured on
+  // when the banks are the longer, plus c x sync (docs/planner.md, "Ranking"; measured on
   // the H100 with the CUDA backend's GEMM at 1-9 blocks per SM, docs/validation/planner-h100.md).
   const double per_core_peak = peak_flops_ / static_cast<double>(num_cores_) * std::clamp(in.peak_fraction, 1e-3, 1.0);
   const double flops = std::max(in.flops_per_block, 0.0);
