@@ -1,0 +1,117 @@
+"""Reads the CUDA GEMM's occupancy run (`scratchsim_cuda gemm-timing --blocks-per-sm ...`).
+
+fit: per tile, cycles per block per K element at each blocks-per-SM count c, and the least-squares
+     fit time per block = issue + waits / c (docs/validation/planner-h100.md, round 6).
+oracle SWEEP.json...: ranks timing sweeps with each tile's measured time per round in place of
+     the planner's per-tile cost (rounds of co-resident blocks and the tail round as in
+     sim/perf_model.cc, blocks per SM from the sweep), to see how much of the planner's error is
+     the per-tile cost. Same metrics as compare_plan.py.
+
+usage: python3 cuda_gemm_occupancy.py OCCUPANCY.json fit
+       python3 cuda_gemm_occupancy.py OCCUPANCY.json oracle SWEEP.json [SWEEP.json ...]
+"""
+import argparse
+import collections
+import json
+import math
+
+from compare_plan import spearman
+
+CLOCK_HZ = 1.98e9  # the SM clock nvidia-smi showed throughout the runs (H100, 2026-11-26)
+NUM_SMS = 132
+
+
+def tile_key(dtype, config):
+    return (dtype, config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"], config["NUM_WARPS"])
+
+
+def rounds_cycles(occupancy):
+    """{(tile, c): cycles per K element of one round of c blocks}, from the occupancy run."""
+    m, n, k = occupancy["shapes"][0]
+    out = {}
+    for t in occupancy["timings"]:
+        c = t["config"]
+        blocks_on_sm = math.ceil((m // c["BLOCK_M"]) * (n // c["BLOCK_N"]) / NUM_SMS)
+        per_sm = t["blocks_per_sm"]
+        out[(tile_key(t["dtype"], c), per_sm)] = t["ms"] * 1e-3 * CLOCK_HZ / k / (blocks_on_sm / per_sm)
+    return out
+
+
+def fit(occupancy):
+    per_round = rounds_cycles(occupancy)
+    by_tile = collections.defaultdict(dict)
+    for (tile, c), cycles in per_round.items():
+        by_tile[tile][c] = cycles / c
+    print("| dtype | tile (BM/BN/BK/warps) | cycles per block per K element at c = 1, 2, ... | issue | waits |")
+    print("|---|---|---|---|---|")
+    for tile, per_block in sorted(by_tile.items()):
+        cs = sorted(per_block)
+        issue = waits = float("nan")
+        if len(cs) >= 2:
+            xs = [1.0 / c for c in cs]
+            ys = [per_block[c] for c in cs]
+            mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+            waits = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+            issue = my - waits * mx
+        dtype, bm, bn, bk, warps = tile
+        print(f"| {dtype} | {bm}/{bn}/{bk}/{warps} | {' / '.join(f'{per_block[c]:.0f}' for c in cs)} "
+              f"| {issue:.0f} | {waits:.0f} |")
+
+
+def oracle(occupancy, sweep_paths):
+    per_round = rounds_cycles(occupancy)
+    most = collections.defaultdict(int)
+    for tile, c in per_round:
+        most[tile] = max(most[tile], c)
+
+    def round_cycles(tile, c):
+        top = most[tile]
+        return per_round[(tile, min(c, top))] * (c / top if c > top else 1)
+
+    met = [0, 0, 0]
+    rows = 0
+    for path in sweep_paths:
+        sweep = json.load(open(path))
+        groups = collections.defaultdict(list)
+        for t in sweep["timings"]:
+            if "ms" in t:
+                groups[(t["dtype"], t["M"], t["N"], t["K"])].append(t)
+        for (dtype, m, n, k), timings in sorted(groups.items()):
+            predicted = []
+            for t in timings:
+                c = t["config"]
+                blocks_on_sm = math.ceil((m // c["BLOCK_M"]) * (n // c["BLOCK_N"]) / NUM_SMS)
+                full, tail = divmod(blocks_on_sm, t["blocks_per_sm"])
+                tile = tile_key(dtype, c)
+                cycles = full * round_cycles(tile, t["blocks_per_sm"]) + (round_cycles(tile, tail) if tail else 0)
+                predicted.append(cycles * k)
+            measured = [t["ms"] for t in timings]
+            order = sorted(range(len(timings)), key=lambda i: predicted[i])
+            best = min(measured)
+            top1 = measured[order[0]] / best <= 1.10
+            top5 = any(measured[i] == best for i in order[:5])
+            rho = spearman(predicted, measured)
+            rows += 1
+            met[0] += top1
+            met[1] += top5
+            met[2] += top1 and top5
+            print(f"{dtype} {m}x{n}x{k}: top-1 {measured[order[0]] / best:.2f}x, best in top 5 "
+                  f"{'yes' if top5 else 'no'}, Spearman {rho:.2f}")
+    print(f"top-1 within 10% on {met[0]} of {rows}, best in top 5 on {met[1]}, both on {met[2]}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("occupancy")
+    parser.add_argument("mode", choices=["fit", "oracle"])
+    parser.add_argument("sweeps", nargs="*")
+    args = parser.parse_args()
+    occupancy = json.load(open(args.occupancy))
+    if args.mode == "fit":
+        fit(occupancy)
+    else:
+        oracle(occupancy, args.sweeps)
+
+
+if __name__ == "__main__":
+    main()
