@@ -67,6 +67,7 @@ std::string Assignments(const PlanResult& plan, const std::vector<int64_t>& valu
 
 // One line on why a configuration ranks where it does.
 std::string Why(const PlanResult& plan, const RankedConfig& c) {
+  if (!c.estimated) return "no estimate: a performance expression failed for this configuration (see the notes)";
   const PerfEstimate& e = c.perf;
   std::vector<std::string> parts;
   const char* bound = e.latency_bound ? "latency" : e.smem_bound ? "shared-memory" : e.compute_bound ? "compute" : "memory";
@@ -181,7 +182,8 @@ void RenderText(const PlanResult& plan, const KernelGraph& graph, const SymbolTa
     for (size_t a = 0; a < plan.axes.size(); ++a) {
       row += absl::StrFormat(" %*d", std::max<int>(plan.axes[a].name.size(), 4), c.values[a]);
     }
-    row += absl::StrFormat(" %10.1f %8.1f  %s\n", c.perf.time_s * 1e6, c.perf.score, SpaceSummary(plan, device, c.fit));
+    row += c.estimated ? absl::StrFormat(" %10.1f %8.1f  %s\n", c.perf.time_s * 1e6, c.perf.score, SpaceSummary(plan, device, c.fit))
+                       : absl::StrFormat(" %10s %8s  %s\n", "-", "-", SpaceSummary(plan, device, c.fit));
     out << row;
     out << "        why: " << Why(plan, c) << "\n";
   }
@@ -219,10 +221,10 @@ void RenderJson(const PlanResult& plan, const KernelGraph& graph, const SymbolTa
       if (c.fit.peak_bytes[s] >= 0) spaces.push_back(absl::StrCat(JsonString(device.memory_spaces(s).name()), ": ", c.fit.peak_bytes[s]));
     }
     out << (r ? ",\n" : "\n") << "    {\"rank\": " << r + 1 << ", \"params\": {" << absl::StrJoin(params, ", ") << "}"
-        << ", \"estimated_us\": " << JsonNumber(e.time_s * 1e6)
-        << ", \"score\": " << JsonNumber(e.score)
+        << ", \"estimated_us\": " << (c.estimated ? JsonNumber(e.time_s * 1e6) : "null")
+        << ", \"score\": " << (c.estimated ? JsonNumber(e.score) : "null")
         << ", \"score_unit\": " << JsonString(plan.flops_known ? "TFLOP/s" : "GB/s")
-        << ", \"bound\": " << JsonString(e.compute_bound ? "compute" : "memory")
+        << ", \"bound\": " << (c.estimated ? JsonString(e.compute_bound ? "compute" : "memory") : "null")
         << ", \"intensity\": " << JsonNumber(e.intensity)
         << ", \"grid_blocks\": " << e.grid_blocks << ", \"waves\": " << e.waves
         << ", \"wave_efficiency\": " << JsonNumber(e.wave_efficiency)
@@ -272,8 +274,8 @@ void RenderCsv(const PlanResult& plan, const DeviceModel& device, std::ostream& 
     const RankedConfig& c = plan.top[r];
     std::vector<std::string> row = {absl::StrCat(r + 1)};
     for (int64_t v : c.values) row.push_back(absl::StrCat(v));
-    row.push_back(absl::StrFormat("%.3f", c.perf.time_s * 1e6));
-    row.push_back(absl::StrFormat("%.3f", c.perf.score));
+    row.push_back(c.estimated ? absl::StrFormat("%.3f", c.perf.time_s * 1e6) : "");
+    row.push_back(c.estimated ? absl::StrFormat("%.3f", c.perf.score) : "");
     row.push_back(c.perf.compute_bound ? "compute" : "memory");
     row.push_back(c.fit.has_occupancy ? absl::StrCat(c.fit.blocks_per_core) : "");
     row.push_back(c.fit.has_occupancy && c.fit.occupancy_factor >= 0 ? kFactorNames[c.fit.occupancy_factor] : "");

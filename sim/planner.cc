@@ -873,6 +873,7 @@ struct Candidate {
 
 struct WorkerState {
   uint64_t fitting = 0;
+  uint64_t unestimated = 0;
   uint64_t counts[kNumLimits] = {};
   uint64_t first_index[kNumLimits];
   std::string first_message[kNumLimits];
@@ -1001,6 +1002,8 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
               const PerfEstimate e = result.model.Estimate(in);
               time = e.time_s;
               inflight = e.inflight_bytes_per_core;
+            } else {
+              ++state.unestimated;
             }
             Candidate c{time, inflight, index};
             if (state.heap.size() < top_k) {
@@ -1056,6 +1059,7 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
   std::string first_message[kNumLimits];
   for (WorkerState& state : states) {
     result.fitting += state.fitting;
+    result.unestimated += state.unestimated;
     candidates.insert(candidates.end(), state.heap.begin(), state.heap.end());
     for (int l = 0; l < kNumLimits; ++l) {
       counts[l] += state.counts[l];
@@ -1068,6 +1072,14 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
   }
   std::sort(candidates.begin(), candidates.end());
   if (candidates.size() > top_k) candidates.resize(top_k);
+  if (result.unestimated > 0) {
+    result.notes.push_back(absl::StrCat(
+        result.unestimated, " fitting configuration", result.unestimated == 1 ? " has" : "s have",
+        " no estimate: a performance expression (flops, global_bytes, smem_bytes, the L2 reuse fields, "
+        "peak_percent, sync_cycles, wait_cycles, smem_round_trips, a grid or loop trip count) failed for ",
+        result.unestimated == 1 ? "it" : "them",
+        " or left its range (peak_percent must be > 0, the cycle and round-trip counts >= 0); they rank last"));
+  }
 
   auto decode = [&](uint64_t index, std::vector<int64_t>* axis_values, std::vector<int64_t>* all_values) {
     axis_values->assign(num_axes, 0);
@@ -1088,7 +1100,8 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
     decode(c.index, &ranked.values, &all);
     RETURN_IF_ERROR(evaluator.Evaluate(all, scratch, &ranked.fit));
     PerfInputs in;
-    if (EvaluatePerfInputs(graph, perf, all, scratch, ranked.fit, &in)) ranked.perf = result.model.Estimate(in);
+    ranked.estimated = EvaluatePerfInputs(graph, perf, all, scratch, ranked.fit, &in);
+    if (ranked.estimated) ranked.perf = result.model.Estimate(in);
     result.top.push_back(std::move(ranked));
   }
   for (int l = 0; l < kNumLimits; ++l) {

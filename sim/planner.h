@@ -196,6 +196,9 @@ struct RankedConfig {
   std::vector<int64_t> values;   // one per axis
   FitResult fit;
   PerfEstimate perf;
+  // False when a performance expression failed or left its range for this configuration
+  // (PlanResult::unestimated counts them); perf is then empty and the configuration ranks last.
+  bool estimated = true;
 };
 
 // All configurations one limit pruned, and what they have in common.
@@ -216,6 +219,7 @@ struct PlanResult {
   std::vector<int64_t> base_values;  // every parameter, before the sweep sets the axes
   uint64_t space_size = 0;
   uint64_t fitting = 0;
+  uint64_t unestimated = 0;          // fitting configurations without an estimate (ranked last)
   std::vector<RankedConfig> top;     // fastest first; ties by enumeration order
   std::vector<PrunedFamily> pruned;  // by Limit order, only limits that pruned something
   std::string compute_dtype;

@@ -654,6 +654,39 @@ TEST(PerfModelTest, CoResidentBlocksFillWaitsAndATailRoundCostsLess) {
   EXPECT_DOUBLE_EQ(e.core_s, 2e-6 + 3.5e-6);
 }
 
+TEST(PlanTest, ConfigurationsWithoutAnEstimateAreCountedNamedAndRankLast) {
+  const char* kGraph = R"pb(
+    name: "unestimated"
+    parameters { name: "BLOCK" default_value: 2 min: 1 max: 4 }
+    buffers { name: "a" shape: "64" shape: "64" dtype: "f16" memory_space: "smem" role: OPERAND }
+    ops { name: "load" writes: "a" }
+    ops { name: "use" reads: "a" }
+    launch { num_warps: "4" grid: "132" }
+    flops: "1000000 * BLOCK"
+    global_bytes: "1000"
+    compute_dtype: "f16"
+    wait_cycles: "100 * (BLOCK - 2)"
+  )pb";
+  CompiledGraph graph = CompileText(kGraph);
+  auto device = LoadDevice("h100");
+  ASSERT_TRUE(device.ok());
+  auto axes = BuildParamSpace(graph, {}, {});
+  ASSERT_TRUE(axes.ok()) << axes.status();
+  auto values = BindParameters(graph, {});
+  ASSERT_TRUE(values.ok());
+  PlanOptions options;
+  options.top_k = 4;
+  auto plan = Plan(graph, *device, *axes, *values, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // BLOCK = 1 waits -100 cycles: out of range, so no estimate; it ranks last and a note says so.
+  EXPECT_EQ(plan->unestimated, 1u);
+  ASSERT_EQ(plan->top.size(), 4u);
+  EXPECT_FALSE(plan->top[3].estimated);
+  EXPECT_EQ(plan->top[3].values[0], 1);
+  EXPECT_TRUE(plan->top[0].estimated);
+  EXPECT_THAT(plan->notes, testing::Contains(HasSubstr("1 fitting configuration has no estimate")));
+}
+
 TEST(PerfModelTest, LatencyBoundsAShallowPipelineAndInflightBytesAreCounted) {
   DeviceModel device;
   device.set_name("toy");
