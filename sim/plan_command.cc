@@ -228,8 +228,16 @@ void RenderJson(const PlanResult& plan, const KernelGraph& graph, const SymbolTa
         << ", \"intensity\": " << JsonNumber(e.intensity)
         << ", \"grid_blocks\": " << e.grid_blocks << ", \"waves\": " << e.waves
         << ", \"wave_efficiency\": " << JsonNumber(e.wave_efficiency)
-        << ", \"loads_in_flight\": " << e.loads_in_flight
-        << ", \"peak_bytes\": {" << absl::StrJoin(spaces, ", ") << "}";
+        << ", \"loads_in_flight\": " << e.loads_in_flight;
+    if (c.estimated) {
+      // The model's terms for the busiest core, so a tool can see what the ranking weighed.
+      out << ", \"terms_us\": {\"math\": " << JsonNumber(e.compute_s * 1e6) << ", \"banks\": " << JsonNumber(e.smem_s * 1e6)
+          << ", \"unfilled_waits\": " << JsonNumber(e.wait_s * 1e6) << ", \"sync\": " << JsonNumber(e.sync_s * 1e6)
+          << ", \"on_chip\": " << JsonNumber(e.core_s * 1e6) << ", \"dram\": " << JsonNumber(e.dram_s * 1e6)
+          << ", \"l2\": " << JsonNumber(e.l2_s * 1e6) << ", \"latency\": " << JsonNumber(e.latency_s * 1e6)
+          << ", \"exposed\": " << JsonNumber(e.exposed_s * 1e6) << "}";
+    }
+    out << ", \"peak_bytes\": {" << absl::StrJoin(spaces, ", ") << "}";
     if (c.fit.threads > 0) out << ", \"threads\": " << c.fit.threads;
     if (c.fit.register_demand >= 0) out << ", \"registers_per_thread\": " << c.fit.register_demand;
     if (c.fit.has_occupancy) {

@@ -131,6 +131,8 @@ TEST(PlanCommandTest, SimulateDispatchesPlan) {
   EXPECT_EQ(code, kExitFits) << e.str();
   EXPECT_THAT(o.str(), HasSubstr("\"configs\": ["));
   EXPECT_THAT(o.str(), HasSubstr("\"params\": {\"BLOCK_M\": "));
+  EXPECT_THAT(o.str(), HasSubstr("\"terms_us\": {\"math\": "));
+  EXPECT_THAT(o.str(), HasSubstr("\"unfilled_waits\": "));
 }
 
 // ---------------------------------------------------------------------------------------------
