@@ -833,20 +833,18 @@ bool EvaluatePerfInputs(const CompiledGraph& graph, const PerfExpressions& perf,
     if (!v.ok() || *v <= 0) return false;
     in->peak_fraction = std::min(static_cast<double>(*v) / 100.0, 1.0);
   }
-  if (perf.sync_cycles) {
-    auto v = perf.sync_cycles->Evaluate(values);
+  // The wait terms: optional counts that must not be negative.
+  auto non_negative = [&](const std::optional<Expr>& expr, double* out) {
+    if (!expr) return true;
+    auto v = expr->Evaluate(values);
     if (!v.ok() || *v < 0) return false;
-    in->sync_cycles_per_block = static_cast<double>(*v);
-  }
-  if (perf.smem_round_trips) {
-    auto v = perf.smem_round_trips->Evaluate(values);
-    if (!v.ok() || *v < 0) return false;
-    in->smem_round_trips = static_cast<double>(*v);
-  }
-  if (perf.wait_cycles) {
-    auto v = perf.wait_cycles->Evaluate(values);
-    if (!v.ok() || *v < 0) return false;
-    in->wait_cycles_per_block = static_cast<double>(*v);
+    *out = static_cast<double>(*v);
+    return true;
+  };
+  if (!non_negative(perf.sync_cycles, &in->sync_cycles_per_block) ||
+      !non_negative(perf.smem_round_trips, &in->smem_round_trips) ||
+      !non_negative(perf.wait_cycles, &in->wait_cycles_per_block)) {
+    return false;
   }
   if (perf.pipeline_trips) {
     auto v = perf.pipeline_trips->Evaluate(values);
