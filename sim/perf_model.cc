@@ -112,22 +112,32 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   e.wave_efficiency = static_cast<double>(e.grid_blocks) / static_cast<double>(e.waves * e.concurrent_blocks);
   // The on-chip phase, per core. The grid spreads over the cores; the busiest one runs
   // ceil(grid / cores) blocks, in rounds of up to `per_core` co-resident blocks (a last, partial
-  // round runs fewer and costs less). A block's time is its math, plus waits of two kinds:
-  // waits its warps spend with nothing to issue (graph wait_cycles: barriers, cp.async waits;
-  // smem_round_trips x the ld.shared latency: operands they wait for; a load the pipeline did
-  // not issue early), which co-resident blocks fill with their own math, and sync_cycles, which
-  // they do not. c blocks take c x math plus one block's fillable waits, or c x the bank time
-  // when the banks are the longer, plus c x sync (docs/planner.md, "Ranking"; measured on
-  // the H100 with the CUDA backend's GEMM at 1-9 blocks per SM, docs/validation/planner-h100.md).
+  // round runs fewer and costs less). A block's math is its flops at the peak, or, where the
+  // graph counts them, its issue slots at one warp instruction per scheduler and clock,
+  // whichever is longer. Its waits are of three kinds. Waits the whole block spends with nothing
+  // to issue (graph wait_cycles: barriers, cp.async waits; a load the pipeline did not issue
+  // early) are filled by co-resident blocks with their math: c blocks take c x math plus one
+  // block's such waits. A warp's own ld.shared round trips (smem_round_trips x the ld.shared
+  // latency) are filled by any other warp on its scheduler: they show only where one warp's
+  // issue plus its round trips outlasts the round's math. sync_cycles nobody fills: every
+  // block adds them. The banks bound the round too: c x the bank time when that is longer
+  // (docs/planner.md, "Ranking"; measured on the H100 with the CUDA backend's GEMM at 1-9
+  // blocks per SM, docs/validation/planner-h100.md).
   const double per_core_peak = peak_flops_ / static_cast<double>(num_cores_) * std::clamp(in.peak_fraction, 1e-3, 1.0);
   const double flops = std::max(in.flops_per_block, 0.0);
   const double bytes = std::max(in.bytes_per_block, 0.0);
-  const double block_math = per_core_peak > 0 ? flops / per_core_peak : 0;
+  const double issue_s = clock_hz_ > 0 ? std::max(in.issue_slots_per_block, 0.0) /
+                                             (static_cast<double>(schedulers_) * clock_hz_)
+                                       : 0;
+  const double block_math = std::max(per_core_peak > 0 ? flops / per_core_peak : 0, issue_s);
+  // One warp's share of the block's issue, on its own scheduler.
+  const double warp_math =
+      block_math * static_cast<double>(schedulers_) / static_cast<double>(std::max<int64_t>(in.warps_per_block, 1));
   const double block_smem =
       smem_bandwidth_per_core_ > 0 ? std::max(in.smem_bytes_per_block, 0.0) / smem_bandwidth_per_core_ : 0;
   const double block_sync = clock_hz_ > 0 ? std::max(in.sync_cycles_per_block, 0.0) / clock_hz_ : 0;
-  const double block_wait = std::max(in.smem_round_trips, 0.0) * smem_latency_ +
-                            (clock_hz_ > 0 ? std::max(in.wait_cycles_per_block, 0.0) / clock_hz_ : 0);
+  const double block_wait = clock_hz_ > 0 ? std::max(in.wait_cycles_per_block, 0.0) / clock_hz_ : 0;
+  const double warp_round_trips = std::max(in.smem_round_trips, 0.0) * smem_latency_;
   const int64_t trips = std::max<int64_t>(in.pipeline_trips, 0);
   const int64_t ahead = std::max<int64_t>(in.stages, 1) - 1;  // loads issued ahead of their use
   struct Round {
@@ -143,7 +153,8 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
     }
     r.math = c * block_math / r.issue_efficiency;
     r.smem = c * block_smem;
-    r.wait = block_wait;
+    // The round trips other warps do not cover, then the block-wide waits.
+    r.wait = std::max(0.0, warp_math + warp_round_trips - r.math) + block_wait;
     r.sync = c * block_sync;
     // Without loads issued ahead (one stage) every K step waits the load latency after its
     // math; co-resident blocks fill that wait like the others. With loads ahead, the latency

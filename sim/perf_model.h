@@ -33,8 +33,10 @@ struct PerfInputs {
   double peak_fraction = 1;          // graph peak_percent / 100
   double sync_cycles_per_block = 0;  // graph sync_cycles: waits co-resident blocks do not fill
   double wait_cycles_per_block = 0;  // graph wait_cycles: waits co-resident blocks fill
-  // Graph smem_round_trips: times a block's warps wait for ld.shared results before issuing on.
+  // Graph smem_round_trips: times each warp waits for ld.shared results before issuing on.
   double smem_round_trips = 0;
+  // Graph issue_slots: warp instructions per block, each one slot of its scheduler; 0: none.
+  double issue_slots_per_block = 0;
   // The pipelined main loop: its trip count (0: unknown, no latency bound) and the bytes one
   // stage of it copies asynchronously per block (the tiles a load in flight carries).
   int64_t pipeline_trips = 0;
@@ -59,7 +61,7 @@ struct PerfEstimate {
   double memory_s = 0;           // max(dram_s, l2_s)
   double dram_s = 0;             // DRAM traffic (after L2 reuse when the graph gives it)
   double l2_s = 0;               // all global traffic over the L2 bandwidth (0 without it)
-  double wait_s = 0;             // waits co-resident blocks fill: one block's per round
+  double wait_s = 0;             // waits left uncovered: per round, one block's block-wide waits and the round trips no other warp covers
   double sync_s = 0;             // waits they do not fill: every block's
   double core_s = 0;             // the on-chip phase: per round max(banks, math + wait) + sync
   double latency_s = 0;          // the pipeline's latency bound: trips x latency / loads in flight

@@ -584,7 +584,7 @@ TEST(PlanTest, EqualEstimatesPreferMoreBytesInFlightAndNewFieldsAreChecked) {
   EXPECT_EQ(plan->top[2].values[0], 2);
   EXPECT_DOUBLE_EQ(plan->top[0].perf.inflight_bytes_per_core, 3 * 64 * 64 * 2 * plan->top[0].fit.blocks_per_core);
 
-  for (const char* field : {"peak_percent", "sync_cycles", "smem_round_trips", "wait_cycles"}) {
+  for (const char* field : {"peak_percent", "sync_cycles", "smem_round_trips", "wait_cycles", "issue_slots"}) {
     CompiledGraph bad = CompileText(absl::StrFormat(kGraph, absl::StrCat(field, ": \"2 * NOPE\"")));
     auto bad_plan = Plan(bad, *device, *axes, *values, options);
     ASSERT_FALSE(bad_plan.ok()) << field;
@@ -633,15 +633,44 @@ TEST(PerfModelTest, CoResidentBlocksFillWaitsAndATailRoundCostsLess) {
   e = model->Estimate(in);
   EXPECT_DOUBLE_EQ(e.core_s, 2.5e-6 + 1.5e-6);
   in.grid_blocks = 20;
-  // Shared-memory round trips: each waits the ld.shared latency, filled like the other waits.
+  // Shared-memory round trips: each warp waits the ld.shared latency; the other warps on its
+  // scheduler issue meanwhile. Alone (one warp per scheduler), a block pays them after its math.
   device.mutable_performance()->set_smem_latency_ns(25);
   model = PerfModel::Create(device, "bf16", true);
   ASSERT_TRUE(model.ok()) << model.status();
-  in.smem_round_trips = 10;
+  in.smem_round_trips = 10;  // 0.25 us per warp
+  in.blocks_per_core = 1;
   e = model->Estimate(in);
-  EXPECT_DOUBLE_EQ(e.wait_s, 0.5e-6 + 0.25e-6);
-  EXPECT_DOUBLE_EQ(e.core_s, 2e-6 + 0.75e-6);
+  EXPECT_DOUBLE_EQ(e.wait_s, 2 * (0.5e-6 + 0.25e-6));
+  EXPECT_DOUBLE_EQ(e.core_s, 2 * (1e-6 + 0.75e-6));
+  // Two blocks, two warps per scheduler: a warp's 1 us of issue plus 0.25 us of round trips
+  // fits in the round's 2 us of math; only the block-wide waits remain.
+  in.blocks_per_core = 2;
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.wait_s, 0.5e-6);
+  EXPECT_DOUBLE_EQ(e.core_s, 2.5e-6);
+  // 1.25 us of round trips: the chain of 2.25 us outlasts the round's math by 0.25 us.
+  in.smem_round_trips = 50;
+  e = model->Estimate(in);
+  EXPECT_NEAR(e.wait_s, 0.5e-6 + 0.25e-6, 1e-15);
+  EXPECT_NEAR(e.core_s, 2.75e-6, 1e-15);
+  // The same block as eight warps: four per scheduler, 0.5 us of issue each; covered.
+  in.warps_per_block = 8;
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.core_s, 2.5e-6);
+  in.warps_per_block = 4;
   in.smem_round_trips = 0;
+  // Issue slots: 8,000 warp instructions on 4 schedulers at 1 GHz take 2 us, longer than the
+  // 1 us the flops take at the peak, so they are the block's math.
+  in.issue_slots_per_block = 8000;
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.compute_s, 4e-6);
+  EXPECT_DOUBLE_EQ(e.core_s, 4.5e-6);
+  // Fewer slots than the flops need: the peak bounds the math.
+  in.issue_slots_per_block = 2000;
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.compute_s, 2e-6);
+  in.issue_slots_per_block = 0;
   // When the banks take longer than the math and the waits, they set the pace.
   in.smem_bytes_per_block = 2e5;   // 2 us per block in the banks, 4 us for the pair
   e = model->Estimate(in);
@@ -687,6 +716,16 @@ TEST(PlanTest, ConfigurationsWithoutAnEstimateAreCountedNamedAndRankLast) {
   EXPECT_EQ(plan->top[3].values[0], 1);
   EXPECT_TRUE(plan->top[0].estimated);
   EXPECT_THAT(plan->notes, testing::Contains(HasSubstr("1 fitting configuration has no estimate")));
+
+  // A negative issue-slot count is out of range the same way.
+  std::string slots_graph = kGraph;
+  slots_graph.replace(slots_graph.find("wait_cycles"), std::string("wait_cycles").size(), "issue_slots");
+  CompiledGraph with_slots = CompileText(slots_graph);
+  plan = Plan(with_slots, *device, *axes, *values, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->unestimated, 1u);
+  EXPECT_FALSE(plan->top[3].estimated);
+  EXPECT_EQ(plan->top[3].values[0], 1);
 }
 
 TEST(PerfModelTest, LatencyBoundsAShallowPipelineAndInflightBytesAreCounted) {
