@@ -112,7 +112,7 @@ void RunPlanSweep(benchmark::State& state, const Fixture& f) {
   state.SetItemsProcessed(static_cast<int64_t>(configs));
 }
 
-// 51,200 configurations of the GEMM example.
+// The GEMM example's default space: 9,600 configurations (1,600 break a requirement, 4,990 fit).
 void BM_PlanGemm(benchmark::State& state) { RunPlanSweep(state, Gemm()); }
 BENCHMARK(BM_PlanGemm)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -26,6 +26,7 @@ int SymbolTable::Add(std::string name) {
 }
 
 // Recursive-descent parser emitting postfix code:
+//   top := expr (('=='|'!='|'<='|'>='|'<'|'>') expr)?   (1 when it holds, else 0)
 //   expr := term (('+'|'-') term)*      term := unary (('*'|'/'|'%') unary)*
 //   unary := '-' unary | primary        primary := INT | NAME | NAME '(' expr (',' expr)* ')' | '(' expr ')'
 class ExprParser {
@@ -34,7 +35,7 @@ class ExprParser {
       : text_(text), symbols_(symbols), out_(out) {}
 
   absl::Status Parse() {
-    RETURN_IF_ERROR(ParseExpr());
+    RETURN_IF_ERROR(ParseComparison());
     SkipSpace();
     if (pos_ != text_.size()) return Error("unexpected character");
     return absl::OkStatus();
@@ -59,6 +60,27 @@ class ExprParser {
     return false;
   }
   void Emit(Op op, int64_t operand = 0) { out_.code_.push_back({op, operand}); }
+
+  // One comparison at the top of an expression (or of a parenthesized one): requirements such
+  // as "BLOCK_M % ROWS == 0" read as they would in the kernel's static_assert.
+  absl::Status ParseComparison() {
+    RETURN_IF_ERROR(ParseExpr());
+    SkipSpace();
+    static constexpr std::pair<absl::string_view, Op> kComparisons[] = {
+        {"==", Op::kEq}, {"!=", Op::kNe}, {"<=", Op::kLe}, {">=", Op::kGe}, {"<", Op::kLt}, {">", Op::kGt}};
+    for (const auto& [token, op] : kComparisons) {
+      if (text_.substr(pos_, token.size()) != token) continue;
+      pos_ += token.size();
+      RETURN_IF_ERROR(ParseExpr());
+      Emit(op);
+      SkipSpace();
+      if (pos_ < text_.size() && (text_[pos_] == '=' || text_[pos_] == '<' || text_[pos_] == '>' || text_[pos_] == '!')) {
+        return Error("comparisons do not chain; write one per requirement");
+      }
+      return absl::OkStatus();
+    }
+    return absl::OkStatus();
+  }
 
   absl::Status ParseExpr() {
     RETURN_IF_ERROR(ParseTerm());
@@ -108,7 +130,7 @@ class ExprParser {
     char c = text_[pos_];
     if (c == '(') {
       ++pos_;
-      RETURN_IF_ERROR(ParseExpr());
+      RETURN_IF_ERROR(ParseComparison());
       if (!Accept(')')) return Error("expected ')'");
       return absl::OkStatus();
     }
@@ -244,6 +266,12 @@ absl::StatusOr<int64_t> Expr::Evaluate(absl::Span<const int64_t> values) const {
       case Op::kMul: r = CheckedMul(a, b); break;
       case Op::kMin: r = a < b ? a : b; break;
       case Op::kMax: r = a > b ? a : b; break;
+      case Op::kEq: r = a == b; break;
+      case Op::kNe: r = a != b; break;
+      case Op::kLt: r = a < b; break;
+      case Op::kLe: r = a <= b; break;
+      case Op::kGt: r = a > b; break;
+      case Op::kGe: r = a >= b; break;
       case Op::kDiv:
       case Op::kMod:
       case Op::kCeilDiv:

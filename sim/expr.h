@@ -33,7 +33,8 @@ class Expr {
 
   // Parses `text`. Names must be in `symbols`; functions: min, max, cdiv, round_up,
   // pow2ceil (two, one argument resp. for the last). Operators: + - * / % and parentheses;
-  // '/' truncates and requires non-negative operands.
+  // '/' truncates and requires non-negative operands. One comparison (== != < <= > >=) may
+  // top an expression or a parenthesized part; it gives 1 when it holds, else 0.
   static absl::StatusOr<Expr> Parse(absl::string_view text, const SymbolTable& symbols);
 
   // Division by zero and overflow are errors, never wrapped values.
@@ -46,7 +47,8 @@ class Expr {
 
  private:
   enum class Op : uint8_t {
-    kPush, kLoad, kAdd, kSub, kMul, kDiv, kMod, kNeg, kMin, kMax, kCeilDiv, kRoundUp, kPow2Ceil
+    kPush, kLoad, kAdd, kSub, kMul, kDiv, kMod, kNeg, kMin, kMax, kCeilDiv, kRoundUp, kPow2Ceil,
+    kEq, kNe, kLt, kLe, kGt, kGe
   };
   struct Instruction {
     Op op;

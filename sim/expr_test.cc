@@ -44,6 +44,26 @@ TEST_F(ExprTest, Functions) {
   EXPECT_EQ(Eval("pow2ceil(1524)"), 2048);
 }
 
+TEST_F(ExprTest, ComparisonsGiveOneOrZero) {
+  // BLOCK_M = 128, STAGES = 3.
+  EXPECT_EQ(Eval("BLOCK_M % 32 == 0"), 1);
+  EXPECT_EQ(Eval("BLOCK_M % 48 == 0"), 0);
+  EXPECT_EQ(Eval("STAGES != 3"), 0);
+  EXPECT_EQ(Eval("STAGES < 3"), 0);
+  EXPECT_EQ(Eval("STAGES <= 3"), 1);
+  EXPECT_EQ(Eval("BLOCK_M > 2 * 64"), 0);
+  EXPECT_EQ(Eval("BLOCK_M >= 2 * 64"), 1);
+  // Lowest precedence, and usable inside parentheses as a 0/1 factor.
+  EXPECT_EQ(Eval("1 + 1 == 2"), 1);
+  EXPECT_EQ(Eval("4 * (STAGES > 1) + 1"), 5);
+  for (const char* text : {"1 < 2 < 3", "1 = 1", "1 ==", "== 1", "1 ! 2"}) {
+    auto expr = Expr::Parse(text, symbols_);
+    EXPECT_FALSE(expr.ok()) << text;
+  }
+  auto chained = Expr::Parse("1 < 2 < 3", symbols_);
+  EXPECT_THAT(chained.status().message(), HasSubstr("do not chain"));
+}
+
 TEST_F(ExprTest, UnknownNameIsAnError) {
   auto expr = Expr::Parse("BLOCK_N * 2", symbols_);
   ASSERT_FALSE(expr.ok());

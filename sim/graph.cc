@@ -356,6 +356,11 @@ class GraphCompiler {
                      CompileOptional(tpu.scoped_vmem_limit_kib(), "tpu.scoped_vmem_limit_kib"));
     ASSIGN_OR_RETURN(out_.flops, CompileOptional(out_.graph.flops(), "flops"));
     ASSIGN_OR_RETURN(out_.global_bytes, CompileOptional(out_.graph.global_bytes(), "global_bytes"));
+    for (int i = 0; i < out_.graph.requirements_size(); ++i) {
+      const Requirement& requirement = out_.graph.requirements(i);
+      ASSIGN_OR_RETURN(Expr expr, Compile(requirement.expr(), absl::StrCat("requirements[", i, "] expr")));
+      out_.requirements.push_back({std::move(expr), requirement.doc()});
+    }
     return absl::OkStatus();
   }
 
@@ -483,6 +488,28 @@ void BindDeviceSymbols(const CompiledGraph& graph, const DeviceModel& device, ab
     values[graph.sm_arch_slot] =
         device.vendor() == "nvidia" ? device.limits().compute_major() * 10 + device.limits().compute_minor() : 0;
   }
+}
+
+int FirstBrokenRequirement(const CompiledGraph& graph, absl::Span<const int64_t> values) {
+  for (size_t i = 0; i < graph.requirements.size(); ++i) {
+    absl::StatusOr<int64_t> holds = graph.requirements[i].expr.Evaluate(values);
+    if (!holds.ok() || *holds == 0) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string BrokenRequirementMessage(const CompiledGraph& graph, int index) {
+  const CompiledGraph::Requirement& requirement = graph.requirements[index];
+  return absl::StrCat(graph.origin, ": requirements[", index, "] \"", requirement.expr.text(), "\" does not hold",
+                      requirement.doc.empty() ? "" : absl::StrCat(" (", requirement.doc, ")"));
+}
+
+absl::Status CheckRequirements(const CompiledGraph& graph, absl::Span<const int64_t> values) {
+  const int broken = FirstBrokenRequirement(graph, values);
+  if (broken < 0) return absl::OkStatus();
+  absl::StatusOr<int64_t> holds = graph.requirements[broken].expr.Evaluate(values);
+  return absl::InvalidArgumentError(absl::StrCat(BrokenRequirementMessage(graph, broken),
+                                                 holds.ok() ? "" : absl::StrCat(": ", holds.status().message())));
 }
 
 bool IsDeviceSymbol(const CompiledGraph& graph, int slot) {

@@ -79,6 +79,11 @@ struct CompiledGraph {
   std::optional<Expr> scoped_vmem_limit_kib;
   std::optional<Expr> flops;
   std::optional<Expr> global_bytes;
+  struct Requirement {
+    Expr expr;
+    std::string doc;
+  };
+  std::vector<Requirement> requirements;  // graph.requirements, same order
 };
 
 // Reads a graph from .pb, .pbtxt/.textproto or .json.
@@ -104,6 +109,15 @@ absl::StatusOr<int64_t> BufferCopies(const CompiledGraph& graph, int buffer,
 
 // Writes the device symbols (WARP_SIZE, SM_ARCH) into `values`, which has one slot per symbol.
 void BindDeviceSymbols(const CompiledGraph& graph, const DeviceModel& device, absl::Span<int64_t> values);
+
+// The index of the first graph requirement that `values` (device symbols bound) break or on
+// which its expression fails (division by zero, overflow); -1 when every one holds.
+int FirstBrokenRequirement(const CompiledGraph& graph, absl::Span<const int64_t> values);
+// "gemm.pbtxt: requirements[1] \"BLOCK_M % ... == 0\" does not hold (thread rows must tile BLOCK_M)".
+std::string BrokenRequirementMessage(const CompiledGraph& graph, int index);
+// OK when every requirement holds, else InvalidArgument with BrokenRequirementMessage and, where
+// the expression failed, its error.
+absl::Status CheckRequirements(const CompiledGraph& graph, absl::Span<const int64_t> values);
 
 // True for a slot BindDeviceSymbols fills: not a parameter the user sets or sweeps.
 bool IsDeviceSymbol(const CompiledGraph& graph, int slot);

@@ -464,6 +464,15 @@ absl::Status FitEvaluator::Evaluate(absl::Span<const int64_t> input, Scratch& sc
 
   *out = FitResult();
   out->peak_bytes.fill(-1);
+  // Not a kernel at all: pruned as invalid, without building a message on this hot path (the
+  // pruned family's example gets it).
+  if (!graph.requirements.empty()) {
+    out->broken_requirement = FirstBrokenRequirement(graph, values);
+    if (out->broken_requirement >= 0) {
+      out->limit = Limit::kInvalid;
+      return absl::OkStatus();
+    }
+  }
   const size_t n = graph.buffers.size();
   if (scratch.bytes.size() < n) {
     scratch.bytes.resize(n);
@@ -1114,7 +1123,9 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
     decode(first_index[l], &family.example, &all);
     FitResult fit;
     absl::Status status = evaluator.Evaluate(all, scratch, &fit);
-    family.message = status.ok() ? first_message[l] : std::string(status.message());
+    family.message = !status.ok()                   ? std::string(status.message())
+                     : fit.broken_requirement >= 0 ? BrokenRequirementMessage(graph, fit.broken_requirement)
+                                                   : first_message[l];
     family.required = fit.required;
     family.available = fit.available;
     for (int a = 0; a < num_axes; ++a) {

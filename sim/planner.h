@@ -78,6 +78,7 @@ struct FitResult {
   bool has_occupancy = false;
   int32_t blocks_per_core = 0;
   int8_t occupancy_factor = -1;  // 0 warps, 1 registers, 2 shared memory, 3 blocks
+  int broken_requirement = -1;   // limit kInvalid: the graph requirement it breaks, if that is why
 };
 
 // Evaluates configurations without building Reports: everything that does not depend on the

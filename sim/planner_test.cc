@@ -303,7 +303,7 @@ TEST(FitEvaluatorTest, AgreesWithSimulateOnRandomConfigurationsOfEveryExampleGra
   const std::vector<std::string> gpus = {"h100", "a100", "b200", "rtx5090", "mi300x", "mi355x", "t4"};
   const std::vector<std::string> tpus = {"tpu_v5e", "tpu_v6e", "tpu_v7x"};
   std::mt19937_64 rng(20261125);
-  int graphs = 0, compared = 0, mismatches = 0;
+  int graphs = 0, compared = 0, mismatches = 0, requirement_rejects = 0;
   for (const auto& entry : std::filesystem::directory_iterator(absl::StrCat(SCRATCHSIM_SOURCE_DIR, "/models/graphs"))) {
     if (entry.path().extension() != ".pbtxt") continue;
     const std::string name = entry.path().filename().string();
@@ -331,8 +331,15 @@ TEST(FitEvaluatorTest, AgreesWithSimulateOnRandomConfigurationsOfEveryExampleGra
       FitEvaluator::Scratch scratch;
       for (int trial = 0; trial < 150; ++trial) {
         std::vector<int64_t> values = *defaults;
-        for (const Parameter& p : compiled->graph.parameters()) {
-          values[compiled->symbols.Find(p.name())] = RandomValue(p, rng);
+        // Draw configurations that are kernels (the graph's requirements hold), except every
+        // tenth trial, which takes the first draw as it comes.
+        for (int draw = 0; draw < 200; ++draw) {
+          for (const Parameter& p : compiled->graph.parameters()) {
+            values[compiled->symbols.Find(p.name())] = RandomValue(p, rng);
+          }
+          std::vector<int64_t> bound = values;
+          BindDeviceSymbols(*compiled, *device, absl::MakeSpan(bound));
+          if (trial % 10 == 9 || FirstBrokenRequirement(*compiled, bound) < 0) break;
         }
         const bool use_best_fit = trial % 5 == 4;
         SimulateOptions options;
@@ -344,6 +351,16 @@ TEST(FitEvaluatorTest, AgreesWithSimulateOnRandomConfigurationsOfEveryExampleGra
         absl::Status status = (use_best_fit ? *best_fit : *evaluator).Evaluate(values, scratch, &fit);
         ++compared;
         const std::string where = absl::StrCat(name, " on ", device_name, " trial ", trial);
+        if (status.ok() && fit.broken_requirement >= 0) {
+          // Not a kernel: the planner prunes it as invalid, Simulate refuses it naming the requirement.
+          EXPECT_EQ(fit.limit, Limit::kInvalid) << where;
+          EXPECT_FALSE(fit.fits) << where;
+          ASSERT_FALSE(report.ok()) << where;
+          EXPECT_THAT(report.status().message(), HasSubstr(absl::StrCat("requirements[", fit.broken_requirement, "]")))
+              << where;
+          ++requirement_rejects;
+          continue;
+        }
         ASSERT_EQ(report.ok(), status.ok()) << where << ": simulate " << report.status() << " planner " << status;
         if (!report.ok()) continue;
         bool same = fit.simulate_fits == report->fits();
@@ -376,6 +393,8 @@ TEST(FitEvaluatorTest, AgreesWithSimulateOnRandomConfigurationsOfEveryExampleGra
   }
   EXPECT_GE(graphs, 9);
   EXPECT_GT(compared, 1000);
+  // gemm.pbtxt has requirements; the undrawn tenth trials break some of them.
+  EXPECT_GT(requirement_rejects, 0);
   EXPECT_EQ(mismatches, 0);
 }
 
@@ -726,6 +745,48 @@ TEST(PlanTest, ConfigurationsWithoutAnEstimateAreCountedNamedAndRankLast) {
   EXPECT_EQ(plan->unestimated, 1u);
   EXPECT_FALSE(plan->top[3].estimated);
   EXPECT_EQ(plan->top[3].values[0], 1);
+}
+
+TEST(PlanTest, ConfigurationsBreakingARequirementArePrunedAsInvalidNamingIt) {
+  const char* kGraph = R"pb(
+    name: "even_blocks"
+    parameters { name: "BLOCK" default_value: 2 min: 1 max: 4 }
+    requirements { expr: "BLOCK % 2 == 0" doc: "the kernel pairs rows" }
+    buffers { name: "a" shape: "64" shape: "64" dtype: "f16" memory_space: "smem" role: OPERAND }
+    ops { name: "load" writes: "a" }
+    ops { name: "use" reads: "a" }
+    launch { num_warps: "4" grid: "132" }
+    flops: "1000000 * BLOCK"
+    global_bytes: "1000"
+    compute_dtype: "f16"
+  )pb";
+  CompiledGraph graph = CompileText(kGraph);
+  auto device = LoadDevice("h100");
+  ASSERT_TRUE(device.ok());
+  auto axes = BuildParamSpace(graph, {}, {});
+  ASSERT_TRUE(axes.ok()) << axes.status();
+  auto values = BindParameters(graph, {});
+  ASSERT_TRUE(values.ok());
+  PlanOptions options;
+  options.top_k = 4;
+  auto plan = Plan(graph, *device, *axes, *values, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->fitting, 2u);
+  ASSERT_EQ(plan->top.size(), 2u);
+  for (const RankedConfig& config : plan->top) EXPECT_EQ(config.values[0] % 2, 0);
+  ASSERT_EQ(plan->pruned.size(), 1u);
+  const PrunedFamily& family = plan->pruned[0];
+  EXPECT_EQ(family.limit, Limit::kInvalid);
+  EXPECT_EQ(family.count, 2u);
+  EXPECT_THAT(family.message, HasSubstr("requirements[0] \"BLOCK % 2 == 0\" does not hold (the kernel pairs rows)"));
+  // Simulate refuses the same configuration with the same words.
+  auto odd = BindParameters(graph, {"BLOCK=3"});
+  ASSERT_TRUE(odd.ok());
+  SimulateOptions simulate_options;
+  auto report = SimulateOnce(graph, *device, *odd, simulate_options);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(report.status().message(), HasSubstr("the kernel pairs rows"));
 }
 
 TEST(PerfModelTest, LatencyBoundsAShallowPipelineAndInflightBytesAreCounted) {

@@ -85,6 +85,7 @@ class Simulation {
       p->set_name(graph_.symbols.names()[i]);
       p->set_value(values_[i]);
     }
+    RETURN_IF_ERROR(CheckRequirements(graph_, values_));
     RETURN_IF_ERROR(PlaceSpaces());
     RETURN_IF_ERROR(CheckExecution());
     bool fits = std::none_of(report_.violations().begin(), report_.violations().end(),

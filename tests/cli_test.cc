@@ -126,6 +126,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"UnknownDtype", Graph("unknown_dtype.pbtxt"), {"buffer 'a_tile' dtype: unknown dtype 'f12'"}},
         BadCase{"UnknownMemorySpace", Graph("unknown_space.pbtxt"), {"device 'h100' has no memory space 'vmem'"}},
         BadCase{"UnknownParameter", Graph("zero_dim.pbtxt", {"--set", "BLOCK_Q=4"}), {"'BLOCK_Q' is not a parameter"}},
+        BadCase{"MalformedRequirement", Graph("bad_requirement.pbtxt"),
+                {"bad_requirement.pbtxt: requirements[0] expr", "BLOCK_M % == 0"}},
+        // Three warps cannot tile BLOCK_M = 128 in rows of 3: the kernel's static_assert.
+        BadCase{"BrokenRequirement",
+                {"--device", "h100", "--graph", Source("models/graphs/gemm.pbtxt"), "--set", "NUM_WARPS=3"},
+                {"gemm.pbtxt: requirements[1] \"BLOCK_M % (NUM_WARPS * 32 / (BLOCK_N / 4)) == 0\" does not hold",
+                 "static_assert: the thread rows tile BLOCK_M"}},
         BadCase{"NonIntegerParameter", Graph("zero_dim.pbtxt", {"--set", "BLOCK_K=big"}), {"not a 64-bit integer"}},
         BadCase{"UnknownFlag", {"--device", "h100", "--grph", "x"}, {"unknown flag --grph"}},
         BadCase{"MissingDevice", {"--graph", Bad("cycle.pbtxt")}, {"--device is required"}},
