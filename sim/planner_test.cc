@@ -36,6 +36,19 @@ CompiledGraph CompileText(const std::string& text) {
   return *std::move(compiled);
 }
 
+// Plans the graph's default parameter space on the H100, keeping the best `top_k`.
+absl::StatusOr<PlanResult> PlanDefaultSpace(const CompiledGraph& graph, int top_k) {
+  auto device = LoadDevice("h100");
+  if (!device.ok()) return device.status();
+  auto axes = BuildParamSpace(graph, {}, {});
+  if (!axes.ok()) return axes.status();
+  auto values = BindParameters(graph, {});
+  if (!values.ok()) return values.status();
+  PlanOptions options;
+  options.top_k = top_k;
+  return Plan(graph, *device, *std::move(axes), *values, options);
+}
+
 int RunPlan(const std::vector<std::string>& args, std::string* out, std::string* err) {
   std::ostringstream o, e;
   int code = RunPlanCommand(args, o, e);
@@ -550,15 +563,7 @@ TEST(PlanTest, SmemBytesExpressionIsCheckedAndRanks) {
   )pb";
   // BLOCK 1 moves the most through the banks, so it ranks last.
   CompiledGraph graph = CompileText(absl::StrFormat(kGraph, "1000000000 / BLOCK"));
-  auto device = LoadDevice("h100");
-  ASSERT_TRUE(device.ok());
-  auto axes = BuildParamSpace(graph, {}, {});
-  ASSERT_TRUE(axes.ok()) << axes.status();
-  auto values = BindParameters(graph, {});
-  ASSERT_TRUE(values.ok());
-  PlanOptions options;
-  options.top_k = 4;
-  auto plan = Plan(graph, *device, *axes, *values, options);
+  auto plan = PlanDefaultSpace(graph, 4);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_EQ(plan->top.size(), 4u);
   EXPECT_GT(plan->top[0].perf.smem_s, 0);
@@ -566,7 +571,7 @@ TEST(PlanTest, SmemBytesExpressionIsCheckedAndRanks) {
   EXPECT_EQ(plan->top[3].values[0], 1);
 
   CompiledGraph bad = CompileText(absl::StrFormat(kGraph, "2 * NOPE"));
-  auto bad_plan = Plan(bad, *device, *axes, *values, options);
+  auto bad_plan = PlanDefaultSpace(bad, 4);
   ASSERT_FALSE(bad_plan.ok());
   EXPECT_THAT(bad_plan.status().message(), HasSubstr("smem_bytes"));
 }
@@ -704,29 +709,23 @@ TEST(PerfModelTest, CoResidentBlocksFillWaitsAndATailRoundCostsLess) {
   EXPECT_DOUBLE_EQ(e.core_s, 2e-6 + 3.5e-6);
 }
 
+// BLOCK = 1..4 blocks of a 64x64 f16 operand, 4 warps, one wave; %s adds fields.
+constexpr char kBlockSweepGraph[] = R"pb(
+  name: "block_sweep"
+  parameters { name: "BLOCK" default_value: 2 min: 1 max: 4 }
+  buffers { name: "a" shape: "64" shape: "64" dtype: "f16" memory_space: "smem" role: OPERAND }
+  ops { name: "load" writes: "a" }
+  ops { name: "use" reads: "a" }
+  launch { num_warps: "4" grid: "132" }
+  flops: "1000000 * BLOCK"
+  global_bytes: "1000"
+  compute_dtype: "f16"
+  %s
+)pb";
+
 TEST(PlanTest, ConfigurationsWithoutAnEstimateAreCountedNamedAndRankLast) {
-  const char* kGraph = R"pb(
-    name: "unestimated"
-    parameters { name: "BLOCK" default_value: 2 min: 1 max: 4 }
-    buffers { name: "a" shape: "64" shape: "64" dtype: "f16" memory_space: "smem" role: OPERAND }
-    ops { name: "load" writes: "a" }
-    ops { name: "use" reads: "a" }
-    launch { num_warps: "4" grid: "132" }
-    flops: "1000000 * BLOCK"
-    global_bytes: "1000"
-    compute_dtype: "f16"
-    wait_cycles: "100 * (BLOCK - 2)"
-  )pb";
-  CompiledGraph graph = CompileText(kGraph);
-  auto device = LoadDevice("h100");
-  ASSERT_TRUE(device.ok());
-  auto axes = BuildParamSpace(graph, {}, {});
-  ASSERT_TRUE(axes.ok()) << axes.status();
-  auto values = BindParameters(graph, {});
-  ASSERT_TRUE(values.ok());
-  PlanOptions options;
-  options.top_k = 4;
-  auto plan = Plan(graph, *device, *axes, *values, options);
+  CompiledGraph graph = CompileText(absl::StrFormat(kBlockSweepGraph, R"x(wait_cycles: "100 * (BLOCK - 2)")x"));
+  auto plan = PlanDefaultSpace(graph, 4);
   ASSERT_TRUE(plan.ok()) << plan.status();
   // BLOCK = 1 waits -100 cycles: out of range, so no estimate; it ranks last and a note says so.
   EXPECT_EQ(plan->unestimated, 1u);
@@ -737,10 +736,8 @@ TEST(PlanTest, ConfigurationsWithoutAnEstimateAreCountedNamedAndRankLast) {
   EXPECT_THAT(plan->notes, testing::Contains(HasSubstr("1 fitting configuration has no estimate")));
 
   // A negative issue-slot count is out of range the same way.
-  std::string slots_graph = kGraph;
-  slots_graph.replace(slots_graph.find("wait_cycles"), std::string("wait_cycles").size(), "issue_slots");
-  CompiledGraph with_slots = CompileText(slots_graph);
-  plan = Plan(with_slots, *device, *axes, *values, options);
+  CompiledGraph with_slots = CompileText(absl::StrFormat(kBlockSweepGraph, R"x(issue_slots: "100 * (BLOCK - 2)")x"));
+  plan = PlanDefaultSpace(with_slots, 4);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->unestimated, 1u);
   EXPECT_FALSE(plan->top[3].estimated);
@@ -748,28 +745,9 @@ TEST(PlanTest, ConfigurationsWithoutAnEstimateAreCountedNamedAndRankLast) {
 }
 
 TEST(PlanTest, ConfigurationsBreakingARequirementArePrunedAsInvalidNamingIt) {
-  const char* kGraph = R"pb(
-    name: "even_blocks"
-    parameters { name: "BLOCK" default_value: 2 min: 1 max: 4 }
-    requirements { expr: "BLOCK % 2 == 0" doc: "the kernel pairs rows" }
-    buffers { name: "a" shape: "64" shape: "64" dtype: "f16" memory_space: "smem" role: OPERAND }
-    ops { name: "load" writes: "a" }
-    ops { name: "use" reads: "a" }
-    launch { num_warps: "4" grid: "132" }
-    flops: "1000000 * BLOCK"
-    global_bytes: "1000"
-    compute_dtype: "f16"
-  )pb";
-  CompiledGraph graph = CompileText(kGraph);
-  auto device = LoadDevice("h100");
-  ASSERT_TRUE(device.ok());
-  auto axes = BuildParamSpace(graph, {}, {});
-  ASSERT_TRUE(axes.ok()) << axes.status();
-  auto values = BindParameters(graph, {});
-  ASSERT_TRUE(values.ok());
-  PlanOptions options;
-  options.top_k = 4;
-  auto plan = Plan(graph, *device, *axes, *values, options);
+  CompiledGraph graph = CompileText(
+      absl::StrFormat(kBlockSweepGraph, R"(requirements { expr: "BLOCK % 2 == 0" doc: "the kernel pairs rows" })"));
+  auto plan = PlanDefaultSpace(graph, 4);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->fitting, 2u);
   ASSERT_EQ(plan->top.size(), 2u);
@@ -780,6 +758,8 @@ TEST(PlanTest, ConfigurationsBreakingARequirementArePrunedAsInvalidNamingIt) {
   EXPECT_EQ(family.count, 2u);
   EXPECT_THAT(family.message, HasSubstr("requirements[0] \"BLOCK % 2 == 0\" does not hold (the kernel pairs rows)"));
   // Simulate refuses the same configuration with the same words.
+  auto device = LoadDevice("h100");
+  ASSERT_TRUE(device.ok());
   auto odd = BindParameters(graph, {"BLOCK=3"});
   ASSERT_TRUE(odd.ok());
   SimulateOptions simulate_options;
