@@ -23,6 +23,16 @@ def kernels(csv_path):
     return [by_id[i] for i in sorted(by_id)]
 
 
+def named_kernels(csv_path):
+    """[(kernel name, {metric: value}), ...] in ncu's order, for runs that profile a subset of the
+    launches (a --kernel-name filter), where the name says which configuration ran."""
+    text = open(csv_path).read()
+    names = {}
+    for r in csv.DictReader(io.StringIO(text[text.find('"ID"'):])):
+        names.setdefault(int(r["ID"]), r["Kernel Name"])
+    return [(names[i], values(k)) for i, k in zip(sorted(names), kernels(csv_path))]
+
+
 def values(kernel):
     """{metric: value} of one kernel from kernels()."""
     return {m: v for m, (v, _) in kernel.items()}
