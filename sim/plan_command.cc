@@ -80,7 +80,7 @@ std::string Why(const PlanResult& plan, const RankedConfig& c) {
     parts.push_back(absl::StrFormat("shared-memory banks at %.0f%% of the math time", 100.0 * e.smem_s / e.compute_s));
   }
   if (e.wait_s > 0 && e.core_s > 0 && !e.smem_bound) {
-    // One block's waits per round: what co-resident blocks left unfilled.
+    // Per round: one block's block-wide waits and the round trips no other warp covered.
     parts.push_back(absl::StrFormat("unfilled waits %.0f%% of the on-chip time", 100.0 * e.wait_s / e.core_s));
   }
   if (e.sync_s > 0 && e.core_s > 0) {
