@@ -220,15 +220,17 @@ void RenderJson(const PlanResult& plan, const KernelGraph& graph, const SymbolTa
     for (int s = 0; s < device.memory_spaces_size() && s < kMaxSpaces; ++s) {
       if (c.fit.peak_bytes[s] >= 0) spaces.push_back(absl::StrCat(JsonString(device.memory_spaces(s).name()), ": ", c.fit.peak_bytes[s]));
     }
+    // Without an estimate every figure of the model is unknown, not the empty estimate's zeros.
+    auto model = [&c](const std::string& value) { return c.estimated ? value : std::string("null"); };
     out << (r ? ",\n" : "\n") << "    {\"rank\": " << r + 1 << ", \"params\": {" << absl::StrJoin(params, ", ") << "}"
-        << ", \"estimated_us\": " << (c.estimated ? JsonNumber(e.time_s * 1e6) : "null")
-        << ", \"score\": " << (c.estimated ? JsonNumber(e.score) : "null")
+        << ", \"estimated_us\": " << model(JsonNumber(e.time_s * 1e6))
+        << ", \"score\": " << model(JsonNumber(e.score))
         << ", \"score_unit\": " << JsonString(plan.flops_known ? "TFLOP/s" : "GB/s")
-        << ", \"bound\": " << (c.estimated ? JsonString(e.compute_bound ? "compute" : "memory") : "null")
-        << ", \"intensity\": " << JsonNumber(e.intensity)
-        << ", \"grid_blocks\": " << e.grid_blocks << ", \"waves\": " << e.waves
-        << ", \"wave_efficiency\": " << JsonNumber(e.wave_efficiency)
-        << ", \"loads_in_flight\": " << e.loads_in_flight;
+        << ", \"bound\": " << model(JsonString(e.compute_bound ? "compute" : "memory"))
+        << ", \"intensity\": " << model(JsonNumber(e.intensity))
+        << ", \"grid_blocks\": " << model(absl::StrCat(e.grid_blocks)) << ", \"waves\": " << model(absl::StrCat(e.waves))
+        << ", \"wave_efficiency\": " << model(JsonNumber(e.wave_efficiency))
+        << ", \"loads_in_flight\": " << model(absl::StrCat(e.loads_in_flight));
     if (c.estimated) {
       // The model's terms for the busiest core, so a tool can see what the ranking weighed.
       out << ", \"terms_us\": {\"math\": " << JsonNumber(e.compute_s * 1e6) << ", \"banks\": " << JsonNumber(e.smem_s * 1e6)
@@ -282,14 +284,16 @@ void RenderCsv(const PlanResult& plan, const DeviceModel& device, std::ostream& 
     const RankedConfig& c = plan.top[r];
     std::vector<std::string> row = {absl::StrCat(r + 1)};
     for (int64_t v : c.values) row.push_back(absl::StrCat(v));
-    row.push_back(c.estimated ? absl::StrFormat("%.3f", c.perf.time_s * 1e6) : "");
-    row.push_back(c.estimated ? absl::StrFormat("%.3f", c.perf.score) : "");
-    row.push_back(c.perf.compute_bound ? "compute" : "memory");
+    // Without an estimate the model's columns are empty, not the empty estimate's zeros.
+    auto model = [&c](const std::string& value) { return c.estimated ? value : std::string(); };
+    row.push_back(model(absl::StrFormat("%.3f", c.perf.time_s * 1e6)));
+    row.push_back(model(absl::StrFormat("%.3f", c.perf.score)));
+    row.push_back(model(c.perf.compute_bound ? "compute" : "memory"));
     row.push_back(c.fit.has_occupancy ? absl::StrCat(c.fit.blocks_per_core) : "");
     row.push_back(c.fit.has_occupancy && c.fit.occupancy_factor >= 0 ? kFactorNames[c.fit.occupancy_factor] : "");
-    row.push_back(absl::StrCat(c.perf.waves));
-    row.push_back(absl::StrFormat("%.4f", c.perf.wave_efficiency));
-    row.push_back(absl::StrCat(c.perf.loads_in_flight));
+    row.push_back(model(absl::StrCat(c.perf.waves)));
+    row.push_back(model(absl::StrFormat("%.4f", c.perf.wave_efficiency)));
+    row.push_back(model(absl::StrCat(c.perf.loads_in_flight)));
     row.push_back(c.fit.threads > 0 ? absl::StrCat(c.fit.threads) : "");
     row.push_back(c.fit.register_demand >= 0 ? absl::StrCat(c.fit.register_demand) : "");
     for (int s = 0; s < device.memory_spaces_size() && s < kMaxSpaces; ++s) {

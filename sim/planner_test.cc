@@ -1,6 +1,7 @@
 #include "sim/planner.h"
 
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -742,6 +744,24 @@ TEST(PlanTest, ConfigurationsWithoutAnEstimateAreCountedNamedAndRankLast) {
   EXPECT_EQ(plan->unestimated, 1u);
   EXPECT_FALSE(plan->top[3].estimated);
   EXPECT_EQ(plan->top[3].values[0], 1);
+
+  // JSON and CSV leave every figure of the model unknown for it, not the empty estimate's zeros.
+  const std::string path = ::testing::TempDir() + "/unestimated.pbtxt";
+  std::ofstream(path) << absl::StrFormat(kBlockSweepGraph, R"x(wait_cycles: "100 * (BLOCK - 2)")x");
+  std::string out, err;
+  ASSERT_EQ(RunPlan({"--device", "h100", "--graph", path, "--format", "json"}, &out, &err), kExitFits) << err;
+  const std::string last_json = out.substr(out.find("\"rank\": 4"));
+  EXPECT_THAT(last_json, HasSubstr("\"estimated_us\": null, \"score\": null"));
+  EXPECT_THAT(last_json, HasSubstr("\"bound\": null, \"intensity\": null, \"grid_blocks\": null, \"waves\": null, "
+                                   "\"wave_efficiency\": null, \"loads_in_flight\": null"));
+  EXPECT_THAT(last_json, ::testing::Not(HasSubstr("terms_us")));
+  ASSERT_EQ(RunPlan({"--device", "h100", "--graph", path, "--format", "csv"}, &out, &err), kExitFits) << err;
+  // rank, BLOCK, estimated_us, score, bound, blocks_per_core, occupancy_limit, waves, ...
+  EXPECT_THAT(out, HasSubstr("\n4,1,,,,"));
+  const std::string last_csv = out.substr(out.find("\n4,1,") + 1);
+  std::vector<std::string> fields = absl::StrSplit(last_csv.substr(0, last_csv.find('\n')), ',');
+  ASSERT_GE(fields.size(), 10u);
+  for (int column : {2, 3, 4, 7, 8, 9}) EXPECT_EQ(fields[column], "") << "column " << column;
 }
 
 TEST(PlanTest, ConfigurationsBreakingARequirementArePrunedAsInvalidNamingIt) {
