@@ -117,7 +117,9 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   // whichever is longer. Its waits are of three kinds. Waits the whole block spends with nothing
   // to issue (graph wait_cycles: barriers, cp.async waits; a load the pipeline did not issue
   // early) are filled by co-resident blocks with their math: c blocks take c x math plus one
-  // block's such waits. A warp's own ld.shared round trips (smem_round_trips x the ld.shared
+  // block's such waits. Issue slots take only the cycles a scheduler has a ready warp: with a
+  // share q of its cycles stalled per warp (graph warp_stall_percent), 1 - q^n of them for n warps
+  // per scheduler. A warp's own ld.shared round trips (smem_round_trips x the ld.shared
   // latency) are filled by any other warp on its scheduler: they show only where one warp's
   // issue plus its round trips outlasts the round's math. sync_cycles nobody fills: every
   // block adds them. The banks bound the round too: c x the bank time when that is longer
@@ -129,7 +131,9 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   const double issue_s = clock_hz_ > 0 ? std::max(in.issue_slots_per_block, 0.0) /
                                              (static_cast<double>(schedulers_) * clock_hz_)
                                        : 0;
-  const double block_math = std::max(per_core_peak > 0 ? flops / per_core_peak : 0, issue_s);
+  const double flops_s = per_core_peak > 0 ? flops / per_core_peak : 0;
+  const double block_math = std::max(flops_s, issue_s);
+  const double stall_share = std::clamp(in.warp_stall_share, 0.0, 0.99);
   // One warp's share of the block's issue, on its own scheduler.
   const double warp_math =
       block_math * static_cast<double>(schedulers_) / static_cast<double>(std::max<int64_t>(in.warps_per_block, 1));
@@ -141,17 +145,24 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   const int64_t trips = std::max<int64_t>(in.pipeline_trips, 0);
   const int64_t ahead = std::max<int64_t>(in.stages, 1) - 1;  // loads issued ahead of their use
   struct Round {
-    double math = 0, smem = 0, wait = 0, sync = 0, time = 0, issue_efficiency = 1;
+    double math = 0, smem = 0, wait = 0, sync = 0, time = 0, issue_efficiency = 1, ready_share = 1;
   };
   auto run_round = [&](int64_t blocks) {
     Round r;
     const double c = static_cast<double>(blocks);
+    double round_math = block_math;
     if (in.warps_per_block > 0) {
       // Tensor cores and FMA pipes issue from every scheduler of a core; fewer resident warps
       // than schedulers leave some idle.
-      r.issue_efficiency = std::min(1.0, static_cast<double>(in.warps_per_block * blocks) / static_cast<double>(schedulers_));
+      const double warps_per_scheduler =
+          static_cast<double>(in.warps_per_block * blocks) / static_cast<double>(schedulers_);
+      r.issue_efficiency = std::min(1.0, warps_per_scheduler);
+      if (stall_share > 0) {
+        r.ready_share = 1.0 - std::pow(stall_share, std::max(warps_per_scheduler, 1.0));
+        round_math = std::max(flops_s, issue_s / r.ready_share);
+      }
     }
-    r.math = c * block_math / r.issue_efficiency;
+    r.math = c * round_math / r.issue_efficiency;
     r.smem = c * block_smem;
     // The round trips other warps do not cover, then the block-wide waits.
     r.wait = std::max(0.0, warp_math + warp_round_trips - r.math) + block_wait;
@@ -170,6 +181,7 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   const Round tail = tail_blocks > 0 ? run_round(tail_blocks) : Round{};
   const double n_full = static_cast<double>(full_rounds);
   e.issue_efficiency = full_rounds > 0 ? full.issue_efficiency : tail.issue_efficiency;
+  e.ready_share = full_rounds > 0 ? full.ready_share : tail.ready_share;
   e.compute_s = n_full * full.math + tail.math;
   e.smem_s = n_full * full.smem + tail.smem;
   e.wait_s = n_full * full.wait + tail.wait;

@@ -37,6 +37,8 @@ struct PerfInputs {
   double smem_round_trips = 0;
   // Graph issue_slots: warp instructions per block, each one slot of its scheduler; 0: none.
   double issue_slots_per_block = 0;
+  // Graph warp_stall_percent / 100: the share of cycles one warp alone has nothing ready.
+  double warp_stall_share = 0;
   // The pipelined main loop: its trip count (0: unknown, no latency bound) and the bytes one
   // stage of it copies asynchronously per block (the tiles a load in flight carries).
   int64_t pipeline_trips = 0;
@@ -71,6 +73,7 @@ struct PerfEstimate {
   int64_t waves = 0;
   double wave_efficiency = 0;    // grid / (waves x concurrent)
   double issue_efficiency = 1;   // resident warps per scheduler in a full round (GPU)
+  double ready_share = 1;        // cycles a scheduler has a ready warp in a full round (warp_stall_percent)
   int64_t loads_in_flight = 0;   // max(stages - 1, blocks per core - 1)
   // Bytes a core has in flight: blocks per core x (stages - 1) x stage bytes. Between equal
   // estimates, more bytes in flight tolerate more latency; the ranking prefers them.

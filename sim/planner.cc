@@ -709,7 +709,8 @@ absl::StatusOr<PerfExpressions> CompilePerfExpressions(const CompiledGraph& grap
         std::tuple{"sync_cycles", &g.sync_cycles(), &perf.sync_cycles},
         std::tuple{"smem_round_trips", &g.smem_round_trips(), &perf.smem_round_trips},
         std::tuple{"wait_cycles", &g.wait_cycles(), &perf.wait_cycles},
-        std::tuple{"issue_slots", &g.issue_slots(), &perf.issue_slots}}) {
+        std::tuple{"issue_slots", &g.issue_slots(), &perf.issue_slots},
+        std::tuple{"warp_stall_percent", &g.warp_stall_percent(), &perf.warp_stall_percent}}) {
     RETURN_IF_ERROR(parse_into(field, *text, out));
   }
   const int reuse_given = !g.grid_row_bytes().empty() + !g.grid_col_bytes().empty() + !g.tile_group_rows().empty();
@@ -856,6 +857,11 @@ bool EvaluatePerfInputs(const CompiledGraph& graph, const PerfExpressions& perf,
       !non_negative(perf.wait_cycles, &in->wait_cycles_per_block) ||
       !non_negative(perf.issue_slots, &in->issue_slots_per_block)) {
     return false;
+  }
+  if (perf.warp_stall_percent) {
+    auto v = perf.warp_stall_percent->Evaluate(values);
+    if (!v.ok() || *v < 0 || *v > 99) return false;
+    in->warp_stall_share = static_cast<double>(*v) / 100.0;
   }
   if (perf.pipeline_trips) {
     auto v = perf.pipeline_trips->Evaluate(values);
@@ -1085,9 +1091,11 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
     result.notes.push_back(absl::StrCat(
         result.unestimated, " fitting configuration", result.unestimated == 1 ? " has" : "s have",
         " no estimate: a performance expression (flops, global_bytes, smem_bytes, the L2 reuse fields, "
-        "peak_percent, sync_cycles, wait_cycles, smem_round_trips, issue_slots, a grid or loop trip count) failed for ",
+        "peak_percent, sync_cycles, wait_cycles, smem_round_trips, issue_slots, warp_stall_percent, a grid or loop "
+        "trip count) failed for ",
         result.unestimated == 1 ? "it" : "them",
-        " or left its range (peak_percent must be > 0, the cycle, round-trip and issue-slot counts >= 0); they rank last"));
+        " or left its range (peak_percent must be > 0, the cycle, round-trip and issue-slot counts >= 0, "
+        "warp_stall_percent 0-99); they rank last"));
   }
 
   auto decode = [&](uint64_t index, std::vector<int64_t>* axis_values, std::vector<int64_t>* all_values) {

@@ -176,6 +176,7 @@ struct PerfExpressions {
   std::optional<Expr> smem_round_trips;   // graph.smem_round_trips
   std::optional<Expr> wait_cycles;        // graph.wait_cycles
   std::optional<Expr> issue_slots;        // graph.issue_slots
+  std::optional<Expr> warp_stall_percent; // graph.warp_stall_percent
   // The pipelined loop (the first with num_stages): its trip count, and the buffers that ops
   // of kind "async_copy" inside it write (one copy of each is a stage's load).
   std::optional<Expr> pipeline_trips;

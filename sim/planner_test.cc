@@ -610,7 +610,8 @@ TEST(PlanTest, EqualEstimatesPreferMoreBytesInFlightAndNewFieldsAreChecked) {
   EXPECT_EQ(plan->top[2].values[0], 2);
   EXPECT_DOUBLE_EQ(plan->top[0].perf.inflight_bytes_per_core, 3 * 64 * 64 * 2 * plan->top[0].fit.blocks_per_core);
 
-  for (const char* field : {"peak_percent", "sync_cycles", "smem_round_trips", "wait_cycles", "issue_slots"}) {
+  for (const char* field :
+       {"peak_percent", "sync_cycles", "smem_round_trips", "wait_cycles", "issue_slots", "warp_stall_percent"}) {
     CompiledGraph bad = CompileText(absl::StrFormat(kGraph, absl::StrCat(field, ": \"2 * NOPE\"")));
     auto bad_plan = Plan(bad, *device, *axes, *values, options);
     ASSERT_FALSE(bad_plan.ok()) << field;
@@ -696,6 +697,35 @@ TEST(PerfModelTest, CoResidentBlocksFillWaitsAndATailRoundCostsLess) {
   in.issue_slots_per_block = 2000;
   e = model->Estimate(in);
   EXPECT_DOUBLE_EQ(e.compute_s, 2e-6);
+  // A warp alone stalls half its cycles: two warps per scheduler find one ready on 3/4 of them,
+  // so the 8,000 slots take 2 / 0.75 us per block. The flops at the peak are not stretched.
+  in.issue_slots_per_block = 8000;
+  in.warp_stall_share = 0.5;
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.ready_share, 0.75);
+  EXPECT_DOUBLE_EQ(e.compute_s, 2 * 2e-6 / 0.75);
+  // Eight warps per block, four per scheduler: 15/16 of the cycles.
+  in.warps_per_block = 8;
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.ready_share, 1 - 0.0625);
+  EXPECT_DOUBLE_EQ(e.compute_s, 2 * 2e-6 / (1 - 0.0625));
+  // One block of four warps, one per scheduler: ready on half the cycles.
+  in.warps_per_block = 4;
+  in.blocks_per_core = 1;
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.ready_share, 0.5);
+  EXPECT_DOUBLE_EQ(e.compute_s, 2 * 2e-6 / 0.5);
+  // Two warps on four schedulers: half of them idle, the busy ones ready on half their cycles.
+  in.warps_per_block = 2;
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.issue_efficiency, 0.5);
+  EXPECT_DOUBLE_EQ(e.compute_s, 2 * 2e-6 / 0.5 / 0.5);
+  in.issue_slots_per_block = 2000;  // below the flops' 1 us at any share: the peak bounds it
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.compute_s, 2 * 1e-6 / 0.5);
+  in.warps_per_block = 4;
+  in.blocks_per_core = 2;
+  in.warp_stall_share = 0;
   in.issue_slots_per_block = 0;
   // When the banks take longer than the math and the waits, they set the pace.
   in.smem_bytes_per_block = 2e5;   // 2 us per block in the banks, 4 us for the pair
@@ -744,6 +774,15 @@ TEST(PlanTest, ConfigurationsWithoutAnEstimateAreCountedNamedAndRankLast) {
   EXPECT_EQ(plan->unestimated, 1u);
   EXPECT_FALSE(plan->top[3].estimated);
   EXPECT_EQ(plan->top[3].values[0], 1);
+
+  // So is a stall share outside 0-99 percent, either way.
+  CompiledGraph with_stalls =
+      CompileText(absl::StrFormat(kBlockSweepGraph, R"x(warp_stall_percent: "(BLOCK - 1) * 50 - 1")x"));
+  plan = PlanDefaultSpace(with_stalls, 4);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->unestimated, 2u);  // BLOCK 1 (-1%) and BLOCK 4 (149%)
+  EXPECT_FALSE(plan->top[2].estimated);
+  EXPECT_FALSE(plan->top[3].estimated);
 
   // JSON and CSV leave every figure of the model unknown for it, not the empty estimate's zeros.
   const std::string path = ::testing::TempDir() + "/unestimated.pbtxt";
