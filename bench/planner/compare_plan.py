@@ -149,6 +149,15 @@ def main():
               f"{r['best_rank'] if r['best_rank'] else 'pruned'} | {r['spearman']:.2f} | "
               f"{r['spearman_clean']:.2f} ({r['clean']}) | {r['spill_agree']} / {r['measured']} |")
     print()
+    if rows:
+        top1 = sum(r["top1_vs_best"] <= 1.10 for r in rows)
+        top5 = sum(r["best_in_top5"] for r in rows)
+        both = sum(r["top1_vs_best"] <= 1.10 and r["best_in_top5"] for r in rows)
+        rhos = [r["spearman"] for r in rows]
+        print(f"{len(rows)} rows: top-1 within 10% of the best {top1}, best in the top 5 {top5}, both {both}; "
+              f"top-1 at most {max(r['top1_vs_best'] for r in rows):.3f}x, best of the top 5 at most "
+              f"{max(r['best5_vs_best'] for r in rows):.3f}x; Spearman {min(rhos):.2f}-{max(rhos):.2f}")
+        print()
     print("| dtype | configurations | fit verdict agrees with Triton | shared bytes exact (of both fit) "
           "| compiled with spills |")
     print("|---|---|---|---|---|")
