@@ -697,29 +697,26 @@ TEST(PerfModelTest, CoResidentBlocksFillWaitsAndATailRoundCostsLess) {
   in.issue_slots_per_block = 2000;
   e = model->Estimate(in);
   EXPECT_DOUBLE_EQ(e.compute_s, 2e-6);
-  // A warp alone stalls half its cycles: two warps per scheduler find one ready on 3/4 of them,
-  // so the 8,000 slots take 2 / 0.75 us per block. The flops at the peak are not stretched.
+  // A warp alone stalls half its cycles: n warps per scheduler find one ready on 1 - 0.5^n of
+  // them, and the 8,000 slots (2 us per block) stretch by the inverse; either way each core runs
+  // two blocks. The flops at the peak are not stretched.
   in.issue_slots_per_block = 8000;
   in.warp_stall_share = 0.5;
-  e = model->Estimate(in);
-  EXPECT_DOUBLE_EQ(e.ready_share, 0.75);
-  EXPECT_DOUBLE_EQ(e.compute_s, 2 * 2e-6 / 0.75);
-  // Eight warps per block, four per scheduler: 15/16 of the cycles.
-  in.warps_per_block = 8;
-  e = model->Estimate(in);
-  EXPECT_DOUBLE_EQ(e.ready_share, 1 - 0.0625);
-  EXPECT_DOUBLE_EQ(e.compute_s, 2 * 2e-6 / (1 - 0.0625));
-  // One block of four warps, one per scheduler: ready on half the cycles.
-  in.warps_per_block = 4;
-  in.blocks_per_core = 1;
-  e = model->Estimate(in);
-  EXPECT_DOUBLE_EQ(e.ready_share, 0.5);
-  EXPECT_DOUBLE_EQ(e.compute_s, 2 * 2e-6 / 0.5);
-  // Two warps on four schedulers: half of them idle, the busy ones ready on half their cycles.
-  in.warps_per_block = 2;
-  e = model->Estimate(in);
-  EXPECT_DOUBLE_EQ(e.issue_efficiency, 0.5);
-  EXPECT_DOUBLE_EQ(e.compute_s, 2 * 2e-6 / 0.5 / 0.5);
+  struct StallCase {
+    int64_t warps_per_block, blocks_per_core;
+    double ready_share, issue_efficiency;
+  };
+  for (const StallCase& t : {StallCase{4, 2, 0.75, 1},        // two warps per scheduler
+                             StallCase{8, 2, 1 - 0.0625, 1},  // four
+                             StallCase{4, 1, 0.5, 1},         // one
+                             StallCase{2, 1, 0.5, 0.5}}) {    // half the schedulers idle
+    in.warps_per_block = t.warps_per_block;
+    in.blocks_per_core = t.blocks_per_core;
+    e = model->Estimate(in);
+    EXPECT_DOUBLE_EQ(e.ready_share, t.ready_share) << t.warps_per_block << " warps, " << t.blocks_per_core << " blocks";
+    EXPECT_DOUBLE_EQ(e.issue_efficiency, t.issue_efficiency);
+    EXPECT_DOUBLE_EQ(e.compute_s, 2 * 2e-6 / t.ready_share / t.issue_efficiency);
+  }
   in.issue_slots_per_block = 2000;  // below the flops' 1 us at any share: the peak bounds it
   e = model->Estimate(in);
   EXPECT_DOUBLE_EQ(e.compute_s, 2 * 1e-6 / 0.5);
