@@ -192,6 +192,8 @@ class GraphCompiler {
       loop_index_[loop.name()] = i;
       ASSIGN_OR_RETURN(std::optional<Expr> stages, CompileOptional(loop.num_stages(), where + " num_stages"));
       out_.loop_stages.push_back(std::move(stages));
+      ASSIGN_OR_RETURN(std::optional<Expr> trips, CompileOptional(loop.trip_count(), where + " trip_count"));
+      out_.loop_trips.push_back(std::move(trips));
     }
     loop_parent_.assign(graph.loops_size(), -1);
     for (int i = 0; i < graph.loops_size(); ++i) {
@@ -356,6 +358,20 @@ class GraphCompiler {
                      CompileOptional(tpu.scoped_vmem_limit_kib(), "tpu.scoped_vmem_limit_kib"));
     ASSIGN_OR_RETURN(out_.flops, CompileOptional(out_.graph.flops(), "flops"));
     ASSIGN_OR_RETURN(out_.global_bytes, CompileOptional(out_.graph.global_bytes(), "global_bytes"));
+    const KernelGraph& g = out_.graph;
+    for (const auto& [field, text, expr] :
+         {std::tuple{"smem_bytes", &g.smem_bytes(), &out_.smem_bytes},
+          std::tuple{"grid_row_bytes", &g.grid_row_bytes(), &out_.grid_row_bytes},
+          std::tuple{"grid_col_bytes", &g.grid_col_bytes(), &out_.grid_col_bytes},
+          std::tuple{"tile_group_rows", &g.tile_group_rows(), &out_.tile_group_rows},
+          std::tuple{"peak_percent", &g.peak_percent(), &out_.peak_percent},
+          std::tuple{"sync_cycles", &g.sync_cycles(), &out_.sync_cycles},
+          std::tuple{"smem_round_trips", &g.smem_round_trips(), &out_.smem_round_trips},
+          std::tuple{"wait_cycles", &g.wait_cycles(), &out_.wait_cycles},
+          std::tuple{"issue_slots", &g.issue_slots(), &out_.issue_slots},
+          std::tuple{"warp_stall_percent", &g.warp_stall_percent(), &out_.warp_stall_percent}}) {
+      ASSIGN_OR_RETURN(*expr, CompileOptional(*text, field));
+    }
     for (int i = 0; i < out_.graph.requirements_size(); ++i) {
       const Requirement& requirement = out_.graph.requirements(i);
       ASSIGN_OR_RETURN(Expr expr, Compile(requirement.expr(), absl::StrCat("requirements[", i, "] expr")));

@@ -681,38 +681,7 @@ absl::Status FitEvaluator::Evaluate(absl::Span<const int64_t> input, Scratch& sc
 
 absl::StatusOr<PerfExpressions> CompilePerfExpressions(const CompiledGraph& graph) {
   PerfExpressions perf;
-  perf.flops = graph.flops;
-  perf.global_bytes = graph.global_bytes;
-  perf.grid = graph.launch.grid;
-  // Every optional expression of the graph parses the same way; `where` names it in the error.
-  auto parse_into = [&graph](const std::string& where, const std::string& text,
-                             std::optional<Expr>* out) -> absl::Status {
-    if (text.empty()) return absl::OkStatus();
-    auto expr = Expr::Parse(text, graph.symbols);
-    if (!expr.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": ", where, ": ", expr.status().message()));
-    }
-    *out = *std::move(expr);
-    return absl::OkStatus();
-  };
-  auto loop_trips = [&graph](int loop) {
-    return std::make_pair(absl::StrCat("loop '", graph.graph.loops(loop).name(), "' trip_count"),
-                          graph.graph.loops(loop).trip_count());
-  };
   const KernelGraph& g = graph.graph;
-  for (const auto& [field, text, out] :
-       {std::tuple{"smem_bytes", &g.smem_bytes(), &perf.smem_bytes},
-        std::tuple{"grid_row_bytes", &g.grid_row_bytes(), &perf.grid_row_bytes},
-        std::tuple{"grid_col_bytes", &g.grid_col_bytes(), &perf.grid_col_bytes},
-        std::tuple{"tile_group_rows", &g.tile_group_rows(), &perf.tile_group_rows},
-        std::tuple{"peak_percent", &g.peak_percent(), &perf.peak_percent},
-        std::tuple{"sync_cycles", &g.sync_cycles(), &perf.sync_cycles},
-        std::tuple{"smem_round_trips", &g.smem_round_trips(), &perf.smem_round_trips},
-        std::tuple{"wait_cycles", &g.wait_cycles(), &perf.wait_cycles},
-        std::tuple{"issue_slots", &g.issue_slots(), &perf.issue_slots},
-        std::tuple{"warp_stall_percent", &g.warp_stall_percent(), &perf.warp_stall_percent}}) {
-    RETURN_IF_ERROR(parse_into(field, *text, out));
-  }
   const int reuse_given = !g.grid_row_bytes().empty() + !g.grid_col_bytes().empty() + !g.tile_group_rows().empty();
   if (reuse_given != 0 && reuse_given != 3) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -729,8 +698,7 @@ absl::StatusOr<PerfExpressions> CompilePerfExpressions(const CompiledGraph& grap
   }
   for (int loop = 0; loop < static_cast<int>(graph.loop_stages.size()); ++loop) {
     if (!graph.loop_stages[loop]) continue;
-    const auto [where, text] = loop_trips(loop);
-    RETURN_IF_ERROR(parse_into(where, text, &perf.pipeline_trips));
+    perf.pipeline_trips = graph.loop_trips[loop];
     for (int op : graph.op_order) {
       const auto& loops = graph.op_loops[op];
       if (g.ops(op).kind() != "async_copy" || std::find(loops.begin(), loops.end(), loop) == loops.end()) {
@@ -744,7 +712,7 @@ absl::StatusOr<PerfExpressions> CompilePerfExpressions(const CompiledGraph& grap
     }
     break;
   }
-  if (!perf.global_bytes) {
+  if (!graph.global_bytes) {
     const std::vector<LiveRange> ranges = ComputeLiveRanges(graph);
     for (int b = 0; b < static_cast<int>(graph.buffers.size()); ++b) {
       if (graph.buffers[b].role != OPERAND || !ranges[b].used()) continue;
@@ -762,10 +730,7 @@ absl::StatusOr<PerfExpressions> CompilePerfExpressions(const CompiledGraph& grap
       PerfExpressions::OperandTraffic traffic{b, {}};
       if (chosen >= 0) {
         for (int loop : graph.op_loops[chosen]) {
-          const auto [where, text] = loop_trips(loop);
-          std::optional<Expr> trips;
-          RETURN_IF_ERROR(parse_into(where, text, &trips));
-          if (trips) traffic.trips.push_back(*std::move(trips));
+          if (graph.loop_trips[loop]) traffic.trips.push_back(*graph.loop_trips[loop]);
         }
       }
       perf.operands.push_back(std::move(traffic));
@@ -780,13 +745,13 @@ namespace {
 // configuration is then ranked last, which Simulate-valid configurations rarely hit).
 bool EvaluatePerfInputs(const CompiledGraph& graph, const PerfExpressions& perf, absl::Span<const int64_t> values,
                         const FitEvaluator::Scratch& scratch, const FitResult& fit, PerfInputs* in) {
-  if (perf.flops) {
-    auto v = perf.flops->Evaluate(values);
+  if (graph.flops) {
+    auto v = graph.flops->Evaluate(values);
     if (!v.ok()) return false;
     in->flops_per_block = static_cast<double>(*v);
   }
-  if (perf.global_bytes) {
-    auto v = perf.global_bytes->Evaluate(values);
+  if (graph.global_bytes) {
+    auto v = graph.global_bytes->Evaluate(values);
     if (!v.ok()) return false;
     in->bytes_per_block = static_cast<double>(*v);
   } else if (!perf.operands.empty()) {
@@ -802,13 +767,13 @@ bool EvaluatePerfInputs(const CompiledGraph& graph, const PerfExpressions& perf,
     }
     in->bytes_per_block = bytes;
   }
-  if (perf.smem_bytes) {
-    auto v = perf.smem_bytes->Evaluate(values);
+  if (graph.smem_bytes) {
+    auto v = graph.smem_bytes->Evaluate(values);
     if (!v.ok()) return false;
     in->smem_bytes_per_block = static_cast<double>(*v);
   }
-  int64_t grid = perf.grid.empty() ? 0 : 1;
-  for (const Expr& g : perf.grid) {
+  int64_t grid = graph.launch.grid.empty() ? 0 : 1;
+  for (const Expr& g : graph.launch.grid) {
     auto v = g.Evaluate(values);
     if (!v.ok() || *v <= 0) return false;
     auto p = CheckedMul(grid, *v);
@@ -816,12 +781,12 @@ bool EvaluatePerfInputs(const CompiledGraph& graph, const PerfExpressions& perf,
     grid = *p;
   }
   in->grid_blocks = grid;
-  if (perf.grid_row_bytes && perf.grid.size() == 2) {
-    auto rows = perf.grid[0].Evaluate(values);
-    auto cols = perf.grid[1].Evaluate(values);
-    auto row_bytes = perf.grid_row_bytes->Evaluate(values);
-    auto col_bytes = perf.grid_col_bytes->Evaluate(values);
-    auto group = perf.tile_group_rows->Evaluate(values);
+  if (graph.grid_row_bytes && graph.launch.grid.size() == 2) {
+    auto rows = graph.launch.grid[0].Evaluate(values);
+    auto cols = graph.launch.grid[1].Evaluate(values);
+    auto row_bytes = graph.grid_row_bytes->Evaluate(values);
+    auto col_bytes = graph.grid_col_bytes->Evaluate(values);
+    auto group = graph.tile_group_rows->Evaluate(values);
     if (!rows.ok() || !cols.ok() || !row_bytes.ok() || !col_bytes.ok() || !group.ok()) return false;
     in->grid_rows = *rows;
     in->grid_cols = *cols;
@@ -839,8 +804,8 @@ bool EvaluatePerfInputs(const CompiledGraph& graph, const PerfExpressions& perf,
     for (const auto& op : perf.operands) stages = std::max(stages, scratch.copies[op.buffer]);
   }
   in->stages = stages;
-  if (perf.peak_percent) {
-    auto v = perf.peak_percent->Evaluate(values);
+  if (graph.peak_percent) {
+    auto v = graph.peak_percent->Evaluate(values);
     if (!v.ok() || *v <= 0) return false;
     in->peak_fraction = std::min(static_cast<double>(*v) / 100.0, 1.0);
   }
@@ -852,14 +817,14 @@ bool EvaluatePerfInputs(const CompiledGraph& graph, const PerfExpressions& perf,
     *out = static_cast<double>(*v);
     return true;
   };
-  if (!non_negative(perf.sync_cycles, &in->sync_cycles_per_block) ||
-      !non_negative(perf.smem_round_trips, &in->smem_round_trips) ||
-      !non_negative(perf.wait_cycles, &in->wait_cycles_per_block) ||
-      !non_negative(perf.issue_slots, &in->issue_slots_per_block)) {
+  if (!non_negative(graph.sync_cycles, &in->sync_cycles_per_block) ||
+      !non_negative(graph.smem_round_trips, &in->smem_round_trips) ||
+      !non_negative(graph.wait_cycles, &in->wait_cycles_per_block) ||
+      !non_negative(graph.issue_slots, &in->issue_slots_per_block)) {
     return false;
   }
-  if (perf.warp_stall_percent) {
-    auto v = perf.warp_stall_percent->Evaluate(values);
+  if (graph.warp_stall_percent) {
+    auto v = graph.warp_stall_percent->Evaluate(values);
     if (!v.ok() || *v < 0 || *v > 99) return false;
     in->warp_stall_share = static_cast<double>(*v) / 100.0;
   }
@@ -928,22 +893,22 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
   ASSIGN_OR_RETURN(PerfExpressions perf, CompilePerfExpressions(graph));
   result.compute_dtype = options.compute_dtype.empty() ? DefaultComputeDtype(graph) : options.compute_dtype;
   if (result.compute_dtype.empty()) {
-    if (perf.flops) {
+    if (graph.flops) {
       return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": no compute_dtype in the graph and no typed operand; "
                                                      "pass --compute-dtype (bf16, f16, f32, ...)"));
     }
     result.compute_dtype = "f32";
   }
-  ASSIGN_OR_RETURN(result.model, PerfModel::Create(device, result.compute_dtype, perf.flops.has_value()));
-  result.flops_known = perf.flops.has_value();
-  if (!perf.flops) result.notes.push_back("the graph gives no flops: configurations rank by global traffic time alone");
-  if (!perf.global_bytes) {
+  ASSIGN_OR_RETURN(result.model, PerfModel::Create(device, result.compute_dtype, graph.flops.has_value()));
+  result.flops_known = graph.flops.has_value();
+  if (!graph.flops) result.notes.push_back("the graph gives no flops: configurations rank by global traffic time alone");
+  if (!graph.global_bytes) {
     result.notes.push_back(perf.operands.empty()
                                ? "the graph gives no global_bytes and has no operand tiles: memory time is not modelled"
                                : "global_bytes derived: every operand tile is read from global memory once per loop "
                                  "iteration (no L2 reuse)");
   }
-  if (perf.grid.empty()) result.notes.push_back("no launch.grid: one full wave assumed, waves do not rank");
+  if (graph.launch.grid.empty()) result.notes.push_back("no launch.grid: one full wave assumed, waves do not rank");
 
   result.axes = std::move(axes);
   result.base_values = std::move(base_values);

@@ -153,15 +153,9 @@ class FitEvaluator {
   std::vector<int64_t> carveout_steps_;  // bytes, ascending
 };
 
-// Parameter-dependent expressions of the performance model, compiled once.
+// What the performance model derives from the graph once, beyond the expressions CompiledGraph
+// holds: per-operand traffic without global_bytes, and the pipelined loop.
 struct PerfExpressions {
-  std::optional<Expr> flops;
-  std::optional<Expr> global_bytes;
-  std::optional<Expr> smem_bytes;   // graph.smem_bytes, when given
-  // graph.grid_row_bytes / grid_col_bytes / tile_group_rows: all three or none.
-  std::optional<Expr> grid_row_bytes;
-  std::optional<Expr> grid_col_bytes;
-  std::optional<Expr> tile_group_rows;
   // Without global_bytes: each operand tile crosses global memory once per iteration of the
   // loops around its first writer (or first user).
   struct OperandTraffic {
@@ -169,14 +163,7 @@ struct PerfExpressions {
     std::vector<Expr> trips;
   };
   std::vector<OperandTraffic> operands;
-  std::vector<Expr> grid;
   std::vector<Expr> stages;   // loop num_stages
-  std::optional<Expr> peak_percent;   // graph.peak_percent
-  std::optional<Expr> sync_cycles;    // graph.sync_cycles
-  std::optional<Expr> smem_round_trips;   // graph.smem_round_trips
-  std::optional<Expr> wait_cycles;        // graph.wait_cycles
-  std::optional<Expr> issue_slots;        // graph.issue_slots
-  std::optional<Expr> warp_stall_percent; // graph.warp_stall_percent
   // The pipelined loop (the first with num_stages): its trip count, and the buffers that ops
   // of kind "async_copy" inside it write (one copy of each is a stage's load).
   std::optional<Expr> pipeline_trips;
