@@ -98,7 +98,8 @@ std::string Why(const PlanResult& plan, const RankedConfig& c) {
     parts.push_back(absl::StrFormat("%d load%s in flight", e.loads_in_flight, e.loads_in_flight == 1 ? "" : "s"));
   }
   if (e.issue_efficiency < 1) parts.push_back(absl::StrFormat("%.0f%% of schedulers busy", 100 * e.issue_efficiency));
-  if (e.ready_share < 1) parts.push_back(absl::StrFormat("a warp ready on %.0f%% of cycles", 100 * e.ready_share));
+  // Only where it shows at the precision printed: "ready on 100%" would say nothing.
+  if (e.ready_share < 0.995) parts.push_back(absl::StrFormat("a warp ready on %.0f%% of cycles", 100 * e.ready_share));
   return absl::StrJoin(parts, ", ");
 }
 
