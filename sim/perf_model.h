@@ -104,8 +104,6 @@ class PerfModel {
   double l2_bandwidth() const { return l2_bandwidth_; }
   // Load-to-use latency of a global load that misses L2, in seconds; 0 when unknown.
   double load_latency() const { return load_latency_; }
-  // Load-to-use latency of an ld.shared, in seconds; 0 when unknown.
-  double smem_latency() const { return smem_latency_; }
   int64_t num_cores() const { return num_cores_; }
   const std::string& peak_dtype() const { return peak_dtype_; }
   // flops per byte where compute time equals memory time.
