@@ -464,15 +464,22 @@ TEST(FitEvaluatorTest, OccupancyAgreesWithComputeOccupancy) {
 // ---------------------------------------------------------------------------------------------
 // Performance model
 
-TEST(PerfModelTest, WaveQuantizationAndOverlap) {
+// A device whose figures check by hand: 10 cores of 4 warp schedulers, 1000 GB/s (1e12 B/s),
+// 10 bf16 TFLOP/s (1e12 flop/s per core). Tests add the clock, banks and latencies they need.
+DeviceModel ToyDevice() {
   DeviceModel device;
   device.set_name("toy");
   device.mutable_limits()->set_num_cores(10);
   device.mutable_limits()->set_register_sub_partitions(4);
-  device.mutable_performance()->set_memory_bandwidth_gbps(1000);  // 1e12 B/s
+  device.mutable_performance()->set_memory_bandwidth_gbps(1000);
   PeakThroughput* peak = device.mutable_performance()->add_peak();
   peak->set_dtype("bf16");
-  peak->set_tflops(10);  // 1e13 flop/s, 1e12 per core
+  peak->set_tflops(10);
+  return device;
+}
+
+TEST(PerfModelTest, WaveQuantizationAndOverlap) {
+  DeviceModel device = ToyDevice();
   auto model = PerfModel::Create(device, "bf16", true);
   ASSERT_TRUE(model.ok()) << model.status();
   PerfInputs in;
@@ -505,16 +512,9 @@ TEST(PerfModelTest, WaveQuantizationAndOverlap) {
 }
 
 TEST(PerfModelTest, SharedMemoryBanksOverlapTheMathAndQuantize) {
-  DeviceModel device;
-  device.set_name("toy");
-  device.mutable_limits()->set_num_cores(10);
-  device.mutable_limits()->set_register_sub_partitions(4);
-  device.mutable_performance()->set_memory_bandwidth_gbps(1000);  // 1e12 B/s
+  DeviceModel device = ToyDevice();
   device.mutable_performance()->set_clock_mhz(1000);
   device.mutable_performance()->set_smem_bytes_per_clk(100);       // 1e11 B/s per core
-  PeakThroughput* peak = device.mutable_performance()->add_peak();
-  peak->set_dtype("bf16");
-  peak->set_tflops(10);  // 1e12 flop/s per core
   auto model = PerfModel::Create(device, "bf16", true);
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_DOUBLE_EQ(model->smem_bandwidth_per_core(), 1e11);
@@ -629,17 +629,10 @@ TEST(PlanTest, EqualEstimatesPreferMoreBytesInFlightAndNewFieldsAreChecked) {
 }
 
 TEST(PerfModelTest, CoResidentBlocksFillWaitsAndATailRoundCostsLess) {
-  DeviceModel device;
-  device.set_name("toy");
-  device.mutable_limits()->set_num_cores(10);
-  device.mutable_limits()->set_register_sub_partitions(4);
-  device.mutable_performance()->set_memory_bandwidth_gbps(1000);
+  DeviceModel device = ToyDevice();
   device.mutable_performance()->set_clock_mhz(1000);            // 1 cycle = 1 ns
   device.mutable_performance()->set_smem_bytes_per_clk(100);    // 1e11 B/s per core
   device.mutable_performance()->set_dram_latency_ns(1000);
-  PeakThroughput* peak = device.mutable_performance()->add_peak();
-  peak->set_dtype("bf16");
-  peak->set_tflops(10);  // 1e12 flop/s per core
   auto model = PerfModel::Create(device, "bf16", true);
   ASSERT_TRUE(model.ok()) << model.status();
   PerfInputs in;
@@ -835,16 +828,9 @@ TEST(PlanTest, ConfigurationsBreakingARequirementArePrunedAsInvalidNamingIt) {
 }
 
 TEST(PerfModelTest, LatencyBoundsAShallowPipelineAndInflightBytesAreCounted) {
-  DeviceModel device;
-  device.set_name("toy");
-  device.mutable_limits()->set_num_cores(10);
-  device.mutable_limits()->set_register_sub_partitions(4);
-  device.mutable_performance()->set_memory_bandwidth_gbps(1000);
+  DeviceModel device = ToyDevice();
   device.mutable_performance()->set_clock_mhz(1000);
   device.mutable_performance()->set_dram_latency_ns(1000);  // 1 us
-  PeakThroughput* peak = device.mutable_performance()->add_peak();
-  peak->set_dtype("bf16");
-  peak->set_tflops(10);
   auto model = PerfModel::Create(device, "bf16", true);
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_DOUBLE_EQ(model->load_latency(), 1e-6);
