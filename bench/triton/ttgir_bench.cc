@@ -79,10 +79,11 @@ double ThreadCpuSeconds() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-// The per-kernel distribution: each fixture predicted kRounds times in a row (thread CPU
-// time, the machine being shared), its median kept; the counters give the median, 10th and
-// 90th percentile kernel and the ratio of Triton's median compile time to the median kernel.
-void BM_PredictPerKernelDistribution(benchmark::State& state) {
+// Each fixture run kRounds times in a row (thread CPU time, the machine being shared), its
+// median kept; the counters give the median, 10th and 90th percentile kernel and the ratio of
+// Triton's median compile time to the median kernel.
+template <typename Work>
+void PerKernelDistribution(benchmark::State& state, Work work) {
   const auto& fixtures = Fixtures();
   if (fixtures.empty()) {
     state.SkipWithError("no fixtures");
@@ -96,8 +97,7 @@ void BM_PredictPerKernelDistribution(benchmark::State& state) {
       std::vector<double> rounds;
       for (int r = 0; r < kRounds; ++r) {
         const double t0 = ThreadCpuSeconds();
-        auto plan = scratchsim::triton::PlanTtgir(f.text, "bench");
-        benchmark::DoNotOptimize(plan);
+        work(f);
         rounds.push_back(ThreadCpuSeconds() - t0);
       }
       std::nth_element(rounds.begin(), rounds.begin() + kRounds / 2, rounds.end());
@@ -112,7 +112,27 @@ void BM_PredictPerKernelDistribution(benchmark::State& state) {
   state.counters["max_kernel_us"] = per_kernel.back() * 1e6;
   state.counters["triton_median_over_median_kernel"] = MedianCompileSeconds() / at(0.5);
 }
+
+// The prediction: parse, plan and place (Triton's metadata.shared).
+void BM_PredictPerKernelDistribution(benchmark::State& state) {
+  PerKernelDistribution(state, [](const Fixture& f) {
+    auto plan = scratchsim::triton::PlanTtgir(f.text, "bench");
+    benchmark::DoNotOptimize(plan);
+  });
+}
 BENCHMARK(BM_PredictPerKernelDistribution)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// What `simulate --ttgir` derives from the text (LoadTtgirKernel less reading the file): the
+// plan and the KernelGraph.
+void BM_FrontEndPerKernelDistribution(benchmark::State& state) {
+  PerKernelDistribution(state, [](const Fixture& f) {
+    auto plan = scratchsim::triton::PlanTtgir(f.text, "bench");
+    auto graph = scratchsim::triton::ImportTtgir(f.text, "bench");
+    benchmark::DoNotOptimize(plan);
+    benchmark::DoNotOptimize(graph);
+  });
+}
+BENCHMARK(BM_FrontEndPerKernelDistribution)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 // Parsing alone, to see where the time goes.
 void BM_ParseAllFixtures(benchmark::State& state) {
