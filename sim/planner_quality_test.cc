@@ -1,4 +1,4 @@
-// The planner's rankings against the H100 timing sweeps recorded in docs/validation/data (the
+// The planner's rankings against the H100 timing sweeps recorded in tests/data/planner (the
 // CUDA backend's GEMM and the Triton matmul): a model change that ranks worse fails.
 #include <algorithm>
 #include <cmath>
@@ -57,7 +57,7 @@ struct Quality {
 // A kernel's recorded sweeps and how to plan them.
 struct SweepSpec {
   std::string graph;                    // relative to the source tree
-  std::vector<std::string> sweeps;      // relative to docs/validation/data
+  std::vector<std::string> sweeps;      // relative to tests/data/planner
   std::vector<std::string> space;       // --param specs
   std::map<std::string, std::vector<std::string>> sets_by_dtype;  // --set beyond M, N, K
   std::map<std::string, std::string> compute_dtype;                // per dtype; empty: the graph's
@@ -76,7 +76,7 @@ Quality Judge(const SweepSpec& spec) {
   EXPECT_TRUE(device.ok()) << device.status();
   if (!graph.ok() || !device.ok()) return quality;
   for (const std::string& sweep : spec.sweeps) {
-    for (const auto& [row, measured] : ReadSweep(Source(absl::StrCat("docs/validation/data/", sweep)))) {
+    for (const auto& [row, measured] : ReadSweep(Source(absl::StrCat("tests/data/planner/", sweep)))) {
       const auto& [dtype, m, n, k] = row;
       std::vector<std::string> sets = spec.sets_by_dtype.at(dtype);
       for (const std::string& s : {absl::StrCat("M=", m), absl::StrCat("N=", n), absl::StrCat("K=", k)}) sets.push_back(s);

@@ -53,7 +53,7 @@ TEST(ValidateCommandTest, BadReplayInputIsAUsageError) {
 
 TEST(ValidateCommandTest, ReplayOfTheH100RunAgreesWithTheModel) {
   setenv("SCRATCHSIM_MODELS", SCRATCHSIM_SOURCE_DIR "/models/devices", 1);
-  std::string csv = std::string(SCRATCHSIM_SOURCE_DIR) + "/docs/validation/h100.csv";
+  std::string csv = std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/cuda/h100.csv";
   // The CSV names graphs relative to the repository root.
   ASSERT_EQ(chdir(SCRATCHSIM_SOURCE_DIR), 0);
   EXPECT_EQ(Invoke(RunValidateCommand, {"validate", "--device", "h100", "--quiet", "--replay", csv}), 0);
