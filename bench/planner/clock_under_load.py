@@ -1,5 +1,5 @@
 """Samples the SM clock and power while a Triton matmul configuration runs back to back, as in
-the planner sweeps (docs/validation/planner-h100.md, round 5c): is the clock the model assumes
+the planner sweeps (docs/validation/planner-h100.md, "Full-size launches: DRAM traffic and clock"): is the clock the model assumes
 (1980 MHz) the one the kernels run at? usage (on the GPU): python3 clock_under_load.py OUT.json"""
 import json
 import os

@@ -1,7 +1,7 @@
 """Launches a few Triton matmul configurations at full problem size, for Nsight Compute to report
 what the planner's model predicts per kernel: duration, the SM clock it ran at, SM cycles, DRAM
 bytes read, L2 read sectors (and their hit share), tensor-pipe and shared-memory activity
-(docs/validation/planner-h100.md, round 5c).
+(docs/validation/planner-h100.md, "Full-size launches: DRAM traffic and clock"); triton_full_size_ncu.sh runs it.
 
 usage (on the GPU):
   ncu --clock-control none --csv --kernel-name regex:matmul_kernel --metrics ... \

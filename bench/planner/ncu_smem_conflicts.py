@@ -1,12 +1,16 @@
-"""Launches a few Triton matmul configurations once each, for Nsight Compute to count shared-memory
-bank conflicts (docs/validation/planner-h100.md, round 4).
+"""Launches a few Triton matmul configurations once each, for Nsight Compute to count what one
+block's K loop costs: shared-memory wavefronts and bank conflicts (ld, st and the cp.async/LDGSTS
+writes), instructions, tensor-pipe and SM cycles (docs/validation/planner-h100.md, "Triton K
+loop (Nsight Compute)").
 
-For f32 inputs Triton 3.6 on sm_90 copies every B tile through registers into a transposed
-shared-memory buffer before the wgmma; the graph triton_matmul.pbtxt charges that copy's
-ld.shared/st.shared a bank-conflict degree. Each configuration runs at two K (same M, N): the
-difference of the counters between them is the K loop alone (the epilogue, which also goes
-through shared memory, cancels). f16 twins (no transposing copy) and an mma.sync tile are
-launched too, for comparison.
+Each configuration runs at two K (same M, N): the difference of the counters between them is the
+K loop alone (the epilogue, which also goes through shared memory, cancels). The configurations
+are one of CONFIG_SETS, chosen by the environment variable NCU_CONFIG_SET:
+  transpose_copy (default) f32 wgmma tiles, f16 twins and an mma.sync tile at M = N = 1024: is
+                           there an ld.shared/st.shared copy of B in the f32 wgmma loop?
+  families                 one or more tiles of every kernel family, 128 blocks (at most one per SM)
+  narrow_b                 narrow f32 B tiles, two-stage pipelines, 8-warp mma.sync, 128 blocks
+triton_ldst_ncu_and_sweep.sh and triton_k_loop_ncu.sh run it under ncu with their metric lists.
 
 usage (on the GPU):
   ncu --clock-control none --csv --kernel-name regex:matmul_kernel --metrics ... \
@@ -26,14 +30,14 @@ M0 = N0 = 1024
 KS = (1024, 4096)
 # (dtype, BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, NUM_WARPS)
 CONFIG_SETS = {
-    # round 4: the transposing-copy question
-    "round4": [
+    # is there an ld.shared/st.shared transposing copy of B in the f32 wgmma loop?
+    "transpose_copy": [
         ("f32", 256, 128, 32, 4, 8), ("f32", 128, 128, 32, 3, 4), ("f32", 128, 256, 32, 3, 8),
         ("f32", 64, 128, 64, 3, 4), ("f32", 128, 64, 64, 3, 4), ("f32", 32, 256, 64, 4, 4),
         ("f16", 256, 128, 32, 4, 8), ("f16", 128, 128, 32, 3, 4), ("f16", 32, 256, 64, 4, 4),
     ],
-    # round 5: cp.async (LDGSTS) shared-memory wavefronts and the K loop's cycles, per kernel family
-    "round5": [
+    # cp.async (LDGSTS) shared-memory wavefronts and the K loop's cycles, per kernel family
+    "families": [
         ("f32", 256, 128, 32, 4, 8), ("f32", 256, 64, 32, 4, 8), ("f32", 128, 128, 32, 3, 4),
         ("f32", 128, 256, 32, 3, 8), ("f32", 64, 128, 64, 3, 4), ("f32", 64, 256, 32, 3, 4),
         ("f32", 32, 256, 64, 4, 4), ("f32", 32, 256, 32, 4, 4), ("f32", 32, 128, 64, 4, 4),
@@ -42,8 +46,8 @@ CONFIG_SETS = {
         ("f16", 128, 128, 64, 4, 4), ("f16", 64, 256, 64, 3, 4), ("f16", 32, 256, 64, 4, 4),
         ("f16", 32, 128, 64, 4, 4),
     ],
-    # round 5b: the f32 B-copy conflict at narrow BLOCK_N, two-stage pipelines, 8-warp mma.sync
-    "round5b": [
+    # the f32 B-copy conflict at narrow BLOCK_N, two-stage pipelines, 8-warp mma.sync
+    "narrow_b": [
         ("f32", 256, 32, 32, 4, 4), ("f32", 256, 32, 32, 4, 8), ("f32", 256, 64, 32, 4, 4),
         ("f32", 128, 64, 32, 4, 4), ("f32", 128, 32, 64, 3, 4), ("f32", 64, 64, 64, 3, 4),
         ("f32", 256, 128, 32, 2, 8), ("f32", 128, 128, 32, 2, 4),
@@ -54,7 +58,7 @@ CONFIG_SETS = {
         ("f16", 32, 128, 64, 3, 8),
     ],
 }
-CONFIGS = CONFIG_SETS[os.environ.get("NCU_CONFIG_SET", "round4")]
+CONFIGS = CONFIG_SETS[os.environ.get("NCU_CONFIG_SET", "transpose_copy")]
 NAMES = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS")
 METRICS = [
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
@@ -75,8 +79,8 @@ def launch_all(order_path):
     for dtype_name, *values in CONFIGS:
         cfg = dict(zip(NAMES, values))
         dtype = sweep.DTYPES[dtype_name]
-        # round 5 times the K loop per block: 8 x 16 = 128 blocks, at most one per SM of the 132.
-        M, N = (8 * cfg["BLOCK_M"], 16 * cfg["BLOCK_N"]) if CONFIGS is not CONFIG_SETS["round4"] else (M0, N0)
+        # families / narrow_b time the K loop per block: 8 x 16 = 128 blocks, at most one per SM of the 132.
+        M, N = (8 * cfg["BLOCK_M"], 16 * cfg["BLOCK_N"]) if CONFIGS is not CONFIG_SETS["transpose_copy"] else (M0, N0)
         for K in KS:
             a = torch.randn(M, K, device="cuda", dtype=dtype)
             b = torch.randn(K, N, device="cuda", dtype=dtype)

@@ -1,7 +1,10 @@
 #!/bin/bash
-# Round 5c of docs/validation/planner-h100.md in one GPU call: Nsight Compute on full-size launches
-# (duration, SM clock, DRAM and L2 bytes: ncu_full_size.py), then the SM clock and power under
-# back-to-back load (clock_under_load.py). usage: round5c_gpu.sh OUTDIR
+# One GPU call: Nsight Compute on full-size Triton matmul launches (ncu_full_size.py: duration, SM
+# clock, DRAM bytes read, L2 read sectors, at 4096^3 and 3072^3), then the SM clock and power under
+# back-to-back load (clock_under_load.py). Checks the planner's DRAM traffic per wave and the clock
+# it assumes. docs/validation/planner-h100.md, "Full-size launches: DRAM traffic and clock".
+# usage (on the GPU machine, with ncu, Triton and PyTorch): bench/planner/triton_full_size_ncu.sh OUTDIR
+# writes OUTDIR/full.csv, full_order.json, full_summary.json and OUTDIR/clock.json.
 set -u
 OUT_DIR=$1
 HERE=$(cd "$(dirname "$0")" && pwd)

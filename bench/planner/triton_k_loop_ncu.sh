@@ -1,13 +1,17 @@
 #!/bin/bash
-# Round 5 of docs/validation/planner-h100.md, the measurement call: Nsight Compute counts, per K
-# element of the loop, the shared-memory wavefronts of every kind (ld, st and the cp.async/LDGSTS
-# writes), the warp instructions and the SM cycles of a few Triton matmul configurations of each
-# kernel family (ncu_smem_conflicts.py, config set $NCU_CONFIG_SET, default round5).
-# usage: [NCU_CONFIG_SET=round5b] round5_ncu.sh OUTDIR
+# Nsight Compute on the Triton matmul's K loop: per K element of one block's loop, the
+# shared-memory wavefronts and bank conflicts of every kind (ld, st and the cp.async/LDGSTS writes),
+# the warp instructions, the tensor-pipe and the SM cycles, for the configurations of
+# ncu_smem_conflicts.py's set $NCU_CONFIG_SET (default `families`: every kernel family; `narrow_b`:
+# narrow f32 B tiles, two-stage pipelines, 8-warp mma.sync). Metric names are taken from this
+# Nsight Compute's `--query-metrics`. docs/validation/planner-h100.md, "Triton K loop (Nsight Compute)".
+# usage (on the GPU machine, with ncu, Triton and PyTorch): [NCU_CONFIG_SET=narrow_b] \
+#   bench/planner/triton_k_loop_ncu.sh OUTDIR
+# writes OUTDIR/ncu.csv, ncu_order.json, ncu_summary.json (ncu_smem_conflicts.py --summarize-all), ncu_query.txt.
 set -u
 OUT_DIR=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
-export PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=/tmp/scratchsim_triton_cache NCU_CONFIG_SET=${NCU_CONFIG_SET:-round5}
+export PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=/tmp/scratchsim_triton_cache NCU_CONFIG_SET=${NCU_CONFIG_SET:-families}
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; ncu --version | tail -1
 ncu --query-metrics --chip gh100 > "$OUT_DIR/ncu_query.txt" 2>&1
 # The metric names differ between Nsight Compute versions: take what this one lists.
