@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""Compiles Pallas TPU kernels with libtpu on a CPU-only host and reads what it says of VMEM.
+
+Import this module before jax: it sets the environment libtpu needs off a TPU VM
+(`TPU_SKIP_MDS_QUERY=1`, `JAX_PLATFORMS=cpu`) and, unless told not to, points libtpu's LLO
+dump at a private folder so that each compile leaves its `vmem_report.html` (every scoped VMEM
+allocation of each custom call, with its size and tag, and their total).
+
+  import tpu_aot                      # first
+  res = tpu_aot.compile_kernel(fn, args, "v5e")
+  res["verdict"]                      # fits | vmem_scoped | vmem_capacity | vmem_alloc | error
+  res["pallas"]["total_bytes"]        # scoped VMEM of the Pallas call (vmem_report.html)
+
+Versions this was written against: jax 0.10.2, jaxlib 0.10.2, libtpu 0.0.42.1 (see README.md).
+"""
+import glob
+import html
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+
+os.environ.setdefault("TPU_SKIP_MDS_QUERY", "1")
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+DUMP_DIR = None
+if os.environ.get("TPU_AOT_NO_DUMP") != "1":
+  DUMP_DIR = tempfile.mkdtemp(prefix="tpu_aot_llo_")
+  _flags = os.environ.get("LIBTPU_INIT_ARGS", "")
+  os.environ["LIBTPU_INIT_ARGS"] = (
+      _flags + f" --xla_jf_dump_to={DUMP_DIR} --xla_jf_dump_llo_text=false"
+      " --xla_jf_dump_hlo_text=false --xla_jf_dump_category_filter=memory-report").strip()
+
+# The topology each generation is compiled for (libtpu 0.0.42.1; other names: README.md).
+TOPOLOGIES = {
+    "v4": "v4:2x2x1",
+    "v5e": "v5e:2x2",
+    "v5p": "v5p:2x2x1",
+    "v6e": "v6e:2x2",
+    "v7x": "tpu7x:2x2x1",
+}
+GENERATIONS = list(TOPOLOGIES)
+
+_DEVICES = {}
+
+
+def device(gen):
+  """devices[0] of the generation's topology (cached: libtpu builds it once)."""
+  if gen not in _DEVICES:
+    from jax.experimental import topologies
+    topo = topologies.get_topology_desc(platform="tpu", topology_name=TOPOLOGIES[gen])
+    _DEVICES[gen] = topo.devices[0]
+  return _DEVICES[gen]
+
+
+def versions():
+  import jax
+  import jaxlib
+  out = {"jax": jax.__version__, "jaxlib": jaxlib.__version__}
+  try:
+    from importlib.metadata import version
+    out["libtpu"] = version("libtpu")
+  except Exception:  # pragma: no cover
+    out["libtpu"] = None
+  return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Sizes as XLA prints them: "48.00M", "1020.0K", "147.1K", "512B", "1.50G".
+
+_UNITS = {"B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(s):
+  """Bytes of an XLA size string ("48.00M" -> 50331648); None if it is not one."""
+  m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([BKMGT])i?B?\s*", s or "")
+  if not m:
+    return None
+  return int(round(float(m.group(1)) * _UNITS[m.group(2)]))
+
+
+_SCOPED_RE = re.compile(
+    r"Scoped allocation with size (\S+) and limit (\S+) exceeded scoped vmem limit by (\S+?)\.(?:\s|$)")
+_CAPACITY_RE = re.compile(r"Used (\S+) of (\S+) vmem\. Exceeded vmem capacity by (\S+?)\.(?:\s|$)")
+_ALLOC_RE = re.compile(r"Allocation \(size=(\d+)\) would exceed memory \(size=(\d+)\)")
+_HLO_RE = re.compile(r"allocating on stack for %(\S+) = (\S+)")
+_LARGEST_RE = re.compile(r"^\s*\d+\. Size: (\S+)\n(.*?)(?=^\s*\d+\. Size: |^\s*\[type|\Z)", re.M | re.S)
+
+
+def parse_error(msg):
+  """The verdict and the figures of a compile error message."""
+  out = {"verdict": "error"}
+  m = _SCOPED_RE.search(msg)
+  if m:
+    out.update(verdict="vmem_scoped", size_str=m.group(1), limit_str=m.group(2),
+               over_str=m.group(3), size_bytes=parse_size(m.group(1)),
+               limit_bytes=parse_size(m.group(2)), over_bytes=parse_size(m.group(3)))
+    h = _HLO_RE.search(msg)
+    if h:
+      out.update(hlo_name=h.group(1), hlo_shape=h.group(2))
+    return out
+  m = _CAPACITY_RE.search(msg)
+  if m:
+    out.update(verdict="vmem_capacity", size_str=m.group(1), limit_str=m.group(2),
+               over_str=m.group(3), size_bytes=parse_size(m.group(1)),
+               limit_bytes=parse_size(m.group(2)), over_bytes=parse_size(m.group(3)))
+    allocs = []
+    for am in _LARGEST_RE.finditer(msg):
+      body = am.group(2)
+      tag = re.search(r"Tag: (.*)", body)
+      label = re.search(r"XLA label: (.*)", body)
+      shape = re.search(r"Shape: (\S+)", body)
+      t = tag.group(1).strip() if tag else (label.group(1).strip() if label else "")
+      allocs.append({"size_bytes": parse_size(am.group(1)), "size_str": am.group(1),
+                     "shape": shape.group(1) if shape else None, "tag": t[:160]})
+    out["largest_allocations"] = allocs
+    return out
+  m = _ALLOC_RE.search(msg)
+  if m:
+    out.update(verdict="vmem_alloc", size_bytes=int(m.group(1)), limit_bytes=int(m.group(2)))
+    return out
+  return out
+
+
+# ---------------------------------------------------------------------------------------------
+# vmem_report.html (libtpu's LLO dump)
+
+
+def _report_json(path):
+  t = open(path, encoding="utf-8", errors="replace").read()
+  i = t.find("const DATA =")
+  if i < 0:
+    return None
+  s = t[i + len("const DATA ="):]
+  depth = 0
+  for k, ch in enumerate(s):
+    if ch == "{":
+      depth += 1
+    elif ch == "}":
+      depth -= 1
+      if depth == 0:
+        return json.loads(s[:k + 1])
+  return None
+
+
+def short_tag(tag):
+  """'input window allocation for operator input 0. ...' -> 'in0'; 'scratch operand' etc."""
+  m = re.match(r"(input|output) window allocation for operator (?:input|output) (\d+)", tag or "")
+  if m:
+    return ("in" if m.group(1) == "input" else "out") + m.group(2)
+  return tag or ""
+
+
+def _window_levels(tag):
+  m = re.search(r"has (\d+) buffering levels?", tag or "")
+  return int(m.group(1)) if m else None
+
+
+def summarize_report(data):
+  """{capacity, kernels: {hlo: {total_bytes, spill_bytes, allocations}}, total_bytes} (the
+  largest custom call's total as total_bytes)."""
+  if not data:
+    return None
+  out = {"vmem_capacity": data.get("global_info", {}).get("vmem_capacity"), "kernels": {}}
+  for hlo, b in data.get("hlo_breakdowns", {}).items():
+    if hlo.startswith("<"):
+      continue  # <top-inlining-caller>: the same allocations seen from the caller
+    allocs = []
+    for blk in b.get("blocks", []):
+      for a in blk.get("allocations", []):
+        tag = a.get("tag", "")
+        allocs.append({"what": short_tag(tag), "size": a.get("size"), "shape": a.get("shape"),
+                       "padding": a.get("padding"), "levels": _window_levels(tag),
+                       "block_type": blk.get("block_type")})
+    out["kernels"][hlo] = {
+        "total_bytes": b.get("total_size"),
+        "spill_bytes": sum(a["size"] or 0 for a in allocs if a["what"] == "SPILL"),
+        "allocations": allocs}
+  if out["kernels"]:
+    out["total_bytes"] = max(k["total_bytes"] or 0 for k in out["kernels"].values())
+  return out
+
+
+def _clear_dump():
+  if DUMP_DIR and os.path.isdir(DUMP_DIR):
+    for f in os.listdir(DUMP_DIR):
+      p = os.path.join(DUMP_DIR, f)
+      if os.path.isdir(p):
+        shutil.rmtree(p, ignore_errors=True)
+      else:
+        try:
+          os.remove(p)
+        except OSError:
+          pass
+
+
+def _read_report():
+  if not DUMP_DIR:
+    return None
+  paths = sorted(glob.glob(os.path.join(DUMP_DIR, "*vmem_report.html")))
+  if not paths:
+    return None
+  return summarize_report(_report_json(paths[-1]))
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def lower_args(args, gen):
+  """ShapeDtypeStructs placed on the generation's device (args: ShapeDtypeStructs/arrays)."""
+  import jax
+  from jax.sharding import SingleDeviceSharding
+  sh = SingleDeviceSharding(device(gen))
+  return [jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=sh) for a in args]
+
+
+# XLA's memory-space assignment would otherwise put small operands of the custom call whole
+# into VMEM (program-scoped, layout S(1)), and then Mosaic allocates no window for them: a
+# kernel's scoped figure would depend on its neighbours and on the array sizes. Off, every
+# operand stays in HBM as the BlockSpec model assumes.
+DEFAULT_OPTIONS = {"xla_msa_enable": False}
+
+_CC_RE = re.compile(r'^\s*(?:ROOT )?%(\S+) = .*custom_call_target="tpu_custom_call"', re.M)
+
+
+def custom_call_names(hlo_text):
+  return _CC_RE.findall(hlo_text or "")
+
+
+def pallas_summary(report, names=None, hlo_name=None):
+  """The report entries of the Pallas custom calls (by name when known, else every entry that
+  has a window, scratch operand or spill) and their largest total."""
+  if not report:
+    return None
+  ks = report.get("kernels", {})
+  want = set(names or []) | ({hlo_name} if hlo_name else set())
+  if want:
+    sel = {k: v for k, v in ks.items() if k in want}
+  else:
+    sel = {k: v for k, v in ks.items()
+           if any(re.match(r"(in|out)\d+$|scratch operand|SPILL$", a["what"] or "")
+                  for a in v["allocations"])}
+  if not sel:
+    return None
+  return {"kernels": sorted(sel), "total_bytes": max(v["total_bytes"] or 0 for v in sel.values())}
+
+
+def compile_kernel(fn, args, gen, options=None, keep_message=6000):
+  """Compiles fn(*args) for the generation; returns a dict:
+  verdict (fits | vmem_scoped | vmem_capacity | vmem_alloc | error), compile_s, message (the
+  error text, cut to keep_message characters), the parsed figures (size_bytes, limit_bytes,
+  over_bytes and their strings), report (summarize_report of vmem_report.html, when libtpu
+  wrote one: every HLO's scoped allocations), pallas (the Pallas custom calls' entries of it:
+  names and largest total_bytes), custom_calls and, for kernels that fit, memory_analysis.
+  options: XLA/libtpu compile options (default DEFAULT_OPTIONS)."""
+  import jax
+  opts = dict(DEFAULT_OPTIONS if options is None else options)
+  _clear_dump()
+  dev = device(gen)
+  largs = lower_args(args, gen)
+  t0 = time.perf_counter()
+  try:
+    # the default device makes Pallas' lowering see the target TPU, not the host CPU
+    with jax.default_device(dev):
+      compiled = jax.jit(fn).lower(*largs).compile(opts)
+  except Exception as e:  # JaxRuntimeError, ValueError from Pallas/Mosaic, ...
+    dt = time.perf_counter() - t0
+    msg = f"{type(e).__name__}: {e}"
+    out = {"compile_s": round(dt, 4)}
+    out.update(parse_error(msg))
+    out["message"] = msg if len(msg) <= keep_message else msg[:keep_message] + " [...]"
+    out["report"] = _read_report()
+    out["pallas"] = pallas_summary(out["report"], hlo_name=out.get("hlo_name"))
+    return out
+  dt = time.perf_counter() - t0
+  out = {"verdict": "fits", "compile_s": round(dt, 4), "report": _read_report()}
+  try:
+    out["custom_calls"] = custom_call_names(compiled.as_text())
+  except Exception:  # pragma: no cover
+    out["custom_calls"] = None
+  out["pallas"] = pallas_summary(out["report"], out["custom_calls"])
+  try:
+    ma = compiled.memory_analysis()
+    out["memory_analysis"] = {k: getattr(ma, k) for k in (
+        "generated_code_size_in_bytes", "argument_size_in_bytes", "output_size_in_bytes",
+        "temp_size_in_bytes")}
+  except Exception:  # pragma: no cover
+    pass
+  return out
+
+
+if __name__ == "__main__":
+  # Smoke test: the blocked matmul of pallas_to_graph.py at 256 (fits) and 2048 (E1001).
+  import sys
+  sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+  import pallas_to_graph as p2g
+  gens = sys.argv[1:] or GENERATIONS
+  print(versions())
+  for gen in gens:
+    for b in (256, 2048):
+      fn, args = p2g.example_matmul(bm=b, bn=b, bk=b)
+      r = compile_kernel(fn, args, gen)
+      fig = (r.get("pallas") or {}).get("total_bytes") if r["verdict"] == "fits" else r.get("size_str")
+      print(f"{gen:4} matmul {b:5}: {r['verdict']:14} {fig}  ({r['compile_s']:.2f} s)", flush=True)
