@@ -679,3 +679,26 @@ def desc_gather_kernel(x_ptr, idx_ptr, out_ptr, M, N, BLOCK_X: tl.constexpr,
     y0 = tl.program_id(0) * BLOCK_Y
     vals = desc.gather(rows, y0)
     out_desc.scatter(vals * 2, rows, y0)
+
+
+@triton.jit
+def gemm_host_desc_kernel(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr,
+                          BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, NUM_SMS: tl.constexpr,
+                          WARP_SPEC: tl.constexpr):
+    # Persistent GEMM on host-side tensor descriptors (TensorDescriptor arguments: the TMA
+    # descriptor is a kernel parameter, no ttng.tensormap_create), optionally warp-specialized.
+    start_pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    k_tiles = tl.cdiv(K, BLOCK_K)
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=not WARP_SPEC,
+                            warp_specialize=WARP_SPEC):
+        pid_m = tile_id // num_pid_n
+        pid_n = tile_id % num_pid_n
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for ki in range(k_tiles):
+            a = a_desc.load([pid_m * BLOCK_M, ki * BLOCK_K])
+            b = b_desc.load([pid_n * BLOCK_N, ki * BLOCK_K])
+            acc = tl.dot(a, b.T, acc)
+        c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_desc.dtype))

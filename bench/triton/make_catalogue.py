@@ -57,8 +57,9 @@ def _kinds():
 
     K = {}
 
-    def kind(name, fn, types, div16=(), unit=(), what=""):
-        K[name] = dict(fn=fn, types=types, div16=set(div16), unit=set(unit), what=what)
+    def kind(name, fn, types, div16=(), unit=(), what="", with_params=False):
+        K[name] = dict(fn=fn, types=types, div16=set(div16), unit=set(unit), what=what,
+                       with_params=with_params)
 
     kind("gemm", ck.gemm_kernel, gemm_types,
          div16={"M", "N", "K", "stride_am", "stride_bk", "stride_cm"},
@@ -77,6 +78,14 @@ def _kinds():
          lambda dt, out: dict(a_ptr=P(dt), b_ptr=P(dt), c_ptr=P(out), M="i32", N="i32", K="i32"),
          div16={"M", "N", "K"},
          what="persistent descriptor GEMM, epilogue subtiling, flatten / warp_specialize")
+    kind("gemm_host_desc", ck.gemm_host_desc_kernel,
+         lambda dt, out, p: dict(
+             a_desc="tensordesc<%s[%d, %d]>" % (dt, p["BLOCK_M"], p["BLOCK_K"]),
+             b_desc="tensordesc<%s[%d, %d]>" % (dt, p["BLOCK_N"], p["BLOCK_K"]),
+             c_desc="tensordesc<%s[%d, %d]>" % (out, p["BLOCK_M"], p["BLOCK_N"]),
+             M="i32", N="i32", K="i32"),
+         div16={"M", "N", "K"}, with_params=True,
+         what="persistent GEMM on host TensorDescriptor arguments, optional warp_specialize")
     kind("gemm_splitk", ck.gemm_splitk_kernel,
          lambda dt, out: dict(a_ptr=P(dt), b_ptr=P(dt), c_ptr="*fp32", M="i32", N="i32",
                               K="i32", stride_am="i32", stride_bk="i32", stride_cm="i32"),
@@ -251,6 +260,14 @@ def make_configs():
         add("gemm_persistent", "bf16",
             dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, NUM_SMS=148,
                  EPILOGUE_SUBTILE=True, WARP_SPEC=ws, FLATTEN=False), 8, 3)
+    for (bm, bn, bk, nw) in [(128, 128, 64, 4), (128, 256, 64, 8)]:
+        for ws in [False, True]:
+            for ns in [3, 4]:
+                add("gemm_host_desc", "fp16", dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+                                                   NUM_SMS=148, WARP_SPEC=ws), nw, ns)
+    for ws in [False, True]:
+        add("gemm_host_desc", "bf16", dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=128, NUM_SMS=148,
+                                           WARP_SPEC=ws), 4, 3)
     for (bm, bn, bk) in [(64, 64, 64), (128, 128, 32), (64, 128, 64)]:
         for sk in [4, 8]:
             add("gemm_splitk", "fp16", dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, SPLIT_K=sk), 4,
@@ -455,7 +472,10 @@ def compile_cfg(cfg, kinds):
                                "num_warps", "num_stages", "options", "cfg_hash"]}
     rec["limit"] = tc.shared_limit(cfg["target"])
     fn = spec["fn"]
-    types = spec["types"](cfg["dtype"], cfg["out_dtype"])
+    if spec["with_params"]:
+        types = spec["types"](cfg["dtype"], cfg["out_dtype"], cfg["params"])
+    else:
+        types = spec["types"](cfg["dtype"], cfg["out_dtype"])
     sig, constexprs, attrs = tc.build_signature(fn, types, cfg["params"], cfg["regime"],
                                                 cfg["target"], spec["div16"], spec["unit"])
     rec["signature"] = {k: v for k, v in sig.items() if v != "constexpr"}

@@ -1,0 +1,216 @@
+# Inventory of the TTGIR constructs in fixture sets: op names, attribute encodings (#ttg.*,
+# #ttng.*, ...) with the keys each one carries, types (!ttg.memdesc, !tt.tensordesc, ...),
+# memdesc forms, and attribute names. Compares the CPU catalogue (per version and target)
+# with the GPU fixtures of tests/data/triton (ttgir.tar.gz) and the catalogue's versions with
+# each other, and says in which kinds each new construct appears.
+#
+#   python3 bench/triton/ttgir_inventory.py [--catalogue tests/data/triton/catalogue]
+#       [--old tests/data/triton/ttgir.tar.gz] [--json OUT.json] [--markdown OUT.md]
+import argparse
+import collections
+import glob
+import json
+import os
+import re
+import sys
+import tarfile
+
+OP_RE = re.compile(r'^\s*(?:%[\w#:, %]+=\s*)?"?([a-z_][a-z0-9_]*\.[a-z0-9_.]+)"?[\s(<{:@]')
+OP_RE2 = re.compile(r'^\s*(?:%[\w#:, %]+=\s*)?"?([a-z_][a-z0-9_]*\.[a-z0-9_.]+)"?\s*$')
+ATTR_ENC_RE = re.compile(r'#([a-z_]+)\.([a-z_0-9]+)')
+TYPE_RE = re.compile(r'!([a-z_]+)\.([a-z_0-9.]+)')
+ENC_BODY_RE = re.compile(r'#([a-z_]+\.[a-z_0-9]+)<\{([^<>]*(?:<[^<>]*>[^<>]*)*)\}>')
+KEY_RE = re.compile(r'(?:^|[,{]\s*)([A-Za-z_][\w.]*)\s*=')
+ATTR_NAME_RE = re.compile(r'"?\b((?:tt|ttg|ttng|amdgpu|nvws|ttig|gluon|proton|loop|allocation)'
+                          r'\.[A-Za-z_][\w.-]*)"?\s*=')
+MEMDESC_RE = re.compile(r'!ttg\.memdesc<([^<>]*(?:<[^<>]*>[^<>]*)*)>')
+
+
+def memdesc_form(body):
+    """'128x64xf16, #shared, #smem, mutable' -> 'SHAPExT, #enc, #space, mutable'."""
+    parts = [p.strip() for p in body.split(",")]
+    out = []
+    for i, p in enumerate(parts):
+        if i == 0:
+            out.append("SHAPExT")
+        elif re.fullmatch(r"[0-9x]+", p):
+            out.append("ALLOCSHAPE")
+        elif p.startswith("#"):
+            out.append("#enc" if i == 1 else "#space")
+        else:
+            out.append(p)
+    return ", ".join(out)
+
+
+def scan(text):
+    """Sets of constructs in one TTGIR module."""
+    ops, encs, types, attrs, forms = set(), set(), set(), set(), set()
+    enc_keys = collections.defaultdict(set)
+    body = "\n".join(ln for ln in text.splitlines() if not ln.startswith("#loc"))
+    for line in body.splitlines():
+        s = line.strip()
+        if not s or s.startswith("#loc") or s.startswith("}") and len(s) < 3:
+            continue
+        if s.startswith("#") and " = #" in s:
+            pass
+        else:
+            m = OP_RE.match(s) or OP_RE2.match(s)
+            if m and not s.startswith("#") and not s.startswith("!"):
+                ops.add(m.group(1))
+    for m in ATTR_ENC_RE.finditer(body):
+        encs.add("#%s.%s" % (m.group(1), m.group(2)))
+    for m in TYPE_RE.finditer(body):
+        types.add("!%s.%s" % (m.group(1), m.group(2)))
+    for m in ENC_BODY_RE.finditer(body):
+        for k in KEY_RE.finditer("{" + m.group(2)):
+            enc_keys["#" + m.group(1)].add(k.group(1))
+    for m in ATTR_NAME_RE.finditer(body):
+        attrs.add(m.group(1))
+    for m in MEMDESC_RE.finditer(body):
+        forms.add(memdesc_form(m.group(1)))
+    return dict(ops=ops, encodings=encs, types=types, attrs=attrs, memdesc=forms,
+                enc_keys=enc_keys)
+
+
+class Acc:
+    """Union of constructs over a fixture set, with the kinds each one appears in."""
+
+    def __init__(self):
+        self.where = {k: collections.defaultdict(set) for k in
+                      ["ops", "encodings", "types", "attrs", "memdesc", "enc_keys"]}
+        self.n = 0
+
+    def add(self, text, kind):
+        self.n += 1
+        s = scan(text)
+        for k in ["ops", "encodings", "types", "attrs", "memdesc"]:
+            for x in s[k]:
+                self.where[k][x].add(kind)
+        for enc, keys in s["enc_keys"].items():
+            for key in keys:
+                self.where["enc_keys"]["%s:%s" % (enc, key)].add(kind)
+
+    def keys(self, k):
+        return set(self.where[k])
+
+
+def read_old(path, index_path):
+    kinds = {}
+    if os.path.exists(index_path):
+        for r in json.load(open(index_path))["records"]:
+            kinds[r["id"]] = (r["kernel"], "sm_%d" % r["target"])
+    per_target = collections.defaultdict(Acc)
+    allacc = Acc()
+    with tarfile.open(path) as tar:
+        for m in tar:
+            if not m.isfile():
+                continue
+            fid = os.path.basename(m.name).rsplit(".ttgir", 1)[0]
+            text = tar.extractfile(m).read().decode()
+            kind, target = kinds.get(fid, (fid.split("_sm")[0], "sm_" + fid.split("_sm")[1].split("_")[0]))
+            per_target[target].add(text, kind)
+            allacc.add(text, kind)
+    return allacc, per_target
+
+
+def read_catalogue(root):
+    """{version: {target: Acc}}"""
+    out = {}
+    for d in sorted(glob.glob(os.path.join(root, "*"))):
+        idx = os.path.join(d, "index.json")
+        if not os.path.isdir(d) or not os.path.exists(idx):
+            continue
+        recs = {r["id"]: r for r in json.load(open(idx))["records"]}
+        version = os.path.basename(d)
+        out[version] = {}
+        for tp in sorted(glob.glob(os.path.join(d, "*.tar.gz"))):
+            target = os.path.basename(tp)[:-len(".tar.gz")]
+            acc = Acc()
+            with tarfile.open(tp) as tar:
+                for m in tar:
+                    if not m.isfile():
+                        continue
+                    fid = os.path.basename(m.name)[:-len(".ttgir")]
+                    acc.add(tar.extractfile(m).read().decode(), recs[fid]["kind"])
+            out[version][target] = acc
+    return out
+
+
+CATS = [("ops", "ops"), ("encodings", "attribute encodings"), ("types", "types"),
+        ("memdesc", "memdesc forms"), ("enc_keys", "encoding keys"), ("attrs", "attribute names")]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--catalogue", default="tests/data/triton/catalogue")
+    ap.add_argument("--old", default="tests/data/triton/ttgir.tar.gz")
+    ap.add_argument("--old-index", default="tests/data/triton/index.json")
+    ap.add_argument("--json", default="")
+    ap.add_argument("--markdown", default="")
+    args = ap.parse_args()
+    old, old_t = read_old(args.old, args.old_index)
+    cat = read_catalogue(args.catalogue)
+    result = {"old": {"fixtures": old.n, **{k: sorted(old.keys(k)) for k, _ in CATS}},
+              "versions": {}}
+    md = []
+    versions = sorted(cat)
+    for v in versions:
+        vres = {}
+        union = Acc()
+        for t, acc in cat[v].items():
+            new = {}
+            for k, _ in CATS:
+                new[k] = {x: sorted(acc.where[k][x]) for x in sorted(acc.keys(k) - old.keys(k))}
+            vres[t] = {"fixtures": acc.n, "new": new,
+                       "all": {k: sorted(acc.keys(k)) for k, _ in CATS}}
+            for k, _ in CATS:
+                for x, ks in acc.where[k].items():
+                    union.where[k][x] |= ks
+        result["versions"][v] = vres
+        md.append("### Triton %s: constructs absent from the 784 GPU fixtures" % v)
+        md.append("")
+        targets = list(cat[v])
+        for k, title in CATS:
+            allnew = sorted(union.keys(k) - old.keys(k))
+            if not allnew:
+                continue
+            md.append("**%s** (targets where it appears; kinds):" % title)
+            md.append("")
+            for x in allnew:
+                ts = [t for t in targets if x in cat[v][t].keys(k)]
+                kinds = sorted(union.where[k][x])
+                tstr = "all targets" if len(ts) == len(targets) else ", ".join(ts)
+                md.append("- `%s`: %s; %s" % (x, tstr, ", ".join(kinds[:8]) +
+                                              (", ..." if len(kinds) > 8 else "")))
+            md.append("")
+    if len(versions) >= 2:
+        a, b = versions[0], versions[-1]
+        md.append("### Triton %s vs %s" % (a, b))
+        md.append("")
+        diff = {}
+        for k, title in CATS:
+            ua = set().union(*[cat[a][t].keys(k) for t in cat[a]])
+            ub = set().union(*[cat[b][t].keys(k) for t in cat[b]])
+            diff[k] = {"only_" + a: sorted(ua - ub), "only_" + b: sorted(ub - ua)}
+            if ua - ub or ub - ua:
+                md.append("**%s** only in %s: %s" % (title, a, ", ".join(
+                    "`%s`" % x for x in sorted(ua - ub)) or "none"))
+                md.append("")
+                md.append("**%s** only in %s: %s" % (title, b, ", ".join(
+                    "`%s`" % x for x in sorted(ub - ua)) or "none"))
+                md.append("")
+        result["version_diff"] = diff
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=1, sort_keys=True)
+            f.write("\n")
+    text = "\n".join(md) + "\n"
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()
