@@ -24,6 +24,24 @@ KEY_RE = re.compile(r'(?:^|[,{]\s*)([A-Za-z_][\w.]*)\s*=')
 ATTR_NAME_RE = re.compile(r'"?\b((?:tt|ttg|ttng|amdgpu|nvws|ttig|gluon|proton|loop|allocation)'
                           r'\.[A-Za-z_][\w.-]*)"?\s*=')
 MEMDESC_RE = re.compile(r'!ttg\.memdesc<([^<>]*(?:<[^<>]*>[^<>]*)*)>')
+TENSORDESC_RE = re.compile(r'!tt\.tensordesc<([^<>]*(?:<[^<>]*>[^<>]*)*)>')
+VALUE_RE = re.compile(r'%([A-Za-z_$.\-][\w$.\-]*)')
+DICT_RE = re.compile(r'\{([^{}]*)\}')
+NEST_RE = re.compile(r'<[^<>]*>|\[[^\[\]]*\]|"[^"]*"|\([^()]*\)')
+DICT_KEY_RE = re.compile(r'(?:^|,)\s*"?([A-Za-z_][\w.\-]*)"?\s*(?==|,|$)')
+
+
+def dict_keys(content):
+    """Keys of an attribute dictionary's text ('a = 1, b, c = [..]' -> a, b, c)."""
+    prev = None
+    while prev != content:
+        prev, content = content, NEST_RE.sub("_", content)
+    return [m.group(1) for m in DICT_KEY_RE.finditer(content.strip())]
+
+
+def tensordesc_form(body):
+    body = re.sub(r"\b\d+(x\d+)*x[A-Za-z][A-Za-z0-9]*\b", "SHAPExT", body)
+    return re.sub(r"#\w+", "#enc", body)
 
 
 def memdesc_form(body):
@@ -45,6 +63,7 @@ def memdesc_form(body):
 def scan(text):
     """Sets of constructs in one TTGIR module."""
     ops, encs, types, attrs, forms = set(), set(), set(), set(), set()
+    op_keys, tdesc, vchars = set(), set(), set()
     enc_keys = collections.defaultdict(set)
     body = "\n".join(ln for ln in text.splitlines() if not ln.startswith("#loc"))
     for line in body.splitlines():
@@ -57,6 +76,17 @@ def scan(text):
             m = OP_RE.match(s) or OP_RE2.match(s)
             if m and not s.startswith("#") and not s.startswith("!"):
                 ops.add(m.group(1))
+                # Attribute dictionaries on the op's line (not its regions).
+                rest = re.sub(r'loc\((?:[^()]|\([^()]*\))*\)', '', s)
+                # Encodings inside types (#ttg.slice<{dim = ..}>) are not op attributes.
+                prev = None
+                while prev != rest:
+                    prev, rest = rest, re.sub(r'<\{[^{}]*\}>', '<>', rest)
+                for d in DICT_RE.finditer(rest):
+                    keys = dict_keys(d.group(1))
+                    if keys and m.group(1) not in ("tt.func", "scf.for", "scf.if"):
+                        for k in keys:
+                            op_keys.add("%s {%s}" % (m.group(1), k))
     for m in ATTR_ENC_RE.finditer(body):
         encs.add("#%s.%s" % (m.group(1), m.group(2)))
     for m in TYPE_RE.finditer(body):
@@ -68,8 +98,13 @@ def scan(text):
         attrs.add(m.group(1))
     for m in MEMDESC_RE.finditer(body):
         forms.add(memdesc_form(m.group(1)))
+    for m in TENSORDESC_RE.finditer(body):
+        tdesc.add("!tt.tensordesc<%s>" % tensordesc_form(m.group(1)))
+    for m in VALUE_RE.finditer(body):
+        for ch in set(m.group(1)) & set(".$-"):
+            vchars.add("'%s' in %%names" % ch)
     return dict(ops=ops, encodings=encs, types=types, attrs=attrs, memdesc=forms,
-                enc_keys=enc_keys)
+                enc_keys=enc_keys, op_keys=op_keys, tensordesc=tdesc, value_chars=vchars)
 
 
 class Acc:
@@ -77,13 +112,15 @@ class Acc:
 
     def __init__(self):
         self.where = {k: collections.defaultdict(set) for k in
-                      ["ops", "encodings", "types", "attrs", "memdesc", "enc_keys"]}
+                      ["ops", "encodings", "types", "attrs", "memdesc", "enc_keys", "op_keys",
+                       "tensordesc", "value_chars"]}
         self.n = 0
 
     def add(self, text, kind):
         self.n += 1
         s = scan(text)
-        for k in ["ops", "encodings", "types", "attrs", "memdesc"]:
+        for k in ["ops", "encodings", "types", "attrs", "memdesc", "op_keys", "tensordesc",
+                  "value_chars"]:
             for x in s[k]:
                 self.where[k][x].add(kind)
         for enc, keys in s["enc_keys"].items():
@@ -137,7 +174,9 @@ def read_catalogue(root):
 
 
 CATS = [("ops", "ops"), ("encodings", "attribute encodings"), ("types", "types"),
-        ("memdesc", "memdesc forms"), ("enc_keys", "encoding keys"), ("attrs", "attribute names")]
+        ("memdesc", "memdesc forms"), ("tensordesc", "tensordesc forms"),
+        ("enc_keys", "encoding keys"), ("attrs", "attribute names"),
+        ("op_keys", "op attribute keys"), ("value_chars", "value-name characters")]
 
 
 def main():
