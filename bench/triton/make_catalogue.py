@@ -12,6 +12,7 @@
 # One compile worker process (a subprocess, restarted after a crash or a timeout); compiles stop
 # after the LLVM-IR stage (triton_compile.install_stop_hook) unless --full.
 import argparse
+import collections
 import hashlib
 import io
 import json
@@ -652,7 +653,12 @@ def write_readme(out, info, recs, targets, cmd):
              "time median %.3f s" % (info["date"], info["configs"], info["compiled"],
                                      info["configs"] - info["compiled"], info["wall_s"],
                                      info["compile_s_median"]),
-             "- command: `%s`" % cmd, "",
+             "- command: `%s`" % cmd]
+    if info.get("planned", info["configs"]) > info["configs"]:
+        lines.append("- the run was stopped before the end: %d of the %d planned configurations "
+                     "were compiled (compile order is round-robin over kinds)" %
+                     (info["configs"], info["planned"]))
+    lines += ["",
              "Files: `index.json` (`info`, and per configuration `id`, `kind`, `target`, "
              "`version`, `dtype`, `params`, `num_warps`, `num_stages`, `options`, `regime` "
              "(`jit`: the JIT's specialization, divisibility 16 and unit strides as constexpr 1; "
@@ -709,6 +715,9 @@ def main():
     ap.add_argument("--list", action="store_true", help="print the configurations and exit")
     ap.add_argument("--resume", action="store_true",
                     help="keep the records of OUT/partial.jsonl and compile only the rest")
+    ap.add_argument("--finalize", action="store_true",
+                    help="write the outputs from OUT/partial.jsonl without compiling more "
+                         "(a run stopped early; the README says how many were left out)")
     args = ap.parse_args()
     import triton
     targets = args.targets.split(",")
@@ -720,6 +729,14 @@ def main():
         ks = set(args.kinds.split(","))
         cfgs = [c for c in cfgs if c["kind"] in ks]
     todo = expand(cfgs, targets, args.regimes.split(","), args.fraction)
+    # Round-robin over kinds, so that a run stopped early (see --finalize) still covers every
+    # kind; the outputs list the records in catalogue order whatever the compile order.
+    rank, seen = {}, collections.Counter()
+    for c in todo:
+        rank[c["id"]] = (seen[c["kind"]], c["kind"])
+        seen[c["kind"]] += 1
+    order = {c["id"]: i for i, c in enumerate(todo)}
+    compile_order = sorted(todo, key=lambda c: rank[c["id"]])
     if args.limit:
         todo = todo[:args.limit]
     if args.list:
@@ -735,6 +752,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     partial = os.path.join(args.out, "partial.jsonl")
     done = {}
+    if args.finalize:
+        args.resume = True
     if args.resume and os.path.exists(partial):
         with open(partial) as f:
             for line in f:
@@ -746,11 +765,15 @@ def main():
         print("resuming: %d records already compiled" % len(done), flush=True)
     prior_s = sum(r.get("_wall_s", 0.0) for r in done.values())
     cache_root = tempfile.mkdtemp(prefix="triton-catalogue-")
-    worker = Worker(cache_root, not args.full)
+    worker = None if args.finalize else Worker(cache_root, not args.full)
     recs = []
     pf = open(partial, "a" if args.resume else "w")
     try:
-        for i, cfg in enumerate(todo):
+        for i, cfg in enumerate(compile_order):
+            if args.finalize:
+                if cfg["id"] in done:
+                    recs.append(done[cfg["id"]])
+                continue
             if cfg["id"] in done:
                 recs.append(done[cfg["id"]])
                 continue
@@ -768,12 +791,15 @@ def main():
                        sum(r["verdict"] == "compile_error" for r in recs)), flush=True)
     finally:
         pf.close()
-        worker.close()
+        if worker:
+            worker.close()
         shutil.rmtree(cache_root, ignore_errors=True)
+    recs.sort(key=lambda r: order.get(r["id"], len(order)))
     ok = [r for r in recs if r["verdict"] != "compile_error"]
     times = sorted(r["compile_s"] for r in ok) or [0.0]
     info = dict(tc.triton_versions(), date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                 stage="binary" if args.full else "llir", targets=targets,
+                planned=len(todo),
                 regimes=args.regimes.split(","), fraction=args.fraction, configs=len(recs),
                 compiled=len(ok), wall_s=round(time.time() - start + prior_s, 1),
                 compile_s_median=times[len(times) // 2],
@@ -783,7 +809,7 @@ def main():
                 env={"TRITON_DEFAULT_FP_FUSION": os.environ.get("TRITON_DEFAULT_FP_FUSION", "1")})
     write_outputs(args.out, info, recs, targets)
     cmd = "nice -n 10 %s bench/triton/make_catalogue.py %s" % (
-        sys.executable, " ".join(a for a in sys.argv[1:] if a != "--resume"))
+        sys.executable, " ".join(a for a in sys.argv[1:] if a not in ("--resume", "--finalize")))
     write_readme(args.out, info, recs, targets, cmd)
     os.unlink(partial)
     print("compiled %d/%d in %.0fs; out of resources %d" %
