@@ -128,6 +128,12 @@ def worker(partial, gens, kinds, verify_every, skip_ids):
   import tpu_kernels
   done = set(skip_ids)
   n = 0
+  if os.path.exists(partial) and os.path.getsize(partial):
+    with open(partial, "rb") as f:
+      f.seek(-1, 2)
+      if f.read(1) != b"\n":  # a line cut by a killed run: end it, read_rows skips it
+        with open(partial, "a") as g:
+          g.write("\n")
   with open(partial, "a") as f:
     # round robin over the generations, so that a cut-short run still covers each of them
     cats = {g: tpu_kernels.catalogue(g) for g in gens}
@@ -179,6 +185,8 @@ def main(argv):
   p.add_argument("--kinds", default="", help="comma-separated kinds (default: all)")
   p.add_argument("--verify-every", type=int, default=6,
                  help="verify the requirement by two extra compiles on every N-th kernel (0: never)")
+  p.add_argument("--finalize", action="store_true",
+                 help="only write OUT from the rows already in OUT.partial.jsonl")
   p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
   a = p.parse_args(argv)
   gens = [g for g in a.gens.split(",") if g]
@@ -191,6 +199,8 @@ def main(argv):
     return 0
 
   t0 = time.time()
+  if a.finalize:
+    return finalize(a, argv, partial, t0)
   cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--out", a.out, "--gens", a.gens,
          "--kinds", a.kinds, "--verify-every", str(a.verify_every)]
   for attempt in range(50):
@@ -211,7 +221,10 @@ def main(argv):
     else:
       print(f"worker failed (exit {rc}) outside a row; stopping", flush=True)
       return 1
+  return finalize(a, argv, partial, t0)
 
+
+def finalize(a, argv, partial, t0):
   import tpu_aot
   rows = read_rows(partial)
   order = {g: i for i, g in enumerate(tpu_aot.GENERATIONS)}
@@ -219,7 +232,7 @@ def main(argv):
   header = {"header": True, "versions": tpu_aot.versions(),
             "python": sys.version.split()[0],
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
-            "command": "python bench/tpu/make_corpus.py " + " ".join(argv),
+            "command": "python bench/tpu/make_corpus.py " + " ".join(x for x in argv if x != "--finalize"),
             "environment": {"TPU_SKIP_MDS_QUERY": "1", "JAX_PLATFORMS": "cpu",
                             "LIBTPU_INIT_ARGS": "--xla_jf_dump_to=<tmp> --xla_jf_dump_llo_text=false "
                                                 "--xla_jf_dump_hlo_text=false "

@@ -439,7 +439,18 @@ def catalogue(gen):
   for (lead, br, d, dt) in [(4, 512, 512, "f32"), (8, 256, 1024, "bf16"), (16, 8, 4096, "bf16"),
                             (4, 1024, 1024, "f32"), (32, 16, 2048, "i8")]:
     add("copy", lead=lead, br=br, d=d, dtype=dt)
-  return cat
+  return _interleave(cat)
+
+
+def _interleave(cat):
+  """Spreads the kinds evenly through the list (each kind's entries keep their order), so that
+  a run cut short still has every kind in proportion."""
+  by = {}
+  for kind, p in cat:
+    by.setdefault(kind, []).append(p)
+  keyed = [((i + 0.5) / len(ps), kind, i, p) for kind, ps in by.items() for i, p in enumerate(ps)]
+  keyed.sort(key=lambda t: (t[0], t[1]))
+  return [(kind, p) for _, kind, _, p in keyed]
 
 
 def build(kind, params):
