@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "backends/triton/ttgir_layout.h"
-#include "backends/triton/ttgir_parser.h"
 #include "gtest/gtest.h"
 
 namespace scratchsim::triton {

@@ -11,7 +11,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "backends/triton/ttgir_layout.h"
-#include "backends/triton/ttgir_parser.h"
 #include "sim/checked_math.h"
 #include "sim/status_macros.h"
 

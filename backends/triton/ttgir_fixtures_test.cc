@@ -11,7 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "backends/triton/ttgir_parser.h"
+#include "backends/triton/ttgir_allocation.h"
+#include "backends/triton/ttgir_import.h"
 #include "gtest/gtest.h"
 
 namespace scratchsim::triton {

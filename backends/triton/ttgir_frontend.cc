@@ -5,6 +5,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "backends/triton/ttgir_allocation.h"
+#include "backends/triton/ttgir_import.h"
 #include "backends/triton/ttgir_parser.h"
 #include "sim/proto_io.h"
 #include "sim/status_macros.h"
@@ -45,11 +47,12 @@ class PlannedPolicy : public PlacementPolicy {
 
 absl::StatusOr<TtgirKernel> LoadTtgirKernel(absl::string_view path) {
   ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  std::string_view text_view(text.data(), text.size());
-  std::string_view origin(path.data(), path.size());
-  ASSIGN_OR_RETURN(SharedMemoryPlan plan, PlanTtgir(text_view, origin));
+  // One parse and one plan: the graph is imported from the module the plan was made for.
+  ASSIGN_OR_RETURN(TtgirModule module, ParseTtgir(std::string_view(text.data(), text.size()),
+                                                   std::string_view(path.data(), path.size())));
+  ASSIGN_OR_RETURN(SharedMemoryPlan plan, PlanSharedMemory(module));
   TtgirKernel kernel;
-  ASSIGN_OR_RETURN(kernel.graph, ImportTtgir(text_view, origin));
+  ASSIGN_OR_RETURN(kernel.graph, ImportTtgir(module, plan));
   kernel.policy = std::make_shared<PlannedPolicy>(std::move(plan));
   return kernel;
 }

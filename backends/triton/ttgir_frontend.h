@@ -7,6 +7,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+// PlanTtgir and SharedMemoryPlan, for callers that check the front end against Triton's plan
+// of the same file (tests/ttgir_cli_test.cc).
+#include "backends/triton/ttgir_allocation.h"
 #include "proto/graph.pb.h"
 #include "sim/placement.h"
 

@@ -302,7 +302,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
         module.function = std::string(s.substr(at + 1, paren - at - 1));
       }
       if (!absl::EndsWith(s, "{")) return ParseError(origin, st.line, "tt.func without a body");
-      stack.push_back(Frame{-1, true});
+      stack.push_back(Frame{-1, true, {}});
       continue;
     }
     if (stack.empty()) {
@@ -324,8 +324,8 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
           stack.push_back(Frame{closed.op, false, closed.scope});
         } else if (!rest.empty()) {
           // The name keeps viewing the op's first text, which stays alive.
-          owned.push_back(absl::StrCat(op.text, " ", rest));
-          op.text = owned.back();
+          store.pieces.push_back(absl::StrCat(op.text, " ", rest));
+          op.text = store.pieces.back();
         }
         last_op_at_level = closed.op;
       }

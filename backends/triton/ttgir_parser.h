@@ -1,5 +1,5 @@
-// Reads TritonGPU IR text (the .ttgir Triton writes to its cache) and derives what Triton's
-// allocator sees: every shared buffer, its size, alignment and live interval, and metadata.shared.
+// Parses TritonGPU IR text (the .ttgir Triton writes to its cache) into a TtgirModule: the ops
+// tree with interned values, which the allocation analysis and the import read.
 #ifndef SCRATCHSIM_BACKENDS_TRITON_TTGIR_PARSER_H_
 #define SCRATCHSIM_BACKENDS_TRITON_TTGIR_PARSER_H_
 
@@ -14,8 +14,6 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "backends/triton/triton_allocator.h"
-#include "proto/graph.pb.h"
 
 namespace scratchsim::triton {
 
@@ -89,37 +87,8 @@ struct TtgirModule {
   }
 };
 
+// `origin` names the text in errors ("origin:line: problem"); every error is InvalidArgument.
 absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text, std::string_view origin);
-
-enum class SharedBufferKind { kExplicit, kScratch, kFunctionScratch };
-
-struct SharedBuffer {
-  std::string name;        // "%a (ttg.local_alloc)" or "scratch of tt.reduce"
-  int line = 0;
-  SharedBufferKind kind = SharedBufferKind::kExplicit;
-  std::string op;
-  std::string shape;       // "2x128x64xf16" for explicit buffers
-  TritonBuffer buffer;
-};
-
-struct SharedMemoryPlan {
-  std::string kernel;
-  std::string target;
-  int num_warps = 0;
-  int total_warps = 0;     // with warp-specialized partitions
-  std::vector<SharedBuffer> buffers;  // Triton's order
-  TritonAllocation allocation;
-};
-
-// Buffers, intervals and Triton's placement for a parsed module.
-absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& module);
-absl::StatusOr<SharedMemoryPlan> PlanTtgir(std::string_view text, std::string_view origin);
-
-// The module as a KernelGraph for the simulator: one buffer per shared allocation (raw bytes,
-// Triton's alignment), one op per operation position so the simulator's liveness sees
-// Triton's intervals; the kernel's doc names Triton's predicted total.
-absl::StatusOr<KernelGraph> ImportTtgir(std::string_view text, std::string_view origin);
-absl::StatusOr<KernelGraph> LoadTtgirFile(std::string_view path);
 
 }  // namespace scratchsim::triton
 

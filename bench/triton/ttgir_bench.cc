@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "backends/triton/ttgir_allocation.h"
+#include "backends/triton/ttgir_import.h"
 #include "backends/triton/ttgir_parser.h"
 #include "benchmark/benchmark.h"
 
@@ -123,11 +125,14 @@ void BM_PredictPerKernelDistribution(benchmark::State& state) {
 BENCHMARK(BM_PredictPerKernelDistribution)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 // What `simulate --ttgir` derives from the text (LoadTtgirKernel less reading the file): the
-// plan and the KernelGraph.
+// plan and the KernelGraph, from one parse.
 void BM_FrontEndPerKernelDistribution(benchmark::State& state) {
   PerKernelDistribution(state, [](const Fixture& f) {
-    auto plan = scratchsim::triton::PlanTtgir(f.text, "bench");
-    auto graph = scratchsim::triton::ImportTtgir(f.text, "bench");
+    auto module = scratchsim::triton::ParseTtgir(f.text, "bench");
+    if (!module.ok()) return;
+    auto plan = scratchsim::triton::PlanSharedMemory(*module);
+    if (!plan.ok()) return;
+    auto graph = scratchsim::triton::ImportTtgir(*module, *plan);
     benchmark::DoNotOptimize(plan);
     benchmark::DoNotOptimize(graph);
   });

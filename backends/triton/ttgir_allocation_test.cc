@@ -1,0 +1,86 @@
+#include "backends/triton/ttgir_allocation.h"
+
+#include <string>
+
+#include "backends/triton/ttgir_testdata.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace scratchsim::triton {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kHead =
+    "#s = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>\n"
+    "module attributes {\"ttg.num-warps\" = 4 : i32} {\n";
+
+TEST(TtgirAllocationTest, PipelinedBuffersAndEpilogueScratch) {
+  auto plan = PlanTtgir(ReadTtgirTestdata("pipelined.ttgir"), "k.ttgir");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->buffers.size(), 3u);
+  EXPECT_EQ(plan->buffers[0].name, "%a");
+  EXPECT_EQ(plan->buffers[0].buffer.size, 2 * 128 * 64 * 2);
+  EXPECT_EQ(plan->buffers[0].buffer.alignment, 1024);
+  EXPECT_EQ(plan->buffers[1].buffer.size, 16);
+  EXPECT_EQ(plan->buffers[2].kind, SharedBufferKind::kScratch);
+  // The barrier is never used after its allocation, so the convert's scratch reuses space
+  // freed by the pipeline buffer once the loop is done.
+  EXPECT_EQ(plan->allocation.shared, 32768 + 16);
+  EXPECT_EQ(plan->num_warps, 4);
+  EXPECT_EQ(plan->target, "cuda:90");
+}
+
+// Operation ids as Triton numbers them after scf-to-cf: the loop's id precedes its body's, and
+// a buffer used inside the loop lives to the loop's end.
+TEST(TtgirAllocationTest, BufferUsedInALoopLivesThroughTheLoop) {
+  auto plan = PlanTtgir(ReadTtgirTestdata("pipelined.ttgir"), "k.ttgir");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // %a: 0, %bar: 1, scf.for: 2, memdesc_index: 3, scf.yield: 4, local_dealloc: 5, convert: 6.
+  EXPECT_EQ(plan->buffers[0].buffer.start, 0u);
+  EXPECT_EQ(plan->buffers[0].buffer.end, 6u);
+  EXPECT_EQ(plan->buffers[2].buffer.start, 6u);
+  EXPECT_EQ(plan->buffers[2].buffer.end, 7u);
+}
+
+TEST(TtgirAllocationTest, UnknownSharedEncodingNamesTheLine) {
+  auto plan = PlanTtgir(kHead + " tt.func @k() {\n"
+                                "  %a = ttg.local_alloc : () -> !ttg.memdesc<4xf32, #nope, #smem, mutable>\n }\n}\n",
+                        "c.ttgir");
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(plan.status().message(), HasSubstr("c.ttgir:4: unknown shared encoding #nope"));
+}
+
+TEST(TtgirAllocationTest, UnsupportedElementTypeNamesTheLine) {
+  auto plan = PlanTtgir(kHead + " tt.func @k() {\n"
+                                "  %a = ttg.local_alloc : () -> !ttg.memdesc<4xq7, #s, #smem, mutable>\n }\n}\n",
+                        "f.ttgir");
+  EXPECT_THAT(plan.status().message(), HasSubstr("f.ttgir:4: unsupported element type q7"));
+}
+
+TEST(TtgirAllocationTest, MemdescShapeThatDoesNotParseNamesTheLine) {
+  auto plan = PlanTtgir(
+      kHead + "  tt.func @k() {\n    %a = ttg.local_alloc : () -> !ttg.memdesc<4x?xf32, #s, #smem>\n  }\n}\n",
+      "j.ttgir");
+  EXPECT_THAT(plan.status().message(),
+              HasSubstr("j.ttgir:4: ttg.local_alloc without a !ttg.memdesc result type"));
+}
+
+// A function header over two lines longer than the lexer's vector flush, and brackets inside
+// a string: the buffer keeps its own line.
+TEST(TtgirAllocationTest, BufferAfterALongJoinedHeaderKeepsItsLine) {
+  std::string args;
+  for (int i = 0; i < 200; ++i) args += "%arg" + std::to_string(i) + ": i32 {tt.divisibility = 16 : i32}, ";
+  auto plan = PlanTtgir(kHead + "  tt.func @k(" + args + "\n      %last: i32) {\n" +
+                            "    %a = ttg.local_alloc {note = \"((\"} : () -> "
+                            "!ttg.memdesc<4xf32, #s, #smem, mutable> loc(#loc1)\n" +
+                            "    tt.return\n  }\n}\n",
+                        "g.ttgir");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->buffers.size(), 1u);
+  EXPECT_EQ(plan->buffers[0].line, 5);
+  EXPECT_EQ(plan->buffers[0].buffer.size, 16);
+}
+
+}  // namespace
+}  // namespace scratchsim::triton

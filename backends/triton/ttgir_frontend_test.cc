@@ -1,0 +1,47 @@
+#include "backends/triton/ttgir_frontend.h"
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "backends/triton/ttgir_testdata.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace scratchsim::triton {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The policy replays Triton's plan on the graph's buffers: offsets and the peak are the plan's.
+TEST(TtgirFrontendTest, PolicyPlacesTheGraphsBuffersAsThePlan) {
+  auto kernel = LoadTtgirKernel(TtgirTestdataPath("pipelined.ttgir"));
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  ASSERT_EQ(kernel->graph.buffers_size(), 3);
+  std::vector<Block> blocks;
+  for (const Buffer& b : kernel->graph.buffers()) {
+    blocks.push_back({std::stoll(b.size_bytes()), std::stoll(b.alignment()), 0, 0});
+  }
+  auto placed = kernel->policy->Place(blocks);
+  ASSERT_TRUE(placed.ok()) << placed.status();
+  EXPECT_EQ(placed->peak, 32768 + 16);
+  EXPECT_EQ(placed->offsets[2], 0);  // the conversion's scratch reuses the pipeline buffer
+}
+
+TEST(TtgirFrontendTest, BlocksThatAreNotThePlansAreAnInternalError) {
+  auto kernel = LoadTtgirKernel(TtgirTestdataPath("pipelined.ttgir"));
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  std::vector<Block> blocks = {{16, 16, 0, 0}};
+  EXPECT_EQ(kernel->policy->Place(blocks).status().code(), absl::StatusCode::kInternal);
+}
+
+TEST(TtgirFrontendTest, MalformedFileNamesFileAndLine) {
+  const std::string path = ::testing::TempDir() + "/frontend_bad.ttgir";
+  std::ofstream(path) << "module attributes {\"ttg.num-warps\" = 4 : i32} {\n tt.func @k() {\n  ???\n }\n}\n";
+  auto kernel = LoadTtgirKernel(path);
+  EXPECT_EQ(kernel.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(kernel.status().message(), HasSubstr(path + ":3: expected an operation"));
+}
+
+}  // namespace
+}  // namespace scratchsim::triton
