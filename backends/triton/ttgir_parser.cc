@@ -355,8 +355,14 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
       ws.region_args.emplace_back();
       std::vector<std::string_view> args;
       if (absl::StartsWith(s, "partition")) {
+        // "partitionN(%arg0: type, ...) num_warps(N) {": the arguments are the captures.
         absl::string_view head = s.substr(0, s.rfind(')'));
-        size_t open = head.find('(');
+        const size_t open = head.find('(');
+        if (open == absl::string_view::npos) {
+          return ParseError(origin, st.line,
+                            "partition header without its argument list: expected "
+                            "'partitionN(%args) num_warps(N) {'");
+        }
         args = ValueTokens(View(head.substr(open, head.find(')') - open)));
         size_t nw = s.find("num_warps(");
         if (nw == absl::string_view::npos) {

@@ -74,5 +74,13 @@ TEST(TtgirParserTest, ResultsWithoutEqualsNameTheLine) {
   EXPECT_THAT(m.status().message(), HasSubstr("i.ttgir:3: expected '=' after results"));
 }
 
+// Reproducer of issue 17 (shared/reliability): a `partition` line without '(' made
+// string_view::substr throw std::out_of_range and abort the process.
+TEST(TtgirParserTest, PartitionHeaderWithoutArgumentListNamesTheLine) {
+  auto m = ParseTtgir(ReadTtgirTestdata("ttgir_partition_substr_abort.ttgir"), "p.ttgir");
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(m.status().message(), HasSubstr("p.ttgir:4: partition header without its argument list"));
+}
+
 }  // namespace
 }  // namespace scratchsim::triton
