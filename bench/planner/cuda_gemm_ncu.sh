@@ -1,7 +1,7 @@
 #!/bin/bash
 # Nsight Compute on the CUDA backend's GEMM (scratchsim_cuda gemm-timing): per K element of the
 # loop, the shared-memory wavefronts (ld.shared and cp.async), the FMA-pipe and SM cycles of every
-# compiled timing tile at two K (docs/validation/planner-h100.md, "CUDA GEMM K loop (Nsight Compute)").
+# compiled timing tile at two K (docs/validation/planner-h100.md, "The CUDA GEMM's K loop (Nsight Compute)").
 # Summarize with cuda_gemm_ncu_summary.py OUTDIR/gemm_ncu_order.json OUTDIR/gemm_ncu.csv.
 # usage (on the GPU machine, with ncu): bench/planner/cuda_gemm_ncu.sh SCRATCHSIM_CUDA OUTDIR
 set -u

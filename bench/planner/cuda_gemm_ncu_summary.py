@@ -1,6 +1,6 @@
 """Per K element of the loop of every compiled timing tile of the CUDA backend's GEMM, from the
 CSV and launch order (`gemm-timing --out` JSON) that cuda_gemm_ncu.sh writes
-(docs/validation/planner-h100.md, "CUDA GEMM K loop (Nsight Compute)"). gemm-timing launches each
+(docs/validation/planner-h100.md, "The CUDA GEMM's K loop (Nsight Compute)"). gemm-timing launches each
 configuration twice (the checked launch, then the timed one) at two K; the timed launches differ
 only in K, so their difference is the loop alone.
 

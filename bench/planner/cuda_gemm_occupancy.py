@@ -1,7 +1,7 @@
 """Reads the CUDA GEMM's occupancy run (`scratchsim_cuda gemm-timing --blocks-per-sm ...`).
 
 fit: per tile, cycles per block per K element at each blocks-per-SM count c, and the least-squares
-     fit time per block = issue + waits / c (docs/validation/planner-h100.md, "Occupancy run").
+     fit time per block = issue + waits / c (docs/validation/planner-h100.md, "The occupancy run").
 oracle SWEEP.json...: ranks timing sweeps with each tile's measured time per round in place of
      the planner's per-tile cost (rounds of co-resident blocks and the tail round as in
      sim/perf_model.cc, blocks per SM from the sweep), to see how much of the planner's error is

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Nsight Compute on key tiles of the CUDA backend's GEMM at 1-4 blocks per SM: issue activity,
 # FMA sub-pipe instruction counts and stall reasons per issued instruction, to see why the FFMA
-# issue cost falls as warps per scheduler rise (docs/validation/planner-h100.md, "Issue against warps
-# per scheduler"). Tabulate with cuda_gemm_pipes_table.py.
+# issue cost falls as warps per scheduler rise (docs/validation/planner-h100.md, "Issue efficiency against
+# warps per scheduler"). Tabulate with cuda_gemm_pipes_table.py.
 # usage (on the GPU machine, with ncu): bench/planner/cuda_gemm_pipes.sh SCRATCHSIM_CUDA OUTDIR
 set -u
 BIN=$1

@@ -1,6 +1,6 @@
 """Tabulates cuda_gemm_pipes.sh's Nsight Compute run: per tile and blocks per SM, issue activity,
 warp instructions per warp and K element by pipe, and the main stall reasons per issued
-instruction (docs/validation/planner-h100.md, "Issue against warps per scheduler").
+instruction (docs/validation/planner-h100.md, "Issue efficiency against warps per scheduler").
 
 usage: python3 cuda_gemm_pipes_table.py PIPES.csv PIPES_ORDER.json
 """

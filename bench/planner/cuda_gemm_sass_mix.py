@@ -1,5 +1,5 @@
 """Instruction mix of the CUDA GEMM's inner loop per K element, from `cuobjdump -sass` of
-scratchsim_cuda (docs/validation/planner-h100.md, "Issue against warps per scheduler"): per tile, the backward-branch loop
+scratchsim_cuda (docs/validation/planner-h100.md, "Issue efficiency against warps per scheduler"): per tile, the backward-branch loop
 with the most FFMAs, its opcodes per K element and its FFMA operand-reuse flags.
 
 usage: cuobjdump -sass scratchsim_cuda > sass.txt; python3 cuda_gemm_sass_mix.py sass.txt

@@ -1,7 +1,7 @@
 """Launches a few Triton matmul configurations once each, for Nsight Compute to count what one
 block's K loop costs: shared-memory wavefronts and bank conflicts (ld, st and the cp.async/LDGSTS
-writes), instructions, tensor-pipe and SM cycles (docs/validation/planner-h100.md, "Triton K
-loop (Nsight Compute)").
+writes), instructions, tensor-pipe and SM cycles (docs/validation/planner-h100.md, "The Triton
+matmul's K loop (Nsight Compute)").
 
 Each configuration runs at two K (same M, N): the difference of the counters between them is the
 K loop alone (the epilogue, which also goes through shared memory, cancels). The configurations

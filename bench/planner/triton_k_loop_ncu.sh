@@ -4,7 +4,7 @@
 # the warp instructions, the tensor-pipe and the SM cycles, for the configurations of
 # ncu_smem_conflicts.py's set $NCU_CONFIG_SET (default `families`: every kernel family; `narrow_b`:
 # narrow f32 B tiles, two-stage pipelines, 8-warp mma.sync). Metric names are taken from this
-# Nsight Compute's `--query-metrics`. docs/validation/planner-h100.md, "Triton K loop (Nsight Compute)".
+# Nsight Compute's `--query-metrics`. docs/validation/planner-h100.md, "The Triton matmul's K loop (Nsight Compute)".
 # usage (on the GPU machine, with ncu, Triton and PyTorch): [NCU_CONFIG_SET=narrow_b] \
 #   bench/planner/triton_k_loop_ncu.sh OUTDIR
 # writes OUTDIR/ncu.csv, ncu_order.json, ncu_summary.json (ncu_smem_conflicts.py --summarize-all), ncu_query.txt.

@@ -4,7 +4,7 @@
 # `transpose_copy` set at two K (the K loop alone: is there a transposing copy of B in the f32 wgmma
 # loop?). (2) sweep_triton_matmul.py times the whole configuration space on $SHAPES (default: the
 # shapes of tests/data/planner/planner-h100-triton-sweep-4.json). docs/validation/planner-h100.md,
-# "Triton K loop (Nsight Compute)".
+# "The Triton matmul's K loop (Nsight Compute)".
 # usage (on the GPU machine, with ncu, Triton and PyTorch): [SHAPES=MxNxK,...] [SWEEP_BUDGET=185] \
 #   bench/planner/triton_ldst_ncu_and_sweep.sh OUTDIR
 # writes OUTDIR/ncu.csv, ncu_order.json, ncu.err (summary on stdout) and OUTDIR/sweep.json.
