@@ -539,7 +539,9 @@ def worker_main(conn, cache_root, stop_after_llir):
                 with open(errpath, errors="replace") as f:
                     err = f.read()
                 # MLIR's diagnostics ("loc: error: ..."), not the reproducer it dumps.
-                lines = [ln for ln in err.splitlines() if " error: " in ln or ln.startswith("error")]
+                lines = [ln for ln in err.splitlines()
+                         if " error: " in ln or ln.startswith("error") or
+                         " note: Pipeline failed" in ln]
                 if lines:
                     rec["stderr_errors"] = lines[:6]
                 elif err.strip():
@@ -699,6 +701,36 @@ def write_readme(out, info, recs, targets, cmd):
         f.write("\n".join(lines) + "\n")
 
 
+def redo_errors(out, timeout, full):
+    """Compile the configurations of OUT/index.json that failed once more, to record MLIR's
+    diagnostics with the current worker (their error fields are replaced; nothing else is)."""
+    path = os.path.join(out, "index.json")
+    d = json.load(open(path))
+    todo = [r for r in d["records"] if r["verdict"] == "compile_error"]
+    print("recompiling %d failed configurations" % len(todo), flush=True)
+    cache_root = tempfile.mkdtemp(prefix="triton-catalogue-")
+    worker = Worker(cache_root, not full)
+    try:
+        for r in todo:
+            cfg = {k: r[k] for k in ["id", "kind", "target", "regime", "dtype", "out_dtype",
+                                     "params", "num_warps", "num_stages", "options",
+                                     "cfg_hash"]}
+            new = worker.run(cfg, timeout)
+            for k in ["error", "stderr_errors", "stderr_tail"]:
+                r.pop(k, None)
+                if k in new:
+                    r[k] = new[k]
+            if new["verdict"] != "compile_error":
+                r["error"] = "compiled when retried (shared %s); first attempt failed" % \
+                    new.get("shared")
+    finally:
+        worker.close()
+        shutil.rmtree(cache_root, ignore_errors=True)
+    with open(path, "w") as f:
+        json.dump(d, f, indent=0, sort_keys=True)
+        f.write("\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -718,8 +750,21 @@ def main():
     ap.add_argument("--finalize", action="store_true",
                     help="write the outputs from OUT/partial.jsonl without compiling more "
                          "(a run stopped early; the README says how many were left out)")
+    ap.add_argument("--redo-errors", action="store_true",
+                    help="recompile the failed configurations of OUT/index.json to refresh "
+                         "their error messages, and rewrite index.json and README.md")
     args = ap.parse_args()
     import triton
+    if args.redo_errors:
+        redo_errors(args.out, args.timeout, args.full)
+        d = json.load(open(os.path.join(args.out, "index.json")))
+        cmd = d["info"].get("command")
+        if not cmd:  # an index written before info had the command: take the README's
+            for line in open(os.path.join(args.out, "README.md")):
+                if line.startswith("- command: `"):
+                    cmd = line.strip()[len("- command: `"):-1]
+        write_readme(args.out, d["info"], d["records"], d["info"]["targets"], cmd or "?")
+        return
     targets = args.targets.split(",")
     for t in targets:
         if t not in tc.TARGETS:
@@ -807,9 +852,10 @@ def main():
                 limits={t: tc.shared_limit(t) for t in targets},
                 machine="CPU only, one compile worker process",
                 env={"TRITON_DEFAULT_FP_FUSION": os.environ.get("TRITON_DEFAULT_FP_FUSION", "1")})
-    write_outputs(args.out, info, recs, targets)
     cmd = "nice -n 10 %s bench/triton/make_catalogue.py %s" % (
         sys.executable, " ".join(a for a in sys.argv[1:] if a not in ("--resume", "--finalize")))
+    info["command"] = cmd
+    write_outputs(args.out, info, recs, targets)
     write_readme(args.out, info, recs, targets, cmd)
     os.unlink(partial)
     print("compiled %d/%d in %.0fs; out of resources %d" %
