@@ -151,15 +151,19 @@ def read_old(path, index_path):
 
 
 def read_catalogue(root):
-    """{version: {target: Acc}}"""
-    out = {}
-    for d in sorted(glob.glob(os.path.join(root, "*"))):
-        idx = os.path.join(d, "index.json")
-        if not os.path.isdir(d) or not os.path.exists(idx):
-            continue
-        recs = {r["id"]: r for r in json.load(open(idx))["records"]}
+    """({version: {target: Acc}}, {version: Acc over the fixtures compiled in every version})"""
+    dirs = [d for d in sorted(glob.glob(os.path.join(root, "*")))
+            if os.path.isdir(d) and os.path.exists(os.path.join(d, "index.json"))]
+    recs = {}
+    for d in dirs:
+        recs[os.path.basename(d)] = {r["id"]: r for r in json.load(
+            open(os.path.join(d, "index.json")))["records"] if r["verdict"] != "compile_error"}
+    common = set.intersection(*[set(r) for r in recs.values()]) if recs else set()
+    out, out_common = {}, {}
+    for d in dirs:
         version = os.path.basename(d)
         out[version] = {}
+        out_common[version] = Acc()
         for tp in sorted(glob.glob(os.path.join(d, "*.tar.gz"))):
             target = os.path.basename(tp)[:-len(".tar.gz")]
             acc = Acc()
@@ -168,9 +172,12 @@ def read_catalogue(root):
                     if not m.isfile():
                         continue
                     fid = os.path.basename(m.name)[:-len(".ttgir")]
-                    acc.add(tar.extractfile(m).read().decode(), recs[fid]["kind"])
+                    text = tar.extractfile(m).read().decode()
+                    acc.add(text, recs[version][fid]["kind"])
+                    if fid in common:
+                        out_common[version].add(text, recs[version][fid]["kind"])
             out[version][target] = acc
-    return out
+    return out, out_common
 
 
 CATS = [("ops", "ops"), ("encodings", "attribute encodings"), ("types", "types"),
@@ -188,7 +195,7 @@ def main():
     ap.add_argument("--markdown", default="")
     args = ap.parse_args()
     old, old_t = read_old(args.old, args.old_index)
-    cat = read_catalogue(args.catalogue)
+    cat, common = read_catalogue(args.catalogue)
     result = {"old": {"fixtures": old.n, **{k: sorted(old.keys(k)) for k, _ in CATS}},
               "versions": {}}
     md = []
@@ -226,18 +233,22 @@ def main():
         a, b = versions[0], versions[-1]
         md.append("### Triton %s vs %s" % (a, b))
         md.append("")
+        md.append("Over the %d configurations compiled by both versions (same id):" %
+                  common[a].n)
+        md.append("")
         diff = {}
         for k, title in CATS:
-            ua = set().union(*[cat[a][t].keys(k) for t in cat[a]])
-            ub = set().union(*[cat[b][t].keys(k) for t in cat[b]])
-            diff[k] = {"only_" + a: sorted(ua - ub), "only_" + b: sorted(ub - ua)}
+            ua = common[a].keys(k)
+            ub = common[b].keys(k)
+            diff[k] = {"only_" + a: {x: sorted(common[a].where[k][x]) for x in sorted(ua - ub)},
+                       "only_" + b: {x: sorted(common[b].where[k][x]) for x in sorted(ub - ua)}}
             if ua - ub or ub - ua:
-                md.append("**%s** only in %s: %s" % (title, a, ", ".join(
-                    "`%s`" % x for x in sorted(ua - ub)) or "none"))
-                md.append("")
-                md.append("**%s** only in %s: %s" % (title, b, ", ".join(
-                    "`%s`" % x for x in sorted(ub - ua)) or "none"))
-                md.append("")
+                for (v, o, only) in [(a, common[a], ua - ub), (b, common[b], ub - ua)]:
+                    md.append("**%s** only in %s: %s" % (title, v, "; ".join(
+                        "`%s` (%s)" % (x, ", ".join(sorted(o.where[k][x])[:4]) +
+                                       (", ..." if len(o.where[k][x]) > 4 else ""))
+                        for x in sorted(only)) or "none"))
+                    md.append("")
         result["version_diff"] = diff
     if args.json:
         with open(args.json, "w") as f:
