@@ -91,6 +91,62 @@ def main():
         print()
         size = sum(os.path.getsize(p) for p in glob.glob(os.path.join(args.catalogue, v, "*")))
         print("Size on disk: %.1f MB\n" % (size / 1e6))
+        # The specialization regimes: same configuration and target, jit vs none.
+        byid = {r["id"]: r for r in ok}
+        pairs = diff = 0
+        dk = collections.Counter()
+        for r in ok:
+            if r["regime"] != "jit":
+                continue
+            o = byid.get(r["id"].replace("_jit_", "_none_"))
+            if o:
+                pairs += 1
+                if o["shared"] != r["shared"]:
+                    diff += 1
+                    dk[r["kind"]] += 1
+        print("Regimes: %d (jit, none) pairs compiled, %d with a different `shared` (%s)\n" %
+              (pairs, diff, ", ".join("%s %d" % x for x in dk.most_common())))
+    vs = list(data)
+    if len(vs) >= 2:
+        a, b = vs[0], vs[-1]
+        ra = {r["id"]: r for r in data[a]["records"]}
+        rb = {r["id"]: r for r in data[b]["records"]}
+        both = [i for i in rb if i in ra]
+        same = diff = 0
+        fail = collections.Counter()
+        dk = collections.defaultdict(lambda: [0, 0])
+        for i in both:
+            x, y = ra[i], rb[i]
+            if (x["verdict"] == "compile_error") != (y["verdict"] == "compile_error"):
+                fail[(x["kind"], x["target"], "fails in " + (a if x["verdict"] ==
+                                                             "compile_error" else b))] += 1
+                continue
+            if x["verdict"] == "compile_error":
+                continue
+            k = (x["kind"], x["target"])
+            dk[k][1] += 1
+            if x["shared"] == y["shared"]:
+                same += 1
+            else:
+                diff += 1
+                dk[k][0] += 1
+        print("## %s vs %s\n" % (a, b))
+        print("%d configurations in both; compiled by both: %d with the same `shared`, %d "
+              "different\n" % (len(both), same, diff))
+        print("Different `shared` by kind and target (different / compiled by both):\n")
+        kinds = sorted({k for k, t in dk})
+        targets = data[b]["info"]["targets"]
+        print("| kind | " + " | ".join(targets) + " |")
+        print("|---|" + "---:|" * len(targets))
+        for k in kinds:
+            print("| %s | %s |" % (k, " | ".join(
+                "%d / %d" % tuple(dk[(k, t)]) if (k, t) in dk else "-" for t in targets)))
+        print()
+        if fail:
+            print("Compiled by one version only:\n")
+            for (k, t, w), n in sorted(fail.items()):
+                print("- %s %s: %d %s" % (k, t, n, w))
+            print()
 
 
 if __name__ == "__main__":
