@@ -56,11 +56,20 @@ std::string StripLocations(std::string_view line) {
   while (!out.empty() && out.back() == ' ') out.pop_back();
   return out;
 }
-int Balance(std::string_view s) {
+namespace {
+
+// Brackets opened minus closed in `s`, counting those inside strings too, and whether `s` holds
+// a quote (then only an exact scan can tell).
+struct BracketCount {
+  int64_t depth = 0;
+  bool quotes = false;
+};
+
+BracketCount CountBrackets(std::string_view s) {
   // Opening and closing brackets counted 16 characters at a time (a compare yields -1 per
   // match, subtracted into per-lane counters that are summed every 127 blocks, before they
-  // could wrap). A quote anywhere sends the line to the exact scan below.
-  int depth = 0;
+  // could wrap).
+  int64_t depth = 0;
   bool quotes = false;
   const char* p = s.data();
   const size_t n = s.size();
@@ -110,18 +119,31 @@ int Balance(std::string_view s) {
     depth += (c == '(') + (c == '[') - (c == ')') - (c == ']');
     quotes |= c == '"';
   }
-  if (!quotes) return depth;
-  depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (c == '"' && (i == 0 || s[i - 1] != '\\')) in_string = !in_string;
-    if (in_string) continue;
-    if (c == '(' || c == '[') ++depth;
-    if (c == ')' || c == ']') --depth;
-  }
-  return depth;
+  return {depth, quotes};
 }
+
+}  // namespace
+
+void BracketBalance::Add(std::string_view s) {
+  // Only this part is scanned, with the string state the parts before left: a statement of
+  // many lines costs its length, not its length times its lines.
+  const BracketCount count = CountBrackets(s);
+  if (!count.quotes) {
+    if (!in_string_) depth_ += count.depth;
+    return;
+  }
+  // The joining space before a part is not a backslash, so a quote opening a part is never
+  // escaped.
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '"' && (i == 0 || s[i - 1] != '\\')) in_string_ = !in_string_;
+    if (in_string_) continue;
+    if (c == '(' || c == '[') ++depth_;
+    if (c == ')' || c == ']') --depth_;
+  }
+}
+
+
 std::vector<std::string_view> ValueTokens(std::string_view s) {
   std::vector<std::string_view> out;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -159,7 +181,9 @@ absl::StatusOr<TtgirStatements> SplitTtgirStatements(std::string_view text, std:
   std::vector<TtgirStatement>& stmts = out.statements;
   stmts.reserve(text.size() / 96 + 16);
   std::deque<std::string>& owned = pieces;
+  // The statement being joined, and the bracket depth of all its lines so far.
   std::string pending;
+  BracketBalance balance;
   int pending_line = 0;
   int& num_lines = out.num_lines;
   const std::string_view all = text;
@@ -201,17 +225,20 @@ absl::StatusOr<TtgirStatements> SplitTtgirStatements(std::string_view text, std:
     }
     if (s.empty()) continue;
     if (pending.empty()) {
-      if (Balance(s) <= 0) {
+      balance = BracketBalance();
+      balance.Add(s);
+      if (balance.depth() <= 0) {
         stmts.push_back({line_no, s});
         continue;
       }
       pending.assign(s.data(), s.size());
       pending_line = line_no;
-    } else {
-      pending.push_back(' ');
-      pending.append(s);
+      continue;
     }
-    if (Balance(pending) <= 0) {
+    pending.push_back(' ');
+    pending.append(s);
+    balance.Add(s);
+    if (balance.depth() <= 0) {
       owned.push_back(std::move(pending));
       stmts.push_back({pending_line, owned.back()});
       pending.clear();

@@ -40,8 +40,18 @@ inline bool HasClass(char c, uint8_t cls) {
   return (kTtgirCharClasses[static_cast<unsigned char>(c)] & cls) != 0;
 }
 
-// Paren/bracket balance of `s` outside string literals.
-int Balance(std::string_view s);
+// Paren/bracket depth of a statement fed one line at a time, outside string literals: the
+// depth of all parts joined by single spaces, in time linear in the parts (a statement spread
+// over many lines is never rescanned from its start).
+class BracketBalance {
+ public:
+  void Add(std::string_view part);
+  int64_t depth() const { return depth_; }
+
+ private:
+  int64_t depth_ = 0;
+  bool in_string_ = false;
+};
 
 // Removes every `loc(...)` (balanced) from a line: locations carry no allocation facts.
 std::string StripLocations(std::string_view line);
