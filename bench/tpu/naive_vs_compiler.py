@@ -161,10 +161,16 @@ def analyse(path):
     rec = {"id": r["id"], "gen": r["gen"], "kind": r["kind"], "verdict": res["verdict"],
            "limit": r.get("vmem_limit_bytes") or r["default_limit_bytes"],
            "naive_windows": nv["windows"], "naive_scratch": nv["scratch"], "naive_total": nv["total"],
-           "error_size": res.get("size_bytes"), "source": src, "compile_s": res.get("compile_s")}
+           "error_size": res.get("size_bytes"), "source": src, "compile_s": res.get("compile_s"),
+           "verify_ok": (r.get("verify") or {}).get("ok")}
     if k:
       win, scr, spill, other = split(k)
+      tags = collections.Counter()
+      for al in k["allocations"]:
+        if not re.match(r"(in|out)\d+$|scratch operand$|SPILL$", al["what"] or ""):
+          tags[al["what"]] += al["size"] or 0
       rec.update(c_windows=win, c_scratch=scr, c_spill=spill, c_other=other, c_total=k["total_bytes"],
+                 other_tags=";".join(f"{t}={b}" for t, b in sorted(tags.items())),
                  levels=";".join(f"{a['what']}:{a['levels']}" for a in k["allocations"]
                                  if re.match(r"(in|out)\d+$", a["what"])))
     out.append(rec)
@@ -209,6 +215,30 @@ def summary(recs):
     ratio = [r["error_size"] / r["naive_total"] for r in rs if r["naive_total"]]
     lines.append(f"{gen:4} {kind:16} {len(rs):3}  {xn:15}  {xf:14}  {lt:7}  "
                  f"{statistics.median(ratio) if ratio else 0:.3f}")
+  # which figure the scoped-limit error gives: blocks + scratch when they alone exceed the limit
+  # (checked before Mosaic's register allocation), else the total with spills
+  lines.append("")
+  lines.append("scoped-limit errors: naive > limit -> X == naive?  naive <= limit -> X == full (with spill)?")
+  pre = [r for r in recs if r["verdict"] == "vmem_scoped" and r["error_size"] and r["naive_total"] > r["limit"]]
+  post = [r for r in recs if r["verdict"] == "vmem_scoped" and r["error_size"] and r["naive_total"] <= r["limit"]]
+  near = lambda a, b: b is not None and abs(a - b) <= 0.005 * b + 5200
+  lines.append(f"  naive > limit: {len(pre)} rows, X == naive on {sum(near(r['error_size'], r['naive_total']) for r in pre)}")
+  lines.append(f"  naive <= limit: {len(post)} rows, X == full on {sum(near(r['error_size'], r.get('c_total')) for r in post)}"
+               f" (full known on {sum(r.get('c_total') is not None for r in post)})")
+  # the windows, scratch and other allocations summed over all rows
+  w = [r for r in recs if "c_total" in r]
+  lines.append("")
+  lines.append(f"rows with a compiler report: {len(w)}; windows == naive on {sum(r['c_windows'] == r['naive_windows'] for r in w)}; "
+               f"scratch == naive on {sum(r['c_scratch'] == r['naive_scratch'] for r in w)}; "
+               f"spill > 0 on {sum(r['c_spill'] > 0 for r in w)}; other != 0 on {sum(r['c_other'] != 0 for r in w)}")
+  tags = collections.Counter()
+  for r in w:
+    for t in filter(None, (r.get("other_tags") or "").split(";")):
+      tags[(r["gen"], t.split("=")[0])] += 1
+  for (gen, t), n in sorted(tags.items()):
+    lines.append(f"  other allocation {t!r} on {gen}: {n} rows")
+  v = [r for r in recs if r.get("verify_ok") is not None]
+  lines.append(f"verified requirement (fits at it, fails 1 B below): {sum(bool(r['verify_ok']) for r in v)} of {len(v)}")
   return "\n".join(lines)
 
 
