@@ -82,5 +82,23 @@ TEST(TtgirAllocationTest, BufferAfterALongJoinedHeaderKeepsItsLine) {
   EXPECT_EQ(plan->buffers[0].buffer.size, 16);
 }
 
+// Operation ids come from an explicit stack, not recursion: a buffer used at the bottom of the
+// deepest nesting the parser accepts is planned, live from its allocation to that use.
+TEST(TtgirAllocationTest, DeepestNestingIsNumberedInPostOrder) {
+  const int n = static_cast<int>(kMaxTtgirNesting) - 2;
+  std::string text = kHead + " tt.func @k() {\n  %c = arith.constant true\n" +
+                     "  %a = ttg.local_alloc : () -> !ttg.memdesc<4xf32, #s, #smem, mutable>\n";
+  for (int i = 0; i < n; ++i) text += "scf.if %c {\n";
+  text += "ttg.local_dealloc %a : !ttg.memdesc<4xf32, #s, #smem, mutable>\n";
+  for (int i = 0; i < n; ++i) text += "}\n";
+  text += "  tt.return\n }\n}\n";
+  auto plan = PlanTtgir(text, "deep.ttgir");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->buffers.size(), 1u);
+  // Ids: the constant 0, %a 1, the ifs 2..n+1 (before their regions), the dealloc n+2.
+  EXPECT_EQ(plan->buffers[0].buffer.start, 1u);
+  EXPECT_EQ(plan->buffers[0].buffer.end, static_cast<uint64_t>(n) + 3);
+}
+
 }  // namespace
 }  // namespace scratchsim::triton

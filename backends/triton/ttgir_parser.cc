@@ -21,6 +21,12 @@ absl::Status ParseError(absl::string_view origin, int line, absl::string_view wh
   return absl::InvalidArgumentError(absl::StrCat(origin, ":", line, ": ", what));
 }
 
+absl::Status TooDeep(absl::string_view origin, int line) {
+  return ParseError(origin, line,
+                    absl::StrCat("regions nested deeper than ", kMaxTtgirNesting,
+                                 " levels (the most a TTGIR module may nest here)"));
+}
+
 // The lexer speaks std::string_view (whose members inline; the Debian Abseil's string_view is
 // its own type, with library calls).
 std::string_view View(absl::string_view s) { return std::string_view(s.data(), s.size()); }
@@ -347,6 +353,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
         absl::StartsWith(s, "default {") || (absl::StartsWith(s, "partition") &&
                                              absl::EndsWith(s, "{"));
     if (is_region_header) {
+      if (stack.size() >= kMaxTtgirNesting) return TooDeep(origin, st.line);
       if (last_op_at_level < 0 || module.ops[last_op_at_level].kind != TtgirOpKind::kWarpSpecialize) {
         return ParseError(origin, st.line, "partition region without a ttg.warp_specialize");
       }
@@ -493,7 +500,10 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
       op.region_args.back() = defined;
     }
     last_op_at_level = index;
-    if (opens) stack.push_back(Frame{index, false, stack.back().scope});
+    if (opens) {
+      if (stack.size() >= kMaxTtgirNesting) return TooDeep(origin, st.line);
+      stack.push_back(Frame{index, false, stack.back().scope});
+    }
   }
   if (!stack.empty()) {
     return ParseError(origin, num_lines, absl::StrCat(stack.size(), " region(s) never closed"));

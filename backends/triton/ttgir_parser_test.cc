@@ -82,5 +82,28 @@ TEST(TtgirParserTest, PartitionHeaderWithoutArgumentListNamesTheLine) {
   EXPECT_THAT(m.status().message(), HasSubstr("p.ttgir:4: partition header without its argument list"));
 }
 
+std::string NestedIfs(int n) {
+  std::string text = kHead + " tt.func @k() {\n  %c = arith.constant true\n";
+  for (int i = 0; i < n; ++i) text += "scf.if %c {\n";
+  for (int i = 0; i < n; ++i) text += "}\n";
+  return text + "  tt.return\n }\n}\n";
+}
+
+// Reproducer of issue 17 (shared/reliability/ttgir_deep_scf_if.ttgir.gz, generated here):
+// 150,000 nested scf.if overflowed the stack in the liveness numbering.
+TEST(TtgirParserTest, NestingDeeperThanTheLimitNamesTheLine) {
+  auto m = ParseTtgir(NestedIfs(150000), "deep.ttgir");
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  // Lines 1-3 are the module, the function and the constant; module and function count as two
+  // levels, so the 1023rd scf.if (line 1026) is the first too deep.
+  EXPECT_THAT(m.status().message(), HasSubstr("deep.ttgir:1026: regions nested deeper than 1024 levels"));
+}
+
+TEST(TtgirParserTest, NestingUpToTheLimitParses) {
+  auto m = ParseTtgir(NestedIfs(static_cast<int>(kMaxTtgirNesting) - 2), "deep.ttgir");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->ops.size(), kMaxTtgirNesting - 2 + 2);  // the ifs, the constant, tt.return
+}
+
 }  // namespace
 }  // namespace scratchsim::triton
