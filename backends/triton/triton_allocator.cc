@@ -31,7 +31,7 @@ absl::StatusOr<TritonAllocation> AllocateLikeTriton(absl::Span<const TritonBuffe
   const int n = static_cast<int>(buffers.size());
   for (int i = 0; i < n; ++i) {
     const TritonBuffer& b = buffers[i];
-    if (b.size <= 0 || b.size > (int64_t{1} << 40)) {
+    if (b.size <= 0 || b.size > kMaxTritonBufferBytes) {
       return absl::InvalidArgumentError(absl::StrCat("buffer ", i, ": size ", b.size,
                                                      " is not in (0, 2^40]"));
     }

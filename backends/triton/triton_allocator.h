@@ -16,6 +16,10 @@
 
 namespace scratchsim::triton {
 
+// The largest buffer the allocator places (1 TiB, far past any scratchpad): offsets and sums of
+// sizes stay far from int64's range.
+inline constexpr int64_t kMaxTritonBufferBytes = int64_t{1} << 40;
+
 // One buffer as Triton's allocator sees it. Live interval is [start, end) over operation ids.
 struct TritonBuffer {
   int64_t size = 0;

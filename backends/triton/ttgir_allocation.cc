@@ -250,10 +250,19 @@ absl::Status AllocationAnalysis::GetExplicitValueSize(int i) {
     if (!p || v <= 0) return PlanError(m_.origin, o.line, "memdesc shape overflows or is empty");
     numel = *p;
   }
-  ASSIGN_OR_RETURN(SharedEncoding se, ParseSharedEncoding(enc->second));
-  if (se.padded) numel = se.PaddedSize(numel);
-  auto bytes = CheckedMul(numel, bits);
-  if (!bytes) return PlanError(m_.origin, o.line, "buffer size overflows");
+  absl::StatusOr<SharedEncoding> se = ParseSharedEncoding(enc->second);
+  if (!se.ok()) {
+    return absl::Status(se.status().code(),
+                        absl::StrCat(m_.origin, ":", o.line, ": ", se.status().message()));
+  }
+  std::optional<int64_t> bytes;
+  if (std::optional<int64_t> padded = se->padded ? se->PaddedSize(numel) : numel) {
+    bytes = CheckedMul(*padded, bits);
+  }
+  if (!bytes || *bytes / 8 > kMaxTritonBufferBytes) {
+    return PlanError(m_.origin, o.line,
+                     absl::StrCat("ttg.local_alloc of ", Describe(*d), ": larger than 2^40 bytes"));
+  }
   SharedBuffer b;
   b.name = std::string(m_.ValueName(o.results[0]));
   b.line = o.line;
@@ -261,9 +270,12 @@ absl::Status AllocationAnalysis::GetExplicitValueSize(int i) {
   b.op = std::string(o.name);
   b.shape = Describe(*d);
   b.buffer.size = *bytes / 8;
-  b.buffer.alignment = se.alignment;
+  b.buffer.alignment = se->alignment;
   std::tie(b.buffer.async_group, b.buffer.async_region) = AsyncRegion(i);
   if (auto al = IntAttr(std::string_view(o.text.data(), o.text.size()), "alignment")) {
+    if (*al <= 0 || (*al & (*al - 1)) != 0 || *al > kMaxTritonBufferBytes) {
+      return PlanError(m_.origin, o.line, absl::StrCat("ttg.local_alloc alignment ", *al, " is not a power of two"));
+    }
     b.buffer.alignment = *al;
   }
   InsertSorted(alias_[o.results[0]], static_cast<int>(plan_.buffers.size()));
@@ -385,6 +397,10 @@ absl::Status AllocationAnalysis::GetScratchValueSize(int i) {
     ASSIGN_OR_RETURN(need, ScratchFor(o, *layouts_, used(), m_.origin));
   }
   if (need.bytes <= 0) return absl::OkStatus();
+  if (need.bytes > kMaxTritonBufferBytes) {
+    return PlanError(m_.origin, o.line,
+                     absl::StrCat(o.name, ": scratch of ", need.bytes, " bytes is larger than 2^40 bytes"));
+  }
   SharedBuffer b;
   b.name = absl::StrCat("scratch of ", o.name);
   b.line = o.line;

@@ -82,6 +82,33 @@ TEST(TtgirAllocationTest, BufferAfterALongJoinedHeaderKeepsItsLine) {
   EXPECT_EQ(plan->buffers[0].buffer.size, 16);
 }
 
+// Reproducer of issue 17 (shared/reliability): the histogram's scratch overflowed int64 and the
+// buffer vanished from the plan (the kernel "fit").
+TEST(TtgirAllocationTest, HistogramScratchOverflowNamesTheOp) {
+  auto plan = PlanTtgir(ReadTtgirTestdata("ttgir_histogram_dim_overflow.ttgir"), "h.ttgir");
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(plan.status().message(), HasSubstr("h.ttgir:13: tt.histogram: scratch size overflows"));
+}
+
+TEST(TtgirAllocationTest, ScratchPastTheAllocatorsLimitNamesTheOp) {
+  auto plan = PlanTtgir(
+      "#b = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>\n" + kHead.substr(kHead.find('\n') + 1) +
+          " tt.func @k() {\n  %h = tt.histogram %x : tensor<1024xi32, #b> -> tensor<1099511627776xi32, #b>\n"
+          "  tt.return\n }\n}\n",
+      "big.ttgir");
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(plan.status().message(), HasSubstr("big.ttgir:4: tt.histogram: scratch of 4398046511104 bytes"));
+}
+
+TEST(TtgirAllocationTest, AlignmentThatIsNoPowerOfTwoNamesTheLine) {
+  auto plan = PlanTtgir(kHead + " tt.func @k() {\n"
+                                "  %a = ttg.local_alloc {alignment = 24 : i32} : () -> !ttg.memdesc<4xf32, #s, #smem, mutable>\n"
+                                " }\n}\n",
+                        "al.ttgir");
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(plan.status().message(), HasSubstr("al.ttgir:4: ttg.local_alloc alignment 24"));
+}
+
 // Operation ids come from an explicit stack, not recursion: a buffer used at the bottom of the
 // deepest nesting the parser accepts is planned, live from its allocation to that use.
 TEST(TtgirAllocationTest, DeepestNestingIsNumberedInPostOrder) {

@@ -14,6 +14,7 @@
 #include "absl/strings/strip.h"
 #include "backends/triton/cvt_swizzling.h"
 #include "backends/triton/ttgir_parser.h"
+#include "sim/checked_math.h"
 #include "sim/status_macros.h"
 
 namespace scratchsim::triton {
@@ -102,15 +103,47 @@ absl::string_view Resolve(const LayoutContext& ctx, absl::string_view enc) {
   return it == ctx.aliases.end() ? enc : absl::string_view(it->second);
 }
 
-int64_t Product(const std::vector<int64_t>& v) {
-  int64_t p = 1;
-  for (int64_t x : v) p *= x;
-  return p;
-}
-
 absl::Status Unsupported(absl::string_view origin, int line, absl::string_view what) {
   return absl::UnimplementedError(absl::StrCat(origin, ":", line, ": unsupported construct: ", what));
 }
+
+// Scratch sizes come from shapes and layout counts in the IR text, any of which can be huge: they
+// are multiplied checked, and a size past int64 is an error naming the op, never a wrapped
+// (negative, hence dropped) buffer.
+class ScratchMath {
+ public:
+  ScratchMath(absl::string_view origin, int line, absl::string_view op)
+      : origin_(origin), line_(line), op_(op) {}
+
+  absl::StatusOr<int64_t> Mul(int64_t a, int64_t b) const {
+    const std::optional<int64_t> p = CheckedMul(a, b);
+    if (!p) return Overflow();
+    return *p;
+  }
+
+  // Elements of a tensor shape; every extent must be positive.
+  absl::StatusOr<int64_t> Elements(const std::vector<int64_t>& shape) const {
+    int64_t n = 1;
+    for (int64_t x : shape) {
+      if (x <= 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(origin_, ":", line_, ": ", op_, ": tensor dimension ", x, " is not positive"));
+      }
+      ASSIGN_OR_RETURN(n, Mul(n, x));
+    }
+    return n;
+  }
+
+ private:
+  absl::Status Overflow() const {
+    return absl::InvalidArgumentError(
+        absl::StrCat(origin_, ":", line_, ": ", op_, ": scratch size overflows 64 bits"));
+  }
+
+  absl::string_view origin_;
+  int line_;
+  absl::string_view op_;
+};
 
 
 // A distributed layout as linear-layout bases (Triton's LinearLayout, restricted to what the
@@ -371,12 +404,17 @@ int64_t ElementBits(absl::string_view t) {
   return 0;
 }
 
-int64_t SharedEncoding::PaddedSize(int64_t numel) const {
-  int64_t extra = 0;
+std::optional<int64_t> SharedEncoding::PaddedSize(int64_t numel) const {
+  int64_t total = numel;
   for (const auto& [interval, pad] : padding) {
-    if (interval > 0) extra += (numel / interval) * pad;
+    if (interval <= 0) continue;
+    const std::optional<int64_t> extra = CheckedMul(numel / interval, pad);
+    if (!extra) return std::nullopt;
+    const std::optional<int64_t> sum = CheckedAdd(total, *extra);
+    if (!sum) return std::nullopt;
+    total = *sum;
   }
-  return numel + extra;
+  return total;
 }
 
 absl::StatusOr<SharedEncoding> ParseSharedEncoding(absl::string_view text) {
@@ -458,6 +496,11 @@ std::vector<TensorType> TensorTypes(absl::string_view text) {
 }
 
 absl::StatusOr<DimSplit> SplitOf(const LayoutContext& ctx, absl::string_view encoding, int rank) {
+  // Each #ttg.slice adds a dimension to its parent: the bound on dimensions also bounds the
+  // recursion through nested slices.
+  if (rank > static_cast<int>(IntVector::capacity())) {
+    return absl::InvalidArgumentError("tensor of more than 16 dimensions");
+  }
   const absl::string_view enc = Resolve(ctx, encoding);
   DimSplit s;
   if (absl::StartsWith(enc, "#ttg.blocked<")) {
@@ -505,9 +548,16 @@ absl::StatusOr<DimSplit> SplitOf(const LayoutContext& ctx, absl::string_view enc
   } else {
     return absl::UnimplementedError(absl::StrCat("layout ", enc.substr(0, 40)));
   }
-  if (static_cast<int>(s.warps.size()) != rank) {
+  if (static_cast<int>(s.warps.size()) != rank || static_cast<int>(s.threads.size()) != rank ||
+      static_cast<int>(s.per_thread.size()) != rank) {
     return absl::InvalidArgumentError(absl::StrCat("layout rank ", s.warps.size(),
                                                    " does not match tensor rank ", rank));
+  }
+  // The scratch rules divide by these and multiply them: each must be a positive count.
+  for (const std::vector<int64_t>* v : {&s.per_thread, &s.threads, &s.warps}) {
+    if (std::any_of(v->begin(), v->end(), [](int64_t x) { return x <= 0; })) {
+      return absl::InvalidArgumentError("layout with a count per thread, warp or CTA that is not positive");
+    }
   }
   return s;
 }
@@ -542,8 +592,9 @@ ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<ScratchNeed> ScratchForOpWithScratch(
     const absl::StatusOr<Bases> sb = BasesOf(ctx, types[0].encoding, types[0].shape);
     const absl::StatusOr<Bases> db = BasesOf(ctx, types[1].encoding, types[1].shape);
     if (sb.ok() && db.ok() && sb->warp == db->warp) return need;
+    const ScratchMath math(origin, op.line, n);
     int64_t bits = std::max<int64_t>(8, ElementBits(types[0].element));
-    int64_t elems = Product(types[0].shape);
+    ASSIGN_OR_RETURN(int64_t elems, math.Elements(types[0].shape));
     // One round of Triton's swizzled store/load where both layouts are known in full; the
     // older estimate (the tile both sides' lanes and warps span) where they are not.
     std::optional<int64_t> round;
@@ -560,7 +611,8 @@ ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<ScratchNeed> ScratchForOpWithScratch(
     } else if (auto e = CvtScratchElems(sb, db, bits)) {
       elems = std::min(elems, *e);
     }
-    need.bytes = elems * bits / 8;
+    ASSIGN_OR_RETURN(const int64_t total_bits, math.Mul(elems, bits));
+    need.bytes = total_bits / 8;
     return need;
   }
   if (n == "tt.reduce" || n == "tt.scan") {
@@ -577,30 +629,42 @@ ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<ScratchNeed> ScratchForOpWithScratch(
     if (*axis < 0 || *axis >= rank) return Unsupported(origin, op.line, "axis out of range");
     auto split = SplitOf(ctx, src.encoding, rank);
     if (!split.ok()) return Unsupported(origin, op.line, split.status().message());
+    const ScratchMath math(origin, op.line, n);
+    RETURN_IF_ERROR(math.Elements(src.shape).status());
     int64_t bytes_per_elem = 0;
     for (const TensorType& t : ins) bytes_per_elem += std::max<int64_t>(8, ElementBits(t.element)) / 8;
     const int a = static_cast<int>(*axis);
-    const int64_t lane_span = split->per_thread[a] * split->threads[a];
-    const int64_t unique_warps = std::max<int64_t>(1, std::min<int64_t>(split->warps[a], src.shape[a] / std::max<int64_t>(1, lane_span)));
+    ASSIGN_OR_RETURN(const int64_t lane_span, math.Mul(split->per_thread[a], split->threads[a]));
+    const int64_t unique_warps = std::max<int64_t>(1, std::min<int64_t>(split->warps[a], src.shape[a] / lane_span));
+    std::vector<int64_t> rep = src.shape;
     if (n == "tt.reduce") {
       if (unique_warps <= 1) return need;
-      std::vector<int64_t> rep = src.shape;
       rep[a] = unique_warps;
-      need.bytes = Product(rep) * bytes_per_elem;
-      return need;
+    } else {
+      ASSIGN_OR_RETURN(const int64_t cta_span, math.Mul(lane_span, split->warps[a]));
+      const int64_t reps = std::max<int64_t>(1, src.shape[a] / cta_span);
+      ASSIGN_OR_RETURN(rep[a], math.Mul(split->warps[a], reps));
+      for (int d = 0; d < rank; ++d) {
+        if (d == a) continue;
+        ASSIGN_OR_RETURN(const int64_t thread_span, math.Mul(split->per_thread[d], split->threads[d]));
+        ASSIGN_OR_RETURN(const int64_t span, math.Mul(thread_span, split->warps[d]));
+        rep[d] = std::min<int64_t>(rep[d], span);
+      }
     }
-    const int64_t reps = std::max<int64_t>(1, src.shape[a] / (lane_span * split->warps[a]));
-    std::vector<int64_t> rep = src.shape;
-    rep[a] = split->warps[a] * reps;
-    for (int d = 0; d < rank; ++d) if (d != a) rep[d] = std::min<int64_t>(rep[d], split->per_thread[d] * split->threads[d] * split->warps[d]);
-    need.bytes = Product(rep) * bytes_per_elem;
+    ASSIGN_OR_RETURN(const int64_t elems, math.Elements(rep));
+    ASSIGN_OR_RETURN(need.bytes, math.Mul(elems, bytes_per_elem));
     return need;
   }
   if (n == "tt.histogram") {
     std::vector<TensorType> types = TensorTypes(op.text);
     if (types.size() < 2) return Unsupported(origin, op.line, "histogram without types");
     const TensorType& dst = types.back();
-    need.bytes = std::max<int64_t>(Product(dst.shape), ctx.threads_per_warp) * ElementBits(dst.element) / 8;
+    const int64_t bits = ElementBits(dst.element);
+    if (bits <= 0) return Unsupported(origin, op.line, absl::StrCat("histogram of element type ", dst.element));
+    const ScratchMath math(origin, op.line, n);
+    ASSIGN_OR_RETURN(const int64_t bins, math.Elements(dst.shape));
+    ASSIGN_OR_RETURN(const int64_t total_bits, math.Mul(std::max<int64_t>(bins, ctx.threads_per_warp), bits));
+    need.bytes = total_bits / 8;
     return need;
   }
   if (n == "tt.atomic_rmw" || n == "tt.atomic_cas") {
@@ -616,9 +680,18 @@ ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<ScratchNeed> ScratchForOpWithScratch(
     if (!t) return Unsupported(origin, op.line, "atomic result type");
     auto split = SplitOf(ctx, t->encoding, static_cast<int>(t->shape.size()));
     if (!split.ok()) return Unsupported(origin, op.line, split.status().message());
+    const ScratchMath math(origin, op.line, n);
+    ASSIGN_OR_RETURN(const int64_t elems, math.Elements(t->shape));
     int64_t covered = 1;
-    for (size_t d = 0; d < t->shape.size(); ++d) covered *= split->per_thread[d] * split->threads[d] * split->warps[d];
-    if (covered > Product(t->shape)) need.bytes = Product(t->shape) * std::max<int64_t>(8, ElementBits(t->element)) / 8;
+    for (size_t d = 0; d < t->shape.size(); ++d) {
+      ASSIGN_OR_RETURN(covered, math.Mul(covered, split->per_thread[d]));
+      ASSIGN_OR_RETURN(covered, math.Mul(covered, split->threads[d]));
+      ASSIGN_OR_RETURN(covered, math.Mul(covered, split->warps[d]));
+    }
+    if (covered > elems) {
+      ASSIGN_OR_RETURN(const int64_t total_bits, math.Mul(elems, std::max<int64_t>(8, ElementBits(t->element))));
+      need.bytes = total_bits / 8;
+    }
     return need;
   }
   if (n == "ttng.tensormap_create") {

@@ -24,7 +24,7 @@ struct SharedEncoding {
   int64_t alignment = 16;
   bool padded = false;
   std::vector<std::pair<int64_t, int64_t>> padding;  // (interval, pad) in elements
-  int64_t PaddedSize(int64_t numel) const;
+  std::optional<int64_t> PaddedSize(int64_t numel) const;  // std::nullopt past int64
 };
 absl::StatusOr<SharedEncoding> ParseSharedEncoding(absl::string_view text);
 

@@ -1,0 +1,86 @@
+#include "backends/triton/ttgir_layout.h"
+
+#include <map>
+#include <string>
+
+#include "backends/triton/ttgir_parser.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace scratchsim::triton {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::map<std::string, std::string> kAliases = {
+    {"#blocked", "#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>"},
+    {"#blocked2", "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]}>"},
+    {"#nowarps", "#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [0], order = [0]}>"},
+};
+
+// ScratchFor on one op of `text` (kept alive by the caller: the op views it).
+absl::StatusOr<ScratchNeed> Scratch(const std::string& name, TtgirOpKind kind, const std::string& text) {
+  TtgirOp op;
+  op.line = 7;
+  op.kind = kind;
+  op.name = name;
+  op.text = text;
+  const LayoutContext ctx{kAliases, 4, 32, 90};
+  return ScratchFor(op, ctx, /*result_used=*/true, "x.ttgir");
+}
+
+TEST(TtgirLayoutTest, HistogramScratchIsMaxOfBinsAndWarpSizeTimesElementBytes) {
+  const std::string text = "tt.histogram %x : tensor<1024xi32, #blocked> -> tensor<16xi32, #blocked>";
+  auto need = Scratch("tt.histogram", TtgirOpKind::kHistogram, text);
+  ASSERT_TRUE(need.ok()) << need.status();
+  EXPECT_EQ(need->bytes, 32 * 4);
+}
+
+// Issue 17: bins x element bits wrapped to a negative size, and the buffer vanished from the
+// report.
+TEST(TtgirLayoutTest, HistogramScratchPastInt64NamesTheOp) {
+  const std::string text =
+      "tt.histogram %x : tensor<1024xi32, #blocked> -> tensor<9223372036854775807xi32, #blocked>";
+  auto need = Scratch("tt.histogram", TtgirOpKind::kHistogram, text);
+  EXPECT_EQ(need.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(need.status().message(), HasSubstr("x.ttgir:7: tt.histogram: scratch size overflows"));
+}
+
+TEST(TtgirLayoutTest, NonPositiveTensorDimensionNamesTheOp) {
+  const std::string text = "tt.histogram %x : tensor<1024xi32, #blocked> -> tensor<-16xi32, #blocked>";
+  auto need = Scratch("tt.histogram", TtgirOpKind::kHistogram, text);
+  EXPECT_EQ(need.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(need.status().message(), HasSubstr("x.ttgir:7: tt.histogram: tensor dimension -16 is not positive"));
+}
+
+TEST(TtgirLayoutTest, ReduceOfATensorPastInt64ElementsNamesTheOp) {
+  const std::string text =
+      "%r = \"tt.reduce\"(%x) <{axis = 1 : i32}> ({ }) : (tensor<4611686018427387904x4xf32, #blocked2>) -> "
+      "tensor<4611686018427387904xf32, #ttg.slice<{dim = 1, parent = #blocked2}>>";
+  auto need = Scratch("tt.reduce", TtgirOpKind::kReduce, text);
+  EXPECT_EQ(need.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(need.status().message(), HasSubstr("x.ttgir:7: tt.reduce: scratch size overflows"));
+}
+
+// A layout with no warps along the scanned axis was a division by zero.
+TEST(TtgirLayoutTest, LayoutWithZeroWarpsIsRefused) {
+  const std::string text =
+      "%r = \"tt.scan\"(%x) <{axis = 0 : i32, reverse = false}> ({ }) : (tensor<1024xf32, #nowarps>) -> "
+      "tensor<1024xf32, #nowarps>";
+  auto need = Scratch("tt.scan", TtgirOpKind::kScan, text);
+  ASSERT_FALSE(need.ok());
+  EXPECT_THAT(need.status().message(), HasSubstr("x.ttgir:7:"));
+  EXPECT_THAT(need.status().message(), HasSubstr("not positive"));
+}
+
+TEST(TtgirLayoutTest, PaddedSizePastInt64IsNullopt) {
+  SharedEncoding e;
+  e.padded = true;
+  e.padding = {{1, int64_t{1} << 62}};
+  EXPECT_EQ(e.PaddedSize(1024), std::nullopt);
+  e.padding = {{32, 4}};
+  EXPECT_EQ(e.PaddedSize(1024), 1024 + 128);
+}
+
+}  // namespace
+}  // namespace scratchsim::triton
