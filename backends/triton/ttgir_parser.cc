@@ -31,6 +31,23 @@ absl::Status TooDeep(absl::string_view origin, int line) {
 // its own type, with library calls).
 std::string_view View(absl::string_view s) { return std::string_view(s.data(), s.size()); }
 
+// A count among the module's attributes (`"ttg.num-warps" = 4 : i32`): `absent` when the key is
+// not there; otherwise an integer from 1 to kMaxTtgirWarps, a power of two if `power_of_two`.
+// Layouts and scratch sizes divide by these and take their logarithms: zero or a negative count
+// must not reach them.
+absl::StatusOr<int> ModuleCount(absl::string_view module_line, absl::string_view key, int absent,
+                                bool power_of_two, absl::string_view origin, int line) {
+  if (module_line.find(key) == absl::string_view::npos) return absent;
+  const std::optional<int64_t> v = IntAttr(View(module_line), View(key));
+  if (!v || *v <= 0 || *v > kMaxTtgirWarps || (power_of_two && (*v & (*v - 1)) != 0)) {
+    return ParseError(origin, line,
+                      absl::StrCat(key, " = ", v ? absl::StrCat(*v) : std::string("?"), ": expected ",
+                                   power_of_two ? "a power of two " : "an integer ", "from 1 to ",
+                                   kMaxTtgirWarps));
+  }
+  return static_cast<int>(*v);
+}
+
 // A short-string hash for value names (the library's std::string_view hash goes through a
 // generic byte hash that cost more than the rest of the interning). Whole words by fixed-size
 // copies (single loads), the tail byte by byte: no library call per name.
@@ -266,6 +283,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
   module.value_group.reserve(stmts.size() + 16);
   module.ops.reserve(stmts.size());
   bool saw_module = false, saw_function = false;
+  int module_line = 1;
   int last_op_at_level = -1;
   for (const TtgirStatement& st : stmts) {
     absl::string_view s(st.text.data(), st.text.size());
@@ -280,11 +298,13 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     if (absl::StartsWith(s, "module")) {
       if (saw_module) return ParseError(origin, st.line, "second 'module'");
       saw_module = true;
-      if (auto v = IntAttr(View(s), "\"ttg.num-warps\"")) module.num_warps = static_cast<int>(*v);
-      if (auto v = IntAttr(View(s), "\"ttg.num-ctas\"")) module.num_ctas = static_cast<int>(*v);
-      if (auto v = IntAttr(View(s), "\"ttg.threads-per-warp\"")) {
-        module.threads_per_warp = static_cast<int>(*v);
-      }
+      module_line = st.line;
+      ASSIGN_OR_RETURN(module.num_warps,
+                       ModuleCount(s, "\"ttg.num-warps\"", 0, /*power_of_two=*/false, origin, st.line));
+      ASSIGN_OR_RETURN(module.num_ctas,
+                       ModuleCount(s, "\"ttg.num-ctas\"", 1, /*power_of_two=*/false, origin, st.line));
+      ASSIGN_OR_RETURN(module.threads_per_warp, ModuleCount(s, "\"ttg.threads-per-warp\"", 32,
+                                                            /*power_of_two=*/true, origin, st.line));
       size_t t = s.find("ttg.target = \"");
       if (t != absl::string_view::npos) {
         size_t e = s.find('"', t + 14);
@@ -378,10 +398,16 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
         int64_t warps = 0;
         absl::string_view num = s.substr(nw + 10);
         num = num.substr(0, num.find(')'));
-        if (!absl::SimpleAtoi(num, &warps) || warps <= 0) {
-          return ParseError(origin, st.line, absl::StrCat("bad num_warps(", num, ")"));
+        if (!absl::SimpleAtoi(num, &warps) || warps <= 0 || warps > kMaxTtgirWarps) {
+          return ParseError(origin, st.line,
+                            absl::StrCat("bad num_warps(", num, "): expected 1 to ", kMaxTtgirWarps));
         }
         ws.partition_warps += warps;
+        if (ws.partition_warps > kMaxTtgirWarps) {
+          return ParseError(origin, st.line,
+                            absl::StrCat("ttg.warp_specialize partitions with more than ", kMaxTtgirWarps,
+                                         " warps in all"));
+        }
       }
       std::string scope = stack.back().scope;
       if (absl::StartsWith(s, "partition")) {
@@ -509,7 +535,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     return ParseError(origin, num_lines, absl::StrCat(stack.size(), " region(s) never closed"));
   }
   if (!saw_function) return ParseError(origin, 1, "no tt.func in the module");
-  if (module.num_warps <= 0) return ParseError(origin, 1, "module has no \"ttg.num-warps\"");
+  if (module.num_warps <= 0) return ParseError(origin, module_line, "module has no \"ttg.num-warps\"");
   for (size_t i = 0; i < module.ops.size(); ++i) {
     TtgirOp& o = module.ops[i];
     const Placement& pl = placed[i];

@@ -93,6 +93,11 @@ struct TtgirModule {
 // and refuses input such as 150,000 nested scf.if, which overflowed the stack before.
 inline constexpr size_t kMaxTtgirNesting = 1024;
 
+// The largest count the module's attributes (ttg.num-warps, ttg.num-ctas,
+// ttg.threads-per-warp) and warp-specialize partitions may give: no GPU runs a CTA of more than
+// 32 warps of 32 or 16 of 64 threads.
+inline constexpr int64_t kMaxTtgirWarps = 1024;
+
 // `origin` names the text in errors ("origin:line: problem"); every error is InvalidArgument.
 absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text, std::string_view origin);
 

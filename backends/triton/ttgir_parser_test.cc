@@ -82,6 +82,38 @@ TEST(TtgirParserTest, PartitionHeaderWithoutArgumentListNamesTheLine) {
   EXPECT_THAT(m.status().message(), HasSubstr("p.ttgir:4: partition header without its argument list"));
 }
 
+// Issue 17: "ttg.threads-per-warp" = 0 was accepted (and divided by in the layouts).
+TEST(TtgirParserTest, ThreadsPerWarpOfZeroNamesTheAttribute) {
+  auto m = ParseTtgir("module attributes {\"ttg.num-warps\" = 4 : i32, \"ttg.threads-per-warp\" = 0 : i32} {\n"
+                      " tt.func @k() {\n  tt.return\n }\n}\n",
+                      "t.ttgir");
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(m.status().message(),
+              HasSubstr("t.ttgir:1: \"ttg.threads-per-warp\" = 0: expected a power of two from 1 to 1024"));
+}
+
+TEST(TtgirParserTest, ThreadsPerWarpThatIsNoPowerOfTwoNamesTheAttribute) {
+  auto m = ParseTtgir("module attributes {\"ttg.num-warps\" = 4 : i32, \"ttg.threads-per-warp\" = 48 : i32} {\n"
+                      " tt.func @k() {\n  tt.return\n }\n}\n",
+                      "t.ttgir");
+  EXPECT_THAT(m.status().message(), HasSubstr("t.ttgir:1: \"ttg.threads-per-warp\" = 48"));
+}
+
+TEST(TtgirParserTest, NegativeNumWarpsNamesTheAttribute) {
+  auto m = ParseTtgir("module attributes {\"ttg.num-warps\" = -4 : i32} {\n tt.func @k() {\n  tt.return\n }\n}\n",
+                      "w.ttgir");
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(m.status().message(), HasSubstr("w.ttgir:1: \"ttg.num-warps\" = -4: expected an integer from 1 to 1024"));
+}
+
+TEST(TtgirParserTest, PartitionWarpsBeyondTheLimitNameTheLine) {
+  auto m = ParseTtgir(kHead + " tt.func @k() {\n  ttg.warp_specialize()\n  default {\n  }\n"
+                              "  partition0() num_warps(9223372036854775807) {\n  }\n }\n}\n",
+                      "p.ttgir");
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(m.status().message(), HasSubstr("p.ttgir:6: bad num_warps(9223372036854775807)"));
+}
+
 std::string NestedIfs(int n) {
   std::string text = kHead + " tt.func @k() {\n  %c = arith.constant true\n";
   for (int i = 0; i < n; ++i) text += "scf.if %c {\n";
