@@ -141,6 +141,25 @@ def split(k):
   return win, scr, spill, other
 
 
+def intermediate_bytes(kind, p):
+  """f32 bytes of the largest value the kernel body materialises (a guess at what spills):
+  the dot result of a matmul block, the score tile of flash attention, the f32 copy of a
+  row block. None where the body holds nothing beyond its blocks."""
+  if kind in ("matmul_acc", "matmul_buffered"):
+    return p["bm"] * p["bn"] * 4
+  if kind == "matmul_noacc":
+    return p["bm"] * p["bn"] * 4
+  if kind == "flash_fwd":
+    return p.get("block_b", 1) * p["block_q"] * p["block_k_major"] * 4
+  if kind == "flash_bwd_dkv":
+    return p["block_q"] * p["block_k_major"] * 4
+  if kind == "flash_bwd_dq":
+    return p["block_q_major"] * p["block_k"] * 4
+  if kind in ("softmax", "layernorm"):
+    return p["br"] * _round_up(p["d"], 128) * 4
+  return None
+
+
 def rows_of(path):
   op = gzip.open if path.endswith(".gz") else open
   with op(path, "rt") as f:
@@ -162,7 +181,8 @@ def analyse(path):
            "limit": r.get("vmem_limit_bytes") or r["default_limit_bytes"],
            "naive_windows": nv["windows"], "naive_scratch": nv["scratch"], "naive_total": nv["total"],
            "error_size": res.get("size_bytes"), "source": src, "compile_s": res.get("compile_s"),
-           "verify_ok": (r.get("verify") or {}).get("ok")}
+           "verify_ok": (r.get("verify") or {}).get("ok"),
+           "intermediate": intermediate_bytes(r["kind"], r["params"])}
     if k:
       win, scr, spill, other = split(k)
       tags = collections.Counter()
@@ -237,6 +257,17 @@ def summary(recs):
       tags[(r["gen"], t.split("=")[0])] += 1
   for (gen, t), n in sorted(tags.items()):
     lines.append(f"  other allocation {t!r} on {gen}: {n} rows")
+  lines.append("")
+  lines.append("spill / f32 intermediate (intermediate_bytes) where spill > 0: quantiles per kind and generation")
+  lines.append("kind              gen   n(spill>0)/n   p10    median  p90")
+  byk = collections.defaultdict(list)
+  for r in w:
+    if r.get("intermediate"):
+      byk[(r["kind"], r["gen"])].append(r)
+  for (kind, gen), rs in sorted(byk.items()):
+    ratios = [r["c_spill"] / r["intermediate"] for r in rs if r["c_spill"] > 0]
+    lines.append(f"{kind:17} {gen:4}  {len(ratios):4}/{len(rs):<4}    "
+                 f"{_q(ratios, .1) or 0:5.2f}  {_q(ratios, .5) or 0:5.2f}  {_q(ratios, .9) or 0:5.2f}")
   v = [r for r in recs if r.get("verify_ok") is not None]
   lines.append(f"verified requirement (fits at it, fails 1 B below): {sum(bool(r['verify_ok']) for r in v)} of {len(v)}")
   return "\n".join(lines)
