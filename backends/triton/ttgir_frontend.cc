@@ -8,7 +8,6 @@
 #include "backends/triton/ttgir_allocation.h"
 #include "backends/triton/ttgir_import.h"
 #include "backends/triton/ttgir_parser.h"
-#include "sim/proto_io.h"
 #include "sim/status_macros.h"
 
 namespace scratchsim::triton {
@@ -46,7 +45,7 @@ class PlannedPolicy : public PlacementPolicy {
 }  // namespace
 
 absl::StatusOr<TtgirKernel> LoadTtgirKernel(absl::string_view path) {
-  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  ASSIGN_OR_RETURN(std::string text, ReadTtgirFile(std::string_view(path.data(), path.size())));
   // One parse and one plan: the graph is imported from the module the plan was made for.
   ASSIGN_OR_RETURN(TtgirModule module, ParseTtgir(std::string_view(text.data(), text.size()),
                                                    std::string_view(path.data(), path.size())));

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/triton/ttgir_lexer.h"
 #include "backends/triton/ttgir_testdata.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -41,6 +42,15 @@ TEST(TtgirFrontendTest, MalformedFileNamesFileAndLine) {
   auto kernel = LoadTtgirKernel(path);
   EXPECT_EQ(kernel.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(kernel.status().message(), HasSubstr(path + ":3: expected an operation"));
+}
+
+// The front end reads through ReadTtgirFile: a line past the 16 MiB limit stops the read.
+TEST(TtgirFrontendTest, LineLongerThanTheLimitNamesFileAndLine) {
+  const std::string path = ::testing::TempDir() + "/frontend_long.ttgir";
+  std::ofstream(path) << "module {\n" << std::string(kMaxTtgirLineBytes + 1, 'x') << "\n}\n";
+  auto kernel = LoadTtgirKernel(path);
+  EXPECT_EQ(kernel.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(kernel.status().message(), HasSubstr(path + ":2: line longer than the maximum"));
 }
 
 }  // namespace

@@ -3,11 +3,9 @@
 #include "backends/triton/ttgir_import.h"
 
 #include <cctype>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include "absl/status/status.h"
@@ -70,13 +68,9 @@ absl::StatusOr<KernelGraph> ImportTtgir(std::string_view text, std::string_view 
   return ImportTtgir(module, plan);
 }
 
-absl::StatusOr<KernelGraph> LoadTtgirFile(std::string_view path_in) {
-  absl::string_view path(path_in.data(), path_in.size());
-  std::ifstream in{std::string(path)};
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ImportTtgir(ss.str(), std::string_view(path.data(), path.size()));
+absl::StatusOr<KernelGraph> LoadTtgirFile(std::string_view path) {
+  ASSIGN_OR_RETURN(const std::string text, ReadTtgirFile(path));
+  return ImportTtgir(text, path);
 }
 
 }  // namespace scratchsim::triton

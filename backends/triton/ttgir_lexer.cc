@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -16,6 +17,13 @@ namespace {
 absl::Status LexError(std::string_view origin, int line, std::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(absl::string_view(origin.data(), origin.size()), ":", line,
                                                  ": ", absl::string_view(what.data(), what.size())));
+}
+
+absl::Status TooLong(std::string_view origin, int line, std::string_view what, size_t bytes) {
+  return LexError(origin, line,
+                  absl::StrCat(absl::string_view(what.data(), what.size()), " of ", bytes,
+                               " bytes is longer than the maximum of ", kMaxTtgirLineBytes,
+                               " bytes (16 MiB)"));
 }
 
 }  // namespace
@@ -194,7 +202,11 @@ absl::StatusOr<TtgirStatements> SplitTtgirStatements(std::string_view text, std:
     if (nl == std::string_view::npos) nl = all.size();
     std::string_view l = all.substr(begin, nl - begin);
     begin = nl + 1;
+    if (num_lines == std::numeric_limits<int>::max()) {
+      return LexError(origin, num_lines, "more lines than a line number holds");
+    }
     const int line_no = ++num_lines;
+    if (l.size() > kMaxTtgirLineBytes) return TooLong(origin, line_no, "line", l.size());
     while (!l.empty() && is_space(l.front())) l.remove_prefix(1);
     while (!l.empty() && is_space(l.back())) l.remove_suffix(1);
     if (l.empty()) continue;
@@ -234,6 +246,9 @@ absl::StatusOr<TtgirStatements> SplitTtgirStatements(std::string_view text, std:
       pending.assign(s.data(), s.size());
       pending_line = line_no;
       continue;
+    }
+    if (pending.size() + 1 + s.size() > kMaxTtgirLineBytes) {
+      return TooLong(origin, pending_line, "statement (its lines joined)", pending.size() + 1 + s.size());
     }
     pending.push_back(' ');
     pending.append(s);

@@ -20,6 +20,12 @@
 
 namespace scratchsim::triton {
 
+// The longest line, and the longest statement after joining lines, the lexer accepts. Triton's
+// lines stay far below (the largest fixture is 41.5 KB in all); the bound keeps a hostile file
+// from costing memory in proportion to one line (a 1 GiB line took 2.4 GB) and is where
+// ReadTtgirFile stops reading.
+inline constexpr size_t kMaxTtgirLineBytes = size_t{16} << 20;
+
 // Character classes by table: one load per character in the hot scans.
 enum : uint8_t { kAlnum = 1, kValueChar = 2, kSpaceChar = 4, kOpNameChar = 8 };
 constexpr std::array<uint8_t, 256> MakeTtgirCharClasses() {
@@ -114,8 +120,8 @@ struct TtgirStatements {
 // Splits `text` into statements: blank lines, `//` comments and the `#loc` table dropped,
 // locations removed, lines joined (by a space) while brackets stay open. Statements view
 // `text`, or strings appended to `pieces` (joined lines, lines with locations inside), which
-// must outlive them. Errors (InvalidArgument, naming `origin` and the line): a statement never
-// closed.
+// must outlive them. Errors (InvalidArgument, naming `origin` and the line): a line or joined
+// statement longer than kMaxTtgirLineBytes, a statement never closed.
 absl::StatusOr<TtgirStatements> SplitTtgirStatements(std::string_view text, std::string_view origin,
                                                      std::deque<std::string>& pieces);
 

@@ -101,6 +101,24 @@ TEST(TtgirLexerTest, AStatementOfManyLinesIsJoinedInLinearTime) {
   EXPECT_LT(seconds, 5.0);
 }
 
+// Issue 17: one 1 GiB line cost 2.4 GB. A line past the limit is refused naming its line.
+TEST(TtgirLexerTest, LineLongerThanTheLimitNamesTheLine) {
+  const std::string text = "%a = tt.foo\n%z = tt.foo " + std::string(kMaxTtgirLineBytes, 'x') + "\n";
+  std::deque<std::string> pieces;
+  auto s = Split(text, pieces);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.status().message(), HasSubstr("x.ttgir:2: line of 16777228 bytes is longer than the maximum"));
+}
+
+TEST(TtgirLexerTest, JoinedStatementLongerThanTheLimitNamesItsFirstLine) {
+  const std::string half(kMaxTtgirLineBytes / 2, 'x');
+  const std::string text = "%a = tt.foo\n%z = tt.foo(\n" + half + "\n" + half + "\n)\n";
+  std::deque<std::string> pieces;
+  auto s = Split(text, pieces);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.status().message(), HasSubstr("x.ttgir:2: statement (its lines joined) of"));
+}
+
 TEST(TtgirLexerTest, IntAttrReadsTheValueAfterTheKey) {
   EXPECT_EQ(IntAttr("module attributes {\"ttg.num-warps\" = 8 : i32}", "\"ttg.num-warps\""), 8);
   EXPECT_EQ(IntAttr("{alignment = -16}", "alignment"), -16);

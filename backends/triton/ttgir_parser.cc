@@ -2,10 +2,16 @@
 // and the import read. The IR's grammar is MLIR's generic form as Triton prints it to its cache.
 #include "backends/triton/ttgir_parser.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <limits>
+#include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -556,6 +562,41 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     }
   }
   return module;
+}
+
+absl::StatusOr<std::string> ReadTtgirFile(std::string_view path_in) {
+  const std::string path(path_in);
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (file == nullptr) return absl::NotFoundError(absl::StrCat(path, ": cannot open file"));
+  std::string text;
+  // A regular file's size saves the string's regrowth, up to the line limit (a 1 GiB file of one
+  // line must not reserve its size); a device or a pipe reports none and grows as it is read.
+  struct stat st;
+  if (fstat(fileno(file.get()), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    text.reserve(std::min(static_cast<size_t>(st.st_size), kMaxTtgirLineBytes));
+  }
+  std::vector<char> block(size_t{64} << 10);
+  size_t line_bytes = 0;  // of the line being read, so far
+  int line = 1;
+  auto too_long = [&]() {
+    return ParseError(path, line,
+                      absl::StrCat("line longer than the maximum of ", kMaxTtgirLineBytes,
+                                   " bytes (16 MiB); stopped reading there"));
+  };
+  for (size_t got; (got = std::fread(block.data(), 1, block.size(), file.get())) > 0;) {
+    for (const char *p = block.data(), *end = p + got;;) {
+      const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+      line_bytes += static_cast<size_t>((nl == nullptr ? end : nl) - p);
+      if (line_bytes > kMaxTtgirLineBytes) return too_long();
+      if (nl == nullptr) break;
+      p = nl + 1;
+      line_bytes = 0;
+      if (line < std::numeric_limits<int>::max()) ++line;
+    }
+    text.append(block.data(), got);
+  }
+  if (std::ferror(file.get())) return absl::DataLossError(absl::StrCat(path, ": read error"));
+  return text;
 }
 
 }  // namespace scratchsim::triton

@@ -101,6 +101,12 @@ inline constexpr int64_t kMaxTtgirWarps = 1024;
 // `origin` names the text in errors ("origin:line: problem"); every error is InvalidArgument.
 absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text, std::string_view origin);
 
+// The text of a .ttgir file, read in blocks that stop at the first line longer than
+// kMaxTtgirLineBytes (InvalidArgument naming the path and the line): memory stays at the text
+// before that line plus the limit, whatever the file holds (/dev/zero included). NotFound if the
+// file cannot be opened.
+absl::StatusOr<std::string> ReadTtgirFile(std::string_view path);
+
 }  // namespace scratchsim::triton
 
 #endif  // SCRATCHSIM_BACKENDS_TRITON_TTGIR_PARSER_H_

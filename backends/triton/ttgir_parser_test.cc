@@ -1,5 +1,6 @@
 #include "backends/triton/ttgir_parser.h"
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,43 @@ TEST(TtgirParserTest, PartitionWarpsBeyondTheLimitNameTheLine) {
                       "p.ttgir");
   EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(m.status().message(), HasSubstr("p.ttgir:6: bad num_warps(9223372036854775807)"));
+}
+
+TEST(TtgirParserTest, ReadTtgirFileReadsTheFile) {
+  auto text = ReadTtgirFile(TtgirTestdataPath("pipelined.ttgir"));
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(*text, ReadTtgirTestdata("pipelined.ttgir"));
+}
+
+TEST(TtgirParserTest, ReadTtgirFileOfAMissingFileIsNotFound) {
+  auto text = ReadTtgirFile("/nonexistent/x.ttgir");
+  EXPECT_EQ(text.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(text.status().message(), HasSubstr("/nonexistent/x.ttgir"));
+}
+
+// Reading stops at the first line past the limit (issue 17: a 1 GiB line took 2.4 GB): the
+// error names the file and the line.
+TEST(TtgirParserTest, ReadTtgirFileStopsAtALineLongerThanTheLimit) {
+  const std::string path = ::testing::TempDir() + "/long_line.ttgir";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "module {\n  tt.func @k() {\n    %z = tt.foo ";
+    const std::string chunk(1 << 20, 'x');
+    for (int i = 0; i < 17; ++i) out << chunk;
+    out << "\n  }\n}\n";
+  }
+  auto text = ReadTtgirFile(path);
+  EXPECT_EQ(text.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(text.status().message(), HasSubstr(path + ":3: line longer than the maximum of 16777216 bytes"));
+}
+
+// A file that never ends a line (here one that never ends) is refused once its line passes the
+// limit instead of being read without bound.
+TEST(TtgirParserTest, ReadTtgirFileOfDevZeroStopsAtTheLimit) {
+  if (!std::ifstream("/dev/zero")) GTEST_SKIP() << "no /dev/zero";
+  auto text = ReadTtgirFile("/dev/zero");
+  EXPECT_EQ(text.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(text.status().message(), HasSubstr("/dev/zero:1: line longer than the maximum"));
 }
 
 std::string NestedIfs(int n) {
