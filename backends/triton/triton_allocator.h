@@ -38,8 +38,10 @@ struct TritonAllocation {
   int64_t shared = 0;            // Triton's metadata.shared: max(offset + size)
 };
 
-// Buffers must come in Triton's order (explicit buffers in walk order, then scratch buffers in
-// walk order): the size sort is stable, so ties keep this order, which decides offsets.
+// Upstream's computeOffsets: calculateStarts, then buildInterferenceGraph and allocate until no
+// two buffers interfere. Buffers must come in Triton's order (explicit buffers in walk order,
+// then scratch buffers in walk order): the size sort is stable, so ties keep this order, which
+// decides offsets.
 absl::StatusOr<TritonAllocation> AllocateLikeTriton(absl::Span<const TritonBuffer> buffers);
 
 // The same algorithm as a PlacementPolicy over the simulator's Blocks (inclusive [start, end]
