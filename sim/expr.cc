@@ -26,6 +26,7 @@ int SymbolTable::Add(std::string name) {
 }
 
 // Recursive-descent parser emitting postfix code:
+//   logic := both ('||' both)*          both := top ('&&' top)*   (1 when it holds, else 0)
 //   top := expr (('=='|'!='|'<='|'>='|'<'|'>') expr)?   (1 when it holds, else 0)
 //   expr := term (('+'|'-') term)*      term := unary (('*'|'/'|'%') unary)*
 //   unary := '-' unary | primary        primary := INT | NAME | NAME '(' expr (',' expr)* ')' | '(' expr ')'
@@ -35,7 +36,7 @@ class ExprParser {
       : text_(text), symbols_(symbols), out_(out) {}
 
   absl::Status Parse() {
-    RETURN_IF_ERROR(ParseComparison());
+    RETURN_IF_ERROR(ParseLogic());
     SkipSpace();
     if (pos_ != text_.size()) return Error("unexpected character");
     return absl::OkStatus();
@@ -60,6 +61,39 @@ class ExprParser {
     return false;
   }
   void Emit(Op op, int64_t operand = 0) { out_.code_.push_back({op, operand}); }
+
+  // Requirements combine conditions: "BM % 8 == 0 || BM == M". Both sides are evaluated.
+  absl::Status ParseLogic() {
+    RETURN_IF_ERROR(ParseBoth());
+    while (AcceptToken("||")) {
+      RETURN_IF_ERROR(ParseBoth());
+      Emit(Op::kOr);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseBoth() {
+    RETURN_IF_ERROR(ParseComparison());
+    while (AcceptToken("&&")) {
+      RETURN_IF_ERROR(ParseComparison());
+      Emit(Op::kAnd);
+    }
+    return absl::OkStatus();
+  }
+
+  bool AcceptToken(absl::string_view token) {
+    SkipSpace();
+    if (text_.substr(pos_, token.size()) != token) return false;
+    pos_ += token.size();
+    return true;
+  }
+
+  // Parentheses, calls and unary minus recurse: bound how deep, so a hostile expression is an
+  // error and not a stack overflow.
+  absl::Status Enter() {
+    if (++depth_ > kMaxNesting) return Error(absl::StrCat("nested more than ", kMaxNesting, " levels deep"));
+    return absl::OkStatus();
+  }
 
   // One comparison at the top of an expression (or of a parenthesized one): requirements such
   // as "BLOCK_M % ROWS == 0" read as they would in the kernel's static_assert.
@@ -117,7 +151,9 @@ class ExprParser {
 
   absl::Status ParseUnary() {
     if (Accept('-')) {
+      RETURN_IF_ERROR(Enter());
       RETURN_IF_ERROR(ParseUnary());
+      --depth_;
       Emit(Op::kNeg);
       return absl::OkStatus();
     }
@@ -130,8 +166,10 @@ class ExprParser {
     char c = text_[pos_];
     if (c == '(') {
       ++pos_;
-      RETURN_IF_ERROR(ParseComparison());
+      RETURN_IF_ERROR(Enter());
+      RETURN_IF_ERROR(ParseLogic());
       if (!Accept(')')) return Error("expected ')'");
+      --depth_;
       return absl::OkStatus();
     }
     if (std::isdigit(static_cast<unsigned char>(c))) {
@@ -182,19 +220,23 @@ class ExprParser {
     } else {
       return Error(absl::StrCat("unknown function '", name, "'"));
     }
+    RETURN_IF_ERROR(Enter());
     for (int i = 0; i < arity; ++i) {
       if (i > 0 && !Accept(',')) return Error(absl::StrCat("'", name, "' takes ", arity, " arguments"));
       RETURN_IF_ERROR(ParseExpr());
     }
     if (!Accept(')')) return Error("expected ')'");
+    --depth_;
     Emit(op);
     return absl::OkStatus();
   }
 
+  static constexpr int kMaxNesting = Expr::kMaxNesting;
   absl::string_view text_;
   const SymbolTable& symbols_;
   Expr& out_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 Expr Expr::Constant(int64_t value) {
@@ -209,6 +251,19 @@ absl::StatusOr<Expr> Expr::Parse(absl::string_view text, const SymbolTable& symb
   expr.text_ = std::string(text);
   ExprParser parser(text, symbols, expr);
   RETURN_IF_ERROR(parser.Parse());
+  // Evaluate keeps a fixed stack: refuse here what it could not evaluate.
+  int depth = 0, deepest = 0;
+  for (const Instruction& instruction : expr.code_) {
+    if (instruction.op == Op::kPush || instruction.op == Op::kLoad) {
+      deepest = std::max(deepest, ++depth);
+    } else if (instruction.op != Op::kNeg && instruction.op != Op::kPow2Ceil) {
+      --depth;  // binary: two operands become one
+    }
+  }
+  if (deepest > kMaxStack) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "expression \"%s\": needs %d operands pending at once (at most %d); split it", text, deepest, kMaxStack));
+  }
   return expr;
 }
 
@@ -221,8 +276,9 @@ std::vector<int> Expr::Parameters() const {
 }
 
 absl::StatusOr<int64_t> Expr::Evaluate(absl::Span<const int64_t> values) const {
-  // Expressions are short; a fixed stack avoids allocation on the planner's hot path.
-  constexpr int kMaxDepth = 64;
+  // Expressions are short; a fixed stack avoids allocation on the planner's hot path (Parse
+  // refuses code that would need more).
+  constexpr int kMaxDepth = kMaxStack;
   int64_t stack[kMaxDepth];
   int depth = 0;
   auto overflow = [this]() {
@@ -266,6 +322,8 @@ absl::StatusOr<int64_t> Expr::Evaluate(absl::Span<const int64_t> values) const {
       case Op::kMul: r = CheckedMul(a, b); break;
       case Op::kMin: r = a < b ? a : b; break;
       case Op::kMax: r = a > b ? a : b; break;
+      case Op::kAnd: r = (a != 0) && (b != 0); break;
+      case Op::kOr: r = (a != 0) || (b != 0); break;
       case Op::kEq: r = a == b; break;
       case Op::kNe: r = a != b; break;
       case Op::kLt: r = a < b; break;

@@ -28,13 +28,18 @@ class SymbolTable {
 
 class Expr {
  public:
+  static constexpr int kMaxNesting = 256;
+  static constexpr int kMaxStack = 64;  // operands pending at once during evaluation
+
   // A constant expression.
   static Expr Constant(int64_t value);
 
   // Parses `text`. Names must be in `symbols`; functions: min, max, cdiv, round_up,
   // pow2ceil (two, one argument resp. for the last). Operators: + - * / % and parentheses;
   // '/' truncates and requires non-negative operands. One comparison (== != < <= > >=) may
-  // top an expression or a parenthesized part; it gives 1 when it holds, else 0.
+  // top an expression or a parenthesized part; it gives 1 when it holds, else 0; && and ||
+  // (lowest, || below &&) combine such conditions. Nesting deeper than kMaxNesting levels
+  // (parentheses, calls, unary minus) is an error.
   static absl::StatusOr<Expr> Parse(absl::string_view text, const SymbolTable& symbols);
 
   // Division by zero and overflow are errors, never wrapped values.
@@ -48,7 +53,7 @@ class Expr {
  private:
   enum class Op : uint8_t {
     kPush, kLoad, kAdd, kSub, kMul, kDiv, kMod, kNeg, kMin, kMax, kCeilDiv, kRoundUp, kPow2Ceil,
-    kEq, kNe, kLt, kLe, kGt, kGe
+    kEq, kNe, kLt, kLe, kGt, kGe, kAnd, kOr
   };
   struct Instruction {
     Op op;

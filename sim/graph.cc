@@ -165,6 +165,10 @@ class GraphCompiler {
           compiled.shape.push_back(std::move(dim));
         }
       }
+      for (int d = 0; d < buffer.array_shape_size(); ++d) {
+        ASSIGN_OR_RETURN(Expr extent, Compile(buffer.array_shape(d), [&] { return where(absl::StrCat("array_shape[", d, "]")); }));
+        compiled.array_shape.push_back(std::move(extent));
+      }
       if (buffer.round_up_size() > buffer.shape_size()) return Bad(where(), "round_up has more entries than shape");
       for (int d = 0; d < buffer.round_up_size(); ++d) {
         ASSIGN_OR_RETURN(Expr multiple, Compile(buffer.round_up(d), [&] { return where(absl::StrCat("round_up[", d, "]")); }));
@@ -530,6 +534,28 @@ absl::Status CheckRequirements(const CompiledGraph& graph, absl::Span<const int6
 
 bool IsDeviceSymbol(const CompiledGraph& graph, int slot) {
   return slot >= 0 && (slot == graph.warp_size_slot || slot == graph.sm_arch_slot);
+}
+
+absl::StatusOr<BufferDims> EvaluateBufferDims(const CompiledGraph& graph, int buffer, absl::Span<const int64_t> values) {
+  const CompiledBuffer& b = graph.buffers[buffer];
+  BufferDims out;
+  if (b.size_bytes) return out;
+  const size_t first_rounded = b.shape.size() - b.round_up.size();
+  for (size_t d = 0; d < b.shape.size(); ++d) {
+    ASSIGN_OR_RETURN(int64_t extent, b.shape[d].Evaluate(values));
+    out.dims.push_back(extent);
+    int64_t padded = extent;
+    if (d >= first_rounded) {
+      ASSIGN_OR_RETURN(int64_t multiple, b.round_up[d - first_rounded].Evaluate(values));
+      padded = CheckedRoundUp(extent, multiple).value_or(extent);
+    }
+    out.padded.push_back(padded);
+  }
+  for (const Expr& e : b.array_shape) {
+    ASSIGN_OR_RETURN(int64_t extent, e.Evaluate(values));
+    out.array.push_back(extent);
+  }
+  return out;
 }
 
 std::string ShapeString(const CompiledGraph& graph, int buffer, absl::Span<const int64_t> values) {

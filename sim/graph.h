@@ -23,6 +23,7 @@ struct CompiledBuffer {
   int64_t element_bits = 0;             // 0 when size_bytes is given instead
   std::optional<Expr> size_bytes;
   std::vector<Expr> round_up;           // applies to the trailing dims
+  std::vector<Expr> array_shape;        // for reports only
   std::optional<Expr> pad_every;
   std::optional<Expr> pad_add;
   std::optional<Expr> copies;           // set: multi-buffered (pipelined) buffer
@@ -126,6 +127,13 @@ absl::Status CheckRequirements(const CompiledGraph& graph, absl::Span<const int6
 
 // True for a slot BindDeviceSymbols fills: not a parameter the user sets or sweeps.
 bool IsDeviceSymbol(const CompiledGraph& graph, int slot);
+
+// A buffer's extents for reports: the shape, the shape after round_up, the array it is a block
+// of (empty when the graph gives none). Empty for raw byte sizes.
+struct BufferDims {
+  std::vector<int64_t> dims, padded, array;
+};
+absl::StatusOr<BufferDims> EvaluateBufferDims(const CompiledGraph& graph, int buffer, absl::Span<const int64_t> values);
 
 // "16x2048xf32" for reports.
 std::string ShapeString(const CompiledGraph& graph, int buffer, absl::Span<const int64_t> values);

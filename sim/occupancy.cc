@@ -35,9 +35,7 @@
 namespace scratchsim {
 namespace {
 
-constexpr int64_t kUnlimited = INT32_MAX;
-
-int32_t ClampToInt32(int64_t value) { return static_cast<int32_t>(std::min(value, kUnlimited)); }
+int32_t ClampToInt32(int64_t value) { return static_cast<int32_t>(std::min(value, kUnlimitedBlocks)); }
 
 absl::Status BadInput(absl::string_view field, absl::string_view problem) {
   return absl::InvalidArgumentError(absl::StrCat("occupancy: ", field, " ", problem));
@@ -57,21 +55,18 @@ absl::Status CheckInput(const DeviceModel& device, const OccupancyInput& input) 
                     absl::StrCat(input.threads_per_block, " exceeds the device's max_threads_per_block ",
                                  device.limits().max_threads_per_block(), " (", device.name(), ")"));
   }
-  if (input.registers_per_thread < 0) {
-    return BadInput("registers_per_thread", absl::StrCat("must not be negative, got ", input.registers_per_thread));
-  }
-  if (input.static_shared_bytes < 0) {
-    return BadInput("static_shared_bytes", absl::StrCat("must not be negative, got ", input.static_shared_bytes));
-  }
-  if (input.dynamic_shared_bytes < 0) {
-    return BadInput("dynamic_shared_bytes", absl::StrCat("must not be negative, got ", input.dynamic_shared_bytes));
-  }
+  auto non_negative = [](absl::string_view field, int64_t value) -> absl::Status {
+    if (value < 0) return BadInput(field, absl::StrCat("must not be negative, got ", value));
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(non_negative("registers_per_thread", input.registers_per_thread));
+  RETURN_IF_ERROR(non_negative("static_shared_bytes", input.static_shared_bytes));
+  RETURN_IF_ERROR(non_negative("dynamic_shared_bytes", input.dynamic_shared_bytes));
+  RETURN_IF_ERROR(non_negative("block_barriers", input.block_barriers));
+  RETURN_IF_ERROR(non_negative("tensor_memory_columns", input.tensor_memory_columns));
   if (input.carveout_percent < -1 || input.carveout_percent > 100) {
     return BadInput("carveout_percent",
                     absl::StrCat("must be -1 (default) or 0..100, got ", input.carveout_percent));
-  }
-  if (input.block_barriers < 0) {
-    return BadInput("block_barriers", absl::StrCat("must not be negative, got ", input.block_barriers));
   }
   return absl::OkStatus();
 }
@@ -104,30 +99,46 @@ absl::Status CheckDevice(const DeviceModel& device, const MemorySpace* space) {
   if (space->reserved_per_block_bytes() < 0) {
     return BadDevice(device, field + "reserved_per_block_bytes", "must not be negative");
   }
+  // The driver raises the carveout to the smallest step that holds one block, so a model with
+  // steps must reach the whole capacity; checked here rather than at the first large block.
+  if (!space->carveout_kib().empty()) {
+    int64_t largest = 0;
+    for (int64_t kib : space->carveout_kib()) {
+      if (kib < 0 || kib > (int64_t{1} << 40)) {
+        return BadDevice(device, field + "carveout_kib", absl::StrCat("has a step of ", kib, " KiB"));
+      }
+      largest = std::max(largest, kib * 1024);
+    }
+    if (largest < space->capacity_per_core_bytes()) {
+      return BadDevice(device, field + "carveout_kib",
+                       absl::StrCat("has no step of at least capacity_per_core_bytes ",
+                                    space->capacity_per_core_bytes(), " B"));
+    }
+  }
   return absl::OkStatus();
 }
 
 // The smallest configurable shared-memory size (carveout step) holding `bytes`, as the driver
-// picks it (cudaOccAlignUpShmemSizeVoltaPlus); nullopt if none is that large.
-std::optional<int64_t> CarveoutStepAtLeast(const MemorySpace& space, int64_t bytes) {
-  std::optional<int64_t> best;
+// picks it (cudaOccAlignUpShmemSizeVoltaPlus); -1 if none is that large.
+int64_t CarveoutStepAtLeast(const MemorySpace& space, int64_t bytes) {
+  int64_t best = -1;
   for (int64_t kib : space.carveout_kib()) {
-    int64_t step = kib * 1024;
-    if (step >= bytes && (!best.has_value() || step < *best)) best = step;
+    const int64_t step = kib * 1024;
+    if (step >= bytes && (best < 0 || step < best)) best = step;
   }
   return best;
 }
 
+// What the shared memory of one block allows, and how much it takes.
 struct SharedMemoryLimit {
   int64_t blocks = 0;
   int64_t allocated_per_block = 0;
   int64_t bytes_per_core = 0;
-  std::string reason;  // set when blocks is 0
+  int64_t per_block_ceiling = 0;  // what allocated_per_block was held against
 };
 
-absl::StatusOr<SharedMemoryLimit> SharedMemoryBlocks(const DeviceModel& device, const MemorySpace& space,
-                                                     const OccupancyInput& input) {
-  SharedMemoryLimit result;
+absl::Status SharedMemoryBlocks(const MemorySpace& space, int64_t static_cap, const OccupancyInput& input,
+                                SharedMemoryLimit* result) {
   const int64_t reserved = space.reserved_per_block_bytes();
   const int64_t per_block_default = space.per_block_default_bytes();
   // A device without an opt-in step (AMD LDS) allows the default everywhere.
@@ -141,164 +152,236 @@ absl::StatusOr<SharedMemoryLimit> SharedMemoryBlocks(const DeviceModel& device, 
   if (!allocated.has_value()) {
     return BadInput("static_shared_bytes + dynamic_shared_bytes", "overflows 64 bits");
   }
-  result.allocated_per_block = *allocated;
+  result->allocated_per_block = *allocated;
 
   // With the opt-in attribute set to the dynamic size, the per-block ceiling is the opt-in
   // maximum as soon as the block's footprint (reservation included, as cudaOccSMemPerBlock
   // compares it) passes the default; the driver's reservation comes on top of either ceiling.
   const bool above_default = *total > per_block_default;
-  const int64_t per_block_limit =
-      (input.shared_memory_opt_in && above_default ? per_block_optin : per_block_default) + reserved;
-  if (*allocated > per_block_limit) {
-    std::string ceiling = input.shared_memory_opt_in
-                              ? absl::StrCat("the per-block opt-in maximum of ", per_block_optin, " B")
-                              : absl::StrCat("the ", per_block_default,
-                                             " B per-block default (the kernel does not opt in)");
-    result.reason = absl::StrCat(
-        "shared memory per block ", *allocated, " B (static ", input.static_shared_bytes, " + dynamic ",
-        input.dynamic_shared_bytes, " + reserved ", reserved, ", rounded to ", space.allocation_granularity_bytes(),
-        " B) exceeds ", ceiling, reserved > 0 ? absl::StrCat(" + ", reserved, " B reserved") : "");
-    result.bytes_per_core = 0;
-    return result;
+  result->per_block_ceiling = (input.shared_memory_opt_in && above_default ? per_block_optin : per_block_default) + reserved;
+  // Static __shared__ arrays cannot opt in: ptxas refuses more than the default per block.
+  const bool static_over_cap = static_cap > 0 && input.static_shared_bytes > static_cap;
+  if (*allocated > result->per_block_ceiling || static_over_cap) {
+    result->blocks = 0;
+    result->bytes_per_core = 0;
+    return absl::OkStatus();
   }
 
   if (space.carveout_kib().empty()) {
     // Fixed-size shared memory (pre-Volta, AMD LDS): the whole capacity is always there.
-    result.bytes_per_core = space.capacity_per_core_bytes();
+    result->bytes_per_core = space.capacity_per_core_bytes();
   } else {
     // The preferred carveout is honoured when a block fits in it; otherwise the driver raises
-    // the carveout to the smallest step that holds one block.
+    // the carveout to the smallest step that holds one block. CheckDevice made sure a step
+    // holds the whole capacity, which bounds every block that passed the ceiling above.
     const int64_t capacity = space.capacity_per_core_bytes();
-    const int64_t preferred_raw =
-        input.carveout_percent < 0 ? capacity : input.carveout_percent * capacity / 100;
-    std::optional<int64_t> preferred = CarveoutStepAtLeast(space, preferred_raw);
-    if (!preferred.has_value()) {
-      return BadDevice(device, absl::StrCat("memory_spaces[", space.name(), "].carveout_kib"),
-                       absl::StrCat("has no step of at least ", preferred_raw, " B"));
-    }
-    if (*preferred >= *allocated) {
-      result.bytes_per_core = *preferred;
-    } else {
-      std::optional<int64_t> raised = CarveoutStepAtLeast(space, *allocated);
-      if (!raised.has_value()) {
-        return BadDevice(device, absl::StrCat("memory_spaces[", space.name(), "].carveout_kib"),
-                         absl::StrCat("has no step of at least ", *allocated,
-                                      " B, though a block of that size passes the per-block limit"));
-      }
-      result.bytes_per_core = *raised;
+    const int64_t preferred_raw = input.carveout_percent < 0 ? capacity : input.carveout_percent * capacity / 100;
+    const int64_t preferred = CarveoutStepAtLeast(space, preferred_raw);
+    result->bytes_per_core = preferred >= *allocated ? preferred : CarveoutStepAtLeast(space, *allocated);
+    if (result->bytes_per_core < 0) {
+      return BadInput("static_shared_bytes + dynamic_shared_bytes",
+                      absl::StrCat(*allocated, " B is above every carveout step of the device"));
     }
   }
-  result.blocks = *allocated > 0 ? result.bytes_per_core / *allocated : kUnlimited;
-  if (result.blocks == 0) {
-    result.reason = absl::StrCat("shared memory per block ", *allocated, " B exceeds the ",
-                                 result.bytes_per_core, " B of shared memory per core");
-  }
-  return result;
+  result->blocks = *allocated > 0 ? result->bytes_per_core / *allocated : kUnlimitedBlocks;
+  return absl::OkStatus();
 }
 
 struct RegisterLimit {
   int64_t blocks = 0;
   int64_t allocated_per_block = 0;
-  std::string reason;  // set when blocks is 0
+  int64_t per_warp = 0;
+  int64_t assumed_per_block = 0;  // the hardware's per-block check (warps rounded to sub-partitions)
 };
 
 RegisterLimit RegisterBlocks(const ExecutionLimits& limits, const OccupancyInput& input, int64_t warps_per_block) {
   RegisterLimit result;
-  if (input.registers_per_thread > limits.max_registers_per_thread()) {
-    result.reason = absl::StrCat("registers_per_thread ", input.registers_per_thread,
-                                 " exceeds the device maximum of ", limits.max_registers_per_thread());
-    return result;
-  }
+  if (input.registers_per_thread > limits.max_registers_per_thread()) return result;
   // Registers are granted per warp in allocation units; registers_per_thread is bounded above
   // by max_registers_per_thread (255), so none of these products can overflow.
-  const int64_t per_warp = *CheckedRoundUp(input.registers_per_thread * limits.warp_size(),
-                                           limits.register_allocation_unit());
+  result.per_warp = *CheckedRoundUp(input.registers_per_thread * limits.warp_size(), limits.register_allocation_unit());
   const int64_t sub_partitions = limits.register_sub_partitions();
-  result.allocated_per_block = per_warp * warps_per_block;
+  result.allocated_per_block = result.per_warp * warps_per_block;
   // The hardware's per-block check assumes every sub-partition receives the same number of
   // warps, so it rounds the block's warps up to a multiple of the sub-partitions.
-  const int64_t assumed_per_block = per_warp * *CheckedRoundUp(warps_per_block, sub_partitions);
-  if (assumed_per_block > limits.registers_per_block() || result.allocated_per_block > limits.registers_per_block()) {
-    result.reason = absl::StrCat("a block needs ", std::max(assumed_per_block, result.allocated_per_block),
-                                 " registers (", input.registers_per_thread, " per thread, ", per_warp,
-                                 " per warp) but a block may have ", limits.registers_per_block());
+  result.assumed_per_block = result.per_warp * *CheckedRoundUp(warps_per_block, sub_partitions);
+  if (result.assumed_per_block > limits.registers_per_block() ||
+      result.allocated_per_block > limits.registers_per_block()) {
     return result;
   }
-  if (per_warp == 0) {
-    result.blocks = kUnlimited;
+  if (result.per_warp == 0) {
+    result.blocks = kUnlimitedBlocks;
     return result;
   }
   // Each sub-partition holds its own share of the register file; warps cannot straddle them.
-  const int64_t warps_per_sub_partition = limits.registers_per_core() / sub_partitions / per_warp;
+  const int64_t warps_per_sub_partition = limits.registers_per_core() / sub_partitions / result.per_warp;
   result.blocks = warps_per_sub_partition * sub_partitions / warps_per_block;
-  if (result.blocks == 0) {
-    result.reason = absl::StrCat("a block's ", result.allocated_per_block, " registers do not fit the ",
-                                 limits.registers_per_core(), " registers per core");
-  }
   return result;
 }
 
 }  // namespace
 
-absl::StatusOr<Occupancy> ComputeOccupancy(const DeviceModel& device, const OccupancyInput& input) {
-  const MemorySpace* space = FindSpaceOfKind(device, SHARED_MEMORY);
-  if (space == nullptr) space = FindSpaceOfKind(device, LDS);
-  RETURN_IF_ERROR(CheckDevice(device, space));
+const char* OccupancyFactorName(OccupancyFactor factor) {
+  switch (factor) {
+    case OccupancyFactor::kWarps: return "warps";
+    case OccupancyFactor::kRegisters: return "registers";
+    case OccupancyFactor::kSharedMemory: return "shared memory";
+    case OccupancyFactor::kBlocks: return "blocks";
+    case OccupancyFactor::kBarriers: return "barriers";
+    case OccupancyFactor::kTensorMemory: return "tensor memory";
+  }
+  return "?";
+}
+
+OccupancyFactor OccupancyFigures::first_factor() const {
+  for (int f = 0; f < kNumOccupancyFactors; ++f) {
+    if (limiting_mask & (1u << f)) return static_cast<OccupancyFactor>(f);
+  }
+  return OccupancyFactor::kWarps;
+}
+
+absl::StatusOr<OccupancyCalculator> OccupancyCalculator::Create(const DeviceModel& device) {
+  OccupancyCalculator calculator;
+  calculator.device_ = &device;
+  calculator.shared_ = FindSpaceOfKind(device, SHARED_MEMORY);
+  if (calculator.shared_ == nullptr) calculator.shared_ = FindSpaceOfKind(device, LDS);
+  calculator.tensor_ = FindSpaceOfKind(device, TENSOR_MEMORY);
+  RETURN_IF_ERROR(CheckDevice(device, calculator.shared_));
+  return calculator;
+}
+
+int64_t StaticSharedCap(const MemorySpace& space) {
+  return space.kind() == SHARED_MEMORY ? std::max<int64_t>(space.per_block_default_bytes(), 0) : 0;
+}
+
+absl::Status OccupancyCalculator::Compute(const OccupancyInput& input, OccupancyFigures* out) const {
+  const DeviceModel& device = *device_;
   RETURN_IF_ERROR(CheckInput(device, input));
   const ExecutionLimits& limits = device.limits();
+  *out = OccupancyFigures();
+  out->warps_per_block = CeilDiv(input.threads_per_block, limits.warp_size());
+  out->max_warps = limits.max_threads_per_core() / limits.warp_size();
+  const RegisterLimit registers = RegisterBlocks(limits, input, out->warps_per_block);
+  SharedMemoryLimit shared;
+  RETURN_IF_ERROR(SharedMemoryBlocks(*shared_, StaticSharedCap(*shared_), input, &shared));
 
-  const int64_t warps_per_block = CeilDiv(input.threads_per_block, limits.warp_size());
-  const int64_t max_warps = limits.max_threads_per_core() / limits.warp_size();
-  const int64_t limit_warps = max_warps / warps_per_block;
-  const RegisterLimit registers = RegisterBlocks(limits, input, warps_per_block);
-  const int64_t limit_blocks = limits.max_blocks_per_core();
-  ASSIGN_OR_RETURN(SharedMemoryLimit shared, SharedMemoryBlocks(device, *space, input));
-
-  int64_t blocks = std::min({limit_warps, registers.blocks, shared.blocks, limit_blocks});
-  int64_t limit_barriers = kUnlimited;
+  auto& limit = out->limits;
+  limit.fill(kUnlimitedBlocks);
+  limit[static_cast<int>(OccupancyFactor::kWarps)] = out->max_warps / out->warps_per_block;
+  limit[static_cast<int>(OccupancyFactor::kRegisters)] = registers.blocks;
+  limit[static_cast<int>(OccupancyFactor::kSharedMemory)] = shared.blocks;
+  limit[static_cast<int>(OccupancyFactor::kBlocks)] = limits.max_blocks_per_core();
   if (limits.block_barriers_per_core() > 0 && input.block_barriers > 0) {
-    limit_barriers = limits.block_barriers_per_core() / input.block_barriers;
-    blocks = std::min(blocks, limit_barriers);
+    limit[static_cast<int>(OccupancyFactor::kBarriers)] = limits.block_barriers_per_core() / input.block_barriers;
   }
-
-  Occupancy occupancy;
-  occupancy.set_blocks_per_core(ClampToInt32(blocks));
+  if (tensor_ != nullptr && input.tensor_memory_columns > 0) {
+    limit[static_cast<int>(OccupancyFactor::kTensorMemory)] = tensor_->columns() / input.tensor_memory_columns;
+  }
+  out->blocks = *std::min_element(limit.begin(), limit.end());
   // Unlike cuda_occupancy.h, which keeps the bits it set before the barrier limit lowered the
   // minimum, only factors that equal the final limit are named.
-  const std::pair<const char*, int64_t> factors[] = {{kLimitWarps, limit_warps},
-                                                     {kLimitRegisters, registers.blocks},
-                                                     {kLimitSharedMemory, shared.blocks},
-                                                     {kLimitBlocks, limit_blocks},
-                                                     {kLimitBarriers, limit_barriers}};
-  for (const auto& [name, limit] : factors) {
-    if (limit == blocks) occupancy.add_limiting_factors(name);
+  for (int f = 0; f < kNumOccupancyFactors; ++f) {
+    if (limit[f] == out->blocks) out->limiting_mask |= 1u << f;
   }
-  occupancy.set_limiting_factor(occupancy.limiting_factors(0));
-  occupancy.set_limit_warps(ClampToInt32(limit_warps));
-  occupancy.set_limit_registers(ClampToInt32(registers.blocks));
-  occupancy.set_limit_shared_memory(ClampToInt32(shared.blocks));
-  occupancy.set_limit_blocks(ClampToInt32(limit_blocks));
-  occupancy.set_limit_barriers(ClampToInt32(limit_barriers));
-  occupancy.set_active_warps(ClampToInt32(blocks * warps_per_block));
-  occupancy.set_max_warps(ClampToInt32(max_warps));
-  occupancy.set_occupancy(max_warps > 0 ? static_cast<double>(blocks * warps_per_block) / max_warps : 0.0);
-  occupancy.set_allocated_shared_bytes_per_block(shared.allocated_per_block);
-  occupancy.set_allocated_registers_per_block(registers.allocated_per_block);
-  occupancy.set_shared_bytes_per_core(shared.bytes_per_core);
-  if (blocks == 0) {
-    if (registers.blocks == 0) {
-      occupancy.set_reason(registers.reason);
-    } else if (shared.blocks == 0) {
-      occupancy.set_reason(shared.reason);
-    } else if (limit_barriers == 0) {
-      occupancy.set_reason(absl::StrCat("block_barriers ", input.block_barriers, " exceeds the ",
-                                        limits.block_barriers_per_core(), " block barriers per core"));
-    } else {
-      // Warps and blocks cannot reach 0 once the input checks pass; say so rather than guess.
-      occupancy.set_reason(absl::StrCat("no block fits (limited by ", occupancy.limiting_factor(), ")"));
+  out->allocated_shared_per_block = shared.allocated_per_block;
+  out->allocated_registers_per_block = registers.allocated_per_block;
+  out->shared_bytes_per_core = shared.bytes_per_core;
+  return absl::OkStatus();
+}
+
+Occupancy OccupancyCalculator::Describe(const OccupancyInput& input, const OccupancyFigures& f) const {
+  const ExecutionLimits& limits = device_->limits();
+  Occupancy occupancy;
+  occupancy.set_blocks_per_core(ClampToInt32(f.blocks));
+  for (int i = 0; i < kNumOccupancyFactors; ++i) {
+    if (f.limiting_mask & (1u << i)) occupancy.add_limiting_factors(OccupancyFactorName(static_cast<OccupancyFactor>(i)));
+  }
+  occupancy.set_limiting_factor(OccupancyFactorName(f.first_factor()));
+  // "No limit" is left unset rather than written as INT32_MAX.
+  auto set_limit = [&](OccupancyFactor factor, auto setter) {
+    const int64_t value = f.limits[static_cast<int>(factor)];
+    if (value < kUnlimitedBlocks) (occupancy.*setter)(static_cast<int32_t>(value));
+  };
+  set_limit(OccupancyFactor::kWarps, &Occupancy::set_limit_warps);
+  set_limit(OccupancyFactor::kRegisters, &Occupancy::set_limit_registers);
+  set_limit(OccupancyFactor::kSharedMemory, &Occupancy::set_limit_shared_memory);
+  set_limit(OccupancyFactor::kBlocks, &Occupancy::set_limit_blocks);
+  set_limit(OccupancyFactor::kBarriers, &Occupancy::set_limit_barriers);
+  set_limit(OccupancyFactor::kTensorMemory, &Occupancy::set_limit_tensor_memory);
+  occupancy.set_active_warps(ClampToInt32(f.blocks * f.warps_per_block));
+  occupancy.set_max_warps(ClampToInt32(f.max_warps));
+  occupancy.set_occupancy(f.max_warps > 0 ? static_cast<double>(f.blocks * f.warps_per_block) / f.max_warps : 0.0);
+  occupancy.set_allocated_shared_bytes_per_block(f.allocated_shared_per_block);
+  occupancy.set_allocated_registers_per_block(f.allocated_registers_per_block);
+  occupancy.set_shared_bytes_per_core(f.shared_bytes_per_core);
+  if (f.blocks > 0) return occupancy;
+
+  // Why not one block is resident, for the first factor at zero.
+  const MemorySpace& space = *shared_;
+  const int64_t reserved = space.reserved_per_block_bytes();
+  std::string reason;
+  switch (f.first_factor()) {
+    case OccupancyFactor::kRegisters: {
+      if (input.registers_per_thread > limits.max_registers_per_thread()) {
+        reason = absl::StrCat("registers_per_thread ", input.registers_per_thread, " exceeds the device maximum of ",
+                              limits.max_registers_per_thread());
+        break;
+      }
+      const RegisterLimit r = RegisterBlocks(limits, input, f.warps_per_block);
+      if (std::max(r.assumed_per_block, r.allocated_per_block) > limits.registers_per_block()) {
+        reason = absl::StrCat("a block needs ", std::max(r.assumed_per_block, r.allocated_per_block), " registers (",
+                              input.registers_per_thread, " per thread, ", r.per_warp,
+                              " per warp) but a block may have ", limits.registers_per_block());
+      } else {
+        reason = absl::StrCat("a block's ", r.allocated_per_block, " registers do not fit the ",
+                              limits.registers_per_core(), " registers per core");
+      }
+      break;
     }
+    case OccupancyFactor::kSharedMemory: {
+      const int64_t cap = StaticSharedCap(*shared_);
+      if (cap > 0 && input.static_shared_bytes > cap) {
+        reason = absl::StrCat("static __shared__ ", input.static_shared_bytes, " B exceeds the ", cap,
+                              " B a block may declare statically (only dynamic shared memory can opt in above it)");
+      } else if (f.shared_bytes_per_core == 0) {
+        const int64_t per_block_default = space.per_block_default_bytes();
+        const int64_t per_block_optin = std::max(space.per_block_optin_bytes(), per_block_default);
+        std::string ceiling = input.shared_memory_opt_in
+                                  ? absl::StrCat("the per-block opt-in maximum of ", per_block_optin, " B")
+                                  : absl::StrCat("the ", per_block_default,
+                                                 " B per-block default (the kernel does not opt in)");
+        reason = absl::StrCat("shared memory per block ", f.allocated_shared_per_block, " B (static ",
+                              input.static_shared_bytes, " + dynamic ", input.dynamic_shared_bytes, " + reserved ",
+                              reserved, ", rounded to ", space.allocation_granularity_bytes(), " B) exceeds ", ceiling,
+                              reserved > 0 ? absl::StrCat(" + ", reserved, " B reserved") : "");
+      } else {
+        reason = absl::StrCat("shared memory per block ", f.allocated_shared_per_block, " B exceeds the ",
+                              f.shared_bytes_per_core, " B of shared memory per core");
+      }
+      break;
+    }
+    case OccupancyFactor::kBarriers:
+      reason = absl::StrCat("block_barriers ", input.block_barriers, " exceeds the ", limits.block_barriers_per_core(),
+                            " block barriers per core");
+      break;
+    case OccupancyFactor::kTensorMemory:
+      reason = absl::StrCat(input.tensor_memory_columns, " tensor memory columns per block exceed the ",
+                            tensor_ != nullptr ? tensor_->columns() : 0, " columns of a core");
+      break;
+    default:
+      // Warps and blocks cannot reach 0 once the input checks pass; say so rather than guess.
+      reason = absl::StrCat("no block fits (limited by ", occupancy.limiting_factor(), ")");
+      break;
   }
+  occupancy.set_reason(reason);
   return occupancy;
+}
+
+absl::StatusOr<Occupancy> ComputeOccupancy(const DeviceModel& device, const OccupancyInput& input) {
+  ASSIGN_OR_RETURN(OccupancyCalculator calculator, OccupancyCalculator::Create(device));
+  OccupancyFigures figures;
+  RETURN_IF_ERROR(calculator.Compute(input, &figures));
+  return calculator.Describe(input, figures);
 }
 
 }  // namespace scratchsim

@@ -3,8 +3,11 @@
 #ifndef SCRATCHSIM_SIM_OCCUPANCY_H_
 #define SCRATCHSIM_SIM_OCCUPANCY_H_
 
+#include <array>
 #include <cstdint>
+#include <optional>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "proto/device.pb.h"
 #include "proto/report.pb.h"
@@ -17,24 +20,69 @@ struct OccupancyInput {
   int64_t static_shared_bytes = 0;       // sharedSizeBytes
   int64_t dynamic_shared_bytes = 0;
   bool shared_memory_opt_in = true;      // cudaFuncAttributeMaxDynamicSharedMemorySize set to dynamic size
-  int carveout_percent = -1;             // cudaFuncAttributePreferredSharedMemoryCarveout; -1 default
+  int64_t carveout_percent = -1;         // cudaFuncAttributePreferredSharedMemoryCarveout; -1 default
   int64_t block_barriers = 0;            // named barriers used (Hopper+)
+  int64_t tensor_memory_columns = 0;     // TMEM columns a block allocates (Blackwell)
 };
 
-// The factor names Occupancy.limiting_factor takes, in cuda_occupancy.h's bit order
-// (OCC_LIMIT_WARPS, _REGISTERS, _SHARED_MEMORY, _BLOCKS, _BARRIERS); ties pick the first.
-inline constexpr const char* kLimitWarps = "warps";
-inline constexpr const char* kLimitRegisters = "registers";
-inline constexpr const char* kLimitSharedMemory = "shared memory";
-inline constexpr const char* kLimitBlocks = "blocks";
-inline constexpr const char* kLimitBarriers = "barriers";
+// The resources that bound blocks per core, in cuda_occupancy.h's bit order (OCC_LIMIT_WARPS,
+// _REGISTERS, _SHARED_MEMORY, _BLOCKS, _BARRIERS), then tensor memory, which the header
+// predates: a Blackwell SM's 512 TMEM columns are shared by its resident blocks.
+enum class OccupancyFactor : int8_t {
+  kWarps = 0,
+  kRegisters,
+  kSharedMemory,
+  kBlocks,
+  kBarriers,
+  kTensorMemory,
+};
+inline constexpr int kNumOccupancyFactors = 6;
+// "warps", "registers", "shared memory", "blocks", "barriers", "tensor memory".
+const char* OccupancyFactorName(OccupancyFactor factor);
 
-// Blocks per SM/CU and the limiting factor, equal to cuda_occupancy.h's
-// cudaOccMaxActiveBlocksPerMultiprocessor for NVIDIA devices (see proto Occupancy in report.proto).
-// A configuration that cannot launch at all gives blocks_per_core 0 and Occupancy.reason.
-// Invalid input (negative sizes, no threads, more threads than the device allows, a carveout
-// outside -1..100) is InvalidArgument naming the field; a device model lacking a number the
-// calculation needs is InvalidArgument naming the device and field.
+// A resource that does not bound residency at all (no registers, no shared memory, ...).
+inline constexpr int64_t kUnlimitedBlocks = INT32_MAX;
+
+// The most static (__shared__) bytes a block may declare: ptxas's per-block default (48 KiB on
+// NVIDIA), above which only dynamic shared memory can opt in; 0 where no such cap exists (AMD
+// declares LDS statically up to the whole per-block size).
+int64_t StaticSharedCap(const MemorySpace& space);
+
+// Blocks per core with no strings attached: what the fit engine evaluates per configuration.
+struct OccupancyFigures {
+  int64_t blocks = 0;
+  std::array<int64_t, kNumOccupancyFactors> limits{};  // blocks each resource allows
+  uint32_t limiting_mask = 0;            // bit f: limits[f] == blocks
+  int64_t warps_per_block = 0;
+  int64_t max_warps = 0;
+  int64_t allocated_shared_per_block = 0;     // reservation and granularity included
+  int64_t allocated_registers_per_block = 0;
+  int64_t shared_bytes_per_core = 0;          // the carveout the driver picks
+  OccupancyFactor first_factor() const;
+};
+
+// A device's occupancy rules, with the device's numbers checked once.
+class OccupancyCalculator {
+ public:
+  // A device model lacking a number the calculation needs is InvalidArgument naming the
+  // device and field.
+  static absl::StatusOr<OccupancyCalculator> Create(const DeviceModel& device);
+
+  // Invalid input (negative sizes, no threads, more threads than the device allows, a carveout
+  // outside -1..100) is InvalidArgument naming the field. Allocation free.
+  absl::Status Compute(const OccupancyInput& input, OccupancyFigures* out) const;
+
+  // The report form: every figure, "no limit" fields left unset, and when no block can be
+  // resident the reason in words.
+  Occupancy Describe(const OccupancyInput& input, const OccupancyFigures& figures) const;
+
+ private:
+  const DeviceModel* device_ = nullptr;
+  const MemorySpace* shared_ = nullptr;
+  const MemorySpace* tensor_ = nullptr;
+};
+
+// Create + Compute + Describe, for one-off questions (the what-if mode, tests).
 absl::StatusOr<Occupancy> ComputeOccupancy(const DeviceModel& device, const OccupancyInput& input);
 
 }  // namespace scratchsim

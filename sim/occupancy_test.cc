@@ -61,7 +61,7 @@ TEST(OccupancyTest, H100RegistersAndSharedMemoryTie) {
   EXPECT_EQ(occupancy.limit_registers(), 2);
   EXPECT_EQ(occupancy.limit_shared_memory(), 2);
   EXPECT_EQ(occupancy.limit_blocks(), 32);
-  EXPECT_EQ(occupancy.limit_barriers(), INT32_MAX);
+  EXPECT_FALSE(occupancy.has_limit_barriers());  // no limit: absent
   EXPECT_EQ(occupancy.allocated_shared_bytes_per_block(), 116736);
   EXPECT_EQ(occupancy.allocated_registers_per_block(), 32768);
   EXPECT_EQ(occupancy.shared_bytes_per_core(), 233472);
@@ -145,8 +145,8 @@ TEST(OccupancyTest, T4WithoutSharedMemoryIsLimitedByWarps) {
   Occupancy occupancy = Compute(Device("t4"), Input(1024, 0, 0));
   EXPECT_EQ(occupancy.blocks_per_core(), 1);
   EXPECT_EQ(occupancy.limiting_factor(), "warps");
-  EXPECT_EQ(occupancy.limit_registers(), INT32_MAX);
-  EXPECT_EQ(occupancy.limit_shared_memory(), INT32_MAX);
+  EXPECT_FALSE(occupancy.has_limit_registers());  // no limit: absent
+  EXPECT_FALSE(occupancy.has_limit_shared_memory());  // no limit: absent
   EXPECT_EQ(occupancy.allocated_shared_bytes_per_block(), 0);
   EXPECT_DOUBLE_EQ(occupancy.occupancy(), 1.0);
 }
@@ -193,7 +193,7 @@ TEST(OccupancyTest, BarrierLimitOnHopper) {
   EXPECT_EQ(occupancy.blocks_per_core(), 4);
   EXPECT_THAT(occupancy.limiting_factors(), ElementsAre("barriers"));
   // Pre-Hopper models apply no barrier limit.
-  EXPECT_EQ(Compute(Device("a100"), input).limit_barriers(), INT32_MAX);
+  EXPECT_FALSE(Compute(Device("a100"), input).has_limit_barriers());  // no limit: absent
 }
 
 TEST(OccupancyTest, AmdLdsUsesTheSameStructure) {
@@ -348,14 +348,17 @@ OracleAnswer AskOracle(const cudaOccDeviceProp& properties, const OccupancyInput
   return answer;
 }
 
+// cuda_occupancy.h writes INT_MAX where the report leaves a limit absent.
+int32_t LimitOr(bool has, int32_t value) { return has ? value : INT32_MAX; }
+
 unsigned int FactorBits(const Occupancy& occupancy) {
   unsigned int bits = 0;
   for (const std::string& factor : occupancy.limiting_factors()) {
-    if (factor == kLimitWarps) bits |= OCC_LIMIT_WARPS;
-    if (factor == kLimitRegisters) bits |= OCC_LIMIT_REGISTERS;
-    if (factor == kLimitSharedMemory) bits |= OCC_LIMIT_SHARED_MEMORY;
-    if (factor == kLimitBlocks) bits |= OCC_LIMIT_BLOCKS;
-    if (factor == kLimitBarriers) bits |= OCC_LIMIT_BARRIERS;
+    if (factor == "warps") bits |= OCC_LIMIT_WARPS;
+    if (factor == "registers") bits |= OCC_LIMIT_REGISTERS;
+    if (factor == "shared memory") bits |= OCC_LIMIT_SHARED_MEMORY;
+    if (factor == "blocks") bits |= OCC_LIMIT_BLOCKS;
+    if (factor == "barriers") bits |= OCC_LIMIT_BARRIERS;
   }
   return bits;
 }
@@ -425,19 +428,19 @@ TEST(OccupancyDifferentialTest, RandomInputsAgreeWithCudaOccupancy) {
       ASSERT_TRUE(ours.ok()) << Describe(name, input) << ": " << ours.status();
       const cudaOccResult& want = oracle.result;
       bool same = ours->blocks_per_core() == want.activeBlocksPerMultiprocessor &&
-                  FactorBits(*ours) == oracle.factors && ours->limit_warps() == want.blockLimitWarps &&
-                  ours->limit_registers() == want.blockLimitRegs &&
-                  ours->limit_shared_memory() == want.blockLimitSharedMem &&
-                  ours->limit_blocks() == want.blockLimitBlocks &&
-                  ours->limit_barriers() == want.blockLimitBarriers &&
+                  FactorBits(*ours) == oracle.factors && LimitOr(ours->has_limit_warps(), ours->limit_warps()) == want.blockLimitWarps &&
+                  LimitOr(ours->has_limit_registers(), ours->limit_registers()) == want.blockLimitRegs &&
+                  LimitOr(ours->has_limit_shared_memory(), ours->limit_shared_memory()) == want.blockLimitSharedMem &&
+                  LimitOr(ours->has_limit_blocks(), ours->limit_blocks()) == want.blockLimitBlocks &&
+                  LimitOr(ours->has_limit_barriers(), ours->limit_barriers()) == want.blockLimitBarriers &&
                   ours->allocated_shared_bytes_per_block() == static_cast<int64_t>(want.allocatedSharedMemPerBlock) &&
                   ours->allocated_registers_per_block() == want.allocatedRegistersPerBlock;
       if (want.activeBlocksPerMultiprocessor == 0) ++cannot_launch;
       if (!same && ++mismatches <= 5) {
         ADD_FAILURE() << Describe(name, input) << "\n  ours:   blocks " << ours->blocks_per_core() << " factors "
-                      << FactorBits(*ours) << " warps " << ours->limit_warps() << " regs " << ours->limit_registers()
-                      << " smem " << ours->limit_shared_memory() << " blocks " << ours->limit_blocks() << " bars "
-                      << ours->limit_barriers() << " alloc smem " << ours->allocated_shared_bytes_per_block()
+                      << FactorBits(*ours) << " warps " << LimitOr(ours->has_limit_warps(), ours->limit_warps()) << " regs " << LimitOr(ours->has_limit_registers(), ours->limit_registers())
+                      << " smem " << LimitOr(ours->has_limit_shared_memory(), ours->limit_shared_memory()) << " blocks " << LimitOr(ours->has_limit_blocks(), ours->limit_blocks()) << " bars "
+                      << LimitOr(ours->has_limit_barriers(), ours->limit_barriers()) << " alloc smem " << ours->allocated_shared_bytes_per_block()
                       << " regs " << ours->allocated_registers_per_block() << "\n  oracle: blocks "
                       << want.activeBlocksPerMultiprocessor << " factors " << oracle.factors << " warps "
                       << want.blockLimitWarps << " regs " << want.blockLimitRegs << " smem " << want.blockLimitSharedMem

@@ -133,81 +133,149 @@ absl::Status ValidateBlocks(absl::Span<const Block> blocks, int64_t* positions) 
 // between conflicting blocks they take.
 class DecreasingSizePolicy : public PlacementPolicy {
  public:
-  DecreasingSizePolicy(bool best_fit, int64_t max_overlap_pairs)
-      : best_fit_(best_fit), max_overlap_pairs_(max_overlap_pairs) {}
+  DecreasingSizePolicy(bool best_fit, PlacementTuning tuning) : best_fit_(best_fit), tuning_(tuning) {}
 
   absl::string_view name() const override { return best_fit_ ? "best-fit" : "first-fit"; }
 
   absl::StatusOr<PlacementResult> Place(absl::Span<const Block> blocks) const override {
+    PlacementResult result;
+    if (auto status = PlaceInto(blocks, &result); !status.ok()) return status;
+    return result;
+  }
+
+  absl::Status PlaceInto(absl::Span<const Block> blocks, PlacementResult* result) const override {
     int64_t positions;
     if (auto status = ValidateBlocks(blocks, &positions); !status.ok()) return status;
     const int n = static_cast<int>(blocks.size());
+    // Working storage reused across calls on this thread: no allocation once warmed up.
+    thread_local Workspace ws;
     // Largest first, then earliest start, then input order: sorting packed keys keeps the
     // comparisons off the blocks array.
-    struct Key {
-      int64_t size;
-      int64_t start;
-      int id;
-    };
-    std::vector<Key> keys(n);
-    for (int i = 0; i < n; ++i) keys[i] = {blocks[i].size, blocks[i].start, i};
-    std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    ws.keys.resize(n);
+    int64_t max_start = 0, min_end = INT64_MAX, max_alignment = 1;
+    for (int i = 0; i < n; ++i) {
+      ws.keys[i] = {blocks[i].size, blocks[i].start, i};
+      if (blocks[i].size == 0) continue;
+      max_start = std::max(max_start, blocks[i].start);
+      min_end = std::min(min_end, blocks[i].end);
+      max_alignment = std::max(max_alignment, blocks[i].alignment);
+    }
+    std::sort(ws.keys.begin(), ws.keys.end(), [](const Key& a, const Key& b) {
       if (a.size != b.size) return a.size > b.size;
       if (a.start != b.start) return a.start < b.start;
       return a.id < b.id;
     });
+    result->offsets.assign(n, 0);
+    result->peak = 0;
 
-    PlacementResult result;
-    result.offsets.assign(n, 0);
-    std::optional<InterferenceGraph> overlaps = InterferenceGraph::Build(blocks, max_overlap_pairs_);
+    // Intervals on a line meet pairwise exactly when they share a point (max start <= min end).
+    // Then every block conflicts with every placed one, and when no size leaves an alignment
+    // gap both rules put each block at the top of the ones before it.
+    bool packed = tuning_.closed_form && max_start <= min_end;
+    for (int i = 0; packed && i < n; ++i) packed = blocks[i].size % max_alignment == 0;
+    if (packed) {
+      int64_t top = 0;
+      for (const Key& key : ws.keys) {
+        if (key.size == 0) continue;
+        result->offsets[key.id] = top;
+        if (__builtin_add_overflow(top, key.size, &top)) return absl::OutOfRangeError("placement offset overflows 64 bits");
+      }
+      result->peak = top;
+      return absl::OkStatus();
+    }
+
+    // [offset, end) of each placed block, end -1 while unplaced.
+    ws.range.assign(n, {0, -1});
+    if (n <= tuning_.scan_blocks) {
+      // Few blocks: scan the placed ones, kept sorted by (offset, end) as the rule reads them.
+      ws.placed.clear();
+      for (const Key& key : ws.keys) {
+        const Block& block = blocks[key.id];
+        if (block.size == 0) continue;
+        GapFinder finder(block.size, block.alignment, best_fit_);
+        for (int other : ws.placed) {
+          const Block& o = blocks[other];
+          if (o.start > block.end || block.start > o.end) continue;
+          if (!finder.Offer(ws.range[other].first, ws.range[other].second)) break;
+        }
+        if (auto status = Commit(finder, key.id, ws, result); !status.ok()) return status;
+        auto at = std::upper_bound(ws.placed.begin(), ws.placed.end(), key.id,
+                                   [&](int a, int b) { return ws.range[a] < ws.range[b]; });
+        ws.placed.insert(at, key.id);
+      }
+      return absl::OkStatus();
+    }
+
+    std::optional<InterferenceGraph> overlaps = InterferenceGraph::Build(blocks, tuning_.max_overlap_pairs);
     std::optional<LiveRangeIndex> index;
     if (!overlaps) index.emplace(positions);
-    // [offset, end) of each placed block, end -1 while unplaced: one load per neighbour.
-    std::vector<std::pair<int64_t, int64_t>> range(n, {0, -1});
-    std::vector<int> stamp(n, -1);
-    std::vector<int> conflicts;
-    std::vector<std::pair<int64_t, int64_t>> taken;  // [offset, end) of conflicting blocks
+    ws.stamp.assign(n, -1);
     for (int rank = 0; rank < n; ++rank) {
-      const int id = keys[rank].id;
+      const int id = ws.keys[rank].id;
       const Block& block = blocks[id];
       if (block.size == 0) continue;  // occupies nothing
-      taken.clear();
+      ws.taken.clear();
       if (overlaps) {
         for (auto [it, end] = overlaps->Neighbours(id); it != end; ++it) {
           const int other = static_cast<int>(*it);
-          if (range[other].second >= 0) taken.push_back(range[other]);
+          if (ws.range[other].second >= 0) ws.taken.push_back(ws.range[other]);
         }
       } else {
-        conflicts.clear();
-        index->Query(block.start, block.end, stamp, rank, conflicts);
-        for (int other : conflicts) taken.push_back(range[other]);
+        ws.conflicts.clear();
+        index->Query(block.start, block.end, ws.stamp, rank, ws.conflicts);
+        for (int other : ws.conflicts) ws.taken.push_back(ws.range[other]);
       }
-      std::sort(taken.begin(), taken.end());
-
+      std::sort(ws.taken.begin(), ws.taken.end());
       GapFinder finder(block.size, block.alignment, best_fit_);
-      for (const auto& [offset, end] : taken) {
+      for (const auto& [offset, end] : ws.taken) {
         if (!finder.Offer(offset, end)) break;
       }
-      int64_t best_offset;
-      if (!finder.Offset(&best_offset)) return absl::OutOfRangeError("placement offset overflows 64 bits");
-      const int64_t top = finder.top();
-      result.offsets[id] = best_offset;
-      result.peak = std::max(result.peak, top);
-      range[id] = {best_offset, top};
+      if (auto status = Commit(finder, id, ws, result); !status.ok()) return status;
       if (index) index->Insert(id, block.start, block.end);
     }
-    return result;
+    return absl::OkStatus();
   }
 
  private:
+  struct Key {
+    int64_t size;
+    int64_t start;
+    int id;
+  };
+  struct Workspace {
+    std::vector<Key> keys;
+    std::vector<std::pair<int64_t, int64_t>> range;
+    std::vector<int> placed;
+    std::vector<int> stamp;
+    std::vector<int> conflicts;
+    std::vector<std::pair<int64_t, int64_t>> taken;  // [offset, end) of conflicting blocks
+  };
+
+  // Records the offset `finder` chose for block `id`.
+  static absl::Status Commit(const GapFinder& finder, int id, Workspace& ws, PlacementResult* result) {
+    int64_t offset;
+    if (!finder.Offset(&offset)) return absl::OutOfRangeError("placement offset overflows 64 bits");
+    result->offsets[id] = offset;
+    result->peak = std::max(result->peak, finder.top());
+    ws.range[id] = {offset, finder.top()};
+    return absl::OkStatus();
+  }
+
   bool best_fit_;
-  int64_t max_overlap_pairs_;
+  PlacementTuning tuning_;
 };
 
 }  // namespace
 
-std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyKind kind, int64_t max_overlap_pairs) {
-  return std::make_unique<DecreasingSizePolicy>(kind == PlacementPolicyKind::kBestFitDecreasing, max_overlap_pairs);
+absl::Status PlacementPolicy::PlaceInto(absl::Span<const Block> blocks, PlacementResult* result) const {
+  absl::StatusOr<PlacementResult> placed = Place(blocks);
+  if (!placed.ok()) return placed.status();
+  *result = std::move(*placed);
+  return absl::OkStatus();
+}
+
+std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyKind kind, PlacementTuning tuning) {
+  return std::make_unique<DecreasingSizePolicy>(kind == PlacementPolicyKind::kBestFitDecreasing, tuning);
 }
 
 absl::StatusOr<PlacementPolicyKind> ParsePlacementPolicy(absl::string_view name) {

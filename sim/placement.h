@@ -103,14 +103,28 @@ class PlacementPolicy {
   virtual ~PlacementPolicy() = default;
   virtual absl::string_view name() const = 0;
   virtual absl::StatusOr<PlacementResult> Place(absl::Span<const Block> blocks) const = 0;
+  // The same into a result whose storage is reused, for callers that place millions of times
+  // (the planner through the fit engine). Defaults to Place.
+  virtual absl::Status PlaceInto(absl::Span<const Block> blocks, PlacementResult* result) const;
 };
 
-// Conflicts between blocks come from the buffer interference graph (Boost CSR) while the
-// number of overlapping pairs stays within `max_overlap_pairs` (about 16 bytes a pair while it
-// is built), else from a segment tree over live ranges. Both give the same placement.
+// One algorithm (largest first, GapFinder's rule) with the conflicts of a block found the
+// cheapest way its input allows, all giving the same placement (placement_test checks them
+// against each other):
+//  - every block live with every other and no alignment gap possible: blocks pack end to end in
+//    placement order, a closed form;
+//  - up to `scan_blocks` blocks: a scan of the placed blocks kept sorted by offset;
+//  - more: the buffer interference graph (Boost CSR) while the number of overlapping pairs
+//    stays within `max_overlap_pairs` (about 16 bytes a pair while it is built), else a segment
+//    tree over live ranges.
 inline constexpr int64_t kDefaultMaxOverlapPairs = int64_t{1} << 24;
-std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyKind kind,
-                                                     int64_t max_overlap_pairs = kDefaultMaxOverlapPairs);
+inline constexpr int kDefaultScanBlocks = 64;
+struct PlacementTuning {
+  int64_t max_overlap_pairs = kDefaultMaxOverlapPairs;
+  int scan_blocks = kDefaultScanBlocks;
+  bool closed_form = true;
+};
+std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyKind kind, PlacementTuning tuning = {});
 absl::StatusOr<PlacementPolicyKind> ParsePlacementPolicy(absl::string_view name);
 
 }  // namespace scratchsim

@@ -83,21 +83,38 @@ TEST(PlacementTest, RandomBlocksNeverOverlap) {
   }
 }
 
-TEST(PlacementTest, OverlapListsAndSegmentTreeAgree) {
+// Every way the policy finds conflicts (closed form, scan of placed blocks, interference graph,
+// segment tree) gives the same placement, on many and few blocks, overlapping and not.
+TEST(PlacementTest, EveryConflictPathAgrees) {
   std::mt19937_64 rng(11);
-  std::vector<Block> blocks;
-  for (int i = 0; i < 2000; ++i) {
-    int64_t start = rng() % 500;
-    blocks.push_back({static_cast<int64_t>(rng() % 4096), int64_t{1} << (rng() % 6), start,
-                      start + static_cast<int64_t>(rng() % 30)});
-  }
-  for (auto kind : {PlacementPolicyKind::kFirstFitDecreasing, PlacementPolicyKind::kBestFitDecreasing}) {
-    auto lists = MakePlacementPolicy(kind)->Place(blocks);
-    auto tree = MakePlacementPolicy(kind, /*max_overlap_pairs=*/0)->Place(blocks);
-    ASSERT_TRUE(lists.ok() && tree.ok());
-    EXPECT_EQ(lists->offsets, tree->offsets);
-    EXPECT_EQ(lists->peak, tree->peak);
-    ExpectValid(blocks, *tree);
+  const PlacementTuning paths[] = {
+      {kDefaultMaxOverlapPairs, kDefaultScanBlocks, true},  // the default: shortcuts where they apply
+      {kDefaultMaxOverlapPairs, 1 << 30, false},            // always the scan
+      {kDefaultMaxOverlapPairs, 0, false},                  // always the interference graph
+      {0, 0, false},                                        // always the segment tree
+  };
+  for (int round = 0; round < 200; ++round) {
+    const int n = round < 100 ? 1 + static_cast<int>(rng() % 40) : 200 + static_cast<int>(rng() % 1800);
+    const bool all_overlap = round % 4 == 0;
+    const bool aligned_sizes = round % 8 == 0;
+    std::vector<Block> blocks;
+    for (int i = 0; i < n; ++i) {
+      const int64_t start = all_overlap ? static_cast<int64_t>(rng() % 5) : static_cast<int64_t>(rng() % 500);
+      const int64_t end = all_overlap ? 10 + static_cast<int64_t>(rng() % 5) : start + static_cast<int64_t>(rng() % 30);
+      const int64_t size = aligned_sizes ? 32 * static_cast<int64_t>(rng() % 128) : static_cast<int64_t>(rng() % 4096);
+      blocks.push_back({size, int64_t{1} << (rng() % 6), start, end});
+    }
+    for (auto kind : {PlacementPolicyKind::kFirstFitDecreasing, PlacementPolicyKind::kBestFitDecreasing}) {
+      auto reference = MakePlacementPolicy(kind, paths[2])->Place(blocks);
+      ASSERT_TRUE(reference.ok());
+      ExpectValid(blocks, *reference);
+      for (const PlacementTuning& path : paths) {
+        auto placed = MakePlacementPolicy(kind, path)->Place(blocks);
+        ASSERT_TRUE(placed.ok());
+        EXPECT_EQ(placed->offsets, reference->offsets) << "round " << round;
+        EXPECT_EQ(placed->peak, reference->peak) << "round " << round;
+      }
+    }
   }
 }
 

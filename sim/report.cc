@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "sim/proto_io.h"
+#include "sim/json_text.h"
 
 namespace scratchsim {
 namespace {
@@ -48,7 +48,7 @@ std::string RenderText(const Report& report, const DeviceModel& device) {
   std::string out;
   absl::StrAppend(&out, "kernel   ", report.kernel(), "\n");
   absl::StrAppend(&out, "device   ", device.display_name().empty() ? device.name() : device.display_name(), " (",
-                  device.name(), ", ", device.arch(), ")\n");
+                  device.name(), device.arch() != device.name() ? absl::StrCat(", ", device.arch()) : "", ")\n");
   if (!report.parameters().empty()) absl::StrAppend(&out, "params   ", Parameters(report), "\n");
   absl::StrAppend(&out, "policy   ", report.policy(), "\n\n");
 
@@ -128,6 +128,6 @@ std::string RenderText(const Report& report, const DeviceModel& device) {
   return out;
 }
 
-absl::StatusOr<std::string> RenderJson(const Report& report) { return SerializeProto(report, ProtoFormat::kJson); }
+std::string RenderJson(const Report& report) { return MessageToJson(report); }
 
 }  // namespace scratchsim

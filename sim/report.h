@@ -12,7 +12,8 @@
 namespace scratchsim {
 
 std::string RenderText(const Report& report, const DeviceModel& device);
-absl::StatusOr<std::string> RenderJson(const Report& report);
+// The report in the JSON mapping of sim/json_text.h (the same as every other JSON the tools write).
+std::string RenderJson(const Report& report);
 
 // "526336 B (514.0 KiB)".
 std::string FormatBytes(int64_t bytes);

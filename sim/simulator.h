@@ -1,17 +1,16 @@
 // The simulator's front door: one kernel configuration on one device in, a Report out.
-// Binds parameters, expands multi-buffering, derives liveness, places buffers, checks limits.
+// The fit engine decides; this explains its verdict (placements, live at peak, the toolchain's words) and suggests fixes.
 #ifndef SCRATCHSIM_SIM_SIMULATOR_H_
 #define SCRATCHSIM_SIM_SIMULATOR_H_
 
 #include <cstdint>
 #include <memory>
-#include <string>
-#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "proto/device.pb.h"
 #include "proto/report.pb.h"
+#include "sim/engine.h"
 #include "sim/graph.h"
 #include "sim/placement.h"
 
@@ -29,13 +28,19 @@ struct SimulateOptions {
 
 // Simulates `graph` with parameter `values` (see BindParameters) on `device`. With
 // options.suggest, a configuration that does not fit comes with the smallest parameter
-// changes that would fit (found by re-simulating).
+// changes that would fit. A configuration that breaks a graph requirement is InvalidArgument
+// naming it.
 absl::StatusOr<Report> Simulate(const CompiledGraph& graph, const DeviceModel& device,
                                 absl::Span<const int64_t> values, const SimulateOptions& options);
 
 // The same without the search for suggestions.
 absl::StatusOr<Report> SimulateOnce(const CompiledGraph& graph, const DeviceModel& device,
                                     absl::Span<const int64_t> values, const SimulateOptions& options);
+
+// The report of one configuration on an engine already built; `fit`, when given, receives the
+// engine's result.
+absl::StatusOr<Report> Explain(const FitEngine& engine, absl::Span<const int64_t> values,
+                               const SimulateOptions& options, FitResult* fit = nullptr);
 
 }  // namespace scratchsim
 

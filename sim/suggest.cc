@@ -1,13 +1,14 @@
 #include "sim/suggest.h"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "sim/checked_math.h"
-#include "sim/device.h"
 #include "sim/status_macros.h"
 
 namespace scratchsim {
@@ -15,22 +16,16 @@ namespace {
 
 constexpr int kMaxCandidatesPerParameter = 64;
 constexpr int kMaxGreedySteps = 24;
-
-// How far over its limits a report is: the sum of required/available over fatal violations.
-double Pressure(const Report& report) {
-  double pressure = 0;
-  for (const Violation& v : report.violations()) {
-    if (v.fatal() && v.available() > 0) pressure += static_cast<double>(v.required()) / v.available();
-  }
-  return pressure;
-}
+// The combination search evaluates at most this many configurations (about a millisecond
+// each thousand on the engine).
+constexpr int64_t kMaxCombinations = int64_t{1} << 16;
 
 bool IsPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-// Smaller values worth trying for parameter `slot`, largest first.
+// Smaller values worth trying for `parameter` at `value`, largest first.
 std::vector<int64_t> SmallerValues(const Parameter& parameter, int64_t value) {
   std::vector<int64_t> out;
-  int64_t floor = std::max<int64_t>(parameter.min(), 1);
+  const int64_t floor = std::max<int64_t>(parameter.min(), 1);
   if (parameter.power_of_two() || (IsPowerOfTwo(value) && value > 8)) {
     for (int64_t v = value / 2; v >= floor && static_cast<int>(out.size()) < kMaxCandidatesPerParameter; v /= 2) {
       out.push_back(v);
@@ -43,189 +38,270 @@ std::vector<int64_t> SmallerValues(const Parameter& parameter, int64_t value) {
   return out;
 }
 
-std::string Describe(const CompiledGraph& graph, absl::Span<const int64_t> from, absl::Span<const int64_t> to) {
-  std::vector<std::string> changes;
-  for (size_t i = 0; i < from.size(); ++i) {
-    if (from[i] != to[i]) changes.push_back(absl::StrCat(graph.symbols.names()[i], " ", from[i], " -> ", to[i]));
-  }
-  return absl::StrJoin(changes, ", ");
-}
+class FixFinder {
+ public:
+  FixFinder(const FitEngine& engine, absl::Span<const int64_t> values, const FitResult& failing)
+      : engine_(engine),
+        graph_(engine.graph()),
+        parameters_(engine.graph().graph.parameters()),
+        base_(values.begin(), values.end()),
+        failing_(failing) {}
 
-// What the change does to the resource that failed: "smem 263168 B of 232448 B".
-std::string ResultingFigure(const Report& failing, const Report& result, int64_t* bytes) {
-  const Violation* first = nullptr;
-  for (const Violation& v : failing.violations()) {
-    if (v.fatal()) {
-      first = &v;
-      break;
-    }
-  }
-  *bytes = 0;
-  if (first != nullptr && first->resource() == "threads") {
-    return absl::StrFormat("%d of %d threads", result.threads().required_threads(), result.threads().limit_threads());
-  }
-  for (const SpaceReport& space : result.spaces()) {
-    if (first == nullptr || space.space() == first->space()) {
-      *bytes = space.peak_bytes();
-      return absl::StrFormat("%s %d B of %d B", space.space(), space.peak_bytes(), space.limit_bytes());
-    }
-  }
-  return "";
-}
-
-Suggestion MakeSuggestion(const CompiledGraph& graph, absl::Span<const int64_t> from, absl::Span<const int64_t> to,
-                          const Report& failing, const Report& result) {
-  Suggestion s;
-  int64_t bytes = 0;
-  std::string figure = ResultingFigure(failing, result, &bytes);
-  s.set_text(absl::StrCat(Describe(graph, from, to), ": fits (", figure, ")"));
-  for (size_t i = 0; i < from.size(); ++i) {
-    if (from[i] == to[i]) continue;
-    ParameterValue* p = s.add_parameters();
-    p->set_name(graph.symbols.names()[i]);
-    p->set_value(to[i]);
-  }
-  s.set_resulting_bytes(bytes);
-  return s;
-}
-
-}  // namespace
-
-absl::StatusOr<std::vector<Suggestion>> SuggestFixes(const CompiledGraph& graph, const DeviceModel& device,
-                                                     absl::Span<const int64_t> values, const Report& failing,
-                                                     const SimulateOptions& options) {
-  std::vector<Suggestion> out;
-  SimulateOptions quiet = options;
-  quiet.suggest = false;
-  quiet.keep_placements = false;
-  std::vector<int64_t> base(values.begin(), values.end());
-
-  // One parameter at a time: the largest smaller value that fits.
-  const auto& parameters = graph.graph.parameters();
-  for (int slot = 0; slot < parameters.size(); ++slot) {
-    if (parameters[slot].problem_size()) continue;
-    for (int64_t candidate : SmallerValues(parameters[slot], base[slot])) {
-      std::vector<int64_t> trial = base;
-      trial[slot] = candidate;
-      auto report = SimulateOnce(graph, device, trial, quiet);
-      if (!report.ok()) break;  // e.g. a tile below what a shape allows
-      if (report->fits()) {
-        out.push_back(MakeSuggestion(graph, base, trial, failing, *report));
-        break;
-      }
-    }
-  }
-
-  // No single change fits: lower whichever tuning parameter relieves the most pressure,
-  // repeatedly, from `start`. Returns the fitting values and their report, if any.
-  auto greedy = [&](std::vector<int64_t> current, double pressure)
-      -> std::optional<std::pair<std::vector<int64_t>, Report>> {
-    for (int step = 0; step < kMaxGreedySteps; ++step) {
-      int best_slot = -1;
-      int64_t best_value = 0;
-      double best_pressure = pressure;
-      std::optional<Report> best_report;
-      for (int slot = 0; slot < parameters.size(); ++slot) {
-        if (parameters[slot].problem_size()) continue;
-        std::vector<int64_t> smaller = SmallerValues(parameters[slot], current[slot]);
-        if (smaller.empty()) continue;
-        std::vector<int64_t> trial = current;
-        trial[slot] = smaller.front();
-        auto report = SimulateOnce(graph, device, trial, quiet);
-        if (!report.ok()) continue;
-        double p = Pressure(*report);
-        if (p < best_pressure) {
-          best_pressure = p;
-          best_slot = slot;
-          best_value = smaller.front();
-          best_report = std::move(*report);
-        }
-      }
-      if (best_slot < 0) return std::nullopt;
-      current[best_slot] = best_value;
-      pressure = best_pressure;
-      if (best_report->fits()) return std::make_pair(current, std::move(*best_report));
-    }
-    return std::nullopt;
-  };
-  if (out.empty()) {
-    if (auto fit = greedy(base, Pressure(failing))) out.push_back(MakeSuggestion(graph, base, fit->first, failing, fit->second));
-  }
-
-  // Still nothing: the kernel's structure, not its tuning, is the problem. Say which problem
-  // dimension would have to be tiled, and to what (with the tuning changes that then fit).
-  if (out.empty()) {
-    for (int slot = 0; slot < parameters.size(); ++slot) {
-      if (!parameters[slot].problem_size()) continue;
-      for (int64_t candidate : SmallerValues(parameters[slot], base[slot])) {
-        std::vector<int64_t> trial = base;
+  absl::StatusOr<std::vector<Suggestion>> Find() {
+    std::vector<Suggestion> out;
+    // One parameter at a time: the largest smaller value that fits.
+    for (int slot = 0; slot < parameters_.size(); ++slot) {
+      if (parameters_[slot].problem_size()) continue;
+      for (int64_t candidate : SmallerValues(parameters_[slot], base_[slot])) {
+        std::vector<int64_t> trial = base_;
         trial[slot] = candidate;
-        auto report = SimulateOnce(graph, device, trial, quiet);
-        if (!report.ok()) break;
-        std::optional<std::pair<std::vector<int64_t>, Report>> fit;
-        if (report->fits()) {
-          fit = std::make_pair(trial, std::move(*report));
-        } else {
-          fit = greedy(trial, Pressure(*report));
+        Outcome outcome = Try(trial);
+        if (outcome == Outcome::kError) break;  // e.g. a tile below what a shape allows
+        if (outcome == Outcome::kFits) {
+          out.push_back(MakeSuggestion(trial));
+          break;
         }
-        if (fit) {
-          Suggestion s = MakeSuggestion(graph, base, fit->first, failing, fit->second);
-          s.set_text(absl::StrCat("no tuning parameter fits at any value; ", parameters[slot].name(),
+      }
+    }
+    if (out.empty()) {
+      if (auto fit = Greedy(base_, Pressure(failing_))) out.push_back(MakeSuggestion(*fit));
+    }
+    if (out.empty()) {
+      if (auto fit = ClosestCombination(base_)) out.push_back(MakeSuggestion(*fit));
+    }
+    // Still nothing: the kernel's structure, not its tuning, is the problem. Say which problem
+    // dimension would have to be tiled, and to what; no parameter of the suggestion changes a
+    // problem size.
+    if (out.empty()) {
+      for (int slot = 0; slot < parameters_.size() && out.empty(); ++slot) {
+        if (!parameters_[slot].problem_size()) continue;
+        for (int64_t candidate : SmallerValues(parameters_[slot], base_[slot])) {
+          std::vector<int64_t> trial = base_;
+          trial[slot] = candidate;
+          Outcome outcome = Try(trial);
+          if (outcome == Outcome::kError) break;
+          if (outcome == Outcome::kBroken) continue;
+          std::optional<std::vector<int64_t>> fit;
+          if (outcome == Outcome::kFits) fit = trial;
+          if (!fit) fit = Greedy(trial, Pressure(last_));
+          if (!fit) fit = ClosestCombination(trial);
+          if (!fit) continue;
+          Suggestion s = MakeSuggestion(*fit);
+          s.set_text(absl::StrCat("no tuning parameter fits at any value; ", parameters_[slot].name(),
                                   " is a problem dimension held whole in one block: split it into blocks of at most ",
                                   candidate, " (", s.text(), ")"));
+          s.clear_parameters();
+          s.set_restructure(true);
           out.push_back(std::move(s));
           break;
         }
       }
     }
+    RETURN_IF_ERROR(AddLimitAdvice(&out));
+    return out;
   }
 
-  for (const Violation& v : failing.violations()) {
-    if (!v.fatal()) continue;
-    if (v.resource() == "threads") {
-      int64_t warp_size = std::max(device.limits().warp_size(), 1);
-      int64_t excess_warps = CeilDiv(v.required() - v.available(), warp_size);
+ private:
+  enum class Outcome { kFits, kDoesNotFit, kBroken, kError };
+
+  // Evaluates `values`; last_ keeps the result.
+  Outcome Try(const std::vector<int64_t>& values) {
+    if (!engine_.Evaluate(values, scratch_, &last_).ok()) return Outcome::kError;
+    if (last_.broken_requirement >= 0) return Outcome::kBroken;
+    return last_.fits ? Outcome::kFits : Outcome::kDoesNotFit;
+  }
+
+  // How far over its limits a configuration is: the sum of required/available over fatal breaches.
+  static double Pressure(const FitResult& fit) {
+    double pressure = 0;
+    for (int l = 0; l < kNumLimits; ++l) {
+      const Breach& b = fit.breaches[l];
+      if (!b.breached || static_cast<Limit>(l) == Limit::kRegisterSpill) continue;
+      if (b.available > 0) pressure += static_cast<double>(b.required) / static_cast<double>(b.available);
+    }
+    return pressure;
+  }
+
+  // Lowers whichever tuning parameter relieves the most pressure, repeatedly, from `current`.
+  std::optional<std::vector<int64_t>> Greedy(std::vector<int64_t> current, double pressure) {
+    for (int step = 0; step < kMaxGreedySteps; ++step) {
+      int best_slot = -1;
+      int64_t best_value = 0;
+      double best_pressure = pressure;
+      bool best_fits = false;
+      for (int slot = 0; slot < parameters_.size(); ++slot) {
+        if (parameters_[slot].problem_size()) continue;
+        std::vector<int64_t> smaller = SmallerValues(parameters_[slot], current[slot]);
+        if (smaller.empty()) continue;
+        std::vector<int64_t> trial = current;
+        trial[slot] = smaller.front();
+        Outcome outcome = Try(trial);
+        if (outcome == Outcome::kError || outcome == Outcome::kBroken) continue;
+        const double p = Pressure(last_);
+        if (p < best_pressure) {
+          best_pressure = p;
+          best_slot = slot;
+          best_value = smaller.front();
+          best_fits = outcome == Outcome::kFits;
+        }
+      }
+      if (best_slot < 0) return std::nullopt;
+      current[best_slot] = best_value;
+      pressure = best_pressure;
+      if (best_fits) return current;
+    }
+    return std::nullopt;
+  }
+
+  // Every combination of the tuning parameters' current and smaller values (the nearest ones
+  // first when there are too many): the fitting one that changes the fewest parameters, by the
+  // least (log2 of the ratios), earliest in enumeration order on ties.
+  std::optional<std::vector<int64_t>> ClosestCombination(const std::vector<int64_t>& from) {
+    std::vector<int> slots;
+    std::vector<std::vector<int64_t>> choices;
+    for (int slot = 0; slot < parameters_.size(); ++slot) {
+      if (parameters_[slot].problem_size()) continue;
+      std::vector<int64_t> values = {from[slot]};
+      for (int64_t v : SmallerValues(parameters_[slot], from[slot])) values.push_back(v);
+      if (values.size() < 2) continue;
+      slots.push_back(slot);
+      choices.push_back(std::move(values));
+    }
+    if (slots.empty()) return std::nullopt;
+    // Trim the longest lists until the product is within budget.
+    auto product = [&] {
+      int64_t p = 1;
+      for (const auto& c : choices) p = CheckedMul(p, static_cast<int64_t>(c.size())).value_or(INT64_MAX);
+      return p;
+    };
+    while (product() > kMaxCombinations) {
+      auto longest = std::max_element(choices.begin(), choices.end(),
+                                      [](const auto& a, const auto& b) { return a.size() < b.size(); });
+      if (longest->size() <= 2) break;
+      longest->pop_back();
+    }
+    if (product() > kMaxCombinations) return std::nullopt;
+
+    std::optional<std::vector<int64_t>> best;
+    std::pair<int, double> best_cost{INT32_MAX, 0};
+    std::vector<size_t> digit(slots.size(), 0);
+    std::vector<int64_t> trial = from;
+    for (;;) {
+      int changed = 0;
+      double distance = 0;
+      for (size_t i = 0; i < slots.size(); ++i) {
+        trial[slots[i]] = choices[i][digit[i]];
+        if (digit[i] > 0) {
+          ++changed;
+          distance += std::log2(static_cast<double>(choices[i][0]) / static_cast<double>(choices[i][digit[i]]));
+        }
+      }
+      const std::pair<int, double> cost{changed, distance};
+      if (changed > 0 && cost < best_cost && Try(trial) == Outcome::kFits) {
+        best_cost = cost;
+        best = trial;
+      }
+      size_t i = 0;
+      while (i < digit.size() && ++digit[i] == choices[i].size()) digit[i++] = 0;
+      if (i == digit.size()) break;
+    }
+    return best;
+  }
+
+  // "BLOCK_M 128 -> 64, num_stages 4 -> 3: fits (smem 98304 B of 232448 B)".
+  Suggestion MakeSuggestion(const std::vector<int64_t>& to) {
+    Try(to);  // last_ holds the fitting result
+    std::vector<std::string> changes;
+    Suggestion s;
+    for (size_t i = 0; i < to.size(); ++i) {
+      if (base_[i] == to[i]) continue;
+      changes.push_back(absl::StrCat(graph_.symbols.names()[i], " ", base_[i], " -> ", to[i]));
+      ParameterValue* p = s.add_parameters();
+      p->set_name(graph_.symbols.names()[i]);
+      p->set_value(to[i]);
+    }
+    int64_t bytes = 0;
+    std::string figure;
+    const Breach& failed = failing_.breaches[static_cast<int>(failing_.limit)];
+    if (failing_.limit == Limit::kThreads) {
+      figure = absl::StrFormat("%d of %d threads", last_.threads, last_.thread_limit);
+    } else if (failing_.limit == Limit::kNoResidency) {
+      figure = absl::StrFormat("%d block%s per core", last_.blocks_per_core(), last_.blocks_per_core() == 1 ? "" : "s");
+    } else if (failed.space >= 0) {
+      const SpaceFigures& space = last_.spaces[failed.space];
+      bytes = space.peak;
+      figure = absl::StrFormat("%s %d B of %d B", engine_.device().memory_spaces(failed.space).name(), space.peak,
+                               space.limit);
+    }
+    s.set_text(absl::StrCat(absl::StrJoin(changes, ", "), ": fits", figure.empty() ? "" : absl::StrCat(" (", figure, ")")));
+    s.set_resulting_bytes(bytes);
+    return s;
+  }
+
+  // Advice that no parameter value gives: fewer warps, a higher limit.
+  absl::Status AddLimitAdvice(std::vector<Suggestion>* out) {
+    const DeviceModel& device = engine_.device();
+    const Breach& threads = failing_.breaches[static_cast<int>(Limit::kThreads)];
+    if (threads.breached) {
+      RETURN_IF_ERROR(engine_.Evaluate(base_, scratch_, &last_));  // the partitions' warps
+      const int64_t warp_size = std::max(device.limits().warp_size(), 1);
+      const int64_t excess_warps = CeilDiv(threads.required - threads.available, warp_size);
       std::vector<std::string> partitions;
-      for (const ParameterValue& p : failing.threads().partition_warps()) {
-        if (p.name() != "default" && p.value() > excess_warps) {
-          partitions.push_back(absl::StrCat(p.name(), " ", p.value(), " -> ", p.value() - excess_warps));
+      for (size_t i = 0; i < graph_.launch.partitions.size(); ++i) {
+        const int64_t w = scratch_.partition_warps[i];
+        if (w > excess_warps) {
+          partitions.push_back(absl::StrCat(graph_.launch.partitions[i].name, " ", w, " -> ", w - excess_warps));
         }
       }
       Suggestion s;
-      s.set_text(absl::StrCat(
-          "remove ", excess_warps, " warps (", v.required() - v.available(), " threads) from the partitions",
-          partitions.empty() ? "" : absl::StrCat(", e.g. ", absl::StrJoin(partitions, " or ")),
-          "; or raise the kernel's thread limit to ", v.required(), " (hardware maximum ",
-          device.limits().max_threads_per_block(), ")"));
-      s.set_resulting_bytes(0);
-      out.push_back(std::move(s));
+      s.set_text(absl::StrCat("remove ", excess_warps, " warps (", threads.required - threads.available,
+                              " threads) from the partitions",
+                              partitions.empty() ? "" : absl::StrCat(", e.g. ", absl::StrJoin(partitions, " or ")),
+                              "; or raise the kernel's thread limit to ", threads.required, " (hardware maximum ",
+                              device.limits().max_threads_per_block(), ")"));
+      out->push_back(std::move(s));
     }
-    if (v.resource() == "vmem") {
-      const MemorySpace* vmem = FindSpace(device, v.space());
-      int64_t mib = 1 << 20;
-      int64_t needed = CeilDiv(v.required(), mib) * mib;
+    const Breach& scoped = failing_.breaches[static_cast<int>(Limit::kVmemScoped)];
+    if (scoped.breached) {
+      const MemorySpace& vmem = device.memory_spaces(scoped.space);
+      const SpaceFigures& fig = failing_.spaces[scoped.space];
+      const int64_t allowed = vmem.max_scoped_limit_bytes() > 0 ? vmem.max_scoped_limit_bytes()
+                                                                : vmem.capacity_per_core_bytes();
+      const int64_t needed = scoped.required;  // the smallest limit that holds the scoped allocations
       Suggestion s;
-      if (vmem != nullptr && needed <= std::max(vmem->max_scoped_limit_bytes(), vmem->capacity_per_core_bytes())) {
-        s.set_text(absl::StrFormat("set vmem_limit_bytes=%d (%d MiB; the hardware allows up to %d B)", needed,
-                                   needed / mib, std::max(vmem->max_scoped_limit_bytes(), vmem->capacity_per_core_bytes())));
+      if (needed <= allowed && needed + fig.second <= vmem.capacity_per_core_bytes()) {
+        s.set_text(absl::StrFormat(
+            "%s vmem_limit_bytes=%d (%.2f MiB): the smallest scoped limit that holds the allocations; the hardware "
+            "allows up to %d B",
+            fig.limit_source == LimitSource::kVmemLimitBytes ? absl::StrCat("raise the kernel's ", fig.limit, " B to")
+                                                             : std::string("set"),
+            needed, needed / 1048576.0, allowed));
+        s.set_raise_limit_bytes(needed);
       } else {
-        s.set_text(absl::StrFormat("needs %d B of VMEM, more than the hardware has: shrink the blocks", v.required()));
+        s.set_text(absl::StrFormat("no vmem_limit_bytes helps: the scoped allocations need %d B, more than the %d B "
+                                   "one core allows: shrink the blocks",
+                                   needed, allowed));
       }
       s.set_resulting_bytes(needed);
-      out.push_back(std::move(s));
+      out->push_back(std::move(s));
     }
+    return absl::OkStatus();
   }
-  return out;
-}
 
-absl::StatusOr<Report> Simulate(const CompiledGraph& graph, const DeviceModel& device,
-                                absl::Span<const int64_t> values, const SimulateOptions& options) {
-  ASSIGN_OR_RETURN(Report report, SimulateOnce(graph, device, values, options));
-  if (options.suggest && !report.fits()) {
-    ASSIGN_OR_RETURN(std::vector<Suggestion> suggestions, SuggestFixes(graph, device, values, report, options));
-    for (Suggestion& s : suggestions) *report.add_suggestions() = std::move(s);
-  }
-  return report;
+  const FitEngine& engine_;
+  const CompiledGraph& graph_;
+  const google::protobuf::RepeatedPtrField<Parameter>& parameters_;
+  const std::vector<int64_t> base_;
+  const FitResult& failing_;
+  FitEngine::Scratch scratch_;
+  FitResult last_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<Suggestion>> SuggestFixes(const FitEngine& engine, absl::Span<const int64_t> values,
+                                                     const FitResult& failing) {
+  return FixFinder(engine, values, failing).Find();
 }
 
 }  // namespace scratchsim

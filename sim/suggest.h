@@ -1,22 +1,24 @@
-// Finds the smallest changes that make a failing configuration fit: one tunable parameter
-// lowered, else a greedy combination; plus limit-specific fixes (warps, vmem_limit_bytes).
+// Finds the smallest changes that make a failing configuration fit, by asking the fit engine:
+// one tunable parameter lowered, else a combination; plus limit-specific fixes (warps, vmem_limit_bytes).
 #ifndef SCRATCHSIM_SIM_SUGGEST_H_
 #define SCRATCHSIM_SIM_SUGGEST_H_
 
+#include <cstdint>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "proto/device.pb.h"
 #include "proto/report.pb.h"
-#include "sim/graph.h"
-#include "sim/simulator.h"
+#include "sim/engine.h"
 
 namespace scratchsim {
 
-absl::StatusOr<std::vector<Suggestion>> SuggestFixes(const CompiledGraph& graph, const DeviceModel& device,
-                                                     absl::Span<const int64_t> values, const Report& failing,
-                                                     const SimulateOptions& options);
+// `failing` is the engine's result for `values`. Suggestions change tuning parameters only,
+// lowest first: one parameter; a greedy combination; the closest fitting combination of every
+// tunable parameter's smaller values. Only when none fits does a suggestion say which problem
+// dimension the kernel would have to tile (restructure, no parameters).
+absl::StatusOr<std::vector<Suggestion>> SuggestFixes(const FitEngine& engine, absl::Span<const int64_t> values,
+                                                     const FitResult& failing);
 
 }  // namespace scratchsim
 

@@ -7,7 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sim/cli.h"
+#include "sim/driver/cli.h"
 #include "sim/proto_io.h"
 #include "proto/graph.pb.h"
 

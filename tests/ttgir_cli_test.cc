@@ -11,7 +11,7 @@
 #include "backends/triton/ttgir_parser.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sim/cli.h"
+#include "sim/driver/cli.h"
 #include "sim/device.h"
 #include "sim/graph.h"
 #include "sim/simulator.h"

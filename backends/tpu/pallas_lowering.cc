@@ -14,7 +14,10 @@
 #include "sim/device.h"
 #include "sim/dtype.h"
 #include "sim/expr.h"
+#include "sim/graph.h"
+#include "sim/simulator.h"
 #include "sim/status_macros.h"
+#include "absl/strings/match.h"
 
 namespace scratchsim {
 namespace {
@@ -125,6 +128,7 @@ absl::StatusOr<bool> LowerSpec(const PallasBlockSpec& spec, absl::string_view ki
   Buffer* buffer = out->graph.add_buffers();
   buffer->set_name(name);
   for (const std::string& d : dims) buffer->add_shape(d);
+  for (const std::string& d : spec.array_shape()) buffer->add_array_shape(d);
   buffer->set_scope(INSTRUCTION);
   buffer->set_role(OPERAND);
   if (dims.empty()) {
@@ -165,6 +169,18 @@ absl::StatusOr<bool> LowerSpec(const PallasBlockSpec& spec, absl::string_view ki
 
   if (*space == SpaceChoice::kVmem) {
     buffer->set_memory_space(kVmemSpace);
+    // Pallas TPU takes a block whose last two dims are multiples of (8, 128), or the whole
+    // array's: a requirement, so that no configuration the tools propose breaks it.
+    if (!is_prefetch && spec.array_shape_size() == dims.size()) {
+      const int rank = dims.size();
+      for (int i = std::max(0, rank - 2); i < rank; ++i) {
+        const int multiple = i == rank - 1 ? 128 : 8;
+        Requirement* r = out->graph.add_requirements();
+        r->set_expr(absl::StrCat("(", dims[i], ") % ", multiple, " == 0 || (", dims[i], ") == (", spec.array_shape(i), ")"));
+        r->set_doc(absl::StrCat("Pallas TPU: block '", name, "' dim ", i, " must be a multiple of ", multiple,
+                                " or the whole array dim"));
+      }
+    }
     ASSIGN_OR_RETURN(std::vector<std::string> round_up,
                      RoundUpExprs(device, bits, dims.size(),
                                   dims.size() >= 2 ? dims[dims.size() - 2] : std::string("1")));
@@ -295,6 +311,10 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
   for (const std::string& w : writes) op->add_writes(w);
   for (const std::string& s : scratch) op->add_scratch(s);
   if (!grid.empty()) {
+    // The grid is the launch: the planner counts its steps.
+    if (out.graph.launch().grid().empty()) {
+      for (const std::string& g : grid) out.graph.mutable_launch()->add_grid(g);
+    }
     Loop* loop = out.graph.add_loops();
     loop->set_name(absl::StrCat(op_name, ".grid"));
     loop->set_trip_count(Product(grid));
@@ -309,100 +329,85 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
 
 }  // namespace
 
-absl::StatusOr<KernelGraph> LowerPallasCall(const KernelGraph& graph, const DeviceModel& device) {
+absl::StatusOr<PallasLowering> LowerPallas(const KernelGraph& graph, const DeviceModel& device) {
   ASSIGN_OR_RETURN(Lowering lowering, Lower(graph, device, {}));
+  PallasLowering out;
+  out.graph = std::move(lowering.graph);
+  out.notes = std::move(lowering.notes);
+  out.semaphores = lowering.semaphores;
+  return out;
+}
+
+absl::StatusOr<KernelGraph> LowerPallasCall(const KernelGraph& graph, const DeviceModel& device) {
+  ASSIGN_OR_RETURN(PallasLowering lowering, LowerPallas(graph, device));
   return std::move(lowering.graph);
 }
 
-absl::StatusOr<PallasFootprint> ComputePallasFootprint(const KernelGraph& graph,
-                                                       const DeviceModel& device,
+std::string PallasAllocationKind(const KernelGraph& source, absl::string_view name) {
+  const PallasCall& call = source.pallas();
+  auto named = [&](const auto& list, absl::string_view fallback) {
+    for (int i = 0; i < list.size(); ++i) {
+      if ((list[i].name().empty() ? absl::StrCat(fallback, i) : list[i].name()) == name) return true;
+    }
+    return false;
+  };
+  if (named(call.in_specs(), "in")) return "input";
+  if (named(call.out_specs(), "out")) return "output";
+  if (named(call.scalar_prefetch(), "prefetch")) return "scalar prefetch";
+  if (named(call.scratch_shapes(), "scratch")) return "scratch";
+  if (absl::EndsWith(name, ".spills")) return "spill";
+  if (absl::EndsWith(name, ".internal_scratch")) return "internal scratch";
+  return "graph buffer";
+}
+
+absl::StatusOr<PallasFootprint> ComputePallasFootprint(const KernelGraph& graph, const DeviceModel& device,
                                                        absl::Span<const int64_t> values) {
-  ASSIGN_OR_RETURN(Lowering lowering, Lower(graph, device, values));
-  Evaluator eval(graph, values);
-  const MemorySpace* vmem = FindSpace(device, kVmemSpace);
-  const MemorySpace* smem = FindSpace(device, kTpuSmemSpace);
+  ASSIGN_OR_RETURN(PallasLowering lowering, LowerPallas(graph, device));
+  ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(lowering.graph, graph.name()));
+  std::vector<int64_t> bound = compiled.defaults;
+  for (size_t i = 0; i < values.size() && i < bound.size(); ++i) bound[i] = values[i];
+  SimulateOptions options;
+  options.suggest = false;
+  options.keep_placements = false;
+  ASSIGN_OR_RETURN(FitEngine engine, FitEngine::Create(compiled, device));
+  ASSIGN_OR_RETURN(Report report, Explain(engine, bound, options));
+  return FootprintOf(graph, report, lowering.notes, lowering.semaphores, device);
+}
+
+PallasFootprint FootprintOf(const KernelGraph& source, const Report& report, const std::vector<std::string>& notes,
+                            int64_t semaphores, const DeviceModel& device) {
   PallasFootprint fp;
-  fp.vmem_capacity_bytes = vmem->capacity_per_core_bytes();
-  fp.smem_capacity_bytes = smem->capacity_per_core_bytes();
-  fp.semaphores = lowering.semaphores;
-  fp.notes = lowering.notes;
-
-  for (const Buffer& b : lowering.graph.buffers()) {
-    std::string field = absl::StrCat("buffer '", b.name(), "'");
-    bool in_vmem = b.memory_space() == kVmemSpace;
-    bool in_smem = b.memory_space() == kTpuSmemSpace;
-    if (!in_vmem && !in_smem) continue;
-    PallasAllocation a;
-    a.name = b.name();
-    auto it = lowering.info.find(b.name());
-    a.kind = it != lowering.info.end() ? it->second.kind : "graph buffer";
-    a.space = b.memory_space();
-    a.scope = b.scope() == INSTRUCTION ? INSTRUCTION : PROGRAM;
-    a.dtype = b.dtype();
-    if (!b.size_bytes().empty()) {
-      ASSIGN_OR_RETURN(a.bytes_per_copy, eval.Eval(b.size_bytes(), absl::StrCat(field, " size_bytes")));
-      a.unpadded_bytes_per_copy = a.bytes_per_copy;
+  fp.notes = notes;
+  fp.semaphores = semaphores;
+  if (const MemorySpace* vmem = FindSpace(device, kVmemSpace)) fp.vmem_capacity_bytes = vmem->capacity_per_core_bytes();
+  if (const MemorySpace* smem = FindSpace(device, kTpuSmemSpace)) fp.smem_capacity_bytes = smem->capacity_per_core_bytes();
+  if (const MemorySpace* vmem = FindSpace(device, kVmemSpace)) fp.scoped_limit_bytes = vmem->default_scoped_limit_bytes();
+  fp.scoped_limit_source = "default scoped limit";
+  for (const SpaceReport& space : report.spaces()) {
+    const bool vmem = space.space() == kVmemSpace;
+    if (vmem) {
+      fp.scoped_vmem_bytes = space.instruction_scoped_bytes();
+      fp.program_vmem_bytes = space.program_scoped_bytes();
+      fp.scoped_limit_bytes = space.limit_bytes();
+      fp.scoped_limit_source = space.limit_name();
+    } else if (space.space() == kTpuSmemSpace) {
+      fp.smem_bytes = space.peak_bytes();
     } else {
-      if (b.dtype().empty()) return eval.Error(field, "has neither dtype nor size_bytes");
-      ASSIGN_OR_RETURN(int64_t bits, DtypeBits(b.dtype()));
-      for (int i = 0; i < b.shape_size(); ++i) {
-        ASSIGN_OR_RETURN(int64_t v, eval.Eval(b.shape(i), absl::StrCat(field, " shape[", i, "]")));
-        if (v <= 0) return eval.Error(absl::StrCat(field, " shape[", i, "]"), absl::StrCat("is ", v, "; must be positive"));
-        a.shape.push_back(v);
-      }
-      a.padded_shape = a.shape;
-      int offset = static_cast<int>(a.shape.size()) - b.round_up_size();
-      for (int i = 0; i < b.round_up_size(); ++i) {
-        if (offset + i < 0) continue;
-        ASSIGN_OR_RETURN(int64_t m, eval.Eval(b.round_up(i), absl::StrCat(field, " round_up[", i, "]")));
-        std::optional<int64_t> r = CheckedRoundUp(a.padded_shape[offset + i], m);
-        if (!r) return eval.Error(field, "padded extent overflows");
-        a.padded_shape[offset + i] = *r;
-      }
-      absl::StatusOr<int64_t> unpadded = UnpaddedBytes(a.shape, bits);
-      if (!unpadded.ok()) return eval.Error(field, unpadded.status().message());
-      absl::StatusOr<int64_t> padded = UnpaddedBytes(a.padded_shape, bits);
-      if (!padded.ok()) return eval.Error(field, padded.status().message());
-      a.unpadded_bytes_per_copy = *unpadded;
-      a.bytes_per_copy = *padded;
+      continue;
     }
-    a.copies = 1;
-    if (!b.copies().empty()) {
-      ASSIGN_OR_RETURN(a.copies, eval.Eval(b.copies(), absl::StrCat(field, " copies")));
-      if (a.copies < 1) return eval.Error(absl::StrCat(field, " copies"), absl::StrCat("is ", a.copies, "; must be >= 1"));
+    for (const BufferShare& share : space.live_at_peak()) {
+      PallasAllocation a;
+      a.name = share.buffer();
+      a.kind = PallasAllocationKind(source, share.buffer());
+      a.space = space.space();
+      a.dtype = share.dtype();
+      a.shape.assign(share.dims().begin(), share.dims().end());
+      a.padded_shape.assign(share.padded_dims().begin(), share.padded_dims().end());
+      a.copies = share.copies();
+      a.bytes_per_copy = share.bytes_per_copy();
+      a.total_bytes = share.total_bytes();
+      fp.allocations.push_back(std::move(a));
     }
-    const MemorySpace* space = in_vmem ? vmem : smem;
-    int64_t align = std::max<int64_t>(1, space->alignment_bytes());
-    std::optional<int64_t> aligned = CheckedRoundUp(a.bytes_per_copy, align);
-    std::optional<int64_t> total = aligned ? CheckedMul(*aligned, a.copies) : std::nullopt;
-    if (!total) return eval.Error(field, "total bytes overflow int64");
-    a.total_bytes = *total;
-    int64_t* target = in_smem ? &fp.smem_bytes
-                      : (a.scope == INSTRUCTION ? &fp.scoped_vmem_bytes : &fp.program_vmem_bytes);
-    std::optional<int64_t> acc = CheckedAdd(*target, a.total_bytes);
-    if (!acc) return eval.Error(field, "total bytes overflow int64");
-    *target = *acc;
-    fp.allocations.push_back(std::move(a));
-  }
-  std::stable_sort(fp.allocations.begin(), fp.allocations.end(),
-                   [](const PallasAllocation& x, const PallasAllocation& y) { return x.total_bytes > y.total_bytes; });
-
-  // The scoped limit: vmem_limit_bytes, else the flag, else the generation default.
-  fp.scoped_limit_bytes = vmem->default_scoped_limit_bytes();
-  fp.scoped_limit_source = "default";
-  if (!graph.tpu().scoped_vmem_limit_kib().empty()) {
-    ASSIGN_OR_RETURN(int64_t kib, eval.Eval(graph.tpu().scoped_vmem_limit_kib(), "tpu.scoped_vmem_limit_kib"));
-    if (kib <= 0) return eval.Error("tpu.scoped_vmem_limit_kib", absl::StrCat("is ", kib, "; must be positive"));
-    std::optional<int64_t> bytes = CheckedMul(kib, 1024);
-    if (!bytes) return eval.Error("tpu.scoped_vmem_limit_kib", "overflows int64");
-    fp.scoped_limit_bytes = *bytes;
-    fp.scoped_limit_source = "--xla_tpu_scoped_vmem_limit_kib";
-  }
-  if (!graph.tpu().vmem_limit_bytes().empty()) {
-    ASSIGN_OR_RETURN(int64_t bytes, eval.Eval(graph.tpu().vmem_limit_bytes(), "tpu.vmem_limit_bytes"));
-    if (bytes <= 0) return eval.Error("tpu.vmem_limit_bytes", absl::StrCat("is ", bytes, "; must be positive"));
-    fp.scoped_limit_bytes = bytes;
-    fp.scoped_limit_source = "vmem_limit_bytes";
   }
   return fp;
 }

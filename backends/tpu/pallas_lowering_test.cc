@@ -3,7 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/tpu/tpu_test_util.h"
+#include "sim/proto_io.h"
+#include "sim/test_util.h"
 #include "gtest/gtest.h"
 
 namespace scratchsim {
@@ -26,8 +27,8 @@ const Buffer* FindBuffer(const KernelGraph& g, const std::string& name) {
 }
 
 TEST(PallasLoweringTest, E1001LowersToScopedVmemBuffers) {
-  KernelGraph graph = ExampleGraph("tpu_e1001.pbtxt");
-  absl::StatusOr<KernelGraph> lowered = LowerPallasCall(graph, TpuDevice("tpu_v5e"));
+  KernelGraph graph = testing::ExampleGraph("tpu_e1001.pbtxt");
+  absl::StatusOr<KernelGraph> lowered = LowerPallasCall(graph, testing::ShippedDevice("tpu_v5e"));
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   EXPECT_FALSE(lowered->has_pallas());
   const Buffer* x = FindBuffer(*lowered, "x");
@@ -51,15 +52,15 @@ TEST(PallasLoweringTest, E1001LowersToScopedVmemBuffers) {
 // Golden per generation: the seed's double-buffered bf16[2048,4096] operand (2 x 16 MiB) and
 // the 16 MiB output block, against each generation's default scoped limit.
 TEST(PallasLoweringTest, E1001GoldenPerGeneration) {
-  KernelGraph graph = ExampleGraph("tpu_e1001.pbtxt");
+  KernelGraph graph = testing::ExampleGraph("tpu_e1001.pbtxt");
   struct Case { const char* device; int64_t limit; };
   for (Case c : {Case{"tpu_v4", 16 * kMiB}, Case{"tpu_v5e", 16 * kMiB}, Case{"tpu_v5p", 16 * kMiB},
                  Case{"tpu_v6e", 32 * kMiB}, Case{"tpu_v7x", 32 * kMiB}}) {
-    absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(graph, TpuDevice(c.device));
+    absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(graph, testing::ShippedDevice(c.device));
     ASSERT_TRUE(fp.ok()) << fp.status();
     EXPECT_EQ(fp->scoped_vmem_bytes, 48 * kMiB) << c.device;
     EXPECT_EQ(fp->scoped_limit_bytes, c.limit) << c.device;
-    EXPECT_EQ(fp->scoped_limit_source, "default");
+    EXPECT_EQ(fp->scoped_limit_source, "default scoped limit");
     const PallasAllocation* x = Find(*fp, "x");
     ASSERT_NE(x, nullptr);
     EXPECT_EQ(x->copies, 2);
@@ -73,23 +74,23 @@ TEST(PallasLoweringTest, E1001GoldenPerGeneration) {
 }
 
 TEST(PallasLoweringTest, E1001SmallerBlocksDoubleBufferTheOutputToo) {
-  KernelGraph graph = ExampleGraph("tpu_e1001.pbtxt");
+  KernelGraph graph = testing::ExampleGraph("tpu_e1001.pbtxt");
   std::vector<int64_t> bm512 = {512};
-  absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(graph, TpuDevice("tpu_v5e"), bm512);
+  absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(graph, testing::ShippedDevice("tpu_v5e"), bm512);
   ASSERT_TRUE(fp.ok()) << fp.status();
   EXPECT_EQ(Find(*fp, "o")->copies, 2);
   EXPECT_EQ(fp->scoped_vmem_bytes, 2 * 4 * kMiB + 2 * 4 * kMiB);
 }
 
 TEST(PallasLoweringTest, VmemLimitBytesAndFlagSelectTheLimit) {
-  KernelGraph graph = ExampleGraph("tpu_e1001.pbtxt");
+  KernelGraph graph = testing::ExampleGraph("tpu_e1001.pbtxt");
   graph.mutable_tpu()->set_scoped_vmem_limit_kib("65536");
-  absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(graph, TpuDevice("tpu_v5e"));
+  absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(graph, testing::ShippedDevice("tpu_v5e"));
   ASSERT_TRUE(fp.ok());
   EXPECT_EQ(fp->scoped_limit_bytes, 64 * kMiB);
   EXPECT_EQ(fp->scoped_limit_source, "--xla_tpu_scoped_vmem_limit_kib");
   graph.mutable_tpu()->set_vmem_limit_bytes("48 * 1024 * 1024");
-  fp = ComputePallasFootprint(graph, TpuDevice("tpu_v5e"));
+  fp = ComputePallasFootprint(graph, testing::ShippedDevice("tpu_v5e"));
   ASSERT_TRUE(fp.ok());
   EXPECT_EQ(fp->scoped_limit_bytes, 48 * kMiB);
   EXPECT_EQ(fp->scoped_limit_source, "vmem_limit_bytes");
@@ -118,7 +119,7 @@ TEST(PallasLoweringTest, ReproducesJaxAutomaticSingleBufferingTest) {
   struct Case { const char* device; int64_t window_mib; };
   for (Case c : {Case{"tpu_v4", 10}, Case{"tpu_v5e", 10}, Case{"tpu_v5p", 10}, Case{"tpu_v6e", 20},
                  Case{"tpu_v7x", 20}}) {
-    DeviceModel d = TpuDevice(c.device);
+    DeviceModel d = testing::ShippedDevice(c.device);
     absl::StatusOr<PallasFootprint> only_unit_axis = ComputePallasFootprint(SingleBufferingGraph(c.window_mib, {1}, 0), d);
     absl::StatusOr<PallasFootprint> moving = ComputePallasFootprint(SingleBufferingGraph(c.window_mib, {0, 1}, 0), d);
     absl::StatusOr<PallasFootprint> buffered1 = ComputePallasFootprint(SingleBufferingGraph(c.window_mib, {0, 1}, 1), d);
@@ -133,30 +134,30 @@ TEST(PallasLoweringTest, ReproducesJaxAutomaticSingleBufferingTest) {
 
 TEST(PallasLoweringTest, BufferedNAndConstantIndexMap) {
   KernelGraph g = SingleBufferingGraph(1, {0}, 3);
-  absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(g, TpuDevice("tpu_v6e"));
+  absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v6e"));
   ASSERT_TRUE(fp.ok());
   EXPECT_EQ(fp->allocations[0].copies, 3);
   g = SingleBufferingGraph(1, {0}, 0);
   g.mutable_pallas()->mutable_out_specs(0)->set_constant_index_map(true);
-  fp = ComputePallasFootprint(g, TpuDevice("tpu_v6e"));
+  fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v6e"));
   ASSERT_TRUE(fp.ok());
   EXPECT_EQ(fp->allocations[0].copies, 1);
   g.mutable_pallas()->clear_grid();  // no grid: whole arrays, one copy each
   g.mutable_pallas()->mutable_out_specs(0)->set_constant_index_map(false);
   g.mutable_pallas()->mutable_out_specs(0)->clear_index_map_axes();
-  fp = ComputePallasFootprint(g, TpuDevice("tpu_v6e"));
+  fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v6e"));
   ASSERT_TRUE(fp.ok()) << fp.status();
   EXPECT_EQ(fp->allocations[0].copies, 1);
 }
 
 TEST(PallasLoweringTest, FlashAttentionBlocksPadHeadDimTo128Lanes) {
-  KernelGraph graph = ExampleGraph("tpu_flash_attention.pbtxt");
-  absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(graph, TpuDevice("tpu_v6e"));
+  KernelGraph graph = testing::ExampleGraph("tpu_flash_attention.pbtxt");
+  absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(graph, testing::ShippedDevice("tpu_v6e"));
   ASSERT_TRUE(fp.ok()) << fp.status();
   const PallasAllocation* q = Find(*fp, "q");
   ASSERT_NE(q, nullptr);
   EXPECT_EQ(q->padded_shape, (std::vector<int64_t>{1, 1, 1024, 128}));
-  EXPECT_EQ(q->unpadded_bytes_per_copy, 1024 * 80 * 2);
+  EXPECT_EQ(q->shape, (std::vector<int64_t>{1, 1, 1024, 80}));
   EXPECT_EQ(q->bytes_per_copy, 256 * 1024);
   EXPECT_EQ(q->copies, 2);
   const PallasAllocation* acc = Find(*fp, "acc_scratch");
@@ -170,9 +171,9 @@ TEST(PallasLoweringTest, FlashAttentionBlocksPadHeadDimTo128Lanes) {
 }
 
 TEST(PallasLoweringTest, MatmulBigBlocksGolden) {
-  KernelGraph graph = ExampleGraph("tpu_matmul_big.pbtxt");
+  KernelGraph graph = testing::ExampleGraph("tpu_matmul_big.pbtxt");
   for (const char* name : {"tpu_v4", "tpu_v5e", "tpu_v5p", "tpu_v6e", "tpu_v7x"}) {
-    absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(graph, TpuDevice(name));
+    absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(graph, testing::ShippedDevice(name));
     ASSERT_TRUE(fp.ok()) << fp.status();
     // x, y, z: 2 x 8 MiB each; acc f32: 16 MiB.
     EXPECT_EQ(fp->scoped_vmem_bytes, 64 * kMiB) << name;
@@ -181,7 +182,7 @@ TEST(PallasLoweringTest, MatmulBigBlocksGolden) {
 }
 
 TEST(PallasLoweringTest, ScalarPrefetchScratchSpillsAndSemaphores) {
-  KernelGraph g = ExampleGraph("tpu_e1001.pbtxt");
+  KernelGraph g = testing::ExampleGraph("tpu_e1001.pbtxt");
   PallasCall* call = g.mutable_pallas();
   PallasBlockSpec* pf = call->add_scalar_prefetch();
   pf->set_name("block_tables");
@@ -198,7 +199,7 @@ TEST(PallasLoweringTest, ScalarPrefetchScratchSpillsAndSemaphores) {
   sem->add_shape("4");
   call->set_spill_bytes_estimate("2 * 1024 * 1024");
   call->set_internal_scratch_bytes("32768");
-  absl::StatusOr<KernelGraph> lowered = LowerPallasCall(g, TpuDevice("tpu_v5e"));
+  absl::StatusOr<KernelGraph> lowered = LowerPallasCall(g, testing::ShippedDevice("tpu_v5e"));
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   EXPECT_EQ(FindBuffer(*lowered, "block_tables")->memory_space(), "tpu_smem");
   EXPECT_EQ(FindBuffer(*lowered, "flags")->memory_space(), "tpu_smem");
@@ -206,7 +207,7 @@ TEST(PallasLoweringTest, ScalarPrefetchScratchSpillsAndSemaphores) {
   ASSERT_NE(spills, nullptr);
   EXPECT_EQ(spills->role(), SPILL);
   EXPECT_EQ(spills->scope(), INSTRUCTION);
-  absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(g, TpuDevice("tpu_v5e"));
+  absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v5e"));
   ASSERT_TRUE(fp.ok()) << fp.status();
   EXPECT_EQ(fp->smem_bytes, 8 * 1024 * 4 + 16 * 4);
   EXPECT_EQ(fp->scoped_vmem_bytes, 48 * kMiB + 2 * kMiB + 32768);
@@ -215,77 +216,77 @@ TEST(PallasLoweringTest, ScalarPrefetchScratchSpillsAndSemaphores) {
 
 // Bad input: every path names the field and the problem, never crashes.
 void ExpectError(const KernelGraph& g, const std::string& needle, const char* device = "tpu_v5e") {
-  absl::StatusOr<KernelGraph> lowered = LowerPallasCall(g, TpuDevice(device));
+  absl::StatusOr<KernelGraph> lowered = LowerPallasCall(g, testing::ShippedDevice(device));
   ASSERT_FALSE(lowered.ok()) << "expected an error mentioning " << needle;
   EXPECT_EQ(lowered.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(lowered.status().message().find(needle), std::string::npos) << lowered.status();
 }
 
 TEST(PallasLoweringBadInputTest, UnknownDtype) {
-  KernelGraph g = ExampleGraph("tpu_e1001.pbtxt");
+  KernelGraph g = testing::ExampleGraph("tpu_e1001.pbtxt");
   g.mutable_pallas()->mutable_in_specs(0)->set_dtype("bfloat12");
   ExpectError(g, "in_specs[0] 'x'.dtype: unknown dtype 'bfloat12'");
 }
 
 TEST(PallasLoweringBadInputTest, MissingDtype) {
-  KernelGraph g = ExampleGraph("tpu_e1001.pbtxt");
+  KernelGraph g = testing::ExampleGraph("tpu_e1001.pbtxt");
   g.mutable_pallas()->mutable_out_specs(0)->clear_dtype();
   ExpectError(g, "out_specs[0] 'o'.dtype: is missing");
 }
 
 TEST(PallasLoweringBadInputTest, ZeroAndNegativeBlockDims) {
-  KernelGraph g = ExampleGraph("tpu_e1001.pbtxt");
+  KernelGraph g = testing::ExampleGraph("tpu_e1001.pbtxt");
   g.mutable_pallas()->mutable_in_specs(0)->set_block_shape(2, "0");
   ExpectError(g, "block_shape[2]: '0' is 0; block dimensions must be positive");
-  g = ExampleGraph("tpu_e1001.pbtxt");
+  g = testing::ExampleGraph("tpu_e1001.pbtxt");
   g.mutable_pallas()->mutable_in_specs(0)->set_block_shape(1, "BM - 4096");
   ExpectError(g, "block_shape[1]: 'BM - 4096' is -2048");
 }
 
 TEST(PallasLoweringBadInputTest, BufferedZero) {
-  KernelGraph g = ExampleGraph("tpu_e1001.pbtxt");
+  KernelGraph g = testing::ExampleGraph("tpu_e1001.pbtxt");
   g.mutable_pallas()->mutable_in_specs(0)->set_buffer_count(0);
   ExpectError(g, "pipeline_mode Buffered(0): the buffer count must be at least 1");
 }
 
 TEST(PallasLoweringBadInputTest, EmptyBlockShape) {
-  KernelGraph g = ExampleGraph("tpu_e1001.pbtxt");
+  KernelGraph g = testing::ExampleGraph("tpu_e1001.pbtxt");
   g.mutable_pallas()->mutable_in_specs(0)->clear_block_shape();
   ExpectError(g, "rank >= 1");
 }
 
 TEST(PallasLoweringBadInputTest, IndexMapAxisOutsideGrid) {
-  KernelGraph g = ExampleGraph("tpu_e1001.pbtxt");
+  KernelGraph g = testing::ExampleGraph("tpu_e1001.pbtxt");
   g.mutable_pallas()->mutable_in_specs(0)->add_index_map_axes(5);
   ExpectError(g, "axis 5 is outside the grid of rank 2");
 }
 
 TEST(PallasLoweringBadInputTest, BadGridAndExpressions) {
-  KernelGraph g = ExampleGraph("tpu_e1001.pbtxt");
+  KernelGraph g = testing::ExampleGraph("tpu_e1001.pbtxt");
   g.mutable_pallas()->set_grid(1, "0");
   ExpectError(g, "pallas.grid[1]: '0' is 0");
-  g = ExampleGraph("tpu_e1001.pbtxt");
+  g = testing::ExampleGraph("tpu_e1001.pbtxt");
   g.mutable_pallas()->set_grid(0, "2048/NOPE");
   ExpectError(g, "pallas.grid[0]");
 }
 
 TEST(PallasLoweringBadInputTest, UnknownMemorySpaceAndDuplicateNames) {
-  KernelGraph g = ExampleGraph("tpu_e1001.pbtxt");
+  KernelGraph g = testing::ExampleGraph("tpu_e1001.pbtxt");
   g.mutable_pallas()->mutable_in_specs(0)->set_memory_space("cmem");
   ExpectError(g, "unknown memory_space 'cmem'");
-  g = ExampleGraph("tpu_e1001.pbtxt");
+  g = testing::ExampleGraph("tpu_e1001.pbtxt");
   g.mutable_pallas()->mutable_out_specs(0)->set_name("x");
   ExpectError(g, "name 'x' is used twice");
 }
 
 TEST(PallasLoweringBadInputTest, NegativeSpillEstimate) {
-  KernelGraph g = ExampleGraph("tpu_e1001.pbtxt");
+  KernelGraph g = testing::ExampleGraph("tpu_e1001.pbtxt");
   g.mutable_pallas()->set_spill_bytes_estimate("-1");
   ExpectError(g, "spill_bytes_estimate: '-1' is -1");
 }
 
 TEST(PallasLoweringBadInputTest, NoPallasCallOrNotATpu) {
-  KernelGraph g = ExampleGraph("tpu_e1001.pbtxt");
+  KernelGraph g = testing::ExampleGraph("tpu_e1001.pbtxt");
   KernelGraph none = g;
   none.clear_pallas();
   ExpectError(none, "pallas: is missing");
@@ -299,9 +300,9 @@ TEST(PallasLoweringBadInputTest, NoPallasCallOrNotATpu) {
 }
 
 TEST(PallasLoweringTest, HbmOperandsGetNoBlock) {
-  KernelGraph g = ExampleGraph("tpu_e1001.pbtxt");
+  KernelGraph g = testing::ExampleGraph("tpu_e1001.pbtxt");
   g.mutable_pallas()->mutable_in_specs(0)->set_memory_space("any");
-  absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(g, TpuDevice("tpu_v5e"));
+  absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v5e"));
   ASSERT_TRUE(fp.ok()) << fp.status();
   EXPECT_EQ(Find(*fp, "x"), nullptr);
   EXPECT_EQ(fp->scoped_vmem_bytes, 16 * kMiB);
@@ -325,11 +326,11 @@ KernelGraph TracedGraph(const std::string& file) {
 // Graphs written by bench/tpu/pallas_to_graph.py from real pallas_call code agree with the
 // hand-written examples.
 TEST(PallasLoweringTracedTest, TracedGraphsMatchTheHandWrittenOnes) {
-  DeviceModel v6e = TpuDevice("tpu_v6e");
+  DeviceModel v6e = testing::ShippedDevice("tpu_v6e");
   absl::StatusOr<PallasFootprint> mm = ComputePallasFootprint(TracedGraph("traced_matmul.pbtxt"), v6e);
   ASSERT_TRUE(mm.ok()) << mm.status();
   EXPECT_EQ(mm->scoped_vmem_bytes, 64 * kMiB);
-  DeviceModel v5e = TpuDevice("tpu_v5e");
+  DeviceModel v5e = testing::ShippedDevice("tpu_v5e");
   absl::StatusOr<PallasFootprint> e1001 = ComputePallasFootprint(TracedGraph("traced_e1001.pbtxt"), v5e);
   ASSERT_TRUE(e1001.ok()) << e1001.status();
   EXPECT_EQ(e1001->scoped_vmem_bytes, 48 * kMiB);
@@ -337,7 +338,7 @@ TEST(PallasLoweringTracedTest, TracedGraphsMatchTheHandWrittenOnes) {
 
 TEST(PallasLoweringTracedTest, TracedPrefetchBufferedAndScratch) {
   absl::StatusOr<PallasFootprint> fp =
-      ComputePallasFootprint(TracedGraph("traced_prefetch.pbtxt"), TpuDevice("tpu_v5e"));
+      ComputePallasFootprint(TracedGraph("traced_prefetch.pbtxt"), testing::ShippedDevice("tpu_v5e"));
   ASSERT_TRUE(fp.ok()) << fp.status();
   // in0 2 x 128 KiB, in1 Buffered(1) 128 KiB, out0 2 x 128 KiB, f32 scratch 256 KiB.
   EXPECT_EQ(fp->scoped_vmem_bytes, 896 * 1024);

@@ -3,7 +3,9 @@
 #include <vector>
 
 #include "backends/tpu/pallas_lowering.h"
+#include "sim/planner/planner.h"
 #include "backends/tpu/tpu_test_util.h"
+#include "sim/test_util.h"
 #include "backends/tpu/xla_verdict.h"
 #include "gtest/gtest.h"
 #include "sim/graph.h"
@@ -12,24 +14,9 @@
 namespace scratchsim {
 namespace {
 
-constexpr int64_t kMiB = 1024 * 1024;
+using testing::SimulatePallas;
 
-absl::StatusOr<Report> SimulatePallas(const std::string& file, const std::string& device_name,
-                                      std::vector<std::string> overrides = {}) {
-  KernelGraph original = ExampleGraph(file);
-  DeviceModel device = TpuDevice(device_name);
-  absl::StatusOr<KernelGraph> lowered = LowerPallasCall(original, device);
-  if (!lowered.ok()) return lowered.status();
-  absl::StatusOr<CompiledGraph> compiled = CompileGraph(*lowered, file);
-  if (!compiled.ok()) return compiled.status();
-  absl::StatusOr<std::vector<int64_t>> values = BindParameters(*compiled, overrides);
-  if (!values.ok()) return values.status();
-  absl::StatusOr<Report> report = Simulate(*compiled, device, *values, SimulateOptions{});
-  if (!report.ok()) return report.status();
-  absl::Status annotated = AnnotateTpuReport(original, device, &*report);
-  if (!annotated.ok()) return annotated;
-  return report;
-}
+constexpr int64_t kMiB = 1024 * 1024;
 
 const Violation* VmemViolation(const Report& report) {
   for (const Violation& v : report.violations()) {
@@ -68,6 +55,24 @@ TEST(TpuSimulateTest, MatmulAndFlashAttentionPerGeneration) {
     ASSERT_TRUE(fa.ok()) << fa.status();
     EXPECT_EQ(VmemViolation(*fa), nullptr) << name;
   }
+}
+
+// The planner prunes by the engine's scoped-VMEM verdict on the lowered call.
+TEST(TpuPlanTest, VmemIsPrunedAgainstTheScopedLimit) {
+  DeviceModel device = testing::ShippedDevice("tpu_v7x");
+  absl::StatusOr<KernelGraph> lowered = LowerPallasCall(testing::ExampleGraph("tpu_matmul_big.pbtxt"), device);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  absl::StatusOr<CompiledGraph> compiled = CompileGraph(*lowered, "tpu_matmul_big.pbtxt");
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  auto axes = BuildParamSpace(*compiled, {}, {});
+  ASSERT_TRUE(axes.ok());
+  auto values = BindParameters(*compiled, {});
+  ASSERT_TRUE(values.ok());
+  auto plan = Plan(*compiled, device, *axes, *values, PlanOptions());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_FALSE(plan->pruned.empty());
+  EXPECT_EQ(plan->pruned[0].limit, Limit::kVmemScoped);
+  EXPECT_GT(plan->fitting, 0u);
 }
 
 }  // namespace

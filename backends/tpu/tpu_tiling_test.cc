@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "backends/tpu/tpu_test_util.h"
+#include "sim/test_util.h"
 #include "backends/tpu/xla_verdict.h"
 #include "gtest/gtest.h"
 
@@ -14,13 +14,13 @@ constexpr int64_t kMiB = 1024 * 1024;
 TEST(TpuTilingTest, FullTileRowsFollowTpuInfoPerGeneration) {
   // JAX tpu_info.get_sublane_tiling: 16-bit stays at 8 sublanes before TPU7x, 8-bit is 32.
   for (const char* name : {"tpu_v4", "tpu_v5e", "tpu_v5p", "tpu_v6e"}) {
-    DeviceModel d = TpuDevice(name);
+    DeviceModel d = testing::ShippedDevice(name);
     EXPECT_EQ(*FullTileRows(d, 32), 8) << name;
     EXPECT_EQ(*FullTileRows(d, 16), 8) << name;
     EXPECT_EQ(*FullTileRows(d, 8), 32) << name;
     EXPECT_EQ(*FullTileRows(d, 4), 64) << name;
   }
-  DeviceModel v7x = TpuDevice("tpu_v7x");
+  DeviceModel v7x = testing::ShippedDevice("tpu_v7x");
   EXPECT_EQ(*FullTileRows(v7x, 32), 8);
   EXPECT_EQ(*FullTileRows(v7x, 16), 16);
   EXPECT_EQ(*FullTileRows(v7x, 8), 32);
@@ -28,14 +28,14 @@ TEST(TpuTilingTest, FullTileRowsFollowTpuInfoPerGeneration) {
 
 TEST(TpuTilingTest, SeedLayoutOfE1001CustomCall) {
   // openxla.org/xla/errors/error_1001: bf16[2048,4096]{1,0:T(8,128)(2,1)}.
-  DeviceModel v5e = TpuDevice("tpu_v5e");
+  DeviceModel v5e = testing::ShippedDevice("tpu_v5e");
   EXPECT_EQ(XlaLayoutString(v5e, {2048, 4096}, 16), "{1,0:T(8,128)(2,1)}");
   EXPECT_EQ(*PaddedBytes(v5e, {2048, 4096}, 16), 16 * kMiB);
 }
 
 TEST(TpuTilingTest, ReportedPaddingF32Minor3) {
   // pytorch/xla issue #7942: "Size: 64.0K Shape: f32[128,3]{1,0} Unpadded size: 1.5K".
-  DeviceModel v5e = TpuDevice("tpu_v5e");
+  DeviceModel v5e = testing::ShippedDevice("tpu_v5e");
   EXPECT_EQ(XlaBytes(*PaddedBytes(v5e, {128, 3}, 32)), "64.0K");
   EXPECT_EQ(XlaBytes(*UnpaddedBytes({128, 3}, 32)), "1.5K");
   EXPECT_EQ(*PaddedShape(v5e, {128, 3}, 32), (std::vector<int64_t>{128, 128}));
@@ -45,7 +45,7 @@ TEST(TpuTilingTest, ReportedCompactTileForShortSecondMinor) {
   // sglang-jax issue #182: "Shape: bf16[2,32,32,1,2,128]{5,4,3,2,1,0:T(2,128)(2,1)}
   // Unpadded size: 1.00M", Size 1.00M: a 2-row second-minor dim gets a 2-row tile.
   for (const char* name : {"tpu_v5e", "tpu_v6e", "tpu_v7x"}) {
-    DeviceModel d = TpuDevice(name);
+    DeviceModel d = testing::ShippedDevice(name);
     std::vector<int64_t> shape = {2, 32, 32, 1, 2, 128};
     EXPECT_EQ(XlaLayoutString(d, shape, 16), "{5,4,3,2,1,0:T(2,128)(2,1)}") << name;
     EXPECT_EQ(XlaBytes(*PaddedBytes(d, shape, 16)), "1.00M") << name;
@@ -55,28 +55,28 @@ TEST(TpuTilingTest, ReportedCompactTileForShortSecondMinor) {
 TEST(TpuTilingTest, ReportedLargeTileOnV7x) {
   // vllm-project/tpu-inference issue #2803 (v7x): "Size: 4.00M Shape:
   // bf16[8,2048,128]{2,1,0:T(16,128)(2,1)} Unpadded size: 4.00M".
-  DeviceModel v7x = TpuDevice("tpu_v7x");
+  DeviceModel v7x = testing::ShippedDevice("tpu_v7x");
   EXPECT_EQ(XlaLayoutString(v7x, {8, 2048, 128}, 16), "{2,1,0:T(16,128)(2,1)}");
   EXPECT_EQ(XlaBytes(*PaddedBytes(v7x, {8, 2048, 128}, 16)), "4.00M");
 }
 
 TEST(TpuTilingTest, SubTilePaddingDiffersByGeneration) {
   // bf16 with 24 rows: 8-row tiles on v5e keep 24, 16-row tiles on v7x pad to 32.
-  EXPECT_EQ(*PaddedShape(TpuDevice("tpu_v5e"), {24, 128}, 16), (std::vector<int64_t>{24, 128}));
-  EXPECT_EQ(*PaddedShape(TpuDevice("tpu_v7x"), {24, 128}, 16), (std::vector<int64_t>{32, 128}));
+  EXPECT_EQ(*PaddedShape(testing::ShippedDevice("tpu_v5e"), {24, 128}, 16), (std::vector<int64_t>{24, 128}));
+  EXPECT_EQ(*PaddedShape(testing::ShippedDevice("tpu_v7x"), {24, 128}, 16), (std::vector<int64_t>{32, 128}));
   // int8 pads rows to 32 on every generation once the block is tall enough.
-  EXPECT_EQ(*PaddedShape(TpuDevice("tpu_v5e"), {40, 200}, 8), (std::vector<int64_t>{64, 256}));
+  EXPECT_EQ(*PaddedShape(testing::ShippedDevice("tpu_v5e"), {40, 200}, 8), (std::vector<int64_t>{64, 256}));
 }
 
 TEST(TpuTilingTest, OneDimensionalTiles) {
-  DeviceModel v5e = TpuDevice("tpu_v5e");
+  DeviceModel v5e = testing::ShippedDevice("tpu_v5e");
   EXPECT_EQ(*PaddedBytes(v5e, {100}, 32), 512);   // 128 lanes of f32
   EXPECT_EQ(*PaddedBytes(v5e, {100}, 16), 512);   // 256 bf16
   EXPECT_EQ(*PaddedBytes(v5e, {600}, 8), 1024);   // 512 int8 per tile
 }
 
 TEST(TpuTilingTest, RoundUpExprsAreCompactOrFull) {
-  DeviceModel v7x = TpuDevice("tpu_v7x");
+  DeviceModel v7x = testing::ShippedDevice("tpu_v7x");
   std::vector<std::string> r = *RoundUpExprs(v7x, 16, 2, "BM");
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(r[0], "min(16, max(2, pow2ceil(BM)))");
@@ -84,7 +84,7 @@ TEST(TpuTilingTest, RoundUpExprsAreCompactOrFull) {
 }
 
 TEST(TpuTilingTest, BadInput) {
-  DeviceModel v5e = TpuDevice("tpu_v5e");
+  DeviceModel v5e = testing::ShippedDevice("tpu_v5e");
   EXPECT_FALSE(PaddedBytes(v5e, {0, 128}, 32).ok());
   EXPECT_FALSE(PaddedBytes(v5e, {8, -1}, 32).ok());
   EXPECT_FALSE(PaddedBytes(v5e, {}, 32).ok());

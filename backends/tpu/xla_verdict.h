@@ -1,5 +1,5 @@
-// XLA-style VMEM verdicts for Pallas kernels: the RESOURCE_EXHAUSTED message XLA prints, the
-// per-operand breakdown, and the fixes (vmem_limit_bytes, block shapes that fit the default).
+// XLA's words for the fit engine's TPU verdicts: the RESOURCE_EXHAUSTED messages XLA prints, the
+// per-allocation breakdown, and fixes in Pallas terms (CompilerParams, block shapes). Words only.
 #ifndef SCRATCHSIM_BACKENDS_TPU_XLA_VERDICT_H_
 #define SCRATCHSIM_BACKENDS_TPU_XLA_VERDICT_H_
 
@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "backends/tpu/pallas_lowering.h"
 #include "proto/device.pb.h"
 #include "proto/graph.pb.h"
@@ -19,42 +18,27 @@ namespace scratchsim {
 // Bytes the way XLA's TPU messages print them: "19.85M", "64.0K", "512B" (binary units).
 std::string XlaBytes(int64_t bytes);
 
-// "%name = bf16[2048,4096]{1,0:T(8,128)(2,1)} custom-call(x, y), custom_call_target=..."
-std::string XlaCustomCallString(const KernelGraph& graph, const DeviceModel& device);
+// "%name = bf16[2048,4096]{1,0:T(8,128)(2,1)} custom-call(x, y), custom_call_target=..." for the
+// pallas_call of `source`, with the extents the engine evaluated (`report`).
+std::string XlaCustomCallString(const KernelGraph& source, const Report& report, const DeviceModel& device);
 
-// The scoped-limit verdict: "RESOURCE_EXHAUSTED: Ran out of memory in memory space vmem while
-// allocating on stack for %... Scoped allocation with size 48.00M and limit 16.00M exceeded
-// scoped vmem limit by 32.00M." Empty when the footprint fits.
-std::string XlaVmemVerdict(const KernelGraph& graph, const DeviceModel& device,
-                           const PallasFootprint& footprint);
+// "RESOURCE_EXHAUSTED: Ran out of memory in memory space vmem while allocating on stack for
+// <custom call>. Scoped allocation with size 48.00M and limit 16.00M exceeded scoped vmem limit
+// by 32.00M."
+std::string XlaScopedVmemVerdict(absl::string_view custom_call, int64_t required, int64_t limit);
 
-// Program-level check: program-scoped VMEM plus the scoped limit against VMEM capacity, in the
-// form "... Used 32.42M of 16.00M vmem. Exceeded vmem capacity by 16.42M." Empty when it fits.
-std::string XlaVmemCapacityVerdict(const PallasFootprint& footprint);
+// "RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space vmem.
+// Used 32.42M of 16.00M vmem. Exceeded vmem capacity by 16.42M."
+std::string XlaVmemCapacityVerdict(int64_t used, int64_t capacity);
 
-// One line per allocation: "x  input  vmem  2 x 16.00M (bf16[2048,4096] padded from ...)".
+// One line per allocation: "x (input, vmem): 2 x 16.00M = 32.00M bf16[1,2048,4096]".
 std::vector<std::string> FootprintBreakdown(const PallasFootprint& footprint);
 
-struct VmemFix {
-  // The smallest vmem_limit_bytes that holds the scoped allocations, and whether the hardware
-  // (the device's max scoped limit) allows it.
-  int64_t smallest_vmem_limit_bytes = 0;
-  bool limit_allowed = false;
-  // Block-shape parameters (halved greedily) that fit the default scoped limit; empty if none.
-  std::vector<ParameterValue> parameters;
-  int64_t resulting_scoped_bytes = 0;
-  bool blocks_fit_default = false;
-  std::vector<std::string> block_shapes;  // "x: 1x512x4096 bf16"
-};
-
-// Searches for the fixes of `graph` (which has a pallas call) on `device`.
-absl::StatusOr<VmemFix> SuggestVmemFix(const KernelGraph& graph, const DeviceModel& device);
-
-// Rewrites the "vmem" violation of `report` (from sim's Simulate on the lowered graph) into
-// XLA's wording, and adds the breakdown as notes and the fixes as suggestions. Adds a
-// violation when the footprint exceeds the limit but the report has none.
-absl::Status AnnotateTpuReport(const KernelGraph& original, const DeviceModel& device,
-                               Report* report);
+// Rewrites the engine's VMEM and SMEM violations of `report` (a Simulate of the lowering of
+// `source`) in XLA's words, the raise-the-limit suggestion as pltpu.CompilerParams, and adds
+// the breakdown and the lowering's notes. Figures and the verdict stay the engine's.
+absl::Status WordTpuReport(const KernelGraph& source, const PallasLowering& lowering, const DeviceModel& device,
+                           Report* report);
 
 }  // namespace scratchsim
 

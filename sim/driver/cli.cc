@@ -1,30 +1,19 @@
-#include "sim/cli.h"
+#include "sim/driver/cli.h"
 
 #include <algorithm>
 #include <filesystem>
-
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "sim/device.h"
-#include "sim/flags.h"
+#include "sim/driver/plan_command.h"
+#include "sim/frontend.h"
 #include "sim/graph.h"
 #include "sim/occupancy.h"
-#include "sim/plan_command.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
 #include "sim/status_macros.h"
-
-#ifdef SCRATCHSIM_HAVE_TRITON
-#include "backends/triton/ttgir_frontend.h"
-#endif
-#ifdef SCRATCHSIM_HAVE_TPU
-#include "backends/tpu/pallas_lowering.h"
-#include "backends/tpu/xla_verdict.h"
-#endif
 
 namespace scratchsim {
 namespace {
@@ -33,48 +22,84 @@ constexpr char kUsage[] = R"(usage:
   simulate --device DEV --graph FILE [--set P=V ...] [--format text|json] [--policy first-fit|best-fit]
       Predict the on-chip memory footprint, thread and register budgets and occupancy of the
       kernel in FILE (.pb, .pbtxt/.textproto or .json KernelGraph) on device DEV.
-  simulate --device DEV --ttgir KERNEL.ttgir [--format text|json]
-      The same for a kernel Triton compiled (the .ttgir in ~/.triton/cache/<hash>/): shared
-      memory placed exactly as Triton's allocator does, so Required equals metadata.shared.
-  simulate --device DEV --threads N [--regs R] [--smem BYTES] [--static-smem BYTES] [--no-opt-in]
+  simulate --device DEV --threads N [--regs R] [--smem BYTES] [--static-smem BYTES] [--carveout PCT] [--no-opt-in]
       What-if occupancy without a graph, like NVIDIA's occupancy calculator.
   simulate --list-devices
       The shipped device models and their key limits.
-  simulate validate ... | simulate probe ... | simulate plan ...
-      See `simulate SUBCOMMAND --help`.
-
-DEV is a shipped name (h100, a100, mi300x, tpu_v5e, ...) or a path to a DeviceModel textproto.
-Exit codes: 0 fits, 1 simulated and does not fit, 2 bad input or usage.
 )";
+
+constexpr char kUsageTail[] = R"(
+DEV is a shipped name (h100, a100, mi300x, tpu_v5e, ...; any case) or a path to a DeviceModel
+textproto. SCRATCHSIM_MODELS=DIR adds DIR's models to the shipped ones.
+Exit codes: 0 fits, 1 simulated and does not fit, 2 bad input or usage (the message names the
+file, the field and the problem), 3 a subcommand needs a GPU and none is present.
+)";
+
+std::string Usage() {
+  std::string out = kUsage;
+  for (const auto& front_end : FrontEnds()) {
+    if (front_end->input_flag().empty()) continue;
+    absl::StrAppend(&out, "  simulate --device DEV --", front_end->input_flag(), " FILE [--format text|json]\n      ",
+                    front_end->input_help(), "\n");
+  }
+  absl::StrAppend(&out, "  simulate plan ...\n      ", kPlanSummary, "\n");
+  for (const auto& front_end : FrontEnds()) {
+    for (const Subcommand& sub : front_end->subcommands()) {
+      absl::StrAppend(&out, "  simulate ", sub.name, " ...\n      ", sub.summary, "\n");
+    }
+  }
+  absl::StrAppend(&out, "  (`simulate SUBCOMMAND --help` for each)\n", kUsageTail);
+  return out;
+}
 
 FlagSpec SimulateFlags() {
   FlagSpec spec;
-  spec.values = {"device", "graph", "ttgir", "format", "policy", "threads", "regs", "smem", "static-smem", "carveout"};
+  spec.values = {"device", "graph", "format", "policy", "threads", "regs", "smem", "static-smem", "carveout"};
   spec.lists = {"set"};
-  spec.switches = {"list-devices", "help", "no-opt-in", "no-suggest"};
+  spec.switches = {"list-devices", "help", "no-opt-in", "no-suggest", "any-target"};
+  AddFrontEndFlags(&spec);
   return spec;
 }
 
+// Units in the header, one column per figure, aligned to the widest entry.
 std::string ListDevices(const std::vector<DeviceModel>& devices) {
-  std::string out = absl::StrFormat("%-10s %-8s %-34s %-6s %-28s %s\n", "name", "arch", "device", "cores",
-                                    "scratchpad per block / core", "threads/block");
+  std::vector<std::vector<std::string>> rows = {
+      {"name", "arch", "device", "cores", "scratchpad KiB per block / per core", "threads/block"}};
   for (const DeviceModel& d : devices) {
-    std::string memory;
+    std::vector<std::string> memory;
     for (const MemorySpace& s : d.memory_spaces()) {
-      int64_t per_block = s.per_block_optin_bytes() > 0 ? s.per_block_optin_bytes() : s.default_scoped_limit_bytes();
-      if (!memory.empty()) absl::StrAppend(&memory, ", ");
+      const int64_t per_block = s.per_block_optin_bytes() > 0 ? s.per_block_optin_bytes() : s.default_scoped_limit_bytes();
       if (s.kind() == TENSOR_MEMORY) {
-        absl::StrAppend(&memory, s.name(), " ", s.columns(), " cols");
+        memory.push_back(absl::StrCat(s.name(), " ", s.columns(), " columns"));
       } else if (per_block > 0) {
-        absl::StrAppend(&memory, s.name(), " ", per_block / 1024, "/", s.capacity_per_core_bytes() / 1024, " KiB");
+        memory.push_back(absl::StrCat(s.name(), " ", per_block / 1024, " / ", s.capacity_per_core_bytes() / 1024));
       } else {
-        absl::StrAppend(&memory, s.name(), " ", s.capacity_per_core_bytes() / 1024, " KiB");
+        memory.push_back(absl::StrCat(s.name(), " - / ", s.capacity_per_core_bytes() / 1024));
       }
     }
-    std::string aliases = d.aliases().empty() ? "" : absl::StrCat(" (", absl::StrJoin(d.aliases(), ", "), ")");
-    absl::StrAppendFormat(&out, "%-10s %-8s %-34s %-6d %-28s %s\n", d.name(), d.arch(),
-                          absl::StrCat(d.display_name(), aliases), d.limits().num_cores(), memory,
-                          d.limits().max_threads_per_block() > 0 ? absl::StrCat(d.limits().max_threads_per_block()) : "-");
+    std::string aliases = d.aliases().empty() ? "" : absl::StrCat(" (also: ", absl::StrJoin(d.aliases(), ", "), ")");
+    rows.push_back({d.name(), d.arch(), absl::StrCat(d.display_name(), aliases), absl::StrCat(d.limits().num_cores()),
+                    absl::StrJoin(memory, ", "),
+                    d.limits().max_threads_per_block() > 0 ? absl::StrCat(d.limits().max_threads_per_block()) : "-"});
+  }
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      // Numbers right-aligned, text left-aligned; the last column unpadded.
+      const bool number = c == 3 || c == 5;
+      if (c + 1 == row.size()) {
+        absl::StrAppend(&line, number ? std::string(width[c] - row[c].size(), ' ') : "", row[c]);
+      } else {
+        absl::StrAppend(&line, number ? absl::StrFormat("%*s", width[c], row[c]) : absl::StrFormat("%-*s", width[c], row[c]),
+                        "  ");
+      }
+    }
+    absl::StrAppend(&out, line, "\n");
   }
   return out;
 }
@@ -85,45 +110,70 @@ absl::StatusOr<int> WhatIf(const ParsedFlags& flags, const DeviceModel& device, 
   ASSIGN_OR_RETURN(input.registers_per_thread, flags.GetInt("regs", 0));
   ASSIGN_OR_RETURN(input.dynamic_shared_bytes, flags.GetInt("smem", 0));
   ASSIGN_OR_RETURN(input.static_shared_bytes, flags.GetInt("static-smem", 0));
-  ASSIGN_OR_RETURN(int64_t carveout, flags.GetInt("carveout", -1));
-  input.carveout_percent = static_cast<int>(carveout);
+  ASSIGN_OR_RETURN(input.carveout_percent, flags.GetInt("carveout", -1));
   input.shared_memory_opt_in = !flags.Has("no-opt-in");
   ASSIGN_OR_RETURN(Occupancy occupancy, ComputeOccupancy(device, input));
-  Report report;
-  report.set_device(device.name());
-  *report.mutable_occupancy() = occupancy;
+  const bool fits = occupancy.blocks_per_core() > 0;
   if (flags.Get("format", "text") == "json") {
-    ASSIGN_OR_RETURN(std::string json, RenderJson(report));
-    out << json << "\n";
-  } else {
-    out << absl::StrFormat("device   %s (%s)\n", device.display_name(), device.name());
-    out << absl::StrFormat("input    %d threads, %d registers/thread, %d B dynamic + %d B static shared memory%s\n",
-                           input.threads_per_block, input.registers_per_thread, input.dynamic_shared_bytes,
-                           input.static_shared_bytes, input.shared_memory_opt_in ? "" : " (no opt-in)");
-    if (occupancy.blocks_per_core() == 0) {
-      out << "occupancy: cannot launch: " << (occupancy.reason().empty() ? occupancy.limiting_factor() : occupancy.reason())
-          << "\n";
-    } else {
-      out << absl::StrFormat("occupancy: %d blocks per SM, %d of %d warps (%.0f%%), limited by %s\n",
-                             occupancy.blocks_per_core(), occupancy.active_warps(), occupancy.max_warps(),
-                             100.0 * occupancy.occupancy(), occupancy.limiting_factor());
-    }
-    out << absl::StrFormat("limits:   warps %d, registers %d, shared memory %d, blocks %d (blocks per SM each allows)\n",
-                           occupancy.limit_warps(), occupancy.limit_registers(), occupancy.limit_shared_memory(),
-                           occupancy.limit_blocks());
-    out << absl::StrFormat("allocated per block: %d B shared memory (reservation and granularity included), %d registers\n",
-                           occupancy.allocated_shared_bytes_per_block(), occupancy.allocated_registers_per_block());
+    Report report;
+    report.set_kernel(absl::StrFormat("what-if: %d threads, %d registers/thread, %d B dynamic + %d B static shared memory",
+                                      input.threads_per_block, input.registers_per_thread, input.dynamic_shared_bytes,
+                                      input.static_shared_bytes));
+    report.set_device(device.name());
+    report.set_fits(fits);
+    *report.mutable_occupancy() = occupancy;
+    out << RenderJson(report) << "\n";
+    return fits ? kExitFits : kExitDoesNotFit;
   }
-  return occupancy.blocks_per_core() > 0 ? kExitFits : kExitDoesNotFit;
+  auto limit = [](bool has, int32_t value) { return has ? absl::StrCat(value) : std::string("no limit"); };
+  out << absl::StrFormat("device   %s (%s)\n", device.display_name(), device.name());
+  out << absl::StrFormat("input    %d threads, %d registers/thread, %d B dynamic + %d B static shared memory%s\n",
+                         input.threads_per_block, input.registers_per_thread, input.dynamic_shared_bytes,
+                         input.static_shared_bytes, input.shared_memory_opt_in ? "" : " (no opt-in)");
+  out << "verdict  " << (fits ? "FITS" : "DOES NOT FIT") << "\n";
+  if (!fits) {
+    out << "occupancy: cannot launch: " << (occupancy.reason().empty() ? occupancy.limiting_factor() : occupancy.reason())
+        << "\n";
+  } else {
+    out << absl::StrFormat("occupancy: %d blocks per SM, %d of %d warps (%.0f%%), limited by %s\n",
+                           occupancy.blocks_per_core(), occupancy.active_warps(), occupancy.max_warps(),
+                           100.0 * occupancy.occupancy(), occupancy.limiting_factor());
+  }
+  out << "limits:   warps " << limit(occupancy.has_limit_warps(), occupancy.limit_warps()) << ", registers "
+      << limit(occupancy.has_limit_registers(), occupancy.limit_registers()) << ", shared memory "
+      << limit(occupancy.has_limit_shared_memory(), occupancy.limit_shared_memory()) << ", blocks "
+      << limit(occupancy.has_limit_blocks(), occupancy.limit_blocks()) << " (blocks per SM each allows)\n";
+  out << absl::StrFormat("allocated per block: %d B shared memory (reservation and granularity included), %d registers\n",
+                         occupancy.allocated_shared_bytes_per_block(), occupancy.allocated_registers_per_block());
+  return fits ? kExitFits : kExitDoesNotFit;
 }
 
-absl::StatusOr<int> SimulateAndPrint(KernelGraph graph, const std::string& path, const DeviceModel& device,
-                                     const SimulateOptions& options, const ParsedFlags& flags, std::ostream& out);
+absl::StatusOr<int> SimulateKernel(const Kernel& kernel, const DeviceModel& device, const ParsedFlags& flags,
+                                   std::ostream& out) {
+  SimulateOptions options;
+  ASSIGN_OR_RETURN(options.policy, ParsePlacementPolicy(flags.Get("policy", "first-fit")));
+  options.suggest = !flags.Has("no-suggest");
+  options.policy_override = kernel.policy;
+  ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(kernel.graph, kernel.origin));
+  ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(compiled, flags.GetList("set")));
+  ASSIGN_OR_RETURN(Report report, Simulate(compiled, device, values, options));
+  if (kernel.front_end != nullptr) {
+    const bool fits = report.fits();
+    RETURN_IF_ERROR(kernel.front_end->Word(kernel, device, &report));
+    if (report.fits() != fits) return absl::InternalError(absl::StrCat(kernel.front_end->name(), " changed the verdict"));
+  }
+  if (flags.Get("format", "text") == "json") {
+    out << RenderJson(report) << "\n";
+  } else {
+    out << RenderText(report, device);
+  }
+  return report.fits() ? kExitFits : kExitDoesNotFit;
+}
 
 absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out) {
   ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(SimulateFlags(), args));
   if (flags.Has("help")) {
-    out << kUsage;
+    out << Usage();
     return kExitFits;
   }
   if (!flags.positional().empty()) {
@@ -140,83 +190,73 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out)
   }
   if (!flags.Has("device")) return absl::InvalidArgumentError("--device is required (see --list-devices)");
   ASSIGN_OR_RETURN(DeviceModel device, LoadDevice(flags.Get("device")));
-  SimulateOptions options;
-  ASSIGN_OR_RETURN(options.policy, ParsePlacementPolicy(flags.Get("policy", "first-fit")));
-  options.suggest = !flags.Has("no-suggest");
-  if (flags.Has("ttgir")) {
-    if (flags.Has("graph")) return absl::InvalidArgumentError("--graph and --ttgir are exclusive");
-#ifdef SCRATCHSIM_HAVE_TRITON
-    ASSIGN_OR_RETURN(triton::TtgirKernel kernel, triton::LoadTtgirKernel(flags.Get("ttgir")));
-    options.policy_override = kernel.policy;
-    return SimulateAndPrint(std::move(kernel.graph), flags.Get("ttgir"), device, options, flags, out);
-#else
-    return absl::UnimplementedError("--ttgir: this build has no Triton backend");
-#endif
-  }
-  if (!flags.Has("graph")) {
+  if (!HasKernelInput(flags)) {
     if (flags.Has("threads")) return WhatIf(flags, device, out);
     return absl::InvalidArgumentError("--graph FILE (or --threads for a what-if) is required (see --help)");
   }
-  std::string path = flags.Get("graph");
-  ASSIGN_OR_RETURN(KernelGraph graph, LoadGraph(path));
-  if (graph.name().empty()) graph.set_name(std::filesystem::path(path).stem().string());
-  return SimulateAndPrint(std::move(graph), path, device, options, flags, out);
-}
-
-absl::StatusOr<int> SimulateAndPrint(KernelGraph graph, const std::string& path, const DeviceModel& device,
-                                     const SimulateOptions& options, const ParsedFlags& flags, std::ostream& out) {
-  std::string format = flags.Get("format", "text");
-  ASSIGN_OR_RETURN(KernelGraph lowered, LowerForDevice(graph, device, path));
-  ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(std::move(lowered), path));
-  ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(compiled, flags.GetList("set")));
-  ASSIGN_OR_RETURN(Report report, Simulate(compiled, device, values, options));
-#ifdef SCRATCHSIM_HAVE_TPU
-  if (graph.has_pallas()) {
-    KernelGraph original = graph;
-    // The TPU backend words the verdict as XLA does; it evaluates the --set values itself.
-    for (const std::string& assignment : flags.GetList("set")) {
-      for (Parameter& parameter : *original.mutable_parameters()) {
-        std::pair<std::string, std::string> parts = absl::StrSplit(assignment, absl::MaxSplits('=', 1));
-        int64_t value;
-        if (parameter.name() == parts.first && absl::SimpleAtoi(parts.second, &value)) parameter.set_default_value(value);
-      }
-    }
-    RETURN_IF_ERROR(AnnotateTpuReport(original, device, &report));
-    report.set_fits(std::none_of(report.violations().begin(), report.violations().end(),
-                                 [](const Violation& v) { return v.fatal(); }));
-  }
-#endif
-  if (format == "json") {
-    ASSIGN_OR_RETURN(std::string json, RenderJson(report));
-    out << json << "\n";
-  } else {
-    out << RenderText(report, device);
-  }
-  return report.fits() ? kExitFits : kExitDoesNotFit;
+  ASSIGN_OR_RETURN(Kernel kernel, LoadKernel(flags, device));
+  return SimulateKernel(kernel, device, flags, out);
 }
 
 }  // namespace
 
-absl::StatusOr<KernelGraph> LoadKernelGraph(const std::string& path, const DeviceModel& device) {
-  ASSIGN_OR_RETURN(KernelGraph graph, LoadGraph(path));
-  if (graph.name().empty()) graph.set_name(std::filesystem::path(path).stem().string());
-  return LowerForDevice(std::move(graph), device, path);
+void AddFrontEndFlags(FlagSpec* spec) {
+  for (const auto& front_end : FrontEnds()) {
+    if (!front_end->input_flag().empty()) spec->values.insert(std::string(front_end->input_flag()));
+  }
 }
 
-absl::StatusOr<KernelGraph> LowerForDevice(KernelGraph graph, const DeviceModel& device, const std::string& path) {
-  if (graph.has_pallas()) {
-#ifdef SCRATCHSIM_HAVE_TPU
-    ASSIGN_OR_RETURN(graph, LowerPallasCall(graph, device));
-#else
-    return absl::UnimplementedError(absl::StrCat(path, ": field 'pallas': this build has no TPU backend"));
-#endif
+bool HasKernelInput(const ParsedFlags& flags) {
+  if (flags.Has("graph")) return true;
+  for (const auto& front_end : FrontEnds()) {
+    if (!front_end->input_flag().empty() && flags.Has(front_end->input_flag())) return true;
   }
-  return graph;
+  return false;
+}
+
+absl::StatusOr<Kernel> LoadKernel(const ParsedFlags& flags, const DeviceModel& device) {
+  const FrontEnd* reader = nullptr;
+  for (const auto& front_end : FrontEnds()) {
+    if (front_end->input_flag().empty() || !flags.Has(front_end->input_flag())) continue;
+    if (reader != nullptr || flags.Has("graph")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("give one kernel: --graph and --", front_end->input_flag(), " are exclusive"));
+    }
+    reader = front_end.get();
+  }
+  LoadOptions options;
+  options.any_target = flags.Has("any-target");
+  Kernel kernel;
+  if (reader != nullptr) {
+    ASSIGN_OR_RETURN(kernel, reader->Load(flags.Get(reader->input_flag()), device, options));
+    kernel.front_end = reader;
+  } else {
+    kernel.origin = flags.Get("graph");
+    ASSIGN_OR_RETURN(kernel.graph, LoadGraph(kernel.origin));
+    if (kernel.graph.name().empty()) kernel.graph.set_name(std::filesystem::path(kernel.origin).stem().string());
+    kernel.source = kernel.graph;
+  }
+  for (const auto& front_end : FrontEnds()) {
+    if (!front_end->Lowers(kernel.graph)) continue;
+    ASSIGN_OR_RETURN(kernel, front_end->Lower(std::move(kernel), device));
+    kernel.front_end = front_end.get();
+  }
+  if (kernel.graph.has_pallas()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kernel.origin, ": field 'pallas': this build has no TPU front end to lower it"));
+  }
+  return kernel;
 }
 
 int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  if (!args.empty() && args[0] == "plan") {
-    return RunPlanCommand(std::vector<std::string>(args.begin() + 1, args.end()), out, err);
+  if (!args.empty()) {
+    const std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (args[0] == "plan") return RunPlanCommand(rest, out, err);
+    for (const auto& front_end : FrontEnds()) {
+      for (const Subcommand& sub : front_end->subcommands()) {
+        if (sub.name == args[0]) return sub.run(rest, out, err);
+      }
+    }
   }
   auto result = Run(args, out);
   if (!result.ok()) {

@@ -1,7 +1,7 @@
 // The `simulate` command: flags in, a report and an exit code out (0 fits, 1 does not fit,
-// 2 bad input or usage). Subcommands live beside it; main only dispatches.
-#ifndef SCRATCHSIM_SIM_CLI_H_
-#define SCRATCHSIM_SIM_CLI_H_
+// 2 bad input or usage, 3 no GPU for a subcommand that needs one). Front ends plug in through sim/frontend.h.
+#ifndef SCRATCHSIM_SIM_DRIVER_CLI_H_
+#define SCRATCHSIM_SIM_DRIVER_CLI_H_
 
 #include <ostream>
 #include <string>
@@ -9,24 +9,29 @@
 
 #include "absl/status/statusor.h"
 #include "proto/device.pb.h"
-#include "proto/graph.pb.h"
+#include "sim/flags.h"
+#include "sim/frontend.h"
 
 namespace scratchsim {
 
 inline constexpr int kExitFits = 0;
 inline constexpr int kExitDoesNotFit = 1;
 inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitNoDevice = 3;
 
-// `simulate [--device DEV] [--graph FILE | what-if flags] ...`; `args` excludes argv[0].
+// `simulate [SUBCOMMAND] ...`; `args` excludes argv[0].
 int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
-// Reads the kernel a user names (a graph file, or a front end's input) and lowers front-end
-// descriptions (Pallas calls) for `device`.
-absl::StatusOr<KernelGraph> LoadKernelGraph(const std::string& path, const DeviceModel& device);
+// The flags front ends read their input from (--ttgir), added to `spec`.
+void AddFrontEndFlags(FlagSpec* spec);
 
-// Lowers front-end descriptions inside `graph` (a Pallas call) to plain buffers for `device`.
-absl::StatusOr<KernelGraph> LowerForDevice(KernelGraph graph, const DeviceModel& device, const std::string& path);
+// Whether `flags` name a kernel: --graph or a front end's input flag.
+bool HasKernelInput(const ParsedFlags& flags);
+
+// Reads the kernel the flags name (--graph FILE, or a front end's input flag) and lowers it for
+// `device` with the front end that claims it (a Pallas call).
+absl::StatusOr<Kernel> LoadKernel(const ParsedFlags& flags, const DeviceModel& device);
 
 }  // namespace scratchsim
 
-#endif  // SCRATCHSIM_SIM_CLI_H_
+#endif  // SCRATCHSIM_SIM_DRIVER_CLI_H_

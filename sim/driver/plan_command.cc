@@ -1,4 +1,4 @@
-#include "sim/plan_command.h"
+#include "sim/driver/plan_command.h"
 
 #include <unistd.h>
 
@@ -9,12 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "sim/cli.h"
 #include "sim/device.h"
+#include "sim/driver/cli.h"
 #include "sim/flags.h"
 #include "sim/graph.h"
 #include "sim/json_text.h"
-#include "sim/planner.h"
+#include "sim/planner/planner.h"
 #include "sim/status_macros.h"
 
 namespace scratchsim {
@@ -38,16 +38,10 @@ FlagSpec PlanFlags() {
   FlagSpec spec;
   spec.values = {"device", "graph", "top", "format", "threads", "compute-dtype", "policy"};
   spec.lists = {"param", "set"};
-  spec.switches = {"help", "allow-spills", "stats"};
+  spec.switches = {"help", "allow-spills", "stats", "any-target"};
+  AddFrontEndFlags(&spec);
   return spec;
 }
-
-std::string JsonNumber(double v) {
-  if (!std::isfinite(v)) return "null";
-  return absl::StrFormat("%.6g", v);
-}
-
-const char* kFactorNames[] = {"warps", "registers", "shared memory", "blocks"};
 
 std::string Thousands(uint64_t v) {
   std::string digits = absl::StrCat(v);
@@ -87,8 +81,8 @@ std::string Why(const PlanResult& plan, const RankedConfig& c) {
     parts.push_back(absl::StrFormat("sync waits %.0f%% of the on-chip time", 100.0 * e.sync_s / e.core_s));
   }
   if (c.fit.has_occupancy) {
-    parts.push_back(absl::StrFormat("%d block%s/SM (%s)", c.fit.blocks_per_core, c.fit.blocks_per_core == 1 ? "" : "s",
-                                    c.fit.occupancy_factor >= 0 ? kFactorNames[c.fit.occupancy_factor] : "?"));
+    parts.push_back(absl::StrFormat("%d block%s/SM (%s)", c.fit.blocks_per_core(), c.fit.blocks_per_core() == 1 ? "" : "s",
+                                    OccupancyFactorName(c.fit.occupancy.first_factor())));
   }
   parts.push_back(absl::StrFormat("%d wave%s at %.0f%%", e.waves, e.waves == 1 ? "" : "s", 100 * e.wave_efficiency));
   if (e.time_s > 0 && e.exposed_s > 0) {
@@ -106,8 +100,8 @@ std::string Why(const PlanResult& plan, const RankedConfig& c) {
 std::string SpaceSummary(const PlanResult& plan, const DeviceModel& device, const FitResult& fit) {
   std::vector<std::string> parts;
   for (int s = 0; s < device.memory_spaces_size() && s < kMaxSpaces; ++s) {
-    if (fit.peak_bytes[s] < 0) continue;
-    parts.push_back(absl::StrFormat("%s %.1fK", device.memory_spaces(s).name(), fit.peak_bytes[s] / 1024.0));
+    if (fit.spaces[s].peak < 0) continue;
+    parts.push_back(absl::StrFormat("%s %.1fK", device.memory_spaces(s).name(), fit.spaces[s].peak / 1024.0));
   }
   return absl::StrJoin(parts, " ");
 }
@@ -220,7 +214,7 @@ void RenderJson(const PlanResult& plan, const KernelGraph& graph, const SymbolTa
     for (size_t a = 0; a < plan.axes.size(); ++a) params.push_back(absl::StrCat(JsonString(plan.axes[a].name), ": ", c.values[a]));
     std::vector<std::string> spaces;
     for (int s = 0; s < device.memory_spaces_size() && s < kMaxSpaces; ++s) {
-      if (c.fit.peak_bytes[s] >= 0) spaces.push_back(absl::StrCat(JsonString(device.memory_spaces(s).name()), ": ", c.fit.peak_bytes[s]));
+      if (c.fit.spaces[s].peak >= 0) spaces.push_back(absl::StrCat(JsonString(device.memory_spaces(s).name()), ": ", c.fit.spaces[s].peak));
     }
     // Without an estimate every figure of the model is unknown, not the empty estimate's zeros.
     auto model = [&c](const std::string& value) { return c.estimated ? value : std::string("null"); };
@@ -245,8 +239,8 @@ void RenderJson(const PlanResult& plan, const KernelGraph& graph, const SymbolTa
     if (c.fit.threads > 0) out << ", \"threads\": " << c.fit.threads;
     if (c.fit.register_demand >= 0) out << ", \"registers_per_thread\": " << c.fit.register_demand;
     if (c.fit.has_occupancy) {
-      out << ", \"blocks_per_core\": " << c.fit.blocks_per_core << ", \"occupancy_limit\": "
-          << JsonString(c.fit.occupancy_factor >= 0 ? kFactorNames[c.fit.occupancy_factor] : "");
+      out << ", \"blocks_per_core\": " << c.fit.blocks_per_core() << ", \"occupancy_limit\": "
+          << JsonString(OccupancyFactorName(c.fit.occupancy.first_factor()));
     }
     out << ", \"why\": " << JsonString(Why(plan, c)) << "}";
   }
@@ -291,15 +285,15 @@ void RenderCsv(const PlanResult& plan, const DeviceModel& device, std::ostream& 
     row.push_back(model(absl::StrFormat("%.3f", c.perf.time_s * 1e6)));
     row.push_back(model(absl::StrFormat("%.3f", c.perf.score)));
     row.push_back(model(c.perf.compute_bound ? "compute" : "memory"));
-    row.push_back(c.fit.has_occupancy ? absl::StrCat(c.fit.blocks_per_core) : "");
-    row.push_back(c.fit.has_occupancy && c.fit.occupancy_factor >= 0 ? kFactorNames[c.fit.occupancy_factor] : "");
+    row.push_back(c.fit.has_occupancy ? absl::StrCat(c.fit.blocks_per_core()) : "");
+    row.push_back(c.fit.has_occupancy ? OccupancyFactorName(c.fit.occupancy.first_factor()) : "");
     row.push_back(model(absl::StrCat(c.perf.waves)));
     row.push_back(model(absl::StrFormat("%.4f", c.perf.wave_efficiency)));
     row.push_back(model(absl::StrCat(c.perf.loads_in_flight)));
     row.push_back(c.fit.threads > 0 ? absl::StrCat(c.fit.threads) : "");
     row.push_back(c.fit.register_demand >= 0 ? absl::StrCat(c.fit.register_demand) : "");
     for (int s = 0; s < device.memory_spaces_size() && s < kMaxSpaces; ++s) {
-      row.push_back(c.fit.peak_bytes[s] >= 0 ? absl::StrCat(c.fit.peak_bytes[s]) : "");
+      row.push_back(c.fit.spaces[s].peak >= 0 ? absl::StrCat(c.fit.spaces[s].peak) : "");
     }
     out << absl::StrJoin(row, ",") << "\n";
   }
@@ -319,7 +313,7 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out,
     return absl::InvalidArgumentError(absl::StrCat("--format: '", format, "' is not one of text, json, csv"));
   }
   if (!flags.Has("device")) return absl::InvalidArgumentError("plan: --device is required (see simulate --list-devices)");
-  if (!flags.Has("graph")) return absl::InvalidArgumentError("plan: --graph FILE is required (see --help)");
+  if (!HasKernelInput(flags)) return absl::InvalidArgumentError("plan: --graph FILE is required (see --help)");
   PlanOptions options;
   ASSIGN_OR_RETURN(int64_t top, flags.GetInt("top", 10));
   if (top < 0 || top > 100000) return absl::InvalidArgumentError(absl::StrCat("--top: must be 0..100000, got ", top));
@@ -332,14 +326,9 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out,
   ASSIGN_OR_RETURN(options.policy, ParsePlacementPolicy(flags.Get("policy", "first-fit")));
 
   ASSIGN_OR_RETURN(DeviceModel device, LoadDevice(flags.Get("device")));
-  const std::string path = flags.Get("graph");
-  ASSIGN_OR_RETURN(KernelGraph original, LoadGraph(path));
-  ASSIGN_OR_RETURN(KernelGraph graph, LoadKernelGraph(path, device));
-  // A lowered Pallas call keeps its grid only in the pallas field: it is the wave count.
-  if (graph.launch().grid().empty() && original.has_pallas()) {
-    for (const std::string& g : original.pallas().grid()) graph.mutable_launch()->add_grid(g);
-  }
-  ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(graph, path));
+  ASSIGN_OR_RETURN(Kernel kernel, LoadKernel(flags, device));
+  ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(kernel.graph, kernel.origin));
+  options.policy_override = kernel.policy;
   const std::vector<std::string> sets = flags.GetList("set");
   ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(compiled, sets));
   ASSIGN_OR_RETURN(std::vector<ParamAxis> axes, BuildParamSpace(compiled, flags.GetList("param"), sets));

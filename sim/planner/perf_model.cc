@@ -1,4 +1,4 @@
-#include "sim/perf_model.h"
+#include "sim/planner/perf_model.h"
 
 #include <algorithm>
 #include <cmath>

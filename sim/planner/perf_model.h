@@ -1,7 +1,7 @@
 // Analytic performance model of one kernel configuration for the planner's ranking: a roofline
 // over the device's peak throughput and bandwidth, with occupancy, wave quantization and overlap.
-#ifndef SCRATCHSIM_SIM_PERF_MODEL_H_
-#define SCRATCHSIM_SIM_PERF_MODEL_H_
+#ifndef SCRATCHSIM_SIM_PLANNER_PERF_MODEL_H_
+#define SCRATCHSIM_SIM_PLANNER_PERF_MODEL_H_
 
 #include <cstdint>
 #include <string>
@@ -128,4 +128,4 @@ std::string PeakDtypeName(absl::string_view dtype);
 
 }  // namespace scratchsim
 
-#endif  // SCRATCHSIM_SIM_PERF_MODEL_H_
+#endif  // SCRATCHSIM_SIM_PLANNER_PERF_MODEL_H_

@@ -13,7 +13,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "sim/device.h"
 #include "sim/graph.h"
-#include "sim/planner.h"
+#include "sim/planner/planner.h"
 #include "sim/proto_io.h"
 
 namespace scratchsim {

@@ -1,0 +1,36 @@
+// The TPU front end: a graph with a Pallas call is lowered to plain buffers for the fit engine,
+// and the engine's verdict is worded as XLA words it. Registered with the driver (sim/frontend.h).
+#include <memory>
+
+#include "backends/tpu/pallas_lowering.h"
+#include "backends/tpu/xla_verdict.h"
+#include "sim/frontend.h"
+#include "sim/status_macros.h"
+
+namespace scratchsim {
+namespace {
+
+class TpuFrontEnd : public FrontEnd {
+ public:
+  absl::string_view name() const override { return "tpu"; }
+
+  bool Lowers(const KernelGraph& graph) const override { return graph.has_pallas(); }
+
+  absl::StatusOr<Kernel> Lower(Kernel kernel, const DeviceModel& device) const override {
+    ASSIGN_OR_RETURN(PallasLowering lowering, LowerPallas(kernel.graph, device));
+    kernel.source = kernel.graph;
+    kernel.graph = std::move(lowering.graph);
+    return kernel;
+  }
+
+  absl::Status Word(const Kernel& kernel, const DeviceModel& device, Report* report) const override {
+    // The lowering is a pure function of the source: redo it for its notes.
+    ASSIGN_OR_RETURN(PallasLowering lowering, LowerPallas(kernel.source, device));
+    return WordTpuReport(kernel.source, lowering, device, report);
+  }
+};
+
+const FrontEndRegistration registration(std::make_unique<TpuFrontEnd>());
+
+}  // namespace
+}  // namespace scratchsim

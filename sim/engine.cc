@@ -1,0 +1,466 @@
+#include "sim/engine.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "sim/checked_math.h"
+#include "sim/device.h"
+#include "sim/liveness.h"
+#include "sim/status_macros.h"
+
+namespace scratchsim {
+namespace {
+
+bool IsGpuShared(const MemorySpace& space) { return space.kind() == SHARED_MEMORY || space.kind() == LDS; }
+bool IsTpuSpace(const MemorySpace& space) { return space.kind() == VMEM || space.kind() == SMEM; }
+
+int64_t ColumnBytes(const MemorySpace& space) { return space.lanes() * space.column_bytes_per_lane(); }
+
+// Tensor memory is allocated in whole columns, at least the minimum, in powers of two where the
+// hardware asks for them (tcgen05.alloc).
+int64_t TmemColumns(const MemorySpace& space, int64_t bytes) {
+  int64_t columns = std::max<int64_t>(CeilDiv(bytes, ColumnBytes(space)), 1);
+  columns = std::max(columns, space.min_allocation_columns());
+  if (space.power_of_two_allocation()) {
+    int64_t p = 1;
+    while (p < columns) p <<= 1;
+    columns = p;
+  }
+  return columns;
+}
+
+// The footprint of one memory space from the peaks of its two placement groups: dynamic shared
+// memory starts after the (aligned) static segment on GPUs; TPU scoped and program allocations
+// simply add up.
+absl::StatusOr<int64_t> SpaceFootprint(const MemorySpace& space, int64_t first, int64_t second,
+                                       absl::string_view origin) {
+  if (IsGpuShared(space) && second > 0) {
+    auto aligned = CheckedRoundUp(second, std::max<int64_t>(space.alignment_bytes(), 1));
+    if (!aligned) return absl::OutOfRangeError(absl::StrCat(origin, ": static shared memory size overflows 64 bits"));
+    second = *aligned;
+  }
+  auto peak = CheckedAdd(first, second);
+  if (!peak) return absl::OutOfRangeError(absl::StrCat(origin, ": ", space.name(), " peak overflows 64 bits"));
+  return *peak;
+}
+
+// The per-thread register budget the compiler works to: the hardware maximum, the kernel's own
+// cap, and what lets `min_blocks` blocks of `threads` threads be resident (0: not known).
+int64_t RegisterBudgetFor(const DeviceModel& device, int64_t threads, int64_t min_blocks, int64_t declared_cap) {
+  const ExecutionLimits& limits = device.limits();
+  int64_t budget = limits.max_registers_per_thread() > 0 ? limits.max_registers_per_thread() : 255;
+  if (declared_cap > 0) budget = std::min(budget, declared_cap);
+  if (threads > 0 && limits.registers_per_block() > 0 && limits.warp_size() > 0) {
+    // Registers go to whole warps in units of register_allocation_unit per warp, so the
+    // per-thread figure moves in steps of unit / warp_size (8 on NVIDIA).
+    const int64_t blocks = std::clamp<int64_t>(min_blocks, 1, 1 << 20);
+    const int64_t warps = CeilDiv(threads, limits.warp_size()) * blocks;
+    const int64_t pool = blocks > 1 ? limits.registers_per_core() : limits.registers_per_block();
+    int64_t per_warp = pool / warps;
+    const int64_t unit = std::max<int64_t>(limits.register_allocation_unit(), 1);
+    per_warp = per_warp / unit * unit;
+    budget = std::min(budget, per_warp / limits.warp_size());
+  }
+  return std::max<int64_t>(budget, 0);
+}
+
+// A non-negative launch field; `field` names it in the error (built only then).
+template <typename FieldName>
+absl::StatusOr<int64_t> EvaluateField(const CompiledGraph& graph, const Expr* expr, int64_t fallback,
+                                      FieldName field, absl::Span<const int64_t> values) {
+  if (expr == nullptr) return fallback;
+  auto value = expr->Evaluate(values);
+  if (!value.ok()) return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": ", field(), ": ", value.status().message()));
+  if (*value < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": ", field(), ": must not be negative, got ", *value));
+  }
+  return *value;
+}
+
+const Expr* Optional(const std::optional<Expr>& expr) { return expr ? &*expr : nullptr; }
+
+// The name of a launch field, for EvaluateField's error.
+auto Named(const char* name) {
+  return [name] { return std::string(name); };
+}
+
+void Breached(FitResult* out, Limit limit, int space, int64_t required, int64_t available) {
+  Breach& b = out->breaches[static_cast<int>(limit)];
+  if (b.breached) return;  // the first space that breaches a limit is the one reported
+  b = Breach{true, space, required, available};
+}
+
+}  // namespace
+
+absl::string_view LimitName(Limit limit) {
+  switch (limit) {
+    case Limit::kInvalid: return "invalid";
+    case Limit::kThreads: return "threads";
+    case Limit::kSharedMemory: return "shared memory";
+    case Limit::kStaticSharedMemory: return "static shared memory";
+    case Limit::kTensorMemory: return "tensor memory";
+    case Limit::kVmemScoped: return "scoped vmem";
+    case Limit::kVmemProgram: return "program vmem";
+    case Limit::kCapacity: return "capacity";
+    case Limit::kRegisterSpill: return "register spills";
+    case Limit::kNoResidency: return "no resident block";
+  }
+  return "?";
+}
+
+absl::string_view LimitSourceName(LimitSource source) {
+  switch (source) {
+    case LimitSource::kNone: return "";
+    case LimitSource::kOptIn: return "per-block opt-in maximum";
+    case LimitSource::kDefault: return "per-block default (no opt-in)";
+    case LimitSource::kCapacity: return "capacity per core";
+    case LimitSource::kColumns: return "columns x lanes";
+    case LimitSource::kVmemLimitBytes: return "vmem_limit_bytes";
+    case LimitSource::kScopedFlag: return "--xla_tpu_scoped_vmem_limit_kib";
+    case LimitSource::kDefaultScoped: return "default scoped limit";
+  }
+  return "?";
+}
+
+int ResolveSpace(const DeviceModel& device, absl::string_view name) {
+  const MemorySpace* space = FindSpace(device, name);
+  if (space == nullptr && (name == "smem" || name == "shared" || name == "lds")) {
+    space = FindSpaceOfKind(device, SHARED_MEMORY);
+    if (space == nullptr) space = FindSpaceOfKind(device, LDS);
+  }
+  if (space == nullptr) return -1;
+  // Repeated message fields are not contiguous: find the index by identity.
+  for (int i = 0; i < device.memory_spaces_size(); ++i) {
+    if (&device.memory_spaces(i) == space) return i;
+  }
+  return -1;
+}
+
+absl::StatusOr<FitEngine> FitEngine::Create(const CompiledGraph& graph, const DeviceModel& device,
+                                            const EngineOptions& options) {
+  FitEngine engine;
+  engine.graph_ = &graph;
+  engine.device_ = &device;
+  engine.options_ = options;
+  engine.policy_ = options.policy_override;
+  if (!engine.policy_) engine.policy_ = MakePlacementPolicy(options.policy);
+  if (device.memory_spaces_size() > kMaxSpaces) {
+    return absl::InvalidArgumentError(absl::StrCat("device '", device.name(), "' has more than ", kMaxSpaces,
+                                                   " memory spaces; at most ", kMaxSpaces, " are supported"));
+  }
+  for (int s = 0; s < device.memory_spaces_size(); ++s) {
+    const MemorySpace& space = device.memory_spaces(s);
+    if (space.kind() == TENSOR_MEMORY && ColumnBytes(space) <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat("device '", device.name(), "': memory space '", space.name(),
+                                                     "' has no lanes / column_bytes_per_lane"));
+    }
+  }
+  for (auto& pair : engine.group_of_space_) pair = {-1, -1};
+
+  engine.ranges_ = ComputeLiveRanges(graph);
+  const int64_t last_position = std::max<int64_t>(static_cast<int64_t>(graph.op_order.size()) - 1, 0);
+  engine.space_of_.assign(graph.buffers.size(), -1);
+  for (int b = 0; b < static_cast<int>(graph.buffers.size()); ++b) {
+    const CompiledBuffer& buffer = graph.buffers[b];
+    const int s = ResolveSpace(device, buffer.space);
+    if (s < 0) {
+      std::vector<std::string> names;
+      for (const MemorySpace& m : device.memory_spaces()) names.push_back(m.name());
+      return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": buffer '", buffer.name, "' memory_space: device '",
+                                                     device.name(), "' has no memory space '", buffer.space,
+                                                     "' (it has: ", absl::StrJoin(names, ", "), ")"));
+    }
+    engine.space_of_[b] = s;
+    LiveRange& range = engine.ranges_[b];
+    if (!range.used()) {
+      // A declared allocation is allocated whether or not an op touches it.
+      engine.untouched_.push_back(b);
+      range = LiveRange{0, last_position};
+    }
+    const MemorySpace& space = device.memory_spaces(s);
+    const bool second = IsTpuSpace(space) ? buffer.scope != INSTRUCTION : buffer.static_allocation;
+    if (second && !IsTpuSpace(space)) {
+      // Static __shared__ arrays are laid out by the linker for the whole kernel: no reuse.
+      range = LiveRange{0, last_position};
+    }
+    int& group = engine.group_of_space_[s][second];
+    if (group < 0) {
+      group = static_cast<int>(engine.groups_.size());
+      engine.groups_.push_back(Group{s, second, {}});
+    }
+    engine.groups_[group].buffers.push_back(b);
+  }
+
+  engine.execution_ = device.vendor() != "google" && device.limits().warp_size() > 0;
+  if (engine.execution_) {
+    auto calculator = OccupancyCalculator::Create(device);
+    engine.occupancy_ok_ = calculator.ok();
+    if (calculator.ok()) engine.occupancy_ = *calculator;
+  }
+  return engine;
+}
+
+absl::Status FitEngine::Evaluate(absl::Span<const int64_t> input, Scratch& scratch, FitResult* out) const {
+  const CompiledGraph& graph = *graph_;
+  const DeviceModel& device = *device_;
+  if (input.size() != graph.symbols.names().size()) {
+    return absl::InvalidArgumentError("parameter values do not match the graph's parameters");
+  }
+  scratch.values.assign(input.begin(), input.end());
+  BindDeviceSymbols(graph, device, absl::MakeSpan(scratch.values));
+  const absl::Span<const int64_t> values = scratch.values;
+
+  *out = FitResult();
+  // Not a kernel at all: no message is built on this path (Simulate asks CheckRequirements).
+  if (!graph.requirements.empty()) {
+    out->broken_requirement = FirstBrokenRequirement(graph, values);
+    if (out->broken_requirement >= 0) {
+      Breached(out, Limit::kInvalid, -1, 0, 0);
+      out->limit = Limit::kInvalid;
+      return absl::OkStatus();
+    }
+  }
+
+  // Sizes, copies and alignment of every buffer; tensor memory in whole columns.
+  const size_t n = graph.buffers.size();
+  scratch.bytes.resize(n);
+  scratch.copies.resize(n);
+  scratch.alignment.resize(n);
+  for (const Group& group : groups_) {
+    const MemorySpace& space = device.memory_spaces(group.space);
+    for (int b : group.buffers) {
+      ASSIGN_OR_RETURN(scratch.bytes[b], BufferBytes(graph, b, values));
+      ASSIGN_OR_RETURN(scratch.copies[b], BufferCopies(graph, b, values));
+      int64_t alignment = std::max<int64_t>(space.alignment_bytes(), 1);
+      if (graph.buffers[b].alignment) {
+        ASSIGN_OR_RETURN(alignment, graph.buffers[b].alignment->Evaluate(values));
+        if (alignment <= 0 || (alignment & (alignment - 1)) != 0) {
+          return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": buffer '", graph.buffers[b].name,
+                                                         "' alignment: must be a power of two, got ", alignment));
+        }
+      }
+      if (space.kind() == TENSOR_MEMORY) {
+        scratch.bytes[b] = TmemColumns(space, scratch.bytes[b]) * ColumnBytes(space);
+        alignment = std::max(alignment, ColumnBytes(space));
+      }
+      scratch.alignment[b] = alignment;
+    }
+  }
+
+  // Placement, one group at a time, by the policy (the compiler's allocator).
+  std::array<std::array<int64_t, 2>, kMaxSpaces> group_peak{};
+  if (scratch.keep_layout) scratch.layout.assign(groups_.size(), {});
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const Group& group = groups_[g];
+    scratch.blocks.clear();
+    for (int b : group.buffers) {
+      const Block block{scratch.bytes[b], scratch.alignment[b], ranges_[b].start, ranges_[b].end};
+      for (int64_t c = 0; c < scratch.copies[b]; ++c) scratch.blocks.push_back(block);
+    }
+    RETURN_IF_ERROR(policy_->PlaceInto(scratch.blocks, &scratch.placement));
+    group_peak[group.space][group.second] = scratch.placement.peak;
+    if (scratch.keep_layout) {
+      std::vector<PlacedBlock>& layout = scratch.layout[g];
+      size_t k = 0;
+      for (int b : group.buffers) {
+        for (int64_t c = 0; c < scratch.copies[b]; ++c, ++k) {
+          layout.push_back(PlacedBlock{b, c, scratch.blocks[k], scratch.placement.offsets[k]});
+        }
+      }
+    }
+  }
+
+  // Each space against its limit.
+  for (int s = 0; s < device.memory_spaces_size(); ++s) {
+    if (group_of_space_[s][0] < 0 && group_of_space_[s][1] < 0) continue;
+    const MemorySpace& space = device.memory_spaces(s);
+    SpaceFigures& fig = out->spaces[s];
+    fig.first = group_peak[s][0];
+    ASSIGN_OR_RETURN(fig.peak, SpaceFootprint(space, fig.first, group_peak[s][1], graph.origin));
+    fig.second = fig.peak - fig.first;  // the aligned static segment (GPU), or program-scoped bytes (TPU)
+    switch (space.kind()) {
+      case SHARED_MEMORY:
+      case LDS: {
+        const bool opt_in = graph.launch.shared_memory_opt_in && space.per_block_optin_bytes() > 0;
+        fig.limit = opt_in ? space.per_block_optin_bytes() : space.per_block_default_bytes();
+        fig.limit_source = opt_in ? LimitSource::kOptIn : LimitSource::kDefault;
+        if (fig.limit <= 0) {
+          fig.limit = space.capacity_per_core_bytes();
+          fig.limit_source = LimitSource::kCapacity;
+        }
+        if (fig.peak > fig.limit) Breached(out, Limit::kSharedMemory, s, fig.peak, fig.limit);
+        const int64_t cap = StaticSharedCap(space);
+        if (cap > 0 && fig.second > cap) Breached(out, Limit::kStaticSharedMemory, s, fig.second, cap);
+        break;
+      }
+      case TENSOR_MEMORY: {
+        fig.columns = CeilDiv(fig.peak, ColumnBytes(space));
+        fig.limit = space.columns() * ColumnBytes(space);
+        fig.limit_source = LimitSource::kColumns;
+        if (fig.columns > space.columns()) Breached(out, Limit::kTensorMemory, s, fig.columns, space.columns());
+        break;
+      }
+      case VMEM: {
+        fig.limit = space.default_scoped_limit_bytes();
+        fig.limit_source = LimitSource::kDefaultScoped;
+        if (graph.vmem_limit_bytes) {
+          ASSIGN_OR_RETURN(fig.limit, graph.vmem_limit_bytes->Evaluate(values));
+          if (fig.limit <= 0) {
+            return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": tpu.vmem_limit_bytes must be positive, got ",
+                                                           fig.limit));
+          }
+          fig.limit_source = LimitSource::kVmemLimitBytes;
+        } else if (graph.scoped_vmem_limit_kib) {
+          ASSIGN_OR_RETURN(const int64_t kib, graph.scoped_vmem_limit_kib->Evaluate(values));
+          const auto bytes = CheckedMul(kib, 1024);
+          if (kib <= 0 || !bytes) {
+            return absl::InvalidArgumentError(
+                absl::StrCat(graph.origin, ": tpu.scoped_vmem_limit_kib must be positive and fit 64 bits, got ", kib));
+          }
+          fig.limit = *bytes;
+          fig.limit_source = LimitSource::kScopedFlag;
+        }
+        if (fig.first > fig.limit) Breached(out, Limit::kVmemScoped, s, fig.first, fig.limit);
+        // Everything must fit the core's VMEM: program-scoped buffers live beside the whole
+        // scoped region (whatever it holds now), and a scoped limit above the capacity does not
+        // make the scoped allocations fit it.
+        const int64_t capacity = space.capacity_per_core_bytes();
+        const int64_t reserved = fig.second > 0 ? fig.second + std::min(fig.limit, capacity) : 0;
+        const int64_t used = std::max(reserved, fig.peak);
+        if (used > capacity) Breached(out, Limit::kVmemProgram, s, used, capacity);
+        break;
+      }
+      default:
+        fig.limit = space.capacity_per_core_bytes();
+        fig.limit_source = LimitSource::kCapacity;
+        if (fig.peak > fig.limit) Breached(out, Limit::kCapacity, s, fig.peak, fig.limit);
+        break;
+    }
+    if (scratch.keep_layout && IsGpuShared(space)) {
+      // CUDA lays static __shared__ arrays out first and dynamic memory after them.
+      const int g = group_of_space_[s][0];
+      if (g >= 0) {
+        for (PlacedBlock& placed : scratch.layout[g]) placed.offset += fig.second;
+      }
+    }
+  }
+
+  if (execution_) RETURN_IF_ERROR(EvaluateExecution(values, scratch, out));
+
+  // The verdict: the first fatal breach in Limit order.
+  out->fits = true;
+  for (int l = 0; l < kNumLimits; ++l) {
+    const Breach& b = out->breaches[l];
+    if (!b.breached) continue;
+    if (static_cast<Limit>(l) == Limit::kRegisterSpill && !options_.spills_fatal) continue;
+    out->fits = false;
+    out->limit = static_cast<Limit>(l);
+    out->required = b.required;
+    out->available = b.available;
+    break;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FitEngine::EvaluateExecution(absl::Span<const int64_t> values, Scratch& scratch, FitResult* out) const {
+  const CompiledGraph& graph = *graph_;
+  const DeviceModel& device = *device_;
+  const ExecutionLimits& limits = device.limits();
+  const CompiledLaunch& launch = graph.launch;
+
+  // Threads: every warp-specialized partition runs beside the default one.
+  ASSIGN_OR_RETURN(const int64_t num_warps, EvaluateField(graph, Optional(launch.num_warps), 4, Named("launch.num_warps"), values));
+  if (num_warps <= 0) return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": launch.num_warps must be positive"));
+  int64_t warps = num_warps;
+  scratch.partition_warps.clear();
+  for (const CompiledPartition& partition : launch.partitions) {
+    ASSIGN_OR_RETURN(const int64_t w,
+                     EvaluateField(graph, &partition.warps, 0,
+                                   [&] { return absl::StrCat("partition '", partition.name, "' warps"); }, values));
+    scratch.partition_warps.push_back(w);
+    const auto sum = CheckedAdd(warps, w);
+    if (!sum) return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": launch: warp count overflows"));
+    warps = *sum;
+  }
+  const auto threads = CheckedMul(warps, limits.warp_size());
+  if (!threads || *threads > (int64_t{1} << 30)) {
+    return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": launch: thread count overflows"));
+  }
+  out->warps = warps;
+  out->threads = *threads;
+  out->thread_limit = limits.max_threads_per_block();
+  ASSIGN_OR_RETURN(const int64_t declared,
+                   EvaluateField(graph, Optional(launch.max_threads_per_block), 0, Named("launch.max_threads_per_block"), values));
+  if (declared > 0 && declared < out->thread_limit) {
+    out->thread_limit = declared;
+    out->thread_limit_declared = true;
+  }
+  if (out->threads > out->thread_limit) Breached(out, Limit::kThreads, -1, out->threads, out->thread_limit);
+
+  // Registers: the compiler fits demand into the budget that lets a block launch; the rest
+  // spills. Without a declared thread limit (CUDA without __launch_bounds__) ptxas does not know
+  // the block size, so registers do not shrink to fit it; only a declared cap applies
+  // (measured on the GPU, docs/validation/h100.md).
+  ASSIGN_OR_RETURN(const int64_t min_blocks,
+                   EvaluateField(graph, Optional(launch.min_blocks_per_core), 1, Named("launch.min_blocks_per_core"), values));
+  ASSIGN_OR_RETURN(const int64_t declared_cap,
+                   EvaluateField(graph, Optional(launch.max_registers_per_thread), 0, Named("launch.max_registers_per_thread"), values));
+  const int64_t launch_threads = std::min(out->threads, out->thread_limit);
+  out->register_budget = RegisterBudgetFor(device, launch.max_threads_per_block ? launch_threads : 0, min_blocks, declared_cap);
+  if (launch.registers_per_thread) {
+    ASSIGN_OR_RETURN(out->register_demand, EvaluateField(graph, Optional(launch.registers_per_thread), 0,
+                                                         Named("launch.registers_per_thread"), values));
+    out->registers_allocated = std::min(out->register_demand, out->register_budget);
+    const int64_t over = out->register_demand - out->registers_allocated;
+    const auto per_thread = CheckedMul(over, 4);
+    const auto per_block = per_thread ? CheckedMul(*per_thread, launch_threads) : std::nullopt;
+    if (!per_block) {
+      return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": launch.registers_per_thread: ",
+                                                     out->register_demand, " registers overflow the spill arithmetic"));
+    }
+    out->spill_bytes_per_thread = *per_thread;
+    out->spill_bytes_per_block = *per_block;
+    if (over > 0) Breached(out, Limit::kRegisterSpill, -1, out->register_demand, out->register_budget);
+  }
+
+  // Occupancy, consistent with the verdict: a block that breaks a per-block limit is never
+  // resident, and says which.
+  if (!occupancy_ok_) return absl::OkStatus();
+  out->has_occupancy = true;
+  for (Limit per_block : {Limit::kThreads, Limit::kSharedMemory, Limit::kStaticSharedMemory, Limit::kTensorMemory}) {
+    if (out->breaches[static_cast<int>(per_block)].breached) {
+      out->occupancy = OccupancyFigures();
+      out->cannot_launch = per_block;
+      return absl::OkStatus();
+    }
+  }
+  OccupancyInput& input = out->occupancy_input;
+  input.threads_per_block = out->threads;
+  input.registers_per_thread = out->registers_allocated;
+  input.shared_memory_opt_in = launch.shared_memory_opt_in;
+  for (int s = 0; s < device.memory_spaces_size(); ++s) {
+    const SpaceFigures& fig = out->spaces[s];
+    if (fig.peak < 0) continue;
+    const MemorySpace& space = device.memory_spaces(s);
+    if (IsGpuShared(space)) {
+      input.static_shared_bytes = fig.second;
+      input.dynamic_shared_bytes = fig.peak - fig.second;
+    } else if (space.kind() == TENSOR_MEMORY) {
+      input.tensor_memory_columns = fig.columns;
+    }
+  }
+  if (!occupancy_.Compute(input, &out->occupancy).ok()) {
+    out->has_occupancy = false;  // Simulate says why in a note
+    return absl::OkStatus();
+  }
+  if (out->occupancy.blocks == 0) {
+    out->cannot_launch = Limit::kNoResidency;
+    Breached(out, Limit::kNoResidency, -1, out->threads, out->register_budget);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace scratchsim

@@ -1,0 +1,90 @@
+// The plug-in point for front ends and backends (Triton TTGIR, TPU Pallas, CUDA validation):
+// hooks with do-nothing defaults, registered by the library that implements them.
+#ifndef SCRATCHSIM_SIM_FRONTEND_H_
+#define SCRATCHSIM_SIM_FRONTEND_H_
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "proto/device.pb.h"
+#include "proto/graph.pb.h"
+#include "proto/report.pb.h"
+#include "sim/placement.h"
+
+namespace scratchsim {
+
+// A kernel ready to simulate: plain buffers and ops, and what the front end needs afterwards.
+struct Kernel {
+  KernelGraph graph;   // what the engine evaluates (lowered: no front-end description left)
+  KernelGraph source;  // the graph as the user gave it (a Pallas call before lowering)
+  std::string origin;  // the file, for messages
+  // The front end's own allocator (Triton's for TTGIR); null: the user's --policy.
+  std::shared_ptr<const PlacementPolicy> policy;
+  // The front end that produced or lowered it (null: a plain graph), to word the verdict.
+  const class FrontEnd* front_end = nullptr;
+};
+
+struct LoadOptions {
+  // Judge a kernel compiled for another target than the device anyway (--any-target).
+  bool any_target = false;
+};
+
+// A command of its own: `simulate NAME ARGS...`.
+struct Subcommand {
+  std::string name;
+  std::string summary;  // one line for `simulate --help`
+  std::function<int(const std::vector<std::string>& args, std::ostream& out, std::ostream& err)> run;
+};
+
+// Every hook does nothing unless a front end overrides it (the model of llvm-mca's
+// CustomBehaviour): a front end implements only what it adds.
+class FrontEnd {
+ public:
+  virtual ~FrontEnd() = default;
+  virtual absl::string_view name() const = 0;
+
+  // An input format of its own, named by a flag of the driver (--ttgir FILE).
+  virtual absl::string_view input_flag() const { return ""; }
+  virtual absl::string_view input_help() const { return ""; }
+  // Reads `path` (given with input_flag) for `device`.
+  virtual absl::StatusOr<Kernel> Load(absl::string_view path, const DeviceModel& device,
+                                      const LoadOptions& options) const {
+    return absl::UnimplementedError(absl::StrCat(name(), " reads no input of its own"));
+  }
+
+  // Whether `graph` carries this front end's description (graph.pallas), which Lower turns
+  // into plain buffers for `device`.
+  virtual bool Lowers(const KernelGraph& graph) const { return false; }
+  virtual absl::StatusOr<Kernel> Lower(Kernel kernel, const DeviceModel& device) const { return kernel; }
+
+  // Rewrites the engine's verdict in this toolchain's words (messages, suggestions, notes). It
+  // words; it never changes a figure or the verdict.
+  virtual absl::Status Word(const Kernel& kernel, const DeviceModel& device, Report* report) const {
+    return absl::OkStatus();
+  }
+
+  virtual std::vector<Subcommand> subcommands() const { return {}; }
+};
+
+// Registers a front end for the life of the program; call from a static initializer in the
+// library that implements it (see FrontEndRegistration).
+void RegisterFrontEnd(std::unique_ptr<FrontEnd> front_end);
+
+// Every registered front end, in registration order.
+const std::vector<std::unique_ptr<FrontEnd>>& FrontEnds();
+
+// `static FrontEndRegistration registration(std::make_unique<MyFrontEnd>());`
+struct FrontEndRegistration {
+  explicit FrontEndRegistration(std::unique_ptr<FrontEnd> front_end) { RegisterFrontEnd(std::move(front_end)); }
+};
+
+}  // namespace scratchsim
+
+#endif  // SCRATCHSIM_SIM_FRONTEND_H_
