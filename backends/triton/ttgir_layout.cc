@@ -85,11 +85,16 @@ std::optional<std::vector<int64_t>> BasisCounts(absl::string_view text, absl::st
   absl::string_view inner = text.substr(p + 1, e - p - 1);
   size_t i = 0;
   while ((i = inner.find('[', i)) != absl::string_view::npos) {
-    size_t j = inner.find(']', i);
+    const size_t j = inner.find(']', i);
+    // An unclosed basis would restart the search at 0 and loop forever.
+    if (j == absl::string_view::npos) return std::nullopt;
     std::vector<absl::string_view> vals = absl::StrSplit(inner.substr(i + 1, j - i - 1), ',');
     for (int d = 0; d < rank && d < static_cast<int>(vals.size()); ++d) {
       int64_t v = 0;
-      if (absl::SimpleAtoi(absl::StripAsciiWhitespace(vals[d]), &v) && v != 0) counts[d] *= 2;
+      if (absl::SimpleAtoi(absl::StripAsciiWhitespace(vals[d]), &v) && v != 0) {
+        if (counts[d] >= (int64_t{1} << 40)) return std::nullopt;  // no layout has 2^40 of one kind
+        counts[d] *= 2;
+      }
     }
     i = j + 1;
   }
@@ -361,7 +366,9 @@ std::optional<int64_t> CvtScratchElems(const absl::StatusOr<Bases>& s,
   for (const auto* v : {&s->lane, &s->warp, &d->lane, &d->warp})
     for (uint64_t x : *v) if (x != 0) tile.push_back(x);
   for (uint64_t x : s->warp) if (x == 0) ++copies;
-  return int64_t{1} << (Gf2Rank(tile) + copies);
+  const int log2 = Gf2Rank(tile) + copies;
+  if (log2 > 40) return std::nullopt;  // past any scratchpad; the tensor's size bounds it instead
+  return int64_t{1} << log2;
 }
 
 // The bases as indices into the tensor flattened with dimension 0 the most minor (Triton's

@@ -15,6 +15,7 @@ using ::testing::HasSubstr;
 const std::map<std::string, std::string> kAliases = {
     {"#blocked", "#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>"},
     {"#blocked2", "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]}>"},
+    {"#unclosed", "#ttg.linear<{lane = [[4]], warp = [[8]], register = [[1], [2"},
     {"#nowarps", "#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [0], order = [0]}>"},
 };
 
@@ -71,6 +72,15 @@ TEST(TtgirLayoutTest, LayoutWithZeroWarpsIsRefused) {
   ASSERT_FALSE(need.ok());
   EXPECT_THAT(need.status().message(), HasSubstr("x.ttgir:7:"));
   EXPECT_THAT(need.status().message(), HasSubstr("not positive"));
+}
+
+// A #ttg.linear basis list that never closes made the basis scan restart forever.
+TEST(TtgirLayoutTest, LinearLayoutWithAnUnclosedBasisIsRefused) {
+  const std::string text =
+      "%r = \"tt.reduce\"(%x) <{axis = 0 : i32}> ({ }) : (tensor<1024xf32, #unclosed>) -> f32";
+  auto need = Scratch("tt.reduce", TtgirOpKind::kReduce, text);
+  ASSERT_FALSE(need.ok());
+  EXPECT_THAT(need.status().message(), HasSubstr("x.ttgir:7: unsupported construct: malformed #ttg.linear"));
 }
 
 TEST(TtgirLayoutTest, PaddedSizePastInt64IsNullopt) {
