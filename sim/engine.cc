@@ -95,6 +95,23 @@ void Breached(FitResult* out, Limit limit, int space, int64_t required, int64_t 
 
 }  // namespace
 
+void FitResult::Clear(int num_spaces) {
+  fits = false;
+  limit = Limit::kInvalid;
+  required = available = 0;
+  for (Breach& b : breaches) b.breached = false;
+  for (int s = 0; s < num_spaces && s < kMaxSpaces; ++s) spaces[s] = SpaceFigures();
+  broken_requirement = -1;
+  threads = warps = thread_limit = 0;
+  thread_limit_declared = false;
+  register_demand = -1;
+  register_budget = registers_allocated = spill_bytes_per_thread = spill_bytes_per_block = 0;
+  has_occupancy = false;
+  cannot_launch = Limit::kInvalid;
+  occupancy.blocks = 0;
+  occupancy_input = OccupancyInput();
+}
+
 absl::string_view LimitName(Limit limit) {
   switch (limit) {
     case Limit::kInvalid: return "invalid";
@@ -213,7 +230,7 @@ absl::Status FitEngine::Evaluate(absl::Span<const int64_t> input, Scratch& scrat
   BindDeviceSymbols(graph, device, absl::MakeSpan(scratch.values));
   const absl::Span<const int64_t> values = scratch.values;
 
-  *out = FitResult();
+  out->Clear(device.memory_spaces_size());
   // Not a kernel at all: no message is built on this path (Simulate asks CheckRequirements).
   if (!graph.requirements.empty()) {
     out->broken_requirement = FirstBrokenRequirement(graph, values);
@@ -253,6 +270,7 @@ absl::Status FitEngine::Evaluate(absl::Span<const int64_t> input, Scratch& scrat
   // Placement, one group at a time, by the policy (the compiler's allocator).
   std::array<std::array<int64_t, 2>, kMaxSpaces> group_peak{};
   if (scratch.keep_layout) scratch.layout.assign(groups_.size(), {});
+  scratch.placement.offsets_needed = scratch.keep_layout;
   for (size_t g = 0; g < groups_.size(); ++g) {
     const Group& group = groups_[g];
     scratch.blocks.clear();

@@ -94,6 +94,10 @@ struct FitResult {
   Limit cannot_launch = Limit::kInvalid;  // meaningful when has_occupancy && occupancy.blocks == 0
   OccupancyInput occupancy_input;
   int32_t blocks_per_core() const { return has_occupancy ? static_cast<int32_t>(occupancy.blocks) : 0; }
+
+  // The state of a default-constructed result for a device of `num_spaces` memory spaces,
+  // without rewriting what Evaluate always writes before reading (the planner's hot path).
+  void Clear(int num_spaces);
 };
 
 struct EngineOptions {

@@ -137,8 +137,8 @@ struct SharedMemoryLimit {
   int64_t per_block_ceiling = 0;  // what allocated_per_block was held against
 };
 
-absl::Status SharedMemoryBlocks(const MemorySpace& space, int64_t static_cap, const OccupancyInput& input,
-                                SharedMemoryLimit* result) {
+absl::Status SharedMemoryBlocks(const MemorySpace& space, int64_t static_cap, int64_t default_carveout,
+                                const OccupancyInput& input, SharedMemoryLimit* result) {
   const int64_t reserved = space.reserved_per_block_bytes();
   const int64_t per_block_default = space.per_block_default_bytes();
   // A device without an opt-in step (AMD LDS) allows the default everywhere.
@@ -175,8 +175,9 @@ absl::Status SharedMemoryBlocks(const MemorySpace& space, int64_t static_cap, co
     // the carveout to the smallest step that holds one block. CheckDevice made sure a step
     // holds the whole capacity, which bounds every block that passed the ceiling above.
     const int64_t capacity = space.capacity_per_core_bytes();
-    const int64_t preferred_raw = input.carveout_percent < 0 ? capacity : input.carveout_percent * capacity / 100;
-    const int64_t preferred = CarveoutStepAtLeast(space, preferred_raw);
+    const int64_t preferred = input.carveout_percent < 0
+                                  ? default_carveout
+                                  : CarveoutStepAtLeast(space, input.carveout_percent * capacity / 100);
     result->bytes_per_core = preferred >= *allocated ? preferred : CarveoutStepAtLeast(space, *allocated);
     if (result->bytes_per_core < 0) {
       return BadInput("static_shared_bytes + dynamic_shared_bytes",
@@ -247,6 +248,9 @@ absl::StatusOr<OccupancyCalculator> OccupancyCalculator::Create(const DeviceMode
   if (calculator.shared_ == nullptr) calculator.shared_ = FindSpaceOfKind(device, LDS);
   calculator.tensor_ = FindSpaceOfKind(device, TENSOR_MEMORY);
   RETURN_IF_ERROR(CheckDevice(device, calculator.shared_));
+  // The driver's default preference is the whole capacity: its step, found once.
+  calculator.default_carveout_ =
+      CarveoutStepAtLeast(*calculator.shared_, calculator.shared_->capacity_per_core_bytes());
   return calculator;
 }
 
@@ -263,7 +267,7 @@ absl::Status OccupancyCalculator::Compute(const OccupancyInput& input, Occupancy
   out->max_warps = limits.max_threads_per_core() / limits.warp_size();
   const RegisterLimit registers = RegisterBlocks(limits, input, out->warps_per_block);
   SharedMemoryLimit shared;
-  RETURN_IF_ERROR(SharedMemoryBlocks(*shared_, StaticSharedCap(*shared_), input, &shared));
+  RETURN_IF_ERROR(SharedMemoryBlocks(*shared_, StaticSharedCap(*shared_), default_carveout_, input, &shared));
 
   auto& limit = out->limits;
   limit.fill(kUnlimitedBlocks);

@@ -80,6 +80,7 @@ class OccupancyCalculator {
   const DeviceModel* device_ = nullptr;
   const MemorySpace* shared_ = nullptr;
   const MemorySpace* tensor_ = nullptr;
+  int64_t default_carveout_ = -1;  // the carveout step the default preference picks
 };
 
 // Create + Compute + Describe, for one-off questions (the what-if mode, tests).

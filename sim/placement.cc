@@ -113,8 +113,16 @@ class InterferenceGraph {
   Graph graph_;
 };
 
-absl::Status ValidateBlocks(absl::Span<const Block> blocks, int64_t* positions) {
-  *positions = 1;
+// What one pass over the blocks learns: whether they are valid, and what the shortcuts need.
+struct BlockStats {
+  int64_t positions = 1;       // op positions spanned
+  int64_t max_start = 0;       // over blocks that occupy bytes
+  int64_t min_end = INT64_MAX;
+  int64_t max_alignment = 1;
+  int64_t size_bits = 0;       // OR of every size: no alignment gap when it is a multiple of max_alignment
+};
+
+absl::Status ScanBlocks(absl::Span<const Block> blocks, BlockStats* stats) {
   for (size_t i = 0; i < blocks.size(); ++i) {
     const Block& b = blocks[i];
     if (b.size < 0) return absl::InvalidArgumentError(absl::StrCat("block ", i, ": negative size ", b.size));
@@ -124,7 +132,12 @@ absl::Status ValidateBlocks(absl::Span<const Block> blocks, int64_t* positions) 
     if (b.start < 0 || b.end < b.start) {
       return absl::InvalidArgumentError(absl::StrCat("block ", i, ": bad live range [", b.start, ", ", b.end, "]"));
     }
-    *positions = std::max(*positions, b.end + 1);
+    stats->positions = std::max(stats->positions, b.end + 1);
+    stats->size_bits |= b.size;
+    if (b.size == 0) continue;
+    stats->max_start = std::max(stats->max_start, b.start);
+    stats->min_end = std::min(stats->min_end, b.end);
+    stats->max_alignment = std::max(stats->max_alignment, b.alignment);
   }
   return absl::OkStatus();
 }
@@ -144,35 +157,39 @@ class DecreasingSizePolicy : public PlacementPolicy {
   }
 
   absl::Status PlaceInto(absl::Span<const Block> blocks, PlacementResult* result) const override {
-    int64_t positions;
-    if (auto status = ValidateBlocks(blocks, &positions); !status.ok()) return status;
+    BlockStats stats;
+    if (auto status = ScanBlocks(blocks, &stats); !status.ok()) return status;
     const int n = static_cast<int>(blocks.size());
+    const int64_t positions = stats.positions;
+    // Intervals on a line meet pairwise exactly when they share a point (max start <= min end).
+    // Then every block conflicts with every placed one, and when no size leaves an alignment
+    // gap (alignments are powers of two, so the OR of the sizes tells) both rules put each block
+    // at the top of the ones before it: the peak is the sum.
+    const bool packed = tuning_.closed_form && stats.max_start <= stats.min_end &&
+                        (stats.size_bits & (stats.max_alignment - 1)) == 0;
+    result->peak = 0;
+    if (packed && !result->offsets_needed) {
+      result->offsets.clear();
+      for (const Block& b : blocks) {
+        if (__builtin_add_overflow(result->peak, b.size, &result->peak)) {
+          return absl::OutOfRangeError("placement offset overflows 64 bits");
+        }
+      }
+      return absl::OkStatus();
+    }
+
     // Working storage reused across calls on this thread: no allocation once warmed up.
     thread_local Workspace ws;
     // Largest first, then earliest start, then input order: sorting packed keys keeps the
     // comparisons off the blocks array.
     ws.keys.resize(n);
-    int64_t max_start = 0, min_end = INT64_MAX, max_alignment = 1;
-    for (int i = 0; i < n; ++i) {
-      ws.keys[i] = {blocks[i].size, blocks[i].start, i};
-      if (blocks[i].size == 0) continue;
-      max_start = std::max(max_start, blocks[i].start);
-      min_end = std::min(min_end, blocks[i].end);
-      max_alignment = std::max(max_alignment, blocks[i].alignment);
-    }
+    for (int i = 0; i < n; ++i) ws.keys[i] = {blocks[i].size, blocks[i].start, i};
     std::sort(ws.keys.begin(), ws.keys.end(), [](const Key& a, const Key& b) {
       if (a.size != b.size) return a.size > b.size;
       if (a.start != b.start) return a.start < b.start;
       return a.id < b.id;
     });
     result->offsets.assign(n, 0);
-    result->peak = 0;
-
-    // Intervals on a line meet pairwise exactly when they share a point (max start <= min end).
-    // Then every block conflicts with every placed one, and when no size leaves an alignment
-    // gap both rules put each block at the top of the ones before it.
-    bool packed = tuning_.closed_form && max_start <= min_end;
-    for (int i = 0; packed && i < n; ++i) packed = blocks[i].size % max_alignment == 0;
     if (packed) {
       int64_t top = 0;
       for (const Key& key : ws.keys) {

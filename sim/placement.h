@@ -24,6 +24,9 @@ struct Block {
 struct PlacementResult {
   std::vector<int64_t> offsets;  // one per block
   int64_t peak = 0;              // max(offset + size)
+  // Set by the caller: false when only the peak is wanted (the planner's sweep), which lets a
+  // policy skip working out offsets it can bound otherwise; `offsets` may then be left empty.
+  bool offsets_needed = true;
 };
 
 // The offset rule shared by first-fit and best-fit: fed the [offset, end) ranges of the

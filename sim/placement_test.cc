@@ -113,6 +113,10 @@ TEST(PlacementTest, EveryConflictPathAgrees) {
         ASSERT_TRUE(placed.ok());
         EXPECT_EQ(placed->offsets, reference->offsets) << "round " << round;
         EXPECT_EQ(placed->peak, reference->peak) << "round " << round;
+        PlacementResult peak_only;
+        peak_only.offsets_needed = false;
+        ASSERT_TRUE(MakePlacementPolicy(kind, path)->PlaceInto(blocks, &peak_only).ok());
+        EXPECT_EQ(peak_only.peak, reference->peak) << "round " << round << " (peak only)";
       }
     }
   }
