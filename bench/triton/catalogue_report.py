@@ -34,6 +34,8 @@ def short_error(r):
         if "PassManager::run failed" in text:
             note = re.search(r"Pipeline failed while executing \[(.*?)\]", text + " ".join(errs))
             msg = "PassManager::run failed" + (" in " + note.group(1) if note else "")
+    msg = re.sub(r"^\S+\.py:\d+:\d+: (note|error): ", "", msg)
+    msg = re.sub(r": reproducer generated at.*", "", msg)
     msg = re.sub(r"\d{3,}", "N", msg)
     return msg[:220]
 

@@ -685,18 +685,18 @@ def write_readme(out, info, recs, targets, cmd):
         err = sum(d["err"] for (k, tt), d in by.items() if tt == t)
         tot.append("%d / %d / %d" % (ok, oor, err))
     lines.append("| **all** | %s |" % " | ".join(tot))
+    from catalogue_report import short_error
     errs = {}
     for r in recs:
         if r["verdict"] == "compile_error":
-            msg = r["error"].strip().splitlines()
-            first = msg[0][:160] if msg else ""
-            key = (r["kind"], first)
-            errs.setdefault(key, set()).add(r["target"])
+            key = (r["kind"], short_error(r))
+            errs.setdefault(key, collections.Counter())[r["target"]] += 1
     if errs:
-        lines += ["", "Compile errors (kind: targets: first line of the error):", ""]
+        lines += ["", "Compile errors (kind [target count]: the error, numbers as N; the full "
+                  "text is in index.json):", ""]
         for (k, m), ts in sorted(errs.items()):
-            lines.append("- %s: %s: `%s`" % (k, ",".join(sorted(ts, key=targets.index)),
-                                             m.replace("`", "'")))
+            lines.append("- %s [%s]: `%s`" % (k, ", ".join("%s %d" % (t, ts[t]) for t in targets
+                                                           if t in ts), m.replace("`", "'")))
     with open(os.path.join(out, "README.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -753,10 +753,13 @@ def main():
     ap.add_argument("--redo-errors", action="store_true",
                     help="recompile the failed configurations of OUT/index.json to refresh "
                          "their error messages, and rewrite index.json and README.md")
+    ap.add_argument("--readme-only", action="store_true",
+                    help="rewrite OUT/README.md from OUT/index.json")
     args = ap.parse_args()
     import triton
-    if args.redo_errors:
-        redo_errors(args.out, args.timeout, args.full)
+    if args.redo_errors or args.readme_only:
+        if args.redo_errors:
+            redo_errors(args.out, args.timeout, args.full)
         d = json.load(open(os.path.join(args.out, "index.json")))
         cmd = d["info"].get("command")
         if not cmd:  # an index written before info had the command: take the README's
