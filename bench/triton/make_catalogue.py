@@ -627,6 +627,27 @@ def write_outputs(out, info, recs, targets):
         f.write("\n")
 
 
+def load_outputs(out):
+    """{id: record with 'ttgir'} from OUT/index.json and OUT/<target>.tar.gz."""
+    d = json.load(open(os.path.join(out, "index.json")))
+    recs = {r["id"]: r for r in d["records"]}
+    for t in d["info"]["targets"]:
+        path = os.path.join(out, "%s.tar.gz" % t)
+        if not os.path.exists(path):
+            continue
+        with tarfile.open(path) as tar:
+            for m in tar:
+                if m.isfile() and m.name.endswith(".ttgir"):
+                    fid = m.name[:-len(".ttgir")]
+                    if fid in recs:
+                        recs[fid]["ttgir"] = tar.extractfile(m).read().decode()
+    prior = d["info"].get("wall_s", 0.0)
+    n = max(1, len(recs))
+    for r in recs.values():
+        r["_wall_s"] = prior / n
+    return recs
+
+
 def summary(recs):
     by = {}
     for r in recs:
@@ -811,6 +832,14 @@ def main():
                     continue
                 done[r["id"]] = r
         print("resuming: %d records already compiled" % len(done), flush=True)
+    elif args.resume and os.path.exists(os.path.join(args.out, "index.json")):
+        # A finished run (its partial.jsonl is gone): take its records and TTGIR back, e.g.
+        # to extend it to a larger --fraction.
+        done = load_outputs(args.out)
+        with open(partial, "w") as f:
+            for r in done.values():
+                f.write(json.dumps(r) + "\n")
+        print("extending: %d records from index.json" % len(done), flush=True)
     prior_s = sum(r.get("_wall_s", 0.0) for r in done.values())
     cache_root = tempfile.mkdtemp(prefix="triton-catalogue-")
     worker = None if args.finalize else Worker(cache_root, not args.full)
