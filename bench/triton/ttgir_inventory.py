@@ -164,7 +164,11 @@ def read_catalogue(root):
         version = os.path.basename(d)
         out[version] = {}
         out_common[version] = Acc()
-        for tp in sorted(glob.glob(os.path.join(d, "*.tar.gz"))):
+        order = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120", "gfx942", "gfx950"]
+        tps = sorted(glob.glob(os.path.join(d, "*.tar.gz")),
+                     key=lambda p: (order.index(os.path.basename(p)[:-7])
+                                    if os.path.basename(p)[:-7] in order else 99, p))
+        for tp in tps:
             target = os.path.basename(tp)[:-len(".tar.gz")]
             acc = Acc()
             with tarfile.open(tp) as tar:
@@ -229,6 +233,30 @@ def main():
                 md.append("- `%s`: %s; %s" % (x, tstr, ", ".join(kinds[:8]) +
                                               (", ..." if len(kinds) > 8 else "")))
             md.append("")
+    # Per version and target: the memory encodings and the TritonGPU-level ops (ttg, ttng,
+    # amdg, nvws) and the tt ops with scratch, all of them, not only the new ones.
+    scratch_tt = {"tt.reduce", "tt.scan", "tt.histogram", "tt.gather", "tt.atomic_rmw",
+                  "tt.atomic_cas"}
+    for v in versions:
+        md.append("### Triton %s: memory encodings and TritonGPU ops per target" % v)
+        md.append("")
+        md.append("New to the importer (absent from the 784 GPU fixtures) in **bold**.")
+        md.append("")
+        md.append("| target | fixtures | shared / tensor-memory encodings | ops |")
+        md.append("|---|---:|---|---|")
+        for t, acc in cat[v].items():
+            encs = sorted(e for e in acc.keys("encodings")
+                          if "shared" in e or "tensor_memory" in e or e == "#ttg.shared_memory")
+            ops = sorted(o for o in acc.keys("ops")
+                         if o.split(".")[0] in ("ttg", "ttng", "amdg", "nvws") or
+                         o in scratch_tt)
+
+            def fmt(xs, k):
+                return ", ".join("**`%s`**" % x if x not in old.keys(k) else "`%s`" % x
+                                 for x in xs)
+            md.append("| %s | %d | %s | %s |" % (t, acc.n, fmt(encs, "encodings"),
+                                                fmt(ops, "ops")))
+        md.append("")
     if len(versions) >= 2:
         a, b = versions[0], versions[-1]
         md.append("### Triton %s vs %s" % (a, b))
