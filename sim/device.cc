@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "sim/proto_io.h"
 #include "sim/status_macros.h"
 
@@ -17,13 +18,35 @@
 namespace scratchsim {
 namespace fs = std::filesystem;
 
-std::string DeviceModelsDir() {
-  if (const char* env = std::getenv("SCRATCHSIM_MODELS"); env != nullptr && *env != '\0') return env;
+namespace {
+
+// Where the shipped models are: the source tree the binary was built from, the install prefix,
+// beside an installed binary (bin/../share/scratchsim/models/devices), or the working tree of
+// a machine the binary was carried to.
+std::string ShippedModelsDir() {
   std::error_code error;
-  if (fs::is_directory(SCRATCHSIM_DEFAULT_MODELS_DIR, error)) return SCRATCHSIM_DEFAULT_MODELS_DIR;
-  // A binary carried to another machine finds the models beside the working tree it runs in.
-  if (fs::is_directory("models/devices", error)) return "models/devices";
+  std::vector<fs::path> candidates = {SCRATCHSIM_DEFAULT_MODELS_DIR};
+#ifdef SCRATCHSIM_INSTALLED_MODELS_DIR
+  candidates.push_back(SCRATCHSIM_INSTALLED_MODELS_DIR);
+#endif
+  const fs::path exe = fs::read_symlink("/proc/self/exe", error);
+  if (!error) candidates.push_back(exe.parent_path().parent_path() / "share/scratchsim/models/devices");
+  candidates.push_back("models/devices");
+  for (const fs::path& dir : candidates) {
+    if (fs::is_directory(dir, error)) return dir.string();
+  }
   return SCRATCHSIM_DEFAULT_MODELS_DIR;
+}
+
+}  // namespace
+
+std::vector<std::string> DeviceModelDirs() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("SCRATCHSIM_MODELS"); env != nullptr) {
+    for (absl::string_view dir : absl::StrSplit(env, ':', absl::SkipEmpty())) dirs.emplace_back(dir);
+  }
+  dirs.push_back(ShippedModelsDir());
+  return dirs;
 }
 
 absl::Status ValidateDevice(const DeviceModel& device, absl::string_view origin) {
@@ -76,21 +99,26 @@ absl::Status ValidateDevice(const DeviceModel& device, absl::string_view origin)
 }
 
 absl::StatusOr<std::vector<DeviceModel>> LoadShippedDevices() {
-  std::string dir = DeviceModelsDir();
-  std::error_code error;
-  fs::directory_iterator it(dir, error);
-  if (error) return absl::NotFoundError(absl::StrCat(dir, ": cannot list device models: ", error.message()));
-  std::vector<std::string> paths;
-  for (const fs::directory_entry& entry : it) {
-    if (entry.path().extension() == ".textproto") paths.push_back(entry.path().string());
-  }
-  std::sort(paths.begin(), paths.end());
   std::vector<DeviceModel> devices;
-  for (const std::string& path : paths) {
-    DeviceModel device;
-    RETURN_IF_ERROR(LoadProtoFile(path, &device));
-    RETURN_IF_ERROR(ValidateDevice(device, path));
-    devices.push_back(std::move(device));
+  for (const std::string& dir : DeviceModelDirs()) {
+    std::error_code error;
+    fs::directory_iterator it(dir, error);
+    if (error) return absl::NotFoundError(absl::StrCat(dir, ": cannot list device models: ", error.message()));
+    std::vector<std::string> paths;
+    for (const fs::directory_entry& entry : it) {
+      if (entry.path().extension() == ".textproto") paths.push_back(entry.path().string());
+    }
+    std::sort(paths.begin(), paths.end());
+    for (const std::string& path : paths) {
+      DeviceModel device;
+      RETURN_IF_ERROR(LoadProtoFile(path, &device));
+      RETURN_IF_ERROR(ValidateDevice(device, path));
+      // A directory earlier in SCRATCHSIM_MODELS wins over a later one and over the shipped models.
+      const bool known = std::any_of(devices.begin(), devices.end(), [&](const DeviceModel& d) {
+        return absl::EqualsIgnoreCase(d.name(), device.name());
+      });
+      if (!known) devices.push_back(std::move(device));
+    }
   }
   std::sort(devices.begin(), devices.end(),
             [](const DeviceModel& a, const DeviceModel& b) { return a.name() < b.name(); });
@@ -109,9 +137,9 @@ absl::StatusOr<DeviceModel> LoadDevice(absl::string_view name_or_path) {
   ASSIGN_OR_RETURN(std::vector<DeviceModel> devices, LoadShippedDevices());
   std::vector<std::string> names;
   for (DeviceModel& device : devices) {
-    if (device.name() == name_or_path) return std::move(device);
+    if (absl::EqualsIgnoreCase(device.name(), name_or_path)) return std::move(device);
     for (const std::string& alias : device.aliases()) {
-      if (alias == name_or_path) return std::move(device);
+      if (absl::EqualsIgnoreCase(alias, name_or_path)) return std::move(device);
     }
     names.push_back(device.name());
   }

@@ -1,5 +1,5 @@
 // Loads, validates and looks up device models: `--device h100` or a path to a textproto.
-// Shipped models live in models/devices/; SCRATCHSIM_MODELS overrides where they are found.
+// Shipped models live in models/devices/; SCRATCHSIM_MODELS adds directories of one's own.
 #ifndef SCRATCHSIM_SIM_DEVICE_H_
 #define SCRATCHSIM_SIM_DEVICE_H_
 
@@ -13,13 +13,15 @@
 
 namespace scratchsim {
 
-// The directory holding the shipped device textprotos.
-std::string DeviceModelsDir();
+// Where device textprotos are read from, first match wins: every directory of
+// SCRATCHSIM_MODELS (':'-separated), then the shipped models (the source tree, the install
+// prefix, share/scratchsim/models/devices beside an installed binary, or ./models/devices).
+std::vector<std::string> DeviceModelDirs();
 
-// `name_or_path` is a shipped name or alias ("h100", "tpu_v6e") or a file path.
+// `name_or_path` is a model's name or alias in any case ("h100", "H100", "tpu_v6e") or a file path.
 absl::StatusOr<DeviceModel> LoadDevice(absl::string_view name_or_path);
 
-// Every shipped model, sorted by name.
+// Every model of DeviceModelDirs(), sorted by name.
 absl::StatusOr<std::vector<DeviceModel>> LoadShippedDevices();
 
 // Checks that the numbers a model gives are present and consistent; `origin` names the file.

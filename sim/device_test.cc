@@ -1,6 +1,8 @@
 #include "sim/device.h"
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -29,13 +31,46 @@ TEST(DeviceTest, EveryShippedModelLoadsAndValidates) {
 
 TEST(DeviceTest, NamesAliasesAndPaths) {
   EXPECT_TRUE(LoadDevice("h100").ok());
-  auto alias = LoadDevice("rtx4090");
+  auto alias = LoadDevice("trillium");
   ASSERT_TRUE(alias.ok()) << alias.status();
-  EXPECT_EQ(alias->name(), "l40s");
+  EXPECT_EQ(alias->name(), "tpu_v6e");
   EXPECT_TRUE(LoadDevice(Source("models/devices/a100.textproto")).ok());
   auto unknown = LoadDevice("h900");
   EXPECT_THAT(unknown.status().message(), HasSubstr("unknown device 'h900'"));
   EXPECT_THAT(unknown.status().message(), HasSubstr("h100"));
+}
+
+TEST(DeviceTest, NamesAndAliasesAreCaseInsensitive) {
+  auto upper = LoadDevice("H100");
+  ASSERT_TRUE(upper.ok()) << upper.status();
+  EXPECT_EQ(upper->name(), "h100");
+  auto alias = LoadDevice("Ironwood");
+  ASSERT_TRUE(alias.ok()) << alias.status();
+  EXPECT_EQ(alias->name(), "tpu_v7x");
+}
+
+// An alias never stands for a part with other figures: the RTX 4090 has the L40S's SM but 128
+// SMs, not 142, so it is not an alias of l40s.
+TEST(DeviceTest, NoAliasStandsForADifferentPart) {
+  EXPECT_EQ(LoadDevice("rtx4090").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(LoadDevice("rtx3090").status().code(), absl::StatusCode::kNotFound);
+}
+
+// SCRATCHSIM_MODELS adds a directory of one's own to the shipped models; its models win.
+TEST(DeviceTest, ModelsDirectoryAddsToTheShippedOnes) {
+  const std::string dir = ::testing::TempDir() + "/own_models";
+  std::filesystem::create_directories(dir);
+  DeviceModel mine;
+  ASSERT_TRUE(LoadProtoFile(Source("models/devices/h100.textproto"), &mine).ok());
+  mine.set_name("my_h100");
+  mine.clear_aliases();
+  std::ofstream(dir + "/my_h100.textproto") << mine.DebugString();
+  setenv("SCRATCHSIM_MODELS", dir.c_str(), 1);
+  auto own = LoadDevice("my_h100");
+  auto shipped = LoadDevice("a100");
+  unsetenv("SCRATCHSIM_MODELS");
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_TRUE(shipped.ok()) << shipped.status();
 }
 
 TEST(DeviceTest, ValidationNamesTheField) {

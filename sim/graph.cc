@@ -157,7 +157,10 @@ class GraphCompiler {
       } else {
         if (buffer.shape_size() == 0) return Bad(where(), "needs a shape (with dtype) or size_bytes");
         if (buffer.dtype().empty()) return Bad(where(), "dtype is missing");
-        auto bits = DtypeBits(buffer.dtype());
+        auto canonical = CanonicalDtype(buffer.dtype());
+        if (!canonical.ok()) return Bad(where("dtype"), canonical.status().message());
+        compiled.dtype = *canonical;
+        auto bits = DtypeBits(*canonical);
         if (!bits.ok()) return Bad(where("dtype"), bits.status().message());
         compiled.element_bits = *bits;
         for (int d = 0; d < buffer.shape_size(); ++d) {

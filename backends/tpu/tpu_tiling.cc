@@ -15,28 +15,11 @@
 namespace scratchsim {
 namespace {
 
-constexpr std::array<std::pair<absl::string_view, absl::string_view>, 14> kJaxNames = {{
-    {"float32", "f32"},   {"float64", "f64"}, {"float16", "f16"},  {"bfloat16", "bf16"},
-    {"int32", "i32"},     {"int16", "i16"},   {"int8", "i8"},      {"int4", "i4"},
-    {"uint32", "u32"},    {"uint16", "u16"},  {"uint8", "u8"},     {"bool", "i1"},
-    {"float8_e4m3fn", "f8e4m3fn"}, {"float8_e5m2", "f8e5m2"},
-}};
-
 int64_t Packing(int64_t bits) { return bits >= 32 ? 1 : 32 / bits; }
 
 }  // namespace
 
-absl::StatusOr<std::string> NormalizeTpuDtype(absl::string_view dtype) {
-  for (const auto& [jax, ours] : kJaxNames) {
-    if (dtype == jax) return std::string(ours);
-  }
-  absl::StatusOr<int64_t> bits = DtypeBits(dtype);
-  if (bits.ok()) return std::string(dtype);
-  std::vector<std::string> jax_names;
-  for (const auto& [jax, ours] : kJaxNames) jax_names.emplace_back(jax);
-  return absl::InvalidArgumentError(absl::StrCat(bits.status().message(), "; JAX names: ",
-                                                 absl::StrJoin(jax_names, ", ")));
-}
+absl::StatusOr<std::string> NormalizeTpuDtype(absl::string_view dtype) { return CanonicalDtype(dtype); }
 
 absl::StatusOr<int64_t> FullTileRows(const DeviceModel& device, int64_t bits) {
   if (bits <= 0 || bits > 64) return absl::InvalidArgumentError(absl::StrCat("bad element width ", bits));

@@ -6,17 +6,19 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "sim/checked_math.h"
+#include "sim/dtype.h"
 
 namespace scratchsim {
 
+// The device's peak table is kept per class: fp8 variants share "f8", u8 shares "i8".
 std::string PeakDtypeName(absl::string_view dtype) {
-  if (dtype == "f8e4m3" || dtype == "f8e5m2" || dtype == "fp8") return "f8";
-  if (dtype == "fp16" || dtype == "half") return "f16";
-  if (dtype == "fp32" || dtype == "float") return "f32";
-  if (dtype == "u8") return "i8";
-  return std::string(dtype);
+  const std::string name = CanonicalDtype(dtype).value_or(std::string(dtype));
+  if (absl::StartsWith(name, "f8")) return "f8";
+  if (name == "u8") return "i8";
+  return name;
 }
 
 WaveStrips CountWaveStrips(int64_t grid_rows, int64_t grid_cols, int64_t group_rows, int64_t wave) {
