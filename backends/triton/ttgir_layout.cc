@@ -187,9 +187,11 @@ absl::StatusOr<Bases> Checked(Bases b) {
   return b;
 }
 
-// Counts that the bases are doubled up to must be positive, or the doubling never ends.
+// Counts that the bases are doubled up to must be positive, or the doubling never ends, and
+// below 2^20: a basis packs 20 bits per dimension, and products of three counts stay in int64.
+constexpr int64_t kMaxLayoutExtent = int64_t{1} << kBitsPerDim;
 bool AllPositive(const IntVector& v) {
-  return std::all_of(v.begin(), v.end(), [](int64_t x) { return x > 0; });
+  return std::all_of(v.begin(), v.end(), [](int64_t x) { return x > 0 && x <= kMaxLayoutExtent; });
 }
 
 absl::StatusOr<Bases> BasesOfUnchecked(const LayoutContext& ctx, absl::string_view encoding,
@@ -261,7 +263,7 @@ absl::StatusOr<Bases> BasesOfUnchecked(const LayoutContext& ctx, absl::string_vi
     int64_t cols = 8, rows = 16;
     if (*major == 3) {
       const int64_t instr_n = instr && instr->size() >= 2 ? (*instr)[1] : 8;
-      if (instr_n <= 0) return absl::InvalidArgumentError("malformed #ttg.nvidia_mma");
+      if (instr_n <= 0 || instr_n > kMaxLayoutExtent) return absl::InvalidArgumentError("malformed #ttg.nvidia_mma");
       for (int64_t v = 8; v < instr_n; v *= 2) b.reg.push_back(at(1, v));
       cols = instr_n;
       Append(b.warp, 0, 16, (*wpc)[0], m);
@@ -292,12 +294,16 @@ absl::StatusOr<Bases> BasesOfUnchecked(const LayoutContext& ctx, absl::string_vi
       absl::string_view inner = absl::string_view(enc).substr(p + 1, e - p - 1);
       size_t i = 0;
       while ((i = inner.find('[', i)) != absl::string_view::npos) {
-        size_t j = inner.find(']', i);
+        const size_t j = inner.find(']', i);
+        if (j == absl::string_view::npos) return false;  // else the scan restarts at 0 forever
         uint64_t packed = 0;
         int d = 0;
         for (absl::string_view v : absl::StrSplit(inner.substr(i + 1, j - i - 1), ',')) {
           int64_t x = 0;
-          if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(v), &x) || d >= rank) return false;
+          if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(v), &x) || d >= rank || x < 0 ||
+              x >= kMaxLayoutExtent) {
+            return false;
+          }
           packed |= Pack(d++, x);
         }
         out.push_back(packed);
@@ -319,7 +325,7 @@ absl::StatusOr<Bases> BasesOfUnchecked(const LayoutContext& ctx, absl::string_vi
     const absl::string_view pe = Resolve(ctx, parent);
     auto major = IntField(pe, "versionMajor");
     auto wpc = IntList(pe, "warpsPerCTA");
-    if (major && *major == 3 && wpc && wpc->size() == 2) {
+    if (major && *major == 3 && wpc && wpc->size() == 2 && AllPositive(*wpc)) {
       Append(b.warp, 0, 16, (*wpc)[0], shape[0]);
       Append(b.warp, 1, shape[1], (*wpc)[1], shape[1]);
       return b;
@@ -333,6 +339,11 @@ absl::StatusOr<Bases> BasesOf(const LayoutContext& ctx, absl::string_view encodi
   // Blocked layouts index a per-dimension list; 16 dimensions is far past any tensor.
   if (shape.size() > IntVector::capacity()) {
     return absl::InvalidArgumentError("tensor of more than 16 dimensions");
+  }
+  // Triton's tensors hold at most 2^20 elements (TRITON_MAX_TENSOR_NUMEL); a basis packs 20 bits
+  // per dimension.
+  if (std::any_of(shape.begin(), shape.end(), [](int64_t x) { return x <= 0 || x > kMaxLayoutExtent; })) {
+    return absl::InvalidArgumentError("tensor extent outside 1 to 2^20");
   }
   ASSIGN_OR_RETURN(Bases b, BasesOfUnchecked(ctx, encoding, shape));
   return Checked(std::move(b));

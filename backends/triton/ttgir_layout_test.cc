@@ -83,6 +83,26 @@ TEST(TtgirLayoutTest, LinearLayoutWithAnUnclosedBasisIsRefused) {
   EXPECT_THAT(need.status().message(), HasSubstr("x.ttgir:7: unsupported construct: malformed #ttg.linear"));
 }
 
+// The same unclosed list read as a conversion's bases (BasesOf) looped forever too; the
+// conversion now falls back to the estimate without the layout's bases.
+TEST(TtgirLayoutTest, ConversionToALinearLayoutWithAnUnclosedBasisEnds) {
+  const std::string text = "%y = ttg.convert_layout %x : tensor<1024xf32, #blocked> -> tensor<1024xf32, #unclosed>";
+  auto need = Scratch("ttg.convert_layout", TtgirOpKind::kConvertLayout, text);
+  ASSERT_TRUE(need.ok()) << need.status();
+  EXPECT_EQ(need->bytes, 1024 * 4);
+}
+
+// Extents past Triton's 2^20 elements are not modelled as layout bases (the doubling of a basis
+// overflowed); the conversion's size is checked like every scratch size.
+TEST(TtgirLayoutTest, ConversionOfATensorPastInt64NamesTheOp) {
+  const std::string text =
+      "%y = ttg.convert_layout %x : tensor<4611686018427387904xf32, #blocked> -> "
+      "tensor<4611686018427387904xf32, #blocked2>";
+  auto need = Scratch("ttg.convert_layout", TtgirOpKind::kConvertLayout, text);
+  EXPECT_EQ(need.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(need.status().message(), HasSubstr("x.ttgir:7: ttg.convert_layout: scratch size overflows"));
+}
+
 TEST(TtgirLayoutTest, PaddedSizePastInt64IsNullopt) {
   SharedEncoding e;
   e.padded = true;
