@@ -18,7 +18,8 @@ Per kernel and generation, one row (JSON), fields:
                                            pallas_call (graphs: all of them if several)
   trace_error                              why no graph, if tracing failed
   result                                   tpu_aot.compile_kernel(): verdict (fits |
-                                           vmem_scoped | vmem_capacity | vmem_alloc | error),
+                                           vmem_scoped | vmem_capacity | vmem_alloc | error;
+                                           crash / timeout: the worker died / was stopped),
                                            compile_s, message (raw text), size/limit/over
                                            bytes and strings parsed from it, report (the
                                            vmem_report.html summary: allocations and total)
@@ -186,6 +187,8 @@ def main(argv):
   p.add_argument("--kinds", default="", help="comma-separated kinds (default: all)")
   p.add_argument("--verify-every", type=int, default=8,
                  help="verify the requirement by two extra compiles on every N-th kernel (0: never)")
+  p.add_argument("--row-timeout", type=int, default=150,
+                 help="stop a row whose compiles take longer than this (s); 0: no limit")
   p.add_argument("--finalize", action="store_true",
                  help="only write OUT from the rows already in OUT.partial.jsonl")
   p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -204,21 +207,30 @@ def main(argv):
     return finalize(a, argv, partial, t0)
   cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--out", a.out, "--gens", a.gens,
          "--kinds", a.kinds, "--verify-every", str(a.verify_every)]
-  for attempt in range(50):
-    rc = subprocess.call(cmd)
+  att = partial + ".attempt"
+  for attempt in range(200):
+    proc = subprocess.Popen(cmd)
+    timed_out = False
+    while proc.poll() is None:
+      time.sleep(2)
+      # a row (its compiles together) running past --row-timeout is killed and recorded
+      if a.row_timeout and os.path.exists(att) and time.time() - os.path.getmtime(att) > a.row_timeout:
+        proc.kill()
+        proc.wait()
+        timed_out = True
+    rc = proc.returncode
     if rc == 0:
       break
-    # the worker died: record the row it was on as a crash and go on past it
-    att = partial + ".attempt"
+    # the worker died or was stopped: record the row it was on and go on past it
     if os.path.exists(att):
       info = json.load(open(att))
-      import tpu_aot  # noqa: F401  (versions need jax)
-      row = dict(info, id=info["id"], topology=None,
-                 result={"verdict": "crash", "message": f"the compiling process died (exit {rc})"})
+      verdict, msg = (("timeout", f"the row's compiles took more than {a.row_timeout} s; stopped")
+                      if timed_out else ("crash", f"the compiling process died (exit {rc})"))
+      row = dict(info, id=info["id"], topology=None, result={"verdict": verdict, "message": msg})
       with open(partial, "a") as f:
         f.write(json.dumps(row, sort_keys=True) + "\n")
       os.remove(att)
-      print(f"worker died (exit {rc}) on {info['id']}; recorded as a crash, restarting", flush=True)
+      print(f"worker stopped (exit {rc}) on {info['id']}: {verdict}; restarting", flush=True)
     else:
       print(f"worker failed (exit {rc}) outside a row; stopping", flush=True)
       return 1

@@ -298,13 +298,17 @@ def rowsum(rows, d, br, dtype="f32", limit=None):
   return fn, (S((rows, d), dt),)
 
 
-def copy(br, d, lead=1, dtype="f32", grid=4, limit=None):
-  """x + 1 over blocks (lead, br, d) of an array (lead, grid*br, d): d need not be a multiple of
-  128 (the block takes the whole dim), br need not be a multiple of 8 when grid == 1."""
+def copy(br, d, lead=1, dtype="f32", grid=4, limit=None, body="add"):
+  """x + 1 (body="add") or x (body="copy": Mosaic has no int8 add) over blocks (lead, br, d) of
+  an array (lead, grid*br, d): d need not be a multiple of 128 (the block takes the whole dim),
+  br need not be a multiple of 8 when grid == 1."""
   dt = DTYPES[dtype]
 
   def kernel(x_ref, o_ref):
-    o_ref[...] = x_ref[...] + jnp.ones((), dt)
+    if body == "copy":
+      o_ref[...] = x_ref[...]
+    else:
+      o_ref[...] = x_ref[...] + jnp.ones((), dt)
 
   shape = (lead, grid * br, d)
 
@@ -438,6 +442,14 @@ def catalogue(gen):
   for (lead, br, d, dt) in [(4, 512, 512, "f32"), (8, 256, 1024, "bf16"), (16, 8, 4096, "bf16"),
                             (4, 1024, 1024, "f32"), (32, 16, 2048, "i8")]:
     add("copy", lead=lead, br=br, d=d, dtype=dt)
+  # int8 without arithmetic, and second-minor extents that tell 8- from 16-row bf16 tiles
+  for (br, d, dt) in [(4096, 130, "i8"), (17, 4096, "i8"), (100, 1000, "i8"), (24, 4096, "bf16"),
+                      (40, 1024, "bf16"), (8, 4096, "bf16"), (3, 4096, "bf16"), (1, 4096, "bf16"),
+                      (3, 4096, "i8"), (3, 4096, "f32")]:
+    add("copy", br=br, d=d, dtype=dt, grid=1, body="copy")
+  add("copy", lead=32, br=16, d=2048, dtype="i8", body="copy")
+  add("copy", lead=1, br=32, d=4096, dtype="i8", body="copy")
+  add("copy", lead=1, br=16, d=4096, dtype="bf16", body="copy")
   return _interleave(cat)
 
 
