@@ -24,6 +24,8 @@ KEY_RE = re.compile(r'(?:^|[,{]\s*)([A-Za-z_][\w.]*)\s*=')
 ATTR_NAME_RE = re.compile(r'"?\b((?:tt|ttg|ttng|amdgpu|nvws|ttig|gluon|proton|loop|allocation)'
                           r'\.[A-Za-z_][\w.-]*)"?\s*=')
 MEMDESC_RE = re.compile(r'!ttg\.memdesc<([^<>]*(?:<[^<>]*>[^<>]*)*)>')
+PADDED_RE = re.compile(r'#([a-z_]+\.[a-z_0-9]+)<\[[^\]]*\]\s*\{((?:[^{}])*)\}>')
+SHORT_MEMDESC_RE = re.compile(r'->\s*<(\d+(?:x\d+)*x[A-Za-z]\w*,\s*#[^<>]*)>')
 TENSORDESC_RE = re.compile(r'!tt\.tensordesc<([^<>]*(?:<[^<>]*>[^<>]*)*)>')
 VALUE_RE = re.compile(r'%([A-Za-z_$.\-][\w$.\-]*)')
 DICT_RE = re.compile(r'\{([^{}]*)\}')
@@ -94,10 +96,17 @@ def scan(text):
     for m in ENC_BODY_RE.finditer(body):
         for k in KEY_RE.finditer("{" + m.group(2)):
             enc_keys["#" + m.group(1)].add(k.group(1))
+    # padded_shared: #ttg.padded_shared<[512:+8] {offset = [[..]], block = []}>
+    for m in PADDED_RE.finditer(body):
+        enc_keys["#" + m.group(1)].add("[interval:+pad]")
+        for k in dict_keys(m.group(2)):
+            enc_keys["#" + m.group(1)].add(k)
     for m in ATTR_NAME_RE.finditer(body):
         attrs.add(m.group(1))
     for m in MEMDESC_RE.finditer(body):
         forms.add(memdesc_form(m.group(1)))
+    for m in SHORT_MEMDESC_RE.finditer(body):
+        forms.add("short form (no !ttg.memdesc): <" + memdesc_form(m.group(1)) + ">")
     for m in TENSORDESC_RE.finditer(body):
         tdesc.add("!tt.tensordesc<%s>" % tensordesc_form(m.group(1)))
     for m in VALUE_RE.finditer(body):
