@@ -1,6 +1,9 @@
 #include "sim/proto_io.h"
 
+#include <cctype>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -55,6 +58,125 @@ bool FindUnknownField(const google::protobuf::Message& message, std::string* pat
   return false;
 }
 
+// Names of the string fields of `descriptor` and the messages it holds that no message declares
+// with another type: where a graph takes an expression ("64", "BLOCK_M"), an integer written
+// bare (shape: 64) means the same expression.
+void CollectExpressionFieldNames(const google::protobuf::Descriptor* descriptor, std::set<std::string>* strings,
+                                 std::set<std::string>* others, std::set<const google::protobuf::Descriptor*>* seen) {
+  if (!seen->insert(descriptor).second) return;
+  for (int i = 0; i < descriptor->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* field = descriptor->field(i);
+    if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_STRING) {
+      strings->insert(field->name());
+    } else {
+      others->insert(field->name());
+    }
+    if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {
+      CollectExpressionFieldNames(field->message_type(), strings, others, seen);
+    }
+  }
+}
+
+// Rewrites `name: 64` (text) or `"name": 64` (JSON), lists included, as the quoted string the
+// schema asks for, for every name CollectExpressionFieldNames finds. A lexical pass that keeps a
+// stack of objects and lists; strings and comments are copied as they are.
+std::string QuoteIntegersOfStringFields(absl::string_view text, const google::protobuf::Descriptor* descriptor,
+                                        bool json) {
+  std::set<std::string> strings, others;
+  std::set<const google::protobuf::Descriptor*> seen;
+  CollectExpressionFieldNames(descriptor, &strings, &others, &seen);
+  struct Frame {
+    bool list = false;
+    std::string key;      // object: the field being written; list: the field the list belongs to
+    bool value = false;   // object: after the ':' (or a text-format field name), before the value
+  };
+  std::vector<Frame> stack = {Frame{}};
+  std::string out;
+  out.reserve(text.size());
+  auto is_ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  auto quote_here = [&] {
+    const Frame& f = stack.back();
+    const bool in_value = f.list || f.value;
+    return in_value && strings.count(f.key) && !others.count(f.key);
+  };
+  auto value_done = [&] {
+    if (!stack.back().list) stack.back().value = false;
+  };
+  size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '"' || c == '\'') {
+      size_t j = i + 1;
+      while (j < text.size() && text[j] != c) j += text[j] == '\\' ? 2 : 1;
+      j = std::min(j + 1, text.size());
+      const absl::string_view literal = text.substr(i, j - i);
+      Frame& f = stack.back();
+      if (json && !f.list && !f.value) {
+        f.key = std::string(literal.substr(1, literal.size() >= 2 ? literal.size() - 2 : 0));
+      } else {
+        value_done();
+      }
+      absl::StrAppend(&out, literal);
+      i = j;
+      continue;
+    }
+    if (c == '#' && !json) {
+      const size_t j = std::min(text.find('\n', i), text.size());
+      absl::StrAppend(&out, text.substr(i, j - i));
+      i = j;
+      continue;
+    }
+    if (c == '{' || c == '<') {
+      stack.push_back(Frame{});
+    } else if ((c == '}' || c == '>') && stack.size() > 1) {
+      stack.pop_back();
+      value_done();
+    } else if (c == '[') {
+      stack.push_back(Frame{true, stack.back().key, false});
+    } else if (c == ']' && stack.size() > 1) {
+      stack.pop_back();
+      value_done();
+    } else if (c == ':') {
+      stack.back().value = true;
+    } else if (c == ',' || c == ';') {
+      value_done();
+    }
+    const bool number_start = std::isdigit(static_cast<unsigned char>(c)) ||
+                              (c == '-' && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i + 1])));
+    if (number_start && (i == 0 || !is_ident(text[i - 1]))) {
+      size_t j = i + 1;
+      while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+      const bool integer = j >= text.size() || !(is_ident(text[j]) || text[j] == '.');
+      const absl::string_view number = text.substr(i, j - i);
+      if (integer && quote_here()) {
+        absl::StrAppend(&out, "\"", number, "\"");
+      } else {
+        absl::StrAppend(&out, number);
+      }
+      value_done();
+      i = j;
+      continue;
+    }
+    if (is_ident(c)) {
+      size_t j = i;
+      while (j < text.size() && is_ident(text[j])) ++j;
+      const absl::string_view word = text.substr(i, j - i);
+      Frame& f = stack.back();
+      if (!json && !f.list && !f.value) {
+        f.key = std::string(word);  // a text-format field name; ':' or '{' follows
+      } else {
+        value_done();  // an enum value, true/false, inf
+      }
+      absl::StrAppend(&out, word);
+      i = j;
+      continue;
+    }
+    out += c;
+    ++i;
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<ProtoFormat> FormatFromPath(absl::string_view path) {
@@ -68,7 +190,22 @@ absl::StatusOr<ProtoFormat> FormatFromPath(absl::string_view path) {
       path, ": unknown file extension (expected .pb, .pbtxt, .textproto or .json)"));
 }
 
-absl::StatusOr<std::string> ReadFileToString(absl::string_view path) {
+absl::StatusOr<std::string> ReadFileToString(absl::string_view path, int64_t max_bytes) {
+  // A directory, FIFO or device would read as empty, block, or never end: only regular files.
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(std::string(path), error);
+  if (error || !std::filesystem::exists(status)) return absl::NotFoundError(absl::StrCat(path, ": cannot open file"));
+  if (std::filesystem::is_directory(status)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory, not a file"));
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": is not a regular file (a device, FIFO or socket)"));
+  }
+  const uintmax_t size = std::filesystem::file_size(std::string(path), error);
+  if (!error && max_bytes >= 0 && size > static_cast<uintmax_t>(max_bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", size, " bytes is larger than the input limit of ",
+                                                   max_bytes, " bytes (raise it with --max-input-mib)"));
+  }
   std::ifstream in{std::string(path), std::ios::binary};
   if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open file"));
   std::ostringstream contents;
@@ -76,6 +213,15 @@ absl::StatusOr<std::string> ReadFileToString(absl::string_view path) {
   if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read error"));
   return contents.str();
 }
+
+absl::StatusOr<std::string> ReadFileToString(absl::string_view path) { return ReadFileToString(path, MaxInputBytes()); }
+
+namespace {
+int64_t max_input_bytes = kDefaultMaxInputBytes;
+}  // namespace
+
+int64_t MaxInputBytes() { return max_input_bytes; }
+void SetMaxInputBytes(int64_t bytes) { max_input_bytes = bytes; }
 
 absl::Status ParseProto(absl::string_view contents, ProtoFormat format, absl::string_view origin,
                         google::protobuf::Message* message) {
@@ -100,7 +246,7 @@ absl::Status ParseProto(absl::string_view contents, ProtoFormat format, absl::st
       google::protobuf::TextFormat::Parser parser;
       CollectingErrors errors;
       parser.RecordErrorsTo(&errors);
-      if (!parser.ParseFromString(std::string(contents), message)) {
+      if (!parser.ParseFromString(QuoteIntegersOfStringFields(contents, message->GetDescriptor(), false), message)) {
         return absl::InvalidArgumentError(absl::StrCat(origin, ": ", errors.Joined()));
       }
       return absl::OkStatus();
@@ -108,7 +254,8 @@ absl::Status ParseProto(absl::string_view contents, ProtoFormat format, absl::st
     case ProtoFormat::kJson: {
       google::protobuf::util::JsonParseOptions options;
       options.ignore_unknown_fields = false;
-      auto status = google::protobuf::util::JsonStringToMessage(std::string(contents), message, options);
+      auto status = google::protobuf::util::JsonStringToMessage(
+          QuoteIntegersOfStringFields(contents, message->GetDescriptor(), true), message, options);
       if (!status.ok()) {
         return absl::InvalidArgumentError(
             absl::StrCat(origin, ": invalid JSON ", type, ": ", status.message().as_string()));

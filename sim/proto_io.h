@@ -3,6 +3,7 @@
 #ifndef SCRATCHSIM_SIM_PROTO_IO_H_
 #define SCRATCHSIM_SIM_PROTO_IO_H_
 
+#include <cstdint>
 #include <string>
 #include "absl/strings/string_view.h"
 
@@ -17,7 +18,13 @@ enum class ProtoFormat { kBinary, kText, kJson };
 // The format implied by `path`'s extension; unknown extensions are an error.
 absl::StatusOr<ProtoFormat> FormatFromPath(absl::string_view path);
 
+// Input files are regular files of at most MaxInputBytes() bytes (default 256 MiB, the driver's
+// --max-input-mib): a directory, FIFO or device, or a larger file, is InvalidArgument naming it.
+inline constexpr int64_t kDefaultMaxInputBytes = int64_t{256} << 20;
+int64_t MaxInputBytes();
+void SetMaxInputBytes(int64_t bytes);  // < 0: no limit
 absl::StatusOr<std::string> ReadFileToString(absl::string_view path);
+absl::StatusOr<std::string> ReadFileToString(absl::string_view path, int64_t max_bytes);
 
 // Parses `contents` (named `origin` in messages) into `message`. Binary input with fields
 // the schema does not know is rejected, so garbage that happens to decode is not accepted.

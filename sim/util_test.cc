@@ -1,4 +1,6 @@
 // Tests of the small shared pieces: dtypes, proto I/O and the flag parser.
+#include <fstream>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/graph.pb.h"
@@ -59,6 +61,42 @@ TEST(ProtoIoTest, TextErrorsNameTheLine) {
   KernelGraph graph;
   auto status = ParseProto("name: \"k\"\nbuffers { nme: \"a\" }\n", ProtoFormat::kText, "g.pbtxt", &graph);
   EXPECT_THAT(status.message(), HasSubstr("g.pbtxt: line 2"));
+}
+
+// Where the graph takes an expression, a bare integer is the same expression: shape: 64 is
+// shape: "64", in lists and in JSON too. Integer fields stay integers.
+TEST(ProtoIoTest, IntegersAreAcceptedWhereExpressionsAre) {
+  KernelGraph text;
+  ASSERT_TRUE(ParseProto(R"pb(
+    parameters { name: "B" default_value: 64 }  # default_value is an integer field: untouched
+    buffers { name: "a" shape: [64, "B"] shape: 2 copies: 3 dtype: "f16" }  # shape: 7 in a comment
+    launch { num_warps: 4 }
+  )pb", ProtoFormat::kText, "t.pbtxt", &text).ok());
+  EXPECT_THAT(text.buffers(0).shape(), ::testing::ElementsAre("64", "B", "2"));
+  EXPECT_EQ(text.buffers(0).copies(), "3");
+  EXPECT_EQ(text.launch().num_warps(), "4");
+  EXPECT_EQ(text.parameters(0).default_value(), 64);
+  KernelGraph json;
+  ASSERT_TRUE(ParseProto(R"({"buffers": [{"name": "a", "shape": [64, "B"], "copies": 3}], "launch": {"num_warps": 8},
+                             "parameters": [{"name": "B", "default_value": 64}]})",
+                         ProtoFormat::kJson, "t.json", &json).ok());
+  EXPECT_THAT(json.buffers(0).shape(), ::testing::ElementsAre("64", "B"));
+  EXPECT_EQ(json.buffers(0).copies(), "3");
+  EXPECT_EQ(json.launch().num_warps(), "8");
+}
+
+TEST(ProtoIoTest, OnlyRegularFilesAreRead) {
+  EXPECT_THAT(ReadFileToString(::testing::TempDir()).status().message(), ::testing::HasSubstr("is a directory"));
+  EXPECT_THAT(ReadFileToString("/dev/zero").status().message(), ::testing::HasSubstr("is not a regular file"));
+  EXPECT_EQ(ReadFileToString("/no/such/file").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(ProtoIoTest, FilesAboveTheInputLimitAreRefused) {
+  const std::string path = ::testing::TempDir() + "/big.pbtxt";
+  std::ofstream(path) << std::string(2048, ' ');
+  EXPECT_THAT(ReadFileToString(path, 1024).status().message(),
+              ::testing::HasSubstr("2048 bytes is larger than the input limit of 1024 bytes"));
+  EXPECT_TRUE(ReadFileToString(path, 4096).ok());
 }
 
 TEST(FlagsTest, ValuesListsAndSwitches) {

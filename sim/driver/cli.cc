@@ -11,6 +11,7 @@
 #include "sim/frontend.h"
 #include "sim/graph.h"
 #include "sim/occupancy.h"
+#include "sim/proto_io.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
 #include "sim/status_macros.h"
@@ -31,6 +32,7 @@ constexpr char kUsage[] = R"(usage:
 constexpr char kUsageTail[] = R"(
 DEV is a shipped name (h100, a100, mi300x, tpu_v5e, ...; any case) or a path to a DeviceModel
 textproto. SCRATCHSIM_MODELS=DIR adds DIR's models to the shipped ones.
+Input files are regular files of at most 256 MiB (--max-input-mib raises it).
 Exit codes: 0 fits, 1 simulated and does not fit, 2 bad input or usage (the message names the
 file, the field and the problem), 3 a subcommand needs a GPU and none is present.
 )";
@@ -54,7 +56,8 @@ std::string Usage() {
 
 FlagSpec SimulateFlags() {
   FlagSpec spec;
-  spec.values = {"device", "graph", "format", "policy", "threads", "regs", "smem", "static-smem", "carveout"};
+  spec.values = {"device", "graph", "format", "policy", "threads", "regs", "smem", "static-smem", "carveout",
+                 "max-input-mib"};
   spec.lists = {"set"};
   spec.switches = {"list-devices", "help", "no-opt-in", "no-suggest", "any-target"};
   AddFrontEndFlags(&spec);
@@ -179,6 +182,7 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out)
   if (!flags.positional().empty()) {
     return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", flags.positional().front(), "' (see --help)"));
   }
+  RETURN_IF_ERROR(ApplyInputLimit(flags));
   if (flags.Has("list-devices")) {
     ASSIGN_OR_RETURN(std::vector<DeviceModel> devices, LoadShippedDevices());
     out << ListDevices(devices);
@@ -199,6 +203,15 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out)
 }
 
 }  // namespace
+
+absl::Status ApplyInputLimit(const ParsedFlags& flags) {
+  ASSIGN_OR_RETURN(const int64_t mib, flags.GetInt("max-input-mib", kDefaultMaxInputBytes >> 20));
+  if (mib < 1 || mib > (int64_t{1} << 20)) {
+    return absl::InvalidArgumentError(absl::StrCat("--max-input-mib: must be 1..1048576, got ", mib));
+  }
+  SetMaxInputBytes(mib << 20);
+  return absl::OkStatus();
+}
 
 void AddFrontEndFlags(FlagSpec* spec) {
   for (const auto& front_end : FrontEnds()) {

@@ -22,6 +22,9 @@ inline constexpr int kExitNoDevice = 3;
 // `simulate [SUBCOMMAND] ...`; `args` excludes argv[0].
 int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+// --max-input-mib (every command that reads files takes it): the input size limit.
+absl::Status ApplyInputLimit(const ParsedFlags& flags);
+
 // The flags front ends read their input from (--ttgir), added to `spec`.
 void AddFrontEndFlags(FlagSpec* spec);
 

@@ -36,7 +36,7 @@ Exit codes: 0 some configuration fits, 1 none fits, 2 bad input or usage.
 
 FlagSpec PlanFlags() {
   FlagSpec spec;
-  spec.values = {"device", "graph", "top", "format", "threads", "compute-dtype", "policy"};
+  spec.values = {"device", "graph", "top", "format", "threads", "compute-dtype", "policy", "max-input-mib"};
   spec.lists = {"param", "set"};
   spec.switches = {"help", "allow-spills", "stats", "any-target"};
   AddFrontEndFlags(&spec);
@@ -308,6 +308,7 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out,
   if (!flags.positional().empty()) {
     return absl::InvalidArgumentError(absl::StrCat("plan: unexpected argument '", flags.positional().front(), "' (see --help)"));
   }
+  RETURN_IF_ERROR(ApplyInputLimit(flags));
   std::string format = flags.Get("format", "text");
   if (format != "text" && format != "json" && format != "csv") {
     return absl::InvalidArgumentError(absl::StrCat("--format: '", format, "' is not one of text, json, csv"));
