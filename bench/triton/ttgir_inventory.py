@@ -24,6 +24,7 @@ KEY_RE = re.compile(r'(?:^|[,{]\s*)([A-Za-z_][\w.]*)\s*=')
 ATTR_NAME_RE = re.compile(r'"?\b((?:tt|ttg|ttng|amdgpu|nvws|ttig|gluon|proton|loop|allocation)'
                           r'\.[A-Za-z_][\w.-]*)"?\s*=')
 MEMDESC_RE = re.compile(r'!ttg\.memdesc<([^<>]*(?:<[^<>]*>[^<>]*)*)>')
+PLAIN_ENC_RE = re.compile(r'#([a-z_]+\.[a-z_0-9]+)<(\w+\s*=[^<>{}]*)>')
 PADDED_RE = re.compile(r'#([a-z_]+\.[a-z_0-9]+)<\[[^\]]*\]\s*\{((?:[^{}])*)\}>')
 SHORT_MEMDESC_RE = re.compile(r'->\s*<(\d+(?:x\d+)*x[A-Za-z]\w*,\s*#[^<>]*)>')
 TENSORDESC_RE = re.compile(r'!tt\.tensordesc<([^<>]*(?:<[^<>]*>[^<>]*)*)>')
@@ -96,6 +97,10 @@ def scan(text):
     for m in ENC_BODY_RE.finditer(body):
         for k in KEY_RE.finditer("{" + m.group(2)):
             enc_keys["#" + m.group(1)].add(k.group(1))
+    # key = value lists without braces: #ttng.tensor_memory_encoding<blockM = 128, ...>
+    for m in PLAIN_ENC_RE.finditer(body):
+        for k in dict_keys(m.group(2)):
+            enc_keys["#" + m.group(1)].add(k)
     # padded_shared: #ttg.padded_shared<[512:+8] {offset = [[..]], block = []}>
     for m in PADDED_RE.finditer(body):
         enc_keys["#" + m.group(1)].add("[interval:+pad]")
