@@ -73,6 +73,89 @@ TEST(CliTest, WhatIfOccupancy) {
   EXPECT_THAT(r.out, HasSubstr("occupancy: 2 blocks per SM"));
 }
 
+// The what-if mode follows the same rules: a static __shared__ array above 48 KiB cannot launch.
+TEST(CliTest, WhatIfAppliesTheStaticSharedMemoryCap) {
+  Result r = Simulate({"--device", "h100", "--threads", "128", "--static-smem", "65536"});
+  EXPECT_EQ(r.code, kExitDoesNotFit) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("verdict  DOES NOT FIT"));
+  EXPECT_THAT(r.out, HasSubstr("static __shared__ 65536 B exceeds the 49152 B"));
+}
+
+// What-if JSON: fits agrees with the exit code, no empty strings, no INT32_MAX for "no limit".
+TEST(CliTest, WhatIfJsonAgreesWithTheExitCode) {
+  Result fits = Simulate({"--device", "h100", "--threads", "256", "--format", "json"});
+  EXPECT_EQ(fits.code, kExitFits);
+  EXPECT_THAT(fits.out, HasSubstr("\"fits\": true"));
+  EXPECT_THAT(fits.out, HasSubstr("\"kernel\": \"what-if: 256 threads"));
+  EXPECT_THAT(fits.out, ::testing::Not(HasSubstr("\"\"")));
+  EXPECT_THAT(fits.out, ::testing::Not(HasSubstr("2147483647")));
+  EXPECT_THAT(fits.out, ::testing::Not(HasSubstr("limit_registers")));  // no registers: no limit, absent
+  Result over = Simulate({"--device", "h100", "--threads", "256", "--smem", "300000", "--format", "json"});
+  EXPECT_EQ(over.code, kExitDoesNotFit);
+  EXPECT_THAT(over.out, HasSubstr("\"fits\": false"));
+}
+
+// A configuration that cannot launch says so in its occupancy too, with the reason.
+TEST(CliTest, OccupancyNeverContradictsTheVerdict) {
+  Result r = Simulate({"--device", "h100", "--graph", Source("models/graphs/ws_4_4_4.pbtxt"), "--format", "json"});
+  EXPECT_EQ(r.code, kExitDoesNotFit);
+  EXPECT_THAT(r.out, HasSubstr("\"blocks_per_core\": 0"));
+  EXPECT_THAT(r.out, HasSubstr("\"limiting_factor\": \"threads\""));
+  EXPECT_THAT(r.out, HasSubstr("\"reason\": \"out of resource: threads, Required: 384"));
+}
+
+// simulate and plan write 64-bit figures the same way: as JSON numbers.
+TEST(CliTest, SixtyFourBitNumbersAreJsonNumbers) {
+  Result r = Simulate({"--device", "h100", "--graph", Source("models/graphs/mlp.pbtxt"), "--format", "json"});
+  EXPECT_THAT(r.out, HasSubstr("\"peak_bytes\": 526336"));
+  EXPECT_THAT(r.out, HasSubstr("\"required\": 526336"));
+}
+
+TEST(CliTest, ABufferNoOpTouchesIsCountedAndNamed) {
+  const std::string path = ::testing::TempDir() + "/untouched.pbtxt";
+  std::ofstream(path) << R"pb(
+    buffers { name: "used" shape: "1024" dtype: "f32" memory_space: "smem" }
+    buffers { name: "declared" shape: "2048" dtype: "f32" memory_space: "smem" }
+    ops { name: "use" writes: "used" }
+  )pb";
+  Result r = Simulate({"--device", "h100", "--graph", path});
+  EXPECT_EQ(r.code, kExitFits) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("smem: peak 12288 B"));
+  EXPECT_THAT(r.out, HasSubstr("buffer 'declared' is touched by no op: allocated for the whole kernel"));
+}
+
+// Suggestions change tuning parameters only; where only a problem dimension would help, the
+// suggestion says so in words and changes nothing (seed 002: I_RED held whole).
+TEST(CliTest, SuggestionsNeverChangeAProblemSize) {
+  Result r = Simulate({"--device", "h100", "--graph", Source("models/graphs/mlp.pbtxt"), "--format", "json"});
+  EXPECT_THAT(r.out, HasSubstr("\"restructure\": true"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("\"name\": \"I_RED\", \"value\": 1024")));
+  Result text = Simulate({"--device", "h100", "--graph", Source("models/graphs/mlp.pbtxt")});
+  EXPECT_THAT(text.out, HasSubstr("I_RED is a problem dimension held whole in one block"));
+}
+
+TEST(CliTest, EverySuggestionSaysWhatItGives) {
+  for (const char* graph : {"mlp.pbtxt", "ws_4_4_4.pbtxt", "gemm.pbtxt", "regheavy.pbtxt"}) {
+    Result r = Simulate({"--device", "t4", "--graph", Source(std::string("models/graphs/") + graph)});
+    for (size_t at = r.out.find("  - "); at != std::string::npos; at = r.out.find("  - ", at + 1)) {
+      const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+      EXPECT_GT(line.size(), 8u) << graph << ": " << line;
+      EXPECT_THAT(line, ::testing::Not(HasSubstr("()"))) << graph;
+    }
+  }
+}
+
+TEST(CliTest, SubcommandHelpExitsZero) {
+  for (const char* sub : {"plan", "validate", "probe", "gemm-timing"}) {
+    Result r = Simulate({sub, "--help"});
+    if (std::string(sub) != "plan" && r.code == kExitBadInput) continue;  // built without backends/cuda
+    EXPECT_EQ(r.code, 0) << sub << ": " << r.err;
+    EXPECT_THAT(r.out, HasSubstr("usage:")) << sub;
+    EXPECT_THAT(r.out, HasSubstr(std::string("simulate ") + sub)) << sub;
+  }
+  EXPECT_THAT(Simulate({"--help"}).out, HasSubstr("3 a subcommand needs a GPU"));
+}
+
 TEST(CliTest, ListDevices) {
   Result r = Simulate({"--list-devices"});
   EXPECT_EQ(r.code, kExitFits) << r.err;
@@ -137,7 +220,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"UnknownFlag", {"--device", "h100", "--grph", "x"}, {"unknown flag --grph"}},
         BadCase{"MissingDevice", {"--graph", Bad("cycle.pbtxt")}, {"--device is required"}},
         BadCase{"BadFormat", Graph("cycle.pbtxt", {"--format", "xml"}), {"--format: 'xml'"}},
-        BadCase{"NegativeThreads", {"--device", "h100", "--threads", "-5"}, {"threads"}}),
+        BadCase{"NegativeThreads", {"--device", "h100", "--threads", "-5"}, {"threads"}},
+        BadCase{"ADirectoryAsTheGraph", {"--device", "h100", "--graph", Source("tests/data/bad/dir.pbtxt")},
+                {"dir.pbtxt: is a directory"}},
+        BadCase{"BadSetValueOnAPallasGraph",
+                {"--device", "tpu_v5e", "--graph", Source("models/graphs/tpu_e1001.pbtxt"), "--set", "BM=big"},
+                {"not a 64-bit integer"}}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
 }  // namespace
