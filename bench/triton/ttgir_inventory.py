@@ -121,6 +121,30 @@ def scan(text):
                 enc_keys=enc_keys, op_keys=op_keys, tensordesc=tdesc, value_chars=vchars)
 
 
+def norm_op_line(line):
+    """An op's line with values, numbers, aliases, strings and <...> bodies abstracted: its
+    printed form."""
+    s = re.sub(r'loc\((?:[^()]|\([^()]*\))*\)', '', line).strip()
+    prev = None
+    while prev != s:
+        prev, s = s, re.sub(r'<[^<>]*>', 'T', s)
+    s = re.sub(r'%[\w.$-]+(#\d+)?', '%', s)
+    s = re.sub(r'#\w+', '#a', s)
+    s = re.sub(r'-?\b\d+(\.\d+)?(e[+-]?\d+)?\b', 'N', s)
+    s = re.sub(r'"[^"]*"', 'S', s)
+    return re.sub(r'\s+', ' ', s)
+
+
+def op_forms(text, into):
+    for ln in text.splitlines():
+        if ln.startswith("#") or not ln.strip():
+            continue
+        s = ln.strip()
+        m = OP_RE.match(s) or OP_RE2.match(s)
+        if m and m.group(1) not in ("tt.func", ):
+            into[m.group(1)].add(norm_op_line(s))
+
+
 class Acc:
     """Union of constructs over a fixture set, with the kinds each one appears in."""
 
@@ -129,6 +153,7 @@ class Acc:
                       ["ops", "encodings", "types", "attrs", "memdesc", "enc_keys", "op_keys",
                        "tensordesc", "value_chars"]}
         self.n = 0
+        self.forms = collections.defaultdict(set)
 
     def add(self, text, kind):
         self.n += 1
@@ -194,6 +219,7 @@ def read_catalogue(root):
                     acc.add(text, recs[version][fid]["kind"])
                     if fid in common:
                         out_common[version].add(text, recs[version][fid]["kind"])
+                        op_forms(text, out_common[version].forms)
             out[version][target] = acc
     return out, out_common
 
@@ -291,6 +317,31 @@ def main():
                                        (", ..." if len(o.where[k][x]) > 4 else ""))
                         for x in sorted(only)) or "none"))
                     md.append("")
+        # Printed forms of the ops both versions use: ops none of whose forms survived, and
+        # new forms of the others.
+        fa, fb = common[a].forms, common[b].forms
+        changed, added = {}, {}
+        for op in sorted(set(fa) & set(fb)):
+            if not (fa[op] & fb[op]):
+                changed[op] = {a: sorted(fa[op])[:3], b: sorted(fb[op])[:3]}
+            elif fb[op] - fa[op] and not op.startswith("scf."):
+                # (scf ops print their variable-length operand lists: not a syntax change)
+                added[op] = sorted(fb[op] - fa[op])[:3]
+        diff["op_forms_changed"] = changed
+        diff["op_forms_new_in_" + b] = added
+        if changed:
+            md.append("**Ops printed differently** (every form changed; values `%%`, numbers "
+                      "`N`, aliases `#a`, `<...>` bodies `T`):")
+            md.append("")
+            for op, d in changed.items():
+                md.append("- `%s`: %s `%s` -> %s `%s`" % (op, a, d[a][0], b, d[b][0]))
+            md.append("")
+        if added:
+            md.append("**New printed forms in %s** (the old forms remain in use):" % b)
+            md.append("")
+            for op, forms in added.items():
+                md.append("- `%s`: `%s`" % (op, forms[0][:300]))
+            md.append("")
         result["version_diff"] = diff
     if args.json:
         with open(args.json, "w") as f:
