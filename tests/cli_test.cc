@@ -156,6 +156,15 @@ TEST(CliTest, SubcommandHelpExitsZero) {
   EXPECT_THAT(Simulate({"--help"}).out, HasSubstr("3 a subcommand needs a GPU"));
 }
 
+// The planner prunes a Pallas call by the engine's scoped-VMEM verdict on its lowering.
+TEST(CliTest, PlanPrunesPallasBlocksAgainstTheScopedVmemLimit) {
+  Result r = Simulate({"plan", "--device", "tpu_v7x", "--graph", Source("models/graphs/tpu_matmul_big.pbtxt"),
+                       "--format", "json"});
+  if (r.code == kExitBadInput && r.err.find("no TPU front end") != std::string::npos) GTEST_SKIP() << r.err;
+  EXPECT_EQ(r.code, kExitFits) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"limit\": \"scoped vmem\""));
+}
+
 TEST(CliTest, ListDevices) {
   Result r = Simulate({"--list-devices"});
   EXPECT_EQ(r.code, kExitFits) << r.err;

@@ -3,7 +3,6 @@
 #include <vector>
 
 #include "backends/tpu/pallas_lowering.h"
-#include "sim/planner/planner.h"
 #include "backends/tpu/tpu_test_util.h"
 #include "sim/test_util.h"
 #include "backends/tpu/xla_verdict.h"
@@ -55,24 +54,6 @@ TEST(TpuSimulateTest, MatmulAndFlashAttentionPerGeneration) {
     ASSERT_TRUE(fa.ok()) << fa.status();
     EXPECT_EQ(VmemViolation(*fa), nullptr) << name;
   }
-}
-
-// The planner prunes by the engine's scoped-VMEM verdict on the lowered call.
-TEST(TpuPlanTest, VmemIsPrunedAgainstTheScopedLimit) {
-  DeviceModel device = testing::ShippedDevice("tpu_v7x");
-  absl::StatusOr<KernelGraph> lowered = LowerPallasCall(testing::ExampleGraph("tpu_matmul_big.pbtxt"), device);
-  ASSERT_TRUE(lowered.ok()) << lowered.status();
-  absl::StatusOr<CompiledGraph> compiled = CompileGraph(*lowered, "tpu_matmul_big.pbtxt");
-  ASSERT_TRUE(compiled.ok()) << compiled.status();
-  auto axes = BuildParamSpace(*compiled, {}, {});
-  ASSERT_TRUE(axes.ok());
-  auto values = BindParameters(*compiled, {});
-  ASSERT_TRUE(values.ok());
-  auto plan = Plan(*compiled, device, *axes, *values, PlanOptions());
-  ASSERT_TRUE(plan.ok()) << plan.status();
-  ASSERT_FALSE(plan->pruned.empty());
-  EXPECT_EQ(plan->pruned[0].limit, Limit::kVmemScoped);
-  EXPECT_GT(plan->fitting, 0u);
 }
 
 }  // namespace

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The dependency direction of docs/architecture.md, checked on the sources:
+#   proto <- sim (the model library) <- {sim/planner, backends/*} <- sim/driver
+# Usage: layering_test.sh SOURCE_DIR. Prints every include that breaks it and exits 1.
+set -u
+cd "${1:-.}" || exit 2
+status=0
+breaks() {  # breaks DESCRIPTION FILES... : prints matching include lines
+  local what="$1"; shift
+  local found
+  found=$(grep -Hn -E "$what" "$@" 2>/dev/null)
+  if [ -n "$found" ]; then
+    echo "$found"
+    status=1
+  fi
+}
+model_library=$(ls sim/*.h sim/*.cc)
+echo "sim/ (the model library) includes no planner, driver or backend:"
+breaks '#include "(sim/planner|sim/driver|backends)/' $model_library
+echo "sim/planner includes no driver or backend:"
+breaks '#include "(sim/driver|backends)/' sim/planner/*
+for backend in backends/*/; do
+  name=$(basename "$backend")
+  echo "backends/$name includes no other backend, no planner, no driver:"
+  breaks '#include "(sim/planner|sim/driver)/' $(ls "$backend"*.h "$backend"*.cc 2>/dev/null)
+  others=$(ls -d backends/*/ | xargs -n1 basename | grep -v "^$name\$" | paste -sd'|')
+  [ -n "$others" ] && breaks "#include \"backends/($others)/" $(ls "$backend"*.h "$backend"*.cc 2>/dev/null)
+done
+echo "no backend is chosen by the preprocessor:"
+breaks 'SCRATCHSIM_HAVE_' $(git ls-files '*.h' '*.cc' 'CMakeLists.txt' '*/CMakeLists.txt' 2>/dev/null || true)
+[ $status -eq 0 ] && echo "layering: ok"
+exit $status
