@@ -97,17 +97,25 @@ constexpr char kOneBuffer[] = R"pb(
   launch { num_warps: "WARPS" }
 )pb";
 
-FitResult Evaluate(const std::string& graph_text, const std::string& device_name, std::vector<std::string> sets = {}) {
+// The engine's result for graph text on a shipped device, or Evaluate's error.
+absl::StatusOr<FitResult> TryEvaluate(const std::string& graph_text, const std::string& device_name,
+                                      std::vector<std::string> sets = {}) {
   const CompiledGraph graph = CompileGraphText(graph_text);
   const DeviceModel device = ShippedDevice(device_name);
   auto engine = FitEngine::Create(graph, device);
-  EXPECT_TRUE(engine.ok()) << engine.status();
+  if (!engine.ok()) return engine.status();
   auto values = BindParameters(graph, sets);
-  EXPECT_TRUE(values.ok()) << values.status();
+  if (!values.ok()) return values.status();
   FitEngine::Scratch scratch;
   FitResult fit;
-  EXPECT_TRUE(engine->Evaluate(*values, scratch, &fit).ok());
+  if (absl::Status status = engine->Evaluate(*values, scratch, &fit); !status.ok()) return status;
   return fit;
+}
+
+FitResult Evaluate(const std::string& graph_text, const std::string& device_name, std::vector<std::string> sets = {}) {
+  absl::StatusOr<FitResult> fit = TryEvaluate(graph_text, device_name, std::move(sets));
+  EXPECT_TRUE(fit.ok()) << fit.status();
+  return fit.ok() ? *fit : FitResult();
 }
 
 TEST(FitEngineTest, SharedMemoryOverTheLimitCannotLaunch) {
@@ -172,34 +180,22 @@ TEST(FitEngineTest, ABufferNoOpTouchesIsAllocatedForTheWholeKernel) {
 }
 
 TEST(FitEngineTest, SpillArithmeticOverflowIsAnErrorNotANegativeSpill) {
-  const CompiledGraph graph = CompileGraphText(R"pb(
+  absl::StatusOr<FitResult> fit = TryEvaluate(R"pb(
     buffers { name: "a" shape: "64" dtype: "f32" memory_space: "smem" }
     ops { name: "use" writes: "a" }
     launch { num_warps: "4" registers_per_thread: "4611686018427387904" }
-  )pb");
-  const DeviceModel device = ShippedDevice("h100");
-  auto engine = FitEngine::Create(graph, device);
-  ASSERT_TRUE(engine.ok());
-  FitEngine::Scratch scratch;
-  FitResult fit;
-  absl::Status status = engine->Evaluate(graph.defaults, scratch, &fit);
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(status.message(), HasSubstr("registers_per_thread"));
+  )pb", "h100");
+  EXPECT_EQ(fit.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(fit.status().message(), HasSubstr("registers_per_thread"));
 }
 
 TEST(FitEngineTest, ABrokenRequirementIsInvalidNotAnError) {
-  const CompiledGraph graph = CompileGraphText(R"pb(
+  const FitResult fit = Evaluate(R"pb(
     parameters { name: "B" default_value: 3 }
     requirements { expr: "B % 2 == 0" doc: "even" }
     buffers { name: "a" shape: "B" dtype: "f32" memory_space: "smem" }
     ops { name: "use" writes: "a" }
-  )pb");
-  const DeviceModel device = ShippedDevice("h100");
-  auto engine = FitEngine::Create(graph, device);
-  ASSERT_TRUE(engine.ok());
-  FitEngine::Scratch scratch;
-  FitResult fit;
-  ASSERT_TRUE(engine->Evaluate(graph.defaults, scratch, &fit).ok());
+  )pb", "h100");
   EXPECT_FALSE(fit.fits);
   EXPECT_EQ(fit.limit, Limit::kInvalid);
   EXPECT_EQ(fit.broken_requirement, 0);

@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "sim/device.h"
 #include "sim/graph.h"
+#include "sim/planner/planner_test_util.h"
 #include "sim/test_util.h"
 #include "sim/driver/cli.h"
 #include "sim/planner/planner.h"
@@ -85,18 +86,7 @@ TEST(PlanCommandTest, OutputIsIdenticalAcrossThreadCounts) {
   EXPECT_EQ(a, b);
 }
 
-constexpr char kBlockSweepGraph[] = R"pb(
-  name: "block_sweep"
-  parameters { name: "BLOCK" default_value: 2 min: 1 max: 4 }
-  buffers { name: "a" shape: "64" shape: "64" dtype: "f16" memory_space: "smem" role: OPERAND }
-  ops { name: "load" writes: "a" }
-  ops { name: "use" reads: "a" }
-  launch { num_warps: "4" grid: "132" }
-  flops: "1000000 * BLOCK"
-  global_bytes: "1000"
-  compute_dtype: "f16"
-  %s
-)pb";
+
 
 // JSON and CSV leave every figure of the model unknown for a configuration without an
 // estimate, not the empty estimate's zeros.

@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "sim/device.h"
 #include "sim/graph.h"
+#include "sim/planner/planner_test_util.h"
 #include "sim/test_util.h"
 #include "sim/planner/planner.h"
 
@@ -24,18 +25,6 @@ namespace {
 using ::testing::HasSubstr;
 using namespace ::scratchsim::testing;
 
-// Plans the graph's default parameter space on the H100, keeping the best `top_k`.
-absl::StatusOr<PlanResult> PlanDefaultSpace(const CompiledGraph& graph, int top_k) {
-  auto device = LoadDevice("h100");
-  if (!device.ok()) return device.status();
-  auto axes = BuildParamSpace(graph, {}, {});
-  if (!axes.ok()) return axes.status();
-  auto values = BindParameters(graph, {});
-  if (!values.ok()) return values.status();
-  PlanOptions options;
-  options.top_k = top_k;
-  return Plan(graph, *device, *std::move(axes), *values, options);
-}
 
 
 // ---------------------------------------------------------------------------------------------

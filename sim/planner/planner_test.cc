@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "sim/device.h"
 #include "sim/graph.h"
+#include "sim/planner/planner_test_util.h"
 #include "sim/test_util.h"
 
 namespace scratchsim {
@@ -24,18 +25,6 @@ namespace {
 using ::testing::HasSubstr;
 using namespace ::scratchsim::testing;
 
-// Plans the graph's default parameter space on the H100, keeping the best `top_k`.
-absl::StatusOr<PlanResult> PlanDefaultSpace(const CompiledGraph& graph, int top_k) {
-  auto device = LoadDevice("h100");
-  if (!device.ok()) return device.status();
-  auto axes = BuildParamSpace(graph, {}, {});
-  if (!axes.ok()) return axes.status();
-  auto values = BindParameters(graph, {});
-  if (!values.ok()) return values.status();
-  PlanOptions options;
-  options.top_k = top_k;
-  return Plan(graph, *device, *std::move(axes), *values, options);
-}
 
 
 // ---------------------------------------------------------------------------------------------
@@ -218,19 +207,7 @@ TEST(PlanTest, EqualEstimatesPreferMoreBytesInFlightAndNewFieldsAreChecked) {
 }
 
 
-// BLOCK = 1..4 blocks of a 64x64 f16 operand, 4 warps, one wave; %s adds fields.
-constexpr char kBlockSweepGraph[] = R"pb(
-  name: "block_sweep"
-  parameters { name: "BLOCK" default_value: 2 min: 1 max: 4 }
-  buffers { name: "a" shape: "64" shape: "64" dtype: "f16" memory_space: "smem" role: OPERAND }
-  ops { name: "load" writes: "a" }
-  ops { name: "use" reads: "a" }
-  launch { num_warps: "4" grid: "132" }
-  flops: "1000000 * BLOCK"
-  global_bytes: "1000"
-  compute_dtype: "f16"
-  %s
-)pb";
+
 
 TEST(PlanTest, ConfigurationsWithoutAnEstimateAreCountedNamedAndRankLast) {
   CompiledGraph graph = CompileGraphText(absl::StrFormat(kBlockSweepGraph, R"x(wait_cycles: "100 * (BLOCK - 2)")x"));
