@@ -92,6 +92,25 @@ TEST(TtgirCliTest, CliPrintsTritonsRequiredFigure) {
   EXPECT_THAT(out.str(), ::testing::HasSubstr("out of resource: shared memory, Required: 526336, Hardware limit: 232448"));
 }
 
+// A kernel compiled for sm_90 judged as another GPU is refused naming both, unless asked for.
+TEST(TtgirCliTest, ATargetOtherThanTheDeviceIsExitTwo) {
+  std::ostringstream out, err;
+  std::string path = std::string(SCRATCHSIM_BINARY_DIR) + "/triton_fixtures/geglu_sm90_1d7bd094fe.ttgir";
+  int code = RunSimulateCommand({"--device", "b200", "--ttgir", path}, out, err);
+  EXPECT_EQ(code, kExitBadInput);
+  EXPECT_THAT(err.str(), ::testing::HasSubstr("compiled for sm_90 (nvidia) but --device b200 is sm_100 (nvidia)"));
+  code = RunSimulateCommand({"--device", "mi300x", "--ttgir", path}, out, err);
+  EXPECT_EQ(code, kExitBadInput);
+  EXPECT_THAT(err.str(), ::testing::HasSubstr("--device mi300x is gfx942 (amd)"));
+  std::ostringstream forced_out, forced_err;
+  code = RunSimulateCommand({"--device", "b200", "--ttgir", path, "--any-target"}, forced_out, forced_err);
+  EXPECT_EQ(code, kExitDoesNotFit) << forced_err.str();
+  // The same sm_90 kernel on the H200 (also sm_90) is judged without a flag.
+  std::ostringstream h200_out, h200_err;
+  EXPECT_EQ(RunSimulateCommand({"--device", "h200", "--ttgir", path}, h200_out, h200_err), kExitDoesNotFit)
+      << h200_err.str();
+}
+
 TEST(TtgirCliTest, MalformedIrIsExitTwoWithTheLine) {
   std::string path = ::testing::TempDir() + "/bad.ttgir";
   std::ofstream(path) << "module {\n  tt.func @k() {\n    %0 = ttg.local_alloc : () -> !ttg.memdesc<16x\n";

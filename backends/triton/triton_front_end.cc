@@ -5,6 +5,8 @@
 
 #include "backends/triton/ttgir_frontend.h"
 #include "sim/frontend.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "sim/status_macros.h"
 
 namespace scratchsim {
@@ -22,12 +24,34 @@ class TritonFrontEnd : public FrontEnd {
   absl::StatusOr<Kernel> Load(absl::string_view path, const DeviceModel& device,
                               const LoadOptions& options) const override {
     ASSIGN_OR_RETURN(triton::TtgirKernel loaded, triton::LoadTtgirKernel(path));
+    if (!options.any_target) RETURN_IF_ERROR(CheckTarget(path, loaded.target, device));
     Kernel kernel;
     kernel.origin = std::string(path);
     kernel.graph = std::move(loaded.graph);
     kernel.source = kernel.graph;
     kernel.policy = std::move(loaded.policy);
     return kernel;
+  }
+
+  // A kernel compiled for one GPU says nothing exact about another: its layouts, pipelining and
+  // MMA follow the target. "cuda:90" is sm_90 (H100, H200), "hip:gfx942" is gfx942.
+  static absl::Status CheckTarget(absl::string_view path, absl::string_view target, const DeviceModel& device) {
+    if (target.empty()) return absl::OkStatus();
+    std::string expected_vendor, expected_arch;
+    if (absl::ConsumePrefix(&target, "cuda:")) {
+      expected_vendor = "nvidia";
+      expected_arch = absl::StrCat("sm_", target);
+    } else if (absl::ConsumePrefix(&target, "hip:")) {
+      expected_vendor = "amd";
+      expected_arch = std::string(target);
+    } else {
+      return absl::OkStatus();  // a target this check does not know: nothing to compare
+    }
+    if (device.vendor() == expected_vendor && device.arch() == expected_arch) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": ttg.target: the kernel was compiled for ", expected_arch, " (", expected_vendor, ") but --device ",
+        device.name(), " is ", device.arch(), " (", device.vendor(),
+        "); compile it for that target, or pass --any-target to judge it there anyway"));
   }
 };
 

@@ -51,6 +51,7 @@ absl::StatusOr<TtgirKernel> LoadTtgirKernel(absl::string_view path) {
                                                    std::string_view(path.data(), path.size())));
   ASSIGN_OR_RETURN(SharedMemoryPlan plan, PlanSharedMemory(module));
   TtgirKernel kernel;
+  kernel.target = module.target;
   ASSIGN_OR_RETURN(kernel.graph, ImportTtgir(module, plan));
   kernel.policy = std::make_shared<PlannedPolicy>(std::move(plan));
   return kernel;

@@ -4,6 +4,7 @@
 #define SCRATCHSIM_BACKENDS_TRITON_TTGIR_FRONTEND_H_
 
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -17,6 +18,8 @@ namespace scratchsim::triton {
 
 struct TtgirKernel {
   KernelGraph graph;
+  // The module's ttg.target: "cuda:90", "hip:gfx942" (empty when the module names none).
+  std::string target;
   // Places the graph's blocks where Triton's allocator puts them. Triton's allocator runs on
   // the module itself, where it also sees warp-specialize regions (buffers of concurrent
   // partitions never share addresses), which Blocks cannot express.

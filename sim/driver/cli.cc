@@ -33,6 +33,7 @@ constexpr char kUsageTail[] = R"(
 DEV is a shipped name (h100, a100, mi300x, tpu_v5e, ...; any case) or a path to a DeviceModel
 textproto. SCRATCHSIM_MODELS=DIR adds DIR's models to the shipped ones.
 Input files are regular files of at most 256 MiB (--max-input-mib raises it).
+--any-target judges a kernel compiled for another GPU (--ttgir) on DEV anyway.
 Exit codes: 0 fits, 1 simulated and does not fit, 2 bad input or usage (the message names the
 file, the field and the problem), 3 a subcommand needs a GPU and none is present.
 )";
