@@ -45,21 +45,49 @@ class Explanation {
     for (int s = 0; s < device_.memory_spaces_size(); ++s) {
       if (fit_.spaces[s].peak >= 0) RETURN_IF_ERROR(ExplainSpace(s));
     }
+    if (options_.keep_buffers) {
+      for (int op : graph_.op_order) report_.add_ops(graph_.graph.ops(op).name());
+    }
     if (engine_.has_execution_model()) ExplainExecution();
     report_.set_fits(fit_.fits);
     return std::move(report_);
   }
 
  private:
-  // The placed blocks of space `s`, both groups.
-  std::vector<const PlacedBlock*> BlocksOf(int s) const {
+  // The placed blocks of space `s`, both groups; `second`, when given, receives whether each
+  // block is in the group the allocator keeps apart (static __shared__, program-scoped VMEM).
+  std::vector<const PlacedBlock*> BlocksOf(int s, std::vector<bool>* second = nullptr) const {
     std::vector<const PlacedBlock*> blocks;
     const auto& groups = engine_.groups();
     for (size_t g = 0; g < groups.size(); ++g) {
       if (groups[g].space != s) continue;
-      for (const PlacedBlock& block : scratch_.layout[g]) blocks.push_back(&block);
+      for (const PlacedBlock& block : scratch_.layout[g]) {
+        blocks.push_back(&block);
+        if (second != nullptr) second->push_back(groups[g].second);
+      }
     }
     return blocks;
+  }
+
+  // One buffer's figures: `copies` of it, its shape and extents.
+  BufferShare Share(int buffer, int64_t copies, int64_t peak) const {
+    BufferShare share;
+    share.set_buffer(graph_.buffers[buffer].name);
+    share.set_copies(copies);
+    const int64_t bytes = scratch_.bytes[buffer];  // TMEM column rounding included
+    share.set_bytes_per_copy(bytes);
+    share.set_total_bytes(bytes * copies);
+    share.set_share(peak > 0 ? static_cast<double>(bytes * copies) / static_cast<double>(peak) : 0.0);
+    share.set_role(graph_.buffers[buffer].role);
+    share.set_shape(ShapeString(graph_, buffer, scratch_.values));
+    share.set_dtype(graph_.buffers[buffer].dtype);
+    // The sizes evaluated, so the extents are too (a report never fails for them).
+    if (auto dims = EvaluateBufferDims(graph_, buffer, scratch_.values); dims.ok()) {
+      for (int64_t d : dims->dims) share.add_dims(d);
+      for (int64_t d : dims->padded) share.add_padded_dims(d);
+      for (int64_t d : dims->array) share.add_array_dims(d);
+    }
+    return share;
   }
 
   absl::Status ExplainSpace(int s) {
@@ -78,7 +106,8 @@ class Explanation {
                             ? absl::StrCat(space.columns(), " columns x ", space.lanes(), " lanes")
                             : std::string(LimitSourceName(fig.limit_source)));
 
-    const std::vector<const PlacedBlock*> blocks = BlocksOf(s);
+    std::vector<bool> second;
+    const std::vector<const PlacedBlock*> blocks = BlocksOf(s, &second);
     int64_t total = 0;
     for (const PlacedBlock* b : blocks) {
       auto sum = CheckedAdd(total, b->block.size);
@@ -112,25 +141,7 @@ class Explanation {
       if (b->block.start <= position && position <= b->block.end && b->block.size > 0) ++copies_live[b->buffer];
     }
     std::vector<BufferShare> shares;
-    for (const auto& [buffer, copies] : copies_live) {
-      BufferShare share;
-      share.set_buffer(graph_.buffers[buffer].name);
-      share.set_copies(copies);
-      const int64_t bytes = scratch_.bytes[buffer];  // TMEM column rounding included
-      share.set_bytes_per_copy(bytes);
-      share.set_total_bytes(bytes * copies);
-      share.set_share(fig.peak > 0 ? static_cast<double>(bytes * copies) / static_cast<double>(fig.peak) : 0.0);
-      share.set_role(graph_.buffers[buffer].role);
-      share.set_shape(ShapeString(graph_, buffer, scratch_.values));
-      share.set_dtype(graph_.buffers[buffer].dtype);
-      // The sizes evaluated, so the extents are too (a report never fails for them).
-      if (auto dims = EvaluateBufferDims(graph_, buffer, scratch_.values); dims.ok()) {
-        for (int64_t d : dims->dims) share.add_dims(d);
-        for (int64_t d : dims->padded) share.add_padded_dims(d);
-        for (int64_t d : dims->array) share.add_array_dims(d);
-      }
-      shares.push_back(std::move(share));
-    }
+    for (const auto& [buffer, copies] : copies_live) shares.push_back(Share(buffer, copies, fig.peak));
     std::stable_sort(shares.begin(), shares.end(),
                      [](const BufferShare& a, const BufferShare& b) { return a.total_bytes() > b.total_bytes(); });
     std::vector<std::string> culprits;
@@ -140,7 +151,9 @@ class Explanation {
     }
 
     if (options_.keep_placements) {
-      for (const PlacedBlock* b : blocks) {
+      const char* second_region = space.kind() == VMEM || space.kind() == SMEM ? "program" : "static";
+      for (size_t i = 0; i < blocks.size(); ++i) {
+        const PlacedBlock* b = blocks[i];
         Placement* p = out->add_placements();
         p->set_buffer(graph_.buffers[b->buffer].name);
         p->set_copy(b->copy);
@@ -148,6 +161,14 @@ class Explanation {
         p->set_size_bytes(b->block.size);
         p->set_live_start(b->block.start);
         p->set_live_end(b->block.end);
+        if (second[i]) p->set_region(second_region);
+      }
+    }
+    if (options_.keep_buffers) {
+      // Every buffer of the space once, in the graph's order, with all its copies.
+      for (const FitEngine::Group& group : engine_.groups()) {
+        if (group.space != s) continue;
+        for (int b : group.buffers) *out->add_buffers() = Share(b, scratch_.copies[b], fig.peak);
       }
     }
 

@@ -22,6 +22,10 @@ struct SimulateOptions {
   bool suggest = true;
   // Keep every placement in the report (large for big graphs).
   bool keep_placements = true;
+  // Also describe every buffer of each space (SpaceReport.buffers: shape, dtype, copies) and
+  // name the ops in their replayed order (Report.ops): what the pictures (sim/timeline,
+  // sim/trace) label placements with. Off by default: it doubles a big graph's report.
+  bool keep_buffers = false;
   // A front end's own allocator (Triton's, for imported TTGIR) instead of `policy`.
   std::shared_ptr<const PlacementPolicy> policy_override;
 };

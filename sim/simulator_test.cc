@@ -104,6 +104,43 @@ TEST(SimulatorTest, DynamicSharedMemoryFollowsTheStaticSegment) {
   }
 }
 
+TEST(SimulatorTest, StaticPlacementsNameTheirRegion) {
+  CompiledGraph graph = CompileText(R"pb(
+    buffers { name: "s" shape: "100" dtype: "u8" memory_space: "smem" static_allocation: true }
+    buffers { name: "d" shape: "256" dtype: "u8" memory_space: "smem" }
+    ops { name: "op" writes: "s" writes: "d" }
+  )pb");
+  Report report = SimulateConfig(graph, Device("h100"));
+  for (const Placement& p : report.spaces(0).placements()) {
+    EXPECT_EQ(p.region(), p.buffer() == "s" ? "static" : "") << p.buffer();
+  }
+}
+
+TEST(SimulatorTest, KeepBuffersDescribesEveryBufferAndNamesTheOps) {
+  CompiledGraph graph = CompileText(R"pb(
+    buffers { name: "early" shape: "64" dtype: "f32" memory_space: "smem" copies: "2" }
+    buffers { name: "late" shape: "8" shape: "4" dtype: "f16" memory_space: "smem" }
+    ops { name: "first" writes: "early" }
+    ops { name: "second" reads: "early" }
+    ops { name: "third" writes: "late" }
+  )pb");
+  auto values = BindParameters(graph, {});
+  ASSERT_TRUE(values.ok());
+  SimulateOptions options;
+  options.keep_buffers = true;
+  auto report = Simulate(graph, Device("h100"), *values, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_THAT(report->ops(), ::testing::ElementsAre("first", "second", "third"));
+  ASSERT_EQ(report->spaces(0).buffers_size(), 2);
+  EXPECT_EQ(report->spaces(0).buffers(0).buffer(), "early");  // not live with `late`: not at the peak
+  EXPECT_EQ(report->spaces(0).buffers(0).copies(), 2);
+  EXPECT_EQ(report->spaces(0).buffers(1).shape(), "8x4xf16");
+  // Off by default.
+  Report plain = SimulateConfig(graph, Device("h100"));
+  EXPECT_TRUE(plain.ops().empty());
+  EXPECT_TRUE(plain.spaces(0).buffers().empty());
+}
+
 TEST(SimulatorTest, NoOptInMeansTheDefaultLimit) {
   CompiledGraph graph = CompileText(R"pb(
     buffers { name: "d" shape: "50000" dtype: "u8" memory_space: "smem" }
