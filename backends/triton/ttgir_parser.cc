@@ -18,6 +18,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "backends/triton/ttgir_lexer.h"
+#include "sim/proto_io.h"
 #include "sim/status_macros.h"
 
 namespace scratchsim::triton {
@@ -566,6 +567,18 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
 
 absl::StatusOr<std::string> ReadTtgirFile(std::string_view path_in) {
   const std::string path(path_in);
+  // Opening a FIFO blocks until a writer comes and a device never ends: regular files only, and
+  // no larger than the driver's input limit (sim/proto_io), checked before anything is opened.
+  struct stat before;
+  if (::stat(path.c_str(), &before) != 0) return absl::NotFoundError(absl::StrCat(path, ": cannot open file"));
+  if (S_ISDIR(before.st_mode)) return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory, not a file"));
+  if (!S_ISREG(before.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": is not a regular file (a device, FIFO or socket)"));
+  }
+  if (MaxInputBytes() >= 0 && before.st_size > MaxInputBytes()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", before.st_size, " bytes is larger than the input limit of ",
+                                                   MaxInputBytes(), " bytes (raise it with --max-input-mib)"));
+  }
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (file == nullptr) return absl::NotFoundError(absl::StrCat(path, ": cannot open file"));
   std::string text;

@@ -1,5 +1,7 @@
 #include "backends/triton/ttgir_parser.h"
 
+#include <sys/stat.h>
+
 #include <fstream>
 #include <string>
 #include <vector>
@@ -143,13 +145,18 @@ TEST(TtgirParserTest, ReadTtgirFileStopsAtALineLongerThanTheLimit) {
   EXPECT_THAT(text.status().message(), HasSubstr(path + ":3: line longer than the maximum of 16777216 bytes"));
 }
 
-// A file that never ends a line (here one that never ends) is refused once its line passes the
-// limit instead of being read without bound.
-TEST(TtgirParserTest, ReadTtgirFileOfDevZeroStopsAtTheLimit) {
+// A device that never ends (/dev/zero) or a FIFO that would block is refused before it is read.
+TEST(TtgirParserTest, ReadTtgirFileReadsOnlyRegularFiles) {
   if (!std::ifstream("/dev/zero")) GTEST_SKIP() << "no /dev/zero";
   auto text = ReadTtgirFile("/dev/zero");
   EXPECT_EQ(text.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(text.status().message(), HasSubstr("/dev/zero:1: line longer than the maximum"));
+  EXPECT_THAT(text.status().message(), HasSubstr("/dev/zero: is not a regular file"));
+  const std::string fifo = ::testing::TempDir() + "/kernel.fifo";
+  std::remove(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  text = ReadTtgirFile(fifo);
+  EXPECT_THAT(text.status().message(), HasSubstr("kernel.fifo: is not a regular file"));
+  EXPECT_THAT(ReadTtgirFile(::testing::TempDir()).status().message(), HasSubstr("is a directory"));
 }
 
 std::string NestedIfs(int n) {
