@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <limits>
 #include <thread>
 
@@ -86,6 +87,13 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
     total *= axis.values.size();
   }
   result.space_size = total;
+  if (options.record_cells) {
+    if (total > kMaxRecordedCells) {
+      return absl::InvalidArgumentError(absl::StrCat("Plan: recording every configuration takes a space of at most ",
+                                                     kMaxRecordedCells, ", this one has ", total));
+    }
+    result.cells.assign(total, PlanCell{});  // each worker writes only the indices it evaluates
+  }
   std::vector<int> value_offset(result.axes.size() + 1, 0);
   for (size_t a = 0; a < result.axes.size(); ++a) {
     value_offset[a + 1] = value_offset[a] + static_cast<int>(result.axes[a].values.size());
@@ -131,9 +139,17 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
           fit.fits = false;
           fit.limit = Limit::kInvalid;
         }
+        PlanCell* cell = options.record_cells ? &result.cells[index] : nullptr;
+        if (cell != nullptr) {
+          cell->fits = fit.fits;
+          cell->limit = fit.limit;
+          cell->required = fit.required;
+          cell->available = fit.available;
+          cell->broken_requirement = status.ok() ? fit.broken_requirement : -1;
+        }
         if (fit.fits) {
           ++state.fitting;
-          if (top_k > 0) {
+          if (top_k > 0 || cell != nullptr) {
             PerfInputs in;
             double time = std::numeric_limits<double>::infinity();
             double inflight = 0;
@@ -144,8 +160,14 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
             } else {
               ++state.unestimated;
             }
+            if (cell != nullptr) {
+              cell->estimated = std::isfinite(time);
+              cell->time_s = cell->estimated ? time : 0;
+            }
             Candidate c{time, inflight, index};
-            if (state.heap.size() < top_k) {
+            if (top_k == 0) {
+              // Estimated for the record only.
+            } else if (state.heap.size() < top_k) {
               state.heap.push_back(c);
               std::push_heap(state.heap.begin(), state.heap.end());
             } else if (c < state.heap.front()) {

@@ -32,6 +32,22 @@ struct PlanOptions {
   std::string compute_dtype;   // empty: graph.compute_dtype, else the operands' dtype
   // Called now and then from one worker with (configurations done, total).
   std::function<void(uint64_t, uint64_t)> progress;
+  // Keep every configuration's outcome (PlanResult::cells), for a map of a small space (at most
+  // kMaxRecordedCells configurations).
+  bool record_cells = false;
+};
+
+inline constexpr uint64_t kMaxRecordedCells = uint64_t{1} << 20;
+
+// One configuration's outcome, with PlanOptions::record_cells.
+struct PlanCell {
+  bool fits = false;
+  Limit limit = Limit::kInvalid;  // what pruned it, when it does not fit
+  int64_t required = 0;           // of `limit`
+  int64_t available = 0;
+  int broken_requirement = -1;    // Limit::kInvalid: the graph requirement it breaks, if that is why
+  bool estimated = false;         // fits and the performance model gave a time
+  double time_s = 0;
 };
 
 struct RankedConfig {
@@ -65,6 +81,7 @@ struct PlanResult {
   uint64_t unestimated = 0;          // fitting configurations without an estimate (ranked last)
   std::vector<RankedConfig> top;     // fastest first; ties by enumeration order
   std::vector<PrunedFamily> pruned;  // by Limit order, only limits that pruned something
+  std::vector<PlanCell> cells;       // with record_cells: one per configuration, in enumeration order
   std::string compute_dtype;
   bool flops_known = false;          // scores are TFLOP/s; else GB/s of global traffic
   std::vector<std::string> notes;    // what the model assumed

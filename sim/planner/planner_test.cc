@@ -94,6 +94,53 @@ TEST(PlanTest, PrunesEachLimitAndCountsIt) {
 
 
 
+TEST(PlanTest, RecordCellsKeepsEveryConfigurationInEnumerationOrder) {
+  // BLOCK x 64 KiB of shared memory: BLOCK 1..3 fit the H100's 227 KiB, 4 does not.
+  CompiledGraph graph = CompileGraphText(R"pb(
+    name: "cells"
+    parameters { name: "BLOCK" default_value: 1 min: 1 max: 4 }
+    parameters { name: "NUM_WARPS" default_value: 4 min: 4 max: 8 power_of_two: true }
+    buffers { name: "a" shape: "BLOCK" shape: "65536" dtype: "i8" memory_space: "smem" role: OPERAND }
+    ops { name: "load" writes: "a" }
+    ops { name: "use" reads: "a" }
+    launch { num_warps: "NUM_WARPS" grid: "1000" }
+    flops: "1000000 * BLOCK"
+    compute_dtype: "f16"
+  )pb");
+  auto device = LoadDevice("h100");
+  ASSERT_TRUE(device.ok());
+  auto axes = BuildParamSpace(graph, {}, {});
+  ASSERT_TRUE(axes.ok()) << axes.status();
+  auto values = BindParameters(graph, {});
+  ASSERT_TRUE(values.ok());
+  PlanOptions options;
+  options.top_k = 0;
+  options.record_cells = true;
+  options.threads = 2;
+  auto plan = Plan(graph, *device, *axes, *values, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->cells.size(), 8u);  // BLOCK (4 values) by NUM_WARPS (4, 8), the last axis fastest
+  for (size_t i = 0; i < 8; ++i) {
+    const PlanCell& c = plan->cells[i];
+    if (i < 6) {
+      EXPECT_TRUE(c.fits) << i;
+      EXPECT_TRUE(c.estimated) << i;
+      EXPECT_GT(c.time_s, 0) << i;
+    } else {
+      EXPECT_FALSE(c.fits) << i;
+      EXPECT_EQ(c.limit, Limit::kSharedMemory) << i;
+      EXPECT_EQ(c.required, 4 * 65536) << i;
+      EXPECT_EQ(c.available, 232448) << i;
+    }
+  }
+  EXPECT_TRUE(plan->top.empty());
+  // Off by default.
+  options.record_cells = false;
+  auto plain = Plan(graph, *device, *axes, *values, options);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->cells.empty());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Determinism
 
