@@ -12,7 +12,7 @@ import json
 import statistics
 import sys
 
-VERDICTS = ["fits", "vmem_scoped", "vmem_capacity", "vmem_alloc", "error", "crash", "build_error"]
+VERDICTS = ["fits", "vmem_scoped", "vmem_capacity", "vmem_alloc", "error", "timeout", "crash"]
 
 
 def load(path):
@@ -49,7 +49,7 @@ def main(argv):
     c = collections.Counter(r["result"]["verdict"] for r in rs)
     near = 0
     for r in rs:
-      lim = r.get("vmem_limit_bytes") or r["default_limit_bytes"]
+      lim = r.get("vmem_limit_bytes") or r.get("default_limit_bytes") or (16 << 20)
       need = r.get("requirement_bytes") or r["result"].get("size_bytes")
       if need and 0.8 <= need / lim <= 1.25:
         near += 1
