@@ -582,6 +582,96 @@ absl::StatusOr<DimSplit> SplitOf(const LayoutContext& ctx, absl::string_view enc
 
 namespace {
 
+// The value a packed basis moves dimension `d` by.
+int64_t Component(uint64_t basis, int d) {
+  return static_cast<int64_t>((basis >> (kBitsPerDim * d)) & ((uint64_t{1} << kBitsPerDim) - 1));
+}
+
+// LinearEncodingAttr::basesPerDim with broadcast skipped: each non-zero basis doubles the count
+// of the first dimension it moves.
+IntVector CountsPerDim(const PackedBases& bases, int rank) {
+  IntVector out;
+  for (int d = 0; d < rank; ++d) out.push_back(1);
+  for (uint64_t x : bases) {
+    for (int d = 0; d < rank; ++d) {
+      if (Component(x, d) != 0) {
+        out[d] *= 2;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+// ScanLoweringHelper::getScratchSizeInBytes (lib/Analysis/Utility.cpp; the same rule in Triton 3.6
+// and 3.9): nothing unless the operand is #ttg.blocked and warps along the axis hold distinct
+// data; otherwise (sum of the operands' bytes) x warps x non-axis threads per warp x non-axis
+// contiguous elements per thread x the axis' and the other dimensions' repetitions, all counted on
+// the operand's linear layout with broadcast registers removed (the LinearEncodingAttr the helper
+// builds: warps and lanes per dimension skip broadcast bases, contiguity walks the register bases
+// in the layout's order).
+absl::StatusOr<ScratchNeed> ScanScratch(const LayoutContext& ctx, const TtgirOp& op,
+                                        const std::vector<TensorType>& ins, int axis,
+                                        absl::string_view origin) {
+  ScratchNeed need;
+  const TensorType& src = ins[0];
+  const int rank = static_cast<int>(src.shape.size());
+  if (!absl::StartsWith(Resolve(ctx, src.encoding), "#ttg.blocked<")) return need;
+  absl::StatusOr<Bases> bases = BasesOf(ctx, src.encoding, src.shape);
+  if (!bases.ok()) return Unsupported(origin, op.line, bases.status().message());
+  PackedBases reg;
+  for (uint64_t x : bases->reg)
+    if (x != 0) reg.push_back(x);
+  const IntVector warps = CountsPerDim(bases->warp, rank);
+  const IntVector threads = CountsPerDim(bases->lane, rank);
+  if (warps[axis] == 1) return need;
+  // LinearEncodingAttr::getOrder: dimensions as the registers first move them, then the rest
+  // from the last dimension down.
+  IntVector order;
+  auto add_dim = [&](int d) {
+    if (std::find(order.begin(), order.end(), d) == order.end()) order.push_back(d);
+  };
+  for (uint64_t x : reg) {
+    for (int d = 0; d < rank; ++d) {
+      if (Component(x, d) != 0) {
+        add_dim(d);
+        break;
+      }
+    }
+  }
+  for (int d = rank - 1; d >= 0; --d) add_dim(d);
+  // getContigPerThread: per dimension in that order, the register bases 1, 2, 4, ... along it
+  // that follow one another from the first.
+  IntVector contig;
+  for (int d = 0; d < rank; ++d) contig.push_back(1);
+  size_t next = 0;
+  for (int64_t d : order) {
+    while (next < reg.size() && reg[next] == Pack(static_cast<int>(d), contig[d])) {
+      contig[d] *= 2;
+      ++next;
+    }
+  }
+  const ScratchMath math(origin, op.line, op.name);
+  int64_t elems = 1;
+  for (int d = 0; d < rank; ++d) {
+    ASSIGN_OR_RETURN(elems, math.Mul(elems, warps[d]));
+    const int64_t span = contig[d] * threads[d] * warps[d];
+    ASSIGN_OR_RETURN(elems, math.Mul(elems, (src.shape[d] + span - 1) / span));
+    if (d != axis) {
+      ASSIGN_OR_RETURN(elems, math.Mul(elems, threads[d]));
+      ASSIGN_OR_RETURN(elems, math.Mul(elems, contig[d]));
+    }
+  }
+  int64_t bytes_per_elem = 0;
+  for (const TensorType& t : ins) {
+    const int64_t bits = ElementBits(t.element);
+    if (bits <= 0) return Unsupported(origin, op.line, absl::StrCat("tt.scan of element type ", t.element));
+    bytes_per_elem += (bits + 7) / 8;
+  }
+  ASSIGN_OR_RETURN(need.bytes, math.Mul(elems, bytes_per_elem));
+  return need;
+}
+
 // The ops with scratch. Kept out of line: ScratchFor runs for every op of a module, almost all
 // of which have none, and this body's frame (inline layout bases) would cost each of them its
 // prologue.
@@ -649,6 +739,7 @@ ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<ScratchNeed> ScratchForOpWithScratch(
     if (!split.ok()) return Unsupported(origin, op.line, split.status().message());
     const ScratchMath math(origin, op.line, n);
     RETURN_IF_ERROR(math.Elements(src.shape).status());
+    if (n == "tt.scan") return ScanScratch(ctx, op, ins, static_cast<int>(*axis), origin);
     int64_t bytes_per_elem = 0;
     for (const TensorType& t : ins) bytes_per_elem += std::max<int64_t>(8, ElementBits(t.element)) / 8;
     const int a = static_cast<int>(*axis);

@@ -16,6 +16,7 @@ const std::map<std::string, std::string> kAliases = {
     {"#blocked", "#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>"},
     {"#blocked2", "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]}>"},
     {"#unclosed", "#ttg.linear<{lane = [[4]], warp = [[8]], register = [[1], [2"},
+    {"#rows", "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>"},
     {"#nowarps", "#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [0], order = [0]}>"},
 };
 
@@ -110,6 +111,46 @@ TEST(TtgirLayoutTest, PaddedSizePastInt64IsNullopt) {
   EXPECT_EQ(e.PaddedSize(1024), std::nullopt);
   e.padding = {{32, 4}};
   EXPECT_EQ(e.PaddedSize(1024), 1024 + 128);
+}
+
+// Scans (ScanLoweringHelper::getScratchSizeInBytes, the same in Triton 3.6 and 3.9).
+std::string ScanText(int axis, const std::string& operands) {
+  return "%r = \"tt.scan\"(%x) <{axis = " + std::to_string(axis) + " : i32, reverse = false}> ({ }) : (" + operands +
+         ") -> (" + operands + ")";
+}
+
+TEST(TtgirLayoutTest, ScanWithOneWarpAlongTheAxisHasNoScratch) {
+  // #blocked2 puts its 4 warps along dimension 1.
+  const std::string text = ScanText(0, "tensor<4x256xf32, #blocked2>");
+  auto need = Scratch("tt.scan", TtgirOpKind::kScan, text);
+  ASSERT_TRUE(need.ok()) << need.status();
+  EXPECT_EQ(need->bytes, 0);
+}
+
+TEST(TtgirLayoutTest, ScanScratchIsWarpsTimesNonAxisThreadsElementsAndBlocks) {
+  // 4 warps x 1 non-axis lane x 1 contiguous element x 2 blocks along the axis x 4 rows of
+  // repetitions = 32 f32.
+  const std::string text = ScanText(1, "tensor<4x256xf32, #blocked2>");
+  auto need = Scratch("tt.scan", TtgirOpKind::kScan, text);
+  ASSERT_TRUE(need.ok()) << need.status();
+  EXPECT_EQ(need->bytes, 32 * 4);
+}
+
+TEST(TtgirLayoutTest, ScanScratchCountsContiguousElementsOffTheAxis) {
+  // Axis 0 of 64x64 over #rows: 4 warps x 4 non-axis lanes x 4 contiguous columns x
+  // 4 blocks along the axis (64 / (1 x 8 x 2)) x 2 column blocks (64 / (4 x 4 x 2)) = 512
+  // elements, i32 + f32 operands: 8 bytes each.
+  const std::string text = ScanText(0, "tensor<64x64xi32, #rows>, tensor<64x64xf32, #rows>");
+  auto need = Scratch("tt.scan", TtgirOpKind::kScan, text);
+  ASSERT_TRUE(need.ok()) << need.status();
+  EXPECT_EQ(need->bytes, 512 * 8);
+}
+
+TEST(TtgirLayoutTest, ScanOfANonBlockedLayoutHasNoScratch) {
+  const std::string text = ScanText(0, "tensor<128xf32, #ttg.slice<{dim = 0, parent = #blocked2}>>");
+  auto need = Scratch("tt.scan", TtgirOpKind::kScan, text);
+  ASSERT_TRUE(need.ok()) << need.status();
+  EXPECT_EQ(need->bytes, 0);
 }
 
 }  // namespace
