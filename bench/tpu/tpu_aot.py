@@ -28,7 +28,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 DUMP_DIR = None
 if os.environ.get("TPU_AOT_NO_DUMP") != "1":
+  import atexit
   DUMP_DIR = tempfile.mkdtemp(prefix="tpu_aot_llo_")
+  atexit.register(shutil.rmtree, DUMP_DIR, True)
   _flags = os.environ.get("LIBTPU_INIT_ARGS", "")
   os.environ["LIBTPU_INIT_ARGS"] = (
       _flags + f" --xla_jf_dump_to={DUMP_DIR} --xla_jf_dump_llo_text=false"
