@@ -58,6 +58,12 @@ class FrontEnd {
                                       const LoadOptions& options) const {
     return absl::UnimplementedError(absl::StrCat(name(), " reads no input of its own"));
   }
+  // The same input given as its contents rather than a file (the Python module passes TTGIR
+  // text); `origin` names it in messages.
+  virtual absl::StatusOr<Kernel> Read(absl::string_view contents, absl::string_view origin,
+                                      const DeviceModel& device, const LoadOptions& options) const {
+    return absl::UnimplementedError(absl::StrCat(name(), " reads no input of its own"));
+  }
 
   // Whether `graph` carries this front end's description (graph.pallas), which Lower turns
   // into plain buffers for `device`.

@@ -24,6 +24,17 @@ class TritonFrontEnd : public FrontEnd {
   absl::StatusOr<Kernel> Load(absl::string_view path, const DeviceModel& device,
                               const LoadOptions& options) const override {
     ASSIGN_OR_RETURN(triton::TtgirKernel loaded, triton::LoadTtgirKernel(path));
+    return Finish(std::move(loaded), path, device, options);
+  }
+
+  absl::StatusOr<Kernel> Read(absl::string_view text, absl::string_view origin, const DeviceModel& device,
+                              const LoadOptions& options) const override {
+    ASSIGN_OR_RETURN(triton::TtgirKernel loaded, triton::LoadTtgirKernelFromText(text, origin));
+    return Finish(std::move(loaded), origin, device, options);
+  }
+
+  static absl::StatusOr<Kernel> Finish(triton::TtgirKernel loaded, absl::string_view path, const DeviceModel& device,
+                                       const LoadOptions& options) {
     if (!options.any_target) RETURN_IF_ERROR(CheckTarget(path, loaded.target, device));
     Kernel kernel;
     kernel.origin = std::string(path);

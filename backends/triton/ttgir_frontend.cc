@@ -46,9 +46,13 @@ class PlannedPolicy : public PlacementPolicy {
 
 absl::StatusOr<TtgirKernel> LoadTtgirKernel(absl::string_view path) {
   ASSIGN_OR_RETURN(std::string text, ReadTtgirFile(std::string_view(path.data(), path.size())));
+  return LoadTtgirKernelFromText(text, path);
+}
+
+absl::StatusOr<TtgirKernel> LoadTtgirKernelFromText(absl::string_view text, absl::string_view origin) {
   // One parse and one plan: the graph is imported from the module the plan was made for.
   ASSIGN_OR_RETURN(TtgirModule module, ParseTtgir(std::string_view(text.data(), text.size()),
-                                                   std::string_view(path.data(), path.size())));
+                                                   std::string_view(origin.data(), origin.size())));
   ASSIGN_OR_RETURN(SharedMemoryPlan plan, PlanSharedMemory(module));
   TtgirKernel kernel;
   kernel.target = module.target;

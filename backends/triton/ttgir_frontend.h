@@ -27,6 +27,8 @@ struct TtgirKernel {
 };
 
 absl::StatusOr<TtgirKernel> LoadTtgirKernel(absl::string_view path);
+// The same from the text of a .ttgir file; `origin` names it in messages ("origin:line: ...").
+absl::StatusOr<TtgirKernel> LoadTtgirKernelFromText(absl::string_view text, absl::string_view origin);
 
 }  // namespace scratchsim::triton
 

@@ -55,6 +55,8 @@ std::string Usage() {
   return out;
 }
 
+}  // namespace
+
 FlagSpec SimulateFlags() {
   FlagSpec spec;
   spec.values = {"device", "graph", "format", "policy", "threads", "regs", "smem", "static-smem", "carveout",
@@ -64,6 +66,8 @@ FlagSpec SimulateFlags() {
   AddFrontEndFlags(&spec);
   return spec;
 }
+
+namespace {
 
 // Units in the header, one column per figure, aligned to the widest entry.
 std::string ListDevices(const std::vector<DeviceModel>& devices) {
@@ -152,26 +156,18 @@ absl::StatusOr<int> WhatIf(const ParsedFlags& flags, const DeviceModel& device, 
   return fits ? kExitFits : kExitDoesNotFit;
 }
 
-absl::StatusOr<int> SimulateKernel(const Kernel& kernel, const DeviceModel& device, const ParsedFlags& flags,
-                                   std::ostream& out) {
-  SimulateOptions options;
-  ASSIGN_OR_RETURN(options.policy, ParsePlacementPolicy(flags.Get("policy", "first-fit")));
-  options.suggest = !flags.Has("no-suggest");
-  options.policy_override = kernel.policy;
-  ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(kernel.graph, kernel.origin));
-  ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(compiled, flags.GetList("set")));
-  ASSIGN_OR_RETURN(Report report, Simulate(compiled, device, values, options));
-  if (kernel.front_end != nullptr) {
-    const bool fits = report.fits();
-    RETURN_IF_ERROR(kernel.front_end->Word(kernel, device, &report));
-    if (report.fits() != fits) return absl::InternalError(absl::StrCat(kernel.front_end->name(), " changed the verdict"));
+// Lowers a kernel read for `device` with the front end that claims it (a Pallas call).
+absl::StatusOr<Kernel> LowerKernel(Kernel kernel, const DeviceModel& device) {
+  for (const auto& front_end : FrontEnds()) {
+    if (!front_end->Lowers(kernel.graph)) continue;
+    ASSIGN_OR_RETURN(kernel, front_end->Lower(std::move(kernel), device));
+    kernel.front_end = front_end.get();
   }
-  if (flags.Get("format", "text") == "json") {
-    out << RenderJson(report) << "\n";
-  } else {
-    out << RenderText(report, device);
+  if (kernel.graph.has_pallas()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kernel.origin, ": field 'pallas': this build has no TPU front end to lower it"));
   }
-  return report.fits() ? kExitFits : kExitDoesNotFit;
+  return kernel;
 }
 
 absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out) {
@@ -200,7 +196,13 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out)
     return absl::InvalidArgumentError("--graph FILE (or --threads for a what-if) is required (see --help)");
   }
   ASSIGN_OR_RETURN(Kernel kernel, LoadKernel(flags, device));
-  return SimulateKernel(kernel, device, flags, out);
+  ASSIGN_OR_RETURN(Report report, SimulateKernel(kernel, device, flags));
+  if (format == "json") {
+    out << RenderJson(report) << "\n";
+  } else {
+    out << RenderText(report, device);
+  }
+  return report.fits() ? kExitFits : kExitDoesNotFit;
 }
 
 }  // namespace
@@ -250,16 +252,48 @@ absl::StatusOr<Kernel> LoadKernel(const ParsedFlags& flags, const DeviceModel& d
     if (kernel.graph.name().empty()) kernel.graph.set_name(std::filesystem::path(kernel.origin).stem().string());
     kernel.source = kernel.graph;
   }
+  return LowerKernel(std::move(kernel), device);
+}
+
+absl::StatusOr<Kernel> ReadKernel(absl::string_view input, absl::string_view contents, ProtoFormat format,
+                                  absl::string_view origin, const ParsedFlags& flags, const DeviceModel& device) {
+  if (MaxInputBytes() >= 0 && static_cast<int64_t>(contents.size()) > MaxInputBytes()) {
+    return absl::InvalidArgumentError(absl::StrCat(origin, ": ", contents.size(), " bytes is larger than the input limit of ",
+                                                   MaxInputBytes(), " bytes (raise it with --max-input-mib)"));
+  }
+  Kernel kernel;
+  if (input == "graph") {
+    kernel.origin = std::string(origin);
+    RETURN_IF_ERROR(ParseProto(contents, format, origin, &kernel.graph));
+    if (kernel.graph.name().empty()) kernel.graph.set_name(std::filesystem::path(kernel.origin).stem().string());
+    kernel.source = kernel.graph;
+    return LowerKernel(std::move(kernel), device);
+  }
   for (const auto& front_end : FrontEnds()) {
-    if (!front_end->Lowers(kernel.graph)) continue;
-    ASSIGN_OR_RETURN(kernel, front_end->Lower(std::move(kernel), device));
+    if (front_end->input_flag().empty() || front_end->input_flag() != input) continue;
+    LoadOptions options;
+    options.any_target = flags.Has("any-target");
+    ASSIGN_OR_RETURN(kernel, front_end->Read(contents, origin, device, options));
     kernel.front_end = front_end.get();
+    return LowerKernel(std::move(kernel), device);
   }
-  if (kernel.graph.has_pallas()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(kernel.origin, ": field 'pallas': this build has no TPU front end to lower it"));
+  return absl::InvalidArgumentError(absl::StrCat("no front end of this build reads '", input, "'"));
+}
+
+absl::StatusOr<Report> SimulateKernel(const Kernel& kernel, const DeviceModel& device, const ParsedFlags& flags) {
+  SimulateOptions options;
+  ASSIGN_OR_RETURN(options.policy, ParsePlacementPolicy(flags.Get("policy", "first-fit")));
+  options.suggest = !flags.Has("no-suggest");
+  options.policy_override = kernel.policy;
+  ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(kernel.graph, kernel.origin));
+  ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(compiled, flags.GetList("set")));
+  ASSIGN_OR_RETURN(Report report, Simulate(compiled, device, values, options));
+  if (kernel.front_end != nullptr) {
+    const bool fits = report.fits();
+    RETURN_IF_ERROR(kernel.front_end->Word(kernel, device, &report));
+    if (report.fits() != fits) return absl::InternalError(absl::StrCat(kernel.front_end->name(), " changed the verdict"));
   }
-  return kernel;
+  return report;
 }
 
 int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {

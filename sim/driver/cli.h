@@ -8,9 +8,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "proto/device.pb.h"
+#include "proto/report.pb.h"
 #include "sim/flags.h"
 #include "sim/frontend.h"
+#include "sim/proto_io.h"
 
 namespace scratchsim {
 
@@ -34,6 +37,19 @@ bool HasKernelInput(const ParsedFlags& flags);
 // Reads the kernel the flags name (--graph FILE, or a front end's input flag) and lowers it for
 // `device` with the front end that claims it (a Pallas call).
 absl::StatusOr<Kernel> LoadKernel(const ParsedFlags& flags, const DeviceModel& device);
+
+// The same for a kernel given as its contents rather than a file (the Python module): `input`
+// is "graph" (a KernelGraph in `format`) or a front end's input flag ("ttgir"); `origin` names
+// it in messages; --any-target comes from `flags`.
+absl::StatusOr<Kernel> ReadKernel(absl::string_view input, absl::string_view contents, ProtoFormat format,
+                                  absl::string_view origin, const ParsedFlags& flags, const DeviceModel& device);
+
+// The flags `simulate` takes without a subcommand.
+FlagSpec SimulateFlags();
+
+// What `simulate` reports for a loaded kernel: --set, --policy and --no-suggest from `flags`, the
+// verdict worded by the kernel's front end.
+absl::StatusOr<Report> SimulateKernel(const Kernel& kernel, const DeviceModel& device, const ParsedFlags& flags);
 
 }  // namespace scratchsim
 

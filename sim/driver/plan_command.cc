@@ -34,6 +34,8 @@ constexpr char kPlanUsage[] = R"(usage:
 Exit codes: 0 some configuration fits, 1 none fits, 2 bad input or usage.
 )";
 
+}  // namespace
+
 FlagSpec PlanFlags() {
   FlagSpec spec;
   spec.values = {"device", "graph", "top", "format", "threads", "compute-dtype", "policy", "max-input-mib"};
@@ -42,6 +44,8 @@ FlagSpec PlanFlags() {
   AddFrontEndFlags(&spec);
   return spec;
 }
+
+namespace {
 
 std::string Thousands(uint64_t v) {
   std::string digits = absl::StrCat(v);
@@ -299,6 +303,25 @@ void RenderCsv(const PlanResult& plan, const DeviceModel& device, std::ostream& 
   }
 }
 
+// The planner's options and the output format from the flags, each checked.
+absl::StatusOr<PlanOptions> OptionsFromFlags(const ParsedFlags& flags) {
+  std::string format = flags.Get("format", "text");
+  if (format != "text" && format != "json" && format != "csv") {
+    return absl::InvalidArgumentError(absl::StrCat("--format: '", format, "' is not one of text, json, csv"));
+  }
+  PlanOptions options;
+  ASSIGN_OR_RETURN(int64_t top, flags.GetInt("top", 10));
+  if (top < 0 || top > 100000) return absl::InvalidArgumentError(absl::StrCat("--top: must be 0..100000, got ", top));
+  options.top_k = static_cast<int>(top);
+  ASSIGN_OR_RETURN(int64_t threads, flags.GetInt("threads", 0));
+  if (threads < 0 || threads > 1024) return absl::InvalidArgumentError(absl::StrCat("--threads: must be 0..1024, got ", threads));
+  options.threads = static_cast<int>(threads);
+  options.allow_spills = flags.Has("allow-spills");
+  options.compute_dtype = flags.Get("compute-dtype", "");
+  ASSIGN_OR_RETURN(options.policy, ParsePlacementPolicy(flags.Get("policy", "first-fit")));
+  return options;
+}
+
 absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(PlanFlags(), args));
   if (flags.Has("help")) {
@@ -315,19 +338,18 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out,
   }
   if (!flags.Has("device")) return absl::InvalidArgumentError("plan: --device is required (see simulate --list-devices)");
   if (!HasKernelInput(flags)) return absl::InvalidArgumentError("plan: --graph FILE is required (see --help)");
-  PlanOptions options;
-  ASSIGN_OR_RETURN(int64_t top, flags.GetInt("top", 10));
-  if (top < 0 || top > 100000) return absl::InvalidArgumentError(absl::StrCat("--top: must be 0..100000, got ", top));
-  options.top_k = static_cast<int>(top);
-  ASSIGN_OR_RETURN(int64_t threads, flags.GetInt("threads", 0));
-  if (threads < 0 || threads > 1024) return absl::InvalidArgumentError(absl::StrCat("--threads: must be 0..1024, got ", threads));
-  options.threads = static_cast<int>(threads);
-  options.allow_spills = flags.Has("allow-spills");
-  options.compute_dtype = flags.Get("compute-dtype", "");
-  ASSIGN_OR_RETURN(options.policy, ParsePlacementPolicy(flags.Get("policy", "first-fit")));
-
+  RETURN_IF_ERROR(OptionsFromFlags(flags).status());
   ASSIGN_OR_RETURN(DeviceModel device, LoadDevice(flags.Get("device")));
   ASSIGN_OR_RETURN(Kernel kernel, LoadKernel(flags, device));
+  return PlanKernel(kernel, device, flags, out, err);
+}
+
+}  // namespace
+
+absl::StatusOr<int> PlanKernel(const Kernel& kernel, const DeviceModel& device, const ParsedFlags& flags,
+                               std::ostream& out, std::ostream& err) {
+  ASSIGN_OR_RETURN(PlanOptions options, OptionsFromFlags(flags));
+  const std::string format = flags.Get("format", "text");
   ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(kernel.graph, kernel.origin));
   options.policy_override = kernel.policy;
   const std::vector<std::string> sets = flags.GetList("set");
@@ -362,8 +384,6 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out,
   }
   return plan.fitting > 0 ? kExitFits : kExitDoesNotFit;
 }
-
-}  // namespace
 
 int RunPlanCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   auto result = Run(args, out, err);
