@@ -247,37 +247,95 @@ absl::StatusOr<Bases> BasesOfUnchecked(const LayoutContext& ctx, absl::string_vi
     drop(pb.warp);
     return pb;
   }
-  if (absl::StartsWith(enc, "#ttg.nvidia_mma<") && rank == 2) {
+  if (absl::StartsWith(enc, "#ttg.nvidia_mma<") && (rank == 2 || rank == 3)) {
+    // NvidiaMmaEncodingAttr::toLinearLayout (nvidiaMmaTile with kWidth 2): one warp's accumulator
+    // fragment (PTX ISA, mma.m16n8 / wgmma m64nN): two adjacent columns per register pair, lanes
+    // 4 across and 8 down, rows +8 in registers, wider wgmma tiles in more registers; warps along
+    // the columns first for mma.sync (row-major warp order), the rows first for wgmma; then
+    // repetitions in registers, columns first, the batch dimension last.
     auto major = IntField(enc, "versionMajor");
     auto wpc = IntList(enc, "warpsPerCTA");
     auto instr = IntList(enc, "instrShape");
-    if (!major || !wpc || wpc->size() != 2 || !AllPositive(*wpc)) {
+    if (!major || !wpc || static_cast<int>(wpc->size()) != rank || !AllPositive(*wpc) ||
+        (*major != 2 && *major != 3) || (*major == 3 && rank != 2)) {
       return absl::InvalidArgumentError("malformed #ttg.nvidia_mma");
     }
-    const int64_t m = shape[0], n = shape[1];
+    const int m = rank - 2, n = rank - 1;
     auto at = [&](int d, int64_t v) { return v >= shape[d] ? uint64_t{0} : Pack(d, v); };
-    // One warp's accumulator fragment (PTX ISA, mma.m16n8 / wgmma m64nN fragments): two
-    // adjacent columns per register pair, lanes 4 across and 8 down, rows +8 in registers.
-    b.reg = {at(1, 1), at(0, 8)};
-    b.lane = {at(1, 2), at(1, 4), at(0, 1), at(0, 2), at(0, 4)};
-    int64_t cols = 8, rows = 16;
+    b.reg = {at(n, 1), at(m, 8)};
+    b.lane = {at(n, 2), at(n, 4), at(m, 1), at(m, 2), at(m, 4)};
+    IntVector cum;
+    for (int d = 0; d < rank; ++d) cum.push_back(1);
+    cum[m] = 16;
+    cum[n] = 8;
     if (*major == 3) {
       const int64_t instr_n = instr && instr->size() >= 2 ? (*instr)[1] : 8;
       if (instr_n <= 0 || instr_n > kMaxLayoutExtent) return absl::InvalidArgumentError("malformed #ttg.nvidia_mma");
-      for (int64_t v = 8; v < instr_n; v *= 2) b.reg.push_back(at(1, v));
-      cols = instr_n;
-      Append(b.warp, 0, 16, (*wpc)[0], m);
-      rows = 16 * (*wpc)[0];
-      Append(b.warp, 1, cols, (*wpc)[1], n);
-      cols *= (*wpc)[1];
+      for (int64_t v = 8; v < instr_n; v *= 2) b.reg.push_back(at(n, v));
+      cum[n] = instr_n;
+      for (int d : {m, n}) {
+        Append(b.warp, d, cum[d], (*wpc)[d], shape[d]);
+        cum[d] *= (*wpc)[d];
+      }
     } else {
-      Append(b.warp, 1, 8, (*wpc)[1], n);
-      cols = 8 * (*wpc)[1];
-      Append(b.warp, 0, 16, (*wpc)[0], m);
-      rows = 16 * (*wpc)[0];
+      for (int d = rank - 1; d >= 0; --d) {
+        Append(b.warp, d, cum[d], (*wpc)[d], shape[d]);
+        cum[d] *= (*wpc)[d];
+      }
     }
-    for (int64_t v = cols; v < n; v *= 2) b.reg.push_back(Pack(1, v));
-    for (int64_t v = rows; v < m; v *= 2) b.reg.push_back(Pack(0, v));
+    for (int d = rank - 1; d >= 0; --d) {
+      for (int64_t v = cum[d]; v < shape[d]; v *= 2) b.reg.push_back(Pack(d, v));
+    }
+    return b;
+  }
+  if (absl::StartsWith(enc, "#ttg.amd_mfma<") && (rank == 2 || rank == 3)) {
+    // AMDMfmaEncodingAttr::toLinearLayout: one 32x32 or 16x16 output tile per warp (the register
+    // and lane bases of the MFMA instruction's result, rows and columns swapped when
+    // isTransposed), warps along the fastest dimension first (order [rank-1, ..., 0]), then
+    // repetitions in registers, fastest dimension first.
+    auto wpc = IntList(enc, "warpsPerCTA");
+    auto instr = IntList(enc, "instrShape");
+    if (!wpc || static_cast<int>(wpc->size()) != rank || !AllPositive(*wpc) || !instr || instr->size() < 2) {
+      return absl::InvalidArgumentError("malformed #ttg.amd_mfma");
+    }
+    const int64_t mdim = (*instr)[0], ndim = (*instr)[1];
+    if (!((mdim == 32 && ndim == 32) || (mdim == 16 && ndim == 16))) {
+      return absl::UnimplementedError(absl::StrCat("#ttg.amd_mfma with instrShape ", mdim, "x", ndim,
+                                                   " (only 32x32 and 16x16 are modelled)"));
+    }
+    if (auto tiles = IntList(enc, "tilesPerWarp");
+        tiles && std::any_of(tiles->begin(), tiles->end(), [](int64_t t) { return t != 1; })) {
+      return absl::UnimplementedError("#ttg.amd_mfma with tilesPerWarp other than 1");
+    }
+    if (auto ebw = IntField(enc, "elementBitWidth"); ebw && *ebw == 64) {
+      return absl::UnimplementedError("#ttg.amd_mfma for 64-bit elements");
+    }
+    const bool transposed = enc.find("isTransposed = true") != absl::string_view::npos;
+    const int m = rank - 2, n = rank - 1;  // row and column dimensions
+    // (dimension, stride) per basis; the instruction's result tile.
+    std::vector<std::pair<int, int64_t>> regs, lanes;
+    const int along_regs = transposed ? n : m, along_lanes = transposed ? m : n;
+    if (mdim == 32) {
+      regs = {{along_regs, 1}, {along_regs, 2}, {along_regs, 8}, {along_regs, 16}};
+      lanes = {{along_lanes, 1}, {along_lanes, 2}, {along_lanes, 4}, {along_lanes, 8}, {along_lanes, 16}, {along_regs, 4}};
+    } else {
+      regs = {{along_regs, 1}, {along_regs, 2}};
+      lanes = {{along_lanes, 1}, {along_lanes, 2}, {along_lanes, 4}, {along_lanes, 8}, {along_regs, 4}, {along_regs, 8}};
+    }
+    auto at = [&](int d, int64_t v) { return v >= shape[d] ? uint64_t{0} : Pack(d, v); };
+    for (const auto& [d, v] : regs) b.reg.push_back(at(d, v));
+    for (const auto& [d, v] : lanes) b.lane.push_back(at(d, v));
+    IntVector cum;
+    for (int d = 0; d < rank; ++d) cum.push_back(1);
+    cum[m] = mdim;
+    cum[n] = ndim;
+    for (int d = rank - 1; d >= 0; --d) {
+      Append(b.warp, d, cum[d], (*wpc)[d], shape[d]);
+      cum[d] *= (*wpc)[d];
+    }
+    for (int d = rank - 1; d >= 0; --d) {
+      for (int64_t v = cum[d]; v < shape[d]; v *= 2) b.reg.push_back(Pack(d, v));
+    }
     return b;
   }
   if (absl::StartsWith(enc, "#ttg.linear<")) {
@@ -316,20 +374,109 @@ absl::StatusOr<Bases> BasesOfUnchecked(const LayoutContext& ctx, absl::string_vi
     }
     return b;
   }
-  if (absl::StartsWith(enc, "#ttg.dot_op<{opIdx = 0") && rank == 2) {
-    // The A operand of a wgmma is split across warps like its parent accumulator (rows);
-    // only the warp bases matter to the callers.
+  if (absl::StartsWith(enc, "#ttg.dot_op<") && (rank == 2 || rank == 3)) {
+    // nvidiaDotToLinearLayout: an MMA operand in registers. The tile of one warp is 16 x 8kWidth
+    // (A) or 8kWidth x 8 (B, mma.sync only): kWidth registers and 4 lanes along K, 8 lanes along
+    // the other dimension, then registers for the rest of the tile; warps as the parent's, those
+    // along K broadcast; repetitions in registers, K first, the batch dimension last.
+    auto op_idx = IntField(enc, "opIdx");
+    auto k_width = IntField(enc, "kWidth");
     size_t p = enc.find("parent = ");
+    if (!op_idx || (*op_idx != 0 && *op_idx != 1) || p == absl::string_view::npos) {
+      return absl::InvalidArgumentError("malformed #ttg.dot_op");
+    }
     std::string parent(enc.substr(p + 9));
     parent = parent.substr(0, parent.find_first_of(",}"));
     const absl::string_view pe = Resolve(ctx, parent);
-    auto major = IntField(pe, "versionMajor");
-    auto wpc = IntList(pe, "warpsPerCTA");
-    if (major && *major == 3 && wpc && wpc->size() == 2 && AllPositive(*wpc)) {
-      Append(b.warp, 0, 16, (*wpc)[0], shape[0]);
-      Append(b.warp, 1, shape[1], (*wpc)[1], shape[1]);
+    if (absl::StartsWith(pe, "#ttg.amd_mfma<")) {
+      // mfmaDotToLinearLayout: kWidth registers along K, the instruction's non-K extent in lanes,
+      // the other lanes (64 / that extent) along K, registers for the rest of K; warps as the
+      // parent's (those along K fall outside the tensor: broadcast), then repetitions along the
+      // non-K dimension and the batch.
+      auto wpc = IntList(pe, "warpsPerCTA");
+      auto instr = IntList(pe, "instrShape");
+      if (!k_width || *k_width <= 0 || *k_width > 64 || (*k_width & (*k_width - 1)) != 0 || !wpc ||
+          static_cast<int>(wpc->size()) != rank || !AllPositive(*wpc) || !instr || instr->size() < 2) {
+        return absl::InvalidArgumentError("malformed #ttg.dot_op of #ttg.amd_mfma");
+      }
+      const int64_t mdim = (*instr)[0], ndim = (*instr)[1];
+      if (!((mdim == 32 && ndim == 32) || (mdim == 16 && ndim == 16))) {
+        return absl::UnimplementedError(absl::StrCat("#ttg.dot_op of #ttg.amd_mfma with instrShape ", mdim, "x", ndim));
+      }
+      if (auto tiles = IntList(pe, "tilesPerWarp");
+          tiles && std::any_of(tiles->begin(), tiles->end(), [](int64_t t) { return t != 1; })) {
+        return absl::UnimplementedError("#ttg.amd_mfma with tilesPerWarp other than 1");
+      }
+      const int kdim = *op_idx == 0 ? rank - 1 : rank - 2;
+      const int other = *op_idx == 0 ? rank - 2 : rank - 1;
+      const int64_t non_k = *op_idx == 0 ? mdim : ndim;
+      const int64_t kw = *k_width;
+      auto at = [&](int d, int64_t v) { return v >= shape[d] ? uint64_t{0} : Pack(d, v); };
+      for (int64_t v = 1; v < kw; v *= 2) b.reg.push_back(at(kdim, v));
+      for (int64_t v = 1; v < non_k; v *= 2) b.lane.push_back(at(other, v));
+      const int64_t k_tile = 64 / non_k * kw;
+      for (int64_t v = kw; v < k_tile; v *= 2) b.lane.push_back(at(kdim, v));
+      for (int64_t v = k_tile; v < shape[kdim]; v *= 2) b.reg.push_back(Pack(kdim, v));
+      IntVector cum;
+      for (int d = 0; d < rank; ++d) cum.push_back(1);
+      cum[kdim] = std::max(k_tile, shape[kdim]);
+      cum[other] = non_k;
+      for (int d = rank - 1; d >= 0; --d) {
+        Append(b.warp, d, cum[d], (*wpc)[d], shape[d]);
+        cum[d] *= (*wpc)[d];
+      }
+      IntVector rep_order = {kdim, other};
+      for (int d = rank - 3; d >= 0; --d) rep_order.push_back(d);
+      for (int64_t d : rep_order) {
+        for (int64_t v = cum[d]; v < shape[d]; v *= 2) b.reg.push_back(Pack(static_cast<int>(d), v));
+      }
       return b;
     }
+    if (!absl::StartsWith(pe, "#ttg.nvidia_mma<")) {
+      return absl::UnimplementedError(absl::StrCat("layout #ttg.dot_op of parent ", pe.substr(0, pe.find('<'))));
+    }
+    auto major = IntField(pe, "versionMajor");
+    auto wpc = IntList(pe, "warpsPerCTA");
+    if (!major || !wpc || static_cast<int>(wpc->size()) != rank || !AllPositive(*wpc) ||
+        (*major != 2 && *major != 3) || (*major == 3 && (rank != 2 || *op_idx != 0))) {
+      return absl::InvalidArgumentError("malformed #ttg.dot_op of #ttg.nvidia_mma");
+    }
+    // Hopper's A operand in registers has no kWidth of its own in older printers: 2 as the accumulator's.
+    const int64_t kw = k_width ? *k_width : 2;
+    if (kw <= 0 || kw > 64 || (kw & (kw - 1)) != 0) return absl::InvalidArgumentError("malformed #ttg.dot_op kWidth");
+    const int kdim = *op_idx == 0 ? rank - 1 : rank - 2;
+    const int other = *op_idx == 0 ? rank - 2 : rank - 1;
+    const int64_t tile_k = 8 * kw, tile_other = *op_idx == 0 ? 16 : 8;
+    auto at = [&](int d, int64_t v) { return v >= shape[d] ? uint64_t{0} : Pack(d, v); };
+    for (int64_t v = 1; v < kw; v *= 2) b.reg.push_back(at(kdim, v));
+    for (int64_t v = kw; v < 4 * kw; v *= 2) b.lane.push_back(at(kdim, v));
+    for (int64_t v = 1; v < 8; v *= 2) b.lane.push_back(at(other, v));
+    for (int64_t v = 8; v < tile_other; v *= 2) b.reg.push_back(at(other, v));
+    for (int64_t v = 4 * kw; v < tile_k; v *= 2) b.reg.push_back(at(kdim, v));
+    IntVector cum;
+    for (int d = 0; d < rank; ++d) cum.push_back(1);
+    cum[kdim] = tile_k;
+    cum[other] = tile_other;
+    IntVector warp_order;
+    if (*major == 3) {
+      warp_order = {0, 1};
+    } else {
+      for (int d = rank - 1; d >= 0; --d) warp_order.push_back(d);
+    }
+    for (int64_t d : warp_order) {
+      if (d == kdim) {
+        for (int64_t w = 1; w < (*wpc)[d]; w *= 2) b.warp.push_back(0);
+        continue;
+      }
+      Append(b.warp, static_cast<int>(d), cum[d], (*wpc)[d], shape[d]);
+      cum[d] *= (*wpc)[d];
+    }
+    IntVector rep_order = {kdim, other};
+    for (int d = rank - 3; d >= 0; --d) rep_order.push_back(d);
+    for (int64_t d : rep_order) {
+      for (int64_t v = cum[d]; v < shape[d]; v *= 2) b.reg.push_back(Pack(static_cast<int>(d), v));
+    }
+    return b;
   }
   return absl::UnimplementedError(absl::StrCat("layout ", enc.substr(0, 40)));
 }
@@ -337,13 +484,15 @@ absl::StatusOr<Bases> BasesOfUnchecked(const LayoutContext& ctx, absl::string_vi
 absl::StatusOr<Bases> BasesOf(const LayoutContext& ctx, absl::string_view encoding,
                               const std::vector<int64_t>& shape) {
   // Blocked layouts index a per-dimension list; 16 dimensions is far past any tensor.
+  // Shapes past these bounds are no Triton tensor (OutOfRange: callers that can size the op
+  // without bases do so, checked); a layout that is malformed or not modelled is an error.
   if (shape.size() > IntVector::capacity()) {
-    return absl::InvalidArgumentError("tensor of more than 16 dimensions");
+    return absl::OutOfRangeError("tensor of more than 16 dimensions");
   }
   // Triton's tensors hold at most 2^20 elements (TRITON_MAX_TENSOR_NUMEL); a basis packs 20 bits
   // per dimension.
   if (std::any_of(shape.begin(), shape.end(), [](int64_t x) { return x <= 0 || x > kMaxLayoutExtent; })) {
-    return absl::InvalidArgumentError("tensor extent outside 1 to 2^20");
+    return absl::OutOfRangeError("tensor extent outside 1 to 2^20");
   }
   ASSIGN_OR_RETURN(Bases b, BasesOfUnchecked(ctx, encoding, shape));
   return Checked(std::move(b));
@@ -555,6 +704,27 @@ absl::StatusOr<DimSplit> SplitOf(const LayoutContext& ctx, absl::string_view enc
       s.per_thread[wpc->size() - 2] = 2;
       s.per_thread[wpc->size() - 1] = 2;
     }
+  } else if (absl::StartsWith(enc, "#ttg.amd_mfma<")) {
+    // One MFMA output tile per warp (see BasesOf): its rows and columns are spanned by the lanes
+    // and registers together; only the split between them differs with isTransposed.
+    auto wpc = IntList(enc, "warpsPerCTA");
+    auto instr = IntList(enc, "instrShape");
+    if (!wpc || !instr || instr->size() < 2 || static_cast<int>(wpc->size()) != rank || rank < 2) {
+      return absl::InvalidArgumentError("malformed #ttg.amd_mfma");
+    }
+    const int64_t mdim = (*instr)[0], ndim = (*instr)[1];
+    if (!((mdim == 32 && ndim == 32) || (mdim == 16 && ndim == 16))) {
+      return absl::UnimplementedError(absl::StrCat("#ttg.amd_mfma with instrShape ", mdim, "x", ndim));
+    }
+    const bool transposed = enc.find("isTransposed = true") != absl::string_view::npos;
+    s.warps.assign(wpc->begin(), wpc->end());
+    s.threads.assign(rank, 1);
+    s.per_thread.assign(rank, 1);
+    const int64_t lanes_across = 64 / mdim;  // lanes along the register side: 2 or 4
+    const int regs_side = transposed ? rank - 1 : rank - 2, lanes_side = transposed ? rank - 2 : rank - 1;
+    s.threads[lanes_side] = mdim;
+    s.threads[regs_side] = lanes_across;
+    s.per_thread[regs_side] = mdim / lanes_across;
   } else if (absl::StartsWith(enc, "#ttg.linear<")) {
     auto reg = BasisCounts(enc, "register", rank);
     auto lane = BasisCounts(enc, "lane", rank);
@@ -699,6 +869,10 @@ ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<ScratchNeed> ScratchForOpWithScratch(
     // (cvtNeedsSharedMemory): only a change of the warp bases goes through shared memory.
     const absl::StatusOr<Bases> sb = BasesOf(ctx, types[0].encoding, types[0].shape);
     const absl::StatusOr<Bases> db = BasesOf(ctx, types[1].encoding, types[1].shape);
+    // A layout the model does not know, or cannot read, is named; never a guess.
+    for (const absl::StatusOr<Bases>* b : {&sb, &db}) {
+      if (!b->ok() && !absl::IsOutOfRange(b->status())) return Unsupported(origin, op.line, b->status().message());
+    }
     if (sb.ok() && db.ok() && sb->warp == db->warp) return need;
     const ScratchMath math(origin, op.line, n);
     int64_t bits = std::max<int64_t>(8, ElementBits(types[0].element));

@@ -17,6 +17,8 @@ const std::map<std::string, std::string> kAliases = {
     {"#blocked2", "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]}>"},
     {"#unclosed", "#ttg.linear<{lane = [[4]], warp = [[8]], register = [[1], [2"},
     {"#rows", "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>"},
+    {"#mfma", "#ttg.amd_mfma<{version = 3, warpsPerCTA = [4, 1], instrShape = [32, 32, 8], isTransposed = true}>"},
+    {"#mma2", "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 8]}>"},
     {"#nowarps", "#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [0], order = [0]}>"},
 };
 
@@ -84,13 +86,13 @@ TEST(TtgirLayoutTest, LinearLayoutWithAnUnclosedBasisIsRefused) {
   EXPECT_THAT(need.status().message(), HasSubstr("x.ttgir:7: unsupported construct: malformed #ttg.linear"));
 }
 
-// The same unclosed list read as a conversion's bases (BasesOf) looped forever too; the
-// conversion now falls back to the estimate without the layout's bases.
+// The same unclosed list read as a conversion's bases (BasesOf) looped forever too; it now ends
+// and the conversion is refused naming the line (no estimate without the layout's bases).
 TEST(TtgirLayoutTest, ConversionToALinearLayoutWithAnUnclosedBasisEnds) {
   const std::string text = "%y = ttg.convert_layout %x : tensor<1024xf32, #blocked> -> tensor<1024xf32, #unclosed>";
   auto need = Scratch("ttg.convert_layout", TtgirOpKind::kConvertLayout, text);
-  ASSERT_TRUE(need.ok()) << need.status();
-  EXPECT_EQ(need->bytes, 1024 * 4);
+  ASSERT_FALSE(need.ok());
+  EXPECT_THAT(need.status().message(), HasSubstr("x.ttgir:7: unsupported construct: malformed #ttg.linear"));
 }
 
 // Extents past Triton's 2^20 elements are not modelled as layout bases (the doubling of a basis
@@ -151,6 +153,78 @@ TEST(TtgirLayoutTest, ScanOfANonBlockedLayoutHasNoScratch) {
   auto need = Scratch("tt.scan", TtgirOpKind::kScan, text);
   ASSERT_TRUE(need.ok()) << need.status();
   EXPECT_EQ(need->bytes, 0);
+}
+
+// AMD MFMA accumulators (AMDMfmaEncodingAttr::toLinearLayout): each warp holds one 32x32 tile.
+TEST(TtgirLayoutTest, ReduceOverAnMfmaLayoutCountsItsWarps) {
+  // 4 warps along the rows hold distinct data: Triton 3.6 keeps [4, 64] f32 of partial sums.
+  const std::string text =
+      "%r = \"tt.reduce\"(%x) <{axis = 0 : i32}> ({ }) : (tensor<128x64xf32, #mfma>) -> "
+      "tensor<64xf32, #ttg.slice<{dim = 0, parent = #mfma}>>";
+  auto need = Scratch("tt.reduce", TtgirOpKind::kReduce, text);
+  ASSERT_TRUE(need.ok()) << need.status();
+  EXPECT_EQ(need->bytes, 4 * 64 * 4);
+}
+
+TEST(TtgirLayoutTest, ConversionWithinOneWarpOfAnMfmaLayoutHasNoScratch) {
+  // The same warps on both sides: registers and lanes only (cvtNeedsSharedMemory).
+  const std::string text =
+      "%y = ttg.convert_layout %x : tensor<128x32xf16, #mfma> -> tensor<128x32xf16, "
+      "#ttg.linear<{register = [[0, 1], [0, 2], [0, 8], [0, 16]], lane = [[1, 0], [2, 0], [4, 0], [8, 0], "
+      "[16, 0], [0, 4]], warp = [[32, 0], [64, 0]], block = []}>>";
+  auto need = Scratch("ttg.convert_layout", TtgirOpKind::kConvertLayout, text);
+  ASSERT_TRUE(need.ok()) << need.status();
+  EXPECT_EQ(need->bytes, 0);
+}
+
+TEST(TtgirLayoutTest, MfmaOfAnUnmodelledInstructionIsNamed) {
+  const std::string text =
+      "%y = ttg.convert_layout %x : tensor<64x64xf32, #ttg.amd_mfma<{version = 3, warpsPerCTA = [4, 1], "
+      "instrShape = [4, 4, 4], isTransposed = true}>> -> tensor<64x64xf32, #blocked2>";
+  auto need = Scratch("ttg.convert_layout", TtgirOpKind::kConvertLayout, text);
+  EXPECT_FALSE(need.ok());
+  EXPECT_THAT(need.status().message(), HasSubstr("instrShape 4x4"));
+}
+
+// 3-D (batched) tl.dot: NvidiaMmaEncodingAttr::toLinearLayout of rank 3, warps along the batch.
+TEST(TtgirLayoutTest, BatchedMmaToABlockedLayoutWithTheSameWarpsHasNoScratch) {
+  const std::string text =
+      "%y = ttg.convert_layout %x : tensor<4x32x32xf32, #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, "
+      "warpsPerCTA = [4, 1, 1], instrShape = [1, 16, 8]}>> -> tensor<4x32x32xf32, #ttg.blocked<{sizePerThread = "
+      "[1, 1, 4], threadsPerWarp = [1, 4, 8], warpsPerCTA = [4, 1, 1], order = [2, 1, 0]}>>";
+  auto need = Scratch("ttg.convert_layout", TtgirOpKind::kConvertLayout, text);
+  ASSERT_TRUE(need.ok()) << need.status();
+  EXPECT_EQ(need->bytes, 0);
+}
+
+TEST(TtgirLayoutTest, BatchedMmaToWarpsAlongRowsGoesThroughSharedMemory) {
+  const std::string text =
+      "%y = ttg.convert_layout %x : tensor<4x32x32xf32, #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, "
+      "warpsPerCTA = [4, 1, 1], instrShape = [1, 16, 8]}>> -> tensor<4x32x32xf32, #ttg.blocked<{sizePerThread = "
+      "[1, 1, 4], threadsPerWarp = [1, 4, 8], warpsPerCTA = [1, 4, 1], order = [2, 1, 0]}>>";
+  auto need = Scratch("ttg.convert_layout", TtgirOpKind::kConvertLayout, text);
+  ASSERT_TRUE(need.ok()) << need.status();
+  EXPECT_GT(need->bytes, 0);
+  EXPECT_LE(need->bytes, 4 * 32 * 32 * 4);
+}
+
+// An MMA operand in registers (nvidiaDotToLinearLayout): warps along K hold copies.
+TEST(TtgirLayoutTest, MmaAccumulatorToItsOwnAOperandNeedsNoSharedMemory) {
+  const std::string text =
+      "%y = ttg.convert_layout %x : tensor<64x64xf16, #mma2> -> tensor<64x64xf16, #ttg.dot_op<{opIdx = 0, "
+      "parent = #mma2, kWidth = 2}>>";
+  auto need = Scratch("ttg.convert_layout", TtgirOpKind::kConvertLayout, text);
+  ASSERT_TRUE(need.ok()) << need.status();
+  EXPECT_EQ(need->bytes, 0);
+}
+
+TEST(TtgirLayoutTest, DotOperandOfAnUnmodelledParentIsNamed) {
+  const std::string text =
+      "%y = ttg.convert_layout %x : tensor<64x64xf16, #blocked2> -> tensor<64x64xf16, #ttg.dot_op<{opIdx = 0, "
+      "parent = #ttg.amd_wmma<{version = 2, warpsPerCTA = [4, 1]}>, kWidth = 8}>>";
+  auto need = Scratch("ttg.convert_layout", TtgirOpKind::kConvertLayout, text);
+  EXPECT_FALSE(need.ok());
+  EXPECT_THAT(need.status().message(), HasSubstr("x.ttgir:7: unsupported construct: layout #ttg.dot_op of parent #ttg.amd_wmma"));
 }
 
 }  // namespace

@@ -366,9 +366,20 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     }
     if (s[0] == '^') {
       if (stack.back().op < 0) {
-        return ParseError(origin, st.line,
-                          "unsupported construct: a block label at function level (the IR is "
-                          "already in CF form; give the .ttgir from Triton's cache)");
+        // Blocks of the kernel function itself: Triton's cache holds them when the kernel
+        // branches at the top level (an early `return` becomes cf.cond_br to a block that
+        // returns). The allocation analysis numbers ops through the blocks in their order,
+        // which is what the function body's list is.
+        if (!stack.back().function) {
+          return ParseError(origin, st.line, "block label outside the kernel function");
+        }
+        if (s.find('(') != absl::string_view::npos) {
+          return ParseError(origin, st.line,
+                            "unsupported construct: arguments of a block of the kernel function "
+                            "(the IR is already in CF form past Triton's cache; give the .ttgir "
+                            "from Triton's cache)");
+        }
+        continue;
       }
       TtgirOp& owner = module.ops[stack.back().op];
       for (std::string_view v : ValueTokens(View(s.substr(0, s.find(')'))))) {

@@ -182,5 +182,38 @@ TEST(TtgirParserTest, NestingUpToTheLimitParses) {
   EXPECT_EQ(m->ops.size(), kMaxTtgirNesting - 2 + 2);  // the ifs, the constant, tt.return
 }
 
+// A kernel that returns early keeps its top-level branch in Triton's cache (cf.cond_br to a
+// block that returns): the blocks' ops form the function body in their order.
+TEST(TtgirParserTest, BlocksOfTheKernelFunctionAreItsBodyInOrder) {
+  const std::string text = kHead +
+                           "  tt.func public @k(%p: i1) {\n"
+                           "    cf.cond_br %p, ^bb1, ^bb2\n"
+                           "  ^bb1:  // pred: ^bb0\n"
+                           "    tt.return\n"
+                           "  ^bb2:  // pred: ^bb0\n"
+                           "    %a = ttg.local_alloc : () -> !ttg.memdesc<16xf16, #s, #smem, mutable>\n"
+                           "    tt.return\n"
+                           "  }\n"
+                           "}\n";
+  auto m = ParseTtgir(text, "k.ttgir");
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->body.size(), 4u);
+  EXPECT_EQ(m->ops[m->body[0]].name, "cf.cond_br");
+  EXPECT_EQ(m->ops[m->body[2]].name, "ttg.local_alloc");
+}
+
+TEST(TtgirParserTest, ArgumentsOfAKernelFunctionBlockNameTheLine) {
+  const std::string text = kHead +
+                           "  tt.func public @k(%p: i1) {\n"
+                           "    cf.br ^bb1(%p : i1)\n"
+                           "  ^bb1(%q: i1):\n"
+                           "    tt.return\n"
+                           "  }\n"
+                           "}\n";
+  auto m = ParseTtgir(text, "k.ttgir");
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(m.status().message(), HasSubstr("k.ttgir:4: unsupported construct: arguments of a block"));
+}
+
 }  // namespace
 }  // namespace scratchsim::triton

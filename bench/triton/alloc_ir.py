@@ -68,7 +68,10 @@ def allocate(path):
         passes.gluon.add_inliner(pm)
         passes.convert.add_index_to_llvmir(pm)
         _call(amd.passes.ttgpuir.add_allocate_shared_memory, pm, arch)
-    pm.run(mod, "alloc") if len(inspect.signature(pm.run).parameters) > 1 else pm.run(mod)
+    try:
+        pm.run(mod, "alloc")
+    except TypeError:
+        pm.run(mod)
     return str(mod)
 
 
