@@ -1,0 +1,210 @@
+"""scratchsim: predicts, before you compile, whether a GPU or TPU kernel fits on chip.
+
+The same C++ core as the ``simulate`` command (built by ``pip install .``), with the same
+reports and the same messages::
+
+    import scratchsim
+    report = scratchsim.simulate("h100", "models/graphs/mlp.pbtxt")
+    report["fits"]                 # False
+    report["violations"][0]["message"]
+    # 'out of resource: shared memory, Required: 526336, Hardware limit: 232448'
+
+Bad input raises :class:`scratchsim.Error` (a ``ValueError``) with the command line's message.
+Submodules: :mod:`scratchsim.triton` (check a @triton.jit config, early_prune for
+triton.autotune), :mod:`scratchsim.helion` (a config filter for Helion's autotuner),
+:mod:`scratchsim.pallas` (trace a pallas_call and check it for a TPU). See docs/python.md.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Iterable, Mapping
+
+from . import _ext
+from ._ext import Error
+
+__all__ = ["Error", "simulate", "simulate_ttgir", "plan", "plan_report", "devices", "device", "graph_path",
+           "run"]
+__version__ = "0.1.0"
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_MODELS = os.path.join(_HERE, "models", "devices")
+_GRAPHS = os.path.join(_HERE, "graphs")
+
+
+def __getattr__(name: str):
+    """scratchsim.triton, .helion and .pallas load on first use (each imports its framework lazily)."""
+    if name in ("triton", "helion", "pallas"):
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'scratchsim' has no attribute '{name}'")
+
+
+def _use_packaged_models() -> None:
+    """The device models shipped in the package come after the user's SCRATCHSIM_MODELS
+    directories (theirs win on a name clash), as the installed `simulate` finds its own."""
+    if not os.path.isdir(_MODELS):
+        return
+    parts = [p for p in os.environ.get("SCRATCHSIM_MODELS", "").split(":") if p]
+    if _MODELS not in parts:
+        os.environ["SCRATCHSIM_MODELS"] = ":".join(parts + [_MODELS])
+
+
+def graph_path(name: str) -> str:
+    """The path of a graph shipped with the package: "triton_matmul" (the Triton matmul family
+    the planner was validated on) or "mlp" (seed 002's GeGLU)."""
+    path = os.path.join(_GRAPHS, name if name.endswith(".pbtxt") else name + ".pbtxt")
+    if not os.path.isfile(path):
+        known = sorted(f[:-len(".pbtxt")] for f in os.listdir(_GRAPHS)) if os.path.isdir(_GRAPHS) else []
+        raise Error(f"no shipped graph '{name}' (shipped: {', '.join(known) or 'none'})")
+    return path
+
+
+def _looks_like_text(s: str) -> bool:
+    return "\n" in s or "{" in s or ": " in s
+
+
+def _kernel_input(value: Any, what: str, flag: str):
+    """(flags, input, contents, format, origin) for a kernel given as a path, text or bytes."""
+    if isinstance(value, os.PathLike):
+        return [f"--{flag}", os.fspath(value)], flag, None, "", ""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return [], flag, bytes(value), "binary", f"<{what} bytes>"
+    if isinstance(value, Mapping):
+        return [], flag, json.dumps(value).encode(), "json", f"<{what} dict>"
+    if hasattr(value, "SerializeToString"):  # a protobuf message of proto/graph.proto
+        return [], flag, value.SerializeToString(), "binary", f"<{what} message>"
+    if isinstance(value, str):
+        if os.path.isfile(os.path.expanduser(value)) or not _looks_like_text(value):
+            return [f"--{flag}", os.path.expanduser(value)], flag, None, "", ""
+        fmt = "json" if value.lstrip().startswith("{") else "text"
+        return [], flag, value.encode(), fmt, f"<{what} text>"
+    raise Error(f"{what}: expected a path, text or bytes, got {type(value).__name__}")
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    return str(v)
+
+
+def _sets(params: Mapping[str, Any] | None) -> list[str]:
+    out: list[str] = []
+    for name, value in (params or {}).items():
+        out += ["--set", f"{name}={_value(value)}"]
+    return out
+
+
+def simulate(device: str, graph: Any, params: Mapping[str, Any] | None = None, *, policy: str | None = None,
+             suggest: bool = True, any_target: bool = False) -> dict:
+    """Simulates one configuration of a kernel graph on a device.
+
+    device: a shipped model's name in any case ("h100", "b200", "mi300x", "tpu_v5e"; see
+        devices()) or a path to a DeviceModel textproto.
+    graph: a path to a KernelGraph (.pb, .pbtxt/.textproto, .json), its text (textproto or JSON),
+        its binary serialization (bytes), or a dict in its JSON mapping.
+    params: parameter overrides, as `--set NAME=VALUE`.
+    Returns the report as `simulate --format json` prints it (docs/architecture.md: the JSON
+    mapping): "fits", "violations" (with the toolchain's message), "spaces", "occupancy",
+    "suggestions", ...
+    """
+    _use_packaged_models()
+    flags, kind, contents, fmt, origin = _kernel_input(graph, "graph", "graph")
+    args = ["--device", str(device), *flags, *_sets(params)]
+    if policy:
+        args += ["--policy", policy]
+    if not suggest:
+        args.append("--no-suggest")
+    if any_target:
+        args.append("--any-target")
+    _, text = _ext.simulate(args, kind, contents, fmt, origin)
+    return json.loads(text)
+
+
+def simulate_ttgir(device: str, ttgir: Any, *, suggest: bool = True, any_target: bool = False,
+                   name: str | None = None) -> dict:
+    """Simulates a kernel Triton compiled: `ttgir` is the path of a .ttgir file (Triton's cache
+    writes one per kernel) or its text. Shared memory is placed as Triton's allocator places it,
+    so the figure equals Triton's metadata.shared. A kernel compiled for another target than
+    `device` is an Error unless any_target. `name` names text input in messages."""
+    _use_packaged_models()
+    if isinstance(ttgir, (bytes, bytearray)):
+        ttgir = bytes(ttgir).decode()
+    if isinstance(ttgir, str) and "\n" in ttgir:
+        flags, kind, contents, fmt, origin = [], "ttgir", ttgir.encode(), "text", name or "<ttgir text>"
+    elif isinstance(ttgir, (str, os.PathLike)):
+        flags, kind, contents, fmt, origin = ["--ttgir", os.path.expanduser(os.fspath(ttgir))], "ttgir", None, "", ""
+    else:
+        raise Error(f"ttgir: expected a path or the TTGIR text, got {type(ttgir).__name__}")
+    args = ["--device", str(device), *flags]
+    if not suggest:
+        args.append("--no-suggest")
+    if any_target:
+        args.append("--any-target")
+    _, text = _ext.simulate(args, kind, contents, fmt, origin)
+    return json.loads(text)
+
+
+def _param_flag(name: str, values: Any) -> str:
+    if isinstance(values, str):
+        return f"{name}={values}"
+    if isinstance(values, range) and values.step == 1:
+        return f"{name}={values.start}..{values.stop - 1}"
+    if isinstance(values, Iterable):
+        return f"{name}=" + ",".join(_value(v) for v in values)
+    return f"{name}={_value(values)}"
+
+
+def plan_report(device: str, graph: Any, params: Mapping[str, Any] | None = None, top: int = 10, *,
+                param: Mapping[str, Any] | None = None, threads: int | None = None,
+                compute_dtype: str | None = None, allow_spills: bool = False, policy: str | None = None) -> dict:
+    """The whole of `simulate plan --format json`: the space, how many fit, the ranked
+    configurations ("configs"), what pruned the rest ("pruned") and notes. See plan()."""
+    _use_packaged_models()
+    flags, kind, contents, fmt, origin = _kernel_input(graph, "graph", "graph")
+    args = ["--device", str(device), *flags, *_sets(params), "--top", str(top), "--format", "json"]
+    for name, values in (param or {}).items():
+        args += ["--param", _param_flag(name, values)]
+    if threads is not None:
+        args += ["--threads", str(threads)]
+    if compute_dtype:
+        args += ["--compute-dtype", compute_dtype]
+    if allow_spills:
+        args.append("--allow-spills")
+    if policy:
+        args += ["--policy", policy]
+    _, text = _ext.plan(args, kind, contents, fmt, origin)
+    return json.loads(text)
+
+
+def plan(device: str, graph: Any, params: Mapping[str, Any] | None = None, top: int = 10, **options: Any) -> list:
+    """Sweeps the graph's tuning parameters on `device` and returns the `top` configurations
+    that fit, fastest first by the analytic model: each a dict with "rank", "params",
+    "estimated_us", "peak_bytes", "blocks_per_core", "why", ... (as `simulate plan --format
+    json` lists them).
+
+    params: fixed values (`--set`), e.g. the problem size {"M": 4096, "N": 4096, "K": 4096}.
+    options: param={"BLOCK_M": [64, 128], "NUM_STAGES": "2..5", ...} (the axes to sweep; without
+        it the graph's own ranges), threads=N, compute_dtype="f16", allow_spills=True,
+        policy="best-fit".
+    """
+    return plan_report(device, graph, params, top, **options)["configs"]
+
+
+def devices() -> list:
+    """Every device model (shipped, and SCRATCHSIM_MODELS's), each as a dict of its DeviceModel
+    fields: "name", "arch", "vendor", "display_name", "limits", "memory_spaces", ..."""
+    _use_packaged_models()
+    return json.loads(_ext.devices())
+
+
+def device(name: str) -> dict:
+    """One device model (a name in any case, or a path to a DeviceModel textproto)."""
+    _use_packaged_models()
+    return json.loads(_ext.device(str(name)))
+
+
+def run(args: Iterable[str]) -> tuple:
+    """Runs the `simulate` command line itself: returns (exit code, stdout, stderr)."""
+    _use_packaged_models()
+    return _ext.run([str(a) for a in args])

@@ -1,0 +1,584 @@
+"""Triton: check one config of a @triton.jit kernel before compiling it, and prune an autotuner's
+configs to those that fit.
+
+The kernel is lowered with Triton's own front end and TTGIR passes only (make_ttir, make_ttgir:
+no LLVM, no ptxas, no GPU needed) for the local GPU or any named target ("sm_90", "sm_100",
+"sm_120", "gfx942", "gfx950", ...), and its TTGIR is simulated with Triton's allocation: the
+shared-memory figure is Triton's metadata.shared, the verdict Triton's OutOfResources.
+
+    import scratchsim.triton as sst
+    r = sst.check(matmul_kernel, triton.Config({"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 128},
+                  num_warps=8, num_stages=5), {"a_ptr": "*fp16", ..., "M": "i32"}, target="sm_90")
+    r["fits"], r["violations"][0]["message"]
+
+    @triton.autotune(configs=configs, key=["M", "N", "K"],
+                     prune_configs_by={"early_config_prune": sst.early_prune()})
+    @triton.jit
+    def matmul_kernel(...): ...
+
+Works with Triton 3.6 and later (tested on 3.6.0 and 3.9.0).
+"""
+from __future__ import annotations
+
+import inspect
+import logging
+import math
+import threading
+import time
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import scratchsim
+from scratchsim import Error
+
+__all__ = ["check", "lower", "early_prune", "tensor", "target_of", "device_for", "Lowered", "EarlyPrune"]
+
+log = logging.getLogger("scratchsim.triton")
+
+# The device model a target is judged on when none is named: the shipped model of that arch.
+_DEVICE_FOR_ARCH = {
+    "sm_70": "v100", "sm_75": "t4", "sm_80": "a100", "sm_86": "a10", "sm_89": "l40s", "sm_90": "h100",
+    "sm_100": "b200", "sm_120": "rtx5090", "gfx942": "mi300x", "gfx950": "mi355x",
+}
+
+
+def _triton():
+    try:
+        import triton  # noqa: F401
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise Error("scratchsim.triton needs Triton (pip install triton)") from e
+    return triton
+
+
+def target_of(target: Any = None):
+    """A triton GPUTarget: None is the local GPU (Triton's active driver); "sm_90", "sm90a",
+    "cuda:90", 90 are NVIDIA targets; "gfx942", "hip:gfx950" AMD ones; a GPUTarget is kept."""
+    _triton()
+    from triton.backends.compiler import GPUTarget
+    if isinstance(target, GPUTarget):
+        return target
+    if target is None:
+        try:
+            from triton.runtime import driver
+            return driver.active.get_current_target()
+        except Exception as e:
+            raise Error(f"no GPU here for Triton to target ({e}); name a target, e.g. target=\"sm_90\"") from None
+    text = str(target).strip().lower()
+    if text.startswith("hip:"):
+        text = text[4:]
+    if text.startswith("gfx"):
+        # CDNA (gfx9xx) runs 64-thread wavefronts; RDNA (gfx10+) 32.
+        return GPUTarget("hip", text, 64 if text.startswith("gfx9") else 32)
+    for prefix in ("cuda:", "sm_", "sm"):
+        if text.startswith(prefix):
+            text = text[len(prefix):]
+            break
+    text = text.rstrip("af")  # sm_90a, sm_100f: the same compute capability
+    if not text.isdigit():
+        raise Error(f"target '{target}': expected sm_NN, cuda:NN, gfxNNN or hip:gfxNNN")
+    return GPUTarget("cuda", int(text), 32)
+
+
+def _arch(target) -> str:
+    return f"sm_{target.arch}" if target.backend == "cuda" else str(target.arch)
+
+
+def device_for(target) -> str:
+    """The shipped device model a target is judged on (sm_90: h100, sm_100: b200, gfx950: mi355x...)."""
+    arch = _arch(target)
+    if arch in _DEVICE_FOR_ARCH:
+        return _DEVICE_FOR_ARCH[arch]
+    for d in scratchsim.devices():
+        if d.get("arch") == arch:
+            return d["name"]
+    raise Error(f"no device model for target {arch}: pass device=NAME or a DeviceModel path")
+
+
+def _jit_function(kernel):
+    """The JITFunction under autotune/heuristics wrappers."""
+    from triton.runtime.jit import JITFunction
+    fn = kernel
+    seen = 0
+    while not isinstance(fn, JITFunction):
+        inner = getattr(fn, "fn", None)
+        if inner is None or seen > 16:
+            raise Error(f"{kernel!r} is not a @triton.jit kernel")
+        fn, seen = inner, seen + 1
+    return fn
+
+
+def _config_kwargs(config) -> dict:
+    """A triton.Config (or a dict of its kwargs with num_warps/num_stages/...) as launch kwargs."""
+    if config is None:
+        return {}
+    if hasattr(config, "all_kwargs"):
+        return dict(config.all_kwargs())
+    if isinstance(config, Mapping):
+        return dict(config)
+    raise Error(f"config: expected a triton.Config or a dict, got {type(config).__name__}")
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _is_signature(value) -> bool:
+    """{arg: "type"} (constexpr values may sit beside the types) rather than launch arguments."""
+    return (isinstance(value, Mapping) and any(isinstance(v, str) for v in value.values())
+            and all(isinstance(v, _SCALARS) for v in value.values()))
+
+
+class TensorSpec:
+    """A stand-in for a tensor argument (no torch, no GPU): its dtype and whether its data
+    pointer is 16-byte aligned, which is all Triton's JIT specializes a tensor on."""
+
+    def __init__(self, dtype, aligned: bool = True):
+        self.dtype = _tl_dtype(dtype)
+        self._ptr = 0 if aligned else 8
+
+    def data_ptr(self):
+        return self._ptr
+
+    def __repr__(self):
+        return f"tensor({self.dtype}, aligned={self._ptr == 0})"
+
+
+def _tl_dtype(dtype):
+    if not isinstance(dtype, str):
+        return dtype
+    import triton.language as tl
+    names = {"fp16": "float16", "f16": "float16", "bf16": "bfloat16", "fp32": "float32", "f32": "float32",
+             "fp64": "float64", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8",
+             "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "i1": "int1"}
+    name = names.get(dtype, dtype)
+    value = getattr(tl, name, None)
+    if value is None:
+        raise Error(f"tensor dtype '{dtype}': not a triton.language dtype (fp16, bf16, fp32, fp8e4nv, i8, ...)")
+    return value
+
+
+def tensor(dtype, aligned: bool = True) -> TensorSpec:
+    """A tensor argument for check()/early_prune() without torch: tensor("fp16")."""
+    return TensorSpec(dtype, aligned)
+
+
+def _runtime_kwargs(fn) -> dict:
+    """What JITFunction.run adds to the launch kwargs before it specializes (debug, instrumentation)."""
+    from triton import knobs
+    kw = {"debug": getattr(fn, "debug", None) or knobs.runtime.debug}
+    if hasattr(knobs.compilation, "instrumentation_mode"):
+        kw["instrumentation_mode"] = knobs.compilation.instrumentation_mode
+    if hasattr(knobs.compilation, "fpsan_homomorphic_casts"):
+        kw["fpsan_homomorphic_casts"] = knobs.compilation.fpsan_homomorphic_casts
+    return kw
+
+
+def _source_from_signature(fn, backend, signature: Mapping[str, str], kwargs: dict):
+    """ASTSource pieces from {arg: type}: pointers ("*fp16") are taken 16-byte aligned as the JIT
+    finds torch's allocations ("tt.divisibility" 16, and "tt.pointer_range" 32 on AMD); an integer
+    type with ":16" ("i32:16") is divisible by 16."""
+    sig, constexprs, attrs = {}, {}, {}
+    hip = getattr(getattr(backend, "target", None), "backend", "") == "hip"
+    for i, p in enumerate(fn.params):
+        name = p.name
+        if p.is_constexpr or name in kwargs:
+            if name in kwargs:
+                value = kwargs[name]
+            elif p.has_default:
+                value = p.default
+            else:
+                raise Error(f"{fn.__name__}: constexpr '{name}' has no value (give it in the config)")
+            sig[name] = "constexpr"
+            constexprs[(i, )] = value
+            continue
+        if name in signature and not isinstance(signature[name], str):
+            sig[name] = "constexpr"
+            constexprs[(i, )] = signature[name]
+            continue
+        if name not in signature:
+            if p.has_default and p.default is None:
+                sig[name] = "constexpr"
+                constexprs[(i, )] = None
+                continue
+            raise Error(f"{fn.__name__}: the signature gives no type for '{name}'")
+        ty = signature[name].strip()
+        if ty == "constexpr":
+            raise Error(f"{fn.__name__}: constexpr '{name}' has no value (give it in the config or as a keyword)")
+        div16 = ty.endswith(":16")
+        if div16:
+            ty = ty[:-3]
+        sig[name] = ty
+        desc = ""
+        if ty.startswith("*"):
+            desc = "DS" if hip else "D"
+        elif div16:
+            desc = "D"
+        if desc:
+            attrs[(i, )] = backend.parse_attr(desc)
+    options = backend.parse_options({k: v for k, v in kwargs.items() if k not in sig})
+    return options, sig, constexprs, attrs
+
+
+def _source_from_args(fn, backend, args, kwargs: dict):
+    """ASTSource pieces as the JIT's own binder makes them from launch arguments (tensors, ints,
+    floats, torch dtypes standing for tensors)."""
+    from triton.runtime.jit import MockTensor, create_function_from_signature
+    binder = create_function_from_signature(fn.signature, fn.params, backend)
+    if isinstance(args, Mapping):
+        call_kwargs = {**{k: MockTensor.wrap_dtype(v) for k, v in args.items()}, **kwargs}
+        bound_args, specialization, options = binder(**call_kwargs)
+    else:
+        bound_args, specialization, options = binder(*[MockTensor.wrap_dtype(a) for a in args], **kwargs)
+    # _pack_args checks the options against the launch kwargs only (not the arguments).
+    launch = {k: v for k, v in kwargs.items()}
+    return fn._pack_args(backend, launch, bound_args, specialization, options)
+
+
+class Lowered:
+    """One config lowered to TTGIR: .ttgir (text), .target, .name, .seconds, .options."""
+
+    def __init__(self, ttgir: str, target, name: str, seconds: float, options):
+        self.ttgir, self.target, self.name, self.seconds, self.options = ttgir, target, name, seconds, options
+
+
+def lower(kernel, config=None, signature_or_args=None, target=None, **launch_kwargs) -> Lowered:
+    """Lowers one config of `kernel` to TTGIR with Triton's front end and TTGIR passes only.
+
+    signature_or_args: {arg: type} ("*fp16", "i32", "fp32"; "i32:16" divisible by 16; a
+    non-string value is a constexpr, e.g. a unit stride: 1), or the launch arguments (a sequence
+    in parameter order or a dict by name: tensors, tensor("fp16") or torch dtypes standing for
+    tensors, ints, floats), specialized as Triton's JIT specializes them.
+    launch_kwargs: further constexprs or options given at launch.
+    """
+    _triton()
+    from triton._C.libtriton import ir
+    from triton.compiler.compiler import ASTSource, make_backend
+    fn = _jit_function(kernel)
+    tgt = target_of(target)
+    backend = make_backend(tgt)
+    kwargs = {**_runtime_kwargs(fn), **_config_kwargs(config), **launch_kwargs}
+    if signature_or_args is None:
+        signature_or_args = {}
+    if _is_signature(signature_or_args):
+        options, signature, constexprs, attrs = _source_from_signature(fn, backend, signature_or_args, kwargs)
+    else:
+        options, signature, constexprs, attrs = _source_from_args(fn, backend, signature_or_args, kwargs)
+    t0 = time.perf_counter()
+    src = ASTSource(fn, signature, constexprs, attrs)
+    # triton.compile's first steps, stopped after the TTGIR stage.
+    opts = backend.parse_options(dict(options.__dict__, **src.parse_options()))
+    context = ir.context()
+    ir.load_dialects(context)
+    backend.load_dialects(context)
+    codegen_fns = backend.get_codegen_implementation(opts)
+    module_map = backend.get_module_map()
+    module = src.make_ir(tgt, opts, codegen_fns, module_map, context)
+    stages: dict = {}
+    backend.add_stages(stages, opts, src.language)
+    metadata = {"hash": "scratchsim", "target": tgt, **opts.__dict__}
+    # As triton.compile: an AST source starts at its own stage (make_ttir), an IR source after it.
+    for ext in list(stages)[list(stages).index(src.ext):]:
+        module = stages[ext](module, metadata)
+        if ext == "ttgir":
+            break
+    else:
+        raise Error(f"Triton's pipeline for {_arch(tgt)} has no ttgir stage")
+    text = str(module)
+    return Lowered(text, tgt, fn.__name__, time.perf_counter() - t0, opts)
+
+
+def _simulate(lowered: Lowered, device: str | None, suggest: bool) -> dict:
+    dev = device or device_for(lowered.target)
+    t0 = time.perf_counter()
+    report = scratchsim.simulate_ttgir(dev, lowered.ttgir, suggest=suggest, any_target=device is not None,
+                                       name=f"{lowered.name}.ttgir")
+    report["triton"] = {
+        "kernel": lowered.name,
+        "target": _arch(lowered.target),
+        "device": dev,
+        "num_warps": getattr(lowered.options, "num_warps", None),
+        "num_stages": getattr(lowered.options, "num_stages", None),
+        "num_ctas": getattr(lowered.options, "num_ctas", None),
+        "lower_s": lowered.seconds,
+        "simulate_s": time.perf_counter() - t0,
+    }
+    return report
+
+
+def check(kernel, config=None, signature_or_args=None, target=None, *, device: str | None = None,
+          suggest: bool = True, keep_ttgir: bool = False, **launch_kwargs) -> dict:
+    """Lowers one config of a @triton.jit kernel to TTGIR (no LLVM, no ptxas) for `target` (None:
+    the local GPU) and simulates it on the target's device model (or `device`).
+
+    Returns the report (as scratchsim.simulate_ttgir: "fits", "violations" with Triton's
+    OutOfResources words, "spaces", "occupancy", ...) with a "triton" entry: kernel, target,
+    device, num_warps, num_stages, lower_s, simulate_s (and "ttgir" with keep_ttgir).
+    """
+    lowered = lower(kernel, config, signature_or_args, target, **launch_kwargs)
+    report = _simulate(lowered, device, suggest)
+    if keep_ttgir:
+        report["triton"]["ttgir"] = lowered.ttgir
+    return report
+
+
+def _message(report: dict) -> str:
+    """The toolchain's words for the first fatal violation."""
+    violations = report.get("violations", [])
+    for v in [v for v in violations if v.get("fatal")] + violations:
+        if v.get("message"):
+            return v["message"]
+    return "does not fit"
+
+
+def _freeze(value):
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return repr(value)
+
+
+def _arg_key(value):
+    """What the JIT specializes an argument on: a tensor's dtype and 16-byte alignment, an int's
+    value class (1, divisible by 16, 32/64-bit), other values as they are."""
+    if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
+        try:
+            aligned = value.data_ptr() % 16 == 0
+        except Exception:
+            aligned = True
+        return ("tensor", str(value.dtype), aligned)
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, int):
+        return ("int", value == 1, value % 16 == 0, -2**31 <= value < 2**31)
+    if isinstance(value, float):
+        return ("float", )
+    return _freeze(value)
+
+
+def _config_key(config) -> tuple:
+    return _freeze(_config_kwargs(config))
+
+
+def _find_autotuner():
+    """The triton Autotuner calling early_config_prune (it passes no kernel)."""
+    frame = inspect.currentframe()
+    try:
+        while frame is not None:
+            owner = frame.f_locals.get("self")
+            if owner is not None and hasattr(owner, "configs") and hasattr(owner, "fn") and hasattr(owner, "keys"):
+                return owner
+            frame = frame.f_back
+    finally:
+        del frame
+    return None
+
+
+def _matmul_problem(named_args: Mapping[str, Any]) -> dict:
+    """The problem size of the shipped Triton matmul graph from the launch: M, N, K, and ELT the
+    element size of the first tensor argument."""
+    out = {}
+    for name in ("M", "N", "K"):
+        if name not in named_args:
+            raise Error(f"top_k: the launch has no '{name}' (give problem=callable(named_args) -> dict)")
+        out[name] = int(named_args[name])
+    for value in named_args.values():
+        if hasattr(value, "element_size"):
+            out["ELT"] = int(value.element_size())
+            break
+        if hasattr(value, "dtype") and hasattr(value.dtype, "itemsize"):
+            out["ELT"] = int(value.dtype.itemsize)
+            break
+    return out
+
+
+# Config names -> the Triton matmul graph's parameters (bench/planner/triton_matmul.pbtxt).
+_MATMUL_NAMES = {
+    "BLOCK_M": "BLOCK_M", "BLOCK_SIZE_M": "BLOCK_M", "BLOCK_N": "BLOCK_N", "BLOCK_SIZE_N": "BLOCK_N",
+    "BLOCK_K": "BLOCK_K", "BLOCK_SIZE_K": "BLOCK_K", "num_stages": "NUM_STAGES", "num_warps": "NUM_WARPS",
+}
+
+
+class EarlyPrune:
+    """The callable early_prune() returns (see there). Its .stats and .last say what it did."""
+
+    def __init__(self, kernel=None, signature_or_args=None, target=None, device=None, top_k=None, graph=None,
+                 param_names=None, problem=None, on_empty="raise", verbose=False):
+        self.kernel = kernel
+        self.signature_or_args = signature_or_args
+        self.target = target
+        self.device = device
+        self.top_k = top_k
+        self.graph = graph if graph is not None else ("triton_matmul" if top_k else None)
+        self.param_names = dict(param_names) if param_names else dict(_MATMUL_NAMES)
+        self.problem = problem or _matmul_problem
+        if on_empty not in ("raise", "keep"):
+            raise Error("on_empty: 'raise' or 'keep'")
+        self.on_empty = on_empty
+        self.verbose = verbose
+        self._cache: dict = {}
+        self._lock = threading.Lock()
+        self.stats = {"calls": 0, "lowered": 0, "cached": 0, "kept": 0, "dropped": 0, "lower_s": 0.0,
+                      "simulate_s": 0.0, "plan_s": 0.0}
+        self.last: list = []  # (config, verdict dict) of the last call
+
+    # -- the verdict of one config, cached ------------------------------------------------------
+    def verdict(self, fn, config, args, launch: dict) -> dict:
+        target = target_of(self.target)
+        sig = args if _is_signature(args) else None
+        if sig is not None:
+            args_key = _freeze(sig)
+        elif isinstance(args, Mapping):
+            args_key = tuple(sorted((k, _arg_key(v)) for k, v in args.items()))
+        else:
+            args_key = tuple(_arg_key(v) for v in args)
+        key = (id(fn), getattr(fn, "cache_key", None), _config_key(config), args_key,
+               tuple(sorted((k, _arg_key(v)) for k, v in launch.items())), _arch(target), self.device)
+        with self._lock:
+            hit = self._cache.get(key)
+        if hit is not None:
+            self.stats["cached"] += 1
+            return hit
+        try:
+            lowered = lower(fn, config, args, target, **launch)
+            self.stats["lowered"] += 1
+            self.stats["lower_s"] += lowered.seconds
+            report = _simulate(lowered, self.device, suggest=False)
+            self.stats["simulate_s"] += report["triton"]["simulate_s"]
+            result = {"fits": bool(report.get("fits")), "message": "" if report.get("fits") else _message(report),
+                      "shared": _shared_required(report), "lower_s": lowered.seconds}
+        except Error:
+            raise
+        except Exception as e:  # Triton refused the config itself (it would not compile either)
+            self.stats["lowered"] += 1
+            result = {"fits": False, "message": f"{type(e).__name__}: {e}".splitlines()[0], "shared": None,
+                      "lower_s": None}
+        with self._lock:
+            self._cache[key] = result
+        return result
+
+    # -- the planner's ranking (top_k) --------------------------------------------------------------
+    def _plan_rank(self, configs, named_args) -> dict:
+        """{config key: rank} over the configs' own values, by the planner on the graph family."""
+        t0 = time.perf_counter()
+        axes: dict = {}
+        for c in configs:
+            for k, v in _config_kwargs(c).items():
+                if k in self.param_names:
+                    axes.setdefault(self.param_names[k], set()).add(int(v))
+        problem = self.problem(named_args)
+        graph = self.graph
+        if isinstance(graph, str) and not graph.endswith((".pbtxt", ".pb", ".json", ".textproto")) and "\n" not in graph:
+            graph = scratchsim.graph_path(graph)
+        device = self.device or device_for(target_of(self.target))
+        space = math.prod(len(v) for v in axes.values()) if axes else 1
+        options = {}
+        if "ELT" in problem:  # the dot's operand type: the planner's peak for it
+            options["compute_dtype"] = {1: "f8", 2: "f16", 4: "f32"}.get(problem["ELT"], "f16")
+        report = scratchsim.plan_report(device, graph, problem, top=min(space, 100000),
+                                        param={k: sorted(v) for k, v in axes.items()}, **options)
+        rank = {}
+        for c in report["configs"]:
+            rank[tuple(sorted(c["params"].items()))] = c["rank"]
+        self.stats["plan_s"] += time.perf_counter() - t0
+        return rank
+
+    def _graph_key(self, config):
+        out = {}
+        for k, v in _config_kwargs(config).items():
+            if k in self.param_names:
+                out[self.param_names[k]] = int(v)
+        return tuple(sorted(out.items()))
+
+    # -- the hook -------------------------------------------------------------------------------
+    def __call__(self, configs, named_args, **kwargs):
+        self.stats["calls"] += 1
+        kernel = self.kernel
+        if callable(kernel) and not hasattr(kernel, "params") and not hasattr(kernel, "fn"):
+            kernel = kernel()  # a lambda naming a kernel defined later
+        if kernel is None:
+            tuner = _find_autotuner()
+            if tuner is None:
+                raise Error("early_prune: no kernel given and not called by triton.autotune")
+            kernel = tuner.fn
+        fn = _jit_function(kernel)
+        args = self.signature_or_args
+        launch = {}
+        if args is None:
+            # Triton passes the positional arguments by name and the launch's keywords.
+            args = dict(named_args)
+            for k, v in kwargs.items():
+                if k in fn.arg_names:
+                    args[k] = v
+                else:
+                    launch[k] = v
+        else:
+            launch = dict(kwargs)
+        order = list(configs)
+        if self.top_k:
+            try:
+                rank = self._plan_rank(order, {**named_args, **kwargs})
+            except Error as e:
+                log.warning("scratchsim early_prune: no planner ranking (%s); keeping the configs' order", e)
+                rank = {}
+            if rank:
+                worst = len(rank) + 1
+                position = {id(c): i for i, c in enumerate(order)}
+                order.sort(key=lambda c: (rank.get(self._graph_key(c), worst), position[id(c)]))
+        kept, self.last = [], []
+        for c in order:
+            v = self.verdict(fn, c, args, launch)
+            self.last.append((c, v))
+            if v["fits"]:
+                kept.append(c)
+                if self.top_k and len(kept) >= self.top_k:
+                    break
+            elif self.verbose:
+                log.warning("scratchsim: skipping %s: %s", c, v["message"])
+        dropped = [v for _, v in self.last if not v["fits"]]
+        self.stats["kept"] += len(kept)
+        self.stats["dropped"] += len(dropped)
+        if not kept:
+            reasons = "; ".join(sorted({v["message"] for v in dropped}))[:2000]
+            if self.on_empty == "keep":
+                log.warning("scratchsim early_prune: no config fits (%s); keeping them all", reasons)
+                return list(configs)
+            raise Error(f"no config of {fn.__name__} fits on {self.device or _arch(target_of(self.target))}: {reasons}")
+        if not self.top_k:
+            # Kept in the autotuner's order.
+            keep = {id(c) for c in kept}
+            kept = [c for c in configs if id(c) in keep]
+        return kept
+
+
+def _shared_required(report: dict):
+    for s in report.get("spaces", []):
+        if s.get("space") in ("smem", "lds"):
+            return s.get("peak_bytes")
+    return None
+
+
+def early_prune(kernel=None, signature_or_args=None, target=None, *, device: str | None = None,
+                top_k: int | None = None, graph=None, param_names: Mapping[str, str] | None = None,
+                problem: Callable[[Mapping[str, Any]], dict] | None = None, on_empty: str = "raise",
+                verbose: bool = False) -> EarlyPrune:
+    """A callable for triton.autotune(..., prune_configs_by={"early_config_prune": ...}).
+
+    It lowers each config to TTGIR (for `target`, None: the local GPU), simulates it, drops every
+    config that cannot fit (shared memory, tensor memory, threads: Triton's OutOfResources before
+    it happens) and keeps the rest in the autotuner's order. Lowered configs are cached (per
+    kernel, config, argument specialization and target), so a new problem size that specializes
+    the same way costs nothing.
+
+    kernel: the @triton.jit kernel; None finds it from the calling autotuner, a lambda names one
+        defined later. signature_or_args: as check(); None takes the launch's own arguments.
+    top_k: keep only the K best fitting configs by the planner's ranking over a shipped graph
+        family (`graph`, default "triton_matmul": param_names maps config names to its
+        parameters, problem(named_args) gives M, N, K, ELT); configs are lowered in the planner's
+        order until K fit, and returned best first.
+    on_empty: "raise" (scratchsim.Error naming why) or "keep" (return every config) when none fits.
+    """
+    return EarlyPrune(kernel, signature_or_args, target, device, top_k, graph, param_names, problem, on_empty,
+                      verbose)

@@ -1,0 +1,181 @@
+"""scratchsim.triton on the CPU with PyPI Triton: TTGIR lowering for named targets, the verdict
+against Triton's own metadata.shared, early_prune through triton.autotune, top_k."""
+import sys
+import time
+
+import pytest
+
+triton = pytest.importorskip("triton", reason="Triton is not installed (pip install triton)")
+
+import scratchsim  # noqa: E402
+import scratchsim.triton as sst  # noqa: E402
+from conftest import REPO  # noqa: E402
+
+sys.path.insert(0, str(REPO / "bench" / "python"))
+import triton_kernels as tk  # noqa: E402
+
+H100_SMEM = 232448
+
+
+def cfg(m, n, k, stages, warps):
+    return triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8}, num_stages=stages, num_warps=warps)
+
+
+def triton_shared(config, target):
+    """Triton's own metadata.shared for the config: triton.compile through make_llir (where
+    Triton allocates shared memory), ptx/cubin stubbed out. No GPU needed."""
+    from triton.compiler import ASTSource
+    from triton.compiler.compiler import make_backend
+    from triton import knobs
+    fn = tk.matmul_kernel
+    tgt = sst.target_of(target)
+    backend = make_backend(tgt)
+    kwargs = {**sst._config_kwargs(config)}
+    options, sig, constexprs, attrs = sst._source_from_signature(fn, backend, tk.MATMUL_SIGNATURE, kwargs)
+
+    def hook(*args):
+        if not args:
+            return "scratchsim-llir", "scratchsim-llir"
+        stages = args[1]
+        keys = list(stages)
+        for k in keys[keys.index("llir") + 1:]:
+            stages[k] = (lambda src, md: b"") if k == backend.binary_ext else (lambda src, md: "")
+    old = knobs.runtime.add_stages_inspection_hook
+    knobs.runtime.add_stages_inspection_hook = hook
+    try:
+        k = triton.compile(ASTSource(fn, sig, constexprs, attrs), target=tgt, options=options.__dict__)
+    finally:
+        knobs.runtime.add_stages_inspection_hook = old
+    return k.metadata.shared
+
+
+def test_target_names():
+    assert sst.target_of("sm_90").arch == 90
+    assert sst.target_of("sm_90a").arch == 90
+    assert sst.target_of("cuda:100").arch == 100
+    t = sst.target_of("gfx950")
+    assert (t.backend, t.arch, t.warp_size) == ("hip", "gfx950", 64)
+    assert sst.device_for(sst.target_of("sm_100")) == "b200"
+    assert sst.device_for(sst.target_of("gfx942")) == "mi300x"
+    with pytest.raises(scratchsim.Error):
+        sst.target_of("tpu")
+
+
+@pytest.mark.parametrize("config,target", [
+    (cfg(128, 128, 64, 3, 4), "sm_90"),
+    (cfg(256, 256, 128, 4, 8), "sm_90"),
+    (cfg(64, 128, 64, 4, 4), "sm_80"),
+    (cfg(128, 256, 64, 3, 8), "sm_100"),
+])
+def test_required_is_tritons_metadata_shared(config, target):
+    report = sst.check(tk.matmul_kernel, config, tk.MATMUL_SIGNATURE, target)
+    smem = [s for s in report["spaces"] if s["space"] == "smem"][0]
+    assert smem["peak_bytes"] == triton_shared(config, target)
+    assert report["triton"]["target"] == f"sm_{sst.target_of(target).arch}"
+    assert report["triton"]["num_warps"] == config.num_warps
+
+
+def test_far_over_the_limit_is_rejected_in_ttgir_with_no_llvm(monkeypatch):
+    """Seeds 000/001: a config far over the limit never reaches LLVM (make_llir is not called)."""
+    from triton.backends.nvidia.compiler import CUDABackend
+
+    def no_llvm(*args, **kwargs):
+        raise AssertionError("LLVM invoked")
+    monkeypatch.setattr(CUDABackend, "make_llir", no_llvm)
+    sst.check(tk.matmul_kernel, cfg(64, 64, 32, 2, 4), tk.MATMUL_SIGNATURE, "sm_90")  # warm Triton's imports
+    t0 = time.perf_counter()
+    report = sst.check(tk.matmul_kernel, cfg(256, 256, 128, 8, 8), tk.MATMUL_SIGNATURE, "sm_90")
+    seconds = time.perf_counter() - t0
+    assert report["fits"] is False
+    message = sst._message(report)
+    assert message.startswith("out of resource: shared memory, Required: ")
+    assert int(message.split("Required: ")[1].split(",")[0]) > 4 * H100_SMEM
+    assert seconds < 5.0  # ~0.05-0.1 s unloaded; generous for a busy CI machine
+
+
+@pytest.mark.parametrize("target,space", [("sm_120", "smem"), ("gfx950", "lds"), ("gfx942", "lds")])
+def test_other_targets(target, space):
+    small = sst.check(tk.matmul_kernel, cfg(64, 64, 32, 2, 4), tk.MATMUL_SIGNATURE, target)
+    assert small["fits"] is True
+    assert any(s["space"] == space for s in small["spaces"])
+    big = sst.check(tk.matmul_kernel, cfg(256, 256, 128, 5, 8), tk.MATMUL_SIGNATURE, target)
+    assert big["fits"] is False
+
+
+def test_args_form_matches_the_signature_form():
+    args = (sst.tensor("fp16"), sst.tensor("fp16"), sst.tensor("fp16"), 4096, 4096, 4096, 4096, 1, 4096, 1, 4096, 1)
+    a = sst.check(tk.matmul_kernel, cfg(128, 128, 64, 3, 4), args, "sm_90", keep_ttgir=True)
+    b = sst.check(tk.matmul_kernel, cfg(128, 128, 64, 3, 4), tk.MATMUL_SIGNATURE, "sm_90", keep_ttgir=True)
+    assert a["spaces"] == b["spaces"]
+    assert "ttg.target = \"cuda:90\"" in a["triton"]["ttgir"]
+
+
+def test_attention():
+    ok = sst.check(tk.attn_fwd_kernel, triton.Config({"BLOCK_M": 128, "BLOCK_N": 64, "HEAD_DIM": 128}, num_warps=8,
+                                                     num_stages=3), tk.ATTN_SIGNATURE, "sm_90")
+    assert ok["fits"] is True
+    bad = sst.check(tk.attn_fwd_kernel, triton.Config({"BLOCK_M": 256, "BLOCK_N": 256, "HEAD_DIM": 128},
+                                                      num_warps=8, num_stages=5), tk.ATTN_SIGNATURE, "sm_90")
+    assert bad["fits"] is False
+
+
+def test_bad_input_is_an_error():
+    with pytest.raises(scratchsim.Error):
+        sst.check(lambda x: x, {}, {}, "sm_90")
+    with pytest.raises(scratchsim.Error):
+        sst.check(tk.matmul_kernel, cfg(64, 64, 32, 2, 4), {"a_ptr": "*fp16"}, "sm_90")  # missing types
+    with pytest.raises(scratchsim.Error):
+        sst.check(tk.matmul_kernel, cfg(64, 64, 32, 2, 4), tk.MATMUL_SIGNATURE, "nosuch")
+
+
+SPACE = [cfg(m, n, k, s, w) for m in (64, 256) for n in (64, 256) for k in (64, 128) for s in (2, 5) for w in (4, 8)]
+
+
+def test_early_prune_drops_what_cannot_fit_and_keeps_order():
+    prune = sst.early_prune(tk.matmul_kernel, tk.MATMUL_SIGNATURE, target="sm_90")
+    kept = prune(SPACE, {})
+    assert 0 < len(kept) < len(SPACE)
+    assert kept == [c for c in SPACE if c in kept]  # the autotuner's order
+    dropped = [c for c, v in prune.last if not v["fits"]]
+    assert cfg(256, 256, 128, 5, 8) in dropped
+    assert all("Required: " in v["message"] for _, v in prune.last if not v["fits"])
+    lowered = prune.stats["lowered"]
+    assert lowered == len(SPACE)
+    assert prune(SPACE, {}) == kept and prune.stats["lowered"] == lowered  # cached
+
+
+def test_early_prune_through_triton_autotune():
+    prune = sst.early_prune(signature_or_args=tk.MATMUL_SIGNATURE, target="sm_90")
+    tuned = triton.autotune(configs=SPACE, key=["M", "N", "K"], prune_configs_by={"early_config_prune": prune})(
+        tk.matmul_kernel)
+    tuned.nargs = {}
+    kept = tuned.prune_configs({})
+    assert 0 < len(kept) < len(SPACE)
+    assert prune.stats["calls"] == 1
+
+
+def test_early_prune_when_nothing_fits():
+    huge = [cfg(256, 256, 128, 6, 8), cfg(256, 256, 128, 7, 4)]
+    with pytest.raises(scratchsim.Error) as e:
+        sst.early_prune(tk.matmul_kernel, tk.MATMUL_SIGNATURE, target="sm_90")(huge, {})
+    assert "Required: " in str(e.value)
+    assert sst.early_prune(tk.matmul_kernel, tk.MATMUL_SIGNATURE, target="sm_90", on_empty="keep")(huge, {}) == huge
+
+
+def test_early_prune_top_k_keeps_the_planners_best():
+    space = tk.matmul_configs(block_m=(64, 128, 256), block_n=(64, 128, 256), block_k=(32, 64), stages=(3, 4),
+                              warps=(4, 8))
+    named = {"a_ptr": sst.tensor("fp16"), "M": 4096, "N": 4096, "K": 4096}
+    prune = sst.early_prune(tk.matmul_kernel, tk.MATMUL_SIGNATURE, target="sm_90", top_k=5)
+    kept = prune(space, named)
+    assert len(kept) == 5
+    assert prune.stats["lowered"] < len(space)  # lowered in the planner's order until 5 fit
+    ranked = scratchsim.plan("h100", scratchsim.graph_path("triton_matmul"),
+                             {"M": 4096, "N": 4096, "K": 4096, "ELT": 2}, top=1000, compute_dtype="f16",
+                             param={"BLOCK_M": [64, 128, 256], "BLOCK_N": [64, 128, 256], "BLOCK_K": [32, 64],
+                                    "NUM_STAGES": [3, 4], "NUM_WARPS": [4, 8]})
+    best = [(c["params"]["BLOCK_M"], c["params"]["BLOCK_N"], c["params"]["BLOCK_K"], c["params"]["NUM_STAGES"],
+             c["params"]["NUM_WARPS"]) for c in ranked]
+    got = [(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"], c.num_stages, c.num_warps) for c in kept]
+    assert got == [b for b in best if b in got][:5]
+    assert got[0] == best[0] or prune.last[0][1]["fits"] is False
