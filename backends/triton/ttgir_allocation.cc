@@ -134,7 +134,13 @@ class AllocationAnalysis {
   // buffers (getScratchValueSize) in walk order; Triton's buffer order follows.
   absl::Status GetValuesAndSizes();
   absl::Status GetExplicitValueSize(int op);
-  void GetValueAlias(int op);
+  // Returns whether a value gained an allocation.
+  bool GetValueAlias(int op);
+  // Values a region yields (scf.yield, scf.condition) alias the results and block arguments
+  // they flow into: a buffer allocated in a loop body and carried to the next iteration or out of
+  // the loop is live wherever those are (upstream's dataflow alias analysis joins them). Returns
+  // whether a value gained an allocation.
+  bool PropagateYields();
   // Which ops use each value that can matter: aliases of buffers (their liveness) and atomics'
   // results (an atomic whose result is used needs scratch).
   void CollectUsers();
@@ -285,18 +291,22 @@ absl::Status AllocationAnalysis::GetExplicitValueSize(int i) {
   return absl::OkStatus();
 }
 
-void AllocationAnalysis::GetValueAlias(int i) {
+bool AllocationAnalysis::GetValueAlias(int i) {
   const TtgirOp& o = m_.ops[i];
   // Views and loop-carried memdescs alias the allocations their operands alias.
   from_.clear();
   for (int u : o.uses)
     for (int b : alias_[u]) from_.push_back(b);
-  if (from_.empty()) return;
+  if (from_.empty()) return false;
+  bool changed = false;
   std::sort(from_.begin(), from_.end());
   from_.erase(std::unique(from_.begin(), from_.end()), from_.end());
   auto add = [&](int v) {
     for (int b : from_) {
-      if (InsertSorted(alias_[v], b)) members_[b].push_back(v);
+      if (InsertSorted(alias_[v], b)) {
+        members_[b].push_back(v);
+        changed = true;
+      }
     }
   };
   // Only results of memdesc type are views (a local_load's operand is a memdesc, its
@@ -317,13 +327,62 @@ void AllocationAnalysis::GetValueAlias(int i) {
         const std::vector<int> bufs(alias_[o.captures[k]].begin(), alias_[o.captures[k]].end());
         const int arg = o.region_args[r][k];
         for (int b : bufs)
-          if (InsertSorted(alias_[arg], b)) members_[b].push_back(arg);
+          if (InsertSorted(alias_[arg], b)) {
+            members_[b].push_back(arg);
+            changed = true;
+          }
       }
     }
   }
   if (cf_[i]) {
     for (int d : o.defined) add(d);
   }
+  return changed;
+}
+
+bool AllocationAnalysis::PropagateYields() {
+  bool changed = false;
+  auto flow = [&](int from, int to) {
+    if (from < 0 || to < 0) return;
+    for (size_t k = 0; k < alias_[from].size(); ++k) {
+      const int b = alias_[from][k];
+      if (InsertSorted(alias_[to], b)) {
+        members_[b].push_back(to);
+        changed = true;
+      }
+    }
+  };
+  const int num_ops = static_cast<int>(m_.ops.size());
+  for (int i = 0; i < num_ops; ++i) {
+    if (!cf_[i]) continue;
+    const TtgirOp& o = m_.ops[i];
+    for (size_t r = 0; r < o.regions.size(); ++r) {
+      if (o.regions[r].empty()) continue;
+      const TtgirOp& term = m_.ops[o.regions[r].back()];
+      absl::Span<const int> vals = term.uses;
+      if (term.name == "scf.condition") {
+        if (vals.empty()) continue;
+        vals.remove_prefix(1);  // the condition itself
+      } else if (term.name != "scf.yield") {
+        continue;
+      }
+      for (size_t k = 0; k < vals.size(); ++k) {
+        if (alias_[vals[k]].empty()) continue;
+        if (k < o.results.size()) flow(vals[k], o.results[k]);
+        if (o.kind == TtgirOpKind::kFor) {
+          // iter_args follow the induction variable among the body's arguments.
+          if (k + 1 < o.defined.size()) flow(vals[k], o.defined[k + 1]);
+        } else if (o.kind == TtgirOpKind::kWhile) {
+          // scf.condition feeds the after region, the after region's yield the before region.
+          const size_t target = r == 0 ? 1 : 0;
+          if (target < o.region_args.size() && k < o.region_args[target].size()) {
+            flow(vals[k], o.region_args[target][k]);
+          }
+        }
+      }
+    }
+  }
+  return changed;
 }
 
 void AllocationAnalysis::CollectUsers() {
@@ -421,6 +480,13 @@ absl::Status AllocationAnalysis::GetValuesAndSizes() {
       RETURN_IF_ERROR(GetExplicitValueSize(i));
     } else {
       GetValueAlias(i);
+    }
+  }
+  // Yields carry allocations back to loop arguments and out to results; views of those are
+  // found again until nothing changes (most kernels: one check).
+  for (int round = 0; PropagateYields() && round < num_ops; ++round) {
+    for (int i = 0; i < num_ops; ++i) {
+      if (m_.ops[i].kind != TtgirOpKind::kLocalAlloc) GetValueAlias(i);
     }
   }
   CollectUsers();

@@ -127,5 +127,77 @@ TEST(TtgirAllocationTest, DeepestNestingIsNumberedInPostOrder) {
   EXPECT_EQ(plan->buffers[0].buffer.end, static_cast<uint64_t>(n) + 3);
 }
 
+// A buffer allocated in a loop body and yielded to the next iteration (and out of the loop)
+// aliases the loop's argument and result (upstream's alias analysis joins yields with them):
+// it lives from the loop's start through the last use of the result.
+TEST(TtgirAllocationTest, BufferYieldedByALoopLivesThroughItsArgumentAndResult) {
+  auto plan = PlanTtgir(kHead + " tt.func @k(%n: i32) {\n"
+                                "  %a0 = ttg.local_alloc : () -> !ttg.memdesc<4xf32, #s, #smem, mutable>\n"
+                                "  %r = scf.for %i = %c0 to %n step %c1 iter_args(%x = %a0) -> (!ttg.memdesc<4xf32, #s, #smem, mutable>)  : i32 {\n"
+                                "    ttg.local_dealloc %x : !ttg.memdesc<4xf32, #s, #smem, mutable>\n"
+                                "    %b = ttg.local_alloc : () -> !ttg.memdesc<4xf32, #s, #smem, mutable>\n"
+                                "    scf.yield %b : !ttg.memdesc<4xf32, #s, #smem, mutable>\n"
+                                "  }\n"
+                                "  ttg.local_dealloc %r : !ttg.memdesc<4xf32, #s, #smem, mutable>\n"
+                                "  tt.return\n }\n}\n",
+                        "y.ttgir");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->buffers.size(), 2u);
+  // Ids: %a0 0, scf.for 1, dealloc 2, %b 3, yield 4, dealloc of %r 5.
+  EXPECT_EQ(plan->buffers[1].name, "%b");
+  EXPECT_EQ(plan->buffers[1].buffer.start, 1u);
+  EXPECT_EQ(plan->buffers[1].buffer.end, 6u);
+  // Both live together: 16 + 16.
+  EXPECT_EQ(plan->allocation.shared, 32);
+}
+
+// MLIR reuses a value name in sibling regions: an i32 %v yielded by a loop is not the buffer
+// %v of a later region, and the loop's result does not alias that buffer.
+TEST(TtgirAllocationTest, NameReusedInASiblingRegionIsAnotherValue) {
+  auto plan = PlanTtgir(kHead + " tt.func @k(%n: i32, %p: i1) {\n"
+                                "  %r = scf.for %i = %c0 to %n step %c1 iter_args(%x = %c0) -> (i32)  : i32 {\n"
+                                "    %v = arith.addi %x, %c1 : i32\n"
+                                "    scf.yield %v : i32\n"
+                                "  }\n"
+                                "  scf.if %p {\n"
+                                "    %v = ttg.local_alloc : () -> !ttg.memdesc<4xf32, #s, #smem, mutable>\n"
+                                "    ttg.local_dealloc %v : !ttg.memdesc<4xf32, #s, #smem, mutable>\n"
+                                "  }\n"
+                                "  %w = arith.addi %r, %c1 : i32\n"
+                                "  tt.return\n }\n}\n",
+                        "n.ttgir");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->buffers.size(), 1u);
+  // Ids: for 0, addi 1, yield 2, if 3, alloc 4, dealloc 5: the buffer ends at its dealloc.
+  EXPECT_EQ(plan->buffers[0].buffer.start, 4u);
+  EXPECT_EQ(plan->buffers[0].buffer.end, 6u);
+}
+
+// WarpSpecializeOp::getCaptureSize: captures packed tightly, a shared memdesc 8 bytes plus 4 per
+// dimension, pointers and tensor descriptors 8, scalars their bytes; aligned to 8.
+TEST(TtgirAllocationTest, WarpSpecializeCapturesArePackedTightly) {
+  auto plan = PlanTtgir(kHead + " tt.func @k(%d: !tt.tensordesc<tensor<64x64xf16, #s>>, %n: i32, %h: i16) {\n"
+                                "  %a = ttg.local_alloc : () -> !ttg.memdesc<3x64x64xf16, #s, #smem, mutable>\n"
+                                "  ttg.warp_specialize(%a, %d, %n, %h)\n"
+                                "  default {\n"
+                                "    ttg.warp_yield\n"
+                                "  }\n"
+                                "  partition0(%a1: !ttg.memdesc<3x64x64xf16, #s, #smem, mutable>, %d1: !tt.tensordesc<tensor<64x64xf16, #s>>, %n1: i32, %h1: i16) num_warps(4) {\n"
+                                "    ttg.warp_return\n"
+                                "  } : (!ttg.memdesc<3x64x64xf16, #s, #smem, mutable>, !tt.tensordesc<tensor<64x64xf16, #s>>, i32, i16) -> ()\n"
+                                "  tt.return\n }\n}\n",
+                        "w.ttgir");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  int64_t captures = -1, align = -1;
+  for (const SharedBuffer& b : plan->buffers) {
+    if (b.op == "ttg.warp_specialize") {
+      captures = b.buffer.size;
+      align = b.buffer.alignment;
+    }
+  }
+  EXPECT_EQ(captures, (8 + 3 * 4) + 8 + 4 + 2);
+  EXPECT_EQ(align, 8);
+}
+
 }  // namespace
 }  // namespace scratchsim::triton

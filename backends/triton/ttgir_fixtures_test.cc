@@ -154,7 +154,9 @@ std::string PlanLine(const std::string& id, const SharedMemoryPlan& plan) {
 // is compared with the one recorded before that work (ttgir_predictions.tsv, written by running
 // this test with TTGIR_WRITE_PREDICTIONS=<path>). Re-recorded once since, when the conversion
 // scratch became Triton's swizzled round (cvt_swizzling.h): that changed the scratch of 157
-// fixtures' conversions and nothing else (docs/triton.md).
+// fixtures' conversions and nothing else (docs/triton.md). Re-recorded for issue 15: warp-specialize
+// captures packed as getCaptureSize packs them (53 fixtures, one buffer each, totals unchanged)
+// and value names reused in sibling regions kept apart (32 fixtures' intervals, totals unchanged).
 TEST(TtgirFixturesTest, PlansEqualRecordedPredictions) {
   const std::string golden_path =
       std::string(SCRATCHSIM_SOURCE_DIR) + "/backends/triton/ttgir_predictions.tsv";

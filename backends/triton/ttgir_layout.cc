@@ -1001,28 +1001,28 @@ ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<ScratchNeed> ScratchForOpWithScratch(
       if (types[i] == '>' && types[i - 1] != '-') --depth;
     }
     for (absl::string_view t : list) {
-      // A memdesc travels as its shared-memory object: a 32-bit address-space-3 pointer plus
-      // one i32 offset per dimension; pointers and tensor descriptors are 64-bit global
-      // pointers. Measured: 124 bytes for the sm_100 TMA GEMM's 12 captures.
-      int64_t bytes = 8, field_align = 8;
+      // Tightly packed (getSharedMemorySize per capture): a shared-memory memdesc is its object,
+      // an 8-byte base plus one i32 offset per dimension; pointers, tensor descriptors and
+      // memdescs of other spaces 8 bytes; scalars their bytes rounded up. The whole is aligned to 8.
+      int64_t bytes = 8;
       if (absl::StartsWith(t, "!ttg.memdesc<")) {
-        absl::string_view dims = t.substr(13, t.find(',') - 13);
+        absl::string_view inner = t.substr(13);
+        absl::string_view dims = inner.substr(0, inner.find(','));
         const int64_t rank = std::count(dims.begin(), dims.end(), 'x');
-        bytes = 4 + 4 * rank;
-        field_align = 4;
-      } else if (absl::StartsWith(t, "!tt.ptr") || absl::StartsWith(t, "!tt.tensordesc") ||
-                 t == "i64" || t == "f64") {
+        const bool shared = inner.find("#smem") != absl::string_view::npos;
+        bytes = shared ? 8 + 4 * rank : 8;
+      } else if (absl::StartsWith(t, "!tt.ptr") || absl::StartsWith(t, "!tt.tensordesc")) {
         bytes = 8;
-        field_align = 8;
       } else {
         const int64_t bits = ElementBits(t);
-        if (bits <= 0) return Unsupported(origin, op.line, absl::StrCat("warp_specialize capture of type ", t));
-        bytes = std::max<int64_t>(1, bits / 8);
-        field_align = bytes;
+        if (bits <= 0 || absl::StartsWith(t, "!")) {
+          return Unsupported(origin, op.line, absl::StrCat("warp_specialize capture of type ", t));
+        }
+        bytes = (bits + 7) / 8;
       }
-      size = (size + field_align - 1) / field_align * field_align + bytes;
-      align = std::max(align, field_align);
+      size += bytes;
     }
+    align = 8;
     need.bytes = size;
     need.alignment = align;
     return need;

@@ -276,6 +276,35 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
   std::vector<Frame> stack;
   ValueInterner values(module, text.size() / 96 + 16);
   std::string member;
+  // MLIR's printer reuses value names in sibling regions (an i32 %32 in a loop body, a buffer
+  // %32 in a later scf.if): a name means its latest definition. `binding` maps a name's id to
+  // the value it currently denotes; a name defined again gets a fresh id ("%32~1") and the
+  // name is bound to it. Uses before any definition (later blocks) keep the name's own id.
+  std::vector<int> binding;
+  int renamed = 0;
+  std::string fresh;
+  auto bound = [&](int id) -> int& {
+    if (static_cast<size_t>(id) >= binding.size()) binding.resize(std::max<size_t>(id + 1, binding.size() * 2), -1);
+    return binding[id];
+  };
+  auto use = [&](std::string_view scope, std::string_view v) {
+    const int id = values.Get(scope, v);
+    const int b = static_cast<size_t>(id) < binding.size() ? binding[id] : -1;
+    return b < 0 ? id : b;
+  };
+  auto define = [&](std::string_view scope, std::string_view v) {
+    const int id = values.Get(scope, v);
+    if (bound(id) < 0) {
+      bound(id) = id;
+      return id;
+    }
+    fresh.assign(v.data(), v.size());
+    absl::StrAppend(&fresh, "~", ++renamed);
+    const int f = values.Get(scope, fresh);
+    bound(id) = f;
+    bound(f) = f;
+    return f;
+  };
   // Where each op's text, name and value lists sit in module.storage while it still grows;
   // the views are made once parsing is done.
   struct Placement {
@@ -383,7 +412,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
       }
       TtgirOp& owner = module.ops[stack.back().op];
       for (std::string_view v : ValueTokens(View(s.substr(0, s.find(')'))))) {
-        owner.region_args.back().push_back(values.Get(stack.back().scope, v));
+        owner.region_args.back().push_back(define(stack.back().scope, v));
       }
       continue;
     }
@@ -430,7 +459,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
       std::string scope = stack.back().scope;
       if (absl::StartsWith(s, "partition")) {
         scope = absl::StrCat(last_op_at_level, ".", ws.regions.size() - 1, "/");
-        for (std::string_view v : args) ws.region_args.back().push_back(values.Get(scope, v));
+        for (std::string_view v : args) ws.region_args.back().push_back(define(scope, v));
       }
       stack.push_back(Frame{last_op_at_level, false, scope});
       continue;
@@ -472,7 +501,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
         size_t colon = 0;
         while (colon < r.size() && r[colon] != ':') ++colon;
         if (colon == r.size()) {
-          results.push_back(values.Get(scope, r));
+          results.push_back(define(scope, r));
           continue;
         }
         int count = 0;
@@ -481,12 +510,32 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
           return ParseError(origin, st.line,
                             absl::StrCat("bad result group '", absl::string_view(r.data(), r.size()), "'"));
         }
+        // "%a:3" defines %a#0..%a#2 and %a as the group; defined again, the whole group gets a
+        // fresh base ("%a~1", "%a~1#0", ...) so that its members stay one group.
+        const std::string_view base(r.data(), colon);
+        member.assign(base);
+        member.append("#0");
+        const int first = values.Get(scope, member);
+        const bool again = static_cast<size_t>(first) < binding.size() && binding[first] >= 0;
+        std::string fresh_base(base);
+        if (again) absl::StrAppend(&fresh_base, "~", ++renamed);
         for (int k = 0; k < count; ++k) {
-          member.assign(r.data(), colon);
+          member.assign(base);
           member.push_back('#');
           absl::StrAppend(&member, k);
-          results.push_back(values.Get(scope, member));
+          const int id = values.Get(scope, member);
+          int target = id;
+          if (again) {
+            member.assign(fresh_base);
+            member.push_back('#');
+            absl::StrAppend(&member, k);
+            target = values.Get(scope, member);
+            bound(target) = target;
+          }
+          bound(id) = target;
+          results.push_back(target);
         }
+        if (again) bound(values.Get(scope, base)) = values.Get(scope, fresh_base);
       }
       body = absl::string_view(s.data() + eq + 3, s.size() - eq - 3);
     }
@@ -515,9 +564,9 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
       while (q < rest.size() && HasClass(rest[q], kValueChar)) ++q;
       const std::string_view v(rest.data() + p, q - p);
       if (q + 3 <= rest.size() && rest[q] == ' ' && rest[q + 1] == '=' && rest[q + 2] == ' ') {
-        defined.push_back(values.Get(scope, v));
+        defined.push_back(define(scope, v));
       } else {
-        uses.push_back(values.Get(scope, v));
+        uses.push_back(use(scope, v));
       }
       return q;
     });
@@ -535,6 +584,16 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
       module.ops[op.parent].regions.back().push_back(index);
     } else {
       module.body.push_back(index);
+    }
+    if (op.kind == TtgirOpKind::kWarpSpecialize) {
+      // Partition arguments are the captures, in order: the values between the op's first '('
+      // and ')'.
+      const size_t open = body.find('('), close = body.find(')');
+      if (open != absl::string_view::npos && close != absl::string_view::npos && open < close) {
+        for (std::string_view v : ValueTokens(View(body.substr(open, close - open)))) {
+          op.captures.push_back(use(scope, v));
+        }
+      }
     }
     const bool opens = absl::EndsWith(s, "{") && !absl::EndsWith(s, "{}");
     if (opens) {
@@ -561,17 +620,6 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     o.results = absl::MakeConstSpan(refs, pl.num_results);
     o.defined = absl::MakeConstSpan(refs + pl.num_results, pl.num_defined);
     o.uses = absl::MakeConstSpan(refs + pl.num_results + pl.num_defined, pl.num_uses);
-  }
-  // Partition arguments are the captures, in order: the values between the op's first '('
-  // and ')' (trailers included, as the planner reads the whole text).
-  for (TtgirOp& o : module.ops) {
-    if (o.kind != TtgirOpKind::kWarpSpecialize) continue;
-    absl::string_view t = o.text;
-    size_t open = t.find('('), close = t.find(')');
-    if (open == absl::string_view::npos || close == absl::string_view::npos) continue;
-    for (std::string_view v : ValueTokens(View(t.substr(open, close - open)))) {
-      o.captures.push_back(values.Get("", v));
-    }
   }
   return module;
 }
