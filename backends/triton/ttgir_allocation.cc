@@ -117,8 +117,8 @@ std::string Describe(const MemDesc& d) {
 // One plan's analysis. Tables are per op and per value id of the module.
 class AllocationAnalysis {
  public:
-  AllocationAnalysis(const TtgirModule& module, std::pmr::memory_resource* arena)
-      : m_(module), pos_(arena), end_pos_(arena), cf_(arena), loop_(arena),
+  AllocationAnalysis(const TtgirModule& module, const PlanOptions& options, std::pmr::memory_resource* arena)
+      : m_(module), options_(options), pos_(arena), end_pos_(arena), cf_(arena), loop_(arena),
         ws_(arena), def_op_(arena), def_region_(arena), groups_(arena), users_(arena),
         alias_(arena), members_(arena), from_(arena), scratch_op_(arena) {}
 
@@ -173,6 +173,7 @@ class AllocationAnalysis {
   std::pair<int, int> AsyncRegion(int op) const;
 
   const TtgirModule& m_;
+  const PlanOptions& options_;
   SharedMemoryPlan plan_;
   std::optional<LayoutContext> layouts_;
   // Per op.
@@ -614,7 +615,22 @@ absl::StatusOr<SharedMemoryPlan> AllocationAnalysis::Run() {
   plan_.target = m_.target;
   plan_.num_warps = m_.num_warps;
   plan_.total_warps = m_.num_warps;
+  if (options_.release != TritonRelease::kUnknown) {
+    plan_.release = options_.release;
+    plan_.release_source = "given";
+  } else {
+    TritonReleaseCue cue = DetectTritonRelease(m_);
+    if (cue.release != TritonRelease::kUnknown) {
+      plan_.release = cue.release;
+      plan_.release_source = std::move(cue.cue);
+    } else {
+      plan_.release = kNewestTritonRelease;
+      plan_.release_source = absl::StrCat("assumed: the TTGIR does not tell its Triton release; rules of ",
+                                          TritonReleaseName(kNewestTritonRelease), ", the newest modelled");
+    }
+  }
   layouts_.emplace(LayoutContext{m_.aliases, m_.num_warps, m_.threads_per_warp});
+  layouts_->release = plan_.release;
   if (absl::StartsWith(m_.target, "cuda:")) {
     int cc = 0;
     if (absl::SimpleAtoi(absl::string_view(m_.target).substr(5), &cc) && cc > 0) {
@@ -630,14 +646,54 @@ absl::StatusOr<SharedMemoryPlan> AllocationAnalysis::Run() {
 
 }  // namespace
 
-absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& module) {
-  std::pmr::monotonic_buffer_resource arena(size_t{16384} + 96 * (module.ops.size() + module.num_values()));
-  return AllocationAnalysis(module, &arena).Run();
+TritonReleaseCue DetectTritonRelease(const TtgirModule& m) {
+  TritonReleaseCue out;
+  const bool nvidia = absl::StartsWith(m.target, "cuda:");
+  if (m.two_ctas_attribute) {
+    out.release = TritonRelease::k3_9;
+    out.cue = "module attribute \"ttng.two-ctas\" (Triton 3.9)";
+    return out;
+  }
+  for (const TtgirOp& o : m.ops) {
+    if (o.name == "gpu.barrier") {
+      out.release = TritonRelease::k3_6;
+      out.cue = absl::StrCat("op gpu.barrier at line ", o.line, " (Triton 3.6; 3.9 prints ttg.barrier)");
+      return out;
+    }
+    if (o.name == "ttg.barrier") {
+      out.release = TritonRelease::k3_9;
+      out.cue = absl::StrCat("op ttg.barrier at line ", o.line, " (Triton 3.9; 3.6 prints gpu.barrier)");
+      return out;
+    }
+    if (absl::StartsWith(o.name, "amdg.buffer_") &&
+        absl::string_view(o.text).find("contiguity = ") != absl::string_view::npos) {
+      out.release = TritonRelease::k3_9;
+      out.cue = absl::StrCat("`contiguity` on ", o.name, " at line ", o.line, " (Triton 3.9)");
+      return out;
+    }
+  }
+  const std::string_view text = m.storage->text;
+  for (size_t p = text.find("!tt.tensordesc<"); p != std::string_view::npos; p = text.find("!tt.tensordesc<", p + 1)) {
+    const bool old_form = text.substr(p + 15, 7) == "tensor<";
+    out.release = old_form ? TritonRelease::k3_6 : TritonRelease::k3_9;
+    out.cue = old_form ? "type !tt.tensordesc<tensor<...>> (Triton 3.6)" : "type !tt.tensordesc<...> (Triton 3.9)";
+    return out;
+  }
+  if (nvidia) {
+    out.release = TritonRelease::k3_6;
+    out.cue = "no module attribute \"ttng.two-ctas\" (Triton 3.9 writes it into every NVIDIA module)";
+  }
+  return out;
 }
 
-absl::StatusOr<SharedMemoryPlan> PlanTtgir(std::string_view text, std::string_view origin) {
+absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& module, const PlanOptions& options) {
+  std::pmr::monotonic_buffer_resource arena(size_t{16384} + 96 * (module.ops.size() + module.num_values()));
+  return AllocationAnalysis(module, options, &arena).Run();
+}
+
+absl::StatusOr<SharedMemoryPlan> PlanTtgir(std::string_view text, std::string_view origin, const PlanOptions& options) {
   ASSIGN_OR_RETURN(TtgirModule module, ParseTtgir(text, origin));
-  return PlanSharedMemory(module);
+  return PlanSharedMemory(module, options);
 }
 
 }  // namespace scratchsim::triton

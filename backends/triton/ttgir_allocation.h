@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "backends/triton/triton_allocator.h"
+#include "backends/triton/ttgir_layout.h"
 #include "backends/triton/ttgir_parser.h"
 
 namespace scratchsim::triton {
@@ -24,9 +25,28 @@ struct SharedBuffer {
   TritonBuffer buffer;
 };
 
+// Which Triton release wrote a module, as far as its text tells (DetectTritonRelease), and the
+// construct that tells it.
+struct TritonReleaseCue {
+  TritonRelease release = TritonRelease::kUnknown;
+  std::string cue;  // e.g. "module attribute \"ttng.two-ctas\"", "op gpu.barrier (line 40)"
+};
+// NVIDIA modules say it (3.9 writes "ttng.two-ctas" into every module, 3.6 never); AMD modules
+// only through constructs one release prints and the other does not (gpu.barrier / ttg.barrier,
+// the tensor-descriptor type's form, `contiguity` on AMD buffer ops); many AMD kernels have none.
+TritonReleaseCue DetectTritonRelease(const TtgirModule& module);
+
+struct PlanOptions {
+  // The release whose rules apply. kUnknown: the one the module tells, else the newest modelled
+  // (the plan says it assumed so).
+  TritonRelease release = TritonRelease::kUnknown;
+};
+
 struct SharedMemoryPlan {
   std::string kernel;
   std::string target;
+  TritonRelease release = TritonRelease::kUnknown;  // whose rules the plan followed
+  std::string release_source;  // "given", the cue, or "assumed: ..." when nothing told
   int num_warps = 0;
   int total_warps = 0;     // with warp-specialized partitions
   std::vector<SharedBuffer> buffers;  // Triton's order
@@ -36,10 +56,11 @@ struct SharedMemoryPlan {
 // Buffers, intervals and Triton's placement for a parsed module (upstream AllocationAnalysis:
 // getValuesAndSizes, resolveLiveness, computeOffsets). Errors name the module's origin and the
 // op's line.
-absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& module);
+absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& module, const PlanOptions& options = {});
 
 // ParseTtgir, then PlanSharedMemory: Triton's metadata.shared for a .ttgir text.
-absl::StatusOr<SharedMemoryPlan> PlanTtgir(std::string_view text, std::string_view origin);
+absl::StatusOr<SharedMemoryPlan> PlanTtgir(std::string_view text, std::string_view origin,
+                                           const PlanOptions& options = {});
 
 }  // namespace scratchsim::triton
 

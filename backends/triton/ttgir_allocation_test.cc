@@ -199,5 +199,45 @@ TEST(TtgirAllocationTest, WarpSpecializeCapturesArePackedTightly) {
   EXPECT_EQ(align, 8);
 }
 
+// Which release's rules apply: what the module says, else what the caller says, else the newest
+// modelled, said as an assumption.
+TtgirModule ModuleOf(const std::string& attrs, const std::string& body) {
+  return ParseTtgir("module attributes {\"ttg.num-warps\" = 4 : i32, " + attrs + "} {\n tt.func @k() {\n" + body +
+                        " tt.return\n }\n}\n",
+                    "r.ttgir")
+      .value();
+}
+
+TEST(TtgirAllocationTest, NvidiaModuleOfTriton39CarriesTwoCtas) {
+  const TritonReleaseCue cue = DetectTritonRelease(ModuleOf("ttg.target = \"cuda:90\", \"ttng.two-ctas\" = false", ""));
+  EXPECT_EQ(cue.release, TritonRelease::k3_9);
+  EXPECT_THAT(cue.cue, HasSubstr("ttng.two-ctas"));
+}
+
+TEST(TtgirAllocationTest, NvidiaModuleWithoutTwoCtasIsTriton36) {
+  EXPECT_EQ(DetectTritonRelease(ModuleOf("ttg.target = \"cuda:90\"", "")).release, TritonRelease::k3_6);
+}
+
+TEST(TtgirAllocationTest, AmdModuleTellsByItsBarrierOp) {
+  EXPECT_EQ(DetectTritonRelease(ModuleOf("ttg.target = \"hip:gfx942\"", "  gpu.barrier\n")).release, TritonRelease::k3_6);
+  EXPECT_EQ(DetectTritonRelease(ModuleOf("ttg.target = \"hip:gfx942\"", "  ttg.barrier all\n")).release,
+            TritonRelease::k3_9);
+}
+
+TEST(TtgirAllocationTest, AmdModuleWithoutCueIsPlannedByTheNewestReleaseSaidAsAnAssumption) {
+  const TtgirModule m = ModuleOf("ttg.target = \"hip:gfx942\"", "");
+  EXPECT_EQ(DetectTritonRelease(m).release, TritonRelease::kUnknown);
+  auto plan = PlanSharedMemory(m);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->release, kNewestTritonRelease);
+  EXPECT_THAT(plan->release_source, HasSubstr("assumed"));
+  PlanOptions given;
+  given.release = TritonRelease::k3_6;
+  auto plan36 = PlanSharedMemory(m, given);
+  ASSERT_TRUE(plan36.ok()) << plan36.status();
+  EXPECT_EQ(plan36->release, TritonRelease::k3_6);
+  EXPECT_EQ(plan36->release_source, "given");
+}
+
 }  // namespace
 }  // namespace scratchsim::triton

@@ -44,10 +44,19 @@ const Result& Evaluate() {
     auto* r = new Result;
     const bool verbose = std::getenv("TTGIR_VERBOSE") != nullptr;
     for (const CatalogueVersion& v : ReadCatalogue()) {
+      // The catalogue knows which release compiled each kernel: the rules of that release apply
+      // (what `--triton-version` gives the front end where the TTGIR does not tell).
+      PlanOptions options;
+      if (absl::StatusOr<TritonRelease> release = ParseTritonRelease(v.version); release.ok()) {
+        options.release = *release;
+      } else {
+        r->errors.push_back(absl::StrCat(v.version, ": ", release.status().ToString()));
+        continue;
+      }
       for (const CatalogueRecord& rec : v.records) {
         if (rec.ttgir_path.empty()) continue;
         const std::string text = ReadWholeFile(rec.ttgir_path);
-        absl::StatusOr<SharedMemoryPlan> plan = PlanTtgir(text, rec.id);
+        absl::StatusOr<SharedMemoryPlan> plan = PlanTtgir(text, rec.id, options);
         Tally* tallies[] = {&r->by_version[v.version], &r->by_target[{v.version, rec.target}],
                             &r->by_kind[{v.version, rec.kind}],
                             &r->by_target_kind[{v.version, rec.target, rec.kind}]};

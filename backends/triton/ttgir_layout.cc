@@ -160,10 +160,26 @@ struct Bases {
   PackedBases reg, lane, warp;
 };
 
-constexpr int kBitsPerDim = 20;
+// Bits per dimension of a packed basis. 20 (Triton's 2^20-element bound on any extent) for the
+// tensors of rank 2 or less; ops on tensors of higher rank (3-D dots, reshapes into many
+// dimensions of 2 for tl.sort) pack each dimension in the bits their largest extent needs, set
+// for the op by a PackingScope. BasesOf refuses shapes that do not fit.
+thread_local int tl_bits_per_dim = 20;
+int BitsPerDim() { return tl_bits_per_dim; }
+
+class PackingScope {
+ public:
+  explicit PackingScope(int bits) : saved_(tl_bits_per_dim) { tl_bits_per_dim = bits; }
+  ~PackingScope() { tl_bits_per_dim = saved_; }
+  PackingScope(const PackingScope&) = delete;
+  PackingScope& operator=(const PackingScope&) = delete;
+
+ private:
+  int saved_;
+};
 
 uint64_t Pack(int dim, int64_t value) {
-  return static_cast<uint64_t>(value) << (kBitsPerDim * dim);
+  return static_cast<uint64_t>(value) << (BitsPerDim() * dim);
 }
 
 
@@ -189,7 +205,7 @@ absl::StatusOr<Bases> Checked(Bases b) {
 
 // Counts that the bases are doubled up to must be positive, or the doubling never ends, and
 // below 2^20: a basis packs 20 bits per dimension, and products of three counts stay in int64.
-constexpr int64_t kMaxLayoutExtent = int64_t{1} << kBitsPerDim;
+constexpr int64_t kMaxLayoutExtent = int64_t{1} << 20;
 bool AllPositive(const IntVector& v) {
   return std::all_of(v.begin(), v.end(), [](int64_t x) { return x > 0 && x <= kMaxLayoutExtent; });
 }
@@ -236,7 +252,7 @@ absl::StatusOr<Bases> BasesOfUnchecked(const LayoutContext& ctx, absl::string_vi
         uint64_t out = 0;
         for (int d = 0, nd = 0; d <= rank; ++d) {
           if (d == *dim) continue;
-          out |= ((x >> (kBitsPerDim * d)) & ((uint64_t{1} << kBitsPerDim) - 1)) << (kBitsPerDim * nd);
+          out |= ((x >> (BitsPerDim() * d)) & ((uint64_t{1} << BitsPerDim()) - 1)) << (BitsPerDim() * nd);
           ++nd;
         }
         x = out;
@@ -359,7 +375,7 @@ absl::StatusOr<Bases> BasesOfUnchecked(const LayoutContext& ctx, absl::string_vi
         for (absl::string_view v : absl::StrSplit(inner.substr(i + 1, j - i - 1), ',')) {
           int64_t x = 0;
           if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(v), &x) || d >= rank || x < 0 ||
-              x >= kMaxLayoutExtent) {
+              x >= kMaxLayoutExtent || x >= (int64_t{1} << BitsPerDim())) {
             return false;
           }
           packed |= Pack(d++, x);
@@ -494,6 +510,12 @@ absl::StatusOr<Bases> BasesOf(const LayoutContext& ctx, absl::string_view encodi
   if (std::any_of(shape.begin(), shape.end(), [](int64_t x) { return x <= 0 || x > kMaxLayoutExtent; })) {
     return absl::OutOfRangeError("tensor extent outside 1 to 2^20");
   }
+  // The packing of this op (PackingScope): every dimension's values below 2^bits, all dimensions
+  // in 64 bits.
+  if (static_cast<int>(shape.size()) * BitsPerDim() > 64 ||
+      std::any_of(shape.begin(), shape.end(), [](int64_t x) { return x > (int64_t{1} << BitsPerDim()); })) {
+    return absl::OutOfRangeError("tensor shape past the packing of layout bases");
+  }
   ASSIGN_OR_RETURN(Bases b, BasesOfUnchecked(ctx, encoding, shape));
   return Checked(std::move(b));
 }
@@ -546,7 +568,7 @@ std::optional<FlatLayout> Flatten(const Bases& b, const std::vector<int64_t>& sh
       uint64_t v = 0;
       int shift = 0;
       for (size_t d = 0; d < shape.size(); ++d) {
-        v += ((x >> (kBitsPerDim * d)) & ((uint64_t{1} << kBitsPerDim) - 1)) << shift;
+        v += ((x >> (BitsPerDim() * d)) & ((uint64_t{1} << BitsPerDim()) - 1)) << shift;
         shift += __builtin_ctzll(static_cast<uint64_t>(shape[d]));
       }
       out.push_back(static_cast<uint32_t>(v));
@@ -559,6 +581,22 @@ std::optional<FlatLayout> Flatten(const Bases& b, const std::vector<int64_t>& sh
   return f;
 }
 }  // namespace
+
+const char* TritonReleaseName(TritonRelease release) {
+  switch (release) {
+    case TritonRelease::k3_6: return "3.6";
+    case TritonRelease::k3_9: return "3.9";
+    case TritonRelease::kUnknown: break;
+  }
+  return "unknown";
+}
+
+absl::StatusOr<TritonRelease> ParseTritonRelease(absl::string_view text) {
+  if (text == "3.6" || text == "3.6.0") return TritonRelease::k3_6;
+  if (text == "3.9" || text == "3.9.0") return TritonRelease::k3_9;
+  return absl::InvalidArgumentError(
+      absl::StrCat("Triton release '", text, "' is not modelled (modelled: 3.6, 3.9)"));
+}
 
 int64_t ElementBits(absl::string_view t) {
   if (t == "f16" || t == "bf16" || t == "i16") return 16;
@@ -754,7 +792,7 @@ namespace {
 
 // The value a packed basis moves dimension `d` by.
 int64_t Component(uint64_t basis, int d) {
-  return static_cast<int64_t>((basis >> (kBitsPerDim * d)) & ((uint64_t{1} << kBitsPerDim) - 1));
+  return static_cast<int64_t>((basis >> (BitsPerDim() * d)) & ((uint64_t{1} << BitsPerDim()) - 1));
 }
 
 // LinearEncodingAttr::basesPerDim with broadcast skipped: each non-zero basis doubles the count
@@ -842,11 +880,138 @@ absl::StatusOr<ScratchNeed> ScanScratch(const LayoutContext& ctx, const TtgirOp&
   return need;
 }
 
+// Replaces dimension `d` of a packed basis by `v`.
+uint64_t WithComponent(uint64_t basis, int d, int64_t v) {
+  const uint64_t mask = ((uint64_t{1} << BitsPerDim()) - 1) << (BitsPerDim() * d);
+  return (basis & ~mask) | Pack(d, v);
+}
+
+// ReduceOpHelper::zeroBasesAlongDimAndReorder: the bases of `which` (0 registers, 1 lanes) stop
+// moving along `axis`; the other bases along it are renumbered 1, 2, 4, ... in the order
+// registers, lanes, warps.
+void ZeroAlongAndReorder(Bases& b, int axis, int which) {
+  for (uint64_t& x : which == 0 ? b.reg : b.lane) x = WithComponent(x, axis, 0);
+  int64_t next = 1;
+  for (PackedBases* v : {&b.reg, &b.lane, &b.warp}) {
+    for (uint64_t& x : *v) {
+      if (Component(x, axis) == 0) continue;
+      x = WithComponent(x, axis, next);
+      next *= 2;
+    }
+  }
+}
+
+void DropZeroRegisters(Bases& b) {
+  PackedBases kept;
+  for (uint64_t x : b.reg)
+    if (x != 0) kept.push_back(x);
+  b.reg = kept;
+}
+
+bool MovesAlong(const Bases& b, int axis) {
+  for (const PackedBases* v : {&b.reg, &b.lane, &b.warp})
+    for (uint64_t x : *v)
+      if (Component(x, axis) != 0) return true;
+  return false;
+}
+
+// ReduceOpHelper::getInterLayout: the warp bases along the axis move into lanes, into lanes that
+// broadcast if there are enough of them, else into the first lanes (whose bases go to those warps).
+Bases InterLayout(const Bases& in, int axis) {
+  Bases b = in;
+  std::vector<size_t> warp_axis, zero_lanes;
+  for (size_t i = 0; i < b.warp.size(); ++i)
+    if (Component(b.warp[i], axis) != 0) warp_axis.push_back(i);
+  for (size_t i = 0; i < b.lane.size(); ++i)
+    if (b.lane[i] == 0) zero_lanes.push_back(i);
+  if (zero_lanes.size() >= warp_axis.size()) {
+    for (size_t k = 0; k < warp_axis.size(); ++k) std::swap(b.lane[zero_lanes[k]], b.warp[warp_axis[k]]);
+    return b;
+  }
+  for (size_t k = 0; k < warp_axis.size() && k < b.lane.size(); ++k) std::swap(b.lane[k], b.warp[warp_axis[k]]);
+  return b;
+}
+
+// Triton 3.9's ReduceOpHelper::getScratchSizeInBytes (lib/Analysis/Utility.cpp): the reduction
+// within threads and lanes happens in registers (the layout reducedRegLaneLayout gives: registers
+// along the axis moved to the front and dropped, then lanes along it dropped); each round then
+// moves the warps along the axis into lanes through shared memory, a layout conversion whose
+// scratch is one swizzled round (getNumScratchElemsSwizzledCvt, plain ld/st.shared) per operand;
+// the scratch is the largest round's.
+absl::StatusOr<ScratchNeed> ReduceScratchByConversions(const LayoutContext& ctx, const TtgirOp& op,
+                                                       const std::vector<TensorType>& ins, int axis,
+                                                       absl::string_view origin) {
+  ScratchNeed need;
+  const TensorType& src = ins[0];
+  const int rank = static_cast<int>(src.shape.size());
+  absl::StatusOr<Bases> bases = BasesOf(ctx, src.encoding, src.shape);
+  if (!bases.ok()) return Unsupported(origin, op.line, bases.status().message());
+  Bases b = *bases;
+  DropZeroRegisters(b);
+  // moveAxisBasesToFront: registers along the axis first, the rest after, each in order.
+  PackedBases front, back;
+  for (uint64_t x : b.reg) (Component(x, axis) != 0 ? front : back).push_back(x);
+  b.reg = front;
+  b.reg.append(back);
+  ZeroAlongAndReorder(b, axis, 0);
+  DropZeroRegisters(b);
+  ZeroAlongAndReorder(b, axis, 1);
+  const ScratchMath math(origin, op.line, op.name);
+  int64_t largest = 0;
+  for (int round = 0; MovesAlong(b, axis); ++round) {
+    if (round > 64) return Unsupported(origin, op.line, "tt.reduce: its warps along the axis never fit the lanes");
+    const Bases tmp = InterLayout(b, axis);
+    // The tensor both layouts cover: the axis shrunk to the bases still moving along it.
+    std::vector<int64_t> shape = src.shape;
+    int64_t along = 1;
+    for (const PackedBases* v : {&b.reg, &b.lane, &b.warp})
+      for (uint64_t x : *v)
+        if (Component(x, axis) != 0) along *= 2;
+    shape[axis] = along;
+    int dim = 0;
+    std::optional<FlatLayout> fs = Flatten(b, shape, &dim);
+    std::optional<FlatLayout> fd = Flatten(tmp, shape, &dim);
+    int64_t bytes = 0;
+    for (const TensorType& t : ins) {
+      const int64_t bits = std::max<int64_t>(8, ElementBits(t.element));
+      std::optional<int64_t> elems;
+      if (fs && fd) elems = SwizzledCvtScratchElems(*fs, *fd, dim, bits, /*compute_capability=*/0);
+      if (!elems) return Unsupported(origin, op.line, "tt.reduce: a layout the conversion model cannot plan");
+      ASSIGN_OR_RETURN(const int64_t b_bytes, math.Mul(*elems, bits / 8));
+      bytes += b_bytes;
+    }
+    largest = std::max(largest, bytes);
+    b = tmp;
+    ZeroAlongAndReorder(b, axis, 1);
+  }
+  (void)rank;
+  need.bytes = largest;
+  return need;
+}
+
 // The ops with scratch. Kept out of line: ScratchFor runs for every op of a module, almost all
 // of which have none, and this body's frame (inline layout bases) would cost each of them its
 // prologue.
+// The packing width for an op's tensors: 20 bits while every layout (a slice's parent one rank
+// up included) has at most 3 dimensions; else the bits the largest extent needs.
+int PackingBitsFor(absl::string_view text) {
+  size_t rank = 0;
+  int64_t largest = 1;
+  for (size_t p = text.find("tensor<"); p != absl::string_view::npos; p = text.find("tensor<", p + 7)) {
+    if (std::optional<TensorType> t = ParseTensorType(text.substr(p))) {
+      rank = std::max(rank, t->shape.size());
+      for (int64_t x : t->shape) largest = std::max(largest, x);
+    }
+  }
+  if (rank + 1 <= 3) return 20;
+  int bits = 1;
+  while (bits < 21 && (int64_t{1} << bits) < largest) ++bits;
+  return bits;
+}
+
 ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<ScratchNeed> ScratchForOpWithScratch(
     const TtgirOp& op, const LayoutContext& ctx, bool result_used, absl::string_view origin) {
+  const PackingScope packing(PackingBitsFor(op.text));
   ScratchNeed need;
   const absl::string_view n = op.name;
   if (n == "ttg.convert_layout") {
@@ -914,6 +1079,7 @@ ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<ScratchNeed> ScratchForOpWithScratch(
     const ScratchMath math(origin, op.line, n);
     RETURN_IF_ERROR(math.Elements(src.shape).status());
     if (n == "tt.scan") return ScanScratch(ctx, op, ins, static_cast<int>(*axis), origin);
+    if (ctx.release != TritonRelease::k3_6) return ReduceScratchByConversions(ctx, op, ins, static_cast<int>(*axis), origin);
     int64_t bytes_per_elem = 0;
     for (const TensorType& t : ins) bytes_per_elem += std::max<int64_t>(8, ElementBits(t.element)) / 8;
     const int a = static_cast<int>(*axis);

@@ -38,6 +38,16 @@ std::optional<TensorType> ParseTensorType(absl::string_view text);
 // Every tensor type in `text`, in order.
 std::vector<TensorType> TensorTypes(absl::string_view text);
 
+// The Triton releases whose allocation rules are modelled; where they differ, the rule follows
+// the release (docs/triton.md, "Releases").
+enum class TritonRelease : uint8_t { kUnknown = 0, k3_6, k3_9 };
+// "3.6", "3.9".
+const char* TritonReleaseName(TritonRelease release);
+// "3.6", "3.6.0", "3.9", "3.9.0"; any other text is an InvalidArgument naming the modelled ones.
+absl::StatusOr<TritonRelease> ParseTritonRelease(absl::string_view text);
+// The release a plan follows when neither the TTGIR nor the caller says: the newest modelled.
+inline constexpr TritonRelease kNewestTritonRelease = TritonRelease::k3_9;
+
 struct LayoutContext {
   const std::map<std::string, std::string>& aliases;
   int num_warps = 4;
@@ -45,6 +55,8 @@ struct LayoutContext {
   // NVIDIA compute capability (90 for "cuda:90"); 0 for other targets. It decides which
   // shared-memory instructions a layout conversion may use, hence its scratch size.
   int compute_capability = 0;
+  // Whose rules: tt.reduce's scratch changed between 3.6 and 3.9.
+  TritonRelease release = kNewestTritonRelease;
 };
 
 // Per dimension: elements per thread, threads per warp, warps per CTA, for blocked, slice and

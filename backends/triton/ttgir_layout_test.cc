@@ -19,17 +19,21 @@ const std::map<std::string, std::string> kAliases = {
     {"#rows", "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>"},
     {"#mfma", "#ttg.amd_mfma<{version = 3, warpsPerCTA = [4, 1], instrShape = [32, 32, 8], isTransposed = true}>"},
     {"#mma2", "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 8]}>"},
+    {"#cols", "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"},
     {"#nowarps", "#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [0], order = [0]}>"},
 };
 
-// ScratchFor on one op of `text` (kept alive by the caller: the op views it).
-absl::StatusOr<ScratchNeed> Scratch(const std::string& name, TtgirOpKind kind, const std::string& text) {
+// ScratchFor on one op of `text` (kept alive by the caller: the op views it), by the rules of
+// `release` (the tests written against Triton 3.6's rules say so).
+absl::StatusOr<ScratchNeed> Scratch(const std::string& name, TtgirOpKind kind, const std::string& text,
+                                    TritonRelease release = TritonRelease::k3_6) {
   TtgirOp op;
   op.line = 7;
   op.kind = kind;
   op.name = name;
   op.text = text;
-  const LayoutContext ctx{kAliases, 4, 32, 90};
+  LayoutContext ctx{kAliases, 4, 32, 90};
+  ctx.release = release;
   return ScratchFor(op, ctx, /*result_used=*/true, "x.ttgir");
 }
 
@@ -225,6 +229,53 @@ TEST(TtgirLayoutTest, DotOperandOfAnUnmodelledParentIsNamed) {
   auto need = Scratch("ttg.convert_layout", TtgirOpKind::kConvertLayout, text);
   EXPECT_FALSE(need.ok());
   EXPECT_THAT(need.status().message(), HasSubstr("x.ttgir:7: unsupported construct: layout #ttg.dot_op of parent #ttg.amd_wmma"));
+}
+
+// Column sums of a 64x64 f32 tile over #cols (catalogue colsum_*_4a83b3c483: Triton 3.6 1024
+// bytes, 3.9 512 on every NVIDIA target). 3.6 keeps [warps along the axis, 64] partial sums; 3.9
+// moves the 4 warps along the axis into lanes with one layout conversion (ReduceOpHelper,
+// getInterLayout) whose scratch is one swizzled round.
+TEST(TtgirLayoutTest, ReduceScratchFollowsTheRelease) {
+  const std::string text =
+      "%r = \"tt.reduce\"(%x) <{axis = 0 : i32}> ({ }) : (tensor<64x64xf32, #cols>) -> "
+      "tensor<64xf32, #ttg.slice<{dim = 0, parent = #cols}>>";
+  auto old_rule = Scratch("tt.reduce", TtgirOpKind::kReduce, text, TritonRelease::k3_6);
+  auto new_rule = Scratch("tt.reduce", TtgirOpKind::kReduce, text, TritonRelease::k3_9);
+  ASSERT_TRUE(old_rule.ok() && new_rule.ok());
+  EXPECT_EQ(old_rule->bytes, 1024);
+  EXPECT_EQ(new_rule->bytes, 512);
+}
+
+TEST(TtgirLayoutTest, ReduceWithinAWarpHasNoScratchInEitherRelease) {
+  // #blocked2's 4 warps lie along dimension 1: reducing dimension 0 stays in registers and lanes.
+  const std::string text =
+      "%r = \"tt.reduce\"(%x) <{axis = 0 : i32}> ({ }) : (tensor<4x256xf32, #blocked2>) -> "
+      "tensor<256xf32, #ttg.slice<{dim = 0, parent = #blocked2}>>";
+  for (TritonRelease release : {TritonRelease::k3_6, TritonRelease::k3_9}) {
+    auto need = Scratch("tt.reduce", TtgirOpKind::kReduce, text, release);
+    ASSERT_TRUE(need.ok()) << need.status();
+    EXPECT_EQ(need->bytes, 0) << TritonReleaseName(release);
+  }
+}
+
+// tl.sort reshapes a tile into many dimensions of 2; layouts of rank 7 pack each dimension in
+// fewer bits (every release reduces them the same way here: no warps along the axis).
+TEST(TtgirLayoutTest, ReduceOverARankSevenTensorIsPlanned) {
+  const std::string text =
+      "%r = \"tt.reduce\"(%x) <{axis = 6 : i32}> ({ }) : (tensor<16x2x2x2x2x2x2xi32, #ttg.blocked<{sizePerThread = "
+      "[1, 1, 1, 1, 1, 1, 1], threadsPerWarp = [1, 1, 2, 2, 2, 2, 2], warpsPerCTA = [2, 2, 1, 1, 1, 1, 1], order = "
+      "[6, 5, 4, 3, 2, 1, 0]}>>) -> tensor<16x2x2x2x2x2xi32, #ttg.slice<{dim = 6, parent = #ttg.blocked<{sizePerThread "
+      "= [1, 1, 1, 1, 1, 1, 1], threadsPerWarp = [1, 1, 2, 2, 2, 2, 2], warpsPerCTA = [2, 2, 1, 1, 1, 1, 1], order = [6, "
+      "5, 4, 3, 2, 1, 0]}>}>>";
+  auto need = Scratch("tt.reduce", TtgirOpKind::kReduce, text, TritonRelease::k3_9);
+  ASSERT_TRUE(need.ok()) << need.status();
+  EXPECT_EQ(need->bytes, 0);
+}
+
+TEST(TtgirLayoutTest, ReleasesParseByNumber) {
+  EXPECT_EQ(ParseTritonRelease("3.6.0").value(), TritonRelease::k3_6);
+  EXPECT_EQ(ParseTritonRelease("3.9").value(), TritonRelease::k3_9);
+  EXPECT_THAT(ParseTritonRelease("3.7.1").status().message(), HasSubstr("modelled: 3.6, 3.9"));
 }
 
 }  // namespace

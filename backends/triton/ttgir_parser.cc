@@ -341,6 +341,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
                        ModuleCount(s, "\"ttg.num-ctas\"", 1, /*power_of_two=*/false, origin, st.line));
       ASSIGN_OR_RETURN(module.threads_per_warp, ModuleCount(s, "\"ttg.threads-per-warp\"", 32,
                                                             /*power_of_two=*/true, origin, st.line));
+      module.two_ctas_attribute = s.find("\"ttng.two-ctas\"") != absl::string_view::npos;
       size_t t = s.find("ttg.target = \"");
       if (t != absl::string_view::npos) {
         size_t e = s.find('"', t + 14);

@@ -69,6 +69,9 @@ struct TtgirModule {
   int num_ctas = 1;
   int threads_per_warp = 32;
   std::string target;                 // "cuda:90"
+  // Whether the module attributes carry "ttng.two-ctas" (every NVIDIA module Triton 3.9 writes,
+  // none of 3.6's): a cue to the release (DetectTritonRelease).
+  bool two_ctas_attribute = false;
   std::string function;
   std::map<std::string, std::string> aliases;  // "#blocked" -> "#ttg.blocked<{...}>"
   std::unique_ptr<TtgirStorage> storage = std::make_unique<TtgirStorage>();
