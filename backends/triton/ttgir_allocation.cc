@@ -136,6 +136,8 @@ class AllocationAnalysis {
   absl::Status GetExplicitValueSize(int op);
   // Returns whether a value gained an allocation.
   bool GetValueAlias(int op);
+  // `to` aliases whatever `from` aliases; whether it gained an allocation.
+  bool Flow(int from, int to);
   // Values a region yields (scf.yield, scf.condition) alias the results and block arguments
   // they flow into: a buffer allocated in a loop body and carried to the next iteration or out of
   // the loop is live wherever those are (upstream's dataflow alias analysis joins them). Returns
@@ -292,8 +294,46 @@ absl::Status AllocationAnalysis::GetExplicitValueSize(int i) {
   return absl::OkStatus();
 }
 
+bool AllocationAnalysis::Flow(int from, int to) {
+  bool changed = false;
+  for (size_t k = 0; k < alias_[from].size(); ++k) {
+    const int b = alias_[from][k];
+    if (InsertSorted(alias_[to], b)) {
+      members_[b].push_back(to);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
 bool AllocationAnalysis::GetValueAlias(int i) {
   const TtgirOp& o = m_.ops[i];
+  if (o.kind == TtgirOpKind::kFor || o.kind == TtgirOpKind::kWhile) {
+    // A loop's initial values flow, position by position, into its iteration arguments and its
+    // results (scf.for: `%iv = %lb to %ub step %s iter_args(%x = %init, ...)`, the inits after
+    // the three bounds; scf.while: `(%x = %init, ...)`); yields add theirs (PropagateYields).
+    const size_t n = o.kind == TtgirOpKind::kFor ? (o.defined.empty() ? 0 : o.defined.size() - 1) : o.defined.size();
+    const size_t first = o.kind == TtgirOpKind::kFor ? 3 : 0;
+    if (o.uses.size() >= first + n) {
+      bool changed = false;
+      for (size_t k = 0; k < n; ++k) {
+        const int init = o.uses[first + k];
+        if (alias_[init].empty()) continue;
+        changed |= Flow(init, o.defined[o.defined.size() - n + k]);
+        if (k < o.results.size()) changed |= Flow(init, o.results[k]);
+      }
+      return changed;
+    }
+  }
+  if (!cf_[i] && !ws_[i] && o.results.size() > 1) {
+    // An op of several results passing operands through (ttng.warp_group_dot_wait: result k is
+    // operand k): each result aliases its own operand only.
+    bool changed = false;
+    for (size_t k = 0; k < o.results.size() && k < o.uses.size(); ++k) {
+      if (!alias_[o.uses[k]].empty()) changed |= Flow(o.uses[k], o.results[k]);
+    }
+    return changed;
+  }
   // Views and loop-carried memdescs alias the allocations their operands alias.
   from_.clear();
   for (int u : o.uses)
@@ -344,14 +384,7 @@ bool AllocationAnalysis::GetValueAlias(int i) {
 bool AllocationAnalysis::PropagateYields() {
   bool changed = false;
   auto flow = [&](int from, int to) {
-    if (from < 0 || to < 0) return;
-    for (size_t k = 0; k < alias_[from].size(); ++k) {
-      const int b = alias_[from][k];
-      if (InsertSorted(alias_[to], b)) {
-        members_[b].push_back(to);
-        changed = true;
-      }
-    }
+    if (from >= 0 && to >= 0) changed |= Flow(from, to);
   };
   const int num_ops = static_cast<int>(m_.ops.size());
   for (int i = 0; i < num_ops; ++i) {

@@ -156,7 +156,9 @@ std::string PlanLine(const std::string& id, const SharedMemoryPlan& plan) {
 // scratch became Triton's swizzled round (cvt_swizzling.h): that changed the scratch of 157
 // fixtures' conversions and nothing else (docs/triton.md). Re-recorded for issue 15: warp-specialize
 // captures packed as getCaptureSize packs them (53 fixtures, one buffer each, totals unchanged)
-// and value names reused in sibling regions kept apart (32 fixtures' intervals, totals unchanged).
+// and value names reused in sibling regions kept apart (32 fixtures' intervals, totals unchanged);
+// then uses of one result of a group ("%acc#0") no longer counted as uses of all of them, and
+// loops' initial values flowing position by position (78 fixtures' intervals, totals unchanged).
 TEST(TtgirFixturesTest, PlansEqualRecordedPredictions) {
   const std::string golden_path =
       std::string(SCRATCHSIM_SOURCE_DIR) + "/backends/triton/ttgir_predictions.tsv";

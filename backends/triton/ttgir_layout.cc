@@ -609,12 +609,15 @@ int64_t ElementBits(absl::string_view t) {
   return 0;
 }
 
+// PaddedSharedEncodingAttr::getPaddedSize: `pad` elements after every `interval` elements but
+// the last (no padding after the final element).
 std::optional<int64_t> SharedEncoding::PaddedSize(int64_t numel) const {
   int64_t total = numel;
   for (const auto& [interval, pad] : padding) {
     if (interval <= 0) continue;
-    const std::optional<int64_t> extra = CheckedMul(numel / interval, pad);
+    std::optional<int64_t> extra = CheckedMul(numel / interval, pad);
     if (!extra) return std::nullopt;
+    if (numel % interval == 0 && *extra >= pad) *extra -= pad;
     const std::optional<int64_t> sum = CheckedAdd(total, *extra);
     if (!sum) return std::nullopt;
     total = *sum;
@@ -644,8 +647,9 @@ absl::StatusOr<SharedEncoding> ParseSharedEncoding(absl::string_view text) {
                                                 absl::SkipWhitespace())) {
       std::vector<absl::string_view> kv = absl::StrSplit(absl::StripAsciiWhitespace(part), ":+");
       int64_t interval = 0, pad = 0;
+      // Triton shifts by their logarithms: both are powers of two.
       if (kv.size() != 2 || !absl::SimpleAtoi(kv[0], &interval) || !absl::SimpleAtoi(kv[1], &pad) ||
-          interval <= 0 || pad < 0) {
+          interval <= 0 || pad <= 0 || (interval & (interval - 1)) != 0 || (pad & (pad - 1)) != 0) {
         return absl::InvalidArgumentError(absl::StrCat("bad padding '", part, "' in ", text));
       }
       e.padding.push_back({interval, pad});

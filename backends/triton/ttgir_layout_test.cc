@@ -115,8 +115,13 @@ TEST(TtgirLayoutTest, PaddedSizePastInt64IsNullopt) {
   e.padded = true;
   e.padding = {{1, int64_t{1} << 62}};
   EXPECT_EQ(e.PaddedSize(1024), std::nullopt);
+  // getPaddedSize: 4 after each 32 elements but the last 32 (catalogue 3.9.0 gfx950 GEMMs:
+  // 2x64x32 f16 with [512:+8] is 4096 + 7 x 8 elements).
   e.padding = {{32, 4}};
-  EXPECT_EQ(e.PaddedSize(1024), 1024 + 128);
+  EXPECT_EQ(e.PaddedSize(1024), 1024 + 31 * 4);
+  e.padding = {{512, 8}};
+  EXPECT_EQ(e.PaddedSize(4096), 4096 + 7 * 8);
+  EXPECT_EQ(e.PaddedSize(100), 100);
 }
 
 // Scans (ScanLoweringHelper::getScratchSizeInBytes, the same in Triton 3.6 and 3.9).

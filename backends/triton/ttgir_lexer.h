@@ -34,7 +34,8 @@ constexpr std::array<uint8_t, 256> MakeTtgirCharClasses() {
     const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
     uint8_t v = 0;
     if (alnum) v |= kAlnum;
-    if (alnum || c == '_') v |= kValueChar;
+    // MLIR's value-name characters ('#' and the result number follow separately).
+    if (alnum || c == '_' || c == '.' || c == '$' || c == '-') v |= kValueChar;
     if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f') v |= kSpaceChar;
     if ((alnum || c == '_' || c == '.' || c == '$' || c == '-')) v |= kOpNameChar;
     t[c] = v;

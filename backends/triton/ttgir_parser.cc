@@ -563,6 +563,11 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     ForEachPercent(rest, [&](size_t p) {
       size_t q = p + 1;
       while (q < rest.size() && HasClass(rest[q], kValueChar)) ++q;
+      // "%x#2": the third result of the group "%x:3", a value of its own.
+      if (q + 1 < rest.size() && rest[q] == '#' && rest[q + 1] >= '0' && rest[q + 1] <= '9') {
+        q += 2;
+        while (q < rest.size() && rest[q] >= '0' && rest[q] <= '9') ++q;
+      }
       const std::string_view v(rest.data() + p, q - p);
       if (q + 3 <= rest.size() && rest[q] == ' ' && rest[q + 1] == '=' && rest[q + 2] == ' ') {
         defined.push_back(define(scope, v));
