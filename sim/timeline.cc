@@ -54,22 +54,16 @@ struct Box {
 struct BufferInfo {
   const BufferShare* share = nullptr;
   int64_t copies = 0;  // placements seen, when no share says
+  int index = 0;       // in order of first placement: its colour
 };
 
-uint32_t Fnv1a(absl::string_view text) {
-  uint32_t h = 2166136261u;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 16777619u;
-  }
-  return h;
-}
-
-// A buffer's colour: a hue of its own (stable across runs and reports), lighter and darker for
-// its pipeline copies.
-std::string Fill(absl::string_view buffer, int64_t copy) {
+// The colour of the `index`-th buffer of the report: hues a golden angle apart, so neighbours in
+// the graph differ, never red (which marks what is over the limit); lighter and darker for its
+// pipeline copies.
+std::string Fill(int index, int64_t copy) {
   static constexpr int kLightness[] = {62, 74, 50};
-  return absl::StrFormat("hsl(%d,60%%,%d%%)", Fnv1a(buffer) % 360, kLightness[copy % 3]);
+  const int hue = 25 + static_cast<int>(std::fmod(index * 137.508, 300.0));
+  return absl::StrFormat("hsl(%d,60%%,%d%%)", hue, kLightness[copy % 3]);
 }
 
 std::string Num(double v) {
@@ -174,8 +168,9 @@ class SvgWriter {
     for (const SpaceReport& space : report.spaces()) {
       for (const BufferShare& b : space.buffers()) info_[b.buffer()].share = &b;
       for (const Placement& p : space.placements()) {
-        BufferInfo& info = info_[p.buffer()];
-        info.copies = std::max(info.copies, p.copy() + 1);
+        auto [it, inserted] = info_.try_emplace(p.buffer());
+        if (inserted || it->second.copies == 0) it->second.index = next_index_++;
+        it->second.copies = std::max(it->second.copies, p.copy() + 1);
       }
     }
     positions_ = std::max<int64_t>(report.ops_size(), 1);
@@ -306,7 +301,7 @@ class SvgWriter {
     for (const Placement* p : panel.placements) {
       Box b{X(p->live_start()) - kLeft, X(p->live_end() + 1) - kLeft, Y(p->offset() + p->size_bytes()) - plot_top,
             Y(p->offset()) - plot_top};
-      if (b.y1 - b.y0 < 1) b.y0 = b.y1 - 1;  // a sliver stays visible
+      if (b.y1 - b.y0 < 2) b.y0 = b.y1 - 2;  // a sliver stays visible
       boxes.push_back(b);
     }
     std::vector<int> order(boxes.size());
@@ -357,17 +352,25 @@ class SvgWriter {
       const Placement& p = *panel.placements[i];
       const Box& b = boxes[i];
       absl::StrAppend(&out_, "<rect x=\"", Num(kLeft + b.x0), "\" y=\"", Num(plot_top + b.y0), "\" width=\"",
-                      Num(b.x1 - b.x0), "\" height=\"", Num(b.y1 - b.y0), "\" fill=\"", Fill(p.buffer(), p.copy()),
+                      Num(b.x1 - b.x0), "\" height=\"", Num(b.y1 - b.y0), "\" fill=\"", Fill(info_.at(p.buffer()).index, p.copy()),
                       "\"><title>", XmlEscape(Title(p, panel.program)), "</title></rect>\n");
     }
     absl::StrAppend(&out_, "</g>\n");
     if (merged > 0) DrawMerged(panel, boxes, drawn, plot_top);
 
-    // Above the limit: hatched.
+    // What lies above the limit: hatched, placement by placement.
     if (panel.limit > 0 && panel.top > panel.limit) {
-      const double y0 = Y(static_cast<double>(panel.top)), y1 = Y(static_cast<double>(panel.limit));
-      absl::StrAppend(&out_, "<rect x=\"", kLeft, "\" y=\"", Num(y0), "\" width=\"", options_.plot_width,
-                      "\" height=\"", Num(y1 - y0), "\" fill=\"url(#over)\" pointer-events=\"none\"/>\n");
+      absl::StrAppend(&out_, "<g fill=\"url(#over)\" pointer-events=\"none\">\n");
+      const double limit_y = Y(static_cast<double>(panel.limit)) - plot_top;
+      for (int i : order) {
+        const Placement& p = *panel.placements[i];
+        if (!drawn[i] || p.offset() + p.size_bytes() <= panel.limit) continue;
+        const Box& b = boxes[i];
+        const double bottom = std::min(b.y1, limit_y);
+        absl::StrAppend(&out_, "<rect x=\"", Num(kLeft + b.x0), "\" y=\"", Num(plot_top + b.y0), "\" width=\"",
+                        Num(b.x1 - b.x0), "\" height=\"", Num(bottom - b.y0), "\"/>\n");
+      }
+      absl::StrAppend(&out_, "</g>\n");
     }
 
     // Labels where they fit, over the hatching.
@@ -488,7 +491,7 @@ class SvgWriter {
         absl::StrAppend(&text, " x", it->second.copies);
       }
       absl::StrAppend(&out_, "<rect x=\"", Num(x), "\" y=\"", row_y + 2, "\" width=\"11\" height=\"11\" fill=\"",
-                      Fill(names[i], 0), "\" stroke=\"#666\" stroke-width=\"0.5\"/><text x=\"", Num(x + 16), "\" y=\"",
+                      Fill(it != info_.end() ? it->second.index : 0, 0), "\" stroke=\"#666\" stroke-width=\"0.5\"/><text x=\"", Num(x + 16), "\" y=\"",
                       row_y + 12, "\" fill=\"#222\">", XmlEscape(Truncate(text, column - 22)), "</text>\n");
     }
   }
@@ -497,6 +500,7 @@ class SvgWriter {
   const DeviceModel& device_;
   const TimelineOptions& options_;
   absl::flat_hash_map<absl::string_view, BufferInfo> info_;
+  int next_index_ = 0;
   int64_t positions_ = 1;
   std::string out_;
 };

@@ -91,7 +91,14 @@ TEST(TimelineTest, LimitAndCapacityAreHorizontalLines) {
 }
 
 TEST(TimelineTest, ThePartOverTheLimitIsHatched) {
-  EXPECT_THAT(Render(kOverLimit), HasSubstr("fill=\"url(#over)\""));
+  TimelineOptions options;
+  options.plot_width = 300;
+  options.plot_height = 340;
+  // The limit (96 KiB) at 428 - 98304 * 340 / 248064 px: a_tile #1 and c_acc reach above it.
+  const std::string svg = Render(kOverLimit, "h100", options);
+  EXPECT_THAT(svg, HasSubstr("<g fill=\"url(#over)\" pointer-events=\"none\">\n"
+                             "<rect x=\"84\" y=\"248.4\" width=\"200\" height=\"44.9\"/>\n"
+                             "<rect x=\"184\" y=\"203.4\" width=\"200\" height=\"44.9\"/>\n</g>"));
   std::string fits = kOverLimit;
   fits.replace(fits.find("limit_bytes: 98304"), 18, "limit_bytes: 232448");
   EXPECT_THAT(Render(fits), Not(HasSubstr("fill=\"url(#over)\"")));

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "sim/device.h"
+#include "sim/driver/pictures.h"
 #include "sim/driver/plan_command.h"
 #include "sim/frontend.h"
 #include "sim/graph.h"
@@ -21,8 +22,12 @@ namespace {
 
 constexpr char kUsage[] = R"(usage:
   simulate --device DEV --graph FILE [--set P=V ...] [--format text|json] [--policy first-fit|best-fit]
+                                     [--timeline FILE.svg] [--trace FILE.json]
       Predict the on-chip memory footprint, thread and register budgets and occupancy of the
       kernel in FILE (.pb, .pbtxt/.textproto or .json KernelGraph) on device DEV.
+      --timeline FILE.svg draws where each buffer sits over the ops, a panel per memory space;
+      --trace FILE.json writes the same as a Chrome trace (Perfetto, chrome://tracing). Both
+      work with every kernel input (--ttgir, Pallas graphs).
   simulate --device DEV --threads N [--regs R] [--smem BYTES] [--static-smem BYTES] [--carveout PCT] [--no-opt-in]
       What-if occupancy without a graph, like NVIDIA's occupancy calculator.
   simulate --list-devices
@@ -64,6 +69,7 @@ FlagSpec SimulateFlags() {
   spec.lists = {"set"};
   spec.switches = {"list-devices", "help", "no-opt-in", "no-suggest", "any-target"};
   AddFrontEndFlags(&spec);
+  AddPictureFlags(&spec);
   return spec;
 }
 
@@ -192,7 +198,10 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out)
   if (!flags.Has("device")) return absl::InvalidArgumentError("--device is required (see --list-devices)");
   ASSIGN_OR_RETURN(DeviceModel device, LoadDevice(flags.Get("device")));
   if (!HasKernelInput(flags)) {
-    if (flags.Has("threads")) return WhatIf(flags, device, out);
+    if (flags.Has("threads")) {
+      RETURN_IF_ERROR(RefusePicturesWithoutKernel(flags));
+      return WhatIf(flags, device, out);
+    }
     return absl::InvalidArgumentError("--graph FILE (or --threads for a what-if) is required (see --help)");
   }
   ASSIGN_OR_RETURN(Kernel kernel, LoadKernel(flags, device));
@@ -284,6 +293,7 @@ absl::StatusOr<Report> SimulateKernel(const Kernel& kernel, const DeviceModel& d
   SimulateOptions options;
   ASSIGN_OR_RETURN(options.policy, ParsePlacementPolicy(flags.Get("policy", "first-fit")));
   options.suggest = !flags.Has("no-suggest");
+  options.keep_buffers = WantsPictures(flags);
   options.policy_override = kernel.policy;
   ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(kernel.graph, kernel.origin));
   ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(compiled, flags.GetList("set")));
@@ -293,6 +303,7 @@ absl::StatusOr<Report> SimulateKernel(const Kernel& kernel, const DeviceModel& d
     RETURN_IF_ERROR(kernel.front_end->Word(kernel, device, &report));
     if (report.fits() != fits) return absl::InternalError(absl::StrCat(kernel.front_end->name(), " changed the verdict"));
   }
+  RETURN_IF_ERROR(WritePictures(flags, device, &report));
   return report;
 }
 

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "sim/device.h"
 #include "sim/driver/cli.h"
+#include "sim/driver/pictures.h"
 #include "sim/flags.h"
 #include "sim/graph.h"
 #include "sim/json_text.h"
@@ -24,6 +25,7 @@ constexpr char kPlanUsage[] = R"(usage:
   simulate plan --device DEV --graph FILE [--param NAME=LO..HI[:pow2|:step=S] | NAME=V1,V2,... ...]
                 [--set P=V ...] [--top K] [--format text|json|csv] [--threads N]
                 [--compute-dtype DT] [--allow-spills] [--policy first-fit|best-fit] [--stats]
+                [--map FILE.svg [--map-axes X,Y]]
       Sweep the kernel's tile parameters on device DEV: every configuration that does not fit
       (shared memory / LDS / TMEM / VMEM, threads, registers and spills, no resident block) is
       pruned, the rest ranked by an analytic model (roofline over the device's peak for the
@@ -31,6 +33,9 @@ constexpr char kPlanUsage[] = R"(usage:
       Without --param the graph's parameter ranges (min/max/power_of_two) are swept; --set fixes
       a parameter; problem-size parameters are never swept. --format json lists configurations
       with their parameters for autotuners (Triton prune_configs_by, Helion configs).
+      --map FILE.svg draws the grid over two swept parameters (--map-axes X,Y; default the
+      first two) with the others at the best configuration's values: each cell its estimated
+      time or the limit that pruned it, the top configurations outlined with their rank.
 Exit codes: 0 some configuration fits, 1 none fits, 2 bad input or usage.
 )";
 
@@ -42,6 +47,7 @@ FlagSpec PlanFlags() {
   spec.lists = {"param", "set"};
   spec.switches = {"help", "allow-spills", "stats", "any-target"};
   AddFrontEndFlags(&spec);
+  AddPlanMapFlags(&spec);
   return spec;
 }
 
@@ -370,6 +376,7 @@ absl::StatusOr<int> PlanKernel(const Kernel& kernel, const DeviceModel& device, 
   }
   const auto start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(PlanResult plan, Plan(compiled, device, std::move(axes), std::move(values), options));
+  RETURN_IF_ERROR(WritePlanMap(flags, compiled, device, plan, options));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (flags.Has("stats")) {
     err << absl::StrFormat("plan: %d configurations in %.3f s (%.0f per second, %d threads)\n", plan.space_size, seconds,

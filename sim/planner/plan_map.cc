@@ -22,6 +22,7 @@ constexpr int kTop = 96;       // title, what is fixed, the x axis' name and val
 constexpr int kLegendGap = 36;
 constexpr int kLegendWidth = 300;
 constexpr double kCharWidth = 6.4;
+constexpr double kMinSpan = 1.5;  // the time scale's least span, as a ratio to the fastest
 
 // Fastest to slowest.
 constexpr const char* kScale[] = {"#1a9850", "#66bd63", "#a6d96a", "#d9ef8b", "#fee08b", "#fdae61", "#f46d43"};
@@ -191,7 +192,7 @@ absl::StatusOr<PlanMap> BuildPlanMap(const CompiledGraph& graph, const DeviceMod
 
 std::string RenderPlanMapSvg(const PlanMap& map) {
   const int nx = static_cast<int>(map.x_values.size()), ny = static_cast<int>(map.y_values.size());
-  double fastest = 0, slowest = 0;
+  double fastest = 0, slowest = 0;  // over the cells that fit; the scale spans at least kMinSpan
   std::vector<std::pair<Limit, std::string>> limits;  // in Limit order, those present
   std::vector<int> limit_count;
   for (const PlanMapCell& c : map.cells) {
@@ -208,6 +209,8 @@ std::string RenderPlanMapSvg(const PlanMap& map) {
       }
     }
   }
+  // Estimates a few percent apart stay one colour: the scale runs to at least kMinSpan x the fastest.
+  const double scale_end = std::max(slowest, fastest * kMinSpan);
   std::vector<int> order(limits.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   std::sort(order.begin(), order.end(), [&](int a, int b) { return limits[a].first < limits[b].first; });
@@ -273,7 +276,7 @@ std::string RenderPlanMapSvg(const PlanMap& map) {
       if (!map.others.empty()) absl::StrAppend(&title, " (", Assignments(map.others), ")");
       std::string fill, label;
       if (c.outcome.fits && c.outcome.estimated) {
-        fill = TimeFill(c.outcome.time_s, fastest, slowest);
+        fill = TimeFill(c.outcome.time_s, fastest, scale_end);
         label = absl::StrCat(Micros(c.outcome.time_s), " us");
         absl::StrAppend(&title, "\nfits: estimated ", Micros(c.outcome.time_s), " us",
                         fastest > 0 ? absl::StrFormat(" (%.2fx the fastest here)", c.outcome.time_s / fastest) : "");
@@ -316,14 +319,16 @@ std::string RenderPlanMapSvg(const PlanMap& map) {
     absl::StrAppend(&out, "<rect x=\"", legend_x, "\" y=\"", y + i * 16, "\" width=\"22\" height=\"16\" fill=\"",
                     kScale[i], "\"/>");
     if (fastest > 0 && (i == 0 || i == kScaleSize - 1 || i == kScaleSize / 2)) {
-      const double t = fastest * std::pow(slowest / fastest, static_cast<double>(i) / (kScaleSize - 1));
-      absl::StrAppend(&out, "<text x=\"", legend_x + 30, "\" y=\"", y + i * 16 + 12, "\">", Micros(t), " us",
-                      i == 0 ? " (fastest)" : i == kScaleSize - 1 ? " (slowest)" : "", "</text>");
+      const double t = fastest * std::pow(scale_end / fastest, static_cast<double>(i) / (kScaleSize - 1));
+      const char* note = i == 0 ? " (fastest)" : i < kScaleSize - 1 ? "" : slowest < scale_end ? " and above" : " (slowest)";
+      absl::StrAppend(&out, "<text x=\"", legend_x + 30, "\" y=\"", y + i * 16 + 12, "\">", Micros(t), " us", note,
+                      "</text>");
     }
     absl::StrAppend(&out, "\n");
   }
   y += kScaleSize * 16 + 14;
-  absl::StrAppend(&out, "<text x=\"", legend_x, "\" y=\"", y, "\" fill=\"#555\">log scale over the cells that fit</text>\n");
+  absl::StrAppend(&out, "<text x=\"", legend_x, "\" y=\"", y, "\" fill=\"#555\">log scale, fastest to ",
+                  slowest < scale_end ? absl::StrFormat("%.1fx", kMinSpan) : "slowest", "</text>\n");
   y += 30;
   if (!limits.empty()) {
     absl::StrAppend(&out, "<text x=\"", legend_x, "\" y=\"", y, "\" font-weight=\"bold\">pruned by</text>\n");

@@ -1,0 +1,89 @@
+#include "sim/driver/pictures.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "sim/planner/plan_map.h"
+#include "sim/status_macros.h"
+#include "sim/timeline.h"
+#include "sim/trace.h"
+
+namespace scratchsim {
+
+void AddPictureFlags(FlagSpec* spec) {
+  spec->values.insert("timeline");
+  spec->values.insert("trace");
+}
+
+bool WantsPictures(const ParsedFlags& flags) { return flags.Has("timeline") || flags.Has("trace"); }
+
+absl::Status RefusePicturesWithoutKernel(const ParsedFlags& flags) {
+  for (const char* flag : {"timeline", "trace"}) {
+    if (flags.Has(flag)) {
+      return absl::InvalidArgumentError(absl::StrCat("--", flag, " draws a kernel's buffers: give --graph FILE"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteOutputFile(absl::string_view flag, const std::string& path, absl::string_view contents) {
+  if (path.empty()) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": give a file name"));
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (out) out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  if (out) out.close();
+  if (!out) {
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot write '", path, "': ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WritePictures(const ParsedFlags& flags, const DeviceModel& device, Report* report) {
+  if (!WantsPictures(flags)) return absl::OkStatus();
+  if (flags.Has("timeline")) {
+    RETURN_IF_ERROR(WriteOutputFile("timeline", flags.Get("timeline"), RenderTimelineSvg(*report, device)));
+  }
+  if (flags.Has("trace")) RETURN_IF_ERROR(WriteOutputFile("trace", flags.Get("trace"), RenderTraceJson(*report)));
+  report->clear_ops();
+  for (SpaceReport& space : *report->mutable_spaces()) space.clear_buffers();
+  return absl::OkStatus();
+}
+
+void AddPlanMapFlags(FlagSpec* spec) {
+  spec->values.insert("map");
+  spec->values.insert("map-axes");
+}
+
+absl::Status WritePlanMap(const ParsedFlags& flags, const CompiledGraph& graph, const DeviceModel& device,
+                          const PlanResult& plan, const PlanOptions& options) {
+  if (!flags.Has("map")) {
+    if (flags.Has("map-axes")) return absl::InvalidArgumentError("--map-axes: give --map FILE.svg too");
+    return absl::OkStatus();
+  }
+  std::string x, y;
+  if (flags.Has("map-axes")) {
+    const std::vector<std::string> names = absl::StrSplit(flags.Get("map-axes"), ',');
+    if (names.size() != 2 || names[0].empty() || names[1].empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--map-axes: expected two swept parameters as X,Y (e.g. BLOCK_M,BLOCK_N), got '",
+                       flags.Get("map-axes"), "'"));
+    }
+    x = names[0];
+    y = names[1];
+  } else {
+    if (plan.axes.size() < 2) {
+      return absl::InvalidArgumentError(absl::StrCat("--map: a map needs two swept parameters, the plan sweeps ",
+                                                     plan.axes.size()));
+    }
+    x = plan.axes[0].name;
+    y = plan.axes[1].name;
+  }
+  ASSIGN_OR_RETURN(PlanMap map, BuildPlanMap(graph, device, plan, x, y, options));
+  return WriteOutputFile("map", flags.Get("map"), RenderPlanMapSvg(map));
+}
+
+}  // namespace scratchsim
