@@ -265,6 +265,11 @@ absl::Status AllocationAnalysis::GetExplicitValueSize(int i) {
                         absl::StrCat(m_.origin, ":", o.line, ": ", se.status().message()));
   }
   std::optional<int64_t> bytes;
+  if (se->elements_per_memdesc_element != 1) {
+    const std::optional<int64_t> scaled = CheckedMul(numel, se->elements_per_memdesc_element);
+    if (!scaled) return PlanError(m_.origin, o.line, "memdesc shape overflows");
+    numel = *scaled;
+  }
   if (std::optional<int64_t> padded = se->padded ? se->PaddedSize(numel) : numel) {
     bytes = CheckedMul(*padded, bits);
   }

@@ -631,6 +631,7 @@ absl::StatusOr<SharedEncoding> ParseSharedEncoding(absl::string_view text) {
     // NVMMASharedEncodingAttr::getAlignment (1024: hardware swizzling works on physical
     // addresses, so the whole swizzle pattern must start on a 1024-byte boundary).
     e.alignment = 1024;
+    if (text.find("fp4Padded = true") != absl::string_view::npos) e.elements_per_memdesc_element = 2;
   } else if (absl::StartsWith(text, "#ttg.swizzled_shared<") ||
              absl::StartsWith(text, "#ttg.shared_linear<") ||
              absl::StartsWith(text, "#ttg.amd_rotating_shared<")) {

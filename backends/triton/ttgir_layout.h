@@ -22,6 +22,11 @@ int64_t ElementBits(absl::string_view type);
 
 struct SharedEncoding {
   int64_t alignment = 16;
+  // nvmma_shared with fp4Padded: two e2m1 values per i8 of the memdesc, each padded to a byte in
+  // shared memory (tcgen05/TMA's fp4 operand layout), so the allocation holds twice the
+  // memdesc's elements (measured: Triton 3.6 and 3.9 give a 64x128xi8 fp4Padded operand 16384
+  // bytes).
+  int64_t elements_per_memdesc_element = 1;
   bool padded = false;
   std::vector<std::pair<int64_t, int64_t>> padding;  // (interval, pad) in elements
   std::optional<int64_t> PaddedSize(int64_t numel) const;  // std::nullopt past int64
