@@ -19,7 +19,7 @@ another's compiled kernels; a part past the budget is recorded as skipped):
             call (compile + benchmark), OutOfResources raised, compiles, the winning config and
             its time; with early_prune also what it dropped and its own time.
   topk      the matmul with early_prune(top_k=8): planner-guided autotuning on the Triton matmul
-            graph family (bench/planner/triton_matmul.pbtxt).
+            graph family (models/graphs/triton_matmul.pbtxt).
   helion    seed 002's GeGLU (Helion), when helion is installed: the filter on the configs the
             seed failed with (Required: 526336 and 1056768), skipped before compiling.
 
@@ -44,6 +44,17 @@ ATTN_SHAPE = (4, 16, 4096, 128)  # Z, H, N_CTX, HEAD_DIM
 MATMUL_SPACE = dict(block_m=(64, 128, 256), block_n=(64, 128, 256), block_k=(32, 64, 128), stages=(3, 4, 5),
                     warps=(4, 8))  # 162
 ATTN_SPACE = dict(block_m=(32, 64, 128, 256), block_n=(32, 64, 128, 256), stages=(2, 3, 4, 5), warps=(4, 8))  # 128
+
+
+def quick():
+    """--quick (SCRATCHSIM_QUICK=1 in the parts): small spaces, to check the machinery end to end."""
+    global MATMUL_SPACE, ATTN_SPACE
+    MATMUL_SPACE = dict(block_m=(64, 256), block_n=(64, 256), block_k=(64, 128), stages=(3, 5), warps=(8,))
+    ATTN_SPACE = dict(block_m=(64, 256), block_n=(64, 256), stages=(2, 5), warps=(8,))
+
+
+if os.environ.get("SCRATCHSIM_QUICK") == "1":
+    quick()
 
 
 def log(*args):
@@ -332,6 +343,7 @@ def main():
     ap.add_argument("--out", required=True, help="directory for python_gpu.json")
     ap.add_argument("--budget-s", type=float, default=540, help="stop starting parts after this (default 540)")
     ap.add_argument("--parts", default="seed,matmul,matmul_prune,attention,attention_prune,topk,cost,helion")
+    ap.add_argument("--quick", action="store_true", help="small spaces: check the machinery, not a measurement")
     ap.add_argument("--part", help=argparse.SUPPRESS)
     ap.add_argument("--part-budget-s", type=float, default=60, help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -339,8 +351,10 @@ def main():
         run_part(a.part, a.part_budget_s)
         return 0
     os.makedirs(a.out, exist_ok=True)
+    if a.quick:
+        os.environ["SCRATCHSIM_QUICK"] = "1"
     start = time.perf_counter()
-    results = {"command": " ".join(sys.argv), "parts": {}}
+    results = {"command": " ".join(sys.argv), "quick": a.quick, "parts": {}}
     # The environment, from a child too (this process stays free of CUDA).
     env = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, %r); import gpu_measure, json; "
                           "print('RESULT ' + json.dumps(gpu_measure.env_info()))" % HERE],

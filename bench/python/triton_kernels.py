@@ -2,7 +2,7 @@
 
 matmul_kernel: bench/planner/sweep_triton_matmul.py's matmul (C = A x B, fp32 accumulation,
 GROUP_M tile order), the kernel the planner's Triton matmul graph family
-(bench/planner/triton_matmul.pbtxt) was validated on; its signature and body are the same.
+(models/graphs/triton_matmul.pbtxt) was validated on; its signature and body are the same.
 attn_fwd_kernel: a flash-attention forward (online softmax, one (batch, head) per grid column,
 N_CTX a multiple of BLOCK_N), the shape of Triton's fused-attention tutorial without masking.
 """

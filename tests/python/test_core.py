@@ -127,29 +127,34 @@ def test_models_dirs_of_the_user_come_first(tmp_path, monkeypatch):
     assert "mygpu" in {d["name"] for d in scratchsim.devices()}
 
 
-def test_simulate_ttgir_path_and_text(repo):
-    path = repo / "backends" / "triton" / "testdata" / "pipelined.ttgir"
+def smem_peak(report):
+    return [s for s in report["spaces"] if s["space"] == "smem"][0]["peak_bytes"]
+
+
+def test_simulate_ttgir_path_and_text(sm90_ttgir):
+    path, text, shared = sm90_ttgir
     by_path = scratchsim.simulate_ttgir("h100", str(path))
-    by_text = scratchsim.simulate_ttgir("h100", path.read_text(), name="pipelined.ttgir")
+    by_text = scratchsim.simulate_ttgir("h100", text, name=path.name)
     assert by_path["fits"] and by_text["fits"]
+    assert smem_peak(by_path) == smem_peak(by_text) == shared
     assert by_path["spaces"] == by_text["spaces"]
     code, out, _ = cli("--device", "h100", "--ttgir", str(path), "--format", "json")
     assert json.loads(out) == by_path
 
 
-def test_simulate_ttgir_checks_the_target(repo):
-    text = (repo / "backends" / "triton" / "testdata" / "pipelined.ttgir").read_text()
+def test_simulate_ttgir_checks_the_target(sm90_ttgir):
+    _, text, shared = sm90_ttgir
     with pytest.raises(scratchsim.Error) as e:
         scratchsim.simulate_ttgir("b200", text, name="k.ttgir")
     assert "k.ttgir: ttg.target: the kernel was compiled for sm_90" in str(e.value)
-    assert scratchsim.simulate_ttgir("b200", text, any_target=True)["fits"]
+    assert smem_peak(scratchsim.simulate_ttgir("b200", text, any_target=True)) == shared
     with pytest.raises(scratchsim.Error) as e:
         scratchsim.simulate_ttgir("h100", "module {\n  tt.func @k( {\n")
     assert "<ttgir text>" in str(e.value)
 
 
 def test_plan_matches_the_cli(repo):
-    graph = str(repo / "bench" / "planner" / "triton_matmul.pbtxt")
+    graph = str(repo / "models" / "graphs" / "triton_matmul.pbtxt")
     sizes = {"M": 4096, "N": 4096, "K": 4096, "ELT": 2}
     configs = scratchsim.plan("h100", graph, sizes, top=5, compute_dtype="f16")
     assert len(configs) == 5 and [c["rank"] for c in configs] == [1, 2, 3, 4, 5]
@@ -157,7 +162,8 @@ def test_plan_matches_the_cli(repo):
                        "--set", "K=4096", "--set", "ELT=2", "--compute-dtype", "f16", "--top", "5", "--format", "json")
     assert code == 0
     assert json.loads(out)["configs"] == configs
-    report = scratchsim.plan_report("h100", graph, sizes, top=3, param={"BLOCK_M": [64, 128], "NUM_STAGES": range(2, 5)})
+    report = scratchsim.plan_report("h100", graph, sizes, top=3, compute_dtype="f16",
+                                    param={"BLOCK_M": [64, 128], "NUM_STAGES": range(2, 5)})
     assert report["axes"][0]["name"] == "BLOCK_M" or any(a["name"] == "BLOCK_M" for a in report["axes"])
     assert {a["name"]: a["values"] for a in report["axes"]}["NUM_STAGES"] == [2, 3, 4]
 

@@ -23,25 +23,20 @@ def cfg(m, n, k, stages, warps):
 
 def triton_shared(config, target):
     """Triton's own metadata.shared for the config: triton.compile through make_llir (where
-    Triton allocates shared memory), ptx/cubin stubbed out. No GPU needed."""
+    Triton allocates shared memory), ptx/cubin stubbed out (bench/triton/triton_compile.py's
+    hook). No GPU needed."""
+    from triton import knobs
     from triton.compiler import ASTSource
     from triton.compiler.compiler import make_backend
-    from triton import knobs
+    sys.path.insert(0, str(REPO / "bench" / "triton"))
+    import triton_compile
     fn = tk.matmul_kernel
     tgt = sst.target_of(target)
     backend = make_backend(tgt)
-    kwargs = {**sst._config_kwargs(config)}
+    kwargs = {**sst._runtime_kwargs(fn), **sst._config_kwargs(config)}
     options, sig, constexprs, attrs = sst._source_from_signature(fn, backend, tk.MATMUL_SIGNATURE, kwargs)
-
-    def hook(*args):
-        if not args:
-            return "scratchsim-llir", "scratchsim-llir"
-        stages = args[1]
-        keys = list(stages)
-        for k in keys[keys.index("llir") + 1:]:
-            stages[k] = (lambda src, md: b"") if k == backend.binary_ext else (lambda src, md: "")
     old = knobs.runtime.add_stages_inspection_hook
-    knobs.runtime.add_stages_inspection_hook = hook
+    triton_compile.install_stop_hook(True)
     try:
         k = triton.compile(ASTSource(fn, sig, constexprs, attrs), target=tgt, options=options.__dict__)
     finally:

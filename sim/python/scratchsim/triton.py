@@ -394,7 +394,7 @@ def _matmul_problem(named_args: Mapping[str, Any]) -> dict:
     return out
 
 
-# Config names -> the Triton matmul graph's parameters (bench/planner/triton_matmul.pbtxt).
+# Config names -> the Triton matmul graph's parameters (models/graphs/triton_matmul.pbtxt).
 _MATMUL_NAMES = {
     "BLOCK_M": "BLOCK_M", "BLOCK_SIZE_M": "BLOCK_M", "BLOCK_N": "BLOCK_N", "BLOCK_SIZE_N": "BLOCK_N",
     "BLOCK_K": "BLOCK_K", "BLOCK_SIZE_K": "BLOCK_K", "num_stages": "NUM_STAGES", "num_warps": "NUM_WARPS",
