@@ -26,6 +26,11 @@ for backend in backends/*/; do
   others=$(ls -d backends/*/ | xargs -n1 basename | grep -v "^$name\$" | paste -sd'|')
   [ -n "$others" ] && breaks "#include \"backends/($others)/" $(ls "$backend"*.h "$backend"*.cc 2>/dev/null)
 done
+python_module=$(ls sim/python/*.cc sim/python/*.h 2>/dev/null)
+if [ -n "$python_module" ]; then
+  echo "sim/python (the Python module) is a client of the driver: no backend, no planner internals:"
+  breaks '#include "(backends|sim/planner)/' $python_module
+fi
 echo "no backend is chosen by the preprocessor:"
 breaks 'SCRATCHSIM_HAVE_' $(git ls-files '*.h' '*.cc' 'CMakeLists.txt' '*/CMakeLists.txt' 2>/dev/null || true)
 [ $status -eq 0 ] && echo "layering: ok"
