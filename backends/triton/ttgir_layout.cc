@@ -994,6 +994,61 @@ absl::StatusOr<ScratchNeed> ReduceScratchByConversions(const LayoutContext& ctx,
   return need;
 }
 
+// getWarpLayoutConvertDecomposition's count of mixed transpositions: the permutation P of the
+// register and lane bits (broadcast registers removed, both sides padded with zero bases) that
+// maps each source bit to the destination bit holding the same tensor coordinate, zero bits paired
+// by position; each register-to-lane step of P's cycles is one transposition. -1 when the
+// layouts are not permutations of each other's bits.
+int MixedTranspositions(const Bases& src, const Bases& dst) {
+  PackedBases sreg, dreg;
+  for (uint64_t x : src.reg)
+    if (x != 0) sreg.push_back(x);
+  for (uint64_t x : dst.reg)
+    if (x != 0) dreg.push_back(x);
+  const size_t nreg = std::max(sreg.size(), dreg.size()), nlane = std::max(src.lane.size(), dst.lane.size());
+  const size_t n = nreg + nlane;
+  if (n > 64) return -1;
+  uint64_t s[64], d[64];
+  for (size_t i = 0; i < n; ++i) {
+    const bool reg = i < nreg;
+    const size_t k = reg ? i : i - nreg;
+    const PackedBases& sl = reg ? sreg : src.lane;
+    const PackedBases& dl = reg ? dreg : dst.lane;
+    s[i] = k < sl.size() ? sl[k] : 0;
+    d[i] = k < dl.size() ? dl[k] : 0;
+  }
+  int p[64];
+  int src_free[64], dst_free[64];
+  int num_src_free = 0, num_dst_free = 0;
+  for (size_t i = 0; i < n; ++i) {
+    p[i] = -1;
+    if (s[i] == 0 && d[i] == 0) {
+      p[i] = static_cast<int>(i);
+    } else if (s[i] == 0) {
+      src_free[num_src_free++] = static_cast<int>(i);
+    } else if (d[i] == 0) {
+      dst_free[num_dst_free++] = static_cast<int>(i);
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (s[i] == 0) continue;
+    for (size_t j = 0; j < n; ++j) {
+      if (d[j] == s[i]) {
+        p[i] = static_cast<int>(j);
+        break;
+      }
+    }
+    if (p[i] < 0) return -1;
+  }
+  for (int k = 0; k < num_src_free && k < num_dst_free; ++k) p[src_free[k]] = dst_free[k];
+  int mixed = 0;
+  for (size_t i = 0; i < nreg; ++i) {
+    if (p[i] < 0) return -1;
+    if (static_cast<size_t>(p[i]) >= nreg) ++mixed;
+  }
+  return mixed;
+}
+
 // The ops with scratch. Kept out of line: ScratchFor runs for every op of a module, almost all
 // of which have none, and this body's frame (inline layout bases) would cost each of them its
 // prologue.
@@ -1043,7 +1098,12 @@ ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<ScratchNeed> ScratchForOpWithScratch(
     for (const absl::StatusOr<Bases>* b : {&sb, &db}) {
       if (!b->ok() && !absl::IsOutOfRange(b->status())) return Unsupported(origin, op.line, b->status().message());
     }
-    if (sb.ok() && db.ok() && sb->warp == db->warp) return need;
+    if (sb.ok() && db.ok() && sb->warp == db->warp) {
+      // Triton 3.6 shuffles within a warp only when the exchange is at most one transposition of
+      // a register bit with a lane bit (cvtNeedsWarpShuffle: mixedTranspositions < 2); more go
+      // through shared memory like any conversion.
+      if (ctx.release != TritonRelease::k3_6 || MixedTranspositions(*sb, *db) < 2) return need;
+    }
     const ScratchMath math(origin, op.line, n);
     int64_t bits = std::max<int64_t>(8, ElementBits(types[0].element));
     ASSIGN_OR_RETURN(int64_t elems, math.Elements(types[0].shape));
