@@ -158,7 +158,9 @@ std::string PlanLine(const std::string& id, const SharedMemoryPlan& plan) {
 // captures packed as getCaptureSize packs them (53 fixtures, one buffer each, totals unchanged)
 // and value names reused in sibling regions kept apart (32 fixtures' intervals, totals unchanged);
 // then uses of one result of a group ("%acc#0") no longer counted as uses of all of them, and
-// loops' initial values flowing position by position (78 fixtures' intervals, totals unchanged).
+// loops' initial values flowing position by position (78 fixtures' intervals, totals unchanged);
+// then 3.6's warp-shuffle limit (6 fixtures gain a conversion scratch under their peak, as
+// Triton's own allocation gives them: ConversionsWithScratchAreTritons).
 TEST(TtgirFixturesTest, PlansEqualRecordedPredictions) {
   const std::string golden_path =
       std::string(SCRATCHSIM_SOURCE_DIR) + "/backends/triton/ttgir_predictions.tsv";
@@ -192,6 +194,37 @@ TEST(TtgirFixturesTest, PlansEqualRecordedPredictions) {
     }
   }
   EXPECT_EQ(differ, 0);
+}
+
+}  // namespace
+}  // namespace scratchsim::triton
+
+namespace scratchsim::triton {
+namespace {
+
+// Which layout conversions go through shared memory, buffer by buffer: Triton's own allocation
+// pass (alloc.tar.gz, `allocation.offset` on a ttg.convert_layout) against the plan's conversion
+// scratch, per fixture.
+TEST(TtgirFixturesTest, ConversionsWithScratchAreTritons) {
+  int compared = 0;
+  for (const Fixture& f : ReadExpected()) {
+    const std::string ttgir = ReadFile(std::string(SCRATCHSIM_BINARY_DIR) + "/triton_fixtures/" + f.id + ".ttgir");
+    const std::string alloc = ReadFile(std::string(SCRATCHSIM_BINARY_DIR) + "/triton_alloc/" + f.id + ".alloc.mlir");
+    ASSERT_FALSE(alloc.empty()) << f.id;
+    int triton = 0;
+    for (size_t p = alloc.find("ttg.convert_layout %"); p != std::string::npos;
+         p = alloc.find("ttg.convert_layout %", p + 1)) {
+      const size_t eol = alloc.find('\n', p);
+      if (alloc.substr(p, eol - p).find("{allocation.offset") != std::string::npos) ++triton;
+    }
+    auto plan = PlanTtgir(ttgir, f.id);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    int ours = 0;
+    for (const SharedBuffer& b : plan->buffers) ours += b.op == "ttg.convert_layout";
+    EXPECT_EQ(ours, triton) << f.id;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 784);
 }
 
 }  // namespace
