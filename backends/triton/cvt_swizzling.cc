@@ -216,13 +216,14 @@ Bases Segment(const Bases& bank_src, const Bases& bank_dst, int dim, int len) {
 // which ldmatrix/stmatrix pairs need in one round to use their .x4 forms (buildReps).
 SwizzledRound Swizzle(const FlatLayout& src, const FlatLayout& dst, int dim, int bitwidth,
                       const Bases& vbasis, const Bases& tile_src, const Bases& tile_dst,
-                      int leave_reps) {
+                      int leave_reps, int num_banks) {
   Bases bank_src = vbasis, bank_dst = vbasis;
   bank_src.append(tile_src);
   bank_dst.append(tile_dst);
   const int nv = static_cast<int>(vbasis.size());
-  // 32 banks x 32 bits per line.
-  const int len_bank = std::min(Log2(static_cast<uint32_t>(1024 / ((int64_t{1} << nv) * bitwidth))), dim - nv);
+  // num_banks banks x 32 bits per line (32 on NVIDIA and CDNA3, 64 on CDNA4).
+  const int len_bank = std::min(
+      Log2(static_cast<uint32_t>(std::max<int64_t>(1, int64_t{32} * num_banks / ((int64_t{1} << nv) * bitwidth)))), dim - nv);
   const int len_segment = dim - len_bank - nv;
   const Bases segment = Segment(bank_src, bank_dst, dim, len_segment);
   Bases used = vbasis;
@@ -417,7 +418,7 @@ AccessTiles SharedAccessTiles(int compute_capability, int bitwidth) {
   return tiles;
 }
 
-SwizzledRound SwizzleLdSt(const FlatLayout& src, const FlatLayout& dst, int dim, int bitwidth) {
+SwizzledRound SwizzleLdSt(const FlatLayout& src, const FlatLayout& dst, int dim, int bitwidth, int num_banks) {
   const Bases vbasis = VectorBases(src.reg, dst.reg, src.lane, dst.lane, dim, bitwidth);
   // A side that stores (loads) 64 or 128 bits at a time covers its last lane bits with the
   // vector: they leave the tile.
@@ -434,12 +435,12 @@ SwizzledRound SwizzleLdSt(const FlatLayout& src, const FlatLayout& dst, int dim,
     for (uint32_t b : t) if (!Contains(vbasis, b)) out.push_back(b);
     return out;
   };
-  return Swizzle(src, dst, dim, bitwidth, vbasis, tile(src.reg, src.lane), tile(dst.reg, dst.lane), 0);
+  return Swizzle(src, dst, dim, bitwidth, vbasis, tile(src.reg, src.lane), tile(dst.reg, dst.lane), 0, num_banks);
 }
 
 SwizzledRound SwizzleWithTiles(const FlatLayout& src, const FlatLayout& dst, int dim,
                                int bitwidth, const AccessTileList& src_tiles,
-                               const AccessTileList& dst_tiles) {
+                               const AccessTileList& dst_tiles, int num_banks) {
   const int total = Log2(static_cast<uint32_t>(std::max(1, 128 / bitwidth)));
   std::optional<SwizzledRound> best;
   const Inverse inv_src = Invert(src), inv_dst = Invert(dst);
@@ -461,7 +462,7 @@ SwizzledRound SwizzleWithTiles(const FlatLayout& src, const FlatLayout& dst, int
         return static_cast<int>(t.lane_contig.size() + t.lane_addr.size()) - 3;
       };
       const int leave = std::min(missing(ts), missing(td));
-      SwizzledRound r = Swizzle(src, dst, dim, bitwidth, *vbasis, *tile_src, *tile_dst, leave);
+      SwizzledRound r = Swizzle(src, dst, dim, bitwidth, *vbasis, *tile_src, *tile_dst, leave, num_banks);
       r.conflicts = Conflicts(*tile_src, *tile_dst, r.segment);
       if (!best || r.conflicts < best->conflicts ||
           (r.conflicts == best->conflicts && r.reps.size() > best->reps.size())) {
@@ -470,12 +471,13 @@ SwizzledRound SwizzleWithTiles(const FlatLayout& src, const FlatLayout& dst, int
     }
   }
   if (best) return *best;
-  return SwizzleLdSt(src, dst, dim, bitwidth);
+  return SwizzleLdSt(src, dst, dim, bitwidth, num_banks);
 }
 
 std::optional<int64_t> SwizzledCvtScratchElems(const FlatLayout& src_in, const FlatLayout& dst_in,
-                                               int dim, int bitwidth, int compute_capability) {
+                                               int dim, int bitwidth, int compute_capability, int num_banks) {
   if (dim < 0 || dim > 30 || bitwidth <= 0 || bitwidth > 128) return std::nullopt;
+  if (num_banks != 32 && num_banks != 64) return std::nullopt;
   for (const FlatLayout* l : {&src_in, &dst_in}) {
     for (const Bases* list : {&l->reg, &l->lane, &l->warp}) {
       if (list->overflowed() || list->size() > kMaxLayoutBases) return std::nullopt;
@@ -490,7 +492,7 @@ std::optional<int64_t> SwizzledCvtScratchElems(const FlatLayout& src_in, const F
     out->warp = in->warp;
   }
   const AccessTiles tiles = SharedAccessTiles(compute_capability, bitwidth);
-  const SwizzledRound r = SwizzleWithTiles(src, dst, dim, bitwidth, tiles.src, tiles.dst);
+  const SwizzledRound r = SwizzleWithTiles(src, dst, dim, bitwidth, tiles.src, tiles.dst, num_banks);
   return (int64_t{1} << dim) >> r.reps.size();
 }
 

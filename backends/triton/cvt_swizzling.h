@@ -126,19 +126,23 @@ struct SwizzledRound {
 
 // optimalSwizzlingLdSt: vectorized ld/st.shared only. `dim` is log2 of the tensor's elements;
 // register bases must not be 0 (Triton removes broadcast registers first).
-SwizzledRound SwizzleLdSt(const FlatLayout& src, const FlatLayout& dst, int dim, int bitwidth);
+// `num_banks`: 32-bit banks per shared-memory line (32 on NVIDIA and gfx942, 64 on gfx950).
+SwizzledRound SwizzleLdSt(const FlatLayout& src, const FlatLayout& dst, int dim, int bitwidth,
+                          int num_banks = 32);
 
 // optimalSwizzling over every pair of store/load instructions that fits both layouts: the one
 // with the fewest bank conflicts, ties to the most rounds; SwizzleLdSt when no pair fits.
 SwizzledRound SwizzleWithTiles(const FlatLayout& src, const FlatLayout& dst, int dim,
                                int bitwidth, const AccessTileList& src_tiles,
-                               const AccessTileList& dst_tiles);
+                               const AccessTileList& dst_tiles,
+                               int num_banks = 32);
 
 // Elements of one round (getNumScratchElemsSwizzledCvt): 2^dim / 2^reps. Drops broadcast
 // registers itself. std::nullopt when the layouts do not each cover the 2^dim elements or
 // a list holds more than kMaxLayoutBases bases.
 std::optional<int64_t> SwizzledCvtScratchElems(const FlatLayout& src, const FlatLayout& dst,
-                                               int dim, int bitwidth, int compute_capability);
+                                               int dim, int bitwidth, int compute_capability,
+                                               int num_banks = 32);
 
 }  // namespace scratchsim::triton
 

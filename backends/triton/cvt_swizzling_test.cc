@@ -52,28 +52,43 @@ TEST(CvtSwizzlingTest, TmemF16EpilogueFitsUnderTheOperandsOnSm100) {
   EXPECT_EQ(CvtScratchBytes(tmem, blocked, 128, 128, "f16", 4, 0), 32768);
 }
 
-// Layouts whose counts are not positive (the bases would double forever) are refused, and
-// the conversion falls back to the whole tile.
-TEST(CvtSwizzlingTest, NonPositiveLayoutCountsFallBackToTheWholeTile) {
+// Layouts whose counts are not positive (the bases would double forever) are refused: the
+// conversion is an error naming the line and the layout, never a guessed size.
+TEST(CvtSwizzlingTest, NonPositiveLayoutCountsAreRefused) {
   const std::string blocked =
       "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], "
       "order = [1, 0]}>";
-  const std::string zero_spt =
-      "#ttg.blocked<{sizePerThread = [0, 4], threadsPerWarp = [32, 1], warpsPerCTA = [1, 4], "
-      "order = [1, 0]}>";
-  EXPECT_EQ(CvtScratchBytes(zero_spt, blocked, 64, 64, "f32", 4, 90), 64 * 64 * 4);
-  const std::string bad_order =
-      "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [32, 1], warpsPerCTA = [1, 4], "
-      "order = [2, 0]}>";
-  EXPECT_EQ(CvtScratchBytes(bad_order, blocked, 64, 64, "f32", 4, 90), 64 * 64 * 4);
-  const std::string zero_instr =
-      "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = "
-      "[16, 0, 8]}>";
-  EXPECT_EQ(CvtScratchBytes(zero_instr, blocked, 64, 64, "f32", 4, 90), 64 * 64 * 4);
-  const std::string zero_warps =
-      "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [0, 4], instrShape = "
-      "[16, 8]}>";
-  EXPECT_EQ(CvtScratchBytes(zero_warps, blocked, 64, 64, "f32", 4, 90), 64 * 64 * 4);
+  for (const std::string& bad :
+       {std::string("#ttg.blocked<{sizePerThread = [0, 4], threadsPerWarp = [32, 1], warpsPerCTA = [1, 4], "
+                    "order = [1, 0]}>"),
+        std::string("#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [32, 1], warpsPerCTA = [1, 4], "
+                    "order = [2, 0]}>"),
+        std::string("#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = "
+                    "[16, 0, 8]}>"),
+        std::string("#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [0, 4], instrShape = "
+                    "[16, 8]}>")}) {
+    absl::StatusOr<ScratchNeed> need = ConvertLayoutScratch(bad, blocked, 64, 64, "f32", 4, 32, 90, "test");
+    ASSERT_FALSE(need.ok()) << bad;
+    EXPECT_NE(need.status().message().find("test:1: unsupported construct: malformed"), absl::string_view::npos)
+        << need.status();
+  }
+}
+
+// A CDNA4 (gfx950) LDS line is 64 banks wide: more of a conversion fits in one line, so the
+// segment is shorter and fewer of its bases become rounds (catalogue 3.9.0 reduce2d on gfx950:
+// Triton's scratch is twice gfx942's for the same layouts).
+TEST(CvtSwizzlingTest, WiderBankLineLeavesFewerRounds) {
+  FlatLayout regs_then_lanes, lanes_then_regs;
+  // 2^10 elements: 4 register bits and 6 lane bits swapped between the two layouts.
+  for (uint32_t b = 0; b < 4; ++b) regs_then_lanes.reg.push_back(1u << b);
+  for (uint32_t b = 4; b < 10; ++b) regs_then_lanes.lane.push_back(1u << b);
+  for (uint32_t b = 6; b < 10; ++b) lanes_then_regs.reg.push_back(1u << b);
+  for (uint32_t b = 0; b < 6; ++b) lanes_then_regs.lane.push_back(1u << b);
+  const auto narrow = SwizzledCvtScratchElems(regs_then_lanes, lanes_then_regs, 10, 32, 0, 32);
+  const auto wide = SwizzledCvtScratchElems(regs_then_lanes, lanes_then_regs, 10, 32, 0, 64);
+  ASSERT_TRUE(narrow && wide);
+  EXPECT_GE(*wide, *narrow);
+  EXPECT_FALSE(SwizzledCvtScratchElems(regs_then_lanes, lanes_then_regs, 10, 32, 0, 48).has_value());
 }
 
 TEST(CvtSwizzlingTest, AccessTilesFollowTheTarget) {

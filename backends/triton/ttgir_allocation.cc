@@ -669,6 +669,8 @@ absl::StatusOr<SharedMemoryPlan> AllocationAnalysis::Run() {
   }
   layouts_.emplace(LayoutContext{m_.aliases, m_.num_warps, m_.threads_per_warp});
   layouts_->release = plan_.release;
+  // CDNA4 (gfx950) LDS lines are 64 banks wide (AMD TargetInfo).
+  if (m_.target == "hip:gfx950") layouts_->num_banks = 64;
   if (absl::StartsWith(m_.target, "cuda:")) {
     int cc = 0;
     if (absl::SimpleAtoi(absl::string_view(m_.target).substr(5), &cc) && cc > 0) {

@@ -60,6 +60,8 @@ struct LayoutContext {
   // NVIDIA compute capability (90 for "cuda:90"); 0 for other targets. It decides which
   // shared-memory instructions a layout conversion may use, hence its scratch size.
   int compute_capability = 0;
+  // 32-bit banks of a shared-memory line: 32 on NVIDIA and gfx942, 64 on gfx950 (CDNA4's LDS).
+  int num_banks = 32;
   // Whose rules: tt.reduce's scratch changed between 3.6 and 3.9.
   TritonRelease release = kNewestTritonRelease;
 };
