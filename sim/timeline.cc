@@ -345,7 +345,8 @@ class SvgWriter {
       }
     }
 
-    // The placements drawn one by one.
+    // The placements merged, under those drawn one by one.
+    if (merged > 0) DrawMerged(panel, boxes, drawn, plot_top);
     absl::StrAppend(&out_, "<g stroke=\"#ffffff\" stroke-width=\"0.6\">\n");
     for (int i : order) {
       if (!drawn[i]) continue;
@@ -356,7 +357,6 @@ class SvgWriter {
                       "\"><title>", XmlEscape(Title(p, panel.program)), "</title></rect>\n");
     }
     absl::StrAppend(&out_, "</g>\n");
-    if (merged > 0) DrawMerged(panel, boxes, drawn, plot_top);
 
     // What lies above the limit: hatched, placement by placement.
     if (panel.limit > 0 && panel.top > panel.limit) {

@@ -195,6 +195,29 @@ TEST(TimelineTest, WhatCannotBeSeenIsMergedIntoOneShape) {
   EXPECT_THAT(svg, HasSubstr("100003 placements of 100003 buffers (100000 too small to see"));
 }
 
+TEST(TimelineTest, EvenTheWorstCaseStaysUnder5MB) {
+  // 100,000 placements with long names in 100 rows: 10,000 ten ops wide (visible, more than the
+  // budget: as many as it allows drawn one by one and titled), 90,000 one op wide (merged).
+  Report report;
+  report.set_kernel("worst");
+  SpaceReport* space = report.add_spaces();
+  space->set_space("smem");
+  space->set_limit_bytes(232448);
+  for (int i = 0; i < 100000; ++i) {
+    Placement* p = space->add_placements();
+    p->set_buffer(absl::StrCat("a_rather_long_buffer_name_to_make_titles_heavy_", i));
+    p->set_offset((i % 100) * 8192);
+    p->set_size_bytes(8192);
+    const int start = i < 10000 ? 10 * (i / 100) : 1000 + (i - 10000) / 100;
+    p->set_live_start(start);
+    p->set_live_end(i < 10000 ? start + 9 : start);
+  }
+  const std::string svg = RenderTimelineSvg(report, ShippedDevice("h100"));
+  EXPECT_LT(svg.size(), 5u << 20);
+  EXPECT_EQ(Count(svg, "</title></rect>"), TimelineOptions().max_shapes);
+  EXPECT_EQ(Count(svg, "<path "), 1);
+}
+
 TEST(TimelineTest, FewPlacementsAreNeverMerged) {
   EXPECT_THAT(Render(kOverLimit), Not(HasSubstr("<path ")));
 }
