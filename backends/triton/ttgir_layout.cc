@@ -1169,6 +1169,33 @@ ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<ScratchNeed> ScratchForOpWithScratch(
     ASSIGN_OR_RETURN(need.bytes, math.Mul(elems, bytes_per_elem));
     return need;
   }
+  if (n == "tt.gather") {
+    // GatherLoweringHelper::getScratchSizeInBytes: nothing when the gather is warp-local (no
+    // warp holds part of a column along the axis, and source and indices split the other
+    // dimensions over the same warps); otherwise the whole source tensor.
+    std::vector<TensorType> types = TensorTypes(op.text.substr(op.text.rfind(" : (")));
+    auto axis = IntField(op.text, "axis");
+    if (types.size() < 2 || !axis) return Unsupported(origin, op.line, "tt.gather without axis or operand types");
+    const TensorType& src = types[0];
+    const TensorType& idx = types[1];
+    if (*axis < 0 || *axis >= static_cast<int64_t>(src.shape.size())) return Unsupported(origin, op.line, "tt.gather axis out of range");
+    const absl::StatusOr<Bases> sb = BasesOf(ctx, src.encoding, src.shape);
+    const absl::StatusOr<Bases> ib = BasesOf(ctx, idx.encoding, idx.shape);
+    if (!sb.ok()) return Unsupported(origin, op.line, sb.status().message());
+    if (!ib.ok()) return Unsupported(origin, op.line, ib.status().message());
+    bool warp_local = sb->warp.size() == ib->warp.size();
+    for (size_t k = 0; warp_local && k < sb->warp.size(); ++k) {
+      warp_local = Component(sb->warp[k], static_cast<int>(*axis)) == 0 &&
+                   Component(ib->warp[k], static_cast<int>(*axis)) == 0 && sb->warp[k] == ib->warp[k];
+    }
+    if (warp_local) return need;
+    const ScratchMath math(origin, op.line, n);
+    ASSIGN_OR_RETURN(const int64_t elems, math.Elements(src.shape));
+    const int64_t bits = ElementBits(src.element);
+    if (bits <= 0) return Unsupported(origin, op.line, absl::StrCat("tt.gather of element type ", src.element));
+    ASSIGN_OR_RETURN(need.bytes, math.Mul(elems, (bits + 7) / 8));
+    return need;
+  }
   if (n == "tt.histogram") {
     std::vector<TensorType> types = TensorTypes(op.text);
     if (types.size() < 2) return Unsupported(origin, op.line, "histogram without types");
@@ -1270,6 +1297,7 @@ absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& c
     case TtgirOpKind::kReduce:
     case TtgirOpKind::kScan:
     case TtgirOpKind::kHistogram:
+    case TtgirOpKind::kGather:
     case TtgirOpKind::kAtomicRmw:
     case TtgirOpKind::kAtomicCas:
     case TtgirOpKind::kTensormapCreate:

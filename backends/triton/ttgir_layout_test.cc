@@ -201,9 +201,43 @@ TEST(TtgirLayoutTest, BatchedMmaToABlockedLayoutWithTheSameWarpsHasNoScratch) {
       "%y = ttg.convert_layout %x : tensor<4x32x32xf32, #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, "
       "warpsPerCTA = [4, 1, 1], instrShape = [1, 16, 8]}>> -> tensor<4x32x32xf32, #ttg.blocked<{sizePerThread = "
       "[1, 1, 4], threadsPerWarp = [1, 4, 8], warpsPerCTA = [4, 1, 1], order = [2, 1, 0]}>>";
-  auto need = Scratch("ttg.convert_layout", TtgirOpKind::kConvertLayout, text);
+  auto need = Scratch("ttg.convert_layout", TtgirOpKind::kConvertLayout, text, TritonRelease::k3_9);
   ASSERT_TRUE(need.ok()) << need.status();
   EXPECT_EQ(need->bytes, 0);
+}
+
+// The same conversion exchanges several register bits with lane bits: Triton 3.6 shuffles within a
+// warp only for at most one such transposition (cvtNeedsWarpShuffle), so it goes through shared
+// memory there.
+TEST(TtgirLayoutTest, WarpLocalConversionOfSeveralTranspositionsUsesSharedMemoryIn36) {
+  const std::string text =
+      "%y = ttg.convert_layout %x : tensor<4x32x32xf32, #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, "
+      "warpsPerCTA = [4, 1, 1], instrShape = [1, 16, 8]}>> -> tensor<4x32x32xf32, #ttg.blocked<{sizePerThread = "
+      "[1, 1, 4], threadsPerWarp = [1, 4, 8], warpsPerCTA = [4, 1, 1], order = [2, 1, 0]}>>";
+  auto need = Scratch("ttg.convert_layout", TtgirOpKind::kConvertLayout, text, TritonRelease::k3_6);
+  ASSERT_TRUE(need.ok()) << need.status();
+  EXPECT_GT(need->bytes, 0);
+}
+
+// tl.gather (GatherLoweringHelper): nothing when every column along the axis stays in one warp,
+// else the whole source tensor.
+TEST(TtgirLayoutTest, WarpLocalGatherHasNoScratch) {
+  // #blocked2 puts its warps along dimension 1; gathering along dimension 0 stays in each warp.
+  const std::string text =
+      "%g = tt.gather %src[%idx] {axis = 0 : i32, efficient_layout} : (tensor<4x256xf32, #blocked2>, "
+      "tensor<4x256xi32, #blocked2>) -> tensor<4x256xf32, #blocked2>";
+  auto need = Scratch("tt.gather", TtgirOpKind::kGather, text);
+  ASSERT_TRUE(need.ok()) << need.status();
+  EXPECT_EQ(need->bytes, 0);
+}
+
+TEST(TtgirLayoutTest, GatherAcrossWarpsKeepsTheWholeSource) {
+  const std::string text =
+      "%g = tt.gather %src[%idx] {axis = 1 : i32} : (tensor<4x256xf32, #blocked2>, tensor<4x256xi32, #blocked2>) "
+      "-> tensor<4x256xf32, #blocked2>";
+  auto need = Scratch("tt.gather", TtgirOpKind::kGather, text);
+  ASSERT_TRUE(need.ok()) << need.status();
+  EXPECT_EQ(need->bytes, 4 * 256 * 4);
 }
 
 TEST(TtgirLayoutTest, BatchedMmaToWarpsAlongRowsGoesThroughSharedMemory) {

@@ -196,6 +196,59 @@ struct Frame {
 
 }  // namespace
 
+namespace {
+
+// The ops Triton 3.6 and 3.9 write into TTGIR that hold no shared memory of their own beyond the
+// rules the planner applies (explicit ttg.local_alloc, the scratch of the ops ScratchFor sizes):
+// every op of the 784 GPU fixtures and of both catalogue releases, and ops of the same
+// dialects known to the releases without a scratch rule (upstream's
+// defaultAllocationAnalysisScratchSizeFn and the AMD one). arith.* and math.* work in registers.
+// Sorted: looked up by binary search.
+constexpr std::string_view kKnownOps[] = {
+    "amdg.buffer_atomic_rmw", "amdg.buffer_load", "amdg.buffer_load_to_local", "amdg.buffer_store",
+    "amdg.cond_barrier", "amdg.in_thread_transpose", "amdg.instruction_sched_hint", "amdg.scaled_upcast_fp4",
+    "amdg.scaled_upcast_fp8", "amdg.upcast_mxfp",
+    "cf.br", "cf.cond_br",
+    "gpu.barrier",
+    "rocdl.s.barrier", "rocdl.s.setprio", "rocdl.s.waitcnt", "rocdl.sched.barrier", "rocdl.sched.group.barrier",
+    "rocdl.workitem.id.x",
+    "scf.condition", "scf.execute_region", "scf.for", "scf.if", "scf.index_switch", "scf.while", "scf.yield",
+    "tt.addptr", "tt.advance", "tt.assert", "tt.atomic_cas", "tt.atomic_rmw", "tt.bitcast", "tt.broadcast", "tt.cat",
+    "tt.clampf", "tt.descriptor_gather", "tt.descriptor_load", "tt.descriptor_scatter", "tt.descriptor_store",
+    "tt.dot", "tt.dot_scaled", "tt.elementwise_inline_asm", "tt.expand_dims", "tt.extern_elementwise",
+    "tt.fp_to_fp", "tt.gather", "tt.get_num_programs", "tt.get_program_id", "tt.histogram", "tt.int_to_ptr",
+    "tt.join", "tt.load", "tt.make_range", "tt.make_tensor_descriptor", "tt.make_tensor_ptr", "tt.mulhiui",
+    "tt.precise_divf", "tt.precise_sqrt", "tt.print", "tt.ptr_to_int", "tt.reduce", "tt.reduce.return",
+    "tt.reshape", "tt.return", "tt.scan", "tt.scan.return", "tt.splat", "tt.split", "tt.store", "tt.trans",
+    "tt.unsplat",
+    "ttg.async_commit_group", "ttg.async_copy_global_to_local", "ttg.async_wait", "ttg.barrier",
+    "ttg.convert_layout", "ttg.fp4_to_fp", "ttg.global_scratch_alloc", "ttg.local_alloc", "ttg.local_dealloc",
+    "ttg.local_load", "ttg.local_store", "ttg.memdesc_index", "ttg.memdesc_reinterpret", "ttg.memdesc_reshape",
+    "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.warp_return", "ttg.warp_specialize", "ttg.warp_yield",
+    "ttng.arrive_barrier", "ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global",
+    "ttng.async_tma_gather", "ttng.async_tma_scatter", "ttng.async_tma_store_wait", "ttng.barrier_expect",
+    "ttng.fence_async_shared", "ttng.init_barrier", "ttng.inval_barrier", "ttng.reinterpret_tensor_descriptor",
+    "ttng.tc_gen5_commit", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled", "ttng.tensormap_create",
+    "ttng.tensormap_fenceproxy_acquire", "ttng.tmem_alloc", "ttng.tmem_copy", "ttng.tmem_load", "ttng.tmem_store",
+    "ttng.tmem_subslice", "ttng.wait_barrier", "ttng.warp_group_dot", "ttng.warp_group_dot_wait",
+    "ub.poison",
+};
+
+constexpr bool SortedOps() {
+  for (size_t i = 1; i < std::size(kKnownOps); ++i)
+    if (!(kKnownOps[i - 1] < kKnownOps[i])) return false;
+  return true;
+}
+static_assert(SortedOps(), "kKnownOps must be sorted");
+
+}  // namespace
+
+bool IsKnownTtgirOp(std::string_view name) {
+  if (name.substr(0, 6) == "arith." || name.substr(0, 5) == "math.") return true;
+  const auto* it = std::lower_bound(std::begin(kKnownOps), std::end(kKnownOps), name);
+  return it != std::end(kKnownOps) && *it == name;
+}
+
 TtgirOpKind KindOfOp(std::string_view name) {
   // Dispatch on the length first: most ops (arith, tt.load, ...) are rejected by one compare.
   switch (name.size()) {
@@ -208,6 +261,7 @@ TtgirOpKind KindOfOp(std::string_view name) {
       break;
     case 9:
       if (name == "tt.reduce") return TtgirOpKind::kReduce;
+      if (name == "tt.gather") return TtgirOpKind::kGather;
       if (name == "scf.while") return TtgirOpKind::kWhile;
       break;
     case 12:
@@ -553,6 +607,12 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     }
     if (name.empty() || std::string_view(name.data(), name.size()).find('.') == std::string_view::npos) {
       return ParseError(origin, st.line, absl::StrCat("expected an operation, got '", s.substr(0, 60), "'"));
+    }
+    if (!IsKnownTtgirOp(std::string_view(name.data(), name.size()))) {
+      return ParseError(origin, st.line,
+                        absl::StrCat("unknown op '", name,
+                                     "': not among the ops of Triton 3.6 and 3.9 whose shared-memory use is "
+                                     "modelled, so its scratch cannot be judged"));
     }
     op.kind = KindOfOp(std::string_view(name.data(), name.size()));
     Placement pl;

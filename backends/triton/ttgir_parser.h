@@ -27,6 +27,7 @@ enum class TtgirOpKind : uint8_t {
   kReduce,
   kScan,
   kHistogram,
+  kGather,
   kAtomicRmw,
   kAtomicCas,
   kTensormapCreate,
@@ -38,6 +39,9 @@ enum class TtgirOpKind : uint8_t {
   kIndexSwitch,
 };
 TtgirOpKind KindOfOp(std::string_view name);
+// Whether `name` is an op of the releases whose allocation rules are modelled (Triton 3.6, 3.9);
+// ParseTtgir refuses any other, naming it (a silent zero would be a guess).
+bool IsKnownTtgirOp(std::string_view name);
 
 // Views and spans of TtgirOp point here; one allocation each instead of several per op.
 struct TtgirStorage {

@@ -215,5 +215,26 @@ TEST(TtgirParserTest, ArgumentsOfAKernelFunctionBlockNameTheLine) {
   EXPECT_THAT(m.status().message(), HasSubstr("k.ttgir:4: unsupported construct: arguments of a block"));
 }
 
+// An op whose shared-memory use is not modelled is refused, named, never counted as zero.
+TEST(TtgirParserTest, UnknownOpIsNamedWithItsLine) {
+  const std::string text = kHead +
+                           "  tt.func public @k() {\n"
+                           "    %a = ttg.local_gather_magic : () -> i32\n"
+                           "    tt.return\n"
+                           "  }\n"
+                           "}\n";
+  auto m = ParseTtgir(text, "u.ttgir");
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(m.status().message(), HasSubstr("u.ttgir:3: unknown op 'ttg.local_gather_magic'"));
+}
+
+TEST(TtgirParserTest, ArithAndMathOpsAreKnownAsADialect) {
+  EXPECT_TRUE(IsKnownTtgirOp("arith.ceildivui"));
+  EXPECT_TRUE(IsKnownTtgirOp("math.rsqrt"));
+  EXPECT_TRUE(IsKnownTtgirOp("ttng.tc_gen5_mma_scaled"));
+  EXPECT_FALSE(IsKnownTtgirOp("tt.call"));
+  EXPECT_FALSE(IsKnownTtgirOp("ttg.local_atomic_scatter_rmw"));
+}
+
 }  // namespace
 }  // namespace scratchsim::triton
