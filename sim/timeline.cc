@@ -191,7 +191,8 @@ class SvgWriter {
     absl::StrAppend(&out_, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"", width, "\" height=\"", height,
                     "\" viewBox=\"0 0 ", width, " ", height,
                     "\" font-family=\"DejaVu Sans, Verdana, Arial, sans-serif\" font-size=\"11\">\n");
-    absl::StrAppend(&out_, "<title>", XmlEscape(absl::StrCat("memory timeline: ", report_.kernel(), " on ", report_.device())),
+    absl::StrAppend(&out_, "<title>",
+                    XmlEscape(absl::StrCat("memory timeline: ", report_.kernel(), " on ", report_.device())),
                     "</title>\n");
     absl::StrAppend(&out_,
                     "<defs><pattern id=\"over\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\" "
@@ -353,7 +354,8 @@ class SvgWriter {
       const Placement& p = *panel.placements[i];
       const Box& b = boxes[i];
       absl::StrAppend(&out_, "<rect x=\"", Num(kLeft + b.x0), "\" y=\"", Num(plot_top + b.y0), "\" width=\"",
-                      Num(b.x1 - b.x0), "\" height=\"", Num(b.y1 - b.y0), "\" fill=\"", Fill(info_.at(p.buffer()).index, p.copy()),
+                      Num(b.x1 - b.x0), "\" height=\"", Num(b.y1 - b.y0), "\" fill=\"",
+                      Fill(info_.at(p.buffer()).index, p.copy()),
                       "\"><title>", XmlEscape(Title(p, panel.program)), "</title></rect>\n");
     }
     absl::StrAppend(&out_, "</g>\n");
@@ -426,7 +428,10 @@ class SvgWriter {
       const int c1 = std::clamp(std::max(c0, static_cast<int>(std::ceil(b.x1 / kCell)) - 1), 0, cols - 1);
       const int r0 = std::clamp(static_cast<int>(b.y0 / kCell), 0, rows - 1);
       const int r1 = std::clamp(std::max(r0, static_cast<int>(std::ceil(b.y1 / kCell)) - 1), 0, rows - 1);
-      for (int r = r0; r <= r1; ++r) std::fill(&cell[static_cast<size_t>(r) * cols + c0], &cell[static_cast<size_t>(r) * cols + c1] + 1, 1);
+      for (int r = r0; r <= r1; ++r) {
+        uint8_t* row = &cell[static_cast<size_t>(r) * cols];
+        std::fill(row + c0, row + c1 + 1, 1);
+      }
     }
     std::string d;
     for (int r = 0; r < rows; ++r) {
@@ -491,7 +496,8 @@ class SvgWriter {
         absl::StrAppend(&text, " x", it->second.copies);
       }
       absl::StrAppend(&out_, "<rect x=\"", Num(x), "\" y=\"", row_y + 2, "\" width=\"11\" height=\"11\" fill=\"",
-                      Fill(it != info_.end() ? it->second.index : 0, 0), "\" stroke=\"#666\" stroke-width=\"0.5\"/><text x=\"", Num(x + 16), "\" y=\"",
+                      Fill(it != info_.end() ? it->second.index : 0, 0),
+                      "\" stroke=\"#666\" stroke-width=\"0.5\"/><text x=\"", Num(x + 16), "\" y=\"",
                       row_y + 12, "\" fill=\"#222\">", XmlEscape(Truncate(text, column - 22)), "</text>\n");
     }
   }

@@ -106,8 +106,8 @@ std::string RenderTraceJson(const Report& report) {
     const Track& track = tracks[t];
     const SpaceReport& space = *track.space;
     const int pid = static_cast<int>(t) + 1;
-    const std::string name =
-        absl::StrCat(space.space(), track.program ? " (program-scoped)" : space.program_scoped_bytes() > 0 ? " (scoped)" : "");
+    const char* region = track.program ? " (program-scoped)" : space.program_scoped_bytes() > 0 ? " (scoped)" : "";
+    const std::string name = absl::StrCat(space.space(), region);
     metadata(pid, 0, "process_name", name);
     event(absl::StrCat("{\"ph\": \"M\", \"pid\": ", pid, ", \"name\": \"process_sort_index\", \"args\": {\"sort_index\": ",
                        pid, "}}"));

@@ -272,10 +272,11 @@ TEST_P(PictureTest, RendersInHeadlessChromium) {
   const int width = attribute("width"), height = attribute("height");
   ASSERT_GT(width, 0);
   ASSERT_GT(height, 0);
-  // Headless, no GPU, no sandbox (CI runs as root), a profile of its own (tests run in parallel).
+  // Headless, no GPU, no sandbox (CI runs as root), no /dev/shm (small in containers), a profile
+  // of its own (tests run in parallel).
   const std::string chromium = absl::StrCat(
-      "timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run "
-      "--enable-logging=stderr --v=0 --user-data-dir='",
+      "timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars "
+      "--no-first-run --enable-logging=stderr --v=0 --user-data-dir='",
       dir, "/profile' --window-size=", width, ",", height, " ");
   const std::string png = dir + "/screenshot.png", dom = dir + "/dom.html";
   const std::string shot_log = dir + "/screenshot.log", dom_log = dir + "/dom.log";

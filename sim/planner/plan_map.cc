@@ -129,7 +129,9 @@ absl::StatusOr<PlanMap> BuildPlanMap(const CompiledGraph& graph, const DeviceMod
   };
   ASSIGN_OR_RETURN(const int ix, find(x_axis));
   ASSIGN_OR_RETURN(const int iy, find(y_axis));
-  if (ix == iy) return absl::InvalidArgumentError(absl::StrCat("--map-axes: give two different parameters, not '", x_axis, "' twice"));
+  if (ix == iy) {
+    return absl::InvalidArgumentError(absl::StrCat("--map-axes: give two different parameters, not '", x_axis, "' twice"));
+  }
 
   PlanMap map;
   map.kernel = graph.graph.name();
@@ -241,7 +243,8 @@ std::string RenderPlanMapSvg(const PlanMap& map) {
                   map.cells.size(), " fit</text>\n");
   const std::string others = map.others.empty()
                                  ? "no other swept parameter"
-                                 : absl::StrCat(map.fixed_at_best ? "at the best configuration's " : "nothing fits: at the defaults ",
+                                 : absl::StrCat(map.fixed_at_best ? "at the best configuration's "
+                                                                  : "nothing fits: at the defaults ",
                                                 Assignments(map.others));
   absl::StrAppend(&out, "<text x=\"16\" y=\"40\" fill=\"#444\">", Escape(others),
                   map.fixed.empty() ? "" : Escape(absl::StrCat("; fixed ", Assignments(map.fixed))), "</text>\n");
