@@ -418,6 +418,15 @@ AccessTiles SharedAccessTiles(int compute_capability, int bitwidth) {
   return tiles;
 }
 
+SharedAccessTile AmdLoadTile(int amd_arch) {
+  // The lane bits of one LDS cycle of ds_read_b128 (AMD TargetInfo::getSharedLdStTiles): lanes
+  // 0, 1, 3, 4 on gfx950, 0, 1, 4 on gfx942. The gfx950 tile decides the Triton 3.9.0 catalogue's
+  // gfx950 reductions (colsum, reduce2d: exact only with it and 64 banks); no catalogue kernel
+  // tells the gfx942 one from the plain ld/st tile.
+  if (amd_arch == 950) return SharedAccessTile{{}, {0, 1, 3, 4}};
+  return SharedAccessTile{{}, {0, 1, 4}};
+}
+
 SwizzledRound SwizzleLdSt(const FlatLayout& src, const FlatLayout& dst, int dim, int bitwidth, int num_banks) {
   const Bases vbasis = VectorBases(src.reg, dst.reg, src.lane, dst.lane, dim, bitwidth);
   // A side that stores (loads) 64 or 128 bits at a time covers its last lane bits with the
@@ -475,7 +484,8 @@ SwizzledRound SwizzleWithTiles(const FlatLayout& src, const FlatLayout& dst, int
 }
 
 std::optional<int64_t> SwizzledCvtScratchElems(const FlatLayout& src_in, const FlatLayout& dst_in,
-                                               int dim, int bitwidth, int compute_capability, int num_banks) {
+                                               int dim, int bitwidth, int compute_capability, int num_banks,
+                                               int amd_arch) {
   if (dim < 0 || dim > 30 || bitwidth <= 0 || bitwidth > 128) return std::nullopt;
   if (num_banks != 32 && num_banks != 64) return std::nullopt;
   for (const FlatLayout* l : {&src_in, &dst_in}) {
@@ -491,8 +501,23 @@ std::optional<int64_t> SwizzledCvtScratchElems(const FlatLayout& src_in, const F
     out->lane = in->lane;
     out->warp = in->warp;
   }
-  const AccessTiles tiles = SharedAccessTiles(compute_capability, bitwidth);
-  const SwizzledRound r = SwizzleWithTiles(src, dst, dim, bitwidth, tiles.src, tiles.dst, num_banks);
+  SwizzledRound r;
+  if (amd_arch != 0) {
+    // AMD (TargetInfo::getSharedLdStTiles): stores are plain ds_write; a 128-bit load is a
+    // ds_read_b128, whose lanes served in one LDS cycle are the ones of `AmdLoadTile`.
+    const Bases vbasis = VectorBases(src.reg, dst.reg, src.lane, dst.lane, dim, bitwidth);
+    if ((int64_t{1} << vbasis.size()) * bitwidth == 128) {
+      AccessTileList store, load;
+      store.push_back(SharedAccessTile{{}, {0, 1, 2}});
+      load.push_back(AmdLoadTile(amd_arch));
+      r = SwizzleWithTiles(src, dst, dim, bitwidth, store, load, num_banks);
+    } else {
+      r = SwizzleLdSt(src, dst, dim, bitwidth, num_banks);
+    }
+  } else {
+    const AccessTiles tiles = SharedAccessTiles(compute_capability, bitwidth);
+    r = SwizzleWithTiles(src, dst, dim, bitwidth, tiles.src, tiles.dst, num_banks);
+  }
   return (int64_t{1} << dim) >> r.reps.size();
 }
 

@@ -126,6 +126,9 @@ struct SwizzledRound {
 
 // optimalSwizzlingLdSt: vectorized ld/st.shared only. `dim` is log2 of the tensor's elements;
 // register bases must not be 0 (Triton removes broadcast registers first).
+// The lanes of one LDS cycle of a 128-bit load on AMD (`amd_arch` 942 or 950).
+SharedAccessTile AmdLoadTile(int amd_arch);
+
 // `num_banks`: 32-bit banks per shared-memory line (32 on NVIDIA and gfx942, 64 on gfx950).
 SwizzledRound SwizzleLdSt(const FlatLayout& src, const FlatLayout& dst, int dim, int bitwidth,
                           int num_banks = 32);
@@ -142,7 +145,8 @@ SwizzledRound SwizzleWithTiles(const FlatLayout& src, const FlatLayout& dst, int
 // a list holds more than kMaxLayoutBases bases.
 std::optional<int64_t> SwizzledCvtScratchElems(const FlatLayout& src, const FlatLayout& dst,
                                                int dim, int bitwidth, int compute_capability,
-                                               int num_banks = 32);
+                                               int num_banks = 32,
+                                               int amd_arch = 0);
 
 }  // namespace scratchsim::triton
 

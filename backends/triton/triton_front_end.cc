@@ -1,5 +1,6 @@
 // The Triton front end: `simulate --ttgir FILE` reads the TritonGPU IR Triton writes to its cache
 // and places it with Triton's own allocation. Registered with the driver (sim/frontend.h).
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -23,20 +24,47 @@ class TritonFrontEnd : public FrontEnd {
 
   absl::StatusOr<Kernel> Load(absl::string_view path, const DeviceModel& device,
                               const LoadOptions& options) const override {
-    ASSIGN_OR_RETURN(triton::TtgirKernel loaded, triton::LoadTtgirKernel(path));
+    ASSIGN_OR_RETURN(const triton::PlanOptions plan_options, PlanOptionsFromEnvironment());
+    ASSIGN_OR_RETURN(triton::TtgirKernel loaded, triton::LoadTtgirKernel(path, plan_options));
     return Finish(std::move(loaded), path, device, options);
   }
 
   absl::StatusOr<Kernel> Read(absl::string_view text, absl::string_view origin, const DeviceModel& device,
                               const LoadOptions& options) const override {
-    ASSIGN_OR_RETURN(triton::TtgirKernel loaded, triton::LoadTtgirKernelFromText(text, origin));
+    ASSIGN_OR_RETURN(const triton::PlanOptions plan_options, PlanOptionsFromEnvironment());
+    ASSIGN_OR_RETURN(triton::TtgirKernel loaded, triton::LoadTtgirKernelFromText(text, origin, plan_options));
     return Finish(std::move(loaded), origin, device, options);
   }
 
-  static absl::StatusOr<Kernel> Finish(triton::TtgirKernel loaded, absl::string_view path, const DeviceModel& device,
-                                       const LoadOptions& options) {
+  // SCRATCHSIM_TRITON_RELEASE=3.6|3.9: whose allocation rules apply where the TTGIR does not say
+  // (AMD kernels without a release-specific construct; docs/triton.md, "Releases"). A release the
+  // TTGIR names wins over it only when unset.
+  static absl::StatusOr<triton::PlanOptions> PlanOptionsFromEnvironment() {
+    triton::PlanOptions options;
+    const char* release = std::getenv("SCRATCHSIM_TRITON_RELEASE");
+    if (release == nullptr || *release == '\0') return options;
+    absl::StatusOr<triton::TritonRelease> parsed = triton::ParseTritonRelease(release);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("SCRATCHSIM_TRITON_RELEASE: ", parsed.status().message()));
+    }
+    options.release = *parsed;
+    return options;
+  }
+
+  // Says whose allocation rules gave the figure, and where the release came from (the TTGIR, the
+  // environment, or an assumption): the one sentence ImportTtgir puts in the graph's doc.
+  absl::Status Word(const Kernel& kernel, const DeviceModel& device, Report* report) const override {
+    const std::string& doc = kernel.source.doc();
+    const size_t at = doc.find("Allocation rules of Triton ");
+    if (at != std::string::npos) report->add_notes(doc.substr(at));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<Kernel> Finish(triton::TtgirKernel loaded, absl::string_view path, const DeviceModel& device,
+                                const LoadOptions& options) const {
     if (!options.any_target) RETURN_IF_ERROR(CheckTarget(path, loaded.target, device));
     Kernel kernel;
+    kernel.front_end = this;
     kernel.origin = std::string(path);
     kernel.graph = std::move(loaded.graph);
     kernel.source = kernel.graph;

@@ -663,14 +663,21 @@ absl::StatusOr<SharedMemoryPlan> AllocationAnalysis::Run() {
       plan_.release_source = std::move(cue.cue);
     } else {
       plan_.release = kNewestTritonRelease;
-      plan_.release_source = absl::StrCat("assumed: the TTGIR does not tell its Triton release; rules of ",
-                                          TritonReleaseName(kNewestTritonRelease), ", the newest modelled");
+      plan_.release_source = absl::StrCat(
+          "assumed: the TTGIR does not tell its Triton release; rules of ", TritonReleaseName(kNewestTritonRelease),
+          ", the newest modelled; for a kernel of another release set it (simulate: SCRATCHSIM_TRITON_RELEASE=3.6)");
     }
   }
   layouts_.emplace(LayoutContext{m_.aliases, m_.num_warps, m_.threads_per_warp});
   layouts_->release = plan_.release;
-  // CDNA4 (gfx950) LDS lines are 64 banks wide (AMD TargetInfo).
-  if (m_.target == "hip:gfx950") layouts_->num_banks = 64;
+  // AMD's LDS (TargetInfo): CDNA4 (gfx950) lines are 64 banks wide; both have their own
+  // 128-bit load tiles.
+  if (m_.target == "hip:gfx950") {
+    layouts_->num_banks = 64;
+    layouts_->amd_arch = 950;
+  } else if (m_.target == "hip:gfx942") {
+    layouts_->amd_arch = 942;
+  }
   if (absl::StartsWith(m_.target, "cuda:")) {
     int cc = 0;
     if (absl::SimpleAtoi(absl::string_view(m_.target).substr(5), &cc) && cc > 0) {

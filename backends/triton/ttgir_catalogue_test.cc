@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/triton/ttgir_allocation.h"
 #include "backends/triton/ttgir_catalogue_testdata.h"
+#include "backends/triton/ttgir_parser.h"
 #include "gtest/gtest.h"
 
 namespace scratchsim::triton {
@@ -143,8 +144,71 @@ TEST(TtgirCatalogueTest, ReportsExactnessPerVersionTargetAndKind) {
   const std::string table = Table(r);
   std::cout << table;
   if (const char* path = std::getenv("TTGIR_CATALOGUE_TABLE")) std::ofstream(path) << table;
-  for (const std::string& e : r.errors) std::cout << "ERROR " << e << "\n";
+  for (size_t i = 0; i < r.errors.size() && i < 20; ++i) std::cout << "ERROR " << r.errors[i] << "\n";
+  if (r.errors.size() > 20) std::cout << "... and " << r.errors.size() - 20 << " more errors\n";
   for (const std::string& f : r.flips) std::cout << "FLIP " << f << "\n";
+}
+
+// Issue 15's targets, met on both releases (docs/triton.md): at least 1,500 fixtures per release,
+// metadata.shared byte-exact on at least 99.5% of each (release, target) pair's fixtures and on at
+// least 98% of each kind's, no verdict flip, no error. The measured counts are floors too: on the
+// same catalogue (the same number of fixtures) fewer exact ones is a regression.
+TEST(TtgirCatalogueTest, MeetsTheTargets) {
+  const Result& r = Evaluate();
+  const std::map<std::string, std::pair<int, int>> measured = {
+      {"3.6.0", {3696, 3696}},  // exact, of (2026-11-26)
+      {"3.9.0", {2468, 2468}},
+  };
+  for (const auto& [v, t] : r.by_version) {
+    EXPECT_GE(t.total, 1500) << "Triton " << v;
+    EXPECT_EQ(t.errors, 0) << "Triton " << v;
+    EXPECT_EQ(t.flips, 0) << "Triton " << v;
+    auto m = measured.find(v);
+    if (m != measured.end() && m->second.second == t.total) EXPECT_GE(t.exact, m->second.first) << "Triton " << v;
+  }
+  for (const auto& [k, t] : r.by_target) {
+    EXPECT_GE(t.exact * 1000, t.total * 995) << "Triton " << k.first << " " << k.second << ": " << Percent(t);
+  }
+  for (const auto& [k, t] : r.by_kind) {
+    EXPECT_GE(t.exact * 100, t.total * 98) << "Triton " << k.first << " " << k.second << ": " << Percent(t);
+  }
+}
+
+// What the TTGIR itself tells (DetectTritonRelease), per release and target: right, silent
+// (the plan then assumes the newest release and says so), and never wrong; and how exact the
+// figures are when only the TTGIR is read (no release given).
+TEST(TtgirCatalogueTest, ReleaseTheTtgirTellsIsNeverWrong) {
+  int wrong = 0;
+  for (const CatalogueVersion& v : ReadCatalogue()) {
+    absl::StatusOr<TritonRelease> actual = ParseTritonRelease(v.version);
+    ASSERT_TRUE(actual.ok()) << actual.status();
+    std::map<std::string, std::tuple<int, int, int, int>> per_target;  // told, silent, wrong, exact
+    for (const CatalogueRecord& rec : v.records) {
+      if (rec.ttgir_path.empty()) continue;
+      absl::StatusOr<TtgirModule> module = ParseTtgir(ReadWholeFile(rec.ttgir_path), rec.id);
+      ASSERT_TRUE(module.ok()) << module.status();
+      const TritonReleaseCue cue = DetectTritonRelease(*module);
+      auto& [told, silent, bad, exact] = per_target[rec.target];
+      if (cue.release == TritonRelease::kUnknown) {
+        ++silent;
+      } else if (cue.release == *actual) {
+        ++told;
+      } else {
+        ++bad;
+        ++wrong;
+        ADD_FAILURE() << rec.id << ": read as Triton " << TritonReleaseName(cue.release) << " (" << cue.cue << ")";
+      }
+      absl::StatusOr<SharedMemoryPlan> plan = PlanSharedMemory(*module);
+      if (plan.ok() && plan->allocation.shared == rec.shared) ++exact;
+    }
+    for (const auto& [target, counts] : per_target) {
+      const auto& [told, silent, bad, exact] = counts;
+      std::cout << "Triton " << v.version << " " << target << ": release told by " << told << ", silent in " << silent
+                << ", wrong in " << bad << "; exact from the TTGIR alone " << exact << "/" << told + silent + bad
+                << "\n";
+    }
+  }
+  EXPECT_EQ(wrong, 0);
 }
 
 }  // namespace

@@ -44,16 +44,17 @@ class PlannedPolicy : public PlacementPolicy {
 
 }  // namespace
 
-absl::StatusOr<TtgirKernel> LoadTtgirKernel(absl::string_view path) {
+absl::StatusOr<TtgirKernel> LoadTtgirKernel(absl::string_view path, const PlanOptions& options) {
   ASSIGN_OR_RETURN(std::string text, ReadTtgirFile(std::string_view(path.data(), path.size())));
-  return LoadTtgirKernelFromText(text, path);
+  return LoadTtgirKernelFromText(text, path, options);
 }
 
-absl::StatusOr<TtgirKernel> LoadTtgirKernelFromText(absl::string_view text, absl::string_view origin) {
+absl::StatusOr<TtgirKernel> LoadTtgirKernelFromText(absl::string_view text, absl::string_view origin,
+                                                    const PlanOptions& options) {
   // One parse and one plan: the graph is imported from the module the plan was made for.
   ASSIGN_OR_RETURN(TtgirModule module, ParseTtgir(std::string_view(text.data(), text.size()),
                                                    std::string_view(origin.data(), origin.size())));
-  ASSIGN_OR_RETURN(SharedMemoryPlan plan, PlanSharedMemory(module));
+  ASSIGN_OR_RETURN(SharedMemoryPlan plan, PlanSharedMemory(module, options));
   TtgirKernel kernel;
   kernel.target = module.target;
   ASSIGN_OR_RETURN(kernel.graph, ImportTtgir(module, plan));

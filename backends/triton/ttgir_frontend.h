@@ -26,9 +26,12 @@ struct TtgirKernel {
   std::shared_ptr<const PlacementPolicy> policy;
 };
 
-absl::StatusOr<TtgirKernel> LoadTtgirKernel(absl::string_view path);
+// `options.release`: whose allocation rules apply where the TTGIR does not tell its Triton
+// release (PlanOptions; the graph's doc says which rules were used and why).
+absl::StatusOr<TtgirKernel> LoadTtgirKernel(absl::string_view path, const PlanOptions& options = {});
 // The same from the text of a .ttgir file; `origin` names it in messages ("origin:line: ...").
-absl::StatusOr<TtgirKernel> LoadTtgirKernelFromText(absl::string_view text, absl::string_view origin);
+absl::StatusOr<TtgirKernel> LoadTtgirKernelFromText(absl::string_view text, absl::string_view origin,
+                                                    const PlanOptions& options = {});
 
 }  // namespace scratchsim::triton
 

@@ -980,7 +980,9 @@ absl::StatusOr<ScratchNeed> ReduceScratchByConversions(const LayoutContext& ctx,
     for (const TensorType& t : ins) {
       const int64_t bits = std::max<int64_t>(8, ElementBits(t.element));
       std::optional<int64_t> elems;
-      if (fs && fd) elems = SwizzledCvtScratchElems(*fs, *fd, dim, bits, /*compute_capability=*/0, ctx.num_banks);
+      if (fs && fd) {
+        elems = SwizzledCvtScratchElems(*fs, *fd, dim, bits, /*compute_capability=*/0, ctx.num_banks, ctx.amd_arch);
+      }
       if (!elems) return Unsupported(origin, op.line, "tt.reduce: a layout the conversion model cannot plan");
       ASSIGN_OR_RETURN(const int64_t b_bytes, math.Mul(*elems, bits / 8));
       bytes += b_bytes;
@@ -1115,7 +1117,7 @@ ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<ScratchNeed> ScratchForOpWithScratch(
       std::optional<FlatLayout> fs = Flatten(*sb, types[0].shape, &dim);
       std::optional<FlatLayout> fd = Flatten(*db, types[1].shape, &dim);
       if (fs && fd && types[0].shape == types[1].shape) {
-        round = SwizzledCvtScratchElems(*fs, *fd, dim, bits, ctx.compute_capability, ctx.num_banks);
+        round = SwizzledCvtScratchElems(*fs, *fd, dim, bits, ctx.compute_capability, ctx.num_banks, ctx.amd_arch);
       }
     }
     if (round) {

@@ -62,6 +62,8 @@ struct LayoutContext {
   int compute_capability = 0;
   // 32-bit banks of a shared-memory line: 32 on NVIDIA and gfx942, 64 on gfx950 (CDNA4's LDS).
   int num_banks = 32;
+  // 942 or 950 for AMD CDNA3/CDNA4 (their LDS access tiles); 0 otherwise.
+  int amd_arch = 0;
   // Whose rules: tt.reduce's scratch changed between 3.6 and 3.9.
   TritonRelease release = kNewestTritonRelease;
 };
