@@ -1,6 +1,7 @@
 #include "sim/device.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
@@ -23,7 +24,13 @@ namespace {
 // Where the shipped models are: the source tree the binary was built from, the install prefix,
 // beside an installed binary (bin/../share/scratchsim/models/devices), or the working tree of
 // a machine the binary was carried to.
+std::string& ShippedModelsOverride() {
+  static auto* dir = new std::string();
+  return *dir;
+}
+
 std::string ShippedModelsDir() {
+  if (!ShippedModelsOverride().empty()) return ShippedModelsOverride();
   std::error_code error;
   std::vector<fs::path> candidates = {SCRATCHSIM_DEFAULT_MODELS_DIR};
 #ifdef SCRATCHSIM_INSTALLED_MODELS_DIR
@@ -40,6 +47,8 @@ std::string ShippedModelsDir() {
 
 }  // namespace
 
+void SetShippedModelsDir(std::string dir) { ShippedModelsOverride() = std::move(dir); }
+
 std::vector<std::string> DeviceModelDirs() {
   std::vector<std::string> dirs;
   if (const char* env = std::getenv("SCRATCHSIM_MODELS"); env != nullptr) {
@@ -49,53 +58,186 @@ std::vector<std::string> DeviceModelDirs() {
   return dirs;
 }
 
-absl::Status ValidateDevice(const DeviceModel& device, absl::string_view origin) {
-  auto bad = [&](absl::string_view field, absl::string_view problem) {
-    return absl::InvalidArgumentError(absl::StrCat(origin, ": field '", field, "' ", problem));
-  };
-  if (device.name().empty()) return bad("name", "is missing");
-  if (device.memory_spaces().empty()) return bad("memory_spaces", "is empty");
-  const ExecutionLimits& limits = device.limits();
-  if (device.vendor() != "google") {
-    if (limits.warp_size() <= 0) return bad("limits.warp_size", "must be positive");
-    if (limits.max_threads_per_block() <= 0) return bad("limits.max_threads_per_block", "must be positive");
-    if (limits.max_threads_per_core() < limits.max_threads_per_block()) {
-      return bad("limits.max_threads_per_core", "is below max_threads_per_block");
+namespace {
+
+bool IsPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+// Checks one model; `bad` builds the error naming the origin and the field.
+class DeviceChecker {
+ public:
+  DeviceChecker(const DeviceModel& device, absl::string_view origin) : device_(device), origin_(origin) {}
+
+  absl::Status Run() {
+    if (device_.name().empty()) return Bad("name", "is missing");
+    if (device_.memory_spaces().empty()) return Bad("memory_spaces", "is empty");
+    if (device_.memory_spaces_size() > kMaxDeviceMemorySpaces) {
+      return Bad("memory_spaces", absl::StrCat("has ", device_.memory_spaces_size(), " entries; at most ",
+                                               kMaxDeviceMemorySpaces, " are supported"));
     }
-    if (limits.max_blocks_per_core() <= 0) return bad("limits.max_blocks_per_core", "must be positive");
-    if (limits.registers_per_core() <= 0) return bad("limits.registers_per_core", "must be positive");
+    RETURN_IF_ERROR(CheckLimits());
+    std::vector<std::string> seen;
+    for (const MemorySpace& space : device_.memory_spaces()) {
+      if (space.name().empty()) return Bad("memory_spaces.name", "is missing");
+      if (std::find(seen.begin(), seen.end(), space.name()) != seen.end()) {
+        return Bad(absl::StrCat("memory_spaces[", space.name(), "]"), "is defined twice");
+      }
+      seen.push_back(space.name());
+      RETURN_IF_ERROR(CheckSpace(space));
+    }
+    RETURN_IF_ERROR(CheckPerformance());
+    return CheckTpu();
   }
-  if (limits.num_cores() <= 0) return bad("limits.num_cores", "must be positive");
-  std::vector<std::string> seen;
-  for (const MemorySpace& space : device.memory_spaces()) {
-    std::string field = absl::StrCat("memory_spaces[", space.name(), "]");
-    if (space.name().empty()) return bad("memory_spaces.name", "is missing");
-    if (std::find(seen.begin(), seen.end(), space.name()) != seen.end()) {
-      return bad(field, "is defined twice");
+
+ private:
+  absl::Status Bad(absl::string_view field, absl::string_view problem) const {
+    return absl::InvalidArgumentError(absl::StrCat(origin_, ": field '", field, "' ", problem));
+  }
+  // `value` within [lo, hi].
+  absl::Status InRange(absl::string_view field, int64_t value, int64_t lo, int64_t hi) const {
+    if (value < lo || value > hi) return Bad(field, absl::StrCat("must be ", lo, "..", hi, ", got ", value));
+    return absl::OkStatus();
+  }
+  absl::Status PowerOfTwo(absl::string_view field, int64_t value, int64_t hi) const {
+    if (!IsPowerOfTwo(value) || value > hi) {
+      return Bad(field, absl::StrCat("must be a power of two from 1 to ", hi, ", got ", value));
     }
-    seen.push_back(space.name());
-    if (space.kind() == MEMORY_KIND_UNSPECIFIED) return bad(field + ".kind", "is missing");
-    if (space.capacity_per_core_bytes() <= 0) return bad(field + ".capacity_per_core_bytes", "must be positive");
-    if (space.per_block_default_bytes() < 0 || space.per_block_optin_bytes() < 0 ||
-        space.reserved_per_block_bytes() < 0 || space.allocation_granularity_bytes() < 0 ||
-        space.alignment_bytes() < 0) {
-      return bad(field, "has a negative size");
+    return absl::OkStatus();
+  }
+  // A finite, non-negative figure (NaN and infinities are refused).
+  absl::Status Figure(absl::string_view field, double value) const {
+    if (!std::isfinite(value) || value < 0 || value > kMaxDeviceFigure) {
+      return Bad(field, absl::StrCat("must be a finite number from 0 to ", kMaxDeviceFigure, ", got ", value));
     }
-    if (space.per_block_optin_bytes() > space.capacity_per_core_bytes()) {
-      return bad(field + ".per_block_optin_bytes", "exceeds capacity_per_core_bytes");
+    return absl::OkStatus();
+  }
+
+  // Every number the engine, the occupancy calculator and the planner divide by, round to or
+  // multiply with. A TPU (vendor "google") has no thread model: its thread fields may be 0.
+  absl::Status CheckLimits() const {
+    const ExecutionLimits& limits = device_.limits();
+    RETURN_IF_ERROR(InRange("limits.num_cores", limits.num_cores(), 1, 1 << 20));
+    const bool threads = device_.vendor() != "google" || limits.warp_size() != 0;
+    if (!threads) return absl::OkStatus();
+    RETURN_IF_ERROR(PowerOfTwo("limits.warp_size", limits.warp_size(), 1024));
+    RETURN_IF_ERROR(InRange("limits.max_threads_per_block", limits.max_threads_per_block(), 1, 1 << 20));
+    if (limits.max_threads_per_core() < limits.max_threads_per_block()) {
+      return Bad("limits.max_threads_per_core", "is below max_threads_per_block");
+    }
+    RETURN_IF_ERROR(InRange("limits.max_threads_per_core", limits.max_threads_per_core(), 1, 1 << 24));
+    RETURN_IF_ERROR(InRange("limits.max_blocks_per_core", limits.max_blocks_per_core(), 1, 1 << 20));
+    RETURN_IF_ERROR(InRange("limits.registers_per_core", limits.registers_per_core(), 1, int64_t{1} << 32));
+    RETURN_IF_ERROR(InRange("limits.registers_per_block", limits.registers_per_block(), 1, limits.registers_per_core()));
+    RETURN_IF_ERROR(InRange("limits.max_registers_per_thread", limits.max_registers_per_thread(), 1, 1 << 16));
+    RETURN_IF_ERROR(PowerOfTwo("limits.register_allocation_unit", limits.register_allocation_unit(), 1 << 16));
+    RETURN_IF_ERROR(PowerOfTwo("limits.register_sub_partitions", limits.register_sub_partitions(), 64));
+    RETURN_IF_ERROR(InRange("limits.block_barriers_per_core", limits.block_barriers_per_core(), 0, 1 << 20));
+    // SM_ARCH = major x 10 + minor is bound into every expression.
+    RETURN_IF_ERROR(InRange("limits.compute_major", limits.compute_major(), 0, 1000));
+    return InRange("limits.compute_minor", limits.compute_minor(), 0, 9);
+  }
+
+  absl::Status CheckSpace(const MemorySpace& space) const {
+    const std::string field = absl::StrCat("memory_spaces[", space.name(), "]");
+    auto sub = [&field](absl::string_view name) { return absl::StrCat(field, ".", name); };
+    if (space.kind() == MEMORY_KIND_UNSPECIFIED) return Bad(sub("kind"), "is missing");
+    if (!MemoryKind_IsValid(space.kind())) return Bad(sub("kind"), absl::StrCat("is unknown (", space.kind(), ")"));
+    const int64_t capacity = space.capacity_per_core_bytes();
+    RETURN_IF_ERROR(InRange(sub("capacity_per_core_bytes"), capacity, 1, kMaxDeviceSpaceBytes));
+    for (const auto& [name, value] : {std::pair<const char*, int64_t>{"per_block_default_bytes", space.per_block_default_bytes()},
+                                      {"per_block_optin_bytes", space.per_block_optin_bytes()},
+                                      {"reserved_per_block_bytes", space.reserved_per_block_bytes()},
+                                      {"allocation_granularity_bytes", space.allocation_granularity_bytes()}}) {
+      if (value < 0) return Bad(sub(name), absl::StrCat("has a negative size (", value, ")"));
+      if (value > capacity) {
+        return Bad(sub(name), absl::StrCat("exceeds capacity_per_core_bytes (", value, " > ", capacity, ")"));
+      }
     }
     if (space.per_block_default_bytes() > space.per_block_optin_bytes() && space.per_block_optin_bytes() > 0) {
-      return bad(field + ".per_block_default_bytes", "exceeds per_block_optin_bytes");
+      return Bad(sub("per_block_default_bytes"), "exceeds per_block_optin_bytes");
     }
-    if (space.kind() == TENSOR_MEMORY &&
-        (space.lanes() <= 0 || space.columns() <= 0 || space.column_bytes_per_lane() <= 0)) {
-      return bad(field, "needs lanes, columns and column_bytes_per_lane");
+    // Offsets are aligned with a mask: 0 (no alignment) or a power of two.
+    if (space.alignment_bytes() != 0) RETURN_IF_ERROR(PowerOfTwo(sub("alignment_bytes"), space.alignment_bytes(), 1 << 20));
+    const bool gpu_shared = space.kind() == SHARED_MEMORY || space.kind() == LDS;
+    if (gpu_shared && device_.vendor() != "google") {
+      // The occupancy calculator rounds every block to the granularity and holds it against the default.
+      if (space.per_block_default_bytes() <= 0) return Bad(sub("per_block_default_bytes"), "must be positive");
+      if (space.allocation_granularity_bytes() <= 0) return Bad(sub("allocation_granularity_bytes"), "must be positive");
     }
-    if (space.kind() == VMEM && space.default_scoped_limit_bytes() > space.capacity_per_core_bytes()) {
-      return bad(field + ".default_scoped_limit_bytes", "exceeds capacity_per_core_bytes");
+    if (!space.carveout_kib().empty()) {
+      int64_t largest = 0;
+      for (int64_t kib : space.carveout_kib()) {
+        RETURN_IF_ERROR(InRange(sub("carveout_kib"), kib, 0, kMaxDeviceSpaceBytes / 1024));
+        largest = std::max(largest, kib * 1024);
+      }
+      // The driver raises the carveout to a step that holds one block: one must hold the capacity.
+      if (largest < capacity) {
+        return Bad(sub("carveout_kib"), absl::StrCat("has no step of at least capacity_per_core_bytes ", capacity, " B"));
+      }
     }
+    if (space.kind() == TENSOR_MEMORY) {
+      RETURN_IF_ERROR(InRange(sub("lanes"), space.lanes(), 1, 1 << 16));
+      RETURN_IF_ERROR(InRange(sub("columns"), space.columns(), 1, 1 << 20));
+      RETURN_IF_ERROR(InRange(sub("column_bytes_per_lane"), space.column_bytes_per_lane(), 1, 1 << 16));
+      RETURN_IF_ERROR(InRange(sub("min_allocation_columns"), space.min_allocation_columns(), 0, space.columns()));
+    }
+    if (space.kind() == VMEM) {
+      RETURN_IF_ERROR(InRange(sub("default_scoped_limit_bytes"), space.default_scoped_limit_bytes(), 0, capacity));
+      RETURN_IF_ERROR(InRange(sub("min_scoped_limit_bytes"), space.min_scoped_limit_bytes(), 0, kMaxDeviceSpaceBytes));
+      RETURN_IF_ERROR(InRange(sub("max_scoped_limit_bytes"), space.max_scoped_limit_bytes(), 0, kMaxDeviceSpaceBytes));
+      if (space.max_scoped_limit_bytes() > 0 && space.min_scoped_limit_bytes() > space.max_scoped_limit_bytes()) {
+        return Bad(sub("min_scoped_limit_bytes"), "exceeds max_scoped_limit_bytes");
+      }
+    }
+    return absl::OkStatus();
   }
-  return absl::OkStatus();
+
+  // The planner's performance model divides by these: finite, non-negative, a peak per dtype.
+  absl::Status CheckPerformance() const {
+    const Performance& perf = device_.performance();
+    for (const auto& [name, value] : {std::pair<const char*, double>{"memory_bandwidth_gbps", perf.memory_bandwidth_gbps()},
+                                      {"clock_mhz", perf.clock_mhz()},
+                                      {"smem_bytes_per_clk", perf.smem_bytes_per_clk()},
+                                      {"l2_bandwidth_gbps", perf.l2_bandwidth_gbps()},
+                                      {"l2_latency_ns", perf.l2_latency_ns()},
+                                      {"dram_latency_ns", perf.dram_latency_ns()},
+                                      {"smem_latency_ns", perf.smem_latency_ns()}}) {
+      RETURN_IF_ERROR(Figure(absl::StrCat("performance.", name), value));
+    }
+    RETURN_IF_ERROR(InRange("performance.l2_bytes", perf.l2_bytes(), 0, kMaxDeviceSpaceBytes));
+    if (!perf.peak().empty() && perf.memory_bandwidth_gbps() <= 0) {
+      return Bad("performance.memory_bandwidth_gbps", "must be positive where peaks are given");
+    }
+    if (perf.smem_bytes_per_clk() > 0 && perf.clock_mhz() <= 0) {
+      return Bad("performance.clock_mhz", "must be positive where smem_bytes_per_clk is given");
+    }
+    for (const PeakThroughput& peak : perf.peak()) {
+      const std::string field = absl::StrCat("performance.peak[", peak.dtype(), "].tflops");
+      if (peak.dtype().empty()) return Bad("performance.peak.dtype", "is missing");
+      RETURN_IF_ERROR(Figure(field, peak.tflops()));
+      if (peak.tflops() <= 0) return Bad(field, "must be positive (leave out a dtype the device has no peak for)");
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckTpu() const {
+    const TpuInfo& tpu = device_.tpu();
+    if (tpu.sublanes() != 0) RETURN_IF_ERROR(PowerOfTwo("tpu.sublanes", tpu.sublanes(), 1024));
+    if (tpu.lanes() != 0) RETURN_IF_ERROR(PowerOfTwo("tpu.lanes", tpu.lanes(), 1 << 16));
+    RETURN_IF_ERROR(InRange("tpu.tensor_cores_per_chip", tpu.tensor_cores_per_chip(), 0, 1 << 10));
+    RETURN_IF_ERROR(InRange("tpu.vector_registers", tpu.vector_registers(), 0, 1 << 20));
+    RETURN_IF_ERROR(InRange("tpu.mxu_size", tpu.mxu_size(), 0, 1 << 16));
+    RETURN_IF_ERROR(InRange("tpu.mxu_count", tpu.mxu_count(), 0, 1 << 10));
+    return InRange("tpu.generation", tpu.generation(), 0, 100);
+  }
+
+  const DeviceModel& device_;
+  absl::string_view origin_;
+};
+
+}  // namespace
+
+absl::Status ValidateDevice(const DeviceModel& device, absl::string_view origin) {
+  return DeviceChecker(device, origin).Run();
 }
 
 absl::StatusOr<std::vector<DeviceModel>> LoadShippedDevices() {

@@ -3,6 +3,7 @@
 #ifndef SCRATCHSIM_SIM_DEVICE_H_
 #define SCRATCHSIM_SIM_DEVICE_H_
 
+#include <cstdint>
 #include <string>
 #include "absl/strings/string_view.h"
 #include <vector>
@@ -18,13 +19,27 @@ namespace scratchsim {
 // prefix, share/scratchsim/models/devices beside an installed binary, or ./models/devices).
 std::vector<std::string> DeviceModelDirs();
 
+// A program that carries its own models (the Python package's scratchsim/models/devices) names
+// their directory here: it replaces the search for the shipped models above (SCRATCHSIM_MODELS
+// still comes first). Empty: search again.
+void SetShippedModelsDir(std::string dir);
+
 // `name_or_path` is a model's name or alias in any case ("h100", "H100", "tpu_v6e") or a file path.
 absl::StatusOr<DeviceModel> LoadDevice(absl::string_view name_or_path);
 
 // Every model of DeviceModelDirs(), sorted by name.
 absl::StatusOr<std::vector<DeviceModel>> LoadShippedDevices();
 
-// Checks that the numbers a model gives are present and consistent; `origin` names the file.
+// Bounds ValidateDevice holds every model to (docs/reliability.md): no memory space above 1 TiB,
+// at most 8 memory spaces, performance figures finite and at most 1e12.
+inline constexpr int64_t kMaxDeviceSpaceBytes = int64_t{1} << 40;
+inline constexpr int kMaxDeviceMemorySpaces = 8;
+inline constexpr double kMaxDeviceFigure = 1e12;
+
+// Checks every number the engine, the occupancy calculator and the planner use: present where
+// needed, in range (zero, negative, NaN and infinite values refused), powers of two where
+// offsets and registers are rounded with them. The error is InvalidArgument naming `origin`
+// (the file) and the field.
 absl::Status ValidateDevice(const DeviceModel& device, absl::string_view origin);
 
 // The memory space called `name`, or nullptr.

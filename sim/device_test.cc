@@ -9,6 +9,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "absl/strings/str_cat.h"
 #include "sim/proto_io.h"
 
 namespace scratchsim {
@@ -83,6 +84,95 @@ TEST(DeviceTest, ValidationNamesTheField) {
   EXPECT_FALSE(ValidateDevice(device, "x.textproto").ok());
   device.clear_memory_spaces();
   EXPECT_THAT(ValidateDevice(device, "x.textproto").message(), HasSubstr("memory_spaces"));
+}
+
+// What ValidateDevice says of the shipped H100 model after `change` (issue 17: fields used
+// although zero, negative, NaN or not a power of two).
+template <typename Change>
+std::string H100ErrorAfter(Change change) {
+  DeviceModel device;
+  EXPECT_TRUE(LoadProtoFile(Source("models/devices/h100.textproto"), &device).ok());
+  change(device);
+  const absl::Status status = ValidateDevice(device, "x.textproto");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  return std::string(status.message());
+}
+
+// Reproducer of issue 17 (shared/reliability/device_carveout_overflow.textproto): a carveout step
+// of 2^63-1 KiB overflowed the step's bytes and the graph simulated with exit 0.
+TEST(DeviceTest, ACarveoutStepPastTheLimitNamesFileAndField) {
+  const std::string path = Source("tests/data/reliability/device_carveout_overflow.textproto");
+  auto device = LoadDevice(path);
+  ASSERT_FALSE(device.ok());
+  EXPECT_THAT(device.status().message(), HasSubstr(path + ": field 'memory_spaces[smem].carveout_kib' must be 0.."));
+}
+
+TEST(DeviceTest, RegisterAllocationUnitOfZeroIsRefused) {
+  EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) { d.mutable_limits()->set_register_allocation_unit(0); }),
+              HasSubstr("x.textproto: field 'limits.register_allocation_unit' must be a power of two"));
+}
+
+TEST(DeviceTest, RegisterAllocationUnitThatIsNoPowerOfTwoIsRefused) {
+  EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) { d.mutable_limits()->set_register_allocation_unit(250); }),
+              HasSubstr("field 'limits.register_allocation_unit' must be a power of two from 1 to 65536, got 250"));
+}
+
+TEST(DeviceTest, RegisterSubPartitionsOfZeroAreRefused) {
+  EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) { d.mutable_limits()->set_register_sub_partitions(0); }),
+              HasSubstr("field 'limits.register_sub_partitions' must be a power of two"));
+}
+
+TEST(DeviceTest, NegativeRegistersPerBlockAreRefused) {
+  EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) { d.mutable_limits()->set_registers_per_block(-1); }),
+              HasSubstr("field 'limits.registers_per_block' must be 1..65536, got -1"));
+}
+
+TEST(DeviceTest, AnAlignmentThatIsNoPowerOfTwoIsRefused) {
+  EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) { d.mutable_memory_spaces(0)->set_alignment_bytes(24); }),
+              HasSubstr("field 'memory_spaces[smem].alignment_bytes' must be a power of two"));
+}
+
+TEST(DeviceTest, ANaNBandwidthIsRefused) {
+  EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) { d.mutable_performance()->set_memory_bandwidth_gbps(std::nan("")); }),
+              HasSubstr("field 'performance.memory_bandwidth_gbps' must be a finite number"));
+}
+
+TEST(DeviceTest, AnInfiniteClockIsRefused) {
+  EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) { d.mutable_performance()->set_clock_mhz(INFINITY); }),
+              HasSubstr("field 'performance.clock_mhz' must be a finite number"));
+}
+
+TEST(DeviceTest, AZeroPeakIsRefused) {
+  EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) {
+                for (PeakThroughput& peak : *d.mutable_performance()->mutable_peak()) peak.set_tflops(0);
+              }),
+              HasSubstr("tflops' must be positive"));
+}
+
+TEST(DeviceTest, AnAbsurdComputeCapabilityIsRefused) {
+  // SM_ARCH = major x 10 + minor is bound into every expression: 2^31-1 overflowed it.
+  EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) { d.mutable_limits()->set_compute_major(INT32_MAX); }),
+              HasSubstr("field 'limits.compute_major' must be 0..1000"));
+}
+
+TEST(DeviceTest, TensorMemoryWithoutColumnsIsRefused) {
+  DeviceModel device;
+  ASSERT_TRUE(LoadProtoFile(Source("models/devices/b200.textproto"), &device).ok());
+  for (MemorySpace& space : *device.mutable_memory_spaces()) {
+    if (space.kind() == TENSOR_MEMORY) space.set_columns(0);
+  }
+  EXPECT_THAT(ValidateDevice(device, "b.textproto").message(), HasSubstr("b.textproto: field 'memory_spaces[tmem].columns'"));
+}
+
+TEST(DeviceTest, MoreMemorySpacesThanTheEngineHoldsAreRefused) {
+  EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) {
+                for (int i = 0; i < kMaxDeviceMemorySpaces; ++i) {
+                  MemorySpace* extra = d.add_memory_spaces();
+                  *extra = d.memory_spaces(0);
+                  extra->set_name(absl::StrCat("extra", i));
+                }
+              }),
+              HasSubstr("field 'memory_spaces' has"));
 }
 
 // The shipped H100 model must agree with what we measured on our GPU

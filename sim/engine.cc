@@ -39,11 +39,17 @@ absl::StatusOr<int64_t> SpaceFootprint(const MemorySpace& space, int64_t first, 
                                        absl::string_view origin) {
   if (IsGpuShared(space) && second > 0) {
     auto aligned = CheckedRoundUp(second, std::max<int64_t>(space.alignment_bytes(), 1));
-    if (!aligned) return absl::OutOfRangeError(absl::StrCat(origin, ": static shared memory size overflows 64 bits"));
+    if (!aligned) {
+      return absl::OutOfRangeError(absl::StrCat(origin, ": memory space '", space.name(),
+                                                "': the static __shared__ segment overflows 64 bits"));
+    }
     second = *aligned;
   }
   auto peak = CheckedAdd(first, second);
-  if (!peak) return absl::OutOfRangeError(absl::StrCat(origin, ": ", space.name(), " peak overflows 64 bits"));
+  if (!peak) {
+    return absl::OutOfRangeError(absl::StrCat(origin, ": memory space '", space.name(),
+                                              "': static plus dynamic bytes overflow 64 bits"));
+  }
   return *peak;
 }
 
@@ -85,6 +91,33 @@ const Expr* Optional(const std::optional<Expr>& expr) { return expr ? &*expr : n
 // The name of a launch field, for EvaluateField's error.
 auto Named(const char* name) {
   return [name] { return std::string(name); };
+}
+
+// A placement that failed (offsets past 64 bits), named by file, space and the buffer whose
+// copies take the running total of bytes past 64 bits (the largest one if none alone does).
+absl::Status PlacementError(const CompiledGraph& graph, const MemorySpace& space, const FitEngine::Group& group,
+                            const FitEngine::Scratch& scratch, const absl::Status& status) {
+  int culprit = group.buffers.empty() ? -1 : group.buffers.front();
+  int64_t total = 0, largest = -1;
+  for (int b : group.buffers) {
+    const auto bytes = CheckedMul(scratch.bytes[b], scratch.copies[b]);
+    const auto next = bytes ? CheckedAdd(total, *bytes) : std::nullopt;
+    if (!next) {
+      culprit = b;
+      break;
+    }
+    total = *next;
+    if (scratch.bytes[b] > largest) {
+      largest = scratch.bytes[b];
+      culprit = b;
+    }
+  }
+  return absl::Status(status.code(),
+                      absl::StrCat(graph.origin, ": memory space '", space.name(), "'",
+                                   culprit >= 0 ? absl::StrCat(": buffer '", graph.buffers[culprit].name, "' (",
+                                                               scratch.copies[culprit], " x ", scratch.bytes[culprit], " B)")
+                                                : "",
+                                   ": ", status.message()));
 }
 
 void Breached(FitResult* out, Limit limit, int space, int64_t required, int64_t available) {
@@ -241,6 +274,17 @@ absl::Status FitEngine::Evaluate(absl::Span<const int64_t> input, Scratch& scrat
     }
   }
 
+  // A loop's pipeline depth is a count: a negative one is not a kernel (0: no pipelining).
+  for (size_t l = 0; l < graph.loop_stages.size(); ++l) {
+    if (!graph.loop_stages[l]) continue;
+    auto stages = graph.loop_stages[l]->Evaluate(values);
+    if (!stages.ok() || *stages < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          graph.origin, ": loop '", graph.graph.loops(static_cast<int>(l)).name(), "' num_stages: ",
+          stages.ok() ? absl::StrCat("must not be negative, got ", *stages) : std::string(stages.status().message())));
+    }
+  }
+
   // Sizes, copies and alignment of every buffer; tensor memory in whole columns.
   const size_t n = graph.buffers.size();
   scratch.bytes.resize(n);
@@ -253,7 +297,12 @@ absl::Status FitEngine::Evaluate(absl::Span<const int64_t> input, Scratch& scrat
       ASSIGN_OR_RETURN(scratch.copies[b], BufferCopies(graph, b, values));
       int64_t alignment = std::max<int64_t>(space.alignment_bytes(), 1);
       if (graph.buffers[b].alignment) {
-        ASSIGN_OR_RETURN(alignment, graph.buffers[b].alignment->Evaluate(values));
+        auto aligned = graph.buffers[b].alignment->Evaluate(values);
+        if (!aligned.ok()) {
+          return absl::Status(aligned.status().code(), absl::StrCat(graph.origin, ": buffer '", graph.buffers[b].name,
+                                                                    "' alignment: ", aligned.status().message()));
+        }
+        alignment = *aligned;
         if (alignment <= 0 || (alignment & (alignment - 1)) != 0) {
           return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": buffer '", graph.buffers[b].name,
                                                          "' alignment: must be a power of two, got ", alignment));
@@ -271,14 +320,24 @@ absl::Status FitEngine::Evaluate(absl::Span<const int64_t> input, Scratch& scrat
   std::array<std::array<int64_t, 2>, kMaxSpaces> group_peak{};
   if (scratch.keep_layout) scratch.layout.assign(groups_.size(), {});
   scratch.placement.offsets_needed = scratch.keep_layout;
+  int64_t placed_blocks = 0;
   for (size_t g = 0; g < groups_.size(); ++g) {
     const Group& group = groups_[g];
     scratch.blocks.clear();
     for (int b : group.buffers) {
+      // Every copy is a block to place: bound them so that memory stays proportional to the graph.
+      placed_blocks += scratch.copies[b];
+      if (placed_blocks > kMaxPlacedBlocks) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            graph.origin, ": buffer '", graph.buffers[b].name, "' copies: the graph's buffers and their copies come to more than ",
+            kMaxPlacedBlocks, " blocks to place (the supported maximum)"));
+      }
       const Block block{scratch.bytes[b], scratch.alignment[b], ranges_[b].start, ranges_[b].end};
       for (int64_t c = 0; c < scratch.copies[b]; ++c) scratch.blocks.push_back(block);
     }
-    RETURN_IF_ERROR(policy_->PlaceInto(scratch.blocks, &scratch.placement));
+    if (absl::Status placed = policy_->PlaceInto(scratch.blocks, &scratch.placement); !placed.ok()) {
+      return PlacementError(graph, device.memory_spaces(group.space), group, scratch, placed);
+    }
     group_peak[group.space][group.second] = scratch.placement.peak;
     if (scratch.keep_layout) {
       std::vector<PlacedBlock>& layout = scratch.layout[g];
@@ -325,14 +384,24 @@ absl::Status FitEngine::Evaluate(absl::Span<const int64_t> input, Scratch& scrat
         fig.limit = space.default_scoped_limit_bytes();
         fig.limit_source = LimitSource::kDefaultScoped;
         if (graph.vmem_limit_bytes) {
-          ASSIGN_OR_RETURN(fig.limit, graph.vmem_limit_bytes->Evaluate(values));
+          auto limit = graph.vmem_limit_bytes->Evaluate(values);
+          if (!limit.ok()) {
+            return absl::Status(limit.status().code(),
+                                absl::StrCat(graph.origin, ": tpu.vmem_limit_bytes: ", limit.status().message()));
+          }
+          fig.limit = *limit;
           if (fig.limit <= 0) {
             return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": tpu.vmem_limit_bytes must be positive, got ",
                                                            fig.limit));
           }
           fig.limit_source = LimitSource::kVmemLimitBytes;
         } else if (graph.scoped_vmem_limit_kib) {
-          ASSIGN_OR_RETURN(const int64_t kib, graph.scoped_vmem_limit_kib->Evaluate(values));
+          auto scoped = graph.scoped_vmem_limit_kib->Evaluate(values);
+          if (!scoped.ok()) {
+            return absl::Status(scoped.status().code(),
+                                absl::StrCat(graph.origin, ": tpu.scoped_vmem_limit_kib: ", scoped.status().message()));
+          }
+          const int64_t kib = *scoped;
           const auto bytes = CheckedMul(kib, 1024);
           if (kib <= 0 || !bytes) {
             return absl::InvalidArgumentError(
@@ -400,12 +469,17 @@ absl::Status FitEngine::EvaluateExecution(absl::Span<const int64_t> values, Scra
                                    [&] { return absl::StrCat("partition '", partition.name, "' warps"); }, values));
     scratch.partition_warps.push_back(w);
     const auto sum = CheckedAdd(warps, w);
-    if (!sum) return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": launch: warp count overflows"));
+    if (!sum) {
+      return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": launch.partitions '", partition.name,
+                                                     "' warps: the block's warp count overflows 64 bits"));
+    }
     warps = *sum;
   }
   const auto threads = CheckedMul(warps, limits.warp_size());
-  if (!threads || *threads > (int64_t{1} << 30)) {
-    return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": launch: thread count overflows"));
+  if (!threads || *threads > kMaxThreadsPerBlock) {
+    return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": launch.num_warps: ", warps, " warps of ",
+                                                   limits.warp_size(), " threads exceed the supported maximum of ",
+                                                   kMaxThreadsPerBlock, " threads per block"));
   }
   out->warps = warps;
   out->threads = *threads;

@@ -51,6 +51,10 @@ enum class LimitSource : uint8_t {
 absl::string_view LimitSourceName(LimitSource source);
 
 inline constexpr int kMaxSpaces = 8;
+// Per configuration: the blocks (buffer copies) placed, and the threads of one block
+// (docs/reliability.md). Beyond them Evaluate is InvalidArgument naming the file and field.
+inline constexpr int64_t kMaxPlacedBlocks = int64_t{1} << 22;
+inline constexpr int64_t kMaxThreadsPerBlock = int64_t{1} << 30;
 
 // One device memory space after placement.
 struct SpaceFigures {
@@ -74,7 +78,7 @@ struct FitResult {
   Limit limit = Limit::kInvalid; // the first fatal breach when !fits
   int64_t required = 0;          // of `limit`
   int64_t available = 0;
-  std::array<Breach, kNumLimits> breaches{};  // every breach, fatal or not
+  std::array<Breach, kNumLimits> breaches{};  // every breach, fatal or not (central sizes)
   std::array<SpaceFigures, kMaxSpaces> spaces{};
   int broken_requirement = -1;   // limit kInvalid: the graph requirement it breaks
   // Threads (0 when the device has no thread model, e.g. TPU).

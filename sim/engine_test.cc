@@ -201,5 +201,45 @@ TEST(FitEngineTest, ABrokenRequirementIsInvalidNotAnError) {
   EXPECT_EQ(fit.broken_requirement, 0);
 }
 
+
+// Issue 17: a negative num_stages was accepted (mlp.pbtxt's copies are max(1, num_stages - 1)).
+TEST(FitEngineTest, ANegativeNumStagesNamesTheLoop) {
+  const CompiledGraph graph = CompileExampleGraph("mlp.pbtxt");
+  const DeviceModel device = ShippedDevice("h100");
+  auto engine = FitEngine::Create(graph, device);
+  ASSERT_TRUE(engine.ok());
+  auto values = BindParameters(graph, {"num_stages=-5"});
+  ASSERT_TRUE(values.ok());
+  FitEngine::Scratch scratch;
+  FitResult fit;
+  const absl::Status status = engine->Evaluate(*values, scratch, &fit);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("mlp.pbtxt: loop 'h_loop' num_stages: must not be negative, got -5"));
+}
+
+// Every copy of every buffer is a block to place: their number is bounded, naming the buffer
+// where the count passes the limit.
+TEST(FitEngineTest, MoreBlocksThanTheLimitNameTheBuffer) {
+  std::string text;
+  for (int b = 0; b < 65; ++b) {
+    text += absl::StrCat("buffers { name: \"b", b, "\" size_bytes: \"16\" memory_space: \"smem\" copies: \"65536\" }\n");
+  }
+  absl::StatusOr<FitResult> fit = TryEvaluate(text + "ops { name: \"o\" writes: \"b0\" }", "h100");
+  EXPECT_EQ(fit.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(fit.status().message(), HasSubstr("test.pbtxt: buffer 'b64' copies: the graph's buffers and their copies come to more than 4194304 blocks"));
+}
+
+// Issue 17: "placement offset overflows 64 bits" named neither the file nor the buffer.
+TEST(FitEngineTest, APlacementPastInt64NamesFileSpaceAndBuffer) {
+  absl::StatusOr<FitResult> fit = TryEvaluate(R"pb(
+    buffers { name: "small" size_bytes: "16" memory_space: "smem" }
+    buffers { name: "huge" size_bytes: "4611686018427387904" memory_space: "smem" copies: "2" }
+    ops { name: "use" writes: "small" writes: "huge" }
+  )pb", "h100");
+  EXPECT_EQ(fit.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(fit.status().message(), HasSubstr("test.pbtxt: memory space 'smem': buffer 'huge' (2 x 4611686018427387904 B)"));
+  EXPECT_THAT(fit.status().message(), HasSubstr("overflows 64 bits"));
+}
+
 }  // namespace
 }  // namespace scratchsim

@@ -30,6 +30,14 @@ int SymbolTable::Add(std::string name) {
 //   top := expr (('=='|'!='|'<='|'>='|'<'|'>') expr)?   (1 when it holds, else 0)
 //   expr := term (('+'|'-') term)*      term := unary (('*'|'/'|'%') unary)*
 //   unary := '-' unary | primary        primary := INT | NAME | NAME '(' expr (',' expr)* ')' | '(' expr ')'
+// An expression as messages quote it: whole up to 80 characters, else its start and length, so
+// that an error about a hostile 100,000-character expression stays one readable line.
+static std::string QuoteExpression(absl::string_view text) {
+  constexpr size_t kQuoted = 80;
+  if (text.size() <= kQuoted) return std::string(text);
+  return absl::StrCat(text.substr(0, kQuoted - 20), "... (", text.size(), " characters)");
+}
+
 class ExprParser {
  public:
   ExprParser(absl::string_view text, const SymbolTable& symbols, Expr& out)
@@ -47,7 +55,7 @@ class ExprParser {
 
   absl::Status Error(absl::string_view what) const {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "expression \"%s\": %s at column %d", text_, what, pos_ + 1));
+        "expression \"%s\": %s at column %d", QuoteExpression(text_), what, pos_ + 1));
   }
   void SkipSpace() {
     while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
@@ -282,12 +290,12 @@ absl::StatusOr<int64_t> Expr::Evaluate(absl::Span<const int64_t> values) const {
   int64_t stack[kMaxDepth];
   int depth = 0;
   auto overflow = [this]() {
-    return absl::OutOfRangeError(absl::StrFormat("expression \"%s\" overflows 64 bits", text_));
+    return absl::OutOfRangeError(absl::StrFormat("expression \"%s\" overflows 64 bits", QuoteExpression(text_)));
   };
   for (const Instruction& instruction : code_) {
     if (instruction.op == Op::kPush || instruction.op == Op::kLoad) {
       if (depth == kMaxDepth) {
-        return absl::InvalidArgumentError(absl::StrFormat("expression \"%s\" is nested too deeply", text_));
+        return absl::InvalidArgumentError(absl::StrFormat("expression \"%s\" is nested too deeply", QuoteExpression(text_)));
       }
       if (instruction.op == Op::kPush) {
         stack[depth++] = instruction.operand;

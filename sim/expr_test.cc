@@ -100,5 +100,27 @@ TEST_F(ExprTest, ParametersListsSlots) {
   EXPECT_TRUE(Expr::Constant(5).IsConstant());
 }
 
+
+// Reproducer of issue 17 (shared/reliability/expr_nested_parens.expr, generated here): 20,000
+// nested '(' overflowed the parser's stack. Now an error at the bound, quoting the text briefly.
+TEST_F(ExprTest, TwentyThousandNestedParenthesesAreRefusedInOneShortLine) {
+  const std::string text = std::string(20000, '(') + "1" + std::string(20000, ')');
+  auto expr = Expr::Parse(text, symbols_);
+  ASSERT_FALSE(expr.ok());
+  EXPECT_THAT(expr.status().message(), HasSubstr("nested more than 256 levels deep"));
+  EXPECT_THAT(expr.status().message(), HasSubstr("(40001 characters)"));
+  EXPECT_LT(expr.status().message().size(), 200u);
+}
+
+TEST_F(ExprTest, TwentyThousandNestedCallsAreRefused) {
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += "min(";
+  text += "1";
+  for (int i = 0; i < 20000; ++i) text += ",16)";
+  auto expr = Expr::Parse(text, symbols_);
+  ASSERT_FALSE(expr.ok());
+  EXPECT_THAT(expr.status().message(), HasSubstr("nested more than 256 levels deep"));
+}
+
 }  // namespace
 }  // namespace scratchsim

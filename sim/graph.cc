@@ -1,6 +1,8 @@
 #include "sim/graph.h"
 
 #include <algorithm>
+#include <climits>
+#include <map>
 #include <queue>
 #include <type_traits>
 #include <utility>
@@ -12,6 +14,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "boost/graph/adjacency_list.hpp"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/wire_format_lite.h"
 #include "boost/graph/depth_first_search.hpp"
 #include "sim/checked_math.h"
 #include "sim/dtype.h"
@@ -22,6 +26,10 @@ namespace scratchsim {
 namespace {
 
 constexpr char kWarpSizeSymbol[] = "WARP_SIZE";
+
+std::string GraphLimitMessage(int64_t count, int64_t limit) {
+  return absl::StrCat("has ", count, " entries, more than the supported ", limit);
+}
 constexpr char kSmArchSymbol[] = "SM_ARCH";
 
 // Parallel edges are harmless here (in-degrees count them consistently), and vecS is far
@@ -63,6 +71,7 @@ class GraphCompiler {
   }
 
   absl::StatusOr<CompiledGraph> Run() {
+    RETURN_IF_ERROR(CheckSizes());
     RETURN_IF_ERROR(CompileParameters());
     RETURN_IF_ERROR(CompileBuffers());
     RETURN_IF_ERROR(CompileLoops());
@@ -107,6 +116,27 @@ class GraphCompiler {
     if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
     return std::all_of(name.begin(), name.end(),
                        [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  }
+
+  // The limits of graph.h, before anything is compiled.
+  absl::Status CheckSizes() const {
+    const KernelGraph& g = out_.graph;
+    for (const auto& [field, count, limit] :
+         {std::tuple<const char*, int, int>{"buffers", g.buffers_size(), kMaxGraphBuffers},
+          {"ops", g.ops_size(), kMaxGraphOps},
+          {"loops", g.loops_size(), kMaxGraphLoops},
+          {"parameters", g.parameters_size(), kMaxGraphParameters},
+          {"requirements", g.requirements_size(), kMaxGraphRequirements},
+          {"launch.partitions", g.launch().partitions_size(), kMaxLaunchPartitions}}) {
+      if (count > limit) return Bad(field, GraphLimitMessage(count, limit));
+    }
+    for (const Buffer& buffer : g.buffers()) {
+      if (buffer.shape_size() > kMaxBufferRank || buffer.array_shape_size() > kMaxBufferRank) {
+        return Bad(absl::StrCat("buffer '", buffer.name(), "' shape"),
+                   absl::StrCat("has more than the supported ", kMaxBufferRank, " dimensions"));
+      }
+    }
+    return absl::OkStatus();
   }
 
   absl::Status CompileParameters() {
@@ -394,11 +424,49 @@ class GraphCompiler {
   std::vector<int> loop_parent_;
 };
 
+// The entries of KernelGraph's repeated fields in binary `contents`, counted on the wire.
+absl::Status CheckBinaryGraphSizes(absl::string_view contents, absl::string_view origin) {
+  using google::protobuf::internal::WireFormatLite;
+  std::map<int, std::pair<const char*, int64_t>> limits = {
+      {KernelGraph::kBuffersFieldNumber, {"buffers", kMaxGraphBuffers}},
+      {KernelGraph::kOpsFieldNumber, {"ops", kMaxGraphOps}},
+      {KernelGraph::kLoopsFieldNumber, {"loops", kMaxGraphLoops}},
+      {KernelGraph::kParametersFieldNumber, {"parameters", kMaxGraphParameters}},
+      {KernelGraph::kRequirementsFieldNumber, {"requirements", kMaxGraphRequirements}}};
+  std::map<int, int64_t> counts;
+  google::protobuf::io::CodedInputStream input(reinterpret_cast<const uint8_t*>(contents.data()),
+                                               static_cast<int>(std::min<size_t>(contents.size(), INT32_MAX)));
+  input.SetTotalBytesLimit(INT32_MAX);
+  while (true) {
+    const uint32_t tag = input.ReadTag();
+    if (tag == 0) break;
+    const int number = WireFormatLite::GetTagFieldNumber(tag);
+    if (auto it = limits.find(number); it != limits.end() && ++counts[number] > it->second.second) {
+      return absl::InvalidArgumentError(absl::StrCat(origin, ": field '", it->second.first, "' ",
+                                                     GraphLimitMessage(counts[number], it->second.second)));
+    }
+    // Malformed input stops the count; ParseProto then names it.
+    if (!WireFormatLite::SkipField(&input, tag)) break;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<KernelGraph> LoadGraph(absl::string_view path) {
+  ASSIGN_OR_RETURN(ProtoFormat format, FormatFromPath(path));
+  ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
+  return ParseGraph(contents, format, path);
+}
+
+absl::StatusOr<KernelGraph> ParseGraph(absl::string_view contents, ProtoFormat format, absl::string_view origin) {
+  if (format == ProtoFormat::kBinary) {
+    // Count the repeated top-level fields on the wire first: a graph past the limits is refused
+    // without building millions of messages.
+    RETURN_IF_ERROR(CheckBinaryGraphSizes(contents, origin));
+  }
   KernelGraph graph;
-  RETURN_IF_ERROR(LoadProtoFile(path, &graph));
+  RETURN_IF_ERROR(ParseProto(contents, format, origin, &graph));
   return graph;
 }
 
@@ -440,8 +508,17 @@ absl::StatusOr<int64_t> BufferBytes(const CompiledGraph& graph, int buffer, absl
         absl::StrCat(graph.origin, ": buffer '", b.name, "' ", field, ": ", problem));
   };
   auto overflow = [&]() { return bad("size", "byte size overflows 64 bits"); };
+  // An expression's own error (overflow, division by zero) with the file, buffer and field.
+  auto eval = [&](const Expr& expr, absl::string_view field) -> absl::StatusOr<int64_t> {
+    absl::StatusOr<int64_t> value = expr.Evaluate(values);
+    if (!value.ok()) {
+      return absl::Status(value.status().code(),
+                          absl::StrCat(graph.origin, ": buffer '", b.name, "' ", field, ": ", value.status().message()));
+    }
+    return value;
+  };
   if (b.size_bytes) {
-    ASSIGN_OR_RETURN(int64_t bytes, b.size_bytes->Evaluate(values));
+    ASSIGN_OR_RETURN(int64_t bytes, eval(*b.size_bytes, "size_bytes"));
     if (bytes < 0) return bad("size_bytes", absl::StrCat("is negative (", bytes, ")"));
     return bytes;
   }
@@ -456,7 +533,7 @@ absl::StatusOr<int64_t> BufferBytes(const CompiledGraph& graph, int buffer, absl
     }
     int64_t padded = *extent;
     if (d >= first_rounded) {
-      ASSIGN_OR_RETURN(int64_t multiple, b.round_up[d - first_rounded].Evaluate(values));
+      ASSIGN_OR_RETURN(int64_t multiple, eval(b.round_up[d - first_rounded], absl::StrCat("round_up[", d - first_rounded, "]")));
       if (multiple <= 0) return bad(absl::StrCat("round_up[", d - first_rounded, "]"), "must be positive");
       auto rounded = CheckedRoundUp(padded, multiple);
       if (!rounded) return overflow();
@@ -467,8 +544,8 @@ absl::StatusOr<int64_t> BufferBytes(const CompiledGraph& graph, int buffer, absl
     elements = *product;
   }
   if (b.pad_every) {
-    ASSIGN_OR_RETURN(int64_t every, b.pad_every->Evaluate(values));
-    ASSIGN_OR_RETURN(int64_t add, b.pad_add->Evaluate(values));
+    ASSIGN_OR_RETURN(int64_t every, eval(*b.pad_every, "padding.every"));
+    ASSIGN_OR_RETURN(int64_t add, eval(*b.pad_add, "padding.add"));
     if (every <= 0 || add < 0) return bad("padding", "every must be positive and add non-negative");
     auto extra = CheckedMul((elements - 1) / every, add);
     if (!extra) return overflow();

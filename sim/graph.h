@@ -4,6 +4,7 @@
 #define SCRATCHSIM_SIM_GRAPH_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include "absl/strings/string_view.h"
@@ -14,20 +15,49 @@
 #include "proto/device.pb.h"
 #include "proto/graph.pb.h"
 #include "sim/expr.h"
+#include "sim/proto_io.h"
 
 namespace scratchsim {
+
+// What a graph may hold (docs/reliability.md). LoadGraph and CompileGraph refuse more with an
+// InvalidArgument error naming the file and the field; a binary graph is counted before it is
+// parsed, so a huge one costs no memory.
+inline constexpr int kMaxGraphBuffers = 1 << 20;
+inline constexpr int kMaxGraphOps = 1 << 20;
+inline constexpr int kMaxGraphLoops = 1 << 16;
+inline constexpr int kMaxGraphParameters = 1 << 12;
+inline constexpr int kMaxGraphRequirements = 1 << 12;
+inline constexpr int kMaxBufferRank = 64;
+inline constexpr int kMaxLaunchPartitions = 1 << 10;
+
+// An optional expression of a buffer, held out of line: most buffers leave these fields empty,
+// and a graph of a million buffers then pays 16 bytes a field rather than a whole Expr.
+// Reads like std::optional<const Expr>.
+class OptionalExpr {
+ public:
+  OptionalExpr() = default;
+  OptionalExpr(std::optional<Expr> expr)  // NOLINT: assigned from CompileOptional's result
+      : expr_(expr ? std::make_shared<const Expr>(*std::move(expr)) : nullptr) {}
+  explicit operator bool() const { return expr_ != nullptr; }
+  bool has_value() const { return expr_ != nullptr; }
+  const Expr& operator*() const { return *expr_; }
+  const Expr* operator->() const { return expr_.get(); }
+
+ private:
+  std::shared_ptr<const Expr> expr_;
+};
 
 struct CompiledBuffer {
   std::string name;
   std::vector<Expr> shape;
   int64_t element_bits = 0;             // 0 when size_bytes is given instead
-  std::optional<Expr> size_bytes;
+  OptionalExpr size_bytes;
   std::vector<Expr> round_up;           // applies to the trailing dims
   std::vector<Expr> array_shape;        // for reports only
-  std::optional<Expr> pad_every;
-  std::optional<Expr> pad_add;
-  std::optional<Expr> copies;           // set: multi-buffered (pipelined) buffer
-  std::optional<Expr> alignment;
+  OptionalExpr pad_every;
+  OptionalExpr pad_add;
+  OptionalExpr copies;                  // set: multi-buffered (pipelined) buffer
+  OptionalExpr alignment;
   std::string space;
   Scope scope = PROGRAM;
   BufferRole role = ROLE_UNSPECIFIED;
@@ -94,6 +124,8 @@ struct CompiledGraph {
 
 // Reads a graph from .pb, .pbtxt/.textproto or .json.
 absl::StatusOr<KernelGraph> LoadGraph(absl::string_view path);
+// The same from the file's contents; `origin` names it in messages.
+absl::StatusOr<KernelGraph> ParseGraph(absl::string_view contents, ProtoFormat format, absl::string_view origin);
 
 // Validates names and references, parses every expression, and orders ops. `origin` names
 // the source in messages ("mlp.pbtxt: buffer 'x_tile' shape[1]: ...").

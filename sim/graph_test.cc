@@ -4,11 +4,15 @@
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "sim/liveness.h"
+#include "sim/proto_io.h"
+#include "sim/test_util.h"
 
 namespace scratchsim {
 namespace {
 
 using ::testing::HasSubstr;
+using ::scratchsim::testing::CompileGraphText;
+using ::scratchsim::testing::CompileGraphTextError;
 
 KernelGraph Parse(const std::string& text) {
   KernelGraph graph;
@@ -176,6 +180,54 @@ TEST(GraphTest, PaddingAndRounding) {
   // 2048 elements with 8 extra after each of the first 63 rows of 32.
   EXPECT_EQ(*BufferBytes(*graph, 0, {}), (2048 + 63 * 8) * 2);
   EXPECT_EQ(*BufferBytes(*graph, 1, {}), 16 * 128 * 2);
+}
+
+
+// A binary KernelGraph of `n` one-letter buffers, written on the wire directly (no messages built).
+std::string BinaryGraphOfBuffers(int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += std::string("\x22\x03\x0a\x01b", 5);  // field 4 {field 1: "b"}
+  return out;
+}
+
+// Issue 17: a 10-million-buffer binary graph took over 10 GB while it was parsed. Its entries are
+// counted on the wire first: past kMaxGraphBuffers it is refused before any message is built.
+TEST(GraphLimitsTest, ABinaryGraphPastTheBufferLimitIsRefusedBeforeParsing) {
+  auto graph = ParseGraph(BinaryGraphOfBuffers(kMaxGraphBuffers + 1), ProtoFormat::kBinary, "big.pb");
+  ASSERT_FALSE(graph.ok());
+  EXPECT_EQ(graph.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(graph.status().message(),
+              HasSubstr("big.pb: field 'buffers' has 1048577 entries, more than the supported 1048576"));
+}
+
+TEST(GraphLimitsTest, AShapeOfMoreDimensionsThanTheLimitIsRefused) {
+  std::string shape;
+  for (int d = 0; d <= kMaxBufferRank; ++d) shape += " shape: \"1\"";
+  const absl::Status status = CompileGraphTextError(
+      "buffers { name: \"a\" dtype: \"f16\" memory_space: \"smem\"" + shape + " }");
+  EXPECT_THAT(status.message(), HasSubstr("test.pbtxt: buffer 'a' shape: has more than the supported 64 dimensions"));
+}
+
+TEST(GraphLimitsTest, MorePartitionsThanTheLimitAreRefused) {
+  std::string text = "launch {";
+  for (int p = 0; p <= kMaxLaunchPartitions; ++p) text += " partitions { name: \"p\" warps: \"1\" }";
+  const absl::Status status = CompileGraphTextError(text + " }");
+  EXPECT_THAT(status.message(), HasSubstr("test.pbtxt: launch.partitions: has 1025 entries, more than the supported 1024"));
+}
+
+
+// Issue 17: an expression that overflowed while a buffer was sized said only
+// 'expression "..." overflows 64 bits': now the file, buffer and field come first.
+TEST(GraphLimitsTest, AnOverflowingSizeExpressionNamesFileBufferAndField) {
+  const CompiledGraph graph = CompileGraphText(R"pb(
+    buffers { name: "a" size_bytes: "9223372036854775807 + 1" memory_space: "smem" }
+    buffers { name: "b" dtype: "f16" shape: "64" round_up: "9223372036854775807 * 2" memory_space: "smem" }
+  )pb");
+  auto a = BufferBytes(graph, 0, graph.defaults);
+  EXPECT_EQ(a.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(a.status().message(), HasSubstr("test.pbtxt: buffer 'a' size_bytes: expression \"9223372036854775807 + 1\" overflows 64 bits"));
+  auto b = BufferBytes(graph, 1, graph.defaults);
+  EXPECT_THAT(b.status().message(), HasSubstr("test.pbtxt: buffer 'b' round_up[0]: expression"));
 }
 
 }  // namespace

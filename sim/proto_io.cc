@@ -90,7 +90,9 @@ std::string QuoteIntegersOfStringFields(absl::string_view text, const google::pr
     std::string key;      // object: the field being written; list: the field the list belongs to
     bool value = false;   // object: after the ':' (or a text-format field name), before the value
   };
+  constexpr size_t kMaxTrackedDepth = 64;
   std::vector<Frame> stack = {Frame{}};
+  size_t untracked = 0;
   std::string out;
   out.reserve(text.size());
   auto is_ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
@@ -126,7 +128,13 @@ std::string QuoteIntegersOfStringFields(absl::string_view text, const google::pr
       i = j;
       continue;
     }
-    if (c == '{' || c == '<') {
+    // No schema nests deeper than kMaxTrackedDepth: past it the parser refuses the input anyway,
+    // so only count the levels (memory stays bounded whatever the nesting).
+    if ((c == '{' || c == '<' || c == '[') && stack.size() >= kMaxTrackedDepth) {
+      ++untracked;
+    } else if ((c == '}' || c == '>' || c == ']') && untracked > 0) {
+      --untracked;
+    } else if (c == '{' || c == '<') {
       stack.push_back(Frame{});
     } else if ((c == '}' || c == '>') && stack.size() > 1) {
       stack.pop_back();
@@ -208,10 +216,15 @@ absl::StatusOr<std::string> ReadFileToString(absl::string_view path, int64_t max
   }
   std::ifstream in{std::string(path), std::ios::binary};
   if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open file"));
-  std::ostringstream contents;
-  contents << in.rdbuf();
+  // Straight into one string of the file's size: the input is held once, not copied.
+  std::string contents(error ? 0 : static_cast<size_t>(size), '\0');
+  in.read(contents.data(), static_cast<std::streamsize>(contents.size()));
+  contents.resize(static_cast<size_t>(in.gcount()));
   if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read error"));
-  return contents.str();
+  if (in && in.peek() != std::char_traits<char>::eof()) {
+    return absl::DataLossError(absl::StrCat(path, ": the file grew while it was read"));
+  }
+  return contents;
 }
 
 absl::StatusOr<std::string> ReadFileToString(absl::string_view path) { return ReadFileToString(path, MaxInputBytes()); }
@@ -244,6 +257,7 @@ absl::Status ParseProto(absl::string_view contents, ProtoFormat format, absl::st
     }
     case ProtoFormat::kText: {
       google::protobuf::TextFormat::Parser parser;
+      parser.SetRecursionLimit(64);
       CollectingErrors errors;
       parser.RecordErrorsTo(&errors);
       if (!parser.ParseFromString(QuoteIntegersOfStringFields(contents, message->GetDescriptor(), false), message)) {

@@ -37,10 +37,16 @@ class Explanation {
       p->set_name(graph_.symbols.names()[i]);
       p->set_value(scratch_.values[i]);
     }
-    for (int b : engine_.untouched_buffers()) {
-      report_.add_notes(absl::StrCat("buffer '", graph_.buffers[b].name,
+    // One note per untouched buffer, up to kMaxListedBuffers; the rest counted in one more.
+    const std::vector<int>& untouched = engine_.untouched_buffers();
+    for (size_t i = 0; i < untouched.size() && i < kMaxListedBuffers; ++i) {
+      report_.add_notes(absl::StrCat("buffer '", graph_.buffers[untouched[i]].name,
                                      "' is touched by no op: allocated for the whole kernel, as compilers "
                                      "allocate a declared buffer"));
+    }
+    if (untouched.size() > kMaxListedBuffers) {
+      report_.add_notes(absl::StrCat(untouched.size() - kMaxListedBuffers,
+                                     " more buffers are touched by no op (not listed), allocated the same way"));
     }
     for (int s = 0; s < device_.memory_spaces_size(); ++s) {
       if (fit_.spaces[s].peak >= 0) RETURN_IF_ERROR(ExplainSpace(s));
@@ -144,6 +150,13 @@ class Explanation {
     for (const auto& [buffer, copies] : copies_live) shares.push_back(Share(buffer, copies, fig.peak));
     std::stable_sort(shares.begin(), shares.end(),
                      [](const BufferShare& a, const BufferShare& b) { return a.total_bytes() > b.total_bytes(); });
+    // The largest kMaxListedBuffers are listed (and named as culprits); a report stays small
+    // whatever the graph.
+    if (shares.size() > kMaxListedBuffers) {
+      report_.add_notes(absl::StrCat(out->space(), ": ", shares.size(), " buffers are live at the peak; the ",
+                                     kMaxListedBuffers, " largest are listed"));
+      shares.resize(kMaxListedBuffers);
+    }
     std::vector<std::string> culprits;
     for (BufferShare& share : shares) {
       culprits.push_back(share.buffer());

@@ -16,6 +16,10 @@
 
 namespace scratchsim {
 
+// A report lists at most this many buffers live at a space's peak (largest first) and notes
+// at most this many untouched buffers by name; the rest are counted.
+inline constexpr size_t kMaxListedBuffers = 64;
+
 struct SimulateOptions {
   PlacementPolicyKind policy = PlacementPolicyKind::kFirstFitDecreasing;
   // Search for parameter changes that would fit when a limit is exceeded.

@@ -1,11 +1,15 @@
 #include "sim/simulator.h"
 
+#include <algorithm>
+
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "sim/device.h"
 #include "absl/strings/match.h"
 #include "sim/report.h"
+#include "absl/strings/str_cat.h"
+#include "sim/test_util.h"
 
 namespace scratchsim {
 namespace {
@@ -221,6 +225,26 @@ TEST(SimulatorTest, TextReportExplainsTheFigure) {
   EXPECT_THAT(text, HasSubstr("DOES NOT FIT"));
   // 64-bit figures are JSON numbers (sim/json_text.h).
   EXPECT_THAT(RenderJson(report), HasSubstr("\"peak_bytes\": 526336"));
+}
+
+
+// Issue 17: a graph of a million untouched buffers gave a million notes and a million rows live
+// at the peak. The report lists kMaxListedBuffers of each and counts the rest.
+TEST(SimulatorTest, AReportListsABoundedNumberOfBuffers) {
+  std::string text = "ops { name: \"o\" }\n";
+  for (int b = 0; b < 200; ++b) text += absl::StrCat("buffers { name: \"b", b, "\" size_bytes: \"", 16 + b, "\" memory_space: \"smem\" }\n");
+  const CompiledGraph graph = testing::CompileGraphText(text);
+  auto report = Simulate(graph, testing::ShippedDevice("h100"), graph.defaults, SimulateOptions());
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->spaces_size(), 1);
+  EXPECT_EQ(report->spaces(0).live_at_peak_size(), static_cast<int>(kMaxListedBuffers));
+  EXPECT_EQ(report->spaces(0).live_at_peak(0).buffer(), "b199");  // largest first
+  const int untouched = static_cast<int>(std::count_if(report->notes().begin(), report->notes().end(), [](const std::string& n) {
+    return absl::StrContains(n, "' is touched by no op");
+  }));
+  EXPECT_EQ(untouched, static_cast<int>(kMaxListedBuffers));
+  EXPECT_THAT(report->notes(), ::testing::Contains(::testing::HasSubstr("136 more buffers are touched by no op")));
+  EXPECT_THAT(report->notes(), ::testing::Contains(::testing::HasSubstr("smem: 200 buffers are live at the peak; the 64 largest are listed")));
 }
 
 }  // namespace

@@ -125,5 +125,16 @@ TEST(FlagsTest, Errors) {
   EXPECT_THAT(flags->GetInt("threads", 0).status().message(), HasSubstr("is not an integer"));
 }
 
+
+// Nesting deeper than any schema is refused by the parser; the integer-quoting pass before it
+// keeps no state per level past 64, so 10 MB of '{' cost no more than their text.
+TEST(ProtoIoTest, TenMillionNestedBracesAreRefused) {
+  KernelGraph graph;
+  const std::string text = "launch " + std::string(10'000'000, '{');
+  const absl::Status status = ParseProto(text, ProtoFormat::kText, "deep.pbtxt", &graph);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("deep.pbtxt: line 1"));
+}
+
 }  // namespace
 }  // namespace scratchsim

@@ -205,7 +205,7 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out)
     return absl::InvalidArgumentError("--graph FILE (or --threads for a what-if) is required (see --help)");
   }
   ASSIGN_OR_RETURN(Kernel kernel, LoadKernel(flags, device));
-  ASSIGN_OR_RETURN(Report report, SimulateKernel(kernel, device, flags));
+  ASSIGN_OR_RETURN(Report report, SimulateKernel(std::move(kernel), device, flags));
   if (format == "json") {
     out << RenderJson(report) << "\n";
   } else {
@@ -259,7 +259,6 @@ absl::StatusOr<Kernel> LoadKernel(const ParsedFlags& flags, const DeviceModel& d
     kernel.origin = flags.Get("graph");
     ASSIGN_OR_RETURN(kernel.graph, LoadGraph(kernel.origin));
     if (kernel.graph.name().empty()) kernel.graph.set_name(std::filesystem::path(kernel.origin).stem().string());
-    kernel.source = kernel.graph;
   }
   return LowerKernel(std::move(kernel), device);
 }
@@ -275,7 +274,6 @@ absl::StatusOr<Kernel> ReadKernel(absl::string_view input, absl::string_view con
     kernel.origin = std::string(origin);
     RETURN_IF_ERROR(ParseProto(contents, format, origin, &kernel.graph));
     if (kernel.graph.name().empty()) kernel.graph.set_name(std::filesystem::path(kernel.origin).stem().string());
-    kernel.source = kernel.graph;
     return LowerKernel(std::move(kernel), device);
   }
   for (const auto& front_end : FrontEnds()) {
@@ -289,13 +287,16 @@ absl::StatusOr<Kernel> ReadKernel(absl::string_view input, absl::string_view con
   return absl::InvalidArgumentError(absl::StrCat("no front end of this build reads '", input, "'"));
 }
 
-absl::StatusOr<Report> SimulateKernel(const Kernel& kernel, const DeviceModel& device, const ParsedFlags& flags) {
+absl::StatusOr<Report> SimulateKernel(Kernel kernel, const DeviceModel& device, const ParsedFlags& flags) {
   SimulateOptions options;
   ASSIGN_OR_RETURN(options.policy, ParsePlacementPolicy(flags.Get("policy", "first-fit")));
   options.suggest = !flags.Has("no-suggest");
   options.keep_buffers = WantsPictures(flags);
   options.policy_override = kernel.policy;
-  ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(kernel.graph, kernel.origin));
+  // A plain graph is compiled in place (a front end may still need its graph to word the verdict):
+  // one copy of a large graph in memory, not two.
+  ASSIGN_OR_RETURN(CompiledGraph compiled,
+                   CompileGraph(kernel.front_end == nullptr ? std::move(kernel.graph) : kernel.graph, kernel.origin));
   ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(compiled, flags.GetList("set")));
   ASSIGN_OR_RETURN(Report report, Simulate(compiled, device, values, options));
   if (kernel.front_end != nullptr) {

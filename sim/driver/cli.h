@@ -21,6 +21,8 @@ inline constexpr int kExitFits = 0;
 inline constexpr int kExitDoesNotFit = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitNoDevice = 3;
+// A command stopped by SIGINT (simulate plan) after printing its partial result: 128 + SIGINT.
+inline constexpr int kExitInterrupted = 130;
 
 // `simulate [SUBCOMMAND] ...`; `args` excludes argv[0].
 int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
@@ -49,7 +51,7 @@ FlagSpec SimulateFlags();
 
 // What `simulate` reports for a loaded kernel: --set, --policy and --no-suggest from `flags`, the
 // verdict worded by the kernel's front end.
-absl::StatusOr<Report> SimulateKernel(const Kernel& kernel, const DeviceModel& device, const ParsedFlags& flags);
+absl::StatusOr<Report> SimulateKernel(Kernel kernel, const DeviceModel& device, const ParsedFlags& flags);
 
 }  // namespace scratchsim
 

@@ -1,6 +1,11 @@
 #include "sim/driver/plan_command.h"
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
 
 #include <chrono>
 #include <cmath>
@@ -25,6 +30,7 @@ constexpr char kPlanUsage[] = R"(usage:
   simulate plan --device DEV --graph FILE [--param NAME=LO..HI[:pow2|:step=S] | NAME=V1,V2,... ...]
                 [--set P=V ...] [--top K] [--format text|json|csv] [--threads N]
                 [--compute-dtype DT] [--allow-spills] [--policy first-fit|best-fit] [--stats]
+                [--progress-seconds S]
                 [--map FILE.svg [--map-axes X,Y]]
       Sweep the kernel's tile parameters on device DEV: every configuration that does not fit
       (shared memory / LDS / TMEM / VMEM, threads, registers and spills, no resident block) is
@@ -36,7 +42,11 @@ constexpr char kPlanUsage[] = R"(usage:
       --map FILE.svg draws the grid over two swept parameters (--map-axes X,Y; default the
       first two) with the others at the best configuration's values: each cell its estimated
       time or the limit that pruned it, the top configurations outlined with their rank.
-Exit codes: 0 some configuration fits, 1 none fits, 2 bad input or usage.
+      Long sweeps report progress on stderr: a bar on a terminal, else a line every S seconds
+      (--progress-seconds, default 5; 0: none). Ctrl-C (SIGINT) stops the sweep cleanly: what was
+      evaluated so far is printed, marked partial.
+Exit codes: 0 some configuration fits, 1 none fits, 2 bad input or usage, 130 interrupted
+(the partial result is printed).
 )";
 
 }  // namespace
@@ -44,6 +54,7 @@ Exit codes: 0 some configuration fits, 1 none fits, 2 bad input or usage.
 FlagSpec PlanFlags() {
   FlagSpec spec;
   spec.values = {"device", "graph", "top", "format", "threads", "compute-dtype", "policy", "max-input-mib"};
+  spec.values.insert("progress-seconds");
   spec.lists = {"param", "set"};
   spec.switches = {"help", "allow-spills", "stats", "any-target"};
   AddFrontEndFlags(&spec);
@@ -161,6 +172,10 @@ void RenderText(const PlanResult& plan, const KernelGraph& graph, const SymbolTa
     out << absl::StrFormat("model    %.0f GB/s, %d cores\n", plan.model.bandwidth() / 1e9, plan.model.num_cores());
   }
   for (const std::string& note : plan.notes) out << "note     " << note << "\n";
+  if (plan.partial) {
+    out << absl::StrFormat("partial  interrupted after %s of %s configurations: the counts and the ranking cover those\n",
+                           Thousands(plan.evaluated), Thousands(plan.space_size));
+  }
   out << absl::StrFormat("fits     %s of %s configurations (%.1f%%)\n", Thousands(plan.fitting),
                          Thousands(plan.space_size),
                          plan.space_size ? 100.0 * plan.fitting / plan.space_size : 0.0);
@@ -202,6 +217,7 @@ void RenderJson(const PlanResult& plan, const KernelGraph& graph, const SymbolTa
   out << "  \"device\": " << JsonString(device.name()) << ",\n";
   out << "  \"compute_dtype\": " << JsonString(plan.compute_dtype) << ",\n";
   out << "  \"space_size\": " << plan.space_size << ",\n";
+  if (plan.partial) out << "  \"partial\": true,\n  \"evaluated\": " << plan.evaluated << ",\n";
   out << "  \"fitting\": " << plan.fitting << ",\n";
   std::vector<bool> swept(plan.base_values.size(), false);
   for (const ParamAxis& a : plan.axes) swept[a.slot] = true;
@@ -352,6 +368,73 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out,
 
 }  // namespace
 
+namespace {
+
+// SIGINT during a sweep: the planner stops at its next chunk and the command prints what it has.
+std::atomic<bool> interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+extern "C" void OnSigint(int) { interrupted.store(true, std::memory_order_relaxed); }
+
+// Installs OnSigint for its lifetime; the previous handler comes back after.
+class SigintScope {
+ public:
+  SigintScope() {
+    interrupted.store(false);
+    struct sigaction action {};
+    action.sa_handler = OnSigint;
+    sigemptyset(&action.sa_mask);
+    installed_ = sigaction(SIGINT, &action, &previous_) == 0;
+  }
+  ~SigintScope() {
+    if (installed_) sigaction(SIGINT, &previous_, nullptr);
+  }
+
+ private:
+  struct sigaction previous_ {};
+  bool installed_ = false;
+};
+
+std::string Duration(double seconds) {
+  if (!(seconds < 1e9)) return "a very long time";
+  const int64_t s = static_cast<int64_t>(seconds);
+  if (s >= 86400) return absl::StrFormat("%dd %dh", s / 86400, s % 86400 / 3600);
+  if (s >= 3600) return absl::StrFormat("%dh %dm", s / 3600, s % 3600 / 60);
+  if (s >= 60) return absl::StrFormat("%dm %ds", s / 60, s % 60);
+  return absl::StrFormat("%ds", s);
+}
+
+// Progress of a sweep on stderr: a bar on a terminal (sweeps of 2,000,000 configurations or
+// more), else one line every `every` seconds (none when 0), so a long sweep in a log or a pipe
+// says how far it is.
+std::function<void(uint64_t, uint64_t)> ProgressReporter(std::ostream& err, bool terminal, uint64_t space,
+                                                         double every) {
+  if (terminal) {
+    if (space < 2000000) return nullptr;
+    return [&err](uint64_t done, uint64_t total) {
+      const int width = 40;
+      const int filled = total ? static_cast<int>(width * done / total) : width;
+      err << "\rplan [" << std::string(filled, '#') << std::string(width - filled, ' ') << "] "
+          << (total ? 100 * done / total : 100) << "%" << (done == total ? "\n" : "") << std::flush;
+    };
+  }
+  if (every <= 0) return nullptr;
+  const auto start = std::chrono::steady_clock::now();
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>(start);
+  return [&err, start, last, every](uint64_t done, uint64_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (done == total || std::chrono::duration<double>(now - *last).count() < every) return;
+    *last = now;
+    const double elapsed = std::chrono::duration<double>(now - start).count();
+    const double rate = elapsed > 0 ? done / elapsed : 0;
+    err << absl::StrFormat("plan: %d of %d configurations (%.1f%%) in %s, %.0f per second, about %s left\n", done,
+                           total, total ? 100.0 * done / total : 100.0, Duration(elapsed), rate,
+                           rate > 0 ? Duration((total - done) / rate) : std::string("?"))
+        << std::flush;
+  };
+}
+
+}  // namespace
+
 absl::StatusOr<int> PlanKernel(const Kernel& kernel, const DeviceModel& device, const ParsedFlags& flags,
                                std::ostream& out, std::ostream& err) {
   ASSIGN_OR_RETURN(PlanOptions options, OptionsFromFlags(flags));
@@ -362,22 +445,24 @@ absl::StatusOr<int> PlanKernel(const Kernel& kernel, const DeviceModel& device, 
   ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(compiled, sets));
   ASSIGN_OR_RETURN(std::vector<ParamAxis> axes, BuildParamSpace(compiled, flags.GetList("param"), sets));
 
-  // A bar on a terminal only, for sweeps long enough to wait for.
-  const bool bar = &err == &std::cerr && isatty(STDERR_FILENO);
+  ASSIGN_OR_RETURN(const int64_t progress_seconds, flags.GetInt("progress-seconds", 5));
+  if (progress_seconds < 0 || progress_seconds > 86400) {
+    return absl::InvalidArgumentError(absl::StrCat("--progress-seconds: must be 0..86400, got ", progress_seconds));
+  }
+  const bool terminal = &err == &std::cerr && isatty(STDERR_FILENO);
   uint64_t space = 1;
   for (const ParamAxis& a : axes) space = space * a.values.size();
-  if (bar && space >= 2000000) {
-    options.progress = [&err](uint64_t done, uint64_t total) {
-      const int width = 40;
-      const int filled = total ? static_cast<int>(width * done / total) : width;
-      err << "\rplan [" << std::string(filled, '#') << std::string(width - filled, ' ') << "] "
-          << (total ? 100 * done / total : 100) << "%" << (done == total ? "\n" : "") << std::flush;
-    };
-  }
+  options.progress = ProgressReporter(err, terminal, space, static_cast<double>(progress_seconds));
   const auto start = std::chrono::steady_clock::now();
+  SigintScope sigint;
+  options.cancel = &interrupted;
   ASSIGN_OR_RETURN(PlanResult plan, Plan(compiled, device, std::move(axes), std::move(values), options));
   RETURN_IF_ERROR(WritePlanMap(flags, compiled, device, plan, options));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (plan.partial) {
+    err << absl::StrFormat("plan: interrupted after %d of %d configurations; printing what was evaluated\n",
+                           plan.evaluated, plan.space_size);
+  }
   if (flags.Has("stats")) {
     err << absl::StrFormat("plan: %d configurations in %.3f s (%.0f per second, %d threads)\n", plan.space_size, seconds,
                            seconds > 0 ? plan.space_size / seconds : 0.0, plan.threads_used);
@@ -389,6 +474,7 @@ absl::StatusOr<int> PlanKernel(const Kernel& kernel, const DeviceModel& device, 
   } else {
     RenderText(plan, compiled.graph, compiled.symbols, device, out);
   }
+  if (plan.partial) return kExitInterrupted;
   return plan.fitting > 0 ? kExitFits : kExitDoesNotFit;
 }
 

@@ -1,5 +1,10 @@
 #include "sim/driver/plan_command.h"
 
+#include <signal.h>
+#include <unistd.h>
+#include <atomic>
+#include <chrono>
+#include <thread>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -108,6 +113,70 @@ TEST(PlanCommandTest, UnestimatedConfigurationsShowNoFigures) {
   std::vector<std::string> fields = absl::StrSplit(last_csv.substr(0, last_csv.find('\n')), ',');
   ASSERT_GE(fields.size(), 10u);
   for (int column : {2, 3, 4, 7, 8, 9}) EXPECT_EQ(fields[column], "") << "column " << column;
+}
+
+
+// Issue 17: `plan` took a space of 2^36 configurations with no word of progress off a terminal
+// and no way to stop but killing it. Off a terminal it reports progress every
+// --progress-seconds; SIGINT stops the sweep and what was evaluated is printed, marked partial,
+// exit 130.
+TEST(PlanCommandTest, SigintStopsALongSweepWithAPartialResultAndProgressOffATerminal) {
+  // A handler of the test's own until the sweep installs its: an early signal is harmless.
+  struct sigaction ignore {};
+  ignore.sa_handler = [](int) {};
+  sigemptyset(&ignore.sa_mask);
+  struct sigaction previous {};
+  ASSERT_EQ(sigaction(SIGINT, &ignore, &previous), 0);
+  std::string out, err;
+  std::atomic<bool> done{false};
+  int code = -1;
+  std::thread plan([&] {
+    code = RunPlan({"--device", "h100", "--graph", ExampleGraphPath("gemm.pbtxt"), "--param", "BLOCK_M=1..262144",
+                    "--param", "BLOCK_N=1..262144", "--set", "BLOCK_K=32", "--set", "NUM_STAGES=3", "--set", "NUM_WARPS=8",
+                    "--set", "DTYPE=1", "--threads", "2", "--progress-seconds", "1"},
+                   &out, &err);
+    done = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  while (!done && std::chrono::steady_clock::now() - start < std::chrono::seconds(120)) {
+    kill(getpid(), SIGINT);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  plan.join();
+  sigaction(SIGINT, &previous, nullptr);
+  EXPECT_EQ(code, kExitInterrupted) << err;
+  EXPECT_THAT(err, HasSubstr(" of 68719476736 configurations ("));  // a progress line
+  EXPECT_THAT(err, HasSubstr("plan: interrupted after "));
+  EXPECT_THAT(out, HasSubstr("partial  interrupted after "));
+  EXPECT_THAT(out, HasSubstr("of 68,719,476,736 configurations: the counts and the ranking cover those"));
+}
+
+TEST(PlanCommandTest, AnInterruptedSweepIsMarkedPartialInJson) {
+  struct sigaction ignore {};
+  ignore.sa_handler = [](int) {};
+  sigemptyset(&ignore.sa_mask);
+  struct sigaction previous {};
+  ASSERT_EQ(sigaction(SIGINT, &ignore, &previous), 0);
+  std::string out, err;
+  std::atomic<bool> done{false};
+  std::thread plan([&] {
+    RunPlan({"--device", "h100", "--graph", ExampleGraphPath("gemm.pbtxt"), "--param", "BLOCK_M=1..262144", "--param",
+             "BLOCK_N=1..262144", "--set", "BLOCK_K=32", "--set", "NUM_STAGES=3", "--set", "NUM_WARPS=8", "--set", "DTYPE=1",
+             "--format", "json", "--progress-seconds", "0"},
+            &out, &err);
+    done = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  while (!done && std::chrono::steady_clock::now() - start < std::chrono::seconds(120)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    kill(getpid(), SIGINT);
+  }
+  plan.join();
+  sigaction(SIGINT, &previous, nullptr);
+  EXPECT_THAT(out, HasSubstr("\"partial\": true,"));
+  EXPECT_THAT(out, HasSubstr("\"evaluated\": "));
+  EXPECT_THAT(err, ::testing::Not(HasSubstr("configurations (")));  // --progress-seconds 0: no progress lines
 }
 
 }  // namespace

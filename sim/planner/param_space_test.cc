@@ -79,5 +79,25 @@ TEST(ParseParamSpecTest, RejectsBadSyntaxWithTheSpecInTheMessage) {
   }
 }
 
+
+// Reproducer of issue 17 (shared/reliability/graph_param_extreme_range.pbtxt): max - min of the
+// graph's range overflowed int64 and the sweep appended values until memory ran out.
+TEST(BuildParamSpaceTest, AGraphRangeOverTheWholeInt64IsRefused) {
+  auto graph = LoadGraph(SourcePath("tests/data/reliability/graph_param_extreme_range.pbtxt"));
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  auto compiled = CompileGraph(*graph, "extreme.pbtxt");
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  auto axes = BuildParamSpace(*compiled, {}, {});
+  ASSERT_FALSE(axes.ok());
+  EXPECT_THAT(axes.status().message(), HasSubstr("extreme.pbtxt: parameter 'P': range -9223372036854775808..9223372036854775807 has more than 1048576 values"));
+}
+
+TEST(ParseParamSpecTest, ARangeOverTheWholeInt64IsRefused) {
+  CompiledGraph graph = CompileGraphText(kOneTileGraph);
+  auto axis = ParseParamSpec("BLOCK_M=-9223372036854775808..9223372036854775807", graph);
+  ASSERT_FALSE(axis.ok());
+  EXPECT_THAT(axis.status().message(), HasSubstr("more than 1048576 values"));
+}
+
 }  // namespace
 }  // namespace scratchsim

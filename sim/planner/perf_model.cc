@@ -1,6 +1,7 @@
 #include "sim/planner/perf_model.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <optional>
 
@@ -28,7 +29,12 @@ WaveStrips CountWaveStrips(int64_t grid_rows, int64_t grid_cols, int64_t group_r
   const std::optional<int64_t> total = CheckedMul(grid_rows, grid_cols);
   const std::optional<int64_t> group_blocks = CheckedMul(group, grid_cols);
   if (!total || !group_blocks) return out;
-  for (int64_t lo = 0; lo < *total; lo += wave) {
+  // Past kMaxCountedWaves waves only the first ones are walked and the counts scaled to all of
+  // them: a grid of 2^40 blocks took hours per configuration (issue 17).
+  constexpr int64_t kMaxCountedWaves = 4096;
+  const int64_t waves = *total / wave + (*total % wave != 0);
+  const int64_t counted_end = waves > kMaxCountedWaves ? kMaxCountedWaves * wave : *total;
+  for (int64_t lo = 0; lo < counted_end; lo += wave) {
     const int64_t hi = std::min(*total, lo + wave);
     // Walk the groups this wave touches. Rows never repeat across groups; columns do, and any
     // group fully inside the wave covers them all.
@@ -55,6 +61,12 @@ WaveStrips CountWaveStrips(int64_t grid_rows, int64_t grid_cols, int64_t group_r
     }
     out.cols += cols;
   }
+  if (waves > kMaxCountedWaves) {
+    const double scale = static_cast<double>(waves) / kMaxCountedWaves;
+    const double max = 9.2e18;  // below 2^63, so the cast back is defined
+    out.rows = static_cast<int64_t>(std::min(out.rows * scale, max));
+    out.cols = static_cast<int64_t>(std::min(out.cols * scale, max));
+  }
   return out;
 }
 
@@ -73,7 +85,7 @@ absl::StatusOr<PerfModel> PerfModel::Create(const DeviceModel& device, absl::str
         "device '", device.name(), "': performance has no peak for compute dtype '", compute_dtype, "' (it has: ",
         known.empty() ? "none" : absl::StrJoin(known, ", "), "); pass --compute-dtype or set graph compute_dtype"));
   }
-  if (perf.memory_bandwidth_gbps() <= 0) {
+  if (!(perf.memory_bandwidth_gbps() > 0)) {  // NaN too
     return absl::InvalidArgumentError(
         absl::StrCat("device '", device.name(), "': performance.memory_bandwidth_gbps is missing"));
   }
@@ -110,8 +122,10 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   e.concurrent_blocks = num_cores_ * per_core;
   // Without a grid the kernel is assumed to fill exactly one wave, so waves do not rank.
   e.grid_blocks = in.grid_blocks > 0 ? in.grid_blocks : e.concurrent_blocks;
-  e.waves = (e.grid_blocks + e.concurrent_blocks - 1) / e.concurrent_blocks;
-  e.wave_efficiency = static_cast<double>(e.grid_blocks) / static_cast<double>(e.waves * e.concurrent_blocks);
+  // Rounded up without grid + concurrent - 1, which overflows for a grid near 2^63.
+  e.waves = e.grid_blocks / e.concurrent_blocks + (e.grid_blocks % e.concurrent_blocks != 0);
+  e.wave_efficiency = static_cast<double>(e.grid_blocks) /
+                      (static_cast<double>(e.waves) * static_cast<double>(e.concurrent_blocks));
   // The on-chip phase, per core. The grid spreads over the cores; the busiest one runs
   // ceil(grid / cores) blocks, in rounds of up to `per_core` co-resident blocks (a last, partial
   // round runs fewer and costs less). A block's math is its flops at the peak, or, where the

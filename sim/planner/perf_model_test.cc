@@ -351,5 +351,25 @@ TEST(PerfModelTest, L2ReuseCutsDramTrafficAndL2BandwidthBoundsIt) {
   EXPECT_THAT(PerfModel::Create(device, "bf16", true).status().message(), HasSubstr("l2_bandwidth_gbps"));
 }
 
+
+// Issue 17: the L2 strips were counted wave by wave, so a grid of 2^48 blocks (gemm.pbtxt with
+// M = N = 2^31) took hours per configuration. Past 4,096 waves the count is scaled.
+TEST(PerfModelTest, CountWaveStripsOfAHugeGridReturnsAtOnce) {
+  const int64_t side = int64_t{1} << 24;
+  const WaveStrips strips = CountWaveStrips(side, side, 8, 264);
+  EXPECT_GT(strips.rows, 0);
+  EXPECT_GT(strips.cols, 0);
+  // Every row strip is read at least once.
+  EXPECT_GE(strips.rows, side);
+}
+
+TEST(PerfModelTest, CountWaveStripsScalesAtMostByTheWavesItSkips) {
+  // 8,192 waves of 16: the first 4,096 are counted and doubled; the grid repeats every group.
+  const WaveStrips scaled = CountWaveStrips(4096, 32, 8, 16);
+  const WaveStrips half = CountWaveStrips(2048, 32, 8, 16);
+  EXPECT_EQ(scaled.rows, 2 * half.rows);
+  EXPECT_EQ(scaled.cols, 2 * half.cols);
+}
+
 }  // namespace
 }  // namespace scratchsim

@@ -121,6 +121,7 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
     std::vector<int> digit(num_axes, 0);
     FitResult fit;
     for (;;) {
+      if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) break;
       const uint64_t chunk = next_chunk.fetch_add(1);
       if (chunk >= num_chunks) break;
       const uint64_t begin = chunk * kChunk;
@@ -208,7 +209,9 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
     for (int t = 0; t < threads; ++t) pool.emplace_back(worker, t);
     for (std::thread& th : pool) th.join();
   }
-  if (options.progress) options.progress(total, total);
+  result.evaluated = done.load();
+  result.partial = result.evaluated < total;
+  if (options.progress) options.progress(result.evaluated, total);
 
   // Merge in a fixed order: sums, minima and a total order on candidates make the result
   // independent of which thread saw what.
@@ -282,7 +285,8 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
                                                    : first_message[l];
     family.required = fit.required;
     family.available = fit.available;
-    for (int a = 0; a < num_axes; ++a) {
+    // Which values were pruned throughout is known only of a whole sweep.
+    for (int a = 0; a < num_axes && !result.partial; ++a) {
       const uint64_t per_value = total / result.axes[a].values.size();
       for (size_t v = 0; v < result.axes[a].values.size(); ++v) {
         if (value_counts[static_cast<size_t>(l) * total_values + value_offset[a] + v] == per_value) {

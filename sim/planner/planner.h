@@ -3,6 +3,7 @@
 #ifndef SCRATCHSIM_SIM_PLANNER_PLANNER_H_
 #define SCRATCHSIM_SIM_PLANNER_PLANNER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -32,6 +33,9 @@ struct PlanOptions {
   std::string compute_dtype;   // empty: graph.compute_dtype, else the operands' dtype
   // Called now and then from one worker with (configurations done, total).
   std::function<void(uint64_t, uint64_t)> progress;
+  // Read before each chunk of configurations: once it is true the sweep stops and Plan returns
+  // what it has, marked partial (the driver sets it on SIGINT).
+  const std::atomic<bool>* cancel = nullptr;
   // Keep every configuration's outcome (PlanResult::cells), for a map of a small space (at most
   // kMaxRecordedCells configurations).
   bool record_cells = false;
@@ -77,6 +81,10 @@ struct PlanResult {
   std::vector<ParamAxis> axes;
   std::vector<int64_t> base_values;  // every parameter, before the sweep sets the axes
   uint64_t space_size = 0;
+  // Configurations evaluated: space_size unless the sweep was cancelled (then partial is true,
+  // every count is over the evaluated ones and no family has whole_values).
+  uint64_t evaluated = 0;
+  bool partial = false;
   uint64_t fitting = 0;
   uint64_t unestimated = 0;          // fitting configurations without an estimate (ranked last)
   std::vector<RankedConfig> top;     // fastest first; ties by enumeration order
