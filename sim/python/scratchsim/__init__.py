@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from typing import Any, Iterable, Mapping
 
 from . import _ext
 from ._ext import Error
 
 __all__ = ["Error", "simulate", "simulate_ttgir", "plan", "plan_report", "devices", "device", "graph_path",
-           "run"]
+           "run", "plan_map"]
 __version__ = "0.1.0"
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -96,7 +97,7 @@ def _sets(params: Mapping[str, Any] | None) -> list[str]:
 
 
 def simulate(device: str, graph: Any, params: Mapping[str, Any] | None = None, *, policy: str | None = None,
-             suggest: bool = True, any_target: bool = False) -> dict:
+             suggest: bool = True, any_target: bool = False, timeline: bool = False, trace: bool = False) -> dict:
     """Simulates one configuration of a kernel graph on a device.
 
     device: a shipped model's name in any case ("h100", "b200", "mi300x", "tpu_v5e"; see
@@ -107,6 +108,8 @@ def simulate(device: str, graph: Any, params: Mapping[str, Any] | None = None, *
     Returns the report as `simulate --format json` prints it (docs/architecture.md: the JSON
     mapping): "fits", "violations" (with the toolchain's message), "spaces", "occupancy",
     "suggestions", ...
+    timeline=True adds "timeline_svg", the memory timeline as SVG text (`simulate --timeline`);
+    trace=True adds "trace_json", the Chrome trace as JSON text (`--trace`). docs/pictures.md.
     """
     _use_packaged_models()
     flags, kind, contents, fmt, origin = _kernel_input(graph, "graph", "graph")
@@ -117,16 +120,16 @@ def simulate(device: str, graph: Any, params: Mapping[str, Any] | None = None, *
         args.append("--no-suggest")
     if any_target:
         args.append("--any-target")
-    _, text = _ext.simulate(args, kind, contents, fmt, origin)
-    return json.loads(text)
+    return _simulate_with_pictures(args, kind, contents, fmt, origin, timeline, trace)
 
 
 def simulate_ttgir(device: str, ttgir: Any, *, suggest: bool = True, any_target: bool = False,
-                   name: str | None = None) -> dict:
+                   name: str | None = None, timeline: bool = False, trace: bool = False) -> dict:
     """Simulates a kernel Triton compiled: `ttgir` is the path of a .ttgir file (Triton's cache
     writes one per kernel) or its text. Shared memory is placed as Triton's allocator places it,
     so the figure equals Triton's metadata.shared. A kernel compiled for another target than
-    `device` is an Error unless any_target. `name` names text input in messages."""
+    `device` is an Error unless any_target. `name` names text input in messages. timeline and
+    trace as for simulate()."""
     _use_packaged_models()
     if isinstance(ttgir, (bytes, bytearray)):
         ttgir = bytes(ttgir).decode()
@@ -141,8 +144,7 @@ def simulate_ttgir(device: str, ttgir: Any, *, suggest: bool = True, any_target:
         args.append("--no-suggest")
     if any_target:
         args.append("--any-target")
-    _, text = _ext.simulate(args, kind, contents, fmt, origin)
-    return json.loads(text)
+    return _simulate_with_pictures(args, kind, contents, fmt, origin, timeline, trace)
 
 
 def _param_flag(name: str, values: Any) -> str:
@@ -157,9 +159,12 @@ def _param_flag(name: str, values: Any) -> str:
 
 def plan_report(device: str, graph: Any, params: Mapping[str, Any] | None = None, top: int = 10, *,
                 param: Mapping[str, Any] | None = None, threads: int | None = None,
-                compute_dtype: str | None = None, allow_spills: bool = False, policy: str | None = None) -> dict:
+                compute_dtype: str | None = None, allow_spills: bool = False, policy: str | None = None,
+                map_axes: Iterable[str] | None = None) -> dict:
     """The whole of `simulate plan --format json`: the space, how many fit, the ranked
-    configurations ("configs"), what pruned the rest ("pruned") and notes. See plan()."""
+    configurations ("configs"), what pruned the rest ("pruned") and notes. See plan().
+    map_axes=("BLOCK_M", "BLOCK_N") adds "map_svg": the plan map over those two swept parameters
+    as SVG text (`simulate plan --map`, docs/pictures.md)."""
     _use_packaged_models()
     flags, kind, contents, fmt, origin = _kernel_input(graph, "graph", "graph")
     args = ["--device", str(device), *flags, *_sets(params), "--top", str(top), "--format", "json"]
@@ -173,8 +178,17 @@ def plan_report(device: str, graph: Any, params: Mapping[str, Any] | None = None
         args.append("--allow-spills")
     if policy:
         args += ["--policy", policy]
-    _, text = _ext.plan(args, kind, contents, fmt, origin)
-    return json.loads(text)
+    if map_axes is None:
+        _, text = _ext.plan(args, kind, contents, fmt, origin)
+        return json.loads(text)
+    axes = [str(a) for a in map_axes]
+    with tempfile.TemporaryDirectory(prefix="scratchsim_") as tmp:
+        path = os.path.join(tmp, "map.svg")
+        _, text = _ext.plan([*args, "--map", path, "--map-axes", ",".join(axes)], kind, contents, fmt, origin)
+        report = json.loads(text)
+        with open(path, encoding="utf-8") as f:
+            report["map_svg"] = f.read()
+    return report
 
 
 def plan(device: str, graph: Any, params: Mapping[str, Any] | None = None, top: int = 10, **options: Any) -> list:
@@ -189,6 +203,36 @@ def plan(device: str, graph: Any, params: Mapping[str, Any] | None = None, top: 
         policy="best-fit".
     """
     return plan_report(device, graph, params, top, **options)["configs"]
+
+
+def plan_map(device: str, graph: Any, axes: Iterable[str], params: Mapping[str, Any] | None = None,
+             **options: Any) -> str:
+    """The plan map as SVG text: a grid over the two swept parameters `axes` (e.g. ("BLOCK_M",
+    "BLOCK_N")), the others at the best configuration's values, each cell its estimated time or
+    the limit that pruned it. params and options as for plan()."""
+    return plan_report(device, graph, params, map_axes=axes, **options)["map_svg"]
+
+
+def _simulate_with_pictures(args: list, kind: str, contents: Any, fmt: str, origin: str, timeline: bool,
+                            trace: bool) -> dict:
+    """The report of `args`, with the pictures asked for as text ("timeline_svg", "trace_json"):
+    the command line writes them to files in a temporary directory, read back here."""
+    if not timeline and not trace:
+        _, text = _ext.simulate(args, kind, contents, fmt, origin)
+        return json.loads(text)
+    with tempfile.TemporaryDirectory(prefix="scratchsim_") as tmp:
+        files = {}
+        for wanted, key, flag, name in ((timeline, "timeline_svg", "--timeline", "timeline.svg"),
+                                        (trace, "trace_json", "--trace", "trace.json")):
+            if wanted:
+                files[key] = os.path.join(tmp, name)
+                args = [*args, flag, files[key]]
+        _, text = _ext.simulate(args, kind, contents, fmt, origin)
+        report = json.loads(text)
+        for key, path in files.items():
+            with open(path, encoding="utf-8") as f:
+                report[key] = f.read()
+    return report
 
 
 def devices() -> list:
