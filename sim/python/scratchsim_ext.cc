@@ -151,4 +151,5 @@ NB_MODULE(_ext, m) {
   m.def("devices", &Devices);
   m.def("device", &Device, nb::arg("name"));
   m.def("run", &Run, nb::arg("args"));
+  m.def("set_shipped_models_dir", [](std::string dir) { SetShippedModelsDir(std::move(dir)); }, nb::arg("dir"));
 }

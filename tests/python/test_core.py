@@ -193,3 +193,13 @@ def test_submodules_import_without_their_frameworks():
     import scratchsim.helion
     import scratchsim.pallas
     assert callable(scratchsim.helion.config_filter) and callable(scratchsim.pallas.check)
+
+
+def test_the_packaged_models_are_used_wherever_python_runs(tmp_path, mlp_graph):
+    """A ./models/devices of the working directory (another checkout's) is not searched."""
+    (tmp_path / "models" / "devices").mkdir(parents=True)
+    (tmp_path / "models" / "devices" / "broken.textproto").write_text("not a device {\n")
+    code = f"import scratchsim; print(scratchsim.simulate('h100', {mlp_graph!r})['fits'])"
+    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "False"

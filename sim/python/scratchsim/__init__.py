@@ -41,14 +41,11 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'scratchsim' has no attribute '{name}'")
 
 
-def _use_packaged_models() -> None:
-    """The device models shipped in the package come after the user's SCRATCHSIM_MODELS
-    directories (theirs win on a name clash), as the installed `simulate` finds its own."""
-    if not os.path.isdir(_MODELS):
-        return
-    parts = [p for p in os.environ.get("SCRATCHSIM_MODELS", "").split(":") if p]
-    if _MODELS not in parts:
-        os.environ["SCRATCHSIM_MODELS"] = ":".join(parts + [_MODELS])
+# The device models shipped in the package are the shipped models (the native module's search
+# for a source tree or ./models/devices is replaced); SCRATCHSIM_MODELS's directories still come
+# first and win on a name clash, as for `simulate`.
+if os.path.isdir(_MODELS):
+    _ext.set_shipped_models_dir(_MODELS)
 
 
 def graph_path(name: str) -> str:
@@ -111,7 +108,6 @@ def simulate(device: str, graph: Any, params: Mapping[str, Any] | None = None, *
     timeline=True adds "timeline_svg", the memory timeline as SVG text (`simulate --timeline`);
     trace=True adds "trace_json", the Chrome trace as JSON text (`--trace`). docs/pictures.md.
     """
-    _use_packaged_models()
     flags, kind, contents, fmt, origin = _kernel_input(graph, "graph", "graph")
     args = ["--device", str(device), *flags, *_sets(params)]
     if policy:
@@ -130,7 +126,6 @@ def simulate_ttgir(device: str, ttgir: Any, *, suggest: bool = True, any_target:
     so the figure equals Triton's metadata.shared. A kernel compiled for another target than
     `device` is an Error unless any_target. `name` names text input in messages. timeline and
     trace as for simulate()."""
-    _use_packaged_models()
     if isinstance(ttgir, (bytes, bytearray)):
         ttgir = bytes(ttgir).decode()
     if isinstance(ttgir, str) and "\n" in ttgir:
@@ -165,7 +160,6 @@ def plan_report(device: str, graph: Any, params: Mapping[str, Any] | None = None
     configurations ("configs"), what pruned the rest ("pruned") and notes. See plan().
     map_axes=("BLOCK_M", "BLOCK_N") adds "map_svg": the plan map over those two swept parameters
     as SVG text (`simulate plan --map`, docs/pictures.md)."""
-    _use_packaged_models()
     flags, kind, contents, fmt, origin = _kernel_input(graph, "graph", "graph")
     args = ["--device", str(device), *flags, *_sets(params), "--top", str(top), "--format", "json"]
     for name, values in (param or {}).items():
@@ -238,17 +232,14 @@ def _simulate_with_pictures(args: list, kind: str, contents: Any, fmt: str, orig
 def devices() -> list:
     """Every device model (shipped, and SCRATCHSIM_MODELS's), each as a dict of its DeviceModel
     fields: "name", "arch", "vendor", "display_name", "limits", "memory_spaces", ..."""
-    _use_packaged_models()
     return json.loads(_ext.devices())
 
 
 def device(name: str) -> dict:
     """One device model (a name in any case, or a path to a DeviceModel textproto)."""
-    _use_packaged_models()
     return json.loads(_ext.device(str(name)))
 
 
 def run(args: Iterable[str]) -> tuple:
     """Runs the `simulate` command line itself: returns (exit code, stdout, stderr)."""
-    _use_packaged_models()
     return _ext.run([str(a) for a in args])

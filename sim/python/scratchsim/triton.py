@@ -504,6 +504,9 @@ class EarlyPrune:
                 raise Error("early_prune: no kernel given and not called by triton.autotune")
             kernel = tuner.fn
         fn = _jit_function(kernel)
+        # The autotuner passes its launch keywords on, grid and warmup among them (JITFunction.run
+        # takes those two apart from the kernel's keywords).
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
         args = self.signature_or_args
         launch = {}
         if args is None:
