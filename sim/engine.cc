@@ -120,11 +120,16 @@ absl::Status PlacementError(const CompiledGraph& graph, const MemorySpace& space
                                    ": ", status.message()));
 }
 
-void Breached(FitResult* out, Limit limit, int space, int64_t required, int64_t available) {
-  Breach& b = out->breaches[static_cast<int>(limit)];
+void Breached(std::array<Breach, kNumLimits>& breaches, Limit limit, int space, int64_t required, int64_t available) {
+  Breach& b = breaches[static_cast<int>(limit)];
   if (b.breached) return;  // the first space that breaches a limit is the one reported
   b = Breach{true, space, required, available};
 }
+
+void Breached(FitResult* out, Limit limit, int space, int64_t required, int64_t available) {
+  Breached(out->breaches, limit, space, required, available);
+}
+
 
 }  // namespace
 
@@ -132,8 +137,15 @@ void FitResult::Clear(int num_spaces) {
   fits = false;
   limit = Limit::kInvalid;
   required = available = 0;
+  verdict = FitVerdict::kDoesNotFit;
   for (Breach& b : breaches) b.breached = false;
   for (int s = 0; s < num_spaces && s < kMaxSpaces; ++s) spaces[s] = SpaceFigures();
+  if (has_estimates) {
+    for (Breach& b : breaches_low) b.breached = false;
+    for (Breach& b : breaches_high) b.breached = false;
+    for (int s = 0; s < num_spaces && s < kMaxSpaces; ++s) spaces_low[s] = spaces_high[s] = SpaceFigures();
+    has_estimates = false;
+  }
   broken_requirement = -1;
   threads = warps = thread_limit = 0;
   thread_limit_declared = false;
@@ -157,6 +169,29 @@ absl::string_view LimitName(Limit limit) {
     case Limit::kCapacity: return "capacity";
     case Limit::kRegisterSpill: return "register spills";
     case Limit::kNoResidency: return "no resident block";
+  }
+  return "?";
+}
+
+bool IsMemoryLimit(Limit limit) {
+  switch (limit) {
+    case Limit::kSharedMemory:
+    case Limit::kStaticSharedMemory:
+    case Limit::kTensorMemory:
+    case Limit::kVmemScoped:
+    case Limit::kVmemProgram:
+    case Limit::kCapacity:
+      return true;
+    default:
+      return false;
+  }
+}
+
+absl::string_view VerdictName(FitVerdict verdict) {
+  switch (verdict) {
+    case FitVerdict::kFits: return "FITS";
+    case FitVerdict::kAtRisk: return "AT RISK";
+    case FitVerdict::kDoesNotFit: return "DOES NOT FIT";
   }
   return "?";
 }
@@ -316,10 +351,71 @@ absl::Status FitEngine::Evaluate(absl::Span<const int64_t> input, Scratch& scrat
     }
   }
 
+  RETURN_IF_ERROR(PlaceAndCheck(values, scratch, scratch.bytes, scratch.keep_layout, out->spaces, out->breaches));
+  if (graph.has_estimates) {
+    // The same rules with every estimated buffer at its low, then its high bound.
+    out->has_estimates = true;
+    scratch.bound_bytes = scratch.bytes;
+    for (EstimateBound bound : {EstimateBound::kLow, EstimateBound::kHigh}) {
+      for (const Group& group : groups_) {
+        const MemorySpace& space = device.memory_spaces(group.space);
+        for (int b : group.buffers) {
+          if (!graph.buffers[b].estimate_low) continue;
+          ASSIGN_OR_RETURN(int64_t bytes, BufferBytesAt(graph, b, values, bound));
+          if (space.kind() == TENSOR_MEMORY && bytes > 0) bytes = TmemColumns(space, bytes) * ColumnBytes(space);
+          scratch.bound_bytes[b] = bytes;
+        }
+      }
+      const bool low = bound == EstimateBound::kLow;
+      RETURN_IF_ERROR(PlaceAndCheck(values, scratch, scratch.bound_bytes, false, low ? out->spaces_low : out->spaces_high,
+                                    low ? out->breaches_low : out->breaches_high));
+    }
+  }
+
+  if (execution_) RETURN_IF_ERROR(EvaluateExecution(values, scratch, out));
+
+  // The verdict: the first fatal breach in Limit order, the memory limits judged with the
+  // estimates at a bound (`memory`) and every other limit as evaluated.
+  auto first_fatal = [&](const std::array<Breach, kNumLimits>& memory) -> const Breach* {
+    for (int l = 0; l < kNumLimits; ++l) {
+      const Breach& b = IsMemoryLimit(static_cast<Limit>(l)) ? memory[l] : out->breaches[l];
+      if (!b.breached) continue;
+      if (static_cast<Limit>(l) == Limit::kRegisterSpill && !options_.spills_fatal) continue;
+      out->limit = static_cast<Limit>(l);
+      out->required = b.required;
+      out->available = b.available;
+      return &b;
+    }
+    return nullptr;
+  };
+  if (!out->has_estimates) {
+    out->verdict = first_fatal(out->breaches) == nullptr ? FitVerdict::kFits : FitVerdict::kDoesNotFit;
+  } else if (first_fatal(out->breaches_low) != nullptr) {
+    out->verdict = FitVerdict::kDoesNotFit;
+    first_fatal(out->breaches);  // the reason, at the central sizes where they break too
+    if (first_fatal(out->breaches) == nullptr) first_fatal(out->breaches_low);
+  } else if (first_fatal(out->breaches_high) != nullptr) {
+    out->verdict = FitVerdict::kAtRisk;  // the reason: the first breach at the high bound
+  } else {
+    out->verdict = FitVerdict::kFits;
+  }
+  out->fits = out->verdict == FitVerdict::kFits;
+  if (out->fits) {
+    out->limit = Limit::kInvalid;
+    out->required = out->available = 0;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FitEngine::PlaceAndCheck(absl::Span<const int64_t> values, Scratch& scratch, const std::vector<int64_t>& bytes,
+                                      bool keep_layout, std::array<SpaceFigures, kMaxSpaces>& spaces,
+                                      std::array<Breach, kNumLimits>& breaches) const {
+  const CompiledGraph& graph = *graph_;
+  const DeviceModel& device = *device_;
   // Placement, one group at a time, by the policy (the compiler's allocator).
   std::array<std::array<int64_t, 2>, kMaxSpaces> group_peak{};
-  if (scratch.keep_layout) scratch.layout.assign(groups_.size(), {});
-  scratch.placement.offsets_needed = scratch.keep_layout;
+  if (keep_layout) scratch.layout.assign(groups_.size(), {});
+  scratch.placement.offsets_needed = keep_layout;
   int64_t placed_blocks = 0;
   for (size_t g = 0; g < groups_.size(); ++g) {
     const Group& group = groups_[g];
@@ -332,14 +428,14 @@ absl::Status FitEngine::Evaluate(absl::Span<const int64_t> input, Scratch& scrat
             graph.origin, ": buffer '", graph.buffers[b].name, "' copies: the graph's buffers and their copies come to more than ",
             kMaxPlacedBlocks, " blocks to place (the supported maximum)"));
       }
-      const Block block{scratch.bytes[b], scratch.alignment[b], ranges_[b].start, ranges_[b].end};
+      const Block block{bytes[b], scratch.alignment[b], ranges_[b].start, ranges_[b].end};
       for (int64_t c = 0; c < scratch.copies[b]; ++c) scratch.blocks.push_back(block);
     }
     if (absl::Status placed = policy_->PlaceInto(scratch.blocks, &scratch.placement); !placed.ok()) {
       return PlacementError(graph, device.memory_spaces(group.space), group, scratch, placed);
     }
     group_peak[group.space][group.second] = scratch.placement.peak;
-    if (scratch.keep_layout) {
+    if (keep_layout) {
       std::vector<PlacedBlock>& layout = scratch.layout[g];
       size_t k = 0;
       for (int b : group.buffers) {
@@ -354,7 +450,7 @@ absl::Status FitEngine::Evaluate(absl::Span<const int64_t> input, Scratch& scrat
   for (int s = 0; s < device.memory_spaces_size(); ++s) {
     if (group_of_space_[s][0] < 0 && group_of_space_[s][1] < 0) continue;
     const MemorySpace& space = device.memory_spaces(s);
-    SpaceFigures& fig = out->spaces[s];
+    SpaceFigures& fig = spaces[s];
     fig.first = group_peak[s][0];
     ASSIGN_OR_RETURN(fig.peak, SpaceFootprint(space, fig.first, group_peak[s][1], graph.origin));
     fig.second = fig.peak - fig.first;  // the aligned static segment (GPU), or program-scoped bytes (TPU)
@@ -368,16 +464,16 @@ absl::Status FitEngine::Evaluate(absl::Span<const int64_t> input, Scratch& scrat
           fig.limit = space.capacity_per_core_bytes();
           fig.limit_source = LimitSource::kCapacity;
         }
-        if (fig.peak > fig.limit) Breached(out, Limit::kSharedMemory, s, fig.peak, fig.limit);
+        if (fig.peak > fig.limit) Breached(breaches, Limit::kSharedMemory, s, fig.peak, fig.limit);
         const int64_t cap = StaticSharedCap(space);
-        if (cap > 0 && fig.second > cap) Breached(out, Limit::kStaticSharedMemory, s, fig.second, cap);
+        if (cap > 0 && fig.second > cap) Breached(breaches, Limit::kStaticSharedMemory, s, fig.second, cap);
         break;
       }
       case TENSOR_MEMORY: {
         fig.columns = CeilDiv(fig.peak, ColumnBytes(space));
         fig.limit = space.columns() * ColumnBytes(space);
         fig.limit_source = LimitSource::kColumns;
-        if (fig.columns > space.columns()) Breached(out, Limit::kTensorMemory, s, fig.columns, space.columns());
+        if (fig.columns > space.columns()) Breached(breaches, Limit::kTensorMemory, s, fig.columns, space.columns());
         break;
       }
       case VMEM: {
@@ -410,23 +506,23 @@ absl::Status FitEngine::Evaluate(absl::Span<const int64_t> input, Scratch& scrat
           fig.limit = *bytes;
           fig.limit_source = LimitSource::kScopedFlag;
         }
-        if (fig.first > fig.limit) Breached(out, Limit::kVmemScoped, s, fig.first, fig.limit);
+        if (fig.first > fig.limit) Breached(breaches, Limit::kVmemScoped, s, fig.first, fig.limit);
         // Everything must fit the core's VMEM: program-scoped buffers live beside the whole
         // scoped region (whatever it holds now), and a scoped limit above the capacity does not
         // make the scoped allocations fit it.
         const int64_t capacity = space.capacity_per_core_bytes();
         const int64_t reserved = fig.second > 0 ? fig.second + std::min(fig.limit, capacity) : 0;
         const int64_t used = std::max(reserved, fig.peak);
-        if (used > capacity) Breached(out, Limit::kVmemProgram, s, used, capacity);
+        if (used > capacity) Breached(breaches, Limit::kVmemProgram, s, used, capacity);
         break;
       }
       default:
         fig.limit = space.capacity_per_core_bytes();
         fig.limit_source = LimitSource::kCapacity;
-        if (fig.peak > fig.limit) Breached(out, Limit::kCapacity, s, fig.peak, fig.limit);
+        if (fig.peak > fig.limit) Breached(breaches, Limit::kCapacity, s, fig.peak, fig.limit);
         break;
     }
-    if (scratch.keep_layout && IsGpuShared(space)) {
+    if (keep_layout && IsGpuShared(space)) {
       // CUDA lays static __shared__ arrays out first and dynamic memory after them.
       const int g = group_of_space_[s][0];
       if (g >= 0) {
@@ -435,20 +531,6 @@ absl::Status FitEngine::Evaluate(absl::Span<const int64_t> input, Scratch& scrat
     }
   }
 
-  if (execution_) RETURN_IF_ERROR(EvaluateExecution(values, scratch, out));
-
-  // The verdict: the first fatal breach in Limit order.
-  out->fits = true;
-  for (int l = 0; l < kNumLimits; ++l) {
-    const Breach& b = out->breaches[l];
-    if (!b.breached) continue;
-    if (static_cast<Limit>(l) == Limit::kRegisterSpill && !options_.spills_fatal) continue;
-    out->fits = false;
-    out->limit = static_cast<Limit>(l);
-    out->required = b.required;
-    out->available = b.available;
-    break;
-  }
   return absl::OkStatus();
 }
 

@@ -36,6 +36,15 @@ enum class Limit : uint8_t {
 };
 inline constexpr int kNumLimits = 10;
 absl::string_view LimitName(Limit limit);
+// The limits of a memory space (shared memory, TMEM, VMEM, capacity): the ones an estimated
+// buffer's bounds can change.
+bool IsMemoryLimit(Limit limit);
+
+// The verdict with estimates (Buffer.estimate): FITS when every limit holds with each estimate at
+// its high bound, DOES NOT FIT when one breaks even at the low bound, else AT RISK. Without
+// estimates it is FITS or DOES NOT FIT.
+enum class FitVerdict : uint8_t { kFits = 0, kAtRisk, kDoesNotFit };
+absl::string_view VerdictName(FitVerdict verdict);  // "FITS", "AT RISK", "DOES NOT FIT"
 
 // Where the limit a space is checked against comes from.
 enum class LimitSource : uint8_t {
@@ -74,12 +83,20 @@ struct Breach {
 };
 
 struct FitResult {
-  bool fits = false;             // no fatal breach
-  Limit limit = Limit::kInvalid; // the first fatal breach when !fits
+  bool fits = false;             // verdict == kFits: no fatal breach (with estimates at their high bound)
+  FitVerdict verdict = FitVerdict::kDoesNotFit;
+  Limit limit = Limit::kInvalid; // the first fatal breach when !fits (AT RISK: at the high bound)
   int64_t required = 0;          // of `limit`
   int64_t available = 0;
   std::array<Breach, kNumLimits> breaches{};  // every breach, fatal or not (central sizes)
   std::array<SpaceFigures, kMaxSpaces> spaces{};
+  // With estimated buffers (graph.has_estimates): the memory spaces and their breaches with every
+  // estimate at its low and at its high bound (the same rules as `spaces`).
+  bool has_estimates = false;
+  std::array<SpaceFigures, kMaxSpaces> spaces_low{};
+  std::array<SpaceFigures, kMaxSpaces> spaces_high{};
+  std::array<Breach, kNumLimits> breaches_low{};
+  std::array<Breach, kNumLimits> breaches_high{};
   int broken_requirement = -1;   // limit kInvalid: the graph requirement it breaks
   // Threads (0 when the device has no thread model, e.g. TPU).
   int64_t threads = 0;
@@ -127,6 +144,7 @@ class FitEngine {
   struct Scratch {
     std::vector<int64_t> values;     // parameters with the device symbols bound
     std::vector<int64_t> bytes;      // per buffer
+    std::vector<int64_t> bound_bytes;  // per buffer, with the estimates at a bound
     std::vector<int64_t> copies;
     std::vector<int64_t> alignment;
     std::vector<Block> blocks;
@@ -168,6 +186,12 @@ class FitEngine {
 
  private:
   absl::Status EvaluateExecution(absl::Span<const int64_t> values, Scratch& scratch, FitResult* out) const;
+  // Places every group with `bytes` per buffer and holds each memory space against its limits:
+  // one rule for the central sizes and for the estimates' bounds. keep_layout: record the layout
+  // (central sizes only).
+  absl::Status PlaceAndCheck(absl::Span<const int64_t> values, Scratch& scratch, const std::vector<int64_t>& bytes,
+                             bool keep_layout, std::array<SpaceFigures, kMaxSpaces>& spaces,
+                             std::array<Breach, kNumLimits>& breaches) const;
 
   const CompiledGraph* graph_ = nullptr;
   const DeviceModel* device_ = nullptr;

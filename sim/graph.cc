@@ -214,6 +214,16 @@ class GraphCompiler {
       }
       ASSIGN_OR_RETURN(compiled.copies, CompileOptional(buffer.copies(), [&] { return where("copies"); }));
       ASSIGN_OR_RETURN(compiled.alignment, CompileOptional(buffer.alignment(), [&] { return where("alignment"); }));
+      if (buffer.has_estimate()) {
+        ASSIGN_OR_RETURN(compiled.estimate_low,
+                         CompileOptional(buffer.estimate().low_bytes(), [&] { return where("estimate.low_bytes"); }));
+        ASSIGN_OR_RETURN(compiled.estimate_high,
+                         CompileOptional(buffer.estimate().high_bytes(), [&] { return where("estimate.high_bytes"); }));
+        if (!compiled.estimate_low || !compiled.estimate_high) {
+          return Bad(where("estimate"), "needs both low_bytes and high_bytes");
+        }
+        out_.has_estimates = true;
+      }
       out_.buffers.push_back(std::move(compiled));
     }
     return absl::OkStatus();
@@ -556,6 +566,26 @@ absl::StatusOr<int64_t> BufferBytes(const CompiledGraph& graph, int buffer, absl
   auto bits = CheckedMul(elements, b.element_bits);
   if (!bits) return overflow();
   return CeilDiv(*bits, 8);
+}
+
+absl::StatusOr<int64_t> BufferBytesAt(const CompiledGraph& graph, int buffer, absl::Span<const int64_t> values,
+                                      EstimateBound bound) {
+  ASSIGN_OR_RETURN(const int64_t central, BufferBytes(graph, buffer, values));
+  const CompiledBuffer& b = graph.buffers[buffer];
+  if (bound == EstimateBound::kCentral || !b.estimate_low) return central;
+  const bool low = bound == EstimateBound::kLow;
+  const char* field = low ? "estimate.low_bytes" : "estimate.high_bytes";
+  auto bytes = (low ? b.estimate_low : b.estimate_high)->Evaluate(values);
+  if (!bytes.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(graph.origin, ": buffer '", b.name, "' ", field, ": ", bytes.status().message()));
+  }
+  if (*bytes < 0 || (low ? *bytes > central : *bytes < central)) {
+    return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": buffer '", b.name, "' ", field, ": ", *bytes,
+                                                   " B is ", *bytes < 0 ? "negative" : low ? "above" : "below",
+                                                   " the central size of ", central, " B"));
+  }
+  return *bytes;
 }
 
 absl::StatusOr<int64_t> BufferCopies(const CompiledGraph& graph, int buffer, absl::Span<const int64_t> values) {

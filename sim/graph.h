@@ -63,6 +63,9 @@ struct CompiledBuffer {
   BufferRole role = ROLE_UNSPECIFIED;
   bool static_allocation = false;
   std::string dtype;
+  // Buffer.estimate: bounds of the bytes per copy (both set when the buffer is estimated).
+  OptionalExpr estimate_low;
+  OptionalExpr estimate_high;
 };
 
 struct CompiledPartition {
@@ -120,6 +123,7 @@ struct CompiledGraph {
     std::string doc;
   };
   std::vector<Requirement> requirements;  // graph.requirements, same order
+  bool has_estimates = false;             // some buffer has an estimate
 };
 
 // Reads a graph from .pb, .pbtxt/.textproto or .json.
@@ -140,6 +144,14 @@ absl::StatusOr<std::vector<int64_t>> BindParameters(const CompiledGraph& graph,
 // overflow are errors naming the buffer and dimension.
 absl::StatusOr<int64_t> BufferBytes(const CompiledGraph& graph, int buffer,
                                     absl::Span<const int64_t> values);
+
+// Where an estimated buffer's bytes per copy lie: its central size (BufferBytes), or a bound.
+enum class EstimateBound : uint8_t { kCentral = 0, kLow, kHigh };
+
+// BufferBytes with an estimated buffer at `bound` (other buffers: their size). A bound that
+// lies on the wrong side of the central size is an error naming the buffer.
+absl::StatusOr<int64_t> BufferBytesAt(const CompiledGraph& graph, int buffer, absl::Span<const int64_t> values,
+                                      EstimateBound bound);
 
 // Copies (pipeline depth) of `buffer`: at least 1.
 absl::StatusOr<int64_t> BufferCopies(const CompiledGraph& graph, int buffer,

@@ -56,7 +56,12 @@ std::string RenderText(const Report& report, const DeviceModel& device) {
   for (const Violation& v : report.violations()) {
     if (v.fatal()) fatal.push_back(&v);
   }
-  if (fatal.empty()) {
+  if (report.verdict() == AT_RISK) {
+    // Only an estimate's high bound breaks a limit (or the central figure does and its low
+    // bound does not): not a FITS a tool may act on.
+    absl::StrAppend(&out, "verdict  AT RISK (fits only if the estimated allocations stay below their high bound)\n");
+    for (const Violation* v : fatal) absl::StrAppend(&out, "  ", v->message(), "\n");
+  } else if (fatal.empty()) {
     absl::StrAppend(&out, "verdict  FITS\n");
   } else {
     absl::StrAppend(&out, "verdict  DOES NOT FIT\n");
@@ -75,6 +80,19 @@ std::string RenderText(const Report& report, const DeviceModel& device) {
     } else {
       absl::StrAppendFormat(&out, " -- ok, %d B to spare\n", space.limit_bytes() - space.peak_bytes());
     }
+    if (space.has_estimates()) {
+      // The range the estimates allow, held against the same limit.
+      const bool scoped = space.instruction_scoped_bytes_high() > 0;
+      const int64_t low = scoped ? space.instruction_scoped_bytes_low() : space.peak_bytes_low();
+      const int64_t high = scoped ? space.instruction_scoped_bytes_high() : space.peak_bytes_high();
+      absl::StrAppend(&out, "  estimated: ", FormatBytes(space.estimated_bytes()), " of the peak; with the estimates at "
+                      "their bounds ", low, " to ", high, " B", scoped ? " scoped" : "", " against the limit ",
+                      space.limit_bytes(), " B (",
+                      high <= space.limit_bytes()  ? absl::StrCat(space.limit_bytes() - high, " B to spare at the high bound")
+                      : low > space.limit_bytes() ? absl::StrCat("over even at the low bound, by ", low - space.limit_bytes(), " B")
+                                                  : "at risk: the limit lies within the estimate's range",
+                      ")\n");
+    }
     if (space.instruction_scoped_bytes() > 0 || space.program_scoped_bytes() > 0) {
       absl::StrAppend(&out, "  instruction-scoped ", FormatBytes(space.instruction_scoped_bytes()),
                       ", program-scoped ", FormatBytes(space.program_scoped_bytes()), "\n");
@@ -88,6 +106,10 @@ std::string RenderText(const Report& report, const DeviceModel& device) {
     for (const BufferShare& s : space.live_at_peak()) {
       absl::StrAppendFormat(&out, "    %-20s %-18s %6d %12d %12d %5.1f%%\n", s.buffer(), s.shape(), s.copies(),
                             s.bytes_per_copy(), s.total_bytes(), 100.0 * s.share());
+      if (s.estimated()) {
+        absl::StrAppend(&out, "      (estimated: ", s.bytes_per_copy_low(), " to ", s.bytes_per_copy_high(), " B per copy",
+                        s.estimate_basis().empty() ? "" : absl::StrCat("; ", s.estimate_basis()), ")\n");
+      }
     }
   }
 

@@ -56,6 +56,18 @@ class Explanation {
     }
     if (engine_.has_execution_model()) ExplainExecution();
     report_.set_fits(fit_.fits);
+    report_.set_verdict(fit_.verdict == FitVerdict::kFits     ? FITS
+                        : fit_.verdict == FitVerdict::kAtRisk ? AT_RISK
+                                                           : DOES_NOT_FIT);
+    if (fit_.has_estimates) {
+      for (size_t b = 0; b < graph_.buffers.size(); ++b) {
+        if (!graph_.buffers[b].estimate_low || engine_.space_of(static_cast<int>(b)) < 0) continue;
+        const Estimate& e = graph_.graph.buffers(static_cast<int>(b)).estimate();
+        report_.add_notes(absl::StrCat("buffer '", graph_.buffers[b].name, "' is an estimate",
+                                       e.basis().empty() ? "" : absl::StrCat(" (", e.basis(), ")"),
+                                       ": the verdict holds it at its low and high bounds too"));
+      }
+    }
     return std::move(report_);
   }
 
@@ -85,6 +97,13 @@ class Explanation {
     share.set_total_bytes(bytes * copies);
     share.set_share(peak > 0 ? static_cast<double>(bytes * copies) / static_cast<double>(peak) : 0.0);
     share.set_role(graph_.buffers[buffer].role);
+    if (graph_.buffers[buffer].estimate_low) {
+      share.set_estimated(true);
+      // Evaluated by the engine already: these do not fail here.
+      share.set_bytes_per_copy_low(BufferBytesAt(graph_, buffer, scratch_.values, EstimateBound::kLow).value_or(bytes));
+      share.set_bytes_per_copy_high(BufferBytesAt(graph_, buffer, scratch_.values, EstimateBound::kHigh).value_or(bytes));
+      share.set_estimate_basis(graph_.graph.buffers(buffer).estimate().basis());
+    }
     share.set_shape(ShapeString(graph_, buffer, scratch_.values));
     share.set_dtype(graph_.buffers[buffer].dtype);
     // The sizes evaluated, so the extents are too (a report never fails for them).
@@ -193,8 +212,45 @@ class Explanation {
       fits = false;
       *report_.add_violations() = DescribeSpaceBreach(limit, breach, space, fig, culprits);
     }
+    if (fit_.has_estimates) ExplainEstimates(s, space, culprits, out, &fits);
     out->set_fits(fits);
     return absl::OkStatus();
+  }
+
+  // The space's figures with every estimate at its bounds, and the limits only the high bound
+  // breaks (AT RISK).
+  void ExplainEstimates(int s, const MemorySpace& space, const std::vector<std::string>& culprits, SpaceReport* out,
+                        bool* fits) {
+    bool any = false;
+    for (const FitEngine::Group& group : engine_.groups()) {
+      if (group.space != s) continue;
+      for (int b : group.buffers) any = any || static_cast<bool>(graph_.buffers[b].estimate_low);
+    }
+    if (!any) return;
+    const SpaceFigures& low = fit_.spaces_low[s];
+    const SpaceFigures& high = fit_.spaces_high[s];
+    out->set_has_estimates(true);
+    out->set_peak_bytes_low(low.peak);
+    out->set_peak_bytes_high(high.peak);
+    if (space.kind() == VMEM || space.kind() == SMEM) {
+      out->set_instruction_scoped_bytes_low(low.first);
+      out->set_instruction_scoped_bytes_high(high.first);
+    }
+    int64_t estimated = 0;
+    for (const BufferShare& share : out->live_at_peak()) {
+      if (share.estimated()) estimated += share.total_bytes();
+    }
+    out->set_estimated_bytes(estimated);
+    for (Limit limit : {Limit::kSharedMemory, Limit::kStaticSharedMemory, Limit::kTensorMemory, Limit::kVmemScoped,
+                        Limit::kVmemProgram, Limit::kCapacity}) {
+      const Breach& at_high = fit_.breaches_high[static_cast<int>(limit)];
+      if (!at_high.breached || at_high.space != s || fit_.breaches[static_cast<int>(limit)].breached) continue;
+      *fits = false;
+      Violation v = DescribeSpaceBreach(limit, at_high, space, high, culprits);
+      v.set_at_risk(true);
+      v.set_message(absl::StrCat("AT RISK: with the estimates at their high bound, ", v.message()));
+      *report_.add_violations() = std::move(v);
+    }
   }
 
   void ExplainExecution() {

@@ -112,10 +112,11 @@ class FixFinder {
   }
 
   // How far over its limits a configuration is: the sum of required/available over fatal breaches.
+  // (A memory limit with estimates: at their high bound, where a fix must hold.)
   static double Pressure(const FitResult& fit) {
     double pressure = 0;
     for (int l = 0; l < kNumLimits; ++l) {
-      const Breach& b = fit.breaches[l];
+      const Breach& b = fit.has_estimates && IsMemoryLimit(static_cast<Limit>(l)) ? fit.breaches_high[l] : fit.breaches[l];
       if (!b.breached || static_cast<Limit>(l) == Limit::kRegisterSpill) continue;
       if (b.available > 0) pressure += static_cast<double>(b.required) / static_cast<double>(b.available);
     }
@@ -261,21 +262,23 @@ class FixFinder {
                               device.limits().max_threads_per_block(), ")"));
       out->push_back(std::move(s));
     }
-    const Breach& scoped = failing_.breaches[static_cast<int>(Limit::kVmemScoped)];
+    // With estimates, the limit that makes the verdict FITS holds them at their high bound.
+    const bool estimates = failing_.has_estimates;
+    const Breach& scoped = (estimates ? failing_.breaches_high : failing_.breaches)[static_cast<int>(Limit::kVmemScoped)];
     if (scoped.breached) {
       const MemorySpace& vmem = device.memory_spaces(scoped.space);
-      const SpaceFigures& fig = failing_.spaces[scoped.space];
+      const SpaceFigures& fig = (estimates ? failing_.spaces_high : failing_.spaces)[scoped.space];
       const int64_t allowed = vmem.max_scoped_limit_bytes() > 0 ? vmem.max_scoped_limit_bytes()
                                                                 : vmem.capacity_per_core_bytes();
       const int64_t needed = scoped.required;  // the smallest limit that holds the scoped allocations
       Suggestion s;
       if (needed <= allowed && needed + fig.second <= vmem.capacity_per_core_bytes()) {
         s.set_text(absl::StrFormat(
-            "%s vmem_limit_bytes=%d (%.2f MiB): the smallest scoped limit that holds the allocations; the hardware "
+            "%s vmem_limit_bytes=%d (%.2f MiB): the smallest scoped limit that holds the allocations%s; the hardware "
             "allows up to %d B",
             fig.limit_source == LimitSource::kVmemLimitBytes ? absl::StrCat("raise the kernel's ", fig.limit, " B to")
                                                              : std::string("set"),
-            needed, needed / 1048576.0, allowed));
+            needed, needed / 1048576.0, estimates ? " with the estimates at their high bound" : "", allowed));
         s.set_raise_limit_bytes(needed);
       } else {
         s.set_text(absl::StrFormat("no vmem_limit_bytes helps: the scoped allocations need %d B, more than the %d B "

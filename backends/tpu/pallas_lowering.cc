@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "backends/tpu/spill_model.h"
 #include "backends/tpu/tpu_tiling.h"
 #include "sim/checked_math.h"
 #include "sim/device.h"
@@ -148,6 +149,14 @@ absl::StatusOr<bool> LowerSpec(const PallasBlockSpec& spec, absl::string_view ki
                                      "): the buffer count must be at least 1"));
     }
     copies = absl::StrCat(spec.buffer_count());
+    if (spec.buffer_count() > 2) {
+      // jax 0.10.2's Pallas TPU lowering: "Only single (1) and double (2) buffering are
+      // supported. Got 3." (LoweringException; libtpu oracle corpus).
+      Requirement* r = out->graph.add_requirements();
+      r->set_expr(absl::StrCat(spec.buffer_count(), " <= 2"));
+      r->set_doc(absl::StrCat("Pallas TPU (jax 0.10.2) pipelines a block with Buffered(1) or Buffered(2) only; '", name,
+                              "' asks for Buffered(", spec.buffer_count(), ")"));
+    }
   } else if (!is_prefetch && !grid.empty() && !spec.constant_index_map()) {
     std::vector<std::string> moving;
     if (spec.index_map_axes().empty()) {
@@ -174,7 +183,10 @@ absl::StatusOr<bool> LowerSpec(const PallasBlockSpec& spec, absl::string_view ki
     if (!is_prefetch && spec.array_shape_size() == dims.size()) {
       const int rank = dims.size();
       for (int i = std::max(0, rank - 2); i < rank; ++i) {
-        const int multiple = i == rank - 1 ? 128 : 8;
+        // Second-minor: 8 rows, 32 for 8-bit and 64 for 4-bit types (Mosaic E2002
+        // CompileTimeMosaicMisalignedBlockAndTiling for a 16-row int8 block; 8-row bf16 blocks
+        // compile on every generation, v7x included: libtpu oracle corpus).
+        const int64_t multiple = i == rank - 1 ? 128 : bits <= 8 ? 8 * 32 / bits : 8;
         Requirement* r = out->graph.add_requirements();
         r->set_expr(absl::StrCat("(", dims[i], ") % ", multiple, " == 0 || (", dims[i], ") == (", spec.array_shape(i), ")"));
         r->set_doc(absl::StrCat("Pallas TPU: block '", name, "' dim ", i, " must be a multiple of ", multiple,
@@ -263,6 +275,14 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
       out.semaphores += elements;
       continue;
     }
+    if (std::find(call.body().temporary_scratch().begin(), call.body().temporary_scratch().end(), name) !=
+        call.body().temporary_scratch().end()) {
+      // Written whole and read back within one grid step: Mosaic forwards the value and
+      // allocates nothing (the gather_prefetch kernels of the libtpu oracle corpus).
+      out.notes.push_back(absl::StrCat("scratch '", name, "' is a temporary of one grid step (pallas.body.temporary_scratch): "
+                                       "Mosaic allocates no VMEM for it"));
+      continue;
+    }
     RETURN_IF_ERROR(AddName(&names, name, eval, field));
     PallasBlockSpec as_spec;
     as_spec.set_dtype(s.dtype());
@@ -300,6 +320,66 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
   };
   RETURN_IF_ERROR(add_raw(call.spill_bytes_estimate(), "pallas.spill_bytes_estimate", "spills", SPILL,
                           "spill", "register spills (user estimate; only the TPU compiler knows them)"));
+  if (call.spill_bytes_estimate().empty() && call.has_body()) {
+    // Mosaic's register spill slots, estimated from what the body keeps in vector registers:
+    // an estimated buffer, judged by the engine at its central size and at both bounds.
+    const PallasBody& body = call.body();
+    for (const auto& [figure, field] :
+         {std::pair<const std::string&, const char*>{body.reduction_live_bytes(), "reduction_live_bytes"},
+          {body.reduction_input_bytes(), "reduction_input_bytes"},
+          {body.dot_bytes(), "dot_bytes"},
+          {body.packed_dot_bytes(), "packed_dot_bytes"},
+          {body.transpose_bytes(), "transpose_bytes"},
+          {body.packed_transpose_bytes(), "packed_transpose_bytes"}}) {
+      if (figure.empty()) continue;
+      ASSIGN_OR_RETURN(int64_t bytes, eval.Eval(figure, absl::StrCat("pallas.body.", field)));
+      if (bytes < 0) return eval.Error(absl::StrCat("pallas.body.", field), absl::StrCat("'", figure, "' is ", bytes, "; must be >= 0"));
+    }
+    const SpillEstimate spills = EstimateSpills(body, device);
+    if (spills.body_class == BodyClass::kStreaming) {
+      out.notes.push_back(absl::StrCat("register spills: none estimated (", spills.basis, ")"));
+    } else {
+      std::string name = absl::StrCat(op_name, ".spills");
+      RETURN_IF_ERROR(AddName(&names, name, eval, "pallas.body"));
+      Buffer* b = out.graph.add_buffers();
+      b->set_name(name);
+      b->set_size_bytes(spills.central);
+      b->set_memory_space(kVmemSpace);
+      b->set_scope(INSTRUCTION);
+      b->set_role(SPILL);
+      b->mutable_estimate()->set_low_bytes(spills.low);
+      b->mutable_estimate()->set_high_bytes(spills.high);
+      b->mutable_estimate()->set_basis(spills.basis);
+      b->set_doc(absl::StrCat("Mosaic register allocator spill slots (estimated: ", spills.basis, ")"));
+      out.info[name] = LoweredInfo{"spill"};
+      scratch.push_back(name);
+    }
+    // What Mosaic (jax 0.10.2) cannot compile, whatever the block sizes: requirements, so that
+    // simulate refuses the kernel (exit 2) and the planner prunes it as invalid.
+    for (const std::string& dtype : body.arithmetic_dtypes()) {
+      absl::StatusOr<std::string> canonical = NormalizeTpuDtype(dtype);
+      absl::StatusOr<int64_t> bits = canonical.ok() ? DtypeBits(*canonical) : absl::StatusOr<int64_t>(32);
+      if (bits.ok() && *bits < 16 && *canonical != "i1") {  // i1: masks (bool), not 8-bit arithmetic
+        Requirement* r = out.graph.add_requirements();
+        r->set_expr(absl::StrCat(*bits, " >= 16"));
+        r->set_doc(absl::StrCat("Mosaic (jax 0.10.2) has no vector arithmetic on ", *bits, "-bit values (the body computes in ",
+                                dtype, "): 'Only vector<i16> and vector<i32> are supported'; cast to a 16- or 32-bit type"));
+        break;
+      }
+    }
+    const int generation = device.tpu().generation();
+    for (const std::string& dtype : body.dot_dtypes()) {
+      absl::StatusOr<std::string> canonical = NormalizeTpuDtype(dtype);
+      if (canonical.ok() && (*canonical == "i8" || *canonical == "u8" || *canonical == "i4") && generation > 0 &&
+          generation < 5) {
+        Requirement* r = out.graph.add_requirements();
+        r->set_expr(absl::StrCat(generation, " >= 5"));
+        r->set_doc(absl::StrCat("the MXU of TPU v", generation, " has no integer matmul (Mosaic E2001 "
+                                "CompileTimeMosaicUnsupportedRhsType for ", dtype, " operands); v5e and later have one"));
+        break;
+      }
+    }
+  }
   RETURN_IF_ERROR(add_raw(call.internal_scratch_bytes(), "pallas.internal_scratch_bytes",
                           "internal_scratch", SCRATCH, "internal scratch",
                           "Mosaic internal scratch (CompilerParams.internal_scratch_in_bytes)"));
@@ -390,6 +470,12 @@ PallasFootprint FootprintOf(const KernelGraph& source, const Report& report, con
       fp.program_vmem_bytes = space.program_scoped_bytes();
       fp.scoped_limit_bytes = space.limit_bytes();
       fp.scoped_limit_source = space.limit_name();
+      if (space.has_estimates()) {
+        fp.has_estimates = true;
+        fp.scoped_vmem_bytes_low = space.instruction_scoped_bytes_low();
+        fp.scoped_vmem_bytes_high = space.instruction_scoped_bytes_high();
+        fp.estimated_bytes = space.estimated_bytes();
+      }
     } else if (space.space() == kTpuSmemSpace) {
       fp.smem_bytes = space.peak_bytes();
     } else {
@@ -406,6 +492,10 @@ PallasFootprint FootprintOf(const KernelGraph& source, const Report& report, con
       a.copies = share.copies();
       a.bytes_per_copy = share.bytes_per_copy();
       a.total_bytes = share.total_bytes();
+      a.estimated = share.estimated();
+      a.bytes_per_copy_low = share.bytes_per_copy_low();
+      a.bytes_per_copy_high = share.bytes_per_copy_high();
+      a.basis = share.estimate_basis();
       fp.allocations.push_back(std::move(a));
     }
   }

@@ -49,6 +49,11 @@ struct PallasAllocation {
   int64_t copies = 1;
   int64_t bytes_per_copy = 0;          // padded
   int64_t total_bytes = 0;
+  // An estimate (register spills): the bounds of bytes_per_copy and how it was estimated.
+  bool estimated = false;
+  int64_t bytes_per_copy_low = 0;
+  int64_t bytes_per_copy_high = 0;
+  std::string basis;
 };
 
 // The engine's figures for a pallas_call, by allocation: a view of a Report, not a second
@@ -56,6 +61,12 @@ struct PallasAllocation {
 struct PallasFootprint {
   std::vector<PallasAllocation> allocations;  // largest total first, VMEM then SMEM
   int64_t scoped_vmem_bytes = 0;              // instruction-scoped VMEM
+  // With estimated allocations: scoped VMEM with every estimate at its low / high bound, and the
+  // central bytes of the estimates (scoped_vmem_bytes - estimated_bytes is known exactly).
+  bool has_estimates = false;
+  int64_t scoped_vmem_bytes_low = 0;
+  int64_t scoped_vmem_bytes_high = 0;
+  int64_t estimated_bytes = 0;
   int64_t program_vmem_bytes = 0;             // program-scoped VMEM
   int64_t smem_bytes = 0;
   int64_t scoped_limit_bytes = 0;

@@ -6,6 +6,7 @@
 #include "backends/tpu/tpu_test_util.h"
 #include "sim/test_util.h"
 #include "backends/tpu/xla_verdict.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/graph.h"
 #include "sim/simulator.h"
@@ -49,7 +50,16 @@ TEST(TpuSimulateTest, MatmulAndFlashAttentionPerGeneration) {
     ASSERT_TRUE(mm.ok()) << mm.status();
     const Violation* v = VmemViolation(*mm);
     ASSERT_NE(v, nullptr) << name;
-    EXPECT_EQ(v->required(), 64 * kMiB) << name;
+    // 64 MiB of windows and scratch, and estimated spills on top. Where the scoped limit is
+    // below the VMEM, XLA's E1001 names the windows and scratch alone (they exceed the limit
+    // before register allocation: libtpu reports 64.00M on v5e and v6e); on v4 (limit = VMEM)
+    // its capacity error names the whole total.
+    EXPECT_GT(v->required(), 64 * kMiB) << name;
+    if (std::string(name) == "tpu_v4") {
+      EXPECT_THAT(v->message(), ::testing::HasSubstr("Exceeded vmem capacity")) << name;
+    } else {
+      EXPECT_THAT(v->message(), ::testing::HasSubstr("Scoped allocation with size 64.00M")) << name;
+    }
     absl::StatusOr<Report> fa = SimulatePallas("tpu_flash_attention.pbtxt", name);
     ASSERT_TRUE(fa.ok()) << fa.status();
     EXPECT_EQ(VmemViolation(*fa), nullptr) << name;

@@ -40,6 +40,11 @@ absl::StatusOr<TpuTile> TileFor(const DeviceModel& device, int64_t bits, int64_t
     return TpuTile{1, Packing(bits) * lanes};
   }
   ASSIGN_OR_RETURN(int64_t full, FullTileRows(device, bits));
+  const int64_t sublanes = device.tpu().sublanes() > 0 ? device.tpu().sublanes() : 8;
+  // A second-minor extent of at least 8 rows that the large tile does not divide (a block that
+  // spans a whole, unaligned dimension) gets XLA's 8-row tile: s8[1,17,4096]{...:T(8,128)(4,1)},
+  // bf16[1,24,4096]{...:T(8,128)(2,1)} on v7x (libtpu 0.0.42.1 oracle, docs/tpu-oracle.md).
+  if (full > sublanes && second_minor >= sublanes && second_minor % full != 0) return TpuTile{sublanes, lanes};
   if (second_minor >= full) return TpuTile{full, lanes};
   // Short second-minor dim: JAX _get_tiling_factor starts at the packing and doubles while
   // below the extent (sglang-jax issue #182 shows bf16[...,2,128] with T(2,128)(2,1)).
@@ -61,6 +66,13 @@ absl::StatusOr<std::vector<std::string>> RoundUpExprs(const DeviceModel& device,
   // min(full, max(packing, pow2ceil(extent))) is the compact-or-full tile of TileFor.
   std::string rows = absl::StrCat("min(", tile.rows, ", max(", packing, ", pow2ceil(",
                                   second_minor_expr, ")))");
+  const int64_t sublanes = device.tpu().sublanes() > 0 ? device.tpu().sublanes() : 8;
+  if (tile.rows > sublanes) {
+    // TileFor's 8-row tile for an unaligned extent of at least 8 rows.
+    const std::string r = absl::StrCat("(", second_minor_expr, ")");
+    const std::string unaligned = absl::StrCat("(", r, " >= ", sublanes, " && ", r, " % ", tile.rows, " != 0)");
+    rows = absl::StrCat(unaligned, " * ", sublanes, " + (1 - ", unaligned, ") * ", rows);
+  }
   return std::vector<std::string>{rows, absl::StrCat(tile.lanes)};
 }
 

@@ -61,11 +61,31 @@ TEST(TpuTilingTest, ReportedLargeTileOnV7x) {
 }
 
 TEST(TpuTilingTest, SubTilePaddingDiffersByGeneration) {
-  // bf16 with 24 rows: 8-row tiles on v5e keep 24, 16-row tiles on v7x pad to 32.
+  // bf16 with 32 rows: 16-row tiles on v7x; with 40 rows (not a multiple of 16) XLA's 8-row tile.
   EXPECT_EQ(*PaddedShape(testing::ShippedDevice("tpu_v5e"), {24, 128}, 16), (std::vector<int64_t>{24, 128}));
-  EXPECT_EQ(*PaddedShape(testing::ShippedDevice("tpu_v7x"), {24, 128}, 16), (std::vector<int64_t>{32, 128}));
-  // int8 pads rows to 32 on every generation once the block is tall enough.
-  EXPECT_EQ(*PaddedShape(testing::ShippedDevice("tpu_v5e"), {40, 200}, 8), (std::vector<int64_t>{64, 256}));
+  EXPECT_EQ(*PaddedShape(testing::ShippedDevice("tpu_v7x"), {48, 128}, 16), (std::vector<int64_t>{48, 128}));
+  EXPECT_EQ(XlaLayoutString(testing::ShippedDevice("tpu_v7x"), {48, 128}, 16), "{1,0:T(16,128)(2,1)}");
+  // int8: 32-row tiles for a multiple of 32 rows, on every generation.
+  EXPECT_EQ(XlaLayoutString(testing::ShippedDevice("tpu_v5e"), {64, 200}, 8), "{1,0:T(32,128)(4,1)}");
+}
+
+TEST(TpuTilingTest, UnalignedWholeDimensionsGetEightRowTiles) {
+  // The libtpu oracle (docs/tpu-oracle.md): a block spanning a whole second-minor dimension the
+  // large tile does not divide is padded with XLA's 8-row tile: s8[1,17,4096]{2,1,0:T(8,128)(4,1)}
+  // (17 rows -> 24, 98304 B, on every generation), s8 100 x 1000 -> 104 x 1024, and on v7x
+  // bf16[1,24,4096]{2,1,0:T(8,128)(2,1)} (24 rows stay 24) and bf16 40 x 1024 -> 40 rows.
+  for (const char* gen : {"tpu_v4", "tpu_v5e", "tpu_v7x"}) {
+    DeviceModel device = testing::ShippedDevice(gen);
+    EXPECT_EQ(*PaddedBytes(device, {1, 17, 4096}, 8), 98304) << gen;
+    EXPECT_EQ(XlaLayoutString(device, {1, 17, 4096}, 8), "{2,1,0:T(8,128)(4,1)}") << gen;
+    EXPECT_EQ(*PaddedShape(device, {100, 1000}, 8), (std::vector<int64_t>{104, 1024})) << gen;
+  }
+  DeviceModel v7x = testing::ShippedDevice("tpu_v7x");
+  EXPECT_EQ(XlaLayoutString(v7x, {1, 24, 4096}, 16), "{2,1,0:T(8,128)(2,1)}");
+  EXPECT_EQ(*PaddedShape(v7x, {1, 24, 4096}, 16), (std::vector<int64_t>{1, 24, 4096}));
+  EXPECT_EQ(*PaddedShape(v7x, {40, 1024}, 16), (std::vector<int64_t>{40, 1024}));
+  // Fewer than 8 rows keep the compact tile: 3 int8 rows -> 4.
+  EXPECT_EQ(*PaddedShape(v7x, {3, 4096}, 8), (std::vector<int64_t>{4, 4096}));
 }
 
 TEST(TpuTilingTest, OneDimensionalTiles) {
@@ -79,8 +99,11 @@ TEST(TpuTilingTest, RoundUpExprsAreCompactOrFull) {
   DeviceModel v7x = testing::ShippedDevice("tpu_v7x");
   std::vector<std::string> r = *RoundUpExprs(v7x, 16, 2, "BM");
   ASSERT_EQ(r.size(), 2u);
-  EXPECT_EQ(r[0], "min(16, max(2, pow2ceil(BM)))");
+  // The compact-or-full tile, or the 8-row tile for an unaligned extent of at least 8 rows.
+  EXPECT_EQ(r[0], "((BM) >= 8 && (BM) % 16 != 0) * 8 + (1 - ((BM) >= 8 && (BM) % 16 != 0)) * min(16, max(2, pow2ceil(BM)))");
   EXPECT_EQ(r[1], "128");
+  // Where the full tile is 8 rows the expression stays the compact-or-full one.
+  EXPECT_EQ((*RoundUpExprs(testing::ShippedDevice("tpu_v5e"), 16, 2, "BM"))[0], "min(8, max(2, pow2ceil(BM)))");
 }
 
 TEST(TpuTilingTest, BadInput) {

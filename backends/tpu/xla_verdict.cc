@@ -98,7 +98,10 @@ std::vector<std::string> FootprintBreakdown(const PallasFootprint& fp) {
       if (a.padded_shape != a.shape) absl::StrAppend(&shape, " padded to [", DimsString(a.padded_shape), "]");
     }
     lines.push_back(absl::StrCat(a.name, " (", a.kind, ", ", a.space, "): ", a.copies, " x ", XlaBytes(a.bytes_per_copy),
-                                 " = ", XlaBytes(a.total_bytes), shape));
+                                 " = ", XlaBytes(a.total_bytes), shape,
+                                 a.estimated ? absl::StrCat(" (estimated: ", XlaBytes(a.bytes_per_copy_low), " to ",
+                                                            XlaBytes(a.bytes_per_copy_high), ")")
+                                             : ""));
   }
   return lines;
 }
@@ -115,17 +118,63 @@ absl::Status WordTpuReport(const KernelGraph& source, const PallasLowering& lowe
                                  fp.smem_bytes > 0 ? absl::StrCat("; SMEM ", XlaBytes(fp.smem_bytes)) : ""));
   for (const std::string& line : FootprintBreakdown(fp)) report->add_notes(absl::StrCat("  ", line));
   for (const std::string& note : fp.notes) report->add_notes(note);
-  report->add_notes("not derivable without the TPU compiler: register spills and Mosaic internal "
-                    "scratch (set pallas.spill_bytes_estimate / internal_scratch_bytes); see docs/tpu.md");
+  const PallasCall& call = source.pallas();
+  // What the scoped figure is made of: the allocations known exactly, and the estimate on top.
+  const int64_t exact = fp.scoped_vmem_bytes - fp.estimated_bytes;
+  if (fp.has_estimates) {
+    report->add_notes(absl::StrCat("scoped VMEM ", XlaBytes(fp.scoped_vmem_bytes), " = ", XlaBytes(exact),
+                                   " known exactly (windows, scratch) + ", XlaBytes(fp.estimated_bytes),
+                                   " of estimated register spills; with the estimate at its bounds ",
+                                   XlaBytes(fp.scoped_vmem_bytes_low), " to ", XlaBytes(fp.scoped_vmem_bytes_high),
+                                   " against the limit ", XlaBytes(fp.scoped_limit_bytes)));
+  } else if (call.spill_bytes_estimate().empty() && !call.has_body()) {
+    report->add_notes("register spills are not estimated: the graph has no pallas.body (what the kernel body keeps in "
+                      "vector registers; bench/tpu/pallas_to_graph.py reads it from the traced kernel), so the figure "
+                      "is a lower bound; see docs/tpu.md");
+  }
+  report->add_notes("Mosaic's internal scratch is not counted: the scoped limit does not count it (v5e-v7x; on v4 up to "
+                    "36 KiB of it and 4 KiB sublane-replication temporaries can be); see docs/tpu-oracle.md");
 
+  const int64_t capacity = fp.vmem_capacity_bytes;
+  bool capacity_worded = false;  // a scoped breach worded as XLA's capacity error (v4)
   for (Violation& v : *report->mutable_violations()) {
-    if (v.limit() == "scoped vmem") {
-      v.set_message(XlaScopedVmemVerdict(XlaCustomCallString(source, *report, device), v.required(), v.available()));
+    if (v.limit() == "scoped vmem" && v.at_risk()) {
+      v.set_message(absl::StrCat(
+          "AT RISK: with the register spills at their high estimate the scoped allocation is ", XlaBytes(v.required()),
+          " against the limit ", XlaBytes(v.available()), " (", XlaBytes(exact), " known exactly + spills estimated at ",
+          XlaBytes(fp.estimated_bytes), ", between ", XlaBytes(fp.scoped_vmem_bytes_low - exact), " and ",
+          XlaBytes(fp.scoped_vmem_bytes_high - exact), "): it compiles only if Mosaic spills at most ",
+          XlaBytes(std::max<int64_t>(v.available() - exact, 0)), "; XLA would then say RESOURCE_EXHAUSTED ... Scoped "
+          "allocation with size ", XlaBytes(v.required()), " and limit ", XlaBytes(v.available())));
+    } else if (v.limit() == "scoped vmem" && capacity > 0 && v.available() >= capacity) {
+      // A scoped limit of the whole VMEM (v4's default): XLA's capacity check comes first.
+      v.set_message(XlaVmemCapacityVerdict(v.required(), capacity));
+      capacity_worded = true;
+    } else if (v.limit() == "scoped vmem") {
+      // XLA checks the windows and scratch before register allocation: when they alone exceed
+      // the limit, its figure is theirs, without spills.
+      const bool before_spills = fp.has_estimates && exact > v.available();
+      v.set_message(absl::StrCat(
+          XlaScopedVmemVerdict(XlaCustomCallString(source, *report, device), before_spills ? exact : v.required(),
+                               v.available()),
+          !fp.has_estimates ? ""
+          : before_spills
+              ? absl::StrCat(" [scratchsim: the windows and scratch alone exceed the limit; estimated register spills of ",
+                             XlaBytes(fp.estimated_bytes), " come on top]")
+              : absl::StrCat(" [scratchsim: includes ", XlaBytes(fp.estimated_bytes),
+                             " of estimated register spills; the windows and scratch alone are ", XlaBytes(exact), "]")));
     } else if (v.limit() == "program vmem") {
       v.set_message(XlaVmemCapacityVerdict(v.required(), v.available()));
     } else if (v.space() == kTpuSmemSpace) {
       v.set_message(absl::StrCat("RESOURCE_EXHAUSTED: Ran out of memory in memory space smem. Used ",
                                  XlaBytes(v.required()), " of ", XlaBytes(v.available()), " smem."));
+    }
+  }
+  if (capacity_worded) {
+    // XLA prints the capacity error once: the program-VMEM breach of the same total says nothing more.
+    auto* violations = report->mutable_violations();
+    for (int i = violations->size() - 1; i >= 0; --i) {
+      if (violations->Get(i).limit() == "program vmem") violations->DeleteSubrange(i, 1);
     }
   }
   const MemorySpace* vmem = FindSpace(device, kVmemSpace);
@@ -135,9 +184,12 @@ absl::Status WordTpuReport(const KernelGraph& source, const PallasLowering& lowe
                                                                : vmem->capacity_per_core_bytes();
     s.set_text(absl::StrCat("pltpu.CompilerParams(vmem_limit_bytes=", s.raise_limit_bytes(), ") (",
                             XlaBytes(s.raise_limit_bytes()),
-                            ") is the smallest limit that holds the modelled allocations; the hardware allows up to ",
-                            XlaBytes(allowed), " on ", device.name(),
-                            ". Leave headroom for spills and internal scratch."));
+                            ") is the smallest limit that holds the modelled allocations",
+                            fp.has_estimates ? " with the register spills at their high estimate" : "",
+                            "; the hardware allows up to ", XlaBytes(allowed), " on ", device.name(),
+                            fp.has_estimates || !call.spill_bytes_estimate().empty() || call.has_body()
+                                ? "."
+                                : ". Spills are not estimated (no pallas.body): leave headroom for them."));
   }
   return absl::OkStatus();
 }

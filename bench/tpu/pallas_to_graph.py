@@ -176,6 +176,16 @@ def graph_from_eqn(eqn, graph_name):
       lines.append(f"    dtype: {_q(_dtype(inner.dtype))}")
     lines += [f"    shape: {_q(d)}" for d in getattr(inner, "shape", ())]
     lines.append("  }")
+  # What the body keeps in vector registers (pallas_body.py): the TPU lowering's spill estimate.
+  try:
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+      sys.path.insert(0, here)
+    import pallas_body
+    lines += pallas_body.body_textproto(pallas_body.summarize(eqn))
+  except Exception as e:  # pylint: disable=broad-except
+    lines.insert(1, f"# body not read ({type(e).__name__}: {e}); spills are not estimated")
   lines.append("}")
   return "\n".join(lines) + "\n"
 

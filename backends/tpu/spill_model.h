@@ -1,0 +1,50 @@
+// Mosaic's register spills estimated from what a Pallas kernel body holds in vector registers
+// (PallasBody, proto/graph.proto): a class of body, one figure of it, and per TPU generation a
+// low, central and high multiple fitted on the libtpu oracle corpus (docs/tpu.md, "What the
+// compiler adds"; bench/tpu/fit_spill_model.py). The lowering turns the result into an
+// estimated buffer (Buffer.estimate), which the fit engine judges at all three sizes.
+#ifndef SCRATCHSIM_BACKENDS_TPU_SPILL_MODEL_H_
+#define SCRATCHSIM_BACKENDS_TPU_SPILL_MODEL_H_
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "proto/device.pb.h"
+#include "proto/graph.pb.h"
+
+namespace scratchsim {
+
+// What kind of work keeps values whole in vector registers.
+enum class BodyClass {
+  kStreaming,  // nothing: values stream register by register (copies, elementwise, reductions into the output)
+  kReduction,  // values live across a reduction, no dot (softmax, layer norm)
+  kAttention,  // across a reduction, with dots (flash attention forward)
+  kLooped,     // the same inside a loop the body does not unroll (paged, ragged paged attention)
+  kDot,        // a dot of 16/8/4-bit operands, nothing live across a reduction (matmul, gmm, flash backward)
+  kDot32,      // dots of 32-bit operands only
+  kTranspose,  // a transpose of the two minor dims of 16/8/4-bit values, nothing else
+};
+absl::string_view BodyClassName(BodyClass c);
+
+// The estimate as expressions over the graph's parameters (each bytes per grid step), with
+// what it rests on in words.
+struct SpillEstimate {
+  BodyClass body_class = BodyClass::kStreaming;
+  std::string figure;   // the body figure the multiples apply to ("" for streaming)
+  std::string low;      // expressions; "0" for streaming
+  std::string central;
+  std::string high;
+  std::string basis;    // "0.46-1.16 x reduction_live_bytes (central 1.044 x - 406490 B); ..."
+};
+
+// Which class `body` falls in, from which of its figures are given (non-empty and not "0"), so
+// that the class of a graph does not change with its parameters.
+BodyClass ClassifyBody(const PallasBody& body);
+
+// The estimate for `body` on `device` (a TPU model: tpu_v4 ... tpu_v7x; another TPU takes the
+// widest band of all five).
+SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device);
+
+}  // namespace scratchsim
+
+#endif  // SCRATCHSIM_BACKENDS_TPU_SPILL_MODEL_H_

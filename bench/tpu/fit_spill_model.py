@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""Fits the TPU lowering's estimate of Mosaic's register spills on half of the oracle corpus and
+judges it on the other half (docs/tpu.md, "What the compiler adds").
+
+  python3 bench/tpu/fit_spill_model.py tests/data/tpu/corpus.jsonl.gz \
+      --bodies tests/data/tpu/corpus_bodies.jsonl.gz [--cc]
+
+The model (backends/tpu/spill_model.cc holds the coefficients this prints with --cc): a kernel
+body falls in one class by what it keeps in vector registers (PallasBody, bench/tpu/pallas_body.py),
+and its spill slots are a multiple of one figure of the body, with a low, a central and a high
+multiple per class and generation:
+
+  reduction   live_across_reduction_bytes > 0, no dot      (softmax, layer norm)
+  attention   live_across_reduction_bytes > 0 and a dot    (flash attention forward)
+              figure: the larger of it and reduction_input_bytes / 2
+  looped      the same inside a loop Mosaic does not unroll (paged / ragged paged attention)
+  dot         a dot, nothing live across a reduction       (matmuls, flash backward, MoE gmm)
+              figure: dot_result_bytes + dot_operand_bytes
+  transpose   only a transpose of the two minor dims        figure: transpose_bytes
+  streaming   none of these: no spill (copies, elementwise, reductions into the output)
+
+Low is the smallest ratio spill / figure seen on the fit half, high the largest times
+(1 + --margin), central the median over the fit rows whose figure is at least 1 MiB (the ones
+whose spill can decide a verdict). Kernels are split by a hash of (kind, params), so a kernel is
+in the same half on every generation. Plain Python 3; no jax.
+"""
+import argparse
+import collections
+import gzip
+import hashlib
+import json
+import os
+import re
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import naive_vs_compiler as nv  # noqa: E402
+
+GENS = ["v4", "v5e", "v5p", "v6e", "v7x"]
+CLASSES = ["reduction", "attention", "looped", "dot", "dot32", "transpose"]
+MiB = 1 << 20
+
+
+def body_class(f):
+  """(class, figure) of a body summary (pallas_body.summarize)."""
+  red = f.get("reduction_live_bytes", 0)
+  if red > 0 and f.get("dot_bytes", 0) == 0:
+    return "reduction", red
+  if red > 0:
+    red = max(red, f.get("reduction_input_bytes", 0) // 2)
+    return ("looped" if f.get("rolled_loops", 0) else "attention"), red
+  if f.get("packed_dot_bytes", 0) > 0:
+    return "dot", f["packed_dot_bytes"]
+  if f.get("dot_bytes", 0) > 0:
+    return "dot32", f["dot_bytes"]
+  if f.get("packed_transpose_bytes", 0) > 0:
+    return "transpose", f["packed_transpose_bytes"]
+  return "streaming", 0
+
+
+def in_fit_half(row):
+  key = row["kind"] + json.dumps(row["params"], sort_keys=True)
+  return int(hashlib.sha1(key.encode()).hexdigest(), 16) % 2 == 0
+
+
+def load(corpus, bodies):
+  with gzip.open(bodies, "rt") as f:
+    by_id = {}
+    for line in f:
+      o = json.loads(line)
+      by_id[o["id"]] = o["summary"]
+  out = []
+  with gzip.open(corpus, "rt") as f:
+    for line in f:
+      r = json.loads(line)
+      if r.get("header") or "graph" not in r or r["id"] not in by_id:
+        continue
+      src, k = nv.compiler_side(r)
+      spill = None
+      if k:
+        spill = sum(a["size"] for a in k["allocations"] if a["what"] == "SPILL")
+      cls, fig = body_class(by_id[r["id"]])
+      out.append({"row": r, "gen": r["gen"], "kind": r["kind"], "spill": spill, "cls": cls, "fig": fig,
+                  "fit": in_fit_half(r)})
+  return out
+
+
+def fit(recs, margin, pooled=False):
+  coef = {}
+  for gen in GENS:
+    for cls in CLASSES:
+      rs = [r for r in recs if r["fit"] and r["gen"] == gen and r["cls"] == cls and r["spill"] is not None
+            and r["fig"] > 0]
+      if not rs:
+        continue
+      ratios = [r["spill"] / r["fig"] for r in rs]
+      big = [r for r in rs if r["fig"] >= MiB] or rs
+      # central: spill = slope x figure - offset, least squares over the rows whose figure is at
+      # least 1 MiB (the offset: what the vector registers keep of the value)
+      slope, offset = statistics.median(r["spill"] / r["fig"] for r in big), 0.0
+      if len(big) >= 3 and len({r["fig"] for r in big}) >= 2:
+        xs = [r["fig"] for r in big]
+        ys = [r["spill"] for r in big]
+        mx, my = statistics.mean(xs), statistics.mean(ys)
+        sxx = sum((x - mx) ** 2 for x in xs)
+        b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+        if b > 0:
+          slope, offset = b, max(0.0, b * mx - my)
+      coef[(gen, cls)] = (min(ratios), slope, max(ratios) * (1 + margin), len(rs), offset)
+  if pooled:
+    # one band per class over every generation (more kernels per class); central stays per generation
+    for cls in CLASSES:
+      have = [v for (g, c), v in coef.items() if c == cls]
+      if not have:
+        continue
+      lo, hi = min(v[0] for v in have), max(v[2] for v in have)
+      for gen in GENS:
+        if (gen, cls) in coef:
+          _, mid, _, n, off = coef[(gen, cls)]
+          coef[(gen, cls)] = (lo, mid, hi, n, off)
+  # a class a generation's fit half lacks takes the widest band of the other generations
+  for cls in CLASSES:
+    have = [v for (g, c), v in coef.items() if c == cls]
+    for gen in GENS:
+      if (gen, cls) not in coef and have:
+        coef[(gen, cls)] = (min(v[0] for v in have), statistics.median([v[1] for v in have]),
+                            max(v[2] for v in have), 0, 0.0)
+  return coef
+
+
+def judge(recs, coef, half):
+  """Per generation: rows with spill known, how many lie within [low, high] x figure."""
+  lines = []
+  for gen in GENS:
+    rs = [r for r in recs if r["gen"] == gen and r["spill"] is not None and (half is None or r["fit"] == half)
+          and r["cls"] != "streaming"]
+    inside = sum(1 for r in rs if coef[(gen, r["cls"])][0] * r["fig"] <= r["spill"] <= coef[(gen, r["cls"])][2] * r["fig"] + 1)
+    above = [r for r in rs if r["spill"] > coef[(gen, r["cls"])][2] * r["fig"] + 1]
+    lines.append(f"  {gen}: {inside} of {len(rs)} spills within [low, high]; above high: "
+                 + ", ".join(f"{r['kind']} {r['spill']}>{coef[(gen, r['cls'])][2] * r['fig']:.0f}" for r in above))
+  stream = [r for r in recs if r["cls"] == "streaming" and r["spill"] and (half is None or r["fit"] == half)]
+  lines.append(f"  streaming bodies with spill > 0: {len(stream)} " +
+               ", ".join(f"{r['gen']} {r['kind']} {r['spill']}" for r in stream))
+  return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole verdict, as backends/tpu lowers a row's graph (for choosing the model; the C++ test
+# backends/tpu/tpu_corpus_test.cc is what measures the shipped model).
+
+BITS = nv.BITS
+FULL_ROWS = {32: 8, 64: 8, 8: 32, 4: 64}
+
+
+def full_rows(bits, gen):
+  if bits == 16:
+    return 16 if gen == "v7x" else 8
+  return FULL_ROWS.get(bits, 8)
+
+
+def tile_rows(r, bits, gen):
+  packing = max(1, 32 // bits)
+  full = full_rows(bits, gen)
+  if r >= 8 and r % full != 0:
+    return 8  # XLA's 8-row tile for an unaligned whole dimension (docs/tpu-oracle.md)
+  t = 1
+  while t < r:
+    t *= 2
+  return min(full, max(packing, t))
+
+
+def padded_bytes(shape, dtype, gen):
+  bits = BITS[dtype]
+  packing = max(1, 32 // bits)
+  if len(shape) == 1:
+    n = -(-shape[0] // (packing * 128)) * packing * 128
+    return n * bits // 8
+  *lead, r, c = shape
+  t = tile_rows(r, bits, gen)
+  n = -(-r // t) * t * (-(-c // 128) * 128)
+  for d in lead:
+    n *= d
+  return n * bits // 8
+
+
+def lowered(row, summary, gen):
+  """(invalid reason or None, windows + scratch, [window totals])."""
+  g = nv.parse_graph(row["graph"])
+  allocs = []
+  for field in ("in_specs", "out_specs"):
+    for sp in g[field]:
+      if sp.get("memory_space", "vmem") != "vmem":
+        continue
+      bits = BITS[sp["dtype"]]
+      bc = sp.get("buffer_count")
+      if bc is not None and bc > 2:
+        return "buffered", 0, []
+      shape = sp["block_shape"]
+      arr = sp["array_shape"]
+      if len(shape) >= 2 and len(arr) == len(shape) and shape[-2] != arr[-2]:
+        mult = 8 if bits >= 16 else 8 * 32 // bits
+        if shape[-2] % mult:
+          return "misaligned", 0, []
+      allocs.append(padded_bytes(shape, sp["dtype"], gen) * nv.copies(sp, g["grid"]))
+  temporary = set(summary.get("temporary_scratch", []))
+  for i, sp in enumerate(g["scratch_shapes"]):
+    if sp.get("memory_space", "vmem") == "vmem" and f"scratch{i}" not in temporary:
+      allocs.append(padded_bytes(sp["shape"], sp["dtype"], gen))
+  if set(summary.get("arithmetic_dtypes", [])) & {"i8", "u8", "i4", "f8e4m3fn", "f8e5m2"}:
+    return "arith8", 0, []
+  peaks = {"v4": {"bf16", "f32", "f16"}, "v5e": {"bf16", "f32", "i8"}, "v5p": {"bf16", "f32", "i8"},
+           "v6e": {"bf16", "f32", "i8", "f8e4m3fn"}, "v7x": {"bf16", "f32", "f8e4m3fn"}}
+  if set(summary.get("dot_dtypes", [])) - peaks[gen] - {"i32", "f16"}:
+    return "dot_dtype", 0, []
+  return None, sum(allocs), allocs
+
+
+def evaluate(recs, coef, bodies, half=None, verbose=False):
+  out = collections.defaultdict(collections.Counter)
+  for r in recs:
+    if half is not None and r["fit"] != half:
+      continue
+    row = r["row"]
+    gen = r["gen"]
+    v = row["result"]["verdict"]
+    if v in ("timeout", "crash", "build_error"):
+      continue
+    s = bodies[row["id"]]
+    invalid, exact, allocs = lowered(row, s, gen)
+    st = out[gen]
+    if invalid or v == "error":
+      st["invalid_rows"] += v == "error"
+      st["invalid_agree"] += bool(invalid) and v == "error"
+      if bool(invalid) != (v == "error") and verbose:
+        print("INVALID MISMATCH", gen, r["kind"], row["params"], invalid, v)
+      continue
+    limit = row.get("vmem_limit_bytes") or row["default_limit_bytes"]
+    cap = {"v4": 16, "v5e": 128, "v5p": 64, "v6e": 128, "v7x": 64}[gen] << 20
+    if r["cls"] == "streaming":
+      lo = mid = hi = 0
+    else:
+      clo, cmid, chi, _, off = coef[(gen, r["cls"])]
+      lo, hi = int(clo * r["fig"]), int(chi * r["fig"])
+      mid = min(max(int(cmid * r["fig"] - off), lo), hi)
+    bad = lambda total: total > limit or total > cap
+    if bad(exact + lo):
+      pred = "no"
+    elif bad(exact + hi):
+      pred = "risk"
+    else:
+      pred = "fits"
+    truth = "fits" if v == "fits" else "no"
+    st["rows"] += 1
+    st["truth_" + truth] += 1
+    st["pred_" + pred] += 1
+    st["agree"] += (pred == "fits") == (truth == "fits")
+    st["false_fits"] += pred == "fits" and truth == "no"
+    st["false_fail"] += pred != "fits" and truth == "fits"
+    st["risk_on_fitting"] += pred == "risk" and truth == "fits"
+    if verbose and (pred == "fits") != (truth == "fits"):
+      print(f"MISMATCH {gen} {r['kind']} {row['params']} truth={v} pred={pred} exact={exact} lo={lo} hi={hi} "
+            f"limit={limit} spill={r['spill']} req={row.get('requirement_bytes')} X={row['result'].get('size_bytes')}")
+    if truth == "no":
+      # the compiler's figure
+      X = row["result"].get("size_bytes")
+      req = row.get("requirement_bytes")
+      if v == "vmem_scoped":
+        fig, ours = (X, exact) if exact > limit else ((req or X), exact + mid)
+      elif v == "vmem_capacity":
+        fig, ours = X, exact + mid
+      else:  # vmem_alloc: one allocation
+        fig, ours = X, max(allocs) if allocs else 0
+      if fig:
+        st["fail_with_figure"] += 1
+        ok = abs(ours - fig) <= 0.01 * fig
+        st["within_1pct"] += ok
+        if verbose and not ok and verbose > 1:
+          print(f"BYTES {gen} {r['kind']} {row['params']} {v} fig={fig} ours={ours} exact={exact} mid={mid}")
+  return out
+
+
+def print_eval(out, title):
+  print(title)
+  print("gen  rows  agree  false_FITS  fitting_not_FITS  at_risk(all/fitting)  failing  within1%  invalid(agree/rows)")
+  for gen in GENS:
+    st = out[gen]
+    print(f"{gen:4} {st['rows']:5} {st['agree']:6} {st['false_fits']:10} {st['false_fail']:17} "
+          f"{st['pred_risk']:10}/{st['risk_on_fitting']:<10} {st['fail_with_figure']:8} {st['within_1pct']:8}   "
+          f"{st['invalid_agree']}/{st['invalid_rows']}")
+
+
+def main(argv):
+  p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  p.add_argument("corpus")
+  p.add_argument("--bodies", required=True)
+  p.add_argument("--margin", type=float, default=0.10)
+  p.add_argument("--cc", action="store_true", help="print the coefficient table as C++")
+  p.add_argument("--verbose", type=int, default=0)
+  p.add_argument("--pooled", action="store_true", help="one low/high band per class over all generations")
+  a = p.parse_args(argv)
+  recs = load(a.corpus, a.bodies)
+  coef = fit(recs, a.margin, a.pooled)
+  print(f"rows: {len(recs)} ({sum(r['fit'] for r in recs)} in the fit half)")
+  print("class      gen   n(fit)  low     central  high")
+  for cls in CLASSES:
+    for gen in GENS:
+      lo, mid, hi, n, off = coef[(gen, cls)]
+      print(f"{cls:10} {gen:4} {n:6}  {lo:6.3f}  {mid:6.3f}-{off:8.0f}   {hi:6.3f}")
+  print("fit half:")
+  print(judge(recs, coef, True))
+  print("holdout half:")
+  print(judge(recs, coef, False))
+  bodies = {}
+  with gzip.open(a.bodies, "rt") as f:
+    for line in f:
+      o = json.loads(line)
+      bodies[o["id"]] = o["summary"]
+  print_eval(evaluate(recs, coef, bodies, True), "fit half:")
+  print_eval(evaluate(recs, coef, bodies, False, verbose=a.verbose), "holdout half:")
+  print_eval(evaluate(recs, coef, bodies, None), "whole corpus:")
+  if a.cc:
+    print("\n// generated by bench/tpu/fit_spill_model.py (margin %.2f): {class, gen, low, central, high} in 1/1000"
+          % a.margin)
+    for cls in CLASSES:
+      for gen in GENS:
+        lo, mid, hi, n, off = coef[(gen, cls)]
+        print(f'    {{"{cls}", "{gen}", {int(lo * 1000)}, {int(round(mid * 1000))}, {int(round(off))}, {int(hi * 1000) + 1}}},')
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main(sys.argv[1:]))

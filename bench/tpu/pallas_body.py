@@ -1,0 +1,324 @@
+"""What a Pallas TPU kernel body holds in vector registers, read from its traced jaxpr.
+
+Mosaic compiles the body of a `pl.pallas_call` to straight-line vector code per grid step. A
+value it can stream vreg by vreg (copies, elementwise chains, a reduction into an output) costs
+no VMEM beyond the blocks; a value the body must keep whole while something else runs over it
+(the f32 row block of a softmax across its max and sum, the score tile of flash attention, the
+result of a dot before it is added to an accumulator) is held in the 32 vector registers, and
+whatever does not fit there goes to `register allocator spill slots` in scoped VMEM. The TPU
+lowering (backends/tpu) estimates those spills from the figures this module reads
+(`PallasBody` in proto/graph.proto, docs/graph-format.md):
+
+  reduction_live_bytes    the most bytes of vector values defined before a reduction (reduce_max,
+                          sum, min, argmax, cumsum) and used after it: what the body keeps whole
+                          across a reduction (a softmax's f32 row block)
+  reduction_input_bytes   the bytes all reductions of one region read: the work a scheduler may
+                          interleave (attention heads written as a Python loop)
+  dot_bytes               the largest dot_general: its operands plus its result
+  packed_dot_bytes        the same over dots of 16-, 8- or 4-bit operands (packed in vregs)
+  transpose_bytes         the largest operand of a transpose of the two minor dims
+  packed_transpose_bytes  the same over 16-, 8- or 4-bit operands
+  rolled_loops            loops (while, partly unrolled scans) that hold a reduction or a dot
+  temporary_scratch       VMEM scratch the body writes whole and reads back within one step
+                          (Mosaic forwards the value and allocates no scratch)
+  arithmetic_dtypes       dtypes of elementwise arithmetic results (legality: Mosaic has no 8-bit
+                          vector arithmetic in jax 0.10.2)
+  dot_dtypes              dtypes of dot operands (legality: v4's MXU has no int8)
+
+Bytes are as vector registers hold them: the two minor dims padded to (8 x 32-bit sublanes,
+128 lanes), 16-bit values packed 2 and 8-bit values 4 to a 32-bit sublane. Each loop body
+(scan, fori_loop, while) and each branch of control flow inside a grid step (pl.when: cond) is a
+region of its own, analysed alone; a loop the kernel unrolls (unroll=k, or True) counts k times,
+since the scheduler interleaves the iterations of straight-line code (flash attention's inner
+loop over block_k: its figures scale with block_k_major). Each figure is the largest over the
+regions.
+
+Plain Python over a jaxpr: no TPU and no libtpu needed (tracing runs on CPU).
+"""
+
+REDUCTIONS = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
+              "argmax", "argmin", "cumsum", "cummax", "cummin", "cumprod", "cumlogsumexp"}
+DOTS = {"dot_general"}
+# Elementwise arithmetic (Mosaic's vector ALU ops): a result dtype here needs vector support.
+ARITHMETIC = {"add", "sub", "mul", "div", "rem", "max", "min", "neg", "abs", "exp", "log", "tanh",
+              "logistic", "sqrt", "rsqrt", "pow", "integer_pow", "sign", "floor", "ceil", "round",
+              "and", "or", "xor", "not", "shift_left", "shift_right_logical",
+              "shift_right_arithmetic", "exp2", "log1p", "expm1", "sin", "cos", "erf", "erf_inv",
+              "square", "reciprocal"}
+_REF_GET = {"get"}
+_REF_SET = {"swap"}
+
+_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int32": "i32",
+          "int16": "i16", "int8": "i8", "int4": "i4", "uint32": "u32", "uint16": "u16",
+          "uint8": "u8", "bool": "i1", "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2"}
+
+
+def _dtype_name(dtype):
+  return _NAMES.get(str(dtype), str(dtype))
+
+
+def _bits(dtype):
+  name = str(dtype)
+  if name == "bool":
+    return 32  # a vmask register per (8, 128) tile
+  for b in (64, 32, 16, 8, 4):
+    if name.endswith(str(b)) or (b == 8 and "float8" in name):
+      return b
+  try:
+    import numpy as np
+    return np.dtype(dtype).itemsize * 8
+  except Exception:  # pylint: disable=broad-except
+    return 32
+
+
+def vreg_bytes(aval):
+  """Bytes of a vector value as Mosaic holds it in vregs (0 for scalars and refs)."""
+  shape = getattr(aval, "shape", None)
+  dtype = getattr(aval, "dtype", None)
+  if shape is None or dtype is None or len(shape) == 0 or _is_ref(aval):
+    return 0
+  bits = _bits(dtype)
+  packing = max(1, 32 // bits)
+  if len(shape) == 1:
+    n = -(-shape[0] // (128 * packing)) * 128 * packing
+    return n * bits // 8
+  *lead, r, c = shape
+  rows = 8 * packing
+  n = -(-r // rows) * rows * (-(-c // 128) * 128)
+  for d in lead:
+    n *= d
+  return n * bits // 8
+
+
+def _is_ref(aval):
+  return type(aval).__name__ in ("AbstractRef", "TransformedRef") or hasattr(aval, "inner_aval")
+
+
+def _sub_jaxprs(eqn):
+  """(kind, [jaxpr], repeat, rolled) of an equation that contains code; rolled: a loop that
+  runs more iterations than it unrolls."""
+  name = eqn.primitive.name
+  p = eqn.params
+  if name == "cond":
+    return "branches", [getattr(b, "jaxpr", b) for b in p["branches"]], 1, False
+  if name == "scan":
+    body = getattr(p["jaxpr"], "jaxpr", p["jaxpr"])
+    unroll = p.get("unroll", 1)
+    length = int(p.get("length", 1))
+    if unroll is True:
+      unroll = length
+    return "loop", [body], max(1, min(int(unroll or 1), length)), int(unroll or 1) < length
+  if name == "while":
+    return "loop", [getattr(p["body_jaxpr"], "jaxpr", p["body_jaxpr"])], 1, True
+  for key in ("jaxpr", "call_jaxpr", "fun_jaxpr"):
+    if key in p:
+      sub = getattr(p[key], "jaxpr", p[key])
+      if hasattr(sub, "eqns"):
+        return "inline", [sub], 1, False
+  return None, [], 1, False
+
+
+class _Region:
+  """A straight-line sequence of operations over value ids, for liveness."""
+
+  def __init__(self):
+    self.ops = []        # (primitive name, [in ids], [out ids], eqn)
+    self.bytes = {}      # value id -> vreg bytes
+    self.aval = {}
+    self.next_id = 0
+    self.multiplier = 1  # how many copies of this code run interleaved (an unrolled loop)
+    self.rolled = False  # inside a loop that is not unrolled (a while, a partly unrolled scan)
+
+  def new_value(self, aval):
+    i = self.next_id
+    self.next_id += 1
+    self.bytes[i] = vreg_bytes(aval)
+    self.aval[i] = aval
+    return i
+
+
+def _flatten(jaxpr, region, env, regions, depth=0):
+  """Appends `jaxpr`'s equations to `region` (env: jaxpr var -> value id); cond branches become
+  regions of their own (appended to `regions`)."""
+  def read(v):
+    if hasattr(v, "val"):  # a literal
+      return None
+    if v not in env:
+      env[v] = region.new_value(v.aval)
+    return env[v]
+
+  for eqn in jaxpr.eqns:
+    kind, subs, repeat, rolled = _sub_jaxprs(eqn)
+    ins = [i for i in (read(v) for v in eqn.invars) if i is not None]
+    if kind == "inline" and depth < 50:
+      inner = dict(zip(subs[0].invars, [None if hasattr(v, "val") else env.get(v) for v in eqn.invars]))
+      inner = {k: v for k, v in inner.items() if v is not None}
+      _flatten(subs[0], region, inner, regions, depth + 1)
+      for ov, iv in zip(eqn.outvars, subs[0].outvars):
+        env[ov] = inner.get(iv) if not hasattr(iv, "val") else region.new_value(ov.aval)
+        if env[ov] is None:
+          env[ov] = region.new_value(ov.aval)
+      continue
+    if kind == "loop" and depth < 50:
+      # The body is a region of its own, counted `repeat` times: an unrolled loop's iterations
+      # are straight-line code the scheduler interleaves, so their values are live together.
+      body = subs[0]
+      sub_region = _Region()
+      sub_region.multiplier = region.multiplier * repeat
+      sub_region.rolled = region.rolled or rolled
+      sub_env = {var: sub_region.new_value(var.aval) for var in body.invars}
+      regions.append((sub_region, body, sub_env))
+      _flatten(body, sub_region, sub_env, regions, depth + 1)
+      outs = [region.new_value(v.aval) for v in eqn.outvars]
+      for ov, i in zip(eqn.outvars, outs):
+        env[ov] = i
+      region.ops.append((eqn.primitive.name, ins, outs, eqn))
+      continue
+    if kind == "branches" and depth < 50:
+      for br in subs:
+        sub_region = _Region()
+        sub_region.multiplier = region.multiplier
+        sub_region.rolled = region.rolled
+        sub_env = {}
+        # outer values enter a branch as fresh values (their outer liveness stays outside)
+        for var, v in zip(br.invars, eqn.invars[1:]):
+          sub_env[var] = sub_region.new_value(var.aval)
+        regions.append((sub_region, br, sub_env))
+        _flatten(br, sub_region, sub_env, regions, depth + 1)
+    outs = [region.new_value(v.aval) for v in eqn.outvars]
+    for ov, i in zip(eqn.outvars, outs):
+      env[ov] = i
+    region.ops.append((eqn.primitive.name, ins, outs, eqn))
+
+
+def _live_across(region, positions):
+  """For each position p in `positions`: bytes of values defined before p and used after it."""
+  defined = {}
+  last_use = {}
+  for pos, (_, ins, outs, _) in enumerate(region.ops):
+    for i in ins:
+      last_use[i] = pos
+      defined.setdefault(i, -1)  # an input of the region: defined before everything
+    for o in outs:
+      defined[o] = pos
+  out = {}
+  for p in positions:
+    total = 0
+    for v, d in defined.items():
+      if d < p and last_use.get(v, -1) > p:
+        total += region.bytes.get(v, 0)
+    out[p] = total
+  return out
+
+
+def _ref_full(eqn):
+  """Whether a get/swap reads or writes the whole ref (no indexers, or full slices)."""
+  ref = eqn.invars[0].aval
+  inner = getattr(ref, "inner_aval", ref)
+  val = eqn.outvars[0].aval
+  return tuple(getattr(inner, "shape", ())) == tuple(getattr(val, "shape", ()))
+
+
+def _temporary_scratch(body, scratch_invars):
+  """Scratch refs the top level of the body writes whole before every read, with no read in
+  any nested region: Mosaic forwards the stored value and allocates nothing."""
+  out = []
+  for k, ref in enumerate(scratch_invars):
+    written = False
+    temporary = True
+    used = False
+    for eqn in body.eqns:
+      uses = [v for v in eqn.invars if v is ref]
+      if not uses:
+        continue
+      used = True
+      name = eqn.primitive.name
+      if name == "swap" and eqn.invars[0] is ref and _ref_full(eqn):
+        written = True
+      elif name == "get" and eqn.invars[0] is ref and written:
+        pass
+      else:
+        temporary = False
+        break
+    if used and temporary and written:
+      out.append(k)
+  return out
+
+
+def summarize(pallas_eqn):
+  """The PallasBody figures of one pallas_call equation (a dict; see the module doc)."""
+  body = pallas_eqn.params["jaxpr"]
+  body = getattr(body, "jaxpr", body)
+  main = _Region()
+  env = {}
+  regions = [(main, body, env)]
+  _flatten(body, main, env, regions)
+
+  live_red = reduced = dot = packed_dot = transpose = packed_transpose = 0
+  arith, dots = set(), set()
+  rolled_work = 0
+  for region, _, _ in regions:
+    red_pos = [p for p, op in enumerate(region.ops) if op[0] in REDUCTIONS]
+    dot_pos = [p for p, op in enumerate(region.ops) if op[0] in DOTS]
+    across = _live_across(region, red_pos)
+    k = region.multiplier
+    if region.rolled and (red_pos or dot_pos):
+      rolled_work += 1
+    for p in red_pos:
+      live_red = max(live_red, k * across[p])
+    reduced = max(reduced, k * sum(region.bytes.get(i, 0) for p in red_pos for i in region.ops[p][1]))
+    for name, ins, outs, eqn in region.ops:
+      if name in DOTS:
+        b = k * (sum(region.bytes.get(o, 0) for o in outs) + sum(region.bytes.get(i, 0) for i in ins))
+        dot = max(dot, b)
+        operand_bits = [_bits(v.aval.dtype) for v in eqn.invars if getattr(getattr(v, "aval", None), "shape", None)]
+        if operand_bits and min(operand_bits) < 32:
+          packed_dot = max(packed_dot, b)
+        for v in eqn.invars:
+          if hasattr(v, "aval") and getattr(v.aval, "shape", None):
+            dots.add(_dtype_name(v.aval.dtype))
+      elif name == "transpose":
+        perm = tuple(eqn.params.get("permutation", ()))
+        if len(perm) >= 2 and perm[-2:] != (len(perm) - 2, len(perm) - 1):
+          b = k * sum(region.bytes.get(i, 0) for i in ins)
+          transpose = max(transpose, b)
+          if _bits(eqn.invars[0].aval.dtype) < 32:
+            packed_transpose = max(packed_transpose, b)
+      if name in ARITHMETIC:
+        for v in eqn.outvars:
+          if getattr(v.aval, "shape", None):
+            arith.add(_dtype_name(v.aval.dtype))
+
+  gm = pallas_eqn.params["grid_mapping"]
+  n_scratch = len(getattr(gm, "scratch_avals", ()))
+  scratch_invars = body.invars[len(body.invars) - n_scratch:] if n_scratch else []
+  temporary = _temporary_scratch(body, scratch_invars)
+  return {
+      "reduction_live_bytes": live_red,
+      "reduction_input_bytes": reduced,
+      "dot_bytes": dot,
+      "packed_dot_bytes": packed_dot,
+      "transpose_bytes": transpose,
+      "packed_transpose_bytes": packed_transpose,
+      "rolled_loops": rolled_work,
+      "temporary_scratch": [f"scratch{k}" for k in temporary],
+      "arithmetic_dtypes": sorted(arith),
+      "dot_dtypes": sorted(dots),
+  }
+
+
+def body_textproto(summary, indent="  "):
+  """The `body { ... }` lines of a PallasCall textproto."""
+  q = lambda s: '"' + str(s) + '"'
+  lines = [f"{indent}body {{"]
+  for key in ("reduction_live_bytes", "reduction_input_bytes", "dot_bytes", "packed_dot_bytes",
+              "transpose_bytes", "packed_transpose_bytes"):
+    if summary.get(key):
+      lines.append(f"{indent}  {key}: {q(summary[key])}")  # expressions
+  if summary.get("rolled_loops"):
+    lines.append(f"{indent}  rolled_loops: {int(summary['rolled_loops'])}")
+  for key in ("temporary_scratch", "arithmetic_dtypes", "dot_dtypes"):
+    for v in summary.get(key, ()):
+      lines.append(f"{indent}  {key}: {q(v)}")
+  lines.append(f"{indent}}}")
+  return lines
