@@ -701,6 +701,11 @@ TritonReleaseCue DetectTritonRelease(const TtgirModule& m) {
     out.cue = "module attribute \"ttng.two-ctas\" (Triton 3.9)";
     return out;
   }
+  if (nvidia) {
+    out.release = TritonRelease::k3_6;
+    out.cue = "no module attribute \"ttng.two-ctas\" (Triton 3.9 writes it into every NVIDIA module)";
+    return out;
+  }
   for (const TtgirOp& o : m.ops) {
     if (o.name == "gpu.barrier") {
       out.release = TritonRelease::k3_6;
@@ -725,10 +730,6 @@ TritonReleaseCue DetectTritonRelease(const TtgirModule& m) {
     out.release = old_form ? TritonRelease::k3_6 : TritonRelease::k3_9;
     out.cue = old_form ? "type !tt.tensordesc<tensor<...>> (Triton 3.6)" : "type !tt.tensordesc<...> (Triton 3.9)";
     return out;
-  }
-  if (nvidia) {
-    out.release = TritonRelease::k3_6;
-    out.cue = "no module attribute \"ttng.two-ctas\" (Triton 3.9 writes it into every NVIDIA module)";
   }
   return out;
 }

@@ -1057,13 +1057,26 @@ int MixedTranspositions(const Bases& src, const Bases& dst) {
 // The packing width for an op's tensors: 20 bits while every layout (a slice's parent one rank
 // up included) has at most 3 dimensions; else the bits the largest extent needs.
 int PackingBitsFor(absl::string_view text) {
+  // Shapes read in place: "tensor<16x2x2x...": digits and 'x' up to the element type.
   size_t rank = 0;
   int64_t largest = 1;
-  for (size_t p = text.find("tensor<"); p != absl::string_view::npos; p = text.find("tensor<", p + 7)) {
-    if (std::optional<TensorType> t = ParseTensorType(text.substr(p))) {
-      rank = std::max(rank, t->shape.size());
-      for (int64_t x : t->shape) largest = std::max(largest, x);
+  const std::string_view t(text.data(), text.size());
+  for (size_t p = t.find("tensor<"); p != std::string_view::npos; p = t.find("tensor<", p + 7)) {
+    size_t dims = 0;
+    int64_t v = 0;
+    for (size_t q = p + 7; q < t.size(); ++q) {
+      const char c = t[q];
+      if (c >= '0' && c <= '9') {
+        v = std::min<int64_t>(v * 10 + (c - '0'), int64_t{1} << 40);
+      } else if (c == 'x' && q > p + 7 && t[q - 1] >= '0' && t[q - 1] <= '9') {
+        ++dims;
+        largest = std::max(largest, v);
+        v = 0;
+      } else {
+        break;
+      }
     }
+    rank = std::max(rank, dims);
   }
   if (rank + 1 <= 3) return 20;
   int bits = 1;

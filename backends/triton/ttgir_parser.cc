@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -243,10 +244,48 @@ static_assert(SortedOps(), "kKnownOps must be sorted");
 
 }  // namespace
 
+namespace {
+
+// kKnownOps as an open-addressing table of indices (NameHash, linear probing), built once: the
+// parser asks for every op, and a binary search of string compares cost more than the rest of
+// the op's parse.
+struct KnownOpTable {
+  static constexpr size_t kSlots = 512;  // a power of two, over 4x the names
+  std::array<int16_t, kSlots> slot;
+  // Op names are at least 5 bytes ("cf.br"): the length and the last four bytes pick the slot.
+  static size_t Hash(std::string_view name) {
+    uint32_t tail = 0;
+    if (name.size() >= 4) std::memcpy(&tail, name.data() + name.size() - 4, 4);
+    const uint64_t h = (static_cast<uint64_t>(tail) ^ (name.size() << 27)) * 0x9e3779b97f4a7c15ull;
+    return static_cast<size_t>(h >> 40);
+  }
+  KnownOpTable() {
+    slot.fill(-1);
+    for (size_t k = 0; k < std::size(kKnownOps); ++k) {
+      size_t i = Hash(kKnownOps[k]) & (kSlots - 1);
+      while (slot[i] >= 0) i = (i + 1) & (kSlots - 1);
+      slot[i] = static_cast<int16_t>(k);
+    }
+  }
+  bool Contains(std::string_view name) const {
+    for (size_t i = Hash(name) & (kSlots - 1);; i = (i + 1) & (kSlots - 1)) {
+      const int k = slot[i];
+      if (k < 0) return false;
+      const std::string_view known = kKnownOps[k];
+      if (known.size() == name.size() && SameBytes(known.data(), name.data(), name.size())) return true;
+    }
+  }
+};
+
+}  // namespace
+
 bool IsKnownTtgirOp(std::string_view name) {
-  if (name.substr(0, 6) == "arith." || name.substr(0, 5) == "math.") return true;
-  const auto* it = std::lower_bound(std::begin(kKnownOps), std::end(kKnownOps), name);
-  return it != std::end(kKnownOps) && *it == name;
+  // Most ops of a kernel are arith or math: accepted by their dialect's prefix.
+  if (name.size() > 6 && (std::memcmp(name.data(), "arith.", 6) == 0 || std::memcmp(name.data(), "math.", 5) == 0)) {
+    return true;
+  }
+  static const KnownOpTable* const table = new KnownOpTable();
+  return table->Contains(name);
 }
 
 TtgirOpKind KindOfOp(std::string_view name) {
