@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "backends/triton/triton_allocator.h"
 #include "backends/triton/ttgir_layout.h"
 #include "sim/checked_math.h"
 #include "sim/status_macros.h"
@@ -35,7 +36,9 @@ absl::StatusOr<TritonMma> SelectMma(const DotLoop& loop) {
   }
   const int major = loop.target_cc / 10;
   if (major == 9 && loop.block_m >= 64 && loop.num_warps % 4 == 0) return TritonMma::kWgmma;
-  if (major == 10 && loop.block_m >= 64) return TritonMma::kTcgen05;
+  if (major == 10 && loop.block_m >= 64 && !(loop.integer_operands && loop.release == TritonRelease::k3_6)) {
+    return TritonMma::kTcgen05;
+  }
   return TritonMma::kMmaV2;
 }
 
@@ -52,18 +55,32 @@ absl::StatusOr<PipelineDepth> PipelineCopies(const DotLoop& loop) {
       "JIT specialization: pointers ", j.pointers_divisible_by_16 ? "" : "not ",
       "divisible by 16, leading strides ", j.strides_divisible_by_16 ? "" : "not ",
       "divisible by 16, inner stride ", j.inner_stride_is_1 ? "equal to 1" : "not 1"));
-  // Without 16-byte alignment and a unit inner stride the loads are not vectorized, the
-  // async-copy path is not taken, and the loop's loads stay in registers.
+  // The loads become asynchronous copies into the pipelined buffers when each thread's piece is
+  // 4, 8 or 16 bytes wide and aligned (cp.async): vectorized loads (16-byte aligned pointers and
+  // strides, a unit inner stride), or elements of 32 bits or more, which are one such piece each.
+  // Otherwise the loop's loads stay in registers and are written to shared memory each
+  // iteration (local_alloc).
   const bool vectorized = j.pointers_divisible_by_16 && j.strides_divisible_by_16 &&
                           j.inner_stride_is_1;
-  if (loop.num_stages <= 1 || !vectorized) {
+  const bool async_copy = vectorized || loop.operand_bits >= 32;
+  if (loop.num_stages <= 1) {
     d.copies = 1;
     d.multi_buffered = false;
-    d.assumptions.push_back(loop.num_stages <= 1
-                                ? "num_stages <= 1: no software pipelining, one staging copy"
-                                : "loads not vectorized: not pipelined, one staging copy");
+    d.assumptions.push_back("num_stages <= 1: no software pipelining, one staging copy");
     return d;
   }
+  if (!async_copy) {
+    // tcgen05 reads its operands asynchronously: the pipeliner keeps the buffer of the MMA in
+    // flight and the next one's, two staging copies; mma.sync and wgmma wait, one copy
+    // (measured on the catalogue: Triton 3.6 and 3.9, sm_80..120, the `none` regime).
+    d.copies = d.mma == TritonMma::kTcgen05 ? 2 : 1;
+    d.multi_buffered = d.copies > 1;
+    d.assumptions.push_back(absl::StrCat("loads not vectorized (", loop.operand_bits,
+                                         "-bit elements): staged through registers, ", d.copies,
+                                         d.copies == 1 ? " copy" : " copies (tcgen05 in flight)"));
+    return d;
+  }
+  if (!vectorized) d.assumptions.push_back("loads not vectorized, but 32-bit elements: cp.async per element");
   d.multi_buffered = true;
   d.copies = d.mma == TritonMma::kMmaV2 ? loop.num_stages - 1 : loop.num_stages;
   return d;
@@ -96,16 +113,22 @@ namespace {
 // Bits of a Triton dtype name (tl.float16 -> "fp16") or of its MLIR element type.
 int64_t DtypeBits(const std::string& d) {
   if (d == "fp16" || d == "f16" || d == "bf16") return 16;
-  if (d == "fp32" || d == "f32" || d == "tf32") return 32;
-  if (d == "fp8e4nv" || d == "fp8e5" || d == "fp8e4b15" || d == "f8E4M3FN" || d == "f8E5M2") return 8;
+  if (d == "fp32" || d == "f32" || d == "tf32" || d == "i32" || d == "int32") return 32;
+  if (d == "fp8e4nv" || d == "fp8e5" || d == "fp8e4b15" || d == "f8E4M3FN" || d == "f8E5M2" || d == "i8" ||
+      d == "int8") {
+    return 8;
+  }
   return 0;
 }
+
+bool IntegerDtype(const std::string& d) { return d == "i8" || d == "int8" || d == "i32" || d == "int32"; }
 
 // The MLIR element type the epilogue's tensors carry.
 std::string MlirElement(const std::string& d) {
   if (d == "fp16" || d == "f16") return "f16";
   if (d == "bf16") return "bf16";
   if (d == "fp32" || d == "f32") return "f32";
+  if (d == "i32" || d == "int32") return "i32";
   return "";
 }
 
@@ -187,7 +210,16 @@ std::string TmemLoadLayout(int64_t m, int64_t n, int num_warps) {
 // thread along the contiguous dimension (fewer when the tile has fewer elements per thread, one
 // when the pointer is not known 16-byte aligned), lanes then warps fill that dimension first,
 // the rest go to the rows.
-std::string StoreLayout(int64_t m, int64_t n, int num_warps, int64_t bits, bool aligned) {
+std::string StoreLayout(int64_t m, int64_t n, int num_warps, int64_t bits, bool aligned, TritonRelease release) {
+  if (!aligned && release == TritonRelease::k3_6) {
+    // Triton 3.6's Coalesce orders a pointer of unknown contiguity dimension 0 first (measured on
+    // every `none`-regime GEMM of the 3.6.0 catalogue: one element per thread, lanes and then
+    // warps down the rows).
+    const int64_t lanes_m = std::clamp<int64_t>(m, 1, 32);
+    const int64_t warps_m = std::clamp<int64_t>(m / lanes_m, 1, num_warps);
+    return absl::StrCat("#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [", lanes_m, ", ", 32 / lanes_m,
+                        "], warpsPerCTA = [", warps_m, ", ", num_warps / warps_m, "], order = [0, 1]}>");
+  }
   const int64_t threads = int64_t{32} * num_warps;
   int64_t per_thread = aligned ? std::max<int64_t>(1, 128 / bits) : 1;
   per_thread = std::min(per_thread, std::max<int64_t>(m * n / threads, 1));
@@ -206,8 +238,8 @@ absl::StatusOr<GemmSharedPrediction> PredictGemmShared(const GemmConfig& gemm) {
   const DotLoop& loop = gemm.loop;
   const int64_t in_bits = DtypeBits(gemm.dtype);
   const std::string out_elem = MlirElement(gemm.out_dtype);
-  if (in_bits == 0) return absl::InvalidArgumentError(absl::StrCat("GEMM dtype '", gemm.dtype, "' is not one of fp16, bf16, fp32, fp8e4nv, fp8e5"));
-  if (out_elem.empty()) return absl::InvalidArgumentError(absl::StrCat("GEMM out dtype '", gemm.out_dtype, "' is not one of fp16, bf16, fp32"));
+  if (in_bits == 0) return absl::InvalidArgumentError(absl::StrCat("GEMM dtype '", gemm.dtype, "' is not one of fp16, bf16, fp32, fp8e4nv, fp8e5, fp8e4b15, i8"));
+  if (out_elem.empty()) return absl::InvalidArgumentError(absl::StrCat("GEMM out dtype '", gemm.out_dtype, "' is not one of fp16, bf16, fp32, i32"));
   for (int64_t v : {loop.block_m, gemm.block_n, gemm.block_k}) {
     if (v < 16 || (v & (v - 1)) != 0) {
       return absl::InvalidArgumentError(absl::StrCat("BLOCK_M/N/K must be powers of two >= 16 (Triton's tl.dot minimum), got ", v));
@@ -226,7 +258,10 @@ absl::StatusOr<GemmSharedPrediction> PredictGemmShared(const GemmConfig& gemm) {
     return absl::InvalidArgumentError(absl::StrCat("num_warps must be a power of two from 1 to 32, got ", loop.num_warps));
   }
   GemmSharedPrediction p;
-  ASSIGN_OR_RETURN(p.depth, PipelineCopies(loop));
+  DotLoop typed = loop;
+  typed.operand_bits = static_cast<int>(in_bits);
+  typed.integer_operands = IntegerDtype(gemm.dtype);
+  ASSIGN_OR_RETURN(p.depth, PipelineCopies(typed));
   p.assumptions = p.depth.assumptions;
   p.a_copies = p.b_copies = p.depth.copies;
   // wgmma reads 8-bit operands only K-major from shared memory. An operand whose contiguous
@@ -276,7 +311,7 @@ absl::StatusOr<GemmSharedPrediction> PredictGemmShared(const GemmConfig& gemm) {
       break;
   }
   const int64_t out_bits = DtypeBits(gemm.out_dtype);
-  p.store_layout = StoreLayout(m, n, loop.num_warps, out_bits, loop.jit.pointers_divisible_by_16);
+  p.store_layout = StoreLayout(m, n, loop.num_warps, out_bits, loop.jit.pointers_divisible_by_16, loop.release);
   ASSIGN_OR_RETURN(ScratchNeed need, ConvertLayoutScratch(p.accumulator_layout, p.store_layout, m, n, out_elem,
                                                          loop.num_warps, 32, loop.target_cc, "gemm epilogue"));
   p.epilogue_scratch_bytes = need.bytes;
@@ -287,6 +322,69 @@ absl::StatusOr<GemmSharedPrediction> PredictGemmShared(const GemmConfig& gemm) {
   p.total_bytes = std::max(loop_bytes, p.epilogue_scratch_bytes);
   p.assumptions.push_back(absl::StrCat("accumulator ", p.accumulator_layout, " converted to ",
                                        p.store_layout, " before the store"));
+  return p;
+}
+
+absl::StatusOr<GemmSharedPrediction> PredictTmaGemmShared(const GemmConfig& gemm_in, bool warp_specialize) {
+  if (warp_specialize) {
+    return absl::UnimplementedError(
+        "a TMA GEMM with warp_specialize is not modelled before compiling (partitions, captures and "
+        "their barriers); compile it and give the .ttgir");
+  }
+  GemmConfig gemm = gemm_in;
+  gemm.a_k_contiguous = true;
+  gemm.b_k_contiguous = true;  // B[N, K] through its descriptor
+  if (gemm.loop.target_cc < 90) {
+    // No TMA: the descriptors are lowered to loads and stores of 16-byte aligned, contiguous rows.
+    ASSIGN_OR_RETURN(GemmSharedPrediction p, PredictGemmShared(gemm));
+    p.assumptions.push_back("sm_" + std::to_string(gemm.loop.target_cc) +
+                            " has no TMA: descriptor loads lowered to pointer loads");
+    return p;
+  }
+  const DotLoop& loop = gemm.loop;
+  const int64_t in_bits = DtypeBits(gemm.dtype), out_bits = DtypeBits(gemm.out_dtype);
+  if (in_bits == 0 || out_bits == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("TMA GEMM dtypes '", gemm.dtype, "' -> '", gemm.out_dtype,
+                                                   "' are not modelled"));
+  }
+  for (int64_t v : {loop.block_m, gemm.block_n, gemm.block_k}) {
+    if (v < 16 || v > 256 || (v & (v - 1)) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("TMA block sizes must be powers of two from 16 to 256, got ", v));
+    }
+  }
+  if (loop.num_warps <= 0 || loop.num_warps > 32 || (loop.num_warps & (loop.num_warps - 1)) != 0 || loop.num_stages <= 0) {
+    return absl::InvalidArgumentError("num_warps must be a power of two from 1 to 32 and num_stages positive");
+  }
+  DotLoop typed = loop;
+  typed.operand_bits = static_cast<int>(in_bits);
+  typed.integer_operands = IntegerDtype(gemm.dtype);
+  // TMA copies are asynchronous whatever the JIT knows: the descriptor carries the layout.
+  typed.jit = JitSpecialization{};
+  GemmSharedPrediction p;
+  ASSIGN_OR_RETURN(p.depth, PipelineCopies(typed));
+  p.assumptions = p.depth.assumptions;
+  p.assumptions.push_back("TMA loads (tensor descriptors): asynchronous, one mbarrier per buffer");
+  p.a_copies = p.b_copies = p.depth.copies;
+  const int64_t bytes = in_bits / 8;
+  ASSIGN_OR_RETURN(const int64_t a_bytes, NoOverflow(CheckedMul(loop.block_m * gemm.block_k, bytes * p.a_copies)));
+  ASSIGN_OR_RETURN(const int64_t b_bytes, NoOverflow(CheckedMul(gemm.block_n * gemm.block_k, bytes * p.b_copies)));
+  p.operand_bytes = a_bytes + b_bytes;
+  const int64_t stage_barriers = 8 * p.depth.copies;
+  const int64_t mma_barriers = p.depth.mma == TritonMma::kTcgen05 ? 16 : 0;
+  p.barrier_bytes = stage_barriers + mma_barriers;
+  p.epilogue_scratch_bytes = loop.block_m * gemm.block_n * out_bits / 8;
+  // Triton's allocator on the buffers and their lifetimes: the tensormap scratch before the loop,
+  // operands and barriers through it, C's buffer after it.
+  std::vector<TritonBuffer> buffers;
+  if (mma_barriers > 0) buffers.push_back({mma_barriers, 16, 3, 8});
+  buffers.push_back({a_bytes, 1024, 4, 7});
+  buffers.push_back({b_bytes, 1024, 4, 7});
+  buffers.push_back({stage_barriers, 16, 4, 7});
+  buffers.push_back({p.epilogue_scratch_bytes, 1024, 8, 9});
+  for (uint64_t t = 0; t < 3; ++t) buffers.push_back({128, 128, t, t + 1});
+  ASSIGN_OR_RETURN(const TritonAllocation placed, AllocateLikeTriton(buffers));
+  p.total_bytes = placed.shared;
+  p.assumptions.push_back(absl::StrCat("C (", loop.block_m, "x", gemm.block_n, ") staged in shared memory for the TMA store"));
   return p;
 }
 

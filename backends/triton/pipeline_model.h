@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "backends/triton/ttgir_layout.h"
 #include "proto/graph.pb.h"
 
 namespace scratchsim::triton {
@@ -34,10 +35,17 @@ struct DotLoop {
   int num_stages = 3;
   int64_t block_m = 128;  // rows of the accumulator per block
   JitSpecialization jit;
+  // The operands' element: its bits decide whether an unspecialized load can still be an
+  // asynchronous copy (cp.async moves 4, 8 or 16 bytes: a 32-bit element is one); integer
+  // operands (int8) take tcgen05 only from Triton 3.9.
+  int operand_bits = 16;
+  bool integer_operands = false;
+  TritonRelease release = kNewestTritonRelease;
 };
 
 // The MMA Triton picks (AccelerateMatmul): wgmma needs M >= 64 and whole warp groups on
-// sm_90; tcgen05 needs M >= 64 on sm_100; everything else lowers to mma.sync.
+// sm_90; tcgen05 needs M >= 64 on sm_100 (and, for integer operands, Triton 3.9: 3.6 runs int8
+// dots there on mma.sync); everything else lowers to mma.sync.
 absl::StatusOr<TritonMma> SelectMma(const DotLoop& loop);
 
 // Copies of each operand tile the pipeliner allocates, and the assumptions it rests on.
@@ -79,6 +87,16 @@ struct GemmSharedPrediction {
   std::vector<std::string> assumptions;
 };
 absl::StatusOr<GemmSharedPrediction> PredictGemmShared(const GemmConfig& gemm);
+
+// A GEMM on device tensor descriptors (tl.make_tensor_descriptor: A[M,K] and B[N,K], both
+// K-contiguous, C stored through a descriptor), without warp_specialize: the tutorial's TMA
+// GEMM. On sm_90..120 the loads are TMA copies into num_stages (wgmma, tcgen05) or
+// num_stages - 1 (mma.sync on sm_120) buffers with one mbarrier each, tcgen05 adds its two
+// MMA barriers, and C goes to shared memory for the TMA store after the loop; the three
+// descriptors' tensormap_create need 128 bytes of scratch each before it. Below sm_90 the
+// descriptors become pointer loads: PredictGemmShared with B K-contiguous. `warp_specialize`
+// loops are not modelled (an error says so).
+absl::StatusOr<GemmSharedPrediction> PredictTmaGemmShared(const GemmConfig& gemm, bool warp_specialize = false);
 
 }  // namespace scratchsim::triton
 

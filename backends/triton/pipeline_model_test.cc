@@ -236,5 +236,80 @@ TEST(PipelineModelTest, GemmLayoutsAndBadInput) {
   EXPECT_NE(huge.status().message().find("2^20"), std::string::npos);
 }
 
+// Issue 15's classes of misses of the pre-compile model, each pinned by catalogue figures
+// (tests/data/triton/catalogue; pipeline_model_catalogue_test checks them all).
+GemmConfig Gemm(int cc, int64_t m, int64_t n, int64_t k, int warps, int stages, const std::string& dtype,
+                const std::string& out, bool specialized, TritonRelease release = TritonRelease::k3_9) {
+  GemmConfig g;
+  g.loop.target_cc = cc;
+  g.loop.num_warps = warps;
+  g.loop.num_stages = stages;
+  g.loop.block_m = m;
+  g.block_n = n;
+  g.block_k = k;
+  g.dtype = dtype;
+  g.out_dtype = out;
+  g.loop.jit = JitSpecialization{specialized, specialized, specialized};
+  g.loop.release = release;
+  return g;
+}
+
+// Unspecialized 32-bit operands are still copied asynchronously (cp.async of 4 bytes per
+// element): pipelined like aligned ones (gemm_sm_80_none_a4cbf92e33: 32768 = 2 x (64x32 + 32x64) x 4).
+TEST(PipelineModelTest, UnspecializedF32IsStillPipelined) {
+  auto p = PredictGemmShared(Gemm(80, 64, 64, 32, 4, 3, "fp32", "fp32", false, TritonRelease::k3_6));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->a_copies, 2);
+  EXPECT_EQ(p->total_bytes, 32768);
+}
+
+// Unspecialized 16-bit operands on tcgen05: staged through registers into two buffers, as the
+// MMA reading one runs while the next is written (gemm_sm_100_none_39e6bb31ed: 16400).
+TEST(PipelineModelTest, UnspecializedOperandsOnTcgen05KeepTwoCopies) {
+  auto p = PredictGemmShared(Gemm(100, 64, 64, 32, 4, 3, "fp16", "fp16", false));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->a_copies, 2);
+  EXPECT_EQ(p->total_bytes, 16400);
+}
+
+// Triton 3.6 runs int8 dots on sm_100 with mma.sync, 3.9 with tcgen05 (gemm_int8_sm_100_jit_3f49469dde:
+// 3.6 16384, 3.9 24592).
+TEST(PipelineModelTest, Int8OnSm100FollowsTheRelease) {
+  auto old_rel = PredictGemmShared(Gemm(100, 64, 64, 64, 4, 3, "i8", "i32", true, TritonRelease::k3_6));
+  auto new_rel = PredictGemmShared(Gemm(100, 64, 64, 64, 4, 3, "i8", "i32", true, TritonRelease::k3_9));
+  ASSERT_TRUE(old_rel.ok() && new_rel.ok());
+  EXPECT_EQ(old_rel->depth.mma, TritonMma::kMmaV2);
+  EXPECT_EQ(old_rel->total_bytes, 16384);
+  EXPECT_EQ(new_rel->depth.mma, TritonMma::kTcgen05);
+  EXPECT_EQ(new_rel->total_bytes, 24592);
+}
+
+// Triton 3.6 stores through a pointer of unknown contiguity with lanes down the rows (its
+// Coalesce orders such a pointer dimension 0 first): the epilogue conversion of an fp8 GEMM's
+// 128x128 f16 tile is smaller than the operands (gemm_fp8_sm_80_none_5029517bfb: 16384, the
+// operands; with 3.9's row-major store layout it would be 32768).
+TEST(PipelineModelTest, UnspecializedStoreLayoutFollowsTheRelease) {
+  auto p = PredictGemmShared(Gemm(80, 128, 128, 64, 4, 3, "fp8e5", "fp16", false, TritonRelease::k3_6));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_NE(p->store_layout.find("order = [0, 1]"), std::string::npos) << p->store_layout;
+  EXPECT_EQ(p->total_bytes, 16384);
+}
+
+// TMA GEMM (tl.make_tensor_descriptor): fp16 128x128x64, 4 warps, 3 stages
+// (gemm_tma_*_0cc03223b6): wgmma 3 copies + 3 barriers; tcgen05 the same + its 2 barriers;
+// sm_120's mma.sync 2 copies + 2 barriers; sm_80 lowers the descriptors to pointer loads.
+TEST(PipelineModelTest, TmaGemmPerTarget) {
+  const std::map<int, int64_t> triton = {{80, 65536}, {90, 98328}, {100, 98352}, {120, 65552}};
+  for (const auto& [cc, shared] : triton) {
+    auto p = PredictTmaGemmShared(Gemm(cc, 128, 128, 64, 4, 3, "fp16", "fp16", true));
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(p->total_bytes, shared) << "sm_" << cc;
+  }
+  EXPECT_EQ(PredictTmaGemmShared(Gemm(90, 128, 128, 64, 4, 3, "fp16", "fp16", true), /*warp_specialize=*/true)
+                .status()
+                .code(),
+            absl::StatusCode::kUnimplemented);
+}
+
 }  // namespace
 }  // namespace scratchsim::triton

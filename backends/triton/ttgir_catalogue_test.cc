@@ -5,6 +5,7 @@
 // than Triton's figure). docs/triton.md has the table this test prints.
 //
 //   TTGIR_VERBOSE=1       every miss with the plan's buffers
+//   TTGIR_DUMP=<text>     the plan of every fixture whose id contains <text>
 //   TTGIR_CATALOGUE_TABLE=<file>  writes the per-(version, target, kind) table as Markdown
 //   TTGIR_CATALOGUE=<dir> one release unpacked by hand (<dir>/index.json, <dir>/<target>/)
 #include <cstdlib>
@@ -68,6 +69,14 @@ const Result& Evaluate() {
           continue;
         }
         const int64_t ours = plan->allocation.shared;
+        if (const char* dump = std::getenv("TTGIR_DUMP"); dump != nullptr && rec.id.find(dump) != std::string::npos) {
+          std::cout << "PLAN " << v.version << " " << rec.id << " triton=" << rec.shared << " ours=" << ours << "\n";
+          for (size_t i = 0; i < plan->buffers.size(); ++i) {
+            const SharedBuffer& b = plan->buffers[i];
+            std::cout << "   " << b.name << " " << b.shape << " size " << b.buffer.size << " @" << plan->allocation.offsets[i]
+                      << " live [" << b.buffer.start << "," << b.buffer.end << ")\n";
+          }
+        }
         if (ours == rec.shared) {
           for (Tally* t : tallies) ++t->exact;
           continue;
