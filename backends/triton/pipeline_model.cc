@@ -388,4 +388,86 @@ absl::StatusOr<GemmSharedPrediction> PredictTmaGemmShared(const GemmConfig& gemm
   return p;
 }
 
+absl::StatusOr<AttentionSharedPrediction> PredictAttentionShared(const GemmConfig& attention) {
+  const DotLoop& loop = attention.loop;
+  const int64_t bm = loop.block_m, bn = attention.block_n, hd = attention.block_k;
+  const int64_t in_bits = DtypeBits(attention.dtype);
+  const std::string elem = MlirElement(attention.out_dtype);
+  if (in_bits != 16 || elem.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("attention dtype '", attention.dtype, "' -> '", attention.out_dtype,
+                                                   "': fp16 and bf16 are modelled"));
+  }
+  for (int64_t v : {bm, bn, hd}) {
+    if (v < 16 || v > 256 || (v & (v - 1)) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("attention block sizes must be powers of two from 16 to 256, got ", v));
+    }
+  }
+  if (loop.num_warps <= 0 || loop.num_warps > 32 || (loop.num_warps & (loop.num_warps - 1)) != 0) {
+    return absl::InvalidArgumentError("num_warps must be a power of two from 1 to 32");
+  }
+  DotLoop typed = loop;
+  typed.operand_bits = static_cast<int>(in_bits);
+  AttentionSharedPrediction p;
+  ASSIGN_OR_RETURN(p.depth, PipelineCopies(typed));
+  if (p.depth.mma == TritonMma::kTcgen05) {
+    return absl::UnimplementedError(
+        "attention on tcgen05 (sm_100) is not modelled before compiling (tensor memory, MMA barriers, the "
+        "conversions between TMEM and registers); compile it and give the .ttgir");
+  }
+  p.assumptions = p.depth.assumptions;
+  const int64_t bytes = in_bits / 8;
+  const int64_t copies = p.depth.copies;
+  p.q_bytes = bm * hd * bytes;
+  const int64_t k_bytes = copies * hd * bn * bytes, v_bytes = copies * bn * hd * bytes;
+  p.kv_bytes = k_bytes + v_bytes;
+  const int cc = loop.target_cc;
+  std::string s_layout, o_layout;
+  if (p.depth.mma == TritonMma::kMmaV2) {
+    // AccelerateMatmul's warpsPerTileV2 for chained dots: the second dot (P V, [BLOCK_M,
+    // HEAD_DIM]) is converted first and puts all warps along its larger dimension; the first
+    // (Q K^T) takes the same warps.
+    const std::vector<int64_t> warps =
+        bm >= hd ? std::vector<int64_t>{loop.num_warps, 1} : std::vector<int64_t>{1, loop.num_warps};
+    s_layout = absl::StrCat("#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = ", IntList(warps),
+                            ", instrShape = [16, 8]}>");
+    o_layout = s_layout;
+    // P feeds the second dot as its A operand, whose warps must each hold whole rows: with warps
+    // along the columns it goes through a shared-memory buffer.
+    if (warps[1] > 1) {
+      p.p_bytes = bm * bn * bytes;
+      p.assumptions.push_back("warps split the key columns (BLOCK_M < HEAD_DIM): P staged in shared memory");
+    }
+  } else {
+    const std::vector<int64_t> warps = WarpsPerTileV3(bm, loop.num_warps);
+    s_layout = absl::StrCat("#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = ", IntList(warps),
+                            ", instrShape = ", IntList(WgmmaInstrShape(bm, bn, loop.num_warps, in_bits)), "}>");
+    o_layout = absl::StrCat("#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = ", IntList(warps),
+                            ", instrShape = ", IntList(WgmmaInstrShape(bm, hd, loop.num_warps, in_bits)), "}>");
+  }
+  ASSIGN_OR_RETURN(const ScratchNeed reduce,
+                   ReduceScratch(s_layout, bm, bn, 1, "f32", loop.num_warps, 32, cc, loop.release, "attention softmax"));
+  p.reduce_scratch_bytes = reduce.bytes;
+  const std::string store = StoreLayout(bm, hd, loop.num_warps, in_bits, loop.jit.pointers_divisible_by_16, loop.release);
+  ASSIGN_OR_RETURN(const ScratchNeed epilogue,
+                   ConvertLayoutScratch(o_layout, store, bm, hd, elem, loop.num_warps, 32, cc, "attention epilogue"));
+  p.epilogue_scratch_bytes = epilogue.bytes;
+  // Lifetimes as Allocation.cpp numbers them: Q through the loop; K and V through it when
+  // pipelined, else each around its own dot; the two reductions between the dots; P with the
+  // second dot; the epilogue conversion after the loop.
+  const bool pipelined = p.depth.multi_buffered;
+  std::vector<TritonBuffer> buffers;
+  buffers.push_back({p.q_bytes, 16, 0, 10});
+  buffers.push_back({k_bytes, 16, 1, pipelined ? 9u : 3u});
+  buffers.push_back({v_bytes, 16, pipelined ? 1u : 5u, pipelined ? 9u : 7u});
+  if (p.p_bytes > 0) buffers.push_back({p.p_bytes, 16, 5, 7});
+  if (reduce.bytes > 0) {
+    buffers.push_back({reduce.bytes, 128, 3, 4});
+    buffers.push_back({reduce.bytes, 128, 4, 5});
+  }
+  if (epilogue.bytes > 0) buffers.push_back({epilogue.bytes, 128, 10, 11});
+  ASSIGN_OR_RETURN(const TritonAllocation placed, AllocateLikeTriton(buffers));
+  p.total_bytes = placed.shared;
+  return p;
+}
+
 }  // namespace scratchsim::triton

@@ -98,6 +98,20 @@ absl::StatusOr<GemmSharedPrediction> PredictGemmShared(const GemmConfig& gemm);
 // loops are not modelled (an error says so).
 absl::StatusOr<GemmSharedPrediction> PredictTmaGemmShared(const GemmConfig& gemm, bool warp_specialize = false);
 
+// Flash-attention forward in the shape of Triton's tutorial (Q[BLOCK_M, HEAD_DIM] loaded once, a
+// loop over BLOCK_N keys: S = Q K^T, online softmax, acc += P V, one store of the output): Q's
+// buffer, K's and V's pipelined buffers, on mma.sync P staged in shared memory when the two dots
+// split their warps differently, the two row reductions' scratch, and the epilogue conversion,
+// placed by Triton's allocator. `loop.block_m` is BLOCK_M; `block_n` BLOCK_N; `block_k` HEAD_DIM.
+// tcgen05 (sm_100) attention is not modelled (tensor memory, its barriers and conversions).
+struct AttentionSharedPrediction {
+  PipelineDepth depth;
+  int64_t q_bytes = 0, kv_bytes = 0, p_bytes = 0, reduce_scratch_bytes = 0, epilogue_scratch_bytes = 0;
+  int64_t total_bytes = 0;
+  std::vector<std::string> assumptions;
+};
+absl::StatusOr<AttentionSharedPrediction> PredictAttentionShared(const GemmConfig& attention);
+
 }  // namespace scratchsim::triton
 
 #endif  // SCRATCHSIM_BACKENDS_TRITON_PIPELINE_MODEL_H_

@@ -311,5 +311,22 @@ TEST(PipelineModelTest, TmaGemmPerTarget) {
             absl::StatusCode::kUnimplemented);
 }
 
+// Attention forward (the tutorial kernel), catalogue attn_fwd_*_199f0f9cfc (fp16, BLOCK_M 64,
+// BLOCK_N 64, HEAD_DIM 128, 4 warps, 2 stages): on mma.sync the chained dots put their warps along
+// HEAD_DIM, so P goes through shared memory (57344 = Q 16384 + K 16384 + V 16384 + P 8192); wgmma
+// keeps P in registers and pipelines K and V two deep (81920).
+TEST(PipelineModelTest, AttentionForwardPerMma) {
+  auto mma_sync = PredictAttentionShared(Gemm(80, 64, 64, 128, 4, 2, "fp16", "fp16", true));
+  ASSERT_TRUE(mma_sync.ok()) << mma_sync.status();
+  EXPECT_EQ(mma_sync->p_bytes, 64 * 64 * 2);
+  EXPECT_EQ(mma_sync->total_bytes, 57344);
+  auto wgmma = PredictAttentionShared(Gemm(90, 64, 64, 128, 4, 2, "fp16", "fp16", true));
+  ASSERT_TRUE(wgmma.ok()) << wgmma.status();
+  EXPECT_EQ(wgmma->p_bytes, 0);
+  EXPECT_EQ(wgmma->total_bytes, 81920);
+  EXPECT_EQ(PredictAttentionShared(Gemm(100, 64, 64, 128, 4, 2, "fp16", "fp16", true)).status().code(),
+            absl::StatusCode::kUnimplemented);
+}
+
 }  // namespace
 }  // namespace scratchsim::triton

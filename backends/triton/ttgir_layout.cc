@@ -1339,4 +1339,21 @@ absl::StatusOr<ScratchNeed> ConvertLayoutScratch(absl::string_view src, absl::st
   return ScratchFor(op, ctx, true, origin);
 }
 
+absl::StatusOr<ScratchNeed> ReduceScratch(absl::string_view layout, int64_t m, int64_t n, int axis,
+                                          absl::string_view elem, int num_warps, int threads_per_warp,
+                                          int compute_capability, TritonRelease release, absl::string_view origin) {
+  const std::map<std::string, std::string> aliases = {{"#src", std::string(layout)}};
+  const std::string text = absl::StrCat("%1 = \"tt.reduce\"(%0) <{axis = ", axis, " : i32}> ({ }) : (tensor<", m, "x", n,
+                                        "x", elem, ", #src>) -> tensor<", axis == 0 ? n : m, "x", elem,
+                                        ", #ttg.slice<{dim = ", axis, ", parent = #src}>>");
+  TtgirOp op;
+  op.line = 1;
+  op.kind = TtgirOpKind::kReduce;
+  op.name = "tt.reduce";
+  op.text = text;
+  LayoutContext ctx{aliases, num_warps, threads_per_warp, compute_capability};
+  ctx.release = release;
+  return ScratchFor(op, ctx, true, origin);
+}
+
 }  // namespace scratchsim::triton

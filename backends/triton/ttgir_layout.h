@@ -91,6 +91,12 @@ absl::StatusOr<ScratchNeed> ConvertLayoutScratch(absl::string_view src, absl::st
                                                  absl::string_view elem, int num_warps, int threads_per_warp,
                                                  int compute_capability, absl::string_view origin);
 
+// The scratch of one `tt.reduce` of an m x n tile of `elem` in layout `layout` along `axis`, by
+// the rules of `release`: for callers without IR (the pre-compile model).
+absl::StatusOr<ScratchNeed> ReduceScratch(absl::string_view layout, int64_t m, int64_t n, int axis,
+                                          absl::string_view elem, int num_warps, int threads_per_warp,
+                                          int compute_capability, TritonRelease release, absl::string_view origin);
+
 }  // namespace scratchsim::triton
 
 #endif  // SCRATCHSIM_BACKENDS_TRITON_TTGIR_LAYOUT_H_
