@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "sim/device_inherit.h"
 #include "sim/proto_io.h"
 #include "sim/status_macros.h"
 
@@ -240,8 +241,14 @@ absl::Status ValidateDevice(const DeviceModel& device, absl::string_view origin)
   return DeviceChecker(device, origin).Run();
 }
 
-absl::StatusOr<std::vector<DeviceModel>> LoadShippedDevices() {
-  std::vector<DeviceModel> devices;
+namespace {
+
+using RawDevices = std::vector<std::pair<std::string, DeviceModel>>;  // (file, model as read)
+
+// Every model file of DeviceModelDirs() as read, before `inherits` is resolved. A directory
+// earlier in SCRATCHSIM_MODELS wins over a later one and over the shipped models.
+absl::StatusOr<RawDevices> LoadRawDevices() {
+  RawDevices raw;
   for (const std::string& dir : DeviceModelDirs()) {
     std::error_code error;
     fs::directory_iterator it(dir, error);
@@ -254,13 +261,37 @@ absl::StatusOr<std::vector<DeviceModel>> LoadShippedDevices() {
     for (const std::string& path : paths) {
       DeviceModel device;
       RETURN_IF_ERROR(LoadProtoFile(path, &device));
-      RETURN_IF_ERROR(ValidateDevice(device, path));
-      // A directory earlier in SCRATCHSIM_MODELS wins over a later one and over the shipped models.
-      const bool known = std::any_of(devices.begin(), devices.end(), [&](const DeviceModel& d) {
-        return absl::EqualsIgnoreCase(d.name(), device.name());
+      const bool known = std::any_of(raw.begin(), raw.end(), [&](const std::pair<std::string, DeviceModel>& d) {
+        return absl::EqualsIgnoreCase(d.second.name(), device.name());
       });
-      if (!known) devices.push_back(std::move(device));
+      if (!known) raw.emplace_back(path, std::move(device));
     }
+  }
+  return raw;
+}
+
+// A raw model by name or alias, case-insensitive (sim/device_inherit resolves `inherits` with it).
+RawDeviceLookup LookupIn(const RawDevices& raw) {
+  return [&raw](absl::string_view name) {
+    for (const auto& [path, model] : raw) {
+      bool match = absl::EqualsIgnoreCase(model.name(), name);
+      for (const std::string& alias : model.aliases()) match = match || absl::EqualsIgnoreCase(alias, name);
+      if (match) return RawDevice{&model, path};
+    }
+    return RawDevice{};
+  };
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<DeviceModel>> LoadShippedDevices() {
+  ASSIGN_OR_RETURN(RawDevices raw, LoadRawDevices());
+  const RawDeviceLookup lookup = LookupIn(raw);
+  std::vector<DeviceModel> devices;
+  for (const auto& [path, model] : raw) {
+    ASSIGN_OR_RETURN(DeviceModel device, ResolveInherits(model, path, lookup));
+    RETURN_IF_ERROR(ValidateDevice(device, path));
+    devices.push_back(std::move(device));
   }
   std::sort(devices.begin(), devices.end(),
             [](const DeviceModel& a, const DeviceModel& b) { return a.name() < b.name(); });
@@ -273,8 +304,14 @@ absl::StatusOr<DeviceModel> LoadDevice(absl::string_view name_or_path) {
   if (looks_like_path) {
     DeviceModel device;
     RETURN_IF_ERROR(LoadProtoFile(name_or_path, &device));
-    RETURN_IF_ERROR(ValidateDevice(device, name_or_path));
-    return device;
+    // A file of one's own may inherit a shipped model (or one of SCRATCHSIM_MODELS).
+    RawDevices raw;
+    if (!device.inherits().empty()) {
+      ASSIGN_OR_RETURN(raw, LoadRawDevices());
+    }
+    ASSIGN_OR_RETURN(DeviceModel resolved, ResolveInherits(device, name_or_path, LookupIn(raw)));
+    RETURN_IF_ERROR(ValidateDevice(resolved, name_or_path));
+    return resolved;
   }
   ASSIGN_OR_RETURN(std::vector<DeviceModel> devices, LoadShippedDevices());
   std::vector<std::string> names;

@@ -251,6 +251,8 @@ absl::StatusOr<FitEngine> FitEngine::Create(const CompiledGraph& graph, const De
   for (int b = 0; b < static_cast<int>(graph.buffers.size()); ++b) {
     const CompiledBuffer& buffer = graph.buffers[b];
     const int s = ResolveSpace(device, buffer.space);
+    // Declared only for devices with its space (a tcgen05 accumulator in "tmem"): absent here.
+    if (s < 0 && graph.graph.buffers(b).only_where_space_exists()) continue;
     if (s < 0) {
       std::vector<std::string> names;
       for (const MemorySpace& m : device.memory_spaces()) names.push_back(m.name());
@@ -343,7 +345,8 @@ absl::Status FitEngine::Evaluate(absl::Span<const int64_t> input, Scratch& scrat
                                                          "' alignment: must be a power of two, got ", alignment));
         }
       }
-      if (space.kind() == TENSOR_MEMORY) {
+      // Tensor memory is allocated in whole columns; a buffer of no bytes allocates none.
+      if (space.kind() == TENSOR_MEMORY && scratch.bytes[b] > 0) {
         scratch.bytes[b] = TmemColumns(space, scratch.bytes[b]) * ColumnBytes(space);
         alignment = std::max(alignment, ColumnBytes(space));
       }

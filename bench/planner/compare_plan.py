@@ -9,6 +9,7 @@ A measured time equal to the best (do_bench medians repeat to the timer's resolu
 planner's best rank among them, "+n tied" says how many there are.
 
 usage: python3 compare_plan.py SIMULATE_BINARY SWEEP.json [--shapes MxNxK,...] [--graph FILE] [--tolerance T]
+                              [--kernel triton|cuda_gemm] [--device DEV] [--calibration FILE]
 """
 import argparse
 import json
@@ -16,7 +17,7 @@ import os
 import subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-GRAPH = os.path.join(HERE, "triton_matmul.pbtxt")
+GRAPH = os.path.join(HERE, "..", "..", "models", "graphs", "triton_matmul.pbtxt")
 GRAPH_PATH = [GRAPH]
 NAMES = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS"]
 COMPUTE_DTYPE = {"f16": "f16", "f32": "tf32"}  # Triton's tl.dot on f32 inputs uses tf32
@@ -53,9 +54,14 @@ KERNEL = {"name": "triton"}
 CUDA_GEMM_SPACE = ["BLOCK_M=32,64,128", "BLOCK_N=32,64,128", "BLOCK_K=16,32", "NUM_STAGES=1..4", "NUM_WARPS=4,8"]
 
 
+PLAN_EXTRA = {"device": "h100", "calibration": None}
+
+
 def plan(binary, dtype, M, N, K, allow_spills):
-    args = [binary, "plan", "--device", "h100", "--graph", GRAPH_PATH[0], "--set", f"M={M}", "--set", f"N={N}",
-            "--set", f"K={K}", "--format", "json", "--top", "100000", "--threads", "1"]
+    args = [binary, "plan", "--device", PLAN_EXTRA["device"], "--graph", GRAPH_PATH[0], "--set", f"M={M}",
+            "--set", f"N={N}", "--set", f"K={K}", "--format", "json", "--top", "100000", "--threads", "1"]
+    if PLAN_EXTRA["calibration"]:
+        args += ["--calibration", PLAN_EXTRA["calibration"]]
     if KERNEL["name"] == "cuda_gemm":
         args += ["--set", f"DTYPE={0 if dtype == 'f32' else 1}"]
         for p in CUDA_GEMM_SPACE:
@@ -85,8 +91,12 @@ def main():
                              "(e.g. 0.003: the run-to-run spread of gemm-timing, docs/validation/planner-h100.md)")
     parser.add_argument("--kernel", default="triton", choices=["triton", "cuda_gemm"],
                         help="cuda_gemm: the CUDA backend's GEMM (models/graphs/gemm.pbtxt, scratchsim_cuda gemm-timing)")
+    parser.add_argument("--device", default="h100", help="the device model to plan for (default h100)")
+    parser.add_argument("--calibration", default=None, help="plan with this calibration file (simulate calibrate)")
     args = parser.parse_args()
     KERNEL["name"] = args.kernel
+    PLAN_EXTRA["device"] = args.device
+    PLAN_EXTRA["calibration"] = args.calibration
     default_graph = GRAPH if args.kernel == "triton" else os.path.join(HERE, "..", "..", "models", "graphs", "gemm.pbtxt")
     GRAPH_PATH[0] = args.graph or default_graph
     sweep = json.load(open(args.sweep))

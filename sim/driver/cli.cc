@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "sim/device.h"
 #include "sim/driver/pictures.h"
+#include "sim/driver/calibrate_command.h"
 #include "sim/driver/plan_command.h"
 #include "sim/frontend.h"
 #include "sim/graph.h"
@@ -51,6 +52,7 @@ std::string Usage() {
                     front_end->input_help(), "\n");
   }
   absl::StrAppend(&out, "  simulate plan ...\n      ", kPlanSummary, "\n");
+  absl::StrAppend(&out, "  simulate calibrate ...\n      ", kCalibrateSummary, "\n");
   for (const auto& front_end : FrontEnds()) {
     for (const Subcommand& sub : front_end->subcommands()) {
       absl::StrAppend(&out, "  simulate ", sub.name, " ...\n      ", sub.summary, "\n");
@@ -312,6 +314,7 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out, 
   if (!args.empty()) {
     const std::vector<std::string> rest(args.begin() + 1, args.end());
     if (args[0] == "plan") return RunPlanCommand(rest, out, err);
+    if (args[0] == "calibrate") return RunCalibrateCommand(rest, out, err);
     for (const auto& front_end : FrontEnds()) {
       for (const Subcommand& sub : front_end->subcommands()) {
         if (sub.name == args[0]) return sub.run(rest, out, err);

@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "sim/device.h"
+#include "sim/device_inherit.h"
 #include "sim/driver/cli.h"
 #include "sim/driver/pictures.h"
 #include "sim/flags.h"
@@ -32,6 +33,7 @@ constexpr char kPlanUsage[] = R"(usage:
                 [--compute-dtype DT] [--allow-spills] [--policy first-fit|best-fit] [--stats]
                 [--progress-seconds S]
                 [--map FILE.svg [--map-axes X,Y]]
+                [--calibration FILE]
       Sweep the kernel's tile parameters on device DEV: every configuration that does not fit
       (shared memory / LDS / TMEM / VMEM, threads, registers and spills, no resident block) is
       pruned, the rest ranked by an analytic model (roofline over the device's peak for the
@@ -42,6 +44,9 @@ constexpr char kPlanUsage[] = R"(usage:
       --map FILE.svg draws the grid over two swept parameters (--map-axes X,Y; default the
       first two) with the others at the best configuration's values: each cell its estimated
       time or the limit that pruned it, the top configurations outlined with their rank.
+      --calibration FILE: rank with the terms `simulate calibrate` fitted to timings of the
+      device (or of a model it inherits). The plan lists the device terms it used and where each
+      came from, and warns about every term the device model does not give (a stand-in is used).
       Long sweeps report progress on stderr: a bar on a terminal, else a line every S seconds
       (--progress-seconds, default 5; 0: none). Ctrl-C (SIGINT) stops the sweep cleanly: what was
       evaluated so far is printed, marked partial.
@@ -53,7 +58,7 @@ Exit codes: 0 some configuration fits, 1 none fits, 2 bad input or usage, 130 in
 
 FlagSpec PlanFlags() {
   FlagSpec spec;
-  spec.values = {"device", "graph", "top", "format", "threads", "compute-dtype", "policy", "max-input-mib"};
+  spec.values = {"device", "graph", "top", "format", "threads", "compute-dtype", "policy", "max-input-mib", "calibration"};
   spec.values.insert("progress-seconds");
   spec.lists = {"param", "set"};
   spec.switches = {"help", "allow-spills", "stats", "any-target"};
@@ -145,6 +150,30 @@ std::string WholeValues(const PlanResult& plan, const PrunedFamily& f) {
   return absl::StrJoin(parts, ", ");
 }
 
+// The device terms the ranking used, each with the model that gave it or "assumed".
+std::string TermsLine(const PlanResult& plan) {
+  std::vector<std::string> parts;
+  for (const ModelTerm& t : plan.terms) {
+    const std::string from = t.assumed ? "assumed" : t.inherited ? absl::StrCat("inherited from ", t.model) : t.model;
+    parts.push_back(absl::StrCat(t.term, " ", FormatTermValue(t), " (", from, ")"));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
+std::string TermsJson(const PlanResult& plan) {
+  std::vector<std::string> terms;
+  for (const ModelTerm& t : plan.terms) {
+    terms.push_back(absl::StrCat("{\"term\": ", JsonString(t.term), ", \"value\": ", JsonNumber(t.value),
+                                 ", \"unit\": ", JsonString(t.unit), ", \"use\": ", JsonString(t.use),
+                                 t.assumed ? "" : absl::StrCat(", \"model\": ", JsonString(t.model)),
+                                 t.file.empty() ? "" : absl::StrCat(", \"file\": ", JsonString(t.file)),
+                                 ", \"inherited\": ", t.inherited ? "true" : "false",
+                                 ", \"assumed\": ", t.assumed ? "true" : "false",
+                                 t.assumed ? absl::StrCat(", \"assumption\": ", JsonString(t.assumption)) : "", "}"));
+  }
+  return absl::StrCat("[", absl::StrJoin(terms, ", "), "]");
+}
+
 void RenderText(const PlanResult& plan, const KernelGraph& graph, const SymbolTable& symbols, const DeviceModel& device,
                 std::ostream& out) {
   out << absl::StrFormat("plan     %s on %s (%s)\n", graph.name(), device.name(), device.display_name());
@@ -171,6 +200,8 @@ void RenderText(const PlanResult& plan, const KernelGraph& graph, const SymbolTa
   } else {
     out << absl::StrFormat("model    %.0f GB/s, %d cores\n", plan.model.bandwidth() / 1e9, plan.model.num_cores());
   }
+  if (!plan.terms.empty()) out << "terms    " << TermsLine(plan) << "\n";
+  for (const std::string& warning : plan.warnings) out << "warning  " << warning << "\n";
   for (const std::string& note : plan.notes) out << "note     " << note << "\n";
   if (plan.partial) {
     out << absl::StrFormat("partial  interrupted after %s of %s configurations: the counts and the ranking cover those\n",
@@ -288,7 +319,11 @@ void RenderJson(const PlanResult& plan, const KernelGraph& graph, const SymbolTa
   out << (plan.pruned.empty() ? "],\n" : "\n  ],\n");
   std::vector<std::string> notes;
   for (const std::string& n : plan.notes) notes.push_back(JsonString(n));
-  out << "  \"notes\": [" << absl::StrJoin(notes, ", ") << "]\n}\n";
+  out << "  \"notes\": [" << absl::StrJoin(notes, ", ") << "],\n";
+  std::vector<std::string> warnings;
+  for (const std::string& w : plan.warnings) warnings.push_back(JsonString(w));
+  out << "  \"warnings\": [" << absl::StrJoin(warnings, ", ") << "],\n";
+  out << "  \"model_terms\": " << TermsJson(plan) << "\n}\n";
 }
 
 void RenderCsv(const PlanResult& plan, const DeviceModel& device, std::ostream& out) {
@@ -362,6 +397,19 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out,
   if (!HasKernelInput(flags)) return absl::InvalidArgumentError("plan: --graph FILE is required (see --help)");
   RETURN_IF_ERROR(OptionsFromFlags(flags).status());
   ASSIGN_OR_RETURN(DeviceModel device, LoadDevice(flags.Get("device")));
+  if (flags.Has("calibration")) {
+    // The calibration's terms replace those the device takes from the model it was made for.
+    const std::string path = flags.Get("calibration");
+    DeviceModel calibration;
+    RETURN_IF_ERROR(LoadProtoFile(path, &calibration));
+    std::vector<std::string> kept;
+    ASSIGN_OR_RETURN(device, ApplyCalibration(device, calibration, path, LoadDevice, &kept));
+    RETURN_IF_ERROR(ValidateDevice(device, path));
+    if (!kept.empty()) {
+      err << "plan: " << path << ": " << device.name() << " sets " << absl::StrJoin(kept, ", ")
+          << " itself; the calibration's value is not used\n";
+    }
+  }
   ASSIGN_OR_RETURN(Kernel kernel, LoadKernel(flags, device));
   return PlanKernel(kernel, device, flags, out, err);
 }

@@ -59,7 +59,11 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
     }
     result.compute_dtype = "f32";
   }
-  ASSIGN_OR_RETURN(result.model, PerfModel::Create(device, result.compute_dtype, graph.flops.has_value()));
+  // Every term the graph's fields call for has a value: the device's, or a stand-in with a warning.
+  ModelTerms terms = ResolveModelTerms(device, graph, perf, result.compute_dtype);
+  ASSIGN_OR_RETURN(result.model, PerfModel::Create(terms.device, result.compute_dtype, graph.flops.has_value()));
+  result.terms = std::move(terms.terms);
+  result.warnings = std::move(terms.warnings);
   result.flops_known = graph.flops.has_value();
   if (!graph.flops) result.notes.push_back("the graph gives no flops: configurations rank by global traffic time alone");
   if (!graph.global_bytes) {

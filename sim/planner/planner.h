@@ -15,6 +15,7 @@
 #include "proto/device.pb.h"
 #include "sim/engine.h"
 #include "sim/graph.h"
+#include "sim/planner/model_terms.h"
 #include "sim/planner/param_space.h"
 #include "sim/planner/perf_model.h"
 
@@ -93,6 +94,10 @@ struct PlanResult {
   std::string compute_dtype;
   bool flops_known = false;          // scores are TFLOP/s; else GB/s of global traffic
   std::vector<std::string> notes;    // what the model assumed
+  // The device terms the ranking used and where each came from; a warning per term the device
+  // model does not give (its stand-in is in `terms`, marked assumed).
+  std::vector<ModelTerm> terms;
+  std::vector<std::string> warnings;
   PerfModel model;
   int threads_used = 1;
 };

@@ -131,7 +131,7 @@ TEST(PlannerQualityTest, CudaGemmOnTheRecordedH100Sweeps) {
 
 TEST(PlannerQualityTest, TritonMatmulOnTheRecordedH100Sweeps) {
   SweepSpec spec;
-  spec.graph = "bench/planner/triton_matmul.pbtxt";
+  spec.graph = "models/graphs/triton_matmul.pbtxt";
   spec.sweeps = {"planner-h100-triton-sweep.json"};
   for (int sweep = 2; sweep <= 7; ++sweep) spec.sweeps.push_back(absl::StrCat("planner-h100-triton-sweep-", sweep, ".json"));
   spec.sets_by_dtype = {{"f16", {"ELT=2"}}, {"f32", {"ELT=4"}}};

@@ -1,0 +1,161 @@
+"""Compiles the planner's Triton matmul (sweep_triton_matmul.py's kernel) for targets we cannot
+run, on a CPU-only machine, and records what the compiler decided for every configuration:
+metadata.shared, tensor memory (tmem_size), registers and spills, and Triton's OutOfResources
+verdict. The compiler's verdict for B200 (sm_100), RTX 5090 (sm_120), MI300X (gfx942) and
+MI355X (gfx950), which models/graphs/triton_matmul.pbtxt is checked against
+(sim/planner/portable_graphs_test.cc; docs/planner.md, "Validation per device").
+
+    nice -n 19 /work/venvs/triton36/bin/python bench/planner/compile_matmul_targets.py \
+        tests/data/planner/triton-matmul-targets-3.6.0.json [--targets sm_100,sm_120,gfx942,gfx950] \
+        [--dtypes f16,f32] [--limit N]
+
+NVIDIA: the full compile (Triton's bundled ptxas) to a cubin; registers and local (spill) bytes
+from `cuobjdump --dump-resource-usage` of that cubin. AMD: the compile to AMDGCN assembly;
+registers are .vgpr_count + .agpr_count (the unified file of gfx90a+) and spills
+.private_segment_fixed_size (scratch), from the kernel's metadata. No GPU, no driver.
+"""
+import argparse
+import datetime
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "triton"))
+import triton_compile as tc  # noqa: E402
+
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+SPACE = {
+    "BLOCK_M": [32, 64, 128, 256],
+    "BLOCK_N": [32, 64, 128, 256],
+    "BLOCK_K": [32, 64, 128],
+    "NUM_STAGES": [2, 3, 4],
+    "NUM_WARPS": [4, 8],
+}
+TRITON_DTYPE = {"f16": "fp16", "f32": "fp32"}
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                  stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                  BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    # The kernel of sweep_triton_matmul.py, unchanged.
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    c = acc.to(c_ptr.dtype.element_ty)
+    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    tl.store(c_ptrs, c, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+def nvidia_resources(cubin):
+    """(registers, local bytes) of the cubin's kernel, from cuobjdump --dump-resource-usage."""
+    cuobjdump = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        out = subprocess.run([cuobjdump, "--dump-resource-usage", f.name], capture_output=True, text=True).stdout
+    regs = re.search(r"REG:(\d+)", out)
+    local = re.search(r"LOCAL:(\d+)", out)
+    return (int(regs.group(1)) if regs else None, int(local.group(1)) if local else None)
+
+
+def amd_resources(amdgcn):
+    """(VGPRs + AGPRs, scratch bytes) from the AMDGCN assembly's kernel metadata."""
+    def field(name):
+        m = re.search(r"\." + name + r":\s*(\d+)", amdgcn)
+        return int(m.group(1)) if m else None
+    vgpr, agpr = field("vgpr_count"), field("agpr_count")
+    scratch = field("private_segment_fixed_size")
+    return ((vgpr or 0) + (agpr or 0) if vgpr is not None else None, scratch)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("--targets", default="sm_100,sm_120,gfx942,gfx950")
+    parser.add_argument("--dtypes", default="f16,f32")
+    parser.add_argument("--limit", type=int, default=0, help="at most this many configurations per (target, dtype)")
+    args = parser.parse_args()
+    tc.set_cache_dir(tempfile.mkdtemp(prefix="scratchsim_matmul_targets_"))
+    tc.install_stop_hook(stop_after_llir=False)
+    result = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(), "versions": tc.triton_versions(),
+              "kernel": "bench/planner/sweep_triton_matmul.py matmul_kernel (GROUP_M=8)", "space": SPACE,
+              "regime": "jit (pointers and leading strides divisible by 16, unit inner strides constexpr 1)",
+              "limits": {t: {"shared": tc.shared_limit(t), "tmem_columns": tc.TMEM_COLUMNS} for t in tc.TARGETS},
+              "records": []}
+    start = time.time()
+    names = list(SPACE)
+    for target, dtype in itertools.product(args.targets.split(","), args.dtypes.split(",")):
+        configs = [dict(zip(names, v)) for v in itertools.product(*(SPACE[n] for n in names))]
+        if args.limit:
+            configs = configs[:args.limit]
+        t = TRITON_DTYPE[dtype]
+        arg_types = dict(a_ptr="*" + t, b_ptr="*" + t, c_ptr="*" + t, M="i32", N="i32", K="i32",
+                         stride_am="i32", stride_ak="i32", stride_bk="i32", stride_bn="i32",
+                         stride_cm="i32", stride_cn="i32")
+        for cfg in configs:
+            params = {"BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"], "BLOCK_K": cfg["BLOCK_K"], "GROUP_M": 8}
+            rec = {"target": target, "dtype": dtype, "config": cfg}
+            try:
+                sig, constexprs, attrs = tc.build_signature(
+                    matmul_kernel, arg_types, params, "jit", target,
+                    div16=("M", "N", "K", "stride_am", "stride_bk", "stride_cm"),
+                    unit=("stride_ak", "stride_bn", "stride_cn"))
+                options = {"num_warps": cfg["NUM_WARPS"], "num_stages": cfg["NUM_STAGES"]}
+                k, seconds = tc.compile_kernel(matmul_kernel, sig, constexprs, attrs, target, options)
+                meta = tc.metadata_of(k)
+                rec["shared"] = meta.get("shared")
+                rec["tmem"] = meta.get("tmem_size")
+                rec["compile_s"] = round(seconds, 3)
+                if tc.is_nvidia(target):
+                    rec["registers"], rec["spill_bytes"] = nvidia_resources(k.asm["cubin"])
+                else:
+                    rec["registers"], rec["spill_bytes"] = amd_resources(k.asm.get("amdgcn", ""))
+                over = []
+                if rec["shared"] is not None and rec["shared"] > tc.shared_limit(target):
+                    over.append("shared")
+                if rec["tmem"] and rec["tmem"] > tc.TMEM_COLUMNS:
+                    over.append("tmem")
+                rec["verdict"] = "out_of_resources" if over else "fits"
+                if over:
+                    rec["over"] = over
+            except Exception as e:  # noqa: BLE001 - a refusal is data
+                rec["verdict"] = "compile_error"
+                rec["error"] = (type(e).__name__ + ": " + str(e).splitlines()[0][:300]) if str(e) else type(e).__name__
+            result["records"].append(rec)
+        print(f"{target} {dtype}: {len(configs)} in {time.time() - start:.0f} s", flush=True)
+        result["elapsed_s"] = time.time() - start
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The GPU half of the planner's transfer test (issue 19; docs/validation/planner-h200-transfer.md).
+# Times the Triton matmul and the CUDA backend's GEMM on the shapes of a plan file committed
+# BEFORE this run (bench/planner/make_transfer_plans.py), probes the device, and compares.
+#
+# On the GPU machine, from the repository root, with build-gpu/scratchsim_cuda carried (static,
+# docs/gpu-validation.md "Build"); needs Python 3 with torch and triton; no network:
+#
+#   OUT=/some/dir bash bench/planner/h200_transfer_gpu.sh [PLANS.json]
+#
+# Writes into $OUT (each step's own file, so a step that fails or runs out of time leaves the
+# others): nvidia-smi.csv, probe.textproto + probe.txt (`scratchsim_cuda probe --measure-memory
+# --compare h200`: the inherited h200 model against the device), triton-sweep.json
+# (sweep_triton_matmul.py), cuda-gemm-timing.json (`gemm-timing --stages 2:4`), comparison.md and
+# comparison.json (compare_transfer.py against the plans for the device the machine has), run.log.
+# Budget: about 6 minutes (probe < 0.5, Triton sweep <= 3.3 with its own deadline, gemm-timing
+# <= 4 by timeout; each step is cut by `timeout` so the whole stays under 8).
+set -u
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/h200-transfer}
+mkdir -p "$OUT"
+export SCRATCHSIM_MODELS=$PWD/models/devices
+start=$(date +%s)
+log() { echo "[$(( $(date +%s) - start )) s] $*" | tee -a "$OUT/run.log"; }
+
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,power.limit,memory.total \
+    --format=csv > "$OUT/nvidia-smi.csv" 2>&1
+gpu=$(tail -n +2 "$OUT/nvidia-smi.csv" | head -1)
+log "GPU: $gpu"
+# The plans for the device this machine has (H200 normally; an H100 gets the H100 plans).
+case "$gpu" in
+  *H200*) device=h200 ;;
+  *H100*) device=h100 ;;
+  *) device=h200 ;;
+esac
+PLANS=${1:-$(ls tests/data/planner/planner-${device}-transfer-plans-*.json 2>/dev/null | grep -v calibrated | sort | tail -1)}
+if [ ! -f "$PLANS" ]; then log "no plan file for $device"; exit 2; fi
+log "plans: $PLANS (device $device)"
+shapes() {
+  python3 -c "import json, sys; print(','.join('x'.join(map(str, s)) for s in json.load(open(sys.argv[1]))['shapes'][sys.argv[2]]))" \
+      "$PLANS" "$1"
+}
+TRITON_SHAPES=$(shapes triton)
+GEMM_SHAPES=$(shapes cuda_gemm)
+log "triton shapes $TRITON_SHAPES; cuda gemm shapes $GEMM_SHAPES"
+
+# 1. The device as the probe reads it, compared field by field with the shipped h200 model
+#    (which inherits h100's on-chip terms): what the inheritance assumed, now measured.
+timeout 90 build-gpu/scratchsim_cuda probe --measure-memory --compare "$device" --out "$OUT/probe.textproto" \
+    > "$OUT/probe.txt" 2>&1
+log "probe exit $? (1: the model differs somewhere; see probe.txt)"
+
+# 2. The Triton matmul: every configuration of the 288-point space, f16 and f32 (tf32 dot), on the
+#    plan's shapes. --budget-s stops it (keeping what it has) before the timeout would.
+timeout 230 python3 bench/planner/sweep_triton_matmul.py "$OUT/triton-sweep.json" --shapes "$TRITON_SHAPES" \
+    --budget-s 190 --workers 14 > "$OUT/triton-sweep.log" 2>&1
+log "triton sweep exit $?"
+
+# 3. The CUDA backend's GEMM: the 72 timing tiles at depths 2-4 (median of 5 launches each).
+timeout 240 build-gpu/scratchsim_cuda gemm-timing --shapes "$GEMM_SHAPES" --stages 2:4 --launches 5 \
+    --out "$OUT/cuda-gemm-timing.json" > /dev/null 2> "$OUT/cuda-gemm-timing.log"
+log "gemm-timing exit $?"
+
+# 4. The comparison (seconds, CPU): plans made before this run against these timings.
+args=()
+[ -s "$OUT/triton-sweep.json" ] && args+=(--triton "$OUT/triton-sweep.json")
+[ -s "$OUT/cuda-gemm-timing.json" ] && args+=(--cuda-gemm "$OUT/cuda-gemm-timing.json")
+python3 bench/planner/compare_transfer.py "$PLANS" "${args[@]}" --tolerance 0.003 --json "$OUT/comparison.json" \
+    > "$OUT/comparison.md" 2>&1
+log "compare exit $?"
+for p in tests/data/planner/planner-${device}-transfer-plans-*calibrated*.json; do
+  [ -f "$p" ] || continue
+  python3 bench/planner/compare_transfer.py "$p" "${args[@]}" --tolerance 0.003 \
+      --json "$OUT/comparison-calibrated.json" > "$OUT/comparison-calibrated.md" 2>&1
+  log "compare (calibrated plans $p) exit $?"
+done
+tail -3 "$OUT/comparison.md"
+log "done"

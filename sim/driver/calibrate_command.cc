@@ -1,0 +1,235 @@
+#include "sim/driver/calibrate_command.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "sim/device.h"
+#include "sim/driver/cli.h"
+#include "sim/flags.h"
+#include "sim/graph.h"
+#include "sim/proto_io.h"
+#include "sim/status_macros.h"
+
+namespace scratchsim {
+namespace {
+
+constexpr char kCalibrateUsage[] = R"(usage:
+  simulate calibrate --device DEV --timings FILE [--timings FILE ...] [--kernel auto|triton|cuda_gemm|generic]
+                     [--graph FILE] [--terms T1,T2,...] [--near-best F] [--name NAME] [--out FILE]
+      Fits the performance terms of device model DEV (the clock, shared-memory bandwidth and
+      latency, L2 bandwidth, DRAM latency, the peak of each compute dtype: every term the
+      planner's ranking uses for the graph, or those --terms names) so that the planner's
+      estimates match the measured times of the configurations within --near-best (default 1.5)
+      of their row's best, and writes a calibration file: a device model that inherits DEV and
+      sets the fitted terms, each with its source. `simulate plan --calibration FILE` (or
+      --device FILE) ranks with it; without one the shipped model stands.
+      --timings: the CUDA backend's gemm-timing JSON, sweep_triton_matmul.py's JSON, or any JSON
+      with "timings": [{"dtype", "M", "N", "K", "config": {PARAM: VALUE}, "ms"}] (docs/planner.md).
+      --graph: the kernel's graph (default: models/graphs/triton_matmul.pbtxt for Triton sweeps,
+      models/graphs/gemm.pbtxt for gemm-timing).
+Exit codes: 0 written, 2 bad input or usage.
+)";
+
+FlagSpec CalibrateFlags() {
+  FlagSpec spec;
+  spec.values = {"device", "kernel", "graph", "terms", "near-best", "name", "out", "max-input-mib"};
+  spec.lists = {"timings"};
+  spec.switches = {"help"};
+  return spec;
+}
+
+// The shipped graphs: beside the shipped device models (models/graphs next to models/devices).
+std::string ShippedGraph(const std::string& name) {
+  const std::filesystem::path devices = DeviceModelDirs().back();
+  return (devices.parent_path() / "graphs" / name).string();
+}
+
+absl::StatusOr<google::protobuf::Struct> ReadJson(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  google::protobuf::Struct root;
+  const auto status = google::protobuf::util::JsonStringToMessage(text, &root);
+  if (!status.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": not JSON: ", std::string(status.message())));
+  return root;
+}
+
+std::string StringField(const google::protobuf::Struct& s, const std::string& name) {
+  auto it = s.fields().find(name);
+  return it != s.fields().end() && it->second.has_string_value() ? it->second.string_value() : "";
+}
+
+}  // namespace
+
+absl::StatusOr<TimingKernel> DetectTimingKernel(const std::string& path) {
+  ASSIGN_OR_RETURN(google::protobuf::Struct root, ReadJson(path));
+  if (absl::StrContains(StringField(root, "kernel"), "TiledGemmKernel")) return TimingKernel::kCudaGemm;
+  if (root.fields().contains("triton")) return TimingKernel::kTriton;
+  return TimingKernel::kGeneric;
+}
+
+absl::StatusOr<std::vector<CalibrationSample>> ReadTimingSamples(const std::string& path, TimingKernel kernel,
+                                                                 std::string* provenance) {
+  ASSIGN_OR_RETURN(google::protobuf::Struct root, ReadJson(path));
+  auto timings = root.fields().find("timings");
+  if (timings == root.fields().end() || !timings->second.has_list_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": field 'timings' is missing or not a list"));
+  }
+  std::vector<CalibrationSample> samples;
+  int index = 0;
+  for (const google::protobuf::Value& value : timings->second.list_value().values()) {
+    const std::string where = absl::StrCat(path, ": timings[", index++, "]");
+    if (!value.has_struct_value()) return absl::InvalidArgumentError(absl::StrCat(where, " is not an object"));
+    const auto& t = value.struct_value().fields();
+    if (!t.contains("ms") || t.contains("blocks_cap")) continue;  // not run, or an occupancy run's padded kernel
+    const double ms = t.at("ms").number_value();
+    if (!(ms > 0) || !std::isfinite(ms)) return absl::InvalidArgumentError(absl::StrCat(where, ".ms must be positive"));
+    if (!t.contains("config") || !t.at("config").has_struct_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ".config is missing"));
+    }
+    CalibrationSample sample;
+    sample.measured_s = ms * 1e-3;
+    for (const auto& [name, v] : t.at("config").struct_value().fields()) {
+      sample.sets.push_back(absl::StrCat(name, "=", std::llround(v.number_value())));
+    }
+    std::string shape;
+    for (const char* dim : {"M", "N", "K"}) {
+      if (!t.contains(dim)) continue;
+      sample.sets.push_back(absl::StrCat(dim, "=", std::llround(t.at(dim).number_value())));
+      absl::StrAppend(&shape, shape.empty() ? "" : "x", std::llround(t.at(dim).number_value()));
+    }
+    const std::string dtype = t.contains("dtype") ? t.at("dtype").string_value() : "";
+    if (kernel == TimingKernel::kTriton) {
+      if (dtype != "f16" && dtype != "f32" && dtype != "bf16") {
+        return absl::InvalidArgumentError(absl::StrCat(where, ".dtype '", dtype, "': a Triton sweep has f16, bf16 or f32"));
+      }
+      sample.sets.push_back(dtype == "f32" ? "ELT=4" : "ELT=2");
+      sample.compute_dtype = dtype == "f32" ? "tf32" : dtype;  // tl.dot on f32 operands uses tf32
+    } else if (kernel == TimingKernel::kCudaGemm) {
+      const int code = dtype == "f32" ? 0 : dtype == "f16" ? 1 : dtype == "bf16" ? 2 : -1;
+      if (code < 0) return absl::InvalidArgumentError(absl::StrCat(where, ".dtype '", dtype, "': expected f32, f16 or bf16"));
+      sample.sets.push_back(absl::StrCat("DTYPE=", code));
+    }
+    sample.row = absl::StrCat(path, " ", dtype, " ", shape);
+    samples.push_back(std::move(sample));
+  }
+  if (provenance != nullptr) {
+    const std::string device = StringField(root, "device");
+    const std::string date = StringField(root, "date");
+    *provenance = absl::StrCat(std::filesystem::path(path).filename().string(), " (",
+                               device.empty() ? "device not recorded" : device, date.empty() ? "" : ", ", date, ")");
+  }
+  return samples;
+}
+
+namespace {
+
+absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(CalibrateFlags(), args));
+  if (flags.Has("help")) {
+    out << kCalibrateUsage;
+    return 0;
+  }
+  if (!flags.positional().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("calibrate: unexpected argument '", flags.positional().front(), "'"));
+  }
+  RETURN_IF_ERROR(ApplyInputLimit(flags));
+  if (!flags.Has("device")) return absl::InvalidArgumentError("calibrate: --device is required");
+  const std::vector<std::string> files = flags.GetList("timings");
+  if (files.empty()) return absl::InvalidArgumentError("calibrate: --timings FILE is required (repeat it for more)");
+  ASSIGN_OR_RETURN(DeviceModel device, LoadDevice(flags.Get("device")));
+
+  const std::string kernel_flag = flags.Get("kernel", "auto");
+  if (kernel_flag != "auto" && kernel_flag != "triton" && kernel_flag != "cuda_gemm" && kernel_flag != "generic") {
+    return absl::InvalidArgumentError(absl::StrCat("--kernel: '", kernel_flag, "' is not one of auto, triton, cuda_gemm, generic"));
+  }
+  std::vector<CalibrationSample> samples;
+  std::vector<std::string> provenance;
+  std::set<TimingKernel> kinds;
+  for (const std::string& file : files) {
+    TimingKernel kernel = kernel_flag == "triton"      ? TimingKernel::kTriton
+                          : kernel_flag == "cuda_gemm" ? TimingKernel::kCudaGemm
+                                                       : TimingKernel::kGeneric;
+    if (kernel_flag == "auto") {
+      ASSIGN_OR_RETURN(kernel, DetectTimingKernel(file));
+    }
+    kinds.insert(kernel);
+    std::string from;
+    ASSIGN_OR_RETURN(std::vector<CalibrationSample> more, ReadTimingSamples(file, kernel, &from));
+    samples.insert(samples.end(), more.begin(), more.end());
+    provenance.push_back(from);
+  }
+  if (kinds.size() > 1) {
+    return absl::InvalidArgumentError("calibrate: the timing files hold different kernels; calibrate one kernel at a time");
+  }
+  std::string graph_path = flags.Get("graph", "");
+  if (graph_path.empty()) {
+    if (*kinds.begin() == TimingKernel::kGeneric) {
+      return absl::InvalidArgumentError("calibrate: --graph FILE is required for timings of another kernel");
+    }
+    graph_path = ShippedGraph(*kinds.begin() == TimingKernel::kTriton ? "triton_matmul.pbtxt" : "gemm.pbtxt");
+  }
+  ASSIGN_OR_RETURN(KernelGraph proto, LoadGraph(graph_path));
+  ASSIGN_OR_RETURN(CompiledGraph graph, CompileGraph(proto, graph_path));
+
+  CalibrationOptions options;
+  const std::string terms = flags.Get("terms", "");
+  if (!terms.empty()) options.terms = absl::StrSplit(terms, ',', absl::SkipEmpty());
+  if (flags.Has("near-best")) {
+    const std::string text = flags.Get("near-best");
+    if (!absl::SimpleAtod(text, &options.near_best) || !(options.near_best >= 1) || options.near_best > 100) {
+      return absl::InvalidArgumentError(absl::StrCat("--near-best: '", text, "' is not a number from 1 to 100"));
+    }
+  }
+  ASSIGN_OR_RETURN(CalibrationResult result, Calibrate(graph, device, samples, options));
+
+  const std::string name = flags.Get("name", absl::StrCat(device.name(), "_calibrated"));
+  std::string command = absl::StrCat("simulate calibrate ", absl::StrJoin(args, " "));
+  const std::string date = absl::FormatTime("%Y-%m-%d %H:%M UTC", absl::Now(), absl::UTCTimeZone());
+  const std::string text = CalibrationTextproto(device, result, name, absl::StrJoin(provenance, "; "), command, date);
+  // The summary goes where the file does not.
+  std::ostream& summary = flags.Has("out") ? out : err;
+  if (flags.Has("out")) {
+    std::ofstream file(flags.Get("out"));
+    file << text;
+    if (!file) return absl::InvalidArgumentError(absl::StrCat("--out: cannot write ", flags.Get("out")));
+  } else {
+    out << text;
+  }
+  summary << absl::StrFormat("calibrate %s on %s: %d of %d timings in %d rows (within %.2fx of their row's best)\n",
+                             graph.graph.name(), device.name(), result.samples_used, result.samples_total,
+                             result.after.rows, options.near_best);
+  for (const TermFit& t : result.terms) {
+    summary << absl::StrFormat("  %-22s %12.6g -> %12.6g (x %.3f)%s\n", t.term, t.before, t.after,
+                               t.before > 0 ? t.after / t.before : 0.0, t.was_assumed ? "  [was a stand-in]" : "");
+  }
+  summary << absl::StrFormat("  log-rms error %.3f -> %.3f; top-1 within 10%% on %d -> %d of %d rows; best in the top 5 on %d -> %d\n",
+                             result.before.log_rms, result.after.log_rms, result.before.top1_within_10,
+                             result.after.top1_within_10, result.after.rows, result.before.best_in_top5,
+                             result.after.best_in_top5);
+  return 0;
+}
+
+}  // namespace
+
+int RunCalibrateCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  auto result = Run(args, out, err);
+  if (!result.ok()) {
+    err << "simulate calibrate: error: " << result.status().message() << "\n";
+    return kExitBadInput;
+  }
+  return *result;
+}
+
+}  // namespace scratchsim

@@ -1,0 +1,111 @@
+#include "sim/driver/calibrate_command.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sim/driver/cli.h"
+
+namespace scratchsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Source(const std::string& relative) { return std::string(SCRATCHSIM_SOURCE_DIR) + "/" + relative; }
+
+std::string Temp(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+Result Simulate(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = RunSimulateCommand(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(CalibrateCommandTest, DetectsTheTwoSweepFormats) {
+  auto triton = DetectTimingKernel(Source("tests/data/planner/planner-h100-triton-sweep.json"));
+  ASSERT_TRUE(triton.ok()) << triton.status();
+  EXPECT_EQ(*triton, TimingKernel::kTriton);
+  auto gemm = DetectTimingKernel(Source("tests/data/planner/planner-h100-cuda-gemm-timing-1.json"));
+  ASSERT_TRUE(gemm.ok()) << gemm.status();
+  EXPECT_EQ(*gemm, TimingKernel::kCudaGemm);
+}
+
+TEST(CalibrateCommandTest, ATritonTimingBindsItsElementSizeAndTf32ForF32) {
+  std::string provenance;
+  auto samples = ReadTimingSamples(Source("tests/data/planner/planner-h100-triton-sweep.json"), TimingKernel::kTriton,
+                                   &provenance);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  ASSERT_FALSE(samples->empty());
+  bool f32 = false;
+  for (const CalibrationSample& s : *samples) {
+    if (s.compute_dtype != "tf32") continue;
+    f32 = true;
+    EXPECT_THAT(s.sets, ::testing::Contains("ELT=4"));
+    break;
+  }
+  EXPECT_TRUE(f32);
+  EXPECT_THAT(provenance, HasSubstr("planner-h100-triton-sweep.json (NVIDIA H100 80GB HBM3, 2026-11-25"));
+}
+
+TEST(CalibrateCommandTest, OccupancyRunsAndUntimedRowsAreSkipped) {
+  const std::string path = Temp("calibrate_command_test_skip.json");
+  std::ofstream(path) << R"({"timings": [
+    {"dtype": "f32", "M": 256, "N": 256, "K": 64, "config": {"BLOCK_M": 64}, "ms": 1.0},
+    {"dtype": "f32", "M": 256, "N": 256, "K": 64, "config": {"BLOCK_M": 64}, "ms": 2.0, "blocks_cap": 2},
+    {"dtype": "f32", "M": 256, "N": 256, "K": 64, "config": {"BLOCK_M": 64}, "error": "OutOfResources"}]})";
+  auto samples = ReadTimingSamples(path, TimingKernel::kCudaGemm, nullptr);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  ASSERT_EQ(samples->size(), 1u);
+  EXPECT_THAT((*samples)[0].sets, ::testing::Contains("DTYPE=0"));
+  EXPECT_DOUBLE_EQ((*samples)[0].measured_s, 1e-3);
+}
+
+TEST(CalibrateCommandTest, ABadTimingNamesTheFileAndTheEntry) {
+  const std::string path = Temp("calibrate_command_test_bad.json");
+  std::ofstream(path) << R"({"timings": [{"dtype": "f32", "config": {"BLOCK_M": 64}, "ms": -1}]})";
+  auto samples = ReadTimingSamples(path, TimingKernel::kGeneric, nullptr);
+  ASSERT_FALSE(samples.ok());
+  EXPECT_THAT(samples.status().message(), HasSubstr(path + ": timings[0].ms must be positive"));
+}
+
+// Calibrate on one H100 sweep, then plan with the file: the plan names the calibration as the
+// source of the terms it fitted.
+TEST(CalibrateCommandTest, APlanUsesTheCalibrationItWrote) {
+  const std::string out = Temp("calibrate_command_test_h100.textproto");
+  const Result calibrated = Simulate({"calibrate", "--device", "h100", "--timings",
+                                      Source("tests/data/planner/planner-h100-triton-sweep.json"), "--terms",
+                                      "peak.f16,l2_bandwidth_gbps", "--out", out});
+  ASSERT_EQ(calibrated.code, 0) << calibrated.err;
+  EXPECT_THAT(calibrated.out, HasSubstr("log-rms error"));
+  const Result plan = Simulate({"plan", "--device", "h100", "--graph", Source("models/graphs/triton_matmul.pbtxt"),
+                                "--calibration", out, "--top", "1"});
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_THAT(plan.out, HasSubstr("(inherited from h100_calibrated)"));
+}
+
+TEST(CalibrateCommandTest, ACalibrationForAnotherDeviceIsExitTwo) {
+  const std::string path = Temp("calibrate_command_test_other.textproto");
+  std::ofstream(path) << "name: \"mi300x_calibrated\"\ninherits: \"mi300x\"\nperformance { clock_mhz: 1000 }\n";
+  const Result plan = Simulate({"plan", "--device", "h100", "--graph", Source("models/graphs/triton_matmul.pbtxt"),
+                                "--calibration", path});
+  EXPECT_EQ(plan.code, kExitBadInput);
+  EXPECT_THAT(plan.err, HasSubstr("made for 'mi300x'"));
+}
+
+TEST(CalibrateCommandTest, WithoutTimingsIsExitTwo) {
+  const Result r = Simulate({"calibrate", "--device", "h100"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("--timings FILE is required"));
+}
+
+}  // namespace
+}  // namespace scratchsim

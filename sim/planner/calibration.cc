@@ -1,0 +1,276 @@
+#include "sim/planner/calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "sim/device_inherit.h"
+#include "sim/engine.h"
+#include "sim/planner/model_terms.h"
+#include "sim/planner/perf_inputs.h"
+#include "sim/planner/perf_model.h"
+#include "sim/status_macros.h"
+
+namespace scratchsim {
+namespace {
+
+// A sample the model can estimate: its inputs do not depend on the performance terms, so they
+// are evaluated once.
+struct Prepared {
+  PerfInputs in;
+  std::string dtype;
+  int row = 0;
+  double measured_s = 0;
+  bool near_best = false;
+};
+
+struct Problem {
+  std::vector<Prepared> samples;
+  int rows = 0;
+  std::vector<std::string> dtypes;
+};
+
+// Estimates of every sample with `device`'s terms; false when a dtype has no peak.
+bool EstimateAll(const Problem& p, const DeviceModel& device, std::vector<PerfEstimate>* out) {
+  std::map<std::string, PerfModel> models;
+  for (const std::string& dtype : p.dtypes) {
+    auto model = PerfModel::Create(device, dtype, true);
+    if (!model.ok()) return false;
+    models.emplace(dtype, *model);
+  }
+  out->resize(p.samples.size());
+  for (size_t i = 0; i < p.samples.size(); ++i) (*out)[i] = models.at(p.samples[i].dtype).Estimate(p.samples[i].in);
+  return true;
+}
+
+CalibrationQuality Quality(const Problem& p, const std::vector<PerfEstimate>& estimates) {
+  CalibrationQuality q;
+  std::vector<double> sum(p.rows, 0), count(p.rows, 0);
+  std::vector<std::vector<int>> by_row(p.rows);
+  for (size_t i = 0; i < p.samples.size(); ++i) {
+    const Prepared& s = p.samples[i];
+    by_row[s.row].push_back(static_cast<int>(i));
+    if (!s.near_best) continue;
+    const double e = std::log(estimates[i].time_s / s.measured_s);
+    sum[s.row] += e * e;
+    count[s.row] += 1;
+  }
+  double total = 0;
+  int rows = 0;
+  for (int r = 0; r < p.rows; ++r) {
+    if (count[r] > 0) {
+      total += sum[r] / count[r];
+      ++rows;
+    }
+    std::vector<int>& list = by_row[r];
+    if (list.empty()) continue;
+    ++q.rows;
+    // The planner's order: estimated time, then more bytes in flight (planner.cc).
+    std::stable_sort(list.begin(), list.end(), [&](int a, int b) {
+      if (estimates[a].time_s != estimates[b].time_s) return estimates[a].time_s < estimates[b].time_s;
+      return estimates[a].inflight_bytes_per_core > estimates[b].inflight_bytes_per_core;
+    });
+    double best = p.samples[list[0]].measured_s;
+    for (int i : list) best = std::min(best, p.samples[i].measured_s);
+    q.top1_within_10 += p.samples[list[0]].measured_s <= 1.10 * best;
+    for (size_t k = 0; k < list.size() && k < 5; ++k) {
+      if (p.samples[list[k]].measured_s <= best) {
+        ++q.best_in_top5;
+        break;
+      }
+    }
+  }
+  q.log_rms = rows > 0 ? std::sqrt(total / rows) : 0;
+  return q;
+}
+
+}  // namespace
+
+absl::StatusOr<CalibrationResult> Calibrate(const CompiledGraph& graph, const DeviceModel& device,
+                                            const std::vector<CalibrationSample>& samples,
+                                            const CalibrationOptions& options) {
+  if (samples.empty()) return absl::InvalidArgumentError("calibrate: no timings");
+  ASSIGN_OR_RETURN(PerfExpressions perf, CompilePerfExpressions(graph));
+  Problem problem;
+  CalibrationResult result;
+  result.samples_total = static_cast<int>(samples.size());
+  // Every dtype the samples rate their math in; the model's terms for each (with stand-ins).
+  for (const CalibrationSample& s : samples) {
+    const std::string dtype = s.compute_dtype.empty() ? DefaultComputeDtype(graph) : s.compute_dtype;
+    if (std::find(problem.dtypes.begin(), problem.dtypes.end(), dtype) == problem.dtypes.end()) {
+      problem.dtypes.push_back(dtype);
+    }
+  }
+  DeviceModel start = device;
+  std::vector<std::string> default_terms;
+  std::set<std::string> assumed;
+  for (const std::string& dtype : problem.dtypes) {
+    ModelTerms terms = ResolveModelTerms(start, graph, perf, dtype);
+    start = terms.device;
+    for (const ModelTerm& t : terms.terms) {
+      if (t.assumed) assumed.insert(t.term);
+      if (t.term == "memory_bandwidth_gbps" || t.value <= 0) continue;
+      if (std::find(default_terms.begin(), default_terms.end(), t.term) == default_terms.end()) {
+        default_terms.push_back(t.term);
+      }
+    }
+  }
+  const std::vector<std::string> terms = options.terms.empty() ? default_terms : options.terms;
+  for (const std::string& term : terms) {
+    DeviceModel probe = start;
+    if (!SetPerformanceTerm(&probe, term, 1.0)) {
+      return absl::InvalidArgumentError(absl::StrCat("calibrate: '", term, "' is no performance term (e.g. clock_mhz, ",
+                                                     "l2_bandwidth_gbps, dram_latency_ns, peak.f16)"));
+    }
+    if (PerformanceTerm(start, term) <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat("calibrate: device '", device.name(), "' has no value for '", term,
+                                                     "' to start from"));
+    }
+  }
+
+  // The engine decides fit and occupancy once per sample; the performance inputs follow.
+  EngineOptions engine_options;
+  engine_options.spills_fatal = true;
+  ASSIGN_OR_RETURN(FitEngine engine, FitEngine::Create(graph, start, engine_options));
+  FitEngine::Scratch scratch;
+  std::map<std::string, int> row_index;
+  for (const CalibrationSample& s : samples) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(graph, s.sets));
+    // The performance expressions read the device symbols (SM_ARCH, WARP_SIZE) too.
+    BindDeviceSymbols(graph, start, absl::MakeSpan(values));
+    FitResult fit;
+    if (!engine.Evaluate(values, scratch, &fit).ok() || !fit.fits) continue;
+    Prepared p;
+    if (!EvaluatePerfInputs(graph, perf, values, scratch, fit, &p.in)) continue;
+    p.dtype = s.compute_dtype.empty() ? DefaultComputeDtype(graph) : s.compute_dtype;
+    auto [it, inserted] = row_index.emplace(s.row, static_cast<int>(row_index.size()));
+    p.row = it->second;
+    p.measured_s = s.measured_s;
+    problem.samples.push_back(std::move(p));
+  }
+  problem.rows = static_cast<int>(row_index.size());
+  std::vector<double> best(problem.rows, std::numeric_limits<double>::infinity());
+  for (const Prepared& p : problem.samples) best[p.row] = std::min(best[p.row], p.measured_s);
+  for (Prepared& p : problem.samples) {
+    p.near_best = p.measured_s > 0 && p.measured_s <= options.near_best * best[p.row];
+    result.samples_used += p.near_best;
+  }
+  if (result.samples_used == 0) {
+    return absl::InvalidArgumentError("calibrate: no timed configuration fits the device model and has an estimate");
+  }
+
+  std::vector<double> base(terms.size());
+  for (size_t t = 0; t < terms.size(); ++t) base[t] = PerformanceTerm(start, terms[t]);
+  std::vector<double> x(terms.size(), 0.0);  // log factors
+  std::vector<PerfEstimate> estimates;
+  auto device_at = [&](const std::vector<double>& logs) {
+    DeviceModel d = start;
+    for (size_t t = 0; t < terms.size(); ++t) SetPerformanceTerm(&d, terms[t], base[t] * std::exp(logs[t]));
+    return d;
+  };
+  auto loss = [&](const std::vector<double>& logs) -> double {
+    if (!EstimateAll(problem, device_at(logs), &estimates)) return std::numeric_limits<double>::infinity();
+    const double rms = Quality(problem, estimates).log_rms;
+    double reg = 0;
+    for (double v : logs) reg += v * v;
+    return rms * rms + options.regularization * reg;
+  };
+  if (!EstimateAll(problem, start, &estimates)) {
+    return absl::InvalidArgumentError(absl::StrCat("calibrate: device '", device.name(), "' has no peak for ",
+                                                   absl::StrJoin(problem.dtypes, " or ")));
+  }
+  result.before = Quality(problem, estimates);
+
+  // Coordinate descent in log space: a grid over the term's range, then golden-section
+  // refinement around the grid's best point.
+  const double span = std::log(std::max(options.range, 1.0 + 1e-9));
+  double current = loss(x);
+  for (int pass = 0; pass < options.passes; ++pass) {
+    for (size_t t = 0; t < terms.size(); ++t) {
+      constexpr int kGrid = 24;
+      double best_x = x[t], best_loss = current;
+      std::vector<double> trial = x;
+      for (int g = 0; g <= kGrid; ++g) {
+        trial[t] = -span + 2 * span * g / kGrid;
+        const double l = loss(trial);
+        if (l < best_loss) best_loss = l, best_x = trial[t];
+      }
+      const double step = 2 * span / kGrid;
+      double lo = std::max(-span, best_x - step), hi = std::min(span, best_x + step);
+      const double phi = (std::sqrt(5.0) - 1) / 2;
+      for (int i = 0; i < 30; ++i) {
+        const double a = hi - phi * (hi - lo), b = lo + phi * (hi - lo);
+        trial[t] = a;
+        const double la = loss(trial);
+        trial[t] = b;
+        const double lb = loss(trial);
+        if (la < lb) {
+          hi = b;
+        } else {
+          lo = a;
+        }
+      }
+      trial[t] = (lo + hi) / 2;
+      const double refined = loss(trial);
+      if (refined < best_loss) best_loss = refined, best_x = trial[t];
+      x[t] = best_x;
+      current = best_loss;
+    }
+  }
+  result.calibrated = device_at(x);
+  EstimateAll(problem, result.calibrated, &estimates);
+  result.after = Quality(problem, estimates);
+  for (size_t t = 0; t < terms.size(); ++t) {
+    result.terms.push_back({terms[t], base[t], base[t] * std::exp(x[t]), assumed.contains(terms[t])});
+  }
+  return result;
+}
+
+std::string CalibrationTextproto(const DeviceModel& device, const CalibrationResult& result, const std::string& name,
+                                 const std::string& provenance, const std::string& command, const std::string& date) {
+  std::string out;
+  std::string quoted = provenance;
+  for (size_t i = 0; i < quoted.size(); ++i) {
+    if (quoted[i] == '"' || quoted[i] == '\\') quoted.insert(i++, "\\");
+  }
+  absl::StrAppend(&out, "# Calibration of ", device.name(), " for the planner (docs/planner.md, \"Calibration\"), written by\n",
+                  "# `simulate calibrate` on ", date,
+                  ".\n# command: ", command, "\n# timings: ", provenance, "\n");
+  absl::StrAppend(&out, absl::StrFormat(
+                            "# %d of %d timed configurations in %d rows entered the fit (within the near-best factor of "
+                            "their row's best);\n# log-rms error of the estimates %.3f -> %.3f; top-1 within 10%% of "
+                            "the best on %d -> %d rows, best in the top 5 on %d -> %d.\n",
+                            result.samples_used, result.samples_total, result.after.rows, result.before.log_rms,
+                            result.after.log_rms, result.before.top1_within_10, result.after.top1_within_10,
+                            result.before.best_in_top5, result.after.best_in_top5));
+  absl::StrAppend(&out, "name: \"", name, "\"\n");
+  absl::StrAppend(&out, "display_name: \"", device.display_name(), " (calibrated)\"\n");
+  absl::StrAppend(&out, "# source: inheritance: every field not set below is ", device.name(), "'s\n");
+  absl::StrAppend(&out, "inherits: \"", device.name(), "\"\n");
+  absl::StrAppend(&out, "performance {\n");
+  std::vector<const TermFit*> peaks;
+  for (const TermFit& t : result.terms) {
+    const std::string was = absl::StrFormat("%s's %.6g%s x %.4f", device.name(), t.before,
+                                            t.was_assumed ? " (the planner's stand-in; the model gives none)" : "",
+                                            t.before > 0 ? t.after / t.before : 0.0);
+    if (t.term.rfind("peak.", 0) == 0) {
+      absl::StrAppend(&out, "  # source: calibrated by simulate calibrate from ", provenance, ": ", was, "\n");
+      absl::StrAppend(&out, "  peak {\n    dtype: \"", t.term.substr(5), "\"\n", absl::StrFormat("    tflops: %.6g\n", t.after),
+                      "  }\n");
+      continue;
+    }
+    absl::StrAppend(&out, "  # source: calibrated by simulate calibrate from ", provenance, ": ", was, "\n");
+    absl::StrAppend(&out, absl::StrFormat("  %s: %.6g\n", t.term, t.after));
+  }
+  absl::StrAppend(&out, "}\n");
+  absl::StrAppend(&out, "sources: \"simulate calibrate from ", quoted, "\"\n");
+  return out;
+}
+
+}  // namespace scratchsim

@@ -1,0 +1,82 @@
+// Calibration: device performance terms fitted to timings of a device one has
+// (docs/planner.md, "Calibration"). `simulate calibrate` reads a timing sweep, asks this module
+// for the terms that make the planner's estimates match the measured times, and writes them as a
+// device model that inherits the measured device; `simulate plan --calibration FILE` (or
+// `--device FILE`) then ranks with them. There is one model: calibration changes device terms
+// the analytic model already reads, never the model itself, and without a calibration file the
+// shipped device model stands.
+#ifndef SCRATCHSIM_SIM_PLANNER_CALIBRATION_H_
+#define SCRATCHSIM_SIM_PLANNER_CALIBRATION_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/device.pb.h"
+#include "sim/graph.h"
+
+namespace scratchsim {
+
+// One timed configuration: every parameter the graph needs set ("BLOCK_M=128", "M=4096", ...),
+// the dtype the model rates its math in, and the measured time.
+struct CalibrationSample {
+  std::vector<std::string> sets;
+  std::string compute_dtype;  // empty: the graph's
+  std::string row;            // the (shape, dtype) it belongs to: rows are weighted equally
+  double measured_s = 0;
+};
+
+struct CalibrationOptions {
+  // The terms to fit, as term_origins names them ("clock_mhz", "l2_bandwidth_gbps",
+  // "peak.f16"); empty: every term the ranking uses for this graph except the DRAM bandwidth
+  // (ResolveModelTerms), plus the peak of each compute dtype in the samples.
+  std::vector<std::string> terms;
+  // Only configurations measured within this factor of their row's best enter the fit: the top
+  // of the ranking is what the planner is for.
+  double near_best = 1.5;
+  // Each term moves within [1/range, range] times its starting value.
+  double range = 4.0;
+  int passes = 4;
+  // Pulls each term towards its starting value: loss + weight x sum of log(factor)^2.
+  double regularization = 0.002;
+};
+
+struct TermFit {
+  std::string term;
+  double before = 0;  // the device's value (or the planner's stand-in)
+  double after = 0;
+  bool was_assumed = false;  // the device model gave none: `before` is the stand-in
+};
+
+// How well the estimates match and rank, before and after.
+struct CalibrationQuality {
+  double log_rms = 0;        // sqrt(mean over rows of mean over samples of log(estimate / measured)^2)
+  int rows = 0;
+  int top1_within_10 = 0;    // rows whose top-1 (among measured configurations) is within 10% of the best
+  int best_in_top5 = 0;
+};
+
+struct CalibrationResult {
+  std::vector<TermFit> terms;
+  CalibrationQuality before, after;
+  int samples_used = 0;      // within near_best of their row's best, and estimated
+  int samples_total = 0;
+  DeviceModel calibrated;    // `device` with the fitted terms (term_origins not updated)
+};
+
+// Fits `options.terms` of `device` to `samples` of `graph` (a compiled graph; every sample binds
+// its parameters). A sample whose configuration does not fit or spills on the device, or gets no
+// estimate, is left out. Errors: no usable sample, an unknown term.
+absl::StatusOr<CalibrationResult> Calibrate(const CompiledGraph& graph, const DeviceModel& device,
+                                            const std::vector<CalibrationSample>& samples,
+                                            const CalibrationOptions& options);
+
+// The calibration as a device model file: `name` inherits `device`, and sets the fitted terms,
+// each with a "# source:" comment naming `provenance` (the timing files, their device and date)
+// and the value it replaced. `command` is the command line that made it, `date` when.
+std::string CalibrationTextproto(const DeviceModel& device, const CalibrationResult& result, const std::string& name,
+                                 const std::string& provenance, const std::string& command, const std::string& date);
+
+}  // namespace scratchsim
+
+#endif  // SCRATCHSIM_SIM_PLANNER_CALIBRATION_H_
