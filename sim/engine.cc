@@ -130,7 +130,6 @@ void Breached(FitResult* out, Limit limit, int space, int64_t required, int64_t 
   Breached(out->breaches, limit, space, required, available);
 }
 
-
 }  // namespace
 
 void FitResult::Clear(int num_spaces) {

@@ -32,7 +32,13 @@ std::string Breakdown(const SpaceReport& space) {
     }
   }
   std::string sum = absl::StrJoin(terms, " + ");
-  if (same && copies > 1) return absl::StrCat(copies, " copies x (", sum, ")");
+  if (same && copies > 1) sum = absl::StrCat(copies, " copies x (", sum, ")");
+  // A report lists the largest buffers only (sim/simulator.h kMaxListedBuffers).
+  int64_t listed = 0;
+  for (const BufferShare& s : space.live_at_peak()) listed += s.total_bytes();
+  if (listed < space.live_bytes_at_peak()) {
+    absl::StrAppend(&sum, " + ", space.live_bytes_at_peak() - listed, " in buffers not listed");
+  }
   return sum;
 }
 

@@ -245,6 +245,8 @@ TEST(SimulatorTest, AReportListsABoundedNumberOfBuffers) {
   EXPECT_EQ(untouched, static_cast<int>(kMaxListedBuffers));
   EXPECT_THAT(report->notes(), ::testing::Contains(::testing::HasSubstr("136 more buffers are touched by no op")));
   EXPECT_THAT(report->notes(), ::testing::Contains(::testing::HasSubstr("smem: 200 buffers are live at the peak; the 64 largest are listed")));
+  // The breakdown adds what the listed buffers leave out: 136 buffers of 16..151 bytes.
+  EXPECT_THAT(RenderText(*report, testing::ShippedDevice("h100")), HasSubstr(" + 11356 in buffers not listed"));
 }
 
 }  // namespace

@@ -427,7 +427,7 @@ TEST(PictureFlagsTest, PallasGraphsAreDrawnAsLowered) {
                             "--timeline", dir + "/t.svg"});
   ASSERT_LE(run.code, 1) << run.err;
   const std::string svg = ReadFile(dir + "/t.svg");
-  EXPECT_THAT(svg, HasSubstr(">vmem: top 3.5 MiB, limit 16.0 MiB"));
+  EXPECT_THAT(svg, HasSubstr(">vmem: top 7.1 MiB, limit 16.0 MiB"));
   EXPECT_THAT(svg, HasSubstr("<title>q, copy 1 of 2\n"));  // double-buffered by the lowering
 }
 

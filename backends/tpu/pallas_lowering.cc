@@ -26,6 +26,8 @@ namespace {
 // What the lowering knows about each buffer it adds, beyond the Buffer message.
 struct LoweredInfo {
   std::string kind;
+  // HBM bytes this block moves per grid step, on average (an expression; in/out blocks only).
+  std::string step_bytes;
 };
 
 struct Lowering {
@@ -197,12 +199,33 @@ absl::StatusOr<bool> LowerSpec(const PallasBlockSpec& spec, absl::string_view ki
                      RoundUpExprs(device, bits, dims.size(),
                                   dims.size() >= 2 ? dims[dims.size() - 2] : std::string("1")));
     for (const std::string& r : round_up) buffer->add_round_up(r);
+    if (!is_prefetch && kind != "scratch") {
+      // HBM traffic per grid step: the (tiled) block is copied when its index changes. The
+      // grid runs its last axis fastest, so a block whose index map reads axes up to the
+      // a-th changes prod(grid[0..a]) times in the whole grid: per step, its bytes divided
+      // by the extents of the axes after a (all of them for a constant index map).
+      std::vector<std::string> padded;
+      const int rank = dims.size();
+      for (int i = 0; i < rank; ++i) {
+        const int r = i - (rank - static_cast<int>(round_up.size()));
+        padded.push_back(r >= 0 ? absl::StrCat("round_up(", dims[i], ", ", round_up[r], ")") : dims[i]);
+      }
+      std::string bytes = absl::StrCat("(", Product(padded), ") * ", bits, " / 8");
+      int last = static_cast<int>(grid.size()) - 1;  // an index map reading every axis
+      if (spec.constant_index_map()) {
+        last = -1;
+      } else if (!spec.index_map_axes().empty()) {
+        last = *std::max_element(spec.index_map_axes().begin(), spec.index_map_axes().end());
+      }
+      std::vector<std::string> after(grid.begin() + std::min<int>(last + 1, grid.size()), grid.end());
+      out->info[name].step_bytes = after.empty() ? bytes : absl::StrCat("(", bytes, ") / (", Product(after), ")");
+    }
   } else {
     buffer->set_memory_space(kTpuSmemSpace);
   }
   buffer->set_doc(absl::StrCat("pallas_call ", kind, " '", name, "'",
                                is_prefetch ? " (scalar prefetch, whole array in SMEM)" : " block"));
-  out->info[name] = LoweredInfo{std::string(kind)};
+  out->info[name].kind = std::string(kind);
   return true;
 }
 
@@ -384,6 +407,44 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
                           "internal_scratch", SCRATCH, "internal scratch",
                           "Mosaic internal scratch (CompilerParams.internal_scratch_in_bytes)"));
 
+  // The planner's figures per grid step (each step is a "block" of the launch grid), unless the
+  // graph gives its own: the HBM traffic of the blocks whose index changes, and the body's dots:
+  // their flops, and how much of the MXU they use (the systolic array holds a K x N tile of the
+  // right operand, mxu_size x mxu_size per generation: a K or N below a multiple of it wastes
+  // the rest; the left operand's rows stream).
+  std::vector<std::string> traffic;
+  for (const auto& names : {reads, writes}) {
+    for (const std::string& n : names) {
+      auto it = out.info.find(n);
+      if (it != out.info.end() && !it->second.step_bytes.empty()) traffic.push_back(absl::StrCat("(", it->second.step_bytes, ")"));
+    }
+  }
+  if (graph.global_bytes().empty() && !traffic.empty()) out.graph.set_global_bytes(absl::StrJoin(traffic, " + "));
+  if (graph.flops().empty() && call.body().dots_size() > 0) {
+    const int64_t mxu = device.tpu().mxu_size() > 0 ? device.tpu().mxu_size() : 128;
+    std::vector<std::string> flops, padded;
+    for (const PallasDot& d : call.body().dots()) {
+      const std::string count = d.count().empty() ? "1" : d.count();
+      flops.push_back(absl::StrCat("2 * (", d.m(), ") * (", d.n(), ") * (", d.k(), ") * (", count, ")"));
+      padded.push_back(absl::StrCat("2 * (", d.m(), ") * round_up(", d.n(), ", ", mxu, ") * round_up(", d.k(), ", ", mxu,
+                                    ") * (", count, ")"));
+    }
+    const std::string f = absl::StrJoin(flops, " + ");
+    out.graph.set_flops(f);
+    if (graph.peak_percent().empty()) {
+      out.graph.set_peak_percent(absl::StrCat("max(1, 100 * (", f, ") / (", absl::StrJoin(padded, " + "), "))"));
+    }
+    if (graph.compute_dtype().empty()) {
+      // The MXU's rate: int8 where every dot is int8 and the generation lists an int8 peak, else
+      // bf16 (the device models list no f32 peak; f32 dots are ranked at the bf16 rate).
+      bool all_i8 = call.body().dot_dtypes_size() > 0;
+      for (const std::string& t : call.body().dot_dtypes()) all_i8 = all_i8 && (t == "i8" || t == "int8");
+      bool i8_peak = false;
+      for (const PeakThroughput& peak : device.performance().peak()) i8_peak = i8_peak || peak.dtype() == "i8";
+      out.graph.set_compute_dtype(all_i8 && i8_peak ? "i8" : "bf16");
+    }
+  }
+
   Op* op = out.graph.add_ops();
   op->set_name(op_name);
   op->set_kind("pallas_call");
@@ -398,6 +459,9 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
     Loop* loop = out.graph.add_loops();
     loop->set_name(absl::StrCat(op_name, ".grid"));
     loop->set_trip_count(Product(grid));
+    // Mosaic's pipeline fetches step i + 1's blocks while step i computes (double buffering):
+    // the planner overlaps the traffic with the math.
+    loop->set_num_stages(absl::StrCat("min(2, ", Product(grid), ")"));
     op->set_loop(loop->name());
   }
   if (out.semaphores > 0) {

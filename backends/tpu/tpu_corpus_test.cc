@@ -80,6 +80,8 @@ struct Outcome {
   int64_t scoped = 0;      // central instruction-scoped VMEM
   int64_t exact = 0;       // scoped minus the estimates
   int64_t largest = 0;     // the largest allocation (all copies)
+  int64_t scoped_high = 0; // scoped VMEM with the estimates at their high bound: the smallest
+                           // vmem_limit_bytes with which the verdict is FITS
 };
 
 Outcome Judge(const KernelGraph& graph, const DeviceModel& device) {
@@ -105,6 +107,7 @@ Outcome Judge(const KernelGraph& graph, const DeviceModel& device) {
     if (space.space() != kVmemSpace) continue;
     out.scoped = space.instruction_scoped_bytes();
     out.exact = out.scoped - space.estimated_bytes();
+    out.scoped_high = space.has_estimates() ? space.instruction_scoped_bytes_high() : out.scoped;
     for (const BufferShare& share : space.live_at_peak()) out.largest = std::max(out.largest, share.total_bytes());
   }
   return out;
@@ -114,11 +117,14 @@ struct Tally {
   int rows = 0, agree = 0, false_fits = 0, fitting_not_fits = 0, at_risk = 0, at_risk_fitting = 0;
   int failing = 0, with_figure = 0, within = 0, pre_spill = 0, pre_spill_within = 0;
   int invalid_rows = 0, invalid_agree = 0, invalid_false = 0;
+  // Rows with a verified smallest limit (requirement_bytes): our limit holds it (libtpu compiles
+  // at any limit from the requirement up).
+  int with_requirement = 0, limit_holds = 0;
 };
 
 struct CorpusResult {
   std::map<std::string, std::map<std::string, Tally>> by_half;  // half ("fit", "holdout", "all") -> gen
-  std::vector<std::string> false_fits, errors, bytes_misses;
+  std::vector<std::string> false_fits, errors, bytes_misses, limit_misses;
   std::string header_versions;
   int rows = 0;
 };
@@ -188,6 +194,14 @@ const CorpusResult& Corpus() {
         }
         const bool fits = verdict == "fits";
         ++t.rows;
+        if (Num(row, "requirement_bytes") > 0) {
+          ++t.with_requirement;
+          t.limit_holds += o.scoped_high >= Num(row, "requirement_bytes");
+          if (o.scoped_high < Num(row, "requirement_bytes") && std::string(half) == "all") {
+            r->limit_misses.push_back(absl::StrCat(id, ": our limit ", o.scoped_high, " < requirement ",
+                                                   Num(row, "requirement_bytes")));
+          }
+        }
         t.agree += (o.prediction == "fits") == fits;
         t.false_fits += o.prediction == "fits" && !fits;
         t.fitting_not_fits += o.prediction != "fits" && fits;
@@ -262,6 +276,11 @@ TEST(TpuCorpusTest, PrintsTheAgreementTable) {
   for (const std::string& e : c.errors) std::printf("error: %s\n", e.c_str());
   for (const std::string& f : c.false_fits) std::printf("false FITS: %s\n", f.c_str());
   for (const std::string& m : c.bytes_misses) std::printf("bytes off by more than 1%%: %s\n", m.c_str());
+  for (const std::string& m : c.limit_misses) std::printf("limit below the requirement: %s\n", m.c_str());
+  for (const auto& [gen, t] : c.by_half.at("all")) {
+    std::printf("%s: the vmem_limit_bytes that makes the verdict FITS holds libtpu's requirement on %d of %d rows\n",
+                gen.c_str(), t.limit_holds, t.with_requirement);
+  }
   EXPECT_TRUE(c.errors.empty());
 }
 

@@ -24,6 +24,8 @@ lowering (backends/tpu) estimates those spills from the figures this module read
   arithmetic_dtypes       dtypes of elementwise arithmetic results (legality: Mosaic has no 8-bit
                           vector arithmetic in jax 0.10.2)
   dot_dtypes              dtypes of dot operands (legality: v4's MXU has no int8)
+  dots                    every dot's (m, n, k) and how many times a grid step runs it (the
+                          planner's flops and MXU use)
 
 Bytes are as vector registers hold them: the two minor dims padded to (8 x 32-bit sublanes,
 128 lanes), 16-bit values packed 2 and 8-bit values 4 to a 32-bit sublane. Each loop body
@@ -128,6 +130,7 @@ class _Region:
     self.next_id = 0
     self.multiplier = 1  # how many copies of this code run interleaved (an unrolled loop)
     self.rolled = False  # inside a loop that is not unrolled (a while, a partly unrolled scan)
+    self.branch_of = None  # a branch of a cond: the cond's id
 
   def new_value(self, aval):
     i = self.next_id
@@ -179,6 +182,7 @@ def _flatten(jaxpr, region, env, regions, depth=0):
         sub_region = _Region()
         sub_region.multiplier = region.multiplier
         sub_region.rolled = region.rolled
+        sub_region.branch_of = id(eqn)  # one branch of this cond runs per step
         sub_env = {}
         # outer values enter a branch as fresh values (their outer liveness stays outside)
         for var, v in zip(br.invars, eqn.invars[1:]):
@@ -245,6 +249,21 @@ def _temporary_scratch(body, scratch_invars):
   return out
 
 
+def _dot_shape(eqn):
+  """(m, n, k, batch) of a dot_general: its free lhs dims, free rhs dims, contracted dims, batch."""
+  try:
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    lhs, rhs = eqn.invars[0].aval.shape, eqn.invars[1].aval.shape
+  except Exception:  # pylint: disable=broad-except
+    return None
+  prod = lambda dims: int(__import__("math").prod(dims)) if dims else 1
+  m = prod([d for i, d in enumerate(lhs) if i not in lc and i not in lb])
+  n = prod([d for i, d in enumerate(rhs) if i not in rc and i not in rb])
+  k = prod([lhs[i] for i in lc])
+  batch = prod([lhs[i] for i in lb])
+  return m, n, k, batch
+
+
 def summarize(pallas_eqn):
   """The PallasBody figures of one pallas_call equation (a dict; see the module doc)."""
   body = pallas_eqn.params["jaxpr"]
@@ -257,6 +276,7 @@ def summarize(pallas_eqn):
   live_red = reduced = dot = packed_dot = transpose = packed_transpose = 0
   arith, dots = set(), set()
   rolled_work = 0
+  branch_dots = {}  # (cond id or None, region id) -> {(m, n, k): count per grid step}
   for region, _, _ in regions:
     red_pos = [p for p, op in enumerate(region.ops) if op[0] in REDUCTIONS]
     dot_pos = [p for p, op in enumerate(region.ops) if op[0] in DOTS]
@@ -269,6 +289,12 @@ def summarize(pallas_eqn):
     reduced = max(reduced, k * sum(region.bytes.get(i, 0) for p in red_pos for i in region.ops[p][1]))
     for name, ins, outs, eqn in region.ops:
       if name in DOTS:
+        mnk = _dot_shape(eqn)
+        if mnk:
+          # one branch of a cond runs per step: its dots are counted per branch, the largest kept
+          key = (region.branch_of, id(region))
+          per = branch_dots.setdefault(key, {})
+          per[mnk[:3]] = per.get(mnk[:3], 0) + k * mnk[3]
         b = k * (sum(region.bytes.get(o, 0) for o in outs) + sum(region.bytes.get(i, 0) for i in ins))
         dot = max(dot, b)
         operand_bits = [_bits(v.aval.dtype) for v in eqn.invars if getattr(getattr(v, "aval", None), "shape", None)]
@@ -289,6 +315,19 @@ def summarize(pallas_eqn):
           if getattr(v.aval, "shape", None):
             arith.add(_dtype_name(v.aval.dtype))
 
+  dot_shapes = {}  # (m, n, k) -> count per grid step
+  best_branch = {}  # cond id -> the branch region with the most flops
+  flops = lambda d: sum(2 * m * n * kk * c for (m, n, kk), c in d.items())
+  for (cond, rid), d in branch_dots.items():
+    if cond is None:
+      for key, c in d.items():
+        dot_shapes[key] = dot_shapes.get(key, 0) + c
+    elif cond not in best_branch or flops(d) > flops(best_branch[cond]):
+      best_branch[cond] = d
+  for d in best_branch.values():
+    for key, c in d.items():
+      dot_shapes[key] = dot_shapes.get(key, 0) + c
+
   gm = pallas_eqn.params["grid_mapping"]
   n_scratch = len(getattr(gm, "scratch_avals", ()))
   scratch_invars = body.invars[len(body.invars) - n_scratch:] if n_scratch else []
@@ -304,6 +343,7 @@ def summarize(pallas_eqn):
       "temporary_scratch": [f"scratch{k}" for k in temporary],
       "arithmetic_dtypes": sorted(arith),
       "dot_dtypes": sorted(dots),
+      "dots": [{"m": m, "n": n, "k": kk, "count": c} for (m, n, kk), c in sorted(dot_shapes.items())],
   }
 
 
@@ -320,5 +360,7 @@ def body_textproto(summary, indent="  "):
   for key in ("temporary_scratch", "arithmetic_dtypes", "dot_dtypes"):
     for v in summary.get(key, ()):
       lines.append(f"{indent}  {key}: {q(v)}")
+  for d in summary.get("dots", ()):
+    lines.append(f"{indent}  dots {{ m: {q(d['m'])} n: {q(d['n'])} k: {q(d['k'])} count: {q(d['count'])} }}")
   lines.append(f"{indent}}}")
   return lines

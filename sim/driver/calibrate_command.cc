@@ -28,12 +28,14 @@ namespace {
 
 constexpr char kCalibrateUsage[] = R"(usage:
   simulate calibrate --device DEV --timings FILE [--timings FILE ...] [--kernel auto|triton|cuda_gemm|generic]
-                     [--graph FILE] [--terms T1,T2,...] [--near-best F] [--name NAME] [--out FILE]
+                     [--graph FILE] [--terms T1,T2,...] [--objective rank|time] [--near-best F] [--name NAME] [--out FILE]
       Fits the performance terms of device model DEV (the clock, shared-memory bandwidth and
       latency, L2 bandwidth, DRAM latency, the peak of each compute dtype: every term the
-      planner's ranking uses for the graph, or those --terms names) so that the planner's
-      estimates match the measured times of the configurations within --near-best (default 1.5)
-      of their row's best, and writes a calibration file: a device model that inherits DEV and
+      planner's ranking uses for the graph, or those --terms names) so that its estimates match
+      the times of the configurations within --near-best (default 1.5) of their row's best
+      (--objective time, the default) or so that the planner ranks the timed configurations as
+      measured (--objective rank: the expected slowdown of its softened top-1, with a small
+      weight on the time error), and writes a calibration file: a device model that inherits DEV and
       sets the fitted terms, each with its source. `simulate plan --calibration FILE` (or
       --device FILE) ranks with it; without one the shipped model stands.
       --timings: the CUDA backend's gemm-timing JSON, sweep_triton_matmul.py's JSON, or any JSON
@@ -45,7 +47,7 @@ Exit codes: 0 written, 2 bad input or usage.
 
 FlagSpec CalibrateFlags() {
   FlagSpec spec;
-  spec.values = {"device", "kernel", "graph", "terms", "near-best", "name", "out", "max-input-mib"};
+  spec.values = {"device", "kernel", "graph", "terms", "near-best", "name", "out", "max-input-mib", "objective"};
   spec.lists = {"timings"};
   spec.switches = {"help"};
   return spec;
@@ -192,6 +194,11 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out,
       return absl::InvalidArgumentError(absl::StrCat("--near-best: '", text, "' is not a number from 1 to 100"));
     }
   }
+  const std::string objective = flags.Get("objective", "time");
+  if (objective != "rank" && objective != "time") {
+    return absl::InvalidArgumentError(absl::StrCat("--objective: '", objective, "' is not one of rank, time"));
+  }
+  options.objective = objective == "time" ? CalibrationObjective::kTime : CalibrationObjective::kRank;
   ASSIGN_OR_RETURN(CalibrationResult result, Calibrate(graph, device, samples, options));
 
   const std::string name = flags.Get("name", absl::StrCat(device.name(), "_calibrated"));
@@ -207,14 +214,16 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out,
   } else {
     out << text;
   }
-  summary << absl::StrFormat("calibrate %s on %s: %d of %d timings in %d rows (within %.2fx of their row's best)\n",
-                             graph.graph.name(), device.name(), result.samples_used, result.samples_total,
-                             result.after.rows, options.near_best);
+  summary << absl::StrFormat("calibrate %s on %s (objective %s): %d of %d timings fit and have an estimate, in %d rows; "
+                             "%d within %.2fx of their row's best\n",
+                             graph.graph.name(), device.name(), objective, result.samples_estimated, result.samples_total,
+                             result.after.rows, result.samples_used, options.near_best);
   for (const TermFit& t : result.terms) {
     summary << absl::StrFormat("  %-22s %12.6g -> %12.6g (x %.3f)%s\n", t.term, t.before, t.after,
                                t.before > 0 ? t.after / t.before : 0.0, t.was_assumed ? "  [was a stand-in]" : "");
   }
-  summary << absl::StrFormat("  log-rms error %.3f -> %.3f; top-1 within 10%% on %d -> %d of %d rows; best in the top 5 on %d -> %d\n",
+  summary << absl::StrFormat("  expected top-1 slowdown %.2f%% -> %.2f%%; log-rms error %.3f -> %.3f; top-1 within 10%% on %d -> %d of %d rows; best in the top 5 on %d -> %d\n",
+                             100 * std::expm1(result.before.expected_regret), 100 * std::expm1(result.after.expected_regret),
                              result.before.log_rms, result.after.log_rms, result.before.top1_within_10,
                              result.after.top1_within_10, result.after.rows, result.before.best_in_top5,
                              result.after.best_in_top5);

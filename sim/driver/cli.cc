@@ -7,8 +7,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "sim/device.h"
-#include "sim/driver/pictures.h"
 #include "sim/driver/calibrate_command.h"
+#include "sim/driver/pictures.h"
 #include "sim/driver/plan_command.h"
 #include "sim/frontend.h"
 #include "sim/graph.h"
@@ -294,6 +294,9 @@ absl::StatusOr<Report> SimulateKernel(Kernel kernel, const DeviceModel& device, 
   ASSIGN_OR_RETURN(options.policy, ParsePlacementPolicy(flags.Get("policy", "first-fit")));
   options.suggest = !flags.Has("no-suggest");
   options.keep_buffers = WantsPictures(flags);
+  // The text report shows no placements: keep them for JSON and the pictures only (a graph of a
+  // million buffers has 130 MB of them).
+  options.keep_placements = options.keep_buffers || flags.Get("format", "text") == "json";
   options.policy_override = kernel.policy;
   // A plain graph is compiled in place (a front end may still need its graph to word the verdict):
   // one copy of a large graph in memory, not two.

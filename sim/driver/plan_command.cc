@@ -210,6 +210,10 @@ void RenderText(const PlanResult& plan, const KernelGraph& graph, const SymbolTa
   out << absl::StrFormat("fits     %s of %s configurations (%.1f%%)\n", Thousands(plan.fitting),
                          Thousands(plan.space_size),
                          plan.space_size ? 100.0 * plan.fitting / plan.space_size : 0.0);
+  if (plan.at_risk > 0) {
+    out << absl::StrFormat("at risk  %s pruned: they fit only if an estimated allocation stays below its high bound\n",
+                           Thousands(plan.at_risk));
+  }
   if (!plan.pruned.empty()) {
     out << "\npruned (first limit each configuration breaks; example = first in sweep order)\n";
     for (const PrunedFamily& f : plan.pruned) {
@@ -250,6 +254,7 @@ void RenderJson(const PlanResult& plan, const KernelGraph& graph, const SymbolTa
   out << "  \"space_size\": " << plan.space_size << ",\n";
   if (plan.partial) out << "  \"partial\": true,\n  \"evaluated\": " << plan.evaluated << ",\n";
   out << "  \"fitting\": " << plan.fitting << ",\n";
+  out << "  \"at_risk\": " << plan.at_risk << ",\n";
   std::vector<bool> swept(plan.base_values.size(), false);
   for (const ParamAxis& a : plan.axes) swept[a.slot] = true;
   std::vector<std::string> fixed;
@@ -293,6 +298,19 @@ void RenderJson(const PlanResult& plan, const KernelGraph& graph, const SymbolTa
           << ", \"exposed\": " << JsonNumber(e.exposed_s * 1e6) << "}";
     }
     out << ", \"peak_bytes\": {" << absl::StrJoin(spaces, ", ") << "}";
+    if (c.fit.has_estimates) {
+      // The figures with every estimate at its high bound: what the verdict held against the
+      // limits, and for TPU VMEM the smallest vmem_limit_bytes that keeps the configuration FITS.
+      std::vector<std::string> high;
+      for (int s = 0; s < device.memory_spaces_size() && s < kMaxSpaces; ++s) {
+        if (c.fit.spaces_high[s].peak < 0) continue;
+        high.push_back(absl::StrCat(JsonString(device.memory_spaces(s).name()), ": ", c.fit.spaces_high[s].peak));
+        if (device.memory_spaces(s).kind() == VMEM) {
+          out << ", \"vmem_limit_bytes_needed\": " << c.fit.spaces_high[s].first;
+        }
+      }
+      out << ", \"peak_bytes_high\": {" << absl::StrJoin(high, ", ") << "}";
+    }
     if (c.fit.threads > 0) out << ", \"threads\": " << c.fit.threads;
     if (c.fit.register_demand >= 0) out << ", \"registers_per_thread\": " << c.fit.register_demand;
     if (c.fit.has_occupancy) {

@@ -49,7 +49,7 @@ bool EstimateAll(const Problem& p, const DeviceModel& device, std::vector<PerfEs
   return true;
 }
 
-CalibrationQuality Quality(const Problem& p, const std::vector<PerfEstimate>& estimates) {
+CalibrationQuality Quality(const Problem& p, const std::vector<PerfEstimate>& estimates, double temperature) {
   CalibrationQuality q;
   std::vector<double> sum(p.rows, 0), count(p.rows, 0);
   std::vector<std::vector<int>> by_row(p.rows);
@@ -78,6 +78,16 @@ CalibrationQuality Quality(const Problem& p, const std::vector<PerfEstimate>& es
     });
     double best = p.samples[list[0]].measured_s;
     for (int i : list) best = std::min(best, p.samples[i].measured_s);
+    // The softened top-1: weights fall off with the estimate's distance from the fastest one.
+    const double fastest = estimates[list[0]].time_s;
+    double weight_sum = 0, regret = 0;
+    for (int i : list) {
+      const double w = std::exp(-std::log(estimates[i].time_s / fastest) / temperature);
+      if (w < 1e-12) break;
+      weight_sum += w;
+      regret += w * std::log(p.samples[i].measured_s / best);
+    }
+    q.expected_regret += weight_sum > 0 ? regret / weight_sum : 0;
     q.top1_within_10 += p.samples[list[0]].measured_s <= 1.10 * best;
     for (size_t k = 0; k < list.size() && k < 5; ++k) {
       if (p.samples[list[k]].measured_s <= best) {
@@ -87,6 +97,7 @@ CalibrationQuality Quality(const Problem& p, const std::vector<PerfEstimate>& es
     }
   }
   q.log_rms = rows > 0 ? std::sqrt(total / rows) : 0;
+  if (q.rows > 0) q.expected_regret /= q.rows;
   return q;
 }
 
@@ -155,6 +166,7 @@ absl::StatusOr<CalibrationResult> Calibrate(const CompiledGraph& graph, const De
     problem.samples.push_back(std::move(p));
   }
   problem.rows = static_cast<int>(row_index.size());
+  result.samples_estimated = static_cast<int>(problem.samples.size());
   std::vector<double> best(problem.rows, std::numeric_limits<double>::infinity());
   for (const Prepared& p : problem.samples) best[p.row] = std::min(best[p.row], p.measured_s);
   for (Prepared& p : problem.samples) {
@@ -176,16 +188,19 @@ absl::StatusOr<CalibrationResult> Calibrate(const CompiledGraph& graph, const De
   };
   auto loss = [&](const std::vector<double>& logs) -> double {
     if (!EstimateAll(problem, device_at(logs), &estimates)) return std::numeric_limits<double>::infinity();
-    const double rms = Quality(problem, estimates).log_rms;
+    const CalibrationQuality q = Quality(problem, estimates, options.rank_temperature);
     double reg = 0;
     for (double v : logs) reg += v * v;
-    return rms * rms + options.regularization * reg;
+    const double fit = q.log_rms * q.log_rms;
+    const double objective =
+        options.objective == CalibrationObjective::kRank ? q.expected_regret + options.time_weight * fit : fit;
+    return objective + options.regularization * reg;
   };
   if (!EstimateAll(problem, start, &estimates)) {
     return absl::InvalidArgumentError(absl::StrCat("calibrate: device '", device.name(), "' has no peak for ",
                                                    absl::StrJoin(problem.dtypes, " or ")));
   }
-  result.before = Quality(problem, estimates);
+  result.before = Quality(problem, estimates, options.rank_temperature);
 
   // Coordinate descent in log space: a grid over the term's range, then golden-section
   // refinement around the grid's best point.
@@ -225,7 +240,7 @@ absl::StatusOr<CalibrationResult> Calibrate(const CompiledGraph& graph, const De
   }
   result.calibrated = device_at(x);
   EstimateAll(problem, result.calibrated, &estimates);
-  result.after = Quality(problem, estimates);
+  result.after = Quality(problem, estimates, options.rank_temperature);
   for (size_t t = 0; t < terms.size(); ++t) {
     result.terms.push_back({terms[t], base[t], base[t] * std::exp(x[t]), assumed.contains(terms[t])});
   }
@@ -243,10 +258,12 @@ std::string CalibrationTextproto(const DeviceModel& device, const CalibrationRes
                   "# `simulate calibrate` on ", date,
                   ".\n# command: ", command, "\n# timings: ", provenance, "\n");
   absl::StrAppend(&out, absl::StrFormat(
-                            "# %d of %d timed configurations in %d rows entered the fit (within the near-best factor of "
-                            "their row's best);\n# log-rms error of the estimates %.3f -> %.3f; top-1 within 10%% of "
+                            "# %d of %d timed configurations in %d rows (%d near their row's best for the time error);\n"
+                            "# expected top-1 slowdown %.2f%% -> %.2f%%; log-rms error of the estimates %.3f -> %.3f; top-1 within 10%% of "
                             "the best on %d -> %d rows, best in the top 5 on %d -> %d.\n",
-                            result.samples_used, result.samples_total, result.after.rows, result.before.log_rms,
+                            result.samples_estimated, result.samples_total, result.after.rows, result.samples_used,
+                            100 * std::expm1(result.before.expected_regret), 100 * std::expm1(result.after.expected_regret),
+                            result.before.log_rms,
                             result.after.log_rms, result.before.top1_within_10, result.after.top1_within_10,
                             result.before.best_in_top5, result.after.best_in_top5));
   absl::StrAppend(&out, "name: \"", name, "\"\n");

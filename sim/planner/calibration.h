@@ -26,7 +26,20 @@ struct CalibrationSample {
   double measured_s = 0;
 };
 
+// What the fit minimizes (docs/planner.md, "Calibration").
+enum class CalibrationObjective {
+  // The times: the squared log error of the estimates near each row's best (the default).
+  kTime,
+  // The ranking: per row, the expected log slowdown against the measured best of a configuration
+  // drawn with weights exp(-log(estimate / fastest estimate) / rank_temperature) (a softened
+  // top-1), plus time_weight x the squared log error of the estimates.
+  kRank,
+};
+
 struct CalibrationOptions {
+  CalibrationObjective objective = CalibrationObjective::kTime;
+  double rank_temperature = 0.03;
+  double time_weight = 0.05;
   // The terms to fit, as term_origins names them ("clock_mhz", "l2_bandwidth_gbps",
   // "peak.f16"); empty: every term the ranking uses for this graph except the DRAM bandwidth
   // (ResolveModelTerms), plus the peak of each compute dtype in the samples.
@@ -51,6 +64,7 @@ struct TermFit {
 // How well the estimates match and rank, before and after.
 struct CalibrationQuality {
   double log_rms = 0;        // sqrt(mean over rows of mean over samples of log(estimate / measured)^2)
+  double expected_regret = 0;  // mean over rows of the softened top-1's log slowdown (kRank)
   int rows = 0;
   int top1_within_10 = 0;    // rows whose top-1 (among measured configurations) is within 10% of the best
   int best_in_top5 = 0;
@@ -59,7 +73,8 @@ struct CalibrationQuality {
 struct CalibrationResult {
   std::vector<TermFit> terms;
   CalibrationQuality before, after;
-  int samples_used = 0;      // within near_best of their row's best, and estimated
+  int samples_estimated = 0; // fit the device and have an estimate (the ranking objective uses them all)
+  int samples_used = 0;      // of those, within near_best of their row's best (the time error)
   int samples_total = 0;
   DeviceModel calibrated;    // `device` with the fitted terms (term_origins not updated)
 };

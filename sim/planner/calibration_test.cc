@@ -74,6 +74,24 @@ TEST(CalibrationTest, FindsTheTermsThatMadeTheTimings) {
   EXPECT_NEAR(result->after.log_rms, 0, 0.02);
 }
 
+TEST(CalibrationTest, TheRankObjectiveLowersTheExpectedTop1Slowdown) {
+  const CompiledGraph graph = TritonMatmul();
+  auto h100 = LoadDevice("h100");
+  ASSERT_TRUE(h100.ok());
+  DeviceModel truth = *h100;
+  SetPerformanceTerm(&truth, "peak.f16", 800);
+  SetPerformanceTerm(&truth, "l2_bandwidth_gbps", 10000);
+  CalibrationOptions options;
+  options.terms = {"peak.f16", "l2_bandwidth_gbps"};
+  options.objective = CalibrationObjective::kRank;
+  auto result = Calibrate(graph, *h100, SamplesFrom(graph, truth), options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  // Every timed configuration enters the ranking loss; the softened top-1 gets no slower.
+  EXPECT_EQ(result->samples_estimated, result->samples_total);
+  EXPECT_LE(result->after.expected_regret, result->before.expected_regret);
+  EXPECT_GE(result->after.top1_within_10, result->before.top1_within_10);
+}
+
 TEST(CalibrationTest, TheDefaultTermsAreThoseTheRankingUsesButTheDramBandwidth) {
   const CompiledGraph graph = TritonMatmul();
   auto h100 = LoadDevice("h100");

@@ -27,6 +27,7 @@ struct Candidate {
 
 struct WorkerState {
   uint64_t fitting = 0;
+  uint64_t at_risk = 0;
   uint64_t unestimated = 0;
   uint64_t counts[kNumLimits] = {};
   uint64_t first_index[kNumLimits];
@@ -184,6 +185,7 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
         } else {
           const int l = static_cast<int>(fit.limit);
           ++state.counts[l];
+          if (status.ok() && fit.verdict == FitVerdict::kAtRisk) ++state.at_risk;
           if (index < state.first_index[l]) {
             state.first_index[l] = index;
             if (!status.ok()) state.first_message[l] = std::string(status.message());
@@ -227,6 +229,7 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
   std::string first_message[kNumLimits];
   for (WorkerState& state : states) {
     result.fitting += state.fitting;
+    result.at_risk += state.at_risk;
     result.unestimated += state.unestimated;
     candidates.insert(candidates.end(), state.heap.begin(), state.heap.end());
     for (int l = 0; l < kNumLimits; ++l) {

@@ -88,6 +88,9 @@ struct PlanResult {
   bool partial = false;
   uint64_t fitting = 0;
   uint64_t unestimated = 0;          // fitting configurations without an estimate (ranked last)
+  // Pruned as AT RISK (counted under their limit too): an estimated buffer's high bound breaks a
+  // limit its central size holds, or the low bound holds it (docs/tpu.md).
+  uint64_t at_risk = 0;
   std::vector<RankedConfig> top;     // fastest first; ties by enumeration order
   std::vector<PrunedFamily> pruned;  // by Limit order, only limits that pruned something
   std::vector<PlanCell> cells;       // with record_cells: one per configuration, in enumeration order

@@ -185,7 +185,7 @@ TEST(PlanTest, RankingIsDeterministicAcrossThreadCounts) {
 
 
 TEST(PlanTest, SmemBytesExpressionIsCheckedAndRanks) {
-  const char* kGraph = R"pb(
+  static constexpr char kGraph[] = R"pb(
     name: "smem"
     parameters { name: "BLOCK" default_value: 1 min: 1 max: 4 }
     buffers { name: "a" shape: "BLOCK" shape: "1024" dtype: "i8" memory_space: "smem" role: OPERAND }
@@ -212,7 +212,7 @@ TEST(PlanTest, SmemBytesExpressionIsCheckedAndRanks) {
 
 
 TEST(PlanTest, EqualEstimatesPreferMoreBytesInFlightAndNewFieldsAreChecked) {
-  const char* kGraph = R"pb(
+  static constexpr char kGraph[] = R"pb(
     name: "pipe"
     parameters { name: "STAGES" default_value: 2 min: 2 max: 4 }
     buffers { name: "a" shape: "64" shape: "64" dtype: "f16" memory_space: "smem" role: OPERAND copies: "STAGES" }
@@ -315,7 +315,7 @@ TEST(PlanTest, ConfigurationsBreakingARequirementArePrunedAsInvalidNamingIt) {
 
 
 TEST(PlanTest, L2ReuseFieldsAreChecked) {
-  const char* kGraph = R"pb(
+  static constexpr char kGraph[] = R"pb(
     name: "reuse"
     parameters { name: "BLOCK" default_value: 64 min: 32 max: 128 power_of_two: true }
     buffers { name: "a" shape: "BLOCK" shape: "64" dtype: "f16" memory_space: "smem" role: OPERAND }
