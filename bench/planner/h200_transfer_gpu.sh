@@ -70,8 +70,9 @@ python3 bench/planner/compare_transfer.py "$PLANS" "${args[@]}" --tolerance 0.00
 log "compare exit $?"
 for p in tests/data/planner/planner-${device}-transfer-plans-*calibrated*.json; do
   [ -f "$p" ] || continue
+  name=$(basename "$p" .json | sed 's/.*transfer-plans-//')  # calibrated-time-DATE, ...
   python3 bench/planner/compare_transfer.py "$p" "${args[@]}" --tolerance 0.003 \
-      --json "$OUT/comparison-calibrated.json" > "$OUT/comparison-calibrated.md" 2>&1
+      --json "$OUT/comparison-$name.json" > "$OUT/comparison-$name.md" 2>&1
   log "compare (calibrated plans $p) exit $?"
 done
 tail -3 "$OUT/comparison.md"
