@@ -8,7 +8,7 @@
 #
 #   OUT=/some/dir bash bench/planner/h200_transfer_gpu.sh [PLANS.json]
 #
-# Writes into $OUT (each step's own file, so a step that fails or runs out of time leaves the
+# Writes into $OUT/h200-transfer/ (each step's own file, so a step that fails or runs out of time leaves the
 # others): nvidia-smi.csv, probe.textproto + probe.txt (`scratchsim_cuda probe --measure-memory
 # --compare h200`: the inherited h200 model against the device), triton-sweep.json
 # (sweep_triton_matmul.py), cuda-gemm-timing.json (`gemm-timing --stages 2:4`), comparison.md and
@@ -17,7 +17,8 @@
 # <= 4 by timeout; each step is cut by `timeout` so the whole stays under 8).
 set -u
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/h200-transfer}
+# Results go to $OUT/h200-transfer/ and, archived, to $OUT/h200-transfer-DATE.tar.gz.
+OUT=${OUT:-/tmp}/h200-transfer
 mkdir -p "$OUT"
 export SCRATCHSIM_MODELS=$PWD/models/devices
 start=$(date +%s)
@@ -77,3 +78,6 @@ for p in tests/data/planner/planner-${device}-transfer-plans-*calibrated*.json; 
 done
 tail -3 "$OUT/comparison.md"
 log "done"
+# The device tool brings back at most 8 files: everything in one archive as well.
+tar czf "$OUT/../h200-transfer-$(date -u +%Y%m%dT%H%M%SZ).tar.gz" -C "$OUT" . && \
+    log "archive: $(ls "$OUT"/../h200-transfer-*.tar.gz | tail -1)"
