@@ -366,7 +366,7 @@ def main():
     parts = [p for p in a.parts.split(",") if p]
     # What each part may take of what is left (cost is cut to its budget; the others run whole
     # unless the budget ends first, when the part is stopped and recorded as a timeout).
-    share = {"seed": 60, "cost": 40, "helion": 60}
+    share = {"seed": 60, "cost": 40, "helion": 300}
     for name in parts:
         left = a.budget_s - (time.perf_counter() - start)
         if left < 40:

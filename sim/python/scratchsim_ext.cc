@@ -80,7 +80,11 @@ std::tuple<int, std::string> Simulate(const std::vector<std::string>& args, cons
   {
     nb::gil_scoped_release release;
     result = [&]() -> absl::StatusOr<std::tuple<int, std::string>> {
-      ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(SimulateFlags(), args));
+      // The report goes back as the CLI's JSON, so it is simulated as `--format json` is (with
+      // the placements a JSON report lists).
+      std::vector<std::string> json_args = args;
+      json_args.insert(json_args.end(), {"--format", "json"});
+      ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(SimulateFlags(), json_args));
       ASSIGN_OR_RETURN(DeviceModel device, DeviceOf(flags, ""));
       if (!contents && !HasKernelInput(flags)) return absl::InvalidArgumentError("a graph is required");
       ASSIGN_OR_RETURN(Kernel kernel, KernelOf(flags, device, input, contents.has_value(), format,
