@@ -251,7 +251,7 @@ absl::StatusOr<FitEngine> FitEngine::Create(const CompiledGraph& graph, const De
     const CompiledBuffer& buffer = graph.buffers[b];
     const int s = ResolveSpace(device, buffer.space);
     // Declared only for devices with its space (a tcgen05 accumulator in "tmem"): absent here.
-    if (s < 0 && graph.graph.buffers(b).only_where_space_exists()) continue;
+    if (s < 0 && buffer.only_where_space_exists) continue;
     if (s < 0) {
       std::vector<std::string> names;
       for (const MemorySpace& m : device.memory_spaces()) names.push_back(m.name());

@@ -40,7 +40,7 @@ static std::string QuoteExpression(absl::string_view text) {
 
 class ExprParser {
  public:
-  ExprParser(absl::string_view text, const SymbolTable& symbols, Expr& out)
+  ExprParser(absl::string_view text, const SymbolTable& symbols, Expr::Code& out)
       : text_(text), symbols_(symbols), out_(out) {}
 
   absl::Status Parse() {
@@ -68,7 +68,7 @@ class ExprParser {
     }
     return false;
   }
-  void Emit(Op op, int64_t operand = 0) { out_.code_.push_back({op, operand}); }
+  void Emit(Op op, int64_t operand = 0) { out_.push_back({op, operand}); }
 
   // Requirements combine conditions: "BM % 8 == 0 || BM == M". Both sides are evaluated.
   absl::Status ParseLogic() {
@@ -242,26 +242,31 @@ class ExprParser {
   static constexpr int kMaxNesting = Expr::kMaxNesting;
   absl::string_view text_;
   const SymbolTable& symbols_;
-  Expr& out_;
+  Expr::Code& out_;
   size_t pos_ = 0;
   int depth_ = 0;
 };
 
+Expr::Expr() {
+  static const auto* const empty = new std::shared_ptr<const Body>(std::make_shared<const Body>());
+  body_ = *empty;
+}
+
 Expr Expr::Constant(int64_t value) {
-  Expr expr;
-  expr.code_.push_back({Op::kPush, value});
-  expr.text_ = absl::StrCat(value);
-  return expr;
+  auto body = std::make_shared<Body>();
+  body->code.push_back({Op::kPush, value});
+  body->text = absl::StrCat(value);
+  return Expr(std::move(body));
 }
 
 absl::StatusOr<Expr> Expr::Parse(absl::string_view text, const SymbolTable& symbols) {
-  Expr expr;
-  expr.text_ = std::string(text);
-  ExprParser parser(text, symbols, expr);
+  auto body = std::make_shared<Body>();
+  body->text = std::string(text);
+  ExprParser parser(text, symbols, body->code);
   RETURN_IF_ERROR(parser.Parse());
   // Evaluate keeps a fixed stack: refuse here what it could not evaluate.
   int depth = 0, deepest = 0;
-  for (const Instruction& instruction : expr.code_) {
+  for (const Instruction& instruction : body->code) {
     if (instruction.op == Op::kPush || instruction.op == Op::kLoad) {
       deepest = std::max(deepest, ++depth);
     } else if (instruction.op != Op::kNeg && instruction.op != Op::kPow2Ceil) {
@@ -272,12 +277,12 @@ absl::StatusOr<Expr> Expr::Parse(absl::string_view text, const SymbolTable& symb
     return absl::InvalidArgumentError(absl::StrFormat(
         "expression \"%s\": needs %d operands pending at once (at most %d); split it", text, deepest, kMaxStack));
   }
-  return expr;
+  return Expr(std::move(body));
 }
 
 std::vector<int> Expr::Parameters() const {
   std::vector<int> slots;
-  for (const Instruction& instruction : code_) {
+  for (const Instruction& instruction : body_->code) {
     if (instruction.op == Op::kLoad) slots.push_back(static_cast<int>(instruction.operand));
   }
   return slots;
@@ -290,12 +295,12 @@ absl::StatusOr<int64_t> Expr::Evaluate(absl::Span<const int64_t> values) const {
   int64_t stack[kMaxDepth];
   int depth = 0;
   auto overflow = [this]() {
-    return absl::OutOfRangeError(absl::StrFormat("expression \"%s\" overflows 64 bits", QuoteExpression(text_)));
+    return absl::OutOfRangeError(absl::StrFormat("expression \"%s\" overflows 64 bits", QuoteExpression(body_->text)));
   };
-  for (const Instruction& instruction : code_) {
+  for (const Instruction& instruction : body_->code) {
     if (instruction.op == Op::kPush || instruction.op == Op::kLoad) {
       if (depth == kMaxDepth) {
-        return absl::InvalidArgumentError(absl::StrFormat("expression \"%s\" is nested too deeply", QuoteExpression(text_)));
+        return absl::InvalidArgumentError(absl::StrFormat("expression \"%s\" is nested too deeply", QuoteExpression(body_->text)));
       }
       if (instruction.op == Op::kPush) {
         stack[depth++] = instruction.operand;
@@ -345,7 +350,7 @@ absl::StatusOr<int64_t> Expr::Evaluate(absl::Span<const int64_t> values) const {
         if (b <= 0 || a < 0) {
           return absl::InvalidArgumentError(absl::StrFormat(
               "expression \"%s\": division needs a positive divisor and a non-negative dividend "
-              "(got %d and %d)", text_, a, b));
+              "(got %d and %d)", body_->text, a, b));
         }
         if (instruction.op == Op::kDiv) r = a / b;
         if (instruction.op == Op::kMod) r = a % b;

@@ -4,6 +4,7 @@
 #define SCRATCHSIM_SIM_EXPR_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include "absl/strings/string_view.h"
 #include <vector>
@@ -31,6 +32,9 @@ class Expr {
   static constexpr int kMaxNesting = 256;
   static constexpr int kMaxStack = 64;  // operands pending at once during evaluation
 
+  // The empty expression (no code, no text).
+  Expr();
+
   // A constant expression.
   static Expr Constant(int64_t value);
 
@@ -45,8 +49,8 @@ class Expr {
   // Division by zero and overflow are errors, never wrapped values.
   absl::StatusOr<int64_t> Evaluate(absl::Span<const int64_t> values) const;
 
-  bool IsConstant() const { return code_.size() == 1 && code_[0].op == Op::kPush; }
-  const std::string& text() const { return text_; }
+  bool IsConstant() const { return body_->code.size() == 1 && body_->code[0].op == Op::kPush; }
+  const std::string& text() const { return body_->text; }
   // Slots of the parameters this expression reads.
   std::vector<int> Parameters() const;
 
@@ -59,11 +63,19 @@ class Expr {
     Op op;
     int64_t operand;  // constant for kPush, slot for kLoad
   };
+  using Code = absl::InlinedVector<Instruction, 3>;
   friend class ExprParser;
 
-  // Most expressions are a name or a constant: keep short code inline, off the heap.
-  absl::InlinedVector<Instruction, 3> code_;
-  std::string text_;
+  // The compiled code and its text, immutable once parsed and shared by every copy: copying an
+  // Expr is a reference, and a graph that says "64" a million times (CompileGraph reuses one
+  // Expr per distinct text) holds it once.
+  struct Body {
+    Code code;  // most expressions are a name or a constant: short code inline
+    std::string text;
+  };
+  explicit Expr(std::shared_ptr<const Body> body) : body_(std::move(body)) {}
+
+  std::shared_ptr<const Body> body_;
 };
 
 }  // namespace scratchsim

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <memory>
 #include <queue>
 #include <type_traits>
 #include <utility>
@@ -97,16 +98,21 @@ class GraphCompiler {
     }
   }
 
+  // Each distinct text is parsed once and its Expr shared (a million buffers of shape 16 x 64
+  // hold two expressions, not two million).
   template <typename Where>
-  absl::StatusOr<Expr> Compile(absl::string_view text, const Where& where) const {
+  absl::StatusOr<Expr> Compile(absl::string_view text, const Where& where) {
     if (text.empty()) return Bad(Location(where), "is empty");
+    if (auto it = expressions_.find(text); it != expressions_.end()) return it->second;
     auto expr = Expr::Parse(text, out_.symbols);
     if (!expr.ok()) return Bad(Location(where), expr.status().message());
+    // Keyed by the Expr's own text, which lives as long as the Expr.
+    expressions_.emplace(expr->text(), *expr);
     return std::move(*expr);
   }
 
   template <typename Where>
-  absl::StatusOr<std::optional<Expr>> CompileOptional(absl::string_view text, const Where& where) const {
+  absl::StatusOr<std::optional<Expr>> CompileOptional(absl::string_view text, const Where& where) {
     if (text.empty()) return std::optional<Expr>();
     ASSIGN_OR_RETURN(Expr expr, Compile(text, where));
     return std::optional<Expr>(std::move(expr));
@@ -161,26 +167,33 @@ class GraphCompiler {
     return absl::OkStatus();
   }
 
+  // Takes the buffers out of the graph and frees each one once it is compiled: the compiled
+  // form replaces the message instead of adding to it.
   absl::Status CompileBuffers() {
-    const KernelGraph& graph = out_.graph;
-    out_.buffers.reserve(graph.buffers_size());
-    buffer_index_.reserve(graph.buffers_size());
-    for (int i = 0; i < graph.buffers_size(); ++i) {
-      const Buffer& buffer = graph.buffers(i);
+    const int n = out_.graph.buffers_size();
+    std::vector<Buffer*> owned(n);
+    out_.graph.mutable_buffers()->ExtractSubrange(0, n, owned.data());
+    std::vector<std::unique_ptr<Buffer>> messages(n);
+    for (int i = 0; i < n; ++i) messages[i].reset(owned[i]);
+    owned = {};
+    // Reserved once: the index keys are views of the compiled names, which must not move.
+    out_.buffers.reserve(n);
+    buffer_index_.reserve(n);
+    for (int i = 0; i < n; ++i) {
+      Buffer& buffer = *messages[i];
       auto where = [&buffer](absl::string_view field = "") {
         return absl::StrCat("buffer '", buffer.name(), "'", field.empty() ? "" : " ", field);
       };
       if (buffer.name().empty()) return Bad(absl::StrCat("buffers[", i, "]"), "has no name");
       if (buffer_index_.contains(buffer.name())) return Bad(where(), "is defined twice");
-      buffer_index_[buffer.name()] = i;
       CompiledBuffer compiled;
-      compiled.name = buffer.name();
       compiled.dtype = buffer.dtype();
       if (buffer.memory_space().empty()) return Bad(where(), "memory_space is missing");
       compiled.space = buffer.memory_space();
       compiled.scope = buffer.scope() == INSTRUCTION ? INSTRUCTION : PROGRAM;
       compiled.role = buffer.role();
       compiled.static_allocation = buffer.static_allocation();
+      compiled.only_where_space_exists = buffer.only_where_space_exists();
       if (!buffer.size_bytes().empty()) {
         if (buffer.shape_size() > 0) return Bad(where(), "gives both shape and size_bytes");
         ASSIGN_OR_RETURN(compiled.size_bytes, CompileOptional(buffer.size_bytes(), [&] { return where("size_bytes"); }));
@@ -222,9 +235,13 @@ class GraphCompiler {
         if (!compiled.estimate_low || !compiled.estimate_high) {
           return Bad(where("estimate"), "needs both low_bytes and high_bytes");
         }
+        compiled.estimate_basis = buffer.estimate().basis();
         out_.has_estimates = true;
       }
+      compiled.name = std::move(*buffer.mutable_name());
+      messages[i].reset();
       out_.buffers.push_back(std::move(compiled));
+      buffer_index_.emplace(out_.buffers.back().name, i);
     }
     return absl::OkStatus();
   }
@@ -275,24 +292,38 @@ class GraphCompiler {
     return absl::OkStatus();
   }
 
+  // Like CompileBuffers, takes the ops out of the graph and frees each once compiled; what the
+  // order needs later (`after`) is kept aside.
   absl::Status CompileOps() {
-    const KernelGraph& graph = out_.graph;
-    int n = graph.ops_size();
+    const int n = out_.graph.ops_size();
+    std::vector<Op*> owned(n);
+    out_.graph.mutable_ops()->ExtractSubrange(0, n, owned.data());
+    std::vector<std::unique_ptr<Op>> messages(n);
+    for (int i = 0; i < n; ++i) messages[i].reset(owned[i]);
+    owned = {};
     op_index_.reserve(n);
+    // Sized once: the index keys are views of these names, which must not move.
+    out_.op_names.resize(n);
+    out_.op_kinds.resize(n);
     out_.op_buffers.resize(n);
     out_.op_scratch.resize(n);
     out_.op_reads.resize(n);
     out_.op_writes.resize(n);
     out_.op_loops.resize(n);
     for (int i = 0; i < n; ++i) {
-      const Op& op = graph.ops(i);
+      Op& op = *messages[i];
       auto where = [&op](absl::string_view field) { return absl::StrCat("op '", op.name(), "'", field); };
       if (op.name().empty()) return Bad(absl::StrCat("ops[", i, "]"), "has no name");
       if (op_index_.contains(op.name())) return Bad(where(""), "is defined twice");
-      op_index_[op.name()] = i;
-      RETURN_IF_ERROR(ResolveBuffers(op.reads(), [&] { return where(" reads"); }, &out_.op_reads[i]));
-      RETURN_IF_ERROR(ResolveBuffers(op.writes(), [&] { return where(" writes"); }, &out_.op_writes[i]));
-      RETURN_IF_ERROR(ResolveBuffers(op.scratch(), [&] { return where(" scratch"); }, &out_.op_scratch[i]));
+      out_.op_names[i] = std::move(*op.mutable_name());
+      out_.op_kinds[i] = std::move(*op.mutable_kind());
+      op_index_.emplace(out_.op_names[i], i);
+      auto where_named = [this, i](absl::string_view field) {
+        return absl::StrCat("op '", out_.op_names[i], "'", field);
+      };
+      RETURN_IF_ERROR(ResolveBuffers(op.reads(), [&] { return where_named(" reads"); }, &out_.op_reads[i]));
+      RETURN_IF_ERROR(ResolveBuffers(op.writes(), [&] { return where_named(" writes"); }, &out_.op_writes[i]));
+      RETURN_IF_ERROR(ResolveBuffers(op.scratch(), [&] { return where_named(" scratch"); }, &out_.op_scratch[i]));
       std::vector<int>& touched = out_.op_buffers[i];
       touched = out_.op_reads[i];
       touched.insert(touched.end(), out_.op_writes[i].begin(), out_.op_writes[i].end());
@@ -301,9 +332,11 @@ class GraphCompiler {
       touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
       if (!op.loop().empty()) {
         auto it = loop_index_.find(op.loop());
-        if (it == loop_index_.end()) return Bad(where(" loop"), absl::StrCat("unknown loop '", op.loop(), "'"));
+        if (it == loop_index_.end()) return Bad(where_named(" loop"), absl::StrCat("unknown loop '", op.loop(), "'"));
         for (int l = it->second; l >= 0; l = loop_parent_[l]) out_.op_loops[i].push_back(l);
       }
+      if (!op.after().empty()) after_.emplace_back(i, std::move(*op.mutable_after()));
+      messages[i].reset();
     }
     return absl::OkStatus();
   }
@@ -312,9 +345,9 @@ class GraphCompiler {
   // writers, a reader before later writers) follow it, and `after` adds explicit edges,
   // which are the only way to form a cycle.
   absl::Status OrderOps() {
-    const KernelGraph& graph = out_.graph;
-    int n = graph.ops_size();
+    const int n = static_cast<int>(out_.op_names.size());
     OpGraph dag(n);
+    size_t next_after = 0;  // after_ is in op order
     std::vector<int> last_writer(out_.buffers.size(), -1);
     std::vector<std::vector<int>> readers_since_write(out_.buffers.size());
     for (int i = 0; i < n; ++i) {
@@ -332,13 +365,16 @@ class GraphCompiler {
         last_writer[b] = i;
         readers_since_write[b].clear();
       }
-      for (const std::string& before : graph.ops(i).after()) {
-        auto it = op_index_.find(before);
-        if (it == op_index_.end()) {
-          return Bad(absl::StrCat("op '", graph.ops(i).name(), "' after"), absl::StrCat("unknown op '", before, "'"));
+      if (next_after < after_.size() && after_[next_after].first == i) {
+        for (const std::string& before : after_[next_after].second) {
+          auto it = op_index_.find(before);
+          if (it == op_index_.end()) {
+            return Bad(absl::StrCat("op '", out_.op_names[i], "' after"), absl::StrCat("unknown op '", before, "'"));
+          }
+          if (it->second == i) return Bad(absl::StrCat("op '", out_.op_names[i], "' after"), "an op cannot follow itself");
+          boost::add_edge(it->second, i, dag);
         }
-        if (it->second == i) return Bad(absl::StrCat("op '", graph.ops(i).name(), "' after"), "an op cannot follow itself");
-        boost::add_edge(it->second, i, dag);
+        ++next_after;
       }
     }
 
@@ -350,7 +386,7 @@ class GraphCompiler {
         boost::make_iterator_property_map(colors.begin(), boost::get(boost::vertex_index, dag)));
     if (!cycle.empty()) {
       std::vector<std::string> names;
-      for (int v : cycle) names.push_back(graph.ops(v).name());
+      for (int v : cycle) names.push_back(out_.op_names[v]);
       return Bad("ops", absl::StrCat("dependency cycle: ", absl::StrJoin(names, " -> ")));
     }
 
@@ -428,9 +464,12 @@ class GraphCompiler {
   }
 
   CompiledGraph out_;
-  absl::flat_hash_map<std::string, int> buffer_index_;
+  // Keys view out_.buffers[i].name and out_.op_names[i].
+  absl::flat_hash_map<absl::string_view, int> buffer_index_;
   absl::flat_hash_map<std::string, int> loop_index_;
-  absl::flat_hash_map<std::string, int> op_index_;
+  absl::flat_hash_map<absl::string_view, int> op_index_;
+  std::vector<std::pair<int, google::protobuf::RepeatedPtrField<std::string>>> after_;  // op, Op.after
+  absl::flat_hash_map<absl::string_view, Expr> expressions_;  // keys view the Expr's text
   std::vector<int> loop_parent_;
 };
 

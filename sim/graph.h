@@ -62,10 +62,13 @@ struct CompiledBuffer {
   Scope scope = PROGRAM;
   BufferRole role = ROLE_UNSPECIFIED;
   bool static_allocation = false;
+  bool only_where_space_exists = false;  // Buffer.only_where_space_exists
   std::string dtype;
-  // Buffer.estimate: bounds of the bytes per copy (both set when the buffer is estimated).
+  // Buffer.estimate: bounds of the bytes per copy (both set when the buffer is estimated), and
+  // how it was estimated.
   OptionalExpr estimate_low;
   OptionalExpr estimate_high;
+  std::string estimate_basis;
 };
 
 struct CompiledPartition {
@@ -86,6 +89,9 @@ struct CompiledLaunch {
 };
 
 struct CompiledGraph {
+  // The graph less its buffers and ops: those are compiled into `buffers` and the op tables
+  // below, and each message is freed as soon as it is compiled, so a large graph is never held
+  // twice (docs/reliability.md). Everything else (name, parameters, loops, launch, ...) is here.
   KernelGraph graph;
   std::string origin;                   // file name, for messages
   SymbolTable symbols;
@@ -100,6 +106,9 @@ struct CompiledGraph {
   // Execution order: indices into graph.ops, a topological order of the op DAG that keeps
   // the declared order wherever dependencies allow.
   std::vector<int> op_order;
+  // Per op (by graph index): its name and kind (Op.name, Op.kind).
+  std::vector<std::string> op_names;
+  std::vector<std::string> op_kinds;
   // Per op (by graph index): buffers it touches (indices into buffers), and its loop chain
   // innermost first (indices into graph.loops).
   std::vector<std::vector<int>> op_buffers;
@@ -132,7 +141,8 @@ absl::StatusOr<KernelGraph> LoadGraph(absl::string_view path);
 absl::StatusOr<KernelGraph> ParseGraph(absl::string_view contents, ProtoFormat format, absl::string_view origin);
 
 // Validates names and references, parses every expression, and orders ops. `origin` names
-// the source in messages ("mlp.pbtxt: buffer 'x_tile' shape[1]: ...").
+// the source in messages ("mlp.pbtxt: buffer 'x_tile' shape[1]: ..."). The result's `graph`
+// keeps all of `graph` but its buffers and ops (see CompiledGraph).
 absl::StatusOr<CompiledGraph> CompileGraph(KernelGraph graph, std::string origin);
 
 // Parameter values: the defaults with `overrides` ("BLOCK_M=64") applied. Unknown names and

@@ -6,7 +6,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "boost/graph/compressed_sparse_row_graph.hpp"
 
 namespace scratchsim {
 namespace {
@@ -61,15 +60,13 @@ class LiveRangeIndex {
 };
 
 // The buffer interference graph: an edge joins two blocks whose live ranges overlap. Found
-// once by a sweep in start order and stored as a Boost compressed sparse row graph, it answers
-// "which blocks conflict with this one" far faster than a tree query per block. Its size is
-// the number of overlapping pairs, so it is only built while that stays within a budget;
+// once by a sweep in start order and stored in compressed sparse row form (each block's
+// neighbours contiguous, written straight into place: 4 bytes per edge end and nothing else), it
+// answers "which blocks conflict with this one" far faster than a tree query per block. Its size
+// is the number of overlapping pairs, so it is only built while that stays within a budget;
 // beyond it the segment tree above answers the same questions in bounded memory.
 class InterferenceGraph {
  public:
-  using Graph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, boost::no_property,
-                                                   boost::no_property, uint32_t, uint32_t>;
-
   static std::optional<InterferenceGraph> Build(absl::Span<const Block> blocks, int64_t max_pairs) {
     const int n = static_cast<int>(blocks.size());
     std::vector<uint32_t> by_start;
@@ -90,27 +87,35 @@ class InterferenceGraph {
         active.push_back(b);
       }
     };
-    // Count first, so the budget is checked before anything large is allocated.
+    // Count first (pairs and each block's degree), so the budget is checked before anything
+    // large is allocated.
     int64_t pairs = 0;
-    sweep([&](uint32_t, uint32_t) { ++pairs; });
-    if (pairs > max_pairs) return std::nullopt;
-    std::vector<uint32_t> sources, targets;
-    sources.reserve(2 * pairs);
-    targets.reserve(2 * pairs);
+    InterferenceGraph graph;
+    graph.first_.assign(static_cast<size_t>(n) + 1, 0);
     sweep([&](uint32_t a, uint32_t b) {
-      sources.push_back(a);
-      targets.push_back(b);
-      sources.push_back(b);
-      targets.push_back(a);
+      ++pairs;
+      ++graph.first_[a + 1];
+      ++graph.first_[b + 1];
     });
-    return InterferenceGraph(Graph(boost::construct_inplace_from_sources_and_targets, sources, targets, n));
+    if (pairs > max_pairs) return std::nullopt;
+    for (int i = 0; i < n; ++i) graph.first_[i + 1] += graph.first_[i];
+    graph.neighbours_.resize(static_cast<size_t>(2 * pairs));
+    std::vector<uint64_t> next(graph.first_.begin(), graph.first_.end() - 1);
+    sweep([&](uint32_t a, uint32_t b) {
+      graph.neighbours_[next[a]++] = b;
+      graph.neighbours_[next[b]++] = a;
+    });
+    return graph;
   }
 
-  auto Neighbours(uint32_t id) const { return boost::adjacent_vertices(id, graph_); }
+  absl::Span<const uint32_t> Neighbours(uint32_t id) const {
+    return absl::MakeConstSpan(neighbours_.data() + first_[id], first_[id + 1] - first_[id]);
+  }
 
  private:
-  explicit InterferenceGraph(Graph graph) : graph_(std::move(graph)) {}
-  Graph graph_;
+  InterferenceGraph() = default;
+  std::vector<uint64_t> first_;        // block i's neighbours: neighbours_[first_[i], first_[i + 1])
+  std::vector<uint32_t> neighbours_;
 };
 
 // What one pass over the blocks learns: whether they are valid, and what the shortcuts need.
@@ -233,8 +238,7 @@ class DecreasingSizePolicy : public PlacementPolicy {
       if (block.size == 0) continue;  // occupies nothing
       ws.taken.clear();
       if (overlaps) {
-        for (auto [it, end] = overlaps->Neighbours(id); it != end; ++it) {
-          const int other = static_cast<int>(*it);
+        for (const uint32_t other : overlaps->Neighbours(id)) {
           if (ws.range[other].second >= 0) ws.taken.push_back(ws.range[other]);
         }
       } else {

@@ -52,7 +52,7 @@ class Explanation {
       if (fit_.spaces[s].peak >= 0) RETURN_IF_ERROR(ExplainSpace(s));
     }
     if (options_.keep_buffers) {
-      for (int op : graph_.op_order) report_.add_ops(graph_.graph.ops(op).name());
+      for (int op : graph_.op_order) report_.add_ops(graph_.op_names[op]);
     }
     if (engine_.has_execution_model()) ExplainExecution();
     report_.set_fits(fit_.fits);
@@ -62,9 +62,9 @@ class Explanation {
     if (fit_.has_estimates) {
       for (size_t b = 0; b < graph_.buffers.size(); ++b) {
         if (!graph_.buffers[b].estimate_low || engine_.space_of(static_cast<int>(b)) < 0) continue;
-        const Estimate& e = graph_.graph.buffers(static_cast<int>(b)).estimate();
+        const std::string& basis = graph_.buffers[b].estimate_basis;
         report_.add_notes(absl::StrCat("buffer '", graph_.buffers[b].name, "' is an estimate",
-                                       e.basis().empty() ? "" : absl::StrCat(" (", e.basis(), ")"),
+                                       basis.empty() ? "" : absl::StrCat(" (", basis, ")"),
                                        ": the verdict holds it at its low and high bounds too"));
       }
     }
@@ -102,7 +102,7 @@ class Explanation {
       // Evaluated by the engine already: these do not fail here.
       share.set_bytes_per_copy_low(BufferBytesAt(graph_, buffer, scratch_.values, EstimateBound::kLow).value_or(bytes));
       share.set_bytes_per_copy_high(BufferBytesAt(graph_, buffer, scratch_.values, EstimateBound::kHigh).value_or(bytes));
-      share.set_estimate_basis(graph_.graph.buffers(buffer).estimate().basis());
+      share.set_estimate_basis(graph_.buffers[buffer].estimate_basis);
     }
     share.set_shape(ShapeString(graph_, buffer, scratch_.values));
     share.set_dtype(graph_.buffers[buffer].dtype);
@@ -158,7 +158,7 @@ class Explanation {
     }
     out->set_peak_position(position);
     out->set_live_bytes_at_peak(std::max<int64_t>(best, 0));
-    if (!graph_.op_order.empty()) out->set_peak_op(graph_.graph.ops(graph_.op_order[position]).name());
+    if (!graph_.op_order.empty()) out->set_peak_op(graph_.op_names[graph_.op_order[position]]);
 
     // Buffers live at the peak position, largest total first.
     std::map<int, int64_t> copies_live;

@@ -32,7 +32,7 @@ absl::StatusOr<PerfExpressions> CompilePerfExpressions(const CompiledGraph& grap
     perf.pipeline_trips = graph.loop_trips[loop];
     for (int op : graph.op_order) {
       const auto& loops = graph.op_loops[op];
-      if (g.ops(op).kind() != "async_copy" || std::find(loops.begin(), loops.end(), loop) == loops.end()) {
+      if (graph.op_kinds[op] != "async_copy" || std::find(loops.begin(), loops.end(), loop) == loops.end()) {
         continue;
       }
       for (int b : graph.op_writes[op]) {
