@@ -9,6 +9,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/driver/cli.h"
+#include "sim/driver/cli_test_util.h"
+#include "sim/test_util.h"
 #include "sim/proto_io.h"
 #include "proto/graph.pb.h"
 
@@ -17,19 +19,11 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
+using Result = testing::CliRun;
 
-Result Simulate(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int code = RunSimulateCommand(args, out, err);
-  return {code, out.str(), err.str()};
-}
+Result Simulate(const std::vector<std::string>& args) { return testing::RunCli(args); }
 
-std::string Source(const std::string& relative) { return std::string(SCRATCHSIM_SOURCE_DIR) + "/" + relative; }
+std::string Source(const std::string& relative) { return testing::SourcePath(relative); }
 std::string Bad(const std::string& name) { return Source("tests/data/bad/" + name); }
 
 TEST(CliTest, SeedMlpDoesNotFitWithTritonsNumbers) {

@@ -25,6 +25,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "sim/driver/cli.h"
+#include "sim/driver/cli_test_util.h"
 #include "sim/frontend.h"
 
 namespace scratchsim {
@@ -54,20 +55,9 @@ std::string TempDir(const std::string& name) {
   return dir;
 }
 
-struct CommandRun {
-  int code = 0;
-  std::string out;
-  std::string err;
-};
+using CommandRun = testing::CliRun;
 
-CommandRun Simulate(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  CommandRun run;
-  run.code = RunSimulateCommand(args, out, err);
-  run.out = out.str();
-  run.err = err.str();
-  return run;
-}
+CommandRun Simulate(const std::vector<std::string>& args) { return testing::RunCli(args); }
 
 bool HasFrontEnd(const std::string& name) {
   for (const auto& front_end : FrontEnds()) {

@@ -18,6 +18,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "sim/driver/cli.h"
+#include "sim/driver/cli_test_util.h"
 
 namespace scratchsim {
 namespace {
@@ -27,16 +28,9 @@ using google::protobuf::Value;
 
 std::string Source(const std::string& relative) { return std::string(SCRATCHSIM_SOURCE_DIR) + "/" + relative; }
 
-struct CliRun {
-  int code;
-  std::string out, err;
-};
+using testing::CliRun;
 
-CliRun Simulate(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = RunSimulateCommand(args, out, err);
-  return {code, out.str(), err.str()};
-}
+CliRun Simulate(const std::vector<std::string>& args) { return testing::RunCli(args); }
 
 Struct Json(const std::string& text) {
   Struct s;

@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/driver/cli.h"
+#include "sim/driver/cli_test_util.h"
 
 namespace scratchsim {
 namespace {
@@ -19,16 +20,9 @@ std::string Source(const std::string& relative) { return std::string(SCRATCHSIM_
 
 std::string Temp(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
 
-struct Result {
-  int code;
-  std::string out, err;
-};
+using Result = testing::CliRun;
 
-Result Simulate(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = RunSimulateCommand(args, out, err);
-  return {code, out.str(), err.str()};
-}
+Result Simulate(const std::vector<std::string>& args) { return testing::RunCli(args); }
 
 TEST(CalibrateCommandTest, DetectsTheTwoSweepFormats) {
   auto triton = DetectTimingKernel(Source("tests/data/planner/planner-h100-triton-sweep.json"));
