@@ -64,6 +64,17 @@ class CycleRecorder : public boost::default_dfs_visitor {
   std::vector<int>* cycle_;
 };
 
+// Takes every message out of a repeated field: each one is then owned, and freed, on its own.
+template <typename Message>
+std::vector<std::unique_ptr<Message>> TakeAll(google::protobuf::RepeatedPtrField<Message>* field) {
+  const int n = field->size();
+  std::vector<Message*> owned(n);
+  field->ExtractSubrange(0, n, owned.data());
+  std::vector<std::unique_ptr<Message>> messages(n);
+  for (int i = 0; i < n; ++i) messages[i].reset(owned[i]);
+  return messages;
+}
+
 class GraphCompiler {
  public:
   GraphCompiler(KernelGraph graph, std::string origin) {
@@ -170,12 +181,8 @@ class GraphCompiler {
   // Takes the buffers out of the graph and frees each one once it is compiled: the compiled
   // form replaces the message instead of adding to it.
   absl::Status CompileBuffers() {
-    const int n = out_.graph.buffers_size();
-    std::vector<Buffer*> owned(n);
-    out_.graph.mutable_buffers()->ExtractSubrange(0, n, owned.data());
-    std::vector<std::unique_ptr<Buffer>> messages(n);
-    for (int i = 0; i < n; ++i) messages[i].reset(owned[i]);
-    owned = {};
+    std::vector<std::unique_ptr<Buffer>> messages = TakeAll(out_.graph.mutable_buffers());
+    const int n = static_cast<int>(messages.size());
     // Reserved once: the index keys are views of the compiled names, which must not move.
     out_.buffers.reserve(n);
     buffer_index_.reserve(n);
@@ -295,12 +302,8 @@ class GraphCompiler {
   // Like CompileBuffers, takes the ops out of the graph and frees each once compiled; what the
   // order needs later (`after`) is kept aside.
   absl::Status CompileOps() {
-    const int n = out_.graph.ops_size();
-    std::vector<Op*> owned(n);
-    out_.graph.mutable_ops()->ExtractSubrange(0, n, owned.data());
-    std::vector<std::unique_ptr<Op>> messages(n);
-    for (int i = 0; i < n; ++i) messages[i].reset(owned[i]);
-    owned = {};
+    std::vector<std::unique_ptr<Op>> messages = TakeAll(out_.graph.mutable_ops());
+    const int n = static_cast<int>(messages.size());
     op_index_.reserve(n);
     // Sized once: the index keys are views of these names, which must not move.
     out_.op_names.resize(n);
