@@ -1188,7 +1188,11 @@ ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<ScratchNeed> ScratchForOpWithScratch(
     // GatherLoweringHelper::getScratchSizeInBytes: nothing when the gather is warp-local (no
     // warp holds part of a column along the axis, and source and indices split the other
     // dimensions over the same warps); otherwise the whole source tensor.
-    std::vector<TensorType> types = TensorTypes(op.text.substr(op.text.rfind(" : (")));
+    const size_t signature = op.text.rfind(" : (");
+    if (signature == absl::string_view::npos) {
+      return Unsupported(origin, op.line, "tt.gather without its operand types ' : (...)'");
+    }
+    std::vector<TensorType> types = TensorTypes(op.text.substr(signature));
     auto axis = IntField(op.text, "axis");
     if (types.size() < 2 || !axis) return Unsupported(origin, op.line, "tt.gather without axis or operand types");
     const TensorType& src = types[0];

@@ -240,6 +240,16 @@ TEST(TtgirLayoutTest, GatherAcrossWarpsKeepsTheWholeSource) {
   EXPECT_EQ(need->bytes, 4 * 256 * 4);
 }
 
+// Found by the ttgir fuzz target (CI, 2026-11-26): a gather written without its ' : (...)'
+// operand types is refused naming the op, not an uncaught std::out_of_range.
+TEST(TtgirLayoutTest, AGatherWithoutOperandTypesIsRefused) {
+  const std::string text =
+      "%1 = tt.gather %0, %offs : tensor<1024x!tt.ptr<i32>, #blocked2>, tensor<1024xi32, #blocked2>";
+  auto need = Scratch("tt.gather", TtgirOpKind::kGather, text);
+  ASSERT_FALSE(need.ok());
+  EXPECT_THAT(std::string(need.status().message()), ::testing::HasSubstr("tt.gather without its operand types"));
+}
+
 TEST(TtgirLayoutTest, BatchedMmaToWarpsAlongRowsGoesThroughSharedMemory) {
   const std::string text =
       "%y = ttg.convert_layout %x : tensor<4x32x32xf32, #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, "
