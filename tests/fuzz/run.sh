@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets of tests/fuzz for a while each and prints, per target, the
 # executions, coverage (libFuzzer's cov/ft) and the verdict; exit 1 when a target found a crash.
-#   tests/fuzz/run.sh [--build DIR] [--seconds N] [--parallel P] [TARGET ...]
+#   tests/fuzz/run.sh [--build DIR] [--seconds N] [--parallel P] [--jobs J] [TARGET ...]
 # DIR is a build configured with -DSCRATCHSIM_FUZZ=ON (default build-fuzz); N seconds per target
-# (default 60); P targets at once (default 1). The corpus each run grows is kept in
+# (default 60); P targets at once (default 1); J processes per target on one shared corpus
+# (default 1; on a many-core machine P x J up to the core count). The corpus each run grows is kept in
 # DIR/fuzz/corpus/TARGET, crashes in DIR/fuzz/artifacts/TARGET, logs in DIR/fuzz/logs.
 # For hours: tests/fuzz/run.sh --seconds 3600 --parallel "$(nproc)".
 set -uo pipefail
@@ -11,13 +12,15 @@ src="$(cd "$(dirname "$0")/../.." && pwd)"
 build="$src/build-fuzz"
 seconds=60
 parallel=1
+jobs=1
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build="$(cd "$2" && pwd)"; shift 2 ;;
     --seconds) seconds="$2"; shift 2 ;;
     --parallel) parallel="$2"; shift 2 ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    --jobs) jobs="$2"; shift 2 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
@@ -49,12 +52,18 @@ run_one() {
   fi
   local max_len=8192
   [ "$target" = ttgir ] && max_len=65536
-  local start=$SECONDS
-  ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "$binary" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2560 -max_len="$max_len" \
-    -dict="$src/tests/fuzz/$(dict_of "$target").dict" -artifact_prefix="$artifacts" -print_final_stats=1 \
-    "$corpus" "$fuzz/seeds/$target" > "$log" 2>&1
-  local rc=$?
+  local start=$SECONDS rc=0 j
+  local -a job_pids=()
+  # J processes grow one corpus: each writes what it finds there (and reads it at start).
+  for ((j = 0; j < jobs; j++)); do
+    ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      "$binary" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2560 -max_len="$max_len" \
+      -dict="$src/tests/fuzz/$(dict_of "$target").dict" -artifact_prefix="$artifacts" -print_final_stats=1 \
+      "$corpus" "$fuzz/seeds/$target" > "$log.$j" 2>&1 &
+    job_pids+=($!)
+  done
+  for j in "${!job_pids[@]}"; do wait "${job_pids[$j]}" || rc=$?; done
+  cat "$log".* > "$log" && rm -f "$log".*
   echo "elapsed_seconds: $((SECONDS - start))" >> "$log"
   return $rc
 }
@@ -62,9 +71,10 @@ run_one() {
 summary() {
   local target="$1" rc="$2" log="$fuzz/logs/$1.log"
   local execs cov ft secs
-  execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | awk '{print $2}' | tail -1)
-  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | awk '{print $2}')
-  ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | awk '{print $2}')
+  # Executions summed over the target's processes; coverage the highest any of them reached.
+  execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | awk '{s += $2} END {print s}')
+  cov=$(grep -oE 'cov: [0-9]+' "$log" | awk '$2 > m {m = $2} END {print m}')
+  ft=$(grep -oE 'ft: [0-9]+' "$log" | awk '$2 > m {m = $2} END {print m}')
   secs=$(grep -o 'elapsed_seconds: [0-9]*' "$log" | awk '{print $2}')
   printf '%-14s %12s execs %6s cov %7s ft %5ss  %s\n' "$target" "${execs:-?}" "${cov:-?}" "${ft:-?}" "${secs:-?}" \
     "$([ "$rc" -eq 0 ] && echo ok || echo "FAILED (rc $rc, see $log)")"
