@@ -137,13 +137,27 @@ struct CompiledGraph {
 
 // Reads a graph from .pb, .pbtxt/.textproto or .json.
 absl::StatusOr<KernelGraph> LoadGraph(absl::string_view path);
+
+// A graph file read for CompileGraph. A binary graph's buffers and ops stay on the wire: `wire`
+// holds the file, `graph` every other field, and CompileGraph decodes and compiles the buffers
+// and ops one message at a time, so a million of them never exist as messages at once
+// (docs/reliability.md). A text or JSON graph is parsed whole (`wire` empty).
+struct GraphFile {
+  KernelGraph graph;
+  std::string wire;
+};
+absl::StatusOr<GraphFile> ReadGraphFile(absl::string_view path);
+// Moves the buffers and ops still on the wire into `file->graph` (for a front end that rewrites
+// the whole graph); `wire` is then empty.
+absl::Status DecodeGraphWire(GraphFile* file, absl::string_view origin);
 // The same from the file's contents; `origin` names it in messages.
 absl::StatusOr<KernelGraph> ParseGraph(absl::string_view contents, ProtoFormat format, absl::string_view origin);
 
 // Validates names and references, parses every expression, and orders ops. `origin` names
 // the source in messages ("mlp.pbtxt: buffer 'x_tile' shape[1]: ..."). The result's `graph`
-// keeps all of `graph` but its buffers and ops (see CompiledGraph).
-absl::StatusOr<CompiledGraph> CompileGraph(KernelGraph graph, std::string origin);
+// keeps all of `graph` but its buffers and ops (see CompiledGraph). With `wire` (GraphFile), the
+// buffers and ops are those of that binary KernelGraph, and `graph` has none of its own.
+absl::StatusOr<CompiledGraph> CompileGraph(KernelGraph graph, std::string origin, absl::string_view wire = {});
 
 // Parameter values: the defaults with `overrides` ("BLOCK_M=64") applied. Unknown names and
 // non-integers are errors.
