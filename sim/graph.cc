@@ -220,6 +220,7 @@ class GraphCompiler {
     if (buffer.name().empty()) return Bad(absl::StrCat("buffers[", i, "]"), "has no name");
     if (buffer_index_.contains(buffer.name())) return Bad(where(), "is defined twice");
     CompiledBuffer compiled;
+    RareBufferFields rare;
     compiled.dtype = buffer.dtype();
     if (buffer.memory_space().empty()) return Bad(where(), "memory_space is missing");
     compiled.space = buffer.memory_space();
@@ -239,6 +240,7 @@ class GraphCompiler {
       auto bits = DtypeBits(*canonical);
       if (!bits.ok()) return Bad(where("dtype"), bits.status().message());
       compiled.element_bits = *bits;
+      compiled.shape.reserve(buffer.shape_size());
       for (int d = 0; d < buffer.shape_size(); ++d) {
         ASSIGN_OR_RETURN(Expr dim, Compile(buffer.shape(d), [&] { return where(absl::StrCat("shape[", d, "]")); }));
         compiled.shape.push_back(std::move(dim));
@@ -246,30 +248,33 @@ class GraphCompiler {
     }
     for (int d = 0; d < buffer.array_shape_size(); ++d) {
       ASSIGN_OR_RETURN(Expr extent, Compile(buffer.array_shape(d), [&] { return where(absl::StrCat("array_shape[", d, "]")); }));
-      compiled.array_shape.push_back(std::move(extent));
+      rare.array_shape.push_back(std::move(extent));
     }
     if (buffer.round_up_size() > buffer.shape_size()) return Bad(where(), "round_up has more entries than shape");
     for (int d = 0; d < buffer.round_up_size(); ++d) {
       ASSIGN_OR_RETURN(Expr multiple, Compile(buffer.round_up(d), [&] { return where(absl::StrCat("round_up[", d, "]")); }));
-      compiled.round_up.push_back(std::move(multiple));
+      rare.round_up.push_back(std::move(multiple));
     }
     if (buffer.has_padding()) {
-      ASSIGN_OR_RETURN(compiled.pad_every, CompileOptional(buffer.padding().every(), [&] { return where("padding.every"); }));
-      ASSIGN_OR_RETURN(compiled.pad_add, CompileOptional(buffer.padding().add(), [&] { return where("padding.add"); }));
-      if (!compiled.pad_every || !compiled.pad_add) return Bad(where("padding"), "needs both every and add");
+      ASSIGN_OR_RETURN(rare.pad_every, CompileOptional(buffer.padding().every(), [&] { return where("padding.every"); }));
+      ASSIGN_OR_RETURN(rare.pad_add, CompileOptional(buffer.padding().add(), [&] { return where("padding.add"); }));
+      if (!rare.pad_every || !rare.pad_add) return Bad(where("padding"), "needs both every and add");
     }
     ASSIGN_OR_RETURN(compiled.copies, CompileOptional(buffer.copies(), [&] { return where("copies"); }));
     ASSIGN_OR_RETURN(compiled.alignment, CompileOptional(buffer.alignment(), [&] { return where("alignment"); }));
     if (buffer.has_estimate()) {
-      ASSIGN_OR_RETURN(compiled.estimate_low,
+      ASSIGN_OR_RETURN(rare.estimate_low,
                        CompileOptional(buffer.estimate().low_bytes(), [&] { return where("estimate.low_bytes"); }));
-      ASSIGN_OR_RETURN(compiled.estimate_high,
+      ASSIGN_OR_RETURN(rare.estimate_high,
                        CompileOptional(buffer.estimate().high_bytes(), [&] { return where("estimate.high_bytes"); }));
-      if (!compiled.estimate_low || !compiled.estimate_high) {
+      if (!rare.estimate_low || !rare.estimate_high) {
         return Bad(where("estimate"), "needs both low_bytes and high_bytes");
       }
-      compiled.estimate_basis = buffer.estimate().basis();
+      rare.estimate_basis = buffer.estimate().basis();
       out_.has_estimates = true;
+    }
+    if (!rare.round_up.empty() || !rare.array_shape.empty() || rare.pad_every || rare.estimate_low) {
+      compiled.rare = std::make_shared<const RareBufferFields>(std::move(rare));
     }
     compiled.name = std::move(*buffer.mutable_name());
     out_.buffers.push_back(std::move(compiled));
@@ -733,7 +738,7 @@ absl::StatusOr<int64_t> BufferBytes(const CompiledGraph& graph, int buffer, absl
     return bytes;
   }
   int64_t elements = 1;
-  size_t first_rounded = b.shape.size() - b.round_up.size();
+  size_t first_rounded = b.shape.size() - b.round_up().size();
   for (size_t d = 0; d < b.shape.size(); ++d) {
     auto extent = b.shape[d].Evaluate(values);
     if (!extent.ok()) return bad(absl::StrCat("shape[", d, "]"), extent.status().message());
@@ -743,7 +748,7 @@ absl::StatusOr<int64_t> BufferBytes(const CompiledGraph& graph, int buffer, absl
     }
     int64_t padded = *extent;
     if (d >= first_rounded) {
-      ASSIGN_OR_RETURN(int64_t multiple, eval(b.round_up[d - first_rounded], absl::StrCat("round_up[", d - first_rounded, "]")));
+      ASSIGN_OR_RETURN(int64_t multiple, eval(b.round_up()[d - first_rounded], absl::StrCat("round_up[", d - first_rounded, "]")));
       if (multiple <= 0) return bad(absl::StrCat("round_up[", d - first_rounded, "]"), "must be positive");
       auto rounded = CheckedRoundUp(padded, multiple);
       if (!rounded) return overflow();
@@ -753,9 +758,9 @@ absl::StatusOr<int64_t> BufferBytes(const CompiledGraph& graph, int buffer, absl
     if (!product) return overflow();
     elements = *product;
   }
-  if (b.pad_every) {
-    ASSIGN_OR_RETURN(int64_t every, eval(*b.pad_every, "padding.every"));
-    ASSIGN_OR_RETURN(int64_t add, eval(*b.pad_add, "padding.add"));
+  if (b.pad_every()) {
+    ASSIGN_OR_RETURN(int64_t every, eval(*b.pad_every(), "padding.every"));
+    ASSIGN_OR_RETURN(int64_t add, eval(*b.pad_add(), "padding.add"));
     if (every <= 0 || add < 0) return bad("padding", "every must be positive and add non-negative");
     auto extra = CheckedMul((elements - 1) / every, add);
     if (!extra) return overflow();
@@ -772,10 +777,10 @@ absl::StatusOr<int64_t> BufferBytesAt(const CompiledGraph& graph, int buffer, ab
                                       EstimateBound bound) {
   ASSIGN_OR_RETURN(const int64_t central, BufferBytes(graph, buffer, values));
   const CompiledBuffer& b = graph.buffers[buffer];
-  if (bound == EstimateBound::kCentral || !b.estimate_low) return central;
+  if (bound == EstimateBound::kCentral || !b.estimate_low()) return central;
   const bool low = bound == EstimateBound::kLow;
   const char* field = low ? "estimate.low_bytes" : "estimate.high_bytes";
-  auto bytes = (low ? b.estimate_low : b.estimate_high)->Evaluate(values);
+  auto bytes = (low ? b.estimate_low() : b.estimate_high())->Evaluate(values);
   if (!bytes.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(graph.origin, ": buffer '", b.name, "' ", field, ": ", bytes.status().message()));
@@ -850,18 +855,18 @@ absl::StatusOr<BufferDims> EvaluateBufferDims(const CompiledGraph& graph, int bu
   const CompiledBuffer& b = graph.buffers[buffer];
   BufferDims out;
   if (b.size_bytes) return out;
-  const size_t first_rounded = b.shape.size() - b.round_up.size();
+  const size_t first_rounded = b.shape.size() - b.round_up().size();
   for (size_t d = 0; d < b.shape.size(); ++d) {
     ASSIGN_OR_RETURN(int64_t extent, b.shape[d].Evaluate(values));
     out.dims.push_back(extent);
     int64_t padded = extent;
     if (d >= first_rounded) {
-      ASSIGN_OR_RETURN(int64_t multiple, b.round_up[d - first_rounded].Evaluate(values));
+      ASSIGN_OR_RETURN(int64_t multiple, b.round_up()[d - first_rounded].Evaluate(values));
       padded = CheckedRoundUp(extent, multiple).value_or(extent);
     }
     out.padded.push_back(padded);
   }
-  for (const Expr& e : b.array_shape) {
+  for (const Expr& e : b.array_shape()) {
     ASSIGN_OR_RETURN(int64_t extent, e.Evaluate(values));
     out.array.push_back(extent);
   }

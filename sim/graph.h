@@ -47,15 +47,25 @@ class OptionalExpr {
   std::shared_ptr<const Expr> expr_;
 };
 
+// The fields of a buffer that most buffers leave empty, held out of line (CompiledBuffer::rare).
+struct RareBufferFields {
+  std::vector<Expr> round_up;           // applies to the trailing dims
+  std::vector<Expr> array_shape;        // for reports only
+  std::optional<Expr> pad_every;
+  std::optional<Expr> pad_add;
+  // Buffer.estimate: bounds of the bytes per copy (both set when the buffer is estimated), and
+  // how it was estimated.
+  std::optional<Expr> estimate_low;
+  std::optional<Expr> estimate_high;
+  std::string estimate_basis;
+};
+
+// A compiled buffer: 208 bytes, so a million of them take 208 MB (docs/performance.md).
 struct CompiledBuffer {
   std::string name;
   std::vector<Expr> shape;
   int64_t element_bits = 0;             // 0 when size_bytes is given instead
   OptionalExpr size_bytes;
-  std::vector<Expr> round_up;           // applies to the trailing dims
-  std::vector<Expr> array_shape;        // for reports only
-  OptionalExpr pad_every;
-  OptionalExpr pad_add;
   OptionalExpr copies;                  // set: multi-buffered (pipelined) buffer
   OptionalExpr alignment;
   std::string space;
@@ -64,11 +74,20 @@ struct CompiledBuffer {
   bool static_allocation = false;
   bool only_where_space_exists = false;  // Buffer.only_where_space_exists
   std::string dtype;
-  // Buffer.estimate: bounds of the bytes per copy (both set when the buffer is estimated), and
-  // how it was estimated.
-  OptionalExpr estimate_low;
-  OptionalExpr estimate_high;
-  std::string estimate_basis;
+  // Null when every field of RareBufferFields is empty; read them through the accessors below.
+  std::shared_ptr<const RareBufferFields> rare;
+
+  const std::vector<Expr>& round_up() const { return rare_fields().round_up; }
+  const std::vector<Expr>& array_shape() const { return rare_fields().array_shape; }
+  const std::optional<Expr>& pad_every() const { return rare_fields().pad_every; }
+  const std::optional<Expr>& pad_add() const { return rare_fields().pad_add; }
+  const std::optional<Expr>& estimate_low() const { return rare_fields().estimate_low; }
+  const std::optional<Expr>& estimate_high() const { return rare_fields().estimate_high; }
+  const std::string& estimate_basis() const { return rare_fields().estimate_basis; }
+  const RareBufferFields& rare_fields() const {
+    static const RareBufferFields* const kNone = new RareBufferFields();
+    return rare != nullptr ? *rare : *kNone;
+  }
 };
 
 struct CompiledPartition {
