@@ -26,6 +26,9 @@
 namespace scratchsim {
 namespace {
 
+// A million-buffer graph holds a million of these (docs/performance.md, "Memory of large graphs").
+static_assert(sizeof(CompiledBuffer) <= 208, "CompiledBuffer grew: keep rarely set fields in RareBufferFields");
+
 constexpr char kWarpSizeSymbol[] = "WARP_SIZE";
 
 std::string GraphLimitMessage(int64_t count, int64_t limit) {
@@ -77,7 +80,7 @@ std::vector<std::unique_ptr<Message>> TakeAll(google::protobuf::RepeatedPtrField
 
 class GraphCompiler {
  public:
-  GraphCompiler(KernelGraph graph, std::string origin, absl::string_view wire) : wire_(wire) {
+  GraphCompiler(KernelGraph graph, std::string origin, std::string wire) : wire_(std::move(wire)) {
     out_.graph = std::move(graph);
     out_.origin = std::move(origin);
   }
@@ -88,6 +91,7 @@ class GraphCompiler {
     RETURN_IF_ERROR(CompileBuffers());
     RETURN_IF_ERROR(CompileLoops());
     RETURN_IF_ERROR(CompileOps());
+    std::string().swap(wire_);  // every buffer and op is compiled
     RETURN_IF_ERROR(OrderOps());
     RETURN_IF_ERROR(CompileLaunch());
     return std::move(out_);
@@ -309,7 +313,7 @@ class GraphCompiler {
         if (!input.ReadVarint32(&length)) return WireError();
         const int at = input.CurrentPosition();
         if (length > wire_.size() - at || !input.Skip(static_cast<int>(length))) return WireError();
-        RETURN_IF_ERROR(visit(wire_.substr(at, length)));
+        RETURN_IF_ERROR(visit(absl::string_view(wire_).substr(at, length)));
       } else if (!WireFormatLite::SkipField(&input, tag)) {
         return WireError();
       }
@@ -569,9 +573,9 @@ class GraphCompiler {
   }
 
   CompiledGraph out_;
-  // A binary graph whose buffers and ops are compiled from here (see GraphFile); empty: they are
-  // in out_.graph.
-  absl::string_view wire_;
+  // A binary graph whose buffers and ops are compiled from here (see GraphFile), freed once they
+  // are; empty: they are in out_.graph.
+  std::string wire_;
   // Keys view out_.buffers[i].name and out_.op_names[i].
   absl::flat_hash_map<absl::string_view, int> buffer_index_;
   absl::flat_hash_map<std::string, int> loop_index_;
@@ -682,11 +686,11 @@ absl::Status DecodeGraphWire(GraphFile* file, absl::string_view origin) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<CompiledGraph> CompileGraph(KernelGraph graph, std::string origin, absl::string_view wire) {
+absl::StatusOr<CompiledGraph> CompileGraph(KernelGraph graph, std::string origin, std::string wire) {
   if (!wire.empty() && (graph.buffers_size() > 0 || graph.ops_size() > 0)) {
     return absl::InvalidArgumentError(absl::StrCat(origin, ": buffers and ops given both decoded and on the wire"));
   }
-  return GraphCompiler(std::move(graph), std::move(origin), wire).Run();
+  return GraphCompiler(std::move(graph), std::move(origin), std::move(wire)).Run();
 }
 
 absl::StatusOr<std::vector<int64_t>> BindParameters(const CompiledGraph& graph,

@@ -175,8 +175,9 @@ absl::StatusOr<KernelGraph> ParseGraph(absl::string_view contents, ProtoFormat f
 // Validates names and references, parses every expression, and orders ops. `origin` names
 // the source in messages ("mlp.pbtxt: buffer 'x_tile' shape[1]: ..."). The result's `graph`
 // keeps all of `graph` but its buffers and ops (see CompiledGraph). With `wire` (GraphFile), the
-// buffers and ops are those of that binary KernelGraph, and `graph` has none of its own.
-absl::StatusOr<CompiledGraph> CompileGraph(KernelGraph graph, std::string origin, absl::string_view wire = {});
+// buffers and ops are those of that binary KernelGraph, and `graph` has none of its own; it is
+// freed once they are compiled.
+absl::StatusOr<CompiledGraph> CompileGraph(KernelGraph graph, std::string origin, std::string wire = {});
 
 // Parameter values: the defaults with `overrides` ("BLOCK_M=64") applied. Unknown names and
 // non-integers are errors.

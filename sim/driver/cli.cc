@@ -309,8 +309,7 @@ absl::StatusOr<Report> SimulateKernel(Kernel kernel, const DeviceModel& device, 
   // A plain graph is compiled in place (a front end may still need its graph to word the verdict):
   // one copy of a large graph in memory, not two.
   ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(kernel.front_end == nullptr ? std::move(kernel.graph) : kernel.graph,
-                                                        kernel.origin, kernel.wire));
-  std::string().swap(kernel.wire);
+                                                        kernel.origin, std::move(kernel.wire)));
   ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(compiled, flags.GetList("set")));
   ASSIGN_OR_RETURN(Report report, Simulate(compiled, device, values, options));
   if (kernel.front_end != nullptr) {
