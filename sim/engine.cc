@@ -362,7 +362,7 @@ absl::Status FitEngine::Evaluate(absl::Span<const int64_t> input, Scratch& scrat
       for (const Group& group : groups_) {
         const MemorySpace& space = device.memory_spaces(group.space);
         for (int b : group.buffers) {
-          if (!graph.buffers[b].estimate_low) continue;
+          if (!graph.buffers[b].estimate_low()) continue;
           ASSIGN_OR_RETURN(int64_t bytes, BufferBytesAt(graph, b, values, bound));
           if (space.kind() == TENSOR_MEMORY && bytes > 0) bytes = TmemColumns(space, bytes) * ColumnBytes(space);
           scratch.bound_bytes[b] = bytes;

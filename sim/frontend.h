@@ -23,6 +23,9 @@ namespace scratchsim {
 // A kernel ready to simulate: plain buffers and ops, and what the front end needs afterwards.
 struct Kernel {
   KernelGraph graph;   // what the engine evaluates (lowered: no front-end description left)
+  // A binary --graph file whose buffers and ops are still to be decoded (GraphFile, sim/graph.h):
+  // then `graph` holds the other fields, and CompileGraph takes both.
+  std::string wire;
   KernelGraph source;  // the graph as the user gave it (a Pallas call before lowering)
   std::string origin;  // the file, for messages
   // The front end's own allocator (Triton's for TTGIR); null: the user's --policy.

@@ -26,6 +26,9 @@
 namespace scratchsim {
 namespace {
 
+// A million-buffer graph holds a million of these (docs/performance.md, "Memory of large graphs").
+static_assert(sizeof(CompiledBuffer) <= 208, "CompiledBuffer grew: keep rarely set fields in RareBufferFields");
+
 constexpr char kWarpSizeSymbol[] = "WARP_SIZE";
 
 std::string GraphLimitMessage(int64_t count, int64_t limit) {
@@ -77,7 +80,7 @@ std::vector<std::unique_ptr<Message>> TakeAll(google::protobuf::RepeatedPtrField
 
 class GraphCompiler {
  public:
-  GraphCompiler(KernelGraph graph, std::string origin) {
+  GraphCompiler(KernelGraph graph, std::string origin, std::string wire) : wire_(std::move(wire)) {
     out_.graph = std::move(graph);
     out_.origin = std::move(origin);
   }
@@ -88,6 +91,7 @@ class GraphCompiler {
     RETURN_IF_ERROR(CompileBuffers());
     RETURN_IF_ERROR(CompileLoops());
     RETURN_IF_ERROR(CompileOps());
+    std::string().swap(wire_);  // every buffer and op is compiled
     RETURN_IF_ERROR(OrderOps());
     RETURN_IF_ERROR(CompileLaunch());
     return std::move(out_);
@@ -178,79 +182,166 @@ class GraphCompiler {
     return absl::OkStatus();
   }
 
-  // Takes the buffers out of the graph and frees each one once it is compiled: the compiled
-  // form replaces the message instead of adding to it.
+  // Takes the buffers out of the graph (or decodes them from the wire one at a time) and frees
+  // each message once it is compiled: the compiled form replaces the message instead of adding
+  // to it.
   absl::Status CompileBuffers() {
+    if (!wire_.empty()) {
+      ASSIGN_OR_RETURN(const int n, CountRecords(KernelGraph::kBuffersFieldNumber, "buffers", kMaxGraphBuffers));
+      ReserveBuffers(n);
+      Buffer buffer;
+      return ForEachRecord(KernelGraph::kBuffersFieldNumber, &buffer, [&](int i) -> absl::Status {
+        if (buffer.shape_size() > kMaxBufferRank || buffer.array_shape_size() > kMaxBufferRank) return RankError(buffer);
+        return CompileBuffer(i, buffer);
+      });
+    }
     std::vector<std::unique_ptr<Buffer>> messages = TakeAll(out_.graph.mutable_buffers());
     const int n = static_cast<int>(messages.size());
-    // Reserved once: the index keys are views of the compiled names, which must not move.
-    out_.buffers.reserve(n);
-    buffer_index_.reserve(n);
+    ReserveBuffers(n);
     for (int i = 0; i < n; ++i) {
-      Buffer& buffer = *messages[i];
-      auto where = [&buffer](absl::string_view field = "") {
-        return absl::StrCat("buffer '", buffer.name(), "'", field.empty() ? "" : " ", field);
-      };
-      if (buffer.name().empty()) return Bad(absl::StrCat("buffers[", i, "]"), "has no name");
-      if (buffer_index_.contains(buffer.name())) return Bad(where(), "is defined twice");
-      CompiledBuffer compiled;
-      compiled.dtype = buffer.dtype();
-      if (buffer.memory_space().empty()) return Bad(where(), "memory_space is missing");
-      compiled.space = buffer.memory_space();
-      compiled.scope = buffer.scope() == INSTRUCTION ? INSTRUCTION : PROGRAM;
-      compiled.role = buffer.role();
-      compiled.static_allocation = buffer.static_allocation();
-      compiled.only_where_space_exists = buffer.only_where_space_exists();
-      if (!buffer.size_bytes().empty()) {
-        if (buffer.shape_size() > 0) return Bad(where(), "gives both shape and size_bytes");
-        ASSIGN_OR_RETURN(compiled.size_bytes, CompileOptional(buffer.size_bytes(), [&] { return where("size_bytes"); }));
-      } else {
-        if (buffer.shape_size() == 0) return Bad(where(), "needs a shape (with dtype) or size_bytes");
-        if (buffer.dtype().empty()) return Bad(where(), "dtype is missing");
-        auto canonical = CanonicalDtype(buffer.dtype());
-        if (!canonical.ok()) return Bad(where("dtype"), canonical.status().message());
-        compiled.dtype = *canonical;
-        auto bits = DtypeBits(*canonical);
-        if (!bits.ok()) return Bad(where("dtype"), bits.status().message());
-        compiled.element_bits = *bits;
-        for (int d = 0; d < buffer.shape_size(); ++d) {
-          ASSIGN_OR_RETURN(Expr dim, Compile(buffer.shape(d), [&] { return where(absl::StrCat("shape[", d, "]")); }));
-          compiled.shape.push_back(std::move(dim));
-        }
-      }
-      for (int d = 0; d < buffer.array_shape_size(); ++d) {
-        ASSIGN_OR_RETURN(Expr extent, Compile(buffer.array_shape(d), [&] { return where(absl::StrCat("array_shape[", d, "]")); }));
-        compiled.array_shape.push_back(std::move(extent));
-      }
-      if (buffer.round_up_size() > buffer.shape_size()) return Bad(where(), "round_up has more entries than shape");
-      for (int d = 0; d < buffer.round_up_size(); ++d) {
-        ASSIGN_OR_RETURN(Expr multiple, Compile(buffer.round_up(d), [&] { return where(absl::StrCat("round_up[", d, "]")); }));
-        compiled.round_up.push_back(std::move(multiple));
-      }
-      if (buffer.has_padding()) {
-        ASSIGN_OR_RETURN(compiled.pad_every, CompileOptional(buffer.padding().every(), [&] { return where("padding.every"); }));
-        ASSIGN_OR_RETURN(compiled.pad_add, CompileOptional(buffer.padding().add(), [&] { return where("padding.add"); }));
-        if (!compiled.pad_every || !compiled.pad_add) return Bad(where("padding"), "needs both every and add");
-      }
-      ASSIGN_OR_RETURN(compiled.copies, CompileOptional(buffer.copies(), [&] { return where("copies"); }));
-      ASSIGN_OR_RETURN(compiled.alignment, CompileOptional(buffer.alignment(), [&] { return where("alignment"); }));
-      if (buffer.has_estimate()) {
-        ASSIGN_OR_RETURN(compiled.estimate_low,
-                         CompileOptional(buffer.estimate().low_bytes(), [&] { return where("estimate.low_bytes"); }));
-        ASSIGN_OR_RETURN(compiled.estimate_high,
-                         CompileOptional(buffer.estimate().high_bytes(), [&] { return where("estimate.high_bytes"); }));
-        if (!compiled.estimate_low || !compiled.estimate_high) {
-          return Bad(where("estimate"), "needs both low_bytes and high_bytes");
-        }
-        compiled.estimate_basis = buffer.estimate().basis();
-        out_.has_estimates = true;
-      }
-      compiled.name = std::move(*buffer.mutable_name());
+      RETURN_IF_ERROR(CompileBuffer(i, *messages[i]));
       messages[i].reset();
-      out_.buffers.push_back(std::move(compiled));
-      buffer_index_.emplace(out_.buffers.back().name, i);
     }
     return absl::OkStatus();
+  }
+
+  // Reserved once: the index keys are views of the compiled names, which must not move.
+  void ReserveBuffers(int n) {
+    out_.buffers.reserve(n);
+    buffer_index_.reserve(n);
+  }
+
+  absl::Status RankError(const Buffer& buffer) const {
+    return Bad(absl::StrCat("buffer '", buffer.name(), "' shape"),
+               absl::StrCat("has more than the supported ", kMaxBufferRank, " dimensions"));
+  }
+
+  // Compiles buffers[i] and appends it to out_.buffers; its name is moved out of `buffer`.
+  absl::Status CompileBuffer(int i, Buffer& buffer) {
+    auto where = [&buffer](absl::string_view field = "") {
+      return absl::StrCat("buffer '", buffer.name(), "'", field.empty() ? "" : " ", field);
+    };
+    if (buffer.name().empty()) return Bad(absl::StrCat("buffers[", i, "]"), "has no name");
+    if (buffer_index_.contains(buffer.name())) return Bad(where(), "is defined twice");
+    CompiledBuffer compiled;
+    RareBufferFields rare;
+    compiled.dtype = buffer.dtype();
+    if (buffer.memory_space().empty()) return Bad(where(), "memory_space is missing");
+    compiled.space = buffer.memory_space();
+    compiled.scope = buffer.scope() == INSTRUCTION ? INSTRUCTION : PROGRAM;
+    compiled.role = buffer.role();
+    compiled.static_allocation = buffer.static_allocation();
+    compiled.only_where_space_exists = buffer.only_where_space_exists();
+    if (!buffer.size_bytes().empty()) {
+      if (buffer.shape_size() > 0) return Bad(where(), "gives both shape and size_bytes");
+      ASSIGN_OR_RETURN(compiled.size_bytes, CompileOptional(buffer.size_bytes(), [&] { return where("size_bytes"); }));
+    } else {
+      if (buffer.shape_size() == 0) return Bad(where(), "needs a shape (with dtype) or size_bytes");
+      if (buffer.dtype().empty()) return Bad(where(), "dtype is missing");
+      auto canonical = CanonicalDtype(buffer.dtype());
+      if (!canonical.ok()) return Bad(where("dtype"), canonical.status().message());
+      compiled.dtype = *canonical;
+      auto bits = DtypeBits(*canonical);
+      if (!bits.ok()) return Bad(where("dtype"), bits.status().message());
+      compiled.element_bits = *bits;
+      compiled.shape.reserve(buffer.shape_size());
+      for (int d = 0; d < buffer.shape_size(); ++d) {
+        ASSIGN_OR_RETURN(Expr dim, Compile(buffer.shape(d), [&] { return where(absl::StrCat("shape[", d, "]")); }));
+        compiled.shape.push_back(std::move(dim));
+      }
+    }
+    for (int d = 0; d < buffer.array_shape_size(); ++d) {
+      ASSIGN_OR_RETURN(Expr extent, Compile(buffer.array_shape(d), [&] { return where(absl::StrCat("array_shape[", d, "]")); }));
+      rare.array_shape.push_back(std::move(extent));
+    }
+    if (buffer.round_up_size() > buffer.shape_size()) return Bad(where(), "round_up has more entries than shape");
+    for (int d = 0; d < buffer.round_up_size(); ++d) {
+      ASSIGN_OR_RETURN(Expr multiple, Compile(buffer.round_up(d), [&] { return where(absl::StrCat("round_up[", d, "]")); }));
+      rare.round_up.push_back(std::move(multiple));
+    }
+    if (buffer.has_padding()) {
+      ASSIGN_OR_RETURN(rare.pad_every, CompileOptional(buffer.padding().every(), [&] { return where("padding.every"); }));
+      ASSIGN_OR_RETURN(rare.pad_add, CompileOptional(buffer.padding().add(), [&] { return where("padding.add"); }));
+      if (!rare.pad_every || !rare.pad_add) return Bad(where("padding"), "needs both every and add");
+    }
+    ASSIGN_OR_RETURN(compiled.copies, CompileOptional(buffer.copies(), [&] { return where("copies"); }));
+    ASSIGN_OR_RETURN(compiled.alignment, CompileOptional(buffer.alignment(), [&] { return where("alignment"); }));
+    if (buffer.has_estimate()) {
+      ASSIGN_OR_RETURN(rare.estimate_low,
+                       CompileOptional(buffer.estimate().low_bytes(), [&] { return where("estimate.low_bytes"); }));
+      ASSIGN_OR_RETURN(rare.estimate_high,
+                       CompileOptional(buffer.estimate().high_bytes(), [&] { return where("estimate.high_bytes"); }));
+      if (!rare.estimate_low || !rare.estimate_high) {
+        return Bad(where("estimate"), "needs both low_bytes and high_bytes");
+      }
+      rare.estimate_basis = buffer.estimate().basis();
+      out_.has_estimates = true;
+    }
+    if (!rare.round_up.empty() || !rare.array_shape.empty() || rare.pad_every || rare.estimate_low) {
+      compiled.rare = std::make_shared<const RareBufferFields>(std::move(rare));
+    }
+    compiled.name = std::move(*buffer.mutable_name());
+    out_.buffers.push_back(std::move(compiled));
+    buffer_index_.emplace(out_.buffers.back().name, i);
+    return absl::OkStatus();
+  }
+
+  // The entries of field `number` in the binary graph wire_, counted and held to `limit`.
+  absl::StatusOr<int> CountRecords(int number, absl::string_view field, int limit) const {
+    int64_t count = 0;
+    RETURN_IF_ERROR(ScanRecords(number, [&](absl::string_view) {
+      ++count;
+      return absl::OkStatus();
+    }));
+    if (count > limit) return Bad(field, GraphLimitMessage(count, limit));
+    return static_cast<int>(count);
+  }
+
+  // Calls visit(bytes) for each entry of field `number` of the binary graph wire_, in order.
+  template <typename Visit>
+  absl::Status ScanRecords(int number, const Visit& visit) const {
+    using google::protobuf::internal::WireFormatLite;
+    google::protobuf::io::CodedInputStream input(reinterpret_cast<const uint8_t*>(wire_.data()),
+                                                 static_cast<int>(std::min<size_t>(wire_.size(), INT32_MAX)));
+    input.SetTotalBytesLimit(INT32_MAX);
+    while (true) {
+      const uint32_t tag = input.ReadTag();
+      if (tag == 0) break;
+      if (WireFormatLite::GetTagFieldNumber(tag) == number &&
+          WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+        uint32_t length = 0;
+        if (!input.ReadVarint32(&length)) return WireError();
+        const int at = input.CurrentPosition();
+        if (length > wire_.size() - at || !input.Skip(static_cast<int>(length))) return WireError();
+        RETURN_IF_ERROR(visit(absl::string_view(wire_).substr(at, length)));
+      } else if (!WireFormatLite::SkipField(&input, tag)) {
+        return WireError();
+      }
+    }
+    if (!input.ConsumedEntireMessage() || input.CurrentPosition() != static_cast<int>(wire_.size())) return WireError();
+    return absl::OkStatus();
+  }
+
+  // Decodes each entry of field `number` into `message` (reused) and calls compile(index).
+  template <typename Message, typename Compile>
+  absl::Status ForEachRecord(int number, Message* message, const Compile& compile) const {
+    int i = 0;
+    return ScanRecords(number, [&](absl::string_view bytes) -> absl::Status {
+      if (bytes.empty()) {
+        message->Clear();
+      } else if (!ParseProto(bytes, ProtoFormat::kBinary, out_.origin, message).ok()) {
+        return WireError();
+      }
+      return compile(i++);
+    });
+  }
+
+  // Malformed wire: the error that parsing the whole graph gives (built only then).
+  absl::Status WireError() const {
+    KernelGraph whole;
+    absl::Status status = ParseProto(wire_, ProtoFormat::kBinary, out_.origin, &whole);
+    if (!status.ok()) return status;
+    return absl::InvalidArgumentError(absl::StrCat(out_.origin, ": not a valid binary KernelGraph (protobuf wire format)"));
   }
 
   absl::Status CompileLoops() {
@@ -299,13 +390,28 @@ class GraphCompiler {
     return absl::OkStatus();
   }
 
-  // Like CompileBuffers, takes the ops out of the graph and frees each once compiled; what the
-  // order needs later (`after`) is kept aside.
+  // Like CompileBuffers, takes the ops out of the graph (or decodes them one at a time) and frees
+  // each once compiled; what the order needs later (`after`) is kept aside.
   absl::Status CompileOps() {
+    if (!wire_.empty()) {
+      ASSIGN_OR_RETURN(const int n, CountRecords(KernelGraph::kOpsFieldNumber, "ops", kMaxGraphOps));
+      SizeOps(n);
+      Op op;
+      return ForEachRecord(KernelGraph::kOpsFieldNumber, &op, [&](int i) { return CompileOp(i, op); });
+    }
     std::vector<std::unique_ptr<Op>> messages = TakeAll(out_.graph.mutable_ops());
     const int n = static_cast<int>(messages.size());
+    SizeOps(n);
+    for (int i = 0; i < n; ++i) {
+      RETURN_IF_ERROR(CompileOp(i, *messages[i]));
+      messages[i].reset();
+    }
+    return absl::OkStatus();
+  }
+
+  // Sized once: the index keys are views of the op names, which must not move.
+  void SizeOps(int n) {
     op_index_.reserve(n);
-    // Sized once: the index keys are views of these names, which must not move.
     out_.op_names.resize(n);
     out_.op_kinds.resize(n);
     out_.op_buffers.resize(n);
@@ -313,34 +419,34 @@ class GraphCompiler {
     out_.op_reads.resize(n);
     out_.op_writes.resize(n);
     out_.op_loops.resize(n);
-    for (int i = 0; i < n; ++i) {
-      Op& op = *messages[i];
-      auto where = [&op](absl::string_view field) { return absl::StrCat("op '", op.name(), "'", field); };
-      if (op.name().empty()) return Bad(absl::StrCat("ops[", i, "]"), "has no name");
-      if (op_index_.contains(op.name())) return Bad(where(""), "is defined twice");
-      out_.op_names[i] = std::move(*op.mutable_name());
-      out_.op_kinds[i] = std::move(*op.mutable_kind());
-      op_index_.emplace(out_.op_names[i], i);
-      auto where_named = [this, i](absl::string_view field) {
-        return absl::StrCat("op '", out_.op_names[i], "'", field);
-      };
-      RETURN_IF_ERROR(ResolveBuffers(op.reads(), [&] { return where_named(" reads"); }, &out_.op_reads[i]));
-      RETURN_IF_ERROR(ResolveBuffers(op.writes(), [&] { return where_named(" writes"); }, &out_.op_writes[i]));
-      RETURN_IF_ERROR(ResolveBuffers(op.scratch(), [&] { return where_named(" scratch"); }, &out_.op_scratch[i]));
-      std::vector<int>& touched = out_.op_buffers[i];
-      touched = out_.op_reads[i];
-      touched.insert(touched.end(), out_.op_writes[i].begin(), out_.op_writes[i].end());
-      touched.insert(touched.end(), out_.op_scratch[i].begin(), out_.op_scratch[i].end());
-      std::sort(touched.begin(), touched.end());
-      touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-      if (!op.loop().empty()) {
-        auto it = loop_index_.find(op.loop());
-        if (it == loop_index_.end()) return Bad(where_named(" loop"), absl::StrCat("unknown loop '", op.loop(), "'"));
-        for (int l = it->second; l >= 0; l = loop_parent_[l]) out_.op_loops[i].push_back(l);
-      }
-      if (!op.after().empty()) after_.emplace_back(i, std::move(*op.mutable_after()));
-      messages[i].reset();
+  }
+
+  // Compiles ops[i] into the op tables; its name, kind and `after` are moved out of `op`.
+  absl::Status CompileOp(int i, Op& op) {
+    auto where = [&op](absl::string_view field) { return absl::StrCat("op '", op.name(), "'", field); };
+    if (op.name().empty()) return Bad(absl::StrCat("ops[", i, "]"), "has no name");
+    if (op_index_.contains(op.name())) return Bad(where(""), "is defined twice");
+    out_.op_names[i] = std::move(*op.mutable_name());
+    out_.op_kinds[i] = std::move(*op.mutable_kind());
+    op_index_.emplace(out_.op_names[i], i);
+    auto where_named = [this, i](absl::string_view field) {
+      return absl::StrCat("op '", out_.op_names[i], "'", field);
+    };
+    RETURN_IF_ERROR(ResolveBuffers(op.reads(), [&] { return where_named(" reads"); }, &out_.op_reads[i]));
+    RETURN_IF_ERROR(ResolveBuffers(op.writes(), [&] { return where_named(" writes"); }, &out_.op_writes[i]));
+    RETURN_IF_ERROR(ResolveBuffers(op.scratch(), [&] { return where_named(" scratch"); }, &out_.op_scratch[i]));
+    std::vector<int>& touched = out_.op_buffers[i];
+    touched = out_.op_reads[i];
+    touched.insert(touched.end(), out_.op_writes[i].begin(), out_.op_writes[i].end());
+    touched.insert(touched.end(), out_.op_scratch[i].begin(), out_.op_scratch[i].end());
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    if (!op.loop().empty()) {
+      auto it = loop_index_.find(op.loop());
+      if (it == loop_index_.end()) return Bad(where_named(" loop"), absl::StrCat("unknown loop '", op.loop(), "'"));
+      for (int l = it->second; l >= 0; l = loop_parent_[l]) out_.op_loops[i].push_back(l);
     }
+    if (!op.after().empty()) after_.emplace_back(i, std::move(*op.mutable_after()));
     return absl::OkStatus();
   }
 
@@ -467,6 +573,9 @@ class GraphCompiler {
   }
 
   CompiledGraph out_;
+  // A binary graph whose buffers and ops are compiled from here (see GraphFile), freed once they
+  // are; empty: they are in out_.graph.
+  std::string wire_;
   // Keys view out_.buffers[i].name and out_.op_names[i].
   absl::flat_hash_map<absl::string_view, int> buffer_index_;
   absl::flat_hash_map<std::string, int> loop_index_;
@@ -522,8 +631,66 @@ absl::StatusOr<KernelGraph> ParseGraph(absl::string_view contents, ProtoFormat f
   return graph;
 }
 
-absl::StatusOr<CompiledGraph> CompileGraph(KernelGraph graph, std::string origin) {
-  return GraphCompiler(std::move(graph), std::move(origin)).Run();
+absl::StatusOr<GraphFile> ReadGraphFile(absl::string_view path) {
+  ASSIGN_OR_RETURN(ProtoFormat format, FormatFromPath(path));
+  ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
+  GraphFile file;
+  if (format != ProtoFormat::kBinary || contents.empty()) {
+    ASSIGN_OR_RETURN(file.graph, ParseGraph(contents, format, path));
+    return file;
+  }
+  RETURN_IF_ERROR(CheckBinaryGraphSizes(contents, path));
+  // Every top-level field but the buffers and ops, copied as it lies on the wire.
+  using google::protobuf::internal::WireFormatLite;
+  std::string rest;
+  bool deferred = false;
+  google::protobuf::io::CodedInputStream input(reinterpret_cast<const uint8_t*>(contents.data()),
+                                               static_cast<int>(std::min<size_t>(contents.size(), INT32_MAX)));
+  input.SetTotalBytesLimit(INT32_MAX);
+  bool well_formed = true;
+  while (true) {
+    const int from = input.CurrentPosition();
+    const uint32_t tag = input.ReadTag();
+    if (tag == 0) {
+      well_formed = input.ConsumedEntireMessage() && from == static_cast<int>(contents.size());
+      break;
+    }
+    if (!WireFormatLite::SkipField(&input, tag)) {
+      well_formed = false;
+      break;
+    }
+    const int number = WireFormatLite::GetTagFieldNumber(tag);
+    if (number == KernelGraph::kBuffersFieldNumber || number == KernelGraph::kOpsFieldNumber) {
+      deferred = true;
+    } else {
+      rest.append(contents, from, input.CurrentPosition() - from);
+    }
+  }
+  // Malformed, without buffers and ops, or the rest does not parse: parsed whole, with
+  // ParseProto's messages.
+  if (!well_formed || !deferred || (!rest.empty() && !ParseProto(rest, format, path, &file.graph).ok())) {
+    ASSIGN_OR_RETURN(file.graph, ParseGraph(contents, format, path));
+    return file;
+  }
+  file.wire = std::move(contents);
+  return file;
+}
+
+absl::Status DecodeGraphWire(GraphFile* file, absl::string_view origin) {
+  if (file->wire.empty()) return absl::OkStatus();
+  KernelGraph whole;
+  RETURN_IF_ERROR(ParseProto(file->wire, ProtoFormat::kBinary, origin, &whole));
+  file->graph.mutable_buffers()->Swap(whole.mutable_buffers());
+  file->graph.mutable_ops()->Swap(whole.mutable_ops());
+  std::string().swap(file->wire);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CompiledGraph> CompileGraph(KernelGraph graph, std::string origin, std::string wire) {
+  if (!wire.empty() && (graph.buffers_size() > 0 || graph.ops_size() > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(origin, ": buffers and ops given both decoded and on the wire"));
+  }
+  return GraphCompiler(std::move(graph), std::move(origin), std::move(wire)).Run();
 }
 
 absl::StatusOr<std::vector<int64_t>> BindParameters(const CompiledGraph& graph,
@@ -575,7 +742,7 @@ absl::StatusOr<int64_t> BufferBytes(const CompiledGraph& graph, int buffer, absl
     return bytes;
   }
   int64_t elements = 1;
-  size_t first_rounded = b.shape.size() - b.round_up.size();
+  size_t first_rounded = b.shape.size() - b.round_up().size();
   for (size_t d = 0; d < b.shape.size(); ++d) {
     auto extent = b.shape[d].Evaluate(values);
     if (!extent.ok()) return bad(absl::StrCat("shape[", d, "]"), extent.status().message());
@@ -585,7 +752,7 @@ absl::StatusOr<int64_t> BufferBytes(const CompiledGraph& graph, int buffer, absl
     }
     int64_t padded = *extent;
     if (d >= first_rounded) {
-      ASSIGN_OR_RETURN(int64_t multiple, eval(b.round_up[d - first_rounded], absl::StrCat("round_up[", d - first_rounded, "]")));
+      ASSIGN_OR_RETURN(int64_t multiple, eval(b.round_up()[d - first_rounded], absl::StrCat("round_up[", d - first_rounded, "]")));
       if (multiple <= 0) return bad(absl::StrCat("round_up[", d - first_rounded, "]"), "must be positive");
       auto rounded = CheckedRoundUp(padded, multiple);
       if (!rounded) return overflow();
@@ -595,9 +762,9 @@ absl::StatusOr<int64_t> BufferBytes(const CompiledGraph& graph, int buffer, absl
     if (!product) return overflow();
     elements = *product;
   }
-  if (b.pad_every) {
-    ASSIGN_OR_RETURN(int64_t every, eval(*b.pad_every, "padding.every"));
-    ASSIGN_OR_RETURN(int64_t add, eval(*b.pad_add, "padding.add"));
+  if (b.pad_every()) {
+    ASSIGN_OR_RETURN(int64_t every, eval(*b.pad_every(), "padding.every"));
+    ASSIGN_OR_RETURN(int64_t add, eval(*b.pad_add(), "padding.add"));
     if (every <= 0 || add < 0) return bad("padding", "every must be positive and add non-negative");
     auto extra = CheckedMul((elements - 1) / every, add);
     if (!extra) return overflow();
@@ -614,10 +781,10 @@ absl::StatusOr<int64_t> BufferBytesAt(const CompiledGraph& graph, int buffer, ab
                                       EstimateBound bound) {
   ASSIGN_OR_RETURN(const int64_t central, BufferBytes(graph, buffer, values));
   const CompiledBuffer& b = graph.buffers[buffer];
-  if (bound == EstimateBound::kCentral || !b.estimate_low) return central;
+  if (bound == EstimateBound::kCentral || !b.estimate_low()) return central;
   const bool low = bound == EstimateBound::kLow;
   const char* field = low ? "estimate.low_bytes" : "estimate.high_bytes";
-  auto bytes = (low ? b.estimate_low : b.estimate_high)->Evaluate(values);
+  auto bytes = (low ? b.estimate_low() : b.estimate_high())->Evaluate(values);
   if (!bytes.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(graph.origin, ": buffer '", b.name, "' ", field, ": ", bytes.status().message()));
@@ -692,18 +859,18 @@ absl::StatusOr<BufferDims> EvaluateBufferDims(const CompiledGraph& graph, int bu
   const CompiledBuffer& b = graph.buffers[buffer];
   BufferDims out;
   if (b.size_bytes) return out;
-  const size_t first_rounded = b.shape.size() - b.round_up.size();
+  const size_t first_rounded = b.shape.size() - b.round_up().size();
   for (size_t d = 0; d < b.shape.size(); ++d) {
     ASSIGN_OR_RETURN(int64_t extent, b.shape[d].Evaluate(values));
     out.dims.push_back(extent);
     int64_t padded = extent;
     if (d >= first_rounded) {
-      ASSIGN_OR_RETURN(int64_t multiple, b.round_up[d - first_rounded].Evaluate(values));
+      ASSIGN_OR_RETURN(int64_t multiple, b.round_up()[d - first_rounded].Evaluate(values));
       padded = CheckedRoundUp(extent, multiple).value_or(extent);
     }
     out.padded.push_back(padded);
   }
-  for (const Expr& e : b.array_shape) {
+  for (const Expr& e : b.array_shape()) {
     ASSIGN_OR_RETURN(int64_t extent, e.Evaluate(values));
     out.array.push_back(extent);
   }

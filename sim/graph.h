@@ -47,15 +47,25 @@ class OptionalExpr {
   std::shared_ptr<const Expr> expr_;
 };
 
+// The fields of a buffer that most buffers leave empty, held out of line (CompiledBuffer::rare).
+struct RareBufferFields {
+  std::vector<Expr> round_up;           // applies to the trailing dims
+  std::vector<Expr> array_shape;        // for reports only
+  std::optional<Expr> pad_every;
+  std::optional<Expr> pad_add;
+  // Buffer.estimate: bounds of the bytes per copy (both set when the buffer is estimated), and
+  // how it was estimated.
+  std::optional<Expr> estimate_low;
+  std::optional<Expr> estimate_high;
+  std::string estimate_basis;
+};
+
+// A compiled buffer: 208 bytes, so a million of them take 208 MB (docs/performance.md).
 struct CompiledBuffer {
   std::string name;
   std::vector<Expr> shape;
   int64_t element_bits = 0;             // 0 when size_bytes is given instead
   OptionalExpr size_bytes;
-  std::vector<Expr> round_up;           // applies to the trailing dims
-  std::vector<Expr> array_shape;        // for reports only
-  OptionalExpr pad_every;
-  OptionalExpr pad_add;
   OptionalExpr copies;                  // set: multi-buffered (pipelined) buffer
   OptionalExpr alignment;
   std::string space;
@@ -64,11 +74,20 @@ struct CompiledBuffer {
   bool static_allocation = false;
   bool only_where_space_exists = false;  // Buffer.only_where_space_exists
   std::string dtype;
-  // Buffer.estimate: bounds of the bytes per copy (both set when the buffer is estimated), and
-  // how it was estimated.
-  OptionalExpr estimate_low;
-  OptionalExpr estimate_high;
-  std::string estimate_basis;
+  // Null when every field of RareBufferFields is empty; read them through the accessors below.
+  std::shared_ptr<const RareBufferFields> rare;
+
+  const std::vector<Expr>& round_up() const { return rare_fields().round_up; }
+  const std::vector<Expr>& array_shape() const { return rare_fields().array_shape; }
+  const std::optional<Expr>& pad_every() const { return rare_fields().pad_every; }
+  const std::optional<Expr>& pad_add() const { return rare_fields().pad_add; }
+  const std::optional<Expr>& estimate_low() const { return rare_fields().estimate_low; }
+  const std::optional<Expr>& estimate_high() const { return rare_fields().estimate_high; }
+  const std::string& estimate_basis() const { return rare_fields().estimate_basis; }
+  const RareBufferFields& rare_fields() const {
+    static const RareBufferFields* const kNone = new RareBufferFields();
+    return rare != nullptr ? *rare : *kNone;
+  }
 };
 
 struct CompiledPartition {
@@ -137,13 +156,28 @@ struct CompiledGraph {
 
 // Reads a graph from .pb, .pbtxt/.textproto or .json.
 absl::StatusOr<KernelGraph> LoadGraph(absl::string_view path);
+
+// A graph file read for CompileGraph. A binary graph's buffers and ops stay on the wire: `wire`
+// holds the file, `graph` every other field, and CompileGraph decodes and compiles the buffers
+// and ops one message at a time, so a million of them never exist as messages at once
+// (docs/reliability.md). A text or JSON graph is parsed whole (`wire` empty).
+struct GraphFile {
+  KernelGraph graph;
+  std::string wire;
+};
+absl::StatusOr<GraphFile> ReadGraphFile(absl::string_view path);
+// Moves the buffers and ops still on the wire into `file->graph` (for a front end that rewrites
+// the whole graph); `wire` is then empty.
+absl::Status DecodeGraphWire(GraphFile* file, absl::string_view origin);
 // The same from the file's contents; `origin` names it in messages.
 absl::StatusOr<KernelGraph> ParseGraph(absl::string_view contents, ProtoFormat format, absl::string_view origin);
 
 // Validates names and references, parses every expression, and orders ops. `origin` names
 // the source in messages ("mlp.pbtxt: buffer 'x_tile' shape[1]: ..."). The result's `graph`
-// keeps all of `graph` but its buffers and ops (see CompiledGraph).
-absl::StatusOr<CompiledGraph> CompileGraph(KernelGraph graph, std::string origin);
+// keeps all of `graph` but its buffers and ops (see CompiledGraph). With `wire` (GraphFile), the
+// buffers and ops are those of that binary KernelGraph, and `graph` has none of its own; it is
+// freed once they are compiled.
+absl::StatusOr<CompiledGraph> CompileGraph(KernelGraph graph, std::string origin, std::string wire = {});
 
 // Parameter values: the defaults with `overrides` ("BLOCK_M=64") applied. Unknown names and
 // non-integers are errors.

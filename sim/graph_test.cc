@@ -1,5 +1,7 @@
 #include "sim/graph.h"
 
+#include <fstream>
+
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -198,6 +200,78 @@ TEST(GraphLimitsTest, ABinaryGraphPastTheBufferLimitIsRefusedBeforeParsing) {
   EXPECT_EQ(graph.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(graph.status().message(),
               HasSubstr("big.pb: field 'buffers' has 1048577 entries, more than the supported 1048576"));
+}
+
+// Writes `contents` to a file named `name` in the test's temporary directory; returns its path.
+std::string WriteTempFile(const std::string& name, const std::string& contents) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << contents;
+  return path;
+}
+
+// Issue 17: a binary graph's buffers and ops are compiled from the wire one message at a time;
+// the result is the graph compiled from its messages.
+TEST(GraphWireTest, ABinaryGraphCompilesFromTheWireAsFromItsMessages) {
+  const KernelGraph graph = Parse(kPipelined);
+  const std::string path = WriteTempFile("pipelined.pb", graph.SerializeAsString());
+  absl::StatusOr<GraphFile> file = ReadGraphFile(path);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_FALSE(file->wire.empty());
+  EXPECT_EQ(file->graph.buffers_size(), 0);
+  EXPECT_EQ(file->graph.ops_size(), 0);
+  EXPECT_EQ(file->graph.parameters_size(), 2);
+  absl::StatusOr<CompiledGraph> streamed = CompileGraph(file->graph, path, file->wire);
+  absl::StatusOr<CompiledGraph> whole = CompileGraph(graph, path);
+  ASSERT_TRUE(streamed.ok()) << streamed.status();
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_EQ(streamed->buffers.size(), whole->buffers.size());
+  for (size_t b = 0; b < whole->buffers.size(); ++b) {
+    EXPECT_EQ(streamed->buffers[b].name, whole->buffers[b].name);
+    EXPECT_EQ(*BufferBytes(*streamed, b, streamed->defaults), *BufferBytes(*whole, b, whole->defaults));
+    EXPECT_EQ(*BufferCopies(*streamed, b, streamed->defaults), *BufferCopies(*whole, b, whole->defaults));
+  }
+  EXPECT_EQ(streamed->op_names, whole->op_names);
+  EXPECT_EQ(streamed->op_order, whole->op_order);
+  EXPECT_EQ(streamed->op_buffers, whole->op_buffers);
+  EXPECT_EQ(streamed->op_loops, whole->op_loops);
+
+  GraphFile decoded = *std::move(file);
+  ASSERT_TRUE(DecodeGraphWire(&decoded, path).ok());
+  EXPECT_TRUE(decoded.wire.empty());
+  EXPECT_EQ(decoded.graph.SerializeAsString(), graph.SerializeAsString());
+}
+
+TEST(GraphWireTest, ErrorsOnTheWireNameFileAndField) {
+  KernelGraph graph = Parse(R"pb(
+    buffers { name: "a" shape: "4" dtype: "f32" memory_space: "smem" }
+    buffers { name: "a" shape: "4" dtype: "f32" memory_space: "smem" }
+  )pb");
+  const std::string twice = WriteTempFile("twice.pb", graph.SerializeAsString());
+  absl::StatusOr<GraphFile> file = ReadGraphFile(twice);
+  ASSERT_TRUE(file.ok()) << file.status();
+  absl::StatusOr<CompiledGraph> compiled = CompileGraph(file->graph, twice, file->wire);
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_THAT(compiled.status().message(), HasSubstr("twice.pb: buffer 'a': is defined twice"));
+
+  graph.mutable_buffers(1)->set_name("b");
+  graph.mutable_buffers(1)->set_shape(0, "1 +");
+  const std::string bad_shape = WriteTempFile("bad_shape.pb", graph.SerializeAsString());
+  file = ReadGraphFile(bad_shape);
+  ASSERT_TRUE(file.ok()) << file.status();
+  compiled = CompileGraph(file->graph, bad_shape, file->wire);
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_THAT(compiled.status().message(), HasSubstr("bad_shape.pb: buffer 'b' shape[0]"));
+
+  // A buffer message that is not one (field 1 of Buffer given as a varint): the whole graph's error.
+  graph.mutable_buffers(1)->set_shape(0, "4");
+  const std::string malformed = WriteTempFile(
+      "malformed.pb", graph.SerializeAsString() + std::string("\x22\x02\x08\x01", 4));
+  file = ReadGraphFile(malformed);
+  ASSERT_TRUE(file.ok()) << file.status();
+  compiled = CompileGraph(file->graph, malformed, file->wire);
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_THAT(compiled.status().message(), HasSubstr("malformed.pb: not a valid binary KernelGraph"));
+  EXPECT_THAT(LoadGraph(malformed).status().message(), HasSubstr("malformed.pb: not a valid binary KernelGraph"));
 }
 
 TEST(GraphLimitsTest, AShapeOfMoreDimensionsThanTheLimitIsRefused) {

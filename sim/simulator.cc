@@ -61,8 +61,8 @@ class Explanation {
                                                            : DOES_NOT_FIT);
     if (fit_.has_estimates) {
       for (size_t b = 0; b < graph_.buffers.size(); ++b) {
-        if (!graph_.buffers[b].estimate_low || engine_.space_of(static_cast<int>(b)) < 0) continue;
-        const std::string& basis = graph_.buffers[b].estimate_basis;
+        if (!graph_.buffers[b].estimate_low() || engine_.space_of(static_cast<int>(b)) < 0) continue;
+        const std::string& basis = graph_.buffers[b].estimate_basis();
         report_.add_notes(absl::StrCat("buffer '", graph_.buffers[b].name, "' is an estimate",
                                        basis.empty() ? "" : absl::StrCat(" (", basis, ")"),
                                        ": the verdict holds it at its low and high bounds too"));
@@ -97,12 +97,12 @@ class Explanation {
     share.set_total_bytes(bytes * copies);
     share.set_share(peak > 0 ? static_cast<double>(bytes * copies) / static_cast<double>(peak) : 0.0);
     share.set_role(graph_.buffers[buffer].role);
-    if (graph_.buffers[buffer].estimate_low) {
+    if (graph_.buffers[buffer].estimate_low()) {
       share.set_estimated(true);
       // Evaluated by the engine already: these do not fail here.
       share.set_bytes_per_copy_low(BufferBytesAt(graph_, buffer, scratch_.values, EstimateBound::kLow).value_or(bytes));
       share.set_bytes_per_copy_high(BufferBytesAt(graph_, buffer, scratch_.values, EstimateBound::kHigh).value_or(bytes));
-      share.set_estimate_basis(graph_.buffers[buffer].estimate_basis);
+      share.set_estimate_basis(graph_.buffers[buffer].estimate_basis());
     }
     share.set_shape(ShapeString(graph_, buffer, scratch_.values));
     share.set_dtype(graph_.buffers[buffer].dtype);
@@ -224,7 +224,7 @@ class Explanation {
     bool any = false;
     for (const FitEngine::Group& group : engine_.groups()) {
       if (group.space != s) continue;
-      for (int b : group.buffers) any = any || static_cast<bool>(graph_.buffers[b].estimate_low);
+      for (int b : group.buffers) any = any || static_cast<bool>(graph_.buffers[b].estimate_low());
     }
     if (!any) return;
     const SpaceFigures& low = fit_.spaces_low[s];

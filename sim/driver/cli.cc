@@ -168,6 +168,12 @@ absl::StatusOr<int> WhatIf(const ParsedFlags& flags, const DeviceModel& device, 
 absl::StatusOr<Kernel> LowerKernel(Kernel kernel, const DeviceModel& device) {
   for (const auto& front_end : FrontEnds()) {
     if (!front_end->Lowers(kernel.graph)) continue;
+    if (!kernel.wire.empty()) {  // the front end rewrites the whole graph
+      GraphFile file{std::move(kernel.graph), std::move(kernel.wire)};
+      RETURN_IF_ERROR(DecodeGraphWire(&file, kernel.origin));
+      kernel.graph = std::move(file.graph);
+      kernel.wire.clear();
+    }
     ASSIGN_OR_RETURN(kernel, front_end->Lower(std::move(kernel), device));
     kernel.front_end = front_end.get();
   }
@@ -259,7 +265,9 @@ absl::StatusOr<Kernel> LoadKernel(const ParsedFlags& flags, const DeviceModel& d
     kernel.front_end = reader;
   } else {
     kernel.origin = flags.Get("graph");
-    ASSIGN_OR_RETURN(kernel.graph, LoadGraph(kernel.origin));
+    ASSIGN_OR_RETURN(GraphFile file, ReadGraphFile(kernel.origin));
+    kernel.graph = std::move(file.graph);
+    kernel.wire = std::move(file.wire);
     if (kernel.graph.name().empty()) kernel.graph.set_name(std::filesystem::path(kernel.origin).stem().string());
   }
   return LowerKernel(std::move(kernel), device);
@@ -300,8 +308,8 @@ absl::StatusOr<Report> SimulateKernel(Kernel kernel, const DeviceModel& device, 
   options.policy_override = kernel.policy;
   // A plain graph is compiled in place (a front end may still need its graph to word the verdict):
   // one copy of a large graph in memory, not two.
-  ASSIGN_OR_RETURN(CompiledGraph compiled,
-                   CompileGraph(kernel.front_end == nullptr ? std::move(kernel.graph) : kernel.graph, kernel.origin));
+  ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(kernel.front_end == nullptr ? std::move(kernel.graph) : kernel.graph,
+                                                        kernel.origin, std::move(kernel.wire)));
   ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(compiled, flags.GetList("set")));
   ASSIGN_OR_RETURN(Report report, Simulate(compiled, device, values, options));
   if (kernel.front_end != nullptr) {

@@ -505,7 +505,7 @@ absl::StatusOr<int> PlanKernel(const Kernel& kernel, const DeviceModel& device, 
                                std::ostream& out, std::ostream& err) {
   ASSIGN_OR_RETURN(PlanOptions options, OptionsFromFlags(flags));
   const std::string format = flags.Get("format", "text");
-  ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(kernel.graph, kernel.origin));
+  ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(kernel.graph, kernel.origin, kernel.wire));
   options.policy_override = kernel.policy;
   const std::vector<std::string> sets = flags.GetList("set");
   ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(compiled, sets));
