@@ -6,6 +6,8 @@
 #include <filesystem>
 
 #include "absl/strings/match.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -66,10 +68,24 @@ bool IsPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 // Checks one model; `bad` builds the error naming the origin and the field.
 class DeviceChecker {
  public:
+  // Names are looked up by graphs (`memory_space: "smem"`, `--device h100`) and printed in
+  // reports: printable ASCII that a text graph carries unchanged (the device_loader fuzz target
+  // found a space name of raw bytes that no graph could name).
+  absl::Status CheckName(absl::string_view field, absl::string_view name) const {
+    const bool ok = name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
+                      return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '+' ||
+                             c == '-';
+                    });
+    if (ok) return absl::OkStatus();
+    return Bad(field, absl::StrCat("'", absl::CHexEscape(name.substr(0, 64)),
+                                   "' is not 1 to 64 letters, digits, '_', '.', '+' or '-'"));
+  }
+
   DeviceChecker(const DeviceModel& device, absl::string_view origin) : device_(device), origin_(origin) {}
 
   absl::Status Run() {
     if (device_.name().empty()) return Bad("name", "is missing");
+    RETURN_IF_ERROR(CheckName("name", device_.name()));
     if (device_.memory_spaces().empty()) return Bad("memory_spaces", "is empty");
     if (device_.memory_spaces_size() > kMaxDeviceMemorySpaces) {
       return Bad("memory_spaces", absl::StrCat("has ", device_.memory_spaces_size(), " entries; at most ",
@@ -79,6 +95,7 @@ class DeviceChecker {
     std::vector<std::string> seen;
     for (const MemorySpace& space : device_.memory_spaces()) {
       if (space.name().empty()) return Bad("memory_spaces.name", "is missing");
+      RETURN_IF_ERROR(CheckName("memory_spaces.name", space.name()));
       if (std::find(seen.begin(), seen.end(), space.name()) != seen.end()) {
         return Bad(absl::StrCat("memory_spaces[", space.name(), "]"), "is defined twice");
       }

@@ -132,6 +132,18 @@ TEST(DeviceTest, AnAlignmentThatIsNoPowerOfTwoIsRefused) {
               HasSubstr("field 'memory_spaces[smem].alignment_bytes' must be a power of two"));
 }
 
+// Found by the device_loader fuzz target (2026-11-26): a space name of raw bytes passed
+// validation, and no graph could name it.
+TEST(DeviceTest, AMemorySpaceNameOfRawBytesIsRefused) {
+  EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) { d.mutable_memory_spaces(0)->set_name("\xff\xfevmem"); }),
+              HasSubstr("field 'memory_spaces.name' '\\xff\\xfevmem' is not 1 to 64 letters"));
+}
+
+TEST(DeviceTest, ADeviceNameWithSpacesIsRefused) {
+  EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) { d.set_name("my h100"); }),
+              HasSubstr("field 'name' 'my h100' is not 1 to 64 letters"));
+}
+
 TEST(DeviceTest, ANaNBandwidthIsRefused) {
   EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) { d.mutable_performance()->set_memory_bandwidth_gbps(std::nan("")); }),
               HasSubstr("field 'performance.memory_bandwidth_gbps' must be a finite number"));
