@@ -157,6 +157,49 @@ def test_early_prune_when_nothing_fits():
     assert sst.early_prune(tk.matmul_kernel, tk.MATMUL_SIGNATURE, target="sm_90", on_empty="keep")(huge, {}) == huge
 
 
+def verdicts(prune):
+    return [(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"], c.num_stages, c.num_warps, v["fits"],
+             v["message"], v["shared"]) for c, v in prune.last]
+
+
+def test_early_prune_in_worker_processes_gives_the_serial_verdicts():
+    serial = sst.early_prune(tk.matmul_kernel, tk.MATMUL_SIGNATURE, target="sm_90", workers=0)
+    parallel = sst.early_prune(tk.matmul_kernel, tk.MATMUL_SIGNATURE, target="sm_90", workers=2)
+    assert parallel(SPACE, {}) == serial(SPACE, {})
+    assert verdicts(parallel) == verdicts(serial)
+    assert parallel.stats["workers"] == 2 and serial.stats["workers"] == 0
+    assert parallel.stats["lowered"] == serial.stats["lowered"] == len(SPACE)
+
+
+def test_early_prune_lowers_here_when_a_worker_fails(monkeypatch, caplog):
+    serial = sst.early_prune(tk.matmul_kernel, tk.MATMUL_SIGNATURE, target="sm_90", workers=0)
+    expected = serial(SPACE, {})
+    monkeypatch.setattr(sst.sys, "executable", "/bin/false")  # every worker exits 1 and writes nothing
+    parallel = sst.early_prune(tk.matmul_kernel, tk.MATMUL_SIGNATURE, target="sm_90", workers=2)
+    assert parallel(SPACE, {}) == expected
+    assert verdicts(parallel) == verdicts(serial)
+    assert "lowering worker failed" in caplog.text
+
+
+def test_early_prune_lowers_a_kernel_no_worker_can_import_here():
+    @triton.jit
+    def local_copy(x_ptr, BLOCK: triton.language.constexpr):
+        offs = triton.language.arange(0, BLOCK)
+        triton.language.store(x_ptr + offs, triton.language.load(x_ptr + offs) + 1)
+
+    space = [triton.Config({"BLOCK": b}, num_warps=w, num_stages=s) for b in (64, 128) for w in (1, 2, 4, 8)
+             for s in (1, 2)]
+    prune = sst.early_prune(local_copy, {"x_ptr": "*fp32"}, target="sm_90", workers=2)
+    assert prune(space, {}) == space
+    assert prune.stats["workers"] == 0 and prune.stats["lowered"] == len(space)
+
+
+def test_early_prune_refuses_a_worker_count_that_is_not_one():
+    for bad in (-1, 2.5, True, "4"):
+        with pytest.raises(scratchsim.Error, match="workers"):
+            sst.early_prune(tk.matmul_kernel, tk.MATMUL_SIGNATURE, target="sm_90", workers=bad)
+
+
 def test_early_prune_top_k_keeps_the_planners_best():
     space = tk.matmul_configs(block_m=(64, 128, 256), block_n=(64, 128, 256), block_k=(32, 64), stages=(3, 4),
                               warps=(4, 8))

@@ -23,6 +23,11 @@ from __future__ import annotations
 import inspect
 import logging
 import math
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -30,7 +35,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import scratchsim
 from scratchsim import Error
 
-__all__ = ["check", "lower", "early_prune", "tensor", "target_of", "device_for", "Lowered", "EarlyPrune"]
+__all__ = ["check", "lower", "early_prune", "tensor", "target_of", "device_for", "default_workers", "Lowered",
+           "EarlyPrune"]
 
 log = logging.getLogger("scratchsim.triton")
 
@@ -239,20 +245,19 @@ class Lowered:
         self.ttgir, self.target, self.name, self.seconds, self.options = ttgir, target, name, seconds, options
 
 
-def lower(kernel, config=None, signature_or_args=None, target=None, **launch_kwargs) -> Lowered:
-    """Lowers one config of `kernel` to TTGIR with Triton's front end and TTGIR passes only.
+class _Source:
+    """One config of a kernel, specialized as Triton's JIT would, ready to lower: what lower()
+    needs besides the kernel itself, all of it picklable (a worker process lowers it too)."""
 
-    signature_or_args: {arg: type} ("*fp16", "i32", "fp32"; "i32:16" divisible by 16; a
-    non-string value is a constexpr, e.g. a unit stride: 1), or the launch arguments (a sequence
-    in parameter order or a dict by name: tensors, tensor("fp16") or torch dtypes standing for
-    tensors, ints, floats), specialized as Triton's JIT specializes them.
-    launch_kwargs: further constexprs or options given at launch.
-    """
-    _triton()
-    from triton._C.libtriton import ir
-    from triton.compiler.compiler import ASTSource, make_backend
+    def __init__(self, fn, target, options, signature, constexprs, attrs):
+        self.fn, self.target, self.options = fn, target, options
+        self.signature, self.constexprs, self.attrs = signature, constexprs, attrs
+
+
+def _prepare(kernel, config, signature_or_args, target, launch_kwargs) -> _Source:
     fn = _jit_function(kernel)
     tgt = target_of(target)
+    from triton.compiler.compiler import make_backend
     backend = make_backend(tgt)
     kwargs = {**_runtime_kwargs(fn), **_config_kwargs(config), **launch_kwargs}
     if signature_or_args is None:
@@ -261,10 +266,18 @@ def lower(kernel, config=None, signature_or_args=None, target=None, **launch_kwa
         options, signature, constexprs, attrs = _source_from_signature(fn, backend, signature_or_args, kwargs)
     else:
         options, signature, constexprs, attrs = _source_from_args(fn, backend, signature_or_args, kwargs)
+    return _Source(fn, tgt, options, signature, constexprs, attrs)
+
+
+def _lower_source(source: _Source) -> Lowered:
+    """triton.compile's first steps on one specialized config, stopped after the TTGIR stage."""
+    from triton._C.libtriton import ir
+    from triton.compiler.compiler import ASTSource, make_backend
+    tgt = source.target
+    backend = make_backend(tgt)
     t0 = time.perf_counter()
-    src = ASTSource(fn, signature, constexprs, attrs)
-    # triton.compile's first steps, stopped after the TTGIR stage.
-    opts = backend.parse_options(dict(options.__dict__, **src.parse_options()))
+    src = ASTSource(source.fn, source.signature, source.constexprs, source.attrs)
+    opts = backend.parse_options(dict(source.options.__dict__, **src.parse_options()))
     context = ir.context()
     ir.load_dialects(context)
     backend.load_dialects(context)
@@ -282,7 +295,93 @@ def lower(kernel, config=None, signature_or_args=None, target=None, **launch_kwa
     else:
         raise Error(f"Triton's pipeline for {_arch(tgt)} has no ttgir stage")
     text = str(module)
-    return Lowered(text, tgt, fn.__name__, time.perf_counter() - t0, opts)
+    return Lowered(text, tgt, source.fn.__name__, time.perf_counter() - t0, opts)
+
+
+def lower(kernel, config=None, signature_or_args=None, target=None, **launch_kwargs) -> Lowered:
+    """Lowers one config of `kernel` to TTGIR with Triton's front end and TTGIR passes only.
+
+    signature_or_args: {arg: type} ("*fp16", "i32", "fp32"; "i32:16" divisible by 16; a
+    non-string value is a constexpr, e.g. a unit stride: 1), or the launch arguments (a sequence
+    in parameter order or a dict by name: tensors, tensor("fp16") or torch dtypes standing for
+    tensors, ints, floats), specialized as Triton's JIT specializes them.
+    launch_kwargs: further constexprs or options given at launch.
+    """
+    _triton()
+    return _lower_source(_prepare(kernel, config, signature_or_args, target, launch_kwargs))
+
+
+def _kernel_ref(fn):
+    """(module, attribute) under which a worker process imports `fn`, or None where it cannot: a
+    kernel of __main__ (a worker would run the script's top level again) or not at a module's top
+    level."""
+    py = getattr(fn, "fn", None)
+    module = getattr(py, "__module__", None)
+    if not module or module in ("__main__", "__mp_main__") or module not in sys.modules:
+        return None
+    namespace = vars(sys.modules[module])
+    names = [n for n in (getattr(fn, "__name__", None), getattr(py, "__name__", None)) if n] + list(namespace)
+    for name in names:
+        obj = namespace.get(name)
+        if obj is None:
+            continue
+        try:
+            if _jit_function(obj) is fn:
+                return module, name
+        except Error:
+            continue
+    return None
+
+
+def default_workers() -> int:
+    """Worker processes early_prune lowers with when not told: the cores this process may use
+    less one, at most 16."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(16, cores - 1))
+
+
+def _lower_in_workers(sources: Sequence[_Source], ref, workers: int) -> list:
+    """Lowers `sources` (configs of one kernel) in `workers` processes of
+    scratchsim._lower_worker, each given an equal share in order. Returns per source a Lowered, or
+    ("error", message, scratchsim_refused); None for a share whose worker failed (lower it here)."""
+    chunks = [list(range(i, len(sources), workers)) for i in range(workers)]
+    chunks = [c for c in chunks if c]
+    results: list = [None] * len(sources)
+    # The worker finds scratchsim and the kernel's module where this process does.
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if isinstance(p, str) and p))
+    with tempfile.TemporaryDirectory(prefix="scratchsim_lower_") as tmp:
+        procs = []
+        for n, chunk in enumerate(chunks):
+            jobs = []
+            for i in chunk:
+                s = sources[i]
+                bare = _Source(None, s.target, s.options, s.signature, s.constexprs, s.attrs)
+                jobs.append((ref[0], ref[1], s.fn.cache_key, bare))
+            job_path, out_path = os.path.join(tmp, f"jobs{n}"), os.path.join(tmp, f"out{n}")
+            with open(job_path, "wb") as f:
+                pickle.dump(jobs, f)
+            procs.append((chunk, out_path, subprocess.Popen(
+                [sys.executable, "-m", "scratchsim._lower_worker", job_path, out_path], env=env,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)))
+        for chunk, out_path, proc in procs:
+            _, err = proc.communicate()
+            try:
+                with open(out_path, "rb") as f:
+                    out = pickle.load(f)
+            except (OSError, EOFError, pickle.UnpicklingError):
+                log.warning("scratchsim early_prune: a lowering worker failed (exit %s: %s); lowering its configs "
+                            "here", proc.returncode, err.decode(errors="replace").strip()[-500:])
+                continue
+            for i, r in zip(chunk, out):
+                if r[0] == "ok":
+                    s = sources[i]
+                    results[i] = Lowered(r[1], s.target, s.fn.__name__, r[2], r[3])
+                else:
+                    results[i] = r
+    return results
 
 
 def _simulate(lowered: Lowered, device: str | None, suggest: bool) -> dict:
@@ -405,7 +504,7 @@ class EarlyPrune:
     """The callable early_prune() returns (see there). Its .stats and .last say what it did."""
 
     def __init__(self, kernel=None, signature_or_args=None, target=None, device=None, top_k=None, graph=None,
-                 param_names=None, problem=None, on_empty="raise", verbose=False):
+                 param_names=None, problem=None, on_empty="raise", verbose=False, workers=None):
         self.kernel = kernel
         self.signature_or_args = signature_or_args
         self.target = target
@@ -418,15 +517,17 @@ class EarlyPrune:
             raise Error("on_empty: 'raise' or 'keep'")
         self.on_empty = on_empty
         self.verbose = verbose
+        if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 0):
+            raise Error(f"workers: a count of processes (0 or 1: lower here), got {workers!r}")
+        self.workers = default_workers() if workers is None else workers
         self._cache: dict = {}
         self._lock = threading.Lock()
         self.stats = {"calls": 0, "lowered": 0, "cached": 0, "kept": 0, "dropped": 0, "lower_s": 0.0,
-                      "simulate_s": 0.0, "plan_s": 0.0}
+                      "simulate_s": 0.0, "plan_s": 0.0, "workers": 0, "parallel_s": 0.0}
         self.last: list = []  # (config, verdict dict) of the last call
 
     # -- the verdict of one config, cached ------------------------------------------------------
-    def verdict(self, fn, config, args, launch: dict) -> dict:
-        target = target_of(self.target)
+    def _key(self, fn, config, args, launch: dict) -> tuple:
         sig = args if _is_signature(args) else None
         if sig is not None:
             args_key = _freeze(sig)
@@ -434,30 +535,83 @@ class EarlyPrune:
             args_key = tuple(sorted((k, _arg_key(v)) for k, v in args.items()))
         else:
             args_key = tuple(_arg_key(v) for v in args)
-        key = (id(fn), getattr(fn, "cache_key", None), _config_key(config), args_key,
-               tuple(sorted((k, _arg_key(v)) for k, v in launch.items())), _arch(target), self.device)
+        return (id(fn), getattr(fn, "cache_key", None), _config_key(config), args_key,
+                tuple(sorted((k, _arg_key(v)) for k, v in launch.items())), _arch(target_of(self.target)),
+                self.device)
+
+    def _judge(self, lowered) -> dict:
+        """The verdict of a lowered config, or of ("error", message, scratchsim_refused)."""
+        if isinstance(lowered, Lowered):
+            self.stats["lowered"] += 1
+            self.stats["lower_s"] += lowered.seconds
+            report = _simulate(lowered, self.device, suggest=False)
+            self.stats["simulate_s"] += report["triton"]["simulate_s"]
+            return {"fits": bool(report.get("fits")), "message": "" if report.get("fits") else _message(report),
+                    "shared": _shared_required(report), "lower_s": lowered.seconds}
+        _, message, refused_by_scratchsim = lowered
+        if refused_by_scratchsim:
+            raise Error(message)
+        # Triton refused the config itself (it would not compile either).
+        self.stats["lowered"] += 1
+        return {"fits": False, "message": message, "shared": None, "lower_s": None}
+
+    def verdict(self, fn, config, args, launch: dict) -> dict:
+        key = self._key(fn, config, args, launch)
         with self._lock:
             hit = self._cache.get(key)
         if hit is not None:
             self.stats["cached"] += 1
             return hit
         try:
-            lowered = lower(fn, config, args, target, **launch)
-            self.stats["lowered"] += 1
-            self.stats["lower_s"] += lowered.seconds
-            report = _simulate(lowered, self.device, suggest=False)
-            self.stats["simulate_s"] += report["triton"]["simulate_s"]
-            result = {"fits": bool(report.get("fits")), "message": "" if report.get("fits") else _message(report),
-                      "shared": _shared_required(report), "lower_s": lowered.seconds}
+            lowered = lower(fn, config, args, target_of(self.target), **launch)
         except Error:
             raise
-        except Exception as e:  # Triton refused the config itself (it would not compile either)
-            self.stats["lowered"] += 1
-            result = {"fits": False, "message": f"{type(e).__name__}: {e}".splitlines()[0], "shared": None,
-                      "lower_s": None}
+        except Exception as e:
+            lowered = ("error", f"{type(e).__name__}: {e}".splitlines()[0], False)
+        result = self._judge(lowered)
         with self._lock:
             self._cache[key] = result
         return result
+
+    def _lower_ahead(self, fn, configs, args, launch: dict) -> None:
+        """Lowers the configs not yet cached in worker processes, when there are enough of them to
+        gain (four or more per worker, sixteen in all) and the kernel can be imported by a worker;
+        verdict() then finds them cached. The verdicts are the serial path's, config for config."""
+        if self.workers < 2:
+            return
+        ref = _kernel_ref(fn)
+        if ref is None:
+            return
+        todo, keys = [], []
+        for c in configs:
+            key = self._key(fn, c, args, launch)
+            with self._lock:
+                if key in self._cache or key in keys:
+                    continue
+            keys.append(key)
+            todo.append(c)
+        workers = min(self.workers, len(todo) // 4)
+        if len(todo) < 16 or workers < 2:
+            return
+        t0 = time.perf_counter()
+        sources, kept_keys = [], []
+        for c, key in zip(todo, keys):
+            try:
+                sources.append(_prepare(fn, c, args, target_of(self.target), launch))
+                kept_keys.append(key)
+            except Error:
+                raise
+            except Exception:
+                continue  # verdict() meets the same refusal and words it
+        results = _lower_in_workers(sources, ref, workers)
+        self.stats["workers"] = max(self.stats["workers"], workers)
+        for key, lowered in zip(kept_keys, results):
+            if lowered is None:
+                continue  # its worker failed: verdict() lowers it here
+            result = self._judge(lowered)
+            with self._lock:
+                self._cache[key] = result
+        self.stats["parallel_s"] += time.perf_counter() - t0
 
     # -- the planner's ranking (top_k) --------------------------------------------------------------
     def _plan_rank(self, configs, named_args) -> dict:
@@ -530,6 +684,8 @@ class EarlyPrune:
                 worst = len(rank) + 1
                 position = {id(c): i for i, c in enumerate(order)}
                 order.sort(key=lambda c: (rank.get(self._graph_key(c), worst), position[id(c)]))
+        if not self.top_k:  # with top_k the planner's order decides how few are lowered at all
+            self._lower_ahead(fn, order, args, launch)
         kept, self.last = [], []
         for c in order:
             v = self.verdict(fn, c, args, launch)
@@ -566,7 +722,7 @@ def _shared_required(report: dict):
 def early_prune(kernel=None, signature_or_args=None, target=None, *, device: str | None = None,
                 top_k: int | None = None, graph=None, param_names: Mapping[str, str] | None = None,
                 problem: Callable[[Mapping[str, Any]], dict] | None = None, on_empty: str = "raise",
-                verbose: bool = False) -> EarlyPrune:
+                verbose: bool = False, workers: int | None = None) -> EarlyPrune:
     """A callable for triton.autotune(..., prune_configs_by={"early_config_prune": ...}).
 
     It lowers each config to TTGIR (for `target`, None: the local GPU), simulates it, drops every
@@ -582,6 +738,11 @@ def early_prune(kernel=None, signature_or_args=None, target=None, *, device: str
         parameters, problem(named_args) gives M, N, K, ELT); configs are lowered in the planner's
         order until K fit, and returned best first.
     on_empty: "raise" (scratchsim.Error naming why) or "keep" (return every config) when none fits.
+    workers: processes that lower configs in parallel (Triton's front end holds the GIL, so
+        threads would not): None is default_workers() (the usable cores less one, at most 16),
+        0 or 1 lowers every config in this process. Workers are used for 16 or more configs, four
+        or more each, and only for a kernel a worker can import (defined at the top level of a
+        module other than __main__); the verdicts are the same either way.
     """
     return EarlyPrune(kernel, signature_or_args, target, device, top_k, graph, param_names, problem, on_empty,
-                      verbose)
+                      verbose, workers)
