@@ -1,6 +1,8 @@
 """Samples the SM clock and power while a Triton matmul configuration runs back to back, as in
 the planner sweeps (docs/validation/planner-h100.md, "Full-size launches: DRAM traffic and clock"): is the clock the model assumes
-(1980 MHz) the one the kernels run at? usage (on the GPU): python3 clock_under_load.py OUT.json"""
+(1980 MHz) the one the kernels run at? usage (on the GPU):
+    python3 clock_under_load.py OUT.json [DTYPE:BM/BN/BK/STAGES/WARPS ...] [--shape MxNxK]
+(default: the four cases below at 4096^3)."""
 import json
 import os
 import subprocess
@@ -24,10 +26,22 @@ def sample():
     return out
 
 
+def parse_args(argv):
+    cases, shape = [], (4096, 4096, 4096)
+    it = iter(argv)
+    for arg in it:
+        if arg == "--shape":
+            shape = tuple(int(x) for x in next(it).split("x"))
+        else:
+            dtype_name, values = arg.split(":")
+            cases.append((dtype_name, tuple(int(x) for x in values.split("/"))))
+    return cases or CASES, shape
+
+
 def main():
     results = []
-    M = N = K = 4096
-    for dtype_name, values in CASES:
+    cases, (M, N, K) = parse_args(sys.argv[2:])
+    for dtype_name, values in cases:
         cfg = dict(zip(NAMES, values))
         dtype = sweep.DTYPES[dtype_name]
         a = torch.randn(M, K, device="cuda", dtype=dtype)
@@ -47,7 +61,7 @@ def main():
         print(dtype_name, values, f"{ms:.4f} ms", samples[len(samples) // 2:][:3], flush=True)
     idle = sample()
     with open(sys.argv[1], "w") as f:
-        json.dump({"device": torch.cuda.get_device_name(0), "idle": idle,
+        json.dump({"device": torch.cuda.get_device_name(0), "idle": idle, "shape": [M, N, K],
                    "fields": "clocks.sm MHz, clocks.mem MHz, power.draw W, temperature C, clocks_event_reasons.active",
                    "results": results}, f, indent=1)
 
