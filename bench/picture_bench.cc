@@ -1,7 +1,7 @@
 // How long the pictures take for big graphs: the memory timeline (SVG) and the trace (Chrome
 // trace JSON) of a 100,000-buffer graph, rendered from its report and written to a file, and the
 // report with what they read (SimulateOptions.keep_buffers). docs/performance.md has the numbers.
-// `picture_bench --write-graph FILE.pb [BUFFERS]` writes the graph instead, to time the command
+// `picture_bench --write-graph FILE.{pb,pbtxt,json} [BUFFERS]` writes the graph instead, to time the command
 // line (`simulate --graph FILE.pb --timeline ...`).
 #include <algorithm>
 #include <cstdint>
@@ -12,8 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/json_util.h"
 #include "sim/device.h"
 #include "sim/graph.h"
 #include "sim/simulator.h"
@@ -184,8 +187,19 @@ BENCHMARK_CAPTURE(BM_SimulateForPictures, keep_buffers, true)->Apply(Sizes);
 int main(int argc, char** argv) {
   if (argc >= 3 && std::strcmp(argv[1], "--write-graph") == 0) {
     const int64_t buffers = argc >= 4 ? std::atoll(argv[3]) : 100000;
+    const scratchsim::KernelGraph graph = scratchsim::WideGraph(buffers);
     std::ofstream out(argv[2], std::ios::binary | std::ios::trunc);
-    return scratchsim::WideGraph(buffers).SerializeToOstream(&out) ? 0 : 1;
+    // The format follows the name, as `simulate --graph` reads it: .pbtxt text, .json JSON, else binary.
+    std::string text;
+    if (absl::EndsWith(argv[2], ".pbtxt")) {
+      if (!google::protobuf::TextFormat::PrintToString(graph, &text)) return 1;
+    } else if (absl::EndsWith(argv[2], ".json")) {
+      if (!google::protobuf::util::MessageToJsonString(graph, &text).ok()) return 1;
+    } else {
+      return graph.SerializeToOstream(&out) ? 0 : 1;
+    }
+    out << text;
+    return out.good() ? 0 : 1;
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

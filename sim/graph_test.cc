@@ -241,6 +241,36 @@ TEST(GraphWireTest, ABinaryGraphCompilesFromTheWireAsFromItsMessages) {
   EXPECT_EQ(decoded.graph.SerializeAsString(), graph.SerializeAsString());
 }
 
+// Text and JSON graphs are parsed whole, then their buffers and ops go on the wire as a binary
+// graph's do (the million-buffer text graph's peak, docs/performance.md): the same compiled graph.
+TEST(GraphWireTest, TextAndJsonGraphsCompileFromTheWireAsFromTheirMessages) {
+  const KernelGraph graph = Parse(kPipelined);
+  absl::StatusOr<CompiledGraph> whole = CompileGraph(graph, "pipelined");
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  for (ProtoFormat format : {ProtoFormat::kText, ProtoFormat::kJson}) {
+    absl::StatusOr<std::string> contents = SerializeProto(graph, format);
+    ASSERT_TRUE(contents.ok()) << contents.status();
+    const std::string path = WriteTempFile(format == ProtoFormat::kText ? "pipelined.pbtxt" : "pipelined.json", *contents);
+    absl::StatusOr<GraphFile> file = ReadGraphFile(path);
+    ASSERT_TRUE(file.ok()) << file.status();
+    EXPECT_FALSE(file->wire.empty()) << path;
+    EXPECT_EQ(file->graph.buffers_size(), 0) << path;
+    EXPECT_EQ(file->graph.ops_size(), 0) << path;
+    absl::StatusOr<CompiledGraph> streamed = CompileGraph(file->graph, path, file->wire);
+    ASSERT_TRUE(streamed.ok()) << streamed.status();
+    ASSERT_EQ(streamed->buffers.size(), whole->buffers.size()) << path;
+    for (size_t b = 0; b < whole->buffers.size(); ++b) {
+      EXPECT_EQ(streamed->buffers[b].name, whole->buffers[b].name);
+      EXPECT_EQ(*BufferBytes(*streamed, b, streamed->defaults), *BufferBytes(*whole, b, whole->defaults));
+    }
+    EXPECT_EQ(streamed->op_names, whole->op_names) << path;
+    EXPECT_EQ(streamed->op_order, whole->op_order) << path;
+    GraphFile decoded = *std::move(file);
+    ASSERT_TRUE(DecodeGraphWire(&decoded, path).ok());
+    EXPECT_EQ(decoded.graph.SerializeAsString(), graph.SerializeAsString()) << path;
+  }
+}
+
 TEST(GraphWireTest, ErrorsOnTheWireNameFileAndField) {
   KernelGraph graph = Parse(R"pb(
     buffers { name: "a" shape: "4" dtype: "f32" memory_space: "smem" }

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/unknown_field_set.h"
 #include "google/protobuf/util/json_util.h"
@@ -236,15 +237,15 @@ int64_t max_input_bytes = kDefaultMaxInputBytes;
 int64_t MaxInputBytes() { return max_input_bytes; }
 void SetMaxInputBytes(int64_t bytes) { max_input_bytes = bytes; }
 
-absl::Status ParseProto(absl::string_view contents, ProtoFormat format, absl::string_view origin,
-                        google::protobuf::Message* message) {
+namespace {
+
+// ParseProto after the text formats' integers of string fields are quoted (`quoted`).
+absl::Status ParseQuotedProto(absl::string_view quoted, ProtoFormat format, absl::string_view origin,
+                              google::protobuf::Message* message) {
   const std::string type = message->GetDescriptor()->name();
-  if (contents.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(origin, ": file is empty (expected a ", type, ")"));
-  }
   switch (format) {
     case ProtoFormat::kBinary: {
-      if (!message->ParseFromArray(contents.data(), static_cast<int>(contents.size()))) {
+      if (!message->ParseFromArray(quoted.data(), static_cast<int>(quoted.size()))) {
         return absl::InvalidArgumentError(
             absl::StrCat(origin, ": not a valid binary ", type, " (protobuf wire format)"));
       }
@@ -260,7 +261,8 @@ absl::Status ParseProto(absl::string_view contents, ProtoFormat format, absl::st
       parser.SetRecursionLimit(64);
       CollectingErrors errors;
       parser.RecordErrorsTo(&errors);
-      if (!parser.ParseFromString(QuoteIntegersOfStringFields(contents, message->GetDescriptor(), false), message)) {
+      google::protobuf::io::ArrayInputStream input(quoted.data(), static_cast<int>(quoted.size()));
+      if (!parser.Parse(&input, message)) {
         return absl::InvalidArgumentError(absl::StrCat(origin, ": ", errors.Joined()));
       }
       return absl::OkStatus();
@@ -269,7 +271,7 @@ absl::Status ParseProto(absl::string_view contents, ProtoFormat format, absl::st
       google::protobuf::util::JsonParseOptions options;
       options.ignore_unknown_fields = false;
       auto status = google::protobuf::util::JsonStringToMessage(
-          QuoteIntegersOfStringFields(contents, message->GetDescriptor(), true), message, options);
+          google::protobuf::StringPiece(quoted.data(), quoted.size()), message, options);
       if (!status.ok()) {
         return absl::InvalidArgumentError(
             absl::StrCat(origin, ": invalid JSON ", type, ": ", status.message().as_string()));
@@ -278,6 +280,32 @@ absl::Status ParseProto(absl::string_view contents, ProtoFormat format, absl::st
     }
   }
   return absl::InternalError("unreachable proto format");
+}
+
+absl::Status EmptyFileError(absl::string_view origin, const google::protobuf::Message& message) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(origin, ": file is empty (expected a ", message.GetDescriptor()->name(), ")"));
+}
+
+}  // namespace
+
+absl::Status ParseProto(absl::string_view contents, ProtoFormat format, absl::string_view origin,
+                        google::protobuf::Message* message) {
+  if (contents.empty()) return EmptyFileError(origin, *message);
+  if (format == ProtoFormat::kBinary) return ParseQuotedProto(contents, format, origin, message);
+  return ParseQuotedProto(
+      QuoteIntegersOfStringFields(contents, message->GetDescriptor(), format == ProtoFormat::kJson), format, origin,
+      message);
+}
+
+absl::Status ParseOwnedProto(std::string contents, ProtoFormat format, absl::string_view origin,
+                             google::protobuf::Message* message) {
+  if (contents.empty()) return EmptyFileError(origin, *message);
+  if (format == ProtoFormat::kBinary) return ParseQuotedProto(contents, format, origin, message);
+  std::string quoted =
+      QuoteIntegersOfStringFields(contents, message->GetDescriptor(), format == ProtoFormat::kJson);
+  std::string().swap(contents);
+  return ParseQuotedProto(quoted, format, origin, message);
 }
 
 absl::Status LoadProtoFile(absl::string_view path, google::protobuf::Message* message) {

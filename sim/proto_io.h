@@ -30,6 +30,10 @@ absl::StatusOr<std::string> ReadFileToString(absl::string_view path, int64_t max
 // the schema does not know is rejected, so garbage that happens to decode is not accepted.
 absl::Status ParseProto(absl::string_view contents, ProtoFormat format, absl::string_view origin,
                         google::protobuf::Message* message);
+// The same, freeing `contents` as soon as it is no longer needed (before the message is built),
+// so a large text or JSON file and its parse do not both hold memory at the peak.
+absl::Status ParseOwnedProto(std::string contents, ProtoFormat format, absl::string_view origin,
+                             google::protobuf::Message* message);
 
 absl::Status LoadProtoFile(absl::string_view path, google::protobuf::Message* message);
 

@@ -85,6 +85,20 @@ TEST(ProtoIoTest, IntegersAreAcceptedWhereExpressionsAre) {
   EXPECT_EQ(json.launch().num_warps(), "8");
 }
 
+TEST(ProtoIoTest, ParsingOwnedContentsGivesWhatParsingAViewGives) {
+  const std::string text = "name: \"k\"\nbuffers { name: \"a\" shape: [64, \"B\"] copies: 3 }\n";
+  KernelGraph viewed, owned;
+  ASSERT_TRUE(ParseProto(text, ProtoFormat::kText, "t.pbtxt", &viewed).ok());
+  ASSERT_TRUE(ParseOwnedProto(text, ProtoFormat::kText, "t.pbtxt", &owned).ok());
+  EXPECT_EQ(owned.SerializeAsString(), viewed.SerializeAsString());
+  EXPECT_THAT(ParseOwnedProto("name: \"k\"\nbuffers { nme: \"a\" }\n", ProtoFormat::kText, "g.pbtxt", &owned).message(),
+              HasSubstr("g.pbtxt: line 2"));
+  EXPECT_THAT(ParseOwnedProto("", ProtoFormat::kJson, "e.json", &owned).message(),
+              HasSubstr("e.json: file is empty (expected a KernelGraph)"));
+  EXPECT_THAT(ParseOwnedProto("{\"buffers\": 7}", ProtoFormat::kJson, "b.json", &owned).message(),
+              HasSubstr("b.json: invalid JSON KernelGraph"));
+}
+
 TEST(ProtoIoTest, OnlyRegularFilesAreRead) {
   EXPECT_THAT(ReadFileToString(::testing::TempDir()).status().message(), ::testing::HasSubstr("is a directory"));
   EXPECT_THAT(ReadFileToString("/dev/zero").status().message(), ::testing::HasSubstr("is not a regular file"));
