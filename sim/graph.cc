@@ -619,6 +619,9 @@ absl::Status CheckBinaryGraphSizes(absl::string_view contents, absl::string_view
 
 namespace {
 
+// Text and JSON graphs are parsed this many bytes at a time (ParseProtoInPieces).
+constexpr size_t kGraphPieceBytes = size_t{8} << 20;
+
 // Millions of small freed messages stay in the heap's free lists, counted as resident, while the
 // compiled graph's tables come from fresh pages; glibc gives them back on request.
 void ReturnFreedHeapToTheSystem() {
@@ -651,18 +654,26 @@ absl::StatusOr<GraphFile> ReadGraphFile(absl::string_view path) {
   ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
   GraphFile file;
   if (format != ProtoFormat::kBinary) {
-    RETURN_IF_ERROR(ParseOwnedProto(std::move(contents), format, path, &file.graph));
-    // Text and JSON are parsed whole; their buffers and ops then go back on the wire as a binary
-    // graph's lie, so that CompileGraph frees each message's bytes once compiled here too and a
-    // million of them never exist beside their compiled form (docs/performance.md).
-    if (file.graph.buffers_size() > 0 || file.graph.ops_size() > 0) {
+    // Text and JSON are parsed in pieces, and each piece's buffers and ops go to the wire as a
+    // binary graph's lie, so that a million of them never exist as messages at once and
+    // CompileGraph compiles them the same way (docs/performance.md, "Memory of large graphs").
+    std::string lists_wire;
+    auto take = [&lists_wire](google::protobuf::Message* piece) {
+      if (piece == nullptr) {
+        std::string().swap(lists_wire);
+        return;
+      }
+      auto* graph = static_cast<KernelGraph*>(piece);
+      if (graph->buffers_size() == 0 && graph->ops_size() == 0) return;
       KernelGraph lists;
-      lists.mutable_buffers()->Swap(file.graph.mutable_buffers());
-      lists.mutable_ops()->Swap(file.graph.mutable_ops());
-      file.wire = lists.SerializeAsString();
-      lists = KernelGraph();
-      ReturnFreedHeapToTheSystem();
-    }
+      lists.mutable_buffers()->Swap(graph->mutable_buffers());
+      lists.mutable_ops()->Swap(graph->mutable_ops());
+      lists.AppendToString(&lists_wire);
+    };
+    RETURN_IF_ERROR(ParseProtoInPieces(contents, format, path, kGraphPieceBytes, &file.graph, take));
+    std::string().swap(contents);
+    file.wire = std::move(lists_wire);
+    ReturnFreedHeapToTheSystem();
     return file;
   }
   if (contents.empty()) {

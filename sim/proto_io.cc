@@ -1,7 +1,10 @@
 #include "sim/proto_io.h"
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -298,14 +301,269 @@ absl::Status ParseProto(absl::string_view contents, ProtoFormat format, absl::st
       message);
 }
 
-absl::Status ParseOwnedProto(std::string contents, ProtoFormat format, absl::string_view origin,
-                             google::protobuf::Message* message) {
-  if (contents.empty()) return EmptyFileError(origin, *message);
-  if (format == ProtoFormat::kBinary) return ParseQuotedProto(contents, format, origin, message);
-  std::string quoted =
-      QuoteIntegersOfStringFields(contents, message->GetDescriptor(), format == ProtoFormat::kJson);
-  std::string().swap(contents);
-  return ParseQuotedProto(quoted, format, origin, message);
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::FieldDescriptor;
+
+constexpr size_t kNoEnd = absl::string_view::npos;
+
+bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+bool IsIdentifierChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// The index past the string literal that opens at text[i] (its quote); kNoEnd when it does not
+// close on its line (neither format lets a string span lines: the parser reports it).
+size_t SkipStringLiteral(absl::string_view text, size_t i) {
+  const char quote = text[i];
+  for (size_t j = i + 1; j < text.size(); ++j) {
+    if (text[j] == '\n') return kNoEnd;
+    if (text[j] == '\\') {
+      ++j;
+      continue;
+    }
+    if (text[j] == quote) return j + 1;
+  }
+  return kNoEnd;
+}
+
+// Where text-format input may be cut: offsets just past a top-level field whose value closed a
+// bracket at depth 0 (and a ',' or ';' after it), at least `piece_bytes` apart, the last the end.
+// nullopt where cutting could change the result: unbalanced brackets, an unterminated string, a
+// non-repeated top-level field named twice (the whole parse refuses it; pieces would merge it),
+// '[' where a field name goes (extension and Any syntax).
+std::optional<std::vector<size_t>> TextPieceEnds(absl::string_view text, const Descriptor* descriptor,
+                                                 size_t piece_bytes) {
+  std::vector<size_t> ends;
+  std::set<const FieldDescriptor*> singular;
+  size_t depth = 0, last = 0, i = 0;
+  bool value_next = false;  // at depth 0: a ':' (and maybe a '-') was read, a value follows
+  while (i < text.size()) {
+    const char c = text[i];
+    if (IsSpace(c)) {
+      ++i;
+    } else if (c == '#') {
+      i = text.find('\n', i);
+      if (i == kNoEnd) i = text.size();
+    } else if (c == '"' || c == '\'') {
+      i = SkipStringLiteral(text, i);
+      if (i == kNoEnd) return std::nullopt;
+      if (depth == 0) value_next = false;
+    } else if (c == '{' || c == '<' || c == '[') {
+      if (depth == 0 && c == '[' && !value_next) return std::nullopt;
+      ++depth;
+      ++i;
+    } else if (c == '}' || c == '>' || c == ']') {
+      if (depth == 0) return std::nullopt;
+      ++i;
+      if (--depth > 0) continue;
+      value_next = false;
+      size_t j = i;
+      while (j < text.size() && IsSpace(text[j])) ++j;
+      if (j < text.size() && (text[j] == ',' || text[j] == ';')) i = j + 1;
+      if (i - last >= piece_bytes) {
+        ends.push_back(i);
+        last = i;
+      }
+    } else if (depth > 0) {
+      ++i;
+    } else if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
+      // A number, exponent and suffix included (1.5e-3, 0x1F, 2.0f): a value, never a name.
+      ++i;
+      while (i < text.size() && (IsIdentifierChar(text[i]) || text[i] == '.' ||
+                                 ((text[i] == '-' || text[i] == '+') && (text[i - 1] == 'e' || text[i - 1] == 'E')))) {
+        ++i;
+      }
+      value_next = false;
+    } else if (IsIdentifierChar(c)) {
+      size_t j = i;
+      while (j < text.size() && IsIdentifierChar(text[j])) ++j;
+      if (!value_next) {
+        const FieldDescriptor* field = descriptor->FindFieldByName(std::string(text.substr(i, j - i)));
+        if (field != nullptr && !field->is_repeated() && !singular.insert(field).second) return std::nullopt;
+      }
+      value_next = false;
+      i = j;
+    } else {
+      if (c == ':') value_next = true;
+      else if (c != '-') value_next = false;
+      ++i;
+    }
+  }
+  if (depth != 0) return std::nullopt;
+  if (ends.empty() || ends.back() != text.size()) ends.push_back(text.size());
+  return ends;
+}
+
+// The index past the JSON value that starts at text[i]; kNoEnd where it is not one.
+size_t SkipJsonValue(absl::string_view text, size_t i) {
+  if (i >= text.size()) return kNoEnd;
+  if (text[i] == '"') return SkipStringLiteral(text, i);
+  if (text[i] == '{' || text[i] == '[') {
+    size_t depth = 0;
+    while (i < text.size()) {
+      const char c = text[i];
+      if (c == '"') {
+        i = SkipStringLiteral(text, i);
+        if (i == kNoEnd) return kNoEnd;
+        continue;
+      }
+      if (c == '{' || c == '[') ++depth;
+      if (c == '}' || c == ']') {
+        if (depth == 0) return kNoEnd;
+        if (--depth == 0) return i + 1;
+      }
+      ++i;
+    }
+    return kNoEnd;
+  }
+  const size_t start = i;
+  while (i < text.size() && !IsSpace(text[i]) && text[i] != ',' && text[i] != '}' && text[i] != ']') ++i;
+  return i > start ? i : kNoEnd;
+}
+
+size_t SkipSpace(absl::string_view text, size_t i) {
+  while (i < text.size() && IsSpace(text[i])) ++i;
+  return i;
+}
+
+// A JSON object cut in pieces: every member that is not a list, as one object parsed first, then
+// each list's elements in objects {"key": [...]} of about piece_bytes.
+struct JsonPieces {
+  std::string others = "{";
+  struct List {
+    absl::string_view key;  // the member's name as written, quotes included
+    size_t first = 0, last = 0;  // its elements: elements[first, last)
+  };
+  std::vector<List> lists;
+  std::vector<std::pair<size_t, size_t>> elements;  // [begin, end) in the input
+};
+
+// nullopt where cutting could change the result: not one object, a member named twice (also
+// by its other spelling), an escaped name, anything the scan cannot follow.
+std::optional<JsonPieces> CutJson(absl::string_view text, const Descriptor* descriptor, size_t piece_bytes) {
+  JsonPieces out;
+  std::set<const FieldDescriptor*> fields;
+  std::set<std::string> names;
+  size_t i = SkipSpace(text, 0);
+  if (i >= text.size() || text[i] != '{') return std::nullopt;
+  i = SkipSpace(text, i + 1);
+  if (i < text.size() && text[i] == '}') return std::nullopt;  // empty: nothing to cut
+  while (true) {
+    if (i >= text.size() || text[i] != '"') return std::nullopt;
+    const size_t key_end = SkipStringLiteral(text, i);
+    if (key_end == kNoEnd) return std::nullopt;
+    const absl::string_view key = text.substr(i, key_end - i);
+    const std::string name(key.substr(1, key.size() - 2));
+    if (absl::StrContains(name, '\\') || !names.insert(name).second) return std::nullopt;
+    const FieldDescriptor* field = descriptor->FindFieldByName(name);
+    for (int f = 0; field == nullptr && f < descriptor->field_count(); ++f) {
+      if (descriptor->field(f)->json_name() == name) field = descriptor->field(f);
+    }
+    if (field != nullptr && !fields.insert(field).second) return std::nullopt;
+    i = SkipSpace(text, key_end);
+    if (i >= text.size() || text[i] != ':') return std::nullopt;
+    i = SkipSpace(text, i + 1);
+    if (i < text.size() && text[i] == '[' && SkipSpace(text, i + 1) < text.size() && text[SkipSpace(text, i + 1)] != ']') {
+      JsonPieces::List list{key, out.elements.size(), 0};
+      i = SkipSpace(text, i + 1);
+      while (true) {
+        const size_t end = SkipJsonValue(text, i);
+        if (end == kNoEnd) return std::nullopt;
+        out.elements.push_back({i, end});
+        i = SkipSpace(text, end);
+        if (i < text.size() && text[i] == ',') {
+          i = SkipSpace(text, i + 1);
+          continue;
+        }
+        if (i < text.size() && text[i] == ']') break;
+        return std::nullopt;
+      }
+      ++i;
+      list.last = out.elements.size();
+      // Elements in groups of about piece_bytes, each group a list of its own.
+      size_t bytes = 0, first = list.first;
+      for (size_t e = list.first; e < list.last; ++e) {
+        bytes += out.elements[e].second - out.elements[e].first;
+        if (bytes >= piece_bytes || e + 1 == list.last) {
+          out.lists.push_back({key, first, e + 1});
+          first = e + 1;
+          bytes = 0;
+        }
+      }
+    } else {
+      const size_t end = SkipJsonValue(text, i);
+      if (end == kNoEnd) return std::nullopt;
+      if (out.others.size() > 1) out.others += ',';
+      absl::StrAppend(&out.others, key, ":", text.substr(i, end - i));
+      i = end;
+    }
+    i = SkipSpace(text, i);
+    if (i < text.size() && text[i] == ',') {
+      i = SkipSpace(text, i + 1);
+      continue;
+    }
+    if (i < text.size() && text[i] == '}') break;
+    return std::nullopt;
+  }
+  if (SkipSpace(text, i + 1) != text.size()) return std::nullopt;
+  out.others += '}';
+  return out;
+}
+
+}  // namespace
+
+absl::Status ParseProtoInPieces(absl::string_view contents, ProtoFormat format, absl::string_view origin,
+                                size_t piece_bytes, google::protobuf::Message* message,
+                                const std::function<void(google::protobuf::Message*)>& take) {
+  std::unique_ptr<google::protobuf::Message> piece(message->New());
+  auto add = [&](absl::string_view text) {
+    piece->Clear();
+    if (!ParseProto(text, format, origin, piece.get()).ok()) return false;
+    take(piece.get());
+    message->MergeFrom(*piece);
+    return true;
+  };
+  auto whole = [&]() -> absl::Status {
+    piece->Clear();
+    RETURN_IF_ERROR(ParseProto(contents, format, origin, piece.get()));
+    take(piece.get());
+    message->MergeFrom(*piece);
+    return absl::OkStatus();
+  };
+  if (format == ProtoFormat::kBinary || contents.size() <= piece_bytes) return whole();
+  const google::protobuf::Descriptor* descriptor = message->GetDescriptor();
+  bool cut = false, parsed = true;
+  if (format == ProtoFormat::kText) {
+    if (std::optional<std::vector<size_t>> ends = TextPieceEnds(contents, descriptor, std::max<size_t>(piece_bytes, 1))) {
+      cut = true;
+      size_t begin = 0;
+      for (size_t end : *ends) {
+        if (!(parsed = add(contents.substr(begin, end - begin)))) break;
+        begin = end;
+      }
+    }
+  } else if (std::optional<JsonPieces> pieces = CutJson(contents, descriptor, std::max<size_t>(piece_bytes, 1))) {
+    cut = true;
+    parsed = pieces->others.size() <= 2 || add(pieces->others);
+    std::string text;
+    for (size_t p = 0; parsed && p < pieces->lists.size(); ++p) {
+      const JsonPieces::List& list = pieces->lists[p];
+      text.clear();
+      absl::StrAppend(&text, "{", list.key, ":[");
+      for (size_t e = list.first; e < list.last; ++e) {
+        if (e > list.first) text += ',';
+        const auto [begin, end] = pieces->elements[e];
+        text.append(contents.data() + begin, end - begin);
+      }
+      text += "]}";
+      parsed = add(text);
+    }
+  }
+  if (cut && parsed) return absl::OkStatus();
+  // Not cut, or a piece failed: the whole parse decides, and its errors are the messages.
+  message->Clear();
+  take(nullptr);
+  return whole();
 }
 
 absl::Status LoadProtoFile(absl::string_view path, google::protobuf::Message* message) {

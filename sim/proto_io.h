@@ -4,6 +4,7 @@
 #define SCRATCHSIM_SIM_PROTO_IO_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include "absl/strings/string_view.h"
 
@@ -30,10 +31,18 @@ absl::StatusOr<std::string> ReadFileToString(absl::string_view path, int64_t max
 // the schema does not know is rejected, so garbage that happens to decode is not accepted.
 absl::Status ParseProto(absl::string_view contents, ProtoFormat format, absl::string_view origin,
                         google::protobuf::Message* message);
-// The same, freeing `contents` as soon as it is no longer needed (before the message is built),
-// so a large text or JSON file and its parse do not both hold memory at the peak.
-absl::Status ParseOwnedProto(std::string contents, ProtoFormat format, absl::string_view origin,
-                             google::protobuf::Message* message);
+
+// ParseProto for text or JSON larger than `piece_bytes`, in pieces of about that size, so that the
+// whole message never exists at once: cut between top-level fields (text) or between the elements
+// of top-level lists (JSON), each piece is parsed alone and handed to `take`, which may move fields
+// out of it (a graph's buffers and ops, back to the wire); what remains is merged into `message`.
+// The result is the whole parse's. Where the input cannot be cut safely (a non-repeated field
+// given twice, unbalanced brackets, JSON that is not one object) or a piece does not parse, the
+// whole is parsed instead (after `take(nullptr)`: forget what was taken so far), so errors are the
+// whole parse's errors. Binary input, or input of at most piece_bytes: parsed whole, then taken.
+absl::Status ParseProtoInPieces(absl::string_view contents, ProtoFormat format, absl::string_view origin,
+                                size_t piece_bytes, google::protobuf::Message* message,
+                                const std::function<void(google::protobuf::Message*)>& take);
 
 absl::Status LoadProtoFile(absl::string_view path, google::protobuf::Message* message);
 

@@ -85,18 +85,101 @@ TEST(ProtoIoTest, IntegersAreAcceptedWhereExpressionsAre) {
   EXPECT_EQ(json.launch().num_warps(), "8");
 }
 
-TEST(ProtoIoTest, ParsingOwnedContentsGivesWhatParsingAViewGives) {
-  const std::string text = "name: \"k\"\nbuffers { name: \"a\" shape: [64, \"B\"] copies: 3 }\n";
-  KernelGraph viewed, owned;
-  ASSERT_TRUE(ParseProto(text, ProtoFormat::kText, "t.pbtxt", &viewed).ok());
-  ASSERT_TRUE(ParseOwnedProto(text, ProtoFormat::kText, "t.pbtxt", &owned).ok());
-  EXPECT_EQ(owned.SerializeAsString(), viewed.SerializeAsString());
-  EXPECT_THAT(ParseOwnedProto("name: \"k\"\nbuffers { nme: \"a\" }\n", ProtoFormat::kText, "g.pbtxt", &owned).message(),
-              HasSubstr("g.pbtxt: line 2"));
-  EXPECT_THAT(ParseOwnedProto("", ProtoFormat::kJson, "e.json", &owned).message(),
-              HasSubstr("e.json: file is empty (expected a KernelGraph)"));
-  EXPECT_THAT(ParseOwnedProto("{\"buffers\": 7}", ProtoFormat::kJson, "b.json", &owned).message(),
-              HasSubstr("b.json: invalid JSON KernelGraph"));
+// ParseProtoInPieces: the whole parse's result, a piece at a time (docs/performance.md).
+class ParseInPiecesTest : public ::testing::Test {
+ protected:
+  // Parses `text` in pieces of `piece_bytes`, the pieces' buffers moved out and counted; returns
+  // the status, with the merged message and the buffers taken in `graph_` and `taken_`.
+  absl::Status Pieces(absl::string_view text, ProtoFormat format, size_t piece_bytes = 1) {
+    graph_.Clear();
+    taken_.Clear();
+    pieces_ = restarts_ = 0;
+    return ParseProtoInPieces(text, format, "in.graph", piece_bytes, &graph_, [this](google::protobuf::Message* m) {
+      if (m == nullptr) {
+        taken_.Clear();
+        ++restarts_;
+        return;
+      }
+      ++pieces_;
+      auto* piece = static_cast<KernelGraph*>(m);
+      for (Buffer& b : *piece->mutable_buffers()) *taken_.add_buffers() = std::move(b);
+      piece->clear_buffers();
+    });
+  }
+  // What ParseProto makes of `text`, its buffers where Pieces puts them.
+  std::string Whole(absl::string_view text, ProtoFormat format) {
+    KernelGraph whole;
+    EXPECT_TRUE(ParseProto(text, format, "in.graph", &whole).ok());
+    KernelGraph merged = graph_;
+    *merged.mutable_buffers() = taken_.buffers();
+    EXPECT_EQ(merged.SerializeAsString(), whole.SerializeAsString());
+    return whole.DebugString();
+  }
+  KernelGraph graph_, taken_;
+  int pieces_ = 0, restarts_ = 0;
+};
+
+TEST_F(ParseInPiecesTest, TextCutBetweenTopLevelFieldsGivesTheWholeParse) {
+  const std::string text = R"pb(
+    name: "k" "2"  # a comment with { and "
+    buffers { name: "a{" shape: [64, "B"] dtype: 'f16' },
+    parameters < name: "B" default_value: -3 >;
+    buffers: [ { name: "b" shape: 2 }, { name: "c" } ]
+    launch { num_warps: 4 }
+    doc: "}" flops: "1e5" buffers { name: "d" copies: 3 }
+  )pb";
+  ASSERT_TRUE(Pieces(text, ProtoFormat::kText).ok());
+  EXPECT_GE(pieces_, 5);
+  EXPECT_EQ(restarts_, 0);
+  EXPECT_EQ(taken_.buffers_size(), 4);
+  Whole(text, ProtoFormat::kText);
+}
+
+TEST_F(ParseInPiecesTest, JsonCutBetweenListElementsGivesTheWholeParse) {
+  const std::string text = R"({"name": "k", "buffers": [{"name": "a]", "shape": [64, "B"]}, {"name": "b", "copies": 3}],
+      "parameters": [{"name": "B", "default_value": 64}], "launch": {"num_warps": 8}, "ops": []})";
+  ASSERT_TRUE(Pieces(text, ProtoFormat::kJson).ok());
+  EXPECT_GE(pieces_, 4);
+  EXPECT_EQ(restarts_, 0);
+  Whole(text, ProtoFormat::kJson);
+}
+
+TEST_F(ParseInPiecesTest, InputWithinOnePieceIsParsedWhole) {
+  ASSERT_TRUE(Pieces("buffers { name: \"a\" } buffers { name: \"b\" }", ProtoFormat::kText, 1 << 20).ok());
+  EXPECT_EQ(pieces_, 1);
+  Whole("buffers { name: \"a\" } buffers { name: \"b\" }", ProtoFormat::kText);
+}
+
+TEST_F(ParseInPiecesTest, ANonRepeatedFieldGivenTwiceIsTheWholeParsesError) {
+  // Pieces would merge the two names; the whole parse refuses them, so it decides.
+  const absl::Status status = Pieces("name: \"a\" buffers { name: \"x\" }\nname: \"\"", ProtoFormat::kText);
+  EXPECT_THAT(status.message(), HasSubstr("in.graph: line 2"));
+  EXPECT_THAT(status.message(), HasSubstr("name"));
+  // protobuf's JSON parser takes the last of two equal keys: so do the pieces, by parsing whole.
+  const std::string json = R"({"name": "a", "buffers": [{"name": "x"}], "name": "b"})";
+  ASSERT_TRUE(Pieces(json, ProtoFormat::kJson).ok());
+  EXPECT_EQ(restarts_, 1);
+  EXPECT_EQ(graph_.name(), "b");
+  Whole(json, ProtoFormat::kJson);
+}
+
+TEST_F(ParseInPiecesTest, AnErrorInALaterPieceNamesItsLineInTheWholeFile) {
+  const absl::Status status =
+      Pieces("buffers { name: \"a\" }\nbuffers { name: \"b\" }\nbuffers { nme: \"c\" }\n", ProtoFormat::kText);
+  EXPECT_THAT(status.message(), HasSubstr("in.graph: line 3"));
+  EXPECT_EQ(restarts_, 1);
+  EXPECT_EQ(taken_.buffers_size(), 0);  // what the pieces gave was dropped
+}
+
+TEST_F(ParseInPiecesTest, UncuttableInputIsParsedWhole) {
+  for (const char* text : {"buffers { name: \"a\" ", "buffers { name: \"a\n\" }", "[ext] { }", "buffers } {"}) {
+    EXPECT_FALSE(Pieces(text, ProtoFormat::kText).ok()) << text;
+  }
+  for (const char* text : {"[1, 2]", "{\"buffers\": [{\"name\": \"a\"},]}", "{\"buffers\": [{}]} x", "{\"na\\u006de\": \"a\"}"}) {
+    const absl::Status status = Pieces(text, ProtoFormat::kJson);
+    KernelGraph whole;
+    EXPECT_EQ(status.ok(), ParseProto(text, ProtoFormat::kJson, "in.graph", &whole).ok()) << text;
+  }
 }
 
 TEST(ProtoIoTest, OnlyRegularFilesAreRead) {
