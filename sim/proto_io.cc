@@ -426,6 +426,18 @@ size_t SkipSpace(absl::string_view text, size_t i) {
   return i;
 }
 
+// After a JSON list element or object member: kMore with `*i` past a ',' and the space after it,
+// kEnd with `*i` at `close`, kBad otherwise.
+enum class ItemEnd { kMore, kEnd, kBad };
+ItemEnd AfterItem(absl::string_view text, size_t* i, char close) {
+  *i = SkipSpace(text, *i);
+  if (*i < text.size() && text[*i] == ',') {
+    *i = SkipSpace(text, *i + 1);
+    return ItemEnd::kMore;
+  }
+  return *i < text.size() && text[*i] == close ? ItemEnd::kEnd : ItemEnd::kBad;
+}
+
 // A JSON object cut in pieces: every member that is not a list, as one object parsed first, then
 // each list's elements in objects {"key": [...]} of about piece_bytes.
 struct JsonPieces {
@@ -470,13 +482,10 @@ std::optional<JsonPieces> CutJson(absl::string_view text, const Descriptor* desc
         const size_t end = SkipJsonValue(text, i);
         if (end == kNoEnd) return std::nullopt;
         out.elements.push_back({i, end});
-        i = SkipSpace(text, end);
-        if (i < text.size() && text[i] == ',') {
-          i = SkipSpace(text, i + 1);
-          continue;
-        }
-        if (i < text.size() && text[i] == ']') break;
-        return std::nullopt;
+        i = end;
+        const ItemEnd next = AfterItem(text, &i, ']');
+        if (next == ItemEnd::kEnd) break;
+        if (next == ItemEnd::kBad) return std::nullopt;
       }
       ++i;
       list.last = out.elements.size();
@@ -497,13 +506,9 @@ std::optional<JsonPieces> CutJson(absl::string_view text, const Descriptor* desc
       absl::StrAppend(&out.others, key, ":", text.substr(i, end - i));
       i = end;
     }
-    i = SkipSpace(text, i);
-    if (i < text.size() && text[i] == ',') {
-      i = SkipSpace(text, i + 1);
-      continue;
-    }
-    if (i < text.size() && text[i] == '}') break;
-    return std::nullopt;
+    const ItemEnd next = AfterItem(text, &i, '}');
+    if (next == ItemEnd::kEnd) break;
+    if (next == ItemEnd::kBad) return std::nullopt;
   }
   if (SkipSpace(text, i + 1) != text.size()) return std::nullopt;
   out.others += '}';
