@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/stubs/common.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/unknown_field_set.h"
@@ -57,6 +58,40 @@ bool FindUnknownField(const google::protobuf::Message& message, std::string* pat
       }
     } else if (FindUnknownField(reflection->GetMessage(message, field), path)) {
       return true;
+    }
+  }
+  return false;
+}
+
+// Finds a string field whose bytes are not UTF-8, anywhere in `message`; returns its path
+// ("buffers[3].name"). The binary parser refuses such a proto3 string; the text parser does not.
+bool FindInvalidUtf8(const google::protobuf::Message& message, const std::string& prefix, std::string* path) {
+  const google::protobuf::Reflection* reflection = message.GetReflection();
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  reflection->ListFields(message, &fields);
+  std::string scratch;
+  for (const google::protobuf::FieldDescriptor* field : fields) {
+    const bool is_string = field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_STRING &&
+                           field->type() == google::protobuf::FieldDescriptor::TYPE_STRING;
+    const bool is_message = field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE;
+    if (!is_string && !is_message) continue;
+    const int count = field->is_repeated() ? reflection->FieldSize(message, field) : 1;
+    for (int i = 0; i < count; ++i) {
+      const std::string here =
+          field->is_repeated() ? absl::StrCat(prefix, field->name(), "[", i, "]") : absl::StrCat(prefix, field->name());
+      if (is_message) {
+        const google::protobuf::Message& inner = field->is_repeated() ? reflection->GetRepeatedMessage(message, field, i)
+                                                                      : reflection->GetMessage(message, field);
+        if (FindInvalidUtf8(inner, here + ".", path)) return true;
+        continue;
+      }
+      const std::string& value = field->is_repeated()
+                                     ? reflection->GetRepeatedStringReference(message, field, i, &scratch)
+                                     : reflection->GetStringReference(message, field, &scratch);
+      if (!google::protobuf::internal::IsStructurallyValidUTF8(value.data(), static_cast<int>(value.size()))) {
+        *path = here;
+        return true;
+      }
     }
   }
   return false;
@@ -267,6 +302,11 @@ absl::Status ParseQuotedProto(absl::string_view quoted, ProtoFormat format, absl
       google::protobuf::io::ArrayInputStream input(quoted.data(), static_cast<int>(quoted.size()));
       if (!parser.Parse(&input, message)) {
         return absl::InvalidArgumentError(absl::StrCat(origin, ": ", errors.Joined()));
+      }
+      // As the binary and JSON parsers do: a string field holds UTF-8.
+      std::string field;
+      if (FindInvalidUtf8(*message, "", &field)) {
+        return absl::InvalidArgumentError(absl::StrCat(origin, ": field '", field, "' is not valid UTF-8"));
       }
       return absl::OkStatus();
     }

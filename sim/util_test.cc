@@ -182,6 +182,18 @@ TEST_F(ParseInPiecesTest, UncuttableInputIsParsedWhole) {
   }
 }
 
+// Found by the graph_loader fuzz target: the text parser took bytes that are not UTF-8 into a
+// string field, which the binary form (a graph's buffers and ops on the wire) then refused as
+// "not a valid binary KernelGraph". Text is held to what binary and JSON are held to.
+TEST(ProtoIoTest, TextWithAStringThatIsNotUtf8IsRefusedNamingTheField) {
+  KernelGraph graph;
+  const absl::Status status =
+      ParseProto("# `simu\nops { name: \"min_bloc\325s_per\" writes: \"b\" }\n", ProtoFormat::kText, "g.pbtxt", &graph);
+  EXPECT_THAT(status.message(), HasSubstr("g.pbtxt: field 'ops[0].name' is not valid UTF-8"));
+  EXPECT_TRUE(ParseProto("# caf\351 in a comment is no field\nname: \"caf\303\251\"\n", ProtoFormat::kText, "g.pbtxt",
+                         &graph).ok());
+}
+
 TEST(ProtoIoTest, OnlyRegularFilesAreRead) {
   EXPECT_THAT(ReadFileToString(::testing::TempDir()).status().message(), ::testing::HasSubstr("is a directory"));
   EXPECT_THAT(ReadFileToString("/dev/zero").status().message(), ::testing::HasSubstr("is not a regular file"));
