@@ -63,6 +63,22 @@ TEST(SimulatorTest, ReproducesTritonsRequiredFigureForSeed002) {
   EXPECT_THAT(report.suggestions(0).text(), HasSubstr("I_RED"));
 }
 
+// Found by the planner fuzz target (issue 17): a ring of 681 copies that cannot fit. The
+// suggestion search evaluated up to 65,536 configurations of 683 blocks each and took minutes;
+// its work is now bounded by what the evaluations place (sim/suggest.cc kMaxSearchWork), so this
+// returns in about a second with the verdict and whatever the bounded search found.
+TEST(SimulatorTest, TheSuggestionSearchOnAHugeRingIsBoundedByItsWork) {
+  const std::string path = ModelsDir() + "/graphs/ws_producer_consumer.pbtxt";
+  auto graph = LoadGraph(path);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  auto compiled = CompileGraph(*graph, path);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  Report report = SimulateConfig(*compiled, Device("h100"), {"NUM_STAGES=681", "TILE_BYTES=205529"});
+  EXPECT_FALSE(report.fits());
+  ASSERT_GE(report.violations_size(), 1);
+  EXPECT_EQ(report.violations(0).message(), "out of resource: shared memory, Required: 139970265, Hardware limit: 232448");
+}
+
 TEST(SimulatorTest, FittingConfigurationHasOccupancy) {
   Report report = SimulateConfig(Mlp(), Device("h100"), {"I_RED=256"});
   EXPECT_TRUE(report.fits());

@@ -19,6 +19,11 @@ constexpr int kMaxGreedySteps = 24;
 // The combination search evaluates at most this many configurations (about a millisecond
 // each thousand on the engine).
 constexpr int64_t kMaxCombinations = int64_t{1} << 16;
+// The whole search stops once the configurations it evaluated placed this much: per evaluation
+// n^2 / 2 + n for its n blocks, the pairs placement may compare. A graph of ten blocks keeps
+// every evaluation the limits above allow; one of 683 (a ring of 681 copies) stops after about
+// 290, a second or two, where it took minutes (found by the planner fuzz target, issue 17).
+constexpr int64_t kMaxSearchWork = int64_t{1} << 26;
 
 bool IsPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
@@ -104,9 +109,14 @@ class FixFinder {
  private:
   enum class Outcome { kFits, kDoesNotFit, kBroken, kError };
 
-  // Evaluates `values`; last_ keeps the result.
+  // Evaluates `values` while the search has work left (kError once it has not); last_ keeps the
+  // result.
   Outcome Try(const std::vector<int64_t>& values) {
-    if (!engine_.Evaluate(values, scratch_, &last_).ok()) return Outcome::kError;
+    if (work_ > kMaxSearchWork) return Outcome::kError;
+    const absl::Status status = engine_.Evaluate(values, scratch_, &last_);
+    const int64_t blocks = static_cast<int64_t>(scratch_.blocks.size());
+    work_ += blocks * blocks / 2 + blocks + 1;
+    if (!status.ok()) return Outcome::kError;
     if (last_.broken_requirement >= 0) return Outcome::kBroken;
     return last_.fits ? Outcome::kFits : Outcome::kDoesNotFit;
   }
@@ -211,7 +221,7 @@ class FixFinder {
 
   // "BLOCK_M 128 -> 64, num_stages 4 -> 3: fits (smem 98304 B of 232448 B)".
   Suggestion MakeSuggestion(const std::vector<int64_t>& to) {
-    Try(to);  // last_ holds the fitting result
+    (void)engine_.Evaluate(to, scratch_, &last_);  // last_ holds the fitting result (found before, so it evaluates)
     std::vector<std::string> changes;
     Suggestion s;
     for (size_t i = 0; i < to.size(); ++i) {
@@ -298,6 +308,7 @@ class FixFinder {
   const FitResult& failing_;
   FitEngine::Scratch scratch_;
   FitResult last_;
+  int64_t work_ = 0;  // what the evaluations so far placed (kMaxSearchWork)
 };
 
 }  // namespace
