@@ -208,8 +208,10 @@ class DecreasingSizePolicy : public PlacementPolicy {
 
     // [offset, end) of each placed block, end -1 while unplaced.
     ws.range.assign(n, {0, -1});
-    if (n <= tuning_.scan_blocks) {
-      // Few blocks: scan the placed ones, kept sorted by (offset, end) as the rule reads them.
+    // Few blocks, or blocks that all overlap (each then conflicts with every placed one, and the
+    // interference graph would only repeat the placed list, sorted again per block): scan the
+    // placed ones, kept sorted by (offset, end) as the rule reads them.
+    if (n <= tuning_.scan_blocks || (tuning_.closed_form && stats.max_start <= stats.min_end)) {
       ws.placed.clear();
       for (const Key& key : ws.keys) {
         const Block& block = blocks[key.id];

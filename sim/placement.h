@@ -116,7 +116,8 @@ class PlacementPolicy {
 // against each other):
 //  - every block live with every other and no alignment gap possible: blocks pack end to end in
 //    placement order, a closed form;
-//  - up to `scan_blocks` blocks: a scan of the placed blocks kept sorted by offset;
+//  - up to `scan_blocks` blocks, or blocks that all overlap: a scan of the placed blocks kept
+//    sorted by offset;
 //  - more: the buffer interference graph (Boost CSR) while the number of overlapping pairs
 //    stays within `max_overlap_pairs` (about 16 bytes a pair while it is built), else a segment
 //    tree over live ranges.
@@ -125,7 +126,7 @@ inline constexpr int kDefaultScanBlocks = 64;
 struct PlacementTuning {
   int64_t max_overlap_pairs = kDefaultMaxOverlapPairs;
   int scan_blocks = kDefaultScanBlocks;
-  bool closed_form = true;
+  bool closed_form = true;  // the shortcuts: the closed form, the scan for blocks that all overlap
 };
 std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyKind kind, PlacementTuning tuning = {});
 absl::StatusOr<PlacementPolicyKind> ParsePlacementPolicy(absl::string_view name);
