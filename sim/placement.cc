@@ -211,12 +211,22 @@ class DecreasingSizePolicy : public PlacementPolicy {
     // Few blocks, or blocks that all overlap (each then conflicts with every placed one, and the
     // interference graph would only repeat the placed list, sorted again per block): scan the
     // placed ones, kept sorted by (offset, end) as the rule reads them.
-    if (n <= tuning_.scan_blocks || (tuning_.closed_form && stats.max_start <= stats.min_end)) {
+    const bool all_overlap = tuning_.closed_form && stats.max_start <= stats.min_end;
+    if (n <= tuning_.scan_blocks || all_overlap) {
       ws.placed.clear();
       for (const Key& key : ws.keys) {
         const Block& block = blocks[key.id];
         if (block.size == 0) continue;
         GapFinder finder(block.size, block.alignment, best_fit_);
+        if (all_overlap && block.size >= stats.max_alignment) {
+          // Where all blocks overlap, the only free space below the top is alignment padding,
+          // each piece shorter than the largest alignment: a block at least that large goes on
+          // top, as the scan would find.
+          finder.Offer(0, result->peak);
+          if (auto status = Commit(finder, key.id, ws, result); !status.ok()) return status;
+          ws.placed.push_back(key.id);
+          continue;
+        }
         for (int other : ws.placed) {
           const Block& o = blocks[other];
           if (o.start > block.end || block.start > o.end) continue;

@@ -117,7 +117,8 @@ class PlacementPolicy {
 //  - every block live with every other and no alignment gap possible: blocks pack end to end in
 //    placement order, a closed form;
 //  - up to `scan_blocks` blocks, or blocks that all overlap: a scan of the placed blocks kept
-//    sorted by offset;
+//    sorted by offset (where all overlap, a block at least as large as the largest alignment
+//    goes on top without one: the free space below is alignment padding);
 //  - more: the buffer interference graph (Boost CSR) while the number of overlapping pairs
 //    stays within `max_overlap_pairs` (about 16 bytes a pair while it is built), else a segment
 //    tree over live ranges.
