@@ -615,10 +615,6 @@ absl::Status CheckBinaryGraphSizes(absl::string_view contents, absl::string_view
   return absl::OkStatus();
 }
 
-}  // namespace
-
-namespace {
-
 // Text and JSON graphs are parsed this many bytes at a time (ParseProtoInPieces).
 constexpr size_t kGraphPieceBytes = size_t{8} << 20;
 
@@ -649,30 +645,35 @@ absl::StatusOr<KernelGraph> ParseGraph(absl::string_view contents, ProtoFormat f
   return graph;
 }
 
+absl::StatusOr<GraphFile> ParseGraphToWire(absl::string_view contents, ProtoFormat format, absl::string_view origin,
+                                           size_t piece_bytes) {
+  // Each piece's buffers and ops go to the wire as a binary graph's lie, so that a million of them
+  // never exist as messages at once and CompileGraph compiles them the same way
+  // (docs/performance.md, "Memory of large graphs").
+  GraphFile file;
+  auto take = [&file](google::protobuf::Message* piece) {
+    if (piece == nullptr) {
+      std::string().swap(file.wire);
+      return;
+    }
+    auto* graph = static_cast<KernelGraph*>(piece);
+    if (graph->buffers_size() == 0 && graph->ops_size() == 0) return;
+    KernelGraph lists;
+    lists.mutable_buffers()->Swap(graph->mutable_buffers());
+    lists.mutable_ops()->Swap(graph->mutable_ops());
+    lists.AppendToString(&file.wire);
+  };
+  RETURN_IF_ERROR(ParseProtoInPieces(contents, format, origin, piece_bytes, &file.graph, take));
+  return file;
+}
+
 absl::StatusOr<GraphFile> ReadGraphFile(absl::string_view path) {
   ASSIGN_OR_RETURN(ProtoFormat format, FormatFromPath(path));
   ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
   GraphFile file;
   if (format != ProtoFormat::kBinary) {
-    // Text and JSON are parsed in pieces, and each piece's buffers and ops go to the wire as a
-    // binary graph's lie, so that a million of them never exist as messages at once and
-    // CompileGraph compiles them the same way (docs/performance.md, "Memory of large graphs").
-    std::string lists_wire;
-    auto take = [&lists_wire](google::protobuf::Message* piece) {
-      if (piece == nullptr) {
-        std::string().swap(lists_wire);
-        return;
-      }
-      auto* graph = static_cast<KernelGraph*>(piece);
-      if (graph->buffers_size() == 0 && graph->ops_size() == 0) return;
-      KernelGraph lists;
-      lists.mutable_buffers()->Swap(graph->mutable_buffers());
-      lists.mutable_ops()->Swap(graph->mutable_ops());
-      lists.AppendToString(&lists_wire);
-    };
-    RETURN_IF_ERROR(ParseProtoInPieces(contents, format, path, kGraphPieceBytes, &file.graph, take));
+    ASSIGN_OR_RETURN(file, ParseGraphToWire(contents, format, path, kGraphPieceBytes));
     std::string().swap(contents);
-    file.wire = std::move(lists_wire);
     ReturnFreedHeapToTheSystem();
     return file;
   }

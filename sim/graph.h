@@ -166,6 +166,10 @@ struct GraphFile {
   std::string wire;
 };
 absl::StatusOr<GraphFile> ReadGraphFile(absl::string_view path);
+// A text or JSON graph's contents as ReadGraphFile reads them: parsed in pieces of about
+// `piece_bytes` (ParseProtoInPieces), the buffers and ops on the wire, the rest in `graph`.
+absl::StatusOr<GraphFile> ParseGraphToWire(absl::string_view contents, ProtoFormat format, absl::string_view origin,
+                                           size_t piece_bytes);
 // Moves the buffers and ops still on the wire into `file->graph` (for a front end that rewrites
 // the whole graph); `wire` is then empty.
 absl::Status DecodeGraphWire(GraphFile* file, absl::string_view origin);

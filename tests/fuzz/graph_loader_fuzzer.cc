@@ -1,7 +1,7 @@
 // libFuzzer target: the graph loader. The input is read as a text, a JSON and a binary KernelGraph
 // (sim/proto_io, with the size check LoadGraph makes first), then compiled (CompileGraph) and bound.
-// Text and JSON are also parsed in pieces of one byte (ParseProtoInPieces, as ReadGraphFile reads
-// large files, its buffers and ops taken to the wire): the result must be the whole parse's.
+// Text and JSON are also parsed in pieces of one byte as ReadGraphFile parses large files
+// (ParseGraphToWire, the buffers and ops on the wire): decoded, the result must be the whole parse's.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -17,26 +17,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (ProtoFormat format : {ProtoFormat::kText, ProtoFormat::kJson, ProtoFormat::kBinary}) {
     absl::StatusOr<KernelGraph> graph = ParseGraph(contents, format, "fuzz.graph");
     if (format != ProtoFormat::kBinary) {
-      KernelGraph pieces;
-      std::string wire;
-      const absl::Status status =
-          ParseProtoInPieces(contents, format, "fuzz.graph", 1, &pieces, [&wire](google::protobuf::Message* m) {
-            if (m == nullptr) {
-              wire.clear();
-              return;
-            }
-            KernelGraph lists;
-            lists.mutable_buffers()->Swap(static_cast<KernelGraph*>(m)->mutable_buffers());
-            lists.mutable_ops()->Swap(static_cast<KernelGraph*>(m)->mutable_ops());
-            lists.AppendToString(&wire);
-          });
-      if (status.ok() != graph.ok()) __builtin_trap();
-      if (status.ok()) {
-        KernelGraph lists;
-        if (!lists.ParseFromString(wire)) __builtin_trap();
-        pieces.mutable_buffers()->Swap(lists.mutable_buffers());
-        pieces.mutable_ops()->Swap(lists.mutable_ops());
-        if (pieces.SerializeAsString() != graph->SerializeAsString()) __builtin_trap();
+      absl::StatusOr<GraphFile> pieces = ParseGraphToWire(contents, format, "fuzz.graph", 1);
+      if (pieces.ok() != graph.ok()) __builtin_trap();
+      if (pieces.ok()) {
+        if (!DecodeGraphWire(&*pieces, "fuzz.graph").ok()) __builtin_trap();
+        if (pieces->graph.SerializeAsString() != graph->SerializeAsString()) __builtin_trap();
       }
     }
     if (!graph.ok()) continue;
