@@ -4,53 +4,70 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "backends/tpu/tpu_tiling.h"
+#include "sim/dtype.h"
 
 namespace scratchsim {
 namespace {
 
-// Spill slots = multiple x figure, per class and generation, in 1/1000: low, central slope and
-// offset (central = slope x figure - offset, kept within [low, high]), high. Fitted by
+// Spill slots = multiple x figure, per class and generation, in 1/1000: low and its offset
+// (low = low x figure - low_offset, at least 0), central slope and offset (central = slope x
+// figure - offset, kept within [low, high]), high and its offset (high x figure + high_offset).
+// The matmul classes' low is additive (1.000 x what the body holds, less the most the vector
+// registers were seen to absorb of it); the 16-bit matmul's high takes its multiple from blocks
+// of 1 MiB or more and what small blocks spill beyond it as the offset. Fitted by
 // bench/tpu/fit_spill_model.py --pooled --margin 0.10 on the half of the oracle corpus
 // (tests/data/tpu/corpus.jsonl.gz, libtpu 0.0.42.1, 2026-11-26) whose kernels hash even; the
 // other half judges it (docs/tpu.md). Low and high are the extremes of the fit half over all
-// generations (high with a 10% margin); central is per generation.
+// generations (high with a 10% margin), per generation for the matmul classes (the MXU's shape
+// differs); central is per generation.
 struct Coefficients {
   BodyClass body_class;
   const char* generation;
-  int64_t low, slope, offset, high;
+  int64_t low, low_offset, slope, offset, high, high_offset;
 };
 
 constexpr Coefficients kTable[] = {
-    {BodyClass::kReduction, "v4", 460, 1093, 357402, 1157},
-    {BodyClass::kReduction, "v5e", 460, 1044, 406490, 1157},
-    {BodyClass::kReduction, "v5p", 460, 1043, 359054, 1157},
-    {BodyClass::kReduction, "v6e", 460, 1031, 214716, 1157},
-    {BodyClass::kReduction, "v7x", 460, 1031, 248846, 1157},
-    {BodyClass::kAttention, "v4", 0, 598, 387755, 959},
-    {BodyClass::kAttention, "v5e", 0, 848, 1600547, 959},
-    {BodyClass::kAttention, "v5p", 0, 853, 1617603, 959},
-    {BodyClass::kAttention, "v6e", 0, 607, 704071, 959},
-    {BodyClass::kAttention, "v7x", 0, 655, 0, 959},
-    {BodyClass::kLooped, "v4", 0, 1135, 21172, 1097},
-    {BodyClass::kLooped, "v5e", 0, 63, 1176, 1097},
-    {BodyClass::kLooped, "v5p", 0, 63, 1176, 1097},
-    {BodyClass::kLooped, "v6e", 0, 0, 0, 1097},
-    {BodyClass::kLooped, "v7x", 0, 0, 0, 1097},
-    {BodyClass::kDot, "v4", 0, 45, 0, 744},
-    {BodyClass::kDot, "v5e", 0, 113, 0, 744},
-    {BodyClass::kDot, "v5p", 0, 84, 0, 744},
-    {BodyClass::kDot, "v6e", 0, 178, 3695, 744},
-    {BodyClass::kDot, "v7x", 0, 98, 0, 744},
-    {BodyClass::kDot32, "v4", 0, 0, 0, 137},
-    {BodyClass::kDot32, "v5e", 0, 10, 0, 137},
-    {BodyClass::kDot32, "v5p", 0, 10, 0, 137},
-    {BodyClass::kDot32, "v6e", 0, 25, 0, 137},
-    {BodyClass::kDot32, "v7x", 0, 35, 150027, 137},
-    {BodyClass::kTranspose, "v4", 0, 92, 0, 172},
-    {BodyClass::kTranspose, "v5e", 0, 121, 131072, 172},
-    {BodyClass::kTranspose, "v5p", 0, 121, 131072, 172},
-    {BodyClass::kTranspose, "v6e", 0, 105, 131072, 172},
-    {BodyClass::kTranspose, "v7x", 0, 105, 131072, 172},
+    {BodyClass::kReduction, "v4", 460, 0, 1093, 357402, 1157, 0},
+    {BodyClass::kReduction, "v5e", 460, 0, 1044, 406490, 1157, 0},
+    {BodyClass::kReduction, "v5p", 460, 0, 1043, 359054, 1157, 0},
+    {BodyClass::kReduction, "v6e", 460, 0, 1031, 214716, 1157, 0},
+    {BodyClass::kReduction, "v7x", 460, 0, 1031, 248846, 1157, 0},
+    {BodyClass::kAttention, "v4", 0, 0, 598, 387755, 959, 0},
+    {BodyClass::kAttention, "v5e", 0, 0, 848, 1600547, 959, 0},
+    {BodyClass::kAttention, "v5p", 0, 0, 853, 1617603, 959, 0},
+    {BodyClass::kAttention, "v6e", 0, 0, 607, 704071, 959, 0},
+    {BodyClass::kAttention, "v7x", 0, 0, 655, 0, 959, 0},
+    {BodyClass::kLooped, "v4", 0, 0, 1135, 21172, 1097, 0},
+    {BodyClass::kLooped, "v5e", 0, 0, 63, 1176, 1097, 0},
+    {BodyClass::kLooped, "v5p", 0, 0, 63, 1176, 1097, 0},
+    {BodyClass::kLooped, "v6e", 0, 0, 0, 0, 1097, 0},
+    {BodyClass::kLooped, "v7x", 0, 0, 0, 0, 1097, 0},
+    {BodyClass::kMatmul, "v4", 1000, 479232, 852, 0, 1290, 219649},
+    {BodyClass::kMatmul, "v5e", 1000, 536576, 1011, 157643, 1248, 0},
+    {BodyClass::kMatmul, "v5p", 1000, 536576, 956, 67887, 1248, 0},
+    {BodyClass::kMatmul, "v6e", 1000, 3444736, 1021, 685155, 1228, 0},
+    {BodyClass::kMatmul, "v7x", 1000, 8912896, 284, 0, 948, 0},
+    {BodyClass::kMatmul8, "v4", 1000, 2273280, 295, 0, 1977, 0},
+    {BodyClass::kMatmul8, "v5e", 1000, 2273280, 156, 0, 1376, 0},
+    {BodyClass::kMatmul8, "v5p", 1000, 2273280, 197, 100570, 1376, 0},
+    {BodyClass::kMatmul8, "v6e", 1000, 1265664, 393, 0, 1977, 0},
+    {BodyClass::kMatmul8, "v7x", 1000, 1572864, 1744, 1637581, 1585, 0},
+    {BodyClass::kDot, "v4", 0, 0, 288, 0, 708, 0},
+    {BodyClass::kDot, "v5e", 0, 0, 6, 0, 708, 0},
+    {BodyClass::kDot, "v5p", 0, 0, 5, 0, 708, 0},
+    {BodyClass::kDot, "v6e", 0, 0, 60, 0, 708, 0},
+    {BodyClass::kDot, "v7x", 0, 0, 30, 0, 708, 0},
+    {BodyClass::kDot32, "v4", 0, 0, 0, 0, 137, 0},
+    {BodyClass::kDot32, "v5e", 0, 0, 13, 0, 137, 0},
+    {BodyClass::kDot32, "v5p", 0, 0, 10, 0, 137, 0},
+    {BodyClass::kDot32, "v6e", 0, 0, 35, 0, 137, 0},
+    {BodyClass::kDot32, "v7x", 0, 0, 35, 150027, 137, 0},
+    {BodyClass::kTranspose, "v4", 0, 0, 92, 0, 172, 0},
+    {BodyClass::kTranspose, "v5e", 0, 0, 121, 131072, 172, 0},
+    {BodyClass::kTranspose, "v5p", 0, 0, 121, 131072, 172, 0},
+    {BodyClass::kTranspose, "v6e", 0, 0, 105, 131072, 172, 0},
+    {BodyClass::kTranspose, "v7x", 0, 0, 105, 131072, 172, 0},
 };
 
 bool Given(const std::string& figure) { return !figure.empty() && figure != "0"; }
@@ -61,6 +78,18 @@ std::string Generation(const DeviceModel& device) {
     if (device.name() == absl::StrCat("tpu_", g)) return g;
   }
   return "";
+}
+
+// The widest dot operand of the body in bytes (its dot_dtypes; 4 where none is readable), the
+// width its left operand takes in vector registers.
+int64_t OperandBytes(const PallasBody& body) {
+  int64_t widest = 0;
+  for (const std::string& dtype : body.dot_dtypes()) {
+    absl::StatusOr<std::string> canonical = NormalizeTpuDtype(dtype);
+    absl::StatusOr<int64_t> bits = canonical.ok() ? DtypeBits(*canonical) : absl::StatusOr<int64_t>(32);
+    widest = std::max(widest, bits.ok() ? std::max<int64_t>(1, *bits / 8) : 4);
+  }
+  return widest > 0 ? widest : 4;
 }
 
 std::string Permille(int64_t value) {
@@ -77,6 +106,8 @@ absl::string_view BodyClassName(BodyClass c) {
     case BodyClass::kReduction: return "reduction";
     case BodyClass::kAttention: return "attention";
     case BodyClass::kLooped: return "looped attention";
+    case BodyClass::kMatmul: return "matmul";
+    case BodyClass::kMatmul8: return "8-bit matmul";
     case BodyClass::kDot: return "dot";
     case BodyClass::kDot32: return "32-bit dot";
     case BodyClass::kTranspose: return "transpose";
@@ -90,10 +121,32 @@ BodyClass ClassifyBody(const PallasBody& body) {
     if (!dot) return BodyClass::kReduction;
     return body.rolled_loops() > 0 ? BodyClass::kLooped : BodyClass::kAttention;
   }
-  if (Given(body.packed_dot_bytes())) return BodyClass::kDot;
+  if (Given(body.packed_dot_bytes())) {
+    const bool one_dot = body.dots_size() == 1 && (body.dots(0).count().empty() || body.dots(0).count() == "1");
+    if (!one_dot) return BodyClass::kDot;
+    return OperandBytes(body) == 1 ? BodyClass::kMatmul8 : BodyClass::kMatmul;
+  }
   if (dot) return BodyClass::kDot32;
   if (Given(body.packed_transpose_bytes())) return BodyClass::kTranspose;
   return BodyClass::kStreaming;
+}
+
+std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const DeviceModel& device) {
+  // MXU geometry: JAX tpu_info.py via models/devices/tpu_*.textproto; 128 x 4 where a model
+  // lacks it (v4-v5p's).
+  const int64_t edge = device.tpu().mxu_size() > 0 ? device.tpu().mxu_size() : 128;
+  const int64_t mxus = device.tpu().mxu_count() > 0 ? device.tpu().mxu_count() : 4;
+  // A vector register is 8 sublanes x 128 lanes of 32 bits: 16-bit rows pack two to a sublane.
+  const int64_t row_tile = 8 * std::max<int64_t>(1, 4 / operand_bytes);
+  const std::string k_tiles = absl::StrCat("cdiv(", dot.k(), ", ", edge, ")");
+  const std::string n_tiles = absl::StrCat("cdiv(", dot.n(), ", ", edge, ")");
+  const std::string lhs =
+      absl::StrCat("round_up(", dot.m(), ", ", row_tile, ") * round_up(", dot.k(), ", 128) * ", operand_bytes);
+  const std::string partials = absl::StrCat("round_up(", dot.m(), ", 8) * ", edge * 4);
+  // 0/1 conditions written with min/max: more weight tiles than MXUs; more than one MXU column
+  // of tiles; more k passes than MXUs.
+  return absl::StrCat("min(1, max(0, ", k_tiles, " * ", n_tiles, " - ", mxus, ")) * (", lhs, " * min(1, ", n_tiles,
+                      " - 1) + ", partials, " * min(1, max(0, ", k_tiles, " - ", mxus, ")))");
 }
 
 SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) {
@@ -113,6 +166,10 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
                        ? absl::StrCat("max(", body.reduction_live_bytes(), ", (", body.reduction_input_bytes(), ") / 2)")
                        : absl::StrCat("(", body.reduction_live_bytes(), ")");
       break;
+    case BodyClass::kMatmul:
+    case BodyClass::kMatmul8:
+      out.figure = absl::StrCat("(", DotHeldBytes(body.dots(0), OperandBytes(body), device), ")");
+      break;
     case BodyClass::kDot:
       out.figure = absl::StrCat("(", body.packed_dot_bytes(), ")");
       break;
@@ -124,7 +181,7 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
       break;
   }
   const std::string generation = Generation(device);
-  Coefficients c{out.body_class, "", 0, 0, 0, 0};
+  Coefficients c{out.body_class, "", 0, 0, 0, 0, 0, 0};
   bool found = false;
   for (const Coefficients& row : kTable) {
     if (row.body_class == out.body_class && row.generation == generation) {
@@ -138,6 +195,8 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
     for (const Coefficients& row : kTable) {
       if (row.body_class != out.body_class) continue;
       c.low = first ? row.low : std::min(c.low, row.low);
+      c.low_offset = first ? row.low_offset : std::max(c.low_offset, row.low_offset);
+      c.high_offset = first ? row.high_offset : std::max(c.high_offset, row.high_offset);
       c.high = first ? row.high : std::max(c.high, row.high);
       c.slope = first ? row.slope : std::max(c.slope, row.slope);
       first = false;
@@ -146,19 +205,25 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
   // Spill slots are whole vector registers (4 KiB: 8 sublanes x 128 lanes x 32 bit; every SPILL
   // allocation of the corpus is a multiple of 4096 B): the bounds are rounded to them.
   const std::string& f = out.figure;
-  const std::string low = absl::StrCat(f, " * ", c.low, " / 1000");
-  const std::string high = absl::StrCat("cdiv(", f, " * ", c.high, ", 1000)");
+  const std::string low = c.low_offset > 0 ? absl::StrCat("max(0, ", f, " * ", c.low, " / 1000 - ", c.low_offset, ")")
+                                           : absl::StrCat(f, " * ", c.low, " / 1000");
+  const std::string high = absl::StrCat("cdiv(", f, " * ", c.high, ", 1000)",
+                                       c.high_offset > 0 ? absl::StrCat(" + ", c.high_offset) : "");
   out.low = absl::StrCat("round_up(", low, ", 4096)");
   out.high = absl::StrCat("round_up(", high, ", 4096)");
   out.central = absl::StrCat("round_up(min(max(", f, " * ", c.slope, " / 1000 - ", c.offset, ", ", low, "), ", high,
                              "), 4096)");
+  const bool matmul = out.body_class == BodyClass::kMatmul || out.body_class == BodyClass::kMatmul8;
   const char* figure_name = out.body_class == BodyClass::kReduction  ? "reduction_live_bytes"
+                            : matmul                                  ? "what the dot holds in vector registers"
                             : out.body_class == BodyClass::kDot       ? "packed_dot_bytes"
                             : out.body_class == BodyClass::kDot32     ? "dot_bytes"
                             : out.body_class == BodyClass::kTranspose ? "packed_transpose_bytes"
                                                                       : "max(reduction_live_bytes, reduction_input_bytes / 2)";
-  out.basis = absl::StrCat("register spills, ", BodyClassName(out.body_class), " body: ", Permille(c.low), " to ",
-                           Permille(c.high), " x ", figure_name, ", central ", Permille(c.slope), " x",
+  out.basis = absl::StrCat("register spills, ", BodyClassName(out.body_class), " body: ", Permille(c.low),
+                           c.low_offset > 0 ? absl::StrCat(" x - ", c.low_offset, " B") : "", " to ",
+                           Permille(c.high), " x", c.high_offset > 0 ? absl::StrCat(" + ", c.high_offset, " B") : "",
+                           " ", figure_name, ", central ", Permille(c.slope), " x",
                            c.offset > 0 ? absl::StrCat(" - ", c.offset, " B") : "",
                            found ? absl::StrCat(" (libtpu 0.0.42.1 corpus fit, ", generation, ")")
                                  : " (libtpu 0.0.42.1 corpus fit: the widest band of v4-v7x, this TPU is not in the corpus)");

@@ -20,7 +20,9 @@ enum class BodyClass {
   kReduction,  // values live across a reduction, no dot (softmax, layer norm)
   kAttention,  // across a reduction, with dots (flash attention forward)
   kLooped,     // the same inside a loop the body does not unroll (paged, ragged paged attention)
-  kDot,        // a dot of 16/8/4-bit operands, nothing live across a reduction (matmul, gmm, flash backward)
+  kMatmul,     // one dot of 16-bit operands, once per grid step, nothing live across a reduction (matmul, gmm)
+  kMatmul8,    // the same with 8-bit (or 4-bit) operands
+  kDot,        // dots of 16/8/4-bit operands, nothing live across a reduction (flash backward)
   kDot32,      // dots of 32-bit operands only
   kTranspose,  // a transpose of the two minor dims of 16/8/4-bit values, nothing else
 };
@@ -37,9 +39,15 @@ struct SpillEstimate {
   std::string basis;    // "0.46-1.16 x reduction_live_bytes (central 1.044 x - 406490 B); ..."
 };
 
-// Which class `body` falls in, from which of its figures are given (non-empty and not "0"), so
-// that the class of a graph does not change with its parameters.
+// Which class `body` falls in, from which of its figures are given (non-empty and not "0") and
+// how many dots it has, so that the class of a graph does not change with its parameters.
 BodyClass ClassifyBody(const PallasBody& body);
+
+// What Mosaic keeps in vector registers across one dot's MXU passes, as an expression in bytes:
+// nothing when the dot's weight tiles (k and n in MXU edges) fit the device's MXUs at once;
+// otherwise the left operand when more than one column of MXU tiles reuses it, plus one MXU
+// column of f32 partial results when k takes more passes than there are MXUs.
+std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const DeviceModel& device);
 
 // The estimate for `body` on `device` (a TPU model: tpu_v4 ... tpu_v7x; another TPU takes the
 // widest band of all five).

@@ -320,9 +320,11 @@ TEST(TpuCorpusTest, AgreementAndAtRiskStayAsMeasured) {
     int max_at_risk;
     double min_within;     // of failing compiles with a figure
   };
-  for (const Expected& e : {Expected{"v4", 0.95, 32, 0.45}, Expected{"v5e", 0.94, 34, 0.80},
-                            Expected{"v5p", 0.94, 34, 0.78}, Expected{"v6e", 0.96, 14, 0.85},
-                            Expected{"v7x", 0.96, 14, 0.85}}) {
+  // Measured 2026-11-26 (2,054 rows): agreement 97.8/97.8/97.1/98.7/98.3%, AT RISK 18/21/21/9/9,
+  // bytes within 1% 51.5/88.7/87.2/89.7/89.5%.
+  for (const Expected& e : {Expected{"v4", 0.975, 18, 0.50}, Expected{"v5e", 0.975, 21, 0.88},
+                            Expected{"v5p", 0.97, 21, 0.87}, Expected{"v6e", 0.985, 9, 0.89},
+                            Expected{"v7x", 0.98, 9, 0.89}}) {
     const Tally& t = Corpus().by_half.at("all").at(e.gen);
     EXPECT_GE(static_cast<double>(t.agree) / t.rows, e.min_agreement) << e.gen;
     EXPECT_LE(t.at_risk, e.max_at_risk) << e.gen;

@@ -14,13 +14,19 @@ multiple per class and generation:
   attention   live_across_reduction_bytes > 0 and a dot    (flash attention forward)
               figure: the larger of it and reduction_input_bytes / 2
   looped      the same inside a loop Mosaic does not unroll (paged / ragged paged attention)
-  dot         a dot, nothing live across a reduction       (matmuls, flash backward, MoE gmm)
+  matmul      one 16-bit dot per grid step, nothing live across a reduction (matmuls, MoE gmm)
+              figure: what the dot holds in vector registers (held_bytes: the left operand
+              reused across MXU columns, one column of f32 partials across k passes)
+  matmul8     the same with 8-bit operands
+  dot         several dots, nothing live across a reduction (flash backward)
               figure: dot_result_bytes + dot_operand_bytes
   transpose   only a transpose of the two minor dims        figure: transpose_bytes
   streaming   none of these: no spill (copies, elementwise, reductions into the output)
 
 Low is the smallest ratio spill / figure seen on the fit half, high the largest times
-(1 + --margin), central the median over the fit rows whose figure is at least 1 MiB (the ones
+(1 + --margin) (per generation for the matmul classes: low = figure - the most the registers
+absorbed; for 16-bit matmuls high from the blocks of 1 MiB or more, plus an offset for smaller
+ones), central the median over the fit rows whose figure is at least 1 MiB (the ones
 whose spill can decide a verdict). Kernels are split by a hash of (kind, params), so a kernel is
 in the same half on every generation. Plain Python 3; no jax.
 """
@@ -39,11 +45,36 @@ sys.path.insert(0, HERE)
 import naive_vs_compiler as nv  # noqa: E402
 
 GENS = ["v4", "v5e", "v5p", "v6e", "v7x"]
-CLASSES = ["reduction", "attention", "looped", "dot", "dot32", "transpose"]
+CLASSES = ["reduction", "attention", "looped", "matmul", "matmul8", "dot", "dot32", "transpose"]
+# MXU edge and count per TensorCore (JAX tpu_info.py; models/devices/tpu_*.textproto)
+MXU = {"v4": (128, 4), "v5e": (128, 4), "v5p": (128, 4), "v6e": (256, 2), "v7x": (256, 2)}
+DOT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4, "i8": 1, "u8": 1, "f8e4m3fn": 1, "f8e5m2": 1, "i4": 1}
 MiB = 1 << 20
+# classes whose band is fitted per generation even with --pooled: the MXU's shape differs
+PER_GENERATION = {"matmul", "matmul8"}
 
 
-def body_class(f):
+def held_bytes(f, gen):
+  """What Mosaic keeps in vector registers across one dot's MXU passes (docs/tpu.md): nothing
+  when the dot's weight tiles (k and n in MXU edges) fit the MXUs at once; otherwise the left
+  operand when more than one column of MXU tiles reuses it, plus one MXU column of f32 partial
+  results when k takes more passes than there are MXUs."""
+  size, count = MXU[gen]
+  width = max(DOT_BYTES.get(d, 4) for d in f.get("dot_dtypes") or ["f32"])
+  rows = 8 * max(1, 4 // width)
+  best = 0
+  for d in f.get("dots", ()):
+    m, n, k = d["m"], d["n"], d["k"]
+    k_tiles, n_tiles = -(-k // size), -(-n // size)
+    if k_tiles * n_tiles <= count:
+      continue
+    lhs = -(-m // rows) * rows * (-(-k // 128) * 128) * width
+    partial = -(-m // 8) * 8 * size * 4
+    best = max(best, lhs * (n_tiles > 1) + partial * (k_tiles > count))
+  return best
+
+
+def body_class(f, gen="v5e"):
   """(class, figure) of a body summary (pallas_body.summarize)."""
   red = f.get("reduction_live_bytes", 0)
   if red > 0 and f.get("dot_bytes", 0) == 0:
@@ -51,6 +82,10 @@ def body_class(f):
   if red > 0:
     red = max(red, f.get("reduction_input_bytes", 0) // 2)
     return ("looped" if f.get("rolled_loops", 0) else "attention"), red
+  dots = f.get("dots") or []
+  if f.get("packed_dot_bytes", 0) > 0 and len(dots) == 1 and dots[0].get("count", 1) == 1:
+    eight_bit = all(DOT_BYTES.get(d, 4) == 1 for d in f.get("dot_dtypes") or ["f32"])
+    return ("matmul8" if eight_bit else "matmul"), held_bytes(f, gen)
   if f.get("packed_dot_bytes", 0) > 0:
     return "dot", f["packed_dot_bytes"]
   if f.get("dot_bytes", 0) > 0:
@@ -81,7 +116,7 @@ def load(corpus, bodies):
       spill = None
       if k:
         spill = sum(a["size"] for a in k["allocations"] if a["what"] == "SPILL")
-      cls, fig = body_class(by_id[r["id"]])
+      cls, fig = body_class(by_id[r["id"]], r["gen"])
       out.append({"row": r, "gen": r["gen"], "kind": r["kind"], "spill": spill, "cls": cls, "fig": fig,
                   "fit": in_fit_half(r)})
   return out
@@ -108,26 +143,47 @@ def fit(recs, margin, pooled=False):
         b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
         if b > 0:
           slope, offset = b, max(0.0, b * mx - my)
-      coef[(gen, cls)] = (min(ratios), slope, max(ratios) * (1 + margin), len(rs), offset)
+      low, low_offset = min(ratios), 0.0
+      high, high_offset = max(ratios) * (1 + margin), 0.0
+      if cls in PER_GENERATION:
+        # additive: the vector registers absorb at most low_offset bytes of what the body holds
+        # (16-bit matmuls:) the high multiple from the blocks of 1 MiB or more, and what small
+        # blocks spill beyond it as an offset (a few vector registers would otherwise widen every
+        # block's band); 8-bit matmuls spill little on large blocks and more on small ones
+        low, low_offset = 1.0, float(max(r["fig"] - r["spill"] for r in rs))
+      if cls == "matmul":
+        high = max(r["spill"] / r["fig"] for r in big) * (1 + margin)
+        high_offset = max(0.0, max(r["spill"] - high * r["fig"] for r in rs)) * (1 + margin)
+      coef[(gen, cls)] = (low, slope, high, len(rs), offset, low_offset, high_offset)
   if pooled:
     # one band per class over every generation (more kernels per class); central stays per generation
     for cls in CLASSES:
       have = [v for (g, c), v in coef.items() if c == cls]
-      if not have:
+      if not have or cls in PER_GENERATION:
         continue
       lo, hi = min(v[0] for v in have), max(v[2] for v in have)
       for gen in GENS:
         if (gen, cls) in coef:
-          _, mid, _, n, off = coef[(gen, cls)]
-          coef[(gen, cls)] = (lo, mid, hi, n, off)
+          _, mid, _, n, off, _, _ = coef[(gen, cls)]
+          coef[(gen, cls)] = (lo, mid, hi, n, off, 0.0, 0.0)
   # a class a generation's fit half lacks takes the widest band of the other generations
   for cls in CLASSES:
     have = [v for (g, c), v in coef.items() if c == cls]
     for gen in GENS:
       if (gen, cls) not in coef and have:
         coef[(gen, cls)] = (min(v[0] for v in have), statistics.median([v[1] for v in have]),
-                            max(v[2] for v in have), 0, 0.0)
+                            max(v[2] for v in have), 0, 0.0, max(v[5] for v in have), max(v[6] for v in have))
   return coef
+
+
+def low_of(c, fig):
+  """The low bound of a class's band at figure fig: low x fig - low_offset, at least 0."""
+  return max(0.0, c[0] * fig - c[5])
+
+
+def high_of(c, fig):
+  """The high bound: high x fig + high_offset."""
+  return c[2] * fig + c[6]
 
 
 def judge(recs, coef, half):
@@ -136,10 +192,10 @@ def judge(recs, coef, half):
   for gen in GENS:
     rs = [r for r in recs if r["gen"] == gen and r["spill"] is not None and (half is None or r["fit"] == half)
           and r["cls"] != "streaming"]
-    inside = sum(1 for r in rs if coef[(gen, r["cls"])][0] * r["fig"] <= r["spill"] <= coef[(gen, r["cls"])][2] * r["fig"] + 1)
-    above = [r for r in rs if r["spill"] > coef[(gen, r["cls"])][2] * r["fig"] + 1]
+    inside = sum(1 for r in rs if low_of(coef[(gen, r["cls"])], r["fig"]) <= r["spill"] <= high_of(coef[(gen, r["cls"])], r["fig"]) + 1)
+    above = [r for r in rs if r["spill"] > high_of(coef[(gen, r["cls"])], r["fig"]) + 1]
     lines.append(f"  {gen}: {inside} of {len(rs)} spills within [low, high]; above high: "
-                 + ", ".join(f"{r['kind']} {r['spill']}>{coef[(gen, r['cls'])][2] * r['fig']:.0f}" for r in above))
+                 + ", ".join(f"{r['kind']} {r['spill']}>{high_of(coef[(gen, r['cls'])], r['fig']):.0f}" for r in above))
   stream = [r for r in recs if r["cls"] == "streaming" and r["spill"] and (half is None or r["fit"] == half)]
   lines.append(f"  streaming bodies with spill > 0: {len(stream)} " +
                ", ".join(f"{r['gen']} {r['kind']} {r['spill']}" for r in stream))
@@ -241,8 +297,9 @@ def evaluate(recs, coef, bodies, half=None, verbose=False):
     if r["cls"] == "streaming":
       lo = mid = hi = 0
     else:
-      clo, cmid, chi, _, off = coef[(gen, r["cls"])]
-      lo, hi = int(clo * r["fig"]), int(chi * r["fig"])
+      c = coef[(gen, r["cls"])]
+      cmid, chi, off = c[1], c[2], c[4]
+      lo, hi = int(low_of(c, r["fig"])), int(high_of(c, r["fig"]))
       mid = min(max(int(cmid * r["fig"] - off), lo), hi)
     bad = lambda total: total > limit or total > cap
     if bad(exact + lo):
@@ -303,11 +360,11 @@ def main(argv):
   recs = load(a.corpus, a.bodies)
   coef = fit(recs, a.margin, a.pooled)
   print(f"rows: {len(recs)} ({sum(r['fit'] for r in recs)} in the fit half)")
-  print("class      gen   n(fit)  low     central  high")
+  print("class      gen   n(fit)  low-offset       central-offset    high+offset")
   for cls in CLASSES:
     for gen in GENS:
-      lo, mid, hi, n, off = coef[(gen, cls)]
-      print(f"{cls:10} {gen:4} {n:6}  {lo:6.3f}  {mid:6.3f}-{off:8.0f}   {hi:6.3f}")
+      lo, mid, hi, n, off, lo_off, hi_off = coef[(gen, cls)]
+      print(f"{cls:10} {gen:4} {n:6}  {lo:6.3f}-{lo_off:8.0f}  {mid:6.3f}-{off:8.0f}   {hi:6.3f}+{hi_off:8.0f}")
   print("fit half:")
   print(judge(recs, coef, True))
   print("holdout half:")
@@ -325,8 +382,9 @@ def main(argv):
           % a.margin)
     for cls in CLASSES:
       for gen in GENS:
-        lo, mid, hi, n, off = coef[(gen, cls)]
-        print(f'    {{"{cls}", "{gen}", {int(lo * 1000)}, {int(round(mid * 1000))}, {int(round(off))}, {int(hi * 1000) + 1}}},')
+        lo, mid, hi, n, off, lo_off, hi_off = coef[(gen, cls)]
+        print(f'    {{"{cls}", "{gen}", {int(lo * 1000)}, {int(round(lo_off))}, {int(round(mid * 1000))}, {int(round(off))}, '
+              f'{int(hi * 1000) + 1}, {int(hi_off) + (1 if hi_off else 0)}}},')
   return 0
 
 

@@ -61,7 +61,7 @@ def row_id(gen, kind, params):
 
 
 # kinds whose builder takes limit= (CompilerParams.vmem_limit_bytes of the Pallas call alone)
-LIMIT_KINDS = {"matmul_acc", "matmul_noacc", "matmul_buffered", "gather_prefetch", "layernorm",
+LIMIT_KINDS = {"matmul_acc", "matmul_noacc", "matmul_buffered", "matmul_grid", "gather_prefetch", "layernorm",
                "softmax", "transpose", "reduce_acc", "rowsum", "copy", "ragged_paged"}
 
 

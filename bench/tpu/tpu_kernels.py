@@ -23,6 +23,7 @@ Kinds:
   rowsum          row sums into a (rows, 1) output (lane padding)
   copy            elementwise x + 1 with odd shapes (padding) and oversized blocks
 """
+import json
 import functools
 
 import jax
@@ -321,8 +322,14 @@ def copy(br, d, lead=1, dtype="f32", grid=4, limit=None, body="add"):
   return fn, (S(shape, dt),)
 
 
+def matmul_grid(bm, bn, bk, dtype="bf16", limit=None):
+  """matmul_acc over a regular grid of blocks (the catalogue's "matmul_grid" kind): its own kind
+  so that it can be compiled on its own (make_corpus.py --kinds matmul_grid) and judged apart."""
+  return matmul_acc(bm, bn, bk, dtype=dtype, limit=limit)
+
+
 BUILDERS = {f.__name__: f for f in (
-    matmul_acc, matmul_noacc, matmul_buffered, flash_fwd, flash_bwd_dkv, flash_bwd_dq,
+    matmul_acc, matmul_noacc, matmul_buffered, matmul_grid, flash_fwd, flash_bwd_dkv, flash_bwd_dq,
     paged_attention, ragged_paged, gather_prefetch, gmm, layernorm, softmax, transpose,
     reduce_acc, rowsum, copy)}
 
@@ -450,6 +457,16 @@ def catalogue(gen):
   add("copy", lead=32, br=16, d=2048, dtype="i8", body="copy")
   add("copy", lead=1, br=32, d=4096, dtype="i8", body="copy")
   add("copy", lead=1, br=16, d=4096, dtype="bf16", body="copy")
+  # A regular grid of matmul blocks (what the register spills of one dot follow: its left
+  # operand, its k passes, its n columns of MXU tiles), leaving out kernels listed above.
+  listed = {json.dumps(p, sort_keys=True) for kind, p in cat if kind == "matmul_acc"}
+  for dt in (["bf16", "f32", "i8"] if gen in ("v5e", "v6e") else ["bf16"]):
+    for bm in (128, 256, 512, 768, 1024):
+      for bn in (128, 256, 512, 1024):
+        for bk in (256, 512, 1024):
+          p = {"bm": bm, "bn": bn, "bk": bk, "dtype": dt}
+          if json.dumps(p, sort_keys=True) not in listed:
+            add("matmul_grid", **p)
   return _interleave(cat)
 
 
