@@ -421,7 +421,7 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
   }
   if (graph.global_bytes().empty() && !traffic.empty()) out.graph.set_global_bytes(absl::StrJoin(traffic, " + "));
   if (graph.flops().empty() && call.body().dots_size() > 0) {
-    const int64_t mxu = device.tpu().mxu_size() > 0 ? device.tpu().mxu_size() : 128;
+    const int64_t mxu = MxuEdge(device);
     std::vector<std::string> flops, padded;
     for (const PallasDot& d : call.body().dots()) {
       const std::string count = d.count().empty() ? "1" : d.count();

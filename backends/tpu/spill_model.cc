@@ -132,10 +132,9 @@ BodyClass ClassifyBody(const PallasBody& body) {
 }
 
 std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const DeviceModel& device) {
-  // MXU geometry: JAX tpu_info.py via models/devices/tpu_*.textproto; 128 x 4 where a model
-  // lacks it (v4-v5p's).
-  const int64_t edge = device.tpu().mxu_size() > 0 ? device.tpu().mxu_size() : 128;
-  const int64_t mxus = device.tpu().mxu_count() > 0 ? device.tpu().mxu_count() : 4;
+  // MXU geometry: JAX tpu_info.py via models/devices/tpu_*.textproto.
+  const int64_t edge = MxuEdge(device);
+  const int64_t mxus = MxuCount(device);
   // A vector register is 8 sublanes x 128 lanes of 32 bits: 16-bit rows pack two to a sublane.
   const int64_t row_tile = 8 * std::max<int64_t>(1, 4 / operand_bytes);
   const std::string k_tiles = absl::StrCat("cdiv(", dot.k(), ", ", edge, ")");

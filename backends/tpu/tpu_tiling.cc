@@ -21,6 +21,10 @@ int64_t Packing(int64_t bits) { return bits >= 32 ? 1 : 32 / bits; }
 
 absl::StatusOr<std::string> NormalizeTpuDtype(absl::string_view dtype) { return CanonicalDtype(dtype); }
 
+int64_t MxuEdge(const DeviceModel& device) { return device.tpu().mxu_size() > 0 ? device.tpu().mxu_size() : 128; }
+
+int64_t MxuCount(const DeviceModel& device) { return device.tpu().mxu_count() > 0 ? device.tpu().mxu_count() : 4; }
+
 absl::StatusOr<int64_t> FullTileRows(const DeviceModel& device, int64_t bits) {
   if (bits <= 0 || bits > 64) return absl::InvalidArgumentError(absl::StrCat("bad element width ", bits));
   const int64_t sublanes = device.tpu().sublanes() > 0 ? device.tpu().sublanes() : 8;

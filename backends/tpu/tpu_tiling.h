@@ -25,6 +25,11 @@ struct TpuTile {
 // scratchsim dtype name. Unknown names are an error listing the accepted ones.
 absl::StatusOr<std::string> NormalizeTpuDtype(absl::string_view dtype);
 
+// The MXU's weight tile: its edge (tpu.mxu_size) and how many MXUs a TensorCore has
+// (tpu.mxu_count); 128 and 4, v4-v5p's, where a device model lacks them.
+int64_t MxuEdge(const DeviceModel& device);
+int64_t MxuCount(const DeviceModel& device);
+
 // Sublane rows of a full tile for `bits`-wide elements: 8 for 32-bit, 8 x 32/bits for packed
 // types that use large second-minor tiling on this generation.
 absl::StatusOr<int64_t> FullTileRows(const DeviceModel& device, int64_t bits);
