@@ -473,10 +473,14 @@ TEST(PallasBodyTest, WhatMosaicCannotCompileBreaksARequirement) {
   EXPECT_TRUE(ComputePallasFootprint(g, testing::ShippedDevice("tpu_v5e")).ok());
 }
 
-// A body with one bf16 dot of m x k by k x n, run once per grid step (a blocked matmul).
+// A body with one dot of m x k by k x n, run once per grid step (a blocked matmul), as
+// bench/tpu/pallas_body.py summarises it: dot_bytes always, packed_dot_bytes for 16/8-bit operands.
 PallasBody OneDotBody(int64_t m, int64_t n, int64_t k, const char* dtype = "bf16") {
   PallasBody body;
-  body.set_packed_dot_bytes(absl::StrCat(m * k * 2 + k * n * 2 + m * n * 4));
+  const bool wide = std::string(dtype) == "f32" || std::string(dtype) == "i32";
+  const int64_t width = wide ? 4 : 2;
+  body.set_dot_bytes(absl::StrCat(m * k * width + k * n * width + m * n * 4));
+  if (!wide) body.set_packed_dot_bytes(body.dot_bytes());
   body.add_dot_dtypes(dtype);
   PallasDot* dot = body.add_dots();
   dot->set_m(absl::StrCat(m));
@@ -505,6 +509,26 @@ TEST(PallasBodyTest, OneDotPerStepIsAMatmulBody) {
   EXPECT_EQ(ClassifyBody(two), BodyClass::kDot);
 }
 
+TEST(PallasBodyTest, OneDotOf32BitOperandsIsA32BitMatmulBody) {
+  EXPECT_EQ(ClassifyBody(OneDotBody(512, 512, 512, "f32")), BodyClass::kMatmul32);
+  PallasBody two = OneDotBody(512, 512, 512, "f32");
+  *two.add_dots() = two.dots(0);
+  EXPECT_EQ(ClassifyBody(two), BodyClass::kDot32);
+}
+
+TEST(PallasBodyTest, A32BitMatmulHoldsOnlyItsPartials) {
+  const DeviceModel v5e = testing::ShippedDevice("tpu_v5e");
+  // 8 k passes on four MXUs: one 128-wide column of f32 partials; the f32 left operand is re-read
+  // from VMEM for each 16-bit pass, not held.
+  EXPECT_EQ(EvalConstant(DotHeldBytes(OneDotBody(1024, 1024, 1024, "f32").dots(0), 4, v5e)), 1024 * 128 * 4);
+  // k = 512 takes the four MXUs in one pass: nothing carried.
+  EXPECT_EQ(EvalConstant(DotHeldBytes(OneDotBody(1024, 1024, 512, "f32").dots(0), 4, v5e)), 0);
+  // v6e's MXUs are 256 wide; a 128-wide n holds a 128-wide column.
+  const DeviceModel v6e = testing::ShippedDevice("tpu_v6e");
+  EXPECT_EQ(EvalConstant(DotHeldBytes(OneDotBody(1024, 128, 1024, "f32").dots(0), 4, v6e)), 1024 * 128 * 4);
+  EXPECT_EQ(EvalConstant(DotHeldBytes(OneDotBody(1024, 512, 1024, "f32").dots(0), 4, v6e)), 1024 * 256 * 4);
+}
+
 TEST(PallasBodyTest, AMatmulHoldsItsLeftOperandWhenTheMxusCannotTakeEveryWeightTile) {
   const DeviceModel v5e = testing::ShippedDevice("tpu_v5e");  // four 128 x 128 MXUs
   // k x n = 2 x 2 weight tiles: one pass, the left operand streams.
@@ -529,6 +553,24 @@ TEST(PallasBodyTest, MatmulSpillBandHoldsLibtpusFigures) {
     EXPECT_LE(EvalConstant(e.low), truth) << device;
     EXPECT_GE(EvalConstant(e.high), truth) << device;
     EXPECT_NEAR(static_cast<double>(EvalConstant(e.central)), static_cast<double>(truth), 0.05 * truth) << device;
+  }
+}
+
+TEST(PallasBodyTest, F32MatmulSpillIsThePartialsLessWhatTheRegistersKeep) {
+  // libtpu 0.0.42.1 (2026-11-26, bench/tpu/tpu_kernels.py matmul_acc, f32, vmem_limit_bytes
+  // 120 MiB; block shapes outside the corpus the band was fitted on): register spill slots.
+  struct Case {
+    const char* device;
+    int64_t bm, bn, bk, truth;
+  };
+  for (const Case& c : {Case{"tpu_v5e", 1536, 512, 1536, 593920}, Case{"tpu_v5e", 1280, 384, 2048, 462848},
+                        Case{"tpu_v6e", 1536, 512, 1536, 1396736}, Case{"tpu_v6e", 1280, 384, 2048, 1138688}}) {
+    const SpillEstimate e = EstimateSpills(OneDotBody(c.bm, c.bn, c.bk, "f32"), testing::ShippedDevice(c.device));
+    EXPECT_EQ(e.body_class, BodyClass::kMatmul32);
+    EXPECT_LE(EvalConstant(e.low), c.truth) << c.device << " " << c.bm;
+    EXPECT_GE(EvalConstant(e.high), c.truth) << c.device << " " << c.bm;
+    // within one vector register (4 KiB)
+    EXPECT_NEAR(static_cast<double>(EvalConstant(e.central)), static_cast<double>(c.truth), 4096) << c.device << " " << c.bm;
   }
 }
 

@@ -14,13 +14,16 @@ namespace {
 // (low = low x figure - low_offset, at least 0), central slope and offset (central = slope x
 // figure - offset, kept within [low, high]), high and its offset (high x figure + high_offset).
 // The matmul classes' low is additive (1.000 x what the body holds, less the most the vector
-// registers were seen to absorb of it); the 16-bit matmul's high takes its multiple from blocks
-// of 1 MiB or more and what small blocks spill beyond it as the offset. Fitted by
+// registers were seen to absorb of it); the 16- and 32-bit matmuls' high takes its multiple from
+// blocks of 1 MiB or more and what small blocks spill beyond it as the offset; the 32-bit central
+// is what the body holds less the median the registers kept. Fitted by
 // bench/tpu/fit_spill_model.py --pooled --margin 0.10 on the half of the oracle corpus
 // (tests/data/tpu/corpus.jsonl.gz, libtpu 0.0.42.1, 2026-11-26) whose kernels hash even; the
 // other half judges it (docs/tpu.md). Low and high are the extremes of the fit half over all
 // generations (high with a 10% margin), per generation for the matmul classes (the MXU's shape
-// differs); central is per generation.
+// differs); central is per generation. A row's spill is libtpu's SPILL allocations where the
+// kernel compiles, else the spill slots its error lists among the largest allocations (v4). Several
+// 32-bit dots (no corpus kernel has them) take the band of several narrower ones.
 struct Coefficients {
   BodyClass body_class;
   const char* generation;
@@ -28,22 +31,22 @@ struct Coefficients {
 };
 
 constexpr Coefficients kTable[] = {
-    {BodyClass::kReduction, "v4", 460, 0, 1093, 357402, 1157, 0},
-    {BodyClass::kReduction, "v5e", 460, 0, 1044, 406490, 1157, 0},
-    {BodyClass::kReduction, "v5p", 460, 0, 1043, 359054, 1157, 0},
-    {BodyClass::kReduction, "v6e", 460, 0, 1031, 214716, 1157, 0},
-    {BodyClass::kReduction, "v7x", 460, 0, 1031, 248846, 1157, 0},
-    {BodyClass::kAttention, "v4", 0, 0, 598, 387755, 959, 0},
-    {BodyClass::kAttention, "v5e", 0, 0, 848, 1600547, 959, 0},
-    {BodyClass::kAttention, "v5p", 0, 0, 853, 1617603, 959, 0},
-    {BodyClass::kAttention, "v6e", 0, 0, 607, 704071, 959, 0},
-    {BodyClass::kAttention, "v7x", 0, 0, 655, 0, 959, 0},
+    {BodyClass::kReduction, "v4", 460, 0, 1072, 434505, 1193, 0},
+    {BodyClass::kReduction, "v5e", 460, 0, 1044, 406490, 1193, 0},
+    {BodyClass::kReduction, "v5p", 460, 0, 1043, 359054, 1193, 0},
+    {BodyClass::kReduction, "v6e", 460, 0, 1031, 214716, 1193, 0},
+    {BodyClass::kReduction, "v7x", 460, 0, 1031, 248846, 1193, 0},
+    {BodyClass::kAttention, "v4", 0, 0, 852, 1635822, 1038, 0},
+    {BodyClass::kAttention, "v5e", 0, 0, 848, 1600547, 1038, 0},
+    {BodyClass::kAttention, "v5p", 0, 0, 853, 1617603, 1038, 0},
+    {BodyClass::kAttention, "v6e", 0, 0, 607, 704071, 1038, 0},
+    {BodyClass::kAttention, "v7x", 0, 0, 655, 0, 1038, 0},
     {BodyClass::kLooped, "v4", 0, 0, 1135, 21172, 1097, 0},
-    {BodyClass::kLooped, "v5e", 0, 0, 63, 1176, 1097, 0},
-    {BodyClass::kLooped, "v5p", 0, 0, 63, 1176, 1097, 0},
-    {BodyClass::kLooped, "v6e", 0, 0, 0, 0, 1097, 0},
+    {BodyClass::kLooped, "v5e", 0, 0, 615, 0, 1097, 0},
+    {BodyClass::kLooped, "v5p", 0, 0, 630, 0, 1097, 0},
+    {BodyClass::kLooped, "v6e", 0, 0, 487, 0, 1097, 0},
     {BodyClass::kLooped, "v7x", 0, 0, 0, 0, 1097, 0},
-    {BodyClass::kMatmul, "v4", 1000, 479232, 852, 0, 1290, 219649},
+    {BodyClass::kMatmul, "v4", 1000, 479232, 1076, 138474, 1314, 216140},
     {BodyClass::kMatmul, "v5e", 1000, 536576, 1011, 157643, 1248, 0},
     {BodyClass::kMatmul, "v5p", 1000, 536576, 956, 67887, 1248, 0},
     {BodyClass::kMatmul, "v6e", 1000, 3444736, 1021, 685155, 1228, 0},
@@ -53,17 +56,22 @@ constexpr Coefficients kTable[] = {
     {BodyClass::kMatmul8, "v5p", 1000, 2273280, 197, 100570, 1376, 0},
     {BodyClass::kMatmul8, "v6e", 1000, 1265664, 393, 0, 1977, 0},
     {BodyClass::kMatmul8, "v7x", 1000, 1572864, 1744, 1637581, 1585, 0},
-    {BodyClass::kDot, "v4", 0, 0, 288, 0, 708, 0},
+    {BodyClass::kMatmul32, "v4", 1000, 61440, 1000, 51200, 2097, 220775},
+    {BodyClass::kMatmul32, "v5e", 1000, 196608, 1000, 192512, 1358, 220775},
+    {BodyClass::kMatmul32, "v5p", 1000, 196608, 1000, 184320, 1358, 220775},
+    {BodyClass::kMatmul32, "v6e", 1000, 200704, 1000, 176128, 1479, 220775},
+    {BodyClass::kMatmul32, "v7x", 1000, 1048576, 1000, 425984, 1307, 220775},
+    {BodyClass::kDot, "v4", 0, 0, 84, 0, 708, 0},
     {BodyClass::kDot, "v5e", 0, 0, 6, 0, 708, 0},
     {BodyClass::kDot, "v5p", 0, 0, 5, 0, 708, 0},
     {BodyClass::kDot, "v6e", 0, 0, 60, 0, 708, 0},
     {BodyClass::kDot, "v7x", 0, 0, 30, 0, 708, 0},
-    {BodyClass::kDot32, "v4", 0, 0, 0, 0, 137, 0},
-    {BodyClass::kDot32, "v5e", 0, 0, 13, 0, 137, 0},
-    {BodyClass::kDot32, "v5p", 0, 0, 10, 0, 137, 0},
-    {BodyClass::kDot32, "v6e", 0, 0, 35, 0, 137, 0},
-    {BodyClass::kDot32, "v7x", 0, 0, 35, 150027, 137, 0},
-    {BodyClass::kTranspose, "v4", 0, 0, 92, 0, 172, 0},
+    {BodyClass::kDot32, "v4", 0, 0, 84, 0, 708, 0},
+    {BodyClass::kDot32, "v5e", 0, 0, 6, 0, 708, 0},
+    {BodyClass::kDot32, "v5p", 0, 0, 5, 0, 708, 0},
+    {BodyClass::kDot32, "v6e", 0, 0, 60, 0, 708, 0},
+    {BodyClass::kDot32, "v7x", 0, 0, 30, 0, 708, 0},
+    {BodyClass::kTranspose, "v4", 0, 0, 127, 49152, 172, 0},
     {BodyClass::kTranspose, "v5e", 0, 0, 121, 131072, 172, 0},
     {BodyClass::kTranspose, "v5p", 0, 0, 121, 131072, 172, 0},
     {BodyClass::kTranspose, "v6e", 0, 0, 105, 131072, 172, 0},
@@ -108,6 +116,7 @@ absl::string_view BodyClassName(BodyClass c) {
     case BodyClass::kLooped: return "looped attention";
     case BodyClass::kMatmul: return "matmul";
     case BodyClass::kMatmul8: return "8-bit matmul";
+    case BodyClass::kMatmul32: return "32-bit matmul";
     case BodyClass::kDot: return "dot";
     case BodyClass::kDot32: return "32-bit dot";
     case BodyClass::kTranspose: return "transpose";
@@ -121,12 +130,12 @@ BodyClass ClassifyBody(const PallasBody& body) {
     if (!dot) return BodyClass::kReduction;
     return body.rolled_loops() > 0 ? BodyClass::kLooped : BodyClass::kAttention;
   }
+  const bool one_dot = body.dots_size() == 1 && (body.dots(0).count().empty() || body.dots(0).count() == "1");
   if (Given(body.packed_dot_bytes())) {
-    const bool one_dot = body.dots_size() == 1 && (body.dots(0).count().empty() || body.dots(0).count() == "1");
     if (!one_dot) return BodyClass::kDot;
     return OperandBytes(body) == 1 ? BodyClass::kMatmul8 : BodyClass::kMatmul;
   }
-  if (dot) return BodyClass::kDot32;
+  if (dot) return one_dot ? BodyClass::kMatmul32 : BodyClass::kDot32;
   if (Given(body.packed_transpose_bytes())) return BodyClass::kTranspose;
   return BodyClass::kStreaming;
 }
@@ -139,9 +148,15 @@ std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const Devi
   const int64_t row_tile = 8 * std::max<int64_t>(1, 4 / operand_bytes);
   const std::string k_tiles = absl::StrCat("cdiv(", dot.k(), ", ", edge, ")");
   const std::string n_tiles = absl::StrCat("cdiv(", dot.n(), ", ", edge, ")");
+  // 32-bit operands go through the MXU in several 16-bit passes, each read from VMEM: nothing of
+  // the left operand stays in registers, and the partials' column is as wide as n where n is
+  // narrower than the MXU (the f32 corpus: 16-bit blocks of n = 128 on v6e's 256-wide MXUs have
+  // not been seen to differ).
+  const bool wide = operand_bytes >= 4;
   const std::string lhs =
-      absl::StrCat("round_up(", dot.m(), ", ", row_tile, ") * round_up(", dot.k(), ", 128) * ", operand_bytes);
-  const std::string partials = absl::StrCat("round_up(", dot.m(), ", 8) * ", edge * 4);
+      wide ? "0" : absl::StrCat("round_up(", dot.m(), ", ", row_tile, ") * round_up(", dot.k(), ", 128) * ", operand_bytes);
+  const std::string column = wide ? absl::StrCat("min(", edge, ", round_up(", dot.n(), ", 128))") : absl::StrCat(edge);
+  const std::string partials = absl::StrCat("round_up(", dot.m(), ", 8) * ", column, " * 4");
   // 0/1 conditions written with min/max: more weight tiles than MXUs; more than one MXU column
   // of tiles; more k passes than MXUs.
   return absl::StrCat("min(1, max(0, ", k_tiles, " * ", n_tiles, " - ", mxus, ")) * (", lhs, " * min(1, ", n_tiles,
@@ -167,6 +182,7 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
       break;
     case BodyClass::kMatmul:
     case BodyClass::kMatmul8:
+    case BodyClass::kMatmul32:
       out.figure = absl::StrCat("(", DotHeldBytes(body.dots(0), OperandBytes(body), device), ")");
       break;
     case BodyClass::kDot:
@@ -212,7 +228,8 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
   out.high = absl::StrCat("round_up(", high, ", 4096)");
   out.central = absl::StrCat("round_up(min(max(", f, " * ", c.slope, " / 1000 - ", c.offset, ", ", low, "), ", high,
                              "), 4096)");
-  const bool matmul = out.body_class == BodyClass::kMatmul || out.body_class == BodyClass::kMatmul8;
+  const bool matmul = out.body_class == BodyClass::kMatmul || out.body_class == BodyClass::kMatmul8 ||
+                      out.body_class == BodyClass::kMatmul32;
   const char* figure_name = out.body_class == BodyClass::kReduction  ? "reduction_live_bytes"
                             : matmul                                  ? "what the dot holds in vector registers"
                             : out.body_class == BodyClass::kDot       ? "packed_dot_bytes"

@@ -22,8 +22,9 @@ enum class BodyClass {
   kLooped,     // the same inside a loop the body does not unroll (paged, ragged paged attention)
   kMatmul,     // one dot of 16-bit operands, once per grid step, nothing live across a reduction (matmul, gmm)
   kMatmul8,    // the same with 8-bit (or 4-bit) operands
+  kMatmul32,   // the same with 32-bit operands (the MXU takes them in 16-bit passes from VMEM)
   kDot,        // dots of 16/8/4-bit operands, nothing live across a reduction (flash backward)
-  kDot32,      // dots of 32-bit operands only
+  kDot32,      // several dots of 32-bit operands only
   kTranspose,  // a transpose of the two minor dims of 16/8/4-bit values, nothing else
 };
 absl::string_view BodyClassName(BodyClass c);
@@ -45,8 +46,10 @@ BodyClass ClassifyBody(const PallasBody& body);
 
 // What Mosaic keeps in vector registers across one dot's MXU passes, as an expression in bytes:
 // nothing when the dot's weight tiles (k and n in MXU edges) fit the device's MXUs at once;
-// otherwise the left operand when more than one column of MXU tiles reuses it, plus one MXU
-// column of f32 partial results when k takes more passes than there are MXUs.
+// otherwise the left operand when more than one column of MXU tiles reuses it (16- and 8-bit
+// operands: 32-bit ones are re-read from VMEM for each pass), plus one MXU column of f32 partial
+// results (n wide where n is narrower than the MXU, for 32-bit operands) when k takes more
+// passes than there are MXUs.
 std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const DeviceModel& device);
 
 // The estimate for `body` on `device` (a TPU model: tpu_v4 ... tpu_v7x; another TPU takes the

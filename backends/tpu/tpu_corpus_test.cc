@@ -124,7 +124,7 @@ struct Tally {
 
 struct CorpusResult {
   std::map<std::string, std::map<std::string, Tally>> by_half;  // half ("fit", "holdout", "all") -> gen
-  std::vector<std::string> false_fits, errors, bytes_misses, limit_misses;
+  std::vector<std::string> false_fits, errors, bytes_misses, limit_misses, at_risk_fitting;
   std::string header_versions;
   int rows = 0;
 };
@@ -207,6 +207,10 @@ const CorpusResult& Corpus() {
         t.fitting_not_fits += o.prediction != "fits" && fits;
         t.at_risk += o.prediction == "at risk";
         t.at_risk_fitting += o.prediction == "at risk" && fits;
+        if (o.prediction == "at risk" && fits && std::string(half) == "all") {
+          r->at_risk_fitting.push_back(absl::StrCat(id, ": ours ", o.scoped, " (high ", o.scoped_high, "), limit ",
+                                                    limit, ", libtpu ", Num(row, "requirement_bytes")));
+        }
         if (fits) continue;
         ++t.failing;
         // The compiler's figure: E1001's X is the windows and scratch alone when they exceed the
@@ -277,6 +281,7 @@ TEST(TpuCorpusTest, PrintsTheAgreementTable) {
   for (const std::string& f : c.false_fits) std::printf("false FITS: %s\n", f.c_str());
   for (const std::string& m : c.bytes_misses) std::printf("bytes off by more than 1%%: %s\n", m.c_str());
   for (const std::string& m : c.limit_misses) std::printf("limit below the requirement: %s\n", m.c_str());
+  for (const std::string& m : c.at_risk_fitting) std::printf("AT RISK, libtpu fits: %s\n", m.c_str());
   for (const auto& [gen, t] : c.by_half.at("all")) {
     std::printf("%s: the vmem_limit_bytes that makes the verdict FITS holds libtpu's requirement on %d of %d rows\n",
                 gen.c_str(), t.limit_holds, t.with_requirement);
@@ -320,11 +325,11 @@ TEST(TpuCorpusTest, AgreementAndAtRiskStayAsMeasured) {
     int max_at_risk;
     double min_within;     // of failing compiles with a figure
   };
-  // Measured 2026-11-26 (2,054 rows): agreement 97.8/97.8/97.1/98.7/98.3%, AT RISK 18/21/21/9/9,
-  // bytes within 1% 51.5/88.7/87.2/89.7/89.5%.
-  for (const Expected& e : {Expected{"v4", 0.975, 18, 0.50}, Expected{"v5e", 0.975, 21, 0.88},
-                            Expected{"v5p", 0.97, 21, 0.87}, Expected{"v6e", 0.985, 9, 0.89},
-                            Expected{"v7x", 0.98, 9, 0.89}}) {
+  // Measured 2026-11-26 (2,054 rows): agreement 97.5/97.6/96.8/98.7/98.3%, AT RISK 18/22/22/9/9,
+  // bytes within 1% 68.0/89.7/88.3/92.3/92.1%.
+  for (const Expected& e : {Expected{"v4", 0.975, 18, 0.68}, Expected{"v5e", 0.975, 22, 0.89},
+                            Expected{"v5p", 0.965, 22, 0.88}, Expected{"v6e", 0.985, 9, 0.92},
+                            Expected{"v7x", 0.98, 9, 0.92}}) {
     const Tally& t = Corpus().by_half.at("all").at(e.gen);
     EXPECT_GE(static_cast<double>(t.agree) / t.rows, e.min_agreement) << e.gen;
     EXPECT_LE(t.at_risk, e.max_at_risk) << e.gen;

@@ -18,15 +18,18 @@ multiple per class and generation:
               figure: what the dot holds in vector registers (held_bytes: the left operand
               reused across MXU columns, one column of f32 partials across k passes)
   matmul8     the same with 8-bit operands
+  matmul32    the same with 32-bit operands (figure: the partials only; the MXU re-reads a
+              32-bit left operand from VMEM for each of its 16-bit passes)
   dot         several dots, nothing live across a reduction (flash backward)
               figure: dot_result_bytes + dot_operand_bytes
+  dot32       several dots of 32-bit operands (none in the corpus: the dot band)
   transpose   only a transpose of the two minor dims        figure: transpose_bytes
   streaming   none of these: no spill (copies, elementwise, reductions into the output)
 
 Low is the smallest ratio spill / figure seen on the fit half, high the largest times
 (1 + --margin) (per generation for the matmul classes: low = figure - the most the registers
-absorbed; for 16-bit matmuls high from the blocks of 1 MiB or more, plus an offset for smaller
-ones), central the median over the fit rows whose figure is at least 1 MiB (the ones
+absorbed; for 16- and 32-bit matmuls high from the blocks of 1 MiB or more, plus an offset for
+smaller ones; the 32-bit central is the figure less the median absorbed), central the median over the fit rows whose figure is at least 1 MiB (the ones
 whose spill can decide a verdict). Kernels are split by a hash of (kind, params), so a kernel is
 in the same half on every generation. Plain Python 3; no jax.
 """
@@ -45,13 +48,13 @@ sys.path.insert(0, HERE)
 import naive_vs_compiler as nv  # noqa: E402
 
 GENS = ["v4", "v5e", "v5p", "v6e", "v7x"]
-CLASSES = ["reduction", "attention", "looped", "matmul", "matmul8", "dot", "dot32", "transpose"]
+CLASSES = ["reduction", "attention", "looped", "matmul", "matmul8", "matmul32", "dot", "dot32", "transpose"]
 # MXU edge and count per TensorCore (JAX tpu_info.py; models/devices/tpu_*.textproto)
 MXU = {"v4": (128, 4), "v5e": (128, 4), "v5p": (128, 4), "v6e": (256, 2), "v7x": (256, 2)}
 DOT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4, "i8": 1, "u8": 1, "f8e4m3fn": 1, "f8e5m2": 1, "i4": 1}
 MiB = 1 << 20
 # classes whose band is fitted per generation even with --pooled: the MXU's shape differs
-PER_GENERATION = {"matmul", "matmul8"}
+PER_GENERATION = {"matmul", "matmul8", "matmul32"}
 
 
 def held_bytes(f, gen):
@@ -68,8 +71,9 @@ def held_bytes(f, gen):
     k_tiles, n_tiles = -(-k // size), -(-n // size)
     if k_tiles * n_tiles <= count:
       continue
-    lhs = -(-m // rows) * rows * (-(-k // 128) * 128) * width
-    partial = -(-m // 8) * 8 * size * 4
+    # 32-bit operands: the MXU takes them in several 16-bit passes from VMEM; only the partials stay
+    lhs = -(-m // rows) * rows * (-(-k // 128) * 128) * width if width < 4 else 0
+    partial = -(-m // 8) * 8 * (min(size, -(-n // 128) * 128) if width == 4 else size) * 4
     best = max(best, lhs * (n_tiles > 1) + partial * (k_tiles > count))
   return best
 
@@ -86,6 +90,8 @@ def body_class(f, gen="v5e"):
   if f.get("packed_dot_bytes", 0) > 0 and len(dots) == 1 and dots[0].get("count", 1) == 1:
     eight_bit = all(DOT_BYTES.get(d, 4) == 1 for d in f.get("dot_dtypes") or ["f32"])
     return ("matmul8" if eight_bit else "matmul"), held_bytes(f, gen)
+  if f.get("dot_bytes", 0) > 0 and len(dots) == 1 and dots[0].get("count", 1) == 1:
+    return "matmul32", held_bytes(f, gen)
   if f.get("packed_dot_bytes", 0) > 0:
     return "dot", f["packed_dot_bytes"]
   if f.get("dot_bytes", 0) > 0:
@@ -116,6 +122,12 @@ def load(corpus, bodies):
       spill = None
       if k:
         spill = sum(a["size"] for a in k["allocations"] if a["what"] == "SPILL")
+      else:
+        # no compile fits (v4: the scoped limit is the capacity): the error's list of the
+        # largest allocations names the spill slots when they are among them (4 digits)
+        listed = [a["size_bytes"] for a in (r.get("result") or {}).get("largest_allocations") or []
+                  if a.get("tag", "").startswith("register allocator spill slots")]
+        spill = listed[0] if listed else None
       cls, fig = body_class(by_id[r["id"]], r["gen"])
       out.append({"row": r, "gen": r["gen"], "kind": r["kind"], "spill": spill, "cls": cls, "fig": fig,
                   "fit": in_fit_half(r)})
@@ -151,9 +163,20 @@ def fit(recs, margin, pooled=False):
         # blocks spill beyond it as an offset (a few vector registers would otherwise widen every
         # block's band); 8-bit matmuls spill little on large blocks and more on small ones
         low, low_offset = 1.0, float(max(r["fig"] - r["spill"] for r in rs))
-      if cls == "matmul":
+      if cls in ("matmul", "matmul32"):
         high = max(r["spill"] / r["fig"] for r in big) * (1 + margin)
         high_offset = max(0.0, max(r["spill"] - high * r["fig"] for r in rs)) * (1 + margin)
+      if cls == "matmul32":
+        # what the f32 partials spill is the column less what the registers keep of it, about
+        # the same number of registers on every block (docs/tpu.md): slope 1, the median kept
+        held = [r for r in rs if r["spill"] > 0]
+        slope, offset = 1.0, float(statistics.median(r["fig"] - r["spill"] for r in held)) if held else 0.0
+        zero = [r["spill"] for r in recs if r["fit"] and r["gen"] == gen and r["cls"] == cls and r["spill"]
+                and r["fig"] == 0]
+        # blocks whose partials settle within the MXUs' passes spill a few registers too, alike
+        # on every generation
+        zero = [r["spill"] for r in recs if r["fit"] and r["cls"] == cls and r["spill"] and r["fig"] == 0]
+        high_offset = max([high_offset] + [z * (1 + margin) for z in zero])
       coef[(gen, cls)] = (low, slope, high, len(rs), offset, low_offset, high_offset)
   if pooled:
     # one band per class over every generation (more kernels per class); central stays per generation
@@ -166,6 +189,12 @@ def fit(recs, margin, pooled=False):
         if (gen, cls) in coef:
           _, mid, _, n, off, _, _ = coef[(gen, cls)]
           coef[(gen, cls)] = (lo, mid, hi, n, off, 0.0, 0.0)
+  # several dots of 32-bit operands (no kernel of the corpus has them) take the band of several
+  # dots of narrower ones: a body of that shape, not a fitted one
+  if not any(c == "dot32" for _, c in coef):
+    for gen in GENS:
+      if (gen, "dot") in coef:
+        coef[(gen, "dot32")] = coef[(gen, "dot")]
   # a class a generation's fit half lacks takes the widest band of the other generations
   for cls in CLASSES:
     have = [v for (g, c), v in coef.items() if c == cls]
@@ -363,6 +392,8 @@ def main(argv):
   print("class      gen   n(fit)  low-offset       central-offset    high+offset")
   for cls in CLASSES:
     for gen in GENS:
+      if (gen, cls) not in coef:
+        continue
       lo, mid, hi, n, off, lo_off, hi_off = coef[(gen, cls)]
       print(f"{cls:10} {gen:4} {n:6}  {lo:6.3f}-{lo_off:8.0f}  {mid:6.3f}-{off:8.0f}   {hi:6.3f}+{hi_off:8.0f}")
   print("fit half:")
@@ -382,6 +413,8 @@ def main(argv):
           % a.margin)
     for cls in CLASSES:
       for gen in GENS:
+        if (gen, cls) not in coef:
+          continue
         lo, mid, hi, n, off, lo_off, hi_off = coef[(gen, cls)]
         print(f'    {{"{cls}", "{gen}", {int(lo * 1000)}, {int(round(lo_off))}, {int(round(mid * 1000))}, {int(round(off))}, '
               f'{int(hi * 1000) + 1}, {int(hi_off) + (1 if hi_off else 0)}}},')
