@@ -6,15 +6,19 @@
 # On the GPU machine, from the repository root, with build-gpu/scratchsim_cuda carried (static,
 # docs/gpu-validation.md "Build"); needs Python 3 with torch and triton; no network:
 #
-#   OUT=/some/dir bash bench/planner/h200_transfer_gpu.sh [PLANS.json]
+#   OUT=/some/dir [PLAN_SET=transfer2] bash bench/planner/h200_transfer_gpu.sh [PLANS.json]
 #
+# PLAN_SET picks the plan files tests/data/planner/planner-DEVICE-PLAN_SET-plans-DATE.json
+# (default "transfer", the first run's; "transfer2" the second's, on other fresh shapes).
 # Writes into $OUT/h200-transfer/ (each step's own file, so a step that fails or runs out of time leaves the
 # others): nvidia-smi.csv, probe.textproto + probe.txt (`scratchsim_cuda probe --measure-memory
 # --compare h200`: the inherited h200 model against the device), triton-sweep.json
 # (sweep_triton_matmul.py), cuda-gemm-timing.json (`gemm-timing --stages 2:4`), comparison.md and
-# comparison.json (compare_transfer.py against the plans for the device the machine has), run.log.
+# comparison.json (compare_transfer.py against the plans for the device the machine has),
+# clock-under-load.json (clock_under_load.py: the SM clock, power and throttle reasons while the
+# leading f32 and f16 configurations run back to back on the first Triton shape), run.log.
 # Budget: about 6 minutes (probe < 0.5, Triton sweep <= 3.3 with its own deadline, gemm-timing
-# <= 4 by timeout; each step is cut by `timeout` so the whole stays under 8).
+# <= 4 by timeout, clocks <= 1.5; each step is cut by `timeout`).
 set -u
 cd "$(dirname "$0")/../.."
 # Results go to $OUT/h200-transfer/ and, archived, to $OUT/h200-transfer-DATE.tar.gz.
@@ -34,7 +38,8 @@ case "$gpu" in
   *H100*) device=h100 ;;
   *) device=h200 ;;
 esac
-PLANS=${1:-$(ls tests/data/planner/planner-${device}-transfer-plans-*.json 2>/dev/null | grep -v calibrated | sort | tail -1)}
+PLAN_SET=${PLAN_SET:-transfer}
+PLANS=${1:-$(ls tests/data/planner/planner-${device}-${PLAN_SET}-plans-*.json 2>/dev/null | grep -v calibrated | sort | tail -1)}
 if [ ! -f "$PLANS" ]; then log "no plan file for $device"; exit 2; fi
 log "plans: $PLANS (device $device)"
 shapes() {
@@ -69,7 +74,7 @@ args=()
 python3 bench/planner/compare_transfer.py "$PLANS" "${args[@]}" --tolerance 0.003 --json "$OUT/comparison.json" \
     > "$OUT/comparison.md" 2>&1
 log "compare exit $?"
-for p in tests/data/planner/planner-${device}-transfer-plans-*calibrated*.json; do
+for p in tests/data/planner/planner-${device}-${PLAN_SET}-plans-*calibrated*.json; do
   [ -f "$p" ] || continue
   name=$(basename "$p" .json | sed 's/.*transfer-plans-//')  # calibrated-time-DATE, ...
   python3 bench/planner/compare_transfer.py "$p" "${args[@]}" --tolerance 0.003 \
@@ -77,6 +82,15 @@ for p in tests/data/planner/planner-${device}-transfer-plans-*calibrated*.json; 
   log "compare (calibrated plans $p) exit $?"
 done
 tail -3 "$OUT/comparison.md"
+
+# 5. The clock under load (issue 19's open question: do the leading f32 kernels run at another
+#    clock on this GPU than on the H100?): each configuration back to back for ~3 s on the first
+#    Triton shape, nvidia-smi sampled every 0.25 s.
+first=${TRITON_SHAPES%%,*}
+timeout 100 python3 bench/planner/clock_under_load.py "$OUT/clock-under-load.json" --shape "$first" \
+    f32:32/256/64/4/4 f32:32/256/32/3/4 f32:32/256/32/4/4 f32:256/64/32/4/4 f32:256/128/32/4/8 \
+    f16:128/256/64/3/8 f16:128/256/64/4/8 f16:32/256/64/4/4 > "$OUT/clock-under-load.log" 2>&1
+log "clock under load exit $?"
 log "done"
 # The device tool brings back at most 8 files: everything in one archive as well.
 tar czf "$OUT/../h200-transfer-$(date -u +%Y%m%dT%H%M%SZ).tar.gz" -C "$OUT" . && \
