@@ -7,6 +7,14 @@ registers/spills/shared memory, then times each compiled kernel on three problem
 triton.testing.do_bench. Writes one JSON file. Stops early, keeping what it has, at --budget-s.
 
 usage: python3 sweep_triton_matmul.py OUT.json [--budget-s 270] [--shapes MxNxK,MxNxK,...]
+           [--dtypes f16,f32] [--settle-ms S]
+
+Timing: by default each configuration's do_bench median over 20 ms after 5 ms of warm-up, the
+bursts Triton's autotuner times. With --settle-ms S (steady state), the GPU first runs the
+configuration back to back for S ms, so that the clock settles where the power cap holds it for
+that kernel, then do_bench times --rep-ms of launches with no further warm-up (docs/validation/
+planner-h200-transfer.md, "Burst and sustained timing": power-capped kernels measure up to 22%
+apart between the two protocols).
 
 The compile phase also counts a few PTX instructions per kernel (wgmma, mma.sync, cp.async,
 st.shared, ld.global): which MMA path and which operand-staging path Triton chose.
@@ -90,13 +98,29 @@ def key(dtype_name, cfg):
     return dtype_name + ":" + ",".join(str(cfg[n]) for n in SPACE)
 
 
+def settle(fn, ms):
+    """Runs fn back to back for about `ms` milliseconds of wall time (synchronising every few
+    launches), leaving the GPU's clock where sustained load of this kernel puts it."""
+    torch.cuda.synchronize()
+    end = time.perf_counter() + ms / 1000.0
+    while time.perf_counter() < end:
+        for _ in range(8):
+            fn()
+        torch.cuda.synchronize()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
     parser.add_argument("--budget-s", type=float, default=270)
     parser.add_argument("--workers", type=int, default=14)
     parser.add_argument("--shapes", default=None, help="MxNxK,... (default: the three of the first run)")
+    parser.add_argument("--dtypes", default="f16,f32", help="which of f16, f32 to compile and time")
+    parser.add_argument("--settle-ms", type=float, default=0.0,
+                        help="steady-state timing: run each configuration back to back this long first")
+    parser.add_argument("--rep-ms", type=float, default=20.0, help="do_bench's timed repetitions (ms)")
     args = parser.parse_args()
+    dtypes = {d: DTYPES[d] for d in args.dtypes.split(",")}
     shapes = SHAPES
     if args.shapes:
         shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
@@ -109,6 +133,8 @@ def main():
         "space": SPACE,
         "shapes": shapes,
         "group_m": GROUP_M,
+        "timing": ({"mode": "steady state", "settle_ms": args.settle_ms, "rep_ms": args.rep_ms} if args.settle_ms > 0
+                   else {"mode": "burst", "warmup_ms": 5, "rep_ms": args.rep_ms}),
         "compiled": {},
         "timings": [],
         "notes": [],
@@ -125,7 +151,7 @@ def main():
         with open(args.out, "w") as f:
             json.dump(result, f, indent=1)
 
-    tasks = [(d, cfg) for d in DTYPES for cfg in configs()]
+    tasks = [(d, cfg) for d in dtypes for cfg in configs()]
     compile_deadline = start + 0.5 * args.budget_s
     ctx = mp.get_context("spawn")
     with ctx.Pool(args.workers) as pool:
@@ -147,7 +173,7 @@ def main():
 
     torch.backends.cuda.matmul.allow_tf32 = True
     stopped = False
-    for (M, N, K), (dtype_name, dtype) in itertools.product(shapes, DTYPES.items()):
+    for (M, N, K), (dtype_name, dtype) in itertools.product(shapes, dtypes.items()):
         if stopped:
             break
         a = torch.randn(M, K, device="cuda", dtype=dtype)
@@ -171,8 +197,10 @@ def main():
                     err = (c.float() - reference).abs().max().item() / reference.abs().max().item()
                     result["notes"].append(f"{dtype_name} {M}x{N}x{K} {cfg}: max relative error {err:.2e}")
                     checked = True
-                ms = triton.testing.do_bench(lambda: launch(a, b, c, cfg), warmup=5, rep=20,
-                                             return_mode="median")
+                if args.settle_ms > 0:
+                    settle(lambda: launch(a, b, c, cfg), args.settle_ms)
+                ms = triton.testing.do_bench(lambda: launch(a, b, c, cfg), warmup=0 if args.settle_ms > 0 else 5,
+                                             rep=args.rep_ms, return_mode="median")
                 row["ms"] = ms
                 row["tflops"] = 2.0 * M * N * K / (ms * 1e-3) / 1e12
             except Exception as e:  # noqa: BLE001
@@ -183,7 +211,7 @@ def main():
         save()
         print(f"timed {len(result['timings'])} at {time.time() - start:.0f} s", flush=True)
     # cuBLAS for scale, same shapes.
-    for (M, N, K), (dtype_name, dtype) in itertools.product(shapes, DTYPES.items()):
+    for (M, N, K), (dtype_name, dtype) in itertools.product(shapes, dtypes.items()):
         if time.time() - start > args.budget_s + 15:
             break
         a = torch.randn(M, K, device="cuda", dtype=dtype)
