@@ -556,6 +556,29 @@ TEST(PallasBodyTest, MatmulSpillBandHoldsLibtpusFigures) {
   }
 }
 
+TEST(PallasBodyTest, SeveralDotsKeepTheLargestResultAndWhatItHolds) {
+  // Flash attention's dq kernel (block_q_major 1024, block_k 512, d 128): q k^T (1024 x 512 over
+  // k = 128) and two dots over k = 512; the logits block is the largest f32 result (2 MiB), and
+  // no dot's weight tiles outnumber v5e's four MXUs.
+  PallasBody body = OneDotBody(1024, 512, 128);
+  *body.add_dots() = OneDotBody(1024, 128, 512).dots(0);
+  body.mutable_dots(0)->set_count("4");
+  body.mutable_dots(1)->set_count("2");
+  const DeviceModel v5e = testing::ShippedDevice("tpu_v5e");
+  EXPECT_EQ(ClassifyBody(body), BodyClass::kDot);
+  EXPECT_EQ(EvalConstant(LargestDotBytes(body, v5e)), 2 * kMiB);
+  // d = 256: q k^T contracts over 256, 2 x 4 weight tiles for four MXUs, so q (1024 x 256 bf16,
+  // 512 KiB) is held across the four columns of n tiles, on top of the 2 MiB logits.
+  PallasBody wide = OneDotBody(1024, 512, 256);
+  *wide.add_dots() = OneDotBody(1024, 256, 512).dots(0);
+  EXPECT_EQ(EvalConstant(LargestDotBytes(wide, v5e)), 2 * kMiB + kMiB / 2);
+  // libtpu 0.0.42.1 spills 1,994,752 B for the d = 128 kernel on v5e (corpus row
+  // v5e/flash_bwd_dq/ffa5a444e7): inside the band.
+  const SpillEstimate e = EstimateSpills(body, v5e);
+  EXPECT_LE(EvalConstant(e.low), 1994752);
+  EXPECT_GE(EvalConstant(e.high), 1994752);
+}
+
 TEST(PallasBodyTest, F32MatmulSpillIsThePartialsLessWhatTheRegistersKeep) {
   // libtpu 0.0.42.1 (2026-11-26, bench/tpu/tpu_kernels.py matmul_acc, f32, vmem_limit_bytes
   // 120 MiB; block shapes outside the corpus the band was fitted on): register spill slots.

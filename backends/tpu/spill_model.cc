@@ -61,16 +61,16 @@ constexpr Coefficients kTable[] = {
     {BodyClass::kMatmul32, "v5p", 1000, 196608, 1000, 184320, 1358, 220775},
     {BodyClass::kMatmul32, "v6e", 1000, 200704, 1000, 176128, 1479, 220775},
     {BodyClass::kMatmul32, "v7x", 1000, 1048576, 1000, 425984, 1307, 220775},
-    {BodyClass::kDot, "v4", 0, 0, 84, 0, 708, 0},
-    {BodyClass::kDot, "v5e", 0, 0, 6, 0, 708, 0},
-    {BodyClass::kDot, "v5p", 0, 0, 5, 0, 708, 0},
-    {BodyClass::kDot, "v6e", 0, 0, 60, 0, 708, 0},
-    {BodyClass::kDot, "v7x", 0, 0, 30, 0, 708, 0},
-    {BodyClass::kDot32, "v4", 0, 0, 84, 0, 708, 0},
-    {BodyClass::kDot32, "v5e", 0, 0, 6, 0, 708, 0},
-    {BodyClass::kDot32, "v5p", 0, 0, 5, 0, 708, 0},
-    {BodyClass::kDot32, "v6e", 0, 0, 60, 0, 708, 0},
-    {BodyClass::kDot32, "v7x", 0, 0, 30, 0, 708, 0},
+    {BodyClass::kDot, "v4", 0, 0, 1401, 0, 1736, 0},
+    {BodyClass::kDot, "v5e", 0, 0, 699, 0, 1736, 0},
+    {BodyClass::kDot, "v5p", 0, 0, 727, 0, 1736, 0},
+    {BodyClass::kDot, "v6e", 0, 0, 1277, 172487, 1736, 0},
+    {BodyClass::kDot, "v7x", 0, 0, 719, 0, 1736, 0},
+    {BodyClass::kDot32, "v4", 0, 0, 1401, 0, 1736, 0},
+    {BodyClass::kDot32, "v5e", 0, 0, 699, 0, 1736, 0},
+    {BodyClass::kDot32, "v5p", 0, 0, 727, 0, 1736, 0},
+    {BodyClass::kDot32, "v6e", 0, 0, 1277, 172487, 1736, 0},
+    {BodyClass::kDot32, "v7x", 0, 0, 719, 0, 1736, 0},
     {BodyClass::kTranspose, "v4", 0, 0, 127, 49152, 172, 0},
     {BodyClass::kTranspose, "v5e", 0, 0, 121, 131072, 172, 0},
     {BodyClass::kTranspose, "v5p", 0, 0, 121, 131072, 172, 0},
@@ -163,6 +163,17 @@ std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const Devi
                       " - 1) + ", partials, " * min(1, max(0, ", k_tiles, " - ", mxus, ")))");
 }
 
+std::string LargestDotBytes(const PallasBody& body, const DeviceModel& device) {
+  std::string largest;
+  for (const PallasDot& dot : body.dots()) {
+    // The f32 result (rows to the 8-sublane tile, columns to 128 lanes) and what the dot holds.
+    const std::string one = absl::StrCat("round_up(", dot.m(), ", 8) * round_up(", dot.n(), ", 128) * 4 + ",
+                                         DotHeldBytes(dot, OperandBytes(body), device));
+    largest = largest.empty() ? one : absl::StrCat("max(", largest, ", ", one, ")");
+  }
+  return largest.empty() ? "0" : largest;
+}
+
 SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) {
   SpillEstimate out;
   out.body_class = ClassifyBody(body);
@@ -186,10 +197,13 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
       out.figure = absl::StrCat("(", DotHeldBytes(body.dots(0), OperandBytes(body), device), ")");
       break;
     case BodyClass::kDot:
-      out.figure = absl::StrCat("(", body.packed_dot_bytes(), ")");
-      break;
     case BodyClass::kDot32:
-      out.figure = absl::StrCat("(", body.dot_bytes(), ")");
+      // A body summarised before body.dots existed keeps the older figure, its dots' bytes.
+      out.figure = absl::StrCat("(",
+                                body.dots_size() > 0 ? LargestDotBytes(body, device)
+                                : out.body_class == BodyClass::kDot ? body.packed_dot_bytes()
+                                                                    : body.dot_bytes(),
+                                ")");
       break;
     case BodyClass::kTranspose:
       out.figure = absl::StrCat("(", body.packed_transpose_bytes(), ")");
@@ -232,8 +246,9 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
                       out.body_class == BodyClass::kMatmul32;
   const char* figure_name = out.body_class == BodyClass::kReduction  ? "reduction_live_bytes"
                             : matmul                                  ? "what the dot holds in vector registers"
-                            : out.body_class == BodyClass::kDot       ? "packed_dot_bytes"
-                            : out.body_class == BodyClass::kDot32     ? "dot_bytes"
+                            : out.body_class == BodyClass::kDot || out.body_class == BodyClass::kDot32
+                                ? (body.dots_size() > 0 ? "the largest dot's f32 result and what it holds"
+                                   : out.body_class == BodyClass::kDot ? "packed_dot_bytes" : "dot_bytes")
                             : out.body_class == BodyClass::kTranspose ? "packed_transpose_bytes"
                                                                       : "max(reduction_live_bytes, reduction_input_bytes / 2)";
   out.basis = absl::StrCat("register spills, ", BodyClassName(out.body_class), " body: ", Permille(c.low),

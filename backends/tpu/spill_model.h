@@ -52,6 +52,11 @@ BodyClass ClassifyBody(const PallasBody& body);
 // passes than there are MXUs.
 std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const DeviceModel& device);
 
+// What the largest of the body's dots keeps, as an expression in bytes: its f32 result plus
+// DotHeldBytes (several dots: flash attention's backward pass, whose largest result is a logits
+// block). "0" without body.dots.
+std::string LargestDotBytes(const PallasBody& body, const DeviceModel& device);
+
 // The estimate for `body` on `device` (a TPU model: tpu_v4 ... tpu_v7x; another TPU takes the
 // widest band of all five).
 SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device);

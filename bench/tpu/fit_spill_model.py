@@ -21,7 +21,7 @@ multiple per class and generation:
   matmul32    the same with 32-bit operands (figure: the partials only; the MXU re-reads a
               32-bit left operand from VMEM for each of its 16-bit passes)
   dot         several dots, nothing live across a reduction (flash backward)
-              figure: dot_result_bytes + dot_operand_bytes
+              figure: the largest dot's f32 result plus what it holds (largest_dot_bytes)
   dot32       several dots of 32-bit operands (none in the corpus: the dot band)
   transpose   only a transpose of the two minor dims        figure: transpose_bytes
   streaming   none of these: no spill (copies, elementwise, reductions into the output)
@@ -78,6 +78,16 @@ def held_bytes(f, gen):
   return best
 
 
+def largest_dot_bytes(f, gen):
+  """What the largest of several dots keeps: its f32 result (the logits block of attention's
+  backward pass) plus what it holds in vector registers across its MXU passes (held_bytes)."""
+  best = 0
+  for d in f.get("dots", ()):
+    result = -(-d["m"] // 8) * 8 * (-(-d["n"] // 128) * 128) * 4
+    best = max(best, result + held_bytes(dict(f, dots=[d]), gen))
+  return best
+
+
 def body_class(f, gen="v5e"):
   """(class, figure) of a body summary (pallas_body.summarize)."""
   red = f.get("reduction_live_bytes", 0)
@@ -93,9 +103,9 @@ def body_class(f, gen="v5e"):
   if f.get("dot_bytes", 0) > 0 and len(dots) == 1 and dots[0].get("count", 1) == 1:
     return "matmul32", held_bytes(f, gen)
   if f.get("packed_dot_bytes", 0) > 0:
-    return "dot", f["packed_dot_bytes"]
+    return "dot", largest_dot_bytes(f, gen) if dots else f["packed_dot_bytes"]
   if f.get("dot_bytes", 0) > 0:
-    return "dot32", f["dot_bytes"]
+    return "dot32", largest_dot_bytes(f, gen) if dots else f["dot_bytes"]
   if f.get("packed_transpose_bytes", 0) > 0:
     return "transpose", f["packed_transpose_bytes"]
   return "streaming", 0
