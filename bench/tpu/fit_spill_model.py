@@ -12,7 +12,7 @@ multiple per class and generation:
 
   reduction   live_across_reduction_bytes > 0, no dot      (softmax, layer norm)
   attention   live_across_reduction_bytes > 0 and a dot    (flash attention forward)
-              figure: the larger of it and reduction_input_bytes / 2
+              figure: the larger of it and reduction_input_bytes / 2, plus the most a dot holds
   looped      the same inside a loop Mosaic does not unroll (paged / ragged paged attention)
   matmul      one 16-bit dot per grid step, nothing live across a reduction (matmuls, MoE gmm)
               figure: what the dot holds in vector registers (held_bytes: the left operand
@@ -95,7 +95,10 @@ def body_class(f, gen="v5e"):
     return "reduction", red
   if red > 0:
     red = max(red, f.get("reduction_input_bytes", 0) // 2)
-    return ("looped" if f.get("rolled_loops", 0) else "attention"), red
+    if f.get("rolled_loops", 0):
+      return "looped", red
+    # plus what the dots hold across their MXU passes (flash forward with d = 256 holds q)
+    return "attention", red + max([held_bytes(dict(f, dots=[d]), gen) for d in f.get("dots", ())] or [0])
   dots = f.get("dots") or []
   if f.get("packed_dot_bytes", 0) > 0 and len(dots) == 1 and dots[0].get("count", 1) == 1:
     eight_bit = all(DOT_BYTES.get(d, 4) == 1 for d in f.get("dot_dtypes") or ["f32"])
