@@ -417,7 +417,8 @@ TEST(PictureFlagsTest, PallasGraphsAreDrawnAsLowered) {
                             "--timeline", dir + "/t.svg"});
   ASSERT_LE(run.code, 1) << run.err;
   const std::string svg = ReadFile(dir + "/t.svg");
-  EXPECT_THAT(svg, HasSubstr(">vmem: top 7.1 MiB, limit 16.0 MiB"));
+  // the scoped limit of the lowered kernel (the peak depends on the spill estimate, golden-tested)
+  EXPECT_THAT(svg, HasSubstr(" MiB, limit 16.0 MiB (default scoped limit)"));
   EXPECT_THAT(svg, HasSubstr("<title>q, copy 1 of 2\n"));  // double-buffered by the lowering
 }
 
