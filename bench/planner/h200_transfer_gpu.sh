@@ -6,7 +6,7 @@
 # On the GPU machine, from the repository root, with build-gpu/scratchsim_cuda carried (static,
 # docs/gpu-validation.md "Build"); needs Python 3 with torch and triton; no network:
 #
-#   OUT=/some/dir [PLAN_SET=transfer2] bash bench/planner/h200_transfer_gpu.sh [PLANS.json]
+#   OUT=/some/dir [PLAN_SET=transfer2] [STEADY=1] bash bench/planner/h200_transfer_gpu.sh [PLANS.json]
 #
 # PLAN_SET picks the plan files tests/data/planner/planner-DEVICE-PLAN_SET-plans-DATE.json
 # (default "transfer", the first run's; "transfer2" the second's, on other fresh shapes).
@@ -82,6 +82,17 @@ for p in tests/data/planner/planner-${device}-${PLAN_SET}-plans-*calibrated*.jso
   log "compare (calibrated plans $p) exit $?"
 done
 tail -3 "$OUT/comparison.md"
+
+# 4b. Optional (STEADY=1, about 5.5 more minutes): the f32 half again in the steady state (each
+#     configuration back to back for 250 ms before do_bench), against the same plans.
+if [ "${STEADY:-0}" = 1 ]; then
+  timeout 575 python3 bench/planner/sweep_triton_matmul.py "$OUT/triton-steady.json" --shapes "$TRITON_SHAPES" \
+      --dtypes f32 --settle-ms 250 --rep-ms 100 --budget-s 545 --workers 14 > "$OUT/triton-steady.log" 2>&1
+  log "steady-state f32 sweep exit $?"
+  python3 bench/planner/compare_transfer.py "$PLANS" --triton "$OUT/triton-steady.json" --tolerance 0.003 \
+      --json "$OUT/comparison-steady.json" > "$OUT/comparison-steady.md" 2>&1
+  log "compare (steady state) exit $?"
+fi
 
 # 5. The clock under load (issue 19's open question: do the leading f32 kernels run at another
 #    clock on this GPU than on the H100?): each configuration back to back for ~3 s on the first
