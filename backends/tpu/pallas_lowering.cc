@@ -353,7 +353,8 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
           {body.dot_bytes(), "dot_bytes"},
           {body.packed_dot_bytes(), "packed_dot_bytes"},
           {body.transpose_bytes(), "transpose_bytes"},
-          {body.packed_transpose_bytes(), "packed_transpose_bytes"}}) {
+          {body.packed_transpose_bytes(), "packed_transpose_bytes"},
+          {body.row_broadcast_bytes(), "row_broadcast_bytes"}}) {
       if (figure.empty()) continue;
       ASSIGN_OR_RETURN(int64_t bytes, eval.Eval(figure, absl::StrCat("pallas.body.", field)));
       if (bytes < 0) return eval.Error(absl::StrCat("pallas.body.", field), absl::StrCat("'", figure, "' is ", bytes, "; must be >= 0"));

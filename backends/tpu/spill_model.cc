@@ -31,11 +31,11 @@ struct Coefficients {
 };
 
 constexpr Coefficients kTable[] = {
-    {BodyClass::kReduction, "v4", 460, 0, 1072, 434505, 1193, 0},
-    {BodyClass::kReduction, "v5e", 460, 0, 1044, 406490, 1193, 0},
-    {BodyClass::kReduction, "v5p", 460, 0, 1043, 359054, 1193, 0},
-    {BodyClass::kReduction, "v6e", 460, 0, 1031, 214716, 1193, 0},
-    {BodyClass::kReduction, "v7x", 460, 0, 1031, 248846, 1193, 0},
+    {BodyClass::kReduction, "v4", 460, 0, 1039, 420439, 1157, 0},
+    {BodyClass::kReduction, "v5e", 460, 0, 1012, 394023, 1157, 0},
+    {BodyClass::kReduction, "v5p", 460, 0, 1010, 345752, 1157, 0},
+    {BodyClass::kReduction, "v6e", 460, 0, 997, 197936, 1157, 0},
+    {BodyClass::kReduction, "v7x", 460, 0, 998, 232941, 1157, 0},
     {BodyClass::kAttention, "v4", 0, 0, 834, 1610401, 989, 0},
     {BodyClass::kAttention, "v5e", 0, 0, 805, 1396157, 989, 0},
     {BodyClass::kAttention, "v5p", 0, 0, 810, 1411300, 989, 0},
@@ -192,7 +192,11 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
       out.basis = "streaming body (nothing kept whole across a reduction, a dot or a transpose): no spill slots";
       return out;
     case BodyClass::kReduction:
-      out.figure = absl::StrCat("(", body.reduction_live_bytes(), ")");
+      // Row vectors broadcast against the block (a layer norm's weight and bias) stay in vector
+      // registers, replicated down the sublanes, while the reduced block streams past them.
+      out.figure = Given(body.row_broadcast_bytes())
+                       ? absl::StrCat("(", body.reduction_live_bytes(), " + ", body.row_broadcast_bytes(), ")")
+                       : absl::StrCat("(", body.reduction_live_bytes(), ")");
       break;
     case BodyClass::kAttention:
     case BodyClass::kLooped:
@@ -258,7 +262,9 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
                              "), 4096)");
   const bool matmul = out.body_class == BodyClass::kMatmul || out.body_class == BodyClass::kMatmul8 ||
                       out.body_class == BodyClass::kMatmul32;
-  const char* figure_name = out.body_class == BodyClass::kReduction  ? "reduction_live_bytes"
+  const char* figure_name = out.body_class == BodyClass::kReduction
+                                ? (Given(body.row_broadcast_bytes()) ? "reduction_live_bytes + row_broadcast_bytes"
+                                                                      : "reduction_live_bytes")
                             : matmul                                  ? "what the dot holds in vector registers"
                             : out.body_class == BodyClass::kDot || out.body_class == BodyClass::kDot32
                                 ? (body.dots_size() > 0 ? "the largest dot's f32 result and what it holds"

@@ -4,8 +4,9 @@
 // engine on its generation, and compared with what libtpu said: the verdict (fits, out of VMEM,
 // or not compilable at all), and for the kernels that failed on VMEM the figure XLA printed.
 //
-// Rows whose graph predates PallasBody take their body from tests/data/tpu/corpus_bodies.jsonl.gz
-// (bench/tpu/corpus_bodies.py). The spill model was fitted on the kernels whose (kind, params)
+// Every row takes its body from tests/data/tpu/corpus_bodies.jsonl.gz (bench/tpu/corpus_bodies.py):
+// the body as the current tracer reads it, which replaces the one a row's graph was written with
+// (or adds one to graphs that predate PallasBody). The spill model was fitted on the kernels whose (kind, params)
 // hash is even (bench/tpu/fit_spill_model.py); the figures are printed per half: the odd half is
 // the holdout. docs/tpu.md has the table this prints.
 #include <zlib.h>
@@ -162,7 +163,7 @@ const CorpusResult& Corpus() {
         continue;
       }
       auto body = bodies.find(id);
-      if (!graph.pallas().has_body() && body != bodies.end() &&
+      if (body != bodies.end() &&
           !google::protobuf::TextFormat::ParseFromString(body->second.first, graph.mutable_pallas()->mutable_body())) {
         r->errors.push_back(absl::StrCat(id, ": body does not parse"));
         continue;
@@ -326,8 +327,8 @@ TEST(TpuCorpusTest, AgreementAndAtRiskStayAsMeasured) {
     double min_within;     // of failing compiles with a figure
   };
   // Measured 2026-11-26 (2,054 rows): agreement 98.2/98.0/97.4/99.1/98.9%, AT RISK 16/20/20/7/7,
-  // bytes within 1% 69.1/89.7/88.3/92.3/92.1%.
-  for (const Expected& e : {Expected{"v4", 0.98, 16, 0.69}, Expected{"v5e", 0.975, 20, 0.89},
+  // bytes within 1% 71.1/89.7/88.3/92.3/92.1%.
+  for (const Expected& e : {Expected{"v4", 0.98, 16, 0.71}, Expected{"v5e", 0.975, 20, 0.89},
                             Expected{"v5p", 0.97, 20, 0.88}, Expected{"v6e", 0.99, 7, 0.92},
                             Expected{"v7x", 0.985, 7, 0.92}}) {
     const Tally& t = Corpus().by_half.at("all").at(e.gen);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Reads the body of every kernel of the TPU oracle corpus (pallas_body.py) and writes it beside
-the corpus, for the rows whose graph was written before pallas_to_graph.py filled `body`.
+the corpus: the body of every row with a graph, as the current tracer reads it.
 
   JAX_PLATFORMS=cpu /work/venvs/tpu/bin/python bench/tpu/corpus_bodies.py \
       tests/data/tpu/corpus.jsonl.gz --out tests/data/tpu/corpus_bodies.jsonl.gz
@@ -9,7 +9,7 @@ One JSON object a line: {"id": row id, "body": PallasBody textproto (the lines i
 `body { }`), "summary": the figures as a dict, "fit": whether the kernel is in the half
 fit_spill_model.py fits the spill model on}, for every row with a graph. Tracing only (CPU):
 no libtpu is loaded. backends/tpu/tpu_corpus_test.cc sets each row's graph.pallas.body from it
-when the row's graph has none.
+(replacing the body a row's graph was written with: the file follows the current tracer).
 """
 import argparse
 import gzip

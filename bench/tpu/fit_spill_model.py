@@ -11,6 +11,7 @@ and its spill slots are a multiple of one figure of the body, with a low, a cent
 multiple per class and generation:
 
   reduction   live_across_reduction_bytes > 0, no dot      (softmax, layer norm)
+              figure: it plus row_broadcast_bytes
   attention   live_across_reduction_bytes > 0 and a dot    (flash attention forward)
               figure: the larger of it and reduction_input_bytes / 2, plus the most a dot holds
   looped      the same inside a loop Mosaic does not unroll (paged / ragged paged attention)
@@ -92,7 +93,8 @@ def body_class(f, gen="v5e"):
   """(class, figure) of a body summary (pallas_body.summarize)."""
   red = f.get("reduction_live_bytes", 0)
   if red > 0 and f.get("dot_bytes", 0) == 0:
-    return "reduction", red
+    # plus the row vectors broadcast against the block (a layer norm's weight and bias)
+    return "reduction", red + f.get("row_broadcast_bytes", 0)
   if red > 0:
     red = max(red, f.get("reduction_input_bytes", 0) // 2)
     if f.get("rolled_loops", 0):

@@ -18,6 +18,9 @@ lowering (backends/tpu) estimates those spills from the figures this module read
   packed_dot_bytes        the same over dots of 16-, 8- or 4-bit operands (packed in vregs)
   transpose_bytes         the largest operand of a transpose of the two minor dims
   packed_transpose_bytes  the same over 16-, 8- or 4-bit operands
+  row_broadcast_bytes     the row vectors (1 x n) a region broadcasts down the sublanes of a block
+                          (a layer norm's weight and bias): Mosaic keeps each replicated in vregs,
+                          8 sublanes x n, while the block streams past it
   rolled_loops            loops (while, partly unrolled scans) that hold a reduction or a dot
   temporary_scratch       VMEM scratch the body writes whole and reads back within one step
                           (Mosaic forwards the value and allocates no scratch)
@@ -273,7 +276,7 @@ def summarize(pallas_eqn):
   regions = [(main, body, env)]
   _flatten(body, main, env, regions)
 
-  live_red = reduced = dot = packed_dot = transpose = packed_transpose = 0
+  live_red = reduced = dot = packed_dot = transpose = packed_transpose = row_broadcast = 0
   arith, dots = set(), set()
   rolled_work = 0
   branch_dots = {}  # (cond id or None, region id) -> {(m, n, k): count per grid step}
@@ -287,6 +290,19 @@ def summarize(pallas_eqn):
     for p in red_pos:
       live_red = max(live_red, k * across[p])
     reduced = max(reduced, k * sum(region.bytes.get(i, 0) for p in red_pos for i in region.ops[p][1]))
+    # Row vectors broadcast down the sublanes: by broadcast_in_dim, or implicitly as an operand of
+    # elementwise arithmetic against a block (Pallas keeps rank-equal broadcasting implicit).
+    rows_seen = {}
+    for name, ins, outs, eqn in region.ops:
+      if name != "broadcast_in_dim" and name not in ARITHMETIC:
+        continue
+      shape_out = tuple(getattr(eqn.outvars[0].aval, "shape", ()))
+      for v in eqn.invars:
+        shape_in = tuple(getattr(getattr(v, "aval", None), "shape", ()))
+        if (len(shape_in) >= 2 and len(shape_in) == len(shape_out) and shape_in[-2] == 1 and shape_out[-2] > 1
+            and shape_in[-1] == shape_out[-1] and shape_in[-1] > 1):
+          rows_seen[id(v)] = vreg_bytes(v.aval)  # one jaxpr variable, counted once
+    row_broadcast = max(row_broadcast, k * sum(rows_seen.values()))
     for name, ins, outs, eqn in region.ops:
       if name in DOTS:
         mnk = _dot_shape(eqn)
@@ -339,6 +355,7 @@ def summarize(pallas_eqn):
       "packed_dot_bytes": packed_dot,
       "transpose_bytes": transpose,
       "packed_transpose_bytes": packed_transpose,
+      "row_broadcast_bytes": row_broadcast,
       "rolled_loops": rolled_work,
       "temporary_scratch": [f"scratch{k}" for k in temporary],
       "arithmetic_dtypes": sorted(arith),
@@ -352,7 +369,7 @@ def body_textproto(summary, indent="  "):
   q = lambda s: '"' + str(s) + '"'
   lines = [f"{indent}body {{"]
   for key in ("reduction_live_bytes", "reduction_input_bytes", "dot_bytes", "packed_dot_bytes",
-              "transpose_bytes", "packed_transpose_bytes"):
+              "transpose_bytes", "packed_transpose_bytes", "row_broadcast_bytes"):
     if summary.get(key):
       lines.append(f"{indent}  {key}: {q(summary[key])}")  # expressions
   if summary.get("rolled_loops"):
