@@ -180,9 +180,12 @@ def graph_from_eqn(eqn, graph_name):
   try:
     import os
     here = os.path.dirname(os.path.abspath(__file__))
-    if here not in sys.path:
-      sys.path.insert(0, here)
-    import pallas_body
+    if os.path.exists(os.path.join(here, "pallas_body.py")):  # bench/tpu: the module beside this one
+      if here not in sys.path:
+        sys.path.insert(0, here)
+      import pallas_body
+    else:  # the scratchsim package: the same file, installed as scratchsim/_pallas_body.py
+      from scratchsim import _pallas_body as pallas_body
     lines += pallas_body.body_textproto(pallas_body.summarize(eqn))
   except Exception as e:  # pylint: disable=broad-except
     lines.insert(1, f"# body not read ({type(e).__name__}: {e}); spills are not estimated")

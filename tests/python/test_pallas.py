@@ -17,6 +17,21 @@ def test_the_tracer_is_bench_tpus(repo):
     assert open(p2g.__file__).read() == (repo / "bench" / "tpu" / "pallas_to_graph.py").read_text()
 
 
+def test_the_body_reader_is_bench_tpus(repo):
+    from scratchsim import _pallas_body
+    assert open(_pallas_body.__file__).read() == (repo / "bench" / "tpu" / "pallas_body.py").read_text()
+
+
+def test_traced_graphs_carry_the_body_and_get_a_spill_estimate():
+    fn, args = p2g.example_matmul(bm=1024, bn=1024, bk=1024)
+    graph = ssp.to_graph(fn, *args)
+    assert "body not read" not in graph
+    assert "dots {" in graph
+    report = ssp.check(fn, *args, device="tpu_v5e")
+    vmem = {s["space"]: s for s in report["spaces"]}["vmem"]
+    assert vmem["has_estimates"] and vmem["estimated_bytes"] > 0
+
+
 def test_matmul_2048_blocks_do_not_fit_v5e_scoped_vmem():
     fn, args = p2g.example_matmul()
     report = ssp.check(fn, *args, device="tpu_v5e")
