@@ -100,6 +100,17 @@ int64_t OperandBytes(const PallasBody& body) {
   return widest > 0 ? widest : 4;
 }
 
+// The largest of `per_dot` over the body's dots, as an expression; "0" without dots.
+template <typename PerDot>
+std::string MaxOverDots(const PallasBody& body, PerDot per_dot) {
+  std::string most;
+  for (const PallasDot& dot : body.dots()) {
+    const std::string one = per_dot(dot);
+    most = most.empty() ? one : absl::StrCat("max(", most, ", ", one, ")");
+  }
+  return most.empty() ? "0" : most;
+}
+
 std::string Permille(int64_t value) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.3f", static_cast<double>(value) / 1000.0);
@@ -164,28 +175,21 @@ std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const Devi
 }
 
 std::string MostHeldBytes(const PallasBody& body, const DeviceModel& device) {
-  std::string most;
-  for (const PallasDot& dot : body.dots()) {
-    const std::string one = DotHeldBytes(dot, OperandBytes(body), device);
-    most = most.empty() ? one : absl::StrCat("max(", most, ", ", one, ")");
-  }
-  return most.empty() ? "0" : most;
+  return MaxOverDots(body, [&](const PallasDot& dot) { return DotHeldBytes(dot, OperandBytes(body), device); });
 }
 
 std::string LargestDotBytes(const PallasBody& body, const DeviceModel& device) {
-  std::string largest;
-  for (const PallasDot& dot : body.dots()) {
+  return MaxOverDots(body, [&](const PallasDot& dot) {
     // The f32 result (rows to the 8-sublane tile, columns to 128 lanes) and what the dot holds.
-    const std::string one = absl::StrCat("round_up(", dot.m(), ", 8) * round_up(", dot.n(), ", 128) * 4 + ",
-                                         DotHeldBytes(dot, OperandBytes(body), device));
-    largest = largest.empty() ? one : absl::StrCat("max(", largest, ", ", one, ")");
-  }
-  return largest.empty() ? "0" : largest;
+    return absl::StrCat("round_up(", dot.m(), ", 8) * round_up(", dot.n(), ", 128) * 4 + ",
+                        DotHeldBytes(dot, OperandBytes(body), device));
+  });
 }
 
 SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) {
   SpillEstimate out;
   out.body_class = ClassifyBody(body);
+  const char* figure_name = "";  // the figure in words, for the basis
   switch (out.body_class) {
     case BodyClass::kStreaming:
       out.low = out.central = out.high = "0";
@@ -194,37 +198,48 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
     case BodyClass::kReduction:
       // Row vectors broadcast against the block (a layer norm's weight and bias) stay in vector
       // registers, replicated down the sublanes, while the reduced block streams past them.
-      out.figure = Given(body.row_broadcast_bytes())
-                       ? absl::StrCat("(", body.reduction_live_bytes(), " + ", body.row_broadcast_bytes(), ")")
-                       : absl::StrCat("(", body.reduction_live_bytes(), ")");
+      if (Given(body.row_broadcast_bytes())) {
+        out.figure = absl::StrCat("(", body.reduction_live_bytes(), " + ", body.row_broadcast_bytes(), ")");
+        figure_name = "reduction_live_bytes + row_broadcast_bytes";
+      } else {
+        out.figure = absl::StrCat("(", body.reduction_live_bytes(), ")");
+        figure_name = "reduction_live_bytes";
+      }
       break;
     case BodyClass::kAttention:
     case BodyClass::kLooped:
       out.figure = Given(body.reduction_input_bytes())
                        ? absl::StrCat("max(", body.reduction_live_bytes(), ", (", body.reduction_input_bytes(), ") / 2)")
                        : absl::StrCat("(", body.reduction_live_bytes(), ")");
+      figure_name = "max(reduction_live_bytes, reduction_input_bytes / 2)";
       // Unrolled attention also keeps what its dots hold across MXU passes (q, when d = 256
       // gives q k^T more weight tiles than MXUs); the looped kind reloads per iteration.
       if (out.body_class == BodyClass::kAttention && body.dots_size() > 0) {
         out.figure = absl::StrCat("(", out.figure, " + ", MostHeldBytes(body, device), ")");
+        figure_name = "max(reduction_live_bytes, reduction_input_bytes / 2) + what a dot holds";
       }
       break;
     case BodyClass::kMatmul:
     case BodyClass::kMatmul8:
     case BodyClass::kMatmul32:
       out.figure = absl::StrCat("(", DotHeldBytes(body.dots(0), OperandBytes(body), device), ")");
+      figure_name = "what the dot holds in vector registers";
       break;
     case BodyClass::kDot:
     case BodyClass::kDot32:
-      // A body summarised before body.dots existed keeps the older figure, its dots' bytes.
-      out.figure = absl::StrCat("(",
-                                body.dots_size() > 0 ? LargestDotBytes(body, device)
-                                : out.body_class == BodyClass::kDot ? body.packed_dot_bytes()
-                                                                    : body.dot_bytes(),
-                                ")");
+      if (body.dots_size() > 0) {
+        out.figure = absl::StrCat("(", LargestDotBytes(body, device), ")");
+        figure_name = "the largest dot's f32 result and what it holds";
+      } else {
+        // A body summarised before body.dots existed keeps the older figure, its dots' bytes.
+        const bool packed = out.body_class == BodyClass::kDot;
+        out.figure = absl::StrCat("(", packed ? body.packed_dot_bytes() : body.dot_bytes(), ")");
+        figure_name = packed ? "packed_dot_bytes" : "dot_bytes";
+      }
       break;
     case BodyClass::kTranspose:
       out.figure = absl::StrCat("(", body.packed_transpose_bytes(), ")");
+      figure_name = "packed_transpose_bytes";
       break;
   }
   const std::string generation = Generation(device);
@@ -260,19 +275,6 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
   out.high = absl::StrCat("round_up(", high, ", 4096)");
   out.central = absl::StrCat("round_up(min(max(", f, " * ", c.slope, " / 1000 - ", c.offset, ", ", low, "), ", high,
                              "), 4096)");
-  const bool matmul = out.body_class == BodyClass::kMatmul || out.body_class == BodyClass::kMatmul8 ||
-                      out.body_class == BodyClass::kMatmul32;
-  const char* figure_name = out.body_class == BodyClass::kReduction
-                                ? (Given(body.row_broadcast_bytes()) ? "reduction_live_bytes + row_broadcast_bytes"
-                                                                      : "reduction_live_bytes")
-                            : matmul                                  ? "what the dot holds in vector registers"
-                            : out.body_class == BodyClass::kDot || out.body_class == BodyClass::kDot32
-                                ? (body.dots_size() > 0 ? "the largest dot's f32 result and what it holds"
-                                   : out.body_class == BodyClass::kDot ? "packed_dot_bytes" : "dot_bytes")
-                            : out.body_class == BodyClass::kTranspose ? "packed_transpose_bytes"
-                            : out.body_class == BodyClass::kAttention && body.dots_size() > 0
-                                ? "max(reduction_live_bytes, reduction_input_bytes / 2) + what a dot holds"
-                                : "max(reduction_live_bytes, reduction_input_bytes / 2)";
   out.basis = absl::StrCat("register spills, ", BodyClassName(out.body_class), " body: ", Permille(c.low),
                            c.low_offset > 0 ? absl::StrCat(" x - ", c.low_offset, " B") : "", " to ",
                            Permille(c.high), " x", c.high_offset > 0 ? absl::StrCat(" + ", c.high_offset, " B") : "",

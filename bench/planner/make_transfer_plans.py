@@ -56,13 +56,12 @@ def seen_shapes():
         if "-plans-" in os.path.basename(path):
             continue
         try:
-            shapes = json.load(open(path)).get("shapes", [])
-        except (ValueError, AttributeError):
+            data = json.load(open(path))
+        except ValueError:
             continue
-        for s in (shapes.values() if isinstance(shapes, dict) else [shapes]):
-            for shape in s if s and isinstance(s[0], list) else [s]:
-                if isinstance(shape, list) and len(shape) == 3:
-                    seen.add(tuple(shape))
+        # Timing files (sweeps, gemm-timing) list their shapes as [[M, N, K], ...].
+        if isinstance(data, dict):
+            seen.update(tuple(shape) for shape in data.get("shapes", []))
     return seen
 
 

@@ -58,35 +58,39 @@ MiB = 1 << 20
 PER_GENERATION = {"matmul", "matmul8", "matmul32"}
 
 
-def held_bytes(f, gen):
+def dot_held_bytes(d, width, gen):
   """What Mosaic keeps in vector registers across one dot's MXU passes (docs/tpu.md): nothing
   when the dot's weight tiles (k and n in MXU edges) fit the MXUs at once; otherwise the left
   operand when more than one column of MXU tiles reuses it, plus one MXU column of f32 partial
-  results when k takes more passes than there are MXUs."""
+  results when k takes more passes than there are MXUs. width: the operands' bytes."""
   size, count = MXU[gen]
-  width = max(DOT_BYTES.get(d, 4) for d in f.get("dot_dtypes") or ["f32"])
   rows = 8 * max(1, 4 // width)
-  best = 0
-  for d in f.get("dots", ()):
-    m, n, k = d["m"], d["n"], d["k"]
-    k_tiles, n_tiles = -(-k // size), -(-n // size)
-    if k_tiles * n_tiles <= count:
-      continue
-    # 32-bit operands: the MXU takes them in several 16-bit passes from VMEM; only the partials stay
-    lhs = -(-m // rows) * rows * (-(-k // 128) * 128) * width if width < 4 else 0
-    partial = -(-m // 8) * 8 * (min(size, -(-n // 128) * 128) if width == 4 else size) * 4
-    best = max(best, lhs * (n_tiles > 1) + partial * (k_tiles > count))
-  return best
+  m, n, k = d["m"], d["n"], d["k"]
+  k_tiles, n_tiles = -(-k // size), -(-n // size)
+  if k_tiles * n_tiles <= count:
+    return 0
+  # 32-bit operands: the MXU takes them in several 16-bit passes from VMEM; only the partials stay
+  lhs = -(-m // rows) * rows * (-(-k // 128) * 128) * width if width < 4 else 0
+  partial = -(-m // 8) * 8 * (min(size, -(-n // 128) * 128) if width == 4 else size) * 4
+  return lhs * (n_tiles > 1) + partial * (k_tiles > count)
+
+
+def operand_width(f):
+  """The widest dot operand of a body summary in bytes (4 where none is given)."""
+  return max(DOT_BYTES.get(d, 4) for d in f.get("dot_dtypes") or ["f32"])
+
+
+def held_bytes(f, gen):
+  """The most any one of the body's dots holds (dot_held_bytes)."""
+  return max([dot_held_bytes(d, operand_width(f), gen) for d in f.get("dots", ())] or [0])
 
 
 def largest_dot_bytes(f, gen):
   """What the largest of several dots keeps: its f32 result (the logits block of attention's
-  backward pass) plus what it holds in vector registers across its MXU passes (held_bytes)."""
-  best = 0
-  for d in f.get("dots", ()):
-    result = -(-d["m"] // 8) * 8 * (-(-d["n"] // 128) * 128) * 4
-    best = max(best, result + held_bytes(dict(f, dots=[d]), gen))
-  return best
+  backward pass) plus what it holds in vector registers across its MXU passes."""
+  width = operand_width(f)
+  return max([-(-d["m"] // 8) * 8 * (-(-d["n"] // 128) * 128) * 4 + dot_held_bytes(d, width, gen)
+              for d in f.get("dots", ())] or [0])
 
 
 def body_class(f, gen="v5e"):
@@ -100,7 +104,7 @@ def body_class(f, gen="v5e"):
     if f.get("rolled_loops", 0):
       return "looped", red
     # plus what the dots hold across their MXU passes (flash forward with d = 256 holds q)
-    return "attention", red + max([held_bytes(dict(f, dots=[d]), gen) for d in f.get("dots", ())] or [0])
+    return "attention", red + held_bytes(f, gen)
   dots = f.get("dots") or []
   if f.get("packed_dot_bytes", 0) > 0 and len(dots) == 1 and dots[0].get("count", 1) == 1:
     eight_bit = all(DOT_BYTES.get(d, 4) == 1 for d in f.get("dot_dtypes") or ["f32"])
