@@ -7,7 +7,7 @@ registers/spills/shared memory, then times each compiled kernel on three problem
 triton.testing.do_bench. Writes one JSON file. Stops early, keeping what it has, at --budget-s.
 
 usage: python3 sweep_triton_matmul.py OUT.json [--budget-s 270] [--shapes MxNxK,MxNxK,...]
-           [--dtypes f16,f32] [--settle-ms S]
+           [--dtypes f16,f32] [--settle-ms S] [--rep-ms R]
 
 Timing: by default each configuration's do_bench median over 20 ms after 5 ms of warm-up, the
 bursts Triton's autotuner times. With --settle-ms S (steady state), the GPU first runs the

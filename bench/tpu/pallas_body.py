@@ -290,20 +290,17 @@ def summarize(pallas_eqn):
     for p in red_pos:
       live_red = max(live_red, k * across[p])
     reduced = max(reduced, k * sum(region.bytes.get(i, 0) for p in red_pos for i in region.ops[p][1]))
-    # Row vectors broadcast down the sublanes: by broadcast_in_dim, or implicitly as an operand of
-    # elementwise arithmetic against a block (Pallas keeps rank-equal broadcasting implicit).
-    rows_seen = {}
+    rows_seen = {}  # row vectors broadcast down the sublanes: jaxpr variable id -> vreg bytes
     for name, ins, outs, eqn in region.ops:
-      if name != "broadcast_in_dim" and name not in ARITHMETIC:
-        continue
-      shape_out = tuple(getattr(eqn.outvars[0].aval, "shape", ()))
-      for v in eqn.invars:
-        shape_in = tuple(getattr(getattr(v, "aval", None), "shape", ()))
-        if (len(shape_in) >= 2 and len(shape_in) == len(shape_out) and shape_in[-2] == 1 and shape_out[-2] > 1
-            and shape_in[-1] == shape_out[-1] and shape_in[-1] > 1):
-          rows_seen[id(v)] = vreg_bytes(v.aval)  # one jaxpr variable, counted once
-    row_broadcast = max(row_broadcast, k * sum(rows_seen.values()))
-    for name, ins, outs, eqn in region.ops:
+      if name == "broadcast_in_dim" or name in ARITHMETIC:
+        # by broadcast_in_dim, or implicitly as an operand of elementwise arithmetic against a
+        # block (Pallas keeps rank-equal broadcasting implicit); one variable counted once
+        shape_out = tuple(getattr(eqn.outvars[0].aval, "shape", ()))
+        for v in eqn.invars:
+          shape_in = tuple(getattr(getattr(v, "aval", None), "shape", ()))
+          if (len(shape_in) >= 2 and len(shape_in) == len(shape_out) and shape_in[-2] == 1 and shape_out[-2] > 1
+              and shape_in[-1] == shape_out[-1] and shape_in[-1] > 1):
+            rows_seen[id(v)] = vreg_bytes(v.aval)
       if name in DOTS:
         mnk = _dot_shape(eqn)
         if mnk:
@@ -330,6 +327,7 @@ def summarize(pallas_eqn):
         for v in eqn.outvars:
           if getattr(v.aval, "shape", None):
             arith.add(_dtype_name(v.aval.dtype))
+    row_broadcast = max(row_broadcast, k * sum(rows_seen.values()))
 
   dot_shapes = {}  # (m, n, k) -> count per grid step
   best_branch = {}  # cond id -> the branch region with the most flops
