@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "backends/tpu/tpu_tiling.h"
 #include "sim/dtype.h"
@@ -16,7 +17,10 @@ namespace {
 // The matmul classes' low is additive (1.000 x what the body holds, less the most the vector
 // registers were seen to absorb of it); the 16- and 32-bit matmuls' high takes its multiple from
 // blocks of 1 MiB or more and what small blocks spill beyond it as the offset; the 32-bit central
-// is what the body holds less the median the registers kept. Fitted by
+// is what the body holds less the median the registers kept. Blocks of a few rows whose dot holds
+// nothing spill a few registers all the same, and no block of more rows than the largest of them
+// (small_rows, from the fit half over all generations) does: their high bound adds small_offset.
+// Fitted by
 // bench/tpu/fit_spill_model.py --pooled --margin 0.10 on the half of the oracle corpus
 // (tests/data/tpu/corpus.jsonl.gz, libtpu 0.0.42.1, 2026-11-26) whose kernels hash even; the
 // other half judges it (docs/tpu.md). Low and high are the extremes of the fit half over all
@@ -28,55 +32,62 @@ struct Coefficients {
   BodyClass body_class;
   const char* generation;
   int64_t low, low_offset, slope, offset, high, high_offset;
+  int64_t small_offset = 0;  // the matmul classes: added to the high bound for blocks of at most
+  int64_t small_rows = 0;    // small_rows rows (a dot's m), which spill a few registers anyway
 };
 
 constexpr Coefficients kTable[] = {
-    {BodyClass::kReduction, "v4", 460, 0, 1039, 420439, 1157, 0},
-    {BodyClass::kReduction, "v5e", 460, 0, 1012, 394023, 1157, 0},
-    {BodyClass::kReduction, "v5p", 460, 0, 1010, 345752, 1157, 0},
-    {BodyClass::kReduction, "v6e", 460, 0, 997, 197936, 1157, 0},
-    {BodyClass::kReduction, "v7x", 460, 0, 998, 232941, 1157, 0},
-    {BodyClass::kAttention, "v4", 0, 0, 834, 1610401, 989, 0},
-    {BodyClass::kAttention, "v5e", 0, 0, 805, 1396157, 989, 0},
-    {BodyClass::kAttention, "v5p", 0, 0, 810, 1411300, 989, 0},
-    {BodyClass::kAttention, "v6e", 0, 0, 572, 557881, 989, 0},
-    {BodyClass::kAttention, "v7x", 0, 0, 617, 0, 989, 0},
-    {BodyClass::kLooped, "v4", 0, 0, 1135, 21172, 1097, 0},
-    {BodyClass::kLooped, "v5e", 0, 0, 615, 0, 1097, 0},
-    {BodyClass::kLooped, "v5p", 0, 0, 630, 0, 1097, 0},
-    {BodyClass::kLooped, "v6e", 0, 0, 487, 0, 1097, 0},
-    {BodyClass::kLooped, "v7x", 0, 0, 0, 0, 1097, 0},
-    {BodyClass::kMatmul, "v4", 1000, 479232, 1076, 138474, 1314, 216140},
-    {BodyClass::kMatmul, "v5e", 1000, 536576, 1011, 157643, 1248, 0},
-    {BodyClass::kMatmul, "v5p", 1000, 536576, 956, 67887, 1248, 0},
-    {BodyClass::kMatmul, "v6e", 1000, 3444736, 1021, 685155, 1228, 0},
-    {BodyClass::kMatmul, "v7x", 1000, 8912896, 284, 0, 948, 0},
-    {BodyClass::kMatmul8, "v4", 1000, 2273280, 295, 0, 1977, 0},
-    {BodyClass::kMatmul8, "v5e", 1000, 2273280, 156, 0, 1376, 0},
-    {BodyClass::kMatmul8, "v5p", 1000, 2273280, 197, 100570, 1376, 0},
-    {BodyClass::kMatmul8, "v6e", 1000, 1265664, 393, 0, 1977, 0},
-    {BodyClass::kMatmul8, "v7x", 1000, 1572864, 1744, 1637581, 1585, 0},
-    {BodyClass::kMatmul32, "v4", 1000, 61440, 1000, 51200, 2097, 220775},
-    {BodyClass::kMatmul32, "v5e", 1000, 196608, 1000, 192512, 1358, 220775},
-    {BodyClass::kMatmul32, "v5p", 1000, 196608, 1000, 184320, 1358, 220775},
-    {BodyClass::kMatmul32, "v6e", 1000, 200704, 1000, 176128, 1479, 220775},
-    {BodyClass::kMatmul32, "v7x", 1000, 1048576, 1000, 425984, 1307, 220775},
-    {BodyClass::kDot, "v4", 0, 0, 1401, 0, 1736, 0},
-    {BodyClass::kDot, "v5e", 0, 0, 699, 0, 1736, 0},
-    {BodyClass::kDot, "v5p", 0, 0, 727, 0, 1736, 0},
-    {BodyClass::kDot, "v6e", 0, 0, 1277, 172487, 1736, 0},
-    {BodyClass::kDot, "v7x", 0, 0, 719, 0, 1736, 0},
-    {BodyClass::kDot32, "v4", 0, 0, 1401, 0, 1736, 0},
-    {BodyClass::kDot32, "v5e", 0, 0, 699, 0, 1736, 0},
-    {BodyClass::kDot32, "v5p", 0, 0, 727, 0, 1736, 0},
-    {BodyClass::kDot32, "v6e", 0, 0, 1277, 172487, 1736, 0},
-    {BodyClass::kDot32, "v7x", 0, 0, 719, 0, 1736, 0},
-    {BodyClass::kTranspose, "v4", 0, 0, 127, 49152, 172, 0},
-    {BodyClass::kTranspose, "v5e", 0, 0, 121, 131072, 172, 0},
-    {BodyClass::kTranspose, "v5p", 0, 0, 121, 131072, 172, 0},
-    {BodyClass::kTranspose, "v6e", 0, 0, 105, 131072, 172, 0},
-    {BodyClass::kTranspose, "v7x", 0, 0, 105, 131072, 172, 0},
+    {BodyClass::kReduction, "v4", 460, 0, 1039, 420439, 1157, 0, 0, 0},
+    {BodyClass::kReduction, "v5e", 460, 0, 1012, 394023, 1157, 0, 0, 0},
+    {BodyClass::kReduction, "v5p", 460, 0, 1010, 345752, 1157, 0, 0, 0},
+    {BodyClass::kReduction, "v6e", 460, 0, 997, 197936, 1157, 0, 0, 0},
+    {BodyClass::kReduction, "v7x", 460, 0, 998, 232941, 1157, 0, 0, 0},
+    {BodyClass::kAttention, "v4", 0, 0, 834, 1610401, 989, 0, 0, 0},
+    {BodyClass::kAttention, "v5e", 0, 0, 805, 1396157, 989, 0, 0, 0},
+    {BodyClass::kAttention, "v5p", 0, 0, 810, 1411300, 989, 0, 0, 0},
+    {BodyClass::kAttention, "v6e", 0, 0, 572, 557881, 989, 0, 0, 0},
+    {BodyClass::kAttention, "v7x", 0, 0, 617, 0, 989, 0, 0, 0},
+    {BodyClass::kLooped, "v4", 0, 0, 1135, 21172, 1097, 0, 0, 0},
+    {BodyClass::kLooped, "v5e", 0, 0, 615, 0, 1097, 0, 0, 0},
+    {BodyClass::kLooped, "v5p", 0, 0, 630, 0, 1097, 0, 0, 0},
+    {BodyClass::kLooped, "v6e", 0, 0, 487, 0, 1097, 0, 0, 0},
+    {BodyClass::kLooped, "v7x", 0, 0, 0, 0, 1097, 0, 0, 0},
+    {BodyClass::kMatmul, "v4", 1000, 479232, 1076, 138474, 1314, 216140, 112641, 512},
+    {BodyClass::kMatmul, "v5e", 1000, 536576, 1011, 157643, 1248, 0, 112641, 512},
+    {BodyClass::kMatmul, "v5p", 1000, 536576, 956, 67887, 1248, 0, 112641, 512},
+    {BodyClass::kMatmul, "v6e", 1000, 3444736, 963, 398890, 1228, 0, 112641, 512},
+    {BodyClass::kMatmul, "v7x", 1000, 8912896, 210, 0, 948, 0, 112641, 512},
+    {BodyClass::kMatmul8, "v4", 1000, 2273280, 295, 0, 1977, 0, 117146, 512},
+    {BodyClass::kMatmul8, "v5e", 1000, 2273280, 156, 0, 1376, 0, 117146, 512},
+    {BodyClass::kMatmul8, "v5p", 1000, 2273280, 197, 100570, 1376, 0, 117146, 512},
+    {BodyClass::kMatmul8, "v6e", 1000, 1265664, 393, 0, 1977, 0, 117146, 512},
+    {BodyClass::kMatmul8, "v7x", 1000, 1572864, 1744, 1637581, 1585, 0, 117146, 512},
+    {BodyClass::kMatmul32, "v4", 1000, 61440, 1000, 51200, 2097, 0, 220775, 384},
+    {BodyClass::kMatmul32, "v5e", 1000, 196608, 1000, 192512, 1358, 0, 220775, 384},
+    {BodyClass::kMatmul32, "v5p", 1000, 196608, 1000, 184320, 1358, 0, 220775, 384},
+    {BodyClass::kMatmul32, "v6e", 1000, 200704, 1000, 176128, 1479, 66233, 220775, 384},
+    {BodyClass::kMatmul32, "v7x", 1000, 1048576, 1000, 425984, 1307, 0, 220775, 384},
+    {BodyClass::kDot, "v4", 0, 0, 1401, 0, 1736, 0, 0, 0},
+    {BodyClass::kDot, "v5e", 0, 0, 699, 0, 1736, 0, 0, 0},
+    {BodyClass::kDot, "v5p", 0, 0, 727, 0, 1736, 0, 0, 0},
+    {BodyClass::kDot, "v6e", 0, 0, 1277, 172487, 1736, 0, 0, 0},
+    {BodyClass::kDot, "v7x", 0, 0, 719, 0, 1736, 0, 0, 0},
+    {BodyClass::kDot32, "v4", 0, 0, 1401, 0, 1736, 0, 0, 0},
+    {BodyClass::kDot32, "v5e", 0, 0, 699, 0, 1736, 0, 0, 0},
+    {BodyClass::kDot32, "v5p", 0, 0, 727, 0, 1736, 0, 0, 0},
+    {BodyClass::kDot32, "v6e", 0, 0, 1277, 172487, 1736, 0, 0, 0},
+    {BodyClass::kDot32, "v7x", 0, 0, 719, 0, 1736, 0, 0, 0},
+    {BodyClass::kTranspose, "v4", 0, 0, 127, 49152, 172, 0, 0, 0},
+    {BodyClass::kTranspose, "v5e", 0, 0, 121, 131072, 172, 0, 0, 0},
+    {BodyClass::kTranspose, "v5p", 0, 0, 121, 131072, 172, 0, 0, 0},
+    {BodyClass::kTranspose, "v6e", 0, 0, 105, 131072, 172, 0, 0, 0},
+    {BodyClass::kTranspose, "v7x", 0, 0, 105, 131072, 172, 0, 0, 0},
 };
+
+// Generations whose Mosaic re-reads a 16-bit left operand from VMEM for each MXU column while k
+// fits the MXUs at once, instead of keeping it in vector registers: in the corpus no 16-bit block
+// with k <= 512 spills its left operand on v6e or v7x (40 blocks), while v4-v5p spill it all.
+constexpr const char* kRereadsLeftOperand[] = {"v6e", "v7x"};
 
 bool Given(const std::string& figure) { return !figure.empty() && figure != "0"; }
 
@@ -169,9 +180,15 @@ std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const Devi
   const std::string column = wide ? absl::StrCat("min(", edge, ", round_up(", dot.n(), ", 128))") : absl::StrCat(edge);
   const std::string partials = absl::StrCat("round_up(", dot.m(), ", 8) * ", column, " * 4");
   // 0/1 conditions written with min/max: more weight tiles than MXUs; more than one MXU column
-  // of tiles; more k passes than MXUs.
-  return absl::StrCat("min(1, max(0, ", k_tiles, " * ", n_tiles, " - ", mxus, ")) * (", lhs, " * min(1, ", n_tiles,
-                      " - 1) + ", partials, " * min(1, max(0, ", k_tiles, " - ", mxus, ")))");
+  // of tiles (and, where Mosaic re-reads the left operand while k fits, more k passes than MXUs);
+  // more k passes than MXUs.
+  const std::string more_k_passes = absl::StrCat("min(1, max(0, ", k_tiles, " - ", mxus, "))");
+  const std::string lhs_reused =
+      absl::c_linear_search(kRereadsLeftOperand, Generation(device))
+          ? absl::StrCat("min(1, ", n_tiles, " - 1) * ", more_k_passes)
+          : absl::StrCat("min(1, ", n_tiles, " - 1)");
+  return absl::StrCat("min(1, max(0, ", k_tiles, " * ", n_tiles, " - ", mxus, ")) * (", lhs, " * ", lhs_reused, " + ",
+                      partials, " * ", more_k_passes, ")");
 }
 
 std::string MostHeldBytes(const PallasBody& body, const DeviceModel& device) {
@@ -259,6 +276,8 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
       c.low = first ? row.low : std::min(c.low, row.low);
       c.low_offset = first ? row.low_offset : std::max(c.low_offset, row.low_offset);
       c.high_offset = first ? row.high_offset : std::max(c.high_offset, row.high_offset);
+      c.small_offset = first ? row.small_offset : std::max(c.small_offset, row.small_offset);
+      c.small_rows = first ? row.small_rows : std::max(c.small_rows, row.small_rows);
       c.high = first ? row.high : std::max(c.high, row.high);
       c.slope = first ? row.slope : std::max(c.slope, row.slope);
       first = false;
@@ -269,8 +288,13 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
   const std::string& f = out.figure;
   const std::string low = c.low_offset > 0 ? absl::StrCat("max(0, ", f, " * ", c.low, " / 1000 - ", c.low_offset, ")")
                                            : absl::StrCat(f, " * ", c.low, " / 1000");
+  // small_offset where the block has at most small_rows rows (0/1 written with min/max).
+  const std::string small_block =
+      c.small_offset > 0 && body.dots_size() > 0
+          ? absl::StrCat(" + ", c.small_offset, " * min(1, max(0, ", c.small_rows + 1, " - (", body.dots(0).m(), ")))")
+          : "";
   const std::string high = absl::StrCat("cdiv(", f, " * ", c.high, ", 1000)",
-                                       c.high_offset > 0 ? absl::StrCat(" + ", c.high_offset) : "");
+                                       c.high_offset > 0 ? absl::StrCat(" + ", c.high_offset) : "", small_block);
   out.low = absl::StrCat("round_up(", low, ", 4096)");
   out.high = absl::StrCat("round_up(", high, ", 4096)");
   out.central = absl::StrCat("round_up(min(max(", f, " * ", c.slope, " / 1000 - ", c.offset, ", ", low, "), ", high,
@@ -278,7 +302,11 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
   out.basis = absl::StrCat("register spills, ", BodyClassName(out.body_class), " body: ", Permille(c.low),
                            c.low_offset > 0 ? absl::StrCat(" x - ", c.low_offset, " B") : "", " to ",
                            Permille(c.high), " x", c.high_offset > 0 ? absl::StrCat(" + ", c.high_offset, " B") : "",
-                           " ", figure_name, ", central ", Permille(c.slope), " x",
+                           " ", figure_name,
+                           small_block.empty() ? ""
+                                               : absl::StrCat(" (high + ", c.small_offset, " B for blocks of at most ",
+                                                              c.small_rows, " rows)"),
+                           ", central ", Permille(c.slope), " x",
                            c.offset > 0 ? absl::StrCat(" - ", c.offset, " B") : "",
                            found ? absl::StrCat(" (libtpu 0.0.42.1 corpus fit, ", generation, ")")
                                  : " (libtpu 0.0.42.1 corpus fit: the widest band of v4-v7x, this TPU is not in the corpus)");

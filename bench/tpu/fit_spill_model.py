@@ -30,7 +30,9 @@ multiple per class and generation:
 Low is the smallest ratio spill / figure seen on the fit half, high the largest times
 (1 + --margin) (per generation for the matmul classes: low = figure - the most the registers
 absorbed; for 16- and 32-bit matmuls high from the blocks of 1 MiB or more, plus an offset for
-smaller ones; the 32-bit central is the figure less the median absorbed), central the median over the fit rows whose figure is at least 1 MiB (the ones
+smaller ones; the 32-bit central is the figure less the median absorbed; blocks of at most
+small_rows rows, the most of any fit-half block that spilled with a figure of 0, add the most
+such blocks spilled to the high bound), central the median over the fit rows whose figure is at least 1 MiB (the ones
 whose spill can decide a verdict). Kernels are split by a hash of (kind, params), so a kernel is
 in the same half on every generation. Plain Python 3; no jax.
 """
@@ -54,6 +56,9 @@ CLASSES = ["reduction", "attention", "looped", "matmul", "matmul8", "matmul32", 
 MXU = {"v4": (128, 4), "v5e": (128, 4), "v5p": (128, 4), "v6e": (256, 2), "v7x": (256, 2)}
 DOT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4, "i8": 1, "u8": 1, "f8e4m3fn": 1, "f8e5m2": 1, "i4": 1}
 MiB = 1 << 20
+# generations whose Mosaic re-reads a 16-bit left operand from VMEM for each MXU column while k
+# fits the MXUs at once (the corpus: no 16-bit block with k <= 512 spills its left operand there)
+REREAD_LHS = {"v6e", "v7x"}
 # classes whose band is fitted per generation even with --pooled: the MXU's shape differs
 PER_GENERATION = {"matmul", "matmul8", "matmul32"}
 
@@ -61,8 +66,9 @@ PER_GENERATION = {"matmul", "matmul8", "matmul32"}
 def dot_held_bytes(d, width, gen):
   """What Mosaic keeps in vector registers across one dot's MXU passes (docs/tpu.md): nothing
   when the dot's weight tiles (k and n in MXU edges) fit the MXUs at once; otherwise the left
-  operand when more than one column of MXU tiles reuses it, plus one MXU column of f32 partial
-  results when k takes more passes than there are MXUs. width: the operands' bytes."""
+  operand when more than one column of MXU tiles reuses it (on REREAD_LHS generations only when
+  k also takes more passes than there are MXUs), plus one MXU column of f32 partial results when
+  k takes more passes than there are MXUs. width: the operands' bytes."""
   size, count = MXU[gen]
   rows = 8 * max(1, 4 // width)
   m, n, k = d["m"], d["n"], d["k"]
@@ -72,7 +78,9 @@ def dot_held_bytes(d, width, gen):
   # 32-bit operands: the MXU takes them in several 16-bit passes from VMEM; only the partials stay
   lhs = -(-m // rows) * rows * (-(-k // 128) * 128) * width if width < 4 else 0
   partial = -(-m // 8) * 8 * (min(size, -(-n // 128) * 128) if width == 4 else size) * 4
-  return lhs * (n_tiles > 1) + partial * (k_tiles > count)
+  # v6e and v7x re-read a 16-bit left operand from VMEM while k fits the MXUs at once
+  lhs_reused = n_tiles > 1 and (gen not in REREAD_LHS or k_tiles > count)
+  return lhs * lhs_reused + partial * (k_tiles > count)
 
 
 def operand_width(f):
@@ -147,9 +155,12 @@ def load(corpus, bodies):
         listed = [a["size_bytes"] for a in (r.get("result") or {}).get("largest_allocations") or []
                   if a.get("tag", "").startswith("register allocator spill slots")]
         spill = listed[0] if listed else None
-      cls, fig = body_class(by_id[r["id"]], r["gen"])
+      summary = by_id[r["id"]]
+      cls, fig = body_class(summary, r["gen"])
+      # the matmul classes' block rows (their one dot's m): small blocks spill a few registers
+      rows = summary["dots"][0]["m"] if cls in PER_GENERATION else None
       out.append({"row": r, "gen": r["gen"], "kind": r["kind"], "spill": spill, "cls": cls, "fig": fig,
-                  "fit": in_fit_half(r)})
+                  "fit": in_fit_half(r), "rows": rows})
   return out
 
 
@@ -190,13 +201,16 @@ def fit(recs, margin, pooled=False):
         # the same number of registers on every block (docs/tpu.md): slope 1, the median kept
         held = [r for r in rs if r["spill"] > 0]
         slope, offset = 1.0, float(statistics.median(r["fig"] - r["spill"] for r in held)) if held else 0.0
-        zero = [r["spill"] for r in recs if r["fit"] and r["gen"] == gen and r["cls"] == cls and r["spill"]
-                and r["fig"] == 0]
-        # blocks whose partials settle within the MXUs' passes spill a few registers too, alike
-        # on every generation
-        zero = [r["spill"] for r in recs if r["fit"] and r["cls"] == cls and r["spill"] and r["fig"] == 0]
-        high_offset = max([high_offset] + [z * (1 + margin) for z in zero])
-      coef[(gen, cls)] = (low, slope, high, len(rs), offset, low_offset, high_offset)
+      small_offset, small_rows = 0.0, 0
+      if cls in PER_GENERATION:
+        # small blocks whose dot holds nothing (figure 0) spill a few registers all the same,
+        # alike on every generation, and no block of more rows than the largest of them does: the
+        # high bound adds the most they spilled for blocks of at most that many rows
+        zero = [r for r in recs if r["fit"] and r["cls"] == cls and r["spill"] and r["fig"] == 0]
+        if zero:
+          small_offset = max(r["spill"] for r in zero) * (1 + margin)
+          small_rows = max(r["rows"] for r in zero)
+      coef[(gen, cls)] = (low, slope, high, len(rs), offset, low_offset, high_offset, small_offset, small_rows)
   if pooled:
     # one band per class over every generation (more kernels per class); central stays per generation
     for cls in CLASSES:
@@ -206,8 +220,8 @@ def fit(recs, margin, pooled=False):
       lo, hi = min(v[0] for v in have), max(v[2] for v in have)
       for gen in GENS:
         if (gen, cls) in coef:
-          _, mid, _, n, off, _, _ = coef[(gen, cls)]
-          coef[(gen, cls)] = (lo, mid, hi, n, off, 0.0, 0.0)
+          _, mid, _, n, off, _, _, _, _ = coef[(gen, cls)]
+          coef[(gen, cls)] = (lo, mid, hi, n, off, 0.0, 0.0, 0.0, 0)
   # several dots of 32-bit operands (no kernel of the corpus has them) take the band of several
   # dots of narrower ones: a body of that shape, not a fitted one
   if not any(c == "dot32" for _, c in coef):
@@ -220,7 +234,8 @@ def fit(recs, margin, pooled=False):
     for gen in GENS:
       if (gen, cls) not in coef and have:
         coef[(gen, cls)] = (min(v[0] for v in have), statistics.median([v[1] for v in have]),
-                            max(v[2] for v in have), 0, 0.0, max(v[5] for v in have), max(v[6] for v in have))
+                            max(v[2] for v in have), 0, 0.0, max(v[5] for v in have), max(v[6] for v in have),
+                            max(v[7] for v in have), max(v[8] for v in have))
   return coef
 
 
@@ -229,9 +244,11 @@ def low_of(c, fig):
   return max(0.0, c[0] * fig - c[5])
 
 
-def high_of(c, fig):
-  """The high bound: high x fig + high_offset."""
-  return c[2] * fig + c[6]
+def high_of(c, r):
+  """The high bound of row r: high x figure + high_offset, plus small_offset where a matmul block
+  has at most small_rows rows."""
+  small = r["rows"] is not None and r["rows"] <= c[8]
+  return c[2] * r["fig"] + c[6] + c[7] * small
 
 
 def judge(recs, coef, half):
@@ -240,10 +257,10 @@ def judge(recs, coef, half):
   for gen in GENS:
     rs = [r for r in recs if r["gen"] == gen and r["spill"] is not None and (half is None or r["fit"] == half)
           and r["cls"] != "streaming"]
-    inside = sum(1 for r in rs if low_of(coef[(gen, r["cls"])], r["fig"]) <= r["spill"] <= high_of(coef[(gen, r["cls"])], r["fig"]) + 1)
-    above = [r for r in rs if r["spill"] > high_of(coef[(gen, r["cls"])], r["fig"]) + 1]
+    inside = sum(1 for r in rs if low_of(coef[(gen, r["cls"])], r["fig"]) <= r["spill"] <= high_of(coef[(gen, r["cls"])], r) + 1)
+    above = [r for r in rs if r["spill"] > high_of(coef[(gen, r["cls"])], r) + 1]
     lines.append(f"  {gen}: {inside} of {len(rs)} spills within [low, high]; above high: "
-                 + ", ".join(f"{r['kind']} {r['spill']}>{high_of(coef[(gen, r['cls'])], r['fig']):.0f}" for r in above))
+                 + ", ".join(f"{r['kind']} {r['spill']}>{high_of(coef[(gen, r['cls'])], r):.0f}" for r in above))
   stream = [r for r in recs if r["cls"] == "streaming" and r["spill"] and (half is None or r["fit"] == half)]
   lines.append(f"  streaming bodies with spill > 0: {len(stream)} " +
                ", ".join(f"{r['gen']} {r['kind']} {r['spill']}" for r in stream))
@@ -347,7 +364,7 @@ def evaluate(recs, coef, bodies, half=None, verbose=False):
     else:
       c = coef[(gen, r["cls"])]
       cmid, chi, off = c[1], c[2], c[4]
-      lo, hi = int(low_of(c, r["fig"])), int(high_of(c, r["fig"]))
+      lo, hi = int(low_of(c, r["fig"])), int(high_of(c, r))
       mid = min(max(int(cmid * r["fig"] - off), lo), hi)
     bad = lambda total: total > limit or total > cap
     if bad(exact + lo):
@@ -413,8 +430,9 @@ def main(argv):
     for gen in GENS:
       if (gen, cls) not in coef:
         continue
-      lo, mid, hi, n, off, lo_off, hi_off = coef[(gen, cls)]
-      print(f"{cls:10} {gen:4} {n:6}  {lo:6.3f}-{lo_off:8.0f}  {mid:6.3f}-{off:8.0f}   {hi:6.3f}+{hi_off:8.0f}")
+      lo, mid, hi, n, off, lo_off, hi_off, small_off, small_rows = coef[(gen, cls)]
+      print(f"{cls:10} {gen:4} {n:6}  {lo:6.3f}-{lo_off:8.0f}  {mid:6.3f}-{off:8.0f}   {hi:6.3f}+{hi_off:8.0f}"
+            + (f" (+{small_off:.0f} to {small_rows} rows)" if small_rows else ""))
   print("fit half:")
   print(judge(recs, coef, True))
   print("holdout half:")
@@ -434,9 +452,10 @@ def main(argv):
       for gen in GENS:
         if (gen, cls) not in coef:
           continue
-        lo, mid, hi, n, off, lo_off, hi_off = coef[(gen, cls)]
+        lo, mid, hi, n, off, lo_off, hi_off, small_off, small_rows = coef[(gen, cls)]
         print(f'    {{"{cls}", "{gen}", {int(lo * 1000)}, {int(round(lo_off))}, {int(round(mid * 1000))}, {int(round(off))}, '
-              f'{int(hi * 1000) + 1}, {int(hi_off) + (1 if hi_off else 0)}}},')
+              f'{int(hi * 1000) + 1}, {int(hi_off) + (1 if hi_off else 0)}, {int(small_off) + (1 if small_off else 0)}, '
+              f'{small_rows}}},')
   return 0
 
 
