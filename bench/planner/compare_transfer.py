@@ -5,8 +5,8 @@ the planner's first five, and Spearman's rank correlation over every configurati
 and measured. Prints Markdown (docs/validation/planner-h200-transfer.md) and a summary against
 issue 19's targets: top-1 within 10% on >= 90% of the rows, best in the top 5 on >= 80%.
 
-    python3 bench/planner/compare_transfer.py PLANS.json --triton SWEEP.json --cuda-gemm TIMING.json \
-        [--tolerance 0.003] [--json OUT.json]
+    python3 bench/planner/compare_transfer.py PLANS.json --triton SWEEP.json [--triton SWEEP2.json] \
+        --cuda-gemm TIMING.json [--tolerance 0.003] [--json OUT.json]
 
 "Top-1" and "top 5" are the first ranked configurations that were measured (the planner ranks
 those that fit and do not spill by its estimate; Triton may refuse a few it ranks). A measured time
@@ -92,7 +92,8 @@ def table(title, rows):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("plans")
-    parser.add_argument("--triton", default=None, help="sweep_triton_matmul.py output")
+    parser.add_argument("--triton", action="append", default=None,
+                        help="sweep_triton_matmul.py output (repeat it to join sweeps of other dtypes or shapes)")
     parser.add_argument("--cuda-gemm", default=None, help="scratchsim_cuda gemm-timing output")
     parser.add_argument("--tolerance", type=float, default=0.0)
     parser.add_argument("--json", default=None, help="also write every row here")
@@ -104,9 +105,12 @@ def main():
     for kernel, path in (("triton", args.triton), ("cuda_gemm", args.cuda_gemm)):
         if not path:
             continue
-        sweep = json.load(open(path))
+        sweeps = [json.load(open(p)) for p in (path if isinstance(path, list) else [path])]
+        sweep = {"timings": [t for one in sweeps for t in one["timings"]]}
         rows = judge(plans["kernels"][kernel]["rows"], sweep, args.tolerance)
-        lines += ["", f"Timings: `{os.path.basename(path)}`, {sweep.get('device')}, {sweep.get('date')}.", ""]
+        for one, p in zip(sweeps, path if isinstance(path, list) else [path]):
+            lines += ["", f"Timings: `{os.path.basename(p)}`, {one.get('device')}, {one.get('date')}."]
+        lines += [""]
         lines += table("Triton matmul" if kernel == "triton" else "CUDA backend's GEMM", rows)
         for r in rows:
             r["kernel"] = kernel
