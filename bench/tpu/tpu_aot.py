@@ -27,14 +27,18 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 DUMP_DIR = None
+# TPU_AOT_BUNDLES=1 also dumps the LLO text of every compile (a few hundred files, slower), from
+# which compile_kernel reads the final static schedule: bundles per grid step (read_bundles).
+BUNDLES = os.environ.get("TPU_AOT_BUNDLES") == "1"
 if os.environ.get("TPU_AOT_NO_DUMP") != "1":
   import atexit
   DUMP_DIR = tempfile.mkdtemp(prefix="tpu_aot_llo_")
   atexit.register(shutil.rmtree, DUMP_DIR, True)
   _flags = os.environ.get("LIBTPU_INIT_ARGS", "")
   os.environ["LIBTPU_INIT_ARGS"] = (
-      _flags + f" --xla_jf_dump_to={DUMP_DIR} --xla_jf_dump_llo_text=false"
-      " --xla_jf_dump_hlo_text=false --xla_jf_dump_category_filter=memory-report").strip()
+      _flags + f" --xla_jf_dump_to={DUMP_DIR} --xla_jf_dump_hlo_text=false"
+      + (" --xla_jf_dump_llo_text=true" if BUNDLES
+         else " --xla_jf_dump_llo_text=false --xla_jf_dump_category_filter=memory-report")).strip()
 
 # The topology each generation is compiled for (libtpu 0.0.42.1; other names: README.md).
 TOPOLOGIES = {
@@ -208,6 +212,48 @@ def _read_report():
   return summarize_report(_report_json(paths[-1]))
 
 
+_BUNDLE_RE = re.compile(r"\s*(0x[0-9a-f]+|\d+)\s+(LB|LH|LE)?")
+
+
+def parse_bundles(text):
+  """What one kernel's final LLO schedule (its *-final_bundles.txt) says of its length, in VLIW
+  bundles (one issue cycle each, before stalls): total, and step, the body of its outermost
+  loop, which Mosaic makes of the grid (first loop-body bundle to the backward branch after the
+  loop exit test; the whole program where there is no loop). A static figure: DMA waits and other
+  stalls add to it at run time."""
+  total, loop_start, loop_end, after_exit = 0, None, None, False
+  for line in text.splitlines():
+    m = _BUNDLE_RE.match(line)
+    if not m:
+      continue
+    address = int(m.group(1), 0)
+    total = max(total, address + 1)
+    if m.group(2) == "LB" and loop_start is None:
+      loop_start = address
+    if "loop exit test" in line and loop_end is None:
+      after_exit = True
+    if after_exit and loop_end is None and "sbr.rel" in line:
+      loop_end = address
+  if loop_start is None or loop_end is None or loop_end < loop_start:
+    return {"total": total, "step": total, "grid_loop": False}
+  return {"total": total, "step": loop_end - loop_start + 1, "grid_loop": True}
+
+
+def read_bundles():
+  """{kernel name: parse_bundles} for every kernel of the last compile (TPU_AOT_BUNDLES=1)."""
+  out = {}
+  if not (DUMP_DIR and BUNDLES):
+    return out
+  for path in glob.glob(os.path.join(DUMP_DIR, "*-final_bundles.txt")):
+    parts = os.path.basename(path).split("-")
+    name = parts[1] if len(parts) > 2 else ""
+    if "schedule-analysis" in path or name in ("TLP", "<late") or name.startswith("<"):
+      continue
+    with open(path) as f:
+      out[name] = parse_bundles(f.read())
+  return out
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -279,6 +325,8 @@ def compile_kernel(fn, args, gen, options=None, keep_message=6000):
     return out
   dt = time.perf_counter() - t0
   out = {"verdict": "fits", "compile_s": round(dt, 4), "report": _read_report()}
+  if BUNDLES:
+    out["bundles"] = read_bundles()
   try:
     out["custom_calls"] = custom_call_names(compiled.as_text())
   except Exception:  # pragma: no cover

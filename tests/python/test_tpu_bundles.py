@@ -1,0 +1,69 @@
+"""libtpu's static schedule as the oracle of a Pallas kernel's compute per grid step
+(bench/tpu/tpu_aot.py parse_bundles, bench/tpu/compute_oracle.py; docs/tpu.md, "Compute per grid
+step"). Runs everywhere: it reads recorded compiler output, no libtpu needed."""
+import gzip
+import json
+import os
+import statistics
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "bench", "tpu"))
+os.environ.setdefault("TPU_AOT_NO_DUMP", "1")  # no dump folder: only parse_bundles is used
+import tpu_aot  # noqa: E402  (no jax at import)
+
+DATA = os.path.join(REPO, "tests", "data", "tpu")
+# MXU edge and count per TensorCore (models/devices/tpu_*.textproto, from JAX tpu_info.py)
+MXU = {"v5e": (128, 4), "v6e": (256, 2)}
+
+
+def _recorded():
+  with gzip.open(os.path.join(DATA, "bundles.jsonl.gz"), "rt") as f:
+    rows = [json.loads(line) for line in f]
+  with gzip.open(os.path.join(DATA, "corpus_bodies.jsonl.gz"), "rt") as f:
+    bodies = {o["id"]: o["summary"] for o in map(json.loads, f)}
+  return rows[0], rows[1:], bodies
+
+
+def _mxu_cycles(body, gen):
+  """m x weight tiles / MXUs over the body's dots: one left-operand row per cycle per MXU."""
+  edge, mxus = MXU[gen]
+  return sum(int(d.get("count") or 1) * d["m"] * -(-d["k"] // edge) * -(-d["n"] // edge) / mxus
+             for d in body.get("dots") or [])
+
+
+def test_the_grid_loop_of_a_final_schedule_is_its_step():
+  with open(os.path.join(DATA, "final_bundles_softmax_v5e.txt")) as f:
+    parsed = tpu_aot.parse_bundles(f.read())
+  # the loop body runs from bundle 0x5 (LB) to the backward branch at 0x2aa
+  assert parsed["grid_loop"] and parsed["step"] == 0x2aa - 0x5 + 1
+
+
+def test_a_schedule_without_a_loop_is_one_step():
+  parsed = tpu_aot.parse_bundles("     0   :  { %1 = vsyncpa }\n   0x1   :  { %2 = shalt }\n")
+  assert parsed == {"total": 2, "step": 2, "grid_loop": False}
+
+
+def test_recorded_kernels_with_a_grid_have_a_grid_loop():
+  # One Pallas kernel per row; its grid is one unrolled loop, except megablox gmm (whose grid is
+  # driven by its group metadata) and copies of a single block (grid 1: no loop).
+  header, rows, _ = _recorded()
+  assert header["versions"]["libtpu"] == "0.0.42.1"
+  assert len(rows) == 567
+  for r in rows:
+    (kernel,) = r["bundles"].values()
+    if r["kind"] == "gmm" or r["params"].get("grid") == 1:
+      continue
+    assert kernel["grid_loop"] and 0 < kernel["step"] <= kernel["total"], r["id"]
+
+
+def test_bf16_matmul_steps_take_the_mxu_cycles_of_their_weight_tiles():
+  # On v5e the schedule of a 16-bit matmul step is 0.94-1.58 x the MXU cycle count (median 1.06):
+  # the MXU term of the planner (flops at the bf16 peak, scaled by the weight tiles' fill) is
+  # the step's compute to within the accumulator's read-modify-write on small k.
+  _, rows, bodies = _recorded()
+  ratios = [list(r["bundles"].values())[0]["step"] / _mxu_cycles(bodies[r["id"]], "v5e")
+            for r in rows if r["gen"] == "v5e" and r["kind"] == "matmul_grid" and r["params"]["dtype"] == "bf16"]
+  assert len(ratios) == 21
+  assert 1.0 <= statistics.median(ratios) <= 1.1
+  assert min(ratios) >= 0.9 and max(ratios) <= 1.6
