@@ -86,7 +86,7 @@ constexpr Coefficients kTable[] = {
 
 // Generations whose Mosaic re-reads a 16-bit left operand from VMEM for each MXU column while k
 // fits the MXUs at once, instead of keeping it in vector registers: in the corpus no 16-bit block
-// with k <= 512 spills its left operand on v6e or v7x (40 blocks), while v4-v5p spill it all.
+// with k <= 512 spills its left operand on v6e or v7x (166 blocks), while v4-v5p spill it all.
 constexpr const char* kRereadsLeftOperand[] = {"v6e", "v7x"};
 
 bool Given(const std::string& figure) { return !figure.empty() && figure != "0"; }
