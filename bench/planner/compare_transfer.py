@@ -102,13 +102,13 @@ def main():
     lines = [f"Plans: `{os.path.basename(args.plans)}` (device {plans['device']}, commit {plans['commit'][:12]}, "
              f"made {plans['date']}{', calibration ' + plans['calibration'] if plans.get('calibration') else ''})."]
     every = []
-    for kernel, path in (("triton", args.triton), ("cuda_gemm", args.cuda_gemm)):
-        if not path:
+    for kernel, paths in (("triton", args.triton or []), ("cuda_gemm", [args.cuda_gemm] if args.cuda_gemm else [])):
+        if not paths:
             continue
-        sweeps = [json.load(open(p)) for p in (path if isinstance(path, list) else [path])]
+        sweeps = [json.load(open(p)) for p in paths]
         sweep = {"timings": [t for one in sweeps for t in one["timings"]]}
         rows = judge(plans["kernels"][kernel]["rows"], sweep, args.tolerance)
-        for one, p in zip(sweeps, path if isinstance(path, list) else [path]):
+        for one, p in zip(sweeps, paths):
             lines += ["", f"Timings: `{os.path.basename(p)}`, {one.get('device')}, {one.get('date')}."]
         lines += [""]
         lines += table("Triton matmul" if kernel == "triton" else "CUDA backend's GEMM", rows)

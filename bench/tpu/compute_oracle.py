@@ -60,11 +60,8 @@ def main(argv):
     for i, r in enumerate(rows):
       fn, args = tpu_kernels.build(r["kind"], r["params"])
       res = tpu_aot.compile_kernel(fn, args, r["gen"])
-      # the Pallas kernels' schedules only (the module also has XLA's fusions around them)
-      names = set((res.get("pallas") or {}).get("kernels") or [])
-      bundles = {k: v for k, v in (res.get("bundles") or {}).items() if k in names}
       out.write(json.dumps({"id": r["id"], "gen": r["gen"], "kind": r["kind"], "params": r["params"],
-                            "verdict": res["verdict"], "bundles": bundles,
+                            "verdict": res["verdict"], "bundles": res.get("bundles"),
                             "compile_s": res["compile_s"]}) + "\n")
       if (i + 1) % 20 == 0:
         print(f"{i + 1}/{len(rows)} in {time.time() - start:.0f} s", file=sys.stderr, flush=True)

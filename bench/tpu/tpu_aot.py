@@ -28,7 +28,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 DUMP_DIR = None
 # TPU_AOT_BUNDLES=1 also dumps the LLO text of every compile (a few hundred files, slower), from
-# which compile_kernel reads the final static schedule: bundles per grid step (read_bundles).
+# which compile_kernel reads the Pallas kernels' final static schedule: bundles per grid step
+# (read_bundles).
 BUNDLES = os.environ.get("TPU_AOT_BUNDLES") == "1"
 if os.environ.get("TPU_AOT_NO_DUMP") != "1":
   import atexit
@@ -239,18 +240,18 @@ def parse_bundles(text):
   return {"total": total, "step": loop_end - loop_start + 1, "grid_loop": True}
 
 
-def read_bundles():
-  """{kernel name: parse_bundles} for every kernel of the last compile (TPU_AOT_BUNDLES=1)."""
+def read_bundles(kernels):
+  """{kernel name: parse_bundles} for the named kernels of the last compile (TPU_AOT_BUNDLES=1;
+  the module's XLA fusions have schedules of their own, left out). Dump files are named
+  ID-KERNEL-NN-final_bundles.txt."""
   out = {}
   if not (DUMP_DIR and BUNDLES):
     return out
   for path in glob.glob(os.path.join(DUMP_DIR, "*-final_bundles.txt")):
     parts = os.path.basename(path).split("-")
-    name = parts[1] if len(parts) > 2 else ""
-    if "schedule-analysis" in path or name in ("TLP", "<late") or name.startswith("<"):
-      continue
-    with open(path) as f:
-      out[name] = parse_bundles(f.read())
+    if len(parts) > 2 and parts[1] in kernels:
+      with open(path) as f:
+        out[parts[1]] = parse_bundles(f.read())
   return out
 
 
@@ -325,13 +326,13 @@ def compile_kernel(fn, args, gen, options=None, keep_message=6000):
     return out
   dt = time.perf_counter() - t0
   out = {"verdict": "fits", "compile_s": round(dt, 4), "report": _read_report()}
-  if BUNDLES:
-    out["bundles"] = read_bundles()
   try:
     out["custom_calls"] = custom_call_names(compiled.as_text())
   except Exception:  # pragma: no cover
     out["custom_calls"] = None
   out["pallas"] = pallas_summary(out["report"], out["custom_calls"])
+  if BUNDLES:
+    out["bundles"] = read_bundles(set((out["pallas"] or {}).get("kernels") or []))
   try:
     ma = compiled.memory_analysis()
     out["memory_analysis"] = {k: getattr(ma, k) for k in (
