@@ -141,9 +141,12 @@ TEST(TpuPlanTest, NarrowBlocksWasteTheWideMxu) {
     const Struct& c = plan.fields().at("configs").list_value().values(0).struct_value();
     return c.fields().at("terms_us").struct_value().fields().at("math").number_value();
   };
-  // Math time for the whole problem at BN=128 against BN=256: the same on v5e, twice on v6e.
+  // Math time for the whole problem at BN=128 against BN=256: the same on v5e; on v6e the MXU
+  // cycles double while the vector unit's accumulator work (the same bytes either way) does not.
   EXPECT_NEAR(estimated("tpu_v5e", "128") / estimated("tpu_v5e", "256"), 1.0, 0.05);
-  EXPECT_NEAR(estimated("tpu_v6e", "128") / estimated("tpu_v6e", "256"), 2.0, 0.1);
+  const double v6e = estimated("tpu_v6e", "128") / estimated("tpu_v6e", "256");
+  EXPECT_GT(v6e, 1.5);
+  EXPECT_LT(v6e, 2.0);
 }
 
 }  // namespace

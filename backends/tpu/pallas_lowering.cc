@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "backends/tpu/spill_model.h"
+#include "backends/tpu/vector_cost.h"
 #include "backends/tpu/tpu_tiling.h"
 #include "sim/checked_math.h"
 #include "sim/device.h"
@@ -354,7 +355,13 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
           {body.packed_dot_bytes(), "packed_dot_bytes"},
           {body.transpose_bytes(), "transpose_bytes"},
           {body.packed_transpose_bytes(), "packed_transpose_bytes"},
-          {body.row_broadcast_bytes(), "row_broadcast_bytes"}}) {
+          {body.row_broadcast_bytes(), "row_broadcast_bytes"},
+          {body.vector().loads(), "vector.loads"},
+          {body.vector().stores(), "vector.stores"},
+          {body.vector().alu(), "vector.alu"},
+          {body.vector().transcendental(), "vector.transcendental"},
+          {body.vector().reductions(), "vector.reductions"},
+          {body.vector().transposes(), "vector.transposes"}}) {
       if (figure.empty()) continue;
       ASSIGN_OR_RETURN(int64_t bytes, eval.Eval(figure, absl::StrCat("pallas.body.", field)));
       if (bytes < 0) return eval.Error(absl::StrCat("pallas.body.", field), absl::StrCat("'", figure, "' is ", bytes, "; must be >= 0"));
@@ -421,7 +428,9 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
     }
   }
   if (graph.global_bytes().empty() && !traffic.empty()) out.graph.set_global_bytes(absl::StrJoin(traffic, " + "));
-  if (graph.flops().empty() && call.body().dots_size() > 0) {
+  // The MXU's work per grid step: each dot's flops with K and N padded to the MXU's edge.
+  std::string mxu_flops;
+  if (call.body().dots_size() > 0) {
     const int64_t mxu = MxuEdge(device);
     std::vector<std::string> flops, padded;
     for (const PallasDot& d : call.body().dots()) {
@@ -430,12 +439,15 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
       padded.push_back(absl::StrCat("2 * (", d.m(), ") * round_up(", d.n(), ", ", mxu, ") * round_up(", d.k(), ", ", mxu,
                                     ") * (", count, ")"));
     }
-    const std::string f = absl::StrJoin(flops, " + ");
-    out.graph.set_flops(f);
-    if (graph.peak_percent().empty()) {
-      out.graph.set_peak_percent(absl::StrCat("max(1, 100 * (", f, ") / (", absl::StrJoin(padded, " + "), "))"));
+    mxu_flops = absl::StrJoin(padded, " + ");
+    if (graph.flops().empty()) {
+      const std::string f = absl::StrJoin(flops, " + ");
+      out.graph.set_flops(f);
+      if (graph.peak_percent().empty()) {
+        out.graph.set_peak_percent(absl::StrCat("max(1, 100 * (", f, ") / (", mxu_flops, "))"));
+      }
     }
-    if (graph.compute_dtype().empty()) {
+    if (out.graph.compute_dtype().empty()) {
       // The MXU's rate: int8 where every dot is int8 and the generation lists an int8 peak, else
       // bf16 (the device models list no f32 peak; f32 dots are ranked at the bf16 rate).
       bool all_i8 = call.body().dot_dtypes_size() > 0;
@@ -444,6 +456,15 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
       for (const PeakThroughput& peak : device.performance().peak()) i8_peak = i8_peak || peak.dtype() == "i8";
       out.graph.set_compute_dtype(all_i8 && i8_peak ? "i8" : "bf16");
     }
+  }
+
+  // What a grid step issues, in VLIW bundles (graph issue_slots, one a cycle: the planner takes
+  // the longer of them at the clock and the flops at the peak), where the body counts its vector
+  // work: its vector bundles and its dots' MXU cycles (vector_cost.h).
+  if (graph.issue_slots().empty() && call.body().has_vector()) {
+    const StepBundles step = EstimateStepBundles(call.body().vector(), mxu_flops, out.graph.compute_dtype(), device);
+    out.graph.set_issue_slots(step.bundles);
+    out.notes.push_back(absl::StrCat("grid step compute: VLIW bundles estimated from ", step.basis));
   }
 
   Op* op = out.graph.add_ops();

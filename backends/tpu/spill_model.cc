@@ -91,14 +91,6 @@ constexpr const char* kRereadsLeftOperand[] = {"v6e", "v7x"};
 
 bool Given(const std::string& figure) { return !figure.empty() && figure != "0"; }
 
-// "v5e" for tpu_v5e (and its aliases' canonical name); empty for another device.
-std::string Generation(const DeviceModel& device) {
-  for (const char* g : {"v4", "v5e", "v5p", "v6e", "v7x"}) {
-    if (device.name() == absl::StrCat("tpu_", g)) return g;
-  }
-  return "";
-}
-
 // The widest dot operand of the body in bytes (its dot_dtypes; 4 where none is readable), the
 // width its left operand takes in vector registers.
 int64_t OperandBytes(const PallasBody& body) {
@@ -184,7 +176,7 @@ std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const Devi
   // more k passes than MXUs.
   const std::string more_k_passes = absl::StrCat("min(1, max(0, ", k_tiles, " - ", mxus, "))");
   const std::string lhs_reused =
-      absl::c_linear_search(kRereadsLeftOperand, Generation(device))
+      absl::c_linear_search(kRereadsLeftOperand, TpuGeneration(device))
           ? absl::StrCat("min(1, ", n_tiles, " - 1) * ", more_k_passes)
           : absl::StrCat("min(1, ", n_tiles, " - 1)");
   return absl::StrCat("min(1, max(0, ", k_tiles, " * ", n_tiles, " - ", mxus, ")) * (", lhs, " * ", lhs_reused, " + ",
@@ -259,7 +251,7 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
       figure_name = "packed_transpose_bytes";
       break;
   }
-  const std::string generation = Generation(device);
+  const std::string generation = TpuGeneration(device);
   Coefficients c{out.body_class, "", 0, 0, 0, 0, 0, 0};
   bool found = false;
   for (const Coefficients& row : kTable) {

@@ -9,8 +9,6 @@
 // (or adds one to graphs that predate PallasBody). The spill model was fitted on the kernels whose (kind, params)
 // hash is even (bench/tpu/fit_spill_model.py); the figures are printed per half: the odd half is
 // the holdout. docs/tpu.md has the table this prints.
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -21,6 +19,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "backends/tpu/pallas_lowering.h"
+#include "backends/tpu/tpu_corpus_util.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
@@ -32,48 +31,6 @@
 
 namespace scratchsim {
 namespace {
-
-using google::protobuf::Struct;
-using google::protobuf::Value;
-
-std::vector<std::string> ReadGzipLines(const std::string& path) {
-  std::vector<std::string> lines;
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) return lines;
-  std::string current;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof(buf))) > 0) {
-    for (int i = 0; i < n; ++i) {
-      if (buf[i] == '\n') {
-        lines.push_back(std::move(current));
-        current.clear();
-      } else {
-        current.push_back(buf[i]);
-      }
-    }
-  }
-  if (!current.empty()) lines.push_back(std::move(current));
-  gzclose(f);
-  return lines;
-}
-
-const Value* Field(const Struct& s, const std::string& name) {
-  auto it = s.fields().find(name);
-  return it == s.fields().end() ? nullptr : &it->second;
-}
-std::string Str(const Struct& s, const std::string& name) {
-  const Value* v = Field(s, name);
-  return v != nullptr && v->has_string_value() ? v->string_value() : "";
-}
-int64_t Num(const Struct& s, const std::string& name) {
-  const Value* v = Field(s, name);
-  return v != nullptr && v->has_number_value() ? static_cast<int64_t>(v->number_value()) : 0;
-}
-const Struct* Sub(const Struct& s, const std::string& name) {
-  const Value* v = Field(s, name);
-  return v != nullptr && v->has_struct_value() ? &v->struct_value() : nullptr;
-}
 
 // What the fit engine says of one row's kernel.
 struct Outcome {
@@ -251,15 +208,8 @@ const CorpusResult& Corpus() {
 
 std::string Percent(int a, int b) { return b == 0 ? "-" : absl::StrFormat("%.1f%%", 100.0 * a / b); }
 
-bool HaveCorpus() {
-  gzFile f = gzopen((std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/tpu/corpus.jsonl.gz").c_str(), "rb");
-  if (f == nullptr) return false;
-  gzclose(f);
-  return true;
-}
-
 #define SKIP_WITHOUT_CORPUS()                                                                              \
-  if (!HaveCorpus()) GTEST_SKIP() << "tests/data/tpu/corpus.jsonl.gz is not in this checkout (make it with " \
+  if (!HaveTpuData("corpus.jsonl.gz")) GTEST_SKIP() << "tests/data/tpu/corpus.jsonl.gz is not in this checkout (make it with " \
                                      "bench/tpu/make_corpus.py, tests/data/tpu/README.md)"
 
 TEST(TpuCorpusTest, PrintsTheAgreementTable) {

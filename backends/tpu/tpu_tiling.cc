@@ -25,6 +25,13 @@ int64_t MxuEdge(const DeviceModel& device) { return device.tpu().mxu_size() > 0 
 
 int64_t MxuCount(const DeviceModel& device) { return device.tpu().mxu_count() > 0 ? device.tpu().mxu_count() : 4; }
 
+std::string TpuGeneration(const DeviceModel& device) {
+  for (const char* g : {"v4", "v5e", "v5p", "v6e", "v7x"}) {
+    if (device.name() == absl::StrCat("tpu_", g)) return g;
+  }
+  return "";
+}
+
 absl::StatusOr<int64_t> FullTileRows(const DeviceModel& device, int64_t bits) {
   if (bits <= 0 || bits > 64) return absl::InvalidArgumentError(absl::StrCat("bad element width ", bits));
   const int64_t sublanes = device.tpu().sublanes() > 0 ? device.tpu().sublanes() : 8;

@@ -30,6 +30,10 @@ absl::StatusOr<std::string> NormalizeTpuDtype(absl::string_view dtype);
 int64_t MxuEdge(const DeviceModel& device);
 int64_t MxuCount(const DeviceModel& device);
 
+// "v5e" for tpu_v5e: the generations the oracle corpus compiled for (the fitted tables' rows);
+// empty for another device.
+std::string TpuGeneration(const DeviceModel& device);
+
 // Sublane rows of a full tile for `bits`-wide elements: 8 for 32-bit, 8 x 32/bits for packed
 // types that use large second-minor tiling on this generation.
 absl::StatusOr<int64_t> FullTileRows(const DeviceModel& device, int64_t bits);

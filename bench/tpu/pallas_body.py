@@ -29,6 +29,12 @@ lowering (backends/tpu) estimates those spills from the figures this module read
   dot_dtypes              dtypes of dot operands (legality: v4's MXU has no int8)
   dots                    every dot's (m, n, k) and how many times a grid step runs it (the
                           planner's flops and MXU use)
+  vector                  the vector unit's work per grid step, in vector registers (4 KiB each,
+                          as held): loads and stores of refs, ALU results (arithmetic, compares,
+                          selects, converts, broadcasts), transcendental results (exp, log, div,
+                          rsqrt, ...), reduction inputs, minor-dim transpose inputs; every region
+                          counts, both branches of a cond included (the static schedule issues
+                          both), a scan's body times its length, a while's body once
 
 Bytes are as vector registers hold them: the two minor dims padded to (8 x 32-bit sublanes,
 128 lanes), 16-bit values packed 2 and 8-bit values 4 to a 32-bit sublane. Each loop body
@@ -51,7 +57,17 @@ ARITHMETIC = {"add", "sub", "mul", "div", "rem", "max", "min", "neg", "abs", "ex
               "shift_right_arithmetic", "exp2", "log1p", "expm1", "sin", "cos", "erf", "erf_inv",
               "square", "reciprocal"}
 _REF_GET = {"get"}
-_REF_SET = {"swap"}
+_REF_SET = {"swap", "masked_swap"}
+# The vector unit's ops by the slot they issue in (PallasVectorWork): transcendentals and
+# divides go to the EUP; the rest of the elementwise work, compares, selects, converts and
+# broadcasts to the vector ALUs.
+TRANSCENDENTAL = {"exp", "log", "tanh", "logistic", "sqrt", "rsqrt", "pow", "exp2", "log1p", "expm1",
+                  "sin", "cos", "erf", "erf_inv", "reciprocal", "div"}
+VECTOR_ALU = (ARITHMETIC - TRANSCENDENTAL) | {"lt", "le", "gt", "ge", "eq", "ne", "select_n",
+                                              "convert_element_type", "broadcast_in_dim", "iota",
+                                              "clamp"}
+VECTOR_FIGURES = ("loads", "stores", "alu", "transcendental", "reductions", "transposes")
+VREG_BYTES = 4096  # 8 sublanes x 128 lanes x 32 bits
 
 _NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int32": "i32",
           "int16": "i16", "int8": "i8", "int4": "i4", "uint32": "u32", "uint16": "u16",
@@ -132,6 +148,7 @@ class _Region:
     self.aval = {}
     self.next_id = 0
     self.multiplier = 1  # how many copies of this code run interleaved (an unrolled loop)
+    self.runs = 1        # how many times a grid step runs this code (a scan's length)
     self.rolled = False  # inside a loop that is not unrolled (a while, a partly unrolled scan)
     self.branch_of = None  # a branch of a cond: the cond's id
 
@@ -171,6 +188,7 @@ def _flatten(jaxpr, region, env, regions, depth=0):
       body = subs[0]
       sub_region = _Region()
       sub_region.multiplier = region.multiplier * repeat
+      sub_region.runs = region.runs * (int(eqn.params.get("length", 1)) if eqn.primitive.name == "scan" else 1)
       sub_region.rolled = region.rolled or rolled
       sub_env = {var: sub_region.new_value(var.aval) for var in body.invars}
       regions.append((sub_region, body, sub_env))
@@ -184,6 +202,7 @@ def _flatten(jaxpr, region, env, regions, depth=0):
       for br in subs:
         sub_region = _Region()
         sub_region.multiplier = region.multiplier
+        sub_region.runs = region.runs
         sub_region.rolled = region.rolled
         sub_region.branch_of = id(eqn)  # one branch of this cond runs per step
         sub_env = {}
@@ -278,6 +297,7 @@ def summarize(pallas_eqn):
 
   live_red = reduced = dot = packed_dot = transpose = packed_transpose = row_broadcast = 0
   arith, dots = set(), set()
+  vector = dict.fromkeys(VECTOR_FIGURES, 0)
   rolled_work = 0
   branch_dots = {}  # (cond id or None, region id) -> {(m, n, k): count per grid step}
   for region, _, _ in regions:
@@ -292,6 +312,10 @@ def summarize(pallas_eqn):
     reduced = max(reduced, k * sum(region.bytes.get(i, 0) for p in red_pos for i in region.ops[p][1]))
     rows_seen = {}  # row vectors broadcast down the sublanes: jaxpr variable id -> vreg bytes
     for name, ins, outs, eqn in region.ops:
+      figure = _vector_figure(name, eqn)
+      if figure:
+        values = ins if figure in ("reductions", "transposes") else outs
+        vector[figure] += region.runs * sum(region.bytes.get(i, 0) for i in values)
       if name == "broadcast_in_dim" or name in ARITHMETIC:
         # by broadcast_in_dim, or implicitly as an operand of elementwise arithmetic against a
         # block (Pallas keeps rank-equal broadcasting implicit); one variable counted once
@@ -359,7 +383,27 @@ def summarize(pallas_eqn):
       "arithmetic_dtypes": sorted(arith),
       "dot_dtypes": sorted(dots),
       "dots": [{"m": m, "n": n, "k": kk, "count": c} for (m, n, kk), c in sorted(dot_shapes.items())],
+      # in vregs, rounded up: a figure is whole vector instructions
+      "vector": {k: -(-v // VREG_BYTES) for k, v in vector.items()},
   }
+
+
+def _vector_figure(name, eqn):
+  """Which PallasVectorWork figure an operation adds to (None: not vector-unit work)."""
+  if name in _REF_GET:
+    return "loads"
+  if name in _REF_SET:
+    return "stores"
+  if name in REDUCTIONS:
+    return "reductions"
+  if name in TRANSCENDENTAL:
+    return "transcendental"
+  if name in VECTOR_ALU:
+    return "alu"
+  if name == "transpose":
+    perm = tuple(eqn.params.get("permutation", ()))
+    return "transposes" if len(perm) >= 2 and perm[-2:] != (len(perm) - 2, len(perm) - 1) else None
+  return None
 
 
 def body_textproto(summary, indent="  "):
@@ -377,5 +421,8 @@ def body_textproto(summary, indent="  "):
       lines.append(f"{indent}  {key}: {q(v)}")
   for d in summary.get("dots", ()):
     lines.append(f"{indent}  dots {{ m: {q(d['m'])} n: {q(d['n'])} k: {q(d['k'])} count: {q(d['count'])} }}")
+  work = {k: v for k, v in summary.get("vector", {}).items() if v}
+  if work:
+    lines.append(f"{indent}  vector {{ " + " ".join(f"{k}: {q(v)}" for k, v in work.items()) + " }")
   lines.append(f"{indent}}}")
   return lines

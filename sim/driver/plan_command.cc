@@ -96,6 +96,9 @@ std::string Why(const PlanResult& plan, const RankedConfig& c) {
   } else {
     parts.push_back(absl::StrCat(bound, "-bound"));
   }
+  if (e.issue_to_peak > 1.005) {
+    parts.push_back(absl::StrFormat("math issue-limited at %.2fx the flops at the peak", e.issue_to_peak));
+  }
   if (e.smem_s > 0 && e.compute_s > 0) {
     parts.push_back(absl::StrFormat("shared-memory banks at %.0f%% of the math time", 100.0 * e.smem_s / e.compute_s));
   }

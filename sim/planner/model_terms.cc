@@ -43,11 +43,13 @@ ModelTerms ResolveModelTerms(const DeviceModel& device, const CompiledGraph& gra
   if (graph.flops && !compute_dtype.empty()) {
     needs.push_back({absl::StrCat("peak.", PeakDtypeName(compute_dtype)), "TFLOP/s", "math time"});
   }
-  // The GPU on-chip terms, by the graph fields that call for them (docs/planner.md, "Inputs").
+  // The on-chip terms, by the graph fields that call for them (docs/planner.md, "Inputs"): cycle
+  // counts on every device (a TPU's issue_slots are its vector unit's VLIW bundles), the rest on
+  // GPUs.
+  if (graph.smem_bytes || graph.issue_slots || graph.sync_cycles || graph.wait_cycles) {
+    needs.push_back({"clock_mhz", "MHz", "cycle counts (smem_bytes, issue_slots, sync_cycles, wait_cycles)"});
+  }
   if (device.vendor() != "google") {
-    if (graph.smem_bytes || graph.issue_slots || graph.sync_cycles || graph.wait_cycles) {
-      needs.push_back({"clock_mhz", "MHz", "cycle counts (smem_bytes, issue_slots, sync_cycles, wait_cycles)"});
-    }
     if (graph.smem_bytes) needs.push_back({"smem_bytes_per_clk", "B/clk", "smem_bytes: shared-memory bank time"});
     if (graph.smem_round_trips) needs.push_back({"smem_latency_ns", "ns", "smem_round_trips: ld.shared round trips"});
     if (graph.grid_row_bytes) needs.push_back({"l2_bandwidth_gbps", "GB/s", "grid_row_bytes: L2 reuse and L2 time"});

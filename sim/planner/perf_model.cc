@@ -149,6 +149,7 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
                                        : 0;
   const double flops_s = per_core_peak > 0 ? flops / per_core_peak : 0;
   const double block_math = std::max(flops_s, issue_s);
+  e.issue_to_peak = flops_s > 0 && issue_s > 0 ? issue_s / flops_s : 0;
   const double stall_share = std::clamp(in.warp_stall_share, 0.0, 0.99);
   // One warp's share of the block's issue, on its own scheduler.
   const double warp_math =

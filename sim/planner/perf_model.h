@@ -74,6 +74,8 @@ struct PerfEstimate {
   double wave_efficiency = 0;    // grid / (waves x concurrent)
   double issue_efficiency = 1;   // resident warps per scheduler in a full round (GPU)
   double ready_share = 1;        // cycles a scheduler has a ready warp in a full round (warp_stall_percent)
+  double issue_to_peak = 0;      // a block's issue slots over its flops at the peak (0: either is absent);
+                                 // above 1 the issue sets the math time (CUDA-core issue, a TPU's bundles)
   int64_t loads_in_flight = 0;   // max(stages - 1, blocks per core - 1)
   // Bytes a core has in flight: blocks per core x (stages - 1) x stage bytes. Between equal
   // estimates, more bytes in flight tolerate more latency; the ranking prefers them.

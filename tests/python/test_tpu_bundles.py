@@ -67,3 +67,45 @@ def test_bf16_matmul_steps_take_the_mxu_cycles_of_their_weight_tiles():
   assert len(ratios) == 21
   assert 1.0 <= statistics.median(ratios) <= 1.1
   assert min(ratios) >= 0.9 and max(ratios) <= 1.6
+
+
+def _graph_vector(graph_file):
+  """The `vector { ... }` expressions of a shipped Pallas graph, as Python (integer) functions."""
+  import re
+  with open(os.path.join(REPO, "models", "graphs", graph_file)) as f:
+    text = re.sub(r"#[^\n]*", "", f.read())
+  block = re.search(r"vector\s*\{(.*?)\}", text, re.S).group(1)
+  out = {}
+  for name, expr in re.findall(r'(\w+):\s*"([^"]*)"', block):
+    out[name] = eval("lambda **p: " + re.sub(r"\b([A-Z]\w*)\b", r"p['\1']", expr.replace("/", "//")))  # noqa: S307
+  return out
+
+
+def _recorded_vector(kind, keep):
+  """(params, vector figures) of the corpus rows of `kind` whose params pass `keep`, as the
+  tracer (bench/tpu/pallas_body.py) recorded them in corpus_bodies.jsonl.gz."""
+  with gzip.open(os.path.join(DATA, "corpus.jsonl.gz"), "rt") as f:
+    params = {r["id"]: r["params"] for r in map(json.loads, f) if r.get("kind") == kind}
+  with gzip.open(os.path.join(DATA, "corpus_bodies.jsonl.gz"), "rt") as f:
+    return [(params[o["id"]], o["summary"]["vector"]) for o in map(json.loads, f)
+            if o["id"] in params and keep(params[o["id"]])]
+
+
+def test_the_flash_attention_graphs_vector_work_is_the_tracers():
+  # models/graphs/tpu_flash_attention.pbtxt states its vector work for head_dim up to 128
+  figures = _graph_vector("tpu_flash_attention.pbtxt")
+  rows = _recorded_vector("flash_fwd", lambda p: (p["d"] <= 128 and not p.get("causal") and p.get("block_b", 1) == 1
+                                               and p.get("dtype", "bf16") == "bf16"))
+  assert len(rows) >= 20
+  for p, traced in rows:
+    for name, f in figures.items():
+      assert f(BQ=p["block_q"], BK=p["block_k_major"], BKI=p["block_k"]) == traced[name], (p, name)
+
+
+def test_the_matmul_graphs_vector_work_is_the_tracers():
+  figures = _graph_vector("tpu_matmul_big.pbtxt")
+  rows = _recorded_vector("matmul_acc", lambda p: p.get("dtype", "bf16") == "bf16")
+  assert len(rows) >= 20
+  for p, traced in rows:
+    for name, f in figures.items():
+      assert f(BM=p["bm"], BN=p["bn"], BK=p["bk"]) == traced[name], (p, name)
