@@ -109,3 +109,20 @@ def test_the_matmul_graphs_vector_work_is_the_tracers():
   for p, traced in rows:
     for name, f in figures.items():
       assert f(BM=p["bm"], BN=p["bn"], BK=p["bk"]) == traced[name], (p, name)
+
+
+def test_the_portable_pallas_graphs_vector_work_is_the_tracers():
+  # pallas_attention.pbtxt: one inner step (block_k = block_k_major); pallas_matmul.pbtxt: as
+  # tpu_matmul_big.pbtxt
+  attention = _graph_vector("pallas_attention.pbtxt")
+  rows = _recorded_vector("flash_fwd", lambda p: (p["d"] <= 128 and not p.get("causal") and p.get("block_b", 1) == 1
+                                                  and p.get("dtype", "bf16") == "bf16"
+                                                  and p["block_k"] == p["block_k_major"]))
+  assert len(rows) >= 5
+  for p, traced in rows:
+    for name, f in attention.items():
+      assert f(BQ=p["block_q"], BK=p["block_k"]) == traced[name], (p, name)
+  assert _graph_vector("pallas_matmul.pbtxt").keys() == _graph_vector("tpu_matmul_big.pbtxt").keys()
+  for p, traced in _recorded_vector("matmul_acc", lambda p: p.get("dtype", "bf16") == "bf16"):
+    for name, f in _graph_vector("pallas_matmul.pbtxt").items():
+      assert f(BM=p["bm"], BN=p["bn"], BK=p["bk"]) == traced[name], (p, name)
