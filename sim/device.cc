@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -103,6 +104,7 @@ class DeviceChecker {
       RETURN_IF_ERROR(CheckSpace(space));
     }
     RETURN_IF_ERROR(CheckPerformance());
+    RETURN_IF_ERROR(CheckResiduals());
     return CheckTpu();
   }
 
@@ -233,6 +235,27 @@ class DeviceChecker {
       if (peak.dtype().empty()) return Bad("performance.peak.dtype", "is missing");
       RETURN_IF_ERROR(Figure(field, peak.tflops()));
       if (peak.tflops() <= 0) return Bad(field, "must be positive (leave out a dtype the device has no peak for)");
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckResiduals() const {
+    for (int i = 0; i < device_.config_residuals_size(); ++i) {
+      const ConfigResidual& r = device_.config_residuals(i);
+      const std::string field = absl::StrCat("config_residuals[", i, "]");
+      if (r.graph().empty()) return Bad(absl::StrCat(field, ".graph"), "is missing");
+      if (!(r.factor() >= 0.05 && r.factor() <= 20)) {
+        return Bad(absl::StrCat(field, ".factor"), absl::StrCat("must be 0.05 to 20, got ", r.factor()));
+      }
+      if (r.sets().empty()) return Bad(absl::StrCat(field, ".sets"), "is empty");
+      for (const std::string& set : r.sets()) {
+        const size_t eq = set.find('=');
+        int64_t value = 0;
+        if (eq == std::string::npos || eq == 0 || !absl::SimpleAtoi(set.substr(eq + 1), &value)) {
+          return Bad(absl::StrCat(field, ".sets"), absl::StrCat("'", absl::CHexEscape(set.substr(0, 64)),
+                                                                "' is not NAME=INTEGER"));
+        }
+      }
     }
     return absl::OkStatus();
   }

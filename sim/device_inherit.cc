@@ -90,6 +90,8 @@ DeviceModel MergeDeviceModels(const DeviceModel& parent, const DeviceModel& chil
       *out.mutable_performance()->add_peak() = peak;
     }
   }
+  // Residuals are measured of one device: a model that has its own replaces its parent's.
+  if (!child.config_residuals().empty()) *out.mutable_config_residuals() = child.config_residuals();
   out.clear_sources();
   for (const std::string& s : child.sources()) out.add_sources(s);
   for (const std::string& s : parent.sources()) {
@@ -202,6 +204,7 @@ absl::StatusOr<DeviceModel> ApplyCalibration(const DeviceModel& device, const De
     slot->set_model(calibration.name());
     slot->set_file(std::string(file));
   }
+  if (!calibration.config_residuals().empty()) *out.mutable_config_residuals() = calibration.config_residuals();
   for (const std::string& s : calibration.sources()) out.add_sources(absl::StrCat("calibration ", file, ": ", s));
   return out;
 }

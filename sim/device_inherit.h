@@ -46,7 +46,7 @@ using DeviceLoader = std::function<absl::StatusOr<DeviceModel>(absl::string_view
 // device's where the device takes that term from X or above (as if the calibration were merged
 // into X), and is added where the device has none; a term the device (or a model between it and
 // X) sets itself is kept and named in `kept`. term_origins name the calibration for the terms it
-// gave. Errors name `file`.
+// gave. The calibration's config_residuals, if any, replace the device's. Errors name `file`.
 absl::StatusOr<DeviceModel> ApplyCalibration(const DeviceModel& device, const DeviceModel& calibration,
                                              absl::string_view file, const DeviceLoader& load,
                                              std::vector<std::string>* kept);

@@ -28,7 +28,9 @@ namespace {
 
 constexpr char kCalibrateUsage[] = R"(usage:
   simulate calibrate --device DEV --timings FILE [--timings FILE ...] [--kernel auto|triton|cuda_gemm|generic]
-                     [--graph FILE] [--terms T1,T2,...] [--objective rank|time] [--near-best F] [--name NAME] [--out FILE]
+                     [--graph FILE] [--terms T1,T2,...|none] [--residuals [--residual-params P1,P2,...]]
+                     [--objective rank|time] [--near-best F]
+                     [--name NAME] [--out FILE]
       Fits the performance terms of device model DEV (the clock, shared-memory bandwidth and
       latency, L2 bandwidth, DRAM latency, the peak of each compute dtype: every term the
       planner's ranking uses for the graph, or those --terms names) so that its estimates match
@@ -42,14 +44,21 @@ constexpr char kCalibrateUsage[] = R"(usage:
       with "timings": [{"dtype", "M", "N", "K", "config": {PARAM: VALUE}, "ms"}] (docs/planner.md).
       --graph: the kernel's graph (default: models/graphs/triton_matmul.pbtxt for Triton sweeps,
       models/graphs/gemm.pbtxt for gemm-timing).
+      --residuals: also learn each timed configuration's residual (measured / estimated, over its
+      row's median, the median over the rows it was timed in; at least 2 rows) and write them as
+      config_residuals: the planner multiplies that configuration's estimate by it on DEV and on
+      every device that inherits DEV. --terms none learns the residuals alone. --residual-params
+      keys them by those configuration parameters only (the others pooled: e.g. leave out
+      NUM_STAGES where pipeline depths measure alike).
 Exit codes: 0 written, 2 bad input or usage.
 )";
 
 FlagSpec CalibrateFlags() {
   FlagSpec spec;
-  spec.values = {"device", "kernel", "graph", "terms", "near-best", "name", "out", "max-input-mib", "objective"};
+  spec.values = {"device", "kernel", "graph", "terms", "near-best", "name", "out", "max-input-mib", "objective",
+                 "residual-params"};
   spec.lists = {"timings"};
-  spec.switches = {"help"};
+  spec.switches = {"help", "residuals"};
   return spec;
 }
 
@@ -103,7 +112,7 @@ absl::StatusOr<std::vector<CalibrationSample>> ReadTimingSamples(const std::stri
     CalibrationSample sample;
     sample.measured_s = ms * 1e-3;
     for (const auto& [name, v] : t.at("config").struct_value().fields()) {
-      sample.sets.push_back(absl::StrCat(name, "=", std::llround(v.number_value())));
+      sample.config_sets.push_back(absl::StrCat(name, "=", std::llround(v.number_value())));
     }
     std::string shape;
     for (const char* dim : {"M", "N", "K"}) {
@@ -116,13 +125,15 @@ absl::StatusOr<std::vector<CalibrationSample>> ReadTimingSamples(const std::stri
       if (dtype != "f16" && dtype != "f32" && dtype != "bf16") {
         return absl::InvalidArgumentError(absl::StrCat(where, ".dtype '", dtype, "': a Triton sweep has f16, bf16 or f32"));
       }
-      sample.sets.push_back(dtype == "f32" ? "ELT=4" : "ELT=2");
+      sample.config_sets.push_back(dtype == "f32" ? "ELT=4" : "ELT=2");
       sample.compute_dtype = dtype == "f32" ? "tf32" : dtype;  // tl.dot on f32 operands uses tf32
     } else if (kernel == TimingKernel::kCudaGemm) {
       const int code = dtype == "f32" ? 0 : dtype == "f16" ? 1 : dtype == "bf16" ? 2 : -1;
       if (code < 0) return absl::InvalidArgumentError(absl::StrCat(where, ".dtype '", dtype, "': expected f32, f16 or bf16"));
-      sample.sets.push_back(absl::StrCat("DTYPE=", code));
+      sample.config_sets.push_back(absl::StrCat("DTYPE=", code));
     }
+    // The configuration (its residual's key) and the shape make the parameters it binds.
+    sample.sets.insert(sample.sets.end(), sample.config_sets.begin(), sample.config_sets.end());
     sample.row = absl::StrCat(path, " ", dtype, " ", shape);
     samples.push_back(std::move(sample));
   }
@@ -187,7 +198,17 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out,
 
   CalibrationOptions options;
   const std::string terms = flags.Get("terms", "");
-  if (!terms.empty()) options.terms = absl::StrSplit(terms, ',', absl::SkipEmpty());
+  options.fit_terms = terms != "none";
+  if (!terms.empty() && options.fit_terms) options.terms = absl::StrSplit(terms, ',', absl::SkipEmpty());
+  options.residuals = flags.Has("residuals");
+  if (flags.Has("residual-params")) {
+    if (!options.residuals) return absl::InvalidArgumentError("calibrate: --residual-params needs --residuals");
+    options.residual_params = absl::StrSplit(flags.Get("residual-params"), ',', absl::SkipEmpty());
+    if (options.residual_params.empty()) return absl::InvalidArgumentError("--residual-params: no parameter named");
+  }
+  if (!options.fit_terms && !options.residuals) {
+    return absl::InvalidArgumentError("calibrate: --terms none fits nothing; add --residuals");
+  }
   if (flags.Has("near-best")) {
     const std::string text = flags.Get("near-best");
     if (!absl::SimpleAtod(text, &options.near_best) || !(options.near_best >= 1) || options.near_best > 100) {
@@ -221,6 +242,12 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out,
   for (const TermFit& t : result.terms) {
     summary << absl::StrFormat("  %-22s %12.6g -> %12.6g (x %.3f)%s\n", t.term, t.before, t.after,
                                t.before > 0 ? t.after / t.before : 0.0, t.was_assumed ? "  [was a stand-in]" : "");
+  }
+  if (options.residuals) {
+    summary << absl::StrFormat("  %d configuration residuals (of configurations timed in at least %d rows): top-1 within 10%% on %d, "
+                               "best in the top 5 on %d of %d rows\n",
+                               result.residuals.size(), options.residual_min_rows, result.with_residuals.top1_within_10,
+                               result.with_residuals.best_in_top5, result.with_residuals.rows);
   }
   summary << absl::StrFormat("  expected top-1 slowdown %.2f%% -> %.2f%%; log-rms error %.3f -> %.3f; top-1 within 10%% on %d -> %d of %d rows; best in the top 5 on %d -> %d\n",
                              100 * std::expm1(result.before.expected_regret), 100 * std::expm1(result.after.expected_regret),

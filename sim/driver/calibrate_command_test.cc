@@ -101,5 +101,41 @@ TEST(CalibrateCommandTest, WithoutTimingsIsExitTwo) {
   EXPECT_THAT(r.err, HasSubstr("--timings FILE is required"));
 }
 
+// Residuals learned from the H100's CUDA GEMM sweep reach a plan for the H200 (which inherits the
+// H100): the configurations that have one say so, in the JSON and in the notes.
+TEST(CalibrateCommandTest, ResidualsLearnedOnTheH100ApplyToAPlanForTheH200) {
+  const std::string out = Temp("calibrate_command_test_residuals.textproto");
+  const Result calibrated = Simulate({"calibrate", "--device", "h100", "--timings",
+                                      Source("tests/data/planner/planner-h100-cuda-gemm-timing-1.json"), "--timings",
+                                      Source("tests/data/planner/planner-h100-cuda-gemm-timing-2.json"), "--terms", "none",
+                                      "--residuals", "--residual-params", "BLOCK_M,BLOCK_N,BLOCK_K,NUM_WARPS,DTYPE", "--out", out});
+  ASSERT_EQ(calibrated.code, 0) << calibrated.err;
+  EXPECT_THAT(calibrated.out, HasSubstr("configuration residuals"));
+  const Result plan = Simulate({"plan", "--device", "h200", "--graph", Source("models/graphs/gemm.pbtxt"), "--param",
+                                "BLOCK_M=32,64,128", "--param", "BLOCK_N=32,64,128", "--param", "BLOCK_K=16,32", "--param",
+                                "NUM_STAGES=2..4", "--param", "NUM_WARPS=4,8", "--set", "DTYPE=1", "--calibration", out,
+                                "--top", "3", "--format", "json"});
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_THAT(plan.out, ::testing::ContainsRegex("\"residual\": [0-9]"));  // a factor, not null
+  EXPECT_THAT(plan.out, HasSubstr("measured configuration residuals from " + out));
+}
+
+TEST(CalibrateCommandTest, FittingNothingIsExitTwo) {
+  const Result r = Simulate({"calibrate", "--device", "h100", "--timings",
+                             Source("tests/data/planner/planner-h100-cuda-gemm-timing-1.json"), "--terms", "none"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("--terms none fits nothing"));
+}
+
+TEST(CalibrateCommandTest, ABadResidualInACalibrationIsExitTwoNamingIt) {
+  const std::string path = Temp("calibrate_command_test_bad_residual.textproto");
+  std::ofstream(path) << "name: \"h100_calibrated\"\ninherits: \"h100\"\n"
+                         "config_residuals { graph: \"gemm\" compute_dtype: \"f32\" sets: \"BLOCK_M\" factor: 0.9 }\n";
+  const Result plan = Simulate({"plan", "--device", "h100", "--graph", Source("models/graphs/gemm.pbtxt"), "--calibration",
+                                path, "--top", "1"});
+  EXPECT_EQ(plan.code, kExitBadInput);
+  EXPECT_THAT(plan.err, HasSubstr("config_residuals[0].sets"));
+}
+
 }  // namespace
 }  // namespace scratchsim

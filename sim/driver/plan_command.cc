@@ -22,6 +22,7 @@
 #include "sim/graph.h"
 #include "sim/json_text.h"
 #include "sim/planner/planner.h"
+#include "sim/planner/perf_inputs.h"
 #include "sim/status_macros.h"
 
 namespace scratchsim {
@@ -45,7 +46,9 @@ constexpr char kPlanUsage[] = R"(usage:
       first two) with the others at the best configuration's values: each cell its estimated
       time or the limit that pruned it, the top configurations outlined with their rank.
       --calibration FILE: rank with the terms `simulate calibrate` fitted to timings of the
-      device (or of a model it inherits). The plan lists the device terms it used and where each
+      device (or of a model it inherits), and with its measured configuration residuals
+      (--residuals) for this graph: each configuration that has one has its estimate multiplied
+      by it. The plan lists the device terms it used and where each
       came from, and warns about every term the device model does not give (a stand-in is used).
       Long sweeps report progress on stderr: a bar on a terminal, else a line every S seconds
       (--progress-seconds, default 5; 0: none). Ctrl-C (SIGINT) stops the sweep cleanly: what was
@@ -96,6 +99,7 @@ std::string Why(const PlanResult& plan, const RankedConfig& c) {
   } else {
     parts.push_back(absl::StrCat(bound, "-bound"));
   }
+  if (c.residual > 0) parts.push_back(absl::StrFormat("measured residual x%.3f applied", c.residual));
   if (e.issue_to_peak > 1.005) {
     parts.push_back(absl::StrFormat("math issue-limited at %.2fx the flops at the peak", e.issue_to_peak));
   }
@@ -291,7 +295,8 @@ void RenderJson(const PlanResult& plan, const KernelGraph& graph, const SymbolTa
         << ", \"intensity\": " << model(JsonNumber(e.intensity))
         << ", \"grid_blocks\": " << model(absl::StrCat(e.grid_blocks)) << ", \"waves\": " << model(absl::StrCat(e.waves))
         << ", \"wave_efficiency\": " << model(JsonNumber(e.wave_efficiency))
-        << ", \"loads_in_flight\": " << model(absl::StrCat(e.loads_in_flight));
+        << ", \"loads_in_flight\": " << model(absl::StrCat(e.loads_in_flight))
+        << ", \"residual\": " << (c.residual > 0 ? JsonNumber(c.residual) : std::string("null"));
     if (c.estimated) {
       // The model's terms for the busiest core, so a tool can see what the ranking weighed.
       out << ", \"terms_us\": {\"math\": " << JsonNumber(e.compute_s * 1e6) << ", \"banks\": " << JsonNumber(e.smem_s * 1e6)
@@ -510,6 +515,10 @@ absl::StatusOr<int> PlanKernel(const Kernel& kernel, const DeviceModel& device, 
   const std::string format = flags.Get("format", "text");
   ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(kernel.graph, kernel.origin, kernel.wire));
   options.policy_override = kernel.policy;
+  // The device's measured residuals for this graph (a calibration file's config_residuals).
+  const std::string rated = options.compute_dtype.empty() ? DefaultComputeDtype(compiled) : options.compute_dtype;
+  ASSIGN_OR_RETURN(ResidualTable residuals, ResidualTable::Build(compiled, device, rated));
+  if (!residuals.empty()) options.residuals = std::make_shared<const ResidualTable>(std::move(residuals));
   const std::vector<std::string> sets = flags.GetList("set");
   ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(compiled, sets));
   ASSIGN_OR_RETURN(std::vector<ParamAxis> axes, BuildParamSpace(compiled, flags.GetList("param"), sets));
@@ -526,6 +535,16 @@ absl::StatusOr<int> PlanKernel(const Kernel& kernel, const DeviceModel& device, 
   SigintScope sigint;
   options.cancel = &interrupted;
   ASSIGN_OR_RETURN(PlanResult plan, Plan(compiled, device, std::move(axes), std::move(values), options));
+  if (options.residuals) {
+    int with = 0;
+    for (const RankedConfig& c : plan.top) with += c.residual > 0;
+    plan.notes.push_back(absl::StrFormat(
+        "%d measured configuration residuals from %s (keyed by %s) for %s rated in %s (simulate calibrate --residuals): %d "
+        "of the %d ranked configurations have one and their estimates include it; the others are the model's alone",
+        options.residuals->size(), flags.Has("calibration") ? flags.Get("calibration") : device.name(),
+        absl::StrJoin(options.residuals->parameters(), ", "),
+        compiled.graph.name(), rated, with, plan.top.size()));
+  }
   RETURN_IF_ERROR(WritePlanMap(flags, compiled, device, plan, options));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (plan.partial) {

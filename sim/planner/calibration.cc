@@ -15,6 +15,7 @@
 #include "sim/planner/model_terms.h"
 #include "sim/planner/perf_inputs.h"
 #include "sim/planner/perf_model.h"
+#include "sim/planner/residuals.h"
 #include "sim/status_macros.h"
 
 namespace scratchsim {
@@ -25,6 +26,7 @@ namespace {
 struct Prepared {
   PerfInputs in;
   std::string dtype;
+  std::vector<std::string> key;  // ResidualKey of its configuration
   int row = 0;
   double measured_s = 0;
   bool near_best = false;
@@ -101,6 +103,43 @@ CalibrationQuality Quality(const Problem& p, const std::vector<PerfEstimate>& es
   return q;
 }
 
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Per configuration, the median over rows of measured / estimated relative to its row's median:
+// what the model misses of that configuration against the others, whatever the shape.
+std::vector<ConfigResidual> LearnResiduals(const Problem& p, const std::vector<PerfEstimate>& estimates,
+                                           const std::string& graph_name, int min_rows) {
+  std::vector<std::vector<double>> by_row(p.rows);
+  for (size_t i = 0; i < p.samples.size(); ++i) {
+    by_row[p.samples[i].row].push_back(p.samples[i].measured_s / estimates[i].time_s);
+  }
+  std::vector<double> row_median(p.rows);
+  for (int r = 0; r < p.rows; ++r) row_median[r] = Median(by_row[r]);
+  std::map<std::pair<std::string, std::vector<std::string>>, std::vector<double>> ratios;
+  for (size_t i = 0; i < p.samples.size(); ++i) {
+    const Prepared& s = p.samples[i];
+    if (row_median[s.row] > 0 && estimates[i].time_s > 0) {
+      ratios[{s.dtype, s.key}].push_back(s.measured_s / estimates[i].time_s / row_median[s.row]);
+    }
+  }
+  std::vector<ConfigResidual> out;
+  for (const auto& [key, values] : ratios) {
+    if (static_cast<int>(values.size()) < min_rows) continue;
+    ConfigResidual r;
+    r.set_graph(graph_name);
+    r.set_compute_dtype(key.first);
+    for (const std::string& set : key.second) r.add_sets(set);
+    r.set_factor(std::clamp(Median(values), 0.05, 20.0));
+    r.set_rows(static_cast<int>(values.size()));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<CalibrationResult> Calibrate(const CompiledGraph& graph, const DeviceModel& device,
@@ -160,6 +199,7 @@ absl::StatusOr<CalibrationResult> Calibrate(const CompiledGraph& graph, const De
     Prepared p;
     if (!EvaluatePerfInputs(graph, perf, values, scratch, fit, &p.in)) continue;
     p.dtype = s.compute_dtype.empty() ? DefaultComputeDtype(graph) : s.compute_dtype;
+    p.key = ResidualKey(s.config_sets, options.residual_params);
     auto [it, inserted] = row_index.emplace(s.row, static_cast<int>(row_index.size()));
     p.row = it->second;
     p.measured_s = s.measured_s;
@@ -206,7 +246,7 @@ absl::StatusOr<CalibrationResult> Calibrate(const CompiledGraph& graph, const De
   // refinement around the grid's best point.
   const double span = std::log(std::max(options.range, 1.0 + 1e-9));
   double current = loss(x);
-  for (int pass = 0; pass < options.passes; ++pass) {
+  for (int pass = 0; pass < (options.fit_terms ? options.passes : 0); ++pass) {
     for (size_t t = 0; t < terms.size(); ++t) {
       constexpr int kGrid = 24;
       double best_x = x[t], best_loss = current;
@@ -241,8 +281,21 @@ absl::StatusOr<CalibrationResult> Calibrate(const CompiledGraph& graph, const De
   result.calibrated = device_at(x);
   EstimateAll(problem, result.calibrated, &estimates);
   result.after = Quality(problem, estimates, options.rank_temperature);
-  for (size_t t = 0; t < terms.size(); ++t) {
+  for (size_t t = 0; t < terms.size() && options.fit_terms; ++t) {
     result.terms.push_back({terms[t], base[t], base[t] * std::exp(x[t]), assumed.contains(terms[t])});
+  }
+  if (options.residuals) {
+    result.residuals = LearnResiduals(problem, estimates, graph.graph.name(), options.residual_min_rows);
+    std::map<std::pair<std::string, std::vector<std::string>>, double> factor;
+    for (const ConfigResidual& r : result.residuals) {
+      factor[{r.compute_dtype(), {r.sets().begin(), r.sets().end()}}] = r.factor();
+    }
+    std::vector<PerfEstimate> corrected = estimates;
+    for (size_t i = 0; i < corrected.size(); ++i) {
+      auto it = factor.find({problem.samples[i].dtype, problem.samples[i].key});
+      if (it != factor.end()) corrected[i].time_s *= it->second;
+    }
+    result.with_residuals = Quality(problem, corrected, options.rank_temperature);
   }
   return result;
 }
@@ -286,6 +339,19 @@ std::string CalibrationTextproto(const DeviceModel& device, const CalibrationRes
     absl::StrAppend(&out, absl::StrFormat("  %s: %.6g\n", t.term, t.after));
   }
   absl::StrAppend(&out, "}\n");
+  if (!result.residuals.empty()) {
+    absl::StrAppend(&out, absl::StrFormat(
+        "# %d configuration residuals (measured / estimated over the row's median; the planner multiplies the\n"
+        "# estimate by it): with them the samples' top-1 is within 10%% of the best on %d of %d rows, the best in the\n"
+        "# top 5 on %d.\n",
+        result.residuals.size(), result.with_residuals.top1_within_10, result.with_residuals.rows,
+        result.with_residuals.best_in_top5));
+    for (const ConfigResidual& r : result.residuals) {
+      absl::StrAppend(&out, "config_residuals { graph: \"", r.graph(), "\" compute_dtype: \"", r.compute_dtype(), "\"");
+      for (const std::string& set : r.sets()) absl::StrAppend(&out, " sets: \"", set, "\"");
+      absl::StrAppend(&out, absl::StrFormat(" factor: %.4f rows: %d }\n", r.factor(), r.rows()));
+    }
+  }
   absl::StrAppend(&out, "sources: \"simulate calibrate from ", quoted, "\"\n");
   return out;
 }

@@ -21,6 +21,9 @@ namespace scratchsim {
 // the dtype the model rates its math in, and the measured time.
 struct CalibrationSample {
   std::vector<std::string> sets;
+  // Of `sets`, those that name the configuration rather than the shape (everything but M, N and
+  // K): the key of its residual (CalibrationOptions::residuals).
+  std::vector<std::string> config_sets;
   std::string compute_dtype;  // empty: the graph's
   std::string row;            // the (shape, dtype) it belongs to: rows are weighted equally
   double measured_s = 0;
@@ -52,6 +55,16 @@ struct CalibrationOptions {
   int passes = 4;
   // Pulls each term towards its starting value: loss + weight x sum of log(factor)^2.
   double regularization = 0.002;
+  // False: fit no term (the device's terms stand; with `residuals`, only those are learned).
+  bool fit_terms = true;
+  // Also learn each configuration's residual: per row, measured / estimated (with the fitted
+  // terms) over the row's median; per configuration (config_sets and compute dtype), the median
+  // over the rows it was timed in, kept where that is at least residual_min_rows rows.
+  bool residuals = false;
+  int residual_min_rows = 2;
+  // The configuration parameters a residual is keyed by (empty: all of config_sets): leaving one
+  // out pools the configurations that differ only in it.
+  std::vector<std::string> residual_params;
 };
 
 struct TermFit {
@@ -77,6 +90,10 @@ struct CalibrationResult {
   int samples_used = 0;      // of those, within near_best of their row's best (the time error)
   int samples_total = 0;
   DeviceModel calibrated;    // `device` with the fitted terms (term_origins not updated)
+  // With CalibrationOptions::residuals: one per configuration (graph set by the caller's graph),
+  // and how the fitted terms and the residuals together rank the samples they were learned on.
+  std::vector<ConfigResidual> residuals;
+  CalibrationQuality with_residuals;
 };
 
 // Fits `options.terms` of `device` to `samples` of `graph` (a compiled graph; every sample binds

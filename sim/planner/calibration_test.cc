@@ -11,6 +11,7 @@
 #include "sim/device.h"
 #include "sim/device_inherit.h"
 #include "sim/planner/planner.h"
+#include "sim/planner/residuals.h"
 
 namespace scratchsim {
 namespace {
@@ -169,6 +170,63 @@ TEST(CalibrationTest, TheFileIsADeviceModelThatInheritsTheDevice) {
   EXPECT_EQ(loaded->name(), "h100_mine");
   EXPECT_NEAR(loaded->performance().l2_bandwidth_gbps(), result->terms[1].after, 1e-3 * result->terms[1].after);
   EXPECT_EQ(loaded->limits().num_cores(), 132);
+}
+
+// Timings that are h100's own estimates except for one configuration, measured 20% slower in
+// every row: its residual is 1.2, every other configuration's 1, and the planner's top-1 on the
+// samples no longer picks it.
+TEST(CalibrationTest, LearnsTheResidualOfAConfigurationTheModelMisses) {
+  const CompiledGraph graph = TritonMatmul();
+  auto h100 = LoadDevice("h100");
+  ASSERT_TRUE(h100.ok()) << h100.status();
+  std::vector<CalibrationSample> samples = SamplesFrom(graph, *h100);
+  // The first sample's configuration (without the shape) is the slow one.
+  std::vector<std::string> slow;
+  for (const std::string& set : samples[0].sets) {
+    if (set.rfind("M=", 0) != 0 && set.rfind("N=", 0) != 0 && set.rfind("K=", 0) != 0) slow.push_back(set);
+  }
+  for (CalibrationSample& s : samples) {
+    for (const std::string& set : s.sets) {
+      if (set.rfind("M=", 0) != 0 && set.rfind("N=", 0) != 0 && set.rfind("K=", 0) != 0) s.config_sets.push_back(set);
+    }
+    if (ResidualKey(s.config_sets) == ResidualKey(slow)) s.measured_s *= 1.2;
+  }
+  CalibrationOptions options;
+  options.fit_terms = false;
+  options.residuals = true;
+  auto result = Calibrate(graph, *h100, samples, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_FALSE(result->residuals.empty());
+  EXPECT_TRUE(result->terms.empty());
+  for (const ConfigResidual& r : result->residuals) {
+    const bool is_slow = std::vector<std::string>(r.sets().begin(), r.sets().end()) == ResidualKey(slow);
+    EXPECT_NEAR(r.factor(), is_slow ? 1.2 : 1.0, 1e-9) << r.ShortDebugString();
+    EXPECT_EQ(r.graph(), "triton_matmul");
+    EXPECT_EQ(r.compute_dtype(), "f16");
+    EXPECT_EQ(r.rows(), 3);
+  }
+}
+
+TEST(CalibrationTest, ResidualsPoolTheConfigurationsTheirParametersDoNotTellApart) {
+  const CompiledGraph graph = TritonMatmul();
+  auto h100 = LoadDevice("h100");
+  ASSERT_TRUE(h100.ok()) << h100.status();
+  std::vector<CalibrationSample> samples = SamplesFrom(graph, *h100);
+  for (CalibrationSample& s : samples) {
+    for (const std::string& set : s.sets) {
+      if (set.rfind("BLOCK_", 0) == 0 || set.rfind("NUM_", 0) == 0) s.config_sets.push_back(set);
+    }
+  }
+  CalibrationOptions options;
+  options.fit_terms = false;
+  options.residuals = true;
+  options.residual_params = {"BLOCK_M", "BLOCK_N"};
+  auto result = Calibrate(graph, *h100, samples, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  for (const ConfigResidual& r : result->residuals) {
+    ASSERT_EQ(r.sets_size(), 2) << r.ShortDebugString();
+    EXPECT_GT(r.rows(), 3);  // several configurations of each row share a key
+  }
 }
 
 }  // namespace

@@ -161,7 +161,7 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
             double inflight = 0;
             if (EvaluatePerfInputs(graph, perf, values, scratch, fit, &in)) {
               const PerfEstimate e = result.model.Estimate(in);
-              time = e.time_s;
+              time = e.time_s * (options.residuals ? options.residuals->Factor(values) : 1.0);
               inflight = e.inflight_bytes_per_core;
             } else {
               ++state.unestimated;
@@ -274,7 +274,14 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
     RETURN_IF_ERROR(engine.Evaluate(all, scratch, &ranked.fit));
     PerfInputs in;
     ranked.estimated = EvaluatePerfInputs(graph, perf, all, scratch, ranked.fit, &in);
-    if (ranked.estimated) ranked.perf = result.model.Estimate(in);
+    if (ranked.estimated) {
+      ranked.perf = result.model.Estimate(in);
+      if (options.residuals && options.residuals->Has(all)) {
+        ranked.residual = options.residuals->Factor(all);
+        ranked.perf.time_s *= ranked.residual;
+        ranked.perf.score /= ranked.residual;
+      }
+    }
     result.top.push_back(std::move(ranked));
   }
   for (int l = 0; l < kNumLimits; ++l) {

@@ -18,6 +18,7 @@
 #include "sim/planner/model_terms.h"
 #include "sim/planner/param_space.h"
 #include "sim/planner/perf_model.h"
+#include "sim/planner/residuals.h"
 
 namespace scratchsim {
 
@@ -40,6 +41,9 @@ struct PlanOptions {
   // Keep every configuration's outcome (PlanResult::cells), for a map of a small space (at most
   // kMaxRecordedCells configurations).
   bool record_cells = false;
+  // Measured corrections per configuration (`simulate calibrate --residuals`): each estimate is
+  // multiplied by its configuration's factor. Null or empty: the model's estimates.
+  std::shared_ptr<const ResidualTable> residuals;
 };
 
 inline constexpr uint64_t kMaxRecordedCells = uint64_t{1} << 20;
@@ -63,6 +67,8 @@ struct RankedConfig {
   // False when a performance expression failed or left its range for this configuration
   // (PlanResult::unestimated counts them); perf is then empty and the configuration ranks last.
   bool estimated = true;
+  // The measured residual its estimate was multiplied by (perf.time_s includes it); 0: none.
+  double residual = 0;
 };
 
 // All configurations one limit pruned, and what they have in common.

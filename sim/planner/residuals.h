@@ -1,0 +1,56 @@
+// Measured per-configuration corrections of the planner's estimates (ConfigResidual): what
+// `simulate calibrate --residuals` learns from a timed sweep and `simulate plan` applies.
+#ifndef SCRATCHSIM_SIM_PLANNER_RESIDUALS_H_
+#define SCRATCHSIM_SIM_PLANNER_RESIDUALS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "proto/device.pb.h"
+#include "sim/graph.h"
+
+namespace scratchsim {
+
+// The residuals `device` carries for `graph` planned with `compute_dtype` (empty: the graph's
+// own), looked up by parameter values. Every residual of one table names the same parameters
+// (those of the configuration `simulate calibrate` read: all but the shape).
+class ResidualTable {
+ public:
+  ResidualTable() = default;
+
+  // Errors: a residual of this graph and dtype names a parameter the graph lacks, or other
+  // parameters than the first one does.
+  static absl::StatusOr<ResidualTable> Build(const CompiledGraph& graph, const DeviceModel& device,
+                                             const std::string& compute_dtype);
+
+  // The factor for a configuration's parameter values (one per graph symbol); 1 where the
+  // table has none for it.
+  double Factor(absl::Span<const int64_t> values) const;
+  // Whether the table has a residual for the configuration.
+  bool Has(absl::Span<const int64_t> values) const;
+
+  bool empty() const { return factors_.empty(); }
+  int size() const { return static_cast<int>(factors_.size()); }
+  // The parameters a residual is keyed by, in the graph's order of symbols.
+  const std::vector<std::string>& parameters() const { return names_; }
+
+ private:
+  const double* Find(absl::Span<const int64_t> values) const;
+
+  std::vector<int> slots_;  // graph symbol slots of the key's parameters
+  std::vector<std::string> names_;
+  std::map<std::vector<int64_t>, double> factors_;
+};
+
+// The residual key of a timed configuration: its configuration sets (NAME=VALUE, the shape left
+// out), those of `params` only where that is not empty, sorted.
+std::vector<std::string> ResidualKey(const std::vector<std::string>& config_sets,
+                                     const std::vector<std::string>& params = {});
+
+}  // namespace scratchsim
+
+#endif  // SCRATCHSIM_SIM_PLANNER_RESIDUALS_H_
