@@ -4,7 +4,7 @@ ranking `simulate plan` gives over the space the GPU sweep will time, with the c
 the model terms the plan used (and where each came from) and its warnings.
 
     python3 bench/planner/make_transfer_plans.py SIMULATE OUT.json --device h200 \
-        [--calibration FILE] [--triton-shapes MxNxK,...] [--gemm-shapes MxNxK,...]
+        [--calibration [KERNEL=]FILE ...] [--triton-shapes MxNxK,...] [--gemm-shapes MxNxK,...]
 
 The shapes default to the fresh ones of the H200 transfer run (none of them in any H100 sweep of
 tests/data/planner, which this script checks). bench/planner/h200_transfer_gpu.sh reads the
@@ -90,7 +90,9 @@ def main():
     parser.add_argument("binary")
     parser.add_argument("out")
     parser.add_argument("--device", default="h200")
-    parser.add_argument("--calibration", default=None, help="plan with this calibration file (simulate calibrate)")
+    parser.add_argument("--calibration", action="append", default=[],
+                        help="plan with this calibration file (simulate calibrate): FILE for every kernel, or "
+                             "KERNEL=FILE (triton, cuda_gemm) for one; repeatable")
     parser.add_argument("--triton-shapes", default=None)
     parser.add_argument("--gemm-shapes", default=None)
     args = parser.parse_args()
@@ -101,6 +103,13 @@ def main():
         for s in list_:
             if s in seen:
                 raise SystemExit(f"{kernel} shape {s} was timed already: not fresh")
+    calibration = {}
+    for item in args.calibration:
+        kernel, _, path = item.rpartition("=") if "=" in item else ("", "", item)
+        for k in ([kernel] if kernel else list(KERNELS)):
+            if k not in KERNELS:
+                raise SystemExit(f"--calibration {item}: kernel '{k}' is not one of {', '.join(KERNELS)}")
+            calibration[k] = path
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--", "sim", "models", "proto"],
                            capture_output=True, text=True).stdout.strip()
@@ -109,7 +118,7 @@ def main():
         "commit": commit,
         "uncommitted_changes_in_sim_models_proto": bool(dirty),
         "device": args.device,
-        "calibration": os.path.relpath(args.calibration, ROOT) if args.calibration else None,
+        "calibration": {k: os.path.relpath(v, ROOT) for k, v in calibration.items()} or None,
         "shapes": {k: [list(s) for s in v] for k, v in shapes.items()},
         "kernels": {},
     }
@@ -118,7 +127,7 @@ def main():
         rows = []
         for shape in shapes[kernel]:
             for dtype in ("f16", "f32"):
-                p = plan(args.binary, args.device, kernel, dtype, shape, args.calibration)
+                p = plan(args.binary, args.device, kernel, dtype, shape, calibration.get(kernel))
                 rows.append({
                     "dtype": dtype, "M": shape[0], "N": shape[1], "K": shape[2],
                     "compute_dtype": p["compute_dtype"],
