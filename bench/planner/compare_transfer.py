@@ -99,8 +99,11 @@ def main():
     parser.add_argument("--json", default=None, help="also write every row here")
     args = parser.parse_args()
     plans = json.load(open(args.plans))
+    calibration = plans.get("calibration")
+    if isinstance(calibration, dict):  # per kernel (make_transfer_plans.py --calibration KERNEL=FILE)
+        calibration = ", ".join(f"{k}: {v}" for k, v in sorted(calibration.items()))
     lines = [f"Plans: `{os.path.basename(args.plans)}` (device {plans['device']}, commit {plans['commit'][:12]}, "
-             f"made {plans['date']}{', calibration ' + plans['calibration'] if plans.get('calibration') else ''})."]
+             f"made {plans['date']}{', calibration ' + calibration if calibration else ''})."]
     every = []
     for kernel, paths in (("triton", args.triton or []), ("cuda_gemm", [args.cuda_gemm] if args.cuda_gemm else [])):
         if not paths:

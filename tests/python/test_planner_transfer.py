@@ -5,9 +5,9 @@ import subprocess
 import sys
 
 
-def _compare(repo, tmp_path, *timing_args):
+def _compare(repo, tmp_path, *timing_args, plans_name="planner-h200-transfer3-plans-2026-11-26.json"):
     out = tmp_path / "comparison.json"
-    plans = repo / "tests/data/planner/planner-h200-transfer3-plans-2026-11-26.json"
+    plans = repo / "tests/data/planner" / plans_name
     text = subprocess.run([sys.executable, str(repo / "bench/planner/compare_transfer.py"), str(plans), *timing_args,
                            "--tolerance", "0.003", "--json", str(out)], check=True, capture_output=True, text=True).stdout
     return text, json.loads(out.read_text())
@@ -28,3 +28,18 @@ def test_burst_judgement_matches_the_recorded_one(repo, tmp_path):
                        "--cuda-gemm", str(run / "cuda-gemm-timing.json"))
     assert rows == json.loads((run / "comparison.json").read_text())
     assert sum(r["best_in_top5"] for r in rows) == 9 and sum(r["top1_vs_best"] <= 1.10 for r in rows) == 15
+
+
+def test_fourth_run_with_and_without_the_h100_residuals(repo, tmp_path):
+    # Both plan files were committed before the fourth run timed anything; the steady-state
+    # Triton rows and the CUDA GEMM rows, judged as recorded.
+    run = repo / "tests/data/planner/h200-transfer4-2026-11-27"
+    timings = ("--triton", str(run / "triton-steady-f16.json"), "--triton", str(run / "triton-steady-f32.json"),
+               "--cuda-gemm", str(run / "cuda-gemm-timing.json"))
+    for plans, recorded, top5 in (("planner-h200-transfer4-plans-2026-11-27.json", "comparison-steady.json", 14),
+                                  ("planner-h200-transfer4-plans-calibrated-residuals-2026-11-27.json",
+                                   "comparison-steady-residuals.json", 15)):
+        _, rows = _compare(repo, tmp_path, *timings, plans_name=plans)
+        assert rows == json.loads((run / recorded).read_text())
+        assert len(rows) == 16 and sum(r["best_in_top5"] for r in rows) == top5
+        assert all(r["top1_vs_best"] <= 1.10 for r in rows)
