@@ -1,10 +1,11 @@
-// Calibration: device performance terms fitted to timings of a device one has
-// (docs/planner.md, "Calibration"). `simulate calibrate` reads a timing sweep, asks this module
-// for the terms that make the planner's estimates match the measured times, and writes them as a
+// Calibration: device performance terms, and per-configuration residuals, fitted to timings of
+// a device one has (docs/planner.md, "Calibration"). `simulate calibrate` reads a timing sweep,
+// asks this module for the terms that make the planner's estimates match the measured times and,
+// with --residuals, for what the model still misses of each configuration, and writes them as a
 // device model that inherits the measured device; `simulate plan --calibration FILE` (or
-// `--device FILE`) then ranks with them. There is one model: calibration changes device terms
-// the analytic model already reads, never the model itself, and without a calibration file the
-// shipped device model stands.
+// `--device FILE`) then ranks with them. The terms are those the analytic model already reads;
+// a residual multiplies one configuration's estimate (ResidualTable). Without a calibration file
+// the shipped device model stands.
 #ifndef SCRATCHSIM_SIM_PLANNER_CALIBRATION_H_
 #define SCRATCHSIM_SIM_PLANNER_CALIBRATION_H_
 
