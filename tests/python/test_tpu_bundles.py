@@ -91,38 +91,34 @@ def _recorded_vector(kind, keep):
             if o["id"] in params and keep(params[o["id"]])]
 
 
-def test_the_flash_attention_graphs_vector_work_is_the_tracers():
-  # models/graphs/tpu_flash_attention.pbtxt states its vector work for head_dim up to 128
-  figures = _graph_vector("tpu_flash_attention.pbtxt")
-  rows = _recorded_vector("flash_fwd", lambda p: (p["d"] <= 128 and not p.get("causal") and p.get("block_b", 1) == 1
-                                               and p.get("dtype", "bf16") == "bf16"))
-  assert len(rows) >= 20
+# The corpus kernels a shipped graph's vector expressions describe, and its parameters of theirs.
+_FLASH = lambda p: (p["d"] <= 128 and not p.get("causal") and p.get("block_b", 1) == 1  # noqa: E731
+                    and p.get("dtype", "bf16") == "bf16")
+_BF16 = lambda p: p.get("dtype", "bf16") == "bf16"  # noqa: E731
+
+
+def _check_graph(graph_file, kind, keep, params_of, at_least):
+  figures = _graph_vector(graph_file)
+  rows = _recorded_vector(kind, keep)
+  assert len(rows) >= at_least
   for p, traced in rows:
     for name, f in figures.items():
-      assert f(BQ=p["block_q"], BK=p["block_k_major"], BKI=p["block_k"]) == traced[name], (p, name)
+      assert f(**params_of(p)) == traced[name], (graph_file, p, name)
+
+
+def test_the_flash_attention_graphs_vector_work_is_the_tracers():
+  # models/graphs/tpu_flash_attention.pbtxt states its vector work for head_dim up to 128
+  _check_graph("tpu_flash_attention.pbtxt", "flash_fwd", _FLASH,
+               lambda p: {"BQ": p["block_q"], "BK": p["block_k_major"], "BKI": p["block_k"]}, 20)
 
 
 def test_the_matmul_graphs_vector_work_is_the_tracers():
-  figures = _graph_vector("tpu_matmul_big.pbtxt")
-  rows = _recorded_vector("matmul_acc", lambda p: p.get("dtype", "bf16") == "bf16")
-  assert len(rows) >= 20
-  for p, traced in rows:
-    for name, f in figures.items():
-      assert f(BM=p["bm"], BN=p["bn"], BK=p["bk"]) == traced[name], (p, name)
+  _check_graph("tpu_matmul_big.pbtxt", "matmul_acc", _BF16, lambda p: {"BM": p["bm"], "BN": p["bn"], "BK": p["bk"]}, 20)
 
 
 def test_the_portable_pallas_graphs_vector_work_is_the_tracers():
   # pallas_attention.pbtxt: one inner step (block_k = block_k_major); pallas_matmul.pbtxt: as
   # tpu_matmul_big.pbtxt
-  attention = _graph_vector("pallas_attention.pbtxt")
-  rows = _recorded_vector("flash_fwd", lambda p: (p["d"] <= 128 and not p.get("causal") and p.get("block_b", 1) == 1
-                                                  and p.get("dtype", "bf16") == "bf16"
-                                                  and p["block_k"] == p["block_k_major"]))
-  assert len(rows) >= 5
-  for p, traced in rows:
-    for name, f in attention.items():
-      assert f(BQ=p["block_q"], BK=p["block_k"]) == traced[name], (p, name)
-  assert _graph_vector("pallas_matmul.pbtxt").keys() == _graph_vector("tpu_matmul_big.pbtxt").keys()
-  for p, traced in _recorded_vector("matmul_acc", lambda p: p.get("dtype", "bf16") == "bf16"):
-    for name, f in _graph_vector("pallas_matmul.pbtxt").items():
-      assert f(BM=p["bm"], BN=p["bn"], BK=p["bk"]) == traced[name], (p, name)
+  _check_graph("pallas_attention.pbtxt", "flash_fwd", lambda p: _FLASH(p) and p["block_k"] == p["block_k_major"],
+               lambda p: {"BQ": p["block_q"], "BK": p["block_k"]}, 5)
+  _check_graph("pallas_matmul.pbtxt", "matmul_acc", _BF16, lambda p: {"BM": p["bm"], "BN": p["bn"], "BK": p["bk"]}, 20)
