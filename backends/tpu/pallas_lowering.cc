@@ -361,7 +361,8 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
           {body.vector().alu(), "vector.alu"},
           {body.vector().transcendental(), "vector.transcendental"},
           {body.vector().reductions(), "vector.reductions"},
-          {body.vector().transposes(), "vector.transposes"}}) {
+          {body.vector().transposes(), "vector.transposes"},
+          {body.vector().converts(), "vector.converts"}}) {
       if (figure.empty()) continue;
       ASSIGN_OR_RETURN(int64_t bytes, eval.Eval(figure, absl::StrCat("pallas.body.", field)));
       if (bytes < 0) return eval.Error(absl::StrCat("pallas.body.", field), absl::StrCat("'", figure, "' is ", bytes, "; must be >= 0"));

@@ -19,11 +19,11 @@ namespace {
 // static schedules (tests/data/tpu/bundles*.jsonl.gz, 2026-11-26/27); the odd half judges it
 // (docs/tpu.md, "Compute per grid step").
 constexpr VectorCostCoefficients kTable[] = {
-    {"v4", 62.76, 0, 0.7527, 0.4007, 0.8786, 0.9727, 2.318, 27},
-    {"v5e", 51.22, 0, 0.851, 0.0682, 0.4457, 0.457, 1.66, 27},
-    {"v5p", 72.79, 0, 0.8372, 0.08612, 0.4358, 0.4496, 1.694, 27},
-    {"v6e", 74.02, 0, 0.3417, 0.195, 0.3448, 0.3969, 0.9065, 39},
-    {"v7x", 74.32, 0, 0.3373, 0.199, 0.3455, 0.3967, 0.9286, 39},
+    {"v4", 72.59, 0.4517, 0, 0.7912, 1.281, 0.4826, 2.553, 0.09024, 27},
+    {"v5e", 56, 0, 0.6845, 0.2704, 0.4498, 0.3528, 1.796, 0, 27},
+    {"v5p", 77.28, 0, 0.6788, 0.2872, 0.4457, 0.3478, 1.827, 0, 27},
+    {"v6e", 76.33, 0, 0.2721, 0.2869, 0.3595, 0.3602, 0.9709, 0.1072, 39},
+    {"v7x", 76.65, 0, 0.2671, 0.2913, 0.3601, 0.36, 0.9937, 0.111, 39},
 };
 
 int GenerationNumber(const char* generation) { return generation[1] - '0'; }
@@ -60,7 +60,8 @@ StepBundles EstimateStepBundles(const PallasVectorWork& work, const std::string&
                                        {work.alu(), c.alu},
                                        {work.transcendental(), c.transcendental},
                                        {work.reductions(), c.reductions},
-                                       {work.transposes(), c.transposes}}) {
+                                       {work.transposes(), c.transposes},
+                                       {work.converts(), c.converts}}) {
     const int64_t per_mille = std::llround(weight * 1000);
     if (figure.empty() || figure == "0" || per_mille == 0) continue;
     terms.push_back(absl::StrCat("(", figure, ") * ", per_mille));
@@ -74,7 +75,8 @@ StepBundles EstimateStepBundles(const PallasVectorWork& work, const std::string&
                                      {"ALU", c.alu},
                                      {"transcendental", c.transcendental},
                                      {"reduction", c.reductions},
-                                     {"transpose", c.transposes}}) {
+                                     {"transpose", c.transposes},
+                                     {"convert", c.converts}}) {
     if (weight > 0) weights.push_back(absl::StrFormat("%s %.2f", name, weight));
   }
   out.basis = absl::StrFormat("libtpu's static schedule of %s (%d kernels without a dot): %.0f a step; bundles per vreg: %s%s",

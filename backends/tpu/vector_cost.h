@@ -16,7 +16,7 @@ namespace scratchsim {
 struct VectorCostCoefficients {
   const char* generation;  // "v5e": the device's arch without "tpu_"
   double step;
-  double loads, stores, alu, transcendental, reductions, transposes;
+  double loads, stores, alu, transcendental, reductions, transposes, converts;
   int fit_rows;
 };
 

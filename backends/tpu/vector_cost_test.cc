@@ -243,9 +243,9 @@ TEST(VectorCostScheduleTest, HoldoutStepsWithoutDotsMatchLibtpusSchedule) {
         "Spearman %.3f\n",
         gen.c_str(), r.size(), Median(r), *absl::c_min_element(r), *absl::c_max_element(r), 100 * within,
         Spearman(ours[gen], theirs[gen]));
-    EXPECT_GE(Spearman(ours[gen], theirs[gen]), 0.85) << gen;
-    EXPECT_NEAR(Median(r), 1.0, 0.15) << gen;
-    EXPECT_GE(within, 0.35) << gen;
+    EXPECT_GE(Spearman(ours[gen], theirs[gen]), 0.9) << gen;  // as measured: 0.925-0.972
+    EXPECT_NEAR(Median(r), 1.0, 0.1) << gen;                     // 0.945-0.972
+    EXPECT_GE(within, 0.45) << gen;                              // 50-68%
   }
 }
 
@@ -267,8 +267,8 @@ TEST(VectorCostScheduleTest, StepsWithDotsAreOrderedAsLibtpuSchedulesThem) {
     const double rho = Spearman(o, theirs[gen]);
     std::printf("%s: %zu steps with dots: Spearman %.3f (MXU alone %.3f), median ours / libtpu %.3f\n", gen.c_str(),
                 o.size(), rho, Spearman(mxu_only[gen], theirs[gen]), Median(ratio));
-    EXPECT_GE(rho, 0.95) << gen;
-    EXPECT_NEAR(Median(ratio), 1.0, 0.25) << gen;
+    EXPECT_GE(rho, 0.98) << gen;                  // as measured: 0.988-0.995
+    EXPECT_NEAR(Median(ratio), 1.0, 0.25) << gen;  // 0.946-1.150
   }
 }
 

@@ -7,8 +7,8 @@ vector work (PallasVectorWork, pallas_body.py), per generation, on libtpu's stat
 
 The model (backends/tpu/vector_cost.cc): a grid step issues
 
-    bundles = step + loads * w_load + stores * w_store + alu * w_alu
-              + transcendental * w_transcendental + reductions * w_reduction + transposes * w_transpose
+    bundles = step + loads * w_load + stores * w_store + alu * w_alu + transcendental * w_transcendental
+              + reductions * w_reduction + transposes * w_transpose + converts * w_convert
 
 where each figure is vector registers of that kind of work and `step` is what every grid step
 issues whatever its body (DMA issue and wait, semaphores, the loop). The weights are bundles per
@@ -33,7 +33,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fit_spill_model  # noqa: E402  (in_fit_half: the same halves as the spill model)
 
-FIGURES = ("loads", "stores", "alu", "transcendental", "reductions", "transposes")
+FIGURES = ("loads", "stores", "alu", "transcendental", "reductions", "transposes", "converts")
 # Kinds whose static schedule is not one grid step's work: megablox gmm has no grid loop, paged
 # and ragged paged attention loop over pages inside the body (docs/tpu.md).
 NOT_A_STEP = {"gmm", "paged_attention", "ragged_paged"}

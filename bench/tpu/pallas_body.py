@@ -31,8 +31,9 @@ lowering (backends/tpu) estimates those spills from the figures this module read
                           planner's flops and MXU use)
   vector                  the vector unit's work per grid step, in vector registers (4 KiB each,
                           as held): loads and stores of refs, ALU results (arithmetic, compares,
-                          selects, converts, broadcasts), transcendental results (exp, log, div,
-                          rsqrt, ...), reduction inputs, minor-dim transpose inputs; every region
+                          selects, broadcasts), transcendental results (exp, log, div, rsqrt, ...),
+                          reduction inputs, minor-dim transpose inputs, dtype conversion results;
+                          every region
                           counts, both branches of a cond included (the static schedule issues
                           both), a scan's body times its length, a while's body once
 
@@ -59,14 +60,15 @@ ARITHMETIC = {"add", "sub", "mul", "div", "rem", "max", "min", "neg", "abs", "ex
 _REF_GET = {"get"}
 _REF_SET = {"swap", "masked_swap"}
 # The vector unit's ops by the slot they issue in (PallasVectorWork): transcendentals and
-# divides go to the EUP; the rest of the elementwise work, compares, selects, converts and
-# broadcasts to the vector ALUs.
+# divides go to the EUP; the rest of the elementwise work, compares, selects and broadcasts to the
+# vector ALUs; dtype conversions are counted apart (packing and unpacking 16- and 8-bit values
+# costs differently per generation).
 TRANSCENDENTAL = {"exp", "log", "tanh", "logistic", "sqrt", "rsqrt", "pow", "exp2", "log1p", "expm1",
                   "sin", "cos", "erf", "erf_inv", "reciprocal", "div"}
 VECTOR_ALU = (ARITHMETIC - TRANSCENDENTAL) | {"lt", "le", "gt", "ge", "eq", "ne", "select_n",
-                                              "convert_element_type", "broadcast_in_dim", "iota",
+                                              "broadcast_in_dim", "iota",
                                               "clamp"}
-VECTOR_FIGURES = ("loads", "stores", "alu", "transcendental", "reductions", "transposes")
+VECTOR_FIGURES = ("loads", "stores", "alu", "transcendental", "reductions", "transposes", "converts")
 VREG_BYTES = 4096  # 8 sublanes x 128 lanes x 32 bits
 
 _NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int32": "i32",
@@ -398,6 +400,8 @@ def _vector_figure(name, eqn):
     return "reductions"
   if name in TRANSCENDENTAL:
     return "transcendental"
+  if name == "convert_element_type":
+    return "converts"
   if name in VECTOR_ALU:
     return "alu"
   if name == "transpose":
