@@ -43,3 +43,20 @@ def test_fourth_run_with_and_without_the_h100_residuals(repo, tmp_path):
         assert rows == json.loads((run / recorded).read_text())
         assert len(rows) == 16 and sum(r["best_in_top5"] for r in rows) == top5
         assert all(r["top1_vs_best"] <= 1.10 for r in rows)
+
+
+def test_fifth_run_with_and_without_the_h100_residuals(repo, tmp_path):
+    # f16 from the bursts, f32 from the steady state (the run timed only f32 in the steady state)
+    run = repo / "tests/data/planner/h200-transfer5-2026-11-27"
+    sweep = json.loads((run / "triton-sweep.json").read_text())
+    sweep["timings"] = [t for t in sweep["timings"] if t["dtype"] == "f16"]
+    f16 = tmp_path / "f16-bursts.json"
+    f16.write_text(json.dumps(sweep))
+    timings = ("--triton", str(f16), "--triton", str(run / "triton-steady-f32.json"),
+               "--cuda-gemm", str(run / "cuda-gemm-timing.json"))
+    for plans, recorded, top1, top5 in (("planner-h200-transfer5-plans-2026-11-27.json", "comparison-steady.json", 15, 15),
+                                        ("planner-h200-transfer5-plans-calibrated-residuals-2026-11-27.json",
+                                         "comparison-steady-residuals.json", 16, 15)):
+        _, rows = _compare(repo, tmp_path, *timings, plans_name=plans)
+        assert rows == json.loads((run / recorded).read_text())
+        assert sum(r["top1_vs_best"] <= 1.10 for r in rows) == top1 and sum(r["best_in_top5"] for r in rows) == top5
