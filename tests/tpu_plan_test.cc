@@ -149,5 +149,25 @@ TEST(TpuPlanTest, NarrowBlocksWasteTheWideMxu) {
   EXPECT_LT(v6e, 2.0);
 }
 
+// The vector unit sets flash attention's step on v6e (its MXUs quadrupled, its vector unit did
+// not): the plan says the math is issue-limited, and the estimate is longer than the flops at the
+// peak would make it.
+TEST(TpuPlanTest, FlashAttentionIsIssueLimitedOnV6e) {
+  CliRun r = Simulate({"plan", "--device", "tpu_v6e", "--graph", Source("models/graphs/pallas_attention.pbtxt"), "--top",
+                       "1", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  Struct plan = Json(r.out);
+  const Struct& c = plan.fields().at("configs").list_value().values(0).struct_value();
+  EXPECT_THAT(c.fields().at("why").string_value(), ::testing::HasSubstr("math issue-limited"));
+  const Struct& terms = c.fields().at("terms_us").struct_value();
+  // 2 x 2 x BQ x BK x D flops a step (D = 128) over v6e's 920 TFLOP/s, for every step, is less
+  // than the math time the plan charges.
+  const Struct& params = c.fields().at("params").struct_value();
+  const double steps = c.fields().at("grid_blocks").number_value();
+  const double at_peak_us = steps * 4.0 * params.fields().at("BQ").number_value() *
+                            params.fields().at("BK").number_value() * 128 / 920e12 * 1e6;
+  EXPECT_GT(terms.fields().at("math").number_value(), 1.5 * at_peak_us);
+}
+
 }  // namespace
 }  // namespace scratchsim
