@@ -344,6 +344,15 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
   };
   RETURN_IF_ERROR(add_raw(call.spill_bytes_estimate(), "pallas.spill_bytes_estimate", "spills", SPILL,
                           "spill", "register spills (user estimate; only the TPU compiler knows them)"));
+  // A body figure, where given, must evaluate to a count of at least 0.
+  auto check_figure = [&](const std::string& figure, const std::string& field) -> absl::Status {
+    if (figure.empty()) return absl::OkStatus();
+    ASSIGN_OR_RETURN(int64_t value, eval.Eval(figure, absl::StrCat("pallas.body.", field)));
+    if (value < 0) {
+      return eval.Error(absl::StrCat("pallas.body.", field), absl::StrCat("'", figure, "' is ", value, "; must be >= 0"));
+    }
+    return absl::OkStatus();
+  };
   if (call.spill_bytes_estimate().empty() && call.has_body()) {
     // Mosaic's register spill slots, estimated from what the body keeps in vector registers:
     // an estimated buffer, judged by the engine at its central size and at both bounds.
@@ -355,17 +364,8 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
           {body.packed_dot_bytes(), "packed_dot_bytes"},
           {body.transpose_bytes(), "transpose_bytes"},
           {body.packed_transpose_bytes(), "packed_transpose_bytes"},
-          {body.row_broadcast_bytes(), "row_broadcast_bytes"},
-          {body.vector().loads(), "vector.loads"},
-          {body.vector().stores(), "vector.stores"},
-          {body.vector().alu(), "vector.alu"},
-          {body.vector().transcendental(), "vector.transcendental"},
-          {body.vector().reductions(), "vector.reductions"},
-          {body.vector().transposes(), "vector.transposes"},
-          {body.vector().converts(), "vector.converts"}}) {
-      if (figure.empty()) continue;
-      ASSIGN_OR_RETURN(int64_t bytes, eval.Eval(figure, absl::StrCat("pallas.body.", field)));
-      if (bytes < 0) return eval.Error(absl::StrCat("pallas.body.", field), absl::StrCat("'", figure, "' is ", bytes, "; must be >= 0"));
+          {body.row_broadcast_bytes(), "row_broadcast_bytes"}}) {
+      RETURN_IF_ERROR(check_figure(figure, field));
     }
     const SpillEstimate spills = EstimateSpills(body, device);
     if (spills.body_class == BodyClass::kStreaming) {
@@ -462,6 +462,9 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
   // What a grid step issues, in VLIW bundles (graph issue_slots, one a cycle: the planner takes
   // the longer of them at the clock and the flops at the peak), where the body counts its vector
   // work: its vector bundles and its dots' MXU cycles (vector_cost.h).
+  for (const VectorFigure& f : VectorFigures()) {
+    RETURN_IF_ERROR(check_figure((call.body().vector().*f.figure)(), absl::StrCat("vector.", f.field)));
+  }
   if (graph.issue_slots().empty() && call.body().has_vector()) {
     const StepBundles step = EstimateStepBundles(call.body().vector(), mxu_flops, out.graph.compute_dtype(), device);
     out.graph.set_issue_slots(step.bundles);

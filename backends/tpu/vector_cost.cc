@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -28,7 +27,21 @@ constexpr VectorCostCoefficients kTable[] = {
 
 int GenerationNumber(const char* generation) { return generation[1] - '0'; }
 
+using W = VectorCostCoefficients;
+using V = PallasVectorWork;
+constexpr VectorFigure kFigures[] = {
+    {"loads", "load", &V::loads, &W::loads},
+    {"stores", "store", &V::stores, &W::stores},
+    {"alu", "ALU", &V::alu, &W::alu},
+    {"transcendental", "transcendental", &V::transcendental, &W::transcendental},
+    {"reductions", "reduction", &V::reductions, &W::reductions},
+    {"transposes", "transpose", &V::transposes, &W::transposes},
+    {"converts", "convert", &V::converts, &W::converts},
+};
+
 }  // namespace
+
+absl::Span<const VectorFigure> VectorFigures() { return kFigures; }
 
 VectorCostCoefficients CoefficientsFor(const DeviceModel& device, bool* assumed) {
   const std::string generation = TpuGeneration(device);
@@ -54,14 +67,11 @@ StepBundles EstimateStepBundles(const PallasVectorWork& work, const std::string&
   StepBundles out;
   const VectorCostCoefficients c = CoefficientsFor(device, &out.assumed);
   // Expressions are integers: the weights in bundles per 1000 vregs, the sum rounded up.
-  std::vector<std::string> terms;
-  for (const auto& [figure, weight] : {std::pair<const std::string&, double>{work.loads(), c.loads},
-                                       {work.stores(), c.stores},
-                                       {work.alu(), c.alu},
-                                       {work.transcendental(), c.transcendental},
-                                       {work.reductions(), c.reductions},
-                                       {work.transposes(), c.transposes},
-                                       {work.converts(), c.converts}}) {
+  std::vector<std::string> terms, weights;
+  for (const VectorFigure& f : kFigures) {
+    const std::string& figure = (work.*f.figure)();
+    const double weight = c.*f.weight;
+    if (weight > 0) weights.push_back(absl::StrFormat("%s %.2f", f.label, weight));
     const int64_t per_mille = std::llround(weight * 1000);
     if (figure.empty() || figure == "0" || per_mille == 0) continue;
     terms.push_back(absl::StrCat("(", figure, ") * ", per_mille));
@@ -69,16 +79,6 @@ StepBundles EstimateStepBundles(const PallasVectorWork& work, const std::string&
   const int64_t step = std::llround(c.step);
   out.bundles = terms.empty() ? absl::StrCat(step)
                               : absl::StrCat(step, " + cdiv(", absl::StrJoin(terms, " + "), ", 1000)");
-  std::vector<std::string> weights;
-  for (const auto& [name, weight] : {std::pair<const char*, double>{"load", c.loads},
-                                     {"store", c.stores},
-                                     {"ALU", c.alu},
-                                     {"transcendental", c.transcendental},
-                                     {"reduction", c.reductions},
-                                     {"transpose", c.transposes},
-                                     {"convert", c.converts}}) {
-    if (weight > 0) weights.push_back(absl::StrFormat("%s %.2f", name, weight));
-  }
   out.basis = absl::StrFormat("libtpu's static schedule of %s (%d kernels without a dot): %.0f a step; bundles per vreg: %s%s",
                               c.generation, c.fit_rows, c.step, absl::StrJoin(weights, ", "),
                               out.assumed ? absl::StrCat(" (assumed for ", device.name(), ": no schedule of it fitted)")

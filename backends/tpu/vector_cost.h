@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "absl/types/span.h"
 #include "proto/graph.pb.h"
 #include "sim/device.h"
 
@@ -19,6 +20,17 @@ struct VectorCostCoefficients {
   double loads, stores, alu, transcendental, reductions, transposes, converts;
   int fit_rows;
 };
+
+// One kind of vector work: its PallasVectorWork field, the word the basis uses for it, and its
+// weight in the coefficients. The one list of them (VectorFigures) serves the estimate, its
+// basis and the lowering's check of the figures.
+struct VectorFigure {
+  const char* field;  // pallas.body.vector.<field>
+  const char* label;
+  const std::string& (PallasVectorWork::*figure)() const;
+  double VectorCostCoefficients::*weight;
+};
+absl::Span<const VectorFigure> VectorFigures();
 
 struct StepBundles {
   // Bundles per grid step, an expression over the body's figures (graph issue_slots).

@@ -100,6 +100,15 @@ TEST_F(VectorCostTest, ANegativeFigureIsRefusedByName) {
   EXPECT_TRUE(absl::StrContains(lowered.status().message(), "pallas.body.vector.alu")) << lowered.status();
 }
 
+TEST_F(VectorCostTest, ANegativeFigureIsRefusedWhenTheUserGivesTheSpills) {
+  KernelGraph graph = testing::ExampleGraph("tpu_flash_attention.pbtxt");
+  graph.mutable_pallas()->set_spill_bytes_estimate("0");
+  graph.mutable_pallas()->mutable_body()->mutable_vector()->set_converts("0 - 1");
+  absl::StatusOr<PallasLowering> lowered = LowerPallas(graph, v5e_);
+  ASSERT_FALSE(lowered.ok());
+  EXPECT_TRUE(absl::StrContains(lowered.status().message(), "pallas.body.vector.converts")) << lowered.status();
+}
+
 // ---- Against libtpu's recorded schedules ----
 
 // Kinds whose static schedule is not one grid step (bench/tpu/fit_vector_cost.py NOT_A_STEP).
