@@ -110,9 +110,11 @@ double Median(std::vector<double> v) {
 }
 
 // Per configuration, the median over rows of measured / estimated relative to its row's median:
-// what the model misses of that configuration against the others, whatever the shape.
+// what the model misses of that configuration against the others, whatever the shape. Also sets
+// each sample's factor (1 where its configuration gets no residual).
 std::vector<ConfigResidual> LearnResiduals(const Problem& p, const std::vector<PerfEstimate>& estimates,
-                                           const std::string& graph_name, int min_rows) {
+                                           const std::string& graph_name, int min_rows,
+                                           std::vector<double>* sample_factor) {
   std::vector<std::vector<double>> by_row(p.rows);
   for (size_t i = 0; i < p.samples.size(); ++i) {
     by_row[p.samples[i].row].push_back(p.samples[i].measured_s / estimates[i].time_s);
@@ -127,6 +129,7 @@ std::vector<ConfigResidual> LearnResiduals(const Problem& p, const std::vector<P
     }
   }
   std::vector<ConfigResidual> out;
+  std::map<std::pair<std::string, std::vector<std::string>>, double> factor;
   for (const auto& [key, values] : ratios) {
     if (static_cast<int>(values.size()) < min_rows) continue;
     ConfigResidual r;
@@ -135,7 +138,13 @@ std::vector<ConfigResidual> LearnResiduals(const Problem& p, const std::vector<P
     for (const std::string& set : key.second) r.add_sets(set);
     r.set_factor(std::clamp(Median(values), 0.05, 20.0));
     r.set_rows(static_cast<int>(values.size()));
+    factor[key] = r.factor();
     out.push_back(std::move(r));
+  }
+  sample_factor->assign(p.samples.size(), 1.0);
+  for (size_t i = 0; i < p.samples.size(); ++i) {
+    auto it = factor.find({p.samples[i].dtype, p.samples[i].key});
+    if (it != factor.end()) (*sample_factor)[i] = it->second;
   }
   return out;
 }
@@ -285,16 +294,11 @@ absl::StatusOr<CalibrationResult> Calibrate(const CompiledGraph& graph, const De
     result.terms.push_back({terms[t], base[t], base[t] * std::exp(x[t]), assumed.contains(terms[t])});
   }
   if (options.residuals) {
-    result.residuals = LearnResiduals(problem, estimates, graph.graph.name(), options.residual_min_rows);
-    std::map<std::pair<std::string, std::vector<std::string>>, double> factor;
-    for (const ConfigResidual& r : result.residuals) {
-      factor[{r.compute_dtype(), {r.sets().begin(), r.sets().end()}}] = r.factor();
-    }
+    std::vector<double> sample_factor;
+    result.residuals =
+        LearnResiduals(problem, estimates, graph.graph.name(), options.residual_min_rows, &sample_factor);
     std::vector<PerfEstimate> corrected = estimates;
-    for (size_t i = 0; i < corrected.size(); ++i) {
-      auto it = factor.find({problem.samples[i].dtype, problem.samples[i].key});
-      if (it != factor.end()) corrected[i].time_s *= it->second;
-    }
+    for (size_t i = 0; i < corrected.size(); ++i) corrected[i].time_s *= sample_factor[i];
     result.with_residuals = Quality(problem, corrected, options.rank_temperature);
   }
   return result;

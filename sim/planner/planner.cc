@@ -161,7 +161,7 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
             double inflight = 0;
             if (EvaluatePerfInputs(graph, perf, values, scratch, fit, &in)) {
               const PerfEstimate e = result.model.Estimate(in);
-              time = e.time_s * (options.residuals ? options.residuals->Factor(values) : 1.0);
+              time = e.time_s * (options.residuals ? options.residuals->Factor(values).value_or(1.0) : 1.0);
               inflight = e.inflight_bytes_per_core;
             } else {
               ++state.unestimated;
@@ -276,8 +276,8 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
     ranked.estimated = EvaluatePerfInputs(graph, perf, all, scratch, ranked.fit, &in);
     if (ranked.estimated) {
       ranked.perf = result.model.Estimate(in);
-      if (options.residuals && options.residuals->Has(all)) {
-        ranked.residual = options.residuals->Factor(all);
+      if (const std::optional<double> factor = options.residuals ? options.residuals->Factor(all) : std::nullopt) {
+        ranked.residual = *factor;
         ranked.perf.time_s *= ranked.residual;
         ranked.perf.score /= ranked.residual;
       }

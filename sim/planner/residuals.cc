@@ -55,20 +55,14 @@ absl::StatusOr<ResidualTable> ResidualTable::Build(const CompiledGraph& graph, c
   return table;
 }
 
-const double* ResidualTable::Find(absl::Span<const int64_t> values) const {
-  if (factors_.empty()) return nullptr;
+std::optional<double> ResidualTable::Factor(absl::Span<const int64_t> values) const {
+  if (factors_.empty()) return std::nullopt;
   std::vector<int64_t> key;
   key.reserve(slots_.size());
   for (int slot : slots_) key.push_back(slot < static_cast<int>(values.size()) ? values[slot] : 0);
   auto it = factors_.find(key);
-  return it == factors_.end() ? nullptr : &it->second;
+  if (it == factors_.end()) return std::nullopt;
+  return it->second;
 }
-
-double ResidualTable::Factor(absl::Span<const int64_t> values) const {
-  const double* factor = Find(values);
-  return factor != nullptr ? *factor : 1.0;
-}
-
-bool ResidualTable::Has(absl::Span<const int64_t> values) const { return Find(values) != nullptr; }
 
 }  // namespace scratchsim

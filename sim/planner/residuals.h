@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,11 +28,9 @@ class ResidualTable {
   static absl::StatusOr<ResidualTable> Build(const CompiledGraph& graph, const DeviceModel& device,
                                              const std::string& compute_dtype);
 
-  // The factor for a configuration's parameter values (one per graph symbol); 1 where the
-  // table has none for it.
-  double Factor(absl::Span<const int64_t> values) const;
-  // Whether the table has a residual for the configuration.
-  bool Has(absl::Span<const int64_t> values) const;
+  // The factor for a configuration's parameter values (one per graph symbol); none where the
+  // table has no residual for it (the model's estimate stands).
+  std::optional<double> Factor(absl::Span<const int64_t> values) const;
 
   bool empty() const { return factors_.empty(); }
   int size() const { return static_cast<int>(factors_.size()); }
@@ -39,8 +38,6 @@ class ResidualTable {
   const std::vector<std::string>& parameters() const { return names_; }
 
  private:
-  const double* Find(absl::Span<const int64_t> values) const;
-
   std::vector<int> slots_;  // graph symbol slots of the key's parameters
   std::vector<std::string> names_;
   std::map<std::vector<int64_t>, double> factors_;
