@@ -65,7 +65,9 @@ def seen_shapes():
     return seen
 
 
-def plan(binary, device, kernel, dtype, shape, calibration):
+def plan(binary, device, kernel, dtype, shape, calibration, stages=None):
+    """`simulate plan --format json` of one (kernel, dtype, shape) row over the space the GPU sweep
+    times; `stages` ("LO..HI") replaces the kernel's NUM_STAGES range where it has one."""
     spec = KERNELS[kernel]
     M, N, K = shape
     args = [binary, "plan", "--device", device, "--graph", os.path.join(ROOT, spec["graph"]),
@@ -74,7 +76,7 @@ def plan(binary, device, kernel, dtype, shape, calibration):
     for s in spec["sets"][dtype]:
         args += ["--set", s]
     for p in spec["params"]:
-        args += ["--param", p]
+        args += ["--param", f"NUM_STAGES={stages}" if stages and p.startswith("NUM_STAGES=") else p]
     if dtype in spec["compute_dtype"]:
         args += ["--compute-dtype", spec["compute_dtype"][dtype]]
     if calibration:
@@ -83,6 +85,11 @@ def plan(binary, device, kernel, dtype, shape, calibration):
     if out.returncode not in (0, 1):
         raise RuntimeError(" ".join(args) + "\n" + out.stderr)
     return json.loads(out.stdout)
+
+
+def ranking(plan_json):
+    """Fastest first: the five parameters and the estimate in microseconds."""
+    return [[c["params"][n] for n in NAMES] + [c["estimated_us"]] for c in plan_json["configs"]]
 
 
 def main():
@@ -131,8 +138,7 @@ def main():
                 rows.append({
                     "dtype": dtype, "M": shape[0], "N": shape[1], "K": shape[2],
                     "compute_dtype": p["compute_dtype"],
-                    # Fastest first: the five parameters and the estimate in microseconds.
-                    "ranking": [[c["params"][n] for n in NAMES] + [c["estimated_us"]] for c in p["configs"]],
+                    "ranking": ranking(p),
                     "fitting": p["fitting"], "space_size": p["space_size"],
                     "warnings": p.get("warnings", []), "model_terms": p.get("model_terms", []),
                 })

@@ -22,7 +22,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_transfer import judge  # noqa: E402
-from make_transfer_plans import KERNELS, NAMES, ROOT  # noqa: E402
+from make_transfer_plans import KERNELS, ROOT, plan, ranking  # noqa: E402
 
 
 def calibrate(binary, device, files, out, params):
@@ -35,28 +35,12 @@ def calibrate(binary, device, files, out, params):
 
 
 def plan_rows(binary, device, kernel, sweep, calibration, stages):
-    """compare_transfer.judge's plan rows for every (dtype, shape) row of `sweep`."""
-    spec = KERNELS[kernel]
-    rows = {}
-    for t in sweep["timings"]:
-        rows.setdefault((t["dtype"], t["M"], t["N"], t["K"]), None)
-    out = []
-    for dtype, m, n, k in sorted(rows):
-        args = [binary, "plan", "--device", device, "--graph", os.path.join(ROOT, spec["graph"]), "--set", f"M={m}",
-                "--set", f"N={n}", "--set", f"K={k}", "--format", "json", "--top", "100000", "--threads", "1"]
-        for s in spec["sets"][dtype]:
-            args += ["--set", s]
-        for p in spec["params"]:
-            # the stage range the sweep timed (the H100 gemm sweeps include 1 stage)
-            args += ["--param", f"NUM_STAGES={stages}" if p.startswith("NUM_STAGES=") else p]
-        if dtype in spec["compute_dtype"]:
-            args += ["--compute-dtype", spec["compute_dtype"][dtype]]
-        if calibration:
-            args += ["--calibration", calibration]
-        p = json.loads(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
-        out.append({"dtype": dtype, "M": m, "N": n, "K": k,
-                    "ranking": [[c["params"][x] for x in NAMES] + [c["estimated_us"]] for c in p["configs"]]})
-    return out
+    """compare_transfer.judge's plan rows for every (dtype, shape) row of `sweep`, over the stage
+    range the sweep timed (the H100 gemm sweeps include 1 stage)."""
+    rows = sorted({(t["dtype"], t["M"], t["N"], t["K"]) for t in sweep["timings"]})
+    return [{"dtype": dtype, "M": m, "N": n, "K": k,
+             "ranking": ranking(plan(binary, device, kernel, dtype, (m, n, k), calibration, stages))}
+            for dtype, m, n, k in rows]
 
 
 def stage_range(sweep):

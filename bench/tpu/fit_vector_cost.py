@@ -32,8 +32,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fit_spill_model  # noqa: E402  (in_fit_half: the same halves as the spill model)
-
-FIGURES = ("loads", "stores", "alu", "transcendental", "reductions", "transposes", "converts")
+from pallas_body import VECTOR_FIGURES as FIGURES  # noqa: E402  (the figures the tracer writes)
 # Kinds whose static schedule is not one grid step's work: megablox gmm has no grid loop, paged
 # and ragged paged attention loop over pages inside the body (docs/tpu.md).
 NOT_A_STEP = {"gmm", "paged_attention", "ragged_paged"}
