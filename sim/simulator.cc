@@ -62,6 +62,8 @@ class Explanation {
     if (fit_.has_estimates) {
       for (size_t b = 0; b < graph_.buffers.size(); ++b) {
         if (!graph_.buffers[b].estimate_low() || engine_.space_of(static_cast<int>(b)) < 0) continue;
+        // An estimate that is 0 bytes even at its high bound at these parameters adds nothing.
+        if (BufferBytesAt(graph_, static_cast<int>(b), scratch_.values, EstimateBound::kHigh).value_or(1) == 0) continue;
         const std::string& basis = graph_.buffers[b].estimate_basis();
         report_.add_notes(absl::StrCat("buffer '", graph_.buffers[b].name, "' is an estimate",
                                        basis.empty() ? "" : absl::StrCat(" (", basis, ")"),

@@ -412,6 +412,27 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
       }
     }
   }
+  if (call.has_body()) {
+    // What else Mosaic allocates for this body that the scoped limit counts (spill_model.h).
+    for (const CountedScratch& c : CountedMosaicScratch(call.body(), device, !call.internal_scratch_bytes().empty())) {
+      std::string name = absl::StrCat(op_name, ".", c.suffix);
+      RETURN_IF_ERROR(AddName(&names, name, eval, "pallas.body"));
+      Buffer* b = out.graph.add_buffers();
+      b->set_name(name);
+      b->set_size_bytes(c.central);
+      b->set_memory_space(kVmemSpace);
+      b->set_scope(INSTRUCTION);
+      b->set_role(SCRATCH);
+      if (c.low != c.high) {
+        b->mutable_estimate()->set_low_bytes(c.low);
+        b->mutable_estimate()->set_high_bytes(c.high);
+        b->mutable_estimate()->set_basis(c.doc);
+      }
+      b->set_doc(c.doc);
+      out.info[name] = LoweredInfo{c.suffix == "sublane_replication" ? "sublane replication" : "internal scratch"};
+      scratch.push_back(name);
+    }
+  }
   RETURN_IF_ERROR(add_raw(call.internal_scratch_bytes(), "pallas.internal_scratch_bytes",
                           "internal_scratch", SCRATCH, "internal scratch",
                           "Mosaic internal scratch (CompilerParams.internal_scratch_in_bytes)"));
@@ -527,6 +548,7 @@ std::string PallasAllocationKind(const KernelGraph& source, absl::string_view na
   if (named(call.scratch_shapes(), "scratch")) return "scratch";
   if (absl::EndsWith(name, ".spills")) return "spill";
   if (absl::EndsWith(name, ".internal_scratch")) return "internal scratch";
+  if (absl::EndsWith(name, ".sublane_replication")) return "sublane replication";
   return "graph buffer";
 }
 

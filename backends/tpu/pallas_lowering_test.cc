@@ -1,5 +1,6 @@
 #include "backends/tpu/pallas_lowering.h"
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -665,6 +666,59 @@ TEST(PallasBodyTest, AnotherTpuTakesTheWidestBand) {
   const SpillEstimate wide = EstimateSpills(body, other);
   EXPECT_THAT(wide.basis, HasSubstr("widest band"));
   EXPECT_THAT(mine.basis, HasSubstr("v5e"));
+}
+
+TEST(CountedScratchTest, V4ReplicatesRowVectorsIntoTemporariesAndAddsTheInternalScratch) {
+  // A layer norm's weight and bias (2 x D f32 rows): on v4 libtpu lists one u32[8,128] temporary
+  // per vector register of them (2 x 4096 / 128 = 64, i.e. row_broadcast_bytes) and its internal
+  // scratch, and the scoped limit counts both (tests/data/tpu/counted_scratch_probe.txt).
+  KernelGraph g = SoftmaxGraph();
+  g.mutable_pallas()->mutable_body()->set_row_broadcast_bytes("2 * D * 32");
+  absl::StatusOr<PallasFootprint> v4 = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v4"));
+  ASSERT_TRUE(v4.ok()) << v4.status();
+  const PallasAllocation* temps = Find(*v4, "softmax.1.sublane_replication");
+  const PallasAllocation* internal = Find(*v4, "softmax.1.internal_scratch");
+  ASSERT_NE(temps, nullptr);
+  ASSERT_NE(internal, nullptr);
+  EXPECT_EQ(temps->total_bytes, 64 * 4096);
+  EXPECT_FALSE(temps->estimated);
+  EXPECT_EQ(internal->total_bytes, 36864);
+  EXPECT_FALSE(internal->estimated);
+  // v5e lists neither.
+  absl::StatusOr<PallasFootprint> v5e = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v5e"));
+  ASSERT_TRUE(v5e.ok()) << v5e.status();
+  EXPECT_EQ(Find(*v5e, "softmax.1.sublane_replication"), nullptr);
+  EXPECT_EQ(Find(*v5e, "softmax.1.internal_scratch"), nullptr);
+}
+
+TEST(CountedScratchTest, DotsOfTwoToFourRowsGetTheInternalScratchOnV4ToV5p) {
+  auto internal = [](const PallasBody& body, const char* device, bool given = false) {
+    for (const CountedScratch& c : CountedMosaicScratch(body, testing::ShippedDevice(device), given)) {
+      if (c.suffix == "internal_scratch") {
+        return std::array<int64_t, 3>{EvalConstant(c.low), EvalConstant(c.central), EvalConstant(c.high)};
+      }
+    }
+    return std::array<int64_t, 3>{-1, -1, -1};
+  };
+  // m = 4 (paged attention with four query heads per KV head): exactly 36 KiB on v4, v5e, v5p.
+  for (const char* gen : {"tpu_v4", "tpu_v5e", "tpu_v5p"}) {
+    EXPECT_EQ(internal(OneDotBody(4, 128, 256), gen), (std::array<int64_t, 3>{36864, 36864, 36864})) << gen;
+  }
+  // m = 1 or 6: some kernels allocate it and some do not: 0 to 36 KiB, central 0.
+  EXPECT_EQ(internal(OneDotBody(1, 128, 256), "tpu_v5e"), (std::array<int64_t, 3>{0, 0, 36864}));
+  EXPECT_EQ(internal(OneDotBody(6, 128, 256), "tpu_v5e"), (std::array<int64_t, 3>{0, 0, 36864}));
+  // Whole sublane tiles: none.
+  EXPECT_EQ(internal(OneDotBody(16, 128, 256), "tpu_v5e"), (std::array<int64_t, 3>{-1, -1, -1}));
+  // Rows given as a parameter: the same rule as an expression.
+  PallasBody rows = OneDotBody(4, 128, 256);
+  rows.mutable_dots(0)->set_m("M");
+  const std::vector<CountedScratch> c = CountedMosaicScratch(rows, testing::ShippedDevice("tpu_v5p"), false);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_THAT(c[0].central, HasSubstr("(M) >= 2 && (M) <= 4"));
+  EXPECT_THAT(c[0].high, HasSubstr("(M) < 8"));
+  // v6e and v7x list none; a graph's own internal_scratch_bytes is the internal scratch.
+  EXPECT_EQ(internal(OneDotBody(4, 128, 256), "tpu_v6e"), (std::array<int64_t, 3>{-1, -1, -1}));
+  EXPECT_EQ(internal(OneDotBody(4, 128, 256), "tpu_v5e", true), (std::array<int64_t, 3>{-1, -1, -1}));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "absl/algorithm/container.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "backends/tpu/tpu_tiling.h"
 #include "sim/dtype.h"
@@ -302,6 +303,54 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
                            c.offset > 0 ? absl::StrCat(" - ", c.offset, " B") : "",
                            found ? absl::StrCat(" (libtpu 0.0.42.1 corpus fit, ", generation, ")")
                                  : " (libtpu 0.0.42.1 corpus fit: the widest band of v4-v7x, this TPU is not in the corpus)");
+  return out;
+}
+
+std::vector<CountedScratch> CountedMosaicScratch(const PallasBody& body, const DeviceModel& device,
+                                                 bool internal_scratch_given) {
+  // Mosaic's internal scratch on v4-v5p: u32[72,128] (tests/data/tpu/internal_scratch_probe.txt).
+  constexpr int64_t kInternalScratchBytes = 72 * 128 * 4;
+  const std::string generation = TpuGeneration(device);
+  std::vector<CountedScratch> out;
+  const bool row_broadcast = generation == "v4" && Given(body.row_broadcast_bytes());
+  if (row_broadcast) {
+    const std::string bytes = absl::StrCat("(", body.row_broadcast_bytes(), ")");
+    out.push_back({"sublane_replication", bytes, bytes, bytes,
+                   "Mosaic temporaries for sublane replication: one u32[8,128] per vector register of the row vectors "
+                   "broadcast down the block (row_broadcast_bytes; v4, tests/data/tpu/counted_scratch_probe.txt)"});
+  }
+  if (internal_scratch_given || (generation != "v4" && generation != "v5e" && generation != "v5p")) return out;
+  const std::string internal = absl::StrCat(kInternalScratchBytes);
+  const std::string doc =
+      "Mosaic internal scratch (u32[72,128]) that the vmem_report lists and the scoped limit counts "
+      "(tests/data/tpu/counted_scratch_probe.txt)";
+  if (row_broadcast) {
+    out.push_back({"internal_scratch", internal, internal, internal, absl::StrCat(doc, ": v4 with row vectors")});
+    return out;
+  }
+  if (body.dots_size() == 0) return out;
+  const std::string rule = absl::StrCat(doc, ": a dot with 2-4 left-operand rows allocates it; 1 or 5-7 rows may");
+  // Constant rows (a traced kernel's): the rule's answer, exact where it is certain.
+  bool sure = false, maybe = false, constant = true;
+  for (const PallasDot& d : body.dots()) {
+    int64_t m = 0;
+    constant = constant && absl::SimpleAtoi(d.m(), &m);
+    sure = sure || (m >= 2 && m <= 4);
+    maybe = maybe || m < 8;
+  }
+  if (constant) {
+    if (maybe) {
+      out.push_back({"internal_scratch", sure ? internal : "0", sure ? internal : "0", internal, rule});
+    }
+    return out;
+  }
+  // 1/0 over the dots: one with 2-4 left-operand rows (always seen), one with fewer than 8 (seen in some kernels).
+  const std::string two_to_four = MaxOverDots(body, [](const PallasDot& d) {
+    return absl::StrCat("((", d.m(), ") >= 2 && (", d.m(), ") <= 4)");
+  });
+  const std::string under_eight = MaxOverDots(body, [](const PallasDot& d) { return absl::StrCat("((", d.m(), ") < 8)"); });
+  out.push_back({"internal_scratch", absl::StrCat(internal, " * ", two_to_four), absl::StrCat(internal, " * ", two_to_four),
+                 absl::StrCat(internal, " * ", under_eight), rule});
   return out;
 }
 

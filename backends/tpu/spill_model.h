@@ -1,5 +1,6 @@
-// Mosaic's register spills estimated from what a Pallas kernel body holds in vector registers
-// (PallasBody, proto/graph.proto): a class of body, one figure of it, and per TPU generation a
+// Mosaic's register spills estimated from what a Pallas kernel body holds in vector registers,
+// and the other scratch Mosaic adds that the scoped limit counts (CountedMosaicScratch, below).
+// Spills (PallasBody, proto/graph.proto): a class of body, one figure of it, and per TPU generation a
 // low, central and high multiple fitted on the libtpu oracle corpus (docs/tpu.md, "What the
 // compiler adds"; bench/tpu/fit_spill_model.py). The lowering turns the result into an
 // estimated buffer (Buffer.estimate), which the fit engine judges at all three sizes.
@@ -7,6 +8,7 @@
 #define SCRATCHSIM_BACKENDS_TPU_SPILL_MODEL_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "proto/device.pb.h"
@@ -63,6 +65,26 @@ std::string LargestDotBytes(const PallasBody& body, const DeviceModel& device);
 // The estimate for `body` on `device` (a TPU model: tpu_v4 ... tpu_v7x; another TPU takes the
 // widest band of all five).
 SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device);
+
+// Scratch Mosaic allocates for some bodies beside the windows, scratch operands and spill slots,
+// which libtpu's vmem_report lists and the scoped limit counts (verified by compiling at the
+// report's total, total - 1 and total - the scratch: bench/tpu/probe_counted_scratch.py,
+// tests/data/tpu/counted_scratch_probe.txt). Each is a byte expression over the graph's
+// parameters; `low` == `high` where it is exact.
+struct CountedScratch {
+  std::string suffix;  // the lowered buffer's name after "<op>.": "sublane_replication", "internal_scratch"
+  std::string central, low, high;
+  std::string doc;     // what it is and where the rule was read
+};
+// v4 only: a row vector broadcast down the sublanes of a block is replicated into one 4 KiB
+// temporary per vector register (row_broadcast_bytes, exactly), and such a kernel gets Mosaic's
+// internal scratch (u32[72,128], 36 KiB). v4-v5p: a dot whose left operand has 2-4 rows gets the
+// internal scratch too (matmuls and paged attention); with 1 or 5-7 rows some kernels do and
+// some do not, so there it is an estimate of 0 to 36 KiB. v6e and v7x list none. Nothing where
+// the graph sets pallas.internal_scratch_bytes (that buffer is the internal scratch) except the
+// v4 temporaries.
+std::vector<CountedScratch> CountedMosaicScratch(const PallasBody& body, const DeviceModel& device,
+                                                 bool internal_scratch_given);
 
 }  // namespace scratchsim
 

@@ -83,6 +83,9 @@ struct Tally {
 struct CorpusResult {
   std::map<std::string, std::map<std::string, Tally>> by_half;  // half ("fit", "holdout", "all") -> gen
   std::vector<std::string> false_fits, errors, bytes_misses, limit_misses, at_risk_fitting;
+  // Fitting rows whose vmem_report lists scratch Mosaic added (internal scratch, temporaries for
+  // sublane replication): id -> whether our exact part equals the report's total less its spill slots.
+  std::map<std::string, bool> counted_scratch_exact;
   std::string header_versions;
   int rows = 0;
 };
@@ -169,6 +172,24 @@ const CorpusResult& Corpus() {
           r->at_risk_fitting.push_back(absl::StrCat(id, ": ours ", o.scoped, " (high ", o.scoped_high, "), limit ",
                                                     limit, ", libtpu ", Num(row, "requirement_bytes")));
         }
+        if (fits && std::string(half) == "all") {
+          int64_t spill = 0;
+          bool counted = false;
+          if (const Struct* kernels = Sub(*result, "report") ? Sub(*Sub(*result, "report"), "kernels") : nullptr) {
+            for (const auto& [name, kernel] : kernels->fields()) {
+              const Value* allocations = Field(kernel.struct_value(), "allocations");
+              if (allocations == nullptr) continue;
+              for (const Value& a : allocations->list_value().values()) {
+                const std::string what = Str(a.struct_value(), "what");
+                if (what == "SPILL") spill += Num(a.struct_value(), "size");
+                counted = counted || what == "internal scratch" || what == "temp for sublane replication";
+              }
+            }
+          }
+          if (counted && Num(row, "requirement_bytes") > 0) {
+            r->counted_scratch_exact[id] = o.exact == Num(row, "requirement_bytes") - spill;
+          }
+        }
         if (fits) continue;
         ++t.failing;
         // The compiler's figure: E1001's X is the windows and scratch alone when they exceed the
@@ -241,6 +262,26 @@ TEST(TpuCorpusTest, PrintsTheAgreementTable) {
 }
 
 // The worst answer is FITS for a kernel the compiler rejects: none in the whole corpus.
+TEST(TpuCorpusTest, CountedMosaicScratchIsExact) {
+  // Where libtpu lists scratch of its own that the limit counts, our exact part (windows, scratch
+  // operands and that scratch) is the report's total less its spill slots, to the byte: every v4
+  // layer norm (sublane-replication temporaries and internal scratch) and every paged attention
+  // kernel with 2-4 query heads per KV head (internal scratch, v4-v5p). The ragged kernel's
+  // internal scratch has another trigger, not modelled (printed).
+  SKIP_WITHOUT_CORPUS();
+  int layernorm = 0, paged = 0;
+  for (const auto& [id, exact] : Corpus().counted_scratch_exact) {
+    if (absl::StrContains(id, "/layernorm/") || absl::StrContains(id, "/paged_attention/")) {
+      EXPECT_TRUE(exact) << id;
+      ++(absl::StrContains(id, "/layernorm/") ? layernorm : paged);
+    } else if (!exact) {
+      std::printf("counted scratch not modelled: %s\n", id.c_str());
+    }
+  }
+  EXPECT_EQ(layernorm, 10);  // v4's fitting layer norms
+  EXPECT_EQ(paged, 6);       // two kernels on v4, v5e, v5p
+}
+
 TEST(TpuCorpusTest, NoFalseFits) {
   SKIP_WITHOUT_CORPUS();
   const CorpusResult& c = Corpus();
@@ -276,9 +317,9 @@ TEST(TpuCorpusTest, AgreementAndAtRiskStayAsMeasured) {
     int max_at_risk;
     double min_within;     // of failing compiles with a figure
   };
-  // Measured 2026-11-26 (2,054 rows): agreement 98.8/98.4/97.9/99.4/99.2%, AT RISK 14/18/18/6/6,
-  // bytes within 1% 71.1/89.7/88.3/92.3/92.1%.
-  for (const Expected& e : {Expected{"v4", 0.985, 14, 0.71}, Expected{"v5e", 0.98, 18, 0.89},
+  // Measured 2026-11-27 (2,054 rows): agreement 98.8/98.4/97.9/99.4/99.2%, AT RISK 14/18/18/6/6,
+  // bytes within 1% 74.2/89.7/88.3/92.3/92.1%.
+  for (const Expected& e : {Expected{"v4", 0.985, 14, 0.74}, Expected{"v5e", 0.98, 18, 0.89},
                             Expected{"v5p", 0.975, 18, 0.88}, Expected{"v6e", 0.99, 6, 0.92},
                             Expected{"v7x", 0.99, 6, 0.92}}) {
     const Tally& t = Corpus().by_half.at("all").at(e.gen);

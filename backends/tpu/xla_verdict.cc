@@ -132,8 +132,10 @@ absl::Status WordTpuReport(const KernelGraph& source, const PallasLowering& lowe
                       "vector registers; bench/tpu/pallas_to_graph.py reads it from the traced kernel), so the figure "
                       "is a lower bound; see docs/tpu.md");
   }
-  report->add_notes("Mosaic's internal scratch is not counted: the scoped limit does not count it (v5e-v7x; on v4 up to "
-                    "36 KiB of it and 4 KiB sublane-replication temporaries can be); see docs/tpu-oracle.md");
+  report->add_notes("Mosaic's default internal scratch (36 KiB on v4-v5p, 72 KiB on v6e-v7x) is not counted: the "
+                    "scoped limit does not count it. What Mosaic adds for some bodies and the limit counts (v4: "
+                    "sublane-replication temporaries; v4-v5p: internal scratch for dots of 2-4 rows) is among the "
+                    "buffers above; see docs/tpu.md");
 
   const int64_t capacity = fp.vmem_capacity_bytes;
   bool capacity_worded = false;  // a scoped breach worded as XLA's capacity error (v4)

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""The Mosaic scratch that the scoped VMEM limit counts, beside the kernel's windows, scratch
+operands and spill slots: when libtpu's vmem_report lists it for a Pallas kernel, the smallest
+vmem_limit_bytes that compiles the kernel includes it. (Every kernel also has a default internal
+scratch that the report does not list and the limit does not count: probe_internal_scratch.py.)
+
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/probe_counted_scratch.py \
+      > tests/data/tpu/counted_scratch_probe.txt
+
+Part 1, row vectors broadcast down the sublanes (layer norm: x * w + b with w, b of shape (1, d)):
+per generation, the report's 'temp for sublane replication' allocations (count and bytes), its
+'internal scratch', and the body's row_broadcast_bytes (pallas_body.py: 2 x d x 32 B, one vreg per
+128 lanes of each row vector).
+Part 2, dots whose left operand has few rows: a matmul (m = the block's rows = 1..16, bf16 and
+f32) and the paged attention kernel (m = q_heads / kv_heads) per generation: the report's
+'internal scratch'.
+Part 3, counted: for one kernel of each part on each generation that lists such scratch, compiles
+at vmem_limit_bytes = the report's total (must fit), total - 1, and total - the scratch (both must
+fail) - so the limit counts it.
+Versions: jax 0.10.2, jaxlib 0.10.2, libtpu 0.0.42.1.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tpu_aot  # noqa: E402  (first: sets the environment libtpu needs)
+import pallas_body  # noqa: E402
+import pallas_to_graph  # noqa: E402
+import tpu_kernels as tk  # noqa: E402
+
+
+def allocations(r):
+  kernels = (r.get("report") or {}).get("kernels") or {}
+  return [a for v in kernels.values() for a in v["allocations"]]
+
+
+def scratch_of(r, what):
+  found = [a["size"] for a in allocations(r) if a["what"] == what]
+  return len(found), sum(found)
+
+
+def body_summary(fn, args):
+  import jax
+  eqns = []
+  pallas_to_graph._find_pallas_calls(jax.make_jaxpr(fn)(*args).jaxpr, eqns)  # pylint: disable=protected-access
+  return pallas_body.summarize(eqns[0])
+
+
+def counted(build, total, scratch, gen):
+  """Verdicts at limit = total, total - 1 and total - scratch."""
+  out = []
+  for limit in (total, total - 1, total - scratch):
+    fn, args = build(limit)
+    out.append(f"{limit}:{tpu_aot.compile_kernel(fn, args, gen)['verdict']}")
+  return " ".join(out)
+
+
+def main():
+  print(tpu_aot.versions())
+  print("part 1: layer norm (rows 8192), temps for sublane replication and internal scratch")
+  cases = [(768, 512, "f32"), (4096, 128, "bf16"), (5120, 256, "bf16")]
+  for gen in tpu_aot.GENERATIONS:
+    for d, br, dtype in cases:
+      fn, args = tk.layernorm(8192, d, br, dtype=dtype)
+      r = tpu_aot.compile_kernel(fn, args, gen)
+      n, temps = scratch_of(r, "temp for sublane replication")
+      _, internal = scratch_of(r, "internal scratch")
+      row_broadcast = body_summary(fn, args)["row_broadcast_bytes"]
+      total = (r.get("pallas") or {}).get("total_bytes")
+      print(f"  {gen:4} d={d:5} br={br:4} {dtype:4} {r['verdict']:6} total {total} temps {n} x 4 KiB = {temps} "
+            f"(row_broadcast_bytes {row_broadcast}) internal scratch {internal}", flush=True)
+  print("part 2: dots with few left-operand rows: internal scratch")
+  for gen in tpu_aot.GENERATIONS:
+    line = []
+    for m in (1, 2, 3, 4, 5, 6, 7, 8, 16):
+      for dtype in ("bf16", "f32"):
+        fn, args = tk.matmul_noacc(m, 128, 256, dtype=dtype, m=m)
+        r = tpu_aot.compile_kernel(fn, args, gen)
+        line.append(f"matmul m={m} {dtype}: {scratch_of(r, 'internal scratch')[1] if r['verdict'] == 'fits' else r['verdict']}")
+    for q_heads, kv_heads in ((8, 8), (8, 4), (16, 4), (24, 4), (32, 8), (8, 1), (64, 8)):
+      fn, args = tk.paged_attention(8, q_heads, kv_heads, 128, 16, 128, 16)
+      r = tpu_aot.compile_kernel(fn, args, gen)
+      line.append(f"paged m={q_heads // kv_heads}: {scratch_of(r, 'internal scratch')[1] if r['verdict'] == 'fits' else r['verdict']}")
+    print(f"  {gen:4} " + "; ".join(line), flush=True)
+  print("part 3: does the limit count it? (vmem_limit_bytes = total, total - 1, total - scratch)")
+  for gen in tpu_aot.GENERATIONS:
+    fn, args = tk.layernorm(8192, 4096, 128, dtype="bf16")
+    r = tpu_aot.compile_kernel(fn, args, gen)
+    extra = scratch_of(r, "temp for sublane replication")[1] + scratch_of(r, "internal scratch")[1]
+    if extra:
+      print(f"  {gen:4} layernorm d=4096: temps + internal {extra}: "
+            + counted(lambda lim: tk.layernorm(8192, 4096, 128, dtype="bf16", limit=lim),
+                      r["pallas"]["total_bytes"], extra, gen), flush=True)
+    fn, args = tk.matmul_noacc(4, 128, 256, dtype="bf16", m=4)
+    r = tpu_aot.compile_kernel(fn, args, gen)
+    internal = scratch_of(r, "internal scratch")[1]
+    if internal:
+      print(f"  {gen:4} matmul m=4: internal {internal}: "
+            + counted(lambda lim: tk.matmul_noacc(4, 128, 256, dtype="bf16", m=4, limit=lim),
+                      r["pallas"]["total_bytes"], internal, gen), flush=True)
+
+
+if __name__ == "__main__":
+  main()
