@@ -353,6 +353,29 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
     }
     return absl::OkStatus();
   };
+  // A buffer Mosaic adds for the body (spill slots, counted scratch): an estimate (Buffer.estimate,
+  // judged at its central size and both bounds) unless its bounds are the same expression.
+  auto add_body_buffer = [&](const std::string& suffix, const std::string& central, const std::string& low,
+                             const std::string& high, BufferRole role, const std::string& basis,
+                             const std::string& doc, const char* kind) -> absl::Status {
+    std::string name = absl::StrCat(op_name, ".", suffix);
+    RETURN_IF_ERROR(AddName(&names, name, eval, "pallas.body"));
+    Buffer* b = out.graph.add_buffers();
+    b->set_name(name);
+    b->set_size_bytes(central);
+    b->set_memory_space(kVmemSpace);
+    b->set_scope(INSTRUCTION);
+    b->set_role(role);
+    if (low != high) {
+      b->mutable_estimate()->set_low_bytes(low);
+      b->mutable_estimate()->set_high_bytes(high);
+      b->mutable_estimate()->set_basis(basis);
+    }
+    b->set_doc(doc);
+    out.info[name] = LoweredInfo{kind};
+    scratch.push_back(name);
+    return absl::OkStatus();
+  };
   if (call.spill_bytes_estimate().empty() && call.has_body()) {
     // Mosaic's register spill slots, estimated from what the body keeps in vector registers:
     // an estimated buffer, judged by the engine at its central size and at both bounds.
@@ -371,20 +394,9 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
     if (spills.body_class == BodyClass::kStreaming) {
       out.notes.push_back(absl::StrCat("register spills: none estimated (", spills.basis, ")"));
     } else {
-      std::string name = absl::StrCat(op_name, ".spills");
-      RETURN_IF_ERROR(AddName(&names, name, eval, "pallas.body"));
-      Buffer* b = out.graph.add_buffers();
-      b->set_name(name);
-      b->set_size_bytes(spills.central);
-      b->set_memory_space(kVmemSpace);
-      b->set_scope(INSTRUCTION);
-      b->set_role(SPILL);
-      b->mutable_estimate()->set_low_bytes(spills.low);
-      b->mutable_estimate()->set_high_bytes(spills.high);
-      b->mutable_estimate()->set_basis(spills.basis);
-      b->set_doc(absl::StrCat("Mosaic register allocator spill slots (estimated: ", spills.basis, ")"));
-      out.info[name] = LoweredInfo{"spill"};
-      scratch.push_back(name);
+      RETURN_IF_ERROR(add_body_buffer("spills", spills.central, spills.low, spills.high, SPILL, spills.basis,
+                                      absl::StrCat("Mosaic register allocator spill slots (estimated: ", spills.basis, ")"),
+                                      "spill"));
     }
     // What Mosaic (jax 0.10.2) cannot compile, whatever the block sizes: requirements, so that
     // simulate refuses the kernel (exit 2) and the planner prunes it as invalid.
@@ -415,22 +427,8 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
   if (call.has_body()) {
     // What else Mosaic allocates for this body that the scoped limit counts (spill_model.h).
     for (const CountedScratch& c : CountedMosaicScratch(call.body(), device, !call.internal_scratch_bytes().empty())) {
-      std::string name = absl::StrCat(op_name, ".", c.suffix);
-      RETURN_IF_ERROR(AddName(&names, name, eval, "pallas.body"));
-      Buffer* b = out.graph.add_buffers();
-      b->set_name(name);
-      b->set_size_bytes(c.central);
-      b->set_memory_space(kVmemSpace);
-      b->set_scope(INSTRUCTION);
-      b->set_role(SCRATCH);
-      if (c.low != c.high) {
-        b->mutable_estimate()->set_low_bytes(c.low);
-        b->mutable_estimate()->set_high_bytes(c.high);
-        b->mutable_estimate()->set_basis(c.doc);
-      }
-      b->set_doc(c.doc);
-      out.info[name] = LoweredInfo{c.suffix == "sublane_replication" ? "sublane replication" : "internal scratch"};
-      scratch.push_back(name);
+      RETURN_IF_ERROR(add_body_buffer(c.suffix, c.central, c.low, c.high, SCRATCH, c.doc, c.doc,
+                                      c.suffix == "sublane_replication" ? "sublane replication" : "internal scratch"));
     }
   }
   RETURN_IF_ERROR(add_raw(call.internal_scratch_bytes(), "pallas.internal_scratch_bytes",
