@@ -1,4 +1,6 @@
 """scratchsim.pallas: a pallas_call traced on the CPU and checked for TPU generations."""
+import os
+
 import pytest
 
 jax = pytest.importorskip("jax", reason="JAX is not installed (pip install jax)")
@@ -65,3 +67,68 @@ def test_no_pallas_call_is_an_error():
     import jax.numpy as jnp
     with pytest.raises(scratchsim.Error):
         ssp.check(lambda x: x + 1, jax.ShapeDtypeStruct((8, 128), jnp.float32))
+
+
+def test_the_compile_driver_is_bench_tpus(repo):
+    from scratchsim import _tpu_aot
+    assert open(_tpu_aot.__file__).read() == (repo / "bench" / "tpu" / "tpu_aot.py").read_text()
+
+
+def test_confirm_takes_only_its_values():
+    fn, args = p2g.example_matmul(bm=512, bn=512, bk=512)
+    with pytest.raises(scratchsim.Error, match="confirm"):
+        ssp.check(fn, *args, device="tpu_v5e", confirm="yes")
+
+
+def test_confirm_only_compiles_what_is_at_risk():
+    # A FITS verdict needs no compiler: no "libtpu" in the report, with or without libtpu.
+    fn, args = p2g.example_matmul(bm=512, bn=512, bk=512)
+    report = ssp.check(fn, *args, device="tpu_v5e", confirm="at_risk")
+    assert report["verdict"] == "FITS" and "libtpu" not in report
+
+
+def _libtpu_installed():
+    import importlib.util
+    return importlib.util.find_spec("libtpu") is not None
+
+
+@pytest.mark.skipif(_libtpu_installed(), reason="libtpu is installed here: the confirmed path is tested instead")
+def test_confirm_without_libtpu_says_why_and_keeps_the_verdict():
+    fn, args = p2g.example_matmul(bm=512, bn=512, bk=512)
+    report = ssp.check(fn, *args, device="tpu_v5e", confirm="always")
+    assert "not installed" in report["libtpu"]["error"]
+    assert report["verdict"] == "FITS" and "confirmed_verdict" not in report
+
+
+# Flash attention forward, q block 1024, k blocks 512 within 2048 (corpus row v5e/flash_fwd/
+# 1a46089576): the register-spill band reaches past v5e's 16 MiB scoped limit, so the model says
+# AT RISK; libtpu compiles it (12,439,552 B scoped). Run in a process of its own: libtpu must
+# see its environment before JAX starts, and takes one process at a time.
+_FLASH_AT_RISK = """
+import json, jax, jax.numpy as jnp
+import scratchsim.pallas as ssp
+from jax.experimental.pallas.ops.tpu import flash_attention as fa
+bs = fa.BlockSizes(block_q=1024, block_k_major=2048, block_k=512, block_b=1)
+fn = lambda q, k, v: fa.flash_attention(q, k, v, sm_scale=0.125, block_sizes=bs)
+a = jax.ShapeDtypeStruct((1, 2, 4096, 128), jnp.bfloat16)
+r = ssp.check(fn, a, a, a, device="tpu_v5e", confirm="at_risk")
+print(json.dumps({k: r.get(k) for k in ("verdict", "confirmed_verdict", "libtpu")}))
+"""
+
+
+@pytest.mark.skipif(not _libtpu_installed(), reason="libtpu is not installed (pip install 'jax[tpu]==0.10.2'): "
+                    "the unconfirmed path is tested instead")
+def test_confirm_with_libtpu_settles_an_at_risk_kernel():
+    import json
+    import subprocess
+    import sys
+    from test_tpu_oracle import _libtpu_busy
+    if _libtpu_busy():
+        pytest.skip("another process holds libtpu (/tmp/libtpu_lockfile)")
+    env = dict(os.environ, JAX_PLATFORMS="cpu", TPU_SKIP_MDS_QUERY="1")
+    out = subprocess.run([sys.executable, "-c", _FLASH_AT_RISK], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    assert r["verdict"] == "AT_RISK"
+    assert r["libtpu"]["verdict"] == "fits" and r["confirmed_verdict"] == "FITS"
+    assert r["libtpu"]["scoped_vmem_bytes"] == 12439552

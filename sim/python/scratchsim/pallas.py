@@ -11,9 +11,16 @@ double buffering) and judged against scoped and total VMEM with XLA's words::
     report["fits"], report["violations"][0]["message"]   # 'RESOURCE_EXHAUSTED: ... vmem ...'
 
 The tracer is bench/tpu/pallas_to_graph.py itself, packaged (scratchsim._pallas_to_graph).
+
+Where libtpu is installed (pip install "jax[tpu]"), check(..., confirm="at_risk") puts the real
+compiler in the loop for the verdicts the model cannot settle: an AT RISK kernel (within the
+register-spill estimate's band of the limit) is compiled ahead of time for the generation's
+topology on this CPU (scratchsim._tpu_aot, bench/tpu/tpu_aot.py packaged) and the report says
+what libtpu said.
 """
 from __future__ import annotations
 
+import importlib.util
 from typing import Any, Mapping
 
 import scratchsim
@@ -54,15 +61,74 @@ def to_graph(fn, *args, name: str | None = None, index: int | None = None) -> st
     return graphs[index]
 
 
+# libtpu's outcome of a compile (scratchsim._tpu_aot) as a verdict of the report's kind.
+_CONFIRMED = {"fits": "FITS", "vmem_scoped": "DOES_NOT_FIT", "vmem_capacity": "DOES_NOT_FIT",
+              "vmem_alloc": "DOES_NOT_FIT", "error": "NOT_COMPILABLE"}
+
+
+def _generation(device: str) -> str:
+    """"tpu_v5e" / "v5e" / "TPU_V5E" -> "v5e"."""
+    name = device.lower()
+    return name[4:] if name.startswith("tpu_") else name
+
+
+def _aot():
+    """scratchsim._tpu_aot, imported before anything initializes libtpu (it sets the environment
+    libtpu needs off a TPU host), or the reason it cannot be used."""
+    if importlib.util.find_spec("libtpu") is None:
+        return None, 'libtpu is not installed (pip install "jax[tpu]"): the verdict stands unconfirmed'
+    from scratchsim import _tpu_aot
+    return _tpu_aot, None
+
+
+def _confirm(report: dict, fn, args, device: str) -> None:
+    """Compiles fn(*args) with libtpu for `device` and adds what it said to `report`."""
+    aot, why = _aot()
+    gen = _generation(device)
+    if aot is not None and gen not in aot.TOPOLOGIES:
+        aot, why = None, f"libtpu has no topology for {device} here (known: {', '.join(aot.TOPOLOGIES)})"
+    if aot is None:
+        report["libtpu"] = {"error": why}
+        return
+    try:
+        r = aot.compile_kernel(fn, args, gen)
+    except Exception as e:  # libtpu refused to start (another process holds it, a bad install, ...)
+        report["libtpu"] = {"error": f"libtpu could not compile here: {type(e).__name__}: {e}"[:600]}
+        return
+    out = {"verdict": r["verdict"], "compile_s": r.get("compile_s"), "topology": aot.TOPOLOGIES[gen],
+           "versions": aot.versions()}
+    if r["verdict"] == "fits":
+        out["scoped_vmem_bytes"] = (r.get("pallas") or {}).get("total_bytes")
+    else:
+        out.update({k: r[k] for k in ("size_bytes", "limit_bytes") if r.get(k) is not None})
+        out["message"] = (r.get("message") or "")[:600]
+    report["libtpu"] = out
+    report["confirmed_verdict"] = _CONFIRMED.get(r["verdict"], "NOT_COMPILABLE")
+
+
 def check(fn, *args, device: str = "tpu_v5e", params: Mapping[str, Any] | None = None, name: str | None = None,
-          index: int | None = None, keep_graph: bool = False) -> dict:
+          index: int | None = None, keep_graph: bool = False, confirm: bool | str = False) -> dict:
     """Traces fn(*args)'s pallas_call and simulates it on the TPU generation `device` ("tpu_v4",
     "tpu_v5e", "tpu_v5p", "tpu_v6e", "tpu_v7x" or an alias such as "v6e"). Returns the report
-    (scratchsim.simulate's), with the graph under "graph" when keep_graph."""
+    (scratchsim.simulate's), with the graph under "graph" when keep_graph.
+
+    confirm: "at_risk" (or True) compiles fn(*args) with libtpu when the verdict is AT_RISK,
+    "always" every time (seconds to a minute a compile, on the CPU). The report then has
+    "libtpu" (its verdict: fits, vmem_scoped, vmem_capacity, vmem_alloc or error; the scoped VMEM
+    it reports for the kernel when it fits, else its figure, limit and message; the topology and
+    versions) and "confirmed_verdict" (FITS, DOES_NOT_FIT or NOT_COMPILABLE). Where libtpu cannot
+    be used, "libtpu" has "error" saying why, and the model's verdict stands. libtpu compiles
+    the function as it is: `params` do not reach it."""
+    if confirm not in (False, True, "at_risk", "always"):
+        raise Error(f"confirm={confirm!r}: use False, True / 'at_risk' or 'always'")
+    if confirm:
+        _aot()  # before tracing: libtpu reads its environment once
     graph = to_graph(fn, *args, name=name, index=index)
     report = scratchsim.simulate(device, graph, params)
     if keep_graph:
         report["graph"] = graph
+    if confirm == "always" or (confirm and report.get("verdict") == "AT_RISK"):
+        _confirm(report, fn, args, device)
     return report
 
 
