@@ -1,9 +1,10 @@
 // `simulate plan` on Pallas graphs against the real TPU compiler: every configuration the plan
 // ranks is one libtpu compiles, and the vmem_limit_bytes it says a configuration needs is one at
 // which libtpu compiles it, checked on the rows of the oracle corpus
-// (tests/data/tpu/corpus.jsonl.gz) that compiled the same blocks. Through the command line, as a
-// user runs it. Also: each grid step is charged its own HBM traffic, and the MXU's width per
-// generation shapes the ranking.
+// (tests/data/tpu/corpus.jsonl.gz) that compiled the same blocks, and on the shipped Pallas
+// families' top configurations compiled for that purpose (tests/data/tpu/plan_confirm.jsonl.gz).
+// Through the command line, as a user runs it. Also: each grid step is charged its own HBM
+// traffic, and the MXU's width per generation shapes the ranking.
 #include <zlib.h>
 
 #include <map>
@@ -43,12 +44,11 @@ double Number(const Struct& s, const std::string& name) {
   return it == s.fields().end() ? -1 : it->second.number_value();
 }
 
-// (gen, bm, bn, bk) -> (libtpu verdict, requirement_bytes) of the corpus's bf16 matmul_acc rows.
-using MatmulKey = std::tuple<std::string, int, int, int>;
-std::map<MatmulKey, std::pair<std::string, int64_t>> CorpusMatmuls() {
-  std::map<MatmulKey, std::pair<std::string, int64_t>> rows;
-  gzFile f = gzopen(Source("tests/data/tpu/corpus.jsonl.gz").c_str(), "rb");
-  if (f == nullptr) return rows;
+// The lines of a .jsonl.gz under the source tree; none where it is missing.
+std::vector<std::string> GzipLines(const std::string& relative) {
+  std::vector<std::string> out;
+  gzFile f = gzopen(Source(relative).c_str(), "rb");
+  if (f == nullptr) return out;
   std::string all;
   char buf[1 << 16];
   int n;
@@ -56,7 +56,15 @@ std::map<MatmulKey, std::pair<std::string, int64_t>> CorpusMatmuls() {
   gzclose(f);
   std::istringstream lines(all);
   std::string line;
-  while (std::getline(lines, line)) {
+  while (std::getline(lines, line)) out.push_back(line);
+  return out;
+}
+
+// (gen, bm, bn, bk) -> (libtpu verdict, requirement_bytes) of the corpus's bf16 matmul_acc rows.
+using MatmulKey = std::tuple<std::string, int, int, int>;
+std::map<MatmulKey, std::pair<std::string, int64_t>> CorpusMatmuls() {
+  std::map<MatmulKey, std::pair<std::string, int64_t>> rows;
+  for (const std::string& line : GzipLines("tests/data/tpu/corpus.jsonl.gz")) {
     if (line.find("\"matmul_acc\"") == std::string::npos) continue;
     Struct row = Json(line);
     const Struct& p = row.fields().at("params").struct_value();
@@ -112,6 +120,64 @@ TEST(TpuPlanTest, RankedConfigurationsCompileAndTheirLimitsHold) {
   EXPECT_GE(confirmed, 10);
   EXPECT_GE(limits_confirmed, 10);
   std::printf("ranked configurations confirmed by libtpu: %d (limit confirmed: %d)\n", confirmed, limits_confirmed);
+}
+
+// "BK=1024,BM=512,BN=1024": a configuration's parameters in name order (a Struct's are unordered).
+std::string ParamsKey(const Struct& params) {
+  std::map<std::string, int64_t> sorted;
+  for (const auto& [name, value] : params.fields()) sorted[name] = static_cast<int64_t>(value.number_value());
+  std::string key;
+  for (const auto& [name, value] : sorted) absl::StrAppend(&key, key.empty() ? "" : ",", name, "=", value);
+  return key;
+}
+
+// The shipped Pallas families planned on every generation, against libtpu's compiles of the
+// same configurations (bench/tpu/confirm_plans.py, tests/data/tpu/plan_confirm.jsonl.gz): each
+// configuration today's plan ranks in its top 10 compiled at the default scoped limit and at the
+// vmem_limit_bytes the plan says it needs, and that limit holds libtpu's figure for it.
+TEST(TpuPlanTest, TopConfigurationsAreConfirmedByLibtpu) {
+  const std::vector<std::string> lines = GzipLines("tests/data/tpu/plan_confirm.jsonl.gz");
+  if (lines.empty()) GTEST_SKIP() << "tests/data/tpu/plan_confirm.jsonl.gz is not in this checkout";
+  // (gen, family, ParamsKey) -> the recorded row.
+  std::map<std::tuple<std::string, std::string, std::string>, Struct> recorded;
+  int top = 0;
+  for (const std::string& line : lines) {
+    Struct row = Json(line);
+    if (row.fields().count("header")) {
+      top = static_cast<int>(Number(row, "top"));
+      continue;
+    }
+    recorded[{row.fields().at("gen").string_value(), row.fields().at("family").string_value(),
+              ParamsKey(row.fields().at("params").struct_value())}] = row;
+  }
+  ASSERT_GT(top, 0);
+  int confirmed = 0;
+  for (const char* gen : {"v4", "v5e", "v5p", "v6e", "v7x"}) {
+    for (const char* family : {"pallas_matmul", "pallas_attention"}) {
+      CliRun r = Simulate({"plan", "--device", absl::StrCat("tpu_", gen), "--graph",
+                           Source(absl::StrCat("models/graphs/", family, ".pbtxt")), "--top", absl::StrCat(top),
+                           "--format", "json"});
+      ASSERT_EQ(r.code, 0) << gen << " " << family << ": " << r.err;
+      const Struct plan = Json(r.out);
+      for (const Value& v : plan.fields().at("configs").list_value().values()) {
+        const Struct& c = v.struct_value();
+        const std::string params = ParamsKey(c.fields().at("params").struct_value());
+        auto row = recorded.find({gen, family, params});
+        ASSERT_NE(row, recorded.end()) << gen << " " << family << " " << params
+                                       << ": not compiled yet; rerun bench/tpu/confirm_plans.py (tests/data/tpu/README.md)";
+        const Struct& at_default = row->second.fields().at("at_default").struct_value();
+        const Struct& at_needed = row->second.fields().at("at_needed").struct_value();
+        EXPECT_EQ(at_default.fields().at("verdict").string_value(), "fits") << gen << " " << family << " " << params;
+        EXPECT_EQ(at_needed.fields().at("verdict").string_value(), "fits") << gen << " " << family << " " << params;
+        // libtpu's scoped VMEM for the kernel is the smallest limit that compiles it.
+        EXPECT_GE(Number(c, "vmem_limit_bytes_needed"), Number(at_default, "scoped_vmem_bytes"))
+            << gen << " " << family << " " << params;
+        ++confirmed;
+      }
+    }
+  }
+  EXPECT_EQ(confirmed, 5 * 2 * top);
+  std::printf("top-%d configurations confirmed by libtpu: %d\n", top, confirmed);
 }
 
 // Each grid step is charged its own HBM traffic: the x and y blocks it loads, the z block once
