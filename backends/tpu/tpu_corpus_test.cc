@@ -10,6 +10,7 @@
 // hash is even (bench/tpu/fit_spill_model.py); the figures are printed per half: the odd half is
 // the holdout. docs/tpu.md has the table this prints.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -280,6 +281,51 @@ TEST(TpuCorpusTest, CountedMosaicScratchIsExact) {
   }
   EXPECT_EQ(layernorm, 10);  // v4's fitting layer norms
   EXPECT_EQ(paged, 6);       // two kernels on v4, v5e, v5p
+}
+
+// Flash attention forward over block shapes the corpus does not have (sequence 8192; block_q
+// 256-2048, block_k 128-1024, 1-8 inner iterations), compiled with the scoped limit raised so that
+// every report gives its spill slots (tests/data/tpu/flash_spill_sweep.jsonl.gz,
+// bench/tpu/sweep_flash_spills.py): an out-of-sample check of the attention band. Every spill
+// lies within [low, high], so none of these verdicts could be a false FITS; how far the central
+// estimate is from libtpu's figure is printed (docs/tpu.md).
+TEST(TpuCorpusTest, FlashSweepSpillsLieWithinTheBand) {
+  if (!HaveTpuData("flash_spill_sweep.jsonl.gz")) GTEST_SKIP() << "tests/data/tpu/flash_spill_sweep.jsonl.gz is not in this checkout";
+  std::map<std::string, DeviceModel> devices;
+  std::map<std::string, std::vector<double>> errors;  // gen -> |central - libtpu| / libtpu, spills of 1 MiB or more
+  int rows = 0;
+  for (const std::string& line : ReadGzipLines(std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/tpu/flash_spill_sweep.jsonl.gz")) {
+    Struct row;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(line, &row).ok());
+    if (Field(row, "header") != nullptr) continue;
+    const std::string id = Str(row, "id"), gen = Str(row, "gen");
+    const Struct* result = Sub(row, "result");
+    ASSERT_NE(result, nullptr) << id;
+    if (Str(*result, "verdict") != "fits") continue;  // the raised limit holds them all; a failure has no spill figure
+    KernelGraph graph;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(Str(row, "graph"), &graph)) << id;
+    if (!devices.count(gen)) devices[gen] = *LoadDevice(absl::StrCat("tpu_", gen));
+    absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(graph, devices[gen]);
+    ASSERT_TRUE(fp.ok()) << id << ": " << fp.status();
+    const PallasAllocation* spills = nullptr;
+    for (const PallasAllocation& a : fp->allocations) {
+      if (a.kind == "spill") spills = &a;
+    }
+    ASSERT_NE(spills, nullptr) << id;
+    const int64_t libtpu = Num(*result, "spill_bytes");
+    EXPECT_LE(spills->bytes_per_copy_low, libtpu) << id;
+    EXPECT_GE(spills->bytes_per_copy_high, libtpu) << id;
+    if (libtpu >= (1 << 20)) {
+      errors[gen].push_back(std::abs(static_cast<double>(spills->bytes_per_copy - libtpu)) / static_cast<double>(libtpu));
+    }
+    ++rows;
+  }
+  EXPECT_GE(rows, 200);
+  for (auto& [gen, e] : errors) {
+    std::sort(e.begin(), e.end());
+    std::printf("flash sweep %s: %zu spills of 1 MiB or more, central estimate off by a median %.0f%% (worst %.0f%%)\n",
+                gen.c_str(), e.size(), 100 * e[e.size() / 2], 100 * e.back());
+  }
 }
 
 TEST(TpuCorpusTest, NoFalseFits) {

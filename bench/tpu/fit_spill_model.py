@@ -166,6 +166,7 @@ def load(corpus, bodies):
 
 def fit(recs, margin, pooled=False):
   coef = {}
+  has_big = set()  # (gen, cls) whose fit half has a row of figure >= 1 MiB
   for gen in GENS:
     for cls in CLASSES:
       rs = [r for r in recs if r["fit"] and r["gen"] == gen and r["cls"] == cls and r["spill"] is not None
@@ -174,6 +175,8 @@ def fit(recs, margin, pooled=False):
         continue
       ratios = [r["spill"] / r["fig"] for r in rs]
       big = [r for r in rs if r["fig"] >= MiB] or rs
+      if big[0]["fig"] >= MiB:
+        has_big.add((gen, cls))
       # central: spill = slope x figure - offset, least squares over the rows whose figure is at
       # least 1 MiB (the offset: what the vector registers keep of the value)
       slope, offset = statistics.median(r["spill"] / r["fig"] for r in big), 0.0
@@ -211,6 +214,17 @@ def fit(recs, margin, pooled=False):
           small_offset = max(r["spill"] for r in zero) * (1 + margin)
           small_rows = max(r["rows"] for r in zero)
       coef[(gen, cls)] = (low, slope, high, len(rs), offset, low_offset, high_offset, small_offset, small_rows)
+  # a central fitted on small figures only (spills of a few registers) says nothing of the blocks
+  # whose spill decides a verdict: such a generation takes the central of the nearest one that has
+  # large figures (the newest not newer, else the oldest newer), as vector_cost.cc does
+  for (gen, cls), v in list(coef.items()):
+    if (gen, cls) in has_big or cls in PER_GENERATION:
+      continue
+    i = GENS.index(gen)
+    donors = [g for g in reversed(GENS[:i]) if (g, cls) in has_big] + [g for g in GENS[i + 1:] if (g, cls) in has_big]
+    if donors:
+      d = coef[(donors[0], cls)]
+      coef[(gen, cls)] = (v[0], d[1], v[2], v[3], d[4]) + tuple(v[5:])
   if pooled:
     # one band per class over every generation (more kernels per class); central stays per generation
     for cls in CLASSES:
