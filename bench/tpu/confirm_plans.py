@@ -14,7 +14,8 @@ The families and the real kernels they describe:
   models/graphs/pallas_matmul.pbtxt     (BM, BN, BK; M = N = K = 8192)  tpu_kernels.matmul_acc
   models/graphs/pallas_attention.pbtxt  (BQ, BK; B 4, H 16, S 8192, D 128) tpu_kernels.flash_fwd
                                         with block_k = block_k_major = BK (the graph's body)
-Versions: jax 0.10.2, jaxlib 0.10.2, libtpu 0.0.42.1 (a few minutes on two cores).
+  models/graphs/tpu_matmul_big.pbtxt    (BM, BN, BK up to 8192; 8192-cubed)  tpu_kernels.matmul_acc
+Versions: jax 0.10.2, jaxlib 0.10.2, libtpu 0.0.42.1 (about 8 minutes on two cores).
 """
 import argparse
 import datetime
@@ -43,7 +44,7 @@ def _attention(p, limit):
   return tpu_kernels.flash_fwd(4, 16, 8192, 128, p["BQ"], p["BK"], p["BK"]), opts
 
 
-FAMILIES = {"pallas_matmul": _matmul, "pallas_attention": _attention}
+FAMILIES = {"pallas_matmul": _matmul, "pallas_attention": _attention, "tpu_matmul_big": _matmul}
 
 
 def plan(simulate, gen, family, top):
@@ -69,7 +70,8 @@ def main():
   a = ap.parse_args()
   commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
   rows = [{"header": True, "versions": tpu_aot.versions(), "date": datetime.date.today().isoformat(),
-           "commit": commit, "command": " ".join(["bench/tpu/confirm_plans.py"] + sys.argv[1:]), "top": a.top}]
+           "commit": commit, "command": " ".join(["bench/tpu/confirm_plans.py"] + sys.argv[1:]), "top": a.top,
+           "families": list(FAMILIES)}]
   for gen in a.gens.split(","):
     for family in FAMILIES:
       for c in plan(a.simulate, gen, family, a.top):
