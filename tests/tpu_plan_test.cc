@@ -5,15 +5,13 @@
 // families' top configurations compiled for that purpose (tests/data/tpu/plan_confirm.jsonl.gz).
 // Through the command line, as a user runs it. Also: each grid step is charged its own HBM
 // traffic, and the MXU's width per generation shapes the ranking.
-#include <zlib.h>
-
 #include <map>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "backends/tpu/tpu_corpus_util.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -23,9 +21,6 @@
 
 namespace scratchsim {
 namespace {
-
-using google::protobuf::Struct;
-using google::protobuf::Value;
 
 std::string Source(const std::string& relative) { return std::string(SCRATCHSIM_SOURCE_DIR) + "/" + relative; }
 
@@ -45,20 +40,7 @@ double Number(const Struct& s, const std::string& name) {
 }
 
 // The lines of a .jsonl.gz under the source tree; none where it is missing.
-std::vector<std::string> GzipLines(const std::string& relative) {
-  std::vector<std::string> out;
-  gzFile f = gzopen(Source(relative).c_str(), "rb");
-  if (f == nullptr) return out;
-  std::string all;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof(buf))) > 0) all.append(buf, n);
-  gzclose(f);
-  std::istringstream lines(all);
-  std::string line;
-  while (std::getline(lines, line)) out.push_back(line);
-  return out;
-}
+std::vector<std::string> GzipLines(const std::string& relative) { return ReadGzipLines(Source(relative)); }
 
 // (gen, bm, bn, bk) -> (libtpu verdict, requirement_bytes) of the corpus's bf16 matmul_acc rows.
 using MatmulKey = std::tuple<std::string, int, int, int>;
