@@ -22,8 +22,10 @@ lowering (backends/tpu) estimates those spills from the figures this module read
                           (a layer norm's weight and bias): Mosaic keeps each replicated in vregs,
                           8 sublanes x n, while the block streams past it
   rolled_loops            loops (while, partly unrolled scans) that hold a reduction or a dot
-  temporary_scratch       VMEM scratch the body writes whole and reads back within one step
-                          (Mosaic forwards the value and allocates no scratch)
+  temporary_scratch       VMEM scratch the body writes whole before any read within one step
+                          (conds on grid axes of extent 1 folded, unrolled loops in line) and
+                          whose minor dimension is whole 128-lane rows: Mosaic forwards the
+                          value and allocates no scratch
   arithmetic_dtypes       dtypes of elementwise arithmetic results (legality: Mosaic has no 8-bit
                           vector arithmetic in jax 0.10.2)
   dot_dtypes              dtypes of dot operands (legality: v4's MXU has no int8)
@@ -240,37 +242,105 @@ def _live_across(region, positions):
 
 
 def _ref_full(eqn):
-  """Whether a get/swap reads or writes the whole ref (no indexers, or full slices)."""
+  """Whether a get/swap reads or writes the whole ref: the value has the ref's elements (no
+  indexers, full slices, or integer indices into unit dimensions only)."""
   ref = eqn.invars[0].aval
   inner = getattr(ref, "inner_aval", ref)
   val = eqn.outvars[0].aval
-  return tuple(getattr(inner, "shape", ())) == tuple(getattr(val, "shape", ()))
+  size = lambda shape: int(__import__("math").prod(shape)) if shape else 1
+  return size(tuple(getattr(inner, "shape", ()))) == size(tuple(getattr(val, "shape", ())))
 
 
-def _temporary_scratch(body, scratch_invars):
-  """Scratch refs the top level of the body writes whole before every read, with no read in
-  any nested region: Mosaic forwards the stored value and allocates nothing."""
-  out = []
-  for k, ref in enumerate(scratch_invars):
-    written = False
-    temporary = True
-    used = False
-    for eqn in body.eqns:
-      uses = [v for v in eqn.invars if v is ref]
-      if not uses:
+_COMPARE = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
+            "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
+
+
+def _ref_accesses(jaxpr, alias, known, grid, out, depth=0):
+  """Appends, per scratch index, its accesses in execution order ("write", "read", "other")
+  to out, following the code one grid step runs: a cond whose index is known folds to its
+  branch (program_id of a grid axis of extent 1 is 0, as Mosaic folds it), an unrolled scan and
+  inlined calls run in line; an access inside a region that cannot be followed so is "other".
+  alias: jaxpr var -> scratch index; known: jaxpr var -> constant value."""
+  def value(v):
+    return v.val if hasattr(v, "val") else known.get(v)
+
+  def inner_maps(sub, operands):
+    a, k = {}, {}
+    for sv, ov in zip(sub.invars, operands):
+      if hasattr(ov, "val"):
+        k[sv] = ov.val
+      elif ov in alias:
+        a[sv] = alias[ov]
+      elif ov in known:
+        k[sv] = known[ov]
+    return a, k
+
+  for eqn in jaxpr.eqns:
+    name = eqn.primitive.name
+    touched = [alias[v] for v in eqn.invars if not hasattr(v, "val") and v in alias]
+    if name == "program_id":
+      axis = eqn.params.get("axis")
+      if grid is not None and axis is not None and axis < len(grid) and grid[axis] == 1:
+        known[eqn.outvars[0]] = 0
+      continue
+    if name in _COMPARE and len(eqn.invars) == 2 and all(value(v) is not None for v in eqn.invars):
+      known[eqn.outvars[0]] = bool(_COMPARE[name](value(eqn.invars[0]), value(eqn.invars[1])))
+      continue
+    if name == "convert_element_type" and value(eqn.invars[0]) is not None:
+      known[eqn.outvars[0]] = int(value(eqn.invars[0]))
+      continue
+    kind, subs, repeat, rolled = _sub_jaxprs(eqn)
+    if kind == "branches" and depth < 50:
+      index = value(eqn.invars[0])
+      if index is None:
+        for k in touched:
+          out[k].append("other")
         continue
-      used = True
-      name = eqn.primitive.name
-      if name == "swap" and eqn.invars[0] is ref and _ref_full(eqn):
-        written = True
-      elif name == "get" and eqn.invars[0] is ref and written:
-        pass
-      else:
-        temporary = False
-        break
-    if used and temporary and written:
-      out.append(k)
-  return out
+      branch = subs[max(0, min(int(index), len(subs) - 1))]
+      a, k = inner_maps(branch, eqn.invars[1:])
+      _ref_accesses(branch, a, k, grid, out, depth + 1)
+      continue
+    if kind == "loop" and depth < 50:
+      if name != "scan" or rolled:
+        for k in touched:
+          out[k].append("other")
+        continue
+      consts = int(eqn.params.get("num_consts", 0))
+      a, k = inner_maps(subs[0], eqn.invars)
+      k = {sv: c for sv, c in k.items() if sv in subs[0].invars[:consts]}  # carries change
+      _ref_accesses(subs[0], a, k, grid, out, depth + 1)
+      continue
+    if kind == "inline" and depth < 50:
+      a, k = inner_maps(subs[0], eqn.invars)
+      _ref_accesses(subs[0], a, k, grid, out, depth + 1)
+      continue
+    if touched and name in ("swap", "get") and eqn.invars[0] in alias:
+      full = _ref_full(eqn)
+      out[alias[eqn.invars[0]]].append(("write" if name == "swap" else "read") if full else "other")
+      touched = touched[1:]
+    for k in touched:
+      out[k].append("other")
+
+
+def _temporary_scratch(body, scratch_invars, grid=None):
+  """Scratch refs whose first access in the code of one grid step is a whole write and whose
+  every later access is a whole read or write, with no access in a region that code does not
+  follow (a rolled loop, a cond on a value that changes across the grid), and whose minor
+  dimension fills whole 128-lane rows: Mosaic forwards the stored values and allocates nothing.
+  (A 64-wide f32 accumulator in the same position stays allocated: libtpu 0.0.42.1, flash
+  attention with one kv step, bench/tpu/README.md.)"""
+  alias = {ref: k for k, ref in enumerate(scratch_invars)}
+  out = {k: [] for k in alias.values()}
+  _ref_accesses(body, alias, {}, grid, out)
+  temporary = []
+  for k, ref in enumerate(scratch_invars):
+    inner = getattr(ref.aval, "inner_aval", ref.aval)
+    shape = tuple(getattr(inner, "shape", ()))
+    accesses = out[k]
+    if (accesses and accesses[0] == "write" and all(a in ("write", "read") for a in accesses)
+        and shape and shape[-1] % 128 == 0):
+      temporary.append(k)
+  return temporary
 
 
 def _dot_shape(eqn):
@@ -371,7 +441,7 @@ def summarize(pallas_eqn):
   gm = pallas_eqn.params["grid_mapping"]
   n_scratch = len(getattr(gm, "scratch_avals", ()))
   scratch_invars = body.invars[len(body.invars) - n_scratch:] if n_scratch else []
-  temporary = _temporary_scratch(body, scratch_invars)
+  temporary = _temporary_scratch(body, scratch_invars, tuple(getattr(gm, "grid", ()) or ()))
   return {
       "reduction_live_bytes": live_red,
       "reduction_input_bytes": reduced,

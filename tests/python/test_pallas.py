@@ -132,3 +132,23 @@ def test_confirm_with_libtpu_settles_an_at_risk_kernel():
     assert r["verdict"] == "AT_RISK"
     assert r["libtpu"]["verdict"] == "fits" and r["confirmed_verdict"] == "FITS"
     assert r["libtpu"]["scoped_vmem_bytes"] == 12439552
+
+
+def _flash(seq, head_dim):
+    import jax.numpy as jnp
+    from jax.experimental.pallas.ops.tpu import flash_attention as fa
+    bs = fa.BlockSizes(block_q=1024, block_k_major=4096, block_k=512, block_b=1)
+    a = jax.ShapeDtypeStruct((1, 2, seq, head_dim), jnp.bfloat16)
+    return (lambda q, k, v: fa.flash_attention(q, k, v, sm_scale=0.125, block_sizes=bs)), (a, a, a)
+
+
+def test_scratch_of_a_single_kv_step_is_forwarded_when_lane_aligned():
+    # One kv grid step (block_k_major = the sequence): the pl.when(program_id == 0) branches fold,
+    # and Mosaic allocates none of the 128-wide m and l scratch; a 64-wide accumulator stays
+    # (libtpu 0.0.42.1 on v5e and v6e, docs/tpu.md). Two kv steps keep all three.
+    fn, args = _flash(4096, 64)
+    graph = ssp.to_graph(fn, *args)
+    assert 'temporary_scratch: "scratch0"' in graph and 'temporary_scratch: "scratch1"' in graph
+    assert 'temporary_scratch: "scratch2"' not in graph
+    fn, args = _flash(8192, 64)
+    assert "temporary_scratch" not in ssp.to_graph(fn, *args)
