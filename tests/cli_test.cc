@@ -228,6 +228,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"NegativeThreads", {"--device", "h100", "--threads", "-5"}, {"threads"}},
         BadCase{"ADirectoryAsTheGraph", {"--device", "h100", "--graph", Source("tests/data/bad/dir.pbtxt")},
                 {"dir.pbtxt: is a directory"}},
+        BadCase{"NegativePallasBodyFigure", {"--device", "tpu_v4", "--graph", Bad("pallas_negative_row_broadcast.pbtxt")},
+                {"pallas_negative_row_broadcast.pbtxt: ", "pallas.body.row_broadcast_bytes", "must be >= 0"}},
         BadCase{"BadSetValueOnAPallasGraph",
                 {"--device", "tpu_v5e", "--graph", Source("models/graphs/tpu_e1001.pbtxt"), "--set", "BM=big"},
                 {"not a 64-bit integer"}}),

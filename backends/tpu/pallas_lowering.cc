@@ -376,9 +376,9 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
     scratch.push_back(name);
     return absl::OkStatus();
   };
-  if (call.spill_bytes_estimate().empty() && call.has_body()) {
-    // Mosaic's register spill slots, estimated from what the body keeps in vector registers:
-    // an estimated buffer, judged by the engine at its central size and at both bounds.
+  if (call.has_body()) {
+    // The body's figures feed the spill estimate and the counted scratch below: each is checked
+    // here, so that a bad one is named as the graph spells it, whatever uses it.
     const PallasBody& body = call.body();
     for (const auto& [figure, field] :
          {std::pair<const std::string&, const char*>{body.reduction_live_bytes(), "reduction_live_bytes"},
@@ -390,6 +390,18 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
           {body.row_broadcast_bytes(), "row_broadcast_bytes"}}) {
       RETURN_IF_ERROR(check_figure(figure, field));
     }
+    for (int i = 0; i < body.dots_size(); ++i) {
+      const PallasDot& d = body.dots(i);
+      for (const auto& [figure, name] : {std::pair<const std::string&, const char*>{d.m(), "m"}, {d.n(), "n"},
+                                         {d.k(), "k"}, {d.count(), "count"}}) {
+        RETURN_IF_ERROR(check_figure(figure, absl::StrCat("dots[", i, "].", name)));
+      }
+    }
+  }
+  if (call.spill_bytes_estimate().empty() && call.has_body()) {
+    // Mosaic's register spill slots, estimated from what the body keeps in vector registers:
+    // an estimated buffer, judged by the engine at its central size and at both bounds.
+    const PallasBody& body = call.body();
     const SpillEstimate spills = EstimateSpills(body, device);
     if (spills.body_class == BodyClass::kStreaming) {
       out.notes.push_back(absl::StrCat("register spills: none estimated (", spills.basis, ")"));

@@ -691,6 +691,23 @@ TEST(CountedScratchTest, V4ReplicatesRowVectorsIntoTemporariesAndAddsTheInternal
   EXPECT_EQ(Find(*v5e, "softmax.1.internal_scratch"), nullptr);
 }
 
+TEST(CountedScratchTest, BadBodyFiguresAreNamedWhereverTheyAreUsed) {
+  // With a spill figure of its own the body still feeds the counted scratch: a bad figure is
+  // refused by its name in the graph, not by the buffer it would have made.
+  KernelGraph g = SoftmaxGraph();
+  g.mutable_pallas()->set_spill_bytes_estimate("0");
+  g.mutable_pallas()->mutable_body()->set_row_broadcast_bytes("-D");
+  absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v4"));
+  ASSERT_FALSE(fp.ok());
+  EXPECT_THAT(std::string(fp.status().message()), HasSubstr("pallas.body.row_broadcast_bytes"));
+  g = SoftmaxGraph();
+  *g.mutable_pallas()->mutable_body()->add_dots() = OneDotBody(4, 128, 256).dots(0);
+  g.mutable_pallas()->mutable_body()->mutable_dots(0)->set_m("Q");
+  fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v5e"));
+  ASSERT_FALSE(fp.ok());
+  EXPECT_THAT(std::string(fp.status().message()), HasSubstr("pallas.body.dots[0].m"));
+}
+
 TEST(CountedScratchTest, DotsOfTwoToFourRowsGetTheInternalScratchOnV4ToV5p) {
   auto internal = [](const PallasBody& body, const char* device, bool given = false) {
     for (const CountedScratch& c : CountedMosaicScratch(body, testing::ShippedDevice(device), given)) {

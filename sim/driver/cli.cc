@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -174,7 +175,15 @@ absl::StatusOr<Kernel> LowerKernel(Kernel kernel, const DeviceModel& device) {
       kernel.graph = std::move(file.graph);
       kernel.wire.clear();
     }
-    ASSIGN_OR_RETURN(kernel, front_end->Lower(std::move(kernel), device));
+    const std::string origin = kernel.origin;
+    absl::StatusOr<Kernel> lowered = front_end->Lower(std::move(kernel), device);
+    if (!lowered.ok()) {
+      // Name the file as every other bad-input message does (the front end names the field).
+      const std::string message(lowered.status().message());
+      if (origin.empty() || absl::StartsWith(message, origin)) return lowered.status();
+      return absl::Status(lowered.status().code(), absl::StrCat(origin, ": ", message));
+    }
+    kernel = *std::move(lowered);
     kernel.front_end = front_end.get();
   }
   if (kernel.graph.has_pallas()) {
