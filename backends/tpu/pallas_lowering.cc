@@ -357,7 +357,7 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
   // judged at its central size and both bounds) unless its bounds are the same expression.
   auto add_body_buffer = [&](const std::string& suffix, const std::string& central, const std::string& low,
                              const std::string& high, BufferRole role, const std::string& basis,
-                             const std::string& doc, const char* kind) -> absl::Status {
+                             const std::string& doc) -> absl::Status {
     std::string name = absl::StrCat(op_name, ".", suffix);
     RETURN_IF_ERROR(AddName(&names, name, eval, "pallas.body"));
     Buffer* b = out.graph.add_buffers();
@@ -372,7 +372,7 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
       b->mutable_estimate()->set_basis(basis);
     }
     b->set_doc(doc);
-    out.info[name] = LoweredInfo{kind};
+    out.info[name] = LoweredInfo{PallasAllocationKind(graph, name)};
     scratch.push_back(name);
     return absl::OkStatus();
   };
@@ -407,8 +407,7 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
       out.notes.push_back(absl::StrCat("register spills: none estimated (", spills.basis, ")"));
     } else {
       RETURN_IF_ERROR(add_body_buffer("spills", spills.central, spills.low, spills.high, SPILL, spills.basis,
-                                      absl::StrCat("Mosaic register allocator spill slots (estimated: ", spills.basis, ")"),
-                                      "spill"));
+                                      absl::StrCat("Mosaic register allocator spill slots (estimated: ", spills.basis, ")")));
     }
     // What Mosaic (jax 0.10.2) cannot compile, whatever the block sizes: requirements, so that
     // simulate refuses the kernel (exit 2) and the planner prunes it as invalid.
@@ -439,8 +438,7 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
   if (call.has_body()) {
     // What else Mosaic allocates for this body that the scoped limit counts (spill_model.h).
     for (const CountedScratch& c : CountedMosaicScratch(call.body(), device, !call.internal_scratch_bytes().empty())) {
-      RETURN_IF_ERROR(add_body_buffer(c.suffix, c.central, c.low, c.high, SCRATCH, c.doc, c.doc,
-                                      c.suffix == "sublane_replication" ? "sublane replication" : "internal scratch"));
+      RETURN_IF_ERROR(add_body_buffer(c.suffix, c.central, c.low, c.high, SCRATCH, c.doc, c.doc));
     }
   }
   RETURN_IF_ERROR(add_raw(call.internal_scratch_bytes(), "pallas.internal_scratch_bytes",

@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "absl/algorithm/container.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "backends/tpu/tpu_tiling.h"
 #include "sim/dtype.h"
+#include "sim/expr.h"
 
 namespace scratchsim {
 namespace {
@@ -94,6 +95,14 @@ constexpr Coefficients kTable[] = {
 constexpr const char* kRereadsLeftOperand[] = {"v6e", "v7x"};
 
 bool Given(const std::string& figure) { return !figure.empty() && figure != "0"; }
+
+// The value of an expression with no parameters (a traced kernel's figures); none otherwise.
+std::optional<int64_t> ConstantBytes(const std::string& expr) {
+  absl::StatusOr<Expr> parsed = Expr::Parse(expr, SymbolTable());
+  if (!parsed.ok()) return std::nullopt;
+  absl::StatusOr<int64_t> value = parsed->Evaluate({});
+  return value.ok() ? std::optional<int64_t>(*value) : std::nullopt;
+}
 
 // The widest dot operand of the body in bytes (its dot_dtypes; 4 where none is readable), the
 // width its left operand takes in vector registers.
@@ -332,28 +341,23 @@ std::vector<CountedScratch> CountedMosaicScratch(const PallasBody& body, const D
     return out;
   }
   if (body.dots_size() == 0) return out;
-  const std::string rule = absl::StrCat(doc, ": a dot with 2-4 left-operand rows allocates it; 1 or 5-7 rows may");
-  // Constant rows (a traced kernel's): the rule's answer, exact where it is certain.
-  bool sure = false, maybe = false, constant = true;
-  for (const PallasDot& d : body.dots()) {
-    int64_t m = 0;
-    constant = constant && absl::SimpleAtoi(d.m(), &m);
-    sure = sure || (m >= 2 && m <= 4);
-    maybe = maybe || m < 8;
-  }
-  if (constant) {
-    if (maybe) {
-      out.push_back({"internal_scratch", sure ? internal : "0", sure ? internal : "0", internal, rule});
-    }
-    return out;
-  }
   // 1/0 over the dots: one with 2-4 left-operand rows (always seen), one with fewer than 8 (seen in some kernels).
   const std::string two_to_four = MaxOverDots(body, [](const PallasDot& d) {
     return absl::StrCat("((", d.m(), ") >= 2 && (", d.m(), ") <= 4)");
   });
   const std::string under_eight = MaxOverDots(body, [](const PallasDot& d) { return absl::StrCat("((", d.m(), ") < 8)"); });
-  out.push_back({"internal_scratch", absl::StrCat(internal, " * ", two_to_four), absl::StrCat(internal, " * ", two_to_four),
-                 absl::StrCat(internal, " * ", under_eight), rule});
+  CountedScratch scratch{"internal_scratch", absl::StrCat(internal, " * ", two_to_four),
+                         absl::StrCat(internal, " * ", two_to_four), absl::StrCat(internal, " * ", under_eight),
+                         absl::StrCat(doc, ": a dot with 2-4 left-operand rows allocates it; 1 or 5-7 rows may")};
+  // Constant rows (a traced kernel's): the rule's answer as numbers, exact where it is certain
+  // (its bounds then read the same) and nothing where no dot has fewer than 8 rows.
+  const std::optional<int64_t> sure = ConstantBytes(scratch.central), maybe = ConstantBytes(scratch.high);
+  if (sure.has_value() && maybe.has_value()) {
+    if (*maybe == 0) return out;
+    scratch.central = scratch.low = absl::StrCat(*sure);
+    scratch.high = absl::StrCat(*maybe);
+  }
+  out.push_back(std::move(scratch));
   return out;
 }
 

@@ -264,7 +264,6 @@ TEST(TpuCorpusTest, PrintsTheAgreementTable) {
   EXPECT_TRUE(c.errors.empty());
 }
 
-// The worst answer is FITS for a kernel the compiler rejects: none in the whole corpus.
 TEST(TpuCorpusTest, CountedMosaicScratchIsExact) {
   // Where libtpu lists scratch of its own that the limit counts, our exact part (windows, scratch
   // operands and that scratch) is the report's total less its spill slots, to the byte: every v4
@@ -333,6 +332,7 @@ TEST(TpuCorpusTest, FlashSweepSpillsLieWithinTheBand) {
   }
 }
 
+// The worst answer is FITS for a kernel the compiler rejects: none in the whole corpus.
 TEST(TpuCorpusTest, NoFalseFits) {
   SKIP_WITHOUT_CORPUS();
   const CorpusResult& c = Corpus();
