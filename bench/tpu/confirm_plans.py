@@ -29,21 +29,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 import tpu_aot  # noqa: E402  (first: sets the environment libtpu needs)
+import make_corpus  # noqa: E402
 import tpu_kernels  # noqa: E402
 
 
-def _matmul(p, limit):
-  return tpu_kernels.matmul_acc(p["BM"], p["BN"], p["BK"], dtype="bf16", m=8192, n=8192, k=8192, limit=limit), None
+def _matmul(p):
+  return "matmul_acc", {"bm": p["BM"], "bn": p["BN"], "bk": p["BK"], "dtype": "bf16", "m": 8192, "n": 8192, "k": 8192}
 
 
-def _attention(p, limit):
-  # flash_attention takes no CompilerParams: the limit goes to XLA (it binds every op of the module).
-  opts = dict(tpu_aot.DEFAULT_OPTIONS)
-  if limit:
-    opts["xla_tpu_scoped_vmem_limit_kib"] = -(-int(limit) // 1024)
-  return tpu_kernels.flash_fwd(4, 16, 8192, 128, p["BQ"], p["BK"], p["BK"]), opts
+def _attention(p):
+  return "flash_fwd", {"b": 4, "h": 16, "s": 8192, "d": 128, "block_q": p["BQ"], "block_k_major": p["BK"],
+                       "block_k": p["BK"]}
 
 
+# family -> the corpus kind and builder parameters of the kernel a configuration describes
 FAMILIES = {"pallas_matmul": _matmul, "pallas_attention": _attention, "tpu_matmul_big": _matmul}
 
 
@@ -55,8 +54,14 @@ def plan(simulate, gen, family, top):
 
 
 def compile_at(family, params, gen, limit):
-  (fn, args), opts = FAMILIES[family](params, limit)
-  r = tpu_aot.compile_kernel(fn, args, gen, options=opts)
+  """libtpu's compile of a configuration at the default limit (None) or at `limit` (as the corpus
+  sets one: make_corpus.compile_with_limit)."""
+  kind, kernel_params = FAMILIES[family](params)
+  if limit is None:
+    fn, args = tpu_kernels.build(kind, kernel_params)
+    r = tpu_aot.compile_kernel(fn, args, gen)
+  else:
+    r = make_corpus.compile_with_limit(kind, kernel_params, gen, limit)
   return {"verdict": r["verdict"], "scoped_vmem_bytes": (r.get("pallas") or {}).get("total_bytes"),
           "size_bytes": r.get("size_bytes"), "compile_s": r.get("compile_s")}
 

@@ -65,7 +65,7 @@ LIMIT_KINDS = {"matmul_acc", "matmul_noacc", "matmul_buffered", "matmul_grid", "
                "softmax", "transpose", "reduce_acc", "rowsum", "copy", "ragged_paged"}
 
 
-def _compile_with_limit(kind, params, gen, limit_bytes):
+def compile_with_limit(kind, params, gen, limit_bytes):
   """The kernel compiled under another scoped limit: its own vmem_limit_bytes where the builder
   takes one, else --xla_tpu_scoped_vmem_limit_kib (which binds every XLA op of the module)."""
   import tpu_aot
@@ -111,14 +111,14 @@ def make_row(gen, kind, params, verify):
     req = res["pallas"]["total_bytes"]
   elif (res["verdict"].startswith("vmem") and gen in CAPACITY
         and (res.get("size_bytes") or 0) <= CAPACITY[gen] and res["compile_s"] < 8):
-    cap = _compile_with_limit(kind, params, gen, CAPACITY[gen])
+    cap = compile_with_limit(kind, params, gen, CAPACITY[gen])
     row["at_capacity"] = cap
     if cap["verdict"] == "fits" and cap.get("pallas"):
       req = cap["pallas"]["total_bytes"]
   row["requirement_bytes"] = req
   if verify and req and kind in LIMIT_KINDS:
-    a = _compile_with_limit(kind, params, gen, req)
-    b = _compile_with_limit(kind, params, gen, req - 1)
+    a = compile_with_limit(kind, params, gen, req)
+    b = compile_with_limit(kind, params, gen, req - 1)
     row["verify"] = {"limit_bytes": req, "at": a["verdict"], "below": b["verdict"],
                      "below_size_str": b.get("size_str"),
                      "ok": a["verdict"] == "fits" and b["verdict"] != "fits",

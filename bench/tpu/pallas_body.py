@@ -328,7 +328,7 @@ def _temporary_scratch(body, scratch_invars, grid=None):
   follow (a rolled loop, a cond on a value that changes across the grid), and whose minor
   dimension fills whole 128-lane rows: Mosaic forwards the stored values and allocates nothing.
   (A 64-wide f32 accumulator in the same position stays allocated: libtpu 0.0.42.1, flash
-  attention with one kv step, bench/tpu/README.md.)"""
+  attention with one kv step, docs/tpu.md.)"""
   alias = {ref: k for k, ref in enumerate(scratch_invars)}
   out = {k: [] for k in alias.values()}
   _ref_accesses(body, alias, {}, grid, out)

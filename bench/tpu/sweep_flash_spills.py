@@ -27,6 +27,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import tpu_aot  # noqa: E402  (first: sets the environment libtpu needs)
+import make_corpus  # noqa: E402
 import pallas_to_graph  # noqa: E402
 import tpu_kernels  # noqa: E402
 
@@ -54,12 +55,11 @@ def main():
            "command": " ".join(["bench/tpu/sweep_flash_spills.py"] + sys.argv[1:])}]
   for gen in a.gens.split(","):
     limit = LIMITS[gen]
-    opts = dict(tpu_aot.DEFAULT_OPTIONS, xla_tpu_scoped_vmem_limit_kib=limit // 1024)
     for params in shapes():
       fn, args = tpu_kernels.flash_fwd(**params)
       key = hashlib.sha1(json.dumps(params, sort_keys=True).encode()).hexdigest()[:10]
       graph = pallas_to_graph.graphs_from_function(fn, args, f"{gen}_flash_fwd_{key}")[0]
-      r = tpu_aot.compile_kernel(fn, args, gen, options=opts)
+      r = make_corpus.compile_with_limit("flash_fwd", params, gen, limit)
       allocations = [x for k in ((r.get("report") or {}).get("kernels") or {}).values() for x in k["allocations"]]
       result = {"verdict": r["verdict"], "compile_s": r.get("compile_s"),
                 "total_bytes": (r.get("pallas") or {}).get("total_bytes"),
