@@ -8,10 +8,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "sim/assignment.h"
 #include "sim/device_inherit.h"
 #include "sim/proto_io.h"
 #include "sim/status_macros.h"
@@ -249,9 +249,7 @@ class DeviceChecker {
       }
       if (r.sets().empty()) return Bad(absl::StrCat(field, ".sets"), "is empty");
       for (const std::string& set : r.sets()) {
-        const size_t eq = set.find('=');
-        int64_t value = 0;
-        if (eq == std::string::npos || eq == 0 || !absl::SimpleAtoi(set.substr(eq + 1), &value)) {
+        if (!ParseAssignment(set).has_value()) {
           return Bad(absl::StrCat(field, ".sets"), absl::StrCat("'", absl::CHexEscape(set.substr(0, 64)),
                                                                 "' is not NAME=INTEGER"));
         }

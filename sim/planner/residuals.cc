@@ -1,10 +1,11 @@
 #include "sim/planner/residuals.h"
 
 #include <algorithm>
+#include <optional>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "sim/assignment.h"
 
 namespace scratchsim {
 
@@ -29,14 +30,13 @@ absl::StatusOr<ResidualTable> ResidualTable::Build(const CompiledGraph& graph, c
     const std::string field = absl::StrCat(device.name(), ": config_residuals[", i, "].sets");
     std::vector<std::pair<int, int64_t>> assignment;  // (slot, value), by slot
     for (const std::string& set : r.sets()) {
-      const size_t eq = set.find('=');
-      int64_t value = 0;
-      const int slot = eq == std::string::npos ? -1 : graph.symbols.Find(set.substr(0, eq));
-      if (slot < 0 || !absl::SimpleAtoi(set.substr(eq + 1), &value)) {
+      const std::optional<Assignment> a = ParseAssignment(set);
+      const int slot = a.has_value() ? graph.symbols.Find(a->name) : -1;
+      if (slot < 0) {
         return absl::InvalidArgumentError(absl::StrCat(field, ": '", set, "' is not NAME=INTEGER of a parameter of graph '",
                                                        graph.graph.name(), "'"));
       }
-      assignment.emplace_back(slot, value);
+      assignment.emplace_back(slot, a->value);
     }
     std::sort(assignment.begin(), assignment.end());
     std::vector<int> slots;
