@@ -60,3 +60,28 @@ def test_fifth_run_with_and_without_the_h100_residuals(repo, tmp_path):
         _, rows = _compare(repo, tmp_path, *timings, plans_name=plans)
         assert rows == json.loads((run / recorded).read_text())
         assert sum(r["top1_vs_best"] <= 1.10 for r in rows) == top1 and sum(r["best_in_top5"] for r in rows) == top5
+
+
+def test_sixth_run_with_and_without_the_h100_residuals(repo, tmp_path):
+    # Both Triton dtypes in the steady state, as in the fourth run
+    run = repo / "tests/data/planner/h200-transfer6-2026-11-27"
+    timings = ("--triton", str(run / "triton-steady-f16.json"), "--triton", str(run / "triton-steady-f32.json"),
+               "--cuda-gemm", str(run / "cuda-gemm-timing.json"))
+    for plans, recorded, top1, top5 in (("planner-h200-transfer6-plans-2026-11-27.json", "comparison-steady.json", 15, 13),
+                                        ("planner-h200-transfer6-plans-calibrated-residuals-2026-11-27.json",
+                                         "comparison-steady-residuals.json", 16, 13)):
+        _, rows = _compare(repo, tmp_path, *timings, plans_name=plans)
+        assert rows == json.loads((run / recorded).read_text())
+        assert sum(r["top1_vs_best"] <= 1.10 for r in rows) == top1 and sum(r["best_in_top5"] for r in rows) == top5
+
+
+def test_totals_over_every_run_are_the_documented_ones(repo, tmp_path):
+    out = tmp_path / "totals.json"
+    subprocess.run([sys.executable, str(repo / "bench/planner/transfer_summary.py"), "--json", str(out)], check=True,
+                   capture_output=True)
+    totals = {(t["plans"], t["protocol"], t["kernel"]): (len(t["runs"]), t["rows"], t["top1_within_10pct"],
+                                                          t["best_in_top5"]) for t in json.loads(out.read_text())}
+    assert totals[("model alone", "bursts", "all")] == (6, 96, 88, 60)
+    assert totals[("model alone", "steady state", "all")] == (5, 80, 76, 64)
+    assert totals[("H100 residuals", "steady state", "triton")] == (3, 24, 24, 23)
+    assert totals[("H100 residuals", "steady state", "cuda_gemm")] == (3, 24, 24, 20)
