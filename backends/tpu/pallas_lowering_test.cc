@@ -553,6 +553,23 @@ TEST(PallasBodyTest, A32BitMatmulHoldsOnlyItsPartials) {
   EXPECT_EQ(EvalConstant(DotHeldBytes(OneDotBody(1024, 512, 1024, "f32").dots(0), 4, v6e)), 1024 * 256 * 4);
 }
 
+TEST(PallasBodyTest, AMaskedMergeHoldsASecondColumnOfPartialsOnV4ToV5p) {
+  // megablox gmm's f32 512 x 1024 x 1024 block (tests/data/tpu/corpus.jsonl.gz): 8 k passes on
+  // four MXUs carry one 128-wide column; merging the accumulator into its group's rows under a
+  // mask keeps a second (libtpu spills 79 vregs on v5e: two columns, 128, less the usual 49).
+  PallasBody gmm = OneDotBody(512, 1024, 1024, "f32");
+  gmm.mutable_dots(0)->set_masked_merge(true);
+  const DeviceModel v5e = testing::ShippedDevice("tpu_v5e");
+  EXPECT_EQ(EvalConstant(DotHeldBytes(gmm.dots(0), 4, v5e)), 2 * 512 * 128 * 4);
+  EXPECT_EQ(EvalConstant(DotHeldBytes(OneDotBody(512, 1024, 1024, "f32").dots(0), 4, v5e)), 512 * 128 * 4);
+  // v6e spills a fraction of a column more, not two: the column is counted once there.
+  const DeviceModel v6e = testing::ShippedDevice("tpu_v6e");
+  EXPECT_EQ(EvalConstant(DotHeldBytes(gmm.dots(0), 4, v6e)), 512 * 256 * 4);
+  // No column is carried when k fits the MXUs: nothing to double.
+  gmm.mutable_dots(0)->set_k("512");
+  EXPECT_EQ(EvalConstant(DotHeldBytes(gmm.dots(0), 4, v5e)), 0);
+}
+
 TEST(PallasBodyTest, AMatmulHoldsItsLeftOperandWhenTheMxusCannotTakeEveryWeightTile) {
   const DeviceModel v5e = testing::ShippedDevice("tpu_v5e");  // four 128 x 128 MXUs
   // k x n = 2 x 2 weight tiles: one pass, the left operand streams.

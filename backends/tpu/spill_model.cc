@@ -47,9 +47,9 @@ constexpr Coefficients kTable[] = {
     {BodyClass::kReduction, "v5p", 460, 0, 1010, 345752, 1157, 0, 0, 0},
     {BodyClass::kReduction, "v6e", 460, 0, 997, 197936, 1157, 0, 0, 0},
     {BodyClass::kReduction, "v7x", 460, 0, 998, 232941, 1157, 0, 0, 0},
-    {BodyClass::kAttention, "v4", 0, 0, 834, 1610401, 989, 0, 0, 0},
-    {BodyClass::kAttention, "v5e", 0, 0, 805, 1396157, 989, 0, 0, 0},
-    {BodyClass::kAttention, "v5p", 0, 0, 810, 1411300, 989, 0, 0, 0},
+    {BodyClass::kAttention, "v4", 0, 0, 824, 1581427, 989, 0, 0, 0},
+    {BodyClass::kAttention, "v5e", 0, 0, 784, 1290272, 989, 0, 0, 0},
+    {BodyClass::kAttention, "v5p", 0, 0, 789, 1305344, 989, 0, 0, 0},
     {BodyClass::kAttention, "v6e", 0, 0, 572, 557881, 989, 0, 0, 0},
     {BodyClass::kAttention, "v7x", 0, 0, 617, 0, 989, 0, 0, 0},
     {BodyClass::kLooped, "v4", 0, 0, 615, 0, 1872, 0, 0, 0},
@@ -57,9 +57,9 @@ constexpr Coefficients kTable[] = {
     {BodyClass::kLooped, "v5p", 0, 0, 630, 0, 1872, 0, 0, 0},
     {BodyClass::kLooped, "v6e", 0, 0, 487, 0, 1872, 0, 0, 0},
     {BodyClass::kLooped, "v7x", 0, 0, 487, 0, 1872, 0, 0, 0},
-    {BodyClass::kMatmul, "v4", 1000, 479232, 1076, 138474, 1314, 216140, 112641, 512},
-    {BodyClass::kMatmul, "v5e", 1000, 536576, 1011, 157643, 1248, 0, 112641, 512},
-    {BodyClass::kMatmul, "v5p", 1000, 536576, 956, 67887, 1248, 0, 112641, 512},
+    {BodyClass::kMatmul, "v4", 1000, 479232, 973, 5975, 1101, 246907, 112641, 512},
+    {BodyClass::kMatmul, "v5e", 1000, 536576, 969, 126343, 1064, 76280, 112641, 512},
+    {BodyClass::kMatmul, "v5p", 1000, 536576, 953, 98946, 1057, 80041, 112641, 512},
     {BodyClass::kMatmul, "v6e", 1000, 3444736, 963, 398890, 1228, 0, 112641, 512},
     {BodyClass::kMatmul, "v7x", 1000, 8912896, 210, 0, 948, 0, 112641, 512},
     {BodyClass::kMatmul8, "v4", 1000, 2273280, 295, 0, 1977, 0, 117146, 512},
@@ -67,11 +67,11 @@ constexpr Coefficients kTable[] = {
     {BodyClass::kMatmul8, "v5p", 1000, 2273280, 197, 100570, 1376, 0, 117146, 512},
     {BodyClass::kMatmul8, "v6e", 1000, 1265664, 393, 0, 1977, 0, 117146, 512},
     {BodyClass::kMatmul8, "v7x", 1000, 1572864, 1744, 1637581, 1585, 0, 117146, 512},
-    {BodyClass::kMatmul32, "v4", 1000, 61440, 1000, 51200, 2097, 0, 220775, 384},
-    {BodyClass::kMatmul32, "v5e", 1000, 196608, 1000, 192512, 1358, 0, 220775, 384},
-    {BodyClass::kMatmul32, "v5p", 1000, 196608, 1000, 184320, 1358, 0, 220775, 384},
-    {BodyClass::kMatmul32, "v6e", 1000, 200704, 1000, 176128, 1479, 66233, 220775, 384},
-    {BodyClass::kMatmul32, "v7x", 1000, 1048576, 1000, 425984, 1307, 0, 220775, 384},
+    {BodyClass::kMatmul32, "v4", 1000, 61440, 1000, 51200, 1001, -40549, 220775, 384},
+    {BodyClass::kMatmul32, "v5e", 1000, 200704, 1000, 192512, 1001, -165887, 220775, 384},
+    {BodyClass::kMatmul32, "v5p", 1000, 200704, 1000, 190464, 1001, -165887, 220775, 384},
+    {BodyClass::kMatmul32, "v6e", 1000, 200704, 1000, 176128, 1001, 446055, 220775, 384},
+    {BodyClass::kMatmul32, "v7x", 1000, 1048576, 1000, 425984, 1001, 270337, 220775, 384},
     {BodyClass::kDot, "v4", 0, 0, 1401, 0, 1736, 0, 0, 0},
     {BodyClass::kDot, "v5e", 0, 0, 699, 0, 1736, 0, 0, 0},
     {BodyClass::kDot, "v5p", 0, 0, 727, 0, 1736, 0, 0, 0},
@@ -93,6 +93,11 @@ constexpr Coefficients kTable[] = {
 // fits the MXUs at once, instead of keeping it in vector registers: in the corpus no 16-bit block
 // with k <= 512 spills its left operand on v6e or v7x (166 blocks), while v4-v5p spill it all.
 constexpr const char* kRereadsLeftOperand[] = {"v6e", "v7x"};
+// Generations on which a dot whose result is merged under a mask (PallasDot.masked_merge) keeps a
+// second column of f32 partials: megablox gmm spills held + one column less the usual few vregs on
+// v4, v5e and v5p (bf16 and f32, every block that carries a column); on v6e it spills 0.2-0.36 of
+// a column more and on v7x less than held, so there the column is counted once.
+constexpr const char* kMaskedMergeHoldsSecondColumn[] = {"v4", "v5e", "v5p"};
 
 bool Given(const std::string& figure) { return !figure.empty() && figure != "0"; }
 
@@ -192,8 +197,10 @@ std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const Devi
       absl::c_linear_search(kRereadsLeftOperand, TpuGeneration(device))
           ? absl::StrCat("min(1, ", n_tiles, " - 1) * ", more_k_passes)
           : absl::StrCat("min(1, ", n_tiles, " - 1)");
+  const int columns =
+      dot.masked_merge() && absl::c_linear_search(kMaskedMergeHoldsSecondColumn, TpuGeneration(device)) ? 2 : 1;
   return absl::StrCat("min(1, max(0, ", k_tiles, " * ", n_tiles, " - ", mxus, ")) * (", lhs, " * ", lhs_reused, " + ",
-                      partials, " * ", more_k_passes, ")");
+                      columns, " * ", partials, " * ", more_k_passes, ")");
 }
 
 std::string MostHeldBytes(const PallasBody& body, const DeviceModel& device) {
@@ -298,15 +305,23 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
       c.small_offset > 0 && body.dots_size() > 0
           ? absl::StrCat(" + ", c.small_offset, " * min(1, max(0, ", c.small_rows + 1, " - (", body.dots(0).m(), ")))")
           : "";
-  const std::string high = absl::StrCat("cdiv(", f, " * ", c.high, ", 1000)",
-                                       c.high_offset > 0 ? absl::StrCat(" + ", c.high_offset) : "", small_block);
+  // A negative high_offset (the 32-bit matmuls: the registers keep at least that much of the
+  // partials whenever anything spills) lowers the bound, never below 0.
+  const std::string scaled = absl::StrCat("cdiv(", f, " * ", c.high, ", 1000)");
+  const std::string high =
+      absl::StrCat(c.high_offset < 0 ? absl::StrCat("max(0, ", scaled, " - ", -c.high_offset, ")")
+                                     : absl::StrCat(scaled, c.high_offset > 0 ? absl::StrCat(" + ", c.high_offset) : ""),
+                   small_block);
   out.low = absl::StrCat("round_up(", low, ", 4096)");
   out.high = absl::StrCat("round_up(", high, ", 4096)");
   out.central = absl::StrCat("round_up(min(max(", f, " * ", c.slope, " / 1000 - ", c.offset, ", ", low, "), ", high,
                              "), 4096)");
   out.basis = absl::StrCat("register spills, ", BodyClassName(out.body_class), " body: ", Permille(c.low),
                            c.low_offset > 0 ? absl::StrCat(" x - ", c.low_offset, " B") : "", " to ",
-                           Permille(c.high), " x", c.high_offset > 0 ? absl::StrCat(" + ", c.high_offset, " B") : "",
+                           Permille(c.high), " x",
+                           c.high_offset > 0   ? absl::StrCat(" + ", c.high_offset, " B")
+                           : c.high_offset < 0 ? absl::StrCat(" - ", -c.high_offset, " B")
+                                               : "",
                            " ", figure_name,
                            small_block.empty() ? ""
                                                : absl::StrCat(" (high + ", c.small_offset, " B for blocks of at most ",

@@ -368,10 +368,10 @@ TEST(TpuCorpusTest, AgreementAndAtRiskStayAsMeasured) {
     int max_at_risk;
     double min_within;     // of failing compiles with a figure
   };
-  // Measured 2026-11-27 (2,054 rows): agreement 98.8/98.4/97.9/99.4/99.2%, AT RISK 14/18/18/6/6,
-  // bytes within 1% 74.2/89.7/88.3/92.3/92.1%.
-  for (const Expected& e : {Expected{"v4", 0.985, 14, 0.74}, Expected{"v5e", 0.98, 18, 0.89},
-                            Expected{"v5p", 0.975, 18, 0.88}, Expected{"v6e", 0.99, 6, 0.92},
+  // Measured 2026-11-27 (2,054 rows): agreement 98.8/98.7/98.2/99.4/99.2%, AT RISK 14/17/17/6/6,
+  // bytes within 1% 80.4/91.8/92.6/92.3/92.1%.
+  for (const Expected& e : {Expected{"v4", 0.985, 14, 0.80}, Expected{"v5e", 0.985, 17, 0.915},
+                            Expected{"v5p", 0.98, 17, 0.925}, Expected{"v6e", 0.99, 6, 0.92},
                             Expected{"v7x", 0.99, 6, 0.92}}) {
     const Tally& t = Corpus().by_half.at("all").at(e.gen);
     EXPECT_GE(static_cast<double>(t.agree) / t.rows, e.min_agreement) << e.gen;

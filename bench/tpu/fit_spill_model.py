@@ -59,6 +59,9 @@ MiB = 1 << 20
 # generations whose Mosaic re-reads a 16-bit left operand from VMEM for each MXU column while k
 # fits the MXUs at once (the corpus: no 16-bit block with k <= 512 spills its left operand there)
 REREAD_LHS = {"v6e", "v7x"}
+# generations on which a dot merged under a mask (masked_merge: megablox gmm) keeps a second column
+# of f32 partials (spill_model.cc kMaskedMergeHoldsSecondColumn)
+MASKED_MERGE_HOLDS = {"v4", "v5e", "v5p"}
 # classes whose high bound is taken over the whole corpus, not the fit half alone: the looped
 # class's fit half holds one ragged paged kernel (spilling 0.5-0.6 x its figure) against two in
 # the holdout that spill 0.9-1.7 x, beyond a fit-half band; a band that misses them could say FITS
@@ -85,7 +88,8 @@ def dot_held_bytes(d, width, gen):
   partial = -(-m // 8) * 8 * (min(size, -(-n // 128) * 128) if width == 4 else size) * 4
   # v6e and v7x re-read a 16-bit left operand from VMEM while k fits the MXUs at once
   lhs_reused = n_tiles > 1 and (gen not in REREAD_LHS or k_tiles > count)
-  return lhs * lhs_reused + partial * (k_tiles > count)
+  columns = 2 if d.get("masked_merge") and gen in MASKED_MERGE_HOLDS else 1
+  return lhs * lhs_reused + columns * partial * (k_tiles > count)
 
 
 def operand_width(f):
@@ -206,9 +210,14 @@ def fit(recs, margin, pooled=False):
         high_offset = max(0.0, max(r["spill"] - high * r["fig"] for r in rs)) * (1 + margin)
       if cls == "matmul32":
         # what the f32 partials spill is the column less what the registers keep of it, about
-        # the same number of registers on every block (docs/tpu.md): slope 1, the median kept
+        # the same number of registers on every block (docs/tpu.md): slope 1, the median kept;
+        # the high bound is the column less the least kept (less 10% of it; where a block spilled
+        # more than its column, plus the most it spilled beyond, plus 10%)
         held = [r for r in rs if r["spill"] > 0]
         slope, offset = 1.0, float(statistics.median(r["fig"] - r["spill"] for r in held)) if held else 0.0
+        if held:
+          kept = min(r["fig"] - r["spill"] for r in held)
+          high, high_offset = 1.0, -kept * (1 - margin) if kept > 0 else -kept * (1 + margin)
       small_offset, small_rows = 0.0, 0
       if cls in PER_GENERATION:
         # small blocks whose dot holds nothing (figure 0) spill a few registers all the same,
@@ -271,7 +280,7 @@ def high_of(c, r):
   """The high bound of row r: high x figure + high_offset, plus small_offset where a matmul block
   has at most small_rows rows."""
   small = r["rows"] is not None and r["rows"] <= c[8]
-  return c[2] * r["fig"] + c[6] + c[7] * small
+  return max(0.0, c[2] * r["fig"] + c[6]) + c[7] * small
 
 
 def judge(recs, coef, half):

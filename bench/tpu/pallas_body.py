@@ -30,7 +30,9 @@ lowering (backends/tpu) estimates those spills from the figures this module read
                           vector arithmetic in jax 0.10.2)
   dot_dtypes              dtypes of dot operands (legality: v4's MXU has no int8)
   dots                    every dot's (m, n, k) and how many times a grid step runs it (the
-                          planner's flops and MXU use)
+                          planner's flops and MXU use), and `masked_merge` where the dot's region
+                          also merges a block of the dot's result shape under a mask (select_n:
+                          megablox gmm writing its accumulator into its group's rows)
   vector                  the vector unit's work per grid step, in vector registers (4 KiB each,
                           as held): loads and stores of refs, ALU results (arithmetic, compares,
                           selects, broadcasts), transcendental results (exp, log, div, rsqrt, ...),
@@ -383,6 +385,10 @@ def summarize(pallas_eqn):
       live_red = max(live_red, k * across[p])
     reduced = max(reduced, k * sum(region.bytes.get(i, 0) for p in red_pos for i in region.ops[p][1]))
     rows_seen = {}  # row vectors broadcast down the sublanes: jaxpr variable id -> vreg bytes
+    # blocks the region merges under a mask (select_n: megablox gmm's store of the accumulator
+    # into the rows of its group): a dot of that result shape is `masked_merge`
+    merged_shapes = {tuple(eqn.outvars[0].aval.shape) for name, _, _, eqn in region.ops
+                     if name == "select_n" and len(getattr(eqn.outvars[0].aval, "shape", ())) >= 2}
     for name, ins, outs, eqn in region.ops:
       figure = _vector_figure(name, eqn)
       if figure:
@@ -403,7 +409,8 @@ def summarize(pallas_eqn):
           # one branch of a cond runs per step: its dots are counted per branch, the largest kept
           key = (region.branch_of, id(region))
           per = branch_dots.setdefault(key, {})
-          per[mnk[:3]] = per.get(mnk[:3], 0) + k * mnk[3]
+          shape = mnk[:3] + (tuple(eqn.outvars[0].aval.shape) in merged_shapes,)
+          per[shape] = per.get(shape, 0) + k * mnk[3]
         b = k * (sum(region.bytes.get(o, 0) for o in outs) + sum(region.bytes.get(i, 0) for i in ins))
         dot = max(dot, b)
         operand_bits = [_bits(v.aval.dtype) for v in eqn.invars if getattr(getattr(v, "aval", None), "shape", None)]
@@ -426,13 +433,13 @@ def summarize(pallas_eqn):
     row_broadcast = max(row_broadcast, k * sum(rows_seen.values()))
 
   dot_shapes = {}  # (m, n, k) -> count per grid step
-  best_branch = {}  # cond id -> the branch region with the most flops
-  flops = lambda d: sum(2 * m * n * kk * c for (m, n, kk), c in d.items())
+  best_branch = {}  # cond id -> the branch region with the most flops (of equal ones, a masked one)
+  weight = lambda d: (sum(2 * m * n * kk * c for (m, n, kk, _), c in d.items()), sum(mk for *_, mk in d))
   for (cond, rid), d in branch_dots.items():
     if cond is None:
       for key, c in d.items():
         dot_shapes[key] = dot_shapes.get(key, 0) + c
-    elif cond not in best_branch or flops(d) > flops(best_branch[cond]):
+    elif cond not in best_branch or weight(d) > weight(best_branch[cond]):
       best_branch[cond] = d
   for d in best_branch.values():
     for key, c in d.items():
@@ -454,7 +461,8 @@ def summarize(pallas_eqn):
       "temporary_scratch": [f"scratch{k}" for k in temporary],
       "arithmetic_dtypes": sorted(arith),
       "dot_dtypes": sorted(dots),
-      "dots": [{"m": m, "n": n, "k": kk, "count": c} for (m, n, kk), c in sorted(dot_shapes.items())],
+      "dots": [dict({"m": m, "n": n, "k": kk, "count": c}, **({"masked_merge": True} if masked else {}))
+               for (m, n, kk, masked), c in sorted(dot_shapes.items())],
       # in vregs, rounded up: a figure is whole vector instructions
       "vector": {k: -(-v // VREG_BYTES) for k, v in vector.items()},
   }
@@ -494,7 +502,8 @@ def body_textproto(summary, indent="  "):
     for v in summary.get(key, ()):
       lines.append(f"{indent}  {key}: {q(v)}")
   for d in summary.get("dots", ()):
-    lines.append(f"{indent}  dots {{ m: {q(d['m'])} n: {q(d['n'])} k: {q(d['k'])} count: {q(d['count'])} }}")
+    masked = " masked_merge: true" if d.get("masked_merge") else ""
+    lines.append(f"{indent}  dots {{ m: {q(d['m'])} n: {q(d['n'])} k: {q(d['k'])} count: {q(d['count'])}{masked} }}")
   work = {k: v for k, v in summary.get("vector", {}).items() if v}
   if work:
     lines.append(f"{indent}  vector {{ " + " ".join(f"{k}: {q(v)}" for k, v in work.items()) + " }")

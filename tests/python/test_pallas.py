@@ -152,3 +152,32 @@ def test_scratch_of_a_single_kv_step_is_forwarded_when_lane_aligned():
     assert 'temporary_scratch: "scratch2"' not in graph
     fn, args = _flash(8192, 64)
     assert "temporary_scratch" not in ssp.to_graph(fn, *args)
+
+
+def _merged_matmul(masked):
+    # One 512 x 1024 x 1024 f32 block whose result is written into the output rows a mask picks,
+    # as megablox gmm writes its group's rows (docs/tpu.md, "What a matmul holds")
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    def kernel(x_ref, y_ref, o_ref):
+        acc = jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32)
+        if masked:
+            rows = jax.lax.broadcasted_iota(jnp.int32, acc.shape, 0)
+            acc = jnp.where(rows < 300, acc, o_ref[...])
+        o_ref[...] = acc
+
+    def fn(x, y):
+        return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((512, 1024), jnp.float32))(x, y)
+
+    return fn, (jax.ShapeDtypeStruct((512, 1024), jnp.float32), jax.ShapeDtypeStruct((1024, 1024), jnp.float32))
+
+
+def test_a_dot_merged_under_a_mask_is_marked_and_holds_a_second_column_on_v5e():
+    fn, args = _merged_matmul(True)
+    assert "masked_merge: true" in ssp.to_graph(fn, *args)
+    plain_fn, plain_args = _merged_matmul(False)
+    assert "masked_merge" not in ssp.to_graph(plain_fn, *plain_args)
+    spilled = lambda f, a: {s["space"]: s for s in ssp.check(f, *a, device="tpu_v5e")["spaces"]}["vmem"]["estimated_bytes"]
+    # two 128-wide columns of f32 partials (512 KiB) against one, less the same registers kept
+    assert spilled(fn, args) - spilled(plain_fn, plain_args) == 512 * 128 * 4
