@@ -25,8 +25,8 @@ namespace {
 // Fitted by
 // bench/tpu/fit_spill_model.py --pooled --margin 0.10 on the half of the oracle corpus
 // (tests/data/tpu/corpus.jsonl.gz, libtpu 0.0.42.1, 2026-11-26) whose kernels hash even; the
-// other half judges it (docs/tpu.md; the looped class's high bound is the whole corpus's: its
-// fit half holds a single ragged kernel). Low and high are the extremes of the fit half over all
+// other half judges it (docs/tpu.md; the looped and transpose classes' high bound is the whole
+// corpus's: their fit halves hold a single ragged kernel and four transposes). Low and high are the extremes of the fit half over all
 // generations (high with a 10% margin), per generation for the matmul classes (the MXU's shape
 // differs); central is per generation (where a generation's fit half has no figure of 1 MiB or
 // more in a class, the nearest generation's that has: v4 and v7x's looped attention, whose fit
@@ -82,11 +82,11 @@ constexpr Coefficients kTable[] = {
     {BodyClass::kDot32, "v5p", 0, 0, 727, 0, 1736, 0, 0, 0},
     {BodyClass::kDot32, "v6e", 0, 0, 1277, 172487, 1736, 0, 0, 0},
     {BodyClass::kDot32, "v7x", 0, 0, 719, 0, 1736, 0, 0, 0},
-    {BodyClass::kTranspose, "v4", 0, 0, 127, 49152, 172, 0, 0, 0},
-    {BodyClass::kTranspose, "v5e", 0, 0, 121, 131072, 172, 0, 0, 0},
-    {BodyClass::kTranspose, "v5p", 0, 0, 121, 131072, 172, 0, 0, 0},
-    {BodyClass::kTranspose, "v6e", 0, 0, 105, 131072, 172, 0, 0, 0},
-    {BodyClass::kTranspose, "v7x", 0, 0, 105, 131072, 172, 0, 0, 0},
+    {BodyClass::kTranspose, "v4", 0, 0, 127, 49152, 254, 0, 0, 0},
+    {BodyClass::kTranspose, "v5e", 0, 0, 121, 131072, 254, 0, 0, 0},
+    {BodyClass::kTranspose, "v5p", 0, 0, 121, 131072, 254, 0, 0, 0},
+    {BodyClass::kTranspose, "v6e", 0, 0, 105, 131072, 254, 0, 0, 0},
+    {BodyClass::kTranspose, "v7x", 0, 0, 105, 131072, 254, 0, 0, 0},
 };
 
 // Generations whose Mosaic re-reads a 16-bit left operand from VMEM for each MXU column while k
