@@ -383,6 +383,7 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
     for (const auto& [figure, field] :
          {std::pair<const std::string&, const char*>{body.reduction_live_bytes(), "reduction_live_bytes"},
           {body.reduction_input_bytes(), "reduction_input_bytes"},
+          {body.reduction_output_bytes(), "reduction_output_bytes"},
           {body.dot_bytes(), "dot_bytes"},
           {body.packed_dot_bytes(), "packed_dot_bytes"},
           {body.transpose_bytes(), "transpose_bytes"},

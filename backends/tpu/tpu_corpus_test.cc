@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -284,31 +285,35 @@ TEST(TpuCorpusTest, CountedMosaicScratchIsExact) {
   EXPECT_EQ(paged, 6);       // two kernels on v4, v5e, v5p
 }
 
-// Flash attention forward over block shapes the corpus does not have (sequence 8192; block_q
-// 256-2048, block_k 128-1024, 1-8 inner iterations), compiled with the scoped limit raised so that
-// every report gives its spill slots (tests/data/tpu/flash_spill_sweep.jsonl.gz,
-// bench/tpu/sweep_flash_spills.py): an out-of-sample check of the attention band. Every spill
-// lies within [low, high], so none of these verdicts could be a false FITS; how far the central
-// estimate is from libtpu's figure is printed (docs/tpu.md).
-TEST(TpuCorpusTest, FlashSweepSpillsLieWithinTheBand) {
-  if (!HaveTpuData("flash_spill_sweep.jsonl.gz")) GTEST_SKIP() << "tests/data/tpu/flash_spill_sweep.jsonl.gz is not in this checkout";
+// A sweep of block shapes the corpus does not have, compiled with the scoped limit raised so that
+// every report gives its spill slots (bench/tpu/sweep_spills.py): every spill lies within the
+// band [low, high] the lowering gives the traced body, so no verdict on them could be a false
+// FITS (nor a false DOES NOT FIT); how far the central estimate is from libtpu's figure is
+// printed (docs/tpu.md). Returns the rows checked.
+int CheckSweepSpillsLieWithinTheBand(const std::string& file, const std::set<BodyClass>& classes) {
   std::map<std::string, DeviceModel> devices;
   std::map<std::string, std::vector<double>> errors;  // gen -> |central - libtpu| / libtpu, spills of 1 MiB or more
   int rows = 0;
-  for (const std::string& line : ReadGzipLines(std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/tpu/flash_spill_sweep.jsonl.gz")) {
+  for (const std::string& line : ReadGzipLines(std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/tpu/" + file)) {
     Struct row;
-    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(line, &row).ok());
+    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(line, &row).ok()) << file;
     if (Field(row, "header") != nullptr) continue;
     const std::string id = Str(row, "id"), gen = Str(row, "gen");
     const Struct* result = Sub(row, "result");
-    ASSERT_NE(result, nullptr) << id;
+    if (result == nullptr) {
+      ADD_FAILURE() << id << ": no result";
+      continue;
+    }
     if (Str(*result, "verdict") != "fits") continue;  // the raised limit holds them all; a failure has no spill figure
     KernelGraph graph;
-    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(Str(row, "graph"), &graph)) << id;
+    if (!google::protobuf::TextFormat::ParseFromString(Str(row, "graph"), &graph)) {
+      ADD_FAILURE() << id << ": graph does not parse";
+      continue;
+    }
     if (!devices.count(gen)) devices[gen] = *LoadDevice(absl::StrCat("tpu_", gen));
     // The estimate the lowering makes of this body (constant figures: a traced kernel's).
     const SpillEstimate estimate = EstimateSpills(graph.pallas().body(), devices[gen]);
-    ASSERT_EQ(estimate.body_class, BodyClass::kAttention) << id;
+    EXPECT_TRUE(classes.count(estimate.body_class)) << id << ": " << BodyClassName(estimate.body_class);
     auto bytes = [&](const std::string& expr) -> int64_t {
       absl::StatusOr<Expr> parsed = Expr::Parse(expr, SymbolTable());
       absl::StatusOr<int64_t> value = parsed.ok() ? parsed->Evaluate({}) : absl::StatusOr<int64_t>(parsed.status());
@@ -324,12 +329,28 @@ TEST(TpuCorpusTest, FlashSweepSpillsLieWithinTheBand) {
     }
     ++rows;
   }
-  EXPECT_GE(rows, 200);
   for (auto& [gen, e] : errors) {
     std::sort(e.begin(), e.end());
-    std::printf("flash sweep %s: %zu spills of 1 MiB or more, central estimate off by a median %.0f%% (worst %.0f%%)\n",
-                gen.c_str(), e.size(), 100 * e[e.size() / 2], 100 * e.back());
+    std::printf("%s %s: %zu spills of 1 MiB or more, central estimate off by a median %.0f%% (worst %.0f%%)\n",
+                file.c_str(), gen.c_str(), e.size(), 100 * e[e.size() / 2], 100 * e.back());
   }
+  return rows;
+}
+
+// Flash attention forward (sequence 8192; block_q 256-2048, block_k 128-1024, 1-8 inner
+// iterations; tests/data/tpu/flash_spill_sweep.jsonl.gz): the attention band.
+TEST(TpuCorpusTest, FlashSweepSpillsLieWithinTheBand) {
+  if (!HaveTpuData("flash_spill_sweep.jsonl.gz")) GTEST_SKIP() << "tests/data/tpu/flash_spill_sweep.jsonl.gz is not in this checkout";
+  EXPECT_GE(CheckSweepSpillsLieWithinTheBand("flash_spill_sweep.jsonl.gz", {BodyClass::kAttention}), 200);
+}
+
+// Softmax and layer norm, f32 and bf16, d 256-8192 by 128-2048 rows
+// (tests/data/tpu/reduction_spill_sweep.jsonl.gz): the reduction band, [0, figure]. Tall, narrow
+// blocks spill more than the block because of their per-row statistics (reduction_output_bytes),
+// tall blocks of 1024-3072 lanes far less than it.
+TEST(TpuCorpusTest, ReductionSweepSpillsLieWithinTheBand) {
+  if (!HaveTpuData("reduction_spill_sweep.jsonl.gz")) GTEST_SKIP() << "tests/data/tpu/reduction_spill_sweep.jsonl.gz is not in this checkout";
+  EXPECT_GE(CheckSweepSpillsLieWithinTheBand("reduction_spill_sweep.jsonl.gz", {BodyClass::kReduction}), 450);
 }
 
 // The worst answer is FITS for a kernel the compiler rejects: none in the whole corpus.
@@ -368,11 +389,12 @@ TEST(TpuCorpusTest, AgreementAndAtRiskStayAsMeasured) {
     int max_at_risk;
     double min_within;     // of failing compiles with a figure
   };
-  // Measured 2026-11-27 (2,054 rows): agreement 98.8/98.7/98.2/99.4/99.2%, AT RISK 14/17/17/6/6,
-  // bytes within 1% 80.4/91.8/92.6/92.3/92.1%.
-  for (const Expected& e : {Expected{"v4", 0.985, 14, 0.80}, Expected{"v5e", 0.985, 17, 0.915},
-                            Expected{"v5p", 0.98, 17, 0.925}, Expected{"v6e", 0.99, 6, 0.92},
-                            Expected{"v7x", 0.99, 6, 0.92}}) {
+  // Measured 2026-11-27 (2,054 rows): agreement 99.1/98.9/98.5/99.4/99.2%, AT RISK 18/21/21/9/9
+  // (softmax and layer norm blocks that spill past the limit are AT RISK, not DOES NOT FIT: their
+  // band's low bound is 0), bytes within 1% 80.4/91.8/92.6/92.3/92.1%.
+  for (const Expected& e : {Expected{"v4", 0.99, 18, 0.80}, Expected{"v5e", 0.988, 21, 0.915},
+                            Expected{"v5p", 0.985, 21, 0.925}, Expected{"v6e", 0.99, 9, 0.92},
+                            Expected{"v7x", 0.99, 9, 0.92}}) {
     const Tally& t = Corpus().by_half.at("all").at(e.gen);
     EXPECT_GE(static_cast<double>(t.agree) / t.rows, e.min_agreement) << e.gen;
     EXPECT_LE(t.at_risk, e.max_at_risk) << e.gen;

@@ -72,6 +72,17 @@ MASKED_MERGE_HOLDS = {"v4", "v5e", "v5p"}
 WHOLE_CORPUS_HIGH = {"looped", "transpose"}
 # classes whose band is fitted per generation even with --pooled: the MXU's shape differs
 PER_GENERATION = {"matmul", "matmul8", "matmul32"}
+# classes whose spill is the figure less what the vector registers keep of it, a number of
+# registers nearly independent of the block (docs/tpu.md): fitted per generation as the figure less
+# an offset, the central less the median kept, the high less the fewest kept (with the margin),
+# the low less the most
+ADDITIVE = {"matmul32", "reduction"}
+# additive classes whose band is [0, figure]: a softmax or layer norm spills at most what it keeps
+# whole (the block, the broadcast rows, the per-row statistics; the reduction sweep, out of sample,
+# keeps 20-60 vregs fewer than the fit half's fewest, more than a margin covers), and tall blocks of
+# 1024-3072 lanes spill as little as a fifth of it (the sweep: Mosaic stops spilling more beyond
+# 512-1024 rows), so no verdict rests on a low bound
+BAND_TO_FIGURE = {"reduction"}
 
 
 def dot_held_bytes(d, width, gen):
@@ -117,8 +128,9 @@ def body_class(f, gen="v5e"):
   """(class, figure) of a body summary (pallas_body.summarize)."""
   red = f.get("reduction_live_bytes", 0)
   if red > 0 and f.get("dot_bytes", 0) == 0:
-    # plus the row vectors broadcast against the block (a layer norm's weight and bias)
-    return "reduction", red + f.get("row_broadcast_bytes", 0)
+    # plus the row vectors broadcast against the block (a layer norm's weight and bias) and the
+    # per-row results of the reductions (a softmax's max and sum, a vreg per 8 rows)
+    return "reduction", red + f.get("row_broadcast_bytes", 0) + f.get("reduction_output_bytes", 0)
   if red > 0:
     red = max(red, f.get("reduction_input_bytes", 0) // 2)
     if f.get("rolled_loops", 0):
@@ -211,16 +223,20 @@ def fit(recs, margin, pooled=False):
       if cls in ("matmul", "matmul32"):
         high = max(r["spill"] / r["fig"] for r in big) * (1 + margin)
         high_offset = max(0.0, max(r["spill"] - high * r["fig"] for r in rs)) * (1 + margin)
-      if cls == "matmul32":
-        # what the f32 partials spill is the column less what the registers keep of it, about
-        # the same number of registers on every block (docs/tpu.md): slope 1, the median kept;
-        # the high bound is the column less the least kept (less 10% of it; where a block spilled
-        # more than its column, plus the most it spilled beyond, plus 10%)
+      if cls in ADDITIVE:
+        # what the f32 partials of a 32-bit matmul, or the f32 row block a softmax keeps across
+        # its reductions, spills is the figure less what the registers keep of it, about the same
+        # number of registers on every block (docs/tpu.md): slope 1, the median kept; the high
+        # bound is the figure less the least kept (less 10% of it; where a block spilled more than
+        # its figure, plus the most it spilled beyond, plus 10%), the low less the most kept
         held = [r for r in rs if r["spill"] > 0]
+        low, low_offset = 1.0, float(max(r["fig"] - r["spill"] for r in rs))
         slope, offset = 1.0, float(statistics.median(r["fig"] - r["spill"] for r in held)) if held else 0.0
         if held:
           kept = min(r["fig"] - r["spill"] for r in held)
           high, high_offset = 1.0, -kept * (1 - margin) if kept > 0 else -kept * (1 + margin)
+          if cls in BAND_TO_FIGURE:
+            low, low_offset, high, high_offset = 0.0, 0.0, 1.0, 0.0
       small_offset, small_rows = 0.0, 0
       if cls in PER_GENERATION:
         # small blocks whose dot holds nothing (figure 0) spill a few registers all the same,
@@ -235,7 +251,7 @@ def fit(recs, margin, pooled=False):
   # whose spill decides a verdict: such a generation takes the central of the nearest one that has
   # large figures (the newest not newer, else the oldest newer), as vector_cost.cc does
   for (gen, cls), v in list(coef.items()):
-    if (gen, cls) in has_big or cls in PER_GENERATION:
+    if (gen, cls) in has_big or cls in PER_GENERATION or cls in ADDITIVE:
       continue
     i = GENS.index(gen)
     donors = [g for g in reversed(GENS[:i]) if (g, cls) in has_big] + [g for g in GENS[i + 1:] if (g, cls) in has_big]
@@ -246,7 +262,7 @@ def fit(recs, margin, pooled=False):
     # one band per class over every generation (more kernels per class); central stays per generation
     for cls in CLASSES:
       have = [v for (g, c), v in coef.items() if c == cls]
-      if not have or cls in PER_GENERATION:
+      if not have or cls in PER_GENERATION or cls in ADDITIVE:
         continue
       lo, hi = min(v[0] for v in have), max(v[2] for v in have)
       if cls in WHOLE_CORPUS_HIGH:

@@ -14,6 +14,10 @@ lowering (backends/tpu) estimates those spills from the figures this module read
                           across a reduction (a softmax's f32 row block)
   reduction_input_bytes   the bytes all reductions of one region read: the work a scheduler may
                           interleave (attention heads written as a Python loop)
+  reduction_output_bytes  the bytes all reductions of one region leave, as vregs hold them with the
+                          reduced axes kept: a reduction along the lanes leaves one value per row,
+                          one vreg per 8 rows (a softmax's max and sum, a layer norm's mean and
+                          variance: each rows x 512 B)
   dot_bytes               the largest dot_general: its operands plus its result
   packed_dot_bytes        the same over dots of 16-, 8- or 4-bit operands (packed in vregs)
   transpose_bytes         the largest operand of a transpose of the two minor dims
@@ -345,6 +349,27 @@ def _temporary_scratch(body, scratch_invars, grid=None):
   return temporary
 
 
+class _Value:
+  """A vector value's shape and dtype (what vreg_bytes reads of an aval)."""
+
+  def __init__(self, shape, dtype):
+    self.shape, self.dtype = shape, dtype
+
+
+def _reduction_result_bytes(eqn):
+  """What one reduction leaves in vregs: its result with the reduced axes kept as 1 (Mosaic's
+  layout of a lane reduction is a column, one value per row, 8 rows to a vreg). Cumulative ops
+  (cumsum, ...), which keep the shape, leave nothing beyond their input's size: 0."""
+  axes = eqn.params.get("axes")
+  operand = getattr(eqn.invars[0], "aval", None) if eqn.invars else None
+  shape = getattr(operand, "shape", None)
+  if axes is None or shape is None or not eqn.outvars:
+    return 0
+  kept = tuple(1 if i in tuple(axes) else d for i, d in enumerate(shape))
+  result = eqn.outvars[0].aval
+  return vreg_bytes(_Value(kept, result.dtype))
+
+
 def _dot_shape(eqn):
   """(m, n, k, batch) of a dot_general: its free lhs dims, free rhs dims, contracted dims, batch."""
   try:
@@ -369,7 +394,7 @@ def summarize(pallas_eqn):
   regions = [(main, body, env)]
   _flatten(body, main, env, regions)
 
-  live_red = reduced = dot = packed_dot = transpose = packed_transpose = row_broadcast = 0
+  live_red = reduced = red_out = dot = packed_dot = transpose = packed_transpose = row_broadcast = 0
   arith, dots = set(), set()
   vector = dict.fromkeys(VECTOR_FIGURES, 0)
   rolled_work = 0
@@ -384,6 +409,7 @@ def summarize(pallas_eqn):
     for p in red_pos:
       live_red = max(live_red, k * across[p])
     reduced = max(reduced, k * sum(region.bytes.get(i, 0) for p in red_pos for i in region.ops[p][1]))
+    red_out = max(red_out, k * sum(_reduction_result_bytes(region.ops[p][3]) for p in red_pos))
     rows_seen = {}  # row vectors broadcast down the sublanes: jaxpr variable id -> vreg bytes
     # blocks the region merges under a mask (select_n: megablox gmm's store of the accumulator
     # into the rows of its group): a dot of that result shape is `masked_merge`
@@ -452,6 +478,7 @@ def summarize(pallas_eqn):
   return {
       "reduction_live_bytes": live_red,
       "reduction_input_bytes": reduced,
+      "reduction_output_bytes": red_out,
       "dot_bytes": dot,
       "packed_dot_bytes": packed_dot,
       "transpose_bytes": transpose,
@@ -492,7 +519,7 @@ def body_textproto(summary, indent="  "):
   """The `body { ... }` lines of a PallasCall textproto."""
   q = lambda s: '"' + str(s) + '"'
   lines = [f"{indent}body {{"]
-  for key in ("reduction_live_bytes", "reduction_input_bytes", "dot_bytes", "packed_dot_bytes",
+  for key in ("reduction_live_bytes", "reduction_input_bytes", "reduction_output_bytes", "dot_bytes", "packed_dot_bytes",
               "transpose_bytes", "packed_transpose_bytes", "row_broadcast_bytes"):
     if summary.get(key):
       lines.append(f"{indent}  {key}: {q(summary[key])}")  # expressions

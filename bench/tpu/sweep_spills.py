@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Mosaic's register spill slots over a grid of block shapes of one kernel family, compiled by
+libtpu with the scoped limit raised so that every kernel compiles and its report gives the spill
+slots exactly: an out-of-sample check of the spill estimate's band (backends/tpu/spill_model.cc;
+tests: backends/tpu/tpu_corpus_test.cc, *SweepSpills*).
+
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
+      --family flash tests/data/tpu/flash_spill_sweep.jsonl.gz [--gens v5e,v5p,v6e,v7x]
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
+      --family reduction tests/data/tpu/reduction_spill_sweep.jsonl.gz [--gens v5e,v5p,v6e,v7x]
+
+Families:
+  flash      JAX's flash attention forward: batch 1, 2 heads, sequence 8192, head_dim 128, bf16;
+             block_q 256-2048, block_k 128-1024, block_k_major = block_k x 1, 2, 4 or 8 (at most
+             4096), the score tiles of one grid step (block_q x block_k_major x 4 B x iterations) at
+             most 48 MiB (60 shapes; the corpus's flash kernels have sequence 4096).
+  reduction  softmax and layer norm over 8192 rows (tpu_kernels.softmax, .layernorm), f32 and
+             bf16: d 256-8192, block rows 128-2048, the f32 row block at most 16 MiB (the corpus
+             has d 768-8192 with 128-1024 rows; this adds the narrow rows and the tall blocks).
+The limit: 100 MiB on v5e and v6e (128 MiB of VMEM), 60 MiB on v5p and v7x (64 MiB); v4's 16 MiB
+VMEM holds too few of them. One row per compile, after a header line: id, gen, kind, params,
+vmem_limit_bytes, graph (pallas_to_graph.py's, with its body), result (the verdict, the report's
+total and its spill slots). Versions: jax 0.10.2, jaxlib 0.10.2, libtpu 0.0.42.1 (flash: about 4
+minutes a generation on two cores; reduction: about 2).
+"""
+import argparse
+import datetime
+import gzip
+import hashlib
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import tpu_aot  # noqa: E402  (first: sets the environment libtpu needs)
+import make_corpus  # noqa: E402
+import pallas_to_graph  # noqa: E402
+import tpu_kernels  # noqa: E402
+
+LIMITS = {"v5e": 100 << 20, "v6e": 100 << 20, "v5p": 60 << 20, "v7x": 60 << 20}
+
+
+def flash_shapes():
+  out = []
+  for block_q in (256, 512, 1024, 2048):
+    for block_k in (128, 256, 512, 1024):
+      for iterations in (1, 2, 4, 8):
+        major = block_k * iterations
+        if major <= 4096 and iterations * block_q * block_k * 4 <= (48 << 20):
+          out.append(("flash_fwd", {"b": 1, "h": 2, "s": 8192, "d": 128, "block_q": block_q,
+                                    "block_k_major": major, "block_k": block_k}))
+  return sorted(out, key=lambda kp: kp[1]["block_q"] * kp[1]["block_k_major"])
+
+
+def reduction_shapes():
+  out = []
+  for kind in ("softmax", "layernorm"):
+    for dtype in ("f32", "bf16"):
+      for d in (256, 512, 1024, 2048, 3072, 4096, 8192):
+        for br in (128, 256, 512, 1024, 2048):
+          if br * d * 4 <= (16 << 20):
+            out.append((kind, {"rows": 8192, "d": d, "br": br, "dtype": dtype}))
+  return out
+
+
+FAMILIES = {"flash": flash_shapes, "reduction": reduction_shapes}
+
+
+def main():
+  ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  ap.add_argument("out")
+  ap.add_argument("--family", choices=sorted(FAMILIES), required=True)
+  ap.add_argument("--gens", default="v5e,v5p,v6e,v7x")
+  a = ap.parse_args()
+  rows = [{"header": True, "versions": tpu_aot.versions(), "date": datetime.date.today().isoformat(),
+           "command": " ".join(["bench/tpu/sweep_spills.py"] + sys.argv[1:])}]
+  for gen in a.gens.split(","):
+    limit = LIMITS[gen]
+    for kind, params in FAMILIES[a.family]():
+      fn, args = tpu_kernels.build(kind, params)
+      key = hashlib.sha1(json.dumps(params, sort_keys=True).encode()).hexdigest()[:10]
+      graph = pallas_to_graph.graphs_from_function(fn, args, f"{gen}_{kind}_{key}")[0]
+      r = make_corpus.compile_with_limit(kind, params, gen, limit)
+      allocations = [x for k in ((r.get("report") or {}).get("kernels") or {}).values() for x in k["allocations"]]
+      result = {"verdict": r["verdict"], "compile_s": r.get("compile_s"),
+                "total_bytes": (r.get("pallas") or {}).get("total_bytes"),
+                "spill_bytes": sum(x["size"] for x in allocations if x["what"] == "SPILL")}
+      rows.append({"id": f"{gen}/{kind}/{key}", "gen": gen, "kind": kind, "params": params,
+                   "vmem_limit_bytes": limit, "graph": graph, "result": result})
+      print(gen, kind, json.dumps(params, sort_keys=True), result["verdict"], result["spill_bytes"], flush=True)
+  with gzip.open(a.out, "wt", compresslevel=9) as f:
+    for r in rows:
+      f.write(json.dumps(r, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+  main()
