@@ -47,17 +47,17 @@ def totals(data_dir):
     out = []
     for plans, suffix in (("model alone", ""), ("H100 residuals", "-residuals")):
         for protocol, steady in (("bursts", False), ("steady state", True)):
-            names, rows = [], []
-            for run in runs:
-                judged = run_rows(run, suffix, steady)
-                if judged is not None:
-                    names.append(os.path.basename(run))
-                    rows += judged.values()
+            by_run = {os.path.basename(run): judged for run in runs
+                      if (judged := run_rows(run, suffix, steady)) is not None}
             for kernel in ("all", "triton", "cuda_gemm"):
-                mine = [r for r in rows if kernel in ("all", r["kernel"])]
+                # the runs that judged rows of this kernel, and those rows
+                mine = {name: [r for r in judged.values() if kernel in ("all", r["kernel"])]
+                        for name, judged in by_run.items()}
+                names = [name for name, rows in mine.items() if rows]
+                rows = [r for name in names for r in mine[name]]
                 out.append({"plans": plans, "protocol": protocol, "kernel": kernel, "runs": names,
-                            "rows": len(mine), "top1_within_10pct": sum(r["top1_vs_best"] <= 1.10 for r in mine),
-                            "best_in_top5": sum(bool(r["best_in_top5"]) for r in mine)})
+                            "rows": len(rows), "top1_within_10pct": sum(r["top1_vs_best"] <= 1.10 for r in rows),
+                            "best_in_top5": sum(bool(r["best_in_top5"]) for r in rows)})
     return out
 
 
