@@ -96,11 +96,12 @@ constexpr Coefficients kTable[] = {
 // fits the MXUs at once, instead of keeping it in vector registers: in the corpus no 16-bit block
 // with k <= 512 spills its left operand on v6e or v7x (166 blocks), while v4-v5p spill it all.
 constexpr const char* kRereadsLeftOperand[] = {"v6e", "v7x"};
-// Generations on which a dot whose result is merged under a mask (PallasDot.masked_merge) keeps a
-// second column of f32 partials: megablox gmm spills held + one column less the usual few vregs on
-// v4, v5e and v5p (bf16 and f32, every block that carries a column); on v6e it spills 0.2-0.36 of
-// a column more and on v7x less than held, so there the column is counted once.
-constexpr const char* kMaskedMergeHoldsSecondColumn[] = {"v4", "v5e", "v5p"};
+// Generations on which a dot whose result is merged under a mask (PallasDot.masked_merge) does not
+// keep a second column of f32 partials. Megablox gmm spills held + one column less the usual few
+// vregs on v4, v5e and v5p (bf16 and f32, every block that carries a column); on v6e it spills
+// 0.2-0.36 of a column more and on v7x less than held, so there the column is counted once. A TPU
+// other than the five counts it twice, the larger figure.
+constexpr const char* kMaskedMergeCountsOneColumn[] = {"v6e", "v7x"};
 
 bool Given(const std::string& figure) { return !figure.empty() && figure != "0"; }
 
@@ -201,7 +202,7 @@ std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const Devi
           ? absl::StrCat("min(1, ", n_tiles, " - 1) * ", more_k_passes)
           : absl::StrCat("min(1, ", n_tiles, " - 1)");
   const int columns =
-      dot.masked_merge() && absl::c_linear_search(kMaskedMergeHoldsSecondColumn, TpuGeneration(device)) ? 2 : 1;
+      dot.masked_merge() && !absl::c_linear_search(kMaskedMergeCountsOneColumn, TpuGeneration(device)) ? 2 : 1;
   return absl::StrCat("min(1, max(0, ", k_tiles, " * ", n_tiles, " - ", mxus, ")) * (", lhs, " * ", lhs_reused, " + ",
                       columns, " * ", partials, " * ", more_k_passes, ")");
 }

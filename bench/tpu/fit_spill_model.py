@@ -59,9 +59,9 @@ MiB = 1 << 20
 # generations whose Mosaic re-reads a 16-bit left operand from VMEM for each MXU column while k
 # fits the MXUs at once (the corpus: no 16-bit block with k <= 512 spills its left operand there)
 REREAD_LHS = {"v6e", "v7x"}
-# generations on which a dot merged under a mask (masked_merge: megablox gmm) keeps a second column
-# of f32 partials (spill_model.cc kMaskedMergeHoldsSecondColumn)
-MASKED_MERGE_HOLDS = {"v4", "v5e", "v5p"}
+# generations on which a dot merged under a mask (masked_merge: megablox gmm) keeps one column of
+# f32 partials, not two (spill_model.cc kMaskedMergeCountsOneColumn)
+MASKED_MERGE_ONCE = {"v6e", "v7x"}
 # classes whose high bound is taken over the whole corpus, not the fit half alone: the looped
 # class's fit half holds one ragged paged kernel (spilling 0.5-0.6 x its figure) against two in
 # the holdout that spill 0.9-1.7 x, beyond a fit-half band; a band that misses them could say FITS
@@ -102,7 +102,7 @@ def dot_held_bytes(d, width, gen):
   partial = -(-m // 8) * 8 * (min(size, -(-n // 128) * 128) if width == 4 else size) * 4
   # v6e and v7x re-read a 16-bit left operand from VMEM while k fits the MXUs at once
   lhs_reused = n_tiles > 1 and (gen not in REREAD_LHS or k_tiles > count)
-  columns = 2 if d.get("masked_merge") and gen in MASKED_MERGE_HOLDS else 1
+  columns = 2 if d.get("masked_merge") and gen not in MASKED_MERGE_ONCE else 1
   return lhs * lhs_reused + columns * partial * (k_tiles > count)
 
 
