@@ -280,6 +280,12 @@ absl::StatusOr<Expr> Expr::Parse(absl::string_view text, const SymbolTable& symb
   return Expr(std::move(body));
 }
 
+absl::StatusOr<int64_t> Expr::EvaluateConstant(absl::string_view text) {
+  absl::StatusOr<Expr> parsed = Parse(text, SymbolTable());
+  if (!parsed.ok()) return parsed.status();
+  return parsed->Evaluate({});
+}
+
 std::vector<int> Expr::Parameters() const {
   std::vector<int> slots;
   for (const Instruction& instruction : body_->code) {

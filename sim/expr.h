@@ -49,6 +49,9 @@ class Expr {
   // Division by zero and overflow are errors, never wrapped values.
   absl::StatusOr<int64_t> Evaluate(absl::Span<const int64_t> values) const;
 
+  // Parses and evaluates `text`, which names no parameters (a traced kernel's figures).
+  static absl::StatusOr<int64_t> EvaluateConstant(absl::string_view text);
+
   bool IsConstant() const { return body_->code.size() == 1 && body_->code[0].op == Op::kPush; }
   const std::string& text() const { return body_->text; }
   // Slots of the parameters this expression reads.

@@ -93,6 +93,12 @@ TEST_F(ExprTest, DivisionByZeroIsAnError) {
   EXPECT_FALSE(expr->Evaluate({128, 3}).ok());
 }
 
+TEST_F(ExprTest, EvaluateConstantTakesNoParameters) {
+  EXPECT_EQ(*Expr::EvaluateConstant("round_up(4096 * 3 - 100, 4096)"), 12288);
+  EXPECT_FALSE(Expr::EvaluateConstant("BLOCK_M * 2").ok());  // a name is unknown here
+  EXPECT_FALSE(Expr::EvaluateConstant("1 / 0").ok());
+}
+
 TEST_F(ExprTest, ParametersListsSlots) {
   auto expr = Expr::Parse("STAGES * 2", symbols_);
   ASSERT_TRUE(expr.ok());

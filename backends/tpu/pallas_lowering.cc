@@ -338,7 +338,7 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
     b->set_scope(INSTRUCTION);
     b->set_role(role);
     b->set_doc(std::string(doc));
-    out.info[name] = LoweredInfo{std::string(kind)};
+    out.info[name] = LoweredInfo{std::string(kind), ""};
     scratch.push_back(name);
     return absl::OkStatus();
   };
@@ -372,7 +372,7 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
       b->mutable_estimate()->set_basis(basis);
     }
     b->set_doc(doc);
-    out.info[name] = LoweredInfo{PallasAllocationKind(graph, name)};
+    out.info[name] = LoweredInfo{PallasAllocationKind(graph, name), ""};
     scratch.push_back(name);
     return absl::OkStatus();
   };

@@ -517,10 +517,7 @@ PallasBody OneDotBody(int64_t m, int64_t n, int64_t k, const char* dtype = "bf16
 }
 
 int64_t EvalConstant(const std::string& expr) {
-  absl::StatusOr<Expr> parsed = Expr::Parse(expr, SymbolTable());
-  EXPECT_TRUE(parsed.ok()) << expr << ": " << parsed.status();
-  if (!parsed.ok()) return -1;
-  absl::StatusOr<int64_t> v = parsed->Evaluate({});
+  absl::StatusOr<int64_t> v = Expr::EvaluateConstant(expr);
   EXPECT_TRUE(v.ok()) << expr << ": " << v.status();
   return v.ok() ? *v : -1;
 }

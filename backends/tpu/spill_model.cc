@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -105,13 +104,6 @@ constexpr const char* kMaskedMergeCountsOneColumn[] = {"v6e", "v7x"};
 
 bool Given(const std::string& figure) { return !figure.empty() && figure != "0"; }
 
-// The value of an expression with no parameters (a traced kernel's figures); none otherwise.
-std::optional<int64_t> ConstantBytes(const std::string& expr) {
-  absl::StatusOr<Expr> parsed = Expr::Parse(expr, SymbolTable());
-  if (!parsed.ok()) return std::nullopt;
-  absl::StatusOr<int64_t> value = parsed->Evaluate({});
-  return value.ok() ? std::optional<int64_t>(*value) : std::nullopt;
-}
 
 // The widest dot operand of the body in bytes (its dot_dtypes; 4 where none is readable), the
 // width its left operand takes in vector registers.
@@ -222,8 +214,7 @@ std::string LargestDotBytes(const PallasBody& body, const DeviceModel& device) {
 SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) {
   SpillEstimate out;
   out.body_class = ClassifyBody(body);
-  const char* figure_name = "";  // the figure in words, for the basis
-  std::string reduction_figure_name;  // owns figure_name's text for the reduction class
+  std::string figure_name;  // the figure in words, for the basis
   switch (out.body_class) {
     case BodyClass::kStreaming:
       out.low = out.central = out.high = "0";
@@ -245,8 +236,7 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
         names.push_back(name);
       }
       out.figure = absl::StrCat("(", absl::StrJoin(terms, " + "), ")");
-      reduction_figure_name = absl::StrJoin(names, " + ");
-      figure_name = reduction_figure_name.c_str();
+      figure_name = absl::StrJoin(names, " + ");
       break;
     }
     case BodyClass::kAttention:
@@ -380,8 +370,9 @@ std::vector<CountedScratch> CountedMosaicScratch(const PallasBody& body, const D
                          absl::StrCat(doc, ": a dot with 2-4 left-operand rows allocates it; 1 or 5-7 rows may")};
   // Constant rows (a traced kernel's): the rule's answer as numbers, exact where it is certain
   // (its bounds then read the same) and nothing where no dot has fewer than 8 rows.
-  const std::optional<int64_t> sure = ConstantBytes(scratch.central), maybe = ConstantBytes(scratch.high);
-  if (sure.has_value() && maybe.has_value()) {
+  const absl::StatusOr<int64_t> sure = Expr::EvaluateConstant(scratch.central);
+  const absl::StatusOr<int64_t> maybe = Expr::EvaluateConstant(scratch.high);
+  if (sure.ok() && maybe.ok()) {
     if (*maybe == 0) return out;
     scratch.central = scratch.low = absl::StrCat(*sure);
     scratch.high = absl::StrCat(*maybe);

@@ -315,8 +315,7 @@ int CheckSweepSpillsLieWithinTheBand(const std::string& file, const std::set<Bod
     const SpillEstimate estimate = EstimateSpills(graph.pallas().body(), devices[gen]);
     EXPECT_TRUE(classes.count(estimate.body_class)) << id << ": " << BodyClassName(estimate.body_class);
     auto bytes = [&](const std::string& expr) -> int64_t {
-      absl::StatusOr<Expr> parsed = Expr::Parse(expr, SymbolTable());
-      absl::StatusOr<int64_t> value = parsed.ok() ? parsed->Evaluate({}) : absl::StatusOr<int64_t>(parsed.status());
+      absl::StatusOr<int64_t> value = Expr::EvaluateConstant(expr);
       EXPECT_TRUE(value.ok()) << id << ": " << expr;
       return value.value_or(-1);
     };

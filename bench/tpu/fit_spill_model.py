@@ -230,13 +230,14 @@ def fit(recs, margin, pooled=False):
         # bound is the figure less the least kept (less 10% of it; where a block spilled more than
         # its figure, plus the most it spilled beyond, plus 10%), the low less the most kept
         held = [r for r in rs if r["spill"] > 0]
-        low, low_offset = 1.0, float(max(r["fig"] - r["spill"] for r in rs))
         slope, offset = 1.0, float(statistics.median(r["fig"] - r["spill"] for r in held)) if held else 0.0
-        if held:
-          kept = min(r["fig"] - r["spill"] for r in held)
-          high, high_offset = 1.0, -kept * (1 - margin) if kept > 0 else -kept * (1 + margin)
-          if cls in BAND_TO_FIGURE:
-            low, low_offset, high, high_offset = 0.0, 0.0, 1.0, 0.0
+        if cls in BAND_TO_FIGURE:
+          low, low_offset, high, high_offset = 0.0, 0.0, 1.0, 0.0
+        else:
+          low, low_offset = 1.0, float(max(r["fig"] - r["spill"] for r in rs))
+          if held:
+            kept = min(r["fig"] - r["spill"] for r in held)
+            high, high_offset = 1.0, -kept * (1 - margin) if kept > 0 else -kept * (1 + margin)
       small_offset, small_rows = 0.0, 0
       if cls in PER_GENERATION:
         # small blocks whose dot holds nothing (figure 0) spill a few registers all the same,
