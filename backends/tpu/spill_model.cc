@@ -25,14 +25,17 @@ namespace {
 // nothing spill a few registers all the same, and no block of more rows than the largest of them
 // (small_rows, from the fit half over all generations) does: their high bound adds small_offset.
 // Fitted by
-// bench/tpu/fit_spill_model.py --pooled --margin 0.10 on the half of the oracle corpus
-// (tests/data/tpu/corpus.jsonl.gz, libtpu 0.0.42.1, 2026-11-26) whose kernels hash even; the
-// other half judges it (docs/tpu.md; the looped and transpose classes' high bound is the whole
-// corpus's: their fit halves hold a single ragged kernel and four transposes). Low and high are the extremes of the fit half over all
-// generations (high with a 10% margin), per generation for the matmul classes (the MXU's shape
-// differs); central is per generation (where a generation's fit half has no figure of 1 MiB or
-// more in a class, the nearest generation's that has: v4 and v7x's looped attention, whose fit
-// rows are small paged kernels). A row's spill is libtpu's SPILL allocations where the
+// bench/tpu/fit_spill_model.py --pooled --margin 0.10
+// --fit-sweep tests/data/tpu/ragged_spill_sweep.jsonl.gz on the half of the oracle corpus
+// (tests/data/tpu/corpus.jsonl.gz, libtpu 0.0.42.1, 2026-11-26) whose kernels hash even, and on the
+// ragged paged attention sweep (2026-11-27) for the looped class; the other half judges it
+// (docs/tpu.md; the looped and transpose classes' high bound is the whole corpus's: their fit
+// halves hold three small ragged kernels and four transposes). Low and high are the extremes of
+// the fit half over all generations (high with a 10% margin), per generation for the matmul
+// classes (the MXU's shape differs); central is per generation: a least-squares line over figures
+// of 1 MiB or more, or their median ratio where the line would add bytes at figure 0 (where a
+// generation's fit half has no such figure in a class, the nearest generation's that has: v4's
+// looped attention, which the sweep does not compile). A row's spill is libtpu's SPILL allocations where the
 // kernel compiles, else the spill slots its error lists among the largest allocations (v4). Several
 // 32-bit dots (no corpus kernel has them) take the band of several narrower ones.
 struct Coefficients {
@@ -53,37 +56,37 @@ constexpr Coefficients kTable[] = {
     {BodyClass::kAttention, "v5e", 0, 0, 784, 1290272, 989, 0, 0, 0},
     {BodyClass::kAttention, "v5p", 0, 0, 789, 1305344, 989, 0, 0, 0},
     {BodyClass::kAttention, "v6e", 0, 0, 572, 557881, 989, 0, 0, 0},
-    {BodyClass::kAttention, "v7x", 0, 0, 617, 0, 989, 0, 0, 0},
-    {BodyClass::kLooped, "v4", 0, 0, 615, 0, 1872, 0, 0, 0},
-    {BodyClass::kLooped, "v5e", 0, 0, 615, 0, 1872, 0, 0, 0},
-    {BodyClass::kLooped, "v5p", 0, 0, 630, 0, 1872, 0, 0, 0},
-    {BodyClass::kLooped, "v6e", 0, 0, 487, 0, 1872, 0, 0, 0},
-    {BodyClass::kLooped, "v7x", 0, 0, 487, 0, 1872, 0, 0, 0},
+    {BodyClass::kAttention, "v7x", 0, 0, 656, 0, 989, 0, 0, 0},
+    {BodyClass::kLooped, "v4", 0, 0, 1009, 0, 1385, 0, 0, 0},
+    {BodyClass::kLooped, "v5e", 0, 0, 1009, 0, 1385, 0, 0, 0},
+    {BodyClass::kLooped, "v5p", 0, 0, 1025, 0, 1385, 0, 0, 0},
+    {BodyClass::kLooped, "v6e", 0, 0, 901, 0, 1385, 0, 0, 0},
+    {BodyClass::kLooped, "v7x", 0, 0, 864, 0, 1385, 0, 0, 0},
     {BodyClass::kMatmul, "v4", 1000, 479232, 973, 5975, 1101, 246907, 112641, 512},
     {BodyClass::kMatmul, "v5e", 1000, 536576, 969, 126343, 1064, 76280, 112641, 512},
     {BodyClass::kMatmul, "v5p", 1000, 536576, 953, 98946, 1057, 80041, 112641, 512},
     {BodyClass::kMatmul, "v6e", 1000, 3444736, 963, 398890, 1228, 0, 112641, 512},
-    {BodyClass::kMatmul, "v7x", 1000, 8912896, 210, 0, 948, 0, 112641, 512},
-    {BodyClass::kMatmul8, "v4", 1000, 2273280, 295, 0, 1977, 0, 117146, 512},
-    {BodyClass::kMatmul8, "v5e", 1000, 2273280, 156, 0, 1376, 0, 117146, 512},
+    {BodyClass::kMatmul, "v7x", 1000, 8912896, 350, 0, 948, 0, 112641, 512},
+    {BodyClass::kMatmul8, "v4", 1000, 2273280, 301, 0, 1977, 0, 117146, 512},
+    {BodyClass::kMatmul8, "v5e", 1000, 2273280, 188, 0, 1376, 0, 117146, 512},
     {BodyClass::kMatmul8, "v5p", 1000, 2273280, 197, 100570, 1376, 0, 117146, 512},
-    {BodyClass::kMatmul8, "v6e", 1000, 1265664, 393, 0, 1977, 0, 117146, 512},
+    {BodyClass::kMatmul8, "v6e", 1000, 1265664, 404, 0, 1977, 0, 117146, 512},
     {BodyClass::kMatmul8, "v7x", 1000, 1572864, 1744, 1637581, 1585, 0, 117146, 512},
     {BodyClass::kMatmul32, "v4", 1000, 61440, 1000, 51200, 1001, -40549, 220775, 384},
     {BodyClass::kMatmul32, "v5e", 1000, 200704, 1000, 192512, 1001, -165887, 220775, 384},
     {BodyClass::kMatmul32, "v5p", 1000, 200704, 1000, 190464, 1001, -165887, 220775, 384},
     {BodyClass::kMatmul32, "v6e", 1000, 200704, 1000, 176128, 1001, 446055, 220775, 384},
     {BodyClass::kMatmul32, "v7x", 1000, 1048576, 1000, 425984, 1001, 270337, 220775, 384},
-    {BodyClass::kDot, "v4", 0, 0, 1401, 0, 1736, 0, 0, 0},
-    {BodyClass::kDot, "v5e", 0, 0, 699, 0, 1736, 0, 0, 0},
-    {BodyClass::kDot, "v5p", 0, 0, 727, 0, 1736, 0, 0, 0},
+    {BodyClass::kDot, "v4", 0, 0, 1391, 0, 1736, 0, 0, 0},
+    {BodyClass::kDot, "v5e", 0, 0, 1203, 0, 1736, 0, 0, 0},
+    {BodyClass::kDot, "v5p", 0, 0, 1180, 0, 1736, 0, 0, 0},
     {BodyClass::kDot, "v6e", 0, 0, 1277, 172487, 1736, 0, 0, 0},
-    {BodyClass::kDot, "v7x", 0, 0, 719, 0, 1736, 0, 0, 0},
-    {BodyClass::kDot32, "v4", 0, 0, 1401, 0, 1736, 0, 0, 0},
-    {BodyClass::kDot32, "v5e", 0, 0, 699, 0, 1736, 0, 0, 0},
-    {BodyClass::kDot32, "v5p", 0, 0, 727, 0, 1736, 0, 0, 0},
+    {BodyClass::kDot, "v7x", 0, 0, 1051, 0, 1736, 0, 0, 0},
+    {BodyClass::kDot32, "v4", 0, 0, 1391, 0, 1736, 0, 0, 0},
+    {BodyClass::kDot32, "v5e", 0, 0, 1203, 0, 1736, 0, 0, 0},
+    {BodyClass::kDot32, "v5p", 0, 0, 1180, 0, 1736, 0, 0, 0},
     {BodyClass::kDot32, "v6e", 0, 0, 1277, 172487, 1736, 0, 0, 0},
-    {BodyClass::kDot32, "v7x", 0, 0, 719, 0, 1736, 0, 0, 0},
+    {BodyClass::kDot32, "v7x", 0, 0, 1051, 0, 1736, 0, 0, 0},
     {BodyClass::kTranspose, "v4", 0, 0, 127, 49152, 254, 0, 0, 0},
     {BodyClass::kTranspose, "v5e", 0, 0, 121, 131072, 254, 0, 0, 0},
     {BodyClass::kTranspose, "v5p", 0, 0, 121, 131072, 254, 0, 0, 0},
@@ -250,6 +253,13 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
       if (out.body_class == BodyClass::kAttention && body.dots_size() > 0) {
         out.figure = absl::StrCat("(", out.figure, " + ", MostHeldBytes(body, device), ")");
         figure_name = "max(reduction_live_bytes, reduction_input_bytes / 2) + what a dot holds";
+      }
+      // The looped kind keeps every head's running statistics (max and sum) beside the scores:
+      // without them, blocks of few kv tokens spill up to 2.45 x the scores
+      // (tests/data/tpu/ragged_spill_sweep.jsonl.gz).
+      if (out.body_class == BodyClass::kLooped && Given(body.reduction_output_bytes())) {
+        out.figure = absl::StrCat("(", out.figure, " + ", body.reduction_output_bytes(), ")");
+        figure_name = "max(reduction_live_bytes, reduction_input_bytes / 2) + reduction_output_bytes";
       }
       break;
     case BodyClass::kMatmul:

@@ -352,6 +352,16 @@ TEST(TpuCorpusTest, ReductionSweepSpillsLieWithinTheBand) {
   EXPECT_GE(CheckSweepSpillsLieWithinTheBand("reduction_spill_sweep.jsonl.gz", {BodyClass::kReduction}), 450);
 }
 
+// JAX's ragged paged attention, 26 shapes (8-32 query heads over 1-8 kv heads, 256-2048 kv tokens
+// and 32-256 queries a block; page sizes 16 and 64 give each shape twice) on v5e-v7x
+// (tests/data/tpu/ragged_spill_sweep.jsonl.gz): the looped band, fitted on these and the corpus's
+// fit half. Blocks of few kv tokens spill up to 2.45 x the scores of every head; with the heads'
+// running statistics in the figure no spill exceeds 1.26 x it.
+TEST(TpuCorpusTest, RaggedSweepSpillsLieWithinTheBand) {
+  if (!HaveTpuData("ragged_spill_sweep.jsonl.gz")) GTEST_SKIP() << "tests/data/tpu/ragged_spill_sweep.jsonl.gz is not in this checkout";
+  EXPECT_GE(CheckSweepSpillsLieWithinTheBand("ragged_spill_sweep.jsonl.gz", {BodyClass::kLooped}), 200);
+}
+
 // The worst answer is FITS for a kernel the compiler rejects: none in the whole corpus.
 TEST(TpuCorpusTest, NoFalseFits) {
   SKIP_WITHOUT_CORPUS();
@@ -390,10 +400,10 @@ TEST(TpuCorpusTest, AgreementAndAtRiskStayAsMeasured) {
   };
   // Measured 2026-11-27 (2,054 rows): agreement 99.1/98.9/98.5/99.4/99.2%, AT RISK 18/21/21/9/9
   // (softmax and layer norm blocks that spill past the limit are AT RISK, not DOES NOT FIT: their
-  // band's low bound is 0), bytes within 1% 80.4/91.8/92.6/92.3/92.1%.
-  for (const Expected& e : {Expected{"v4", 0.99, 18, 0.80}, Expected{"v5e", 0.988, 21, 0.915},
-                            Expected{"v5p", 0.985, 21, 0.925}, Expected{"v6e", 0.99, 9, 0.92},
-                            Expected{"v7x", 0.99, 9, 0.92}}) {
+  // band's low bound is 0), bytes within 1% 80.4/90.7/91.5/89.7/94.7%.
+  for (const Expected& e : {Expected{"v4", 0.99, 18, 0.80}, Expected{"v5e", 0.988, 21, 0.905},
+                            Expected{"v5p", 0.985, 21, 0.91}, Expected{"v6e", 0.99, 9, 0.89},
+                            Expected{"v7x", 0.99, 9, 0.94}}) {
     const Tally& t = Corpus().by_half.at("all").at(e.gen);
     EXPECT_GE(static_cast<double>(t.agree) / t.rows, e.min_agreement) << e.gen;
     EXPECT_LE(t.at_risk, e.max_at_risk) << e.gen;

@@ -3,7 +3,8 @@
 judges it on the other half (docs/tpu.md, "What the compiler adds").
 
   python3 bench/tpu/fit_spill_model.py tests/data/tpu/corpus.jsonl.gz \
-      --bodies tests/data/tpu/corpus_bodies.jsonl.gz [--cc]
+      --bodies tests/data/tpu/corpus_bodies.jsonl.gz --pooled --margin 0.10 \
+      --fit-sweep tests/data/tpu/ragged_spill_sweep.jsonl.gz [--cc]
 
 The model (backends/tpu/spill_model.cc holds the coefficients this prints with --cc): a kernel
 body falls in one class by what it keeps in vector registers (PallasBody, bench/tpu/pallas_body.py),
@@ -15,6 +16,8 @@ multiple per class and generation:
   attention   live_across_reduction_bytes > 0 and a dot    (flash attention forward)
               figure: the larger of it and reduction_input_bytes / 2, plus the most a dot holds
   looped      the same inside a loop Mosaic does not unroll (paged / ragged paged attention)
+              figure: the larger of the two plus reduction_output_bytes (every head's statistics);
+              fitted on the corpus's fit half and the ragged sweep (--fit-sweep)
   matmul      one 16-bit dot per grid step, nothing live across a reduction (matmuls, MoE gmm)
               figure: what the dot holds in vector registers (held_bytes: the left operand
               reused across MXU columns, one column of f32 partials across k passes)
@@ -134,7 +137,9 @@ def body_class(f, gen="v5e"):
   if red > 0:
     red = max(red, f.get("reduction_input_bytes", 0) // 2)
     if f.get("rolled_loops", 0):
-      return "looped", red
+      # plus the per-row statistics (the running max and sum of every head): without them, blocks
+      # of few kv tokens spill up to 2.45 x (tests/data/tpu/ragged_spill_sweep.jsonl.gz)
+      return "looped", red + f.get("reduction_output_bytes", 0)
     # plus what the dots hold across their MXU passes (flash forward with d = 256 holds q)
     return "attention", red + held_bytes(f, gen)
   dots = f.get("dots") or []
@@ -188,6 +193,39 @@ def load(corpus, bodies):
   return out
 
 
+def summary_from_graph(graph):
+  """The body figures of a graph written by pallas_to_graph.py (pallas_body.body_textproto's
+  lines, read back where they are numbers: a traced kernel's are), as pallas_body.summarize's dict."""
+  body = graph[graph.index("body {"):]
+  f = {}
+  for key, value in re.findall(r'^\s*(\w+_bytes): "(\d+)"', body, re.M):
+    f[key] = int(value)
+  loops = re.search(r"^\s*rolled_loops: (\d+)", body, re.M)
+  f["rolled_loops"] = int(loops.group(1)) if loops else 0
+  f["dot_dtypes"] = re.findall(r'^\s*dot_dtypes: "(\w+)"', body, re.M)
+  f["dots"] = [dict({"m": int(m), "n": int(n), "k": int(k), "count": int(c)}, **({"masked_merge": True} if masked else {}))
+               for m, n, k, c, masked in re.findall(
+                   r'dots \{ m: "(\d+)" n: "(\d+)" k: "(\d+)" count: "(\d+)"( masked_merge: true)? \}', body)]
+  return f
+
+
+def load_sweep(path):
+  """The rows of a spill sweep (sweep_spills.py) that compiled, as fit rows: their spill slots
+  are exact (the report's SPILL allocations at a raised limit)."""
+  out = []
+  with gzip.open(path, "rt") as f:
+    for line in f:
+      r = json.loads(line)
+      if r.get("header") or r["result"]["verdict"] != "fits":
+        continue
+      summary = summary_from_graph(r["graph"])
+      cls, fig = body_class(summary, r["gen"])
+      rows = summary["dots"][0]["m"] if cls in PER_GENERATION else None
+      out.append({"row": r, "gen": r["gen"], "kind": r["kind"], "spill": r["result"]["spill_bytes"], "cls": cls,
+                  "fig": fig, "fit": True, "rows": rows, "sweep": True})
+  return out
+
+
 def fit(recs, margin, pooled=False):
   coef = {}
   has_big = set()  # (gen, cls) whose fit half has a row of figure >= 1 MiB
@@ -210,8 +248,10 @@ def fit(recs, margin, pooled=False):
         mx, my = statistics.mean(xs), statistics.mean(ys)
         sxx = sum((x - mx) ** 2 for x in xs)
         b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
-        if b > 0:
-          slope, offset = b, max(0.0, b * mx - my)
+        # a line that would add bytes at figure 0 (a positive intercept) is not one the table can
+        # hold (an offset is subtracted): such a class keeps the median ratio
+        if b > 0 and b * mx >= my:
+          slope, offset = b, b * mx - my
       low, low_offset = min(ratios), 0.0
       high, high_offset = max(ratios) * (1 + margin), 0.0
       if cls in PER_GENERATION:
@@ -307,13 +347,13 @@ def judge(recs, coef, half):
   """Per generation: rows with spill known, how many lie within [low, high] x figure."""
   lines = []
   for gen in GENS:
-    rs = [r for r in recs if r["gen"] == gen and r["spill"] is not None and (half is None or r["fit"] == half)
-          and r["cls"] != "streaming"]
+    rs = [r for r in recs if r["gen"] == gen and r["spill"] is not None and r["cls"] != "streaming"
+          and (r.get("sweep", False) if half == "sweep" else not r.get("sweep") and half in (None, r["fit"]))]
     inside = sum(1 for r in rs if low_of(coef[(gen, r["cls"])], r["fig"]) <= r["spill"] <= high_of(coef[(gen, r["cls"])], r) + 1)
     above = [r for r in rs if r["spill"] > high_of(coef[(gen, r["cls"])], r) + 1]
     lines.append(f"  {gen}: {inside} of {len(rs)} spills within [low, high]; above high: "
                  + ", ".join(f"{r['kind']} {r['spill']}>{high_of(coef[(gen, r['cls'])], r):.0f}" for r in above))
-  stream = [r for r in recs if r["cls"] == "streaming" and r["spill"] and (half is None or r["fit"] == half)]
+  stream = [r for r in recs if r["cls"] == "streaming" and r["spill"] and not r.get("sweep") and half in (None, r["fit"])]
   lines.append(f"  streaming bodies with spill > 0: {len(stream)} " +
                ", ".join(f"{r['gen']} {r['kind']} {r['spill']}" for r in stream))
   return "\n".join(lines)
@@ -393,7 +433,7 @@ def lowered(row, summary, gen):
 def evaluate(recs, coef, bodies, half=None, verbose=False):
   out = collections.defaultdict(collections.Counter)
   for r in recs:
-    if half is not None and r["fit"] != half:
+    if (half is not None and r["fit"] != half) or r.get("sweep"):
       continue
     row = r["row"]
     gen = r["gen"]
@@ -473,8 +513,12 @@ def main(argv):
   p.add_argument("--cc", action="store_true", help="print the coefficient table as C++")
   p.add_argument("--verbose", type=int, default=0)
   p.add_argument("--pooled", action="store_true", help="one low/high band per class over all generations")
+  p.add_argument("--fit-sweep", action="append", default=[],
+                 help="a sweep_spills.py file whose compiled rows join the fit half (repeatable)")
   a = p.parse_args(argv)
   recs = load(a.corpus, a.bodies)
+  for path in a.fit_sweep:
+    recs += load_sweep(path)
   coef = fit(recs, a.margin, a.pooled)
   print(f"rows: {len(recs)} ({sum(r['fit'] for r in recs)} in the fit half)")
   print("class      gen   n(fit)  low-offset       central-offset    high+offset")
@@ -489,6 +533,9 @@ def main(argv):
   print(judge(recs, coef, True))
   print("holdout half:")
   print(judge(recs, coef, False))
+  if a.fit_sweep:
+    print("sweeps fitted on:")
+    print(judge(recs, coef, "sweep"))
   bodies = {}
   with gzip.open(a.bodies, "rt") as f:
     for line in f:

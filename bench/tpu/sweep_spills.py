@@ -2,12 +2,15 @@
 """Mosaic's register spill slots over a grid of block shapes of one kernel family, compiled by
 libtpu with the scoped limit raised so that every kernel compiles and its report gives the spill
 slots exactly: an out-of-sample check of the spill estimate's band (backends/tpu/spill_model.cc;
-tests: backends/tpu/tpu_corpus_test.cc, *SweepSpills*).
+tests: backends/tpu/tpu_corpus_test.cc, *SweepSpills*), and for ragged paged attention, which the
+corpus holds only six kernels of, fit data (fit_spill_model.py --fit-sweep).
 
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family flash tests/data/tpu/flash_spill_sweep.jsonl.gz [--gens v5e,v5p,v6e,v7x]
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family reduction tests/data/tpu/reduction_spill_sweep.jsonl.gz [--gens v5e,v5p,v6e,v7x]
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
+      --family ragged tests/data/tpu/ragged_spill_sweep.jsonl.gz [--gens v5e,v5p,v6e,v7x]
 
 Families:
   flash      JAX's flash attention forward: batch 1, 2 heads, sequence 8192, head_dim 128, bf16;
@@ -17,11 +20,16 @@ Families:
   reduction  softmax and layer norm over 8192 rows (tpu_kernels.softmax, .layernorm), f32 and
              bf16: d 256-8192, block rows 128-2048, the f32 row block at most 16 MiB (the corpus
              has d 768-8192 with 128-1024 rows; this adds the narrow rows and the tall blocks).
+  ragged     JAX's ragged paged attention (tpu_kernels.ragged_paged), bf16, d 128, 1024 tokens, 16
+             sequences of 128 pages: query/kv heads 8/1, 16/4, 32/8; 256, 1024 or 2048 kv tokens a
+             block at page sizes 16 and 64; 32, 128 or 256 queries a block; every head's scores
+             (queries x query heads x kv tokens x 4 B) at most 32 MiB (52 shapes, 26 distinct).
 The limit: 100 MiB on v5e and v6e (128 MiB of VMEM), 60 MiB on v5p and v7x (64 MiB); v4's 16 MiB
 VMEM holds too few of them. One row per compile, after a header line: id, gen, kind, params,
 vmem_limit_bytes, graph (pallas_to_graph.py's, with its body), result (the verdict, the report's
 total and its spill slots). Versions: jax 0.10.2, jaxlib 0.10.2, libtpu 0.0.42.1 (flash: about 4
-minutes a generation on two cores; reduction: about 2).
+minutes a generation on two cores; reduction: about 2; ragged: about 4 on v6e and v7x, 10 on v5e
+and v5p). Rows are written as they compile, so a sweep stopped part way keeps what it has.
 """
 import argparse
 import datetime
@@ -64,7 +72,22 @@ def reduction_shapes():
   return out
 
 
-FAMILIES = {"flash": flash_shapes, "reduction": reduction_shapes}
+def ragged_shapes():
+  out = []
+  for q_heads, kv_heads in ((8, 1), (16, 4), (32, 8)):
+    for page_size in (16, 64):
+      for kv_tokens in (256, 1024, 2048):
+        for queries in (32, 128, 256):
+          if queries * q_heads * kv_tokens * 4 <= (32 << 20):
+            out.append(("ragged_paged", {"tokens": 1024, "q_heads": q_heads, "kv_heads": kv_heads, "d": 128,
+                                         "page_size": page_size, "pages_per_seq": 128, "max_seqs": 16,
+                                         "kv_pages_per_block": kv_tokens // page_size,
+                                         "queries_per_block": queries}))
+  return sorted(out, key=lambda kp: kp[1]["queries_per_block"] * kp[1]["q_heads"] * kp[1]["kv_pages_per_block"]
+                * kp[1]["page_size"])
+
+
+FAMILIES = {"flash": flash_shapes, "reduction": reduction_shapes, "ragged": ragged_shapes}
 
 
 def main():
@@ -73,26 +96,28 @@ def main():
   ap.add_argument("--family", choices=sorted(FAMILIES), required=True)
   ap.add_argument("--gens", default="v5e,v5p,v6e,v7x")
   a = ap.parse_args()
-  rows = [{"header": True, "versions": tpu_aot.versions(), "date": datetime.date.today().isoformat(),
-           "command": " ".join(["bench/tpu/sweep_spills.py"] + sys.argv[1:])}]
-  for gen in a.gens.split(","):
-    limit = LIMITS[gen]
-    for kind, params in FAMILIES[a.family]():
-      fn, args = tpu_kernels.build(kind, params)
-      key = hashlib.sha1(json.dumps(params, sort_keys=True).encode()).hexdigest()[:10]
-      graph = pallas_to_graph.graphs_from_function(fn, args, f"{gen}_{kind}_{key}")[0]
-      r = make_corpus.compile_with_limit(kind, params, gen, limit)
-      allocations = [x for k in ((r.get("report") or {}).get("kernels") or {}).values() for x in k["allocations"]]
-      result = {"verdict": r["verdict"], "compile_s": r.get("compile_s"),
-                "total_bytes": (r.get("pallas") or {}).get("total_bytes"),
-                "spill_bytes": sum(x["size"] for x in allocations if x["what"] == "SPILL")}
-      rows.append({"id": f"{gen}/{kind}/{key}", "gen": gen, "kind": kind, "params": params,
-                   "vmem_limit_bytes": limit, "graph": graph, "result": result})
-      print(gen, kind, json.dumps(params, sort_keys=True), result["verdict"], result["spill_bytes"], flush=True)
-  with gzip.open(a.out, "wt", compresslevel=9) as f:
-    for r in rows:
-      f.write(json.dumps(r, sort_keys=True) + "\n")
-
+  header = {"header": True, "versions": tpu_aot.versions(), "date": datetime.date.today().isoformat(),
+            "command": " ".join(["bench/tpu/sweep_spills.py"] + sys.argv[1:])}
+  # Written row by row, so that a sweep stopped part way keeps what it compiled.
+  with gzip.open(a.out, "wt", compresslevel=9) as out:
+    out.write(json.dumps(header, sort_keys=True) + "\n")
+    for gen in a.gens.split(","):
+      limit = LIMITS[gen]
+      for kind, params in FAMILIES[a.family]():
+        fn, args = tpu_kernels.build(kind, params)
+        key = hashlib.sha1(json.dumps(params, sort_keys=True).encode()).hexdigest()[:10]
+        graph = pallas_to_graph.graphs_from_function(fn, args, f"{gen}_{kind}_{key}")[0]
+        r = make_corpus.compile_with_limit(kind, params, gen, limit)
+        allocations = [x for k in ((r.get("report") or {}).get("kernels") or {}).values() for x in k["allocations"]]
+        result = {"verdict": r["verdict"], "compile_s": r.get("compile_s"),
+                  "total_bytes": (r.get("pallas") or {}).get("total_bytes"),
+                  "spill_bytes": sum(x["size"] for x in allocations if x["what"] == "SPILL")}
+        row = {"id": f"{gen}/{kind}/{key}", "gen": gen, "kind": kind, "params": params,
+               "vmem_limit_bytes": limit, "graph": graph, "result": result}
+        out.write(json.dumps(row, sort_keys=True) + "\n")
+        out.flush()
+        print(gen, kind, json.dumps(params, sort_keys=True), result["verdict"], result["spill_bytes"],
+              result["compile_s"], flush=True)
 
 if __name__ == "__main__":
   main()
