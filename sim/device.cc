@@ -172,6 +172,10 @@ class DeviceChecker {
         return Bad(sub(name), absl::StrCat("exceeds capacity_per_core_bytes (", value, " > ", capacity, ")"));
       }
     }
+    if (space.usable_per_core_bytes() < 0 || space.usable_per_core_bytes() > capacity) {
+      return Bad(sub("usable_per_core_bytes"),
+                 absl::StrCat("must lie in [0, capacity_per_core_bytes ", capacity, "], got ", space.usable_per_core_bytes()));
+    }
     if (space.per_block_default_bytes() > space.per_block_optin_bytes() && space.per_block_optin_bytes() > 0) {
       return Bad(sub("per_block_default_bytes"), "exceeds per_block_optin_bytes");
     }
@@ -370,6 +374,10 @@ const MemorySpace* FindSpace(const DeviceModel& device, absl::string_view name) 
     if (space.name() == name) return &space;
   }
   return nullptr;
+}
+
+int64_t UsableBytesPerCore(const MemorySpace& space) {
+  return space.usable_per_core_bytes() > 0 ? space.usable_per_core_bytes() : space.capacity_per_core_bytes();
 }
 
 const MemorySpace* FindSpaceOfKind(const DeviceModel& device, MemoryKind kind) {

@@ -45,6 +45,10 @@ absl::Status ValidateDevice(const DeviceModel& device, absl::string_view origin)
 // The memory space called `name`, or nullptr.
 const MemorySpace* FindSpace(const DeviceModel& device, absl::string_view name);
 
+// What one program may use of a space per core: usable_per_core_bytes where the model gives it,
+// else the whole capacity.
+int64_t UsableBytesPerCore(const MemorySpace& space);
+
 // The first memory space of `kind`, or nullptr.
 const MemorySpace* FindSpaceOfKind(const DeviceModel& device, MemoryKind kind);
 

@@ -132,6 +132,27 @@ TEST(DeviceTest, AnAlignmentThatIsNoPowerOfTwoIsRefused) {
               HasSubstr("field 'memory_spaces[smem].alignment_bytes' must be a power of two"));
 }
 
+TEST(DeviceTest, UsableBytesAboveTheCapacityAreRefused) {
+  EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) {
+                d.mutable_memory_spaces(0)->set_usable_per_core_bytes(d.memory_spaces(0).capacity_per_core_bytes() + 1);
+              }),
+              HasSubstr("field 'memory_spaces[smem].usable_per_core_bytes' must lie in [0, capacity_per_core_bytes"));
+}
+
+TEST(DeviceTest, NegativeUsableBytesAreRefused) {
+  EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) { d.mutable_memory_spaces(0)->set_usable_per_core_bytes(-4096); }),
+              HasSubstr("field 'memory_spaces[smem].usable_per_core_bytes' must lie in [0, capacity_per_core_bytes"));
+}
+
+TEST(DeviceTest, UsableBytesDefaultToTheCapacity) {
+  absl::StatusOr<DeviceModel> v5p = LoadDevice("tpu_v5p");
+  ASSERT_TRUE(v5p.ok()) << v5p.status();
+  EXPECT_EQ(UsableBytesPerCore(*FindSpace(*v5p, "vmem")), (64 << 20) - (64 << 10));  // measured with libtpu
+  MemorySpace whole;
+  whole.set_capacity_per_core_bytes(1 << 20);
+  EXPECT_EQ(UsableBytesPerCore(whole), 1 << 20);
+}
+
 // Found by the device_loader fuzz target (2026-11-26): a space name of raw bytes passed
 // validation, and no graph could name it.
 TEST(DeviceTest, AMemorySpaceNameOfRawBytesIsRefused) {

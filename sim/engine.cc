@@ -509,10 +509,10 @@ absl::Status FitEngine::PlaceAndCheck(absl::Span<const int64_t> values, Scratch&
           fig.limit_source = LimitSource::kScopedFlag;
         }
         if (fig.first > fig.limit) Breached(breaches, Limit::kVmemScoped, s, fig.first, fig.limit);
-        // Everything must fit the core's VMEM: program-scoped buffers live beside the whole
-        // scoped region (whatever it holds now), and a scoped limit above the capacity does not
-        // make the scoped allocations fit it.
-        const int64_t capacity = space.capacity_per_core_bytes();
+        // Everything must fit the core's VMEM (what the compiler lets a program use of it):
+        // program-scoped buffers live beside the whole scoped region (whatever it holds now), and
+        // a scoped limit above the capacity does not make the scoped allocations fit it.
+        const int64_t capacity = UsableBytesPerCore(space);
         const int64_t reserved = fig.second > 0 ? fig.second + std::min(fig.limit, capacity) : 0;
         const int64_t used = std::max(reserved, fig.peak);
         if (used > capacity) Breached(breaches, Limit::kVmemProgram, s, used, capacity);

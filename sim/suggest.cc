@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "sim/checked_math.h"
+#include "sim/device.h"
 #include "sim/status_macros.h"
 
 namespace scratchsim {
@@ -282,7 +283,7 @@ class FixFinder {
                                                                 : vmem.capacity_per_core_bytes();
       const int64_t needed = scoped.required;  // the smallest limit that holds the scoped allocations
       Suggestion s;
-      if (needed <= allowed && needed + fig.second <= vmem.capacity_per_core_bytes()) {
+      if (needed <= allowed && needed + fig.second <= UsableBytesPerCore(vmem)) {
         s.set_text(absl::StrFormat(
             "%s vmem_limit_bytes=%d (%.2f MiB): the smallest scoped limit that holds the allocations%s; the hardware "
             "allows up to %d B",

@@ -580,7 +580,7 @@ PallasFootprint FootprintOf(const KernelGraph& source, const Report& report, con
   PallasFootprint fp;
   fp.notes = notes;
   fp.semaphores = semaphores;
-  if (const MemorySpace* vmem = FindSpace(device, kVmemSpace)) fp.vmem_capacity_bytes = vmem->capacity_per_core_bytes();
+  if (const MemorySpace* vmem = FindSpace(device, kVmemSpace)) fp.vmem_capacity_bytes = UsableBytesPerCore(*vmem);
   if (const MemorySpace* smem = FindSpace(device, kTpuSmemSpace)) fp.smem_capacity_bytes = smem->capacity_per_core_bytes();
   if (const MemorySpace* vmem = FindSpace(device, kVmemSpace)) fp.scoped_limit_bytes = vmem->default_scoped_limit_bytes();
   fp.scoped_limit_source = "default scoped limit";

@@ -72,7 +72,7 @@ struct PallasFootprint {
   int64_t smem_bytes = 0;
   int64_t scoped_limit_bytes = 0;
   std::string scoped_limit_source;            // SpaceReport.limit_name
-  int64_t vmem_capacity_bytes = 0;
+  int64_t vmem_capacity_bytes = 0;           // what one program may use (UsableBytesPerCore)
   int64_t smem_capacity_bytes = 0;
   int64_t semaphores = 0;
   std::vector<std::string> notes;

@@ -31,6 +31,14 @@ std::string XlaScopedVmemVerdict(absl::string_view custom_call, int64_t required
 // Used 32.42M of 16.00M vmem. Exceeded vmem capacity by 16.42M."
 std::string XlaVmemCapacityVerdict(int64_t used, int64_t capacity);
 
+// "RESOURCE_EXHAUSTED: Allocation (size=33554432) would exceed memory (size=16777216) :: x (input,
+// 2 buffers of 16.00M)": one window or scratch buffer larger than the whole VMEM, which XLA
+// places before register allocation (v4, whose default scoped limit is the whole VMEM).
+std::string XlaAllocationVerdict(const PallasAllocation& allocation, int64_t capacity);
+
+// The largest allocation known exactly (not an estimate) that alone exceeds the VMEM capacity.
+const PallasAllocation* AllocationOverCapacity(const PallasFootprint& footprint);
+
 // One line per allocation: "x (input, vmem): 2 x 16.00M = 32.00M bf16[1,2048,4096]".
 std::vector<std::string> FootprintBreakdown(const PallasFootprint& footprint);
 
