@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "backends/tpu/spill_model.h"
+#include "backends/tpu/tpu_test_util.h"
 #include "gmock/gmock.h"
 #include "sim/expr.h"
 #include "sim/proto_io.h"
@@ -231,9 +232,53 @@ TEST(PallasLoweringTest, ScalarPrefetchScratchSpillsAndSemaphores) {
   EXPECT_EQ(spills->scope(), INSTRUCTION);
   absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v5e"));
   ASSERT_TRUE(fp.ok()) << fp.status();
-  EXPECT_EQ(fp->smem_bytes, 8 * 1024 * 4 + 16 * 4);
+  // The prefetched table and the flags, and libtpu's own SMEM beside them (central 1126 B, to the
+  // 4-byte SMEM alignment).
+  EXPECT_EQ(fp->smem_bytes, 8 * 1024 * 4 + 16 * 4 + 1128);
   EXPECT_EQ(fp->scoped_vmem_bytes, 48 * kMiB + 2 * kMiB + 32768);
   EXPECT_EQ(fp->semaphores, 4);
+}
+
+// A kernel that puts anything in SMEM gets libtpu's own SMEM beside it as an estimate (144 B to
+// 2 KiB, tests/data/tpu/usable_vmem_probe.txt): within 2 KiB of the 1 MiB it is AT RISK, not FITS.
+KernelGraph WithSmemScratchWords(int64_t words) {
+  KernelGraph g = testing::ExampleGraph("tpu_e1001.pbtxt");
+  PallasScratch* s = g.mutable_pallas()->add_scratch_shapes();
+  s->set_name("table");
+  s->set_dtype("int32");
+  s->set_memory_space("smem");
+  s->add_shape(absl::StrCat(words));
+  return g;
+}
+
+TEST(PallasLoweringTest, LibtpusOwnSmemIsAnEstimateBesideTheKernels) {
+  absl::StatusOr<KernelGraph> lowered = LowerPallasCall(WithSmemScratchWords(16), testing::ShippedDevice("tpu_v5e"));
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  const Buffer* own = FindBuffer(*lowered, "my-custom-kernel.libtpu_smem");
+  ASSERT_NE(own, nullptr);
+  EXPECT_EQ(own->memory_space(), "tpu_smem");
+  EXPECT_EQ(own->size_bytes(), "1126");
+  EXPECT_EQ(own->estimate().low_bytes(), "144");
+  EXPECT_EQ(own->estimate().high_bytes(), "2048");
+  // Without SMEM buffers there is none: the kernel cannot come near the SMEM.
+  absl::StatusOr<KernelGraph> plain = LowerPallasCall(testing::ExampleGraph("tpu_e1001.pbtxt"), testing::ShippedDevice("tpu_v5e"));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(FindBuffer(*plain, "my-custom-kernel.libtpu_smem"), nullptr);
+}
+
+TEST(PallasLoweringTest, SmemWithinLibtpusOwnOfTheCapacityIsAtRisk) {
+  // BM=512 keeps the VMEM within the 16 MiB default. 1 MiB - 1 KiB of SMEM scratch: FITS with 144 B
+  // of libtpu's own, not with 2 KiB (the probes' kernels fail with "Used 1.00M of 1.00M smem").
+  const int64_t words = (kMiB - 1024) / 4;
+  absl::StatusOr<Report> edge = testing::SimulatePallas(WithSmemScratchWords(words), "tpu_v5e", {"BM=512"});
+  ASSERT_TRUE(edge.ok()) << edge.status();
+  EXPECT_EQ(edge->verdict(), AT_RISK);
+  absl::StatusOr<Report> clear = testing::SimulatePallas(WithSmemScratchWords(words - 1024), "tpu_v5e", {"BM=512"});
+  ASSERT_TRUE(clear.ok()) << clear.status();
+  EXPECT_EQ(clear->verdict(), FITS);
+  absl::StatusOr<Report> over = testing::SimulatePallas(WithSmemScratchWords(kMiB / 4), "tpu_v5e", {"BM=512"});
+  ASSERT_TRUE(over.ok()) << over.status();
+  EXPECT_EQ(over->verdict(), DOES_NOT_FIT);
 }
 
 // Bad input: every path names the field and the problem, never crashes.
@@ -366,7 +411,7 @@ TEST(PallasLoweringTracedTest, TracedPrefetchBufferedAndScratch) {
   EXPECT_EQ(fp->scoped_vmem_bytes, 896 * 1024);
   EXPECT_EQ(fp->scoped_limit_bytes, 32 * kMiB);
   EXPECT_EQ(fp->scoped_limit_source, "vmem_limit_bytes");
-  EXPECT_EQ(fp->smem_bytes, 8 * 4 + 16 * 4);
+  EXPECT_EQ(fp->smem_bytes, 8 * 4 + 16 * 4 + 1128);  // with libtpu's own SMEM (central)
   EXPECT_EQ(fp->semaphores, 1);
 }
 

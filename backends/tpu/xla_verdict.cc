@@ -200,8 +200,15 @@ absl::Status WordTpuReport(const KernelGraph& source, const PallasLowering& lowe
     } else if (v.limit() == "program vmem") {
       v.set_message(capacity_message(v.required(), v.available()));
     } else if (v.space() == kTpuSmemSpace) {
-      v.set_message(absl::StrCat("RESOURCE_EXHAUSTED: Ran out of memory in memory space smem. Used ",
-                                 XlaBytes(v.required()), " of ", XlaBytes(v.available()), " smem."));
+      // libtpu's words (tests/data/tpu/usable_vmem_probe.txt).
+      const std::string xla = absl::StrCat(
+          "RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space smem. Used ",
+          XlaBytes(v.required()), " of ", XlaBytes(v.available()), " smem. Exceeded smem capacity by ",
+          XlaBytes(v.required() - v.available()), ".");
+      v.set_message(v.at_risk() ? absl::StrCat("AT RISK: with libtpu's own SMEM at its high estimate the SMEM use is ",
+                                               XlaBytes(v.required()), " against ", XlaBytes(v.available()),
+                                               "; XLA would then say ", xla)
+                                : xla);
     }
   }
   // XLA prints one VMEM error. Where the scoped limit is the whole VMEM (v4) the scoped breach was

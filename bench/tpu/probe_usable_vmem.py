@@ -8,13 +8,16 @@ largest that compiles, three ways per generation:
      may use (the memory report's total of the largest kernel, which equals the smallest limit that
      compiles it, docs/tpu-oracle.md; usable_per_core_bytes);
   2. the same without vmem_limit_bytes: the default scoped limit (default_scoped_limit_bytes);
-  3. an int32[words] SMEM scratch: the SMEM capacity, less what libtpu adds of its own.
+  3. an int32[words] SMEM scratch: the SMEM capacity, less what libtpu adds of its own;
+  4. a full SMEM scratch beside more inputs, grid steps and a scalar-prefetch operand: how much
+     SMEM libtpu adds of its own (the error's excess, to its two digits).
 Each line gives the largest that compiles and the error of the next. Output:
 tests/data/tpu/usable_vmem_probe.txt (about 30 seconds on two cores).
 
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/probe_usable_vmem.py 2>/dev/null
 """
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -42,6 +45,36 @@ def kernel_with_smem(words):
         out_specs=pl.BlockSpec((8, 128), lambda i: (0, 0)),
         scratch_shapes=[pltpu.SMEM((words,), jnp.int32)])(x)
   return fn, [jax.ShapeDtypeStruct((8, 128), jnp.float32)]
+
+
+def kernel_with_operands(words, n_in, grid, prefetch_words):
+  """n_in f32 (8, 128) inputs over a grid of `grid` steps, an int32[words] SMEM scratch and, if
+  prefetch_words, an int32[prefetch_words] scalar-prefetch operand (whole in SMEM)."""
+  import jax
+  import jax.numpy as jnp
+  from jax.experimental import pallas as pl
+  from jax.experimental.pallas import tpu as pltpu
+
+  def kernel(*refs):
+    prefetch, refs = (refs[0], refs[1:]) if prefetch_words else (None, refs)
+    ins, o_ref, s_ref = refs[:n_in], refs[n_in], refs[n_in + 1]
+    s_ref[words - 1] = 1
+    acc = ins[0][...]
+    for r in ins[1:]:
+      acc = acc + r[...]
+    extra = prefetch[0].astype(jnp.float32) if prefetch_words else 0.0
+    o_ref[...] = acc + s_ref[words - 1].astype(jnp.float32) + extra
+
+  spec = pl.BlockSpec((8, 128), lambda i, *_: (i, 0))
+  grid_spec = pltpu.PrefetchScalarGridSpec(num_scalar_prefetch=1 if prefetch_words else 0, grid=(grid,),
+                                           in_specs=[spec] * n_in, out_specs=spec,
+                                           scratch_shapes=[pltpu.SMEM((words,), jnp.int32)])
+
+  def fn(*args):
+    return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((8 * grid, 128), jnp.float32),
+                          grid_spec=grid_spec)(*args)
+  args = [jax.ShapeDtypeStruct((prefetch_words,), jnp.int32)] if prefetch_words else []
+  return fn, args + [jax.ShapeDtypeStruct((8 * grid, 128), jnp.float32)] * n_in
 
 
 def kernel_with_scratch(rows, limit):
@@ -111,6 +144,18 @@ def main():
     words, fits, fails = largest_that_compiles(lambda w: compile_words(gen, w), 128, 1 << 20, 128)
     print(f"{gen}: SMEM: largest int32 SMEM scratch that compiles {words} words ({words * 4} B); {words + 128} "
           f"words: {fails['verdict']}: {first_line(fails)}", flush=True)
+    # 4. libtpu's own SMEM beside a full SMEM scratch: what "Exceeded smem capacity by" adds to it
+    for n_in, grid, prefetch in ((1, 1, 0), (4, 8, 0), (2, 4, 1024), (2, 4, 16384)):
+      words = (1 << 18) - prefetch // 2
+      fn, args = kernel_with_operands(words, n_in, grid, prefetch)
+      r = tpu_aot.compile_kernel(fn, args, gen, keep_message=400)
+      m = re.search(r"Exceeded smem capacity by ([\d.]+)([KM]?)B?", r.get("message") or "")
+      over = float(m.group(1)) * {"": 1, "K": 1024, "M": 1 << 20}[m.group(2)] if m else None
+      own = (1 << 20) + over - 4 * (words + prefetch) if over is not None else None
+      print(f"{gen}: SMEM of libtpu's own: {n_in} inputs, grid {grid}, {prefetch} prefetched words, scratch {words} "
+            f"words: {r['verdict']}: {first_line(r)[-60:]}: about {own:.0f} B of its own" if own is not None else
+            f"{gen}: SMEM of libtpu's own: {n_in} inputs, grid {grid}, {prefetch} prefetched words: {r['verdict']}",
+            flush=True)
 
 if __name__ == "__main__":
   main()
