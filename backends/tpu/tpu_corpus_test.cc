@@ -330,7 +330,10 @@ int CheckSweepSpillsLieWithinTheBand(const std::string& file, const std::set<Bod
       ADD_FAILURE() << id << ": no result";
       continue;
     }
-    if (Str(*result, "verdict") != "fits") continue;  // the raised limit holds them all; a failure has no spill figure
+    // A compile that fits gives its spill slots exactly; one that fails (v4, whose limit is its
+    // whole VMEM) gives them where its error lists them, to four digits.
+    const bool fits = Str(*result, "verdict") == "fits";
+    if (!fits && Num(*result, "spill_listed_bytes") <= 0) continue;
     KernelGraph graph;
     if (!google::protobuf::TextFormat::ParseFromString(Str(row, "graph"), &graph)) {
       ADD_FAILURE() << id << ": graph does not parse";
@@ -346,9 +349,10 @@ int CheckSweepSpillsLieWithinTheBand(const std::string& file, const std::set<Bod
       return value.value_or(-1);
     };
     const int64_t low = bytes(estimate.low), central = bytes(estimate.central), high = bytes(estimate.high);
-    const int64_t libtpu = Num(*result, "spill_bytes");
-    EXPECT_LE(low, libtpu) << id;
-    EXPECT_GE(high, libtpu) << id;
+    const int64_t libtpu = fits ? Num(*result, "spill_bytes") : Num(*result, "spill_listed_bytes");
+    const int64_t rounding = fits ? 0 : libtpu / 1000;  // the error's four digits
+    EXPECT_LE(low, libtpu + rounding) << id;
+    EXPECT_GE(high, libtpu - rounding) << id;
     if (libtpu >= (1 << 20)) {
       errors[gen].push_back(std::abs(static_cast<double>(central - libtpu)) / static_cast<double>(libtpu));
     }
@@ -379,13 +383,13 @@ TEST(TpuCorpusTest, ReductionSweepSpillsLieWithinTheBand) {
 }
 
 // JAX's ragged paged attention, 26 shapes (8-32 query heads over 1-8 kv heads, 256-2048 kv tokens
-// and 32-256 queries a block; page sizes 16 and 64 give each shape twice) on v5e-v7x
+// and 32-256 queries a block; page sizes 16 and 64 give each shape twice) on v4-v7x
 // (tests/data/tpu/ragged_spill_sweep.jsonl.gz): the looped band, fitted on these and the corpus's
 // fit half. Blocks of few kv tokens spill up to 2.45 x the scores of every head; with the heads'
 // running statistics in the figure no spill exceeds 1.26 x it.
 TEST(TpuCorpusTest, RaggedSweepSpillsLieWithinTheBand) {
   if (!HaveTpuData("ragged_spill_sweep.jsonl.gz")) GTEST_SKIP() << "tests/data/tpu/ragged_spill_sweep.jsonl.gz is not in this checkout";
-  EXPECT_GE(CheckSweepSpillsLieWithinTheBand("ragged_spill_sweep.jsonl.gz", {BodyClass::kLooped}), 200);
+  EXPECT_GE(CheckSweepSpillsLieWithinTheBand("ragged_spill_sweep.jsonl.gz", {BodyClass::kLooped}), 250);
 }
 
 // The worst answer is FITS for a kernel the compiler rejects: none in the whole corpus.

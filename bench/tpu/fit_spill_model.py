@@ -210,18 +210,24 @@ def summary_from_graph(graph):
 
 
 def load_sweep(path):
-  """The rows of a spill sweep (sweep_spills.py) that compiled, as fit rows: their spill slots
-  are exact (the report's SPILL allocations at a raised limit)."""
+  """The rows of a spill sweep (sweep_spills.py) with a spill figure, as fit rows: the report's
+  SPILL allocations where the kernel compiled at the raised limit (exact), else the spill slots a
+  capacity error lists among its largest allocations (v4, four digits), as load() reads the
+  corpus's."""
   out = []
   with gzip.open(path, "rt") as f:
     for line in f:
       r = json.loads(line)
-      if r.get("header") or r["result"]["verdict"] != "fits":
+      if r.get("header"):
+        continue
+      result = r["result"]
+      spill = result["spill_bytes"] if result["verdict"] == "fits" else result.get("spill_listed_bytes")
+      if spill is None:
         continue
       summary = summary_from_graph(r["graph"])
       cls, fig = body_class(summary, r["gen"])
       rows = summary["dots"][0]["m"] if cls in PER_GENERATION else None
-      out.append({"row": r, "gen": r["gen"], "kind": r["kind"], "spill": r["result"]["spill_bytes"], "cls": cls,
+      out.append({"row": r, "gen": r["gen"], "kind": r["kind"], "spill": spill, "cls": cls,
                   "fig": fig, "fit": True, "rows": rows, "sweep": True})
   return out
 

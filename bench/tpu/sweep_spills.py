@@ -23,9 +23,11 @@ Families:
   ragged     JAX's ragged paged attention (tpu_kernels.ragged_paged), bf16, d 128, 1024 tokens, 16
              sequences of 128 pages: query/kv heads 8/1, 16/4, 32/8; 256, 1024 or 2048 kv tokens a
              block at page sizes 16 and 64; 32, 128 or 256 queries a block; every head's scores
-             (queries x query heads x kv tokens x 4 B) at most 32 MiB (52 shapes, 26 distinct).
-The limit: 100 MiB on v5e and v6e (128 MiB of VMEM), 60 MiB on v5p and v7x (64 MiB); v4's 16 MiB
-VMEM holds too few of them. One row per compile, after a header line: id, gen, kind, params,
+             (queries x query heads x kv tokens x 4 B) at most 32 MiB (52 shapes, 26 distinct;
+             tests/data/tpu/ragged_spill_sweep.jsonl.gz has v4 too).
+The limit: 100 MiB on v5e and v6e (128 MiB of VMEM), 60 MiB on v5p and v7x (64 MiB), and on v4
+its whole 16 MiB VMEM, which holds few of them: there a failing compile's capacity error lists the
+spill slots among its largest allocations when they are large (spill_listed_bytes, four digits). One row per compile, after a header line: id, gen, kind, params,
 vmem_limit_bytes, graph (pallas_to_graph.py's, with its body), result (the verdict, the report's
 total and its spill slots). Versions: jax 0.10.2, jaxlib 0.10.2, libtpu 0.0.42.1 (flash: about 4
 minutes a generation on two cores; reduction: about 2; ragged: about 4 on v6e and v7x, 10 on v5e
@@ -46,7 +48,9 @@ import make_corpus  # noqa: E402
 import pallas_to_graph  # noqa: E402
 import tpu_kernels  # noqa: E402
 
-LIMITS = {"v5e": 100 << 20, "v6e": 100 << 20, "v5p": 60 << 20, "v7x": 60 << 20}
+# v4's limit is its whole VMEM (16 MiB): most blocks fail there, with a capacity error that lists
+# the spill slots among the largest allocations (to four digits; result.spill_listed_bytes)
+LIMITS = {"v4": 16 << 20, "v5e": 100 << 20, "v6e": 100 << 20, "v5p": 60 << 20, "v7x": 60 << 20}
 
 
 def flash_shapes():
@@ -109,9 +113,12 @@ def main():
         graph = pallas_to_graph.graphs_from_function(fn, args, f"{gen}_{kind}_{key}")[0]
         r = make_corpus.compile_with_limit(kind, params, gen, limit)
         allocations = [x for k in ((r.get("report") or {}).get("kernels") or {}).values() for x in k["allocations"]]
+        listed = [a["size_bytes"] for a in r.get("largest_allocations") or []
+                  if a.get("tag", "").startswith("register allocator spill slots")]
         result = {"verdict": r["verdict"], "compile_s": r.get("compile_s"),
                   "total_bytes": (r.get("pallas") or {}).get("total_bytes"),
-                  "spill_bytes": sum(x["size"] for x in allocations if x["what"] == "SPILL")}
+                  "spill_bytes": sum(x["size"] for x in allocations if x["what"] == "SPILL"),
+                  "spill_listed_bytes": listed[0] if listed else None}
         row = {"id": f"{gen}/{kind}/{key}", "gen": gen, "kind": kind, "params": params,
                "vmem_limit_bytes": limit, "graph": graph, "result": result}
         out.write(json.dumps(row, sort_keys=True) + "\n")
