@@ -162,6 +162,31 @@ def in_fit_half(row):
   return int(hashlib.sha1(key.encode()).hexdigest(), 16) % 2 == 0
 
 
+def listed_spill_bytes(result):
+  """The spill slots a failing compile's error lists among its largest allocations (v4's capacity
+  errors, four digits), or None where they are not among them."""
+  listed = [a["size_bytes"] for a in (result or {}).get("largest_allocations") or []
+            if a.get("tag", "").startswith("register allocator spill slots")]
+  return listed[0] if listed else None
+
+
+def record(row, summary, spill, fit, sweep=False):
+  """A row to fit or judge: its body's class and figure, and (the matmul classes) its block rows,
+  the one dot's m (small blocks spill a few registers)."""
+  cls, fig = body_class(summary, row["gen"])
+  rows = summary["dots"][0]["m"] if cls in PER_GENERATION else None
+  return {"row": row, "gen": row["gen"], "kind": row["kind"], "spill": spill, "cls": cls, "fig": fig,
+          "fit": fit, "rows": rows, "sweep": sweep}
+
+
+def in_half(r, half):
+  """Whether record r is in `half`: True (the corpus's fit half), False (its holdout), None (the
+  whole corpus) or "sweep" (the sweeps fitted on)."""
+  if half == "sweep":
+    return r["sweep"]
+  return not r["sweep"] and half in (None, r["fit"])
+
+
 def load(corpus, bodies):
   with gzip.open(bodies, "rt") as f:
     by_id = {}
@@ -175,21 +200,9 @@ def load(corpus, bodies):
       if r.get("header") or "graph" not in r or r["id"] not in by_id:
         continue
       src, k = nv.compiler_side(r)
-      spill = None
-      if k:
-        spill = sum(a["size"] for a in k["allocations"] if a["what"] == "SPILL")
-      else:
-        # no compile fits (v4: the scoped limit is the capacity): the error's list of the
-        # largest allocations names the spill slots when they are among them (4 digits)
-        listed = [a["size_bytes"] for a in (r.get("result") or {}).get("largest_allocations") or []
-                  if a.get("tag", "").startswith("register allocator spill slots")]
-        spill = listed[0] if listed else None
-      summary = by_id[r["id"]]
-      cls, fig = body_class(summary, r["gen"])
-      # the matmul classes' block rows (their one dot's m): small blocks spill a few registers
-      rows = summary["dots"][0]["m"] if cls in PER_GENERATION else None
-      out.append({"row": r, "gen": r["gen"], "kind": r["kind"], "spill": spill, "cls": cls, "fig": fig,
-                  "fit": in_fit_half(r), "rows": rows})
+      # no compile fits (v4: the scoped limit is the capacity): the error may list the spill slots
+      spill = sum(a["size"] for a in k["allocations"] if a["what"] == "SPILL") if k else listed_spill_bytes(r.get("result"))
+      out.append(record(r, by_id[r["id"]], spill, in_fit_half(r)))
   return out
 
 
@@ -222,13 +235,8 @@ def load_sweep(path):
         continue
       result = r["result"]
       spill = result["spill_bytes"] if result["verdict"] == "fits" else result.get("spill_listed_bytes")
-      if spill is None:
-        continue
-      summary = summary_from_graph(r["graph"])
-      cls, fig = body_class(summary, r["gen"])
-      rows = summary["dots"][0]["m"] if cls in PER_GENERATION else None
-      out.append({"row": r, "gen": r["gen"], "kind": r["kind"], "spill": spill, "cls": cls,
-                  "fig": fig, "fit": True, "rows": rows, "sweep": True})
+      if spill is not None:
+        out.append(record(r, summary_from_graph(r["graph"]), spill, fit=True, sweep=True))
   return out
 
 
@@ -291,7 +299,7 @@ def fit(recs, margin, pooled=False):
         # high bound adds the most they spilled for blocks of at most that many rows, over the
         # whole corpus (the fit half's most, 100 KiB, is exceeded by a v6e 512-row block of the
         # holdout spilling 164 KiB: a bound that misses it could say FITS where libtpu fails)
-        zero = [r for r in recs if not r.get("sweep") and r["cls"] == cls and r["spill"] and r["fig"] == 0]
+        zero = [r for r in recs if in_half(r, None) and r["cls"] == cls and r["spill"] and r["fig"] == 0]
         if zero:
           small_offset = max(r["spill"] for r in zero) * (1 + margin)
           small_rows = max(r["rows"] for r in zero)
@@ -355,13 +363,12 @@ def judge(recs, coef, half):
   """Per generation: rows with spill known, how many lie within [low, high] x figure."""
   lines = []
   for gen in GENS:
-    rs = [r for r in recs if r["gen"] == gen and r["spill"] is not None and r["cls"] != "streaming"
-          and (r.get("sweep", False) if half == "sweep" else not r.get("sweep") and half in (None, r["fit"]))]
+    rs = [r for r in recs if r["gen"] == gen and r["spill"] is not None and r["cls"] != "streaming" and in_half(r, half)]
     inside = sum(1 for r in rs if low_of(coef[(gen, r["cls"])], r["fig"]) <= r["spill"] <= high_of(coef[(gen, r["cls"])], r) + 1)
     above = [r for r in rs if r["spill"] > high_of(coef[(gen, r["cls"])], r) + 1]
     lines.append(f"  {gen}: {inside} of {len(rs)} spills within [low, high]; above high: "
                  + ", ".join(f"{r['kind']} {r['spill']}>{high_of(coef[(gen, r['cls'])], r):.0f}" for r in above))
-  stream = [r for r in recs if r["cls"] == "streaming" and r["spill"] and not r.get("sweep") and half in (None, r["fit"])]
+  stream = [r for r in recs if r["cls"] == "streaming" and r["spill"] and in_half(r, half)]
   lines.append(f"  streaming bodies with spill > 0: {len(stream)} " +
                ", ".join(f"{r['gen']} {r['kind']} {r['spill']}" for r in stream))
   return "\n".join(lines)
@@ -441,7 +448,7 @@ def lowered(row, summary, gen):
 def evaluate(recs, coef, bodies, half=None, verbose=False):
   out = collections.defaultdict(collections.Counter)
   for r in recs:
-    if (half is not None and r["fit"] != half) or r.get("sweep"):
+    if not in_half(r, half):
       continue
     row = r["row"]
     gen = r["gen"]

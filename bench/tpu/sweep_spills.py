@@ -44,6 +44,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import tpu_aot  # noqa: E402  (first: sets the environment libtpu needs)
+import fit_spill_model  # noqa: E402
 import make_corpus  # noqa: E402
 import pallas_to_graph  # noqa: E402
 import tpu_kernels  # noqa: E402
@@ -113,12 +114,10 @@ def main():
         graph = pallas_to_graph.graphs_from_function(fn, args, f"{gen}_{kind}_{key}")[0]
         r = make_corpus.compile_with_limit(kind, params, gen, limit)
         allocations = [x for k in ((r.get("report") or {}).get("kernels") or {}).values() for x in k["allocations"]]
-        listed = [a["size_bytes"] for a in r.get("largest_allocations") or []
-                  if a.get("tag", "").startswith("register allocator spill slots")]
         result = {"verdict": r["verdict"], "compile_s": r.get("compile_s"),
                   "total_bytes": (r.get("pallas") or {}).get("total_bytes"),
                   "spill_bytes": sum(x["size"] for x in allocations if x["what"] == "SPILL"),
-                  "spill_listed_bytes": listed[0] if listed else None}
+                  "spill_listed_bytes": fit_spill_model.listed_spill_bytes(r)}
         row = {"id": f"{gen}/{kind}/{key}", "gen": gen, "kind": kind, "params": params,
                "vmem_limit_bytes": limit, "graph": graph, "result": result}
         out.write(json.dumps(row, sort_keys=True) + "\n")
