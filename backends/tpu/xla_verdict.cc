@@ -48,6 +48,16 @@ std::string ArrayString(const PallasBlockSpec& spec, absl::string_view name, con
   return absl::StrCat(type, "[", DimsString(dims), "]", bits.ok() ? XlaLayoutString(device, dims, *bits) : "");
 }
 
+// The largest allocation known exactly (not an estimate) that alone exceeds the VMEM one program
+// may use; fp.allocations is largest first, so it is the first such one.
+const PallasAllocation* AllocationOverCapacity(const PallasFootprint& fp) {
+  if (fp.vmem_capacity_bytes <= 0) return nullptr;
+  for (const PallasAllocation& a : fp.allocations) {
+    if (!a.estimated && a.space == kVmemSpace && a.total_bytes > fp.vmem_capacity_bytes) return &a;
+  }
+  return nullptr;
+}
+
 std::string SpecName(const PallasBlockSpec& spec, absl::string_view fallback, int i) {
   return spec.name().empty() ? absl::StrCat(fallback, i) : spec.name();
 }
@@ -95,16 +105,6 @@ std::string XlaAllocationVerdict(const PallasAllocation& allocation, int64_t cap
                       capacity, ") :: ", allocation.name, " (", allocation.kind, ", ", allocation.copies,
                       allocation.copies == 1 ? " buffer" : " buffers", " of ", XlaBytes(allocation.bytes_per_copy),
                       ")");
-}
-
-const PallasAllocation* AllocationOverCapacity(const PallasFootprint& fp) {
-  // fp.allocations is largest first: the first exact one over the capacity is the largest.
-  for (const PallasAllocation& a : fp.allocations) {
-    if (!a.estimated && a.space == kVmemSpace && fp.vmem_capacity_bytes > 0 && a.total_bytes > fp.vmem_capacity_bytes) {
-      return &a;
-    }
-  }
-  return nullptr;
 }
 
 std::vector<std::string> FootprintBreakdown(const PallasFootprint& fp) {

@@ -36,9 +36,6 @@ std::string XlaVmemCapacityVerdict(int64_t used, int64_t capacity);
 // places before register allocation (v4, whose default scoped limit is the whole VMEM).
 std::string XlaAllocationVerdict(const PallasAllocation& allocation, int64_t capacity);
 
-// The largest allocation known exactly (not an estimate) that alone exceeds the VMEM capacity.
-const PallasAllocation* AllocationOverCapacity(const PallasFootprint& footprint);
-
 // One line per allocation: "x (input, vmem): 2 x 16.00M = 32.00M bf16[1,2048,4096]".
 std::vector<std::string> FootprintBreakdown(const PallasFootprint& footprint);
 
