@@ -399,6 +399,17 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
         RETURN_IF_ERROR(check_figure(figure, absl::StrCat("dots[", i, "].", name)));
       }
     }
+    for (int i = 0; i < body.transposes_size(); ++i) {
+      const PallasTranspose& t = body.transposes(i);
+      for (const auto& [figure, name] : {std::pair<const std::string&, const char*>{t.rows(), "rows"},
+                                         {t.cols(), "cols"}, {t.count(), "count"}}) {
+        RETURN_IF_ERROR(check_figure(figure, absl::StrCat("transposes[", i, "].", name)));
+      }
+      if (!NormalizeTpuDtype(t.dtype()).ok()) {
+        return eval.Error(absl::StrCat("pallas.body.transposes[", i, "].dtype"),
+                          absl::StrCat("'", t.dtype(), "' is not a TPU dtype (bf16, f16, int8, fp8, int4, ...)"));
+      }
+    }
   }
   if (call.spill_bytes_estimate().empty() && call.has_body()) {
     // Mosaic's register spill slots, estimated from what the body keeps in vector registers:

@@ -26,11 +26,12 @@ namespace {
 // (small_rows, from the fit half over all generations) does: their high bound adds small_offset.
 // Fitted by
 // bench/tpu/fit_spill_model.py --pooled --margin 0.10
-// --fit-sweep tests/data/tpu/ragged_spill_sweep.jsonl.gz on the half of the oracle corpus
+// --fit-sweep tests/data/tpu/ragged_spill_sweep.jsonl.gz
+// --fit-sweep tests/data/tpu/transpose_spill_sweep.jsonl.gz on the half of the oracle corpus
 // (tests/data/tpu/corpus.jsonl.gz, libtpu 0.0.42.1, 2026-11-26) whose kernels hash even, and on the
-// ragged paged attention sweep (2026-11-27) for the looped class; the other half judges it
-// (docs/tpu.md; the looped and transpose classes' high bound is the whole corpus's: their fit
-// halves hold three small ragged kernels and four transposes). Low and high are the extremes of
+// ragged paged attention sweep (2026-11-27) for the looped class and the transpose sweep
+// (2026-11-27) for the transpose class; the other half judges it (docs/tpu.md; the looped class's
+// high bound is the whole corpus's: its fit half holds three small ragged kernels). Low and high are the extremes of
 // the fit half over all generations (high with a 10% margin), per generation for the matmul
 // classes (the MXU's shape differs); central is per generation: a least-squares line over figures
 // of 1 MiB or more, or their median ratio where the line would add bytes at figure 0 (where a
@@ -86,11 +87,11 @@ constexpr Coefficients kTable[] = {
     {BodyClass::kDot32, "v5p", 0, 0, 1180, 0, 1736, 0, 0, 0},
     {BodyClass::kDot32, "v6e", 0, 0, 1277, 172487, 1736, 0, 0, 0},
     {BodyClass::kDot32, "v7x", 0, 0, 1051, 0, 1736, 0, 0, 0},
-    {BodyClass::kTranspose, "v4", 0, 0, 127, 49152, 254, 0, 0, 0},
-    {BodyClass::kTranspose, "v5e", 0, 0, 121, 131072, 254, 0, 0, 0},
-    {BodyClass::kTranspose, "v5p", 0, 0, 121, 131072, 254, 0, 0, 0},
-    {BodyClass::kTranspose, "v6e", 0, 0, 105, 131072, 254, 0, 0, 0},
-    {BodyClass::kTranspose, "v7x", 0, 0, 105, 131072, 254, 0, 0, 0},
+    {BodyClass::kTranspose, "v4", 1000, 102400, 1000, 45056, 1001, -28310, 0, 0},
+    {BodyClass::kTranspose, "v5e", 1000, 233472, 1000, 147456, 1001, -125336, 0, 0},
+    {BodyClass::kTranspose, "v5p", 1000, 233472, 1000, 147456, 1001, -125336, 0, 0},
+    {BodyClass::kTranspose, "v6e", 1000, 217088, 1000, 204800, 1001, -184319, 0, 0},
+    {BodyClass::kTranspose, "v7x", 1000, 217088, 1000, 204800, 1001, -184319, 0, 0},
 };
 
 // Generations whose Mosaic re-reads a 16-bit left operand from VMEM for each MXU column while k
@@ -104,17 +105,27 @@ constexpr const char* kRereadsLeftOperand[] = {"v6e", "v7x"};
 // other than the five counts it twice, the larger figure.
 constexpr const char* kMaskedMergeCountsOneColumn[] = {"v6e", "v7x"};
 
+// Generations whose Mosaic widens an 8-bit (or 4-bit) transpose's operand to 16 bits and holds it
+// whole: in the transpose sweep v4 spills the widened block less 8-11 vregs, v5e-v7x nothing for
+// any block. A TPU other than the five is taken to, the larger figure.
+constexpr const char* kTurnsEightBitTransposeUnwidened[] = {"v5e", "v5p", "v6e", "v7x"};
+
 bool Given(const std::string& figure) { return !figure.empty() && figure != "0"; }
 
+
+// The width of `dtype` in bits; 32 where it is not a TPU dtype (the lowering refuses those).
+int64_t WidthBits(const std::string& dtype) {
+  absl::StatusOr<std::string> canonical = NormalizeTpuDtype(dtype);
+  absl::StatusOr<int64_t> bits = canonical.ok() ? DtypeBits(*canonical) : absl::StatusOr<int64_t>(32);
+  return bits.ok() ? *bits : 32;
+}
 
 // The widest dot operand of the body in bytes (its dot_dtypes; 4 where none is readable), the
 // width its left operand takes in vector registers.
 int64_t OperandBytes(const PallasBody& body) {
   int64_t widest = 0;
   for (const std::string& dtype : body.dot_dtypes()) {
-    absl::StatusOr<std::string> canonical = NormalizeTpuDtype(dtype);
-    absl::StatusOr<int64_t> bits = canonical.ok() ? DtypeBits(*canonical) : absl::StatusOr<int64_t>(32);
-    widest = std::max(widest, bits.ok() ? std::max<int64_t>(1, *bits / 8) : 4);
+    widest = std::max(widest, std::max<int64_t>(1, WidthBits(dtype) / 8));
   }
   return widest > 0 ? widest : 4;
 }
@@ -213,6 +224,20 @@ std::string LargestDotBytes(const PallasBody& body, const DeviceModel& device) {
   });
 }
 
+std::string TransposeHeldBytes(const PallasTranspose& transpose, const DeviceModel& device) {
+  const int64_t width = WidthBits(transpose.dtype());
+  const std::string cols = absl::StrCat("round_up(", transpose.cols(), ", 128)");
+  if (width == 16) {
+    // One strip of 128 rows (16 packed rows to a vreg sublane pair: 8 vregs per 128 columns) with
+    // all its columns; operands of at most 128 rows turn without holding (0/1 by min/max).
+    return absl::StrCat("min(1, max(0, (", transpose.rows(), ") - 128)) * 128 * ", cols, " * 2");
+  }
+  if (width < 16 && !absl::c_linear_search(kTurnsEightBitTransposeUnwidened, TpuGeneration(device))) {
+    return absl::StrCat("round_up(", transpose.rows(), ", 16) * ", cols, " * 2");
+  }
+  return "0";
+}
+
 SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) {
   SpillEstimate out;
   out.body_class = ClassifyBody(body);
@@ -280,8 +305,20 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
       }
       break;
     case BodyClass::kTranspose:
-      out.figure = absl::StrCat("(", body.packed_transpose_bytes(), ")");
-      figure_name = "packed_transpose_bytes";
+      if (body.transposes_size() > 0) {
+        std::string most;
+        for (const PallasTranspose& t : body.transposes()) {
+          const std::string one = TransposeHeldBytes(t, device);
+          most = most.empty() ? one : absl::StrCat("max(", most, ", ", one, ")");
+        }
+        out.figure = absl::StrCat("(", most, ")");
+        figure_name = "what the transpose holds in vector registers";
+      } else {
+        // A body summarised before body.transposes existed keeps the older figure, the operand's
+        // bytes (larger than what the transpose holds: the band errs high).
+        out.figure = absl::StrCat("(", body.packed_transpose_bytes(), ")");
+        figure_name = "packed_transpose_bytes";
+      }
       break;
   }
   const std::string generation = TpuGeneration(device);

@@ -62,6 +62,13 @@ std::string MostHeldBytes(const PallasBody& body, const DeviceModel& device);
 // block). "0" without body.dots.
 std::string LargestDotBytes(const PallasBody& body, const DeviceModel& device);
 
+// What Mosaic keeps in vector registers to transpose one operand, as an expression in bytes:
+// 16-bit values turn in strips of 128 rows with every column at once (nothing where the operand
+// has at most 128 rows); 8-bit and 4-bit values, on v4 (and a TPU other than the five), are
+// widened to 16 bits and held whole, and on v5e-v7x turn without holding; 32-bit values hold
+// nothing (tests/data/tpu/transpose_spill_sweep.jsonl.gz).
+std::string TransposeHeldBytes(const PallasTranspose& transpose, const DeviceModel& device);
+
 // The estimate for `body` on `device` (a TPU model: tpu_v4 ... tpu_v7x; another TPU takes the
 // widest band of all five).
 SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device);

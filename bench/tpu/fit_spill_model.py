@@ -4,7 +4,8 @@ judges it on the other half (docs/tpu.md, "What the compiler adds").
 
   python3 bench/tpu/fit_spill_model.py tests/data/tpu/corpus.jsonl.gz \
       --bodies tests/data/tpu/corpus_bodies.jsonl.gz --pooled --margin 0.10 \
-      --fit-sweep tests/data/tpu/ragged_spill_sweep.jsonl.gz [--cc]
+      --fit-sweep tests/data/tpu/ragged_spill_sweep.jsonl.gz \
+      --fit-sweep tests/data/tpu/transpose_spill_sweep.jsonl.gz [--cc]
 
 The model (backends/tpu/spill_model.cc holds the coefficients this prints with --cc): a kernel
 body falls in one class by what it keeps in vector registers (PallasBody, bench/tpu/pallas_body.py),
@@ -27,7 +28,10 @@ multiple per class and generation:
   dot         several dots, nothing live across a reduction (flash backward)
               figure: the largest dot's f32 result plus what it holds (largest_dot_bytes)
   dot32       several dots of 32-bit operands (none in the corpus: the dot band)
-  transpose   only a transpose of the two minor dims        figure: transpose_bytes
+  transpose   only a transpose of the two minor dims of 16/8/4-bit values
+              figure: what the transpose holds (transpose_held_bytes: a 128-row strip of 16-bit
+              values; v4: an 8-bit operand widened to 16 bits); fitted on the corpus's fit half
+              and the transpose sweep (--fit-sweep), additive like matmul32
   streaming   none of these: no spill (copies, elementwise, reductions into the output)
 
 Low is the smallest ratio spill / figure seen on the fit half, high the largest times
@@ -58,6 +62,12 @@ CLASSES = ["reduction", "attention", "looped", "matmul", "matmul8", "matmul32", 
 # MXU edge and count per TensorCore (JAX tpu_info.py; models/devices/tpu_*.textproto)
 MXU = {"v4": (128, 4), "v5e": (128, 4), "v5p": (128, 4), "v6e": (256, 2), "v7x": (256, 2)}
 DOT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4, "i8": 1, "u8": 1, "f8e4m3fn": 1, "f8e5m2": 1, "i4": 1}
+DTYPE_BITS = {"bf16": 16, "f16": 16, "f32": 32, "i32": 32, "i16": 16, "i8": 8, "u8": 8, "f8e4m3fn": 8, "f8e5m2": 8,
+              "i4": 4, "u4": 4}
+# generations whose Mosaic widens an 8-bit transpose's operand to 16 bits and holds it whole (the
+# transpose sweep: v4 spills the widened block less 8-11 vregs; v5e-v7x spill nothing); a TPU other
+# than the five is taken to, the larger figure (spill_model.cc kWidensEightBitTranspose)
+WIDENS_8BIT_TRANSPOSE = {"v4", ""}
 MiB = 1 << 20
 # generations whose Mosaic re-reads a 16-bit left operand from VMEM for each MXU column while k
 # fits the MXUs at once (the corpus: no 16-bit block with k <= 512 spills its left operand there)
@@ -68,18 +78,15 @@ MASKED_MERGE_ONCE = {"v6e", "v7x"}
 # classes whose high bound is taken over the whole corpus, not the fit half alone: the looped
 # class's fit half holds one ragged paged kernel (spilling 0.5-0.6 x its figure) against two in
 # the holdout that spill 0.9-1.7 x, beyond a fit-half band; a band that misses them could say FITS
-# where libtpu fails. The transpose class's fit half holds four kernels spilling up to 0.156 x
-# their figure, its holdout the 256 x 512 and 512 x 2048 bf16 blocks that spill 0.22-0.23 x on v4
-# and 0.18 x on v5e and v5p, above a fit-half high of 0.172 x (libtpu's requirement above our
-# suggested limit). Their holdout no longer judges the high bound.
-WHOLE_CORPUS_HIGH = {"looped", "transpose"}
+# where libtpu fails.
+WHOLE_CORPUS_HIGH = {"looped"}
 # classes whose band is fitted per generation even with --pooled: the MXU's shape differs
 PER_GENERATION = {"matmul", "matmul8", "matmul32"}
 # classes whose spill is the figure less what the vector registers keep of it, a number of
 # registers nearly independent of the block (docs/tpu.md): fitted per generation as the figure less
 # an offset, the central less the median kept, the high less the fewest kept (with the margin),
 # the low less the most
-ADDITIVE = {"matmul32", "reduction"}
+ADDITIVE = {"matmul32", "reduction", "transpose"}
 # additive classes whose band is [0, figure]: a softmax or layer norm spills at most what it keeps
 # whole (the block, the broadcast rows, the per-row statistics; the reduction sweep, out of sample,
 # keeps 20-60 vregs fewer than the fit half's fewest, more than a margin covers), and tall blocks of
@@ -153,8 +160,25 @@ def body_class(f, gen="v5e"):
   if f.get("dot_bytes", 0) > 0:
     return "dot32", largest_dot_bytes(f, gen) if dots else f["dot_bytes"]
   if f.get("packed_transpose_bytes", 0) > 0:
-    return "transpose", f["packed_transpose_bytes"]
+    if "transposes" not in f:  # a body summarised before transposes existed: its operand's bytes
+      return "transpose", f["packed_transpose_bytes"]
+    return "transpose", max([transpose_held_bytes(t, gen) for t in f["transposes"]] or [0])
   return "streaming", 0
+
+
+def transpose_held_bytes(t, gen):
+  """What Mosaic keeps in vector registers to transpose one rows x cols operand (the transpose
+  sweep, tests/data/tpu/transpose_spill_sweep.jsonl.gz): 16-bit values turn in strips of 128
+  rows, all columns at once (none where the operand has at most 128 rows); 8-bit values on
+  WIDENS_8BIT_TRANSPOSE generations are widened to 16 bits and held whole, elsewhere turned
+  without holding; 32-bit values hold nothing."""
+  bits = DTYPE_BITS.get(t["dtype"], 32)
+  cols = -(-t["cols"] // 128) * 128
+  if bits == 16:
+    return 128 * cols * 2 if t["rows"] > 128 else 0
+  if bits < 16 and gen in WIDENS_8BIT_TRANSPOSE:
+    return -(-t["rows"] // 16) * 16 * cols * 2
+  return 0
 
 
 def in_fit_half(row):
@@ -216,6 +240,8 @@ def summary_from_graph(graph):
   loops = re.search(r"^\s*rolled_loops: (\d+)", body, re.M)
   f["rolled_loops"] = int(loops.group(1)) if loops else 0
   f["dot_dtypes"] = re.findall(r'^\s*dot_dtypes: "(\w+)"', body, re.M)
+  f["transposes"] = [{"rows": int(r), "cols": int(c), "dtype": dt, "count": int(n)} for r, c, dt, n in re.findall(
+      r'transposes \{ rows: "(\d+)" cols: "(\d+)" dtype: "(\w+)" count: "(\d+)" \}', body)]
   f["dots"] = [dict({"m": int(m), "n": int(n), "k": int(k), "count": int(c)}, **({"masked_merge": True} if masked else {}))
                for m, n, k, c, masked in re.findall(
                    r'dots \{ m: "(\d+)" n: "(\d+)" k: "(\d+)" count: "(\d+)"( masked_merge: true)? \}', body)]

@@ -11,6 +11,8 @@ corpus holds only six kernels of, fit data (fit_spill_model.py --fit-sweep).
       --family reduction tests/data/tpu/reduction_spill_sweep.jsonl.gz [--gens v5e,v5p,v6e,v7x]
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family ragged tests/data/tpu/ragged_spill_sweep.jsonl.gz [--gens v5e,v5p,v6e,v7x]
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \
+      --family transpose tests/data/tpu/transpose_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
 
 Families:
   flash      JAX's flash attention forward: batch 1, 2 heads, sequence 8192, head_dim 128, bf16;
@@ -25,13 +27,16 @@ Families:
              block at page sizes 16 and 64; 32, 128 or 256 queries a block; every head's scores
              (queries x query heads x kv tokens x 4 B) at most 32 MiB (52 shapes, 26 distinct;
              tests/data/tpu/ragged_spill_sweep.jsonl.gz has v4 too).
+  transpose  a block transposed whole (tpu_kernels.transpose), bf16 and int8: rows 128-2048 by
+             columns 256-4096, at most 8 MiB; f32 with 1024 rows (72 shapes; the corpus has eight
+             bf16 and f32 blocks).
 The limit: 100 MiB on v5e and v6e (128 MiB of VMEM), 60 MiB on v5p and v7x (64 MiB), and on v4
 its whole 16 MiB VMEM, which holds few of them: there a failing compile's capacity error lists the
 spill slots among its largest allocations when they are large (spill_listed_bytes, four digits). One row per compile, after a header line: id, gen, kind, params,
 vmem_limit_bytes, graph (pallas_to_graph.py's, with its body), result (the verdict, the report's
 total and its spill slots). Versions: jax 0.10.2, jaxlib 0.10.2, libtpu 0.0.42.1 (flash: about 4
 minutes a generation on two cores; reduction: about 2; ragged: about 4 on v6e and v7x, 10 on v5e
-and v5p). Rows are written as they compile, so a sweep stopped part way keeps what it has.
+and v5p; transpose: under 1). Rows are written as they compile, so a sweep stopped part way keeps what it has.
 """
 import argparse
 import datetime
@@ -92,7 +97,18 @@ def ragged_shapes():
                 * kp[1]["page_size"])
 
 
-FAMILIES = {"flash": flash_shapes, "reduction": reduction_shapes, "ragged": ragged_shapes}
+def transpose_shapes():
+  out = []
+  for dtype in ("bf16", "i8", "f32"):
+    for bm in (128, 256, 512, 1024, 2048):
+      for bn in (256, 512, 768, 1024, 1536, 2048, 4096):
+        if bm * bn * {"bf16": 2, "i8": 1, "f32": 4}[dtype] <= (8 << 20) and (dtype != "f32" or bm == 1024):
+          out.append(("transpose", {"bm": bm, "bn": bn, "dtype": dtype}))
+  return out
+
+
+FAMILIES = {"flash": flash_shapes, "reduction": reduction_shapes, "ragged": ragged_shapes,
+            "transpose": transpose_shapes}
 
 
 def main():

@@ -9,8 +9,15 @@ import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "bench", "tpu"))
-os.environ.setdefault("TPU_AOT_NO_DUMP", "1")  # no dump folder: only parse_bundles is used
+# No dump folder: only parse_bundles is used. Set for this import only: left in the environment,
+# it would reach the libtpu processes other tests start (test_pallas.py), whose reports need it.
+_dump_setting = os.environ.get("TPU_AOT_NO_DUMP")
+os.environ["TPU_AOT_NO_DUMP"] = "1"
 import tpu_aot  # noqa: E402  (no jax at import)
+if _dump_setting is None:
+  del os.environ["TPU_AOT_NO_DUMP"]
+else:
+  os.environ["TPU_AOT_NO_DUMP"] = _dump_setting
 
 DATA = os.path.join(REPO, "tests", "data", "tpu")
 # MXU edge and count per TensorCore (models/devices/tpu_*.textproto, from JAX tpu_info.py)
