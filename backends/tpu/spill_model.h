@@ -54,9 +54,6 @@ BodyClass ClassifyBody(const PallasBody& body);
 // passes than there are MXUs.
 std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const DeviceModel& device);
 
-// The most any one of the body's dots holds (DotHeldBytes), as an expression; "0" without dots.
-std::string MostHeldBytes(const PallasBody& body, const DeviceModel& device);
-
 // What the largest of the body's dots keeps, as an expression in bytes: its f32 result plus
 // DotHeldBytes (several dots: flash attention's backward pass, whose largest result is a logits
 // block). "0" without body.dots.

@@ -371,11 +371,22 @@ SweepCheck CheckSweepSpillsLieWithinTheBand(const std::string& file, const std::
   return out;
 }
 
-// Flash attention forward (sequence 8192; block_q 256-2048, block_k 128-1024, 1-8 inner
-// iterations; tests/data/tpu/flash_spill_sweep.jsonl.gz): the attention band.
+// Flash attention forward (sequence 8192, head_dim 128; block_q 256-2048, block_k 128-1024, 1-8
+// inner iterations; tests/data/tpu/flash_spill_sweep.jsonl.gz, v4-v7x): the attention band, fitted
+// on these and the corpus's fit half.
 TEST(TpuCorpusTest, FlashSweepSpillsLieWithinTheBand) {
   if (!HaveTpuData("flash_spill_sweep.jsonl.gz")) GTEST_SKIP() << "tests/data/tpu/flash_spill_sweep.jsonl.gz is not in this checkout";
-  EXPECT_GE(CheckSweepSpillsLieWithinTheBand("flash_spill_sweep.jsonl.gz", {BodyClass::kAttention}).rows, 200);
+  EXPECT_GE(CheckSweepSpillsLieWithinTheBand("flash_spill_sweep.jsonl.gz", {BodyClass::kAttention}).rows, 290);
+}
+
+// The same at head_dim 64 and 256 (tests/data/tpu/flash_head_dim_spill_sweep.jsonl.gz), which
+// nothing was fitted on: out of sample. At d = 256 on v4-v5p the dots hold q and p across their
+// MXU passes, once per unrolled iteration; the band holds every spill.
+TEST(TpuCorpusTest, FlashHeadDimSweepSpillsLieWithinTheBand) {
+  if (!HaveTpuData("flash_head_dim_spill_sweep.jsonl.gz")) {
+    GTEST_SKIP() << "tests/data/tpu/flash_head_dim_spill_sweep.jsonl.gz is not in this checkout";
+  }
+  EXPECT_GE(CheckSweepSpillsLieWithinTheBand("flash_head_dim_spill_sweep.jsonl.gz", {BodyClass::kAttention}).rows, 250);
 }
 
 // Softmax and layer norm, f32 and bf16, d 256-8192 by 128-2048 rows
@@ -465,11 +476,11 @@ TEST(TpuCorpusTest, AgreementAndAtRiskStayAsMeasured) {
     int max_at_risk;
     double min_within;     // of failing compiles with a figure
   };
-  // Measured 2026-11-27 (2,054 rows): agreement 99.1/98.9/98.5/99.4/99.2%, AT RISK 18/21/21/9/9
+  // Measured 2026-11-27 (2,054 rows): agreement 98.8/99.6/99.4/99.4/99.2%, AT RISK 17/16/16/9/9
   // (softmax and layer norm blocks that spill past the limit are AT RISK, not DOES NOT FIT: their
-  // band's low bound is 0), bytes within 1% 82.5/90.7/91.5/89.7/94.7%.
-  for (const Expected& e : {Expected{"v4", 0.99, 18, 0.82}, Expected{"v5e", 0.988, 21, 0.905},
-                            Expected{"v5p", 0.985, 21, 0.91}, Expected{"v6e", 0.99, 9, 0.89},
+  // band's low bound is 0), bytes within 1% 83.5/90.7/91.5/89.7/94.7%.
+  for (const Expected& e : {Expected{"v4", 0.987, 17, 0.835}, Expected{"v5e", 0.995, 16, 0.905},
+                            Expected{"v5p", 0.994, 16, 0.91}, Expected{"v6e", 0.993, 9, 0.89},
                             Expected{"v7x", 0.99, 9, 0.94}}) {
     const Tally& t = Corpus().by_half.at("all").at(e.gen);
     EXPECT_GE(static_cast<double>(t.agree) / t.rows, e.min_agreement) << e.gen;

@@ -5,7 +5,8 @@ judges it on the other half (docs/tpu.md, "What the compiler adds").
   python3 bench/tpu/fit_spill_model.py tests/data/tpu/corpus.jsonl.gz \
       --bodies tests/data/tpu/corpus_bodies.jsonl.gz --pooled --margin 0.10 \
       --fit-sweep tests/data/tpu/ragged_spill_sweep.jsonl.gz \
-      --fit-sweep tests/data/tpu/transpose_spill_sweep.jsonl.gz [--cc]
+      --fit-sweep tests/data/tpu/transpose_spill_sweep.jsonl.gz \
+      --fit-sweep tests/data/tpu/flash_spill_sweep.jsonl.gz [--cc]
 
 The model (backends/tpu/spill_model.cc holds the coefficients this prints with --cc): a kernel
 body falls in one class by what it keeps in vector registers (PallasBody, bench/tpu/pallas_body.py),
@@ -15,7 +16,9 @@ multiple per class and generation:
   reduction   live_across_reduction_bytes > 0, no dot      (softmax, layer norm)
               figure: it plus row_broadcast_bytes
   attention   live_across_reduction_bytes > 0 and a dot    (flash attention forward)
-              figure: the larger of it and reduction_input_bytes / 2, plus the most a dot holds
+              figure: the larger of it and reduction_input_bytes / 2, plus what every dot holds,
+              once per run (an unrolled loop's iterations interleave); fitted on the corpus's fit
+              half and the flash sweep (--fit-sweep), its high bound per generation
   looped      the same inside a loop Mosaic does not unroll (paged / ragged paged attention)
               figure: the larger of the two plus reduction_output_bytes (every head's statistics);
               fitted on the corpus's fit half and the ragged sweep (--fit-sweep)
@@ -82,6 +85,10 @@ MASKED_MERGE_ONCE = {"v6e", "v7x"}
 WHOLE_CORPUS_HIGH = {"looped"}
 # classes whose band is fitted per generation even with --pooled: the MXU's shape differs
 PER_GENERATION = {"matmul", "matmul8", "matmul32"}
+# multiplicative classes whose high bound (not only the central) is per generation with --pooled:
+# flash attention spills up to 0.74 x its figure on v6e, 0.81 x on v5e and v5p and 0.87 x on v7x
+# (the corpus's fit half and the flash sweep, fitted on both); the low bound stays pooled
+BAND_PER_GENERATION = {"attention"}
 # classes whose spill is the figure less what the vector registers keep of it, a number of
 # registers nearly independent of the block (docs/tpu.md): fitted per generation as the figure less
 # an offset, the central less the median kept, the high less the fewest kept (with the margin),
@@ -147,8 +154,11 @@ def body_class(f, gen="v5e"):
       # plus the per-row statistics (the running max and sum of every head): without them, blocks
       # of few kv tokens spill up to 2.45 x (tests/data/tpu/ragged_spill_sweep.jsonl.gz)
       return "looped", red + f.get("reduction_output_bytes", 0)
-    # plus what the dots hold across their MXU passes (flash forward with d = 256 holds q)
-    return "attention", red + held_bytes(f, gen)
+    # plus what every dot holds across its MXU passes, once per run: the scheduler interleaves an
+    # unrolled loop's iterations, whose dots each hold their left operand (flash forward with
+    # d = 256 on v4-v5p: q for q k^T, p for p v)
+    return "attention", red + sum(dot_held_bytes(d, operand_width(f), gen) * d.get("count", 1)
+                                  for d in f.get("dots", ()))
   dots = f.get("dots") or []
   if f.get("packed_dot_bytes", 0) > 0 and len(dots) == 1 and dots[0].get("count", 1) == 1:
     eight_bit = all(DOT_BYTES.get(d, 4) == 1 for d in f.get("dot_dtypes") or ["f32"])
@@ -348,6 +358,13 @@ def fit(recs, margin, pooled=False):
       if not have or cls in PER_GENERATION or cls in ADDITIVE:
         continue
       lo, hi = min(v[0] for v in have), max(v[2] for v in have)
+      if cls in BAND_PER_GENERATION:
+        # the low bound pooled (a generation's fit half may lack the blocks that spill least), the
+        # high per generation
+        for gen in GENS:
+          if (gen, cls) in coef:
+            coef[(gen, cls)] = (lo,) + coef[(gen, cls)][1:5] + (0.0, 0.0, 0.0, 0)
+        continue
       if cls in WHOLE_CORPUS_HIGH:
         # the band's high over both halves (see WHOLE_CORPUS_HIGH)
         every = [r["spill"] / r["fig"] for r in recs if r["cls"] == cls and r["spill"] is not None and r["fig"] > 0]

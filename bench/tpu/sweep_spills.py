@@ -6,7 +6,9 @@ tests: backends/tpu/tpu_corpus_test.cc, *SweepSpills*), and for ragged paged att
 corpus holds only six kernels of, fit data (fit_spill_model.py --fit-sweep).
 
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
-      --family flash tests/data/tpu/flash_spill_sweep.jsonl.gz [--gens v5e,v5p,v6e,v7x]
+      --family flash tests/data/tpu/flash_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \
+      --family flash_head_dim tests/data/tpu/flash_head_dim_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family reduction tests/data/tpu/reduction_spill_sweep.jsonl.gz [--gens v5e,v5p,v6e,v7x]
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
@@ -16,9 +18,13 @@ corpus holds only six kernels of, fit data (fit_spill_model.py --fit-sweep).
 
 Families:
   flash      JAX's flash attention forward: batch 1, 2 heads, sequence 8192, head_dim 128, bf16;
-             block_q 256-2048, block_k 128-1024, block_k_major = block_k x 1, 2, 4 or 8 (at most
+             block_q 256-2048, block_k 128-2048, block_k_major = block_k x 1, 2, 4 or 8 (at most
              4096), the score tiles of one grid step (block_q x block_k_major x 4 B x iterations) at
-             most 48 MiB (60 shapes; the corpus's flash kernels have sequence 4096).
+             most 48 MiB (68 shapes; the corpus's flash kernels have sequence 4096).
+  flash_wide the flash family's 8 shapes of block_k = 2048 alone (added to it later).
+  flash_head_dim  the same at head_dim 64 and 256: block_q 512-2048, block_k 256-1024, 1, 2 or 4
+             inner iterations, the score tiles of a grid step at most 32 MiB (54 shapes; the
+             corpus's d = 256 kernels are all in the half the fit does not see).
   reduction  softmax and layer norm over 8192 rows (tpu_kernels.softmax, .layernorm), f32 and
              bf16: d 256-8192, block rows 128-2048, the f32 row block at most 16 MiB (the corpus
              has d 768-8192 with 128-1024 rows; this adds the narrow rows and the tall blocks).
@@ -62,13 +68,31 @@ LIMITS = {"v4": 16 << 20, "v5e": 100 << 20, "v6e": 100 << 20, "v5p": 60 << 20, "
 def flash_shapes():
   out = []
   for block_q in (256, 512, 1024, 2048):
-    for block_k in (128, 256, 512, 1024):
+    for block_k in (128, 256, 512, 1024, 2048):
       for iterations in (1, 2, 4, 8):
         major = block_k * iterations
         if major <= 4096 and iterations * block_q * block_k * 4 <= (48 << 20):
           out.append(("flash_fwd", {"b": 1, "h": 2, "s": 8192, "d": 128, "block_q": block_q,
                                     "block_k_major": major, "block_k": block_k}))
   return sorted(out, key=lambda kp: kp[1]["block_q"] * kp[1]["block_k_major"])
+
+
+def flash_wide_shapes():
+  """The flash family's block_k = 2048 shapes (appended to its file after the rest)."""
+  return [kp for kp in flash_shapes() if kp[1]["block_k"] == 2048]
+
+
+def flash_head_dim_shapes():
+  out = []
+  for d in (64, 256):
+    for block_q in (512, 1024, 2048):
+      for block_k in (256, 512, 1024):
+        for iterations in (1, 2, 4):
+          major = block_k * iterations
+          if major <= 4096 and iterations * block_q * block_k * 4 <= (32 << 20):
+            out.append(("flash_fwd", {"b": 1, "h": 2, "s": 8192, "d": d, "block_q": block_q,
+                                      "block_k_major": major, "block_k": block_k}))
+  return sorted(out, key=lambda kp: (kp[1]["d"], kp[1]["block_q"] * kp[1]["block_k_major"]))
 
 
 def reduction_shapes():
@@ -107,7 +131,7 @@ def transpose_shapes():
   return out
 
 
-FAMILIES = {"flash": flash_shapes, "reduction": reduction_shapes, "ragged": ragged_shapes,
+FAMILIES = {"flash": flash_shapes, "flash_wide": flash_wide_shapes, "flash_head_dim": flash_head_dim_shapes, "reduction": reduction_shapes, "ragged": ragged_shapes,
             "transpose": transpose_shapes}
 
 
