@@ -236,8 +236,23 @@ def load(corpus, bodies):
       src, k = nv.compiler_side(r)
       # no compile fits (v4: the scoped limit is the capacity): the error may list the spill slots
       spill = sum(a["size"] for a in k["allocations"] if a["what"] == "SPILL") if k else listed_spill_bytes(r.get("result"))
+      if spill is None:
+        spill = scoped_error_spill_bytes(r, by_id[r["id"]])
       out.append(record(r, by_id[r["id"]], spill, in_fit_half(r)))
   return out
+
+
+def scoped_error_spill_bytes(row, summary):
+  """The spill slots of a kernel that fails the scoped limit at every limit the corpus compiled it
+  at (no report): E1001's size less the windows and scratch, where the size exceeds them (then it
+  is the whole requirement, spills included). To the error's two decimals of a MiB, and with any
+  scratch Mosaic adds for the body counted as spill (at most 36 KiB); None otherwise."""
+  result = row.get("result") or {}
+  size = result.get("size_bytes")
+  if result.get("verdict") != "vmem_scoped" or not size:
+    return None
+  invalid, exact, _ = lowered(row, summary, row["gen"])
+  return size - exact if invalid is None and size > exact + 8192 else None
 
 
 def summary_from_graph(graph):
