@@ -291,6 +291,16 @@ def load_sweep(path):
   return out
 
 
+def absorbed_low(rs, margin):
+  """(low, low_offset) of an additive class: the figure less the most the vector registers
+  absorbed of it (with the margin); 0 where a block holding 1 MiB or more spilled less than half of
+  it, since there what the registers absorb is not bounded by a few hundred KiB (v6e's 16-bit
+  matmuls spill down to 0.22 x, v7x's nothing; v4-v5p's at least 0.79 x)."""
+  if any(r["fig"] >= MiB and r["spill"] < r["fig"] / 2 for r in rs):
+    return 0.0, 0.0
+  return 1.0, float(max(r["fig"] - r["spill"] for r in rs)) * (1 + margin)
+
+
 def fit(recs, margin, pooled=False):
   coef = {}
   has_big = set()  # (gen, cls) whose fit half has a row of figure >= 1 MiB
@@ -324,7 +334,7 @@ def fit(recs, margin, pooled=False):
         # (16-bit matmuls:) the high multiple from the blocks of 1 MiB or more, and what small
         # blocks spill beyond it as an offset (a few vector registers would otherwise widen every
         # block's band); 8-bit matmuls spill little on large blocks and more on small ones
-        low, low_offset = 1.0, float(max(r["fig"] - r["spill"] for r in rs))
+        low, low_offset = absorbed_low(rs, margin)
       if cls in ("matmul", "matmul32"):
         high = max(r["spill"] / r["fig"] for r in big) * (1 + margin)
         high_offset = max(0.0, max(r["spill"] - high * r["fig"] for r in rs)) * (1 + margin)
@@ -339,7 +349,7 @@ def fit(recs, margin, pooled=False):
         if cls in BAND_TO_FIGURE:
           low, low_offset, high, high_offset = 0.0, 0.0, 1.0, 0.0
         else:
-          low, low_offset = 1.0, float(max(r["fig"] - r["spill"] for r in rs))
+          low, low_offset = absorbed_low(rs, margin)
           if held:
             kept = min(r["fig"] - r["spill"] for r in held)
             high, high_offset = 1.0, -kept * (1 - margin) if kept > 0 else -kept * (1 + margin)
