@@ -719,6 +719,60 @@ TEST(PallasBodyTest, F32MatmulSpillIsThePartialsLessWhatTheRegistersKeep) {
   }
 }
 
+TEST(PallasBodyTest, AttentionCountsWhatEveryDotHoldsOncePerRun) {
+  // Flash attention at d = 256 on v5e: q k^T (1024 x 512, k = 256) holds q, 512 KiB, in each of
+  // the unrolled loop's runs, which the scheduler interleaves (tests/data/tpu/
+  // flash_head_dim_spill_sweep.jsonl.gz): four runs hold four times what one does.
+  auto high = [](const std::string& count) {
+    PallasBody body = OneDotBody(1024, 512, 256);
+    body.set_reduction_live_bytes(absl::StrCat(1 << 20));
+    body.mutable_dots(0)->set_count(count);
+    const SpillEstimate e = EstimateSpills(body, testing::ShippedDevice("tpu_v5e"));
+    EXPECT_EQ(e.body_class, BodyClass::kAttention);
+    return static_cast<double>(EvalConstant(e.high));
+  };
+  EXPECT_NEAR(high("4") / high("1"), (1.0 + 4 * 0.5) / (1.0 + 0.5), 0.01);
+}
+
+PallasTranspose Transpose(const std::string& rows, const std::string& cols, const std::string& dtype) {
+  PallasTranspose t;
+  t.set_rows(rows);
+  t.set_cols(cols);
+  t.set_dtype(dtype);
+  return t;
+}
+
+TEST(PallasBodyTest, A16BitTransposeHoldsOneStripOf128Rows) {
+  // tests/data/tpu/transpose_spill_sweep.jsonl.gz: the strip's columns, not the block's rows.
+  const DeviceModel v5e = testing::ShippedDevice("tpu_v5e");
+  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Transpose("2048", "1024", "bf16"), v5e)), 128 * 1024 * 2);
+  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Transpose("512", "1024", "bf16"), v5e)), 128 * 1024 * 2);
+  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Transpose("256", "1000", "bf16"), v5e)), 128 * 1024 * 2);
+  // At most 128 rows turn without holding, at any width; 32-bit values never hold.
+  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Transpose("128", "4096", "bf16"), v5e)), 0);
+  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Transpose("1024", "1024", "f32"), v5e)), 0);
+}
+
+TEST(PallasBodyTest, V4WidensAnEightBitTransposeAndHoldsItWhole) {
+  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Transpose("100", "1000", "int8"), testing::ShippedDevice("tpu_v4"))),
+            112 * 1024 * 2);
+  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Transpose("1024", "1024", "int8"), testing::ShippedDevice("tpu_v6e"))), 0);
+}
+
+TEST(PallasBodyTest, ATransposeBodysSpillsFollowWhatItHolds) {
+  // v5e, 2048 x 1024 bf16 (corpus row v5e/transpose/57fd411c76): libtpu spills 122,880 B; the
+  // operand's bytes (4 MiB, the figure without body.transposes) gave 376,832.
+  PallasBody body;
+  body.set_transpose_bytes("4194304");
+  body.set_packed_transpose_bytes("4194304");
+  *body.add_transposes() = Transpose("2048", "1024", "bf16");
+  const SpillEstimate e = EstimateSpills(body, testing::ShippedDevice("tpu_v5e"));
+  EXPECT_EQ(e.body_class, BodyClass::kTranspose);
+  EXPECT_LE(EvalConstant(e.low), 122880);
+  EXPECT_GE(EvalConstant(e.high), 122880);
+  EXPECT_EQ(EvalConstant(e.central), 114688);
+}
+
 TEST(PallasBodyTest, AnotherTpuTakesTheWidestBand) {
   DeviceModel other = testing::ShippedDevice("tpu_v5e");
   other.set_name("tpu_v9");
@@ -768,6 +822,20 @@ TEST(CountedScratchTest, BadBodyFiguresAreNamedWhereverTheyAreUsed) {
   fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v5e"));
   ASSERT_FALSE(fp.ok());
   EXPECT_THAT(std::string(fp.status().message()), HasSubstr("pallas.body.dots[0].m"));
+}
+
+TEST(PallasLoweringBadInputTest, BadTransposeFiguresAreNamed) {
+  KernelGraph g = SoftmaxGraph();
+  PallasTranspose* t = g.mutable_pallas()->mutable_body()->add_transposes();
+  *t = Transpose("-8", "128", "bf16");
+  absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v5e"));
+  ASSERT_FALSE(fp.ok());
+  EXPECT_THAT(std::string(fp.status().message()), HasSubstr("pallas.body.transposes[0].rows"));
+  *t = Transpose("8", "128", "bf17");
+  fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v5e"));
+  ASSERT_FALSE(fp.ok());
+  EXPECT_THAT(std::string(fp.status().message()), HasSubstr("pallas.body.transposes[0].dtype"));
+  EXPECT_THAT(std::string(fp.status().message()), HasSubstr("bf17"));
 }
 
 TEST(CountedScratchTest, DotsOfTwoToFourRowsGetTheInternalScratchOnV4ToV5p) {
