@@ -18,8 +18,9 @@ namespace {
 // Spill slots = multiple x figure, per class and generation, in 1/1000: low and its offset
 // (low = low x figure - low_offset, at least 0), central slope and offset (central = slope x
 // figure - offset, kept within [low, high]), high and its offset (high x figure + high_offset).
-// The matmul classes' low is additive (1.000 x what the body holds, less the most the vector
-// registers were seen to absorb of it); the 16- and 32-bit matmuls' high takes its multiple from
+// The matmul and transpose classes' low is additive (1.000 x what the body holds, less the most
+// the vector registers were seen to absorb of it, plus 10%), or 0 where a block holding 1 MiB or
+// more spilled less than half of it (v6e, v7x); the 16- and 32-bit matmuls' high takes its multiple from
 // blocks of 1 MiB or more and what small blocks spill beyond it as the offset; the 32-bit central
 // is what the body holds less the median the registers kept. Blocks of a few rows whose dot holds
 // nothing spill a few registers all the same, and no block of more rows than the largest of them
