@@ -392,19 +392,25 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
           {body.row_broadcast_bytes(), "row_broadcast_bytes"}}) {
       RETURN_IF_ERROR(check_figure(figure, field));
     }
+    // A dot's m, n, k and a transpose's rows and cols are its shape: required (count: empty = 1).
+    auto check_dim = [&](const std::string& figure, const std::string& field) -> absl::Status {
+      if (figure.empty()) return eval.Error(absl::StrCat("pallas.body.", field), "missing (an expression, the dimension)");
+      return check_figure(figure, field);
+    };
     for (int i = 0; i < body.dots_size(); ++i) {
       const PallasDot& d = body.dots(i);
-      for (const auto& [figure, name] : {std::pair<const std::string&, const char*>{d.m(), "m"}, {d.n(), "n"},
-                                         {d.k(), "k"}, {d.count(), "count"}}) {
-        RETURN_IF_ERROR(check_figure(figure, absl::StrCat("dots[", i, "].", name)));
+      for (const auto& [figure, name] :
+           {std::pair<const std::string&, const char*>{d.m(), "m"}, {d.n(), "n"}, {d.k(), "k"}}) {
+        RETURN_IF_ERROR(check_dim(figure, absl::StrCat("dots[", i, "].", name)));
       }
+      RETURN_IF_ERROR(check_figure(d.count(), absl::StrCat("dots[", i, "].count")));
     }
     for (int i = 0; i < body.transposes_size(); ++i) {
       const PallasTranspose& t = body.transposes(i);
-      for (const auto& [figure, name] : {std::pair<const std::string&, const char*>{t.rows(), "rows"},
-                                         {t.cols(), "cols"}, {t.count(), "count"}}) {
-        RETURN_IF_ERROR(check_figure(figure, absl::StrCat("transposes[", i, "].", name)));
+      for (const auto& [figure, name] : {std::pair<const std::string&, const char*>{t.rows(), "rows"}, {t.cols(), "cols"}}) {
+        RETURN_IF_ERROR(check_dim(figure, absl::StrCat("transposes[", i, "].", name)));
       }
+      RETURN_IF_ERROR(check_figure(t.count(), absl::StrCat("transposes[", i, "].count")));
       if (!NormalizeTpuDtype(t.dtype()).ok()) {
         return eval.Error(absl::StrCat("pallas.body.transposes[", i, "].dtype"),
                           absl::StrCat("'", t.dtype(), "' is not a TPU dtype (bf16, f16, int8, fp8, int4, ...)"));

@@ -822,6 +822,11 @@ TEST(CountedScratchTest, BadBodyFiguresAreNamedWhereverTheyAreUsed) {
   fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v5e"));
   ASSERT_FALSE(fp.ok());
   EXPECT_THAT(std::string(fp.status().message()), HasSubstr("pallas.body.dots[0].m"));
+  g.mutable_pallas()->mutable_body()->mutable_dots(0)->clear_k();
+  g.mutable_pallas()->mutable_body()->mutable_dots(0)->set_m("4");
+  fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v5e"));
+  ASSERT_FALSE(fp.ok());
+  EXPECT_THAT(std::string(fp.status().message()), HasSubstr("pallas.body.dots[0].k: missing"));
 }
 
 TEST(PallasLoweringBadInputTest, BadTransposeFiguresAreNamed) {
@@ -831,6 +836,11 @@ TEST(PallasLoweringBadInputTest, BadTransposeFiguresAreNamed) {
   absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v5e"));
   ASSERT_FALSE(fp.ok());
   EXPECT_THAT(std::string(fp.status().message()), HasSubstr("pallas.body.transposes[0].rows"));
+  *t = Transpose("", "128", "bf16");
+  fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v5e"));
+  ASSERT_FALSE(fp.ok());
+  EXPECT_THAT(std::string(fp.status().message()), HasSubstr("pallas.body.transposes[0].rows"));
+  EXPECT_THAT(std::string(fp.status().message()), HasSubstr("missing"));
   *t = Transpose("8", "128", "bf17");
   fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v5e"));
   ASSERT_FALSE(fp.ok());
