@@ -38,8 +38,9 @@ multiple per class and generation:
   streaming   none of these: no spill (copies, elementwise, reductions into the output)
 
 Low is the smallest ratio spill / figure seen on the fit half, high the largest times
-(1 + --margin) (per generation for the matmul classes: low = figure - the most the registers
-absorbed; for 16- and 32-bit matmuls high from the blocks of 1 MiB or more, plus an offset for
+(1 + --margin) (per generation for the matmul and transpose classes: low = figure - the most the
+registers absorbed, plus the margin, or 0 where a block of 1 MiB or more spilled less than half
+its figure; for the attention class the high per generation; for 16- and 32-bit matmuls high from the blocks of 1 MiB or more, plus an offset for
 smaller ones; the 32-bit central is the figure less the median absorbed; blocks of at most
 small_rows rows, the most of any fit-half block that spilled with a figure of 0, add the most
 such blocks spilled to the high bound), central the median over the fit rows whose figure is at least 1 MiB (the ones
