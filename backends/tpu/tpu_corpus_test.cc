@@ -404,6 +404,16 @@ TEST(TpuCorpusTest, FlashHeadDimSweepSpillsLieWithinTheBand) {
   EXPECT_GE(CheckSweepSpillsLieWithinTheBand("flash_head_dim_spill_sweep.jsonl.gz", {BodyClass::kAttention}).rows, 250);
 }
 
+// Flash attention's backward kernels, dq and dkv, over block shapes the corpus does not have
+// (its block_q_major equals block_k_major; tests/data/tpu/flash_backward_spill_sweep.jsonl.gz):
+// the dot band.
+TEST(TpuCorpusTest, FlashBackwardSweepSpillsLieWithinTheBand) {
+  if (!HaveTpuData("flash_backward_spill_sweep.jsonl.gz")) {
+    GTEST_SKIP() << "tests/data/tpu/flash_backward_spill_sweep.jsonl.gz is not in this checkout";
+  }
+  EXPECT_GE(CheckSweepSpillsLieWithinTheBand("flash_backward_spill_sweep.jsonl.gz", {BodyClass::kDot}).rows, 200);
+}
+
 // Softmax and layer norm, f32 and bf16, d 256-8192 by 128-2048 rows
 // (tests/data/tpu/reduction_spill_sweep.jsonl.gz): the reduction band, [0, figure]. Tall, narrow
 // blocks spill more than the block because of their per-row statistics (reduction_output_bytes),

@@ -9,6 +9,8 @@ corpus holds only six kernels of, fit data (fit_spill_model.py --fit-sweep).
       --family flash tests/data/tpu/flash_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \
       --family flash_head_dim tests/data/tpu/flash_head_dim_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \
+      --family flash_backward tests/data/tpu/flash_backward_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family reduction tests/data/tpu/reduction_spill_sweep.jsonl.gz [--gens v5e,v5p,v6e,v7x]
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
@@ -25,6 +27,10 @@ Families:
   flash_head_dim  the same at head_dim 64 and 256: block_q 512-2048, block_k 256-1024, 1, 2 or 4
              inner iterations, the score tiles of a grid step at most 32 MiB (54 shapes; the
              corpus's d = 256 kernels are all in the half the fit does not see).
+  flash_backward  JAX's flash attention backward kernels, sequence 4096, head_dim 128, bf16: dq at
+             block_q_major and block_k_major 512-2048 with block_k 256 and 512 (18 shapes), dkv at
+             block_q_major 512-2048, block_q 256 and 512, block_k_major 512 and 1024, block_k 256
+             and 512 (24 shapes; the corpus's have block_q_major = block_k_major).
   reduction  softmax and layer norm over 8192 rows (tpu_kernels.softmax, .layernorm), f32 and
              bf16: d 256-8192, block rows 128-2048, the f32 row block at most 16 MiB (the corpus
              has d 768-8192 with 128-1024 rows; this adds the narrow rows and the tall blocks).
@@ -95,6 +101,21 @@ def flash_head_dim_shapes():
   return sorted(out, key=lambda kp: (kp[1]["d"], kp[1]["block_q"] * kp[1]["block_k_major"]))
 
 
+def flash_backward_shapes():
+  out = []
+  for block_q_major in (512, 1024, 2048):
+    for block_k_major in (512, 1024, 2048):
+      for block_k in (256, 512):
+        out.append(("flash_bwd_dq", {"b": 1, "h": 2, "s": 4096, "d": 128, "block_q_major": block_q_major,
+                                     "block_k_major": block_k_major, "block_k": block_k}))
+    for block_q in (256, 512):
+      for block_k_major in (512, 1024):
+        for block_k in (256, 512):
+          out.append(("flash_bwd_dkv", {"b": 1, "h": 2, "s": 4096, "d": 128, "block_q_major": block_q_major,
+                                        "block_q": block_q, "block_k_major": block_k_major, "block_k": block_k}))
+  return out
+
+
 def reduction_shapes():
   out = []
   for kind in ("softmax", "layernorm"):
@@ -131,7 +152,8 @@ def transpose_shapes():
   return out
 
 
-FAMILIES = {"flash": flash_shapes, "flash_wide": flash_wide_shapes, "flash_head_dim": flash_head_dim_shapes, "reduction": reduction_shapes, "ragged": ragged_shapes,
+FAMILIES = {"flash": flash_shapes, "flash_wide": flash_wide_shapes, "flash_backward": flash_backward_shapes,
+            "flash_head_dim": flash_head_dim_shapes, "reduction": reduction_shapes, "ragged": ragged_shapes,
             "transpose": transpose_shapes}
 
 
