@@ -773,6 +773,18 @@ TEST(PallasBodyTest, ATransposeBodysSpillsFollowWhatItHolds) {
   EXPECT_EQ(EvalConstant(e.central), 114688);
 }
 
+TEST(PallasBodyTest, ATransposeWithoutItsShapeHasABandFromZero) {
+  // A body summarised before body.transposes: the operand's bytes stand in for what the transpose
+  // holds, which is less, so the band may not claim a floor (2048 x 1024 bf16: libtpu 122,880 B).
+  PallasBody body;
+  body.set_packed_transpose_bytes("4194304");
+  const SpillEstimate e = EstimateSpills(body, testing::ShippedDevice("tpu_v5e"));
+  EXPECT_EQ(e.body_class, BodyClass::kTranspose);
+  EXPECT_EQ(EvalConstant(e.low), 0);
+  EXPECT_GE(EvalConstant(e.high), 122880);
+  EXPECT_THAT(e.basis, HasSubstr("transpose body: 0 to"));
+}
+
 TEST(PallasBodyTest, AnotherTpuTakesTheWidestBand) {
   DeviceModel other = testing::ShippedDevice("tpu_v5e");
   other.set_name("tpu_v9");

@@ -240,6 +240,7 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
   SpillEstimate out;
   out.body_class = ClassifyBody(body);
   std::string figure_name;  // the figure in words, for the basis
+  bool low_is_zero = false;  // the figure is a stand-in larger than what the body holds
   switch (out.body_class) {
     case BodyClass::kStreaming:
       out.low = out.central = out.high = "0";
@@ -321,9 +322,11 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
         figure_name = "what the transpose holds in vector registers";
       } else {
         // A body summarised before body.transposes existed keeps the older figure, the operand's
-        // bytes (larger than what the transpose holds: the band errs high).
+        // bytes: more than the transpose holds, so the band's high errs high and its low is 0 (the
+        // class's additive low would claim most of the operand).
         out.figure = absl::StrCat("(", body.packed_transpose_bytes(), ")");
         figure_name = "packed_transpose_bytes";
+        low_is_zero = true;
       }
       break;
   }
@@ -354,8 +357,9 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
   // Spill slots are whole vector registers (4 KiB: 8 sublanes x 128 lanes x 32 bit; every SPILL
   // allocation of the corpus is a multiple of 4096 B): the bounds are rounded to them.
   const std::string& f = out.figure;
-  const std::string low = c.low_offset > 0 ? absl::StrCat("max(0, ", f, " * ", c.low, " / 1000 - ", c.low_offset, ")")
-                                           : absl::StrCat(f, " * ", c.low, " / 1000");
+  const std::string low = low_is_zero       ? std::string("0")
+                          : c.low_offset > 0 ? absl::StrCat("max(0, ", f, " * ", c.low, " / 1000 - ", c.low_offset, ")")
+                                             : absl::StrCat(f, " * ", c.low, " / 1000");
   // small_offset where the block has at most small_rows rows (0/1 written with min/max).
   const std::string small_block =
       c.small_offset > 0 && body.dots_size() > 0
@@ -372,8 +376,9 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
   out.high = absl::StrCat("round_up(", high, ", 4096)");
   out.central = absl::StrCat("round_up(min(max(", f, " * ", c.slope, " / 1000 - ", c.offset, ", ", low, "), ", high,
                              "), 4096)");
-  out.basis = absl::StrCat("register spills, ", BodyClassName(out.body_class), " body: ", Permille(c.low),
-                           c.low_offset > 0 ? absl::StrCat(" x - ", c.low_offset, " B") : "", " to ",
+  const std::string low_words =
+      low_is_zero ? "0" : absl::StrCat(Permille(c.low), c.low_offset > 0 ? absl::StrCat(" x - ", c.low_offset, " B") : "");
+  out.basis = absl::StrCat("register spills, ", BodyClassName(out.body_class), " body: ", low_words, " to ",
                            Permille(c.high), " x",
                            c.high_offset > 0   ? absl::StrCat(" + ", c.high_offset, " B")
                            : c.high_offset < 0 ? absl::StrCat(" - ", -c.high_offset, " B")
