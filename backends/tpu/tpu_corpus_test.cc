@@ -448,6 +448,20 @@ TEST(TpuCorpusTest, TransposeSweepSpillsLieWithinTheBand) {
               static_cast<long long>(check.worst_central_error_bytes));
 }
 
+// Blocks of (lead, rows, cols) with their two minor dims swapped, lead 1, 2 and 4
+// (tests/data/tpu/transpose_batched_spill_sweep.jsonl.gz), which nothing was fitted on: the
+// leading dim does not multiply what is held (v6e spills 14 vregs at 512 x 1024 for every lead),
+// so the figure is the largest transpose, not its count.
+TEST(TpuCorpusTest, BatchedTransposeSweepSpillsLieWithinTheBand) {
+  if (!HaveTpuData("transpose_batched_spill_sweep.jsonl.gz")) {
+    GTEST_SKIP() << "tests/data/tpu/transpose_batched_spill_sweep.jsonl.gz is not in this checkout";
+  }
+  const SweepCheck check =
+      CheckSweepSpillsLieWithinTheBand("transpose_batched_spill_sweep.jsonl.gz", {BodyClass::kTranspose});
+  EXPECT_GE(check.rows, 40);
+  EXPECT_LE(check.worst_central_error_bytes, 24 * 4096);
+}
+
 // The worst answer is FITS for a kernel the compiler rejects: none in the whole corpus.
 TEST(TpuCorpusTest, NoFalseFits) {
   SKIP_WITHOUT_CORPUS();

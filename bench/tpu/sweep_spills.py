@@ -17,6 +17,8 @@ corpus holds only six kernels of, fit data (fit_spill_model.py --fit-sweep).
       --family ragged tests/data/tpu/ragged_spill_sweep.jsonl.gz [--gens v5e,v5p,v6e,v7x]
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \
       --family transpose tests/data/tpu/transpose_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \
+      --family transpose_batched tests/data/tpu/transpose_batched_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
 
 Families:
   flash      JAX's flash attention forward: batch 1, 2 heads, sequence 8192, head_dim 128, bf16;
@@ -39,6 +41,8 @@ Families:
              block at page sizes 16 and 64; 32, 128 or 256 queries a block; every head's scores
              (queries x query heads x kv tokens x 4 B) at most 32 MiB (52 shapes, 26 distinct;
              tests/data/tpu/ragged_spill_sweep.jsonl.gz has v4 too).
+  transpose_batched  bf16 blocks of (lead, rows, cols) with lead 1, 2 and 4 whose two minor dims
+             are swapped: 512 x 1024, 256 x 2048 and 1024 x 1024 (9 shapes).
   transpose  a block transposed whole (tpu_kernels.transpose), bf16 and int8: rows 128-2048 by
              columns 256-4096, at most 8 MiB; f32 with 1024 rows (72 shapes; the corpus has eight
              bf16 and f32 blocks).
@@ -152,9 +156,14 @@ def transpose_shapes():
   return out
 
 
+def transpose_batched_shapes():
+  return [("transpose", {"bm": bm, "bn": bn, "dtype": "bf16", "lead": lead})
+          for (bm, bn) in ((512, 1024), (256, 2048), (1024, 1024)) for lead in (1, 2, 4)]
+
+
 FAMILIES = {"flash": flash_shapes, "flash_wide": flash_wide_shapes, "flash_backward": flash_backward_shapes,
             "flash_head_dim": flash_head_dim_shapes, "reduction": reduction_shapes, "ragged": ragged_shapes,
-            "transpose": transpose_shapes}
+            "transpose": transpose_shapes, "transpose_batched": transpose_batched_shapes}
 
 
 def main():

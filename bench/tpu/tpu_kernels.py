@@ -248,20 +248,33 @@ def softmax(rows, d, br, dtype="f32", limit=None):
   return fn, (S((rows, d), dt),)
 
 
-def transpose(bm, bn, dtype="f32", limit=None):
+def transpose(bm, bn, dtype="f32", limit=None, lead=None):
+  """A (bm, bn) block transposed whole; with lead, a (lead, bm, bn) block whose two minor dims are
+  swapped (lead transposes per grid step)."""
   dt = DTYPES[dtype]
   m, n = 2 * bm, 2 * bn
+  if lead is None:
+    def kernel(x_ref, o_ref):
+      o_ref[...] = x_ref[...].T
 
-  def kernel(x_ref, o_ref):
-    o_ref[...] = x_ref[...].T
+    def fn(x):
+      return pl.pallas_call(
+          kernel, out_shape=S((n, m), dt), grid=(m // bm, n // bn),
+          in_specs=[pl.BlockSpec((bm, bn), lambda i, j: (i, j))],
+          out_specs=pl.BlockSpec((bn, bm), lambda i, j: (j, i)),
+          compiler_params=_cp(limit), name="transpose")(x)
+    return fn, (S((m, n), dt),)
 
-  def fn(x):
+  def batched_kernel(x_ref, o_ref):
+    o_ref[...] = jnp.swapaxes(x_ref[...], -1, -2)
+
+  def batched_fn(x):
     return pl.pallas_call(
-        kernel, out_shape=S((n, m), dt), grid=(m // bm, n // bn),
-        in_specs=[pl.BlockSpec((bm, bn), lambda i, j: (i, j))],
-        out_specs=pl.BlockSpec((bn, bm), lambda i, j: (j, i)),
+        batched_kernel, out_shape=S((lead, n, m), dt), grid=(m // bm, n // bn),
+        in_specs=[pl.BlockSpec((lead, bm, bn), lambda i, j: (0, i, j))],
+        out_specs=pl.BlockSpec((lead, bn, bm), lambda i, j: (0, j, i)),
         compiler_params=_cp(limit), name="transpose")(x)
-  return fn, (S((m, n), dt),)
+  return batched_fn, (S((lead, m, n), dt),)
 
 
 def reduce_acc(bm, d, nb=4, dtype="bf16", limit=None):
