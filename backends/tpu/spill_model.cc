@@ -132,12 +132,13 @@ int64_t OperandBytes(const PallasBody& body) {
   return widest > 0 ? widest : 4;
 }
 
-// The largest of `per_dot` over the body's dots, as an expression; "0" without dots.
-template <typename PerDot>
-std::string MaxOverDots(const PallasBody& body, PerDot per_dot) {
+// The largest of `per_item` over `items` (a body's dots or transposes), as an expression; "0"
+// without items.
+template <typename Items, typename PerItem>
+std::string MaxOver(const Items& items, PerItem per_item) {
   std::string most;
-  for (const PallasDot& dot : body.dots()) {
-    const std::string one = per_dot(dot);
+  for (const auto& item : items) {
+    const std::string one = per_item(item);
     most = most.empty() ? one : absl::StrCat("max(", most, ", ", one, ")");
   }
   return most.empty() ? "0" : most;
@@ -215,7 +216,7 @@ std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const Devi
 }
 
 std::string LargestDotBytes(const PallasBody& body, const DeviceModel& device) {
-  return MaxOverDots(body, [&](const PallasDot& dot) {
+  return MaxOver(body.dots(), [&](const PallasDot& dot) {
     // The f32 result (rows to the 8-sublane tile, columns to 128 lanes) and what the dot holds.
     return absl::StrCat("round_up(", dot.m(), ", 8) * round_up(", dot.n(), ", 128) * 4 + ",
                         DotHeldBytes(dot, OperandBytes(body), device));
@@ -313,12 +314,8 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
       break;
     case BodyClass::kTranspose:
       if (body.transposes_size() > 0) {
-        std::string most;
-        for (const PallasTranspose& t : body.transposes()) {
-          const std::string one = TransposeHeldBytes(t, device);
-          most = most.empty() ? one : absl::StrCat("max(", most, ", ", one, ")");
-        }
-        out.figure = absl::StrCat("(", most, ")");
+        out.figure = absl::StrCat(
+            "(", MaxOver(body.transposes(), [&](const PallasTranspose& t) { return TransposeHeldBytes(t, device); }), ")");
         figure_name = "what the transpose holds in vector registers";
       } else {
         // A body summarised before body.transposes existed keeps the older figure, the operand's
@@ -418,10 +415,10 @@ std::vector<CountedScratch> CountedMosaicScratch(const PallasBody& body, const D
   }
   if (body.dots_size() == 0) return out;
   // 1/0 over the dots: one with 2-4 left-operand rows (always seen), one with fewer than 8 (seen in some kernels).
-  const std::string two_to_four = MaxOverDots(body, [](const PallasDot& d) {
+  const std::string two_to_four = MaxOver(body.dots(), [](const PallasDot& d) {
     return absl::StrCat("((", d.m(), ") >= 2 && (", d.m(), ") <= 4)");
   });
-  const std::string under_eight = MaxOverDots(body, [](const PallasDot& d) { return absl::StrCat("((", d.m(), ") < 8)"); });
+  const std::string under_eight = MaxOver(body.dots(), [](const PallasDot& d) { return absl::StrCat("((", d.m(), ") < 8)"); });
   CountedScratch scratch{"internal_scratch", absl::StrCat(internal, " * ", two_to_four),
                          absl::StrCat(internal, " * ", two_to_four), absl::StrCat(internal, " * ", under_eight),
                          absl::StrCat(doc, ": a dot with 2-4 left-operand rows allocates it; 1 or 5-7 rows may")};

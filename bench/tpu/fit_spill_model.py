@@ -66,12 +66,10 @@ CLASSES = ["reduction", "attention", "looped", "matmul", "matmul8", "matmul32", 
 # MXU edge and count per TensorCore (JAX tpu_info.py; models/devices/tpu_*.textproto)
 MXU = {"v4": (128, 4), "v5e": (128, 4), "v5p": (128, 4), "v6e": (256, 2), "v7x": (256, 2)}
 DOT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4, "i8": 1, "u8": 1, "f8e4m3fn": 1, "f8e5m2": 1, "i4": 1}
-DTYPE_BITS = {"bf16": 16, "f16": 16, "f32": 32, "i32": 32, "i16": 16, "i8": 8, "u8": 8, "f8e4m3fn": 8, "f8e5m2": 8,
-              "i4": 4, "u4": 4}
-# generations whose Mosaic widens an 8-bit transpose's operand to 16 bits and holds it whole (the
-# transpose sweep: v4 spills the widened block less 8-11 vregs; v5e-v7x spill nothing); a TPU other
-# than the five is taken to, the larger figure (spill_model.cc kWidensEightBitTranspose)
-WIDENS_8BIT_TRANSPOSE = {"v4", ""}
+# generations whose Mosaic turns an 8-bit transpose without widening it (the transpose sweep: v4
+# spills the operand widened to 16 bits less 8-11 vregs; v5e-v7x nothing), as spill_model.cc's
+# kTurnsEightBitTransposeUnwidened
+TURNS_8BIT_TRANSPOSE_UNWIDENED = {"v5e", "v5p", "v6e", "v7x"}
 MiB = 1 << 20
 # generations whose Mosaic re-reads a 16-bit left operand from VMEM for each MXU column while k
 # fits the MXUs at once (the corpus: no 16-bit block with k <= 512 spills its left operand there)
@@ -180,14 +178,14 @@ def body_class(f, gen="v5e"):
 def transpose_held_bytes(t, gen):
   """What Mosaic keeps in vector registers to transpose one rows x cols operand (the transpose
   sweep, tests/data/tpu/transpose_spill_sweep.jsonl.gz): 16-bit values turn in strips of 128
-  rows, all columns at once (none where the operand has at most 128 rows); 8-bit values on
-  WIDENS_8BIT_TRANSPOSE generations are widened to 16 bits and held whole, elsewhere turned
-  without holding; 32-bit values hold nothing."""
-  bits = DTYPE_BITS.get(t["dtype"], 32)
+  rows, all columns at once (none where the operand has at most 128 rows); 8-bit values are
+  widened to 16 bits and held whole except on TURNS_8BIT_TRANSPOSE_UNWIDENED generations, which
+  turn them without holding; 32-bit values hold nothing."""
+  bits = nv.BITS.get(t["dtype"], 32)
   cols = -(-t["cols"] // 128) * 128
   if bits == 16:
     return 128 * cols * 2 if t["rows"] > 128 else 0
-  if bits < 16 and gen in WIDENS_8BIT_TRANSPOSE:
+  if bits < 16 and gen not in TURNS_8BIT_TRANSPOSE_UNWIDENED:
     return -(-t["rows"] // 16) * 16 * cols * 2
   return 0
 

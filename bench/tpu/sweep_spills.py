@@ -151,7 +151,7 @@ def transpose_shapes():
   for dtype in ("bf16", "i8", "f32"):
     for bm in (128, 256, 512, 1024, 2048):
       for bn in (256, 512, 768, 1024, 1536, 2048, 4096):
-        if bm * bn * {"bf16": 2, "i8": 1, "f32": 4}[dtype] <= (8 << 20) and (dtype != "f32" or bm == 1024):
+        if bm * bn * fit_spill_model.DOT_BYTES[dtype] <= (8 << 20) and (dtype != "f32" or bm == 1024):
           out.append(("transpose", {"bm": bm, "bn": bn, "dtype": dtype}))
   return out
 

@@ -253,28 +253,19 @@ def transpose(bm, bn, dtype="f32", limit=None, lead=None):
   swapped (lead transposes per grid step)."""
   dt = DTYPES[dtype]
   m, n = 2 * bm, 2 * bn
-  if lead is None:
-    def kernel(x_ref, o_ref):
-      o_ref[...] = x_ref[...].T
+  front = () if lead is None else (lead,)  # the leading block dim, whole (index 0)
+  at = () if lead is None else (0,)
 
-    def fn(x):
-      return pl.pallas_call(
-          kernel, out_shape=S((n, m), dt), grid=(m // bm, n // bn),
-          in_specs=[pl.BlockSpec((bm, bn), lambda i, j: (i, j))],
-          out_specs=pl.BlockSpec((bn, bm), lambda i, j: (j, i)),
-          compiler_params=_cp(limit), name="transpose")(x)
-    return fn, (S((m, n), dt),)
-
-  def batched_kernel(x_ref, o_ref):
+  def kernel(x_ref, o_ref):
     o_ref[...] = jnp.swapaxes(x_ref[...], -1, -2)
 
-  def batched_fn(x):
+  def fn(x):
     return pl.pallas_call(
-        batched_kernel, out_shape=S((lead, n, m), dt), grid=(m // bm, n // bn),
-        in_specs=[pl.BlockSpec((lead, bm, bn), lambda i, j: (0, i, j))],
-        out_specs=pl.BlockSpec((lead, bn, bm), lambda i, j: (0, j, i)),
+        kernel, out_shape=S(front + (n, m), dt), grid=(m // bm, n // bn),
+        in_specs=[pl.BlockSpec(front + (bm, bn), lambda i, j: at + (i, j))],
+        out_specs=pl.BlockSpec(front + (bn, bm), lambda i, j: at + (j, i)),
         compiler_params=_cp(limit), name="transpose")(x)
-  return batched_fn, (S((lead, m, n), dt),)
+  return fn, (S(front + (m, n), dt),)
 
 
 def reduce_acc(bm, d, nb=4, dtype="bf16", limit=None):
