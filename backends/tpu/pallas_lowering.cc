@@ -405,24 +405,33 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
       }
       RETURN_IF_ERROR(check_figure(d.count(), absl::StrCat("dots[", i, "].count")));
     }
-    for (int i = 0; i < body.transposes_size(); ++i) {
-      const PallasTranspose& t = body.transposes(i);
-      for (const auto& [figure, name] : {std::pair<const std::string&, const char*>{t.rows(), "rows"}, {t.cols(), "cols"}}) {
-        RETURN_IF_ERROR(check_dim(figure, absl::StrCat("transposes[", i, "].", name)));
+    // A value by its shape (a transpose's operand, a narrow load): rows and cols required, a TPU dtype.
+    auto check_values = [&](const google::protobuf::RepeatedPtrField<PallasValue>& values,
+                            const char* field) -> absl::Status {
+      for (int i = 0; i < values.size(); ++i) {
+        const PallasValue& v = values[i];
+        const std::string at = absl::StrCat(field, "[", i, "]");
+        for (const auto& [figure, name] :
+             {std::pair<const std::string&, const char*>{v.rows(), "rows"}, {v.cols(), "cols"}}) {
+          RETURN_IF_ERROR(check_dim(figure, absl::StrCat(at, ".", name)));
+        }
+        RETURN_IF_ERROR(check_figure(v.count(), absl::StrCat(at, ".count")));
+        if (!NormalizeTpuDtype(v.dtype()).ok()) {
+          return eval.Error(absl::StrCat("pallas.body.", at, ".dtype"),
+                            absl::StrCat("'", v.dtype(), "' is not a TPU dtype (bf16, f16, int8, fp8, int4, ...)"));
+        }
       }
-      RETURN_IF_ERROR(check_figure(t.count(), absl::StrCat("transposes[", i, "].count")));
-      if (!NormalizeTpuDtype(t.dtype()).ok()) {
-        return eval.Error(absl::StrCat("pallas.body.transposes[", i, "].dtype"),
-                          absl::StrCat("'", t.dtype(), "' is not a TPU dtype (bf16, f16, int8, fp8, int4, ...)"));
-      }
-    }
+      return absl::OkStatus();
+    };
+    RETURN_IF_ERROR(check_values(body.transposes(), "transposes"));
+    RETURN_IF_ERROR(check_values(body.unaligned_narrow_loads(), "unaligned_narrow_loads"));
   }
   if (call.spill_bytes_estimate().empty() && call.has_body()) {
     // Mosaic's register spill slots, estimated from what the body keeps in vector registers:
     // an estimated buffer, judged by the engine at its central size and at both bounds.
     const PallasBody& body = call.body();
     const SpillEstimate spills = EstimateSpills(body, device);
-    if (spills.body_class == BodyClass::kStreaming) {
+    if (spills.high == "0") {
       out.notes.push_back(absl::StrCat("register spills: none estimated (", spills.basis, ")"));
     } else {
       RETURN_IF_ERROR(add_body_buffer("spills", spills.central, spills.low, spills.high, SPILL, spills.basis,

@@ -734,8 +734,8 @@ TEST(PallasBodyTest, AttentionCountsWhatEveryDotHoldsOncePerRun) {
   EXPECT_NEAR(high("4") / high("1"), (1.0 + 4 * 0.5) / (1.0 + 0.5), 0.01);
 }
 
-PallasTranspose Transpose(const std::string& rows, const std::string& cols, const std::string& dtype) {
-  PallasTranspose t;
+PallasValue Value(const std::string& rows, const std::string& cols, const std::string& dtype) {
+  PallasValue t;
   t.set_rows(rows);
   t.set_cols(cols);
   t.set_dtype(dtype);
@@ -745,18 +745,18 @@ PallasTranspose Transpose(const std::string& rows, const std::string& cols, cons
 TEST(PallasBodyTest, A16BitTransposeHoldsOneStripOf128Rows) {
   // tests/data/tpu/transpose_spill_sweep.jsonl.gz: the strip's columns, not the block's rows.
   const DeviceModel v5e = testing::ShippedDevice("tpu_v5e");
-  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Transpose("2048", "1024", "bf16"), v5e)), 128 * 1024 * 2);
-  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Transpose("512", "1024", "bf16"), v5e)), 128 * 1024 * 2);
-  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Transpose("256", "1000", "bf16"), v5e)), 128 * 1024 * 2);
+  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Value("2048", "1024", "bf16"), v5e)), 128 * 1024 * 2);
+  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Value("512", "1024", "bf16"), v5e)), 128 * 1024 * 2);
+  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Value("256", "1000", "bf16"), v5e)), 128 * 1024 * 2);
   // At most 128 rows turn without holding, at any width; 32-bit values never hold.
-  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Transpose("128", "4096", "bf16"), v5e)), 0);
-  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Transpose("1024", "1024", "f32"), v5e)), 0);
+  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Value("128", "4096", "bf16"), v5e)), 0);
+  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Value("1024", "1024", "f32"), v5e)), 0);
 }
 
 TEST(PallasBodyTest, V4WidensAnEightBitTransposeAndHoldsItWhole) {
-  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Transpose("100", "1000", "int8"), testing::ShippedDevice("tpu_v4"))),
+  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Value("100", "1000", "int8"), testing::ShippedDevice("tpu_v4"))),
             112 * 1024 * 2);
-  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Transpose("1024", "1024", "int8"), testing::ShippedDevice("tpu_v6e"))), 0);
+  EXPECT_EQ(EvalConstant(TransposeHeldBytes(Value("1024", "1024", "int8"), testing::ShippedDevice("tpu_v6e"))), 0);
 }
 
 TEST(PallasBodyTest, ATransposeBodysSpillsFollowWhatItHolds) {
@@ -765,7 +765,7 @@ TEST(PallasBodyTest, ATransposeBodysSpillsFollowWhatItHolds) {
   PallasBody body;
   body.set_transpose_bytes("4194304");
   body.set_packed_transpose_bytes("4194304");
-  *body.add_transposes() = Transpose("2048", "1024", "bf16");
+  *body.add_transposes() = Value("2048", "1024", "bf16");
   const SpillEstimate e = EstimateSpills(body, testing::ShippedDevice("tpu_v5e"));
   EXPECT_EQ(e.body_class, BodyClass::kTranspose);
   EXPECT_LE(EvalConstant(e.low), 122880);
@@ -841,23 +841,64 @@ TEST(CountedScratchTest, BadBodyFiguresAreNamedWhereverTheyAreUsed) {
   EXPECT_THAT(std::string(fp.status().message()), HasSubstr("pallas.body.dots[0].k: missing"));
 }
 
+TEST(PallasBodyTest, V4WidensAnUnalignedEightBitLoadTo32Bits) {
+  // tests/data/tpu/unaligned8_spill_sweep.jsonl.gz: v4 spills (4096, 130) int8 as 4096 x 256 x 4 B
+  // less 23 vregs; v5e-v7x spill nothing.
+  const DeviceModel v4 = testing::ShippedDevice("tpu_v4");
+  EXPECT_EQ(EvalConstant(UnalignedNarrowLoadHeldBytes(Value("4096", "130", "int8"), v4)), 4096 * 256 * 4);
+  EXPECT_EQ(EvalConstant(UnalignedNarrowLoadHeldBytes(Value("100", "1000", "int8"), v4)), 104 * 1024 * 4);
+  PallasValue lead = Value("1024", "130", "int8");
+  lead.set_count("4");  // a (4, 1024, 130) block spills as (4096, 130) does
+  EXPECT_EQ(EvalConstant(UnalignedNarrowLoadHeldBytes(lead, v4)), 4096 * 256 * 4);
+  EXPECT_EQ(EvalConstant(UnalignedNarrowLoadHeldBytes(Value("4096", "130", "bf16"), v4)), 0);
+  EXPECT_EQ(EvalConstant(UnalignedNarrowLoadHeldBytes(Value("4096", "130", "int8"), testing::ShippedDevice("tpu_v5e"))), 0);
+}
+
+TEST(PallasBodyTest, AnUnalignedNarrowLoadMakesAStreamingBodySpillOnV4Only) {
+  PallasBody body;
+  *body.add_unaligned_narrow_loads() = Value("4096", "130", "int8");
+  const SpillEstimate v4 = EstimateSpills(body, testing::ShippedDevice("tpu_v4"));
+  EXPECT_EQ(v4.body_class, BodyClass::kStreaming);
+  EXPECT_EQ(EvalConstant(v4.low), 0);  // some widths and rows spill nothing
+  EXPECT_EQ(EvalConstant(v4.central), (1024 - 23) * 4096);
+  EXPECT_EQ(EvalConstant(v4.high), 1024 * 4096);
+  EXPECT_THAT(v4.basis, HasSubstr("widened to 32 bits"));
+  const SpillEstimate v6e = EstimateSpills(body, testing::ShippedDevice("tpu_v6e"));
+  EXPECT_EQ(v6e.central, "0");
+  EXPECT_EQ(v6e.high, "0");
+}
+
 TEST(PallasLoweringBadInputTest, BadTransposeFiguresAreNamed) {
   KernelGraph g = SoftmaxGraph();
-  PallasTranspose* t = g.mutable_pallas()->mutable_body()->add_transposes();
-  *t = Transpose("-8", "128", "bf16");
+  PallasValue* t = g.mutable_pallas()->mutable_body()->add_transposes();
+  *t = Value("-8", "128", "bf16");
   absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v5e"));
   ASSERT_FALSE(fp.ok());
   EXPECT_THAT(std::string(fp.status().message()), HasSubstr("pallas.body.transposes[0].rows"));
-  *t = Transpose("", "128", "bf16");
+  *t = Value("", "128", "bf16");
   fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v5e"));
   ASSERT_FALSE(fp.ok());
   EXPECT_THAT(std::string(fp.status().message()), HasSubstr("pallas.body.transposes[0].rows"));
   EXPECT_THAT(std::string(fp.status().message()), HasSubstr("missing"));
-  *t = Transpose("8", "128", "bf17");
+  *t = Value("8", "128", "bf17");
   fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v5e"));
   ASSERT_FALSE(fp.ok());
   EXPECT_THAT(std::string(fp.status().message()), HasSubstr("pallas.body.transposes[0].dtype"));
   EXPECT_THAT(std::string(fp.status().message()), HasSubstr("bf17"));
+}
+
+TEST(PallasLoweringBadInputTest, BadNarrowLoadFiguresAreNamed) {
+  KernelGraph g = SoftmaxGraph();
+  PallasValue* load = g.mutable_pallas()->mutable_body()->add_unaligned_narrow_loads();
+  *load = Value("8", "130", "int7");
+  absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v4"));
+  ASSERT_FALSE(fp.ok());
+  EXPECT_THAT(std::string(fp.status().message()), HasSubstr("pallas.body.unaligned_narrow_loads[0].dtype"));
+  *load = Value("8", "130", "int8");
+  load->set_count("-1");
+  fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v4"));
+  ASSERT_FALSE(fp.ok());
+  EXPECT_THAT(std::string(fp.status().message()), HasSubstr("pallas.body.unaligned_narrow_loads[0].count"));
 }
 
 TEST(CountedScratchTest, DotsOfTwoToFourRowsGetTheInternalScratchOnV4ToV5p) {

@@ -112,6 +112,15 @@ constexpr const char* kMaskedMergeCountsOneColumn[] = {"v6e", "v7x"};
 // any block. A TPU other than the five is taken to, the larger figure.
 constexpr const char* kTurnsEightBitTransposeUnwidened[] = {"v5e", "v5p", "v6e", "v7x"};
 
+// Generations whose Mosaic keeps an 8-bit (or 4-bit) value loaded from a block of unaligned width
+// (minor dim not a multiple of 128) packed: in the unaligned8 sweep v4 widens it to 32 bits and
+// spills the widened value less 21-28 vregs (0 at widths 160, 192 and 255 and at some rows), while
+// v5e-v7x spill nothing for any block. A TPU other than the five is taken to widen, the larger figure.
+constexpr const char* kKeepsUnalignedNarrowLoadsPacked[] = {"v5e", "v5p", "v6e", "v7x"};
+// What the vector registers keep of a widened load when it spills: the median over the unaligned8
+// sweep's spilling v4 blocks (21-28), in bytes of 4 KiB vregs.
+constexpr int64_t kWidenedLoadKeptBytes = 23 * 4096;
+
 bool Given(const std::string& figure) { return !figure.empty() && figure != "0"; }
 
 
@@ -143,6 +152,9 @@ std::string MaxOver(const Items& items, PerItem per_item) {
   }
   return most.empty() ? "0" : most;
 }
+
+// The class's band alone (EstimateSpills adds the widened loads).
+SpillEstimate EstimateClassSpills(const PallasBody& body, const DeviceModel& device);
 
 std::string Permille(int64_t value) {
   char buf[32];
@@ -223,7 +235,7 @@ std::string LargestDotBytes(const PallasBody& body, const DeviceModel& device) {
   });
 }
 
-std::string TransposeHeldBytes(const PallasTranspose& transpose, const DeviceModel& device) {
+std::string TransposeHeldBytes(const PallasValue& transpose, const DeviceModel& device) {
   const int64_t width = WidthBits(transpose.dtype());
   const std::string cols = absl::StrCat("round_up(", transpose.cols(), ", 128)");
   if (width == 16) {
@@ -237,7 +249,57 @@ std::string TransposeHeldBytes(const PallasTranspose& transpose, const DeviceMod
   return "0";
 }
 
+std::string UnalignedNarrowLoadHeldBytes(const PallasValue& load, const DeviceModel& device) {
+  if (WidthBits(load.dtype()) >= 16 ||
+      absl::c_linear_search(kKeepsUnalignedNarrowLoadsPacked, TpuGeneration(device))) {
+    return "0";
+  }
+  // 32-bit values: rows to the 8-sublane tile, columns to 128 lanes; leading dims fold into the
+  // rows (a (4, 1024, 130) block spills as (4096, 130) does).
+  return absl::StrCat("(", load.count().empty() ? "1" : load.count(), ") * round_up(", load.rows(),
+                      ", 8) * round_up(", load.cols(), ", 128) * 4");
+}
+
+namespace {
+
+// The spills of a body's unaligned narrow loads, added to its class's estimate: 0 to the largest
+// widened load, central that less what the registers keep. Unchanged where nothing is widened.
+void AddWidenedLoads(const PallasBody& body, const DeviceModel& device, SpillEstimate& out) {
+  std::vector<PallasValue> widened;
+  for (const PallasValue& load : body.unaligned_narrow_loads()) {
+    if (UnalignedNarrowLoadHeldBytes(load, device) != "0") widened.push_back(load);
+  }
+  if (widened.empty()) return;
+  const std::string held =
+      MaxOver(widened, [&](const PallasValue& load) { return UnalignedNarrowLoadHeldBytes(load, device); });
+  const std::string central = absl::StrCat("max(0, ", held, " - ", kWidenedLoadKeptBytes, ")");
+  const std::string words = absl::StrCat(
+      "0 to 1.000 x the largest 8-bit load of unaligned width widened to 32 bits, central that less ",
+      kWidenedLoadKeptBytes / 4096, " vregs (", TpuGeneration(device).empty() ? "a TPU" : TpuGeneration(device),
+      ", tests/data/tpu/unaligned8_spill_sweep.jsonl.gz)");
+  if (out.body_class == BodyClass::kStreaming) {
+    out.figure = held;
+    out.central = central;
+    out.high = held;
+    out.basis = absl::StrCat("register spills, streaming body: ", words);
+    return;
+  }
+  out.central = absl::StrCat(out.central, " + ", central);
+  out.high = absl::StrCat(out.high, " + ", held);
+  out.basis = absl::StrCat(out.basis, "; plus ", words);
+}
+
+}  // namespace
+
 SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) {
+  SpillEstimate out = EstimateClassSpills(body, device);
+  AddWidenedLoads(body, device, out);
+  return out;
+}
+
+namespace {
+
+SpillEstimate EstimateClassSpills(const PallasBody& body, const DeviceModel& device) {
   SpillEstimate out;
   out.body_class = ClassifyBody(body);
   std::string figure_name;  // the figure in words, for the basis
@@ -315,7 +377,7 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
     case BodyClass::kTranspose:
       if (body.transposes_size() > 0) {
         out.figure = absl::StrCat(
-            "(", MaxOver(body.transposes(), [&](const PallasTranspose& t) { return TransposeHeldBytes(t, device); }), ")");
+            "(", MaxOver(body.transposes(), [&](const PallasValue& t) { return TransposeHeldBytes(t, device); }), ")");
         figure_name = "what the transpose holds in vector registers";
       } else {
         // A body summarised before body.transposes existed keeps the older figure, the operand's
@@ -390,6 +452,8 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
                                  : " (libtpu 0.0.42.1 corpus fit: the widest band of v4-v7x, this TPU is not in the corpus)");
   return out;
 }
+
+}  // namespace
 
 std::vector<CountedScratch> CountedMosaicScratch(const PallasBody& body, const DeviceModel& device,
                                                  bool internal_scratch_given) {

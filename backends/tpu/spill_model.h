@@ -64,7 +64,13 @@ std::string LargestDotBytes(const PallasBody& body, const DeviceModel& device);
 // has at most 128 rows); 8-bit and 4-bit values, on v4 (and a TPU other than the five), are
 // widened to 16 bits and held whole, and on v5e-v7x turn without holding; 32-bit values hold
 // nothing (tests/data/tpu/transpose_spill_sweep.jsonl.gz).
-std::string TransposeHeldBytes(const PallasTranspose& transpose, const DeviceModel& device);
+std::string TransposeHeldBytes(const PallasValue& transpose, const DeviceModel& device);
+
+// What Mosaic keeps in vector registers of one load of 8-bit (or 4-bit) values from a block whose
+// minor dim is not a multiple of 128, as an expression in bytes: on v4 (and a TPU other than the
+// five) the value widened to 32 bits, whole; on v5e-v7x nothing
+// (tests/data/tpu/unaligned8_spill_sweep.jsonl.gz).
+std::string UnalignedNarrowLoadHeldBytes(const PallasValue& load, const DeviceModel& device);
 
 // The estimate for `body` on `device` (a TPU model: tpu_v4 ... tpu_v7x; another TPU takes the
 // widest band of all five).

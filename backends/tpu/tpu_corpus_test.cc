@@ -338,6 +338,8 @@ TEST(TpuCorpusTest, CountedMosaicScratchIsExact) {
 struct SweepCheck {
   int rows = 0;
   int64_t worst_central_error_bytes = 0;  // |central - libtpu| over the compiles that fit
+  int large_spills = 0;                   // spills of 1 MiB or more
+  int large_spills_within_1pct = 0;       // of which the central estimate is within 1%
 };
 SweepCheck CheckSweepSpillsLieWithinTheBand(const std::string& file, const std::set<BodyClass>& classes) {
   std::map<std::string, DeviceModel> devices;
@@ -378,6 +380,8 @@ SweepCheck CheckSweepSpillsLieWithinTheBand(const std::string& file, const std::
     EXPECT_GE(high, libtpu - rounding) << id;
     if (libtpu >= (1 << 20)) {
       errors[gen].push_back(std::abs(static_cast<double>(central - libtpu)) / static_cast<double>(libtpu));
+      ++out.large_spills;
+      if (errors[gen].back() <= 0.01) ++out.large_spills_within_1pct;
     }
     if (fits) out.worst_central_error_bytes = std::max(out.worst_central_error_bytes, std::abs(central - libtpu));
     ++out.rows;
@@ -460,6 +464,17 @@ TEST(TpuCorpusTest, BatchedTransposeSweepSpillsLieWithinTheBand) {
   EXPECT_LE(check.worst_central_error_bytes, 24 * 4096);
 }
 
+// int8 copies of unaligned widths (minor dim 129-1000, not a multiple of 128), 64-4096 rows,
+// leading dims 1-4 (tests/data/tpu/unaligned8_spill_sweep.jsonl.gz): v4 spills the block widened
+// to 32 bits less 21-28 vregs, or nothing at widths 160, 192 and 255, at 64 rows and at 192 rows of most widths; v5e-v7x nothing. The streaming
+// band holds every one.
+TEST(TpuCorpusTest, UnalignedNarrowLoadSweepSpillsLieWithinTheBand) {
+  SKIP_WITHOUT_SWEEP("unaligned8_spill_sweep.jsonl.gz");
+  const SweepCheck check = CheckSweepSpillsLieWithinTheBand("unaligned8_spill_sweep.jsonl.gz", {BodyClass::kStreaming});
+  EXPECT_GE(check.rows, 400);
+  EXPECT_EQ(check.large_spills_within_1pct, check.large_spills);
+}
+
 // The worst answer is FITS for a kernel the compiler rejects: none in the whole corpus.
 TEST(TpuCorpusTest, NoFalseFits) {
   SKIP_WITHOUT_CORPUS();
@@ -539,6 +554,9 @@ TEST(TpuCorpusTest, AgreementAndAtRiskStayAsMeasured) {
     EXPECT_LE(t.at_risk, e.max_at_risk) << e.gen;
     EXPECT_GE(static_cast<double>(t.within) / std::max(t.with_figure, 1), e.min_within) << e.gen;
   }
+  // The limit that makes the verdict FITS holds libtpu's requirement on 1,789 of 1,790 rows; the
+  // one it does not is v4's d = 256 flash backward dkv, 2.1% above the dot band.
+  EXPECT_LE(Corpus().limit_misses.size(), 1u);
 }
 
 }  // namespace

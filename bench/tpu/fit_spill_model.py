@@ -70,6 +70,11 @@ DOT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4, "i8": 1, "u8": 1, "f8e4m3f
 # spills the operand widened to 16 bits less 8-11 vregs; v5e-v7x nothing), as spill_model.cc's
 # kTurnsEightBitTransposeUnwidened
 TURNS_8BIT_TRANSPOSE_UNWIDENED = {"v5e", "v5p", "v6e", "v7x"}
+# generations whose Mosaic keeps an 8-bit value loaded from a block of unaligned width packed;
+# v4 widens it to 32 bits and spills it less about 23 vregs (spill_model.cc
+# kKeepsUnalignedNarrowLoadsPacked, tests/data/tpu/unaligned8_spill_sweep.jsonl.gz)
+KEEPS_UNALIGNED_NARROW_LOADS_PACKED = {"v5e", "v5p", "v6e", "v7x"}
+WIDENED_LOAD_KEPT_BYTES = 23 * 4096
 MiB = 1 << 20
 # generations whose Mosaic re-reads a 16-bit left operand from VMEM for each MXU column while k
 # fits the MXUs at once (the corpus: no 16-bit block with k <= 512 spills its left operand there)
@@ -175,6 +180,15 @@ def body_class(f, gen="v5e"):
   return "streaming", 0
 
 
+def widened_load_bytes(f, gen):
+  """The largest of the body's unaligned narrow loads widened to 32 bits on generations that widen
+  them (the streaming band is 0 to it, central it less WIDENED_LOAD_KEPT_BYTES); 0 elsewhere."""
+  if gen in KEEPS_UNALIGNED_NARROW_LOADS_PACKED:
+    return 0
+  return max([l.get("count", 1) * -(-l["rows"] // 8) * 8 * -(-l["cols"] // 128) * 128 * 4
+              for l in f.get("unaligned_narrow_loads", ()) if nv.BITS.get(l["dtype"], 32) < 16] or [0])
+
+
 def transpose_held_bytes(t, gen):
   """What Mosaic keeps in vector registers to transpose one rows x cols operand (the transpose
   sweep, tests/data/tpu/transpose_spill_sweep.jsonl.gz): 16-bit values turn in strips of 128
@@ -209,7 +223,7 @@ def record(row, summary, spill, fit, sweep=False):
   cls, fig = body_class(summary, row["gen"])
   rows = summary["dots"][0]["m"] if cls in PER_GENERATION else None
   return {"row": row, "gen": row["gen"], "kind": row["kind"], "spill": spill, "cls": cls, "fig": fig,
-          "fit": fit, "rows": rows, "sweep": sweep}
+          "fit": fit, "rows": rows, "sweep": sweep, "widened": widened_load_bytes(summary, row["gen"])}
 
 
 def in_half(r, half):
@@ -534,7 +548,8 @@ def evaluate(recs, coef, bodies, half=None, verbose=False):
     limit = row.get("vmem_limit_bytes") or row["default_limit_bytes"]
     cap = {"v4": 16, "v5e": 128, "v5p": 64, "v6e": 128, "v7x": 64}[gen] << 20
     if r["cls"] == "streaming":
-      lo = mid = hi = 0
+      lo, hi = 0, r["widened"]
+      mid = max(0, hi - WIDENED_LOAD_KEPT_BYTES)
     else:
       c = coef[(gen, r["cls"])]
       cmid, chi, off = c[1], c[2], c[4]

@@ -26,6 +26,10 @@ lowering (backends/tpu) estimates those spills from the figures this module read
                           operand's rows (second-minor dim) and columns (minor dim), dtype, and
                           how many a grid step runs (leading dims and unrolled loops): Mosaic's
                           spills of a transpose follow its operand's shape, not its bytes
+  unaligned_narrow_loads  every load of 8- or 4-bit values from a ref whose minor dim is not a
+                          multiple of 128 lanes: rows (second-minor), cols (minor), dtype, and how
+                          many a grid step loads (leading dims and unrolled loops): v4's Mosaic
+                          widens such a value to 32 bits and holds it whole
   row_broadcast_bytes     the row vectors (1 x n) a region broadcasts down the sublanes of a block
                           (a layer norm's weight and bias): Mosaic keeps each replicated in vregs,
                           8 sublanes x n, while the block streams past it
@@ -401,6 +405,7 @@ def summarize(pallas_eqn):
   live_red = reduced = red_out = dot = packed_dot = transpose = packed_transpose = row_broadcast = 0
   arith, dots = set(), set()
   transposes = {}  # (rows, cols, dtype) of a packed minor-dim transpose's operand -> count per step
+  narrow_loads = {}  # (rows, cols, dtype) of an 8/4-bit load of unaligned width -> count per step
   vector = dict.fromkeys(VECTOR_FIGURES, 0)
   rolled_work = 0
   branch_dots = {}  # (cond id or None, region id) -> {(m, n, k): count per grid step}
@@ -460,6 +465,12 @@ def summarize(pallas_eqn):
             shape = tuple(eqn.invars[0].aval.shape)
             key = (shape[-2], shape[-1], _dtype_name(eqn.invars[0].aval.dtype))
             transposes[key] = transposes.get(key, 0) + k * int(__import__("math").prod(shape[:-2]))
+      elif name in _REF_GET:
+        aval = eqn.outvars[0].aval
+        shape = tuple(getattr(aval, "shape", ()))
+        if len(shape) >= 2 and _bits(aval.dtype) < 16 and shape[-1] % 128:
+          key = (shape[-2], shape[-1], _dtype_name(aval.dtype))
+          narrow_loads[key] = narrow_loads.get(key, 0) + k * int(__import__("math").prod(shape[:-2]))
       if name in ARITHMETIC:
         for v in eqn.outvars:
           if getattr(v.aval, "shape", None):
@@ -499,6 +510,8 @@ def summarize(pallas_eqn):
       "dots": [dict({"m": m, "n": n, "k": kk, "count": c}, **({"masked_merge": True} if masked else {}))
                for (m, n, kk, masked), c in sorted(dot_shapes.items())],
       "transposes": [{"rows": r, "cols": c, "dtype": dt, "count": n} for (r, c, dt), n in sorted(transposes.items())],
+      "unaligned_narrow_loads": [{"rows": r, "cols": c, "dtype": dt, "count": n}
+                                 for (r, c, dt), n in sorted(narrow_loads.items())],
       # in vregs, rounded up: a figure is whole vector instructions
       "vector": {k: -(-v // VREG_BYTES) for k, v in vector.items()},
   }
@@ -540,8 +553,10 @@ def body_textproto(summary, indent="  "):
   for d in summary.get("dots", ()):
     masked = " masked_merge: true" if d.get("masked_merge") else ""
     lines.append(f"{indent}  dots {{ m: {q(d['m'])} n: {q(d['n'])} k: {q(d['k'])} count: {q(d['count'])}{masked} }}")
-  for t in summary.get("transposes", ()):
-    lines.append(f"{indent}  transposes {{ rows: {q(t['rows'])} cols: {q(t['cols'])} dtype: {q(t['dtype'])} count: {q(t['count'])} }}")
+  for field in ("transposes", "unaligned_narrow_loads"):
+    for t in summary.get(field, ()):
+      lines.append(f"{indent}  {field} {{ rows: {q(t['rows'])} cols: {q(t['cols'])} dtype: {q(t['dtype'])} "
+                   f"count: {q(t['count'])} }}")
   work = {k: v for k, v in summary.get("vector", {}).items() if v}
   if work:
     lines.append(f"{indent}  vector {{ " + " ".join(f"{k}: {q(v)}" for k, v in work.items()) + " }")

@@ -19,6 +19,8 @@ corpus holds only six kernels of, fit data (fit_spill_model.py --fit-sweep).
       --family transpose tests/data/tpu/transpose_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \
       --family transpose_batched tests/data/tpu/transpose_batched_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \
+      --family unaligned8 tests/data/tpu/unaligned8_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
 
 Families:
   flash      JAX's flash attention forward: batch 1, 2 heads, sequence 8192, head_dim 128, bf16;
@@ -41,6 +43,9 @@ Families:
              block at page sizes 16 and 64; 32, 128 or 256 queries a block; every head's scores
              (queries x query heads x kv tokens x 4 B) at most 32 MiB (52 shapes, 26 distinct;
              tests/data/tpu/ragged_spill_sweep.jsonl.gz has v4 too).
+  unaligned8 int8 copies (tpu_kernels.copy, body "copy") whose minor dim is not a multiple of 128:
+             64-4096 rows by 129-1000 columns (the block at most 2 MiB), leading dims 2 and 4, and
+             three aligned controls (88 shapes): v4 widens them to 32 bits.
   transpose_batched  bf16 blocks of (lead, rows, cols) with lead 1, 2 and 4 whose two minor dims
              are swapped: 512 x 1024, 256 x 2048 and 1024 x 1024 (9 shapes).
   transpose  a block transposed whole (tpu_kernels.transpose), bf16 and int8: rows 128-2048 by
@@ -120,6 +125,12 @@ def flash_backward_shapes():
   return out
 
 
+def flash_backward_d256_shapes():
+  """The flash_backward family's shapes at head_dim 256 (the corpus's d = 256 backward kernels
+  have equal q and k blocks)."""
+  return [(kind, dict(params, d=256)) for kind, params in flash_backward_shapes()]
+
+
 def reduction_shapes():
   out = []
   for kind in ("softmax", "layernorm"):
@@ -161,9 +172,25 @@ def transpose_batched_shapes():
           for (bm, bn) in ((512, 1024), (256, 2048), (1024, 1024)) for lead in (1, 2, 4)]
 
 
+def unaligned8_shapes():
+  out = []
+  for rows in (64, 128, 192, 256, 384, 512, 1024, 2048, 4096):
+    for cols in (129, 130, 160, 192, 200, 255, 300, 520, 1000):
+      if rows * -(-cols // 128) * 128 <= (2 << 20):
+        out.append(("copy", {"br": rows, "d": cols, "dtype": "i8", "grid": 1, "body": "copy"}))
+  for lead in (2, 4):
+    for (rows, cols) in ((256, 130), (512, 200), (1024, 130)):
+      out.append(("copy", {"lead": lead, "br": rows, "d": cols, "dtype": "i8", "grid": 1, "body": "copy"}))
+  for (rows, cols) in ((1024, 256), (1024, 512), (4096, 128)):  # aligned: the control
+    out.append(("copy", {"br": rows, "d": cols, "dtype": "i8", "grid": 1, "body": "copy"}))
+  return out
+
+
 FAMILIES = {"flash": flash_shapes, "flash_wide": flash_wide_shapes, "flash_backward": flash_backward_shapes,
+            "flash_backward_d256": flash_backward_d256_shapes,
             "flash_head_dim": flash_head_dim_shapes, "reduction": reduction_shapes, "ragged": ragged_shapes,
-            "transpose": transpose_shapes, "transpose_batched": transpose_batched_shapes}
+            "transpose": transpose_shapes, "transpose_batched": transpose_batched_shapes,
+            "unaligned8": unaligned8_shapes}
 
 
 def main():
