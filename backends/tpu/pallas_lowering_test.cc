@@ -678,22 +678,23 @@ TEST(PallasBodyTest, MatmulSpillBandHoldsLibtpusFigures) {
   }
 }
 
-TEST(PallasBodyTest, SeveralDotsKeepTheLargestResultAndWhatItHolds) {
+TEST(PallasBodyTest, SeveralDotsKeepTheLargestResultWhatItHoldsAndItsRightOperand) {
   // Flash attention's dq kernel (block_q_major 1024, block_k 512, d 128): q k^T (1024 x 512 over
-  // k = 128) and two dots over k = 512; the logits block is the largest f32 result (2 MiB), and
-  // no dot's weight tiles outnumber v5e's four MXUs.
+  // k = 128) and two dots over k = 512; the logits block is the largest f32 result (2 MiB), no
+  // dot's weight tiles outnumber v5e's four MXUs, and k^T is 128 x 512 bf16 (128 KiB).
   PallasBody body = OneDotBody(1024, 512, 128);
   *body.add_dots() = OneDotBody(1024, 128, 512).dots(0);
   body.mutable_dots(0)->set_count("4");
   body.mutable_dots(1)->set_count("2");
   const DeviceModel v5e = testing::ShippedDevice("tpu_v5e");
   EXPECT_EQ(ClassifyBody(body), BodyClass::kDot);
-  EXPECT_EQ(EvalConstant(LargestDotBytes(body, v5e)), 2 * kMiB);
+  EXPECT_EQ(EvalConstant(LargestDotBytes(body, v5e)), 2 * kMiB + kMiB / 8);
   // d = 256: q k^T contracts over 256, 2 x 4 weight tiles for four MXUs, so q (1024 x 256 bf16,
-  // 512 KiB) is held across the four columns of n tiles, on top of the 2 MiB logits.
+  // 512 KiB) is held across the four columns of n tiles, on top of the 2 MiB logits and k^T
+  // (256 x 512 bf16, 256 KiB).
   PallasBody wide = OneDotBody(1024, 512, 256);
   *wide.add_dots() = OneDotBody(1024, 256, 512).dots(0);
-  EXPECT_EQ(EvalConstant(LargestDotBytes(wide, v5e)), 2 * kMiB + kMiB / 2);
+  EXPECT_EQ(EvalConstant(LargestDotBytes(wide, v5e)), 2 * kMiB + kMiB / 2 + kMiB / 4);
   // libtpu 0.0.42.1 spills 1,994,752 B for the d = 128 kernel on v5e (corpus row
   // v5e/flash_bwd_dq/ffa5a444e7): inside the band.
   const SpillEstimate e = EstimateSpills(body, v5e);

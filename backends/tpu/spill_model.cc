@@ -29,10 +29,11 @@ namespace {
 // bench/tpu/fit_spill_model.py --pooled --margin 0.10
 // --fit-sweep tests/data/tpu/ragged_spill_sweep.jsonl.gz
 // --fit-sweep tests/data/tpu/transpose_spill_sweep.jsonl.gz
-// --fit-sweep tests/data/tpu/flash_spill_sweep.jsonl.gz on the half of the oracle corpus
+// --fit-sweep tests/data/tpu/flash_spill_sweep.jsonl.gz
+// --fit-sweep tests/data/tpu/flash_backward_d256_spill_sweep.jsonl.gz on the half of the oracle corpus
 // (tests/data/tpu/corpus.jsonl.gz, libtpu 0.0.42.1, 2026-11-26) whose kernels hash even, and on the
-// ragged paged attention, transpose and flash attention sweeps (2026-11-27) for the looped,
-// transpose and attention classes; the other half judges it (docs/tpu.md; the looped class's
+// ragged paged attention, transpose, flash attention and head_dim 256 flash backward sweeps
+// (2026-11-27) for the looped, transpose, attention and dot classes; the other half judges it (docs/tpu.md; the looped class's
 // high bound is the whole corpus's: its fit half holds three small ragged kernels). Low and high are the extremes of
 // the fit half over all generations (high with a 10% margin), per generation for the matmul
 // classes (the MXU's shape differs); central is per generation: a least-squares line over figures
@@ -79,16 +80,16 @@ constexpr Coefficients kTable[] = {
     {BodyClass::kMatmul32, "v5p", 1000, 220774, 1000, 190464, 1001, -165887, 306381, 384},
     {BodyClass::kMatmul32, "v6e", 1000, 220774, 1000, 176128, 1001, 446055, 306381, 384},
     {BodyClass::kMatmul32, "v7x", 0, 0, 1000, 425984, 1001, 270337, 306381, 384},
-    {BodyClass::kDot, "v4", 0, 0, 1391, 0, 1736, 0, 0, 0},
-    {BodyClass::kDot, "v5e", 0, 0, 1203, 0, 1736, 0, 0, 0},
-    {BodyClass::kDot, "v5p", 0, 0, 1180, 0, 1736, 0, 0, 0},
-    {BodyClass::kDot, "v6e", 0, 0, 1277, 172487, 1736, 0, 0, 0},
-    {BodyClass::kDot, "v7x", 0, 0, 1051, 0, 1736, 0, 0, 0},
-    {BodyClass::kDot32, "v4", 0, 0, 1391, 0, 1736, 0, 0, 0},
-    {BodyClass::kDot32, "v5e", 0, 0, 1203, 0, 1736, 0, 0, 0},
-    {BodyClass::kDot32, "v5p", 0, 0, 1180, 0, 1736, 0, 0, 0},
-    {BodyClass::kDot32, "v6e", 0, 0, 1277, 172487, 1736, 0, 0, 0},
-    {BodyClass::kDot32, "v7x", 0, 0, 1051, 0, 1736, 0, 0, 0},
+    {BodyClass::kDot, "v4", 0, 0, 1359, 268009, 1782, 0, 0, 0},
+    {BodyClass::kDot, "v5e", 0, 0, 953, 0, 1645, 0, 0, 0},
+    {BodyClass::kDot, "v5p", 0, 0, 955, 0, 1656, 0, 0, 0},
+    {BodyClass::kDot, "v6e", 0, 0, 1286, 547923, 1527, 0, 0, 0},
+    {BodyClass::kDot, "v7x", 0, 0, 836, 0, 2487, 0, 0, 0},
+    {BodyClass::kDot32, "v4", 0, 0, 1359, 268009, 1782, 0, 0, 0},
+    {BodyClass::kDot32, "v5e", 0, 0, 953, 0, 1645, 0, 0, 0},
+    {BodyClass::kDot32, "v5p", 0, 0, 955, 0, 1656, 0, 0, 0},
+    {BodyClass::kDot32, "v6e", 0, 0, 1286, 547923, 1527, 0, 0, 0},
+    {BodyClass::kDot32, "v7x", 0, 0, 836, 0, 2487, 0, 0, 0},
     {BodyClass::kTranspose, "v4", 1000, 112640, 1000, 45056, 1001, -28310, 0, 0},
     {BodyClass::kTranspose, "v5e", 1000, 256819, 1000, 147456, 1001, -125336, 0, 0},
     {BodyClass::kTranspose, "v5p", 1000, 256819, 1000, 147456, 1001, -125336, 0, 0},
@@ -228,10 +229,16 @@ std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const Devi
 }
 
 std::string LargestDotBytes(const PallasBody& body, const DeviceModel& device) {
+  const int64_t operand_bytes = OperandBytes(body);
+  // The right operand's rows (k) pack as the left's do: 8 sublanes of 32 bits.
+  const int64_t row_tile = 8 * std::max<int64_t>(1, 4 / operand_bytes);
   return MaxOver(body.dots(), [&](const PallasDot& dot) {
-    // The f32 result (rows to the 8-sublane tile, columns to 128 lanes) and what the dot holds.
+    // The f32 result (rows to the 8-sublane tile, columns to 128 lanes), what the dot holds, and
+    // its right operand (k x n, the MXU's weights): without it flash attention's backward dkv at
+    // head_dim 256 spills up to 2.4 x the rest (tests/data/tpu/flash_backward_d256_spill_sweep.jsonl.gz).
     return absl::StrCat("round_up(", dot.m(), ", 8) * round_up(", dot.n(), ", 128) * 4 + ",
-                        DotHeldBytes(dot, OperandBytes(body), device));
+                        DotHeldBytes(dot, operand_bytes, device), " + round_up(", dot.k(), ", ", row_tile,
+                        ") * round_up(", dot.n(), ", 128) * ", operand_bytes);
   });
 }
 

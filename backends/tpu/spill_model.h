@@ -54,9 +54,9 @@ BodyClass ClassifyBody(const PallasBody& body);
 // passes than there are MXUs.
 std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const DeviceModel& device);
 
-// What the largest of the body's dots keeps, as an expression in bytes: its f32 result plus
-// DotHeldBytes (several dots: flash attention's backward pass, whose largest result is a logits
-// block). "0" without body.dots.
+// What the largest of the body's dots keeps, as an expression in bytes: its f32 result,
+// DotHeldBytes and its right operand (several dots: flash attention's backward pass, whose largest
+// result is a logits block). "0" without body.dots.
 std::string LargestDotBytes(const PallasBody& body, const DeviceModel& device);
 
 // What Mosaic keeps in vector registers to transpose one operand, as an expression in bytes:

@@ -418,6 +418,13 @@ TEST(TpuCorpusTest, FlashBackwardSweepSpillsLieWithinTheBand) {
   EXPECT_GE(CheckSweepSpillsLieWithinTheBand("flash_backward_spill_sweep.jsonl.gz", {BodyClass::kDot}).rows, 200);
 }
 
+// The same 42 shapes at head_dim 256 (tests/data/tpu/flash_backward_d256_spill_sweep.jsonl.gz),
+// out of sample: the corpus's d = 256 backward kernels have equal q and k blocks.
+TEST(TpuCorpusTest, FlashBackwardHeadDim256SweepSpillsLieWithinTheBand) {
+  SKIP_WITHOUT_SWEEP("flash_backward_d256_spill_sweep.jsonl.gz");
+  EXPECT_GE(CheckSweepSpillsLieWithinTheBand("flash_backward_d256_spill_sweep.jsonl.gz", {BodyClass::kDot}).rows, 200);
+}
+
 // Softmax and layer norm, f32 and bf16, d 256-8192 by 128-2048 rows
 // (tests/data/tpu/reduction_spill_sweep.jsonl.gz): the reduction band, [0, figure]. Tall, narrow
 // blocks spill more than the block because of their per-row statistics (reduction_output_bytes),
@@ -543,10 +550,10 @@ TEST(TpuCorpusTest, AgreementAndAtRiskStayAsMeasured) {
     int max_at_risk;
     double min_within;     // of failing compiles with a figure
   };
-  // Measured 2026-11-27 (2,054 rows): agreement 98.8/99.6/99.4/99.4/99.2%, AT RISK 19/16/16/9/9
+  // Measured 2026-11-27 (2,054 rows): agreement 98.5/99.6/99.4/99.4/99.2%, AT RISK 20/16/16/9/9
   // (softmax and layer norm blocks that spill past the limit are AT RISK, not DOES NOT FIT: their
-  // band's low bound is 0), bytes within 1% 83.5/90.7/91.5/89.7/94.7%.
-  for (const Expected& e : {Expected{"v4", 0.987, 19, 0.835}, Expected{"v5e", 0.995, 16, 0.905},
+  // band's low bound is 0), bytes within 1% 85.6/90.7/91.5/89.7/94.7%.
+  for (const Expected& e : {Expected{"v4", 0.984, 20, 0.855}, Expected{"v5e", 0.995, 16, 0.905},
                             Expected{"v5p", 0.994, 16, 0.91}, Expected{"v6e", 0.993, 9, 0.89},
                             Expected{"v7x", 0.99, 9, 0.94}}) {
     const Tally& t = Corpus().by_half.at("all").at(e.gen);
@@ -554,9 +561,8 @@ TEST(TpuCorpusTest, AgreementAndAtRiskStayAsMeasured) {
     EXPECT_LE(t.at_risk, e.max_at_risk) << e.gen;
     EXPECT_GE(static_cast<double>(t.within) / std::max(t.with_figure, 1), e.min_within) << e.gen;
   }
-  // The limit that makes the verdict FITS holds libtpu's requirement on 1,789 of 1,790 rows; the
-  // one it does not is v4's d = 256 flash backward dkv, 2.1% above the dot band.
-  EXPECT_LE(Corpus().limit_misses.size(), 1u);
+  // The limit that makes the verdict FITS holds libtpu's requirement on every row that has one.
+  EXPECT_TRUE(Corpus().limit_misses.empty()) << Corpus().limit_misses.front();
 }
 
 }  // namespace

@@ -6,7 +6,8 @@ judges it on the other half (docs/tpu.md, "What the compiler adds").
       --bodies tests/data/tpu/corpus_bodies.jsonl.gz --pooled --margin 0.10 \
       --fit-sweep tests/data/tpu/ragged_spill_sweep.jsonl.gz \
       --fit-sweep tests/data/tpu/transpose_spill_sweep.jsonl.gz \
-      --fit-sweep tests/data/tpu/flash_spill_sweep.jsonl.gz [--cc]
+      --fit-sweep tests/data/tpu/flash_spill_sweep.jsonl.gz \
+      --fit-sweep tests/data/tpu/flash_backward_d256_spill_sweep.jsonl.gz [--cc]
 
 The model (backends/tpu/spill_model.cc holds the coefficients this prints with --cc): a kernel
 body falls in one class by what it keeps in vector registers (PallasBody, bench/tpu/pallas_body.py),
@@ -29,7 +30,8 @@ multiple per class and generation:
   matmul32    the same with 32-bit operands (figure: the partials only; the MXU re-reads a
               32-bit left operand from VMEM for each of its 16-bit passes)
   dot         several dots, nothing live across a reduction (flash backward)
-              figure: the largest dot's f32 result plus what it holds (largest_dot_bytes)
+              figure: the largest dot's f32 result, what it holds and its right operand
+              (largest_dot_bytes); high per generation, fitted with the head_dim 256 backward sweep
   dot32       several dots of 32-bit operands (none in the corpus: the dot band)
   transpose   only a transpose of the two minor dims of 16/8/4-bit values
               figure: what the transpose holds (transpose_held_bytes: a 128-row strip of 16-bit
@@ -92,7 +94,7 @@ PER_GENERATION = {"matmul", "matmul8", "matmul32"}
 # multiplicative classes whose high bound (not only the central) is per generation with --pooled:
 # flash attention spills up to 0.74 x its figure on v6e, 0.81 x on v5e and v5p and 0.87 x on v7x
 # (the corpus's fit half and the flash sweep, fitted on both); the low bound stays pooled
-BAND_PER_GENERATION = {"attention"}
+BAND_PER_GENERATION = {"attention", "dot"}
 # classes whose spill is the figure less what the vector registers keep of it, a number of
 # registers nearly independent of the block (docs/tpu.md): fitted per generation as the figure less
 # an offset, the central less the median kept, the high less the fewest kept (with the margin),
@@ -139,9 +141,13 @@ def held_bytes(f, gen):
 
 def largest_dot_bytes(f, gen):
   """What the largest of several dots keeps: its f32 result (the logits block of attention's
-  backward pass) plus what it holds in vector registers across its MXU passes."""
+  backward pass), what it holds in vector registers across its MXU passes, and its right operand
+  (k x n: without it the backward dkv at head_dim 256 spills up to 2.4 x the rest,
+  tests/data/tpu/flash_backward_d256_spill_sweep.jsonl.gz)."""
   width = operand_width(f)
+  row_tile = 8 * max(1, 4 // width)
   return max([-(-d["m"] // 8) * 8 * (-(-d["n"] // 128) * 128) * 4 + dot_held_bytes(d, width, gen)
+              + -(-d["k"] // row_tile) * row_tile * (-(-d["n"] // 128) * 128) * width
               for d in f.get("dots", ())] or [0])
 
 

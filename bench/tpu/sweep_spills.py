@@ -7,19 +7,21 @@ corpus holds only six kernels of, fit data (fit_spill_model.py --fit-sweep).
 
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family flash tests/data/tpu/flash_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
-  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family flash_head_dim tests/data/tpu/flash_head_dim_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
-  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family flash_backward tests/data/tpu/flash_backward_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
+      --family flash_backward_d256 tests/data/tpu/flash_backward_d256_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family reduction tests/data/tpu/reduction_spill_sweep.jsonl.gz [--gens v5e,v5p,v6e,v7x]
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family ragged tests/data/tpu/ragged_spill_sweep.jsonl.gz [--gens v5e,v5p,v6e,v7x]
-  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family transpose tests/data/tpu/transpose_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
-  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family transpose_batched tests/data/tpu/transpose_batched_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
-  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family unaligned8 tests/data/tpu/unaligned8_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
 
 Families:
@@ -35,6 +37,8 @@ Families:
              block_q_major and block_k_major 512-2048 with block_k 256 and 512 (18 shapes), dkv at
              block_q_major 512-2048, block_q 256 and 512, block_k_major 512 and 1024, block_k 256
              and 512 (24 shapes; the corpus's have block_q_major = block_k_major).
+  flash_backward_d256  the same 42 shapes at head_dim 256 (the corpus's d = 256 backward kernels
+             have block_q_major = block_k_major).
   reduction  softmax and layer norm over 8192 rows (tpu_kernels.softmax, .layernorm), f32 and
              bf16: d 256-8192, block rows 128-2048, the f32 row block at most 16 MiB (the corpus
              has d 768-8192 with 128-1024 rows; this adds the narrow rows and the tall blocks).
