@@ -16,6 +16,8 @@ corpus holds only six kernels of, fit data (fit_spill_model.py --fit-sweep).
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family reduction tests/data/tpu/reduction_spill_sweep.jsonl.gz [--gens v5e,v5p,v6e,v7x]
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
+      --family reduction_odd tests/data/tpu/reduction_odd_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family ragged tests/data/tpu/ragged_spill_sweep.jsonl.gz [--gens v5e,v5p,v6e,v7x]
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family transpose tests/data/tpu/transpose_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
@@ -42,6 +44,8 @@ Families:
   reduction  softmax and layer norm over 8192 rows (tpu_kernels.softmax, .layernorm), f32 and
              bf16: d 256-8192, block rows 128-2048, the f32 row block at most 16 MiB (the corpus
              has d 768-8192 with 128-1024 rows; this adds the narrow rows and the tall blocks).
+  reduction_odd  the same at row widths that are not whole lane tiles: d 200, 520, 1000, 3000 by
+             128-1024 rows, f32 and bf16 (64 shapes).
   ragged     JAX's ragged paged attention (tpu_kernels.ragged_paged), bf16, d 128, 1024 tokens, 16
              sequences of 128 pages: query/kv heads 8/1, 16/4, 32/8; 256, 1024 or 2048 kv tokens a
              block at page sizes 16 and 64; 32, 128 or 256 queries a block; every head's scores
@@ -146,6 +150,18 @@ def reduction_shapes():
   return out
 
 
+def reduction_odd_shapes():
+  """Softmax and layer norm whose row width is not a multiple of 128 lanes (the reduction family
+  has whole lane tiles only)."""
+  out = []
+  for kind in ("softmax", "layernorm"):
+    for dtype in ("f32", "bf16"):
+      for d in (200, 520, 1000, 3000):
+        for br in (128, 256, 512, 1024):
+          out.append((kind, {"rows": 8192, "d": d, "br": br, "dtype": dtype}))
+  return out
+
+
 def ragged_shapes():
   out = []
   for q_heads, kv_heads in ((8, 1), (16, 4), (32, 8)):
@@ -192,7 +208,8 @@ def unaligned8_shapes():
 
 FAMILIES = {"flash": flash_shapes, "flash_wide": flash_wide_shapes, "flash_backward": flash_backward_shapes,
             "flash_backward_d256": flash_backward_d256_shapes,
-            "flash_head_dim": flash_head_dim_shapes, "reduction": reduction_shapes, "ragged": ragged_shapes,
+            "flash_head_dim": flash_head_dim_shapes, "reduction": reduction_shapes,
+            "reduction_odd": reduction_odd_shapes, "ragged": ragged_shapes,
             "transpose": transpose_shapes, "transpose_batched": transpose_batched_shapes,
             "unaligned8": unaligned8_shapes}
 
