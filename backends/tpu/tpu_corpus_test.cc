@@ -410,6 +410,13 @@ TEST(TpuCorpusTest, FlashHeadDimSweepSpillsLieWithinTheBand) {
   EXPECT_GE(CheckSweepSpillsLieWithinTheBand("flash_head_dim_spill_sweep.jsonl.gz", {BodyClass::kAttention}).rows, 250);
 }
 
+// Causal flash attention in bf16, and non-causal in f32, at head_dim 128 over 21 block shapes each
+// (tests/data/tpu/flash_causal_spill_sweep.jsonl.gz), which nothing was fitted on.
+TEST(TpuCorpusTest, CausalAndF32FlashSweepSpillsLieWithinTheBand) {
+  SKIP_WITHOUT_SWEEP("flash_causal_spill_sweep.jsonl.gz");
+  EXPECT_GE(CheckSweepSpillsLieWithinTheBand("flash_causal_spill_sweep.jsonl.gz", {BodyClass::kAttention}).rows, 200);
+}
+
 // Flash attention's backward kernels, dq and dkv, over block shapes the corpus does not have
 // (its block_q_major equals block_k_major; tests/data/tpu/flash_backward_spill_sweep.jsonl.gz):
 // the dot band.

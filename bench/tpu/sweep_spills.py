@@ -10,6 +10,8 @@ corpus holds only six kernels of, fit data (fit_spill_model.py --fit-sweep).
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family flash_head_dim tests/data/tpu/flash_head_dim_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
+      --family flash_causal tests/data/tpu/flash_causal_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family flash_backward tests/data/tpu/flash_backward_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family flash_backward_d256 tests/data/tpu/flash_backward_d256_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
@@ -35,6 +37,9 @@ Families:
   flash_head_dim  the same at head_dim 64 and 256: block_q 512-2048, block_k 256-1024, 1, 2 or 4
              inner iterations, the score tiles of a grid step at most 32 MiB (54 shapes; the
              corpus's d = 256 kernels are all in the half the fit does not see).
+  flash_causal  JAX's flash attention forward at sequence 4096, head_dim 128: causal in bf16, and
+             non-causal in f32, over block_q 512-2048, block_k 256-1024, 1, 2 or 4 inner
+             iterations, the score tiles of a grid step at most 16 MiB (2 x 21 shapes).
   flash_backward  JAX's flash attention backward kernels, sequence 4096, head_dim 128, bf16: dq at
              block_q_major and block_k_major 512-2048 with block_k 256 and 512 (18 shapes), dkv at
              block_q_major 512-2048, block_q 256 and 512, block_k_major 512 and 1024, block_k 256
@@ -116,6 +121,23 @@ def flash_head_dim_shapes():
             out.append(("flash_fwd", {"b": 1, "h": 2, "s": 8192, "d": d, "block_q": block_q,
                                       "block_k_major": major, "block_k": block_k}))
   return sorted(out, key=lambda kp: (kp[1]["d"], kp[1]["block_q"] * kp[1]["block_k_major"]))
+
+
+def flash_causal_shapes():
+  """Causal flash attention forward at head_dim 128, bf16, and the same blocks in f32 (the flash
+  family is non-causal bf16)."""
+  out = []
+  for dtype, causal in (("bf16", True), ("f32", False)):
+    for block_q in (512, 1024, 2048):
+      for block_k in (256, 512, 1024):
+        for iterations in (1, 2, 4):
+          major = block_k * iterations
+          if iterations * block_q * block_k * 4 <= (16 << 20):
+            params = {"b": 1, "h": 2, "s": 4096, "d": 128, "block_q": block_q, "block_k_major": major,
+                      "block_k": block_k}
+            params.update({"causal": True} if causal else {"dtype": dtype})
+            out.append(("flash_fwd", params))
+  return out
 
 
 def flash_backward_shapes():
@@ -208,7 +230,8 @@ def unaligned8_shapes():
 
 FAMILIES = {"flash": flash_shapes, "flash_wide": flash_wide_shapes, "flash_backward": flash_backward_shapes,
             "flash_backward_d256": flash_backward_d256_shapes,
-            "flash_head_dim": flash_head_dim_shapes, "reduction": reduction_shapes,
+            "flash_head_dim": flash_head_dim_shapes,
+            "flash_causal": flash_causal_shapes, "reduction": reduction_shapes,
             "reduction_odd": reduction_odd_shapes, "ragged": ragged_shapes,
             "transpose": transpose_shapes, "transpose_batched": transpose_batched_shapes,
             "unaligned8": unaligned8_shapes}
