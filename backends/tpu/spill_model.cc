@@ -68,21 +68,21 @@ constexpr Coefficients kTable[] = {
     {BodyClass::kLooped, "v5p", 0, 0, 1025, 0, 1385, 0, 0, 0},
     {BodyClass::kLooped, "v6e", 0, 0, 901, 0, 1385, 0, 0, 0},
     {BodyClass::kLooped, "v7x", 0, 0, 864, 0, 1385, 0, 0, 0},
-    {BodyClass::kMatmul, "v4", 1000, 527155, 973, 5975, 1101, 246907, 184730, 512},
-    {BodyClass::kMatmul, "v5e", 1000, 590234, 969, 126343, 1064, 76280, 184730, 512},
-    {BodyClass::kMatmul, "v5p", 1000, 590234, 953, 98946, 1057, 80041, 184730, 512},
-    {BodyClass::kMatmul, "v6e", 0, 0, 980, 433437, 1228, 0, 184730, 512},
-    {BodyClass::kMatmul, "v7x", 0, 0, 351, 0, 1304, 0, 184730, 512},
+    {BodyClass::kMatmul, "v4", 1000, 527155, 973, 5975, 1101, 246907, 112641, 512},
+    {BodyClass::kMatmul, "v5e", 1000, 590234, 969, 126343, 1064, 76280, 112641, 512},
+    {BodyClass::kMatmul, "v5p", 1000, 590234, 953, 98946, 1057, 80041, 112641, 512},
+    {BodyClass::kMatmul, "v6e", 0, 0, 980, 433437, 1228, 0, 112641, 512},
+    {BodyClass::kMatmul, "v7x", 0, 0, 351, 0, 1304, 0, 112641, 512},
     {BodyClass::kMatmul8, "v4", 0, 0, 301, 0, 1977, 0, 117146, 512},
     {BodyClass::kMatmul8, "v5e", 0, 0, 188, 0, 1376, 0, 117146, 512},
     {BodyClass::kMatmul8, "v5p", 0, 0, 197, 100570, 1376, 0, 117146, 512},
     {BodyClass::kMatmul8, "v6e", 0, 0, 404, 0, 1977, 0, 117146, 512},
     {BodyClass::kMatmul8, "v7x", 0, 0, 1744, 1637581, 1585, 0, 117146, 512},
-    {BodyClass::kMatmul32, "v4", 1000, 67584, 1000, 51200, 1001, -40549, 306381, 384},
-    {BodyClass::kMatmul32, "v5e", 1000, 220774, 1000, 192512, 1001, -165887, 306381, 384},
-    {BodyClass::kMatmul32, "v5p", 1000, 220774, 1000, 190464, 1001, -165887, 306381, 384},
-    {BodyClass::kMatmul32, "v6e", 1000, 220774, 1000, 176128, 1001, 446055, 306381, 384},
-    {BodyClass::kMatmul32, "v7x", 0, 0, 1000, 425984, 1001, 270337, 306381, 384},
+    {BodyClass::kMatmul32, "v4", 1000, 67584, 1000, 49152, 1001, -14744, 306381, 256},
+    {BodyClass::kMatmul32, "v5e", 1000, 220774, 1000, 192512, 1001, -154827, 306381, 256},
+    {BodyClass::kMatmul32, "v5p", 1000, 220774, 1000, 184320, 1001, -154827, 306381, 256},
+    {BodyClass::kMatmul32, "v6e", 1000, 220774, 1000, 176128, 1001, 446055, 306381, 256},
+    {BodyClass::kMatmul32, "v7x", 0, 0, 1000, 387072, 1001, 270337, 306381, 256},
     {BodyClass::kDot, "v4", 0, 0, 1359, 268009, 1782, 0, 0, 0},
     {BodyClass::kDot, "v5e", 0, 0, 953, 0, 1645, 0, 0, 0},
     {BodyClass::kDot, "v5p", 0, 0, 955, 0, 1656, 0, 0, 0},
@@ -221,6 +221,13 @@ std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const Devi
   // of tiles (and, where Mosaic re-reads the left operand while k fits, more k passes than MXUs);
   // more k passes than MXUs.
   const std::string more_k_passes = absl::StrCat("min(1, max(0, ", k_tiles, " - ", mxus, "))");
+  // The partials' column is kept where k's passes do not fill the MXUs evenly: more passes than
+  // MXUs, fewer that do not divide them, or several whose last is partial (the odd-block matmul
+  // sweep: k = 384 spills held + about one column on v4-v5p, 3 passes of four 128-edge MXUs, and
+  // up to 0.8 of one on v6e and v7x, 1.5 passes of two 256-edge MXUs).
+  const std::string uneven_k_passes =
+      absl::StrCat("min(1, max(0, ", k_tiles, " - ", mxus, ") + ", mxus, " % ", k_tiles, " + min(1, max(0, ",
+                   k_tiles, " - 1)) * min(1, (", dot.k(), ") % ", edge, "))");
   const std::string lhs_reused =
       absl::c_linear_search(kRereadsLeftOperand, TpuGeneration(device))
           ? absl::StrCat("min(1, ", n_tiles, " - 1) * ", more_k_passes)
@@ -228,7 +235,7 @@ std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const Devi
   const int columns =
       dot.masked_merge() && !absl::c_linear_search(kMaskedMergeCountsOneColumn, TpuGeneration(device)) ? 2 : 1;
   return absl::StrCat("min(1, max(0, ", k_tiles, " * ", n_tiles, " - ", mxus, ")) * (", lhs, " * ", lhs_reused, " + ",
-                      columns, " * ", partials, " * ", more_k_passes, ")");
+                      columns, " * ", partials, " * ", uneven_k_passes, ")");
 }
 
 std::string LargestDotBytes(const PallasBody& body, const DeviceModel& device) {

@@ -50,8 +50,9 @@ BodyClass ClassifyBody(const PallasBody& body);
 // nothing when the dot's weight tiles (k and n in MXU edges) fit the device's MXUs at once;
 // otherwise the left operand when more than one column of MXU tiles reuses it (16- and 8-bit
 // operands: 32-bit ones are re-read from VMEM for each pass), plus one MXU column of f32 partial
-// results (n wide where n is narrower than the MXU, for 32-bit operands) when k takes more
-// passes than there are MXUs.
+// results (n wide where n is narrower than the MXU, for 32-bit operands) when k's passes do not
+// fill the MXUs evenly (more passes than MXUs, fewer that do not divide them, or several whose
+// last is partial).
 std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const DeviceModel& device);
 
 // What the largest of the body's dots keeps, as an expression in bytes: its f32 result,

@@ -496,6 +496,14 @@ TEST(TpuCorpusTest, UnalignedNarrowLoadSweepSpillsLieWithinTheBand) {
   EXPECT_EQ(check.large_spills_within_1pct, check.large_spills);
 }
 
+// bf16 matmuls with an f32 accumulator over blocks that are not powers of two (384-1536;
+// tests/data/tpu/matmul_odd_spill_sweep.jsonl.gz): the matmul band. No coefficient was fitted on
+// it; the rule that k's uneven passes keep a column of partials was read off it (k = 384).
+TEST(TpuCorpusTest, OddBlockMatmulSweepSpillsLieWithinTheBand) {
+  SKIP_WITHOUT_SWEEP("matmul_odd_spill_sweep.jsonl.gz");
+  EXPECT_GE(CheckSweepSpillsLieWithinTheBand("matmul_odd_spill_sweep.jsonl.gz", {BodyClass::kMatmul}).rows, 60);
+}
+
 // The worst answer is FITS for a kernel the compiler rejects: none in the whole corpus.
 TEST(TpuCorpusTest, NoFalseFits) {
   SKIP_WITHOUT_CORPUS();

@@ -115,7 +115,7 @@ def dot_held_bytes(d, width, gen):
   when the dot's weight tiles (k and n in MXU edges) fit the MXUs at once; otherwise the left
   operand when more than one column of MXU tiles reuses it (on REREAD_LHS generations only when
   k also takes more passes than there are MXUs), plus one MXU column of f32 partial results when
-  k takes more passes than there are MXUs. width: the operands' bytes."""
+  k's passes do not fill the MXUs evenly. width: the operands' bytes."""
   size, count = MXU[gen]
   rows = 8 * max(1, 4 // width)
   m, n, k = d["m"], d["n"], d["k"]
@@ -128,7 +128,11 @@ def dot_held_bytes(d, width, gen):
   # v6e and v7x re-read a 16-bit left operand from VMEM while k fits the MXUs at once
   lhs_reused = n_tiles > 1 and (gen not in REREAD_LHS or k_tiles > count)
   columns = 2 if d.get("masked_merge") and gen not in MASKED_MERGE_ONCE else 1
-  return lhs * lhs_reused + columns * partial * (k_tiles > count)
+  # the partials' column is kept where k's passes do not fill the MXUs evenly (more passes than
+  # MXUs, fewer that do not divide them: k = 384 on four 128-edge MXUs, or several whose last is
+  # partial: k = 384 on 256-edge MXUs)
+  uneven = k_tiles > count or count % k_tiles != 0 or (k_tiles > 1 and k % size != 0)
+  return lhs * lhs_reused + columns * partial * uneven
 
 
 def operand_width(f):

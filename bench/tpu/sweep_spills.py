@@ -22,6 +22,8 @@ corpus holds only six kernels of, fit data (fit_spill_model.py --fit-sweep).
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family ragged tests/data/tpu/ragged_spill_sweep.jsonl.gz [--gens v5e,v5p,v6e,v7x]
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
+      --family matmul_odd tests/data/tpu/matmul_odd_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family transpose tests/data/tpu/transpose_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family transpose_batched tests/data/tpu/transpose_batched_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
@@ -59,6 +61,8 @@ Families:
   unaligned8 int8 copies (tpu_kernels.copy, body "copy") whose minor dim is not a multiple of 128:
              64-4096 rows by 129-1000 columns (the block at most 2 MiB), leading dims 2 and 4, and
              three aligned controls (88 shapes): v4 widens them to 32 bits.
+  matmul_odd bf16 matmuls with an f32 accumulator (tpu_kernels.matmul_acc) over blocks of 384, 768
+             and 1536 rows and columns and k 384 and 1536, the accumulator at most 4.5 MiB (16 shapes).
   transpose_batched  bf16 blocks of (lead, rows, cols) with lead 1, 2 and 4 whose two minor dims
              are swapped: 512 x 1024, 256 x 2048 and 1024 x 1024 (9 shapes).
   transpose  a block transposed whole (tpu_kernels.transpose), bf16 and int8: rows 128-2048 by
@@ -199,6 +203,18 @@ def ragged_shapes():
                 * kp[1]["page_size"])
 
 
+def matmul_odd_shapes():
+  """bf16 matmuls with an f32 accumulator whose blocks are not powers of two (the corpus's matmul
+  grid has 128-1024 by powers of two)."""
+  out = []
+  for bm in (384, 768, 1536):
+    for bn in (384, 768, 1536):
+      for bk in (384, 1536):
+        if bm * bn * 4 <= (9 << 19):
+          out.append(("matmul_acc", {"bm": bm, "bn": bn, "bk": bk, "dtype": "bf16"}))
+  return out
+
+
 def transpose_shapes():
   out = []
   for dtype in ("bf16", "i8", "f32"):
@@ -233,7 +249,7 @@ FAMILIES = {"flash": flash_shapes, "flash_wide": flash_wide_shapes, "flash_backw
             "flash_head_dim": flash_head_dim_shapes,
             "flash_causal": flash_causal_shapes, "reduction": reduction_shapes,
             "reduction_odd": reduction_odd_shapes, "ragged": ragged_shapes,
-            "transpose": transpose_shapes, "transpose_batched": transpose_batched_shapes,
+            "transpose": transpose_shapes, "matmul_odd": matmul_odd_shapes, "transpose_batched": transpose_batched_shapes,
             "unaligned8": unaligned8_shapes}
 
 
