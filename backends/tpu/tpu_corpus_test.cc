@@ -504,6 +504,20 @@ TEST(TpuCorpusTest, OddBlockMatmulSweepSpillsLieWithinTheBand) {
   EXPECT_GE(CheckSweepSpillsLieWithinTheBand("matmul_odd_spill_sweep.jsonl.gz", {BodyClass::kMatmul}).rows, 60);
 }
 
+// f32, int8 and fp8 matmuls over blocks of 384-1536, megablox gmm over tiles of 384-1536 and paged
+// attention at head counts, head dims and pages per block the corpus does not have
+// (tests/data/tpu/kernels_odd_spill_sweep.jsonl.gz): no central was fitted on it, but the bands'
+// bounds take it (fit_spill_model.py --bound-sweep), since f32 blocks spilled beyond what the
+// corpus's 32-bit band allowed (v5e 1536 x 768 x 384: 1.77 x held).
+TEST(TpuCorpusTest, OddKernelSweepSpillsLieWithinTheBand) {
+  SKIP_WITHOUT_SWEEP("kernels_odd_spill_sweep.jsonl.gz");
+  EXPECT_GE(CheckSweepSpillsLieWithinTheBand("kernels_odd_spill_sweep.jsonl.gz",
+                                             {BodyClass::kMatmul, BodyClass::kMatmul8, BodyClass::kMatmul32,
+                                              BodyClass::kLooped, BodyClass::kDot, BodyClass::kStreaming})
+                .rows,
+            100);
+}
+
 // The worst answer is FITS for a kernel the compiler rejects: none in the whole corpus.
 TEST(TpuCorpusTest, NoFalseFits) {
   SKIP_WITHOUT_CORPUS();
@@ -572,11 +586,11 @@ TEST(TpuCorpusTest, AgreementAndAtRiskStayAsMeasured) {
     int max_at_risk;
     double min_within;     // of failing compiles with a figure
   };
-  // Measured 2026-11-27 (2,054 rows): agreement 98.2/99.6/99.4/99.4/99.2%, AT RISK 21/16/16/9/9
+  // Measured 2026-11-27 (2,054 rows): agreement 98.2/99.3/99.1/99.4/99.2%, AT RISK 21/17/17/9/9
   // (softmax and layer norm blocks that spill past the limit are AT RISK, not DOES NOT FIT: their
   // band's low bound is 0), bytes within 1% 85.6/90.7/91.5/89.7/94.7%.
-  for (const Expected& e : {Expected{"v4", 0.981, 21, 0.855}, Expected{"v5e", 0.995, 16, 0.905},
-                            Expected{"v5p", 0.994, 16, 0.91}, Expected{"v6e", 0.993, 9, 0.89},
+  for (const Expected& e : {Expected{"v4", 0.981, 21, 0.855}, Expected{"v5e", 0.993, 17, 0.905},
+                            Expected{"v5p", 0.991, 17, 0.91}, Expected{"v6e", 0.993, 9, 0.89},
                             Expected{"v7x", 0.99, 9, 0.94}}) {
     const Tally& t = Corpus().by_half.at("all").at(e.gen);
     EXPECT_GE(static_cast<double>(t.agree) / t.rows, e.min_agreement) << e.gen;

@@ -9,7 +9,8 @@ judges it on the other half (docs/tpu.md, "What the compiler adds").
       --fit-sweep tests/data/tpu/flash_spill_sweep.jsonl.gz \
       --fit-sweep tests/data/tpu/flash_backward_d256_spill_sweep.jsonl.gz \
       --bound-sweep tests/data/tpu/reduction_spill_sweep.jsonl.gz \
-      --bound-sweep tests/data/tpu/reduction_odd_spill_sweep.jsonl.gz [--cc]
+      --bound-sweep tests/data/tpu/reduction_odd_spill_sweep.jsonl.gz \
+      --bound-sweep tests/data/tpu/kernels_odd_spill_sweep.jsonl.gz [--cc]
 
 The model (backends/tpu/spill_model.cc holds the coefficients this prints with --cc): a kernel
 body falls in one class by what it keeps in vector registers (PallasBody, bench/tpu/pallas_body.py),
@@ -381,8 +382,9 @@ def fit(recs, margin, pooled=False):
           low, low_offset, high, high_offset = 0.0, 0.0, 1.0, beyond * (1 + margin)
         else:
           low, low_offset = absorbed_low(rs, margin)
-          if held:
-            kept = min(r["fig"] - r["spill"] for r in held)
+          spilled = [r for r in rs if r["spill"] > 0]  # the bound-only rows too
+          if spilled:
+            kept = min(r["fig"] - r["spill"] for r in spilled)
             high, high_offset = 1.0, -kept * (1 - margin) if kept > 0 else -kept * (1 + margin)
       small_offset, small_rows = 0.0, 0
       if cls in PER_GENERATION:
@@ -452,10 +454,12 @@ def low_of(c, fig):
 
 
 def high_of(c, r):
-  """The high bound of row r: high x figure + high_offset, plus small_offset where a matmul block
-  has at most small_rows rows."""
+  """The high bound of row r: high x figure + high_offset (a positive offset only where the figure
+  is not 0: the offsets are fitted on such rows), plus small_offset where a matmul block has at
+  most small_rows rows."""
   small = r["rows"] is not None and r["rows"] <= c[8]
-  return max(0.0, c[2] * r["fig"] + c[6]) + c[7] * small
+  offset = c[6] if c[6] < 0 or r["fig"] > 0 else 0.0
+  return max(0.0, c[2] * r["fig"] + offset) + c[7] * small
 
 
 def judge(recs, coef, half):

@@ -24,6 +24,8 @@ corpus holds only six kernels of, fit data (fit_spill_model.py --fit-sweep).
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family matmul_odd tests/data/tpu/matmul_odd_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
+      --family kernels_odd tests/data/tpu/kernels_odd_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family transpose tests/data/tpu/transpose_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family transpose_batched tests/data/tpu/transpose_batched_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
@@ -63,6 +65,9 @@ Families:
              three aligned controls (88 shapes): v4 widens them to 32 bits.
   matmul_odd bf16 matmuls with an f32 accumulator (tpu_kernels.matmul_acc) over blocks of 384, 768
              and 1536 rows and columns and k 384 and 1536, the accumulator at most 4.5 MiB (16 shapes).
+  kernels_odd  f32, int8 and fp8 matmuls over blocks of 384-1536 (18 shapes), megablox gmm over
+             tiles of 384-1536 (5) and paged attention at head counts, head dims and pages per
+             block the corpus does not have (6).
   transpose_batched  bf16 blocks of (lead, rows, cols) with lead 1, 2 and 4 whose two minor dims
              are swapped: 512 x 1024, 256 x 2048 and 1024 x 1024 (9 shapes).
   transpose  a block transposed whole (tpu_kernels.transpose), bf16 and int8: rows 128-2048 by
@@ -215,6 +220,25 @@ def matmul_odd_shapes():
   return out
 
 
+def kernels_odd_shapes():
+  """Kernels of the corpus's kinds at shapes it does not have: f32, int8 and fp8 matmuls over
+  blocks of 384-1536 (int8 is refused on v4, fp8 off v6e and v7x: those rows record the error),
+  megablox gmm over tiles of 384-1536, and paged attention at other head counts, head dims and
+  pages per block."""
+  out = []
+  for dtype in ("f32", "i8", "f8"):
+    for bm, bn, bk in ((384, 384, 384), (768, 384, 384), (768, 768, 1536), (1536, 384, 1536),
+                       (1536, 768, 384), (384, 1536, 1536)):
+      out.append(("matmul_acc", {"bm": bm, "bn": bn, "bk": bk, "dtype": dtype}))
+  for tm, tk, tn in ((384, 384, 384), (768, 768, 768), (384, 1536, 768), (1536, 384, 768), (768, 1536, 1536)):
+    out.append(("gmm", {"m": 3072, "k": 3072, "n": 3072, "groups": 8, "tm": tm, "tk": tk, "tn": tn}))
+  for qh, kvh, d, ps, ppb in ((16, 1, 128, 32, 16), (64, 8, 128, 16, 32), (16, 16, 128, 32, 8),
+                              (32, 4, 256, 16, 16), (8, 2, 64, 32, 32), (32, 32, 128, 16, 8)):
+    out.append(("paged_attention", {"batch": 8, "q_heads": qh, "kv_heads": kvh, "d": d, "page_size": ps,
+                                    "pages_per_seq": 128, "pages_per_block": ppb}))
+  return out
+
+
 def transpose_shapes():
   out = []
   for dtype in ("bf16", "i8", "f32"):
@@ -249,7 +273,8 @@ FAMILIES = {"flash": flash_shapes, "flash_wide": flash_wide_shapes, "flash_backw
             "flash_head_dim": flash_head_dim_shapes,
             "flash_causal": flash_causal_shapes, "reduction": reduction_shapes,
             "reduction_odd": reduction_odd_shapes, "ragged": ragged_shapes,
-            "transpose": transpose_shapes, "matmul_odd": matmul_odd_shapes, "transpose_batched": transpose_batched_shapes,
+            "transpose": transpose_shapes, "matmul_odd": matmul_odd_shapes,
+            "kernels_odd": kernels_odd_shapes, "transpose_batched": transpose_batched_shapes,
             "unaligned8": unaligned8_shapes}
 
 
