@@ -518,6 +518,19 @@ TEST(TpuCorpusTest, OddKernelSweepSpillsLieWithinTheBand) {
             100);
 }
 
+// Flash attention's backward kernels causal and in f32, and transposes of 384-1152 blocks in bf16
+// and int8 (tests/data/tpu/misc_odd_spill_sweep.jsonl.gz): no central was fitted on it, but the
+// bands' bounds take it (--bound-sweep), since causal dq and dkv spilled up to 1.5 x the dot band's
+// high on v6e and two transposes of 384 rows on v6e and v7x 2 vregs below the transpose band.
+TEST(TpuCorpusTest, CausalBackwardAndOddTransposeSweepSpillsLieWithinTheBand) {
+  SKIP_WITHOUT_SWEEP("misc_odd_spill_sweep.jsonl.gz");
+  EXPECT_GE(CheckSweepSpillsLieWithinTheBand("misc_odd_spill_sweep.jsonl.gz",
+                                             {BodyClass::kDot, BodyClass::kDot32, BodyClass::kTranspose,
+                                              BodyClass::kStreaming})
+                .rows,
+            90);
+}
+
 // The worst answer is FITS for a kernel the compiler rejects: none in the whole corpus.
 TEST(TpuCorpusTest, NoFalseFits) {
   SKIP_WITHOUT_CORPUS();
@@ -586,11 +599,11 @@ TEST(TpuCorpusTest, AgreementAndAtRiskStayAsMeasured) {
     int max_at_risk;
     double min_within;     // of failing compiles with a figure
   };
-  // Measured 2026-11-27 (2,054 rows): agreement 98.2/99.3/99.1/99.4/99.2%, AT RISK 21/17/17/9/9
+  // Measured 2026-11-27 (2,054 rows): agreement 97.8/99.1/98.8/99.4/99.2%, AT RISK 22/19/19/9/9
   // (softmax and layer norm blocks that spill past the limit are AT RISK, not DOES NOT FIT: their
   // band's low bound is 0), bytes within 1% 85.6/90.7/91.5/89.7/94.7%.
-  for (const Expected& e : {Expected{"v4", 0.981, 21, 0.855}, Expected{"v5e", 0.993, 17, 0.905},
-                            Expected{"v5p", 0.991, 17, 0.91}, Expected{"v6e", 0.993, 9, 0.89},
+  for (const Expected& e : {Expected{"v4", 0.978, 22, 0.855}, Expected{"v5e", 0.991, 19, 0.905},
+                            Expected{"v5p", 0.988, 19, 0.91}, Expected{"v6e", 0.993, 9, 0.89},
                             Expected{"v7x", 0.99, 9, 0.94}}) {
     const Tally& t = Corpus().by_half.at("all").at(e.gen);
     EXPECT_GE(static_cast<double>(t.agree) / t.rows, e.min_agreement) << e.gen;

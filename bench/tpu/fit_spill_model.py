@@ -10,7 +10,8 @@ judges it on the other half (docs/tpu.md, "What the compiler adds").
       --fit-sweep tests/data/tpu/flash_backward_d256_spill_sweep.jsonl.gz \
       --bound-sweep tests/data/tpu/reduction_spill_sweep.jsonl.gz \
       --bound-sweep tests/data/tpu/reduction_odd_spill_sweep.jsonl.gz \
-      --bound-sweep tests/data/tpu/kernels_odd_spill_sweep.jsonl.gz [--cc]
+      --bound-sweep tests/data/tpu/kernels_odd_spill_sweep.jsonl.gz \
+      --bound-sweep tests/data/tpu/misc_odd_spill_sweep.jsonl.gz [--cc]
 
 The model (backends/tpu/spill_model.cc holds the coefficients this prints with --cc): a kernel
 body falls in one class by what it keeps in vector registers (PallasBody, bench/tpu/pallas_body.py),
@@ -338,8 +339,10 @@ def fit(recs, margin, pooled=False):
         continue
       ratios = [r["spill"] / r["fig"] for r in rs]
       # the central from the corpus and the sweeps fitted on, not from the sweeps that only bound
-      # the band (--bound-sweep)
-      central_rs = [r for r in rs if not r.get("bound_only")] or rs
+      # the band (--bound-sweep); a class those alone have is not fitted (it takes a fallback below)
+      central_rs = [r for r in rs if not r.get("bound_only")]
+      if not central_rs:
+        continue
       big = [r for r in central_rs if r["fig"] >= MiB] or central_rs
       if big[0]["fig"] >= MiB:
         has_big.add((gen, cls))

@@ -26,6 +26,8 @@ corpus holds only six kernels of, fit data (fit_spill_model.py --fit-sweep).
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family kernels_odd tests/data/tpu/kernels_odd_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
+      --family misc_odd tests/data/tpu/misc_odd_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family transpose tests/data/tpu/transpose_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family transpose_batched tests/data/tpu/transpose_batched_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
@@ -68,6 +70,8 @@ Families:
   kernels_odd  f32, int8 and fp8 matmuls over blocks of 384-1536 (18 shapes), megablox gmm over
              tiles of 384-1536 (5) and paged attention at head counts, head dims and pages per
              block the corpus does not have (6).
+  misc_odd   flash attention's backward kernels causal (bf16) and in f32 (8 shapes), and transposes
+             of 384-1152 blocks in bf16 and int8 (12).
   transpose_batched  bf16 blocks of (lead, rows, cols) with lead 1, 2 and 4 whose two minor dims
              are swapped: 512 x 1024, 256 x 2048 and 1024 x 1024 (9 shapes).
   transpose  a block transposed whole (tpu_kernels.transpose), bf16 and int8: rows 128-2048 by
@@ -239,6 +243,26 @@ def kernels_odd_shapes():
   return out
 
 
+def misc_odd_shapes():
+  """Flash attention's backward kernels causal (bf16) and in f32, and transposes of blocks that are
+  not powers of two (384-1152, bf16 and int8): shapes the corpus and the other sweeps lack."""
+  out = []
+  for bqm, bkm, bk in ((1024, 1024, 512), (2048, 1024, 256), (512, 2048, 512)):
+    out.append(("flash_bwd_dq", {"b": 1, "h": 2, "s": 4096, "d": 128, "block_q_major": bqm, "block_k_major": bkm,
+                                 "block_k": bk, "causal": True}))
+  out.append(("flash_bwd_dq", {"b": 1, "h": 2, "s": 4096, "d": 128, "block_q_major": 1024, "block_k_major": 1024,
+                               "block_k": 512, "dtype": "f32"}))
+  for bqm, bq, bkm, bk in ((1024, 512, 1024, 512), (2048, 256, 512, 256), (512, 256, 1024, 512)):
+    out.append(("flash_bwd_dkv", {"b": 1, "h": 2, "s": 4096, "d": 128, "block_q_major": bqm, "block_q": bq,
+                                  "block_k_major": bkm, "block_k": bk, "causal": True}))
+  out.append(("flash_bwd_dkv", {"b": 1, "h": 2, "s": 4096, "d": 128, "block_q_major": 1024, "block_q": 512,
+                                "block_k_major": 1024, "block_k": 512, "dtype": "f32"}))
+  for dtype in ("bf16", "i8"):
+    for bm, bn in ((384, 384), (384, 1152), (640, 640), (1152, 384), (1152, 1152), (640, 1152)):
+      out.append(("transpose", {"bm": bm, "bn": bn, "dtype": dtype}))
+  return out
+
+
 def transpose_shapes():
   out = []
   for dtype in ("bf16", "i8", "f32"):
@@ -274,7 +298,7 @@ FAMILIES = {"flash": flash_shapes, "flash_wide": flash_wide_shapes, "flash_backw
             "flash_causal": flash_causal_shapes, "reduction": reduction_shapes,
             "reduction_odd": reduction_odd_shapes, "ragged": ragged_shapes,
             "transpose": transpose_shapes, "matmul_odd": matmul_odd_shapes,
-            "kernels_odd": kernels_odd_shapes, "transpose_batched": transpose_batched_shapes,
+            "kernels_odd": kernels_odd_shapes, "misc_odd": misc_odd_shapes, "transpose_batched": transpose_batched_shapes,
             "unaligned8": unaligned8_shapes}
 
 
