@@ -340,8 +340,12 @@ struct SweepCheck {
   int64_t worst_central_error_bytes = 0;  // |central - libtpu| over the compiles that fit
   int large_spills = 0;                   // spills of 1 MiB or more
   int large_spills_within_1pct = 0;       // of which the central estimate is within 1%
+  std::vector<std::string> outside;       // compiles whose spill lies outside the band
 };
-SweepCheck CheckSweepSpillsLieWithinTheBand(const std::string& file, const std::set<BodyClass>& classes) {
+// Checks every compile of a sweep against the band (a failure each, unless `expect_inside` is false:
+// then they are only listed in `outside`).
+SweepCheck CheckSweepSpillsLieWithinTheBand(const std::string& file, const std::set<BodyClass>& classes,
+                                            bool expect_inside = true) {
   std::map<std::string, DeviceModel> devices;
   std::map<std::string, std::vector<double>> errors;  // gen -> |central - libtpu| / libtpu, spills of 1 MiB or more
   SweepCheck out;
@@ -376,8 +380,14 @@ SweepCheck CheckSweepSpillsLieWithinTheBand(const std::string& file, const std::
     const int64_t low = bytes(estimate.low), central = bytes(estimate.central), high = bytes(estimate.high);
     const int64_t libtpu = fits ? Num(*result, "spill_bytes") : Num(*result, "spill_listed_bytes");
     const int64_t rounding = fits ? 0 : libtpu / 1000;  // the error's four digits
-    EXPECT_LE(low, libtpu + rounding) << id;
-    EXPECT_GE(high, libtpu - rounding) << id;
+    if (low > libtpu + rounding || high < libtpu - rounding) {
+      out.outside.push_back(absl::StrCat(id, " (", BodyClassName(estimate.body_class), "): libtpu ", libtpu,
+                                         ", band ", low, " to ", high));
+    }
+    if (expect_inside) {
+      EXPECT_LE(low, libtpu + rounding) << id;
+      EXPECT_GE(high, libtpu - rounding) << id;
+    }
     if (libtpu >= (1 << 20)) {
       errors[gen].push_back(std::abs(static_cast<double>(central - libtpu)) / static_cast<double>(libtpu));
       ++out.large_spills;
@@ -529,6 +539,25 @@ TEST(TpuCorpusTest, CausalBackwardAndOddTransposeSweepSpillsLieWithinTheBand) {
                                               BodyClass::kStreaming})
                 .rows,
             90);
+}
+
+// Every kind at shapes no other sweep or corpus row has (tests/data/tpu/holdout_spill_sweep.jsonl.gz),
+// kept out of every fit and bound: how far the bands reach beyond what they were drawn from. Each
+// compile outside its band is printed; the count stays as measured.
+TEST(TpuCorpusTest, HoldoutSweepSpillsStayAsMeasured) {
+  SKIP_WITHOUT_SWEEP("holdout_spill_sweep.jsonl.gz");
+  const SweepCheck check = CheckSweepSpillsLieWithinTheBand(
+      "holdout_spill_sweep.jsonl.gz",
+      {BodyClass::kAttention, BodyClass::kDot, BodyClass::kMatmul, BodyClass::kMatmul32, BodyClass::kReduction,
+       BodyClass::kTranspose, BodyClass::kLooped, BodyClass::kStreaming},
+      /*expect_inside=*/false);
+  for (const std::string& o : check.outside) std::printf("holdout outside the band: %s\n", o.c_str());
+  std::printf("holdout sweep: %zu of %d compiles outside the band\n", check.outside.size(), check.rows);
+  EXPECT_GE(check.rows, 100);
+  // Measured 2026-11-27: 3 of 130 (v4 causal dkv at d = 256, 8.8% above the dot band; v5p causal
+  // flash forward at d = 256, 2.7% above the attention band; v7x 896 x 896 x 512 bf16 matmul, 68
+  // vregs where the band, its dot holding nothing in 896 rows, is 0).
+  EXPECT_LE(check.outside.size(), 3u);
 }
 
 // The worst answer is FITS for a kernel the compiler rejects: none in the whole corpus.

@@ -28,6 +28,8 @@ corpus holds only six kernels of, fit data (fit_spill_model.py --fit-sweep).
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family misc_odd tests/data/tpu/misc_odd_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
+      --family holdout tests/data/tpu/holdout_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family transpose tests/data/tpu/transpose_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family transpose_batched tests/data/tpu/transpose_batched_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
@@ -72,6 +74,10 @@ Families:
              block the corpus does not have (6).
   misc_odd   flash attention's backward kernels causal (bf16) and in f32 (8 shapes), and transposes
              of 384-1152 blocks in bf16 and int8 (12).
+  holdout    every kind at shapes no other sweep or corpus row has (26 shapes: causal flash at
+             head_dim 64 and 256, its backward kernels, bf16 and f32 matmuls over 256-1280 blocks,
+             layer norm and softmax of odd widths, f32 gmm, transposes, ragged paged attention),
+             kept out of every fit and bound.
   transpose_batched  bf16 blocks of (lead, rows, cols) with lead 1, 2 and 4 whose two minor dims
              are swapped: 512 x 1024, 256 x 2048 and 1024 x 1024 (9 shapes).
   transpose  a block transposed whole (tpu_kernels.transpose), bf16 and int8: rows 128-2048 by
@@ -263,6 +269,37 @@ def misc_odd_shapes():
   return out
 
 
+def holdout_shapes():
+  """A mix of every kind at shapes no sweep or corpus row has, kept out of every fit and bound: the
+  check of how far the bands reach beyond what they were drawn from."""
+  fa = {"b": 1, "h": 2, "s": 4096}
+  out = []
+  for d in (64, 256):
+    for bq, bk, bkm in ((1024, 512, 1024), (512, 256, 1024), (2048, 1024, 2048)):
+      out.append(("flash_fwd", dict(fa, d=d, block_q=bq, block_k=bk, block_k_major=bkm, causal=True)))
+  for bqm, bkm, bk in ((1024, 1024, 512), (512, 1024, 256)):
+    out.append(("flash_bwd_dq", dict(fa, d=64, block_q_major=bqm, block_k_major=bkm, block_k=bk, causal=True)))
+  for bqm, bq, bkm, bk in ((1024, 512, 1024, 512), (512, 256, 512, 256)):
+    out.append(("flash_bwd_dkv", dict(fa, d=256, block_q_major=bqm, block_q=bq, block_k_major=bkm, block_k=bk,
+                                      causal=True)))
+  for bm, bn, bk in ((512, 640, 640), (640, 512, 896), (896, 896, 512), (1280, 256, 640)):
+    out.append(("matmul_acc", {"bm": bm, "bn": bn, "bk": bk, "dtype": "bf16"}))
+  for bm, bn, bk in ((640, 640, 640), (256, 896, 512)):
+    out.append(("matmul_acc", {"bm": bm, "bn": bn, "bk": bk, "dtype": "f32"}))
+  for kind, d, br, dtype in (("layernorm", 1500, 256, "bf16"), ("layernorm", 700, 512, "bf16"),
+                             ("softmax", 2500, 256, "f32"), ("softmax", 333, 1024, "f32")):
+    out.append((kind, {"rows": 8192, "d": d, "br": br, "dtype": dtype}))
+  for tm, tk, tn in ((384, 768, 384), (768, 384, 768)):
+    out.append(("gmm", {"m": 3072, "k": 3072, "n": 3072, "groups": 8, "tm": tm, "tk": tk, "tn": tn, "dtype": "f32"}))
+  for bm, bn in ((896, 640), (1408, 384)):
+    out.append(("transpose", {"bm": bm, "bn": bn, "dtype": "bf16"}))
+  for qh, kvh, ps, kvpb, qpb in ((24, 8, 32, 32, 64), (16, 2, 16, 64, 128)):
+    out.append(("ragged_paged", {"tokens": 1024, "q_heads": qh, "kv_heads": kvh, "d": 128, "page_size": ps,
+                                 "pages_per_seq": 128, "max_seqs": 16, "kv_pages_per_block": kvpb,
+                                 "queries_per_block": qpb}))
+  return out
+
+
 def transpose_shapes():
   out = []
   for dtype in ("bf16", "i8", "f32"):
@@ -298,7 +335,8 @@ FAMILIES = {"flash": flash_shapes, "flash_wide": flash_wide_shapes, "flash_backw
             "flash_causal": flash_causal_shapes, "reduction": reduction_shapes,
             "reduction_odd": reduction_odd_shapes, "ragged": ragged_shapes,
             "transpose": transpose_shapes, "matmul_odd": matmul_odd_shapes,
-            "kernels_odd": kernels_odd_shapes, "misc_odd": misc_odd_shapes, "transpose_batched": transpose_batched_shapes,
+            "kernels_odd": kernels_odd_shapes, "misc_odd": misc_odd_shapes,
+            "holdout": holdout_shapes, "transpose_batched": transpose_batched_shapes,
             "unaligned8": unaligned8_shapes}
 
 
