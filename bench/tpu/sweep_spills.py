@@ -2,39 +2,17 @@
 """Mosaic's register spill slots over a grid of block shapes of one kernel family, compiled by
 libtpu with the scoped limit raised so that every kernel compiles and its report gives the spill
 slots exactly: an out-of-sample check of the spill estimate's band (backends/tpu/spill_model.cc;
-tests: backends/tpu/tpu_corpus_test.cc, *SweepSpills*), and for ragged paged attention, which the
-corpus holds only six kernels of, fit data (fit_spill_model.py --fit-sweep).
+tests: backends/tpu/tpu_corpus_test.cc, *SweepSpills*), fit data for the classes the corpus has
+few kernels of (fit_spill_model.py --fit-sweep: ragged, transpose, flash, flash_backward_d256),
+rows that bound a band without moving its central (--bound-sweep: reduction, reduction_odd,
+kernels_odd, misc_odd), and a holdout kept out of both (holdout).
 
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
-      --family flash tests/data/tpu/flash_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
-  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
-      --family flash_head_dim tests/data/tpu/flash_head_dim_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
-  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
-      --family flash_causal tests/data/tpu/flash_causal_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
-  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
-      --family flash_backward tests/data/tpu/flash_backward_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
-  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
-      --family flash_backward_d256 tests/data/tpu/flash_backward_d256_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
-  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
-      --family reduction tests/data/tpu/reduction_spill_sweep.jsonl.gz [--gens v5e,v5p,v6e,v7x]
-  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
-      --family reduction_odd tests/data/tpu/reduction_odd_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
-  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
-      --family ragged tests/data/tpu/ragged_spill_sweep.jsonl.gz [--gens v5e,v5p,v6e,v7x]
-  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
-      --family matmul_odd tests/data/tpu/matmul_odd_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
-  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
-      --family kernels_odd tests/data/tpu/kernels_odd_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
-  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
-      --family misc_odd tests/data/tpu/misc_odd_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
-  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
-      --family holdout tests/data/tpu/holdout_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
-  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
-      --family transpose tests/data/tpu/transpose_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
-  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
-      --family transpose_batched tests/data/tpu/transpose_batched_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
-  ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
-      --family unaligned8 tests/data/tpu/unaligned8_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
+      --family F tests/data/tpu/F_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
+
+for each family F below (flash_wide was appended to flash_spill_sweep.jsonl.gz, and the ragged,
+flash_backward and reduction files were compiled a few generations at a time and concatenated, as
+their headers say).
 
 Families:
   flash      JAX's flash attention forward: batch 1, 2 heads, sequence 8192, head_dim 128, bf16;
