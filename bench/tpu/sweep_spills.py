@@ -5,7 +5,7 @@ slots exactly: an out-of-sample check of the spill estimate's band (backends/tpu
 tests: backends/tpu/tpu_corpus_test.cc, *SweepSpills*), fit data for the classes the corpus has
 few kernels of (fit_spill_model.py --fit-sweep: ragged, transpose, flash, flash_backward_d256),
 rows that bound a band without moving its central (--bound-sweep: reduction, reduction_odd,
-kernels_odd, misc_odd), and a holdout kept out of both (holdout).
+kernels_odd, misc_odd), and two holdouts kept out of both (holdout, holdout2).
 
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 /work/venvs/tpu/bin/python bench/tpu/sweep_spills.py \\
       --family F tests/data/tpu/F_spill_sweep.jsonl.gz --gens v4,v5e,v5p,v6e,v7x
@@ -56,6 +56,7 @@ Families:
              head_dim 64 and 256, its backward kernels, bf16 and f32 matmuls over 256-1280 blocks,
              layer norm and softmax of odd widths, f32 gmm, transposes, ragged paged attention),
              kept out of every fit and bound.
+  holdout2   a second holdout (20 shapes of every kind), kept out of every fit and bound.
   transpose_batched  bf16 blocks of (lead, rows, cols) with lead 1, 2 and 4 whose two minor dims
              are swapped: 512 x 1024, 256 x 2048 and 1024 x 1024 (9 shapes).
   transpose  a block transposed whole (tpu_kernels.transpose), bf16 and int8: rows 128-2048 by
@@ -278,6 +279,36 @@ def holdout_shapes():
   return out
 
 
+def holdout2_shapes():
+  """A second holdout of every kind at shapes no other sweep or corpus row has (the first's
+  included), kept out of every fit and bound like it."""
+  out = [("flash_fwd", {"b": 2, "h": 2, "s": 2048, "d": 128, "block_b": 2, "block_q": 512, "block_k": 512,
+                        "block_k_major": 1024}),
+         ("flash_fwd", {"b": 1, "h": 2, "s": 4096, "d": 64, "block_q": 1024, "block_k": 512, "block_k_major": 1024,
+                        "dtype": "f32", "causal": True}),
+         ("flash_fwd", {"b": 1, "h": 2, "s": 4096, "d": 128, "block_q": 256, "block_k": 1024, "block_k_major": 2048,
+                        "causal": True}),
+         ("flash_bwd_dq", {"b": 1, "h": 2, "s": 4096, "d": 128, "block_q_major": 512, "block_k_major": 512,
+                           "block_k": 256, "dtype": "f32", "causal": True}),
+         ("flash_bwd_dkv", {"b": 1, "h": 2, "s": 4096, "d": 64, "block_q_major": 1024, "block_q": 512,
+                            "block_k_major": 1024, "block_k": 256})]
+  for bm, bn, bk, dtype in ((1152, 384, 768, "bf16"), (384, 1152, 1280, "bf16"), (640, 1408, 256, "bf16"),
+                            (640, 640, 640, "i8"), (1152, 384, 384, "f32")):
+    out.append(("matmul_acc", {"bm": bm, "bn": bn, "bk": bk, "dtype": dtype}))
+  for tm, tk, tn in ((640, 640, 640), (1280, 640, 384)):
+    out.append(("gmm", {"m": 3840, "k": 3840, "n": 3840, "groups": 8, "tm": tm, "tk": tk, "tn": tn}))
+  for kind, d, br, dtype in (("layernorm", 1800, 384, "f32"), ("softmax", 6000, 128, "bf16"),
+                             ("softmax", 150, 2048, "bf16")):
+    out.append((kind, {"rows": 8192, "d": d, "br": br, "dtype": dtype}))
+  out += [("transpose", {"bm": 1408, "bn": 640, "dtype": "i8"}), ("transpose", {"bm": 768, "bn": 1408, "dtype": "bf16"}),
+          ("ragged_paged", {"tokens": 1024, "q_heads": 48, "kv_heads": 8, "d": 128, "page_size": 16,
+                            "pages_per_seq": 128, "max_seqs": 16, "kv_pages_per_block": 128, "queries_per_block": 32}),
+          ("paged_attention", {"batch": 8, "q_heads": 24, "kv_heads": 3, "d": 128, "page_size": 32,
+                               "pages_per_seq": 128, "pages_per_block": 32}),
+          ("copy", {"lead": 3, "br": 640, "d": 333, "dtype": "i8", "grid": 1, "body": "copy"})]
+  return out
+
+
 def transpose_shapes():
   out = []
   for dtype in ("bf16", "i8", "f32"):
@@ -314,7 +345,7 @@ FAMILIES = {"flash": flash_shapes, "flash_wide": flash_wide_shapes, "flash_backw
             "reduction_odd": reduction_odd_shapes, "ragged": ragged_shapes,
             "transpose": transpose_shapes, "matmul_odd": matmul_odd_shapes,
             "kernels_odd": kernels_odd_shapes, "misc_odd": misc_odd_shapes,
-            "holdout": holdout_shapes, "transpose_batched": transpose_batched_shapes,
+            "holdout": holdout_shapes, "holdout2": holdout2_shapes, "transpose_batched": transpose_batched_shapes,
             "unaligned8": unaligned8_shapes}
 
 
