@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/algorithm/container.h"
@@ -148,6 +149,10 @@ int64_t OperandBytes(const PallasBody& body) {
   return widest > 0 ? widest : 4;
 }
 
+// Rows of one vector register tile for operands `operand_bytes` wide: 8 sublanes of 32 bits, so
+// 16-bit rows pack two to a sublane and 8-bit rows four.
+int64_t PackedRowTile(int64_t operand_bytes) { return 8 * std::max<int64_t>(1, 4 / operand_bytes); }
+
 // The largest of `per_item` over `items` (a body's dots or transposes), as an expression; "0"
 // without items.
 template <typename Items, typename PerItem>
@@ -207,8 +212,7 @@ std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const Devi
   // MXU geometry: JAX tpu_info.py via models/devices/tpu_*.textproto.
   const int64_t edge = MxuEdge(device);
   const int64_t mxus = MxuCount(device);
-  // A vector register is 8 sublanes x 128 lanes of 32 bits: 16-bit rows pack two to a sublane.
-  const int64_t row_tile = 8 * std::max<int64_t>(1, 4 / operand_bytes);
+  const int64_t row_tile = PackedRowTile(operand_bytes);
   const std::string k_tiles = absl::StrCat("cdiv(", dot.k(), ", ", edge, ")");
   const std::string n_tiles = absl::StrCat("cdiv(", dot.n(), ", ", edge, ")");
   // 32-bit operands go through the MXU in several 16-bit passes, each read from VMEM: nothing of
@@ -243,8 +247,7 @@ std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const Devi
 
 std::string LargestDotBytes(const PallasBody& body, const DeviceModel& device) {
   const int64_t operand_bytes = OperandBytes(body);
-  // The right operand's rows (k) pack as the left's do: 8 sublanes of 32 bits.
-  const int64_t row_tile = 8 * std::max<int64_t>(1, 4 / operand_bytes);
+  const int64_t row_tile = PackedRowTile(operand_bytes);  // the right operand's rows (k) pack as the left's
   return MaxOver(body.dots(), [&](const PallasDot& dot) {
     // The f32 result (rows to the 8-sublane tile, columns to 128 lanes), what the dot holds, and
     // its right operand (k x n, the MXU's weights): without it flash attention's backward dkv at
@@ -285,13 +288,13 @@ namespace {
 // The spills of a body's unaligned narrow loads, added to its class's estimate: 0 to the largest
 // widened load, central that less what the registers keep. Unchanged where nothing is widened.
 void AddWidenedLoads(const PallasBody& body, const DeviceModel& device, SpillEstimate& out) {
-  std::vector<PallasValue> widened;
+  std::vector<std::string> widened;  // what each load widened on this device holds
   for (const PallasValue& load : body.unaligned_narrow_loads()) {
-    if (UnalignedNarrowLoadHeldBytes(load, device) != "0") widened.push_back(load);
+    std::string bytes = UnalignedNarrowLoadHeldBytes(load, device);
+    if (bytes != "0") widened.push_back(std::move(bytes));
   }
   if (widened.empty()) return;
-  const std::string held =
-      MaxOver(widened, [&](const PallasValue& load) { return UnalignedNarrowLoadHeldBytes(load, device); });
+  const std::string held = MaxOver(widened, [](const std::string& bytes) { return bytes; });
   const std::string central = absl::StrCat("max(0, ", held, " - ", kWidenedLoadKeptBytes, ")");
   const std::string words = absl::StrCat(
       "0 to 1.000 x the largest 8-bit load of unaligned width widened to 32 bits, central that less ",

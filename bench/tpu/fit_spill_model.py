@@ -112,6 +112,12 @@ ADDITIVE = {"matmul32", "reduction", "transpose"}
 BAND_TO_FIGURE = {"reduction"}
 
 
+def packed_row_tile(width):
+  """Rows of one vector register tile for operands `width` bytes wide: 8 sublanes of 32 bits
+  (spill_model.cc PackedRowTile)."""
+  return 8 * max(1, 4 // width)
+
+
 def dot_held_bytes(d, width, gen):
   """What Mosaic keeps in vector registers across one dot's MXU passes (docs/tpu.md): nothing
   when the dot's weight tiles (k and n in MXU edges) fit the MXUs at once; otherwise the left
@@ -119,7 +125,7 @@ def dot_held_bytes(d, width, gen):
   k also takes more passes than there are MXUs), plus one MXU column of f32 partial results when
   k's passes do not fill the MXUs evenly. width: the operands' bytes."""
   size, count = MXU[gen]
-  rows = 8 * max(1, 4 // width)
+  rows = packed_row_tile(width)
   m, n, k = d["m"], d["n"], d["k"]
   k_tiles, n_tiles = -(-k // size), -(-n // size)
   if k_tiles * n_tiles <= count:
@@ -153,7 +159,7 @@ def largest_dot_bytes(f, gen):
   (k x n: without it the backward dkv at head_dim 256 spills up to 2.4 x the rest,
   tests/data/tpu/flash_backward_d256_spill_sweep.jsonl.gz)."""
   width = operand_width(f)
-  row_tile = 8 * max(1, 4 // width)
+  row_tile = packed_row_tile(width)
   return max([-(-d["m"] // 8) * 8 * (-(-d["n"] // 128) * 128) * 4 + dot_held_bytes(d, width, gen)
               + -(-d["k"] // row_tile) * row_tile * (-(-d["n"] // 128) * 128) * width
               for d in f.get("dots", ())] or [0])
