@@ -79,6 +79,14 @@ class FrontEnd {
     return absl::OkStatus();
   }
 
+  // Compiles the kernel (as the user gave it: `kernel.source`) with the toolchain's real
+  // compiler for `device` and returns what it said (simulate --confirm). Where the compiler cannot
+  // run here the result's `error` says why and the model's verdict stands; a kernel that carries
+  // nothing to compile is bad input.
+  virtual absl::StatusOr<CompilerConfirmation> Confirm(const Kernel& kernel, const DeviceModel& device) const {
+    return absl::InvalidArgumentError(absl::StrCat("--confirm: ", name(), " kernels have no compiler to confirm with"));
+  }
+
   virtual std::vector<Subcommand> subcommands() const { return {}; }
 };
 

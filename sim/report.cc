@@ -50,6 +50,57 @@ std::string FormatBytes(int64_t bytes) {
   return absl::StrFormat("%d B", bytes);
 }
 
+void ApplyConfirmation(CompilerConfirmation confirmation, Report* report) {
+  confirmation.set_model_verdict(report->verdict());
+  if (confirmation.error().empty()) {
+    report->set_verdict(confirmation.confirmed_verdict() == "FITS" ? FITS : DOES_NOT_FIT);
+    report->set_fits(report->verdict() == FITS);
+  }
+  *report->mutable_confirmation() = std::move(confirmation);
+}
+
+namespace {
+
+std::string VerdictWords(Verdict verdict) {
+  switch (verdict) {
+    case FITS: return "FITS";
+    case AT_RISK: return "AT RISK";
+    case DOES_NOT_FIT: return "DOES NOT FIT";
+    default: return "none";
+  }
+}
+
+// "libtpu 0.0.42.1 (jax 0.10.2) compiled it for v5e:2x2 in 4.1 s: ..." and the compiler's
+// message, a line each.
+std::string ConfirmationLines(const CompilerConfirmation& c) {
+  std::string compiler = "the compiler";
+  if (auto it = c.versions().find("libtpu"); it != c.versions().end()) {
+    compiler = absl::StrCat("libtpu ", it->second);
+    if (auto jax = c.versions().find("jax"); jax != c.versions().end()) absl::StrAppend(&compiler, " (jax ", jax->second, ")");
+  }
+  std::string out = absl::StrFormat("%s compiled it for %s in %.1f s: ", compiler, c.topology(), c.compile_s());
+  if (c.confirmed_verdict() == "FITS") {
+    absl::StrAppend(&out, "it fits", c.scoped_vmem_bytes() > 0 ? absl::StrCat(", ", FormatBytes(c.scoped_vmem_bytes()),
+                                                                             " of scoped VMEM")
+                                                              : "");
+  } else if (c.confirmed_verdict() == "DOES_NOT_FIT") {
+    absl::StrAppend(&out, "out of VMEM (", c.outcome(), ")",
+                    c.size_bytes() > 0 ? absl::StrCat(", ", FormatBytes(c.size_bytes())) : "",
+                    c.limit_bytes() > 0 ? absl::StrCat(" against ", FormatBytes(c.limit_bytes())) : "");
+  } else {
+    absl::StrAppend(&out, "it refused the kernel");
+  }
+  absl::StrAppend(&out, "\n");
+  if (!c.message().empty()) {
+    absl::string_view first = c.message();
+    first = first.substr(0, std::min(first.find('\n'), size_t{300}));
+    absl::StrAppend(&out, "  compiler: ", first, "\n");
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string RenderText(const Report& report, const DeviceModel& device) {
   std::string out;
   absl::StrAppend(&out, "kernel   ", report.kernel(), "\n");
@@ -62,7 +113,14 @@ std::string RenderText(const Report& report, const DeviceModel& device) {
   for (const Violation& v : report.violations()) {
     if (v.fatal()) fatal.push_back(&v);
   }
-  if (report.verdict() == AT_RISK) {
+  const CompilerConfirmation& confirmation = report.confirmation();
+  const bool confirmed = report.has_confirmation() && confirmation.error().empty();
+  if (confirmed) {
+    // The compiler settled it: its verdict first, then the model's for comparison.
+    absl::StrAppend(&out, "verdict  ", VerdictWords(report.verdict()), ", confirmed: ", ConfirmationLines(confirmation));
+    absl::StrAppend(&out, "model    ", VerdictWords(confirmation.model_verdict()), "\n");
+    for (const Violation* v : fatal) absl::StrAppend(&out, "  ", v->message(), "\n");
+  } else if (report.verdict() == AT_RISK) {
     // Only an estimate's high bound breaks a limit (or the central figure does and its low
     // bound does not): not a FITS a tool may act on.
     absl::StrAppend(&out, "verdict  AT RISK (fits only if the estimated allocations stay below their high bound)\n");
@@ -72,6 +130,9 @@ std::string RenderText(const Report& report, const DeviceModel& device) {
   } else {
     absl::StrAppend(&out, "verdict  DOES NOT FIT\n");
     for (const Violation* v : fatal) absl::StrAppend(&out, "  ", v->message(), "\n");
+  }
+  if (report.has_confirmation() && !confirmation.error().empty()) {
+    absl::StrAppend(&out, "confirm  not compiled, the model's verdict stands: ", confirmation.error(), "\n");
   }
   for (const Violation& v : report.violations()) {
     if (!v.fatal()) absl::StrAppend(&out, "warning  ", v.message(), "\n");

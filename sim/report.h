@@ -18,6 +18,11 @@ std::string RenderJson(const Report& report);
 // "526336 B (514.0 KiB)".
 std::string FormatBytes(int64_t bytes);
 
+// Records what the real compiler said (simulate --confirm). Where it compiled, its verdict
+// replaces the model's (kept as `confirmation.model_verdict`): FITS stays FITS, DOES_NOT_FIT
+// and NOT_COMPILABLE become DOES_NOT_FIT. Where it did not (`error`), the model's verdict stands.
+void ApplyConfirmation(CompilerConfirmation confirmation, Report* report);
+
 }  // namespace scratchsim
 
 #endif  // SCRATCHSIM_SIM_REPORT_H_

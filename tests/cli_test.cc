@@ -1,5 +1,7 @@
 // End-to-end tests of the `simulate` command: exit codes and the messages a user sees for
 // good input and for every bad-input path (each names the file, the field and the problem).
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -244,7 +246,18 @@ INSTANTIATE_TEST_SUITE_P(
                 {"pallas_narrow_load_without_cols.pbtxt: ", "pallas.body.unaligned_narrow_loads[0].cols", "missing"}},
         BadCase{"BadSetValueOnAPallasGraph",
                 {"--device", "tpu_v5e", "--graph", Source("models/graphs/tpu_e1001.pbtxt"), "--set", "BM=big"},
-                {"not a 64-bit integer"}}),
+                {"not a 64-bit integer"}},
+        BadCase{"UnknownConfirmMode",
+                {"--device", "tpu_v5e", "--graph", Source("backends/tpu/testdata/confirm_matmul_2048.pbtxt"),
+                 "--confirm", "maybe"},
+                {"--confirm: 'maybe' is not one of always, at-risk"}},
+        BadCase{"ConfirmAPlainGraph",
+                {"--device", "h100", "--graph", Source("models/graphs/mlp.pbtxt"), "--confirm", "always"},
+                {"--confirm: ", "mlp.pbtxt is a plain graph"}},
+        BadCase{"ConfirmAGraphWithoutItsExportedKernel",
+                {"--device", "tpu_v6e", "--graph", Source("backends/tpu/testdata/traced_matmul.pbtxt"), "--confirm",
+                 "always"},
+                {"traced_matmul.pbtxt: field 'pallas.jax_export': empty"}}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
 
@@ -272,6 +285,69 @@ TEST(CliTest, RegistersPastTheSpillArithmeticAreBadInput) {
                        "--format=json"});
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr("graph_registers_overflow.pbtxt: launch.registers_per_thread"));
+}
+
+// simulate --confirm with a stand-in for the Python that runs libtpu (SCRATCHSIM_PYTHON): the
+// compiler's verdict replaces the model's, which the report keeps beside it.
+class CliConfirmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* python = std::getenv("SCRATCHSIM_PYTHON");
+    if (python != nullptr) saved_ = python;
+    runner_ = std::filesystem::temp_directory_path() / ("cli_confirm_python_" + std::to_string(::getpid()));
+  }
+  void TearDown() override {
+    saved_.empty() ? unsetenv("SCRATCHSIM_PYTHON") : setenv("SCRATCHSIM_PYTHON", saved_.c_str(), 1);
+    std::filesystem::remove(runner_);
+  }
+  // The runner prints `json` (and counts its calls in a file beside it).
+  void RunnerPrints(const std::string& json) {
+    std::ofstream(runner_) << "#!/bin/sh\necho run >> " << runner_.string() << ".calls\necho '" << json << "'\n";
+    std::filesystem::permissions(runner_, std::filesystem::perms::owner_all);
+    std::filesystem::remove(runner_.string() + ".calls");
+    setenv("SCRATCHSIM_PYTHON", runner_.c_str(), 1);
+  }
+  bool RunnerRan() const { return std::filesystem::exists(runner_.string() + ".calls"); }
+
+  // AT RISK on v5e by the model: libtpu fits it in 16715776 B (backends/tpu/testdata/confirm_expected.txt).
+  const std::string at_risk_ = Source("backends/tpu/testdata/confirm_matmul_f32_768.pbtxt");
+  std::filesystem::path runner_;
+  std::string saved_;
+};
+
+TEST_F(CliConfirmTest, TheCompilersFitsReplacesAnAtRiskVerdict) {
+  RunnerPrints(R"({"verdict": "fits", "confirmed_verdict": "FITS", "scoped_vmem_bytes": 16715776, "topology": "v5e:2x2", "versions": {"libtpu": "0.0.42.1"}})");
+  Result r = Simulate({"--device", "tpu_v5e", "--graph", at_risk_, "--confirm", "at-risk"});
+  EXPECT_EQ(r.code, kExitFits) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("verdict  FITS, confirmed: libtpu 0.0.42.1 compiled it for v5e:2x2"));
+  EXPECT_THAT(r.out, HasSubstr("16715776 B (15.9 MiB) of scoped VMEM"));
+  EXPECT_THAT(r.out, HasSubstr("model    AT RISK"));
+}
+
+TEST_F(CliConfirmTest, TheCompilersFailureMakesItNotFit) {
+  RunnerPrints(R"({"verdict": "vmem_scoped", "confirmed_verdict": "DOES_NOT_FIT", "size_bytes": 17000000, "limit_bytes": 16777216, "message": "RESOURCE_EXHAUSTED: Ran out of memory in memory space vmem"})");
+  Result r = Simulate({"--device", "tpu_v5e", "--graph", at_risk_, "--confirm", "always", "--format", "json"});
+  EXPECT_EQ(r.code, kExitDoesNotFit) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"verdict\": \"DOES_NOT_FIT\""));
+  EXPECT_THAT(r.out, HasSubstr("\"model_verdict\": \"AT_RISK\""));
+  EXPECT_THAT(r.out, HasSubstr("\"size_bytes\": 17000000"));
+}
+
+TEST_F(CliConfirmTest, AtRiskModeCompilesNothingWhenTheModelIsSure) {
+  RunnerPrints(R"({"verdict": "fits", "confirmed_verdict": "FITS"})");
+  Result r = Simulate({"--device", "tpu_v6e", "--graph", at_risk_, "--confirm", "at-risk"});
+  EXPECT_EQ(r.code, kExitFits) << r.err;
+  EXPECT_FALSE(RunnerRan());
+  EXPECT_THAT(r.out, HasSubstr("the verdict is not AT RISK, so nothing was compiled"));
+}
+
+TEST_F(CliConfirmTest, WithoutTheCompilerTheModelsVerdictStandsAndSaysWhy) {
+  RunnerPrints(R"({"error": "libtpu is not installed for python3"})");
+  Result r = Simulate({"--device", "tpu_v5e", "--graph", at_risk_, "--confirm", "always"});
+  EXPECT_EQ(r.code, kExitDoesNotFit) << r.err;  // AT RISK exits 1
+  EXPECT_TRUE(RunnerRan());
+  EXPECT_THAT(r.out, HasSubstr("verdict  AT RISK"));
+  EXPECT_THAT(r.out, HasSubstr("confirm  not compiled, the model's verdict stands: libtpu is not installed"));
 }
 
 }  // namespace

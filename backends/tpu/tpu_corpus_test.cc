@@ -27,6 +27,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/device.h"
 #include "sim/engine.h"
@@ -619,6 +620,62 @@ TEST(TpuCorpusTest, PreSpillFiguresAreExact) {
   for (const auto& [gen, t] : Corpus().by_half.at("all")) {
     EXPECT_EQ(t.pre_spill_within, t.pre_spill) << gen;
   }
+}
+
+// simulate --confirm against the corpus (bench/tpu/confirm_cli.py, recorded in
+// tests/data/tpu/export_confirm.jsonl.gz): libtpu compiling a graph's exported call says what it
+// said of the traced function, the verdict and the bytes to the byte, on every row it compiled,
+// the AT RISK ones among them. The rows it did not compile are kernels the model refuses before
+// compiling (libtpu refuses them too) and the ragged paged kernels, which the tracer cannot export
+// (their lowering asks the TPU's device kind).
+TEST(TpuCorpusTest, SimulateConfirmSaysWhatLibtpuSaidOfTheTracedFunction) {
+  if (!HaveTpuData("export_confirm.jsonl.gz")) GTEST_SKIP() << "tests/data/tpu/export_confirm.jsonl.gz is not here";
+  SKIP_WITHOUT_CORPUS();
+  const std::string dir = std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/tpu/";
+  // id -> libtpu's verdict on the traced function (as a confirmed verdict) and its bytes
+  std::map<std::string, std::pair<std::string, int64_t>> corpus;
+  const std::map<std::string, std::string> confirmed = {{"fits", "FITS"},
+                                                        {"vmem_scoped", "DOES_NOT_FIT"},
+                                                        {"vmem_capacity", "DOES_NOT_FIT"},
+                                                        {"vmem_alloc", "DOES_NOT_FIT"},
+                                                        {"error", "NOT_COMPILABLE"}};
+  for (const std::string& line : ReadGzipLines(dir + "corpus.jsonl.gz")) {
+    Struct row;
+    if (!google::protobuf::util::JsonStringToMessage(line, &row).ok() || Sub(row, "result") == nullptr) continue;
+    const Struct& result = *Sub(row, "result");
+    auto it = confirmed.find(Str(result, "verdict"));
+    if (it == confirmed.end()) continue;
+    const Struct* pallas = Sub(result, "pallas");
+    corpus[Str(row, "id")] = {it->second, it->second == "FITS" ? (pallas ? Num(*pallas, "total_bytes") : 0)
+                                                                 : Num(result, "size_bytes")};
+  }
+  int compiled = 0, at_risk = 0, refused = 0, not_exported = 0;
+  for (const std::string& line : ReadGzipLines(dir + "export_confirm.jsonl.gz")) {
+    Struct row;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(line, &row).ok()) << line.substr(0, 200);
+    if (Field(row, "header") != nullptr) continue;
+    const std::string id = Str(row, "id");
+    ASSERT_TRUE(corpus.count(id)) << id << " is not a corpus compile";
+    const auto& [verdict, bytes] = corpus.at(id);
+    if (!Str(row, "confirmed_verdict").empty()) {
+      ++compiled;
+      at_risk += Str(row, "model_verdict") == "AT_RISK";
+      EXPECT_EQ(Str(row, "confirmed_verdict"), verdict) << id;
+      if (verdict != "NOT_COMPILABLE") EXPECT_EQ(Num(row, "confirmed_bytes"), bytes) << id;
+    } else if (Field(row, "refused_by_model") != nullptr && Field(row, "refused_by_model")->bool_value()) {
+      ++refused;
+      EXPECT_EQ(verdict, "NOT_COMPILABLE") << id << ": the model refused a kernel libtpu compiles";
+    } else {
+      ++not_exported;
+      EXPECT_EQ(Str(row, "kind"), "ragged_paged") << id << ": " << Str(row, "error");
+      EXPECT_THAT(Str(row, "error"), ::testing::HasSubstr("pallas.jax_export")) << id;
+    }
+  }
+  std::printf("simulate --confirm: %d corpus kernels compiled (%d of them AT RISK by the model), all as libtpu "
+              "compiled the traced function; %d refused by the model before compiling; %d not exported\n",
+              compiled, at_risk, refused, not_exported);
+  EXPECT_GE(compiled, 200);
+  EXPECT_GE(at_risk, 50);
 }
 
 // The figures as measured when the model was fitted (docs/tpu.md): a change that loses

@@ -1,7 +1,9 @@
 // The TPU front end: a graph with a Pallas call is lowered to plain buffers for the fit engine,
-// and the engine's verdict is worded as XLA words it. Registered with the driver (sim/frontend.h).
+// the engine's verdict is worded as XLA words it, and libtpu confirms it on request (--confirm).
+// Registered with the driver (sim/frontend.h).
 #include <memory>
 
+#include "backends/tpu/libtpu_confirm.h"
 #include "backends/tpu/pallas_lowering.h"
 #include "backends/tpu/xla_verdict.h"
 #include "sim/frontend.h"
@@ -27,6 +29,10 @@ class TpuFrontEnd : public FrontEnd {
     // The lowering is a pure function of the source: redo it for its notes.
     ASSIGN_OR_RETURN(PallasLowering lowering, LowerPallas(kernel.source, device));
     return WordTpuReport(kernel.source, lowering, device, report);
+  }
+
+  absl::StatusOr<CompilerConfirmation> Confirm(const Kernel& kernel, const DeviceModel& device) const override {
+    return ConfirmWithLibtpu(kernel.source, kernel.origin, device);
   }
 };
 

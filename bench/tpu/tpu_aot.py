@@ -11,6 +11,10 @@ allocation of each custom call, with its size and tag, and their total).
   res["verdict"]                      # fits | vmem_scoped | vmem_capacity | vmem_alloc | error
   res["pallas"]["total_bytes"]        # scoped VMEM of the Pallas call (vmem_report.html)
 
+  python3 tpu_aot.py confirm --gen v5e kernel.jaxexport
+      compiles a graph's exported call (pallas.jax_export) and prints what libtpu said as one JSON
+      line: what `simulate --confirm` runs (this file is built into the binary).
+
 Versions this was written against: jax 0.10.2, jaxlib 0.10.2, libtpu 0.0.42.1 (see README.md).
 """
 import glob
@@ -19,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 import time
 
@@ -343,9 +348,66 @@ def compile_kernel(fn, args, gen, options=None, keep_message=6000):
   return out
 
 
-if __name__ == "__main__":
+def compile_exported(blob, gen, options=None):
+  """Compiles a kernel that jax.export serialized (a graph's `pallas.jax_export`, written by
+  pallas_to_graph.export_call) for the generation, as compile_kernel does the traced function."""
+  import jax
+  from jax import export
+  exported = export.deserialize(bytearray(blob))
+  args = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in exported.in_avals]
+  return compile_kernel(exported.call, args, gen, options=options)
+
+
+# libtpu's outcome of a compile as a verdict of scratchsim's report.
+CONFIRMED_VERDICTS = {"fits": "FITS", "vmem_scoped": "DOES_NOT_FIT", "vmem_capacity": "DOES_NOT_FIT",
+                      "vmem_alloc": "DOES_NOT_FIT", "error": "NOT_COMPILABLE"}
+
+
+def confirmation(r, gen):
+  """What a compile_kernel result says of the kernel, as a report records it: libtpu's verdict,
+  the confirmed verdict (FITS, DOES_NOT_FIT, NOT_COMPILABLE), the kernel's scoped VMEM from
+  libtpu's report when it fits, else the error's figure, limit and message; the topology and
+  versions. One place for the Python API (scratchsim.pallas.check) and `simulate --confirm`."""
+  out = {"verdict": r["verdict"], "confirmed_verdict": CONFIRMED_VERDICTS.get(r["verdict"], "NOT_COMPILABLE"),
+         "compile_s": r.get("compile_s"), "topology": TOPOLOGIES[gen], "versions": versions()}
+  if r["verdict"] == "fits":
+    out["scoped_vmem_bytes"] = (r.get("pallas") or {}).get("total_bytes")
+  else:
+    out.update({k: r[k] for k in ("size_bytes", "limit_bytes") if r.get(k) is not None})
+    out["message"] = (r.get("message") or "")[:600]
+  return out
+
+
+def confirm_main(argv):
+  """`tpu_aot.py confirm --gen GEN FILE`: compiles the jax.export blob in FILE for GEN and prints
+  confirmation() as one JSON line; where it cannot compile, {"error": why}. Exit 0 either way
+  (the JSON says which); 2 for bad arguments. What `simulate --confirm` runs."""
+  import argparse
+  p = argparse.ArgumentParser(prog="tpu_aot.py confirm")
+  p.add_argument("--gen", required=True, choices=GENERATIONS)
+  p.add_argument("file")
+  a = p.parse_args(argv)
+  # An ahead-of-time compile on the CPU opens no TPU: another process holding libtpu (a sweep, a
+  # second simulate) must not make this one fail.
+  os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
+  import importlib.util
+  if importlib.util.find_spec("libtpu") is None:
+    print(json.dumps({"error": f'libtpu is not installed for {sys.executable} (pip install "jax[tpu]")'}), flush=True)
+    return 0
+  try:
+    with open(a.file, "rb") as f:
+      blob = f.read()
+    out = confirmation(compile_exported(blob, a.gen), a.gen)
+  except Exception as e:  # no JAX or libtpu, a blob of another JAX, libtpu refusing to start
+    out = {"error": f"{type(e).__name__}: {e}"[:600]}
+  print(json.dumps(out), flush=True)
+  return 0
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["confirm"]:
+  sys.exit(confirm_main(sys.argv[2:]))
+elif __name__ == "__main__":
   # Smoke test: the blocked matmul of pallas_to_graph.py at 256 (fits) and 2048 (E1001).
-  import sys
   sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
   import pallas_to_graph as p2g
   gens = sys.argv[1:] or GENERATIONS

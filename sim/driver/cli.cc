@@ -24,12 +24,17 @@ namespace {
 
 constexpr char kUsage[] = R"(usage:
   simulate --device DEV --graph FILE [--set P=V ...] [--format text|json] [--policy first-fit|best-fit]
-                                     [--timeline FILE.svg] [--trace FILE.json]
+                                     [--timeline FILE.svg] [--trace FILE.json] [--confirm always|at-risk]
       Predict the on-chip memory footprint, thread and register budgets and occupancy of the
       kernel in FILE (.pb, .pbtxt/.textproto or .json KernelGraph) on device DEV.
       --timeline FILE.svg draws where each buffer sits over the ops, a panel per memory space;
       --trace FILE.json writes the same as a Chrome trace (Perfetto, chrome://tracing). Both
       work with every kernel input (--ttgir, Pallas graphs).
+      --confirm always|at-risk compiles the kernel with its real compiler on this host, every
+      time or only when the verdict is AT RISK, and reports the compiler's verdict (the model's
+      beside it): a Pallas graph the tracer wrote (pallas.jax_export) with libtpu for the
+      device's generation, no TPU needed ($SCRATCHSIM_PYTHON, else python3, with jax[tpu]).
+      Where the compiler cannot run, the report says why and the model's verdict stands.
   simulate --device DEV --threads N [--regs R] [--smem BYTES] [--static-smem BYTES] [--carveout PCT] [--no-opt-in]
       What-if occupancy without a graph, like NVIDIA's occupancy calculator.
   simulate --list-devices
@@ -68,7 +73,7 @@ std::string Usage() {
 FlagSpec SimulateFlags() {
   FlagSpec spec;
   spec.values = {"device", "graph", "format", "policy", "threads", "regs", "smem", "static-smem", "carveout",
-                 "max-input-mib"};
+                 "max-input-mib", "confirm"};
   spec.lists = {"set"};
   spec.switches = {"list-devices", "help", "no-opt-in", "no-suggest", "any-target"};
   AddFrontEndFlags(&spec);
@@ -307,6 +312,16 @@ absl::StatusOr<Kernel> ReadKernel(absl::string_view input, absl::string_view con
 }
 
 absl::StatusOr<Report> SimulateKernel(Kernel kernel, const DeviceModel& device, const ParsedFlags& flags) {
+  const std::string confirm = flags.Get("confirm", "");
+  if (flags.Has("confirm")) {
+    if (confirm != "always" && confirm != "at-risk") {
+      return absl::InvalidArgumentError(absl::StrCat("--confirm: '", confirm, "' is not one of always, at-risk"));
+    }
+    if (kernel.front_end == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--confirm: ", kernel.origin, " is a plain graph, which no compiler builds; a Pallas graph (pallas) can be confirmed"));
+    }
+  }
   SimulateOptions options;
   ASSIGN_OR_RETURN(options.policy, ParsePlacementPolicy(flags.Get("policy", "first-fit")));
   options.suggest = !flags.Has("no-suggest");
@@ -325,6 +340,12 @@ absl::StatusOr<Report> SimulateKernel(Kernel kernel, const DeviceModel& device, 
     const bool fits = report.fits();
     RETURN_IF_ERROR(kernel.front_end->Word(kernel, device, &report));
     if (report.fits() != fits) return absl::InternalError(absl::StrCat(kernel.front_end->name(), " changed the verdict"));
+    if (confirm == "always" || (confirm == "at-risk" && report.verdict() == AT_RISK)) {
+      ASSIGN_OR_RETURN(CompilerConfirmation confirmation, kernel.front_end->Confirm(kernel, device));
+      ApplyConfirmation(std::move(confirmation), &report);
+    } else if (confirm == "at-risk") {
+      report.add_notes("--confirm at-risk: the verdict is not AT RISK, so nothing was compiled");
+    }
   }
   RETURN_IF_ERROR(WritePictures(flags, device, &report));
   return report;

@@ -34,6 +34,23 @@ def test_traced_graphs_carry_the_body_and_get_a_spill_estimate():
     assert vmem["has_estimates"] and vmem["estimated_bytes"] > 0
 
 
+def test_traced_graphs_carry_the_exported_call_for_simulate_confirm():
+    # pallas.jax_export: the pallas_call alone as jax.export serializes it (flatbuffers needed);
+    # where it cannot be written the graph says why in a comment.
+    import ast
+    import importlib.util
+    fn, args = p2g.example_matmul(bm=512, bn=512, bk=512)
+    graph = ssp.to_graph(fn, *args)
+    if importlib.util.find_spec("flatbuffers") is None:
+        assert "# not exported (ImportError" in graph and "jax_export" not in graph
+        return
+    line = next(l for l in graph.splitlines() if l.strip().startswith("jax_export: "))
+    blob = ast.literal_eval("b" + line.split(": ", 1)[1])
+    exported = jax.export.deserialize(bytearray(blob))
+    assert [(a.shape, a.dtype) for a in exported.in_avals] == [(a.shape, a.dtype) for a in args]
+    assert exported.platforms == ("tpu",)
+
+
 def test_matmul_2048_blocks_do_not_fit_v5e_scoped_vmem():
     fn, args = p2g.example_matmul()
     report = ssp.check(fn, *args, device="tpu_v5e")

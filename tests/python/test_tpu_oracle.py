@@ -1,6 +1,7 @@
 """The TPU backend against the real TPU compiler, live: a few Pallas kernels are compiled by libtpu
 (XLA:TPU + Mosaic, ahead of time for a TPU topology, no TPU needed: bench/tpu/tpu_aot.py) and
-judged by `simulate`; no FITS may be one libtpu rejects. The recorded corpus
+judged by `simulate`; no FITS may be one libtpu rejects, and `simulate --confirm` (libtpu on the
+graph's exported call) says what libtpu says of the traced function. The recorded corpus
 (backends/tpu/tpu_corpus_test.cc) checks every generation everywhere; this test checks that the
 recording still holds where libtpu is installed, and is skipped, with the reason, where it is not.
 
@@ -86,11 +87,13 @@ CASES = [
 ]
 
 
-def _simulate(graph_text, gen, tmp_path):
+def _simulate(graph_text, gen, tmp_path, *extra):
   path = tmp_path / "kernel.pbtxt"
   path.write_text(graph_text)
-  out = subprocess.run([SIMULATE, "--device", f"tpu_{gen}", "--graph", str(path), "--format", "json"],
-                       capture_output=True, text=True)
+  # --confirm runs libtpu with this interpreter (the one that has it)
+  env = dict(os.environ, SCRATCHSIM_PYTHON=sys.executable)
+  out = subprocess.run([SIMULATE, "--device", f"tpu_{gen}", "--graph", str(path), "--format", "json", *extra],
+                       capture_output=True, text=True, env=env)
   if out.returncode == 2:
     return {"verdict": "INVALID", "stderr": out.stderr}
   report = json.loads(out.stdout)
@@ -116,6 +119,13 @@ def check_case(oracle, kind, params, gen, tmp_path):
     assert ours["verdict"] == "INVALID", f"libtpu refuses the kernel, simulate says {ours['verdict']}"
   if truth.startswith("vmem"):
     assert ours["verdict"] in ("DOES_NOT_FIT", "AT_RISK")
+  # simulate --confirm compiles the graph's exported call: libtpu says what it said of the function
+  # (a kernel the model refuses is refused before anything is compiled)
+  if ours["verdict"] != "INVALID":
+    assert "jax_export" in graph, "pallas_to_graph.py wrote no pallas.jax_export"
+    confirmed = _simulate(graph, gen, tmp_path, "--confirm", "always")["confirmation"]
+    assert not confirmed.get("error"), confirmed
+    assert confirmed["outcome"] == truth, f"simulate --confirm: libtpu says {confirmed['outcome']}, directly {truth}"
   return ours["verdict"], truth
 
 

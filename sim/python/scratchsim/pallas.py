@@ -61,11 +61,6 @@ def to_graph(fn, *args, name: str | None = None, index: int | None = None) -> st
     return graphs[index]
 
 
-# libtpu's outcome of a compile (scratchsim._tpu_aot) as a verdict of the report's kind.
-_CONFIRMED = {"fits": "FITS", "vmem_scoped": "DOES_NOT_FIT", "vmem_capacity": "DOES_NOT_FIT",
-              "vmem_alloc": "DOES_NOT_FIT", "error": "NOT_COMPILABLE"}
-
-
 def _generation(device: str) -> str:
     """"tpu_v5e" / "v5e" / "TPU_V5E" -> "v5e"."""
     name = device.lower()
@@ -95,15 +90,8 @@ def _confirm(report: dict, fn, args, device: str) -> None:
     except Exception as e:  # libtpu refused to start (another process holds it, a bad install, ...)
         report["libtpu"] = {"error": f"libtpu could not compile here: {type(e).__name__}: {e}"[:600]}
         return
-    out = {"verdict": r["verdict"], "compile_s": r.get("compile_s"), "topology": aot.TOPOLOGIES[gen],
-           "versions": aot.versions()}
-    if r["verdict"] == "fits":
-        out["scoped_vmem_bytes"] = (r.get("pallas") or {}).get("total_bytes")
-    else:
-        out.update({k: r[k] for k in ("size_bytes", "limit_bytes") if r.get(k) is not None})
-        out["message"] = (r.get("message") or "")[:600]
-    report["libtpu"] = out
-    report["confirmed_verdict"] = _CONFIRMED.get(r["verdict"], "NOT_COMPILABLE")
+    report["libtpu"] = aot.confirmation(r, gen)
+    report["confirmed_verdict"] = report["libtpu"].pop("confirmed_verdict")
 
 
 def check(fn, *args, device: str = "tpu_v5e", params: Mapping[str, Any] | None = None, name: str | None = None,

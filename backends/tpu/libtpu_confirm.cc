@@ -1,0 +1,154 @@
+#include "backends/tpu/libtpu_confirm.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "google/protobuf/util/json_util.h"
+#include "backends/tpu/tpu_tiling.h"
+#include "sim/proto_io.h"
+
+extern char** environ;
+
+namespace scratchsim {
+
+// bench/tpu/tpu_aot.py, built in (tpu_aot_script.cc is generated from it by CMake) so that the
+// binary alone, with a Python that has jax[tpu], can compile: one runner for the Python API and
+// the command line.
+extern const char kTpuAotScript[];
+
+namespace {
+
+constexpr size_t kQuotedOutput = 600;
+
+// The last `n` characters, for quoting a runner's output in a message.
+std::string Tail(absl::string_view text, size_t n) {
+  text = absl::StripAsciiWhitespace(text);
+  return std::string(text.size() > n ? text.substr(text.size() - n) : text);
+}
+
+CompilerConfirmation Failed(std::string why) {
+  CompilerConfirmation out;
+  out.set_error(std::move(why));
+  return out;
+}
+
+// A private folder under the system's temporary directory, removed when this goes out of scope.
+class TempDir {
+ public:
+  TempDir() {
+    std::error_code ec;
+    std::string pattern = (std::filesystem::temp_directory_path(ec) / "scratchsim_confirm_XXXXXX").string();
+    if (ec) pattern = "/tmp/scratchsim_confirm_XXXXXX";
+    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+bool WriteFile(const std::string& path, absl::string_view contents) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  return static_cast<bool>(f);
+}
+
+// Runs argv[0] (looked up on PATH) with stdin from /dev/null and stdout, stderr to files; its
+// exit status, or why it could not start.
+absl::StatusOr<int> Spawn(const std::vector<std::string>& args, const std::string& out_path,
+                          const std::string& err_path) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return absl::UnavailableError(absl::StrCat("could not start ", args[0], ": ", std::strerror(rc)));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return absl::UnavailableError(absl::StrCat("lost ", args[0], ": ", std::strerror(errno)));
+  }
+  if (WIFSIGNALED(status)) return absl::UnavailableError(absl::StrCat(args[0], " was killed by signal ", WTERMSIG(status)));
+  return WEXITSTATUS(status);
+}
+
+}  // namespace
+
+CompilerConfirmation ParseRunnerOutput(absl::string_view stdout_text, absl::string_view stderr_text) {
+  absl::string_view last;
+  for (absl::string_view line : absl::StrSplit(stdout_text, '\n', absl::SkipWhitespace())) last = line;
+  last = absl::StripAsciiWhitespace(last);
+  CompilerConfirmation out;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;
+  if (!absl::StartsWith(last, "{") ||
+      !google::protobuf::util::JsonStringToMessage(std::string(last), &out, options).ok()) {
+    const std::string printed = Tail(stderr_text.empty() ? stdout_text : stderr_text, kQuotedOutput);
+    return Failed(absl::StrCat("the libtpu runner printed no result", printed.empty() ? "" : ": ", printed));
+  }
+  if (out.error().empty() && out.confirmed_verdict() != "FITS" && out.confirmed_verdict() != "DOES_NOT_FIT" &&
+      out.confirmed_verdict() != "NOT_COMPILABLE") {
+    return Failed(absl::StrCat("the libtpu runner gave an unknown verdict '", out.confirmed_verdict(), "'"));
+  }
+  return out;
+}
+
+absl::StatusOr<CompilerConfirmation> ConfirmWithLibtpu(const KernelGraph& source, absl::string_view origin,
+                                                       const DeviceModel& device) {
+  if (source.pallas().jax_export().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        origin, ": field 'pallas.jax_export': empty, so --confirm has no kernel to compile (trace it with "
+        "bench/tpu/pallas_to_graph.py or scratchsim.pallas.to_graph, where JAX and flatbuffers are installed)"));
+  }
+  const std::string gen = TpuGeneration(device);
+  if (gen.empty()) {
+    return Failed(absl::StrCat("libtpu compiles for tpu_v4, tpu_v5e, tpu_v5p, tpu_v6e and tpu_v7x here, not for ", device.name()));
+  }
+  TempDir dir;
+  if (dir.path().empty()) return Failed("could not create a temporary folder for the compile");
+  const std::string script = dir.path() + "/tpu_aot.py";
+  const std::string kernel = dir.path() + "/kernel.jaxexport";
+  if (!WriteFile(script, kTpuAotScript) || !WriteFile(kernel, source.pallas().jax_export())) {
+    return Failed(absl::StrCat("could not write the kernel to ", dir.path()));
+  }
+  const char* python = std::getenv("SCRATCHSIM_PYTHON");
+  const std::vector<std::string> args = {python != nullptr && *python != '\0' ? python : "python3", script, "confirm",
+                                         "--gen", gen, kernel};
+  const std::string out_path = dir.path() + "/out.json", err_path = dir.path() + "/err.txt";
+  absl::StatusOr<int> status = Spawn(args, out_path, err_path);
+  if (!status.ok()) return Failed(std::string(status.status().message()));
+  const std::string printed = ReadFileToString(out_path).value_or("");
+  const std::string errors = ReadFileToString(err_path).value_or("");
+  CompilerConfirmation out = ParseRunnerOutput(printed, errors);
+  if (*status != 0 && !out.error().empty()) {
+    out.set_error(absl::StrCat(args[0], " exited with status ", *status, ": ", out.error()));
+  }
+  return out;
+}
+
+}  // namespace scratchsim

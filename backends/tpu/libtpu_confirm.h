@@ -1,0 +1,30 @@
+// The TPU compiler in the loop for `simulate --confirm`: a Pallas graph's exported kernel
+// (pallas.jax_export) compiled by libtpu for the device's generation, on this host's CPU.
+#ifndef SCRATCHSIM_BACKENDS_TPU_LIBTPU_CONFIRM_H_
+#define SCRATCHSIM_BACKENDS_TPU_LIBTPU_CONFIRM_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "proto/device.pb.h"
+#include "proto/graph.pb.h"
+#include "proto/report.pb.h"
+
+namespace scratchsim {
+
+// Runs bench/tpu/tpu_aot.py (built into this binary) as `PYTHON tpu_aot.py confirm --gen GEN
+// FILE` with the graph's exported kernel in FILE; PYTHON is $SCRATCHSIM_PYTHON, else python3
+// (it needs jax[tpu] and flatbuffers), GEN is TpuGeneration's (tpu_tiling.h). A graph without
+// `pallas.jax_export` is bad input (the message names the file and the field); a Python, JAX or
+// libtpu that cannot compile it here gives a confirmation whose `error` says why.
+absl::StatusOr<CompilerConfirmation> ConfirmWithLibtpu(const KernelGraph& source, absl::string_view origin,
+                                                       const DeviceModel& device);
+
+// The runner's last line of output, a JSON object (tpu_aot.confirmation, or {"error": ...}), as a
+// confirmation; a runner that printed none gives one whose `error` quotes what it printed.
+CompilerConfirmation ParseRunnerOutput(absl::string_view stdout_text, absl::string_view stderr_text);
+
+}  // namespace scratchsim
+
+#endif  // SCRATCHSIM_BACKENDS_TPU_LIBTPU_CONFIRM_H_

@@ -1,0 +1,168 @@
+#include "backends/tpu/libtpu_confirm.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sim/proto_io.h"
+#include "sim/test_util.h"
+
+namespace scratchsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kTestdata = std::string(SCRATCHSIM_SOURCE_DIR) + "/backends/tpu/testdata/";
+
+// One shared fixture: a traced graph with its exported kernel, v5e, and SCRATCHSIM_PYTHON put back
+// after each test that points it at a stand-in runner.
+class LibtpuConfirmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(LoadProtoFile(kTestdata + "confirm_matmul_f32_768.pbtxt", &graph_).ok());
+    ASSERT_FALSE(graph_.pallas().jax_export().empty());
+    const char* python = std::getenv("SCRATCHSIM_PYTHON");
+    if (python != nullptr) saved_python_ = python;
+    dir_ = std::filesystem::temp_directory_path() / ("libtpu_confirm_test_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (saved_python_.empty()) {
+      unsetenv("SCRATCHSIM_PYTHON");
+    } else {
+      setenv("SCRATCHSIM_PYTHON", saved_python_.c_str(), 1);
+    }
+    std::filesystem::remove_all(dir_);
+  }
+
+  // A stand-in for the Python interpreter: a shell script run as `SCRIPT tpu_aot.py confirm --gen
+  // GEN FILE`, with `body` as its commands.
+  void UseRunner(const std::string& body) {
+    const std::string path = (dir_ / "python").string();
+    std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+    setenv("SCRATCHSIM_PYTHON", path.c_str(), 1);
+  }
+
+  KernelGraph graph_;
+  DeviceModel v5e_ = testing::ShippedDevice("tpu_v5e");
+  std::filesystem::path dir_;
+  std::string saved_python_;
+};
+
+TEST_F(LibtpuConfirmTest, ReadsTheRunnersVerdictAndFigures) {
+  CompilerConfirmation c = ParseRunnerOutput(
+      "a warning on stdout\n{\"verdict\": \"fits\", \"confirmed_verdict\": \"FITS\", \"compile_s\": 1.25, "
+      "\"topology\": \"v5e:2x2\", \"versions\": {\"jax\": \"0.10.2\", \"libtpu\": \"0.0.42.1\"}, "
+      "\"scoped_vmem_bytes\": 16715776, \"an_unknown_key\": 1}\n",
+      "");
+  EXPECT_EQ(c.error(), "");
+  EXPECT_EQ(c.outcome(), "fits");
+  EXPECT_EQ(c.confirmed_verdict(), "FITS");
+  EXPECT_EQ(c.scoped_vmem_bytes(), 16715776);
+  EXPECT_EQ(c.topology(), "v5e:2x2");
+  EXPECT_EQ(c.versions().at("libtpu"), "0.0.42.1");
+}
+
+TEST_F(LibtpuConfirmTest, ReadsAFailingCompilesFigureAndLimit) {
+  CompilerConfirmation c = ParseRunnerOutput(
+      "{\"verdict\": \"vmem_scoped\", \"confirmed_verdict\": \"DOES_NOT_FIT\", \"size_bytes\": 67108864, "
+      "\"limit_bytes\": 16777216, \"message\": \"RESOURCE_EXHAUSTED: ...\"}",
+      "");
+  EXPECT_EQ(c.confirmed_verdict(), "DOES_NOT_FIT");
+  EXPECT_EQ(c.size_bytes(), 67108864);
+  EXPECT_EQ(c.limit_bytes(), 16777216);
+}
+
+TEST_F(LibtpuConfirmTest, ARunnerThatPrintsNoResultIsQuoted) {
+  CompilerConfirmation c = ParseRunnerOutput("", "Traceback ...\nModuleNotFoundError: No module named 'jax'\n");
+  EXPECT_THAT(c.error(), HasSubstr("printed no result"));
+  EXPECT_THAT(c.error(), HasSubstr("No module named 'jax'"));
+}
+
+TEST_F(LibtpuConfirmTest, AnUnknownVerdictIsAnErrorNotAVerdict) {
+  CompilerConfirmation c = ParseRunnerOutput("{\"confirmed_verdict\": \"MAYBE\"}", "");
+  EXPECT_THAT(c.error(), HasSubstr("unknown verdict 'MAYBE'"));
+}
+
+TEST_F(LibtpuConfirmTest, AGraphWithoutAnExportedKernelIsBadInputNamingTheField) {
+  graph_.mutable_pallas()->clear_jax_export();
+  absl::StatusOr<CompilerConfirmation> c = ConfirmWithLibtpu(graph_, "kernel.pbtxt", v5e_);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(c.status().message(), HasSubstr("kernel.pbtxt: field 'pallas.jax_export': empty"));
+}
+
+TEST_F(LibtpuConfirmTest, ADeviceLibtpuHasNoTopologyForIsNotCompiled) {
+  DeviceModel custom = v5e_;
+  custom.set_name("tpu_v9_custom");
+  absl::StatusOr<CompilerConfirmation> c = ConfirmWithLibtpu(graph_, "kernel.pbtxt", custom);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(c->error(), HasSubstr("not for tpu_v9_custom"));
+}
+
+// The runner gets the generation and the graph's exported kernel byte for byte.
+TEST_F(LibtpuConfirmTest, TheRunnerGetsTheGenerationAndTheExportedKernel) {
+  const std::string expected = (dir_ / "expected").string();
+  std::ofstream(expected, std::ios::binary) << graph_.pallas().jax_export();
+  UseRunner("[ \"$2 $3 $4\" = \"confirm --gen v5e\" ] && cmp -s \"$5\" " + expected +
+            " && echo '{\"verdict\": \"fits\", \"confirmed_verdict\": \"FITS\", \"scoped_vmem_bytes\": 123}'");
+  absl::StatusOr<CompilerConfirmation> c = ConfirmWithLibtpu(graph_, "kernel.pbtxt", v5e_);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->error(), "");
+  EXPECT_EQ(c->scoped_vmem_bytes(), 123);
+}
+
+TEST_F(LibtpuConfirmTest, ARunnerThatFailsGivesItsStatusAndError) {
+  UseRunner("echo 'libtpu exploded' >&2; exit 7");
+  absl::StatusOr<CompilerConfirmation> c = ConfirmWithLibtpu(graph_, "kernel.pbtxt", v5e_);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(c->error(), HasSubstr("exited with status 7"));
+  EXPECT_THAT(c->error(), HasSubstr("libtpu exploded"));
+}
+
+TEST_F(LibtpuConfirmTest, AMissingInterpreterIsNamed) {
+  setenv("SCRATCHSIM_PYTHON", "/nonexistent/python3", 1);
+  absl::StatusOr<CompilerConfirmation> c = ConfirmWithLibtpu(graph_, "kernel.pbtxt", v5e_);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(c->error(), HasSubstr("/nonexistent/python3"));
+}
+
+// The real compiler, where this host has it (SCRATCHSIM_PYTHON or python3 with jax[tpu] and
+// flatbuffers): each testdata graph compiles as confirm_expected.txt recorded.
+TEST_F(LibtpuConfirmTest, LibtpuConfirmsAsRecorded) {
+  std::ifstream in(kTestdata + "confirm_expected.txt");
+  ASSERT_TRUE(in) << "confirm_expected.txt";
+  std::string line;
+  int checked = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f = absl::StrSplit(line, ' ');
+    ASSERT_EQ(f.size(), 5u) << line;
+    KernelGraph graph;
+    ASSERT_TRUE(LoadProtoFile(kTestdata + "confirm_" + f[0] + ".pbtxt", &graph).ok()) << f[0];
+    absl::StatusOr<CompilerConfirmation> c = ConfirmWithLibtpu(graph, f[0], testing::ShippedDevice("tpu_" + f[1]));
+    ASSERT_TRUE(c.ok()) << c.status();
+    if (absl::StrContains(c->error(), "No module named") || absl::StrContains(c->error(), "not installed") ||
+        absl::StrContains(c->error(), "could not start")) {
+      GTEST_SKIP() << "no libtpu here: " << c->error();
+    }
+    EXPECT_EQ(c->error(), "") << line;
+    EXPECT_EQ(c->confirmed_verdict(), f[2]) << line;
+    EXPECT_EQ(c->outcome(), f[3]) << line;
+    EXPECT_EQ(std::to_string(c->confirmed_verdict() == "FITS" ? c->scoped_vmem_bytes() : c->size_bytes()), f[4])
+        << line;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
+}
+
+}  // namespace
+}  // namespace scratchsim

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Checks `simulate --confirm` against the oracle corpus: libtpu on the exported kernel says what it
+said of the traced function.
+
+For a sample of the corpus's compiles (up to --per-kind of each kernel kind on each generation,
+in corpus order), rebuilds the kernel (tpu_kernels.build), traces it into a graph with its
+`pallas.jax_export` (pallas_to_graph.py), runs
+
+  simulate --device tpu_GEN --graph G --confirm always --format json
+
+(with --all-at-risk also every other row through `--confirm at-risk`, recorded where the model
+says AT RISK and libtpu was run)
+and records the confirmation beside the corpus's result: the confirmed verdict against libtpu's
+verdict on the traced function, and the bytes (the kernel's scoped VMEM where it fits, the error's
+figure where not) against the corpus's.
+
+  JAX_PLATFORMS=cpu python3 bench/tpu/confirm_cli.py tests/data/tpu/corpus.jsonl.gz \\
+      tests/data/tpu/export_confirm.jsonl.gz --simulate build/simulate --per-kind 3 --all-at-risk
+
+SCRATCHSIM_PYTHON (the interpreter `simulate` runs libtpu with) defaults to this one.
+"""
+import argparse
+import concurrent.futures
+import datetime
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+# libtpu's verdict on the traced function, as a confirmed verdict (tpu_aot.CONFIRMED_VERDICTS;
+# not imported from tpu_aot, which would start libtpu in this process).
+CONFIRMED = {"fits": "FITS", "vmem_scoped": "DOES_NOT_FIT", "vmem_capacity": "DOES_NOT_FIT",
+             "vmem_alloc": "DOES_NOT_FIT", "error": "NOT_COMPILABLE"}
+
+
+def corpus_figure(result):
+  """The bytes libtpu gave the traced function: its scoped VMEM where it fits, else the error's."""
+  if result["verdict"] == "fits":
+    return (result.get("pallas") or {}).get("total_bytes")
+  return result.get("size_bytes")
+
+
+def sample(corpus, gens, per_kind, all_at_risk):
+  """(row, mode): up to per_kind rows of each (generation, kind) in corpus order, confirmed
+  "always"; with all_at_risk every other row too, confirmed "at-risk" (compiled where the model
+  says AT RISK, as `--confirm at-risk` does, and left out of the record elsewhere)."""
+  taken, out = {}, []
+  with gzip.open(corpus, "rt") as f:
+    for line in f:
+      r = json.loads(line)
+      if r.get("header") or r.get("gen") not in gens or "graphs" in r:
+        continue  # one pallas_call per function, so that the exported call is the whole compile
+      if (r.get("result") or {}).get("verdict") not in CONFIRMED:
+        continue
+      key = (r["gen"], r["kind"])
+      if taken.get(key, 0) < per_kind:
+        taken[key] = taken.get(key, 0) + 1
+        out.append((r, "always"))
+      elif all_at_risk:
+        out.append((r, "at-risk"))
+  return out
+
+
+def confirm(row, graph, simulate, workdir, mode):
+  path = os.path.join(workdir, row["id"].replace("/", "_") + ".pbtxt")
+  with open(path, "w") as f:
+    f.write(graph)
+  t0 = time.perf_counter()
+  p = subprocess.run([simulate, "--device", f"tpu_{row['gen']}", "--graph", path, "--confirm", mode,
+                      "--format", "json"], capture_output=True, text=True)
+  wall = time.perf_counter() - t0
+  os.remove(path)
+  out = {"id": row["id"], "gen": row["gen"], "kind": row["kind"], "params": row["params"], "mode": mode,
+         "corpus_verdict": CONFIRMED[row["result"]["verdict"]], "corpus_bytes": corpus_figure(row["result"]),
+         "exit_code": p.returncode, "wall_s": round(wall, 3)}
+  try:
+    report = json.loads(p.stdout)
+  except ValueError:
+    # in at-risk mode simulate asks for the exported call only of an AT RISK kernel: a kernel the
+    # tracer could not export is recorded; any other refusal compiled nothing
+    if mode == "at-risk" and "pallas.jax_export" not in p.stderr:
+      return None
+    out["error"] = (p.stderr or p.stdout)[-600:]
+    # a kernel Mosaic cannot compile is refused by the model before anything is compiled (exit 2,
+    # naming the requirement it breaks): that agrees with libtpu's refusal
+    out["refused_by_model"] = p.returncode == 2 and "requirements[" in out["error"]
+    out["agree"] = out["refused_by_model"] and out["corpus_verdict"] == "NOT_COMPILABLE"
+    return out
+  c = report.get("confirmation") or {}
+  if not c:
+    return None  # --confirm at-risk on a verdict that is not AT RISK: nothing compiled
+  out["model_verdict"] = c.get("model_verdict")
+  out["verdict"] = report.get("verdict")
+  if c.get("error"):
+    out["error"] = c["error"]
+    return out
+  out["confirmed_verdict"] = c.get("confirmed_verdict")
+  out["confirmed_bytes"] = c.get("scoped_vmem_bytes") if c.get("confirmed_verdict") == "FITS" else c.get("size_bytes")
+  out["compile_s"] = c.get("compile_s")
+  out["agree"] = (out["confirmed_verdict"] == out["corpus_verdict"]
+                  and (out["corpus_verdict"] == "NOT_COMPILABLE" or out["confirmed_bytes"] == out["corpus_bytes"]))
+  return out
+
+
+def main(argv):
+  p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  p.add_argument("corpus")
+  p.add_argument("out")
+  p.add_argument("--simulate", default="build/simulate")
+  p.add_argument("--gens", default="v4,v5e,v5p,v6e,v7x")
+  p.add_argument("--per-kind", type=int, default=3)
+  p.add_argument("--jobs", type=int, default=2)
+  p.add_argument("--all-at-risk", action="store_true", help="also every other row through --confirm at-risk")
+  a = p.parse_args(argv)
+  os.environ.setdefault("JAX_PLATFORMS", "cpu")
+  os.environ.setdefault("SCRATCHSIM_PYTHON", sys.executable)
+  import jax
+  import pallas_to_graph as p2g
+  import tpu_kernels
+  from importlib.metadata import version
+  rows = sample(a.corpus, a.gens.split(","), a.per_kind, a.all_at_risk)
+  header = {"header": True, "command": "python3 bench/tpu/confirm_cli.py " + " ".join(argv),
+            "date": datetime.date.today().isoformat(),
+            "versions": {"jax": jax.__version__, "libtpu": version("libtpu")}}
+  t0 = time.time()
+  results = []
+  with tempfile.TemporaryDirectory() as work, concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
+    futures = []
+    for r, mode in rows:
+      fn, args = tpu_kernels.build(r["kind"], r["params"])
+      graph = p2g.graphs_from_function(fn, args, r["id"].replace("/", "_"))[0]
+      futures.append(pool.submit(confirm, r, graph, a.simulate, work, mode))
+    for i, f in enumerate(futures):
+      res = f.result()
+      if res is None:
+        continue
+      results.append(res)
+      print(f"[{i + 1}/{len(rows)}] {res['id']} ({res['mode']}): "
+            f"{res.get('confirmed_verdict') or res.get('error', '')[:120]} {res.get('confirmed_bytes')} "
+            f"(corpus {res['corpus_verdict']} {res['corpus_bytes']})", flush=True)
+  header["wall_s"] = round(time.time() - t0, 1)
+  header["rows"] = len(results)
+  with gzip.open(a.out, "wt") as f:
+    for o in [header] + results:
+      f.write(json.dumps(o, sort_keys=True) + "\n")
+  agree = sum(1 for r in results if r.get("agree"))
+  compiled = [r for r in results if r.get("confirmed_verdict")]
+  print(f"{len(compiled)} of {len(results)} compiled by simulate --confirm, "
+        f"{sum(1 for r in compiled if r['agree'])} of them as the corpus says; "
+        f"{sum(1 for r in results if r.get('refused_by_model'))} refused by the model before compiling; "
+        f"{agree} of {len(results)} agree with the corpus", flush=True)
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main(sys.argv[1:]))
