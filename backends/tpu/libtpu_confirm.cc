@@ -6,11 +6,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -73,8 +76,16 @@ bool WriteFile(const std::string& path, absl::string_view contents) {
   return static_cast<bool>(f);
 }
 
+// How long a compile may take: $SCRATCHSIM_CONFIRM_TIMEOUT seconds, else 900 (the slowest corpus
+// compile took 48 s; a runner that hangs must not hang simulate).
+int TimeoutSeconds() {
+  const char* value = std::getenv("SCRATCHSIM_CONFIRM_TIMEOUT");
+  const int seconds = value != nullptr ? std::atoi(value) : 0;
+  return seconds > 0 ? seconds : 900;
+}
+
 // Runs argv[0] (looked up on PATH) with stdin from /dev/null and stdout, stderr to files; its
-// exit status, or why it could not start.
+// exit status, or why it could not start or finish within TimeoutSeconds().
 absl::StatusOr<int> Spawn(const std::vector<std::string>& args, const std::string& out_path,
                           const std::string& err_path) {
   posix_spawn_file_actions_t actions;
@@ -90,8 +101,20 @@ absl::StatusOr<int> Spawn(const std::vector<std::string>& args, const std::strin
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) return absl::UnavailableError(absl::StrCat("could not start ", args[0], ": ", std::strerror(rc)));
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return absl::UnavailableError(absl::StrCat("lost ", args[0], ": ", std::strerror(errno)));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(TimeoutSeconds());
+  for (;;) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) {
+      return absl::UnavailableError(absl::StrCat("lost ", args[0], ": ", std::strerror(errno)));
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return absl::DeadlineExceededError(absl::StrCat(
+          "libtpu did not finish within ", TimeoutSeconds(), " s (SCRATCHSIM_CONFIRM_TIMEOUT raises it)"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   if (WIFSIGNALED(status)) return absl::UnavailableError(absl::StrCat(args[0], " was killed by signal ", WTERMSIG(status)));
   return WEXITSTATUS(status);

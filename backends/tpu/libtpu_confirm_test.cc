@@ -128,6 +128,15 @@ TEST_F(LibtpuConfirmTest, ARunnerThatFailsGivesItsStatusAndError) {
   EXPECT_THAT(c->error(), HasSubstr("libtpu exploded"));
 }
 
+TEST_F(LibtpuConfirmTest, ARunnerThatHangsIsStoppedAtTheTimeout) {
+  UseRunner("sleep 30");
+  setenv("SCRATCHSIM_CONFIRM_TIMEOUT", "1", 1);
+  absl::StatusOr<CompilerConfirmation> c = ConfirmWithLibtpu(graph_, "kernel.pbtxt", v5e_);
+  unsetenv("SCRATCHSIM_CONFIRM_TIMEOUT");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(c->error(), HasSubstr("did not finish within 1 s"));
+}
+
 TEST_F(LibtpuConfirmTest, AMissingInterpreterIsNamed) {
   setenv("SCRATCHSIM_PYTHON", "/nonexistent/python3", 1);
   absl::StatusOr<CompilerConfirmation> c = ConfirmWithLibtpu(graph_, "kernel.pbtxt", v5e_);
