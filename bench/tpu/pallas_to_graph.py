@@ -10,7 +10,9 @@ vmem_limit_bytes from the jaxpr, so users need not transcribe them by hand.
   python3 pallas_to_graph.py --example matmul -o matmul.pbtxt
       a built-in blocked matmul (docs/pallas/tpu/matmul.md structure).
 
-Then: simulate kernel.pbtxt --device tpu_v5e
+Then: simulate --device tpu_v5e --graph kernel.pbtxt [--confirm at-risk]
+Each graph carries its pallas_call as jax.export serializes it (pallas.jax_export; needs the
+flatbuffers package), which `simulate --confirm` compiles with libtpu.
 """
 import argparse
 import importlib
