@@ -51,6 +51,26 @@ def test_traced_graphs_carry_the_exported_call_for_simulate_confirm():
     assert exported.platforms == ("tpu",)
 
 
+def test_simulate_confirms_a_traced_graph_with_libtpu_or_says_why_not():
+    # scratchsim.simulate(..., confirm=) is simulate --confirm: libtpu compiles the graph's exported
+    # call where it is installed; elsewhere the report says why and the model's verdict stands.
+    import importlib.util
+    if importlib.util.find_spec("flatbuffers") is None:
+        pytest.skip("flatbuffers is not installed: the tracer writes no exported call")
+    fn, args = p2g.example_matmul()  # 2048-wide blocks: 64 MiB of windows, over v5e's 16 MiB
+    graph = ssp.to_graph(fn, *args)
+    with pytest.raises(scratchsim.Error, match="confirm"):
+        scratchsim.simulate("tpu_v5e", graph, confirm="yes")
+    report = scratchsim.simulate("tpu_v5e", graph, confirm="always")
+    c = report["confirmation"]
+    assert c["model_verdict"] == "DOES_NOT_FIT"
+    if importlib.util.find_spec("libtpu") is None:
+        assert "libtpu" in c["error"] and report["verdict"] == "DOES_NOT_FIT"
+    else:
+        assert c["outcome"] == "vmem_scoped" and c["size_bytes"] == 64 * 2**20
+        assert report["verdict"] == "DOES_NOT_FIT" and report["fits"] is False
+
+
 def test_matmul_2048_blocks_do_not_fit_v5e_scoped_vmem():
     fn, args = p2g.example_matmul()
     report = ssp.check(fn, *args, device="tpu_v5e")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from typing import Any, Iterable, Mapping
 
@@ -94,7 +95,8 @@ def _sets(params: Mapping[str, Any] | None) -> list[str]:
 
 
 def simulate(device: str, graph: Any, params: Mapping[str, Any] | None = None, *, policy: str | None = None,
-             suggest: bool = True, any_target: bool = False, timeline: bool = False, trace: bool = False) -> dict:
+             suggest: bool = True, any_target: bool = False, timeline: bool = False, trace: bool = False,
+             confirm: str | None = None) -> dict:
     """Simulates one configuration of a kernel graph on a device.
 
     device: a shipped model's name in any case ("h100", "b200", "mi300x", "tpu_v5e"; see
@@ -107,9 +109,19 @@ def simulate(device: str, graph: Any, params: Mapping[str, Any] | None = None, *
     "suggestions", ...
     timeline=True adds "timeline_svg", the memory timeline as SVG text (`simulate --timeline`);
     trace=True adds "trace_json", the Chrome trace as JSON text (`--trace`). docs/pictures.md.
+    confirm="always" or "at_risk" (`--confirm`): a Pallas graph the tracer wrote is compiled with
+    libtpu (its pallas.jax_export), every time or when the verdict is AT_RISK, and the report's
+    "verdict" is libtpu's, with "confirmation" saying what it said and the model's verdict
+    (docs/tpu.md, "The compiler in the loop"). libtpu runs in $SCRATCHSIM_PYTHON, which this
+    sets to this interpreter where it is unset.
     """
     flags, kind, contents, fmt, origin = _kernel_input(graph, "graph", "graph")
     args = ["--device", str(device), *flags, *_sets(params)]
+    if confirm is not None:
+        if confirm not in ("always", "at_risk"):
+            raise Error(f"confirm={confirm!r}: use 'always' or 'at_risk'")
+        os.environ.setdefault("SCRATCHSIM_PYTHON", sys.executable)
+        args += ["--confirm", confirm.replace("_", "-")]
     if policy:
         args += ["--policy", policy]
     if not suggest:
