@@ -341,6 +341,21 @@ TEST_F(CliConfirmTest, AtRiskModeCompilesNothingWhenTheModelIsSure) {
   EXPECT_THAT(r.out, HasSubstr("the verdict is not AT RISK, so nothing was compiled"));
 }
 
+// A band miss of the first holdout sweep (docs/tpu.md): at a limit between the model's high bound
+// and libtpu's requirement the model says FITS, so only --confirm always asks the compiler, which
+// fails it (the runner prints what libtpu printed, backends/tpu/testdata/confirm_expected.txt).
+TEST_F(CliConfirmTest, AHoldoutBandMissReadsFitsUnlessTheCompilerIsAlwaysAsked) {
+  const std::string graph = Source("backends/tpu/testdata/confirm_holdout_band_miss.pbtxt");
+  RunnerPrints(R"({"verdict": "vmem_scoped", "confirmed_verdict": "DOES_NOT_FIT", "size_bytes": 10370417, "limit_bytes": 10244588})");
+  Result at_risk = Simulate({"--device", "tpu_v7x", "--graph", graph, "--confirm", "at-risk"});
+  EXPECT_EQ(at_risk.code, kExitFits) << at_risk.err;
+  EXPECT_FALSE(RunnerRan());
+  Result always = Simulate({"--device", "tpu_v7x", "--graph", graph, "--confirm", "always"});
+  EXPECT_EQ(always.code, kExitDoesNotFit) << always.err;
+  EXPECT_THAT(always.out, HasSubstr("verdict  DOES NOT FIT, confirmed:"));
+  EXPECT_THAT(always.out, HasSubstr("model    FITS"));
+}
+
 TEST_F(CliConfirmTest, WithoutTheCompilerTheModelsVerdictStandsAndSaysWhy) {
   RunnerPrints(R"({"error": "libtpu is not installed for python3"})");
   Result r = Simulate({"--device", "tpu_v5e", "--graph", at_risk_, "--confirm", "always"});

@@ -2,9 +2,10 @@
 """Writes the graphs `simulate --confirm` is tested with, and what libtpu says of each.
 
 backends/tpu/testdata/confirm_<name>.pbtxt: a kernel traced with its exported call
-(pallas.jax_export); confirm_expected.txt: libtpu's confirmation of each on v5e and v6e (the
-verdict, libtpu's outcome and its bytes: the kernel's scoped VMEM where it fits, the error's
-figure where not), which backends/tpu/libtpu_confirm_test.cc checks where libtpu is installed.
+(pallas.jax_export); confirm_expected.txt: libtpu's confirmation of each (the verdict, libtpu's
+outcome and its bytes: the kernel's scoped VMEM where it fits, the error's
+figure where not) on the generations KERNELS names, which backends/tpu/libtpu_confirm_test.cc
+checks where libtpu is installed.
 
   JAX_PLATFORMS=cpu python3 bench/tpu/confirm_testdata.py backends/tpu/testdata
 """
@@ -18,14 +19,17 @@ import tpu_aot  # noqa: E402  (first: it sets libtpu's environment)
 import pallas_to_graph as p2g  # noqa: E402
 import tpu_kernels  # noqa: E402
 
-# name: (what it shows, the kernel)
+# name: (the generations to confirm it on, the kernel)
 KERNELS = {
     # AT RISK on v5e by the model (its spill band straddles the 16 MiB limit); libtpu fits it
-    "matmul_f32_768": lambda: tpu_kernels.matmul_acc(768, 768, 768, "f32"),
+    "matmul_f32_768": (("v5e", "v6e"), lambda: tpu_kernels.matmul_acc(768, 768, 768, "f32")),
     # 2048-wide bf16 blocks: over the scoped limit before any spill (E1001, 64 MiB)
-    "matmul_2048": lambda: p2g.example_matmul(),
+    "matmul_2048": (("v5e", "v6e"), lambda: p2g.example_matmul()),
+    # a band miss of the first holdout sweep (v7x/matmul_acc/944bbbeb02: 68 vregs spilled where the
+    # band is 0) at a limit between the model's high bound (10,092,544 B) and libtpu's requirement
+    # (10,371,072 B): the model says FITS, libtpu fails it; only --confirm always catches it
+    "holdout_band_miss": (("v7x",), lambda: tpu_kernels.matmul_acc(896, 896, 512, "bf16", limit=10_240_000)),
 }
-GENS = ("v5e", "v6e")
 
 
 def main(argv):
@@ -35,13 +39,13 @@ def main(argv):
   lines = [f"# libtpu's confirmation of each confirm_<graph>.pbtxt ({stamp}), by",
            "# JAX_PLATFORMS=cpu python3 bench/tpu/confirm_testdata.py backends/tpu/testdata",
            "# graph gen confirmed_verdict libtpu_outcome bytes"]
-  for name, build in KERNELS.items():
+  for name, (gens, build) in KERNELS.items():
     fn, args = build()
     graph = p2g.graphs_from_function(fn, args, name)[0]
     with open(os.path.join(out_dir, f"confirm_{name}.pbtxt"), "w") as f:
       f.write(f"# Traced by bench/tpu/confirm_testdata.py ({stamp}): {name}.\n" + graph)
     blob = p2g.export_call(p2g.pallas_call_equations(fn, args)[0])
-    for gen in GENS:
+    for gen in gens:
       c = tpu_aot.confirmation(tpu_aot.compile_exported(blob, gen), gen)
       figure = c.get("scoped_vmem_bytes") if c["verdict"] == "fits" else c.get("size_bytes")
       lines.append(f"{name} {gen} {c['confirmed_verdict']} {c['verdict']} {figure}")
