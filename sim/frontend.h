@@ -86,6 +86,9 @@ class FrontEnd {
   virtual absl::StatusOr<CompilerConfirmation> Confirm(const Kernel& kernel, const DeviceModel& device) const {
     return absl::InvalidArgumentError(absl::StrCat("--confirm: ", name(), " kernels have no compiler to confirm with"));
   }
+  // The compiler Confirm would run for this kernel ("libtpu"), or "" where it has nothing to
+  // compile: an AT RISK report then says how to settle it.
+  virtual std::string ConfirmingCompiler(const Kernel& kernel) const { return ""; }
 
   virtual std::vector<Subcommand> subcommands() const { return {}; }
 };

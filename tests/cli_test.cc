@@ -333,6 +333,24 @@ TEST_F(CliConfirmTest, TheCompilersFailureMakesItNotFit) {
   EXPECT_THAT(r.out, HasSubstr("\"size_bytes\": 17000000"));
 }
 
+TEST_F(CliConfirmTest, AnAtRiskReportSaysTheCompilerCanSettleIt) {
+  Result r = Simulate({"--device", "tpu_v5e", "--graph", at_risk_, "--format", "json"});
+  EXPECT_EQ(r.code, kExitDoesNotFit) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"settle_with_compiler\": \"libtpu\""));
+  // The same kernel without its exported call has nothing to compile: AT RISK, no such suggestion.
+  std::ifstream in(at_risk_);
+  std::ostringstream without;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("jax_export:") == std::string::npos) without << line << "\n";
+  }
+  const std::string path = runner_.string() + "_without_export.pbtxt";
+  std::ofstream(path) << without.str();
+  Result hand = Simulate({"--device", "tpu_v5e", "--graph", path});
+  std::filesystem::remove(path);
+  EXPECT_THAT(hand.out, HasSubstr("verdict  AT RISK"));
+  EXPECT_THAT(hand.out, ::testing::Not(HasSubstr("settle the AT RISK")));
+}
+
 TEST_F(CliConfirmTest, AtRiskModeCompilesNothingWhenTheModelIsSure) {
   RunnerPrints(R"({"verdict": "fits", "confirmed_verdict": "FITS"})");
   Result r = Simulate({"--device", "tpu_v6e", "--graph", at_risk_, "--confirm", "at-risk"});

@@ -2,6 +2,7 @@
 // the engine's verdict is worded as XLA words it, and libtpu confirms it on request (--confirm).
 // Registered with the driver (sim/frontend.h).
 #include <memory>
+#include <string>
 
 #include "backends/tpu/libtpu_confirm.h"
 #include "backends/tpu/pallas_lowering.h"
@@ -33,6 +34,10 @@ class TpuFrontEnd : public FrontEnd {
 
   absl::StatusOr<CompilerConfirmation> Confirm(const Kernel& kernel, const DeviceModel& device) const override {
     return ConfirmWithLibtpu(kernel.source, kernel.origin, device);
+  }
+
+  std::string ConfirmingCompiler(const Kernel& kernel) const override {
+    return kernel.source.pallas().jax_export().empty() ? "" : "libtpu";
   }
 };
 

@@ -347,6 +347,14 @@ absl::StatusOr<Report> SimulateKernel(Kernel kernel, const DeviceModel& device, 
     } else if (confirm == "at-risk") {
       report.add_notes("--confirm at-risk: the verdict is not AT RISK, so nothing was compiled");
     }
+    const std::string compiler = kernel.front_end->ConfirmingCompiler(kernel);
+    if (report.verdict() == AT_RISK && !report.has_confirmation() && !compiler.empty()) {
+      // After the fixes that change the kernel: this one changes nothing.
+      Suggestion* settle = report.add_suggestions();
+      settle->set_text(absl::StrCat("or keep it as it is and let ", compiler, " settle the AT RISK: --confirm at-risk ",
+                                    "compiles it on this host and reports its verdict (Python: confirm=\"at_risk\")"));
+      settle->set_settle_with_compiler(compiler);
+    }
   }
   RETURN_IF_ERROR(WritePictures(flags, device, &report));
   return report;
