@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -267,6 +269,14 @@ absl::StatusOr<std::string> ReadFileToString(absl::string_view path, int64_t max
 }
 
 absl::StatusOr<std::string> ReadFileToString(absl::string_view path) { return ReadFileToString(path, MaxInputBytes()); }
+
+absl::Status WriteStringToFile(absl::string_view path, absl::string_view contents) {
+  std::ofstream out(std::string(path), std::ios::binary | std::ios::trunc);
+  if (out) out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  if (out) out.close();
+  if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "': ", std::strerror(errno)));
+  return absl::OkStatus();
+}
 
 namespace {
 int64_t max_input_bytes = kDefaultMaxInputBytes;

@@ -26,6 +26,9 @@ int64_t MaxInputBytes();
 void SetMaxInputBytes(int64_t bytes);  // < 0: no limit
 absl::StatusOr<std::string> ReadFileToString(absl::string_view path);
 absl::StatusOr<std::string> ReadFileToString(absl::string_view path, int64_t max_bytes);
+// Writes `contents` to `path` (bytes as they are, replacing the file); a failure says "cannot
+// write 'PATH': " and why.
+absl::Status WriteStringToFile(absl::string_view path, absl::string_view contents);
 
 // Parses `contents` (named `origin` in messages) into `message`. Binary input with fields
 // the schema does not know is rejected, so garbage that happens to decode is not accepted.

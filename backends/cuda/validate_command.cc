@@ -2,7 +2,6 @@
 #include "backends/cuda/validate_command.h"
 
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -128,14 +127,6 @@ absl::StatusOr<ValidateFlags> ParseValidateFlags(const std::vector<std::string>&
     return absl::InvalidArgumentError("validate: give --graph FILE (with --sweep), --plan FILE or --replay CSV");
   }
   return flags;
-}
-
-absl::Status WriteFile(const std::string& path, const std::string& contents) {
-  std::ofstream out(path, std::ios::binary);
-  out << contents;
-  out.close();
-  if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
-  return absl::OkStatus();
 }
 
 std::string Today() {
@@ -353,7 +344,7 @@ int RunValidateCommand(int argc, char** argv) {
   for (const auto& [path, contents] : {std::make_pair(flags->csv_path, RenderCsv(rows)),
                                        std::make_pair(flags->json_path, RenderJson(rows, summary, description))}) {
     if (path.empty()) continue;
-    absl::Status written = WriteFile(path, contents);
+    absl::Status written = WriteStringToFile(path, contents);
     if (!written.ok()) {
       std::cerr << "error: " << written.message() << "\n";
       return kExitBadInput;
@@ -451,7 +442,7 @@ int RunProbeCommand(int argc, char** argv) {
   if (out_path.empty()) {
     std::cout << contents;
   } else {
-    absl::Status written = WriteFile(out_path, contents);
+    absl::Status written = WriteStringToFile(out_path, contents);
     if (!written.ok()) {
       std::cerr << "error: " << written.message() << "\n";
       return kExitBadInput;

@@ -11,9 +11,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -69,12 +69,6 @@ class TempDir {
  private:
   std::string path_;
 };
-
-bool WriteFile(const std::string& path, absl::string_view contents) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-  return static_cast<bool>(f);
-}
 
 // How long a compile may take: $SCRATCHSIM_CONFIRM_TIMEOUT seconds, else 900 (the slowest corpus
 // compile took 48 s; a runner that hangs must not hang simulate).
@@ -156,8 +150,11 @@ absl::StatusOr<CompilerConfirmation> ConfirmWithLibtpu(const KernelGraph& source
   if (dir.path().empty()) return Failed("could not create a temporary folder for the compile");
   const std::string script = dir.path() + "/tpu_aot.py";
   const std::string kernel = dir.path() + "/kernel.jaxexport";
-  if (!WriteFile(script, kTpuAotScript) || !WriteFile(kernel, source.pallas().jax_export())) {
-    return Failed(absl::StrCat("could not write the kernel to ", dir.path()));
+  for (const auto& [path, contents] : {std::pair<std::string, absl::string_view>{script, kTpuAotScript},
+                                       {kernel, source.pallas().jax_export()}}) {
+    if (absl::Status written = WriteStringToFile(path, contents); !written.ok()) {
+      return Failed(std::string(written.message()));
+    }
   }
   const char* python = std::getenv("SCRATCHSIM_PYTHON");
   const std::vector<std::string> args = {python != nullptr && *python != '\0' ? python : "python3", script, "confirm",

@@ -33,8 +33,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-# libtpu's verdict on the traced function, as a confirmed verdict (tpu_aot.CONFIRMED_VERDICTS;
-# not imported from tpu_aot, which would start libtpu in this process).
+# libtpu's verdict on the traced function, as a confirmed verdict: tpu_aot.CONFIRMED_VERDICTS,
+# written out because importing tpu_aot would point libtpu's dumps (LIBTPU_INIT_ARGS) at a folder
+# of this process, which every simulate it runs would inherit.
 CONFIRMED = {"fits": "FITS", "vmem_scoped": "DOES_NOT_FIT", "vmem_capacity": "DOES_NOT_FIT",
              "vmem_alloc": "DOES_NOT_FIT", "error": "NOT_COMPILABLE"}
 

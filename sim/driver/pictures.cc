@@ -1,14 +1,12 @@
 #include "sim/driver/pictures.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "sim/planner/plan_map.h"
+#include "sim/proto_io.h"
 #include "sim/status_macros.h"
 #include "sim/timeline.h"
 #include "sim/trace.h"
@@ -33,12 +31,8 @@ absl::Status RefusePicturesWithoutKernel(const ParsedFlags& flags) {
 
 absl::Status WriteOutputFile(absl::string_view flag, const std::string& path, absl::string_view contents) {
   if (path.empty()) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": give a file name"));
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (out) out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-  if (out) out.close();
-  if (!out) {
-    return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot write '", path, "': ", std::strerror(errno)));
-  }
+  const absl::Status written = WriteStringToFile(path, contents);
+  if (!written.ok()) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", written.message()));
   return absl::OkStatus();
 }
 
