@@ -80,10 +80,11 @@ class FrontEnd {
   }
 
   // Compiles the kernel (as the user gave it: `kernel.source`) with the toolchain's real
-  // compiler for `device` and returns what it said (simulate --confirm). Where the compiler cannot
-  // run here the result's `error` says why and the model's verdict stands; a kernel that carries
-  // nothing to compile is bad input.
-  virtual absl::StatusOr<CompilerConfirmation> Confirm(const Kernel& kernel, const DeviceModel& device) const {
+  // compiler for `device` and puts what it said into `report` (simulate --confirm; see
+  // ApplyConfirmation, sim/report.h), with the fixes it measured in this toolchain's words. Where
+  // the compiler cannot run here the confirmation's `error` says why and the model's verdict
+  // stands; a kernel that carries nothing to compile is bad input.
+  virtual absl::Status Confirm(const Kernel& kernel, const DeviceModel& device, Report* report) const {
     return absl::InvalidArgumentError(absl::StrCat("--confirm: ", name(), " kernels have no compiler to confirm with"));
   }
   // The compiler Confirm would run for this kernel ("libtpu"), or "" where it has nothing to

@@ -87,6 +87,12 @@ std::string ConfirmationLines(const CompilerConfirmation& c) {
     absl::StrAppend(&out, "out of VMEM (", c.outcome(), ")",
                     c.size_bytes() > 0 ? absl::StrCat(", ", FormatBytes(c.size_bytes())) : "",
                     c.limit_bytes() > 0 ? absl::StrCat(" against ", FormatBytes(c.limit_bytes())) : "");
+    if (c.requirement_bytes() > 0) {
+      absl::StrAppend(&out, "; with its limit raised to the whole ", FormatBytes(c.capacity_bytes()),
+                      " it compiles, in ", FormatBytes(c.requirement_bytes()), " of scoped VMEM: what it needs");
+    } else if (c.exceeds_capacity()) {
+      absl::StrAppend(&out, "; it does not fit even with its limit at the whole ", FormatBytes(c.capacity_bytes()));
+    }
   } else {
     absl::StrAppend(&out, "it refused the kernel");
   }

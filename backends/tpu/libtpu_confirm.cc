@@ -22,6 +22,7 @@
 #include "absl/strings/strip.h"
 #include "google/protobuf/util/json_util.h"
 #include "backends/tpu/tpu_tiling.h"
+#include "backends/tpu/xla_verdict.h"
 #include "sim/proto_io.h"
 
 extern char** environ;
@@ -157,8 +158,14 @@ absl::StatusOr<CompilerConfirmation> ConfirmWithLibtpu(const KernelGraph& source
     }
   }
   const char* python = std::getenv("SCRATCHSIM_PYTHON");
-  const std::vector<std::string> args = {python != nullptr && *python != '\0' ? python : "python3", script, "confirm",
-                                         "--gen", gen, kernel};
+  const std::vector<std::string> args = {python != nullptr && *python != '\0' ? python : "python3",
+                                         script,
+                                         "confirm",
+                                         "--gen",
+                                         gen,
+                                         "--capacity-bytes",
+                                         absl::StrCat(MaxScopedVmemLimit(device)),
+                                         kernel};
   const std::string out_path = dir.path() + "/out.json", err_path = dir.path() + "/err.txt";
   absl::StatusOr<int> status = Spawn(args, out_path, err_path);
   if (!status.ok()) return Failed(std::string(status.status().message()));
@@ -169,6 +176,45 @@ absl::StatusOr<CompilerConfirmation> ConfirmWithLibtpu(const KernelGraph& source
     out.set_error(absl::StrCat(args[0], " exited with status ", *status, ": ", out.error()));
   }
   return out;
+}
+
+void ApplyLibtpuConfirmation(CompilerConfirmation confirmation, const DeviceModel& device, Report* report) {
+  ApplyConfirmation(std::move(confirmation), report);
+  const CompilerConfirmation& c = report->confirmation();
+  if (!c.error().empty()) return;
+  auto* suggestions = report->mutable_suggestions();
+  if (c.confirmed_verdict() == "FITS") {
+    suggestions->Clear();  // it compiles as it is: nothing to change
+    return;
+  }
+  if (c.confirmed_verdict() != "DOES_NOT_FIT") return;
+  // The limit the model asked for gives way to the one libtpu measured (in its place), or to
+  // none where no limit helps.
+  Suggestion measured;
+  if (c.requirement_bytes() > 0) {
+    measured.set_raise_limit_bytes(c.requirement_bytes());
+    measured.set_resulting_bytes(c.requirement_bytes());
+    measured.set_text(absl::StrCat("pltpu.CompilerParams(vmem_limit_bytes=", c.requirement_bytes(), ") (",
+                                   XlaBytes(c.requirement_bytes()), "): libtpu compiles it at this limit, its scoped VMEM, ",
+                                   "spills included, when compiled with the limit at the whole ",
+                                   XlaBytes(c.capacity_bytes()), " of ", device.name()));
+  }
+  google::protobuf::RepeatedPtrField<Suggestion> kept;
+  for (Suggestion& s : *suggestions) {
+    if (s.raise_limit_bytes() <= 0) {
+      *kept.Add() = std::move(s);
+    } else if (measured.raise_limit_bytes() > 0) {
+      *kept.Add() = std::move(measured);
+      measured.Clear();
+    }
+  }
+  if (measured.raise_limit_bytes() > 0) *kept.Add() = std::move(measured);
+  suggestions->Swap(&kept);
+  if (c.requirement_bytes() == 0 && c.exceeds_capacity()) {
+    report->add_notes(absl::StrCat("libtpu: it does not fit even with vmem_limit_bytes at the whole ",
+                                   XlaBytes(c.capacity_bytes()), " of VMEM of ", device.name(),
+                                   ": no limit helps; smaller blocks do"));
+  }
 }
 
 }  // namespace scratchsim

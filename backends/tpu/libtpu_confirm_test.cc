@@ -81,6 +81,21 @@ TEST_F(LibtpuConfirmTest, ReadsAFailingCompilesFigureAndLimit) {
   EXPECT_EQ(c.limit_bytes(), 16777216);
 }
 
+TEST_F(LibtpuConfirmTest, ReadsWhatAKernelOutOfVmemNeeds) {
+  CompilerConfirmation c = ParseRunnerOutput(
+      "{\"verdict\": \"vmem_scoped\", \"confirmed_verdict\": \"DOES_NOT_FIT\", \"size_bytes\": 67108864, "
+      "\"capacity_bytes\": 134217728, \"requirement_bytes\": 76361728}",
+      "");
+  EXPECT_EQ(c.capacity_bytes(), 134217728);
+  EXPECT_EQ(c.requirement_bytes(), 76361728);
+  EXPECT_FALSE(c.exceeds_capacity());
+  c = ParseRunnerOutput("{\"verdict\": \"vmem_capacity\", \"confirmed_verdict\": \"DOES_NOT_FIT\", "
+                        "\"capacity_bytes\": 16777216, \"exceeds_capacity\": true}",
+                        "");
+  EXPECT_TRUE(c.exceeds_capacity());
+  EXPECT_EQ(c.requirement_bytes(), 0);
+}
+
 TEST_F(LibtpuConfirmTest, ARunnerThatPrintsNoResultIsQuoted) {
   CompilerConfirmation c = ParseRunnerOutput("", "Traceback ...\nModuleNotFoundError: No module named 'jax'\n");
   EXPECT_THAT(c.error(), HasSubstr("printed no result"));
@@ -108,11 +123,12 @@ TEST_F(LibtpuConfirmTest, ADeviceLibtpuHasNoTopologyForIsNotCompiled) {
   EXPECT_THAT(c->error(), HasSubstr("not for tpu_v9_custom"));
 }
 
-// The runner gets the generation and the graph's exported kernel byte for byte.
+// The runner gets the generation, the device's highest scoped limit (v5e: its whole 128 MiB) and
+// the graph's exported kernel byte for byte.
 TEST_F(LibtpuConfirmTest, TheRunnerGetsTheGenerationAndTheExportedKernel) {
   const std::string expected = (dir_ / "expected").string();
   std::ofstream(expected, std::ios::binary) << graph_.pallas().jax_export();
-  UseRunner("[ \"$2 $3 $4\" = \"confirm --gen v5e\" ] && cmp -s \"$5\" " + expected +
+  UseRunner("[ \"$2 $3 $4 $5 $6\" = \"confirm --gen v5e --capacity-bytes 134217728\" ] && cmp -s \"$7\" " + expected +
             " && echo '{\"verdict\": \"fits\", \"confirmed_verdict\": \"FITS\", \"scoped_vmem_bytes\": 123}'");
   absl::StatusOr<CompilerConfirmation> c = ConfirmWithLibtpu(graph_, "kernel.pbtxt", v5e_);
   ASSERT_TRUE(c.ok()) << c.status();
@@ -144,8 +160,83 @@ TEST_F(LibtpuConfirmTest, AMissingInterpreterIsNamed) {
   EXPECT_THAT(c->error(), HasSubstr("/nonexistent/python3"));
 }
 
+// A report as the model leaves it: AT RISK, a block-shape fix, the limit fix the model's high
+// estimate asks for, a second block-shape fix.
+Report ModelReport() {
+  Report report;
+  report.set_verdict(AT_RISK);
+  report.add_suggestions()->set_text("BM=256");
+  Suggestion* limit = report.add_suggestions();
+  limit->set_text("pltpu.CompilerParams(vmem_limit_bytes=17571840)");
+  limit->set_raise_limit_bytes(17571840);
+  report.add_suggestions()->set_text("BN=256");
+  return report;
+}
+
+CompilerConfirmation Compiled(absl::string_view verdict) {
+  CompilerConfirmation c;
+  c.set_confirmed_verdict(std::string(verdict));
+  c.set_capacity_bytes(134217728);
+  return c;
+}
+
+TEST_F(LibtpuConfirmTest, AConfirmedFitLeavesNothingToFix) {
+  Report report = ModelReport();
+  ApplyLibtpuConfirmation(Compiled("FITS"), v5e_, &report);
+  EXPECT_EQ(report.verdict(), FITS);
+  EXPECT_EQ(report.confirmation().model_verdict(), AT_RISK);
+  EXPECT_TRUE(report.suggestions().empty());
+}
+
+TEST_F(LibtpuConfirmTest, TheMeasuredRequirementTakesThePlaceOfTheModelsLimit) {
+  Report report = ModelReport();
+  CompilerConfirmation c = Compiled("DOES_NOT_FIT");
+  c.set_requirement_bytes(16850616);
+  ApplyLibtpuConfirmation(c, v5e_, &report);
+  EXPECT_EQ(report.verdict(), DOES_NOT_FIT);
+  ASSERT_EQ(report.suggestions_size(), 3);
+  EXPECT_EQ(report.suggestions(0).text(), "BM=256");
+  EXPECT_EQ(report.suggestions(1).raise_limit_bytes(), 16850616);
+  EXPECT_THAT(report.suggestions(1).text(), HasSubstr("vmem_limit_bytes=16850616"));
+  EXPECT_THAT(report.suggestions(1).text(), HasSubstr("libtpu compiles it at this limit"));
+  EXPECT_EQ(report.suggestions(2).text(), "BN=256");
+}
+
+TEST_F(LibtpuConfirmTest, AMeasuredRequirementIsAddedWhereTheModelAskedForNoLimit) {
+  Report report;
+  report.set_verdict(FITS);
+  CompilerConfirmation c = Compiled("DOES_NOT_FIT");
+  c.set_requirement_bytes(10371072);
+  ApplyLibtpuConfirmation(c, v5e_, &report);
+  ASSERT_EQ(report.suggestions_size(), 1);
+  EXPECT_EQ(report.suggestions(0).raise_limit_bytes(), 10371072);
+}
+
+TEST_F(LibtpuConfirmTest, AKernelBeyondTheWholeVmemKeepsNoLimitFixAndSaysWhy) {
+  Report report = ModelReport();
+  CompilerConfirmation c = Compiled("DOES_NOT_FIT");
+  c.set_exceeds_capacity(true);
+  ApplyLibtpuConfirmation(c, v5e_, &report);
+  ASSERT_EQ(report.suggestions_size(), 2);
+  EXPECT_EQ(report.suggestions(0).text(), "BM=256");
+  EXPECT_EQ(report.suggestions(1).text(), "BN=256");
+  ASSERT_FALSE(report.notes().empty());
+  EXPECT_THAT(report.notes(report.notes_size() - 1), HasSubstr("no limit helps"));
+}
+
+TEST_F(LibtpuConfirmTest, AConfirmationThatCouldNotCompileChangesOnlyTheRecord) {
+  Report report = ModelReport();
+  CompilerConfirmation c;
+  c.set_error("libtpu is not installed");
+  ApplyLibtpuConfirmation(c, v5e_, &report);
+  EXPECT_EQ(report.verdict(), AT_RISK);
+  EXPECT_EQ(report.suggestions_size(), 3);
+  EXPECT_EQ(report.confirmation().error(), "libtpu is not installed");
+}
+
 // The real compiler, where this host has it (SCRATCHSIM_PYTHON or python3 with jax[tpu] and
-// flatbuffers): each testdata graph compiles as confirm_expected.txt recorded.
+// flatbuffers): each testdata graph compiles as confirm_expected.txt recorded, and a kernel out
+// of VMEM needs what it recorded.
 TEST_F(LibtpuConfirmTest, LibtpuConfirmsAsRecorded) {
   std::ifstream in(kTestdata + "confirm_expected.txt");
   ASSERT_TRUE(in) << "confirm_expected.txt";
@@ -154,7 +245,7 @@ TEST_F(LibtpuConfirmTest, LibtpuConfirmsAsRecorded) {
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
     std::vector<std::string> f = absl::StrSplit(line, ' ');
-    ASSERT_EQ(f.size(), 5u) << line;
+    ASSERT_EQ(f.size(), 6u) << line;
     KernelGraph graph;
     ASSERT_TRUE(LoadProtoFile(kTestdata + "confirm_" + f[0] + ".pbtxt", &graph).ok()) << f[0];
     absl::StatusOr<CompilerConfirmation> c = ConfirmWithLibtpu(graph, f[0], testing::ShippedDevice("tpu_" + f[1]));
@@ -168,9 +259,14 @@ TEST_F(LibtpuConfirmTest, LibtpuConfirmsAsRecorded) {
     EXPECT_EQ(c->outcome(), f[3]) << line;
     EXPECT_EQ(std::to_string(c->confirmed_verdict() == "FITS" ? c->scoped_vmem_bytes() : c->size_bytes()), f[4])
         << line;
+    EXPECT_EQ(c->requirement_bytes() > 0 ? std::to_string(c->requirement_bytes())
+              : c->exceeds_capacity()    ? "exceeds"
+                                         : "-",
+              f[5])
+        << line;
     ++checked;
   }
-  EXPECT_EQ(checked, 5);
+  EXPECT_EQ(checked, 6);
 }
 
 }  // namespace

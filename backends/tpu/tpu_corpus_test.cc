@@ -99,6 +99,10 @@ struct Tally {
   // capacity errors): libtpu needs at least that figure, so our high bound must reach it (to the
   // error's two decimals of a MiB).
   int with_whole_figure = 0, high_holds_figure = 0;
+  // Failing compiles with a figure that `simulate --confirm always` compiled
+  // (tests/data/tpu/confirm_failing.jsonl.gz), and those whose report's bytes are within 1% of the
+  // corpus's figure: libtpu's where it compiled, the model's where it did not.
+  int confirmed = 0, within_confirmed = 0;
 };
 
 struct CorpusResult {
@@ -111,6 +115,15 @@ struct CorpusResult {
   std::map<std::string, bool> counted_scratch_exact;
   std::string header_versions;
   int rows = 0;
+  bool have_confirmed = false;  // confirm_failing.jsonl.gz is here
+  std::vector<std::string> confirmed_misses;
+};
+
+// What `simulate --confirm always` said of a corpus compile that ran out of VMEM
+// (bench/tpu/confirm_cli.py --failing): the error's figure, what it needs (with its limit
+// raised to the whole VMEM), or nothing where it compiled nothing.
+struct Confirmed {
+  int64_t size_bytes = 0, requirement_bytes = 0;
 };
 
 const CorpusResult& Corpus() {
@@ -123,6 +136,15 @@ const CorpusResult& Corpus() {
       Struct s;
       if (!google::protobuf::util::JsonStringToMessage(line, &s).ok()) continue;
       bodies[Str(s, "id")] = {Str(s, "body"), Field(s, "fit") != nullptr && Field(s, "fit")->bool_value()};
+    }
+    std::map<std::string, Confirmed> confirmed;
+    if (HaveTpuData("confirm_failing.jsonl.gz")) {
+      r->have_confirmed = true;
+      for (const std::string& line : ReadGzipLines(dir + "confirm_failing.jsonl.gz")) {
+        Struct s;
+        if (!google::protobuf::util::JsonStringToMessage(line, &s).ok() || Str(s, "confirmed_verdict").empty()) continue;
+        confirmed[Str(s, "id")] = {Num(s, "size_bytes"), Num(s, "requirement_bytes")};
+      }
     }
     std::map<std::string, DeviceModel> devices;
     for (const std::string& line : ReadGzipLines(dir + "corpus.jsonl.gz")) {
@@ -264,6 +286,22 @@ const CorpusResult& Corpus() {
           r->bytes_misses.push_back(absl::StrCat(id, " ", verdict, pre_spill ? " (pre-spill)" : "",
                                                  ": compiler ", figure, ", ours ", ours, " (exact part ", o.exact, ")"));
         }
+        // With --confirm always the report's figure of the same kind is libtpu's (the error's, or
+        // what it needs where the corpus's figure is the requirement); the model's where nothing
+        // was compiled.
+        int64_t reported = ours;
+        if (auto c = confirmed.find(id); c != confirmed.end()) {
+          ++t.confirmed;
+          const bool figure_is_requirement = figure == requirement && requirement > 0;
+          reported = figure_is_requirement ? c->second.requirement_bytes : c->second.size_bytes;
+        }
+        const bool reported_within =
+            std::abs(static_cast<double>(reported - figure)) <= 0.01 * static_cast<double>(figure);
+        t.within_confirmed += reported_within;
+        if (r->have_confirmed && !reported_within && std::string(half) == "all") {
+          r->confirmed_misses.push_back(absl::StrCat(id, " ", verdict, ": compiler ", figure, ", reported ", reported,
+                                                     confirmed.count(id) ? "" : " (not compiled: the model's)"));
+        }
       }
       if (o.prediction == "fits" && verdict != "fits" && verdict != "error") {
         r->false_fits.push_back(absl::StrCat(id, " ", verdict, " ", Str(*result, "size_str")));
@@ -305,6 +343,15 @@ TEST(TpuCorpusTest, PrintsTheAgreementTable) {
   for (const std::string& m : c.limit_misses) std::printf("limit below the requirement: %s\n", m.c_str());
   for (const std::string& m : c.high_misses) std::printf("high bound below the compiler's figure: %s\n", m.c_str());
   for (const std::string& m : c.at_risk_fitting) std::printf("AT RISK, libtpu fits: %s\n", m.c_str());
+  if (c.have_confirmed) {
+    std::printf("\nwith --confirm always (tests/data/tpu/confirm_failing.jsonl.gz):\n"
+                "| gen | failing with a figure | compiled by --confirm | bytes within 1%% |\n");
+    for (const auto& [gen, t] : c.by_half.at("all")) {
+      std::printf("| %s | %d | %d | %d (%s) |\n", gen.c_str(), t.with_figure, t.confirmed, t.within_confirmed,
+                  Percent(t.within_confirmed, t.with_figure).c_str());
+    }
+    for (const std::string& m : c.confirmed_misses) std::printf("with --confirm, bytes off by more than 1%%: %s\n", m.c_str());
+  }
   for (const auto& [gen, t] : c.by_half.at("all")) {
     std::printf("%s: the vmem_limit_bytes that makes the verdict FITS holds libtpu's requirement on %d of %d rows, "
                 "and the figure of %d of %d failing compiles whose figure includes the spills\n",

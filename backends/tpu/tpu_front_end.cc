@@ -32,8 +32,10 @@ class TpuFrontEnd : public FrontEnd {
     return WordTpuReport(kernel.source, lowering, device, report);
   }
 
-  absl::StatusOr<CompilerConfirmation> Confirm(const Kernel& kernel, const DeviceModel& device) const override {
-    return ConfirmWithLibtpu(kernel.source, kernel.origin, device);
+  absl::Status Confirm(const Kernel& kernel, const DeviceModel& device, Report* report) const override {
+    ASSIGN_OR_RETURN(CompilerConfirmation confirmation, ConfirmWithLibtpu(kernel.source, kernel.origin, device));
+    ApplyLibtpuConfirmation(std::move(confirmation), device, report);
+    return absl::OkStatus();
   }
 
   std::string ConfirmingCompiler(const Kernel& kernel) const override {

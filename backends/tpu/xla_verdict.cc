@@ -64,6 +64,12 @@ std::string SpecName(const PallasBlockSpec& spec, absl::string_view fallback, in
 
 }  // namespace
 
+int64_t MaxScopedVmemLimit(const DeviceModel& device) {
+  const MemorySpace* vmem = FindSpace(device, kVmemSpace);
+  if (vmem == nullptr) return 0;
+  return vmem->max_scoped_limit_bytes() > 0 ? vmem->max_scoped_limit_bytes() : vmem->capacity_per_core_bytes();
+}
+
 std::string XlaBytes(int64_t bytes) {
   constexpr double kKiB = 1024.0, kMiB = kKiB * 1024.0, kGiB = kMiB * 1024.0;
   double b = static_cast<double>(bytes);
@@ -225,11 +231,9 @@ absl::Status WordTpuReport(const KernelGraph& source, const PallasLowering& lowe
       if (violations->Get(i).limit() == said_by_the_other) violations->DeleteSubrange(i, 1);
     }
   }
-  const MemorySpace* vmem = FindSpace(device, kVmemSpace);
+  const int64_t allowed = MaxScopedVmemLimit(device);
   for (Suggestion& s : *report->mutable_suggestions()) {
-    if (s.raise_limit_bytes() <= 0 || vmem == nullptr) continue;
-    const int64_t allowed = vmem->max_scoped_limit_bytes() > 0 ? vmem->max_scoped_limit_bytes()
-                                                               : vmem->capacity_per_core_bytes();
+    if (s.raise_limit_bytes() <= 0 || allowed == 0) continue;
     s.set_text(absl::StrCat("pltpu.CompilerParams(vmem_limit_bytes=", s.raise_limit_bytes(), ") (",
                             XlaBytes(s.raise_limit_bytes()),
                             ") is the smallest limit that holds the modelled allocations",

@@ -18,6 +18,10 @@ namespace scratchsim {
 // Bytes the way XLA's TPU messages print them: "19.85M", "64.0K", "512B" (binary units).
 std::string XlaBytes(int64_t bytes);
 
+// The highest scoped VMEM limit a kernel may ask for on `device`: its vmem space's
+// max_scoped_limit_bytes, else its capacity per core; 0 without a vmem space.
+int64_t MaxScopedVmemLimit(const DeviceModel& device);
+
 // "%name = bf16[2048,4096]{1,0:T(8,128)(2,1)} custom-call(x, y), custom_call_target=..." for the
 // pallas_call of `source`, with the extents the engine evaluated (`report`).
 std::string XlaCustomCallString(const KernelGraph& source, const Report& report, const DeviceModel& device);

@@ -4,18 +4,23 @@ said of the traced function.
 
 For a sample of the corpus's compiles (up to --per-kind of each kernel kind on each generation,
 in corpus order), rebuilds the kernel (tpu_kernels.build), traces it into a graph with its
-`pallas.jax_export` (pallas_to_graph.py), runs
+`pallas.jax_export` (pallas_to_graph.py; under the generation's TPU device, as tpu_aot compiles,
+so that kernels whose lowering asks the device kind export too), runs
 
   simulate --device tpu_GEN --graph G --confirm always --format json
 
 (with --all-at-risk also every other row through `--confirm at-risk`, recorded where the model
-says AT RISK and libtpu was run)
+says AT RISK and libtpu was run; with --failing every compile that ran out of VMEM, through
+`--confirm always`, and no sample)
 and records the confirmation beside the corpus's result: the confirmed verdict against libtpu's
-verdict on the traced function, and the bytes (the kernel's scoped VMEM where it fits, the error's
-figure where not) against the corpus's.
+verdict on the traced function, the bytes (the kernel's scoped VMEM where it fits, the error's
+figure where not) against the corpus's, and for a kernel out of VMEM what the confirmation says
+it needs (requirement_bytes, or exceeds_capacity) beside the corpus's requirement_bytes.
 
   JAX_PLATFORMS=cpu python3 bench/tpu/confirm_cli.py tests/data/tpu/corpus.jsonl.gz \\
       tests/data/tpu/export_confirm.jsonl.gz --simulate build/simulate --per-kind 3 --all-at-risk
+  JAX_PLATFORMS=cpu python3 bench/tpu/confirm_cli.py tests/data/tpu/corpus.jsonl.gz \\
+      tests/data/tpu/confirm_failing.jsonl.gz --simulate build/simulate --failing
 
 SCRATCHSIM_PYTHON (the interpreter `simulate` runs libtpu with) defaults to this one.
 """
@@ -32,12 +37,13 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+# Importing tpu_aot points libtpu's dumps (LIBTPU_INIT_ARGS) at a folder of this process; the
+# simulate runs get the environment as it was before.
+_SIMULATE_ENV = dict(os.environ)
+_SIMULATE_ENV.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")  # this process holds libtpu too
+import tpu_aot  # noqa: E402
 
-# libtpu's verdict on the traced function, as a confirmed verdict: tpu_aot.CONFIRMED_VERDICTS,
-# written out because importing tpu_aot would point libtpu's dumps (LIBTPU_INIT_ARGS) at a folder
-# of this process, which every simulate it runs would inherit.
-CONFIRMED = {"fits": "FITS", "vmem_scoped": "DOES_NOT_FIT", "vmem_capacity": "DOES_NOT_FIT",
-             "vmem_alloc": "DOES_NOT_FIT", "error": "NOT_COMPILABLE"}
+CONFIRMED = tpu_aot.CONFIRMED_VERDICTS
 
 
 def corpus_figure(result):
@@ -47,10 +53,11 @@ def corpus_figure(result):
   return result.get("size_bytes")
 
 
-def sample(corpus, gens, per_kind, all_at_risk):
+def sample(corpus, gens, per_kind, all_at_risk, failing=False):
   """(row, mode): up to per_kind rows of each (generation, kind) in corpus order, confirmed
   "always"; with all_at_risk every other row too, confirmed "at-risk" (compiled where the model
-  says AT RISK, as `--confirm at-risk` does, and left out of the record elsewhere)."""
+  says AT RISK, as `--confirm at-risk` does, and left out of the record elsewhere). With failing,
+  every row that ran out of VMEM, confirmed "always", and nothing else."""
   taken, out = {}, []
   with gzip.open(corpus, "rt") as f:
     for line in f:
@@ -58,6 +65,10 @@ def sample(corpus, gens, per_kind, all_at_risk):
       if r.get("header") or r.get("gen") not in gens or "graphs" in r:
         continue  # one pallas_call per function, so that the exported call is the whole compile
       if (r.get("result") or {}).get("verdict") not in CONFIRMED:
+        continue
+      if failing:
+        if r["result"]["verdict"].startswith("vmem"):
+          out.append((r, "always"))
         continue
       key = (r["gen"], r["kind"])
       if taken.get(key, 0) < per_kind:
@@ -74,7 +85,7 @@ def confirm(row, graph, simulate, workdir, mode):
     f.write(graph)
   t0 = time.perf_counter()
   p = subprocess.run([simulate, "--device", f"tpu_{row['gen']}", "--graph", path, "--confirm", mode,
-                      "--format", "json"], capture_output=True, text=True)
+                      "--format", "json"], capture_output=True, text=True, env=_SIMULATE_ENV)
   wall = time.perf_counter() - t0
   os.remove(path)
   out = {"id": row["id"], "gen": row["gen"], "kind": row["kind"], "params": row["params"], "mode": mode,
@@ -104,6 +115,10 @@ def confirm(row, graph, simulate, workdir, mode):
   out["confirmed_verdict"] = c.get("confirmed_verdict")
   out["confirmed_bytes"] = c.get("scoped_vmem_bytes") if c.get("confirmed_verdict") == "FITS" else c.get("size_bytes")
   out["compile_s"] = c.get("compile_s")
+  if out["confirmed_verdict"] == "DOES_NOT_FIT":
+    out.update({k: c[k] for k in ("size_bytes", "limit_bytes", "requirement_bytes", "capacity_bytes",
+                                  "exceeds_capacity") if c.get(k)})
+    out["corpus_requirement_bytes"] = row.get("requirement_bytes")
   out["agree"] = (out["confirmed_verdict"] == out["corpus_verdict"]
                   and (out["corpus_verdict"] == "NOT_COMPILABLE" or out["confirmed_bytes"] == out["corpus_bytes"]))
   return out
@@ -118,14 +133,17 @@ def main(argv):
   p.add_argument("--per-kind", type=int, default=3)
   p.add_argument("--jobs", type=int, default=2)
   p.add_argument("--all-at-risk", action="store_true", help="also every other row through --confirm at-risk")
+  p.add_argument("--failing", action="store_true", help="every row that ran out of VMEM, and no other")
+  p.add_argument("--max-rows", type=int, default=0, help="the first N rows of the selection only (a smoke test)")
   a = p.parse_args(argv)
-  os.environ.setdefault("JAX_PLATFORMS", "cpu")
-  os.environ.setdefault("SCRATCHSIM_PYTHON", sys.executable)
+  _SIMULATE_ENV.setdefault("SCRATCHSIM_PYTHON", sys.executable)
   import jax
   import pallas_to_graph as p2g
   import tpu_kernels
   from importlib.metadata import version
-  rows = sample(a.corpus, a.gens.split(","), a.per_kind, a.all_at_risk)
+  rows = sample(a.corpus, a.gens.split(","), a.per_kind, a.all_at_risk, a.failing)
+  if a.max_rows:
+    rows = rows[:a.max_rows]
   header = {"header": True, "command": "python3 bench/tpu/confirm_cli.py " + " ".join(argv),
             "date": datetime.date.today().isoformat(),
             "versions": {"jax": jax.__version__, "libtpu": version("libtpu")}}
@@ -135,7 +153,8 @@ def main(argv):
     futures = []
     for r, mode in rows:
       fn, args = tpu_kernels.build(r["kind"], r["params"])
-      graph = p2g.graphs_from_function(fn, args, r["id"].replace("/", "_"))[0]
+      with jax.default_device(tpu_aot.device(r["gen"])):
+        graph = p2g.graphs_from_function(fn, args, r["id"].replace("/", "_"))[0]
       futures.append(pool.submit(confirm, r, graph, a.simulate, work, mode))
     for i, f in enumerate(futures):
       res = f.result()
@@ -156,6 +175,11 @@ def main(argv):
         f"{sum(1 for r in compiled if r['agree'])} of them as the corpus says; "
         f"{sum(1 for r in results if r.get('refused_by_model'))} refused by the model before compiling; "
         f"{agree} of {len(results)} agree with the corpus", flush=True)
+  measured = [r for r in compiled if r.get("requirement_bytes") and r.get("corpus_requirement_bytes")]
+  print(f"what a kernel out of VMEM needs: {sum(1 for r in compiled if r.get('requirement_bytes'))} measured, "
+        f"{sum(1 for r in compiled if r.get('exceeds_capacity'))} beyond the whole VMEM; "
+        f"{sum(1 for r in measured if r['requirement_bytes'] == r['corpus_requirement_bytes'])} of the "
+        f"{len(measured)} the corpus measured too are its figure to the byte", flush=True)
   return 0
 
 

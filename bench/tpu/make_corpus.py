@@ -50,10 +50,6 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-MiB = 1 << 20
-# VMEM of one TensorCore (docs/tpu.md); the at-capacity retry sets the scoped limit to it.
-CAPACITY = {"v4": 16 * MiB, "v5e": 128 * MiB, "v5p": 64 * MiB, "v6e": 128 * MiB, "v7x": 64 * MiB}
-
 
 def row_id(gen, kind, params):
   h = hashlib.sha1(json.dumps(params, sort_keys=True).encode()).hexdigest()[:10]
@@ -109,9 +105,10 @@ def make_row(gen, kind, params, verify):
   req = None
   if res["verdict"] == "fits" and res.get("pallas"):
     req = res["pallas"]["total_bytes"]
-  elif (res["verdict"].startswith("vmem") and gen in CAPACITY
-        and (res.get("size_bytes") or 0) <= CAPACITY[gen] and res["compile_s"] < 8):
-    cap = compile_with_limit(kind, params, gen, CAPACITY[gen])
+  elif (res["verdict"].startswith("vmem") and gen in tpu_aot.VMEM_CAPACITY
+        and (res.get("size_bytes") or 0) <= tpu_aot.VMEM_CAPACITY[gen] and res["compile_s"] < 8):
+    # the at-capacity retry sets the scoped limit to the TensorCore's whole VMEM
+    cap = compile_with_limit(kind, params, gen, tpu_aot.VMEM_CAPACITY[gen])
     row["at_capacity"] = cap
     if cap["verdict"] == "fits" and cap.get("pallas"):
       req = cap["pallas"]["total_bytes"]
@@ -250,7 +247,7 @@ def finalize(a, argv, partial, t0):
                             "LIBTPU_INIT_ARGS": "--xla_jf_dump_to=<tmp> --xla_jf_dump_llo_text=false "
                                                 "--xla_jf_dump_hlo_text=false "
                                                 "--xla_jf_dump_category_filter=memory-report"},
-            "topologies": tpu_aot.TOPOLOGIES, "capacity_bytes": CAPACITY,
+            "topologies": tpu_aot.TOPOLOGIES, "capacity_bytes": tpu_aot.VMEM_CAPACITY,
             "rows": len(rows), "wall_s_this_run": round(time.time() - t0, 1)}
   os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
   with gzip.open(a.out, "wt", compresslevel=9) as f:

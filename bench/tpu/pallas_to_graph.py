@@ -194,7 +194,9 @@ def graph_from_eqn(eqn, graph_name):
   try:
     lines.append(f"  jax_export: {_bytes_literal(export_call(eqn))}")
   except Exception as e:  # pylint: disable=broad-except
-    lines.insert(1, f"# not exported ({type(e).__name__}: {str(e)[:200]}); simulate --confirm cannot compile it")
+    lines.insert(1, f"# not exported ({type(e).__name__}: {str(e)[:200]}); simulate --confirm cannot compile it "
+                    "(a kernel whose lowering asks the TPU's device kind exports when traced under the generation's "
+                    "device: scratchsim.pallas.to_graph(..., device=))")
   lines.append("}")
   return "\n".join(lines) + "\n"
 

@@ -23,7 +23,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tpu_aot  # noqa: E402  (first: sets the environment libtpu needs)
 
-CAPACITY = {"v4": 16 << 20, "v5e": 128 << 20, "v5p": 64 << 20, "v6e": 128 << 20, "v7x": 64 << 20}
+CAPACITY = tpu_aot.VMEM_CAPACITY
 TILE = 4096  # one f32[8, 128] tile: the scratch grows by whole tiles
 
 

@@ -11,9 +11,10 @@ allocation of each custom call, with its size and tag, and their total).
   res["verdict"]                      # fits | vmem_scoped | vmem_capacity | vmem_alloc | error
   res["pallas"]["total_bytes"]        # scoped VMEM of the Pallas call (vmem_report.html)
 
-  python3 tpu_aot.py confirm --gen v5e kernel.jaxexport
+  python3 tpu_aot.py confirm --gen v5e [--capacity-bytes N] kernel.jaxexport
       compiles a graph's exported call (pallas.jax_export) and prints what libtpu said as one JSON
-      line: what `simulate --confirm` runs (this file is built into the binary).
+      line, with what a kernel out of VMEM needs (requirement()): what `simulate --confirm` runs
+      (this file is built into the binary).
 
 Versions this was written against: jax 0.10.2, jaxlib 0.10.2, libtpu 0.0.42.1 (see README.md).
 """
@@ -55,6 +56,11 @@ TOPOLOGIES = {
     "v7x": "tpu7x:2x2x1",
 }
 GENERATIONS = list(TOPOLOGIES)
+
+# VMEM of one TensorCore, the highest scoped limit a kernel may ask for: the vmem space's
+# max_scoped_limit_bytes in models/devices/tpu_*.textproto, which cite their sources
+# (tests/python/test_tpu_oracle.py holds the two equal).
+VMEM_CAPACITY = {"v4": 16 << 20, "v5e": 128 << 20, "v5p": 64 << 20, "v6e": 128 << 20, "v7x": 64 << 20}
 
 _DEVICES = {}
 
@@ -348,14 +354,75 @@ def compile_kernel(fn, args, gen, options=None, keep_message=6000):
   return out
 
 
-def compile_exported(blob, gen, options=None):
-  """Compiles a kernel that jax.export serialized (a graph's `pallas.jax_export`, written by
-  pallas_to_graph.export_call) for the generation, as compile_kernel does the traced function."""
+def compile_exported(exported, gen, options=None):
+  """Compiles a kernel that jax.export exported (a graph's `pallas.jax_export`, written by
+  pallas_to_graph.export_call: the serialized bytes, or the Exported) for the generation, as
+  compile_kernel does the traced function."""
   import jax
   from jax import export
-  exported = export.deserialize(bytearray(blob))
+  if isinstance(exported, (bytes, bytearray)):
+    exported = export.deserialize(bytearray(exported))
   args = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in exported.in_avals]
   return compile_kernel(exported.call, args, gen, options=options)
+
+
+def with_vmem_limit(exported, limit_bytes):
+  """The Exported with every Pallas kernel's scoped VMEM limit (its
+  CompilerParams.vmem_limit_bytes) set to limit_bytes: the "scoped_memory_configs" entry of memory
+  space 1 (VMEM) in the tpu_custom_call's backend config, where Pallas writes that limit (jax
+  0.10.2, jax/_src/tpu_custom_call.py). Returns (Exported, how many kernels it changed)."""
+  import dataclasses
+  from jax._src.export import _export
+  from jax._src.interpreters import mlir
+  from jax._src.lib.mlir import ir
+  changed = 0
+
+  def visit(op):
+    nonlocal changed
+    if (op.name == "stablehlo.custom_call" and "call_target_name" in op.attributes
+        and ir.StringAttr(op.attributes["call_target_name"]).value == "tpu_custom_call"):
+      config = json.loads(ir.StringAttr(op.attributes["backend_config"]).value)
+      scoped = [c for c in config.get("scoped_memory_configs", []) if c.get("memory_space") != 1]
+      config["scoped_memory_configs"] = scoped + [{"memory_space": 1, "offset": 0, "size": int(limit_bytes)}]
+      op.attributes["backend_config"] = ir.StringAttr.get(json.dumps(config))
+      changed += 1
+    return ir.WalkResult.ADVANCE
+
+  with mlir.make_ir_context():
+    module = ir.Module.parse(exported.mlir_module())
+    module.operation.walk(visit)
+    serialized = _export._module_to_bytecode(module)
+  return dataclasses.replace(exported, mlir_module_serialized=serialized), changed
+
+
+def requirement(exported, gen, first, capacity_bytes=None):
+  """What a kernel that ran out of VMEM at its limit (first: compile_kernel's result) needs, as
+  confirmation() records it: capacity_bytes (default VMEM_CAPACITY), and requirement_bytes, the
+  scoped VMEM libtpu reports when it compiles the kernel with its limit raised to capacity_bytes
+  (the smallest limit at which it compiles: make_corpus.py's --verify-every check, fits at it and
+  fails 1 B below), or exceeds_capacity where it fails even there. No second compile where the
+  first already says so: a capacity or one-allocation error, an E1001 whose limit was capacity
+  already or whose figure (what was allocated when it failed, so at most the need) is above it.
+  {} for a kernel that fits or that Mosaic refused."""
+  capacity = int(capacity_bytes or VMEM_CAPACITY[gen])
+  verdict = first["verdict"]
+  if not verdict.startswith("vmem"):
+    return {}
+  out = {"capacity_bytes": capacity}
+  if (verdict != "vmem_scoped" or (first.get("limit_bytes") or 0) >= capacity
+      or (first.get("size_bytes") or 0) > capacity):
+    out["exceeds_capacity"] = True
+    return out
+  raised, changed = with_vmem_limit(exported, capacity)
+  if not changed:
+    return {}  # nothing of a Pallas kernel to raise: the failure was another op's
+  again = compile_exported(raised, gen)
+  out["requirement_compile_s"] = again["compile_s"]
+  if again["verdict"] == "fits" and (again.get("pallas") or {}).get("total_bytes"):
+    out["requirement_bytes"] = again["pallas"]["total_bytes"]
+  elif again["verdict"].startswith("vmem"):
+    out["exceeds_capacity"] = True
+  return out
 
 
 # libtpu's outcome of a compile as a verdict of scratchsim's report.
@@ -363,11 +430,12 @@ CONFIRMED_VERDICTS = {"fits": "FITS", "vmem_scoped": "DOES_NOT_FIT", "vmem_capac
                       "vmem_alloc": "DOES_NOT_FIT", "error": "NOT_COMPILABLE"}
 
 
-def confirmation(r, gen):
+def confirmation(r, gen, need=None):
   """What a compile_kernel result says of the kernel, as a report records it: libtpu's verdict,
   the confirmed verdict (FITS, DOES_NOT_FIT, NOT_COMPILABLE), the kernel's scoped VMEM from
-  libtpu's report when it fits, else the error's figure, limit and message; the topology and
-  versions. One place for the Python API (scratchsim.pallas.check) and `simulate --confirm`."""
+  libtpu's report when it fits, else the error's figure, limit and message, and what it needs
+  (requirement(): need); the topology and versions; compile_s counts both compiles. One place
+  for the Python API (scratchsim.pallas.check) and `simulate --confirm`."""
   out = {"verdict": r["verdict"], "confirmed_verdict": CONFIRMED_VERDICTS.get(r["verdict"], "NOT_COMPILABLE"),
          "compile_s": r.get("compile_s"), "topology": TOPOLOGIES[gen], "versions": versions()}
   if r["verdict"] == "fits":
@@ -375,6 +443,9 @@ def confirmation(r, gen):
   else:
     out.update({k: r[k] for k in ("size_bytes", "limit_bytes") if r.get(k) is not None})
     out["message"] = (r.get("message") or "")[:600]
+  out.update({k: v for k, v in (need or {}).items() if k != "requirement_compile_s"})
+  if need and need.get("requirement_compile_s"):
+    out["compile_s"] = round(out["compile_s"] + need["requirement_compile_s"], 4)
   return out
 
 
@@ -385,6 +456,8 @@ def confirm_main(argv):
   import argparse
   p = argparse.ArgumentParser(prog="tpu_aot.py confirm")
   p.add_argument("--gen", required=True, choices=GENERATIONS)
+  p.add_argument("--capacity-bytes", type=int, default=None,
+                 help="the highest scoped limit, for the retry of a kernel out of VMEM (default VMEM_CAPACITY)")
   p.add_argument("file")
   a = p.parse_args(argv)
   # An ahead-of-time compile on the CPU opens no TPU: another process holding libtpu (a sweep, a
@@ -397,7 +470,10 @@ def confirm_main(argv):
   try:
     with open(a.file, "rb") as f:
       blob = f.read()
-    out = confirmation(compile_exported(blob, a.gen), a.gen)
+    from jax import export
+    exported = export.deserialize(bytearray(blob))
+    first = compile_exported(exported, a.gen)
+    out = confirmation(first, a.gen, requirement(exported, a.gen, first, a.capacity_bytes))
   except Exception as e:  # no JAX or libtpu, a blob of another JAX, libtpu refusing to start
     out = {"error": f"{type(e).__name__}: {e}"[:600]}
   print(json.dumps(out), flush=True)

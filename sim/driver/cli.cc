@@ -342,8 +342,7 @@ absl::StatusOr<Report> SimulateKernel(Kernel kernel, const DeviceModel& device, 
     RETURN_IF_ERROR(kernel.front_end->Word(kernel, device, &report));
     if (report.fits() != fits) return absl::InternalError(absl::StrCat(kernel.front_end->name(), " changed the verdict"));
     if (confirm == "always" || (confirm == "at-risk" && report.verdict() == AT_RISK)) {
-      ASSIGN_OR_RETURN(CompilerConfirmation confirmation, kernel.front_end->Confirm(kernel, device));
-      ApplyConfirmation(std::move(confirmation), &report);
+      RETURN_IF_ERROR(kernel.front_end->Confirm(kernel, device, &report));
     } else if (confirm == "at-risk") {
       report.add_notes("--confirm at-risk: the verdict is not AT RISK, so nothing was compiled");
     }

@@ -126,6 +126,8 @@ def check_case(oracle, kind, params, gen, tmp_path):
     confirmed = _simulate(graph, gen, tmp_path, "--confirm", "always")["confirmation"]
     assert not confirmed.get("error"), confirmed
     assert confirmed["outcome"] == truth, f"simulate --confirm: libtpu says {confirmed['outcome']}, directly {truth}"
+    if truth.startswith("vmem"):  # out of VMEM: what it needs, or that the whole VMEM is too small
+      assert confirmed.get("requirement_bytes", 0) > confirmed.get("limit_bytes", 0) or confirmed.get("exceeds_capacity"), confirmed
   return ours["verdict"], truth
 
 

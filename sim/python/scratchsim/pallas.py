@@ -38,20 +38,31 @@ def _tracer():
     return _pallas_to_graph
 
 
-def trace(fn, *args, name: str | None = None) -> list:
+def trace(fn, *args, name: str | None = None, device: str | None = None) -> list:
     """The KernelGraph textproto of every pallas_call that fn(*args) makes (args may be
-    jax.ShapeDtypeStruct), in call order."""
+    jax.ShapeDtypeStruct), in call order.
+
+    device: a TPU generation ("tpu_v6e") whose device the kernels are traced and exported under
+    (needs libtpu): each graph's exported call (pallas.jax_export, what `simulate --confirm`
+    compiles) is then lowered for that generation. Kernels whose lowering asks the TPU's device
+    kind (ragged paged attention) export only so; the others export without it, for any
+    generation."""
     tracer = _tracer()
     graph_name = name or getattr(fn, "__name__", None) or "pallas_kernel"
     try:
-        return tracer.graphs_from_function(fn, args, graph_name)
+        if device is None:
+            return tracer.graphs_from_function(fn, args, graph_name)
+        import jax
+        aot, gen = _aot_for(device)
+        with jax.default_device(aot.device(gen)):
+            return tracer.graphs_from_function(fn, args, graph_name)
     except ValueError as e:
         raise Error(str(e)) from None
 
 
-def to_graph(fn, *args, name: str | None = None, index: int | None = None) -> str:
-    """The graph of fn's pallas_call (the `index`th when it makes several)."""
-    graphs = trace(fn, *args, name=name)
+def to_graph(fn, *args, name: str | None = None, index: int | None = None, device: str | None = None) -> str:
+    """The graph of fn's pallas_call (the `index`th when it makes several); device as trace()'s."""
+    graphs = trace(fn, *args, name=name, device=device)
     if index is None:
         if len(graphs) != 1:
             raise Error(f"fn makes {len(graphs)} pallas_calls: pass index=, or use check_all()")
@@ -76,6 +87,17 @@ def _aot():
     return _tpu_aot, None
 
 
+def _aot_for(device: str):
+    """(scratchsim._tpu_aot, generation) for tracing under `device`; an Error where libtpu cannot."""
+    aot, why = _aot()
+    gen = _generation(device)
+    if aot is None:
+        raise Error(f"device={device!r}: {why.split(':')[0]}")
+    if gen not in aot.TOPOLOGIES:
+        raise Error(f"device={device!r}: libtpu has no topology for it here (known: {', '.join(aot.TOPOLOGIES)})")
+    return aot, gen
+
+
 def _confirm(report: dict, fn, args, device: str) -> None:
     """Compiles fn(*args) with libtpu for `device` and adds what it said to `report`."""
     aot, why = _aot()
@@ -90,7 +112,20 @@ def _confirm(report: dict, fn, args, device: str) -> None:
     except Exception as e:  # libtpu refused to start (another process holds it, a bad install, ...)
         report["libtpu"] = {"error": f"libtpu could not compile here: {type(e).__name__}: {e}"[:600]}
         return
-    report["libtpu"] = aot.confirmation(r, gen)
+    need, why_not = {}, None
+    if r["verdict"].startswith("vmem"):
+        # what it needs: the same function exported, its kernels' limit raised to the whole VMEM
+        try:
+            import jax
+            from jax import export
+            with jax.default_device(aot.device(gen)):
+                exported = export.export(jax.jit(fn), platforms=["tpu"])(*args)
+            need = aot.requirement(exported, gen, r)
+        except Exception as e:  # a kernel whose lowering jax.export cannot run (ragged paged attention)
+            why_not = f"not measured: {type(e).__name__}: {e}"[:300]
+    report["libtpu"] = aot.confirmation(r, gen, need)
+    if why_not:
+        report["libtpu"]["requirement_error"] = why_not
     report["confirmed_verdict"] = report["libtpu"].pop("confirmed_verdict")
 
 
@@ -103,8 +138,9 @@ def check(fn, *args, device: str = "tpu_v5e", params: Mapping[str, Any] | None =
     confirm: "at_risk" (or True) compiles fn(*args) with libtpu when the verdict is AT_RISK,
     "always" every time (seconds to a minute a compile, on the CPU). The report then has
     "libtpu" (its verdict: fits, vmem_scoped, vmem_capacity, vmem_alloc or error; the scoped VMEM
-    it reports for the kernel when it fits, else its figure, limit and message; the topology and
-    versions) and "confirmed_verdict" (FITS, DOES_NOT_FIT or NOT_COMPILABLE). Where libtpu cannot
+    it reports for the kernel when it fits, else its figure, limit and message, and what it needs:
+    requirement_bytes, its scoped VMEM with the kernels' limit raised to the whole VMEM
+    (capacity_bytes), or exceeds_capacity; the topology and versions) and "confirmed_verdict" (FITS, DOES_NOT_FIT or NOT_COMPILABLE). Where libtpu cannot
     be used, "libtpu" has "error" saying why, and the model's verdict stands. libtpu compiles
     the function as it is: `params` do not reach it."""
     if confirm not in (False, True, "at_risk", "always"):
