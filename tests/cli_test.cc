@@ -364,7 +364,7 @@ TEST_F(CliConfirmTest, AtRiskModeCompilesNothingWhenTheModelIsSure) {
 // fails it (the runner prints what libtpu printed, backends/tpu/testdata/confirm_expected.txt).
 TEST_F(CliConfirmTest, AHoldoutBandMissReadsFitsUnlessTheCompilerIsAlwaysAsked) {
   const std::string graph = Source("backends/tpu/testdata/confirm_holdout_band_miss.pbtxt");
-  RunnerPrints(R"({"verdict": "vmem_scoped", "confirmed_verdict": "DOES_NOT_FIT", "size_bytes": 10370417, "limit_bytes": 10244588})");
+  RunnerPrints(R"({"verdict": "vmem_scoped", "confirmed_verdict": "DOES_NOT_FIT", "size_bytes": 10370417, "limit_bytes": 10244588, "capacity_bytes": 67108864, "requirement_bytes": 10371072})");
   Result at_risk = Simulate({"--device", "tpu_v7x", "--graph", graph, "--confirm", "at-risk"});
   EXPECT_EQ(at_risk.code, kExitFits) << at_risk.err;
   EXPECT_FALSE(RunnerRan());
@@ -372,6 +372,16 @@ TEST_F(CliConfirmTest, AHoldoutBandMissReadsFitsUnlessTheCompilerIsAlwaysAsked) 
   EXPECT_EQ(always.code, kExitDoesNotFit) << always.err;
   EXPECT_THAT(always.out, HasSubstr("verdict  DOES NOT FIT, confirmed:"));
   EXPECT_THAT(always.out, HasSubstr("model    FITS"));
+}
+
+// What libtpu measured a kernel out of VMEM needs is the verdict line's last word and the fix.
+TEST_F(CliConfirmTest, TheMeasuredRequirementIsTheFix) {
+  const std::string graph = Source("backends/tpu/testdata/confirm_holdout_band_miss.pbtxt");
+  RunnerPrints(R"({"verdict": "vmem_scoped", "confirmed_verdict": "DOES_NOT_FIT", "size_bytes": 10370417, "limit_bytes": 10244588, "capacity_bytes": 67108864, "requirement_bytes": 10371072})");
+  Result r = Simulate({"--device", "tpu_v7x", "--graph", graph, "--confirm", "always"});
+  EXPECT_EQ(r.code, kExitDoesNotFit) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("with its limit raised to the whole 67108864 B (64.0 MiB) it compiles, in 10371072 B"));
+  EXPECT_THAT(r.out, HasSubstr("to fit:\n  - pltpu.CompilerParams(vmem_limit_bytes=10371072) (9.89M): libtpu compiles it"));
 }
 
 TEST_F(CliConfirmTest, WithoutTheCompilerTheModelsVerdictStandsAndSaysWhy) {

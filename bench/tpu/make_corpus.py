@@ -15,7 +15,8 @@ Per kernel and generation, one row (JSON), fields:
   default_limit_bytes                      the generation's default scoped VMEM limit
   vmem_limit_bytes                         the kernel's own CompilerParams.vmem_limit_bytes
   graph                                    pallas_to_graph.py's KernelGraph textproto of its
-                                           pallas_call (graphs: all of them if several)
+                                           pallas_call (graphs: all of them if several),
+                                           without its exported call (the model does not read it)
   trace_error                              why no graph, if tracing failed
   result                                   tpu_aot.compile_kernel(): verdict (fits |
                                            vmem_scoped | vmem_capacity | vmem_alloc | error;
@@ -94,7 +95,7 @@ def make_row(gen, kind, params, verify):
     row["result"] = {"verdict": "build_error", "message": f"{type(e).__name__}: {e}"[:3000]}
     return row
   try:
-    graphs = p2g.graphs_from_function(fn, args, row["id"].replace("/", "_"))
+    graphs = p2g.graphs_from_function(fn, args, row["id"].replace("/", "_"), export=False)
     row["graph"] = graphs[0]
     if len(graphs) > 1:
       row["graphs"] = graphs

@@ -133,8 +133,9 @@ def _vmem_limit(params):
   return None
 
 
-def graph_from_eqn(eqn, graph_name):
-  """The KernelGraph textproto of one pallas_call equation."""
+def graph_from_eqn(eqn, graph_name, export=True):
+  """The KernelGraph textproto of one pallas_call equation; with export, its exported call too
+  (pallas.jax_export, for simulate --confirm; 5-15 KB a graph that the model does not read)."""
   gm = eqn.params["grid_mapping"]
   # A dynamic grid extent (DynamicGridDim, e.g. megablox gmm's active tiles) has no static
   # value; 2 stands for "more than one" (only extent 1 changes the buffering).
@@ -192,7 +193,8 @@ def graph_from_eqn(eqn, graph_name):
   except Exception as e:  # pylint: disable=broad-except
     lines.insert(1, f"# body not read ({type(e).__name__}: {e}); spills are not estimated")
   try:
-    lines.append(f"  jax_export: {_bytes_literal(export_call(eqn))}")
+    if export:
+      lines.append(f"  jax_export: {_bytes_literal(export_call(eqn))}")
   except Exception as e:  # pylint: disable=broad-except
     lines.insert(1, f"# not exported ({type(e).__name__}: {str(e)[:200]}); simulate --confirm cannot compile it "
                     "(a kernel whose lowering asks the TPU's device kind exports when traced under the generation's "
@@ -241,9 +243,10 @@ def pallas_call_equations(fn, args):
   return eqns
 
 
-def graphs_from_function(fn, args, name):
+def graphs_from_function(fn, args, name, export=True):
+  """graph_from_eqn of every pallas_call fn(*args) makes, in call order."""
   eqns = pallas_call_equations(fn, args)
-  return [graph_from_eqn(e, name if len(eqns) == 1 else f"{name}_{k}") for k, e in enumerate(eqns)]
+  return [graph_from_eqn(e, name if len(eqns) == 1 else f"{name}_{k}", export) for k, e in enumerate(eqns)]
 
 
 def example_matmul(m=8192, n=8192, k=8192, bm=2048, bn=2048, bk=2048):

@@ -365,7 +365,7 @@ def main():
       for kind, params in FAMILIES[a.family]():
         fn, args = tpu_kernels.build(kind, params)
         key = hashlib.sha1(json.dumps(params, sort_keys=True).encode()).hexdigest()[:10]
-        graph = pallas_to_graph.graphs_from_function(fn, args, f"{gen}_{kind}_{key}")[0]
+        graph = pallas_to_graph.graphs_from_function(fn, args, f"{gen}_{kind}_{key}", export=False)[0]
         r = make_corpus.compile_with_limit(kind, params, gen, limit)
         allocations = [x for k in ((r.get("report") or {}).get("kernels") or {}).values() for x in k["allocations"]]
         result = {"verdict": r["verdict"], "compile_s": r.get("compile_s"),

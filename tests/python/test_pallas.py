@@ -154,11 +154,24 @@ def test_confirm_without_libtpu_says_why_and_keeps_the_verdict():
     assert report["verdict"] == "FITS" and "confirmed_verdict" not in report
 
 
+def _run_with_libtpu(script):
+    """The JSON last line `script` prints, run in a process of its own: libtpu must see its
+    environment before JAX starts, and takes one process at a time."""
+    import json
+    import subprocess
+    import sys
+    from test_tpu_oracle import _libtpu_busy
+    if _libtpu_busy():
+        pytest.skip("another process holds libtpu (/tmp/libtpu_lockfile)")
+    env = dict(os.environ, JAX_PLATFORMS="cpu", TPU_SKIP_MDS_QUERY="1")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 # Flash attention's backward dq kernel, q and k blocks of 2048 with k steps of 512 (corpus row
 # v5e/flash_bwd_dq/19b7204447): the register-spill band reaches past v5e's 16 MiB scoped limit, so
-# the model says AT RISK; libtpu compiles it in 16,703,488 B, 73,728 B below the limit. Run in a
-# process of its own: libtpu must see its environment before JAX starts, and takes one process at
-# a time.
+# the model says AT RISK; libtpu compiles it in 16,703,488 B, 73,728 B below the limit.
 _FLASH_AT_RISK = """
 import json, jax, jax.numpy as jnp
 import scratchsim.pallas as ssp
@@ -177,16 +190,7 @@ print(json.dumps({k: r.get(k) for k in ("verdict", "confirmed_verdict", "libtpu"
 @pytest.mark.skipif(not _libtpu_installed(), reason="libtpu is not installed (pip install 'jax[tpu]==0.10.2'): "
                     "the unconfirmed path is tested instead")
 def test_confirm_with_libtpu_settles_an_at_risk_kernel():
-    import json
-    import subprocess
-    import sys
-    from test_tpu_oracle import _libtpu_busy
-    if _libtpu_busy():
-        pytest.skip("another process holds libtpu (/tmp/libtpu_lockfile)")
-    env = dict(os.environ, JAX_PLATFORMS="cpu", TPU_SKIP_MDS_QUERY="1")
-    out = subprocess.run([sys.executable, "-c", _FLASH_AT_RISK], capture_output=True, text=True, env=env, timeout=600)
-    assert out.returncode == 0, out.stderr[-2000:]
-    r = json.loads(out.stdout.strip().splitlines()[-1])
+    r = _run_with_libtpu(_FLASH_AT_RISK)
     assert r["verdict"] == "AT_RISK"
     assert r["libtpu"]["verdict"] == "fits" and r["confirmed_verdict"] == "FITS"
     assert r["libtpu"]["scoped_vmem_bytes"] == 16703488
@@ -209,17 +213,7 @@ print(json.dumps({k: r.get(k) for k in ("verdict", "confirmed_verdict", "libtpu"
 @pytest.mark.skipif(not _libtpu_installed(), reason="libtpu is not installed (pip install 'jax[tpu]==0.10.2'): "
                     "the unconfirmed path is tested instead")
 def test_confirm_measures_what_a_kernel_out_of_vmem_needs():
-    import json
-    import subprocess
-    import sys
-    from test_tpu_oracle import _libtpu_busy
-    if _libtpu_busy():
-        pytest.skip("another process holds libtpu (/tmp/libtpu_lockfile)")
-    env = dict(os.environ, JAX_PLATFORMS="cpu", TPU_SKIP_MDS_QUERY="1")
-    out = subprocess.run([sys.executable, "-c", _OUT_OF_VMEM % BENCH], capture_output=True, text=True, env=env,
-                         timeout=600)
-    assert out.returncode == 0, out.stderr[-2000:]
-    r = json.loads(out.stdout.strip().splitlines()[-1])
+    r = _run_with_libtpu(_OUT_OF_VMEM % BENCH)
     assert r["verdict"] == "FITS" and r["confirmed_verdict"] == "DOES_NOT_FIT"
     assert r["libtpu"]["capacity_bytes"] == 64 * 2**20 and r["libtpu"]["requirement_bytes"] == 10371072
 
@@ -245,16 +239,7 @@ print(json.dumps({"plain": "jax_export" in plain, "traced": "jax_export" in trac
 @pytest.mark.skipif(not _libtpu_installed(), reason="libtpu is not installed (pip install 'jax[tpu]==0.10.2'): "
                     "no TPU device to trace under")
 def test_a_kernel_that_asks_the_device_kind_exports_when_traced_under_the_device():
-    import json
-    import subprocess
-    import sys
-    from test_tpu_oracle import _libtpu_busy
-    if _libtpu_busy():
-        pytest.skip("another process holds libtpu (/tmp/libtpu_lockfile)")
-    env = dict(os.environ, JAX_PLATFORMS="cpu", TPU_SKIP_MDS_QUERY="1", ALLOW_MULTIPLE_LIBTPU_LOAD="1")
-    out = subprocess.run([sys.executable, "-c", _RAGGED % BENCH], capture_output=True, text=True, env=env, timeout=600)
-    assert out.returncode == 0, out.stderr[-2000:]
-    r = json.loads(out.stdout.strip().splitlines()[-1])
+    r = _run_with_libtpu(_RAGGED % BENCH)
     assert r["plain"] is False and r["traced"] is True
     assert not r["confirmation"].get("error") and r["confirmation"]["outcome"] == "fits", r["confirmation"]
 
