@@ -187,9 +187,8 @@ void ApplyLibtpuConfirmation(CompilerConfirmation confirmation, const DeviceMode
     suggestions->Clear();  // it compiles as it is: nothing to change
     return;
   }
-  if (c.confirmed_verdict() != "DOES_NOT_FIT") return;
   // The limit the model asked for gives way to the one libtpu measured (in its place), or to
-  // none where no limit helps.
+  // none where no limit helps (beyond the whole VMEM, or a kernel Mosaic refuses).
   Suggestion measured;
   if (c.requirement_bytes() > 0) {
     measured.set_raise_limit_bytes(c.requirement_bytes());

@@ -224,6 +224,14 @@ TEST_F(LibtpuConfirmTest, AKernelBeyondTheWholeVmemKeepsNoLimitFixAndSaysWhy) {
   EXPECT_THAT(report.notes(report.notes_size() - 1), HasSubstr("no limit helps"));
 }
 
+TEST_F(LibtpuConfirmTest, AKernelMosaicRefusesKeepsNoLimitFix) {
+  Report report = ModelReport();
+  ApplyLibtpuConfirmation(Compiled("NOT_COMPILABLE"), v5e_, &report);
+  EXPECT_EQ(report.verdict(), DOES_NOT_FIT);
+  ASSERT_EQ(report.suggestions_size(), 2);
+  EXPECT_EQ(report.suggestions(1).text(), "BN=256");
+}
+
 TEST_F(LibtpuConfirmTest, AConfirmationThatCouldNotCompileChangesOnlyTheRecord) {
   Report report = ModelReport();
   CompilerConfirmation c;

@@ -676,8 +676,8 @@ TEST(TpuCorpusTest, PreSpillFiguresAreExact) {
 // tests/data/tpu/export_confirm.jsonl.gz): libtpu compiling a graph's exported call says what it
 // said of the traced function, the verdict and the bytes to the byte, on every row it compiled,
 // the AT RISK ones among them. The rows it did not compile are kernels the model refuses before
-// compiling (libtpu refuses them too) and the ragged paged kernels, which the tracer cannot export
-// (their lowering asks the TPU's device kind).
+// compiling (libtpu refuses them too); a ragged paged kernel traced without the TPU's device would
+// be one more (its lowering asks the device kind; confirm_cli.py traces under it).
 TEST(TpuCorpusTest, SimulateConfirmSaysWhatLibtpuSaidOfTheTracedFunction) {
   if (!HaveTpuData("export_confirm.jsonl.gz")) GTEST_SKIP() << "tests/data/tpu/export_confirm.jsonl.gz is not here";
   SKIP_WITHOUT_CORPUS();
