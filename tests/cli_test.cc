@@ -351,6 +351,14 @@ TEST_F(CliConfirmTest, AnAtRiskReportSaysTheCompilerCanSettleIt) {
   EXPECT_THAT(hand.out, ::testing::Not(HasSubstr("settle the AT RISK")));
 }
 
+// The 2048-wide matmul does not fit v5e's default limit; the model's limit fix holds its spill
+// estimate's high bound, and the report says the compiler can measure the limit it needs.
+TEST_F(CliConfirmTest, ALimitFixOverEstimatesSaysTheCompilerCanMeasureIt) {
+  Result r = Simulate({"--device", "tpu_v5e", "--graph", Source("backends/tpu/testdata/confirm_matmul_2048.pbtxt")});
+  EXPECT_EQ(r.code, kExitDoesNotFit) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("--confirm always has libtpu measure the one it needs"));
+}
+
 TEST_F(CliConfirmTest, AtRiskModeCompilesNothingWhenTheModelIsSure) {
   RunnerPrints(R"({"verdict": "fits", "confirmed_verdict": "FITS"})");
   Result r = Simulate({"--device", "tpu_v6e", "--graph", at_risk_, "--confirm", "at-risk"});

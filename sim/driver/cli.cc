@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -353,6 +354,14 @@ absl::StatusOr<Report> SimulateKernel(Kernel kernel, const DeviceModel& device, 
       settle->set_text(absl::StrCat("or keep it as it is and let ", compiler, " settle the AT RISK: --confirm at-risk ",
                                     "compiles it on this host and reports its verdict (Python: confirm=\"at_risk\")"));
       settle->set_settle_with_compiler(compiler);
+    }
+    const bool estimated = absl::c_any_of(report.spaces(), [](const SpaceReport& s) { return s.has_estimates(); });
+    const bool limit_fix = absl::c_any_of(report.suggestions(), [](const Suggestion& s) { return s.raise_limit_bytes() > 0; });
+    if (report.verdict() == DOES_NOT_FIT && !report.has_confirmation() && !compiler.empty() && estimated && limit_fix) {
+      // The model's limit holds its estimates at their high bound: the compiler can measure the
+      // one the kernel needs.
+      report.add_notes(absl::StrCat("the limit to raise to holds the estimates at their high bound; --confirm always has ",
+                                    compiler, " measure the one it needs on this host (Python: confirm=\"always\")"));
     }
   }
   RETURN_IF_ERROR(WritePictures(flags, device, &report));
