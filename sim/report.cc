@@ -92,6 +92,8 @@ std::string ConfirmationLines(const CompilerConfirmation& c) {
                       " it compiles, in ", FormatBytes(c.requirement_bytes()), " of scoped VMEM: what it needs");
     } else if (c.exceeds_capacity()) {
       absl::StrAppend(&out, "; it does not fit even with its limit at the whole ", FormatBytes(c.capacity_bytes()));
+    } else if (!c.requirement_error().empty()) {
+      absl::StrAppend(&out, "; what it needs ", c.requirement_error());
     }
   } else {
     absl::StrAppend(&out, "it refused the kernel");

@@ -188,7 +188,9 @@ void ApplyLibtpuConfirmation(CompilerConfirmation confirmation, const DeviceMode
     return;
   }
   // The limit the model asked for gives way to the one libtpu measured (in its place), or to
-  // none where no limit helps (beyond the whole VMEM, or a kernel Mosaic refuses).
+  // none where no limit helps (beyond the whole VMEM, or a kernel Mosaic refuses); where what it
+  // needs was not measured, the model's stays.
+  if (c.requirement_bytes() == 0 && !c.exceeds_capacity() && c.confirmed_verdict() != "NOT_COMPILABLE") return;
   Suggestion measured;
   if (c.requirement_bytes() > 0) {
     measured.set_raise_limit_bytes(c.requirement_bytes());

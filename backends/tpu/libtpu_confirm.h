@@ -32,7 +32,8 @@ CompilerConfirmation ParseRunnerOutput(absl::string_view stdout_text, absl::stri
 // as it is, none (the model's fixes were for an AT RISK it settled); where it needs
 // requirement_bytes, the raise-the-limit fix becomes pltpu.CompilerParams(vmem_limit_bytes=that);
 // where it exceeds the whole VMEM, no limit fix stays and a note says so; where Mosaic refused it,
-// no limit fix stays. A confirmation with an error changes nothing but the record.
+// no limit fix stays; where what it needs was not measured, the model's limit fix stays. A
+// confirmation with an error changes nothing but the record.
 void ApplyLibtpuConfirmation(CompilerConfirmation confirmation, const DeviceModel& device, Report* report);
 
 }  // namespace scratchsim

@@ -94,6 +94,11 @@ TEST_F(LibtpuConfirmTest, ReadsWhatAKernelOutOfVmemNeeds) {
                         "");
   EXPECT_TRUE(c.exceeds_capacity());
   EXPECT_EQ(c.requirement_bytes(), 0);
+  c = ParseRunnerOutput("{\"verdict\": \"vmem_scoped\", \"confirmed_verdict\": \"DOES_NOT_FIT\", "
+                        "\"requirement_error\": \"not measured: AttributeError: ...\"}",
+                        "");
+  EXPECT_EQ(c.confirmed_verdict(), "DOES_NOT_FIT");
+  EXPECT_THAT(c.requirement_error(), HasSubstr("not measured"));
 }
 
 TEST_F(LibtpuConfirmTest, ARunnerThatPrintsNoResultIsQuoted) {
@@ -222,6 +227,15 @@ TEST_F(LibtpuConfirmTest, AKernelBeyondTheWholeVmemKeepsNoLimitFixAndSaysWhy) {
   EXPECT_EQ(report.suggestions(1).text(), "BN=256");
   ASSERT_FALSE(report.notes().empty());
   EXPECT_THAT(report.notes(report.notes_size() - 1), HasSubstr("no limit helps"));
+}
+
+TEST_F(LibtpuConfirmTest, WhereWhatItNeedsWasNotMeasuredTheModelsLimitFixStays) {
+  Report report = ModelReport();
+  CompilerConfirmation c = Compiled("DOES_NOT_FIT");
+  c.set_requirement_error("not measured: AttributeError: ...");
+  ApplyLibtpuConfirmation(c, v5e_, &report);
+  ASSERT_EQ(report.suggestions_size(), 3);
+  EXPECT_EQ(report.suggestions(1).raise_limit_bytes(), 17571840);
 }
 
 TEST_F(LibtpuConfirmTest, AKernelMosaicRefusesKeepsNoLimitFix) {

@@ -123,9 +123,9 @@ def _confirm(report: dict, fn, args, device: str) -> None:
             need = aot.requirement(exported, gen, r)
         except Exception as e:  # a kernel whose lowering jax.export cannot run (ragged paged attention)
             why_not = f"not measured: {type(e).__name__}: {e}"[:300]
-    report["libtpu"] = aot.confirmation(r, gen, need)
     if why_not:
-        report["libtpu"]["requirement_error"] = why_not
+        need = {"requirement_error": why_not}
+    report["libtpu"] = aot.confirmation(r, gen, need)
     report["confirmed_verdict"] = report["libtpu"].pop("confirmed_verdict")
 
 
