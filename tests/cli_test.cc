@@ -376,6 +376,9 @@ TEST_F(CliConfirmTest, AHoldoutBandMissReadsFitsUnlessTheCompilerIsAlwaysAsked) 
   Result at_risk = Simulate({"--device", "tpu_v7x", "--graph", graph, "--confirm", "at-risk"});
   EXPECT_EQ(at_risk.code, kExitFits) << at_risk.err;
   EXPECT_FALSE(RunnerRan());
+  // Its 147,456 B to spare are less than the holdouts' largest band miss: said, with what settles it.
+  EXPECT_THAT(at_risk.out, HasSubstr("near the limit: 147456 B to spare"));
+  EXPECT_THAT(at_risk.out, HasSubstr("--confirm always (Python: confirm=\"always\") has libtpu check it"));
   Result always = Simulate({"--device", "tpu_v7x", "--graph", graph, "--confirm", "always"});
   EXPECT_EQ(always.code, kExitDoesNotFit) << always.err;
   EXPECT_THAT(always.out, HasSubstr("verdict  DOES NOT FIT, confirmed:"));
