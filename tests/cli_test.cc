@@ -311,6 +311,13 @@ class CliConfirmTest : public ::testing::Test {
 
   // AT RISK on v5e by the model: libtpu fits it in 16715776 B (backends/tpu/testdata/confirm_expected.txt).
   const std::string at_risk_ = Source("backends/tpu/testdata/confirm_matmul_f32_768.pbtxt");
+  // A band miss of the first holdout sweep (docs/tpu.md): FITS by the model on v7x at a limit
+  // between its high bound and libtpu's requirement; the runner prints what libtpu printed of it
+  // (confirm_expected.txt): out of VMEM, and what it needs with the limit at the whole 64 MiB.
+  const std::string band_miss_ = Source("backends/tpu/testdata/confirm_holdout_band_miss.pbtxt");
+  void RunnerPrintsTheBandMissConfirmation() {
+    RunnerPrints(R"({"verdict": "vmem_scoped", "confirmed_verdict": "DOES_NOT_FIT", "size_bytes": 10370417, "limit_bytes": 10244588, "capacity_bytes": 67108864, "requirement_bytes": 10371072})");
+  }
   std::filesystem::path runner_;
   std::string saved_;
 };
@@ -367,19 +374,16 @@ TEST_F(CliConfirmTest, AtRiskModeCompilesNothingWhenTheModelIsSure) {
   EXPECT_THAT(r.out, HasSubstr("the verdict is not AT RISK, so nothing was compiled"));
 }
 
-// A band miss of the first holdout sweep (docs/tpu.md): at a limit between the model's high bound
-// and libtpu's requirement the model says FITS, so only --confirm always asks the compiler, which
-// fails it (the runner prints what libtpu printed, backends/tpu/testdata/confirm_expected.txt).
+// The model says FITS, so only --confirm always asks the compiler, which fails it.
 TEST_F(CliConfirmTest, AHoldoutBandMissReadsFitsUnlessTheCompilerIsAlwaysAsked) {
-  const std::string graph = Source("backends/tpu/testdata/confirm_holdout_band_miss.pbtxt");
-  RunnerPrints(R"({"verdict": "vmem_scoped", "confirmed_verdict": "DOES_NOT_FIT", "size_bytes": 10370417, "limit_bytes": 10244588, "capacity_bytes": 67108864, "requirement_bytes": 10371072})");
-  Result at_risk = Simulate({"--device", "tpu_v7x", "--graph", graph, "--confirm", "at-risk"});
+  RunnerPrintsTheBandMissConfirmation();
+  Result at_risk = Simulate({"--device", "tpu_v7x", "--graph", band_miss_, "--confirm", "at-risk"});
   EXPECT_EQ(at_risk.code, kExitFits) << at_risk.err;
   EXPECT_FALSE(RunnerRan());
   // Its 147,456 B to spare are less than the holdouts' largest band miss: said, with what settles it.
   EXPECT_THAT(at_risk.out, HasSubstr("near the limit: 147456 B to spare"));
   EXPECT_THAT(at_risk.out, HasSubstr("--confirm always (Python: confirm=\"always\") has libtpu check it"));
-  Result always = Simulate({"--device", "tpu_v7x", "--graph", graph, "--confirm", "always"});
+  Result always = Simulate({"--device", "tpu_v7x", "--graph", band_miss_, "--confirm", "always"});
   EXPECT_EQ(always.code, kExitDoesNotFit) << always.err;
   EXPECT_THAT(always.out, HasSubstr("verdict  DOES NOT FIT, confirmed:"));
   EXPECT_THAT(always.out, HasSubstr("model    FITS"));
@@ -387,9 +391,8 @@ TEST_F(CliConfirmTest, AHoldoutBandMissReadsFitsUnlessTheCompilerIsAlwaysAsked) 
 
 // What libtpu measured a kernel out of VMEM needs is the verdict line's last word and the fix.
 TEST_F(CliConfirmTest, TheMeasuredRequirementIsTheFix) {
-  const std::string graph = Source("backends/tpu/testdata/confirm_holdout_band_miss.pbtxt");
-  RunnerPrints(R"({"verdict": "vmem_scoped", "confirmed_verdict": "DOES_NOT_FIT", "size_bytes": 10370417, "limit_bytes": 10244588, "capacity_bytes": 67108864, "requirement_bytes": 10371072})");
-  Result r = Simulate({"--device", "tpu_v7x", "--graph", graph, "--confirm", "always"});
+  RunnerPrintsTheBandMissConfirmation();
+  Result r = Simulate({"--device", "tpu_v7x", "--graph", band_miss_, "--confirm", "always"});
   EXPECT_EQ(r.code, kExitDoesNotFit) << r.err;
   EXPECT_THAT(r.out, HasSubstr("with its limit raised to the whole 67108864 B (64.0 MiB) it compiles, in 10371072 B"));
   EXPECT_THAT(r.out, HasSubstr("to fit:\n  - pltpu.CompilerParams(vmem_limit_bytes=10371072) (9.89M): libtpu compiles it"));

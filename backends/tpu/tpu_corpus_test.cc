@@ -284,7 +284,10 @@ const CorpusResult& Corpus() {
           }
         }
         ++t.with_figure;
-        const bool within = std::abs(static_cast<double>(ours - figure)) <= 0.01 * static_cast<double>(figure);
+        auto within_1pct = [figure](int64_t bytes) {
+          return std::abs(static_cast<double>(bytes - figure)) <= 0.01 * static_cast<double>(figure);
+        };
+        const bool within = within_1pct(ours);
         t.within += within;
         t.pre_spill_within += within && pre_spill;
         if (!within && std::string(half) == "all") {
@@ -300,8 +303,7 @@ const CorpusResult& Corpus() {
           const bool figure_is_requirement = figure == requirement && requirement > 0;
           reported = figure_is_requirement ? c->second.requirement_bytes : c->second.size_bytes;
         }
-        const bool reported_within =
-            std::abs(static_cast<double>(reported - figure)) <= 0.01 * static_cast<double>(figure);
+        const bool reported_within = within_1pct(reported);
         t.within_confirmed += reported_within;
         t.exact_confirmed += reported == figure;
         if (r->have_confirmed && !reported_within && std::string(half) == "all") {

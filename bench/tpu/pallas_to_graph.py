@@ -207,7 +207,9 @@ def export_call(eqn):
   """The pallas_call equation alone, as jax.export serializes it for the TPU (StableHLO with the
   Mosaic kernel): what `simulate --confirm` hands libtpu. Exported without a target device, it
   compiles for every generation as the traced function does (libtpu 0.0.42.1: the same verdict
-  and bytes on v4-v7x, tests/data/tpu/export_confirm.jsonl.gz). Needs the flatbuffers package."""
+  and bytes, backends/tpu/testdata/confirm_expected.txt on v4-v7x); exported under a
+  generation's device (jax.default_device, as confirm_cli.py does for
+  tests/data/tpu/export_confirm.jsonl.gz), for that generation. Needs the flatbuffers package."""
   import jax
   from jax import export
   args = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in eqn.invars]

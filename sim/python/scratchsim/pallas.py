@@ -53,7 +53,9 @@ def trace(fn, *args, name: str | None = None, device: str | None = None) -> list
         if device is None:
             return tracer.graphs_from_function(fn, args, graph_name)
         import jax
-        aot, gen = _aot_for(device)
+        aot, gen, why = _aot(device)
+        if aot is None:
+            raise Error(f"device={device!r}: {why}")
         with jax.default_device(aot.device(gen)):
             return tracer.graphs_from_function(fn, args, graph_name)
     except ValueError as e:
@@ -78,41 +80,31 @@ def _generation(device: str) -> str:
     return name[4:] if name.startswith("tpu_") else name
 
 
-def _aot():
-    """scratchsim._tpu_aot, imported before anything initializes libtpu (it sets the environment
-    libtpu needs off a TPU host), or the reason it cannot be used."""
-    if importlib.util.find_spec("libtpu") is None:
-        return None, 'libtpu is not installed (pip install "jax[tpu]"): the verdict stands unconfirmed'
-    from scratchsim import _tpu_aot
-    return _tpu_aot, None
-
-
-def _aot_for(device: str):
-    """(scratchsim._tpu_aot, generation) for tracing under `device`; an Error where libtpu cannot."""
-    aot, why = _aot()
+def _aot(device: str):
+    """(scratchsim._tpu_aot, generation, None) for `device`, the module imported before anything
+    initializes libtpu (it sets the environment libtpu needs off a TPU host); (None, generation,
+    why) where libtpu cannot compile for it here."""
     gen = _generation(device)
-    if aot is None:
-        raise Error(f"device={device!r}: {why.split(':')[0]}")
-    if gen not in aot.TOPOLOGIES:
-        raise Error(f"device={device!r}: libtpu has no topology for it here (known: {', '.join(aot.TOPOLOGIES)})")
-    return aot, gen
+    if importlib.util.find_spec("libtpu") is None:
+        return None, gen, 'libtpu is not installed (pip install "jax[tpu]")'
+    from scratchsim import _tpu_aot
+    if gen not in _tpu_aot.TOPOLOGIES:
+        return None, gen, f"libtpu has no topology for {device} here (known: {', '.join(_tpu_aot.TOPOLOGIES)})"
+    return _tpu_aot, gen, None
 
 
 def _confirm(report: dict, fn, args, device: str) -> None:
     """Compiles fn(*args) with libtpu for `device` and adds what it said to `report`."""
-    aot, why = _aot()
-    gen = _generation(device)
-    if aot is not None and gen not in aot.TOPOLOGIES:
-        aot, why = None, f"libtpu has no topology for {device} here (known: {', '.join(aot.TOPOLOGIES)})"
+    aot, gen, why = _aot(device)
     if aot is None:
-        report["libtpu"] = {"error": why}
+        report["libtpu"] = {"error": f"{why}: the verdict stands unconfirmed"}
         return
     try:
         r = aot.compile_kernel(fn, args, gen)
     except Exception as e:  # libtpu refused to start (another process holds it, a bad install, ...)
         report["libtpu"] = {"error": f"libtpu could not compile here: {type(e).__name__}: {e}"[:600]}
         return
-    need, why_not = {}, None
+    need = {}
     if r["verdict"].startswith("vmem"):
         # what it needs: the same function exported, its kernels' limit raised to the whole VMEM
         try:
@@ -121,10 +113,8 @@ def _confirm(report: dict, fn, args, device: str) -> None:
             with jax.default_device(aot.device(gen)):
                 exported = export.export(jax.jit(fn), platforms=["tpu"])(*args)
             need = aot.requirement(exported, gen, r)
-        except Exception as e:  # a kernel whose lowering jax.export cannot run (ragged paged attention)
-            why_not = f"not measured: {type(e).__name__}: {e}"[:300]
-    if why_not:
-        need = {"requirement_error": why_not}
+        except Exception as e:  # a function jax.export cannot run
+            need = {"requirement_error": f"not measured: {type(e).__name__}: {e}"[:300]}
     report["libtpu"] = aot.confirmation(r, gen, need)
     report["confirmed_verdict"] = report["libtpu"].pop("confirmed_verdict")
 
@@ -146,7 +136,7 @@ def check(fn, *args, device: str = "tpu_v5e", params: Mapping[str, Any] | None =
     if confirm not in (False, True, "at_risk", "always"):
         raise Error(f"confirm={confirm!r}: use False, True / 'at_risk' or 'always'")
     if confirm:
-        _aot()  # before tracing: libtpu reads its environment once
+        _aot(device)  # before tracing: libtpu reads its environment once
     graph = to_graph(fn, *args, name=name, index=index)
     report = scratchsim.simulate(device, graph, params)
     if keep_graph:
