@@ -130,6 +130,52 @@ void Breached(FitResult* out, Limit limit, int space, int64_t required, int64_t 
   Breached(out->breaches, limit, space, required, available);
 }
 
+// The verdict: the first fatal breach in Limit order, the memory limits judged with the
+// estimates at a bound (`memory`) and every other limit as evaluated. Register spills are fatal
+// only with `spills_fatal`.
+void DecideVerdict(bool spills_fatal, FitResult* out) {
+  auto first_fatal = [&](const std::array<Breach, kNumLimits>& memory) -> const Breach* {
+    for (int l = 0; l < kNumLimits; ++l) {
+      const Breach& b = IsMemoryLimit(static_cast<Limit>(l)) ? memory[l] : out->breaches[l];
+      if (!b.breached) continue;
+      if (static_cast<Limit>(l) == Limit::kRegisterSpill && !spills_fatal) continue;
+      out->limit = static_cast<Limit>(l);
+      out->required = b.required;
+      out->available = b.available;
+      return &b;
+    }
+    return nullptr;
+  };
+  if (!out->has_estimates) {
+    out->verdict = first_fatal(out->breaches) == nullptr ? FitVerdict::kFits : FitVerdict::kDoesNotFit;
+  } else if (first_fatal(out->breaches_low) != nullptr) {
+    out->verdict = FitVerdict::kDoesNotFit;
+    first_fatal(out->breaches);  // the reason, at the central sizes where they break too
+    if (first_fatal(out->breaches) == nullptr) first_fatal(out->breaches_low);
+  } else if (first_fatal(out->breaches_high) != nullptr) {
+    out->verdict = FitVerdict::kAtRisk;  // the reason: the first breach at the high bound
+  } else {
+    out->verdict = FitVerdict::kFits;
+  }
+  out->fits = out->verdict == FitVerdict::kFits;
+  if (out->fits) {
+    out->limit = Limit::kInvalid;
+    out->required = out->available = 0;
+  }
+}
+
+// Blocks resident per core for a block that breaks no per-block limit (out->occupancy_input);
+// none resident is Limit::kNoResidency.
+absl::Status ResolveResidency(const OccupancyCalculator& occupancy, FitResult* out) {
+  RETURN_IF_ERROR(occupancy.Compute(out->occupancy_input, &out->occupancy));
+  out->has_occupancy = true;
+  if (out->occupancy.blocks == 0) {
+    out->cannot_launch = Limit::kNoResidency;
+    Breached(out, Limit::kNoResidency, -1, out->threads, out->register_budget);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void FitResult::Clear(int num_spaces) {
@@ -376,36 +422,7 @@ absl::Status FitEngine::Evaluate(absl::Span<const int64_t> input, Scratch& scrat
 
   if (execution_) RETURN_IF_ERROR(EvaluateExecution(values, scratch, out));
 
-  // The verdict: the first fatal breach in Limit order, the memory limits judged with the
-  // estimates at a bound (`memory`) and every other limit as evaluated.
-  auto first_fatal = [&](const std::array<Breach, kNumLimits>& memory) -> const Breach* {
-    for (int l = 0; l < kNumLimits; ++l) {
-      const Breach& b = IsMemoryLimit(static_cast<Limit>(l)) ? memory[l] : out->breaches[l];
-      if (!b.breached) continue;
-      if (static_cast<Limit>(l) == Limit::kRegisterSpill && !options_.spills_fatal) continue;
-      out->limit = static_cast<Limit>(l);
-      out->required = b.required;
-      out->available = b.available;
-      return &b;
-    }
-    return nullptr;
-  };
-  if (!out->has_estimates) {
-    out->verdict = first_fatal(out->breaches) == nullptr ? FitVerdict::kFits : FitVerdict::kDoesNotFit;
-  } else if (first_fatal(out->breaches_low) != nullptr) {
-    out->verdict = FitVerdict::kDoesNotFit;
-    first_fatal(out->breaches);  // the reason, at the central sizes where they break too
-    if (first_fatal(out->breaches) == nullptr) first_fatal(out->breaches_low);
-  } else if (first_fatal(out->breaches_high) != nullptr) {
-    out->verdict = FitVerdict::kAtRisk;  // the reason: the first breach at the high bound
-  } else {
-    out->verdict = FitVerdict::kFits;
-  }
-  out->fits = out->verdict == FitVerdict::kFits;
-  if (out->fits) {
-    out->limit = Limit::kInvalid;
-    out->required = out->available = 0;
-  }
+  DecideVerdict(options_.spills_fatal, out);
   return absl::OkStatus();
 }
 
@@ -628,15 +645,19 @@ absl::Status FitEngine::EvaluateExecution(absl::Span<const int64_t> values, Scra
       input.tensor_memory_columns = fig.columns;
     }
   }
-  if (!occupancy_.Compute(input, &out->occupancy).ok()) {
-    out->has_occupancy = false;  // Simulate says why in a note
-    return absl::OkStatus();
-  }
-  if (out->occupancy.blocks == 0) {
-    out->cannot_launch = Limit::kNoResidency;
-    Breached(out, Limit::kNoResidency, -1, out->threads, out->register_budget);
-  }
+  if (!ResolveResidency(occupancy_, out).ok()) out->has_occupancy = false;  // Simulate says why in a note
   return absl::OkStatus();
+}
+
+absl::StatusOr<FitResult> EvaluateLaunch(const DeviceModel& device, const OccupancyInput& input) {
+  ASSIGN_OR_RETURN(OccupancyCalculator occupancy, OccupancyCalculator::Create(device));
+  FitResult out;
+  out.threads = input.threads_per_block;
+  out.registers_allocated = input.registers_per_thread;
+  out.occupancy_input = input;
+  RETURN_IF_ERROR(ResolveResidency(occupancy, &out));
+  DecideVerdict(/*spills_fatal=*/false, &out);
+  return out;
 }
 
 }  // namespace scratchsim

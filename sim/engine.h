@@ -207,6 +207,11 @@ class FitEngine {
   OccupancyCalculator occupancy_;
 };
 
+// The occupancy what-if (`simulate --threads`): a launch of `input` with no graph, judged by the
+// rule Evaluate ends with: it fits when a block can be resident (else Limit::kNoResidency). Input
+// the occupancy calculator refuses is InvalidArgument.
+absl::StatusOr<FitResult> EvaluateLaunch(const DeviceModel& device, const OccupancyInput& input);
+
 // The device memory space a graph's space name means: its own name, or "smem" / "shared" /
 // "lds" for the per-block scratchpad whatever the vendor calls it. -1 when there is none.
 int ResolveSpace(const DeviceModel& device, absl::string_view name);

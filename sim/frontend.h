@@ -20,6 +20,12 @@
 
 namespace scratchsim {
 
+// What a front end's Lower learned besides the plain graph (its notes, counts), kept with the
+// kernel so that Word reads it rather than lowering a second time. Each front end derives its own.
+struct LoweringState {
+  virtual ~LoweringState() = default;
+};
+
 // A kernel ready to simulate: plain buffers and ops, and what the front end needs afterwards.
 struct Kernel {
   KernelGraph graph;   // what the engine evaluates (lowered: no front-end description left)
@@ -32,6 +38,8 @@ struct Kernel {
   std::shared_ptr<const PlacementPolicy> policy;
   // The front end that produced or lowered it (null: a plain graph), to word the verdict.
   const class FrontEnd* front_end = nullptr;
+  // Set by the front end's Lower (null where nothing was lowered).
+  std::shared_ptr<const LoweringState> lowering;
 };
 
 struct LoadOptions {
@@ -73,8 +81,9 @@ class FrontEnd {
   virtual bool Lowers(const KernelGraph& graph) const { return false; }
   virtual absl::StatusOr<Kernel> Lower(Kernel kernel, const DeviceModel& device) const { return kernel; }
 
-  // Rewrites the engine's verdict in this toolchain's words (messages, suggestions, notes). It
-  // words; it never changes a figure or the verdict.
+  // Rewrites the engine's verdict in this toolchain's words (messages, suggestions, notes), from
+  // the kernel as loaded and lowered (Kernel.lowering). It words; it never changes a figure or
+  // the verdict.
   virtual absl::Status Word(const Kernel& kernel, const DeviceModel& device, Report* report) const {
     return absl::OkStatus();
   }

@@ -20,6 +20,7 @@
 #include "sim/checked_math.h"
 #include "sim/graph.h"
 #include "sim/json_text.h"
+#include "sim/pipeline.h"
 #include "sim/simulator.h"
 #include "sim/status_macros.h"
 
@@ -157,8 +158,9 @@ absl::StatusOr<Prediction> Predict(const KernelGraph& graph, const std::string& 
     copy.mutable_launch()->set_registers_per_thread(absl::StrCat(*compiled_registers));
     copy.mutable_launch()->clear_max_registers_per_thread();
   }
-  ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(std::move(copy), origin));
-  ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(compiled, overrides));
+  ASSIGN_OR_RETURN(CompiledKernel bound, CompileGraphKernel(std::move(copy), origin, overrides));
+  const CompiledGraph& compiled = bound.compiled;
+  const std::vector<int64_t>& values = bound.values;
   SimulateOptions options;
   options.suggest = false;
   ASSIGN_OR_RETURN(Report report, SimulateOnce(compiled, device, values, options));

@@ -18,6 +18,7 @@
 #include "sim/dtype.h"
 #include "sim/expr.h"
 #include "sim/graph.h"
+#include "sim/pipeline.h"
 #include "sim/simulator.h"
 #include "sim/status_macros.h"
 #include "absl/strings/match.h"
@@ -602,8 +603,9 @@ std::string PallasAllocationKind(const KernelGraph& source, absl::string_view na
 absl::StatusOr<PallasFootprint> ComputePallasFootprint(const KernelGraph& graph, const DeviceModel& device,
                                                        absl::Span<const int64_t> values) {
   ASSIGN_OR_RETURN(PallasLowering lowering, LowerPallas(graph, device));
-  ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(lowering.graph, graph.name()));
-  std::vector<int64_t> bound = compiled.defaults;
+  ASSIGN_OR_RETURN(CompiledKernel kernel, CompileGraphKernel(std::move(lowering.graph), graph.name()));
+  const CompiledGraph& compiled = kernel.compiled;
+  std::vector<int64_t> bound = kernel.values;
   for (size_t i = 0; i < values.size() && i < bound.size(); ++i) bound[i] = values[i];
   SimulateOptions options;
   options.suggest = false;

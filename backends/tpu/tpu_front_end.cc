@@ -13,6 +13,11 @@
 namespace scratchsim {
 namespace {
 
+// What LowerPallas learned besides the plain graph (its notes, the semaphores), for Word.
+struct PallasLoweringState : LoweringState {
+  PallasLowering lowering;  // graph moved out into Kernel.graph
+};
+
 class TpuFrontEnd : public FrontEnd {
  public:
   absl::string_view name() const override { return "tpu"; }
@@ -20,16 +25,19 @@ class TpuFrontEnd : public FrontEnd {
   bool Lowers(const KernelGraph& graph) const override { return graph.has_pallas(); }
 
   absl::StatusOr<Kernel> Lower(Kernel kernel, const DeviceModel& device) const override {
-    ASSIGN_OR_RETURN(PallasLowering lowering, LowerPallas(kernel.graph, device));
-    kernel.source = kernel.graph;
-    kernel.graph = std::move(lowering.graph);
+    auto state = std::make_shared<PallasLoweringState>();
+    ASSIGN_OR_RETURN(state->lowering, LowerPallas(kernel.graph, device));
+    kernel.source = std::move(kernel.graph);
+    kernel.graph = std::move(state->lowering.graph);
+    state->lowering.graph.Clear();
+    kernel.lowering = std::move(state);
     return kernel;
   }
 
   absl::Status Word(const Kernel& kernel, const DeviceModel& device, Report* report) const override {
-    // The lowering is a pure function of the source: redo it for its notes.
-    ASSIGN_OR_RETURN(PallasLowering lowering, LowerPallas(kernel.source, device));
-    return WordTpuReport(kernel.source, lowering, device, report);
+    const auto* state = dynamic_cast<const PallasLoweringState*>(kernel.lowering.get());
+    if (state == nullptr) return absl::InternalError("tpu: a Pallas kernel reached Word without its lowering");
+    return WordTpuReport(kernel.source, state->lowering, device, report);
   }
 
   absl::Status Confirm(const Kernel& kernel, const DeviceModel& device, Report* report) const override {

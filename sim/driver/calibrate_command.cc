@@ -20,6 +20,7 @@
 #include "sim/driver/cli.h"
 #include "sim/flags.h"
 #include "sim/graph.h"
+#include "sim/pipeline.h"
 #include "sim/proto_io.h"
 #include "sim/status_macros.h"
 
@@ -193,8 +194,9 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out,
     }
     graph_path = ShippedGraph(*kinds.begin() == TimingKernel::kTriton ? "triton_matmul.pbtxt" : "gemm.pbtxt");
   }
-  ASSIGN_OR_RETURN(KernelGraph proto, LoadGraph(graph_path));
-  ASSIGN_OR_RETURN(CompiledGraph graph, CompileGraph(proto, graph_path));
+  ASSIGN_OR_RETURN(Kernel kernel, LoadKernel(KernelInput::GraphFile(graph_path), device, LoadOptions()));
+  ASSIGN_OR_RETURN(CompiledKernel compiled, CompileKernel(std::move(kernel), {}));
+  const CompiledGraph& graph = compiled.compiled;
 
   CalibrationOptions options;
   const std::string terms = flags.Get("terms", "");

@@ -9,12 +9,14 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "sim/device.h"
+#include "sim/engine.h"
 #include "sim/driver/calibrate_command.h"
 #include "sim/driver/pictures.h"
 #include "sim/driver/plan_command.h"
 #include "sim/frontend.h"
 #include "sim/graph.h"
 #include "sim/occupancy.h"
+#include "sim/pipeline.h"
 #include "sim/proto_io.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
@@ -136,8 +138,10 @@ absl::StatusOr<int> WhatIf(const ParsedFlags& flags, const DeviceModel& device, 
   ASSIGN_OR_RETURN(input.static_shared_bytes, flags.GetInt("static-smem", 0));
   ASSIGN_OR_RETURN(input.carveout_percent, flags.GetInt("carveout", -1));
   input.shared_memory_opt_in = !flags.Has("no-opt-in");
+  // The engine judges the launch; the calculator words its figures.
+  ASSIGN_OR_RETURN(const FitResult fit, EvaluateLaunch(device, input));
   ASSIGN_OR_RETURN(Occupancy occupancy, ComputeOccupancy(device, input));
-  const bool fits = occupancy.blocks_per_core() > 0;
+  const bool fits = fit.fits;
   if (flags.Get("format", "text") == "json") {
     Report report;
     report.set_kernel(absl::StrFormat("what-if: %d threads, %d registers/thread, %d B dynamic + %d B static shared memory",
@@ -172,34 +176,6 @@ absl::StatusOr<int> WhatIf(const ParsedFlags& flags, const DeviceModel& device, 
   return fits ? kExitFits : kExitDoesNotFit;
 }
 
-// Lowers a kernel read for `device` with the front end that claims it (a Pallas call).
-absl::StatusOr<Kernel> LowerKernel(Kernel kernel, const DeviceModel& device) {
-  for (const auto& front_end : FrontEnds()) {
-    if (!front_end->Lowers(kernel.graph)) continue;
-    if (!kernel.wire.empty()) {  // the front end rewrites the whole graph
-      GraphFile file{std::move(kernel.graph), std::move(kernel.wire)};
-      RETURN_IF_ERROR(DecodeGraphWire(&file, kernel.origin));
-      kernel.graph = std::move(file.graph);
-      kernel.wire.clear();
-    }
-    const std::string origin = kernel.origin;
-    absl::StatusOr<Kernel> lowered = front_end->Lower(std::move(kernel), device);
-    if (!lowered.ok()) {
-      // Name the file as every other bad-input message does (the front end names the field).
-      const std::string message(lowered.status().message());
-      if (origin.empty() || absl::StartsWith(message, origin)) return lowered.status();
-      return absl::Status(lowered.status().code(), absl::StrCat(origin, ": ", message));
-    }
-    kernel = *std::move(lowered);
-    kernel.front_end = front_end.get();
-  }
-  if (kernel.graph.has_pallas()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(kernel.origin, ": field 'pallas': this build has no TPU front end to lower it"));
-  }
-  return kernel;
-}
-
 absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out) {
   ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(SimulateFlags(), args));
   if (flags.Has("help")) {
@@ -228,8 +204,7 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out)
     }
     return absl::InvalidArgumentError("--graph FILE (or --threads for a what-if) is required (see --help)");
   }
-  ASSIGN_OR_RETURN(Kernel kernel, LoadKernel(flags, device));
-  ASSIGN_OR_RETURN(Report report, SimulateKernel(std::move(kernel), device, flags));
+  ASSIGN_OR_RETURN(Report report, SimulateKernel(flags, device));
   if (format == "json") {
     out << RenderJson(report) << "\n";
   } else {
@@ -263,107 +238,51 @@ bool HasKernelInput(const ParsedFlags& flags) {
   return false;
 }
 
-absl::StatusOr<Kernel> LoadKernel(const ParsedFlags& flags, const DeviceModel& device) {
-  const FrontEnd* reader = nullptr;
+absl::StatusOr<KernelInput> KernelInputFromFlags(const ParsedFlags& flags) {
+  KernelInput input = KernelInput::GraphFile(flags.Get("graph", ""));
   for (const auto& front_end : FrontEnds()) {
     if (front_end->input_flag().empty() || !flags.Has(front_end->input_flag())) continue;
-    if (reader != nullptr || flags.Has("graph")) {
+    if (input.reader != "graph" || flags.Has("graph")) {
       return absl::InvalidArgumentError(
           absl::StrCat("give one kernel: --graph and --", front_end->input_flag(), " are exclusive"));
     }
-    reader = front_end.get();
+    input.reader = std::string(front_end->input_flag());
+    input.path = flags.Get(input.reader);
   }
+  return input;
+}
+
+LoadOptions LoadOptionsFromFlags(const ParsedFlags& flags) {
   LoadOptions options;
   options.any_target = flags.Has("any-target");
-  Kernel kernel;
-  if (reader != nullptr) {
-    ASSIGN_OR_RETURN(kernel, reader->Load(flags.Get(reader->input_flag()), device, options));
-    kernel.front_end = reader;
-  } else {
-    kernel.origin = flags.Get("graph");
-    ASSIGN_OR_RETURN(GraphFile file, ReadGraphFile(kernel.origin));
-    kernel.graph = std::move(file.graph);
-    kernel.wire = std::move(file.wire);
-    if (kernel.graph.name().empty()) kernel.graph.set_name(std::filesystem::path(kernel.origin).stem().string());
-  }
-  return LowerKernel(std::move(kernel), device);
+  return options;
 }
 
-absl::StatusOr<Kernel> ReadKernel(absl::string_view input, absl::string_view contents, ProtoFormat format,
-                                  absl::string_view origin, const ParsedFlags& flags, const DeviceModel& device) {
-  if (MaxInputBytes() >= 0 && static_cast<int64_t>(contents.size()) > MaxInputBytes()) {
-    return absl::InvalidArgumentError(absl::StrCat(origin, ": ", contents.size(), " bytes is larger than the input limit of ",
-                                                   MaxInputBytes(), " bytes (raise it with --max-input-mib)"));
-  }
-  Kernel kernel;
-  if (input == "graph") {
-    kernel.origin = std::string(origin);
-    RETURN_IF_ERROR(ParseProto(contents, format, origin, &kernel.graph));
-    if (kernel.graph.name().empty()) kernel.graph.set_name(std::filesystem::path(kernel.origin).stem().string());
-    return LowerKernel(std::move(kernel), device);
-  }
-  for (const auto& front_end : FrontEnds()) {
-    if (front_end->input_flag().empty() || front_end->input_flag() != input) continue;
-    LoadOptions options;
-    options.any_target = flags.Has("any-target");
-    ASSIGN_OR_RETURN(kernel, front_end->Read(contents, origin, device, options));
-    kernel.front_end = front_end.get();
-    return LowerKernel(std::move(kernel), device);
-  }
-  return absl::InvalidArgumentError(absl::StrCat("no front end of this build reads '", input, "'"));
+absl::StatusOr<Kernel> LoadKernel(const ParsedFlags& flags, const DeviceModel& device) {
+  ASSIGN_OR_RETURN(KernelInput input, KernelInputFromFlags(flags));
+  return LoadKernel(input, device, LoadOptionsFromFlags(flags));
 }
 
-absl::StatusOr<Report> SimulateKernel(Kernel kernel, const DeviceModel& device, const ParsedFlags& flags) {
-  const std::string confirm = flags.Get("confirm", "");
+absl::StatusOr<AnalysisOptions> AnalysisOptionsFromFlags(const ParsedFlags& flags) {
+  AnalysisOptions options;
+  options.load = LoadOptionsFromFlags(flags);
+  options.sets = flags.GetList("set");
   if (flags.Has("confirm")) {
-    if (confirm != "always" && confirm != "at-risk") {
-      return absl::InvalidArgumentError(absl::StrCat("--confirm: '", confirm, "' is not one of always, at-risk"));
-    }
-    if (kernel.front_end == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--confirm: ", kernel.origin, " is a plain graph, which no compiler builds; a Pallas graph (pallas) can be confirmed"));
-    }
+    ASSIGN_OR_RETURN(options.confirm, ParseConfirmPolicy(flags.Get("confirm", "")));
   }
-  SimulateOptions options;
-  ASSIGN_OR_RETURN(options.policy, ParsePlacementPolicy(flags.Get("policy", "first-fit")));
-  options.suggest = !flags.Has("no-suggest");
-  options.keep_buffers = WantsPictures(flags);
+  ASSIGN_OR_RETURN(options.simulate.policy, ParsePlacementPolicy(flags.Get("policy", "first-fit")));
+  options.simulate.suggest = !flags.Has("no-suggest");
+  options.simulate.keep_buffers = WantsPictures(flags);
   // The text report shows no placements: keep them for JSON and the pictures only (a graph of a
   // million buffers has 130 MB of them).
-  options.keep_placements = options.keep_buffers || flags.Get("format", "text") == "json";
-  options.policy_override = kernel.policy;
-  // A plain graph is compiled in place (a front end may still need its graph to word the verdict):
-  // one copy of a large graph in memory, not two.
-  ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(kernel.front_end == nullptr ? std::move(kernel.graph) : kernel.graph,
-                                                        kernel.origin, std::move(kernel.wire)));
-  ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(compiled, flags.GetList("set")));
-  ASSIGN_OR_RETURN(Report report, Simulate(compiled, device, values, options));
-  if (kernel.front_end != nullptr) {
-    const bool fits = report.fits();
-    RETURN_IF_ERROR(kernel.front_end->Word(kernel, device, &report));
-    if (report.fits() != fits) return absl::InternalError(absl::StrCat(kernel.front_end->name(), " changed the verdict"));
-    if (confirm == "always" || (confirm == "at-risk" && report.verdict() == AT_RISK)) {
-      RETURN_IF_ERROR(kernel.front_end->Confirm(kernel, device, &report));
-    } else if (confirm == "at-risk") {
-      report.add_notes("--confirm at-risk: the verdict is not AT RISK, so nothing was compiled");
-    }
-    const std::string compiler = kernel.front_end->ConfirmingCompiler(kernel);
-    if (report.verdict() == AT_RISK && !report.has_confirmation() && !compiler.empty()) {
-      // After the fixes that change the kernel: this one changes nothing.
-      Suggestion* settle = report.add_suggestions();
-      settle->set_text(absl::StrCat("or keep it as it is and let ", compiler, " settle the AT RISK: --confirm at-risk ",
-                                    "compiles it on this host and reports its verdict (Python: confirm=\"at_risk\")"));
-      settle->set_settle_with_compiler(compiler);
-    }
-    const bool estimated = absl::c_any_of(report.spaces(), [](const SpaceReport& s) { return s.has_estimates(); });
-    const bool limit_fix = absl::c_any_of(report.suggestions(), [](const Suggestion& s) { return s.raise_limit_bytes() > 0; });
-    if (report.verdict() == DOES_NOT_FIT && !report.has_confirmation() && !compiler.empty() && estimated && limit_fix) {
-      // The model's limit holds its estimates at their high bound: the compiler can measure the
-      // one the kernel needs.
-      report.add_notes(absl::StrCat("the limit to raise to holds the estimates at their high bound; --confirm always has ",
-                                    compiler, " measure the one it needs on this host (Python: confirm=\"always\")"));
-    }
-  }
+  options.simulate.keep_placements = options.simulate.keep_buffers || flags.Get("format", "text") == "json";
+  return options;
+}
+
+absl::StatusOr<Report> SimulateKernel(const ParsedFlags& flags, const DeviceModel& device) {
+  ASSIGN_OR_RETURN(const AnalysisOptions options, AnalysisOptionsFromFlags(flags));
+  ASSIGN_OR_RETURN(const KernelInput input, KernelInputFromFlags(flags));
+  ASSIGN_OR_RETURN(Report report, Analyze(input, device, options));
   RETURN_IF_ERROR(WritePictures(flags, device, &report));
   return report;
 }

@@ -1,5 +1,6 @@
 // The `simulate` command: flags in, a report and an exit code out (0 fits, 1 does not fit,
-// 2 bad input or usage, 3 no GPU for a subcommand that needs one). Front ends plug in through sim/frontend.h.
+// 2 bad input or usage, 3 no GPU for a subcommand that needs one): the flags turned into the
+// pipeline's typed options (sim/pipeline). Front ends plug in through sim/frontend.h.
 #ifndef SCRATCHSIM_SIM_DRIVER_CLI_H_
 #define SCRATCHSIM_SIM_DRIVER_CLI_H_
 
@@ -13,6 +14,7 @@
 #include "proto/report.pb.h"
 #include "sim/flags.h"
 #include "sim/frontend.h"
+#include "sim/pipeline.h"
 #include "sim/proto_io.h"
 
 namespace scratchsim {
@@ -36,22 +38,25 @@ void AddFrontEndFlags(FlagSpec* spec);
 // Whether `flags` name a kernel: --graph or a front end's input flag.
 bool HasKernelInput(const ParsedFlags& flags);
 
-// Reads the kernel the flags name (--graph FILE, or a front end's input flag) and lowers it for
-// `device` with the front end that claims it (a Pallas call).
+// The kernel the flags name: --graph FILE, or a front end's input flag (--ttgir FILE).
+absl::StatusOr<KernelInput> KernelInputFromFlags(const ParsedFlags& flags);
+
+// --any-target.
+LoadOptions LoadOptionsFromFlags(const ParsedFlags& flags);
+
+// Load and Lower (sim/pipeline) of the kernel the flags name, for `device`.
 absl::StatusOr<Kernel> LoadKernel(const ParsedFlags& flags, const DeviceModel& device);
 
-// The same for a kernel given as its contents rather than a file (the Python module): `input`
-// is "graph" (a KernelGraph in `format`) or a front end's input flag ("ttgir"); `origin` names
-// it in messages; --any-target comes from `flags`.
-absl::StatusOr<Kernel> ReadKernel(absl::string_view input, absl::string_view contents, ProtoFormat format,
-                                  absl::string_view origin, const ParsedFlags& flags, const DeviceModel& device);
+// The pipeline's options from --set, --policy, --no-suggest, --confirm, --format and the
+// pictures' flags.
+absl::StatusOr<AnalysisOptions> AnalysisOptionsFromFlags(const ParsedFlags& flags);
 
 // The flags `simulate` takes without a subcommand.
 FlagSpec SimulateFlags();
 
-// What `simulate` reports for a loaded kernel: --set, --policy and --no-suggest from `flags`, the
-// verdict worded by the kernel's front end.
-absl::StatusOr<Report> SimulateKernel(Kernel kernel, const DeviceModel& device, const ParsedFlags& flags);
+// What `simulate` reports for the kernel the flags name: the pipeline (sim/pipeline), then the
+// pictures the flags ask for.
+absl::StatusOr<Report> SimulateKernel(const ParsedFlags& flags, const DeviceModel& device);
 
 }  // namespace scratchsim
 

@@ -36,14 +36,20 @@ absl::Status WriteOutputFile(absl::string_view flag, const std::string& path, ab
   return absl::OkStatus();
 }
 
-absl::Status WritePictures(const ParsedFlags& flags, const DeviceModel& device, Report* report) {
-  if (!WantsPictures(flags)) return absl::OkStatus();
-  if (flags.Has("timeline")) {
-    RETURN_IF_ERROR(WriteOutputFile("timeline", flags.Get("timeline"), RenderTimelineSvg(*report, device)));
-  }
-  if (flags.Has("trace")) RETURN_IF_ERROR(WriteOutputFile("trace", flags.Get("trace"), RenderTraceJson(*report)));
+ReportPictures TakePictures(bool timeline, bool trace, const DeviceModel& device, Report* report) {
+  ReportPictures pictures;
+  if (!timeline && !trace) return pictures;
+  if (timeline) pictures.timeline_svg = RenderTimelineSvg(*report, device);
+  if (trace) pictures.trace_json = RenderTraceJson(*report);
   report->clear_ops();
   for (SpaceReport& space : *report->mutable_spaces()) space.clear_buffers();
+  return pictures;
+}
+
+absl::Status WritePictures(const ParsedFlags& flags, const DeviceModel& device, Report* report) {
+  const ReportPictures pictures = TakePictures(flags.Has("timeline"), flags.Has("trace"), device, report);
+  if (flags.Has("timeline")) RETURN_IF_ERROR(WriteOutputFile("timeline", flags.Get("timeline"), pictures.timeline_svg));
+  if (flags.Has("trace")) RETURN_IF_ERROR(WriteOutputFile("trace", flags.Get("trace"), pictures.trace_json));
   return absl::OkStatus();
 }
 
@@ -52,19 +58,15 @@ void AddPlanMapFlags(FlagSpec* spec) {
   spec->values.insert("map-axes");
 }
 
-absl::Status WritePlanMap(const ParsedFlags& flags, const CompiledGraph& graph, const DeviceModel& device,
-                          const PlanResult& plan, const PlanOptions& options) {
-  if (!flags.Has("map")) {
-    if (flags.Has("map-axes")) return absl::InvalidArgumentError("--map-axes: give --map FILE.svg too");
-    return absl::OkStatus();
-  }
+absl::StatusOr<std::string> RenderPlanMapFor(absl::string_view map_axes, const CompiledGraph& graph,
+                                             const DeviceModel& device, const PlanResult& plan,
+                                             const PlanOptions& options) {
   std::string x, y;
-  if (flags.Has("map-axes")) {
-    const std::vector<std::string> names = absl::StrSplit(flags.Get("map-axes"), ',');
+  if (!map_axes.empty()) {
+    const std::vector<std::string> names = absl::StrSplit(map_axes, ',');
     if (names.size() != 2 || names[0].empty() || names[1].empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--map-axes: expected two swept parameters as X,Y (e.g. BLOCK_M,BLOCK_N), got '",
-                       flags.Get("map-axes"), "'"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--map-axes: expected two swept parameters as X,Y (e.g. BLOCK_M,BLOCK_N), got '", map_axes, "'"));
     }
     x = names[0];
     y = names[1];
@@ -77,7 +79,7 @@ absl::Status WritePlanMap(const ParsedFlags& flags, const CompiledGraph& graph, 
     y = plan.axes[1].name;
   }
   ASSIGN_OR_RETURN(PlanMap map, BuildPlanMap(graph, device, plan, x, y, options));
-  return WriteOutputFile("map", flags.Get("map"), RenderPlanMapSvg(map));
+  return RenderPlanMapSvg(map);
 }
 
 }  // namespace scratchsim

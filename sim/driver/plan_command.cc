@@ -21,6 +21,7 @@
 #include "sim/flags.h"
 #include "sim/graph.h"
 #include "sim/json_text.h"
+#include "sim/pipeline.h"
 #include "sim/planner/planner.h"
 #include "sim/planner/perf_inputs.h"
 #include "sim/status_macros.h"
@@ -386,25 +387,6 @@ void RenderCsv(const PlanResult& plan, const DeviceModel& device, std::ostream& 
   }
 }
 
-// The planner's options and the output format from the flags, each checked.
-absl::StatusOr<PlanOptions> OptionsFromFlags(const ParsedFlags& flags) {
-  std::string format = flags.Get("format", "text");
-  if (format != "text" && format != "json" && format != "csv") {
-    return absl::InvalidArgumentError(absl::StrCat("--format: '", format, "' is not one of text, json, csv"));
-  }
-  PlanOptions options;
-  ASSIGN_OR_RETURN(int64_t top, flags.GetInt("top", 10));
-  if (top < 0 || top > 100000) return absl::InvalidArgumentError(absl::StrCat("--top: must be 0..100000, got ", top));
-  options.top_k = static_cast<int>(top);
-  ASSIGN_OR_RETURN(int64_t threads, flags.GetInt("threads", 0));
-  if (threads < 0 || threads > 1024) return absl::InvalidArgumentError(absl::StrCat("--threads: must be 0..1024, got ", threads));
-  options.threads = static_cast<int>(threads);
-  options.allow_spills = flags.Has("allow-spills");
-  options.compute_dtype = flags.Get("compute-dtype", "");
-  ASSIGN_OR_RETURN(options.policy, ParsePlacementPolicy(flags.Get("policy", "first-fit")));
-  return options;
-}
-
 absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(PlanFlags(), args));
   if (flags.Has("help")) {
@@ -421,7 +403,7 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out,
   }
   if (!flags.Has("device")) return absl::InvalidArgumentError("plan: --device is required (see simulate --list-devices)");
   if (!HasKernelInput(flags)) return absl::InvalidArgumentError("plan: --graph FILE is required (see --help)");
-  RETURN_IF_ERROR(OptionsFromFlags(flags).status());
+  ASSIGN_OR_RETURN(const PlanRequest request, PlanRequestFromFlags(flags));
   ASSIGN_OR_RETURN(DeviceModel device, LoadDevice(flags.Get("device")));
   if (flags.Has("calibration")) {
     // The calibration's terms replace those the device takes from the model it was made for.
@@ -437,7 +419,7 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out,
     }
   }
   ASSIGN_OR_RETURN(Kernel kernel, LoadKernel(flags, device));
-  return PlanKernel(kernel, device, flags, out, err);
+  return PlanKernel(std::move(kernel), device, request, out, err);
 }
 
 }  // namespace
@@ -509,28 +491,65 @@ std::function<void(uint64_t, uint64_t)> ProgressReporter(std::ostream& err, bool
 
 }  // namespace
 
-absl::StatusOr<int> PlanKernel(const Kernel& kernel, const DeviceModel& device, const ParsedFlags& flags,
-                               std::ostream& out, std::ostream& err) {
-  ASSIGN_OR_RETURN(PlanOptions options, OptionsFromFlags(flags));
-  const std::string format = flags.Get("format", "text");
-  ASSIGN_OR_RETURN(CompiledGraph compiled, CompileGraph(kernel.graph, kernel.origin, kernel.wire));
+absl::Status CheckPlanRequest(const PlanRequest& request) {
+  if (request.format != "text" && request.format != "json" && request.format != "csv") {
+    return absl::InvalidArgumentError(absl::StrCat("--format: '", request.format, "' is not one of text, json, csv"));
+  }
+  if (request.top < 0 || request.top > 100000) {
+    return absl::InvalidArgumentError(absl::StrCat("--top: must be 0..100000, got ", request.top));
+  }
+  if (request.threads < 0 || request.threads > 1024) {
+    return absl::InvalidArgumentError(absl::StrCat("--threads: must be 0..1024, got ", request.threads));
+  }
+  if (request.progress_seconds < 0 || request.progress_seconds > 86400) {
+    return absl::InvalidArgumentError(absl::StrCat("--progress-seconds: must be 0..86400, got ", request.progress_seconds));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PlanRequest> PlanRequestFromFlags(const ParsedFlags& flags) {
+  PlanRequest request;
+  request.format = flags.Get("format", "text");
+  request.sets = flags.GetList("set");
+  request.params = flags.GetList("param");
+  ASSIGN_OR_RETURN(request.top, flags.GetInt("top", 10));
+  ASSIGN_OR_RETURN(request.threads, flags.GetInt("threads", 0));
+  request.planner.allow_spills = flags.Has("allow-spills");
+  request.planner.compute_dtype = flags.Get("compute-dtype", "");
+  ASSIGN_OR_RETURN(request.planner.policy, ParsePlacementPolicy(flags.Get("policy", "first-fit")));
+  request.calibration = flags.Get("calibration", "");
+  ASSIGN_OR_RETURN(request.progress_seconds, flags.GetInt("progress-seconds", 5));
+  request.stats = flags.Has("stats");
+  request.map = flags.Has("map");
+  request.map_path = flags.Get("map", "");
+  if (flags.Has("map-axes")) {
+    if (!request.map) return absl::InvalidArgumentError("--map-axes: give --map FILE.svg too");
+    request.map_axes = flags.Get("map-axes");
+  }
+  RETURN_IF_ERROR(CheckPlanRequest(request));
+  return request;
+}
+
+absl::StatusOr<int> PlanKernel(Kernel kernel, const DeviceModel& device, const PlanRequest& request,
+                               std::ostream& out, std::ostream& err, std::string* map_svg) {
+  RETURN_IF_ERROR(CheckPlanRequest(request));
+  PlanOptions options = request.planner;
+  options.top_k = static_cast<int>(request.top);
+  options.threads = static_cast<int>(request.threads);
   options.policy_override = kernel.policy;
+  ASSIGN_OR_RETURN(CompiledKernel bound, CompileKernel(std::move(kernel), request.sets));
+  const CompiledGraph& compiled = bound.compiled;
+  std::vector<int64_t> values = std::move(bound.values);
   // The device's measured residuals for this graph (a calibration file's config_residuals).
   const std::string rated = options.compute_dtype.empty() ? DefaultComputeDtype(compiled) : options.compute_dtype;
   ASSIGN_OR_RETURN(ResidualTable residuals, ResidualTable::Build(compiled, device, rated));
   if (!residuals.empty()) options.residuals = std::make_shared<const ResidualTable>(std::move(residuals));
-  const std::vector<std::string> sets = flags.GetList("set");
-  ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(compiled, sets));
-  ASSIGN_OR_RETURN(std::vector<ParamAxis> axes, BuildParamSpace(compiled, flags.GetList("param"), sets));
+  ASSIGN_OR_RETURN(std::vector<ParamAxis> axes, BuildParamSpace(compiled, request.params, request.sets));
 
-  ASSIGN_OR_RETURN(const int64_t progress_seconds, flags.GetInt("progress-seconds", 5));
-  if (progress_seconds < 0 || progress_seconds > 86400) {
-    return absl::InvalidArgumentError(absl::StrCat("--progress-seconds: must be 0..86400, got ", progress_seconds));
-  }
   const bool terminal = &err == &std::cerr && isatty(STDERR_FILENO);
   uint64_t space = 1;
   for (const ParamAxis& a : axes) space = space * a.values.size();
-  options.progress = ProgressReporter(err, terminal, space, static_cast<double>(progress_seconds));
+  options.progress = ProgressReporter(err, terminal, space, static_cast<double>(request.progress_seconds));
   const auto start = std::chrono::steady_clock::now();
   SigintScope sigint;
   options.cancel = &interrupted;
@@ -541,23 +560,27 @@ absl::StatusOr<int> PlanKernel(const Kernel& kernel, const DeviceModel& device, 
     plan.notes.push_back(absl::StrFormat(
         "%d measured configuration residuals from %s (keyed by %s) for %s rated in %s (simulate calibrate --residuals): %d "
         "of the %d ranked configurations have one and their estimates include it; the others are the model's alone",
-        options.residuals->size(), flags.Has("calibration") ? flags.Get("calibration") : device.name(),
+        options.residuals->size(), request.calibration.empty() ? device.name() : request.calibration,
         absl::StrJoin(options.residuals->parameters(), ", "),
         compiled.graph.name(), rated, with, plan.top.size()));
   }
-  RETURN_IF_ERROR(WritePlanMap(flags, compiled, device, plan, options));
+  if (request.map) {
+    ASSIGN_OR_RETURN(std::string svg, RenderPlanMapFor(request.map_axes, compiled, device, plan, options));
+    if (!request.map_path.empty() || map_svg == nullptr) RETURN_IF_ERROR(WriteOutputFile("map", request.map_path, svg));
+    if (map_svg != nullptr) *map_svg = std::move(svg);
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (plan.partial) {
     err << absl::StrFormat("plan: interrupted after %d of %d configurations; printing what was evaluated\n",
                            plan.evaluated, plan.space_size);
   }
-  if (flags.Has("stats")) {
+  if (request.stats) {
     err << absl::StrFormat("plan: %d configurations in %.3f s (%.0f per second, %d threads)\n", plan.space_size, seconds,
                            seconds > 0 ? plan.space_size / seconds : 0.0, plan.threads_used);
   }
-  if (format == "json") {
+  if (request.format == "json") {
     RenderJson(plan, compiled.graph, compiled.symbols, device, out);
-  } else if (format == "csv") {
+  } else if (request.format == "csv") {
     RenderCsv(plan, device, out);
   } else {
     RenderText(plan, compiled.graph, compiled.symbols, device, out);

@@ -11,6 +11,7 @@
 #include "proto/device.pb.h"
 #include "sim/flags.h"
 #include "sim/frontend.h"
+#include "sim/planner/planner.h"
 
 namespace scratchsim {
 
@@ -25,10 +26,31 @@ int RunPlanCommand(const std::vector<std::string>& args, std::ostream& out, std:
 // The flags `simulate plan` takes.
 FlagSpec PlanFlags();
 
-// `simulate plan` on a kernel already loaded (LoadKernel, ReadKernel): --param, --set, --top,
-// --format and the planner's options from `flags`. Returns the exit code as RunPlanCommand does.
-absl::StatusOr<int> PlanKernel(const Kernel& kernel, const DeviceModel& device, const ParsedFlags& flags,
-                               std::ostream& out, std::ostream& err);
+// What `simulate plan` is asked for, typed (the flags, or the Python module's arguments).
+struct PlanRequest {
+  std::vector<std::string> sets;    // --set NAME=VALUE: fixed values
+  std::vector<std::string> params;  // --param NAME=...: the axes to sweep (none: the graph's ranges)
+  std::string format = "text";      // text, json, csv
+  int64_t top = 10;                 // --top: 0..100000
+  int64_t threads = 0;              // --threads: 0..1024 (0: the hardware's)
+  // --allow-spills, --compute-dtype, --policy (top_k and threads come from the fields above).
+  PlanOptions planner;
+  std::string calibration;          // --calibration FILE, applied to the device already: names it in notes
+  int64_t progress_seconds = 5;     // --progress-seconds: 0..86400
+  bool stats = false;               // --stats
+  bool map = false;                 // --map: draw the plan map
+  std::string map_path;             // --map FILE.svg
+  std::string map_axes;             // --map-axes X,Y (empty: the first two swept)
+};
+
+// The request the flags make, each value checked.
+absl::StatusOr<PlanRequest> PlanRequestFromFlags(const ParsedFlags& flags);
+
+// `simulate plan` on a kernel already loaded (sim/pipeline LoadKernel), compiled and bound by the
+// pipeline. With `map_svg` the plan map comes back as text (and is written only where
+// request.map_path names a file). Returns the exit code as RunPlanCommand does.
+absl::StatusOr<int> PlanKernel(Kernel kernel, const DeviceModel& device, const PlanRequest& request,
+                               std::ostream& out, std::ostream& err, std::string* map_svg = nullptr);
 
 }  // namespace scratchsim
 

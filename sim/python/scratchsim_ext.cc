@@ -1,6 +1,7 @@
-// scratchsim._ext: the Python module's native half. A client of the driver (sim/driver/cli.h,
-// plan_command.h) and of whatever front ends the build registers, like the `simulate` binary:
-// the same flags, the same reports, the same messages. scratchsim/__init__.py is the API.
+// scratchsim._ext: the Python module's native half. A client of the analysis pipeline
+// (sim/pipeline, typed options), of the driver's plan (sim/driver/plan_command.h) and of whatever
+// front ends the build registers, like the `simulate` binary: the same reports, the same
+// messages. scratchsim/__init__.py is the API.
 #include <cstdint>
 #include <optional>
 #include <sstream>
@@ -18,9 +19,11 @@
 #include "absl/strings/str_cat.h"
 #include "sim/device.h"
 #include "sim/driver/cli.h"
+#include "sim/driver/pictures.h"
 #include "sim/driver/plan_command.h"
 #include "sim/flags.h"
 #include "sim/json_text.h"
+#include "sim/pipeline.h"
 #include "sim/proto_io.h"
 #include "sim/report.h"
 #include "sim/status_macros.h"
@@ -52,67 +55,95 @@ absl::StatusOr<ProtoFormat> ParseFormat(const std::string& format) {
   return absl::InvalidArgumentError(absl::StrCat("graph format '", format, "' is not one of binary, text, json"));
 }
 
-// The kernel the flags name (a file), or `contents` read as `input` ("graph", "ttgir").
-absl::StatusOr<Kernel> KernelOf(const ParsedFlags& flags, const DeviceModel& device, const std::string& input,
-                                bool has_contents, const std::string& format, const std::string& origin,
-                                const std::string& buffer) {
-  if (!has_contents) return LoadKernel(flags, device);
-  ASSIGN_OR_RETURN(ProtoFormat proto_format, ParseFormat(format));
-  return ReadKernel(input, buffer, proto_format, origin, flags, device);
-}
-
-// Checks what the command line checks before it reads a kernel.
-absl::StatusOr<DeviceModel> DeviceOf(const ParsedFlags& flags, const char* command) {
-  RETURN_IF_ERROR(ApplyInputLimit(flags));
-  if (!flags.positional().empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(command, "unexpected argument '", flags.positional().front(), "'"));
+// The kernel `input` names: a file (`path`), or `contents` read as `format`.
+absl::StatusOr<KernelInput> InputOf(const std::string& reader, const std::string& path,
+                                    const std::optional<std::string>& contents, const std::string& format,
+                                    const std::string& origin) {
+  KernelInput input;
+  input.reader = reader;
+  if (!contents) {
+    if (path.empty()) return absl::InvalidArgumentError("a graph is required");
+    input.path = path;
+    return input;
   }
-  if (!flags.Has("device")) return absl::InvalidArgumentError(absl::StrCat(command, "--device is required (see devices())"));
-  return LoadDevice(flags.Get("device"));
+  ASSIGN_OR_RETURN(input.format, ParseFormat(format));
+  input.contents = *contents;
+  input.origin = origin;
+  return input;
 }
 
-// simulate(args, input, contents, format, origin) -> (exit code, report JSON).
-std::tuple<int, std::string> Simulate(const std::vector<std::string>& args, const std::string& input,
-                                      std::optional<nb::bytes> contents, const std::string& format,
-                                      const std::string& origin) {
-  const std::string buffer = contents ? std::string(contents->c_str(), contents->size()) : std::string();
-  absl::StatusOr<std::tuple<int, std::string>> result;
+// simulate(device, reader, path, contents, format, origin, sets, policy, suggest, any_target,
+// confirm, timeline, trace) -> (exit code, report JSON, timeline SVG, trace JSON): the analysis
+// pipeline (sim/pipeline) called with typed options, as `simulate --format json` runs it.
+std::tuple<int, std::string, std::string, std::string> Simulate(
+    const std::string& device_name, const std::string& reader, const std::string& path,
+    std::optional<nb::bytes> contents, const std::string& format, const std::string& origin,
+    const std::vector<std::string>& sets, const std::string& policy, bool suggest, bool any_target,
+    const std::string& confirm, bool timeline, bool trace) {
+  std::optional<std::string> buffer;
+  if (contents) buffer = std::string(contents->c_str(), contents->size());
+  absl::StatusOr<std::tuple<int, std::string, std::string, std::string>> result;
   {
     nb::gil_scoped_release release;
-    result = [&]() -> absl::StatusOr<std::tuple<int, std::string>> {
-      // The report goes back as the CLI's JSON, so it is simulated as `--format json` is (with
-      // the placements a JSON report lists).
-      std::vector<std::string> json_args = args;
-      json_args.insert(json_args.end(), {"--format", "json"});
-      ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(SimulateFlags(), json_args));
-      ASSIGN_OR_RETURN(DeviceModel device, DeviceOf(flags, ""));
-      if (!contents && !HasKernelInput(flags)) return absl::InvalidArgumentError("a graph is required");
-      ASSIGN_OR_RETURN(Kernel kernel, KernelOf(flags, device, input, contents.has_value(), format,
-                                               origin, buffer));
-      ASSIGN_OR_RETURN(Report report, SimulateKernel(kernel, device, flags));
-      return std::make_tuple(report.fits() ? kExitFits : kExitDoesNotFit, RenderJson(report));
+    result = [&]() -> absl::StatusOr<std::tuple<int, std::string, std::string, std::string>> {
+      SetMaxInputBytes(kDefaultMaxInputBytes);  // what the command line applies without --max-input-mib
+      ASSIGN_OR_RETURN(DeviceModel device, LoadDevice(device_name));
+      ASSIGN_OR_RETURN(KernelInput input, InputOf(reader, path, buffer, format, origin));
+      AnalysisOptions options;
+      options.load.any_target = any_target;
+      options.sets = sets;
+      ASSIGN_OR_RETURN(options.simulate.policy, ParsePlacementPolicy(policy.empty() ? "first-fit" : policy));
+      options.simulate.suggest = suggest;
+      // The report goes back as JSON, which lists the placements.
+      options.simulate.keep_placements = true;
+      options.simulate.keep_buffers = timeline || trace;
+      if (!confirm.empty()) {
+        ASSIGN_OR_RETURN(options.confirm, ParseConfirmPolicy(confirm, "confirm"));
+      }
+      ASSIGN_OR_RETURN(Report report, Analyze(input, device, options));
+      ReportPictures pictures = TakePictures(timeline, trace, device, &report);
+      return std::make_tuple(report.fits() ? kExitFits : kExitDoesNotFit, RenderJson(report),
+                             std::move(pictures.timeline_svg), std::move(pictures.trace_json));
     }();
   }
   return OrRaise(std::move(result));
 }
 
-// plan(args, input, contents, format, origin) -> (exit code, plan JSON); args carry --format json.
-std::tuple<int, std::string> PlanOf(const std::vector<std::string>& args, const std::string& input,
-                                    std::optional<nb::bytes> contents, const std::string& format,
-                                    const std::string& origin) {
-  const std::string buffer = contents ? std::string(contents->c_str(), contents->size()) : std::string();
-  absl::StatusOr<std::tuple<int, std::string>> result;
+// plan(device, reader, path, contents, format, origin, sets, params, top, threads, compute_dtype,
+// allow_spills, policy, map_axes) -> (exit code, plan JSON, map SVG): `simulate plan --format
+// json` with typed arguments; map_axes None draws no map, "" the first two swept parameters.
+std::tuple<int, std::string, std::string> PlanOf(
+    const std::string& device_name, const std::string& reader, const std::string& path,
+    std::optional<nb::bytes> contents, const std::string& format, const std::string& origin,
+    const std::vector<std::string>& sets, const std::vector<std::string>& params, int64_t top, int64_t threads,
+    const std::string& compute_dtype, bool allow_spills, const std::string& policy,
+    const std::optional<std::string>& map_axes) {
+  std::optional<std::string> buffer;
+  if (contents) buffer = std::string(contents->c_str(), contents->size());
+  absl::StatusOr<std::tuple<int, std::string, std::string>> result;
   {
     nb::gil_scoped_release release;
-    result = [&]() -> absl::StatusOr<std::tuple<int, std::string>> {
-      ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(PlanFlags(), args));
-      ASSIGN_OR_RETURN(DeviceModel device, DeviceOf(flags, "plan: "));
-      if (!contents && !HasKernelInput(flags)) return absl::InvalidArgumentError("plan: a graph is required");
-      ASSIGN_OR_RETURN(Kernel kernel, KernelOf(flags, device, input, contents.has_value(), format,
-                                               origin, buffer));
+    result = [&]() -> absl::StatusOr<std::tuple<int, std::string, std::string>> {
+      SetMaxInputBytes(kDefaultMaxInputBytes);  // what the command line applies without --max-input-mib
+      PlanRequest request;
+      request.format = "json";
+      request.sets = sets;
+      request.params = params;
+      request.top = top;
+      request.threads = threads;
+      request.planner.compute_dtype = compute_dtype;
+      request.planner.allow_spills = allow_spills;
+      ASSIGN_OR_RETURN(request.planner.policy, ParsePlacementPolicy(policy.empty() ? "first-fit" : policy));
+      request.progress_seconds = 0;
+      request.map = map_axes.has_value();
+      if (map_axes) request.map_axes = *map_axes;
+      ASSIGN_OR_RETURN(DeviceModel device, LoadDevice(device_name));
+      ASSIGN_OR_RETURN(KernelInput input, InputOf(reader, path, buffer, format, origin));
+      ASSIGN_OR_RETURN(Kernel kernel, LoadKernel(input, device, LoadOptions()));
       std::ostringstream out, err;
-      ASSIGN_OR_RETURN(int code, PlanKernel(kernel, device, flags, out, err));
-      return std::make_tuple(code, out.str());
+      std::string map_svg;
+      ASSIGN_OR_RETURN(int code, PlanKernel(std::move(kernel), device, request, out, err, &map_svg));
+      return std::make_tuple(code, out.str(), std::move(map_svg));
     }();
   }
   return OrRaise(std::move(result));
@@ -148,10 +179,12 @@ NB_MODULE(_ext, m) {
   using namespace scratchsim;
   m.doc() = "scratchsim's native core (use the scratchsim package)";
   nb::exception<Error>(m, "Error", PyExc_ValueError);
-  m.def("simulate", &Simulate, nb::arg("args"), nb::arg("input"), nb::arg("contents").none(), nb::arg("format"),
-        nb::arg("origin"));
-  m.def("plan", &PlanOf, nb::arg("args"), nb::arg("input"), nb::arg("contents").none(), nb::arg("format"),
-        nb::arg("origin"));
+  m.def("simulate", &Simulate, nb::arg("device"), nb::arg("reader"), nb::arg("path"), nb::arg("contents").none(),
+        nb::arg("format"), nb::arg("origin"), nb::arg("sets"), nb::arg("policy"), nb::arg("suggest"),
+        nb::arg("any_target"), nb::arg("confirm"), nb::arg("timeline"), nb::arg("trace"));
+  m.def("plan", &PlanOf, nb::arg("device"), nb::arg("reader"), nb::arg("path"), nb::arg("contents").none(),
+        nb::arg("format"), nb::arg("origin"), nb::arg("sets"), nb::arg("params"), nb::arg("top"), nb::arg("threads"),
+        nb::arg("compute_dtype"), nb::arg("allow_spills"), nb::arg("policy"), nb::arg("map_axes").none());
   m.def("devices", &Devices);
   m.def("device", &Device, nb::arg("name"));
   m.def("run", &Run, nb::arg("args"));

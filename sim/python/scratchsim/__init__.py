@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from typing import Any, Iterable, Mapping
 
 from . import _ext
@@ -63,21 +62,21 @@ def _looks_like_text(s: str) -> bool:
     return "\n" in s or "{" in s or ": " in s
 
 
-def _kernel_input(value: Any, what: str, flag: str):
-    """(flags, input, contents, format, origin) for a kernel given as a path, text or bytes."""
+def _kernel_input(value: Any, what: str, reader: str):
+    """(reader, path, contents, format, origin) for a kernel given as a path, text or bytes."""
     if isinstance(value, os.PathLike):
-        return [f"--{flag}", os.fspath(value)], flag, None, "", ""
+        return reader, os.fspath(value), None, "", ""
     if isinstance(value, (bytes, bytearray, memoryview)):
-        return [], flag, bytes(value), "binary", f"<{what} bytes>"
+        return reader, "", bytes(value), "binary", f"<{what} bytes>"
     if isinstance(value, Mapping):
-        return [], flag, json.dumps(value).encode(), "json", f"<{what} dict>"
+        return reader, "", json.dumps(value).encode(), "json", f"<{what} dict>"
     if hasattr(value, "SerializeToString"):  # a protobuf message of proto/graph.proto
-        return [], flag, value.SerializeToString(), "binary", f"<{what} message>"
+        return reader, "", value.SerializeToString(), "binary", f"<{what} message>"
     if isinstance(value, str):
         if os.path.isfile(os.path.expanduser(value)) or not _looks_like_text(value):
-            return [f"--{flag}", os.path.expanduser(value)], flag, None, "", ""
+            return reader, os.path.expanduser(value), None, "", ""
         fmt = "json" if value.lstrip().startswith("{") else "text"
-        return [], flag, value.encode(), fmt, f"<{what} text>"
+        return reader, "", value.encode(), fmt, f"<{what} text>"
     raise Error(f"{what}: expected a path, text or bytes, got {type(value).__name__}")
 
 
@@ -88,10 +87,8 @@ def _value(v: Any) -> str:
 
 
 def _sets(params: Mapping[str, Any] | None) -> list[str]:
-    out: list[str] = []
-    for name, value in (params or {}).items():
-        out += ["--set", f"{name}={_value(value)}"]
-    return out
+    """`--set NAME=VALUE` overrides as the pipeline takes them: NAME=VALUE."""
+    return [f"{name}={_value(value)}" for name, value in (params or {}).items()]
 
 
 def simulate(device: str, graph: Any, params: Mapping[str, Any] | None = None, *, policy: str | None = None,
@@ -115,20 +112,12 @@ def simulate(device: str, graph: Any, params: Mapping[str, Any] | None = None, *
     (docs/tpu.md, "The compiler in the loop"). libtpu runs in $SCRATCHSIM_PYTHON, which this
     sets to this interpreter where it is unset.
     """
-    flags, kind, contents, fmt, origin = _kernel_input(graph, "graph", "graph")
-    args = ["--device", str(device), *flags, *_sets(params)]
     if confirm is not None:
         if confirm not in ("always", "at_risk"):
             raise Error(f"confirm={confirm!r}: use 'always' or 'at_risk'")
         os.environ.setdefault("SCRATCHSIM_PYTHON", sys.executable)
-        args += ["--confirm", confirm.replace("_", "-")]
-    if policy:
-        args += ["--policy", policy]
-    if not suggest:
-        args.append("--no-suggest")
-    if any_target:
-        args.append("--any-target")
-    return _simulate_with_pictures(args, kind, contents, fmt, origin, timeline, trace)
+    return _simulate(device, _kernel_input(graph, "graph", "graph"), params=params, policy=policy,
+                     suggest=suggest, any_target=any_target, confirm=confirm, timeline=timeline, trace=trace)
 
 
 def simulate_ttgir(device: str, ttgir: Any, *, suggest: bool = True, any_target: bool = False,
@@ -141,17 +130,12 @@ def simulate_ttgir(device: str, ttgir: Any, *, suggest: bool = True, any_target:
     if isinstance(ttgir, (bytes, bytearray)):
         ttgir = bytes(ttgir).decode()
     if isinstance(ttgir, str) and "\n" in ttgir:
-        flags, kind, contents, fmt, origin = [], "ttgir", ttgir.encode(), "text", name or "<ttgir text>"
+        kernel = ("ttgir", "", ttgir.encode(), "text", name or "<ttgir text>")
     elif isinstance(ttgir, (str, os.PathLike)):
-        flags, kind, contents, fmt, origin = ["--ttgir", os.path.expanduser(os.fspath(ttgir))], "ttgir", None, "", ""
+        kernel = ("ttgir", os.path.expanduser(os.fspath(ttgir)), None, "", "")
     else:
         raise Error(f"ttgir: expected a path or the TTGIR text, got {type(ttgir).__name__}")
-    args = ["--device", str(device), *flags]
-    if not suggest:
-        args.append("--no-suggest")
-    if any_target:
-        args.append("--any-target")
-    return _simulate_with_pictures(args, kind, contents, fmt, origin, timeline, trace)
+    return _simulate(device, kernel, suggest=suggest, any_target=any_target, timeline=timeline, trace=trace)
 
 
 def _param_flag(name: str, values: Any) -> str:
@@ -172,28 +156,16 @@ def plan_report(device: str, graph: Any, params: Mapping[str, Any] | None = None
     configurations ("configs"), what pruned the rest ("pruned") and notes. See plan().
     map_axes=("BLOCK_M", "BLOCK_N") adds "map_svg": the plan map over those two swept parameters
     as SVG text (`simulate plan --map`, docs/pictures.md)."""
-    flags, kind, contents, fmt, origin = _kernel_input(graph, "graph", "graph")
-    args = ["--device", str(device), *flags, *_sets(params), "--top", str(top), "--format", "json"]
-    for name, values in (param or {}).items():
-        args += ["--param", _param_flag(name, values)]
-    if threads is not None:
-        args += ["--threads", str(threads)]
-    if compute_dtype:
-        args += ["--compute-dtype", compute_dtype]
-    if allow_spills:
-        args.append("--allow-spills")
-    if policy:
-        args += ["--policy", policy]
-    if map_axes is None:
-        _, text = _ext.plan(args, kind, contents, fmt, origin)
-        return json.loads(text)
-    axes = [str(a) for a in map_axes]
-    with tempfile.TemporaryDirectory(prefix="scratchsim_") as tmp:
-        path = os.path.join(tmp, "map.svg")
-        _, text = _ext.plan([*args, "--map", path, "--map-axes", ",".join(axes)], kind, contents, fmt, origin)
-        report = json.loads(text)
-        with open(path, encoding="utf-8") as f:
-            report["map_svg"] = f.read()
+    reader, path, contents, fmt, origin = _kernel_input(graph, "graph", "graph")
+    sets = _sets(params)
+    axes_flags = [_param_flag(name, values) for name, values in (param or {}).items()]
+    map_text = None if map_axes is None else ",".join(str(a) for a in map_axes)
+    _, text, map_svg = _ext.plan(str(device), reader, path, contents, fmt, origin, sets, axes_flags, int(top),
+                                 0 if threads is None else int(threads), compute_dtype or "", bool(allow_spills),
+                                 policy or "", map_text)
+    report = json.loads(text)
+    if map_axes is not None:
+        report["map_svg"] = map_svg
     return report
 
 
@@ -219,25 +191,21 @@ def plan_map(device: str, graph: Any, axes: Iterable[str], params: Mapping[str, 
     return plan_report(device, graph, params, map_axes=axes, **options)["map_svg"]
 
 
-def _simulate_with_pictures(args: list, kind: str, contents: Any, fmt: str, origin: str, timeline: bool,
-                            trace: bool) -> dict:
-    """The report of `args`, with the pictures asked for as text ("timeline_svg", "trace_json"):
-    the command line writes them to files in a temporary directory, read back here."""
-    if not timeline and not trace:
-        _, text = _ext.simulate(args, kind, contents, fmt, origin)
-        return json.loads(text)
-    with tempfile.TemporaryDirectory(prefix="scratchsim_") as tmp:
-        files = {}
-        for wanted, key, flag, name in ((timeline, "timeline_svg", "--timeline", "timeline.svg"),
-                                        (trace, "trace_json", "--trace", "trace.json")):
-            if wanted:
-                files[key] = os.path.join(tmp, name)
-                args = [*args, flag, files[key]]
-        _, text = _ext.simulate(args, kind, contents, fmt, origin)
-        report = json.loads(text)
-        for key, path in files.items():
-            with open(path, encoding="utf-8") as f:
-                report[key] = f.read()
+def _simulate(device: str, kernel: tuple, *, params: Mapping[str, Any] | None = None, policy: str | None = None,
+              suggest: bool = True, any_target: bool = False, confirm: str | None = None, timeline: bool = False,
+              trace: bool = False) -> dict:
+    """The analysis pipeline on `kernel` (reader, path, contents, format, origin), with the
+    pictures asked for as text ("timeline_svg", "trace_json")."""
+    reader, path, contents, fmt, origin = kernel
+    sets = _sets(params)
+    _, text, timeline_svg, trace_json = _ext.simulate(
+        str(device), reader, path, contents, fmt, origin, sets, policy or "", suggest, any_target,
+        confirm or "", timeline, trace)
+    report = json.loads(text)
+    if timeline:
+        report["timeline_svg"] = timeline_svg
+    if trace:
+        report["trace_json"] = trace_json
     return report
 
 
