@@ -153,7 +153,7 @@ TEST(DeviceTest, UsableBytesDefaultToTheCapacity) {
   EXPECT_EQ(UsableBytesPerCore(whole), 1 << 20);
 }
 
-// Found by the device_loader fuzz target (2026-11-26): a space name of raw bytes passed
+// Found by the device_loader fuzz target: a space name of raw bytes passed
 // validation, and no graph could name it.
 TEST(DeviceTest, AMemorySpaceNameOfRawBytesIsRefused) {
   EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) { d.mutable_memory_spaces(0)->set_name("\xff\xfevmem"); }),
@@ -208,8 +208,8 @@ TEST(DeviceTest, MoreMemorySpacesThanTheEngineHoldsAreRefused) {
               HasSubstr("field 'memory_spaces' has"));
 }
 
-// The shipped H100 model must agree with what we measured on our GPU
-// (tests/data/reference/h100_device_attributes.json, cudaDeviceProp read with CuPy, 2026-11-25).
+// The shipped H100 model must agree with the device's own attributes
+// (tests/data/reference/h100_device_attributes.json: cudaDeviceProp, see its README).
 TEST(DeviceTest, H100ModelAgreesWithTheMeasuredDevice) {
   auto json = ReadFileToString(Source("tests/data/reference/h100_device_attributes.json"));
   ASSERT_TRUE(json.ok()) << json.status();

@@ -149,8 +149,8 @@ int RunGemmTimingCommand(int argc, char** argv) {
         if (cap > 0) {
           // The most each of `cap` blocks may hold so that `cap` fit an SM's shared memory and
           // `cap` + 1 do not; the kernel's own bytes come out of it.
-          // Allocations are whole 128-byte units (measured: without the rounding, a cap of 5 ran 4
-          // blocks of 32/32/16/4 f32 on the H100, 2026-11-26).
+          // Allocations are whole 128-byte units: without the rounding a cap can run one block
+          // fewer than asked (docs/validation/h100.md, "Occupancy caps").
           constexpr int64_t kUnit = 128;
           const int64_t per_block =
               std::min((smem.capacity_per_core_bytes() / cap - smem.reserved_per_block_bytes()) / kUnit * kUnit,

@@ -99,10 +99,10 @@ TEST(PredictTest, GegluMatchesTritonCopiesOfMlpGraph) {
   EXPECT_EQ(p.dynamic_shared_bytes, 2 * (16 * 16 + 2 * 16 * 128) * 4);
 }
 
-// Regressions found on the GPU (H200 2026-11-25, then H100): regheavy has no
+// A regression found on the GPU (H200 and H100): regheavy has no
 // __launch_bounds__, so ptxas keeps its register count whatever the block size, and a block
 // whose warps need more than a quarter register file per sub-partition does not launch
-// (cudaErrorLaunchOutOfResources). The simulator used to shrink the registers to fit.
+// (cudaErrorLaunchOutOfResources). The simulator must not shrink the registers to fit.
 TEST(PredictTest, RegistersDoNotShrinkWithoutLaunchBounds) {
   // 125 registers (ptxas, DEMAND=96 under __maxnreg__(128)): 16 warps fit, 17 do not.
   Prediction fits = MustPredict("regheavy.pbtxt", {"DEMAND=96", "REG_CAP=128", "NUM_WARPS=16"},

@@ -657,11 +657,11 @@ TEST(PallasBodyTest, SmallMatmulBlocksWidenTheHighBoundOnly) {
 }
 
 TEST(PallasBodyTest, MatmulSpillBandHoldsLibtpusFigures) {
-  // libtpu 0.0.42.1 (2026-11-26, bench/tpu/tpu_kernels.py matmul_acc, vmem_limit_bytes 120 MiB;
-  // neither kernel is in the corpus the band was fitted on): 2048^3 bf16 with an f32
-  // accumulator spills 9252864 B on v5e and 10326016 B on v6e. The central estimate is 1.4% over
-  // on v5e and 6.1% under on v6e, whose fit half has blocks of 640-1280 rows (not multiples of
-  // its 256-wide MXU) that spill 0.25-0.54 of their figure and pull the central slope down.
+  // libtpu's spill slots for kernels outside the corpus the band was fitted on (tests/data/tpu/
+  // README.md, "Kernels the tests cite"): 2048^3 bf16 with an f32 accumulator spills 9252864 B on
+  // v5e and 10326016 B on v6e. The central estimate may be under on v6e, whose fit half has blocks
+  // of 640-1280 rows (not multiples of its 256-wide MXU) that spill 0.25-0.54 of their figure and
+  // pull the central slope down.
   struct Case {
     const char* device;
     int64_t truth;
@@ -703,8 +703,8 @@ TEST(PallasBodyTest, SeveralDotsKeepTheLargestResultWhatItHoldsAndItsRightOperan
 }
 
 TEST(PallasBodyTest, F32MatmulSpillIsThePartialsLessWhatTheRegistersKeep) {
-  // libtpu 0.0.42.1 (2026-11-26, bench/tpu/tpu_kernels.py matmul_acc, f32, vmem_limit_bytes
-  // 120 MiB; block shapes outside the corpus the band was fitted on): register spill slots.
+  // libtpu's register spill slots for f32 block shapes outside the corpus the band was fitted on
+  // (tests/data/tpu/README.md, "Kernels the tests cite").
   struct Case {
     const char* device;
     int64_t bm, bn, bk, truth;

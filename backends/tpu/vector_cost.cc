@@ -15,7 +15,7 @@ namespace {
 
 // Fitted by bench/tpu/fit_vector_cost.py (non-negative least squares on the relative error) on the
 // kernels without a dot or a rolled loop whose (kind, params) hash is even, from libtpu 0.0.42.1's
-// static schedules (tests/data/tpu/bundles*.jsonl.gz, 2026-11-26/27); the odd half judges it
+// static schedules (tests/data/tpu/bundles*.jsonl.gz, recorded as tests/data/tpu/README.md says); the odd half judges it
 // (docs/tpu.md, "Compute per grid step").
 constexpr VectorCostCoefficients kTable[] = {
     {"v4", 72.59, 0.4517, 0, 0.7912, 1.281, 0.4826, 2.553, 0.09024, 27},

@@ -160,10 +160,10 @@ absl::Status WordTpuReport(const KernelGraph& source, const PallasLowering& lowe
   // A FITS whose high bound is closer to the limit than libtpu has spilled beyond a band at
   // unseen shapes: still FITS by the model, but said with what settles it.
   const int64_t spare_at_high = fp.scoped_limit_bytes - fp.scoped_vmem_bytes_high;
-  if (report->verdict() == FITS && fp.has_estimates && spare_at_high >= 0 && spare_at_high < kLargestHoldoutBandMissBytes) {
+  if (report->verdict() == FITS && fp.has_estimates && spare_at_high >= 0 && spare_at_high < kNearLimitSpareBytes) {
     report->add_notes(absl::StrCat(
         "near the limit: ", spare_at_high, " B to spare with the spills at their high estimate, less than the ",
-        kLargestHoldoutBandMissBytes, " B libtpu spilled beyond the estimate's band at shapes it was not fitted on (4 ",
+        kNearLimitSpareBytes, " B libtpu spilled beyond the estimate's band at shapes it was not fitted on (4 ",
         "of 229 holdout compiles went beyond it); ",
         call.jax_export().empty() ? "scratchsim.pallas.check(..., confirm=\"always\")"
                                   : "--confirm always (Python: confirm=\"always\")",

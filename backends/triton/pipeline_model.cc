@@ -1,5 +1,5 @@
-// Pipelining depth per MMA kind, measured on Triton 3.6 (tests/data/triton, 2026-11-25, H200
-// and compile-only sm_80/100/120 targets): with mma.sync the loads go through cp.async and the
+// Pipelining depth per MMA kind, as Triton 3.6 builds it (tests/data/triton: H200 and
+// compile-only sm_80/100/120 fixtures): with mma.sync the loads go through cp.async and the
 // pipeliner keeps num_stages - 1 buffers; with wgmma and tcgen05 the MMA itself reads shared
 // memory asynchronously and the pipeliner keeps num_stages buffers.
 #include "backends/triton/pipeline_model.h"
@@ -72,7 +72,7 @@ absl::StatusOr<PipelineDepth> PipelineCopies(const DotLoop& loop) {
   if (!async_copy) {
     // tcgen05 reads its operands asynchronously: the pipeliner keeps the buffer of the MMA in
     // flight and the next one's, two staging copies; mma.sync and wgmma wait, one copy
-    // (measured on the catalogue: Triton 3.6 and 3.9, sm_80..120, the `none` regime).
+    // (every fixture of the catalogue: Triton 3.6 and 3.9, sm_80..120, the `none` regime).
     d.copies = d.mma == TritonMma::kTcgen05 ? 2 : 1;
     d.multi_buffered = d.copies > 1;
     d.assumptions.push_back(absl::StrCat("loads not vectorized (", loop.operand_bits,
@@ -212,7 +212,7 @@ std::string TmemLoadLayout(int64_t m, int64_t n, int num_warps) {
 // the rest go to the rows.
 std::string StoreLayout(int64_t m, int64_t n, int num_warps, int64_t bits, bool aligned, TritonRelease release) {
   if (!aligned && release == TritonRelease::k3_6) {
-    // Triton 3.6's Coalesce orders a pointer of unknown contiguity dimension 0 first (measured on
+    // Triton 3.6's Coalesce orders a pointer of unknown contiguity dimension 0 first (so does
     // every `none`-regime GEMM of the 3.6.0 catalogue: one element per thread, lanes and then
     // warps down the rows).
     const int64_t lanes_m = std::clamp<int64_t>(m, 1, 32);

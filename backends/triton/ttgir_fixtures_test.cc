@@ -150,17 +150,10 @@ std::string PlanLine(const std::string& id, const SharedMemoryPlan& plan) {
   return line;
 }
 
-// Speed work on the parser and planner must not move a single byte: every fixture's full plan
-// is compared with the one recorded before that work (ttgir_predictions.tsv, written by running
-// this test with TTGIR_WRITE_PREDICTIONS=<path>). Re-recorded once since, when the conversion
-// scratch became Triton's swizzled round (cvt_swizzling.h): that changed the scratch of 157
-// fixtures' conversions and nothing else (docs/triton.md). Re-recorded for issue 15: warp-specialize
-// captures packed as getCaptureSize packs them (53 fixtures, one buffer each, totals unchanged)
-// and value names reused in sibling regions kept apart (32 fixtures' intervals, totals unchanged);
-// then uses of one result of a group ("%acc#0") no longer counted as uses of all of them, and
-// loops' initial values flowing position by position (78 fixtures' intervals, totals unchanged);
-// then 3.6's warp-shuffle limit (6 fixtures gain a conversion scratch under their peak, as
-// Triton's own allocation gives them: ConversionsWithScratchAreTritons).
+// A change to the parser or planner must not move a single byte unless it means to: every
+// fixture's full plan is compared with the recorded one (ttgir_predictions.tsv, written by running
+// this test with TTGIR_WRITE_PREDICTIONS=<path>). A change that does mean to re-records it and
+// says, in docs/validation/triton-history.md, which fixtures moved and why.
 TEST(TtgirFixturesTest, PlansEqualRecordedPredictions) {
   const std::string golden_path =
       std::string(SCRATCHSIM_SOURCE_DIR) + "/backends/triton/ttgir_predictions.tsv";

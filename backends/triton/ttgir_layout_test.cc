@@ -240,7 +240,7 @@ TEST(TtgirLayoutTest, GatherAcrossWarpsKeepsTheWholeSource) {
   EXPECT_EQ(need->bytes, 4 * 256 * 4);
 }
 
-// Found by the ttgir fuzz target (CI, 2026-11-26): a gather written without its ' : (...)'
+// Found by the ttgir fuzz target (CI): a gather written without its ' : (...)'
 // operand types is refused naming the op, not an uncaught std::out_of_range.
 TEST(TtgirLayoutTest, AGatherWithoutOperandTypesIsRefused) {
   const std::string text =

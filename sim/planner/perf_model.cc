@@ -139,7 +139,7 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   // latency) are filled by any other warp on its scheduler: they show only where one warp's
   // issue plus its round trips outlasts the round's math. sync_cycles nobody fills: every
   // block adds them. The banks bound the round too: c x the bank time when that is longer
-  // (docs/planner.md, "Ranking"; measured on the H100 with the CUDA backend's GEMM at 1-9
+  // (docs/planner.md, "Ranking"; validated on the H100 with the CUDA backend's GEMM at 1-9
   // blocks per SM, docs/validation/planner-h100.md).
   const double per_core_peak = peak_flops_ / static_cast<double>(num_cores_) * std::clamp(in.peak_fraction, 1e-3, 1.0);
   const double flops = std::max(in.flops_per_block, 0.0);
