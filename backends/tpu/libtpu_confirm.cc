@@ -29,7 +29,7 @@ extern char** environ;
 
 namespace scratchsim {
 
-// bench/tpu/tpu_aot.py, built in (tpu_aot_script.cc is generated from it by CMake) so that the
+// tpu_aot.py beside this file, built in (tpu_aot_script.cc is generated from it by CMake) so that the
 // binary alone, with a Python that has jax[tpu], can compile: one runner for the Python API and
 // the command line.
 extern const char kTpuAotScript[];
@@ -141,7 +141,7 @@ absl::StatusOr<CompilerConfirmation> ConfirmWithLibtpu(const KernelGraph& source
   if (source.pallas().jax_export().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         origin, ": field 'pallas.jax_export': empty, so --confirm has no kernel to compile (trace it with "
-        "bench/tpu/pallas_to_graph.py or scratchsim.pallas.to_graph, where JAX and flatbuffers are installed)"));
+        "scratchsim.pallas.to_graph or bench/tpu/pallas_to_graph.py, where JAX and flatbuffers are installed)"));
   }
   const std::string gen = TpuGeneration(device);
   if (gen.empty()) {

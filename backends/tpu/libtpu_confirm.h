@@ -14,7 +14,7 @@
 
 namespace scratchsim {
 
-// Runs bench/tpu/tpu_aot.py (built into this binary) as `PYTHON tpu_aot.py confirm --gen GEN
+// Runs backends/tpu/tpu_aot.py (built into this binary) as `PYTHON tpu_aot.py confirm --gen GEN
 // --capacity-bytes N FILE` with the graph's exported kernel in FILE; PYTHON is $SCRATCHSIM_PYTHON,
 // else python3 (it needs jax[tpu] and flatbuffers), GEN is TpuGeneration's (tpu_tiling.h), N the
 // device's highest scoped VMEM limit (MaxScopedVmemLimit), to which a kernel out of VMEM is

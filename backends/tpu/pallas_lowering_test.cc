@@ -390,7 +390,7 @@ KernelGraph TracedGraph(const std::string& file) {
   return graph;
 }
 
-// Graphs written by bench/tpu/pallas_to_graph.py from real pallas_call code agree with the
+// Graphs written by the Pallas tracer (scratchsim.pallas) from real pallas_call code agree with the
 // hand-written examples.
 TEST(PallasLoweringTracedTest, TracedGraphsMatchTheHandWrittenOnes) {
   DeviceModel v6e = testing::ShippedDevice("tpu_v6e");
@@ -416,7 +416,7 @@ TEST(PallasLoweringTracedTest, TracedPrefetchBufferedAndScratch) {
 }
 
 // A softmax-like kernel: a (BR, D) f32 block in and out, the body keeps the row block whole across
-// its max and sum (pallas_body.py: reduction_live_bytes = BR x D x 4).
+// its max and sum (_pallas_body.py: reduction_live_bytes = BR x D x 4).
 KernelGraph SoftmaxGraph() {
   return testing::ParseGraphText(R"pb(
     name: "softmax"
@@ -465,7 +465,7 @@ TEST(PallasBodyTest, ReductionBodiesGetAnEstimatedSpillBuffer) {
 
 TEST(PallasBodyTest, RowVectorsBroadcastAgainstTheBlockAddToAReductionsFigure) {
   // A layer norm: the softmax's row block plus its weight and bias, two 1 x D f32 rows that
-  // Mosaic keeps replicated down 8 sublanes (pallas_body.py: row_broadcast_bytes = 2 x D x 32).
+  // Mosaic keeps replicated down 8 sublanes (_pallas_body.py: row_broadcast_bytes = 2 x D x 32).
   KernelGraph g = SoftmaxGraph();
   g.mutable_pallas()->mutable_body()->set_row_broadcast_bytes("2 * D * 32");
   absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v5e"));
@@ -546,7 +546,7 @@ TEST(PallasBodyTest, WhatMosaicCannotCompileBreaksARequirement) {
 }
 
 // A body with one dot of m x k by k x n, run once per grid step (a blocked matmul), as
-// bench/tpu/pallas_body.py summarises it: dot_bytes always, packed_dot_bytes for 16/8-bit operands.
+// sim/python/scratchsim/_pallas_body.py summarises it: dot_bytes always, packed_dot_bytes for 16/8-bit operands.
 PallasBody OneDotBody(int64_t m, int64_t n, int64_t k, const char* dtype = "bf16") {
   PallasBody body;
   const bool wide = std::string(dtype) == "f32" || std::string(dtype) == "i32";

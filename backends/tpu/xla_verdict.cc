@@ -154,7 +154,7 @@ absl::Status WordTpuReport(const KernelGraph& source, const PallasLowering& lowe
                                    " against the limit ", XlaBytes(fp.scoped_limit_bytes)));
   } else if (call.spill_bytes_estimate().empty() && !call.has_body()) {
     report->add_notes("register spills are not estimated: the graph has no pallas.body (what the kernel body keeps in "
-                      "vector registers; bench/tpu/pallas_to_graph.py reads it from the traced kernel), so the figure "
+                      "vector registers; scratchsim.pallas reads it from the traced kernel), so the figure "
                       "is a lower bound; see docs/tpu.md");
   }
   // A FITS whose high bound is closer to the limit than libtpu has spilled beyond a band at

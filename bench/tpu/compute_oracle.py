@@ -22,7 +22,7 @@ import time
 
 os.environ["TPU_AOT_BUNDLES"] = "1"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tpu_aot  # noqa: E402  (sets the environment before jax)
+from product import tpu_aot  # noqa: E402  (sets the environment before jax)
 import tpu_kernels  # noqa: E402
 
 

@@ -4,7 +4,7 @@ said of the traced function.
 
 For a sample of the corpus's compiles (up to --per-kind of each kernel kind on each generation,
 in corpus order), rebuilds the kernel (tpu_kernels.build), traces it into a graph with its
-`pallas.jax_export` (pallas_to_graph.py; under the generation's TPU device, as tpu_aot compiles,
+`pallas.jax_export` (the tracer, scratchsim._pallas_trace; under the generation's TPU device, as tpu_aot compiles,
 so that kernels whose lowering asks the device kind export too), runs
 
   simulate --device tpu_GEN --graph G --confirm always --format json
@@ -41,7 +41,7 @@ sys.path.insert(0, HERE)
 # simulate runs get the environment as it was before.
 _SIMULATE_ENV = dict(os.environ)
 _SIMULATE_ENV.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")  # this process holds libtpu too
-import tpu_aot  # noqa: E402
+from product import tpu_aot  # noqa: E402
 
 CONFIRMED = tpu_aot.CONFIRMED_VERDICTS
 
@@ -138,7 +138,7 @@ def main(argv):
   a = p.parse_args(argv)
   _SIMULATE_ENV.setdefault("SCRATCHSIM_PYTHON", sys.executable)
   import jax
-  import pallas_to_graph as p2g
+  from product import pallas_trace as p2g
   import tpu_kernels
   from importlib.metadata import version
   rows = sample(a.corpus, a.gens.split(","), a.per_kind, a.all_at_risk, a.failing)

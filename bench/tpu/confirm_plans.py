@@ -28,7 +28,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
-import tpu_aot  # noqa: E402  (first: sets the environment libtpu needs)
+from product import tpu_aot  # noqa: E402  (first: sets the environment libtpu needs)
 import make_corpus  # noqa: E402
 import tpu_kernels  # noqa: E402
 

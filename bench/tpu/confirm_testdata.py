@@ -16,8 +16,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import tpu_aot  # noqa: E402  (first: it sets libtpu's environment)
-import pallas_to_graph as p2g  # noqa: E402
+from product import tpu_aot  # noqa: E402  (first: it sets libtpu's environment)
+from product import pallas_trace as p2g  # noqa: E402
 import tpu_kernels  # noqa: E402
 
 # name: (the generations to confirm it on, the kernel)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reads the body of every kernel of the TPU oracle corpus (pallas_body.py) and writes it beside
+"""Reads the body of every kernel of the TPU oracle corpus (scratchsim._pallas_body) and writes it beside
 the corpus: the body of every row with a graph, as the current tracer reads it.
 
   JAX_PLATFORMS=cpu /work/venvs/tpu/bin/python bench/tpu/corpus_bodies.py \
@@ -29,8 +29,7 @@ def main(argv):
   a = p.parse_args(argv)
   import jax
   import fit_spill_model
-  import pallas_body
-  import pallas_to_graph as p2g
+  from product import pallas_body, pallas_trace as p2g
   import tpu_kernels
 
   cache = {}

@@ -14,7 +14,7 @@ judges it on the other half (docs/tpu.md, "What the compiler adds").
       --bound-sweep tests/data/tpu/misc_odd_spill_sweep.jsonl.gz [--cc]
 
 The model (backends/tpu/spill_model.cc holds the coefficients this prints with --cc): a kernel
-body falls in one class by what it keeps in vector registers (PallasBody, bench/tpu/pallas_body.py),
+body falls in one class by what it keeps in vector registers (PallasBody, scratchsim._pallas_body),
 and its spill slots are a multiple of one figure of the body, with a low, a central and a high
 multiple per class and generation:
 
@@ -289,7 +289,7 @@ def scoped_error_spill_bytes(row, summary):
 
 
 def summary_from_graph(graph):
-  """The body figures of a graph written by pallas_to_graph.py (pallas_body.body_textproto's
+  """The body figures of a graph written by the tracer (scratchsim._pallas_body.body_textproto's
   lines, read back where they are numbers: a traced kernel's are), as pallas_body.summarize's dict."""
   body = graph[graph.index("body {"):]
   f = {}

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Fits the TPU vector unit's cost per grid step: VLIW bundles as a linear function of the body's
-vector work (PallasVectorWork, pallas_body.py), per generation, on libtpu's static schedule.
+vector work (PallasVectorWork, scratchsim._pallas_body), per generation, on libtpu's static schedule.
 
   python3 bench/tpu/fit_vector_cost.py tests/data/tpu/bundles.jsonl.gz \\
       tests/data/tpu/bundles_v4_v5p_v7x.jsonl.gz --bodies tests/data/tpu/corpus_bodies.jsonl.gz [--cc]
@@ -32,7 +32,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fit_spill_model  # noqa: E402  (in_fit_half: the same halves as the spill model)
-from pallas_body import VECTOR_FIGURES as FIGURES  # noqa: E402  (the figures the tracer writes)
+from product import pallas_body  # noqa: E402
+
+FIGURES = pallas_body.VECTOR_FIGURES  # the figures the tracer writes
 # Kinds whose static schedule is not one grid step's work: megablox gmm has no grid loop, paged
 # and ragged paged attention loop over pages inside the body (docs/tpu.md).
 NOT_A_STEP = {"gmm", "paged_attention", "ragged_paged"}

@@ -14,7 +14,7 @@ Per kernel and generation, one row (JSON), fields:
   id, gen, topology, kind, params          what was compiled (tpu_kernels.build(kind, params))
   default_limit_bytes                      the generation's default scoped VMEM limit
   vmem_limit_bytes                         the kernel's own CompilerParams.vmem_limit_bytes
-  graph                                    pallas_to_graph.py's KernelGraph textproto of its
+  graph                                    the tracer's (scratchsim._pallas_trace) KernelGraph textproto of its
                                            pallas_call (graphs: all of them if several),
                                            without its exported call (the model does not read it)
   trace_error                              why no graph, if tracing failed
@@ -65,7 +65,7 @@ LIMIT_KINDS = {"matmul_acc", "matmul_noacc", "matmul_buffered", "matmul_grid", "
 def compile_with_limit(kind, params, gen, limit_bytes):
   """The kernel compiled under another scoped limit: its own vmem_limit_bytes where the builder
   takes one, else --xla_tpu_scoped_vmem_limit_kib (which binds every XLA op of the module)."""
-  import tpu_aot
+  from product import tpu_aot
   import tpu_kernels
   p = dict(params)
   opts = dict(tpu_aot.DEFAULT_OPTIONS)
@@ -81,9 +81,9 @@ def compile_with_limit(kind, params, gen, limit_bytes):
 
 
 def make_row(gen, kind, params, verify):
-  import tpu_aot
+  from product import tpu_aot
   import tpu_kernels
-  import pallas_to_graph as p2g
+  from product import pallas_trace as p2g
   row = {"id": row_id(gen, kind, params), "gen": gen, "topology": tpu_aot.TOPOLOGIES[gen],
          "kind": kind, "params": params,
          "default_limit_bytes": tpu_kernels.DEFAULT_LIMIT[gen],
@@ -236,7 +236,7 @@ def main(argv):
 
 
 def finalize(a, argv, partial, t0):
-  import tpu_aot
+  from product import tpu_aot
   rows = read_rows(partial)
   order = {g: i for i, g in enumerate(tpu_aot.GENERATIONS)}
   rows.sort(key=lambda r: (order.get(r["gen"], 9), r["kind"], json.dumps(r["params"], sort_keys=True)))

@@ -9,7 +9,7 @@ scratch that the report does not list and the limit does not count: probe_intern
 
 Part 1, row vectors broadcast down the sublanes (layer norm: x * w + b with w, b of shape (1, d)):
 per generation, the report's 'temp for sublane replication' allocations (count and bytes), its
-'internal scratch', and the body's row_broadcast_bytes (pallas_body.py: 2 x d x 32 B, one vreg per
+'internal scratch', and the body's row_broadcast_bytes (scratchsim._pallas_body: 2 x d x 32 B, one vreg per
 128 lanes of each row vector).
 Part 2, dots whose left operand has few rows: a matmul (m = the block's rows = 1..16, bf16 and
 f32) and the paged attention kernel (m = q_heads / kv_heads) per generation: the report's
@@ -23,9 +23,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tpu_aot  # noqa: E402  (first: sets the environment libtpu needs)
-import pallas_body  # noqa: E402
-import pallas_to_graph  # noqa: E402
+from product import tpu_aot  # noqa: E402  (first: sets the environment libtpu needs)
+from product import pallas_body, pallas_trace  # noqa: E402
 import tpu_kernels as tk  # noqa: E402
 
 
@@ -42,7 +41,7 @@ def scratch_of(r, what):
 def body_summary(fn, args):
   import jax
   eqns = []
-  pallas_to_graph._find_pallas_calls(jax.make_jaxpr(fn)(*args).jaxpr, eqns)  # pylint: disable=protected-access
+  pallas_trace._find_pallas_calls(jax.make_jaxpr(fn)(*args).jaxpr, eqns)  # pylint: disable=protected-access
   return pallas_body.summarize(eqns[0])
 
 

@@ -28,7 +28,7 @@ os.environ["TPU_AOT_NO_DUMP"] = "1"
 os.environ["LIBTPU_INIT_ARGS"] = (os.environ.get("LIBTPU_INIT_ARGS", "") + f" --xla_jf_dump_to={DUMP}"
                                   " --xla_jf_dump_hlo_text=false --xla_jf_dump_category_filter=all")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tpu_aot  # noqa: E402
+from product import tpu_aot  # noqa: E402
 import tpu_kernels  # noqa: E402
 
 _RE = re.compile(r"#allocation\d+ \[shape = '([^']+)', space=vmem, size = (0x[0-9a-f]+).*tag = 'internal scratch'")

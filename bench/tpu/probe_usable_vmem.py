@@ -21,7 +21,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tpu_aot  # noqa: E402  (first: sets the environment libtpu needs)
+from product import tpu_aot  # noqa: E402  (first: sets the environment libtpu needs)
 
 CAPACITY = tpu_aot.VMEM_CAPACITY
 TILE = 4096  # one f32[8, 128] tile: the scratch grows by whole tiles

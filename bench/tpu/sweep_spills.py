@@ -65,7 +65,7 @@ Families:
 The limit: 100 MiB on v5e and v6e (128 MiB of VMEM), 60 MiB on v5p and v7x (64 MiB), and on v4
 its whole 16 MiB VMEM, which holds few of them: there a failing compile's capacity error lists the
 spill slots among its largest allocations when they are large (spill_listed_bytes, four digits). One row per compile, after a header line: id, gen, kind, params,
-vmem_limit_bytes, graph (pallas_to_graph.py's, with its body), result (the verdict, the report's
+vmem_limit_bytes, graph (the tracer's, with its body), result (the verdict, the report's
 total and its spill slots). Versions: jax 0.10.2, jaxlib 0.10.2, libtpu 0.0.42.1 (flash: about 4
 minutes a generation on two cores; reduction: about 2; ragged: about 4 on v6e and v7x, 10 on v5e
 and v5p; transpose: under 1). Rows are written as they compile, so a sweep stopped part way keeps what it has.
@@ -80,10 +80,10 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import tpu_aot  # noqa: E402  (first: sets the environment libtpu needs)
+from product import tpu_aot  # noqa: E402  (first: sets the environment libtpu needs)
 import fit_spill_model  # noqa: E402
 import make_corpus  # noqa: E402
-import pallas_to_graph  # noqa: E402
+from product import pallas_trace  # noqa: E402
 import tpu_kernels  # noqa: E402
 
 # v4's limit is its whole VMEM (16 MiB): most blocks fail there, with a capacity error that lists
@@ -365,7 +365,7 @@ def main():
       for kind, params in FAMILIES[a.family]():
         fn, args = tpu_kernels.build(kind, params)
         key = hashlib.sha1(json.dumps(params, sort_keys=True).encode()).hexdigest()[:10]
-        graph = pallas_to_graph.graphs_from_function(fn, args, f"{gen}_{kind}_{key}", export=False)[0]
+        graph = pallas_trace.graphs_from_function(fn, args, f"{gen}_{kind}_{key}", export=False)[0]
         r = make_corpus.compile_with_limit(kind, params, gen, limit)
         allocations = [x for k in ((r.get("report") or {}).get("kernels") or {}).values() for x in k["allocations"]]
         result = {"verdict": r["verdict"], "compile_s": r.get("compile_s"),

@@ -1,5 +1,5 @@
 """libtpu's static schedule as the oracle of a Pallas kernel's compute per grid step
-(bench/tpu/tpu_aot.py parse_bundles, bench/tpu/compute_oracle.py; docs/tpu.md, "Compute per grid
+(backends/tpu/tpu_aot.py parse_bundles, bench/tpu/compute_oracle.py; docs/tpu.md, "Compute per grid
 step"). Runs everywhere: it reads recorded compiler output, no libtpu needed."""
 import gzip
 import json
@@ -8,7 +8,7 @@ import statistics
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(REPO, "bench", "tpu"))
+sys.path.insert(0, os.path.join(REPO, "backends", "tpu"))
 # No dump folder: only parse_bundles is used. Set for this import only: left in the environment,
 # it would reach the libtpu processes other tests start (test_pallas.py), whose reports need it.
 _dump_setting = os.environ.get("TPU_AOT_NO_DUMP")
@@ -90,7 +90,7 @@ def _graph_vector(graph_file):
 
 def _recorded_vector(kind, keep):
   """(params, vector figures) of the corpus rows of `kind` whose params pass `keep`, as the
-  tracer (bench/tpu/pallas_body.py) recorded them in corpus_bodies.jsonl.gz."""
+  tracer (scratchsim/_pallas_body.py) recorded them in corpus_bodies.jsonl.gz."""
   with gzip.open(os.path.join(DATA, "corpus.jsonl.gz"), "rt") as f:
     params = {r["id"]: r["params"] for r in map(json.loads, f) if r.get("kind") == kind}
   with gzip.open(os.path.join(DATA, "corpus_bodies.jsonl.gz"), "rt") as f:

@@ -1,5 +1,5 @@
 """The TPU backend against the real TPU compiler, live: a few Pallas kernels are compiled by libtpu
-(XLA:TPU + Mosaic, ahead of time for a TPU topology, no TPU needed: bench/tpu/tpu_aot.py) and
+(XLA:TPU + Mosaic, ahead of time for a TPU topology, no TPU needed: backends/tpu/tpu_aot.py) and
 judged by `simulate`; no FITS may be one libtpu rejects, and `simulate --confirm` (libtpu on the
 graph's exported call) says what libtpu says of the traced function. The recorded corpus
 (backends/tpu/tpu_corpus_test.cc) checks every generation everywhere; this test checks that the
@@ -69,10 +69,10 @@ def skip_reason():
 
 def load_oracle():
   sys.path.insert(0, BENCH)
-  import tpu_aot  # noqa: F401  (first: it sets the environment libtpu needs)
-  import pallas_to_graph
+  from product import tpu_aot  # (first: it sets the environment libtpu needs)
+  from product import pallas_trace
   import tpu_kernels
-  return tpu_aot, pallas_to_graph, tpu_kernels
+  return tpu_aot, pallas_trace, tpu_kernels
 
 # (kind, params, generation): kernels on both sides of the default scoped limit whose verdict
 # turns on the blocks (matmul), on the spills (softmax: blocks exactly at the limit) or on the

@@ -10,13 +10,14 @@ double buffering) and judged against scoped and total VMEM with XLA's words::
     report = ssp.check(fn, jax.ShapeDtypeStruct((8192, 8192), jnp.bfloat16), ..., device="tpu_v5e")
     report["fits"], report["violations"][0]["message"]   # 'RESOURCE_EXHAUSTED: ... vmem ...'
 
-The tracer is bench/tpu/pallas_to_graph.py itself, packaged (scratchsim._pallas_to_graph).
+The tracer is scratchsim._pallas_trace (its command line: bench/tpu/pallas_to_graph.py).
 
 Where libtpu is installed (pip install "jax[tpu]"), check(..., confirm="at_risk") puts the real
-compiler in the loop for the verdicts the model cannot settle: an AT RISK kernel (within the
-register-spill estimate's band of the limit) is compiled ahead of time for the generation's
-topology on this CPU (scratchsim._tpu_aot, bench/tpu/tpu_aot.py packaged) and the report says
-what libtpu said.
+compiler in the loop for the verdicts the model cannot settle, as scratchsim.simulate(confirm=)
+and `simulate --confirm` do, through the same code: an AT RISK kernel (within the
+register-spill estimate's band of the limit) has its exported call compiled ahead of time for
+the generation's topology on this CPU (backends/tpu/tpu_aot.py), libtpu's verdict is the
+report's verdict and the model's stays beside it in "confirmation".
 """
 from __future__ import annotations
 
@@ -34,8 +35,8 @@ def _tracer():
         import jax  # noqa: F401
     except ImportError as e:
         raise Error("scratchsim.pallas needs JAX (pip install jax)") from e
-    from scratchsim import _pallas_to_graph
-    return _pallas_to_graph
+    from scratchsim import _pallas_trace
+    return _pallas_trace
 
 
 def trace(fn, *args, name: str | None = None, device: str | None = None) -> list:
@@ -81,9 +82,9 @@ def _generation(device: str) -> str:
 
 
 def _aot(device: str):
-    """(scratchsim._tpu_aot, generation, None) for `device`, the module imported before anything
-    initializes libtpu (it sets the environment libtpu needs off a TPU host); (None, generation,
-    why) where libtpu cannot compile for it here."""
+    """(scratchsim._tpu_aot, generation, None) for `device`, the TPU backend's runner imported
+    before anything initializes libtpu (it sets the environment libtpu needs off a TPU host);
+    (None, generation, why) where libtpu cannot compile for it here."""
     gen = _generation(device)
     if importlib.util.find_spec("libtpu") is None:
         return None, gen, 'libtpu is not installed (pip install "jax[tpu]")'
@@ -93,30 +94,17 @@ def _aot(device: str):
     return _tpu_aot, gen, None
 
 
-def _confirm(report: dict, fn, args, device: str) -> None:
-    """Compiles fn(*args) with libtpu for `device` and adds what it said to `report`."""
-    aot, gen, why = _aot(device)
-    if aot is None:
-        report["libtpu"] = {"error": f"{why}: the verdict stands unconfirmed"}
-        return
-    try:
-        r = aot.compile_kernel(fn, args, gen)
-    except Exception as e:  # libtpu refused to start (another process holds it, a bad install, ...)
-        report["libtpu"] = {"error": f"libtpu could not compile here: {type(e).__name__}: {e}"[:600]}
-        return
-    need = {}
-    if r["verdict"].startswith("vmem"):
-        # what it needs: the same function exported, its kernels' limit raised to the whole VMEM
-        try:
-            import jax
-            from jax import export
-            with jax.default_device(aot.device(gen)):
-                exported = export.export(jax.jit(fn), platforms=["tpu"])(*args)
-            need = aot.requirement(exported, gen, r)
-        except Exception as e:  # a function jax.export cannot run
-            need = {"requirement_error": f"not measured: {type(e).__name__}: {e}"[:300]}
-    report["libtpu"] = aot.confirmation(r, gen, need)
-    report["confirmed_verdict"] = report["libtpu"].pop("confirmed_verdict")
+def _exported(graph: str) -> bool:
+    """Whether the tracer wrote the kernel's exported call (pallas.jax_export) into `graph`."""
+    return "\n  jax_export: " in graph
+
+
+def _why_not_exported(graph: str) -> str:
+    """The tracer's comment on why `graph` carries no exported call (pallas.jax_export)."""
+    for line in graph.splitlines():
+        if line.startswith("# not exported ("):
+            return line[2:]
+    return "the graph carries no exported call (pallas.jax_export)"
 
 
 def check(fn, *args, device: str = "tpu_v5e", params: Mapping[str, Any] | None = None, name: str | None = None,
@@ -125,24 +113,37 @@ def check(fn, *args, device: str = "tpu_v5e", params: Mapping[str, Any] | None =
     "tpu_v5e", "tpu_v5p", "tpu_v6e", "tpu_v7x" or an alias such as "v6e"). Returns the report
     (scratchsim.simulate's), with the graph under "graph" when keep_graph.
 
-    confirm: "at_risk" (or True) compiles fn(*args) with libtpu when the verdict is AT_RISK,
-    "always" every time (seconds to a minute a compile, on the CPU). The report then has
-    "libtpu" (its verdict: fits, vmem_scoped, vmem_capacity, vmem_alloc or error; the scoped VMEM
-    it reports for the kernel when it fits, else its figure, limit and message, and what it needs:
-    requirement_bytes, its scoped VMEM with the kernels' limit raised to the whole VMEM
-    (capacity_bytes), or exceeds_capacity; the topology and versions) and "confirmed_verdict" (FITS, DOES_NOT_FIT or NOT_COMPILABLE). Where libtpu cannot
-    be used, "libtpu" has "error" saying why, and the model's verdict stands. libtpu compiles
-    the function as it is: `params` do not reach it."""
+    confirm: "at_risk" (or True) compiles the kernel with libtpu when the verdict is AT_RISK,
+    "always" every time (seconds to a minute a compile, on the CPU): scratchsim.simulate(graph,
+    confirm=) on the traced graph, whose exported call (pallas.jax_export) libtpu compiles. The
+    report's "verdict" and "fits" are then libtpu's, its limit fix is the one libtpu measured,
+    and "confirmation" holds what libtpu said (its outcome under "verdict", "confirmed_verdict",
+    "scoped_vmem_bytes" or the error's "size_bytes", "limit_bytes" and "message",
+    "requirement_bytes" or "exceeds_capacity", the topology and versions) and the model's own
+    verdict ("model_verdict"). Where libtpu cannot compile it (not installed, no exported call),
+    "confirmation" has "error" saying why and the model's verdict stands. libtpu compiles the
+    kernel as it is: `params` do not reach it."""
     if confirm not in (False, True, "at_risk", "always"):
         raise Error(f"confirm={confirm!r}: use False, True / 'at_risk' or 'always'")
-    if confirm:
-        _aot(device)  # before tracing: libtpu reads its environment once
+    mode = "at_risk" if confirm is True else confirm or None
+    aot = why = None
+    if mode:
+        aot, _, why = _aot(device)  # before tracing: libtpu reads its environment once
     graph = to_graph(fn, *args, name=name, index=index)
-    report = scratchsim.simulate(device, graph, params)
+    if mode and aot is not None and not _exported(graph):
+        # a kernel whose lowering asks the TPU's device kind exports only when traced under it
+        graph = to_graph(fn, *args, name=name, index=index, device=device)
+    if mode and _exported(graph):
+        report = scratchsim.simulate(device, graph, params, confirm=mode)
+    else:
+        report = scratchsim.simulate(device, graph, params)
+        if mode == "always" or (mode and report.get("verdict") == "AT_RISK"):
+            # nothing for libtpu to compile: the confirmation says why, as simulate's does when
+            # libtpu cannot run, and the model's verdict stands
+            why = f"{why}: the verdict stands unconfirmed" if why else _why_not_exported(graph)
+            report["confirmation"] = {"error": why, "model_verdict": report["verdict"]}
     if keep_graph:
         report["graph"] = graph
-    if confirm == "always" or (confirm and report.get("verdict") == "AT_RISK"):
-        _confirm(report, fn, args, device)
     return report
 
 

@@ -1,5 +1,10 @@
 #!/usr/bin/env python3
-"""Compiles Pallas TPU kernels with libtpu on a CPU-only host and reads what it says of VMEM.
+"""libtpu's ahead-of-time compile of Pallas TPU kernels on a CPU-only host, and what it says of VMEM.
+
+The TPU backend's runner: `simulate --confirm` (libtpu_confirm.cc) writes this file, built into
+the binary, and runs `tpu_aot.py confirm`; the Python package ships it as scratchsim._tpu_aot
+(scratchsim.pallas traces under a generation's device with it); bench/tpu's oracle scripts
+import it from here.
 
 Import this module before jax: it sets the environment libtpu needs off a TPU VM
 (`TPU_SKIP_MDS_QUERY=1`, `JAX_PLATFORMS=cpu`) and, unless told not to, points libtpu's LLO
@@ -13,10 +18,9 @@ allocation of each custom call, with its size and tag, and their total).
 
   python3 tpu_aot.py confirm --gen v5e [--capacity-bytes N] kernel.jaxexport
       compiles a graph's exported call (pallas.jax_export) and prints what libtpu said as one JSON
-      line, with what a kernel out of VMEM needs (requirement()): what `simulate --confirm` runs
-      (this file is built into the binary).
+      line, with what a kernel out of VMEM needs (requirement()): what `simulate --confirm` runs.
 
-Versions this was written against: jax 0.10.2, jaxlib 0.10.2, libtpu 0.0.42.1 (see README.md).
+Versions this was written against: jax 0.10.2, jaxlib 0.10.2, libtpu 0.0.42.1 (bench/tpu/README.md).
 """
 import glob
 import html
@@ -47,7 +51,7 @@ if os.environ.get("TPU_AOT_NO_DUMP") != "1":
       + (" --xla_jf_dump_llo_text=true" if BUNDLES
          else " --xla_jf_dump_llo_text=false --xla_jf_dump_category_filter=memory-report")).strip()
 
-# The topology each generation is compiled for (libtpu 0.0.42.1; other names: README.md).
+# The topology each generation is compiled for (libtpu 0.0.42.1; other names: bench/tpu/README.md).
 TOPOLOGIES = {
     "v4": "v4:2x2x1",
     "v5e": "v5e:2x2",
@@ -356,7 +360,7 @@ def compile_kernel(fn, args, gen, options=None, keep_message=6000):
 
 def compile_exported(exported, gen, options=None):
   """Compiles a kernel that jax.export exported (a graph's `pallas.jax_export`, written by
-  pallas_to_graph.export_call: the serialized bytes, or the Exported) for the generation, as
+  scratchsim._pallas_trace.export_call: the serialized bytes, or the Exported) for the generation, as
   compile_kernel does the traced function."""
   import jax
   from jax import export
@@ -439,8 +443,9 @@ def confirmation(r, gen, need=None):
   """What a compile_kernel result says of the kernel, as a report records it: libtpu's verdict,
   the confirmed verdict (FITS, DOES_NOT_FIT, NOT_COMPILABLE), the kernel's scoped VMEM from
   libtpu's report when it fits, else the error's figure, limit and message, and what it needs
-  (requirement(): need); the topology and versions; compile_s counts both compiles. One place
-  for the Python API (scratchsim.pallas.check) and `simulate --confirm`."""
+  (requirement(): need); the topology and versions; compile_s counts both compiles. What
+  `simulate --confirm` reads (confirm_main), so the command line, scratchsim.simulate and
+  scratchsim.pallas.check report one confirmation."""
   out = {"verdict": r["verdict"], "confirmed_verdict": CONFIRMED_VERDICTS.get(r["verdict"], "NOT_COMPILABLE"),
          "compile_s": r.get("compile_s"), "topology": TOPOLOGIES[gen], "versions": versions()}
   if r["verdict"] == "fits":
@@ -485,17 +490,6 @@ def confirm_main(argv):
   return 0
 
 
-if __name__ == "__main__" and sys.argv[1:2] == ["confirm"]:
-  sys.exit(confirm_main(sys.argv[2:]))
-elif __name__ == "__main__":
-  # Smoke test: the blocked matmul of pallas_to_graph.py at 256 (fits) and 2048 (E1001).
-  sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-  import pallas_to_graph as p2g
-  gens = sys.argv[1:] or GENERATIONS
-  print(versions())
-  for gen in gens:
-    for b in (256, 2048):
-      fn, args = p2g.example_matmul(bm=b, bn=b, bk=b)
-      r = compile_kernel(fn, args, gen)
-      fig = (r.get("pallas") or {}).get("total_bytes") if r["verdict"] == "fits" else r.get("size_str")
-      print(f"{gen:4} matmul {b:5}: {r['verdict']:14} {fig}  ({r['compile_s']:.2f} s)", flush=True)
+if __name__ == "__main__":
+  sys.exit(confirm_main(sys.argv[2:]) if sys.argv[1:2] == ["confirm"] else
+           "usage: tpu_aot.py confirm --gen GEN [--capacity-bytes N] FILE (bench/tpu/aot_smoke.py: a smoke test)")
