@@ -436,6 +436,19 @@ absl::StatusOr<Bases> LinearToBases(absl::string_view enc, int rank) {
   return b;
 }
 
+// An MMA operand's K dimension and its other one: A (opIdx 0) is M x K, B is K x N, after any
+// batch dimensions.
+std::pair<int, int> DotOperandDims(int64_t op_idx, int rank) {
+  return op_idx == 0 ? std::pair{rank - 1, rank - 2} : std::pair{rank - 2, rank - 1};
+}
+
+// Repetitions of an MMA operand's tile: along K first, then the other dimension, then the batch.
+IntVector DotRepetitionOrder(int kdim, int other, int rank) {
+  IntVector order = {kdim, other};
+  for (int d = rank - 3; d >= 0; --d) order.push_back(d);
+  return order;
+}
+
 // mfmaDotToLinearLayout: kWidth registers along K, the instruction's non-K extent in lanes,
 // the other lanes (64 / that extent) along K, registers for the rest of K; warps as the
 // parent's (those along K fall outside the tensor: broadcast), then repetitions along the
@@ -454,8 +467,7 @@ absl::StatusOr<Bases> MfmaDotToBases(absl::string_view parent, int64_t op_idx, s
     return absl::UnimplementedError(absl::StrCat("#ttg.dot_op of #ttg.amd_mfma with instrShape ", mdim, "x", ndim));
   }
   if (SeveralTilesPerWarp(parent)) return absl::UnimplementedError("#ttg.amd_mfma with tilesPerWarp other than 1");
-  const int kdim = op_idx == 0 ? rank - 1 : rank - 2;
-  const int other = op_idx == 0 ? rank - 2 : rank - 1;
+  const auto [kdim, other] = DotOperandDims(op_idx, rank);
   const int64_t non_k = op_idx == 0 ? mdim : ndim;
   const int64_t kw = *k_width;
   Bases b;
@@ -468,9 +480,7 @@ absl::StatusOr<Bases> MfmaDotToBases(absl::string_view parent, int64_t op_idx, s
   cum[kdim] = std::max(k_tile, shape[kdim]);
   cum[other] = non_k;
   AppendWarps(b.warp, FastestFirst(rank), *wpc, cum, shape);
-  IntVector rep_order = {kdim, other};
-  for (int d = rank - 3; d >= 0; --d) rep_order.push_back(d);
-  AppendRepetitions(b.reg, rep_order, cum, shape);
+  AppendRepetitions(b.reg, DotRepetitionOrder(kdim, other, rank), cum, shape);
   return b;
 }
 
@@ -490,8 +500,7 @@ absl::StatusOr<Bases> NvidiaDotToBases(absl::string_view parent, int64_t op_idx,
   // Hopper's A operand in registers has no kWidth of its own in older printers: 2 as the accumulator's.
   const int64_t kw = k_width ? *k_width : 2;
   if (kw <= 0 || kw > 64 || (kw & (kw - 1)) != 0) return absl::InvalidArgumentError("malformed #ttg.dot_op kWidth");
-  const int kdim = op_idx == 0 ? rank - 1 : rank - 2;
-  const int other = op_idx == 0 ? rank - 2 : rank - 1;
+  const auto [kdim, other] = DotOperandDims(op_idx, rank);
   const int64_t tile_k = 8 * kw, tile_other = op_idx == 0 ? 16 : 8;
   Bases b;
   for (int64_t v = 1; v < kw; v *= 2) b.reg.push_back(PackWithin(shape, kdim, v));
@@ -511,9 +520,7 @@ absl::StatusOr<Bases> NvidiaDotToBases(absl::string_view parent, int64_t op_idx,
     Append(b.warp, static_cast<int>(d), cum[d], (*wpc)[d], shape[d]);
     cum[d] *= (*wpc)[d];
   }
-  IntVector rep_order = {kdim, other};
-  for (int d = rank - 3; d >= 0; --d) rep_order.push_back(d);
-  AppendRepetitions(b.reg, rep_order, cum, shape);
+  AppendRepetitions(b.reg, DotRepetitionOrder(kdim, other, rank), cum, shape);
   return b;
 }
 
