@@ -210,290 +210,350 @@ bool AllPositive(const IntVector& v) {
   return std::all_of(v.begin(), v.end(), [](int64_t x) { return x > 0 && x <= kMaxLayoutExtent; });
 }
 
+// Dimensions `rank - 1` down to 0: the order Triton's MMA layouts give warps and repetitions.
+IntVector FastestFirst(int rank) {
+  IntVector order;
+  for (int d = rank - 1; d >= 0; --d) order.push_back(d);
+  return order;
+}
+
+// The starting stride of every dimension: 1.
+IntVector Ones(int rank) {
+  IntVector ones;
+  for (int d = 0; d < rank; ++d) ones.push_back(1);
+  return ones;
+}
+
+// The basis moving dimension `d` by `v`, broadcast (0) at or past the tensor's extent.
+uint64_t PackWithin(const std::vector<int64_t>& shape, int d, int64_t v) {
+  return v >= shape[d] ? uint64_t{0} : Pack(d, v);
+}
+
+// Warps per dimension in `order`, each from the stride `cum` the tile below reached; `cum` grows
+// past them.
+void AppendWarps(PackedBases& warp, const IntVector& order, const IntVector& wpc, IntVector& cum,
+                 const std::vector<int64_t>& shape) {
+  for (int64_t d : order) {
+    Append(warp, static_cast<int>(d), cum[d], wpc[d], shape[d]);
+    cum[d] *= wpc[d];
+  }
+}
+
+// The CTA tile repeated in registers until it covers the tensor, dimension by dimension in
+// `order` (what the layouts' toLinearLayout gets from combineCtaCgaWithShape).
+void AppendRepetitions(PackedBases& reg, const IntVector& order, const IntVector& cum,
+                       const std::vector<int64_t>& shape) {
+  for (int64_t d : order) {
+    for (int64_t v = cum[d]; v < shape[d]; v *= 2) reg.push_back(Pack(static_cast<int>(d), v));
+  }
+}
+
+// The layout a slice or dot operand names after the `parent = ` at `parent_at`: up to the first
+// of the characters `end`, or with no `end` (a slice's parent, itself a layout with braces) up
+// to the last "}>".
+std::string ParentOf(absl::string_view enc, size_t parent_at, const char* end = nullptr) {
+  std::string parent(enc.substr(parent_at + 9));
+  return parent.substr(0, end == nullptr ? parent.rfind("}>") : parent.find_first_of(end));
+}
+
+// Whether an #ttg.amd_mfma's tilesPerWarp asks for more than one tile (not modelled).
+bool SeveralTilesPerWarp(absl::string_view mfma) {
+  auto tiles = IntList(mfma, "tilesPerWarp");
+  return tiles && std::any_of(tiles->begin(), tiles->end(), [](int64_t t) { return t != 1; });
+}
+
+// BlockedEncodingAttr::toLinearLayout: sizePerThread registers, threadsPerWarp lanes and
+// warpsPerCTA warps per dimension in the layout's order, then repetitions in registers.
+absl::StatusOr<Bases> BlockedToBases(absl::string_view enc, const std::vector<int64_t>& shape) {
+  const int rank = static_cast<int>(shape.size());
+  auto spt = IntList(enc, "sizePerThread");
+  auto tpw = IntList(enc, "threadsPerWarp");
+  auto wpc = IntList(enc, "warpsPerCTA");
+  auto order = IntList(enc, "order");
+  if (!spt || !tpw || !wpc || !order || static_cast<int>(order->size()) != rank ||
+      static_cast<int>(spt->size()) < rank || static_cast<int>(tpw->size()) < rank ||
+      static_cast<int>(wpc->size()) < rank || !AllPositive(*spt) || !AllPositive(*tpw) ||
+      !AllPositive(*wpc) ||
+      std::any_of(order->begin(), order->end(), [&](int64_t d) { return d < 0 || d >= rank; })) {
+    return absl::InvalidArgumentError("malformed #ttg.blocked");
+  }
+  Bases b;
+  IntVector cum = Ones(rank);
+  for (int64_t d : *order) { Append(b.reg, d, cum[d], (*spt)[d], shape[d]); cum[d] *= (*spt)[d]; }
+  for (int64_t d : *order) { Append(b.lane, d, cum[d], (*tpw)[d], shape[d]); cum[d] *= (*tpw)[d]; }
+  AppendWarps(b.warp, *order, *wpc, cum, shape);
+  AppendRepetitions(b.reg, *order, cum, shape);
+  return b;
+}
+
+// SliceEncodingAttr::toLinearLayout: the parent's bases on the shape with the sliced dimension
+// put back (extent 1), that coordinate then dropped.
+absl::StatusOr<Bases> SliceToBases(const LayoutContext& ctx, absl::string_view enc,
+                                   const std::vector<int64_t>& shape) {
+  const int rank = static_cast<int>(shape.size());
+  auto dim = IntField(enc, "dim");
+  size_t p = enc.find("parent = ");
+  if (!dim || p == std::string::npos || *dim > rank) return absl::InvalidArgumentError("malformed #ttg.slice");
+  const std::string parent = ParentOf(enc, p);
+  std::vector<int64_t> pshape = shape;
+  pshape.insert(pshape.begin() + *dim, 1);
+  ASSIGN_OR_RETURN(Bases pb, BasesOf(ctx, parent, pshape));
+  // Drop the sliced coordinate: bases along it already broadcast (extent 1).
+  auto drop = [&](PackedBases& v) {
+    for (uint64_t& x : v) {
+      uint64_t out = 0;
+      for (int d = 0, nd = 0; d <= rank; ++d) {
+        if (d == *dim) continue;
+        out |= ((x >> (BitsPerDim() * d)) & ((uint64_t{1} << BitsPerDim()) - 1)) << (BitsPerDim() * nd);
+        ++nd;
+      }
+      x = out;
+    }
+  };
+  drop(pb.reg);
+  drop(pb.lane);
+  drop(pb.warp);
+  return pb;
+}
+
+// NvidiaMmaEncodingAttr::toLinearLayout (nvidiaMmaTile with kWidth 2): one warp's accumulator
+// fragment (PTX ISA, mma.m16n8 / wgmma m64nN): two adjacent columns per register pair, lanes
+// 4 across and 8 down, rows +8 in registers, wider wgmma tiles in more registers; warps along
+// the columns first for mma.sync (row-major warp order), the rows first for wgmma; then
+// repetitions in registers, columns first, the batch dimension last.
+absl::StatusOr<Bases> NvidiaMmaToBases(absl::string_view enc, const std::vector<int64_t>& shape) {
+  const int rank = static_cast<int>(shape.size());
+  auto major = IntField(enc, "versionMajor");
+  auto wpc = IntList(enc, "warpsPerCTA");
+  auto instr = IntList(enc, "instrShape");
+  if (!major || !wpc || static_cast<int>(wpc->size()) != rank || !AllPositive(*wpc) ||
+      (*major != 2 && *major != 3) || (*major == 3 && rank != 2)) {
+    return absl::InvalidArgumentError("malformed #ttg.nvidia_mma");
+  }
+  const int m = rank - 2, n = rank - 1;
+  Bases b;
+  b.reg = {PackWithin(shape, n, 1), PackWithin(shape, m, 8)};
+  b.lane = {PackWithin(shape, n, 2), PackWithin(shape, n, 4), PackWithin(shape, m, 1), PackWithin(shape, m, 2),
+            PackWithin(shape, m, 4)};
+  IntVector cum = Ones(rank);
+  cum[m] = 16;
+  cum[n] = 8;
+  if (*major == 3) {
+    const int64_t instr_n = instr && instr->size() >= 2 ? (*instr)[1] : 8;
+    if (instr_n <= 0 || instr_n > kMaxLayoutExtent) return absl::InvalidArgumentError("malformed #ttg.nvidia_mma");
+    for (int64_t v = 8; v < instr_n; v *= 2) b.reg.push_back(PackWithin(shape, n, v));
+    cum[n] = instr_n;
+    AppendWarps(b.warp, {m, n}, *wpc, cum, shape);
+  } else {
+    AppendWarps(b.warp, FastestFirst(rank), *wpc, cum, shape);
+  }
+  AppendRepetitions(b.reg, FastestFirst(rank), cum, shape);
+  return b;
+}
+
+// AMDMfmaEncodingAttr::toLinearLayout: one 32x32 or 16x16 output tile per warp (the register
+// and lane bases of the MFMA instruction's result, rows and columns swapped when
+// isTransposed), warps along the fastest dimension first (order [rank-1, ..., 0]), then
+// repetitions in registers, fastest dimension first.
+absl::StatusOr<Bases> AmdMfmaToBases(absl::string_view enc, const std::vector<int64_t>& shape) {
+  const int rank = static_cast<int>(shape.size());
+  auto wpc = IntList(enc, "warpsPerCTA");
+  auto instr = IntList(enc, "instrShape");
+  if (!wpc || static_cast<int>(wpc->size()) != rank || !AllPositive(*wpc) || !instr || instr->size() < 2) {
+    return absl::InvalidArgumentError("malformed #ttg.amd_mfma");
+  }
+  const int64_t mdim = (*instr)[0], ndim = (*instr)[1];
+  if (!((mdim == 32 && ndim == 32) || (mdim == 16 && ndim == 16))) {
+    return absl::UnimplementedError(absl::StrCat("#ttg.amd_mfma with instrShape ", mdim, "x", ndim,
+                                                 " (only 32x32 and 16x16 are modelled)"));
+  }
+  if (SeveralTilesPerWarp(enc)) return absl::UnimplementedError("#ttg.amd_mfma with tilesPerWarp other than 1");
+  if (auto ebw = IntField(enc, "elementBitWidth"); ebw && *ebw == 64) {
+    return absl::UnimplementedError("#ttg.amd_mfma for 64-bit elements");
+  }
+  const bool transposed = enc.find("isTransposed = true") != absl::string_view::npos;
+  const int m = rank - 2, n = rank - 1;  // row and column dimensions
+  // (dimension, stride) per basis; the instruction's result tile.
+  std::vector<std::pair<int, int64_t>> regs, lanes;
+  const int along_regs = transposed ? n : m, along_lanes = transposed ? m : n;
+  if (mdim == 32) {
+    regs = {{along_regs, 1}, {along_regs, 2}, {along_regs, 8}, {along_regs, 16}};
+    lanes = {{along_lanes, 1}, {along_lanes, 2}, {along_lanes, 4}, {along_lanes, 8}, {along_lanes, 16}, {along_regs, 4}};
+  } else {
+    regs = {{along_regs, 1}, {along_regs, 2}};
+    lanes = {{along_lanes, 1}, {along_lanes, 2}, {along_lanes, 4}, {along_lanes, 8}, {along_regs, 4}, {along_regs, 8}};
+  }
+  Bases b;
+  for (const auto& [d, v] : regs) b.reg.push_back(PackWithin(shape, d, v));
+  for (const auto& [d, v] : lanes) b.lane.push_back(PackWithin(shape, d, v));
+  IntVector cum = Ones(rank);
+  cum[m] = mdim;
+  cum[n] = ndim;
+  AppendWarps(b.warp, FastestFirst(rank), *wpc, cum, shape);
+  AppendRepetitions(b.reg, FastestFirst(rank), cum, shape);
+  return b;
+}
+
+// LinearEncodingAttr: the bases as written, `key = [[...], ...]` per kind. False when a basis is
+// unclosed, not an integer or outside the packing.
+bool ReadLinearBases(absl::string_view enc, absl::string_view key, int rank, PackedBases& out) {
+  size_t p = FindKey(enc, key, " = [");
+  if (p == std::string::npos) return false;
+  p = enc.find('[', p);
+  int depth = 0;
+  size_t e = p;
+  for (; e < enc.size(); ++e) {
+    if (enc[e] == '[') ++depth;
+    if (enc[e] == ']' && --depth == 0) break;
+  }
+  absl::string_view inner = absl::string_view(enc).substr(p + 1, e - p - 1);
+  size_t i = 0;
+  while ((i = inner.find('[', i)) != absl::string_view::npos) {
+    const size_t j = inner.find(']', i);
+    if (j == absl::string_view::npos) return false;  // else the scan restarts at 0 forever
+    uint64_t packed = 0;
+    int d = 0;
+    for (absl::string_view v : absl::StrSplit(inner.substr(i + 1, j - i - 1), ',')) {
+      int64_t x = 0;
+      if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(v), &x) || d >= rank || x < 0 ||
+          x >= kMaxLayoutExtent || x >= (int64_t{1} << BitsPerDim())) {
+        return false;
+      }
+      packed |= Pack(d++, x);
+    }
+    out.push_back(packed);
+    i = j + 1;
+  }
+  return true;
+}
+
+absl::StatusOr<Bases> LinearToBases(absl::string_view enc, int rank) {
+  Bases b;
+  if (!ReadLinearBases(enc, "register", rank, b.reg) || !ReadLinearBases(enc, "lane", rank, b.lane) ||
+      !ReadLinearBases(enc, "warp", rank, b.warp)) {
+    return absl::InvalidArgumentError("malformed #ttg.linear");
+  }
+  return b;
+}
+
+// An MMA operand's K dimension and its other one: A (opIdx 0) is M x K, B is K x N, after any
+// batch dimensions.
+std::pair<int, int> DotOperandDims(int64_t op_idx, int rank) {
+  return op_idx == 0 ? std::pair{rank - 1, rank - 2} : std::pair{rank - 2, rank - 1};
+}
+
+// Repetitions of an MMA operand's tile: along K first, then the other dimension, then the batch.
+IntVector DotRepetitionOrder(int kdim, int other, int rank) {
+  IntVector order = {kdim, other};
+  for (int d = rank - 3; d >= 0; --d) order.push_back(d);
+  return order;
+}
+
+// mfmaDotToLinearLayout: kWidth registers along K, the instruction's non-K extent in lanes,
+// the other lanes (64 / that extent) along K, registers for the rest of K; warps as the
+// parent's (those along K fall outside the tensor: broadcast), then repetitions along the
+// non-K dimension and the batch.
+absl::StatusOr<Bases> MfmaDotToBases(absl::string_view parent, int64_t op_idx, std::optional<int64_t> k_width,
+                                     const std::vector<int64_t>& shape) {
+  const int rank = static_cast<int>(shape.size());
+  auto wpc = IntList(parent, "warpsPerCTA");
+  auto instr = IntList(parent, "instrShape");
+  if (!k_width || *k_width <= 0 || *k_width > 64 || (*k_width & (*k_width - 1)) != 0 || !wpc ||
+      static_cast<int>(wpc->size()) != rank || !AllPositive(*wpc) || !instr || instr->size() < 2) {
+    return absl::InvalidArgumentError("malformed #ttg.dot_op of #ttg.amd_mfma");
+  }
+  const int64_t mdim = (*instr)[0], ndim = (*instr)[1];
+  if (!((mdim == 32 && ndim == 32) || (mdim == 16 && ndim == 16))) {
+    return absl::UnimplementedError(absl::StrCat("#ttg.dot_op of #ttg.amd_mfma with instrShape ", mdim, "x", ndim));
+  }
+  if (SeveralTilesPerWarp(parent)) return absl::UnimplementedError("#ttg.amd_mfma with tilesPerWarp other than 1");
+  const auto [kdim, other] = DotOperandDims(op_idx, rank);
+  const int64_t non_k = op_idx == 0 ? mdim : ndim;
+  const int64_t kw = *k_width;
+  Bases b;
+  for (int64_t v = 1; v < kw; v *= 2) b.reg.push_back(PackWithin(shape, kdim, v));
+  for (int64_t v = 1; v < non_k; v *= 2) b.lane.push_back(PackWithin(shape, other, v));
+  const int64_t k_tile = 64 / non_k * kw;
+  for (int64_t v = kw; v < k_tile; v *= 2) b.lane.push_back(PackWithin(shape, kdim, v));
+  for (int64_t v = k_tile; v < shape[kdim]; v *= 2) b.reg.push_back(Pack(kdim, v));
+  IntVector cum = Ones(rank);
+  cum[kdim] = std::max(k_tile, shape[kdim]);
+  cum[other] = non_k;
+  AppendWarps(b.warp, FastestFirst(rank), *wpc, cum, shape);
+  AppendRepetitions(b.reg, DotRepetitionOrder(kdim, other, rank), cum, shape);
+  return b;
+}
+
+// nvidiaDotToLinearLayout: the tile of one warp is 16 x 8kWidth (A) or 8kWidth x 8 (B,
+// mma.sync only): kWidth registers and 4 lanes along K, 8 lanes along the other dimension, then
+// registers for the rest of the tile; warps as the parent's, those along K broadcast;
+// repetitions in registers, K first, the batch dimension last.
+absl::StatusOr<Bases> NvidiaDotToBases(absl::string_view parent, int64_t op_idx, std::optional<int64_t> k_width,
+                                       const std::vector<int64_t>& shape) {
+  const int rank = static_cast<int>(shape.size());
+  auto major = IntField(parent, "versionMajor");
+  auto wpc = IntList(parent, "warpsPerCTA");
+  if (!major || !wpc || static_cast<int>(wpc->size()) != rank || !AllPositive(*wpc) ||
+      (*major != 2 && *major != 3) || (*major == 3 && (rank != 2 || op_idx != 0))) {
+    return absl::InvalidArgumentError("malformed #ttg.dot_op of #ttg.nvidia_mma");
+  }
+  // Hopper's A operand in registers has no kWidth of its own in older printers: 2 as the accumulator's.
+  const int64_t kw = k_width ? *k_width : 2;
+  if (kw <= 0 || kw > 64 || (kw & (kw - 1)) != 0) return absl::InvalidArgumentError("malformed #ttg.dot_op kWidth");
+  const auto [kdim, other] = DotOperandDims(op_idx, rank);
+  const int64_t tile_k = 8 * kw, tile_other = op_idx == 0 ? 16 : 8;
+  Bases b;
+  for (int64_t v = 1; v < kw; v *= 2) b.reg.push_back(PackWithin(shape, kdim, v));
+  for (int64_t v = kw; v < 4 * kw; v *= 2) b.lane.push_back(PackWithin(shape, kdim, v));
+  for (int64_t v = 1; v < 8; v *= 2) b.lane.push_back(PackWithin(shape, other, v));
+  for (int64_t v = 8; v < tile_other; v *= 2) b.reg.push_back(PackWithin(shape, other, v));
+  for (int64_t v = 4 * kw; v < tile_k; v *= 2) b.reg.push_back(PackWithin(shape, kdim, v));
+  IntVector cum = Ones(rank);
+  cum[kdim] = tile_k;
+  cum[other] = tile_other;
+  const IntVector warp_order = *major == 3 ? IntVector{0, 1} : FastestFirst(rank);
+  for (int64_t d : warp_order) {
+    if (d == kdim) {
+      for (int64_t w = 1; w < (*wpc)[d]; w *= 2) b.warp.push_back(0);
+      continue;
+    }
+    Append(b.warp, static_cast<int>(d), cum[d], (*wpc)[d], shape[d]);
+    cum[d] *= (*wpc)[d];
+  }
+  AppendRepetitions(b.reg, DotRepetitionOrder(kdim, other, rank), cum, shape);
+  return b;
+}
+
+// An MMA operand in registers (#ttg.dot_op): the bases its parent's operand layout gives.
+absl::StatusOr<Bases> DotOperandToBases(const LayoutContext& ctx, absl::string_view enc,
+                                        const std::vector<int64_t>& shape) {
+  auto op_idx = IntField(enc, "opIdx");
+  auto k_width = IntField(enc, "kWidth");
+  size_t p = enc.find("parent = ");
+  if (!op_idx || (*op_idx != 0 && *op_idx != 1) || p == absl::string_view::npos) {
+    return absl::InvalidArgumentError("malformed #ttg.dot_op");
+  }
+  const std::string parent = ParentOf(enc, p, ",}");
+  const absl::string_view pe = Resolve(ctx, parent);
+  if (absl::StartsWith(pe, "#ttg.amd_mfma<")) return MfmaDotToBases(pe, *op_idx, k_width, shape);
+  if (!absl::StartsWith(pe, "#ttg.nvidia_mma<")) {
+    return absl::UnimplementedError(absl::StrCat("layout #ttg.dot_op of parent ", pe.substr(0, pe.find('<'))));
+  }
+  return NvidiaDotToBases(pe, *op_idx, k_width, shape);
+}
+
+// The layout's toLinearLayout, by its encoding; BasesOf checks the shape first.
 absl::StatusOr<Bases> BasesOfUnchecked(const LayoutContext& ctx, absl::string_view encoding,
                                        const std::vector<int64_t>& shape) {
   const absl::string_view enc = Resolve(ctx, encoding);
   const int rank = static_cast<int>(shape.size());
-  Bases b;
-  if (absl::StartsWith(enc, "#ttg.blocked<")) {
-    auto spt = IntList(enc, "sizePerThread");
-    auto tpw = IntList(enc, "threadsPerWarp");
-    auto wpc = IntList(enc, "warpsPerCTA");
-    auto order = IntList(enc, "order");
-    if (!spt || !tpw || !wpc || !order || static_cast<int>(order->size()) != rank ||
-        static_cast<int>(spt->size()) < rank || static_cast<int>(tpw->size()) < rank ||
-        static_cast<int>(wpc->size()) < rank || !AllPositive(*spt) || !AllPositive(*tpw) ||
-        !AllPositive(*wpc) ||
-        std::any_of(order->begin(), order->end(), [&](int64_t d) { return d < 0 || d >= rank; })) {
-      return absl::InvalidArgumentError("malformed #ttg.blocked");
-    }
-    IntVector cum;
-    for (int d = 0; d < rank; ++d) cum.push_back(1);
-    for (int64_t d : *order) { Append(b.reg, d, cum[d], (*spt)[d], shape[d]); cum[d] *= (*spt)[d]; }
-    for (int64_t d : *order) { Append(b.lane, d, cum[d], (*tpw)[d], shape[d]); cum[d] *= (*tpw)[d]; }
-    for (int64_t d : *order) { Append(b.warp, d, cum[d], (*wpc)[d], shape[d]); cum[d] *= (*wpc)[d]; }
-    for (int64_t d : *order) {
-      for (int64_t v = cum[d]; v < shape[d]; v *= 2) b.reg.push_back(Pack(d, v));
-    }
-    return b;
-  }
-  if (absl::StartsWith(enc, "#ttg.slice<")) {
-    auto dim = IntField(enc, "dim");
-    size_t p = enc.find("parent = ");
-    if (!dim || p == std::string::npos || *dim > rank) return absl::InvalidArgumentError("malformed #ttg.slice");
-    std::string parent(enc.substr(p + 9));
-    parent = parent.substr(0, parent.rfind("}>"));
-    std::vector<int64_t> pshape = shape;
-    pshape.insert(pshape.begin() + *dim, 1);
-    ASSIGN_OR_RETURN(Bases pb, BasesOf(ctx, parent, pshape));
-    // Drop the sliced coordinate: bases along it already broadcast (extent 1).
-    auto drop = [&](PackedBases& v) {
-      for (uint64_t& x : v) {
-        uint64_t out = 0;
-        for (int d = 0, nd = 0; d <= rank; ++d) {
-          if (d == *dim) continue;
-          out |= ((x >> (BitsPerDim() * d)) & ((uint64_t{1} << BitsPerDim()) - 1)) << (BitsPerDim() * nd);
-          ++nd;
-        }
-        x = out;
-      }
-    };
-    drop(pb.reg);
-    drop(pb.lane);
-    drop(pb.warp);
-    return pb;
-  }
-  if (absl::StartsWith(enc, "#ttg.nvidia_mma<") && (rank == 2 || rank == 3)) {
-    // NvidiaMmaEncodingAttr::toLinearLayout (nvidiaMmaTile with kWidth 2): one warp's accumulator
-    // fragment (PTX ISA, mma.m16n8 / wgmma m64nN): two adjacent columns per register pair, lanes
-    // 4 across and 8 down, rows +8 in registers, wider wgmma tiles in more registers; warps along
-    // the columns first for mma.sync (row-major warp order), the rows first for wgmma; then
-    // repetitions in registers, columns first, the batch dimension last.
-    auto major = IntField(enc, "versionMajor");
-    auto wpc = IntList(enc, "warpsPerCTA");
-    auto instr = IntList(enc, "instrShape");
-    if (!major || !wpc || static_cast<int>(wpc->size()) != rank || !AllPositive(*wpc) ||
-        (*major != 2 && *major != 3) || (*major == 3 && rank != 2)) {
-      return absl::InvalidArgumentError("malformed #ttg.nvidia_mma");
-    }
-    const int m = rank - 2, n = rank - 1;
-    auto at = [&](int d, int64_t v) { return v >= shape[d] ? uint64_t{0} : Pack(d, v); };
-    b.reg = {at(n, 1), at(m, 8)};
-    b.lane = {at(n, 2), at(n, 4), at(m, 1), at(m, 2), at(m, 4)};
-    IntVector cum;
-    for (int d = 0; d < rank; ++d) cum.push_back(1);
-    cum[m] = 16;
-    cum[n] = 8;
-    if (*major == 3) {
-      const int64_t instr_n = instr && instr->size() >= 2 ? (*instr)[1] : 8;
-      if (instr_n <= 0 || instr_n > kMaxLayoutExtent) return absl::InvalidArgumentError("malformed #ttg.nvidia_mma");
-      for (int64_t v = 8; v < instr_n; v *= 2) b.reg.push_back(at(n, v));
-      cum[n] = instr_n;
-      for (int d : {m, n}) {
-        Append(b.warp, d, cum[d], (*wpc)[d], shape[d]);
-        cum[d] *= (*wpc)[d];
-      }
-    } else {
-      for (int d = rank - 1; d >= 0; --d) {
-        Append(b.warp, d, cum[d], (*wpc)[d], shape[d]);
-        cum[d] *= (*wpc)[d];
-      }
-    }
-    for (int d = rank - 1; d >= 0; --d) {
-      for (int64_t v = cum[d]; v < shape[d]; v *= 2) b.reg.push_back(Pack(d, v));
-    }
-    return b;
-  }
-  if (absl::StartsWith(enc, "#ttg.amd_mfma<") && (rank == 2 || rank == 3)) {
-    // AMDMfmaEncodingAttr::toLinearLayout: one 32x32 or 16x16 output tile per warp (the register
-    // and lane bases of the MFMA instruction's result, rows and columns swapped when
-    // isTransposed), warps along the fastest dimension first (order [rank-1, ..., 0]), then
-    // repetitions in registers, fastest dimension first.
-    auto wpc = IntList(enc, "warpsPerCTA");
-    auto instr = IntList(enc, "instrShape");
-    if (!wpc || static_cast<int>(wpc->size()) != rank || !AllPositive(*wpc) || !instr || instr->size() < 2) {
-      return absl::InvalidArgumentError("malformed #ttg.amd_mfma");
-    }
-    const int64_t mdim = (*instr)[0], ndim = (*instr)[1];
-    if (!((mdim == 32 && ndim == 32) || (mdim == 16 && ndim == 16))) {
-      return absl::UnimplementedError(absl::StrCat("#ttg.amd_mfma with instrShape ", mdim, "x", ndim,
-                                                   " (only 32x32 and 16x16 are modelled)"));
-    }
-    if (auto tiles = IntList(enc, "tilesPerWarp");
-        tiles && std::any_of(tiles->begin(), tiles->end(), [](int64_t t) { return t != 1; })) {
-      return absl::UnimplementedError("#ttg.amd_mfma with tilesPerWarp other than 1");
-    }
-    if (auto ebw = IntField(enc, "elementBitWidth"); ebw && *ebw == 64) {
-      return absl::UnimplementedError("#ttg.amd_mfma for 64-bit elements");
-    }
-    const bool transposed = enc.find("isTransposed = true") != absl::string_view::npos;
-    const int m = rank - 2, n = rank - 1;  // row and column dimensions
-    // (dimension, stride) per basis; the instruction's result tile.
-    std::vector<std::pair<int, int64_t>> regs, lanes;
-    const int along_regs = transposed ? n : m, along_lanes = transposed ? m : n;
-    if (mdim == 32) {
-      regs = {{along_regs, 1}, {along_regs, 2}, {along_regs, 8}, {along_regs, 16}};
-      lanes = {{along_lanes, 1}, {along_lanes, 2}, {along_lanes, 4}, {along_lanes, 8}, {along_lanes, 16}, {along_regs, 4}};
-    } else {
-      regs = {{along_regs, 1}, {along_regs, 2}};
-      lanes = {{along_lanes, 1}, {along_lanes, 2}, {along_lanes, 4}, {along_lanes, 8}, {along_regs, 4}, {along_regs, 8}};
-    }
-    auto at = [&](int d, int64_t v) { return v >= shape[d] ? uint64_t{0} : Pack(d, v); };
-    for (const auto& [d, v] : regs) b.reg.push_back(at(d, v));
-    for (const auto& [d, v] : lanes) b.lane.push_back(at(d, v));
-    IntVector cum;
-    for (int d = 0; d < rank; ++d) cum.push_back(1);
-    cum[m] = mdim;
-    cum[n] = ndim;
-    for (int d = rank - 1; d >= 0; --d) {
-      Append(b.warp, d, cum[d], (*wpc)[d], shape[d]);
-      cum[d] *= (*wpc)[d];
-    }
-    for (int d = rank - 1; d >= 0; --d) {
-      for (int64_t v = cum[d]; v < shape[d]; v *= 2) b.reg.push_back(Pack(d, v));
-    }
-    return b;
-  }
-  if (absl::StartsWith(enc, "#ttg.linear<")) {
-    auto read = [&](absl::string_view key, PackedBases& out) -> bool {
-      size_t p = FindKey(enc, key, " = [");
-      if (p == std::string::npos) return false;
-      p = enc.find('[', p);
-      int depth = 0;
-      size_t e = p;
-      for (; e < enc.size(); ++e) {
-        if (enc[e] == '[') ++depth;
-        if (enc[e] == ']' && --depth == 0) break;
-      }
-      absl::string_view inner = absl::string_view(enc).substr(p + 1, e - p - 1);
-      size_t i = 0;
-      while ((i = inner.find('[', i)) != absl::string_view::npos) {
-        const size_t j = inner.find(']', i);
-        if (j == absl::string_view::npos) return false;  // else the scan restarts at 0 forever
-        uint64_t packed = 0;
-        int d = 0;
-        for (absl::string_view v : absl::StrSplit(inner.substr(i + 1, j - i - 1), ',')) {
-          int64_t x = 0;
-          if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(v), &x) || d >= rank || x < 0 ||
-              x >= kMaxLayoutExtent || x >= (int64_t{1} << BitsPerDim())) {
-            return false;
-          }
-          packed |= Pack(d++, x);
-        }
-        out.push_back(packed);
-        i = j + 1;
-      }
-      return true;
-    };
-    if (!read("register", b.reg) || !read("lane", b.lane) || !read("warp", b.warp)) {
-      return absl::InvalidArgumentError("malformed #ttg.linear");
-    }
-    return b;
-  }
-  if (absl::StartsWith(enc, "#ttg.dot_op<") && (rank == 2 || rank == 3)) {
-    // nvidiaDotToLinearLayout: an MMA operand in registers. The tile of one warp is 16 x 8kWidth
-    // (A) or 8kWidth x 8 (B, mma.sync only): kWidth registers and 4 lanes along K, 8 lanes along
-    // the other dimension, then registers for the rest of the tile; warps as the parent's, those
-    // along K broadcast; repetitions in registers, K first, the batch dimension last.
-    auto op_idx = IntField(enc, "opIdx");
-    auto k_width = IntField(enc, "kWidth");
-    size_t p = enc.find("parent = ");
-    if (!op_idx || (*op_idx != 0 && *op_idx != 1) || p == absl::string_view::npos) {
-      return absl::InvalidArgumentError("malformed #ttg.dot_op");
-    }
-    std::string parent(enc.substr(p + 9));
-    parent = parent.substr(0, parent.find_first_of(",}"));
-    const absl::string_view pe = Resolve(ctx, parent);
-    if (absl::StartsWith(pe, "#ttg.amd_mfma<")) {
-      // mfmaDotToLinearLayout: kWidth registers along K, the instruction's non-K extent in lanes,
-      // the other lanes (64 / that extent) along K, registers for the rest of K; warps as the
-      // parent's (those along K fall outside the tensor: broadcast), then repetitions along the
-      // non-K dimension and the batch.
-      auto wpc = IntList(pe, "warpsPerCTA");
-      auto instr = IntList(pe, "instrShape");
-      if (!k_width || *k_width <= 0 || *k_width > 64 || (*k_width & (*k_width - 1)) != 0 || !wpc ||
-          static_cast<int>(wpc->size()) != rank || !AllPositive(*wpc) || !instr || instr->size() < 2) {
-        return absl::InvalidArgumentError("malformed #ttg.dot_op of #ttg.amd_mfma");
-      }
-      const int64_t mdim = (*instr)[0], ndim = (*instr)[1];
-      if (!((mdim == 32 && ndim == 32) || (mdim == 16 && ndim == 16))) {
-        return absl::UnimplementedError(absl::StrCat("#ttg.dot_op of #ttg.amd_mfma with instrShape ", mdim, "x", ndim));
-      }
-      if (auto tiles = IntList(pe, "tilesPerWarp");
-          tiles && std::any_of(tiles->begin(), tiles->end(), [](int64_t t) { return t != 1; })) {
-        return absl::UnimplementedError("#ttg.amd_mfma with tilesPerWarp other than 1");
-      }
-      const int kdim = *op_idx == 0 ? rank - 1 : rank - 2;
-      const int other = *op_idx == 0 ? rank - 2 : rank - 1;
-      const int64_t non_k = *op_idx == 0 ? mdim : ndim;
-      const int64_t kw = *k_width;
-      auto at = [&](int d, int64_t v) { return v >= shape[d] ? uint64_t{0} : Pack(d, v); };
-      for (int64_t v = 1; v < kw; v *= 2) b.reg.push_back(at(kdim, v));
-      for (int64_t v = 1; v < non_k; v *= 2) b.lane.push_back(at(other, v));
-      const int64_t k_tile = 64 / non_k * kw;
-      for (int64_t v = kw; v < k_tile; v *= 2) b.lane.push_back(at(kdim, v));
-      for (int64_t v = k_tile; v < shape[kdim]; v *= 2) b.reg.push_back(Pack(kdim, v));
-      IntVector cum;
-      for (int d = 0; d < rank; ++d) cum.push_back(1);
-      cum[kdim] = std::max(k_tile, shape[kdim]);
-      cum[other] = non_k;
-      for (int d = rank - 1; d >= 0; --d) {
-        Append(b.warp, d, cum[d], (*wpc)[d], shape[d]);
-        cum[d] *= (*wpc)[d];
-      }
-      IntVector rep_order = {kdim, other};
-      for (int d = rank - 3; d >= 0; --d) rep_order.push_back(d);
-      for (int64_t d : rep_order) {
-        for (int64_t v = cum[d]; v < shape[d]; v *= 2) b.reg.push_back(Pack(static_cast<int>(d), v));
-      }
-      return b;
-    }
-    if (!absl::StartsWith(pe, "#ttg.nvidia_mma<")) {
-      return absl::UnimplementedError(absl::StrCat("layout #ttg.dot_op of parent ", pe.substr(0, pe.find('<'))));
-    }
-    auto major = IntField(pe, "versionMajor");
-    auto wpc = IntList(pe, "warpsPerCTA");
-    if (!major || !wpc || static_cast<int>(wpc->size()) != rank || !AllPositive(*wpc) ||
-        (*major != 2 && *major != 3) || (*major == 3 && (rank != 2 || *op_idx != 0))) {
-      return absl::InvalidArgumentError("malformed #ttg.dot_op of #ttg.nvidia_mma");
-    }
-    // Hopper's A operand in registers has no kWidth of its own in older printers: 2 as the accumulator's.
-    const int64_t kw = k_width ? *k_width : 2;
-    if (kw <= 0 || kw > 64 || (kw & (kw - 1)) != 0) return absl::InvalidArgumentError("malformed #ttg.dot_op kWidth");
-    const int kdim = *op_idx == 0 ? rank - 1 : rank - 2;
-    const int other = *op_idx == 0 ? rank - 2 : rank - 1;
-    const int64_t tile_k = 8 * kw, tile_other = *op_idx == 0 ? 16 : 8;
-    auto at = [&](int d, int64_t v) { return v >= shape[d] ? uint64_t{0} : Pack(d, v); };
-    for (int64_t v = 1; v < kw; v *= 2) b.reg.push_back(at(kdim, v));
-    for (int64_t v = kw; v < 4 * kw; v *= 2) b.lane.push_back(at(kdim, v));
-    for (int64_t v = 1; v < 8; v *= 2) b.lane.push_back(at(other, v));
-    for (int64_t v = 8; v < tile_other; v *= 2) b.reg.push_back(at(other, v));
-    for (int64_t v = 4 * kw; v < tile_k; v *= 2) b.reg.push_back(at(kdim, v));
-    IntVector cum;
-    for (int d = 0; d < rank; ++d) cum.push_back(1);
-    cum[kdim] = tile_k;
-    cum[other] = tile_other;
-    IntVector warp_order;
-    if (*major == 3) {
-      warp_order = {0, 1};
-    } else {
-      for (int d = rank - 1; d >= 0; --d) warp_order.push_back(d);
-    }
-    for (int64_t d : warp_order) {
-      if (d == kdim) {
-        for (int64_t w = 1; w < (*wpc)[d]; w *= 2) b.warp.push_back(0);
-        continue;
-      }
-      Append(b.warp, static_cast<int>(d), cum[d], (*wpc)[d], shape[d]);
-      cum[d] *= (*wpc)[d];
-    }
-    IntVector rep_order = {kdim, other};
-    for (int d = rank - 3; d >= 0; --d) rep_order.push_back(d);
-    for (int64_t d : rep_order) {
-      for (int64_t v = cum[d]; v < shape[d]; v *= 2) b.reg.push_back(Pack(static_cast<int>(d), v));
-    }
-    return b;
-  }
+  const bool mma_rank = rank == 2 || rank == 3;
+  if (absl::StartsWith(enc, "#ttg.blocked<")) return BlockedToBases(enc, shape);
+  if (absl::StartsWith(enc, "#ttg.slice<")) return SliceToBases(ctx, enc, shape);
+  if (absl::StartsWith(enc, "#ttg.nvidia_mma<") && mma_rank) return NvidiaMmaToBases(enc, shape);
+  if (absl::StartsWith(enc, "#ttg.amd_mfma<") && mma_rank) return AmdMfmaToBases(enc, shape);
+  if (absl::StartsWith(enc, "#ttg.linear<")) return LinearToBases(enc, rank);
+  if (absl::StartsWith(enc, "#ttg.dot_op<") && mma_rank) return DotOperandToBases(ctx, enc, shape);
   return absl::UnimplementedError(absl::StrCat("layout ", enc.substr(0, 40)));
 }
 
@@ -725,8 +785,7 @@ absl::StatusOr<DimSplit> SplitOf(const LayoutContext& ctx, absl::string_view enc
     auto dim = IntField(enc, "dim");
     size_t p = enc.find("parent = ");
     if (!dim || p == std::string::npos) return absl::InvalidArgumentError("malformed #ttg.slice");
-    std::string parent(enc.substr(p + 9));
-    parent = parent.substr(0, parent.rfind("}>"));
+    const std::string parent = ParentOf(enc, p);
     ASSIGN_OR_RETURN(DimSplit ps, SplitOf(ctx, parent, rank + 1));
     for (int d = 0; d < static_cast<int>(ps.warps.size()); ++d) {
       if (d == *dim) continue;
@@ -803,8 +862,7 @@ int64_t Component(uint64_t basis, int d) {
 // LinearEncodingAttr::basesPerDim with broadcast skipped: each non-zero basis doubles the count
 // of the first dimension it moves.
 IntVector CountsPerDim(const PackedBases& bases, int rank) {
-  IntVector out;
-  for (int d = 0; d < rank; ++d) out.push_back(1);
+  IntVector out = Ones(rank);
   for (uint64_t x : bases) {
     for (int d = 0; d < rank; ++d) {
       if (Component(x, d) != 0) {
@@ -855,8 +913,7 @@ absl::StatusOr<ScratchNeed> ScanScratch(const LayoutContext& ctx, const TtgirOp&
   for (int d = rank - 1; d >= 0; --d) add_dim(d);
   // getContigPerThread: per dimension in that order, the register bases 1, 2, 4, ... along it
   // that follow one another from the first.
-  IntVector contig;
-  for (int d = 0; d < rank; ++d) contig.push_back(1);
+  IntVector contig = Ones(rank);
   size_t next = 0;
   for (int64_t d : order) {
     while (next < reg.size() && reg[next] == Pack(static_cast<int>(d), contig[d])) {
@@ -1051,9 +1108,6 @@ int MixedTranspositions(const Bases& src, const Bases& dst) {
   return mixed;
 }
 
-// The ops with scratch. Kept out of line: ScratchFor runs for every op of a module, almost all
-// of which have none, and this body's frame (inline layout bases) would cost each of them its
-// prologue.
 // The packing width for an op's tensors: 20 bits while every layout (a slice's parent one rank
 // up included) has at most 3 dimensions; else the bits the largest extent needs.
 int PackingBitsFor(absl::string_view text) {
@@ -1084,227 +1138,251 @@ int PackingBitsFor(absl::string_view text) {
   return bits;
 }
 
+// cvtNeedsSharedMemory and getNumScratchElemsSwizzledCvt: nothing when the data stays in
+// registers or inside each warp; else one round of the swizzled store/load, in bytes.
+absl::StatusOr<ScratchNeed> ConvertLayoutOpScratch(const TtgirOp& op, const LayoutContext& ctx,
+                                                   absl::string_view origin) {
+  ScratchNeed need;
+  std::vector<TensorType> types = TensorTypes(op.text);
+  if (types.size() != 2) return Unsupported(origin, op.line, "convert_layout without src -> dst tensor types");
+  const absl::string_view src_enc = Resolve(ctx, types[0].encoding);
+  const absl::string_view dst_enc = Resolve(ctx, types[1].encoding);
+  if (src_enc == dst_enc) return need;
+  // An MMA accumulator feeding the next dot as its A operand stays in registers
+  // (the mma-to-dot-operand shortcut of cvtNeedsSharedMemory).
+  if (absl::StartsWith(dst_enc, "#ttg.dot_op<{opIdx = 0")) {
+    const std::string parent = ParentOf(dst_enc, dst_enc.find("parent = "), ",}");
+    if (Resolve(ctx, parent) == src_enc && absl::StartsWith(src_enc, "#ttg.nvidia_mma<")) {
+      return need;
+    }
+  }
+  // Data that stays inside each warp moves by register permutation or warp shuffles
+  // (cvtNeedsSharedMemory): only a change of the warp bases goes through shared memory.
+  const absl::StatusOr<Bases> sb = BasesOf(ctx, types[0].encoding, types[0].shape);
+  const absl::StatusOr<Bases> db = BasesOf(ctx, types[1].encoding, types[1].shape);
+  // A layout the model does not know, or cannot read, is named; never a guess.
+  for (const absl::StatusOr<Bases>* b : {&sb, &db}) {
+    if (!b->ok() && !absl::IsOutOfRange(b->status())) return Unsupported(origin, op.line, b->status().message());
+  }
+  if (sb.ok() && db.ok() && sb->warp == db->warp) {
+    // Triton 3.6 shuffles within a warp only when the exchange is at most one transposition of
+    // a register bit with a lane bit (cvtNeedsWarpShuffle: mixedTranspositions < 2); more go
+    // through shared memory like any conversion.
+    if (ctx.release != TritonRelease::k3_6 || MixedTranspositions(*sb, *db) < 2) return need;
+  }
+  const ScratchMath math(origin, op.line, op.name);
+  int64_t bits = std::max<int64_t>(8, ElementBits(types[0].element));
+  ASSIGN_OR_RETURN(int64_t elems, math.Elements(types[0].shape));
+  // One round of Triton's swizzled store/load where both layouts are known in full; the tile
+  // both sides' lanes and warps span, as a bound, where they are not.
+  std::optional<int64_t> round;
+  int dim = 0;
+  if (sb.ok() && db.ok()) {
+    std::optional<FlatLayout> fs = Flatten(*sb, types[0].shape, &dim);
+    std::optional<FlatLayout> fd = Flatten(*db, types[1].shape, &dim);
+    if (fs && fd && types[0].shape == types[1].shape) {
+      round = SwizzledCvtScratchElems(*fs, *fd, dim, bits, ctx.compute_capability, ctx.num_banks, ctx.amd_arch);
+    }
+  }
+  if (round) {
+    elems = *round;
+  } else if (auto e = CvtScratchElems(sb, db, bits)) {
+    elems = std::min(elems, *e);
+  }
+  ASSIGN_OR_RETURN(const int64_t total_bits, math.Mul(elems, bits));
+  need.bytes = total_bits / 8;
+  return need;
+}
+
+// Triton 3.6's ReduceOpHelper::getScratchSizeInBytes: getScratchRepShape (the operand's shape
+// with the axis cut to the warps along it that hold distinct data) times the operands' bytes per
+// element; nothing when a single warp holds the axis.
+absl::StatusOr<ScratchNeed> ReduceScratchByRepShape(const TtgirOp& op, const std::vector<TensorType>& ins,
+                                                    const DimSplit& split, int axis, absl::string_view origin) {
+  ScratchNeed need;
+  const TensorType& src = ins[0];
+  const ScratchMath math(origin, op.line, op.name);
+  int64_t bytes_per_elem = 0;
+  for (const TensorType& t : ins) bytes_per_elem += std::max<int64_t>(8, ElementBits(t.element)) / 8;
+  ASSIGN_OR_RETURN(const int64_t lane_span, math.Mul(split.per_thread[axis], split.threads[axis]));
+  const int64_t unique_warps =
+      std::max<int64_t>(1, std::min<int64_t>(split.warps[axis], src.shape[axis] / lane_span));
+  if (unique_warps <= 1) return need;
+  std::vector<int64_t> rep = src.shape;
+  rep[axis] = unique_warps;
+  ASSIGN_OR_RETURN(const int64_t elems, math.Elements(rep));
+  ASSIGN_OR_RETURN(need.bytes, math.Mul(elems, bytes_per_elem));
+  return need;
+}
+
+// tt.reduce and tt.scan: the axis and operand types read and checked, then the release's rule.
+absl::StatusOr<ScratchNeed> ReduceOrScanOpScratch(const TtgirOp& op, const LayoutContext& ctx,
+                                                  absl::string_view origin) {
+  const absl::string_view n = op.name;
+  auto axis = IntField(op.text, "axis");
+  // The operand types are in the trailer "}) : (tensor<...>, ...) -> ...".
+  size_t colon = op.text.rfind(" : (");
+  if (!axis || colon == std::string::npos) return Unsupported(origin, op.line, absl::StrCat(n, " without axis or operand types"));
+  absl::string_view operands = absl::string_view(op.text).substr(colon);
+  operands = operands.substr(0, operands.find("->"));
+  std::vector<TensorType> ins = TensorTypes(operands);
+  if (ins.empty()) return ScratchNeed{};
+  const TensorType& src = ins[0];
+  const int rank = static_cast<int>(src.shape.size());
+  if (*axis < 0 || *axis >= rank) return Unsupported(origin, op.line, "axis out of range");
+  auto split = SplitOf(ctx, src.encoding, rank);
+  if (!split.ok()) return Unsupported(origin, op.line, split.status().message());
+  const ScratchMath math(origin, op.line, n);
+  RETURN_IF_ERROR(math.Elements(src.shape).status());
+  const int a = static_cast<int>(*axis);
+  if (n == "tt.scan") return ScanScratch(ctx, op, ins, a, origin);
+  if (ctx.release != TritonRelease::k3_6) return ReduceScratchByConversions(ctx, op, ins, a, origin);
+  return ReduceScratchByRepShape(op, ins, *split, a, origin);
+}
+
+// GatherLoweringHelper::getScratchSizeInBytes: nothing when the gather is warp-local (no
+// warp holds part of a column along the axis, and source and indices split the other
+// dimensions over the same warps); otherwise the whole source tensor.
+absl::StatusOr<ScratchNeed> GatherOpScratch(const TtgirOp& op, const LayoutContext& ctx, absl::string_view origin) {
+  ScratchNeed need;
+  const size_t signature = op.text.rfind(" : (");
+  if (signature == absl::string_view::npos) {
+    return Unsupported(origin, op.line, "tt.gather without its operand types ' : (...)'");
+  }
+  std::vector<TensorType> types = TensorTypes(op.text.substr(signature));
+  auto axis = IntField(op.text, "axis");
+  if (types.size() < 2 || !axis) return Unsupported(origin, op.line, "tt.gather without axis or operand types");
+  const TensorType& src = types[0];
+  const TensorType& idx = types[1];
+  if (*axis < 0 || *axis >= static_cast<int64_t>(src.shape.size())) return Unsupported(origin, op.line, "tt.gather axis out of range");
+  const absl::StatusOr<Bases> sb = BasesOf(ctx, src.encoding, src.shape);
+  const absl::StatusOr<Bases> ib = BasesOf(ctx, idx.encoding, idx.shape);
+  if (!sb.ok()) return Unsupported(origin, op.line, sb.status().message());
+  if (!ib.ok()) return Unsupported(origin, op.line, ib.status().message());
+  bool warp_local = sb->warp.size() == ib->warp.size();
+  for (size_t k = 0; warp_local && k < sb->warp.size(); ++k) {
+    warp_local = Component(sb->warp[k], static_cast<int>(*axis)) == 0 &&
+                 Component(ib->warp[k], static_cast<int>(*axis)) == 0 && sb->warp[k] == ib->warp[k];
+  }
+  if (warp_local) return need;
+  const ScratchMath math(origin, op.line, op.name);
+  ASSIGN_OR_RETURN(const int64_t elems, math.Elements(src.shape));
+  const int64_t bits = ElementBits(src.element);
+  if (bits <= 0) return Unsupported(origin, op.line, absl::StrCat("tt.gather of element type ", src.element));
+  ASSIGN_OR_RETURN(need.bytes, math.Mul(elems, (bits + 7) / 8));
+  return need;
+}
+
+// tt.histogram: one counter per bin, at least one per lane of a warp.
+absl::StatusOr<ScratchNeed> HistogramOpScratch(const TtgirOp& op, const LayoutContext& ctx,
+                                               absl::string_view origin) {
+  ScratchNeed need;
+  std::vector<TensorType> types = TensorTypes(op.text);
+  if (types.size() < 2) return Unsupported(origin, op.line, "histogram without types");
+  const TensorType& dst = types.back();
+  const int64_t bits = ElementBits(dst.element);
+  if (bits <= 0) return Unsupported(origin, op.line, absl::StrCat("histogram of element type ", dst.element));
+  const ScratchMath math(origin, op.line, op.name);
+  ASSIGN_OR_RETURN(const int64_t bins, math.Elements(dst.shape));
+  ASSIGN_OR_RETURN(const int64_t total_bits, math.Mul(std::max<int64_t>(bins, ctx.threads_per_warp), bits));
+  need.bytes = total_bits / 8;
+  return need;
+}
+
+// tt.atomic_rmw and tt.atomic_cas whose result is used: a scalar's bytes, or the whole tensor
+// when its layout holds copies (more threads than elements), to broadcast the one result.
+absl::StatusOr<ScratchNeed> AtomicOpScratch(const TtgirOp& op, const LayoutContext& ctx, bool result_used,
+                                            absl::string_view origin) {
+  ScratchNeed need;
+  if (!result_used) return need;
+  size_t arrow = op.text.rfind("-> ");
+  if (arrow == std::string::npos) return Unsupported(origin, op.line, "atomic without result type");
+  absl::string_view result = absl::string_view(op.text).substr(arrow + 3);
+  if (!absl::StartsWith(result, "tensor<")) {
+    need.bytes = std::max<int64_t>(8, ElementBits(absl::StripAsciiWhitespace(result))) / 8;
+    return need;
+  }
+  auto t = ParseTensorType(result);
+  if (!t) return Unsupported(origin, op.line, "atomic result type");
+  auto split = SplitOf(ctx, t->encoding, static_cast<int>(t->shape.size()));
+  if (!split.ok()) return Unsupported(origin, op.line, split.status().message());
+  const ScratchMath math(origin, op.line, op.name);
+  ASSIGN_OR_RETURN(const int64_t elems, math.Elements(t->shape));
+  int64_t covered = 1;
+  for (size_t d = 0; d < t->shape.size(); ++d) {
+    ASSIGN_OR_RETURN(covered, math.Mul(covered, split->per_thread[d]));
+    ASSIGN_OR_RETURN(covered, math.Mul(covered, split->threads[d]));
+    ASSIGN_OR_RETURN(covered, math.Mul(covered, split->warps[d]));
+  }
+  if (covered > elems) {
+    ASSIGN_OR_RETURN(const int64_t total_bits, math.Mul(elems, std::max<int64_t>(8, ElementBits(t->element))));
+    need.bytes = total_bits / 8;
+  }
+  return need;
+}
+
+// WarpSpecializeOp::getCaptureSize: the captures packed like a struct, aligned to 8.
+absl::StatusOr<ScratchNeed> CaptureScratch(const TtgirOp& op, absl::string_view origin) {
+  ScratchNeed need;
+  size_t colon = op.text.rfind(" : (");
+  if (colon == std::string::npos) return need;
+  absl::string_view types = absl::string_view(op.text).substr(colon + 4);
+  types = types.substr(0, types.rfind(") ->"));
+  int64_t size = 0;
+  int depth = 0;
+  size_t start = 0;
+  std::vector<absl::string_view> list;
+  for (size_t i = 0; i <= types.size(); ++i) {
+    if (i == types.size() || (depth == 0 && types[i] == ',')) {
+      list.push_back(absl::StripAsciiWhitespace(types.substr(start, i - start)));
+      start = i + 1;
+      continue;
+    }
+    if (types[i] == '<') ++depth;
+    if (types[i] == '>' && types[i - 1] != '-') --depth;
+  }
+  for (absl::string_view t : list) {
+    // Tightly packed (getSharedMemorySize per capture): a shared-memory memdesc is its object,
+    // an 8-byte base plus one i32 offset per dimension; pointers, tensor descriptors and
+    // memdescs of other spaces 8 bytes; scalars their bytes rounded up. The whole is aligned to 8.
+    int64_t bytes = 8;
+    if (absl::StartsWith(t, "!ttg.memdesc<")) {
+      absl::string_view inner = t.substr(13);
+      absl::string_view dims = inner.substr(0, inner.find(','));
+      const int64_t rank = std::count(dims.begin(), dims.end(), 'x');
+      const bool shared = inner.find("#smem") != absl::string_view::npos;
+      bytes = shared ? 8 + 4 * rank : 8;
+    } else if (absl::StartsWith(t, "!tt.ptr") || absl::StartsWith(t, "!tt.tensordesc")) {
+      bytes = 8;
+    } else {
+      const int64_t bits = ElementBits(t);
+      if (bits <= 0 || absl::StartsWith(t, "!")) {
+        return Unsupported(origin, op.line, absl::StrCat("warp_specialize capture of type ", t));
+      }
+      bytes = (bits + 7) / 8;
+    }
+    size += bytes;
+  }
+  need.bytes = size;
+  need.alignment = 8;
+  return need;
+}
+
+// The ops with scratch, by defaultAllocationAnalysisScratchSizeFn's cases. Kept out of line:
+// ScratchFor runs for every op of a module, almost all of which have none, and this body's
+// frame (inline layout bases) would cost each of them its prologue.
 ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<ScratchNeed> ScratchForOpWithScratch(
     const TtgirOp& op, const LayoutContext& ctx, bool result_used, absl::string_view origin) {
   const PackingScope packing(PackingBitsFor(op.text));
-  ScratchNeed need;
   const absl::string_view n = op.name;
-  if (n == "ttg.convert_layout") {
-    std::vector<TensorType> types = TensorTypes(op.text);
-    if (types.size() != 2) return Unsupported(origin, op.line, "convert_layout without src -> dst tensor types");
-    const absl::string_view src_enc = Resolve(ctx, types[0].encoding);
-    const absl::string_view dst_enc = Resolve(ctx, types[1].encoding);
-    if (src_enc == dst_enc) return need;
-    // An MMA accumulator feeding the next dot as its A operand stays in registers
-    // (the mma-to-dot-operand shortcut of cvtNeedsSharedMemory).
-    if (absl::StartsWith(dst_enc, "#ttg.dot_op<{opIdx = 0")) {
-      size_t p = dst_enc.find("parent = ");
-      std::string parent(dst_enc.substr(p + 9));
-      parent = parent.substr(0, parent.find_first_of(",}"));
-      if (Resolve(ctx, parent) == src_enc && absl::StartsWith(src_enc, "#ttg.nvidia_mma<")) {
-        return need;
-      }
-    }
-    // Data that stays inside each warp moves by register permutation or warp shuffles
-    // (cvtNeedsSharedMemory): only a change of the warp bases goes through shared memory.
-    const absl::StatusOr<Bases> sb = BasesOf(ctx, types[0].encoding, types[0].shape);
-    const absl::StatusOr<Bases> db = BasesOf(ctx, types[1].encoding, types[1].shape);
-    // A layout the model does not know, or cannot read, is named; never a guess.
-    for (const absl::StatusOr<Bases>* b : {&sb, &db}) {
-      if (!b->ok() && !absl::IsOutOfRange(b->status())) return Unsupported(origin, op.line, b->status().message());
-    }
-    if (sb.ok() && db.ok() && sb->warp == db->warp) {
-      // Triton 3.6 shuffles within a warp only when the exchange is at most one transposition of
-      // a register bit with a lane bit (cvtNeedsWarpShuffle: mixedTranspositions < 2); more go
-      // through shared memory like any conversion.
-      if (ctx.release != TritonRelease::k3_6 || MixedTranspositions(*sb, *db) < 2) return need;
-    }
-    const ScratchMath math(origin, op.line, n);
-    int64_t bits = std::max<int64_t>(8, ElementBits(types[0].element));
-    ASSIGN_OR_RETURN(int64_t elems, math.Elements(types[0].shape));
-    // One round of Triton's swizzled store/load where both layouts are known in full; the
-    // older estimate (the tile both sides' lanes and warps span) where they are not.
-    std::optional<int64_t> round;
-    int dim = 0;
-    if (sb.ok() && db.ok()) {
-      std::optional<FlatLayout> fs = Flatten(*sb, types[0].shape, &dim);
-      std::optional<FlatLayout> fd = Flatten(*db, types[1].shape, &dim);
-      if (fs && fd && types[0].shape == types[1].shape) {
-        round = SwizzledCvtScratchElems(*fs, *fd, dim, bits, ctx.compute_capability, ctx.num_banks, ctx.amd_arch);
-      }
-    }
-    if (round) {
-      elems = *round;
-    } else if (auto e = CvtScratchElems(sb, db, bits)) {
-      elems = std::min(elems, *e);
-    }
-    ASSIGN_OR_RETURN(const int64_t total_bits, math.Mul(elems, bits));
-    need.bytes = total_bits / 8;
-    return need;
-  }
-  if (n == "tt.reduce" || n == "tt.scan") {
-    auto axis = IntField(op.text, "axis");
-    // The operand types are in the trailer "}) : (tensor<...>, ...) -> ...".
-    size_t colon = op.text.rfind(" : (");
-    if (!axis || colon == std::string::npos) return Unsupported(origin, op.line, absl::StrCat(n, " without axis or operand types"));
-    absl::string_view operands = absl::string_view(op.text).substr(colon);
-    operands = operands.substr(0, operands.find("->"));
-    std::vector<TensorType> ins = TensorTypes(operands);
-    if (ins.empty()) return need;
-    const TensorType& src = ins[0];
-    const int rank = static_cast<int>(src.shape.size());
-    if (*axis < 0 || *axis >= rank) return Unsupported(origin, op.line, "axis out of range");
-    auto split = SplitOf(ctx, src.encoding, rank);
-    if (!split.ok()) return Unsupported(origin, op.line, split.status().message());
-    const ScratchMath math(origin, op.line, n);
-    RETURN_IF_ERROR(math.Elements(src.shape).status());
-    if (n == "tt.scan") return ScanScratch(ctx, op, ins, static_cast<int>(*axis), origin);
-    if (ctx.release != TritonRelease::k3_6) return ReduceScratchByConversions(ctx, op, ins, static_cast<int>(*axis), origin);
-    int64_t bytes_per_elem = 0;
-    for (const TensorType& t : ins) bytes_per_elem += std::max<int64_t>(8, ElementBits(t.element)) / 8;
-    const int a = static_cast<int>(*axis);
-    ASSIGN_OR_RETURN(const int64_t lane_span, math.Mul(split->per_thread[a], split->threads[a]));
-    const int64_t unique_warps = std::max<int64_t>(1, std::min<int64_t>(split->warps[a], src.shape[a] / lane_span));
-    std::vector<int64_t> rep = src.shape;
-    if (n == "tt.reduce") {
-      if (unique_warps <= 1) return need;
-      rep[a] = unique_warps;
-    } else {
-      ASSIGN_OR_RETURN(const int64_t cta_span, math.Mul(lane_span, split->warps[a]));
-      const int64_t reps = std::max<int64_t>(1, src.shape[a] / cta_span);
-      ASSIGN_OR_RETURN(rep[a], math.Mul(split->warps[a], reps));
-      for (int d = 0; d < rank; ++d) {
-        if (d == a) continue;
-        ASSIGN_OR_RETURN(const int64_t thread_span, math.Mul(split->per_thread[d], split->threads[d]));
-        ASSIGN_OR_RETURN(const int64_t span, math.Mul(thread_span, split->warps[d]));
-        rep[d] = std::min<int64_t>(rep[d], span);
-      }
-    }
-    ASSIGN_OR_RETURN(const int64_t elems, math.Elements(rep));
-    ASSIGN_OR_RETURN(need.bytes, math.Mul(elems, bytes_per_elem));
-    return need;
-  }
-  if (n == "tt.gather") {
-    // GatherLoweringHelper::getScratchSizeInBytes: nothing when the gather is warp-local (no
-    // warp holds part of a column along the axis, and source and indices split the other
-    // dimensions over the same warps); otherwise the whole source tensor.
-    const size_t signature = op.text.rfind(" : (");
-    if (signature == absl::string_view::npos) {
-      return Unsupported(origin, op.line, "tt.gather without its operand types ' : (...)'");
-    }
-    std::vector<TensorType> types = TensorTypes(op.text.substr(signature));
-    auto axis = IntField(op.text, "axis");
-    if (types.size() < 2 || !axis) return Unsupported(origin, op.line, "tt.gather without axis or operand types");
-    const TensorType& src = types[0];
-    const TensorType& idx = types[1];
-    if (*axis < 0 || *axis >= static_cast<int64_t>(src.shape.size())) return Unsupported(origin, op.line, "tt.gather axis out of range");
-    const absl::StatusOr<Bases> sb = BasesOf(ctx, src.encoding, src.shape);
-    const absl::StatusOr<Bases> ib = BasesOf(ctx, idx.encoding, idx.shape);
-    if (!sb.ok()) return Unsupported(origin, op.line, sb.status().message());
-    if (!ib.ok()) return Unsupported(origin, op.line, ib.status().message());
-    bool warp_local = sb->warp.size() == ib->warp.size();
-    for (size_t k = 0; warp_local && k < sb->warp.size(); ++k) {
-      warp_local = Component(sb->warp[k], static_cast<int>(*axis)) == 0 &&
-                   Component(ib->warp[k], static_cast<int>(*axis)) == 0 && sb->warp[k] == ib->warp[k];
-    }
-    if (warp_local) return need;
-    const ScratchMath math(origin, op.line, n);
-    ASSIGN_OR_RETURN(const int64_t elems, math.Elements(src.shape));
-    const int64_t bits = ElementBits(src.element);
-    if (bits <= 0) return Unsupported(origin, op.line, absl::StrCat("tt.gather of element type ", src.element));
-    ASSIGN_OR_RETURN(need.bytes, math.Mul(elems, (bits + 7) / 8));
-    return need;
-  }
-  if (n == "tt.histogram") {
-    std::vector<TensorType> types = TensorTypes(op.text);
-    if (types.size() < 2) return Unsupported(origin, op.line, "histogram without types");
-    const TensorType& dst = types.back();
-    const int64_t bits = ElementBits(dst.element);
-    if (bits <= 0) return Unsupported(origin, op.line, absl::StrCat("histogram of element type ", dst.element));
-    const ScratchMath math(origin, op.line, n);
-    ASSIGN_OR_RETURN(const int64_t bins, math.Elements(dst.shape));
-    ASSIGN_OR_RETURN(const int64_t total_bits, math.Mul(std::max<int64_t>(bins, ctx.threads_per_warp), bits));
-    need.bytes = total_bits / 8;
-    return need;
-  }
-  if (n == "tt.atomic_rmw" || n == "tt.atomic_cas") {
-    if (!result_used) return need;
-    size_t arrow = op.text.rfind("-> ");
-    if (arrow == std::string::npos) return Unsupported(origin, op.line, "atomic without result type");
-    absl::string_view result = absl::string_view(op.text).substr(arrow + 3);
-    if (!absl::StartsWith(result, "tensor<")) {
-      need.bytes = std::max<int64_t>(8, ElementBits(absl::StripAsciiWhitespace(result))) / 8;
-      return need;
-    }
-    auto t = ParseTensorType(result);
-    if (!t) return Unsupported(origin, op.line, "atomic result type");
-    auto split = SplitOf(ctx, t->encoding, static_cast<int>(t->shape.size()));
-    if (!split.ok()) return Unsupported(origin, op.line, split.status().message());
-    const ScratchMath math(origin, op.line, n);
-    ASSIGN_OR_RETURN(const int64_t elems, math.Elements(t->shape));
-    int64_t covered = 1;
-    for (size_t d = 0; d < t->shape.size(); ++d) {
-      ASSIGN_OR_RETURN(covered, math.Mul(covered, split->per_thread[d]));
-      ASSIGN_OR_RETURN(covered, math.Mul(covered, split->threads[d]));
-      ASSIGN_OR_RETURN(covered, math.Mul(covered, split->warps[d]));
-    }
-    if (covered > elems) {
-      ASSIGN_OR_RETURN(const int64_t total_bits, math.Mul(elems, std::max<int64_t>(8, ElementBits(t->element))));
-      need.bytes = total_bits / 8;
-    }
-    return need;
-  }
-  if (n == "ttng.tensormap_create") {
-    need.bytes = 128;  // kTMASize
-    return need;
-  }
-  if (n == "ttg.warp_specialize") {
-    // Captures packed like a struct (WarpSpecializeOp::getCaptureSize).
-    size_t colon = op.text.rfind(" : (");
-    if (colon == std::string::npos) return need;
-    absl::string_view types = absl::string_view(op.text).substr(colon + 4);
-    types = types.substr(0, types.rfind(") ->"));
-    int64_t size = 0, align = 1;
-    int depth = 0;
-    size_t start = 0;
-    std::vector<absl::string_view> list;
-    for (size_t i = 0; i <= types.size(); ++i) {
-      if (i == types.size() || (depth == 0 && types[i] == ',')) {
-        list.push_back(absl::StripAsciiWhitespace(types.substr(start, i - start)));
-        start = i + 1;
-        continue;
-      }
-      if (types[i] == '<') ++depth;
-      if (types[i] == '>' && types[i - 1] != '-') --depth;
-    }
-    for (absl::string_view t : list) {
-      // Tightly packed (getSharedMemorySize per capture): a shared-memory memdesc is its object,
-      // an 8-byte base plus one i32 offset per dimension; pointers, tensor descriptors and
-      // memdescs of other spaces 8 bytes; scalars their bytes rounded up. The whole is aligned to 8.
-      int64_t bytes = 8;
-      if (absl::StartsWith(t, "!ttg.memdesc<")) {
-        absl::string_view inner = t.substr(13);
-        absl::string_view dims = inner.substr(0, inner.find(','));
-        const int64_t rank = std::count(dims.begin(), dims.end(), 'x');
-        const bool shared = inner.find("#smem") != absl::string_view::npos;
-        bytes = shared ? 8 + 4 * rank : 8;
-      } else if (absl::StartsWith(t, "!tt.ptr") || absl::StartsWith(t, "!tt.tensordesc")) {
-        bytes = 8;
-      } else {
-        const int64_t bits = ElementBits(t);
-        if (bits <= 0 || absl::StartsWith(t, "!")) {
-          return Unsupported(origin, op.line, absl::StrCat("warp_specialize capture of type ", t));
-        }
-        bytes = (bits + 7) / 8;
-      }
-      size += bytes;
-    }
-    align = 8;
-    need.bytes = size;
-    need.alignment = align;
-    return need;
-  }
-  return need;
+  if (n == "ttg.convert_layout") return ConvertLayoutOpScratch(op, ctx, origin);
+  if (n == "tt.reduce" || n == "tt.scan") return ReduceOrScanOpScratch(op, ctx, origin);
+  if (n == "tt.gather") return GatherOpScratch(op, ctx, origin);
+  if (n == "tt.histogram") return HistogramOpScratch(op, ctx, origin);
+  if (n == "tt.atomic_rmw" || n == "tt.atomic_cas") return AtomicOpScratch(op, ctx, result_used, origin);
+  if (n == "ttng.tensormap_create") return ScratchNeed{.bytes = 128};  // kTMASize
+  if (n == "ttg.warp_specialize") return CaptureScratch(op, origin);
+  return ScratchNeed{};
 }
 
 }  // namespace

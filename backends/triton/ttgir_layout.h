@@ -24,8 +24,7 @@ struct SharedEncoding {
   int64_t alignment = 16;
   // nvmma_shared with fp4Padded: two e2m1 values per i8 of the memdesc, each padded to a byte in
   // shared memory (tcgen05/TMA's fp4 operand layout), so the allocation holds twice the
-  // memdesc's elements (measured: Triton 3.6 and 3.9 give a 64x128xi8 fp4Padded operand 16384
-  // bytes).
+  // memdesc's elements (tests/data/triton/README.md).
   int64_t elements_per_memdesc_element = 1;
   bool padded = false;
   std::vector<std::pair<int64_t, int64_t>> padding;  // (interval, pad) in elements

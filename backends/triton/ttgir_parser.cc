@@ -56,8 +56,8 @@ absl::StatusOr<int> ModuleCount(absl::string_view module_line, absl::string_view
   return static_cast<int>(*v);
 }
 
-// A short-string hash for value names (the library's std::string_view hash goes through a
-// generic byte hash that cost more than the rest of the interning). Whole words by fixed-size
+// A short-string hash for value names (the library's std::string_view hash is a generic byte
+// hash, too slow for names of a few bytes read once each). Whole words by fixed-size
 // copies (single loads), the tail byte by byte: no library call per name.
 inline size_t NameHash(std::string_view s) {
   const char* p = s.data();
@@ -201,8 +201,8 @@ namespace {
 
 // The ops Triton 3.6 and 3.9 write into TTGIR that hold no shared memory of their own beyond the
 // rules the planner applies (explicit ttg.local_alloc, the scratch of the ops ScratchFor sizes):
-// every op of the 784 GPU fixtures and of both catalogue releases, and ops of the same
-// dialects known to the releases without a scratch rule (upstream's
+// every op of the GPU fixtures and of both catalogue releases (tests/data/triton), and ops of
+// the same dialects known to the releases without a scratch rule (upstream's
 // defaultAllocationAnalysisScratchSizeFn and the AMD one). arith.* and math.* work in registers.
 // Sorted: looked up by binary search.
 constexpr std::string_view kKnownOps[] = {
@@ -247,7 +247,7 @@ static_assert(SortedOps(), "kKnownOps must be sorted");
 namespace {
 
 // kKnownOps as an open-addressing table of indices (NameHash, linear probing), built once: the
-// parser asks for every op, and a binary search of string compares cost more than the rest of
+// parser asks for every op, and a binary search of string compares would outweigh the rest of
 // the op's parse.
 struct KnownOpTable {
   static constexpr size_t kSlots = 512;  // a power of two, over 4x the names
@@ -332,23 +332,53 @@ TtgirOpKind KindOfOp(std::string_view name) {
   return TtgirOpKind::kOther;
 }
 
-absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_view origin_in) {
-  absl::string_view origin(origin_in.data(), origin_in.size());
-  TtgirModule module;
-  module.origin = std::string(origin);
-  TtgirStorage& store = *module.storage;
+namespace {
+
+// TTGIR statements -> TtgirModule, one statement at a time, in the manner of MLIR's
+// OperationParser: each statement is an attribute alias, the module or function header, the
+// close of a region, a block label, a warp-specialize partition header or an operation. Every
+// error is InvalidArgument naming the line, and abandons the whole module.
+class TtgirParser {
+ public:
+  TtgirParser(std::string_view text, std::string_view origin)
+      : text_(text.data(), text.size()),
+        origin_(origin.data(), origin.size()),
+        values_(module_, text.size() / 96 + 16) {
+    module_.origin = std::string(origin_);
+  }
+  TtgirParser(const TtgirParser&) = delete;
+  TtgirParser& operator=(const TtgirParser&) = delete;
+
+  absl::StatusOr<TtgirModule> Parse() {
+    TtgirStorage& store = *module_.storage;
+    ASSIGN_OR_RETURN(TtgirStatements lexed,
+                     SplitTtgirStatements(std::string_view(text_.data(), text_.size()),
+                                          std::string_view(origin_.data(), origin_.size()), store.pieces));
+    std::vector<TtgirStatement>& stmts = lexed.statements;
+    AdoptStatementText(stmts);
+    Reserve(stmts.size());
+    for (const TtgirStatement& st : stmts) RETURN_IF_ERROR(ParseStatement(st));
+    RETURN_IF_ERROR(CheckComplete(lexed.num_lines));
+    ResolveValueSpans();
+    return std::move(module_);
+  }
+
+ private:
+  // Where each op's results, defined values and uses sit in module.storage's refs while it still
+  // grows; the spans are made once parsing is done.
+  struct Placement {
+    size_t refs = 0, num_results = 0, num_defined = 0, num_uses = 0;
+  };
+
   // Statements view the caller's text until the lines are read; then the part that holds
   // statements (not the trailing #loc table) is copied once into the module and the views
   // move there.
-  absl::string_view text(text_in.data(), text_in.size());
-  ASSIGN_OR_RETURN(TtgirStatements lexed, SplitTtgirStatements(text_in, origin_in, store.pieces));
-  std::vector<TtgirStatement>& stmts = lexed.statements;
-  const int num_lines = lexed.num_lines;
-  {
+  void AdoptStatementText(std::vector<TtgirStatement>& stmts) {
+    TtgirStorage& store = *module_.storage;
     // Addresses compared as integers: the views point either into the caller's text or
     // into pieces made here.
-    const uintptr_t in_begin = reinterpret_cast<uintptr_t>(text.data());
-    const uintptr_t in_end = in_begin + text.size();
+    const uintptr_t in_begin = reinterpret_cast<uintptr_t>(text_.data());
+    const uintptr_t in_end = in_begin + text_.size();
     auto offset_in_text = [&](std::string_view v) -> std::optional<size_t> {
       const uintptr_t at = reinterpret_cast<uintptr_t>(v.data());
       if (at < in_begin || at >= in_end) return std::nullopt;
@@ -358,7 +388,7 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     for (const TtgirStatement& st : stmts) {
       if (auto at = offset_in_text(st.text)) needed = std::max(needed, *at + st.text.size());
     }
-    store.text.assign(text.data(), needed);
+    store.text.assign(text_.data(), needed);
     for (TtgirStatement& st : stmts) {
       if (auto at = offset_in_text(st.text)) {
         st.text = std::string_view(store.text.data() + *at, st.text.size());
@@ -366,278 +396,306 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
     }
   }
 
-  std::vector<Frame> stack;
-  ValueInterner values(module, text.size() / 96 + 16);
-  std::string member;
-  // MLIR's printer reuses value names in sibling regions (an i32 %32 in a loop body, a buffer
-  // %32 in a later scf.if): a name means its latest definition. `binding` maps a name's id to
-  // the value it currently denotes; a name defined again gets a fresh id ("%32~1") and the
-  // name is bound to it. Uses before any definition (later blocks) keep the name's own id.
-  std::vector<int> binding;
-  int renamed = 0;
-  std::string fresh;
-  auto bound = [&](int id) -> int& {
-    if (static_cast<size_t>(id) >= binding.size()) binding.resize(std::max<size_t>(id + 1, binding.size() * 2), -1);
-    return binding[id];
-  };
-  auto use = [&](std::string_view scope, std::string_view v) {
-    const int id = values.Get(scope, v);
-    const int b = static_cast<size_t>(id) < binding.size() ? binding[id] : -1;
-    return b < 0 ? id : b;
-  };
-  auto define = [&](std::string_view scope, std::string_view v) {
-    const int id = values.Get(scope, v);
-    if (bound(id) < 0) {
-      bound(id) = id;
-      return id;
-    }
-    fresh.assign(v.data(), v.size());
-    absl::StrAppend(&fresh, "~", ++renamed);
-    const int f = values.Get(scope, fresh);
-    bound(id) = f;
-    bound(f) = f;
-    return f;
-  };
-  // Where each op's text, name and value lists sit in module.storage while it still grows;
-  // the views are made once parsing is done.
-  struct Placement {
-    size_t refs = 0, num_results = 0, num_defined = 0, num_uses = 0;
-  };
-  std::vector<Placement> placed;
-  placed.reserve(stmts.size());
-  store.refs.reserve(stmts.size() * 4 + 16);
-  std::vector<int> results, defined, uses;
-  module.value_names.reserve(text.size() / 8);
-  module.value_name_end.reserve(stmts.size() + 16);
-  module.value_group.reserve(stmts.size() + 16);
-  module.ops.reserve(stmts.size());
-  bool saw_module = false, saw_function = false;
-  int module_line = 1;
-  int last_op_at_level = -1;
-  for (const TtgirStatement& st : stmts) {
+  void Reserve(size_t num_statements) {
+    placed_.reserve(num_statements);
+    module_.storage->refs.reserve(num_statements * 4 + 16);
+    module_.value_names.reserve(text_.size() / 8);
+    module_.value_name_end.reserve(num_statements + 16);
+    module_.value_group.reserve(num_statements + 16);
+    module_.ops.reserve(num_statements);
+  }
+
+  absl::Status ParseStatement(const TtgirStatement& st) {
     absl::string_view s(st.text.data(), st.text.size());
-    if (s[0] == '#') {
-      size_t eq = s.find(" = ");
-      if (eq == absl::string_view::npos) {
-        return ParseError(origin, st.line, absl::StrCat("attribute alias without '=': ", s));
-      }
-      module.aliases[std::string(s.substr(0, eq))] = std::string(s.substr(eq + 3));
-      continue;
-    }
-    if (absl::StartsWith(s, "module")) {
-      if (saw_module) return ParseError(origin, st.line, "second 'module'");
-      saw_module = true;
-      module_line = st.line;
-      ASSIGN_OR_RETURN(module.num_warps,
-                       ModuleCount(s, "\"ttg.num-warps\"", 0, /*power_of_two=*/false, origin, st.line));
-      ASSIGN_OR_RETURN(module.num_ctas,
-                       ModuleCount(s, "\"ttg.num-ctas\"", 1, /*power_of_two=*/false, origin, st.line));
-      ASSIGN_OR_RETURN(module.threads_per_warp, ModuleCount(s, "\"ttg.threads-per-warp\"", 32,
-                                                            /*power_of_two=*/true, origin, st.line));
-      module.two_ctas_attribute = s.find("\"ttng.two-ctas\"") != absl::string_view::npos;
-      size_t t = s.find("ttg.target = \"");
-      if (t != absl::string_view::npos) {
-        size_t e = s.find('"', t + 14);
-        module.target = std::string(s.substr(t + 14, e - t - 14));
-      }
-      if (!absl::EndsWith(s, "{")) return ParseError(origin, st.line, "module without a body");
-      stack.push_back(Frame{});
-      continue;
-    }
-    if (absl::StartsWith(s, "tt.func")) {
-      if (!saw_module) return ParseError(origin, st.line, "tt.func outside a module");
-      if (saw_function) {
-        return ParseError(origin, st.line,
-                          "unsupported construct: more than one tt.func (calls between Triton "
-                          "functions are inlined before TTGIR; a second function is unexpected)");
-      }
-      saw_function = true;
-      size_t at = s.find('@');
-      size_t paren = s.find('(', at);
-      if (at != absl::string_view::npos && paren != absl::string_view::npos) {
-        module.function = std::string(s.substr(at + 1, paren - at - 1));
-      }
-      if (!absl::EndsWith(s, "{")) return ParseError(origin, st.line, "tt.func without a body");
-      stack.push_back(Frame{-1, true, {}});
-      continue;
-    }
-    if (stack.empty()) {
-      return ParseError(origin, st.line, absl::StrCat("text outside the module: ", s.substr(0, 60)));
+    if (s[0] == '#') return ParseAttributeAlias(s, st.line);
+    if (absl::StartsWith(s, "module")) return ParseModuleHeader(s, st.line);
+    if (absl::StartsWith(s, "tt.func")) return ParseFunctionHeader(s, st.line);
+    if (stack_.empty()) {
+      return ParseError(origin_, st.line, absl::StrCat("text outside the module: ", s.substr(0, 60)));
     }
     if (s[0] == '}') {
-      // Close a region; what follows is either the op's trailer or the next region.
-      Frame closed = stack.back();
-      stack.pop_back();
-      absl::string_view rest = s.substr(1);
-      while (!rest.empty() && (rest[0] == ')' || rest[0] == ' ' || rest[0] == ',')) {
-        rest.remove_prefix(1);
-      }
-      if (closed.op >= 0) {
-        TtgirOp& op = module.ops[closed.op];
-        if (absl::EndsWith(rest, "{")) {
-          op.regions.emplace_back();
-          op.region_args.emplace_back();
-          stack.push_back(Frame{closed.op, false, closed.scope});
-        } else if (!rest.empty()) {
-          // The name keeps viewing the op's first text, which stays alive.
-          store.pieces.push_back(absl::StrCat(op.text, " ", rest));
-          op.text = store.pieces.back();
-        }
-        last_op_at_level = closed.op;
-      }
-      continue;
+      CloseRegion(s);
+      return absl::OkStatus();
     }
-    if (s[0] == '^') {
-      if (stack.back().op < 0) {
-        // Blocks of the kernel function itself: Triton's cache holds them when the kernel
-        // branches at the top level (an early `return` becomes cf.cond_br to a block that
-        // returns). The allocation analysis numbers ops through the blocks in their order,
-        // which is what the function body's list is.
-        if (!stack.back().function) {
-          return ParseError(origin, st.line, "block label outside the kernel function");
-        }
-        if (s.find('(') != absl::string_view::npos) {
-          return ParseError(origin, st.line,
-                            "unsupported construct: arguments of a block of the kernel function "
-                            "(the IR is already in CF form past Triton's cache; give the .ttgir "
-                            "from Triton's cache)");
-        }
-        continue;
-      }
-      TtgirOp& owner = module.ops[stack.back().op];
-      for (std::string_view v : ValueTokens(View(s.substr(0, s.find(')'))))) {
-        owner.region_args.back().push_back(define(stack.back().scope, v));
-      }
-      continue;
-    }
+    if (s[0] == '^') return ParseBlockLabel(s, st.line);
     const bool is_region_header =
         absl::StartsWith(s, "default {") || (absl::StartsWith(s, "partition") &&
                                              absl::EndsWith(s, "{"));
-    if (is_region_header) {
-      if (stack.size() >= kMaxTtgirNesting) return TooDeep(origin, st.line);
-      if (last_op_at_level < 0 || module.ops[last_op_at_level].kind != TtgirOpKind::kWarpSpecialize) {
-        return ParseError(origin, st.line, "partition region without a ttg.warp_specialize");
-      }
-      TtgirOp& ws = module.ops[last_op_at_level];
-      ws.regions.emplace_back();
-      ws.region_args.emplace_back();
-      std::vector<std::string_view> args;
-      if (absl::StartsWith(s, "partition")) {
-        // "partitionN(%arg0: type, ...) num_warps(N) {": the arguments are the captures.
-        absl::string_view head = s.substr(0, s.rfind(')'));
-        const size_t open = head.find('(');
-        if (open == absl::string_view::npos) {
-          return ParseError(origin, st.line,
-                            "partition header without its argument list: expected "
-                            "'partitionN(%args) num_warps(N) {'");
-        }
-        args = ValueTokens(View(head.substr(open, head.find(')') - open)));
-        size_t nw = s.find("num_warps(");
-        if (nw == absl::string_view::npos) {
-          return ParseError(origin, st.line, "partition without num_warps(N)");
-        }
-        int64_t warps = 0;
-        absl::string_view num = s.substr(nw + 10);
-        num = num.substr(0, num.find(')'));
-        if (!absl::SimpleAtoi(num, &warps) || warps <= 0 || warps > kMaxTtgirWarps) {
-          return ParseError(origin, st.line,
-                            absl::StrCat("bad num_warps(", num, "): expected 1 to ", kMaxTtgirWarps));
-        }
-        ws.partition_warps += warps;
-        if (ws.partition_warps > kMaxTtgirWarps) {
-          return ParseError(origin, st.line,
-                            absl::StrCat("ttg.warp_specialize partitions with more than ", kMaxTtgirWarps,
-                                         " warps in all"));
-        }
-      }
-      std::string scope = stack.back().scope;
-      if (absl::StartsWith(s, "partition")) {
-        scope = absl::StrCat(last_op_at_level, ".", ws.regions.size() - 1, "/");
-        for (std::string_view v : args) ws.region_args.back().push_back(define(scope, v));
-      }
-      stack.push_back(Frame{last_op_at_level, false, scope});
-      continue;
-    }
-    if (!stack.back().function && stack.back().op < 0) {
-      return ParseError(origin, st.line,
+    if (is_region_header) return ParsePartitionRegion(s, st.line);
+    if (!stack_.back().function && stack_.back().op < 0) {
+      return ParseError(origin_, st.line,
                         absl::StrCat("unsupported construct at module level: ", s.substr(0, 60)));
     }
-    // An operation: [results =] name operands... [{]
-    const std::string& scope = stack.back().scope;
+    return ParseOperation(s, st.line);
+  }
+
+  absl::Status ParseAttributeAlias(absl::string_view s, int line) {
+    size_t eq = s.find(" = ");
+    if (eq == absl::string_view::npos) {
+      return ParseError(origin_, line, absl::StrCat("attribute alias without '=': ", s));
+    }
+    module_.aliases[std::string(s.substr(0, eq))] = std::string(s.substr(eq + 3));
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseModuleHeader(absl::string_view s, int line) {
+    if (saw_module_) return ParseError(origin_, line, "second 'module'");
+    saw_module_ = true;
+    module_line_ = line;
+    ASSIGN_OR_RETURN(module_.num_warps,
+                     ModuleCount(s, "\"ttg.num-warps\"", 0, /*power_of_two=*/false, origin_, line));
+    ASSIGN_OR_RETURN(module_.num_ctas,
+                     ModuleCount(s, "\"ttg.num-ctas\"", 1, /*power_of_two=*/false, origin_, line));
+    ASSIGN_OR_RETURN(module_.threads_per_warp, ModuleCount(s, "\"ttg.threads-per-warp\"", 32,
+                                                           /*power_of_two=*/true, origin_, line));
+    module_.two_ctas_attribute = s.find("\"ttng.two-ctas\"") != absl::string_view::npos;
+    size_t t = s.find("ttg.target = \"");
+    if (t != absl::string_view::npos) {
+      size_t e = s.find('"', t + 14);
+      module_.target = std::string(s.substr(t + 14, e - t - 14));
+    }
+    if (!absl::EndsWith(s, "{")) return ParseError(origin_, line, "module without a body");
+    stack_.push_back(Frame{});
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseFunctionHeader(absl::string_view s, int line) {
+    if (!saw_module_) return ParseError(origin_, line, "tt.func outside a module");
+    if (saw_function_) {
+      return ParseError(origin_, line,
+                        "unsupported construct: more than one tt.func (calls between Triton "
+                        "functions are inlined before TTGIR; a second function is unexpected)");
+    }
+    saw_function_ = true;
+    size_t at = s.find('@');
+    size_t paren = s.find('(', at);
+    if (at != absl::string_view::npos && paren != absl::string_view::npos) {
+      module_.function = std::string(s.substr(at + 1, paren - at - 1));
+    }
+    if (!absl::EndsWith(s, "{")) return ParseError(origin_, line, "tt.func without a body");
+    stack_.push_back(Frame{-1, true, {}});
+    return absl::OkStatus();
+  }
+
+  // Closes a region; what follows is either the op's trailer or the next region.
+  void CloseRegion(absl::string_view s) {
+    Frame closed = stack_.back();
+    stack_.pop_back();
+    absl::string_view rest = s.substr(1);
+    while (!rest.empty() && (rest[0] == ')' || rest[0] == ' ' || rest[0] == ',')) {
+      rest.remove_prefix(1);
+    }
+    if (closed.op < 0) return;
+    TtgirOp& op = module_.ops[closed.op];
+    if (absl::EndsWith(rest, "{")) {
+      op.regions.emplace_back();
+      op.region_args.emplace_back();
+      stack_.push_back(Frame{closed.op, false, closed.scope});
+    } else if (!rest.empty()) {
+      // The name keeps viewing the op's first text, which stays alive.
+      TtgirStorage& store = *module_.storage;
+      store.pieces.push_back(absl::StrCat(op.text, " ", rest));
+      op.text = store.pieces.back();
+    }
+    last_op_at_level_ = closed.op;
+  }
+
+  absl::Status ParseBlockLabel(absl::string_view s, int line) {
+    if (stack_.back().op < 0) {
+      // Blocks of the kernel function itself: Triton's cache holds them when the kernel
+      // branches at the top level (an early `return` becomes cf.cond_br to a block that
+      // returns). The allocation analysis numbers ops through the blocks in their order,
+      // which is what the function body's list is.
+      if (!stack_.back().function) {
+        return ParseError(origin_, line, "block label outside the kernel function");
+      }
+      if (s.find('(') != absl::string_view::npos) {
+        return ParseError(origin_, line,
+                          "unsupported construct: arguments of a block of the kernel function "
+                          "(the IR is already in CF form past Triton's cache; give the .ttgir "
+                          "from Triton's cache)");
+      }
+      return absl::OkStatus();
+    }
+    TtgirOp& owner = module_.ops[stack_.back().op];
+    for (std::string_view v : ValueTokens(View(s.substr(0, s.find(')'))))) {
+      owner.region_args.back().push_back(DefineValue(stack_.back().scope, v));
+    }
+    return absl::OkStatus();
+  }
+
+  // A region of the ttg.warp_specialize just closed: "default {" or
+  // "partitionN(%arg0: type, ...) num_warps(N) {", whose arguments are the captures and whose
+  // value names restart in a scope of their own.
+  absl::Status ParsePartitionRegion(absl::string_view s, int line) {
+    if (stack_.size() >= kMaxTtgirNesting) return TooDeep(origin_, line);
+    if (last_op_at_level_ < 0 || module_.ops[last_op_at_level_].kind != TtgirOpKind::kWarpSpecialize) {
+      return ParseError(origin_, line, "partition region without a ttg.warp_specialize");
+    }
+    TtgirOp& ws = module_.ops[last_op_at_level_];
+    ws.regions.emplace_back();
+    ws.region_args.emplace_back();
+    std::string scope = stack_.back().scope;
+    if (absl::StartsWith(s, "partition")) {
+      ASSIGN_OR_RETURN(const std::vector<std::string_view> args, ParsePartitionHeader(s, line, ws));
+      scope = absl::StrCat(last_op_at_level_, ".", ws.regions.size() - 1, "/");
+      for (std::string_view v : args) ws.region_args.back().push_back(DefineValue(scope, v));
+    }
+    stack_.push_back(Frame{last_op_at_level_, false, scope});
+    return absl::OkStatus();
+  }
+
+  // "partitionN(%args) num_warps(N) {": the argument names; N is added to the op's warps.
+  absl::StatusOr<std::vector<std::string_view>> ParsePartitionHeader(absl::string_view s, int line, TtgirOp& ws) {
+    absl::string_view head = s.substr(0, s.rfind(')'));
+    const size_t open = head.find('(');
+    if (open == absl::string_view::npos) {
+      return ParseError(origin_, line,
+                        "partition header without its argument list: expected "
+                        "'partitionN(%args) num_warps(N) {'");
+    }
+    std::vector<std::string_view> args = ValueTokens(View(head.substr(open, head.find(')') - open)));
+    size_t nw = s.find("num_warps(");
+    if (nw == absl::string_view::npos) {
+      return ParseError(origin_, line, "partition without num_warps(N)");
+    }
+    int64_t warps = 0;
+    absl::string_view num = s.substr(nw + 10);
+    num = num.substr(0, num.find(')'));
+    if (!absl::SimpleAtoi(num, &warps) || warps <= 0 || warps > kMaxTtgirWarps) {
+      return ParseError(origin_, line,
+                        absl::StrCat("bad num_warps(", num, "): expected 1 to ", kMaxTtgirWarps));
+    }
+    ws.partition_warps += warps;
+    if (ws.partition_warps > kMaxTtgirWarps) {
+      return ParseError(origin_, line,
+                        absl::StrCat("ttg.warp_specialize partitions with more than ", kMaxTtgirWarps,
+                                     " warps in all"));
+    }
+    return args;
+  }
+
+  // An operation: [results =] name operands... [{]
+  absl::Status ParseOperation(absl::string_view s, int line) {
+    const std::string& scope = stack_.back().scope;
     // Built in place (ops has room for every statement, so the reference stays valid); an
     // error below abandons the whole module.
-    const int index = static_cast<int>(module.ops.size());
-    TtgirOp& op = module.ops.emplace_back();
-    op.line = st.line;
-    results.clear();
-    defined.clear();
-    uses.clear();
+    const int index = static_cast<int>(module_.ops.size());
+    TtgirOp& op = module_.ops.emplace_back();
+    op.line = line;
+    results_.clear();
+    defined_.clear();
+    uses_.clear();
     absl::string_view body = s;
-    size_t eq = absl::string_view::npos;
     if (s[0] == '%') {
-      // The first " = ": result lists are short, a plain scan beats a library search.
-      for (size_t k = 1; k + 1 < s.size(); ++k) {
-        if (s[k] == '=' && s[k - 1] == ' ' && s[k + 1] == ' ') {
-          eq = k - 1;
-          break;
-        }
-      }
-      if (eq == absl::string_view::npos) {
-        return ParseError(origin, st.line, absl::StrCat("expected '=' after results: ", s.substr(0, 60)));
-      }
-      // std::string_view here: its members inline, absl's are library calls.
-      const std::string_view list(s.data(), eq);
-      for (size_t from = 0; from <= list.size();) {
-        size_t sep = list.find(", ", from);
-        if (sep == std::string_view::npos) sep = list.size();
-        const std::string_view r = list.substr(from, sep - from);
-        from = sep + 2;
-        size_t colon = 0;
-        while (colon < r.size() && r[colon] != ':') ++colon;
-        if (colon == r.size()) {
-          results.push_back(define(scope, r));
-          continue;
-        }
-        int count = 0;
-        if (!absl::SimpleAtoi(absl::string_view(r.data() + colon + 1, r.size() - colon - 1), &count) ||
-            count <= 0 || count > 4096) {
-          return ParseError(origin, st.line,
-                            absl::StrCat("bad result group '", absl::string_view(r.data(), r.size()), "'"));
-        }
-        // "%a:3" defines %a#0..%a#2 and %a as the group; defined again, the whole group gets a
-        // fresh base ("%a~1", "%a~1#0", ...) so that its members stay one group.
-        const std::string_view base(r.data(), colon);
-        member.assign(base);
-        member.append("#0");
-        const int first = values.Get(scope, member);
-        const bool again = static_cast<size_t>(first) < binding.size() && binding[first] >= 0;
-        std::string fresh_base(base);
-        if (again) absl::StrAppend(&fresh_base, "~", ++renamed);
-        for (int k = 0; k < count; ++k) {
-          member.assign(base);
-          member.push_back('#');
-          absl::StrAppend(&member, k);
-          const int id = values.Get(scope, member);
-          int target = id;
-          if (again) {
-            member.assign(fresh_base);
-            member.push_back('#');
-            absl::StrAppend(&member, k);
-            target = values.Get(scope, member);
-            bound(target) = target;
-          }
-          bound(id) = target;
-          results.push_back(target);
-        }
-        if (again) bound(values.Get(scope, base)) = values.Get(scope, fresh_base);
-      }
-      body = absl::string_view(s.data() + eq + 3, s.size() - eq - 3);
+      ASSIGN_OR_RETURN(body, ParseResults(s, scope, line));
     }
     size_t name_end = 0;
+    ASSIGN_OR_RETURN(const absl::string_view name, ParseOpName(s, body, line, name_end));
+    op.kind = KindOfOp(std::string_view(name.data(), name.size()));
+    op.text = body;
+    op.name = name;
+    ParseOperands(std::string_view(body.data() + name_end, body.size() - name_end), scope);
+    PlaceRefs();
+    AttachToRegion(op, index);
+    if (op.kind == TtgirOpKind::kWarpSpecialize) {
+      // Partition arguments are the captures, in order: the values between the op's first '('
+      // and ')'.
+      const size_t open = body.find('('), close = body.find(')');
+      if (open != absl::string_view::npos && close != absl::string_view::npos && open < close) {
+        for (std::string_view v : ValueTokens(View(body.substr(open, close - open)))) {
+          op.captures.push_back(UseValue(scope, v));
+        }
+      }
+    }
+    const bool opens = absl::EndsWith(s, "{") && !absl::EndsWith(s, "{}");
+    if (opens) {
+      op.regions.emplace_back();
+      op.region_args.emplace_back();
+      // scf.for's body sees the induction variable and iter_args as block arguments.
+      op.region_args.back() = defined_;
+    }
+    last_op_at_level_ = index;
+    if (opens) {
+      if (stack_.size() >= kMaxTtgirNesting) return TooDeep(origin_, line);
+      stack_.push_back(Frame{index, false, stack_.back().scope});
+    }
+    return absl::OkStatus();
+  }
+
+  // The result list "%a, %b:2 = ..." defined into results_; the text after " = ".
+  absl::StatusOr<absl::string_view> ParseResults(absl::string_view s, const std::string& scope, int line) {
+    size_t eq = absl::string_view::npos;
+    // The first " = ": result lists are short, a plain scan beats a library search.
+    for (size_t k = 1; k + 1 < s.size(); ++k) {
+      if (s[k] == '=' && s[k - 1] == ' ' && s[k + 1] == ' ') {
+        eq = k - 1;
+        break;
+      }
+    }
+    if (eq == absl::string_view::npos) {
+      return ParseError(origin_, line, absl::StrCat("expected '=' after results: ", s.substr(0, 60)));
+    }
+    // std::string_view here: its members inline, absl's are library calls.
+    const std::string_view list(s.data(), eq);
+    for (size_t from = 0; from <= list.size();) {
+      size_t sep = list.find(", ", from);
+      if (sep == std::string_view::npos) sep = list.size();
+      const std::string_view r = list.substr(from, sep - from);
+      from = sep + 2;
+      size_t colon = 0;
+      while (colon < r.size() && r[colon] != ':') ++colon;
+      if (colon == r.size()) {
+        results_.push_back(DefineValue(scope, r));
+        continue;
+      }
+      int count = 0;
+      if (!absl::SimpleAtoi(absl::string_view(r.data() + colon + 1, r.size() - colon - 1), &count) ||
+          count <= 0 || count > 4096) {
+        return ParseError(origin_, line,
+                          absl::StrCat("bad result group '", absl::string_view(r.data(), r.size()), "'"));
+      }
+      DefineResultGroup(scope, std::string_view(r.data(), colon), count);
+    }
+    return absl::string_view(s.data() + eq + 3, s.size() - eq - 3);
+  }
+
+  // "%a:3" defines %a#0..%a#2 and %a as the group; defined again, the whole group gets a
+  // fresh base ("%a~1", "%a~1#0", ...) so that its members stay one group.
+  void DefineResultGroup(const std::string& scope, std::string_view base, int count) {
+    member_.assign(base);
+    member_.append("#0");
+    const int first = values_.Get(scope, member_);
+    const bool again = static_cast<size_t>(first) < binding_.size() && binding_[first] >= 0;
+    std::string fresh_base(base);
+    if (again) absl::StrAppend(&fresh_base, "~", ++renamed_);
+    for (int k = 0; k < count; ++k) {
+      member_.assign(base);
+      member_.push_back('#');
+      absl::StrAppend(&member_, k);
+      const int id = values_.Get(scope, member_);
+      int target = id;
+      if (again) {
+        member_.assign(fresh_base);
+        member_.push_back('#');
+        absl::StrAppend(&member_, k);
+        target = values_.Get(scope, member_);
+        Bound(target) = target;
+      }
+      Bound(id) = target;
+      results_.push_back(target);
+    }
+    if (again) Bound(values_.Get(scope, base)) = values_.Get(scope, fresh_base);
+  }
+
+  // The op's name at the start of `body` (bare, or quoted in the generic form), one of the ops
+  // whose shared-memory use is modelled; `name_end` is set past it.
+  absl::StatusOr<absl::string_view> ParseOpName(absl::string_view s, absl::string_view body, int line,
+                                                size_t& name_end) {
     absl::string_view name;
     if (!body.empty() && body[0] == '"') {
       name_end = body.find('"', 1);
-      if (name_end == absl::string_view::npos) return ParseError(origin, st.line, "unterminated op name");
+      if (name_end == absl::string_view::npos) return ParseError(origin_, line, "unterminated op name");
       name = body.substr(1, name_end - 1);
       ++name_end;
     } else {
@@ -645,20 +703,20 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
       name = absl::string_view(body.data(), name_end);
     }
     if (name.empty() || std::string_view(name.data(), name.size()).find('.') == std::string_view::npos) {
-      return ParseError(origin, st.line, absl::StrCat("expected an operation, got '", s.substr(0, 60), "'"));
+      return ParseError(origin_, line, absl::StrCat("expected an operation, got '", s.substr(0, 60), "'"));
     }
     if (!IsKnownTtgirOp(std::string_view(name.data(), name.size()))) {
-      return ParseError(origin, st.line,
+      return ParseError(origin_, line,
                         absl::StrCat("unknown op '", name,
                                      "': not among the ops of Triton 3.6 and 3.9 whose shared-memory use is "
                                      "modelled, so its scratch cannot be judged"));
     }
-    op.kind = KindOfOp(std::string_view(name.data(), name.size()));
-    Placement pl;
-    op.text = body;
-    op.name = name;
-    // Block arguments the op's own text defines: `%iv = %lb to`, `iter_args(%x = %init`.
-    const std::string_view rest(body.data() + name_end, body.size() - name_end);
+    return name;
+  }
+
+  // The %values of the op's text after its name: block arguments it defines (`%iv = %lb to`,
+  // `iter_args(%x = %init`) into defined_, the rest into uses_.
+  void ParseOperands(std::string_view rest, const std::string& scope) {
     ForEachPercent(rest, [&](size_t p) {
       size_t q = p + 1;
       while (q < rest.size() && HasClass(rest[q], kValueChar)) ++q;
@@ -669,64 +727,111 @@ absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text_in, std::string_vie
       }
       const std::string_view v(rest.data() + p, q - p);
       if (q + 3 <= rest.size() && rest[q] == ' ' && rest[q + 1] == '=' && rest[q + 2] == ' ') {
-        defined.push_back(define(scope, v));
+        defined_.push_back(DefineValue(scope, v));
       } else {
-        uses.push_back(use(scope, v));
+        uses_.push_back(UseValue(scope, v));
       }
       return q;
     });
-    pl.refs = store.refs.size();
-    pl.num_results = results.size();
-    pl.num_defined = defined.size();
-    pl.num_uses = uses.size();
-    store.refs.insert(store.refs.end(), results.begin(), results.end());
-    store.refs.insert(store.refs.end(), defined.begin(), defined.end());
-    store.refs.insert(store.refs.end(), uses.begin(), uses.end());
-    placed.push_back(pl);
-    if (stack.back().op >= 0) {
-      op.parent = stack.back().op;
-      op.region = static_cast<int>(module.ops[op.parent].regions.size()) - 1;
-      module.ops[op.parent].regions.back().push_back(index);
+  }
+
+  // The op's results, defined values and uses, end to end in the module's refs.
+  void PlaceRefs() {
+    std::vector<int>& refs = module_.storage->refs;
+    Placement pl;
+    pl.refs = refs.size();
+    pl.num_results = results_.size();
+    pl.num_defined = defined_.size();
+    pl.num_uses = uses_.size();
+    refs.insert(refs.end(), results_.begin(), results_.end());
+    refs.insert(refs.end(), defined_.begin(), defined_.end());
+    refs.insert(refs.end(), uses_.begin(), uses_.end());
+    placed_.push_back(pl);
+  }
+
+  // The op joins the innermost open region, or the function body.
+  void AttachToRegion(TtgirOp& op, int index) {
+    if (stack_.back().op >= 0) {
+      op.parent = stack_.back().op;
+      op.region = static_cast<int>(module_.ops[op.parent].regions.size()) - 1;
+      module_.ops[op.parent].regions.back().push_back(index);
     } else {
-      module.body.push_back(index);
-    }
-    if (op.kind == TtgirOpKind::kWarpSpecialize) {
-      // Partition arguments are the captures, in order: the values between the op's first '('
-      // and ')'.
-      const size_t open = body.find('('), close = body.find(')');
-      if (open != absl::string_view::npos && close != absl::string_view::npos && open < close) {
-        for (std::string_view v : ValueTokens(View(body.substr(open, close - open)))) {
-          op.captures.push_back(use(scope, v));
-        }
-      }
-    }
-    const bool opens = absl::EndsWith(s, "{") && !absl::EndsWith(s, "{}");
-    if (opens) {
-      op.regions.emplace_back();
-      op.region_args.emplace_back();
-      // scf.for's body sees the induction variable and iter_args as block arguments.
-      op.region_args.back() = defined;
-    }
-    last_op_at_level = index;
-    if (opens) {
-      if (stack.size() >= kMaxTtgirNesting) return TooDeep(origin, st.line);
-      stack.push_back(Frame{index, false, stack.back().scope});
+      module_.body.push_back(index);
     }
   }
-  if (!stack.empty()) {
-    return ParseError(origin, num_lines, absl::StrCat(stack.size(), " region(s) never closed"));
+
+  absl::Status CheckComplete(int num_lines) {
+    if (!stack_.empty()) {
+      return ParseError(origin_, num_lines, absl::StrCat(stack_.size(), " region(s) never closed"));
+    }
+    if (!saw_function_) return ParseError(origin_, 1, "no tt.func in the module");
+    if (module_.num_warps <= 0) return ParseError(origin_, module_line_, "module has no \"ttg.num-warps\"");
+    return absl::OkStatus();
   }
-  if (!saw_function) return ParseError(origin, 1, "no tt.func in the module");
-  if (module.num_warps <= 0) return ParseError(origin, module_line, "module has no \"ttg.num-warps\"");
-  for (size_t i = 0; i < module.ops.size(); ++i) {
-    TtgirOp& o = module.ops[i];
-    const Placement& pl = placed[i];
-    const int* refs = store.refs.data() + pl.refs;
-    o.results = absl::MakeConstSpan(refs, pl.num_results);
-    o.defined = absl::MakeConstSpan(refs + pl.num_results, pl.num_defined);
-    o.uses = absl::MakeConstSpan(refs + pl.num_results + pl.num_defined, pl.num_uses);
+
+  // The ops' spans over refs, now that refs no longer grows.
+  void ResolveValueSpans() {
+    const std::vector<int>& refs = module_.storage->refs;
+    for (size_t i = 0; i < module_.ops.size(); ++i) {
+      TtgirOp& o = module_.ops[i];
+      const Placement& pl = placed_[i];
+      const int* at = refs.data() + pl.refs;
+      o.results = absl::MakeConstSpan(at, pl.num_results);
+      o.defined = absl::MakeConstSpan(at + pl.num_results, pl.num_defined);
+      o.uses = absl::MakeConstSpan(at + pl.num_results + pl.num_defined, pl.num_uses);
+    }
   }
-  return module;
+
+  // MLIR's printer reuses value names in sibling regions (an i32 %32 in a loop body, a buffer
+  // %32 in a later scf.if): a name means its latest definition. binding_ maps a name's id to
+  // the value it currently denotes; a name defined again gets a fresh id ("%32~1") and the
+  // name is bound to it. Uses before any definition (later blocks) keep the name's own id.
+  int& Bound(int id) {
+    if (static_cast<size_t>(id) >= binding_.size()) {
+      binding_.resize(std::max<size_t>(id + 1, binding_.size() * 2), -1);
+    }
+    return binding_[id];
+  }
+
+  int UseValue(std::string_view scope, std::string_view v) {
+    const int id = values_.Get(scope, v);
+    const int b = static_cast<size_t>(id) < binding_.size() ? binding_[id] : -1;
+    return b < 0 ? id : b;
+  }
+
+  int DefineValue(std::string_view scope, std::string_view v) {
+    const int id = values_.Get(scope, v);
+    if (Bound(id) < 0) {
+      Bound(id) = id;
+      return id;
+    }
+    fresh_.assign(v.data(), v.size());
+    absl::StrAppend(&fresh_, "~", ++renamed_);
+    const int f = values_.Get(scope, fresh_);
+    Bound(id) = f;
+    Bound(f) = f;
+    return f;
+  }
+
+  const absl::string_view text_;
+  const absl::string_view origin_;
+  TtgirModule module_;  // before values_, which interns into it
+  ValueInterner values_;
+  std::vector<Frame> stack_;
+  std::vector<int> binding_;
+  int renamed_ = 0;
+  std::string fresh_, member_;  // names built for DefineValue and DefineResultGroup
+  std::vector<Placement> placed_;
+  std::vector<int> results_, defined_, uses_;  // of the op being parsed
+  bool saw_module_ = false, saw_function_ = false;
+  int module_line_ = 1;
+  int last_op_at_level_ = -1;
+};
+
+}  // namespace
+
+absl::StatusOr<TtgirModule> ParseTtgir(std::string_view text, std::string_view origin) {
+  return TtgirParser(text, origin).Parse();
 }
 
 absl::StatusOr<std::string> ReadTtgirFile(std::string_view path_in) {

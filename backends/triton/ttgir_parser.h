@@ -95,9 +95,9 @@ struct TtgirModule {
 };
 
 // The deepest nesting ParseTtgir accepts: the module, the function and the regions inside it
-// (scf.for, scf.if, warp-specialize partitions, ...). Triton's kernels nest a few levels (at
-// most 6 in the 784 fixtures); the bound keeps the analyses' walks up the region tree short
-// and refuses input such as 150,000 nested scf.if, which overflowed the stack before.
+// (scf.for, scf.if, warp-specialize partitions, ...). Triton's kernels nest a few levels
+// (tests/data/triton/README.md); the bound keeps the analyses' walks up the region tree short
+// and their recursion off the end of the stack, however deep the input nests.
 inline constexpr size_t kMaxTtgirNesting = 1024;
 
 // The largest count the module's attributes (ttg.num-warps, ttg.num-ctas,
