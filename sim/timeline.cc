@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "sim/report.h"
+#include "sim/xml_text.h"
 
 namespace scratchsim {
 namespace {
@@ -518,23 +519,6 @@ std::string ShortBytes(int64_t bytes) {
   if (bytes >= (int64_t{1} << 20)) return absl::StrFormat("%.1f MiB", bytes / 1048576.0);
   if (bytes >= 1024) return absl::StrFormat("%.1f KiB", bytes / 1024.0);
   return absl::StrCat(bytes, " B");
-}
-
-std::string XmlEscape(absl::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        out += (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') ? '?' : c;
-    }
-  }
-  return out;
 }
 
 std::string RenderTimelineSvg(const Report& report, const DeviceModel& device, const TimelineOptions& options) {
