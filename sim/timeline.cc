@@ -12,7 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "sim/report.h"
-#include "sim/xml_text.h"
+#include "sim/svg_text.h"
 
 namespace scratchsim {
 namespace {
@@ -189,17 +189,9 @@ class SvgWriter {
     for (const Panel& panel : panels) height += PanelHeight(panel) + kGap;
     if (panels.empty()) height += 30;
 
-    absl::StrAppend(&out_, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"", width, "\" height=\"", height,
-                    "\" viewBox=\"0 0 ", width, " ", height,
-                    "\" font-family=\"DejaVu Sans, Verdana, Arial, sans-serif\" font-size=\"11\">\n");
-    absl::StrAppend(&out_, "<title>",
-                    XmlEscape(absl::StrCat("memory timeline: ", report_.kernel(), " on ", report_.device())),
-                    "</title>\n");
-    absl::StrAppend(&out_,
-                    "<defs><pattern id=\"over\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\" "
-                    "patternTransform=\"rotate(45)\"><rect width=\"3\" height=\"8\" fill=\"#c0392b\" "
-                    "fill-opacity=\"0.45\"/></pattern></defs>\n");
-    absl::StrAppend(&out_, "<rect width=\"", width, "\" height=\"", height, "\" fill=\"#ffffff\"/>\n");
+    absl::StrAppend(&out_, SvgDocumentStart(width, height,
+                                            absl::StrCat("memory timeline: ", report_.kernel(), " on ", report_.device()),
+                                            {"over", 8, 3, "#c0392b", 0.45}));
     Header();
     int y = kDocHeader;
     if (panels.empty()) {

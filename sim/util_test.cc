@@ -8,7 +8,7 @@
 #include "sim/flags.h"
 #include "sim/json_text.h"
 #include "sim/proto_io.h"
-#include "sim/xml_text.h"
+#include "sim/svg_text.h"
 
 namespace scratchsim {
 namespace {

@@ -11,7 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "sim/limits.h"
 #include "sim/status_macros.h"
-#include "sim/xml_text.h"
+#include "sim/svg_text.h"
 
 namespace scratchsim {
 namespace {
@@ -191,18 +191,10 @@ class PlanMapSvg {
     const int legend_h = 24 + kScaleSize * 16 + 44 + static_cast<int>(limits_.size()) * 22 + 60;
     const int width = legend_x() + kLegendWidth;
     const int height = std::max(kTop + grid_h() + 56, kTop + legend_h);
-    absl::StrAppend(&out_, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"", width, "\" height=\"", height,
-                    "\" viewBox=\"0 0 ", width, " ", height,
-                    "\" font-family=\"DejaVu Sans, Verdana, Arial, sans-serif\" font-size=\"11\">\n");
-    absl::StrAppend(&out_, "<title>",
-                    XmlEscape(absl::StrCat("plan map: ", map_.kernel, " on ", map_.device, ", ", map_.x_name, " by ",
-                                           map_.y_name)),
-                    "</title>\n");
-    absl::StrAppend(&out_,
-                    "<defs><pattern id=\"pruned\" width=\"7\" height=\"7\" patternUnits=\"userSpaceOnUse\" "
-                    "patternTransform=\"rotate(45)\"><rect width=\"1.6\" height=\"7\" fill=\"#000000\" "
-                    "fill-opacity=\"0.16\"/></pattern></defs>\n");
-    absl::StrAppend(&out_, "<rect width=\"", width, "\" height=\"", height, "\" fill=\"#ffffff\"/>\n");
+    absl::StrAppend(&out_, SvgDocumentStart(width, height,
+                                            absl::StrCat("plan map: ", map_.kernel, " on ", map_.device, ", ",
+                                                         map_.x_name, " by ", map_.y_name),
+                                            {"pruned", 7, 1.6, "#000000", 0.16}));
 
     int fitting = 0;
     for (const PlanMapCell& c : map_.cells) fitting += c.outcome.fits;
