@@ -202,22 +202,6 @@ void FitResult::Clear(int num_spaces) {
   occupancy_input = OccupancyInput();
 }
 
-absl::string_view LimitName(Limit limit) {
-  switch (limit) {
-    case Limit::kInvalid: return "invalid";
-    case Limit::kThreads: return "threads";
-    case Limit::kSharedMemory: return "shared memory";
-    case Limit::kStaticSharedMemory: return "static shared memory";
-    case Limit::kTensorMemory: return "tensor memory";
-    case Limit::kVmemScoped: return "scoped vmem";
-    case Limit::kVmemProgram: return "program vmem";
-    case Limit::kCapacity: return "capacity";
-    case Limit::kRegisterSpill: return "register spills";
-    case Limit::kNoResidency: return "no resident block";
-  }
-  return "?";
-}
-
 bool IsMemoryLimit(Limit limit) {
   switch (limit) {
     case Limit::kSharedMemory:

@@ -35,7 +35,8 @@ enum class Limit : uint8_t {
   kNoResidency,         // fits the per-block limits but no block can be resident on a core
 };
 inline constexpr int kNumLimits = 10;
-absl::string_view LimitName(Limit limit);
+// Each limit's name and words are in sim/limits (LimitName), not here: the engine decides, it
+// does not word.
 // The limits of a memory space (shared memory, TMEM, VMEM, capacity): the ones an estimated
 // buffer's bounds can change.
 bool IsMemoryLimit(Limit limit);

@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/engine.h"
+#include "sim/limits.h"
 #include "sim/simulator.h"
 #include "sim/test_util.h"
 

@@ -1,10 +1,44 @@
 #include "sim/limits.h"
 
+#include <iterator>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace scratchsim {
 namespace {
+
+// One row per Limit, in Limit order: the one place a limit's name, label and colour are written.
+struct LimitWords {
+  Limit limit;
+  absl::string_view name;
+  absl::string_view label;
+  absl::string_view fill;
+};
+
+constexpr LimitWords kLimitWords[] = {
+    {Limit::kInvalid, "invalid", "invalid", "#e0e0e0"},
+    {Limit::kThreads, "threads", "threads", "#d6eaf8"},
+    {Limit::kSharedMemory, "shared memory", "shared memory", "#f5c6c2"},
+    {Limit::kStaticSharedMemory, "static shared memory", "static shared", "#f9d9d5"},
+    {Limit::kTensorMemory, "tensor memory", "tensor memory", "#fbe2c4"},
+    {Limit::kVmemScoped, "scoped vmem", "scoped VMEM", "#f5c6c2"},
+    {Limit::kVmemProgram, "program vmem", "VMEM", "#f9d9d5"},
+    {Limit::kCapacity, "capacity", "capacity", "#f2e6c9"},
+    {Limit::kRegisterSpill, "register spills", "registers", "#e3d3ee"},
+    {Limit::kNoResidency, "no resident block", "no residency", "#d9dde0"},
+};
+static_assert(std::size(kLimitWords) == kNumLimits, "every Limit has one row of words");
+
+constexpr bool RowsInLimitOrder() {
+  for (int l = 0; l < kNumLimits; ++l) {
+    if (static_cast<int>(kLimitWords[l].limit) != l) return false;
+  }
+  return true;
+}
+static_assert(RowsInLimitOrder(), "kLimitWords is indexed by Limit");
+
+const LimitWords& WordsOf(Limit limit) { return kLimitWords[static_cast<int>(limit)]; }
 
 // Triton's OutOfResources text: "out of resource: {name}, Required: {n}, Hardware limit: {m}".
 std::string OutOfResource(absl::string_view resource, int64_t required, int64_t limit) {
@@ -27,6 +61,30 @@ Violation MakeViolation(Limit limit, absl::string_view resource, std::string mes
 }
 
 }  // namespace
+
+absl::string_view LimitName(Limit limit) { return WordsOf(limit).name; }
+
+std::string LimitLabel(Limit limit, const DeviceModel& device) {
+  if (limit == Limit::kSharedMemory) {
+    for (const MemorySpace& s : device.memory_spaces()) {
+      if (s.kind() == LDS) return "LDS";
+    }
+  }
+  return std::string(WordsOf(limit).label);
+}
+
+absl::string_view LimitFill(Limit limit) { return WordsOf(limit).fill; }
+
+std::string LimitDetail(Limit limit, int64_t required, int64_t available, absl::string_view invalid_detail) {
+  switch (limit) {
+    case Limit::kInvalid: return std::string(invalid_detail);
+    case Limit::kThreads: return absl::StrCat(required, " threads > ", available);
+    case Limit::kTensorMemory: return absl::StrCat(required, " columns > ", available);
+    case Limit::kRegisterSpill: return absl::StrCat(required, " registers/thread needed > budget ", available);
+    case Limit::kNoResidency: return "no block of it can be resident on a core";
+    default: return absl::StrCat(required, " B > ", available, " B");
+  }
+}
 
 Violation DescribeSpaceBreach(Limit limit, const Breach& breach, const MemorySpace& space, const SpaceFigures& figures,
                               const std::vector<std::string>& culprits) {

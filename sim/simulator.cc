@@ -13,6 +13,18 @@
 namespace scratchsim {
 namespace {
 
+// The limits of a memory space, in Limit order: those IsMemoryLimit names.
+const std::vector<Limit>& MemoryLimits() {
+  static const std::vector<Limit>* const limits = [] {
+    auto* out = new std::vector<Limit>;
+    for (int l = 0; l < kNumLimits; ++l) {
+      if (IsMemoryLimit(static_cast<Limit>(l))) out->push_back(static_cast<Limit>(l));
+    }
+    return out;
+  }();
+  return *limits;
+}
+
 // Turns the engine's result for one configuration into a Report: where each block sits, what is
 // live at the peak, and every breach in the words of the toolchain that would report it. No
 // rule of fit is decided here.
@@ -207,8 +219,7 @@ class Explanation {
     }
 
     bool fits = true;
-    for (Limit limit : {Limit::kSharedMemory, Limit::kStaticSharedMemory, Limit::kTensorMemory, Limit::kVmemScoped,
-                        Limit::kVmemProgram, Limit::kCapacity}) {
+    for (Limit limit : MemoryLimits()) {
       const Breach& breach = fit_.breaches[static_cast<int>(limit)];
       if (!breach.breached || breach.space != s) continue;
       fits = false;
@@ -243,8 +254,7 @@ class Explanation {
       if (share.estimated()) estimated += share.total_bytes();
     }
     out->set_estimated_bytes(estimated);
-    for (Limit limit : {Limit::kSharedMemory, Limit::kStaticSharedMemory, Limit::kTensorMemory, Limit::kVmemScoped,
-                        Limit::kVmemProgram, Limit::kCapacity}) {
+    for (Limit limit : MemoryLimits()) {
       const Breach& at_high = fit_.breaches_high[static_cast<int>(limit)];
       if (!at_high.breached || at_high.space != s || fit_.breaches[static_cast<int>(limit)].breached) continue;
       *fits = false;

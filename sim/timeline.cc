@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "sim/report.h"
+#include "sim/svg_text.h"
 
 namespace scratchsim {
 namespace {
@@ -188,17 +189,9 @@ class SvgWriter {
     for (const Panel& panel : panels) height += PanelHeight(panel) + kGap;
     if (panels.empty()) height += 30;
 
-    absl::StrAppend(&out_, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"", width, "\" height=\"", height,
-                    "\" viewBox=\"0 0 ", width, " ", height,
-                    "\" font-family=\"DejaVu Sans, Verdana, Arial, sans-serif\" font-size=\"11\">\n");
-    absl::StrAppend(&out_, "<title>",
-                    XmlEscape(absl::StrCat("memory timeline: ", report_.kernel(), " on ", report_.device())),
-                    "</title>\n");
-    absl::StrAppend(&out_,
-                    "<defs><pattern id=\"over\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\" "
-                    "patternTransform=\"rotate(45)\"><rect width=\"3\" height=\"8\" fill=\"#c0392b\" "
-                    "fill-opacity=\"0.45\"/></pattern></defs>\n");
-    absl::StrAppend(&out_, "<rect width=\"", width, "\" height=\"", height, "\" fill=\"#ffffff\"/>\n");
+    absl::StrAppend(&out_, SvgDocumentStart(width, height,
+                                            absl::StrCat("memory timeline: ", report_.kernel(), " on ", report_.device()),
+                                            {"over", 8, 3, "#c0392b", 0.45}));
     Header();
     int y = kDocHeader;
     if (panels.empty()) {
@@ -518,23 +511,6 @@ std::string ShortBytes(int64_t bytes) {
   if (bytes >= (int64_t{1} << 20)) return absl::StrFormat("%.1f MiB", bytes / 1048576.0);
   if (bytes >= 1024) return absl::StrFormat("%.1f KiB", bytes / 1024.0);
   return absl::StrCat(bytes, " B");
-}
-
-std::string XmlEscape(absl::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        out += (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') ? '?' : c;
-    }
-  }
-  return out;
 }
 
 std::string RenderTimelineSvg(const Report& report, const DeviceModel& device, const TimelineOptions& options) {

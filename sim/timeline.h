@@ -33,9 +33,6 @@ std::string RenderTimelineSvg(const Report& report, const DeviceModel& device, c
 // "526336" -> "514.0 KiB"; below 1 KiB "1000 B". For labels where space is short.
 std::string ShortBytes(int64_t bytes);
 
-// `text` with &, <, >, " and ' as XML entities and control characters (invalid in XML 1.0) as '?'.
-std::string XmlEscape(absl::string_view text);
-
 }  // namespace scratchsim
 
 #endif  // SCRATCHSIM_SIM_TIMELINE_H_

@@ -1,4 +1,4 @@
-// Tests of the small shared pieces: dtypes, proto I/O and the flag parser.
+// Tests of the small shared pieces: dtypes, proto I/O, JSON and XML text and the flag parser.
 #include <fstream>
 
 #include "gmock/gmock.h"
@@ -8,6 +8,7 @@
 #include "sim/flags.h"
 #include "sim/json_text.h"
 #include "sim/proto_io.h"
+#include "sim/svg_text.h"
 
 namespace scratchsim {
 namespace {
@@ -19,6 +20,12 @@ TEST(JsonTextTest, EscapesQuotesBackslashesAndControlCharacters) {
   EXPECT_EQ(JsonString("a\"b\\c"), "\"a\\\"b\\\\c\"");
   EXPECT_EQ(JsonString("x\ny\tz"), "\"x\\ny\\tz\"");
   EXPECT_EQ(JsonString(std::string("\x01", 1)), "\"\\u0001\"");
+}
+
+TEST(XmlTextTest, EscapesMarkupAndReplacesControlCharacters) {
+  EXPECT_EQ(XmlEscape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&apos;");
+  EXPECT_EQ(XmlEscape("x\ny\tz\r"), "x\ny\tz\r");
+  EXPECT_EQ(XmlEscape(std::string("\x01", 1)), "?");
 }
 
 TEST(DtypeTest, Widths) {

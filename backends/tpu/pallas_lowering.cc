@@ -232,137 +232,215 @@ absl::StatusOr<bool> LowerSpec(const PallasBlockSpec& spec, absl::string_view ki
   return true;
 }
 
-absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& device,
-                               absl::Span<const int64_t> values) {
-  Evaluator eval(graph, values);
-  if (!graph.has_pallas()) return eval.Error("pallas", "is missing");
-  if (FindSpace(device, kVmemSpace) == nullptr || FindSpace(device, kTpuSmemSpace) == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "device '", device.name(), "' has no 'vmem' and 'tpu_smem' memory spaces; a pallas_call "
-        "needs a TPU device model (tpu_v4, tpu_v5e, tpu_v5p, tpu_v6e, tpu_v7x)"));
-  }
-  const PallasCall& call = graph.pallas();
-  Lowering out;
-  out.graph = graph;
-  out.graph.clear_pallas();
+// Lowers one graph's pallas_call to plain buffers, one op and the grid's loop, phase by phase:
+// the grid, the BlockSpecs, the scratch shapes, what Mosaic adds for the body (its figures
+// checked, spill slots, what it cannot compile, counted scratch, libtpu's SMEM), the planner's
+// figures per grid step, then the op.
+class PallasCallLowerer {
+ public:
+  PallasCallLowerer(const KernelGraph& graph, const DeviceModel& device, absl::Span<const int64_t> values)
+      : graph_(graph), device_(device), call_(graph.pallas()), eval_(graph, values) {}
 
-  std::set<std::string> names;
-  for (const Buffer& b : graph.buffers()) names.insert(b.name());
-
-  std::vector<std::string> grid;
-  for (int i = 0; i < call.grid_size(); ++i) {
-    std::string field = absl::StrCat("pallas.grid[", i, "]");
-    ASSIGN_OR_RETURN(int64_t extent, eval.Eval(call.grid(i), field));
-    if (extent <= 0) {
-      return eval.Error(field, absl::StrCat("'", call.grid(i), "' is ", extent, "; grid extents must be positive"));
+  absl::StatusOr<Lowering> Run() {
+    if (!graph_.has_pallas()) return eval_.Error("pallas", "is missing");
+    if (FindSpace(device_, kVmemSpace) == nullptr || FindSpace(device_, kTpuSmemSpace) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "device '", device_.name(), "' has no 'vmem' and 'tpu_smem' memory spaces; a pallas_call "
+          "needs a TPU device model (tpu_v4, tpu_v5e, tpu_v5p, tpu_v6e, tpu_v7x)"));
     }
-    grid.push_back(call.grid(i));
+    out_.graph = graph_;
+    out_.graph.clear_pallas();
+    for (const Buffer& b : graph_.buffers()) names_.insert(b.name());
+    op_name_ = !call_.name().empty() ? call_.name() : (!graph_.name().empty() ? graph_.name() : "pallas_call");
+
+    RETURN_IF_ERROR(LowerGrid());
+    RETURN_IF_ERROR(LowerSpecs(call_.scalar_prefetch(), "scalar_prefetch", "scalar prefetch", "prefetch", true, reads_));
+    RETURN_IF_ERROR(LowerSpecs(call_.in_specs(), "in_specs", "input", "in", false, reads_));
+    RETURN_IF_ERROR(LowerSpecs(call_.out_specs(), "out_specs", "output", "out", false, writes_));
+    for (int i = 0; i < call_.scratch_shapes_size(); ++i) RETURN_IF_ERROR(LowerScratchShape(i));
+    RETURN_IF_ERROR(AddRawBuffer(call_.spill_bytes_estimate(), "pallas.spill_bytes_estimate", "spills", SPILL, "spill",
+                                 "register spills (user estimate; only the TPU compiler knows them)"));
+    if (call_.has_body()) RETURN_IF_ERROR(CheckBodyFigures(call_.body()));
+    if (call_.spill_bytes_estimate().empty() && call_.has_body()) {
+      RETURN_IF_ERROR(AddSpillEstimate(call_.body()));
+      AddUncompilableRequirements(call_.body());
+    }
+    RETURN_IF_ERROR(AddMosaicScratch());
+    RETURN_IF_ERROR(AddRawBuffer(call_.internal_scratch_bytes(), "pallas.internal_scratch_bytes", "internal_scratch",
+                                 SCRATCH, "internal scratch",
+                                 "Mosaic internal scratch (CompilerParams.internal_scratch_in_bytes)"));
+    const std::string mxu_flops = AddStepTrafficAndFlops();
+    RETURN_IF_ERROR(AddIssueSlots(mxu_flops));
+    AddOp();
+    return std::move(out_);
   }
 
-  std::vector<std::string> reads, writes, scratch;
-  auto lower_list = [&](const auto& specs, absl::string_view list, absl::string_view kind,
-                        absl::string_view fallback, bool is_prefetch,
-                        std::vector<std::string>* into) -> absl::Status {
+ private:
+  absl::Status LowerGrid() {
+    for (int i = 0; i < call_.grid_size(); ++i) {
+      std::string field = absl::StrCat("pallas.grid[", i, "]");
+      ASSIGN_OR_RETURN(int64_t extent, eval_.Eval(call_.grid(i), field));
+      if (extent <= 0) {
+        return eval_.Error(field, absl::StrCat("'", call_.grid(i), "' is ", extent, "; grid extents must be positive"));
+      }
+      grid_.push_back(call_.grid(i));
+    }
+    return absl::OkStatus();
+  }
+
+  // One list of BlockSpecs (or scalar-prefetch operands); the names of those given an on-chip
+  // buffer go `into` the op's reads or writes.
+  absl::Status LowerSpecs(const google::protobuf::RepeatedPtrField<PallasBlockSpec>& specs, absl::string_view list,
+                          absl::string_view kind, absl::string_view fallback, bool is_prefetch,
+                          std::vector<std::string>& into) {
     for (int i = 0; i < specs.size(); ++i) {
       const PallasBlockSpec& spec = specs[i];
       std::string name = spec.name().empty() ? absl::StrCat(fallback, i) : spec.name();
       std::string field = absl::StrCat("pallas.", list, "[", i, "] '", name, "'");
-      RETURN_IF_ERROR(AddName(&names, name, eval, field));
-      ASSIGN_OR_RETURN(bool placed, LowerSpec(spec, kind, field, name, grid, is_prefetch, device, eval, &out));
-      if (placed) into->push_back(name);
+      RETURN_IF_ERROR(AddName(&names_, name, eval_, field));
+      ASSIGN_OR_RETURN(bool placed, LowerSpec(spec, kind, field, name, grid_, is_prefetch, device_, eval_, &out_));
+      if (placed) into.push_back(name);
     }
     return absl::OkStatus();
-  };
-  RETURN_IF_ERROR(lower_list(call.scalar_prefetch(), "scalar_prefetch", "scalar prefetch", "prefetch", true, &reads));
-  RETURN_IF_ERROR(lower_list(call.in_specs(), "in_specs", "input", "in", false, &reads));
-  RETURN_IF_ERROR(lower_list(call.out_specs(), "out_specs", "output", "out", false, &writes));
+  }
 
-  for (int i = 0; i < call.scratch_shapes_size(); ++i) {
-    const PallasScratch& s = call.scratch_shapes(i);
+  // Scratch shape i: semaphores counted, a temporary of one grid step noted, the rest a block.
+  absl::Status LowerScratchShape(int i) {
+    const PallasScratch& s = call_.scratch_shapes(i);
     std::string name = s.name().empty() ? absl::StrCat("scratch", i) : s.name();
     std::string field = absl::StrCat("pallas.scratch_shapes[", i, "] '", name, "'");
     absl::StatusOr<SpaceChoice> space = ParseSpace(s.memory_space(), /*allow_semaphore=*/true);
-    if (!space.ok()) return eval.Error(absl::StrCat(field, ".memory_space"), space.status().message());
+    if (!space.ok()) return eval_.Error(absl::StrCat(field, ".memory_space"), space.status().message());
     if (*space == SpaceChoice::kHbm) {
-      return eval.Error(absl::StrCat(field, ".memory_space"), "scratch must be vmem, smem or semaphore");
+      return eval_.Error(absl::StrCat(field, ".memory_space"), "scratch must be vmem, smem or semaphore");
     }
     int64_t elements = 1;
     for (int d = 0; d < s.shape_size(); ++d) {
-      ASSIGN_OR_RETURN(int64_t extent, eval.Eval(s.shape(d), absl::StrCat(field, ".shape[", d, "]")));
+      ASSIGN_OR_RETURN(int64_t extent, eval_.Eval(s.shape(d), absl::StrCat(field, ".shape[", d, "]")));
       if (extent <= 0) {
-        return eval.Error(absl::StrCat(field, ".shape[", d, "]"),
-                          absl::StrCat("'", s.shape(d), "' is ", extent, "; scratch dimensions must be positive"));
+        return eval_.Error(absl::StrCat(field, ".shape[", d, "]"),
+                           absl::StrCat("'", s.shape(d), "' is ", extent, "; scratch dimensions must be positive"));
       }
       elements = CheckedMul(elements, extent).value_or(-1);
-      if (elements < 0) return eval.Error(field, "element count overflows int64");
+      if (elements < 0) return eval_.Error(field, "element count overflows int64");
     }
     if (*space == SpaceChoice::kSemaphore) {
       // Semaphores live in their own memory, not VMEM or SMEM: counted, not placed.
-      out.semaphores += elements;
-      continue;
+      out_.semaphores += elements;
+      return absl::OkStatus();
     }
-    if (std::find(call.body().temporary_scratch().begin(), call.body().temporary_scratch().end(), name) !=
-        call.body().temporary_scratch().end()) {
+    if (absl::c_linear_search(call_.body().temporary_scratch(), name)) {
       // Written whole and read back within one grid step: Mosaic forwards the value and
       // allocates nothing (the gather_prefetch kernels of the libtpu oracle corpus).
-      out.notes.push_back(absl::StrCat("scratch '", name, "' is a temporary of one grid step (pallas.body.temporary_scratch): "
-                                       "Mosaic allocates no VMEM for it"));
-      continue;
+      out_.notes.push_back(absl::StrCat("scratch '", name, "' is a temporary of one grid step (pallas.body.temporary_scratch): "
+                                        "Mosaic allocates no VMEM for it"));
+      return absl::OkStatus();
     }
-    RETURN_IF_ERROR(AddName(&names, name, eval, field));
+    RETURN_IF_ERROR(AddName(&names_, name, eval_, field));
     PallasBlockSpec as_spec;
     as_spec.set_dtype(s.dtype());
     for (const std::string& d : s.shape()) as_spec.add_block_shape(d);
     as_spec.set_memory_space(s.memory_space());
     as_spec.set_buffer_count(1);
-    ASSIGN_OR_RETURN(bool placed, LowerSpec(as_spec, "scratch", field, name, grid, false, device, eval, &out));
+    ASSIGN_OR_RETURN(bool placed, LowerSpec(as_spec, "scratch", field, name, grid_, false, device_, eval_, &out_));
     if (placed) {
-      Buffer& b = out.graph.mutable_buffers()->at(out.graph.buffers_size() - 1);
+      Buffer& b = out_.graph.mutable_buffers()->at(out_.graph.buffers_size() - 1);
       b.set_role(SCRATCH);
       b.set_doc(absl::StrCat("pallas_call scratch_shapes '", name, "'"));
-      scratch.push_back(name);
+      scratch_.push_back(name);
     }
+    return absl::OkStatus();
   }
 
-  std::string op_name = !call.name().empty() ? call.name() : (!graph.name().empty() ? graph.name() : "pallas_call");
-  auto add_raw = [&](absl::string_view text, absl::string_view field, absl::string_view suffix,
-                     BufferRole role, absl::string_view kind, absl::string_view doc) -> absl::Status {
+  // A VMEM buffer of `text` bytes the graph gives itself (nothing where it is empty or 0).
+  absl::Status AddRawBuffer(absl::string_view text, absl::string_view field, absl::string_view suffix, BufferRole role,
+                            absl::string_view kind, absl::string_view doc) {
     if (text.empty()) return absl::OkStatus();
-    ASSIGN_OR_RETURN(int64_t bytes, eval.Eval(text, field));
-    if (bytes < 0) return eval.Error(field, absl::StrCat("'", text, "' is ", bytes, "; must be >= 0"));
+    ASSIGN_OR_RETURN(int64_t bytes, eval_.Eval(text, field));
+    if (bytes < 0) return eval_.Error(field, absl::StrCat("'", text, "' is ", bytes, "; must be >= 0"));
     if (bytes == 0) return absl::OkStatus();
-    std::string name = absl::StrCat(op_name, ".", suffix);
-    RETURN_IF_ERROR(AddName(&names, name, eval, field));
-    Buffer* b = out.graph.add_buffers();
+    std::string name = absl::StrCat(op_name_, ".", suffix);
+    RETURN_IF_ERROR(AddName(&names_, name, eval_, field));
+    Buffer* b = out_.graph.add_buffers();
     b->set_name(name);
     b->set_size_bytes(std::string(text));
     b->set_memory_space(kVmemSpace);
     b->set_scope(INSTRUCTION);
     b->set_role(role);
     b->set_doc(std::string(doc));
-    out.info[name] = LoweredInfo{std::string(kind), ""};
-    scratch.push_back(name);
+    out_.info[name] = LoweredInfo{std::string(kind), ""};
+    scratch_.push_back(name);
     return absl::OkStatus();
-  };
-  RETURN_IF_ERROR(add_raw(call.spill_bytes_estimate(), "pallas.spill_bytes_estimate", "spills", SPILL,
-                          "spill", "register spills (user estimate; only the TPU compiler knows them)"));
+  }
+
   // A body figure, where given, must evaluate to a count of at least 0.
-  auto check_figure = [&](const std::string& figure, const std::string& field) -> absl::Status {
+  absl::Status CheckFigure(const std::string& figure, const std::string& field) const {
     if (figure.empty()) return absl::OkStatus();
-    ASSIGN_OR_RETURN(int64_t value, eval.Eval(figure, absl::StrCat("pallas.body.", field)));
+    ASSIGN_OR_RETURN(int64_t value, eval_.Eval(figure, absl::StrCat("pallas.body.", field)));
     if (value < 0) {
-      return eval.Error(absl::StrCat("pallas.body.", field), absl::StrCat("'", figure, "' is ", value, "; must be >= 0"));
+      return eval_.Error(absl::StrCat("pallas.body.", field), absl::StrCat("'", figure, "' is ", value, "; must be >= 0"));
     }
     return absl::OkStatus();
-  };
+  }
+
+  // A dot's m, n, k and a transpose's rows and cols are its shape: required.
+  absl::Status CheckDim(const std::string& figure, const std::string& field) const {
+    if (figure.empty()) return eval_.Error(absl::StrCat("pallas.body.", field), "missing (an expression, the dimension)");
+    return CheckFigure(figure, field);
+  }
+
+  // Values by their shape (a transpose's operand, a narrow load): rows and cols required, a TPU dtype.
+  absl::Status CheckValues(const google::protobuf::RepeatedPtrField<PallasValue>& values, const char* field) const {
+    for (int i = 0; i < values.size(); ++i) {
+      const PallasValue& v = values[i];
+      const std::string at = absl::StrCat(field, "[", i, "]");
+      for (const auto& [figure, name] :
+           {std::pair<const std::string&, const char*>{v.rows(), "rows"}, {v.cols(), "cols"}}) {
+        RETURN_IF_ERROR(CheckDim(figure, absl::StrCat(at, ".", name)));
+      }
+      RETURN_IF_ERROR(CheckFigure(v.count(), absl::StrCat(at, ".count")));
+      if (!NormalizeTpuDtype(v.dtype()).ok()) {
+        return eval_.Error(absl::StrCat("pallas.body.", at, ".dtype"),
+                           absl::StrCat("'", v.dtype(), "' is not a TPU dtype (bf16, f16, int8, fp8, int4, ...)"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // The body's figures feed the spill estimate and the counted scratch: each is checked here, so
+  // that a bad one is named as the graph spells it, whatever uses it.
+  absl::Status CheckBodyFigures(const PallasBody& body) const {
+    for (const auto& [figure, field] :
+         {std::pair<const std::string&, const char*>{body.reduction_live_bytes(), "reduction_live_bytes"},
+          {body.reduction_input_bytes(), "reduction_input_bytes"},
+          {body.reduction_output_bytes(), "reduction_output_bytes"},
+          {body.dot_bytes(), "dot_bytes"},
+          {body.packed_dot_bytes(), "packed_dot_bytes"},
+          {body.transpose_bytes(), "transpose_bytes"},
+          {body.packed_transpose_bytes(), "packed_transpose_bytes"},
+          {body.row_broadcast_bytes(), "row_broadcast_bytes"}}) {
+      RETURN_IF_ERROR(CheckFigure(figure, field));
+    }
+    for (int i = 0; i < body.dots_size(); ++i) {
+      const PallasDot& d = body.dots(i);
+      for (const auto& [figure, name] :
+           {std::pair<const std::string&, const char*>{d.m(), "m"}, {d.n(), "n"}, {d.k(), "k"}}) {
+        RETURN_IF_ERROR(CheckDim(figure, absl::StrCat("dots[", i, "].", name)));
+      }
+      RETURN_IF_ERROR(CheckFigure(d.count(), absl::StrCat("dots[", i, "].count")));  // empty: 1
+    }
+    RETURN_IF_ERROR(CheckValues(body.transposes(), "transposes"));
+    return CheckValues(body.unaligned_narrow_loads(), "unaligned_narrow_loads");
+  }
+
   // A buffer Mosaic adds for the body (spill slots, counted scratch): an estimate (Buffer.estimate,
   // judged at its central size and both bounds) unless its bounds are the same expression.
-  auto add_body_buffer = [&](const std::string& suffix, const std::string& central, const std::string& low,
-                             const std::string& high, BufferRole role, const std::string& basis,
-                             const std::string& doc, const char* space) -> absl::Status {
-    std::string name = absl::StrCat(op_name, ".", suffix);
-    RETURN_IF_ERROR(AddName(&names, name, eval, "pallas.body"));
-    Buffer* b = out.graph.add_buffers();
+  absl::Status AddBodyBuffer(const std::string& suffix, const std::string& central, const std::string& low,
+                             const std::string& high, BufferRole role, const std::string& basis, const std::string& doc,
+                             const char* space) {
+    std::string name = absl::StrCat(op_name_, ".", suffix);
+    RETURN_IF_ERROR(AddName(&names_, name, eval_, "pallas.body"));
+    Buffer* b = out_.graph.add_buffers();
     b->set_name(name);
     b->set_size_bytes(central);
     b->set_memory_space(space);
@@ -374,90 +452,43 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
       b->mutable_estimate()->set_basis(basis);
     }
     b->set_doc(doc);
-    out.info[name] = LoweredInfo{PallasAllocationKind(graph, name), ""};
-    scratch.push_back(name);
+    out_.info[name] = LoweredInfo{PallasAllocationKind(graph_, name), ""};
+    scratch_.push_back(name);
     return absl::OkStatus();
-  };
-  if (call.has_body()) {
-    // The body's figures feed the spill estimate and the counted scratch below: each is checked
-    // here, so that a bad one is named as the graph spells it, whatever uses it.
-    const PallasBody& body = call.body();
-    for (const auto& [figure, field] :
-         {std::pair<const std::string&, const char*>{body.reduction_live_bytes(), "reduction_live_bytes"},
-          {body.reduction_input_bytes(), "reduction_input_bytes"},
-          {body.reduction_output_bytes(), "reduction_output_bytes"},
-          {body.dot_bytes(), "dot_bytes"},
-          {body.packed_dot_bytes(), "packed_dot_bytes"},
-          {body.transpose_bytes(), "transpose_bytes"},
-          {body.packed_transpose_bytes(), "packed_transpose_bytes"},
-          {body.row_broadcast_bytes(), "row_broadcast_bytes"}}) {
-      RETURN_IF_ERROR(check_figure(figure, field));
-    }
-    // A dot's m, n, k and a transpose's rows and cols are its shape: required (count: empty = 1).
-    auto check_dim = [&](const std::string& figure, const std::string& field) -> absl::Status {
-      if (figure.empty()) return eval.Error(absl::StrCat("pallas.body.", field), "missing (an expression, the dimension)");
-      return check_figure(figure, field);
-    };
-    for (int i = 0; i < body.dots_size(); ++i) {
-      const PallasDot& d = body.dots(i);
-      for (const auto& [figure, name] :
-           {std::pair<const std::string&, const char*>{d.m(), "m"}, {d.n(), "n"}, {d.k(), "k"}}) {
-        RETURN_IF_ERROR(check_dim(figure, absl::StrCat("dots[", i, "].", name)));
-      }
-      RETURN_IF_ERROR(check_figure(d.count(), absl::StrCat("dots[", i, "].count")));
-    }
-    // A value by its shape (a transpose's operand, a narrow load): rows and cols required, a TPU dtype.
-    auto check_values = [&](const google::protobuf::RepeatedPtrField<PallasValue>& values,
-                            const char* field) -> absl::Status {
-      for (int i = 0; i < values.size(); ++i) {
-        const PallasValue& v = values[i];
-        const std::string at = absl::StrCat(field, "[", i, "]");
-        for (const auto& [figure, name] :
-             {std::pair<const std::string&, const char*>{v.rows(), "rows"}, {v.cols(), "cols"}}) {
-          RETURN_IF_ERROR(check_dim(figure, absl::StrCat(at, ".", name)));
-        }
-        RETURN_IF_ERROR(check_figure(v.count(), absl::StrCat(at, ".count")));
-        if (!NormalizeTpuDtype(v.dtype()).ok()) {
-          return eval.Error(absl::StrCat("pallas.body.", at, ".dtype"),
-                            absl::StrCat("'", v.dtype(), "' is not a TPU dtype (bf16, f16, int8, fp8, int4, ...)"));
-        }
-      }
-      return absl::OkStatus();
-    };
-    RETURN_IF_ERROR(check_values(body.transposes(), "transposes"));
-    RETURN_IF_ERROR(check_values(body.unaligned_narrow_loads(), "unaligned_narrow_loads"));
   }
-  if (call.spill_bytes_estimate().empty() && call.has_body()) {
-    // Mosaic's register spill slots, estimated from what the body keeps in vector registers:
-    // an estimated buffer, judged by the engine at its central size and at both bounds.
-    const PallasBody& body = call.body();
-    const SpillEstimate spills = EstimateSpills(body, device);
+
+  // Mosaic's register spill slots, estimated from what the body keeps in vector registers: an
+  // estimated buffer, judged by the engine at its central size and at both bounds.
+  absl::Status AddSpillEstimate(const PallasBody& body) {
+    const SpillEstimate spills = EstimateSpills(body, device_);
     if (spills.high == "0") {
-      out.notes.push_back(absl::StrCat("register spills: none estimated (", spills.basis, ")"));
-    } else {
-      RETURN_IF_ERROR(add_body_buffer("spills", spills.central, spills.low, spills.high, SPILL, spills.basis,
-                                      absl::StrCat("Mosaic register allocator spill slots (estimated: ", spills.basis, ")"),
-                                      kVmemSpace));
+      out_.notes.push_back(absl::StrCat("register spills: none estimated (", spills.basis, ")"));
+      return absl::OkStatus();
     }
-    // What Mosaic (jax 0.10.2) cannot compile, whatever the block sizes: requirements, so that
-    // simulate refuses the kernel (exit 2) and the planner prunes it as invalid.
+    return AddBodyBuffer("spills", spills.central, spills.low, spills.high, SPILL, spills.basis,
+                         absl::StrCat("Mosaic register allocator spill slots (estimated: ", spills.basis, ")"), kVmemSpace);
+  }
+
+  // What Mosaic (jax 0.10.2) cannot compile, whatever the block sizes: requirements, so that
+  // simulate refuses the kernel (exit 2) and the planner prunes it as invalid.
+  void AddUncompilableRequirements(const PallasBody& body) {
     for (const std::string& dtype : body.arithmetic_dtypes()) {
       absl::StatusOr<std::string> canonical = NormalizeTpuDtype(dtype);
       absl::StatusOr<int64_t> bits = canonical.ok() ? DtypeBits(*canonical) : absl::StatusOr<int64_t>(32);
       if (bits.ok() && *bits < 16 && *canonical != "i1") {  // i1: masks (bool), not 8-bit arithmetic
-        Requirement* r = out.graph.add_requirements();
+        Requirement* r = out_.graph.add_requirements();
         r->set_expr(absl::StrCat(*bits, " >= 16"));
         r->set_doc(absl::StrCat("Mosaic (jax 0.10.2) has no vector arithmetic on ", *bits, "-bit values (the body computes in ",
                                 dtype, "): 'Only vector<i16> and vector<i32> are supported'; cast to a 16- or 32-bit type"));
         break;
       }
     }
-    const int generation = device.tpu().generation();
+    const int generation = device_.tpu().generation();
     for (const std::string& dtype : body.dot_dtypes()) {
       absl::StatusOr<std::string> canonical = NormalizeTpuDtype(dtype);
       if (canonical.ok() && (*canonical == "i8" || *canonical == "u8" || *canonical == "i4") && generation > 0 &&
           generation < 5) {
-        Requirement* r = out.graph.add_requirements();
+        Requirement* r = out_.graph.add_requirements();
         r->set_expr(absl::StrCat(generation, " >= 5"));
         r->set_doc(absl::StrCat("the MXU of TPU v", generation, " has no integer matmul (Mosaic E2001 "
                                 "CompileTimeMosaicUnsupportedRhsType for ", dtype, " operands); v5e and later have one"));
@@ -465,104 +496,127 @@ absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& devi
       }
     }
   }
-  if (call.has_body()) {
-    // What else Mosaic allocates for this body that the scoped limit counts (spill_model.h).
-    for (const CountedScratch& c : CountedMosaicScratch(call.body(), device, !call.internal_scratch_bytes().empty())) {
-      RETURN_IF_ERROR(add_body_buffer(c.suffix, c.central, c.low, c.high, SCRATCH, c.doc, c.doc, kVmemSpace));
+
+  // What else Mosaic allocates for the body that the scoped limit counts (spill_model.h), and
+  // libtpu's own SMEM.
+  absl::Status AddMosaicScratch() {
+    if (call_.has_body()) {
+      for (const CountedScratch& c : CountedMosaicScratch(call_.body(), device_, !call_.internal_scratch_bytes().empty())) {
+        RETURN_IF_ERROR(AddBodyBuffer(c.suffix, c.central, c.low, c.high, SCRATCH, c.doc, c.doc, kVmemSpace));
+      }
     }
+    // libtpu keeps some SMEM of its own beside the kernel's (grid and DMA state;
+    // tests/data/tpu/usable_vmem_probe.txt). Where the kernel puts anything in SMEM (scalar
+    // prefetch, SMEM scratch) it is an estimate beside them, so that a kernel within 2 KiB of the
+    // SMEM is AT RISK rather than FITS; a kernel without SMEM buffers cannot come near.
+    if (absl::c_any_of(out_.graph.buffers(), [](const Buffer& b) { return b.memory_space() == kTpuSmemSpace; })) {
+      const std::string basis =
+          "libtpu's own SMEM: 144 B to 1.9 KiB in tests/data/tpu/usable_vmem_probe.txt, central its median";
+      RETURN_IF_ERROR(AddBodyBuffer("libtpu_smem", "1126", "144", "2048", SCRATCH, basis, basis, kTpuSmemSpace));
+    }
+    return absl::OkStatus();
   }
-  // libtpu keeps some SMEM of its own beside the kernel's (grid and DMA state): 144 B to 1.9 KiB in
-  // bench/tpu/probe_usable_vmem.py's kernels, on every generation. Where the kernel puts anything
-  // in SMEM (scalar prefetch, SMEM scratch) it is an estimate beside them, so that a kernel within
-  // 2 KiB of the SMEM is AT RISK rather than FITS; a kernel without SMEM buffers cannot come near.
-  if (absl::c_any_of(out.graph.buffers(), [](const Buffer& b) { return b.memory_space() == kTpuSmemSpace; })) {
-    const std::string basis =
-        "libtpu's own SMEM: 144 B to 1.9 KiB in tests/data/tpu/usable_vmem_probe.txt, central its median";
-    RETURN_IF_ERROR(add_body_buffer("libtpu_smem", "1126", "144", "2048", SCRATCH, basis, basis, kTpuSmemSpace));
-  }
-  RETURN_IF_ERROR(add_raw(call.internal_scratch_bytes(), "pallas.internal_scratch_bytes",
-                          "internal_scratch", SCRATCH, "internal scratch",
-                          "Mosaic internal scratch (CompilerParams.internal_scratch_in_bytes)"));
 
   // The planner's figures per grid step (each step is a "block" of the launch grid), unless the
   // graph gives its own: the HBM traffic of the blocks whose index changes, and the body's dots:
   // their flops, and how much of the MXU they use (the systolic array holds a K x N tile of the
   // right operand, mxu_size x mxu_size per generation: a K or N below a multiple of it wastes
-  // the rest; the left operand's rows stream).
-  std::vector<std::string> traffic;
-  for (const auto& names : {reads, writes}) {
-    for (const std::string& n : names) {
-      auto it = out.info.find(n);
-      if (it != out.info.end() && !it->second.step_bytes.empty()) traffic.push_back(absl::StrCat("(", it->second.step_bytes, ")"));
+  // the rest; the left operand's rows stream). Returns the dots' flops padded to the MXU's edge.
+  std::string AddStepTrafficAndFlops() {
+    std::vector<std::string> traffic;
+    for (const auto& names : {reads_, writes_}) {
+      for (const std::string& n : names) {
+        auto it = out_.info.find(n);
+        if (it != out_.info.end() && !it->second.step_bytes.empty()) {
+          traffic.push_back(absl::StrCat("(", it->second.step_bytes, ")"));
+        }
+      }
     }
-  }
-  if (graph.global_bytes().empty() && !traffic.empty()) out.graph.set_global_bytes(absl::StrJoin(traffic, " + "));
-  // The MXU's work per grid step: each dot's flops with K and N padded to the MXU's edge.
-  std::string mxu_flops;
-  if (call.body().dots_size() > 0) {
-    const int64_t mxu = MxuEdge(device);
+    if (graph_.global_bytes().empty() && !traffic.empty()) out_.graph.set_global_bytes(absl::StrJoin(traffic, " + "));
+    if (call_.body().dots_size() == 0) return "";
+    const int64_t mxu = MxuEdge(device_);
     std::vector<std::string> flops, padded;
-    for (const PallasDot& d : call.body().dots()) {
+    for (const PallasDot& d : call_.body().dots()) {
       const std::string count = d.count().empty() ? "1" : d.count();
       flops.push_back(absl::StrCat("2 * (", d.m(), ") * (", d.n(), ") * (", d.k(), ") * (", count, ")"));
       padded.push_back(absl::StrCat("2 * (", d.m(), ") * round_up(", d.n(), ", ", mxu, ") * round_up(", d.k(), ", ", mxu,
                                     ") * (", count, ")"));
     }
-    mxu_flops = absl::StrJoin(padded, " + ");
-    if (graph.flops().empty()) {
+    const std::string mxu_flops = absl::StrJoin(padded, " + ");
+    if (graph_.flops().empty()) {
       const std::string f = absl::StrJoin(flops, " + ");
-      out.graph.set_flops(f);
-      if (graph.peak_percent().empty()) {
-        out.graph.set_peak_percent(absl::StrCat("max(1, 100 * (", f, ") / (", mxu_flops, "))"));
+      out_.graph.set_flops(f);
+      if (graph_.peak_percent().empty()) {
+        out_.graph.set_peak_percent(absl::StrCat("max(1, 100 * (", f, ") / (", mxu_flops, "))"));
       }
     }
-    if (out.graph.compute_dtype().empty()) {
+    if (out_.graph.compute_dtype().empty()) {
       // The MXU's rate: int8 where every dot is int8 and the generation lists an int8 peak, else
       // bf16 (the device models list no f32 peak; f32 dots are ranked at the bf16 rate).
-      bool all_i8 = call.body().dot_dtypes_size() > 0;
-      for (const std::string& t : call.body().dot_dtypes()) all_i8 = all_i8 && (t == "i8" || t == "int8");
+      bool all_i8 = call_.body().dot_dtypes_size() > 0;
+      for (const std::string& t : call_.body().dot_dtypes()) all_i8 = all_i8 && (t == "i8" || t == "int8");
       bool i8_peak = false;
-      for (const PeakThroughput& peak : device.performance().peak()) i8_peak = i8_peak || peak.dtype() == "i8";
-      out.graph.set_compute_dtype(all_i8 && i8_peak ? "i8" : "bf16");
+      for (const PeakThroughput& peak : device_.performance().peak()) i8_peak = i8_peak || peak.dtype() == "i8";
+      out_.graph.set_compute_dtype(all_i8 && i8_peak ? "i8" : "bf16");
     }
+    return mxu_flops;
   }
 
   // What a grid step issues, in VLIW bundles (graph issue_slots, one a cycle: the planner takes
   // the longer of them at the clock and the flops at the peak), where the body counts its vector
   // work: its vector bundles and its dots' MXU cycles (vector_cost.h).
-  for (const VectorFigure& f : VectorFigures()) {
-    RETURN_IF_ERROR(check_figure((call.body().vector().*f.figure)(), absl::StrCat("vector.", f.field)));
-  }
-  if (graph.issue_slots().empty() && call.body().has_vector()) {
-    const StepBundles step = EstimateStepBundles(call.body().vector(), mxu_flops, out.graph.compute_dtype(), device);
-    out.graph.set_issue_slots(step.bundles);
-    out.notes.push_back(absl::StrCat("grid step compute: VLIW bundles estimated from ", step.basis));
+  absl::Status AddIssueSlots(const std::string& mxu_flops) {
+    for (const VectorFigure& f : VectorFigures()) {
+      RETURN_IF_ERROR(CheckFigure((call_.body().vector().*f.figure)(), absl::StrCat("vector.", f.field)));
+    }
+    if (graph_.issue_slots().empty() && call_.body().has_vector()) {
+      const StepBundles step = EstimateStepBundles(call_.body().vector(), mxu_flops, out_.graph.compute_dtype(), device_);
+      out_.graph.set_issue_slots(step.bundles);
+      out_.notes.push_back(absl::StrCat("grid step compute: VLIW bundles estimated from ", step.basis));
+    }
+    return absl::OkStatus();
   }
 
-  Op* op = out.graph.add_ops();
-  op->set_name(op_name);
-  op->set_kind("pallas_call");
-  for (const std::string& r : reads) op->add_reads(r);
-  for (const std::string& w : writes) op->add_writes(w);
-  for (const std::string& s : scratch) op->add_scratch(s);
-  if (!grid.empty()) {
-    // The grid is the launch: the planner counts its steps.
-    if (out.graph.launch().grid().empty()) {
-      for (const std::string& g : grid) out.graph.mutable_launch()->add_grid(g);
+  // The pallas_call op over every buffer lowered, and the grid as its loop and the launch.
+  void AddOp() {
+    Op* op = out_.graph.add_ops();
+    op->set_name(op_name_);
+    op->set_kind("pallas_call");
+    for (const std::string& r : reads_) op->add_reads(r);
+    for (const std::string& w : writes_) op->add_writes(w);
+    for (const std::string& s : scratch_) op->add_scratch(s);
+    if (!grid_.empty()) {
+      // The grid is the launch: the planner counts its steps.
+      if (out_.graph.launch().grid().empty()) {
+        for (const std::string& g : grid_) out_.graph.mutable_launch()->add_grid(g);
+      }
+      Loop* loop = out_.graph.add_loops();
+      loop->set_name(absl::StrCat(op_name_, ".grid"));
+      loop->set_trip_count(Product(grid_));
+      // Mosaic's pipeline fetches step i + 1's blocks while step i computes (double buffering):
+      // the planner overlaps the traffic with the math.
+      loop->set_num_stages(absl::StrCat("min(2, ", Product(grid_), ")"));
+      op->set_loop(loop->name());
     }
-    Loop* loop = out.graph.add_loops();
-    loop->set_name(absl::StrCat(op_name, ".grid"));
-    loop->set_trip_count(Product(grid));
-    // Mosaic's pipeline fetches step i + 1's blocks while step i computes (double buffering):
-    // the planner overlaps the traffic with the math.
-    loop->set_num_stages(absl::StrCat("min(2, ", Product(grid), ")"));
-    op->set_loop(loop->name());
+    if (out_.semaphores > 0) {
+      out_.notes.push_back(absl::StrCat(out_.semaphores, " semaphore(s) in scratch_shapes: semaphore "
+                                        "memory is separate from VMEM/SMEM and not placed"));
+    }
   }
-  if (out.semaphores > 0) {
-    out.notes.push_back(absl::StrCat(out.semaphores, " semaphore(s) in scratch_shapes: semaphore "
-                                     "memory is separate from VMEM/SMEM and not placed"));
-  }
-  return out;
+
+  const KernelGraph& graph_;
+  const DeviceModel& device_;
+  const PallasCall& call_;
+  const Evaluator eval_;
+  Lowering out_;
+  std::set<std::string> names_;  // every buffer name, the graph's and those lowered
+  std::vector<std::string> grid_;
+  std::vector<std::string> reads_, writes_, scratch_;  // the op's buffers
+  std::string op_name_;
+};
+
+absl::StatusOr<Lowering> Lower(const KernelGraph& graph, const DeviceModel& device, absl::Span<const int64_t> values) {
+  return PallasCallLowerer(graph, device, values).Run();
 }
 
 }  // namespace

@@ -19,35 +19,17 @@ namespace {
 // Spill slots = multiple x figure, per class and generation, in 1/1000: low and its offset
 // (low = low x figure - low_offset, at least 0), central slope and offset (central = slope x
 // figure - offset, kept within [low, high]), high and its offset (high x figure + high_offset).
-// The matmul and transpose classes' low is additive (1.000 x what the body holds, less the most
-// the vector registers were seen to absorb of it, plus 10%), or 0 where a block holding 1 MiB or
-// more spilled less than half of it (v6e, v7x); the 16- and 32-bit matmuls' high takes its multiple from
-// blocks of 1 MiB or more and what small blocks spill beyond it as the offset; the 32-bit central
-// is what the body holds less the median the registers kept. Blocks of a few rows whose dot holds
-// nothing spill a few registers all the same, and no block of more rows than the largest of them
-// (small_rows, from the fit half over all generations) does: their high bound adds small_offset.
-// Fitted by
-// bench/tpu/fit_spill_model.py --pooled --margin 0.10
-// --fit-sweep tests/data/tpu/ragged_spill_sweep.jsonl.gz
-// --fit-sweep tests/data/tpu/transpose_spill_sweep.jsonl.gz
-// --fit-sweep tests/data/tpu/flash_spill_sweep.jsonl.gz
-// --fit-sweep tests/data/tpu/flash_backward_d256_spill_sweep.jsonl.gz
-// --bound-sweep tests/data/tpu/reduction_spill_sweep.jsonl.gz
-// --bound-sweep tests/data/tpu/reduction_odd_spill_sweep.jsonl.gz
-// --bound-sweep tests/data/tpu/kernels_odd_spill_sweep.jsonl.gz
-// --bound-sweep tests/data/tpu/misc_odd_spill_sweep.jsonl.gz on the half of the oracle corpus
-// (tests/data/tpu/corpus.jsonl.gz, libtpu 0.0.42.1, 2026-11-26) whose kernels hash even, and on the
-// ragged paged attention, transpose, flash attention and head_dim 256 flash backward sweeps
-// (2026-11-27) for the looped, transpose, attention and dot classes, and the reduction, odd-kernel
-// and causal-backward/odd-transpose sweeps for the bands' bounds alone (their centrals stay the
-// corpus's); the other half judges it (docs/tpu.md; the looped class's
-// high bound is the whole corpus's: its fit half holds three small ragged kernels). Low and high are the extremes of
-// the fit half over all generations (high with a 10% margin), per generation for the matmul
-// classes (the MXU's shape differs); central is per generation: a least-squares line over figures
-// of 1 MiB or more, or their median ratio where the line would add bytes at figure 0 (where a
-// generation's fit half has no such figure in a class, the nearest generation's that has). A row's spill is libtpu's SPILL allocations where the
-// kernel compiles, else the spill slots its error lists among the largest allocations (v4). Several
-// 32-bit dots (no corpus kernel has them) take the band of several narrower ones.
+// The matmul and transpose classes' low is additive (what the body holds less the most the vector
+// registers absorb of it), or 0 on generations where large blocks spill less than half of it; the
+// 16- and 32-bit matmuls' high takes its multiple from blocks of 1 MiB or more and what small
+// blocks spill beyond it as the offset; the 32-bit central is what the body holds less the median
+// the registers keep. Blocks of at most small_rows rows whose dot holds nothing still spill a few
+// registers: their high bound adds small_offset. Low and high are the extremes of the fit data
+// over all generations (high with a 10% margin), per generation for the matmul classes (the MXU's
+// shape differs); central is per generation. A TPU other than the five takes the widest band.
+// Fitted by bench/tpu/fit_spill_model.py on half of the libtpu oracle corpus and the spill sweeps
+// (tests/data/tpu/README.md lists them); the fit, its data and the other half's judgement:
+// docs/tpu.md, "The coefficients".
 struct Coefficients {
   BodyClass body_class;
   const char* generation;
@@ -105,28 +87,26 @@ constexpr Coefficients kTable[] = {
 };
 
 // Generations whose Mosaic re-reads a 16-bit left operand from VMEM for each MXU column while k
-// fits the MXUs at once, instead of keeping it in vector registers: in the corpus no 16-bit block
-// with k <= 512 spills its left operand on v6e or v7x (166 blocks), while v4-v5p spill it all.
+// fits the MXUs at once, instead of keeping it in vector registers (no 16-bit block with k <= 512
+// of tests/data/tpu/corpus.jsonl.gz spills its left operand there).
 constexpr const char* kRereadsLeftOperand[] = {"v6e", "v7x"};
 // Generations on which a dot whose result is merged under a mask (PallasDot.masked_merge) does not
-// keep a second column of f32 partials. Megablox gmm spills held + one column less the usual few
-// vregs on v4, v5e and v5p (bf16 and f32, every block that carries a column); on v6e it spills
-// 0.2-0.36 of a column more and on v7x less than held, so there the column is counted once. A TPU
-// other than the five counts it twice, the larger figure.
+// keep a second column of f32 partials (Megablox gmm in the corpus). A TPU other than the five
+// counts it twice, the larger figure.
 constexpr const char* kMaskedMergeCountsOneColumn[] = {"v6e", "v7x"};
 
-// Generations whose Mosaic widens an 8-bit (or 4-bit) transpose's operand to 16 bits and holds it
-// whole: in the transpose sweep v4 spills the widened block less 8-11 vregs, v5e-v7x nothing for
-// any block. A TPU other than the five is taken to, the larger figure.
+// Generations whose Mosaic turns an 8-bit (or 4-bit) transpose without widening its operand to 16
+// bits and holding it whole (tests/data/tpu/transpose_spill_sweep.jsonl.gz). A TPU other than the
+// five is taken to widen, the larger figure.
 constexpr const char* kTurnsEightBitTransposeUnwidened[] = {"v5e", "v5p", "v6e", "v7x"};
 
 // Generations whose Mosaic keeps an 8-bit (or 4-bit) value loaded from a block of unaligned width
-// (minor dim not a multiple of 128) packed: in the unaligned8 sweep v4 widens it to 32 bits and
-// spills the widened value less 21-28 vregs (0 at widths 160, 192 and 255 and at some rows), while
-// v5e-v7x spill nothing for any block. A TPU other than the five is taken to widen, the larger figure.
+// (minor dim not a multiple of 128) packed; elsewhere it is widened to 32 bits and spilled less what
+// the registers keep (tests/data/tpu/unaligned8_spill_sweep.jsonl.gz). A TPU other than the five
+// is taken to widen, the larger figure.
 constexpr const char* kKeepsUnalignedNarrowLoadsPacked[] = {"v5e", "v5p", "v6e", "v7x"};
 // What the vector registers keep of a widened load when it spills: the median over the unaligned8
-// sweep's spilling v4 blocks (21-28), in bytes of 4 KiB vregs.
+// sweep's spilling blocks, in bytes of 4 KiB vregs.
 constexpr int64_t kWidenedLoadKeptBytes = 23 * 4096;
 
 bool Given(const std::string& figure) { return !figure.empty() && figure != "0"; }
@@ -322,124 +302,144 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
 
 namespace {
 
-SpillEstimate EstimateClassSpills(const PallasBody& body, const DeviceModel& device) {
-  SpillEstimate out;
-  out.body_class = ClassifyBody(body);
-  std::string figure_name;  // the figure in words, for the basis
+// What a body of its class keeps in vector registers (the figure its band multiplies), as an
+// expression and in words.
+struct ClassFigure {
+  std::string figure;
+  std::string name;
   bool low_is_zero = false;  // the figure is a stand-in larger than what the body holds
-  switch (out.body_class) {
-    case BodyClass::kStreaming:
-      out.low = out.central = out.high = "0";
-      out.basis = "streaming body (nothing kept whole across a reduction, a dot or a transpose): no spill slots";
-      return out;
-    case BodyClass::kReduction: {
-      // Row vectors broadcast against the block (a layer norm's weight and bias) stay in vector
-      // registers, replicated down the sublanes, while the reduced block streams past them; the
-      // per-row results of the reductions (a softmax's max and sum), a vreg per 8 rows, are kept
-      // beside the block (tall, narrow blocks spill up to 1.45 x the block without them:
-      // tests/data/tpu/reduction_spill_sweep.jsonl.gz).
-      std::vector<std::string> terms = {body.reduction_live_bytes()};
-      std::vector<std::string> names = {"reduction_live_bytes"};
-      for (const auto& [figure, name] :
-           {std::pair<const std::string&, const char*>{body.row_broadcast_bytes(), "row_broadcast_bytes"},
-            {body.reduction_output_bytes(), "reduction_output_bytes"}}) {
-        if (!Given(figure)) continue;
-        terms.push_back(figure);
-        names.push_back(name);
-      }
-      out.figure = absl::StrCat("(", absl::StrJoin(terms, " + "), ")");
-      figure_name = absl::StrJoin(names, " + ");
-      break;
+};
+
+// The reduction class's figure: the block kept across the reduction, plus what stays beside it.
+ClassFigure ReductionFigure(const PallasBody& body) {
+  // Row vectors broadcast against the block (a layer norm's weight and bias) stay in vector
+  // registers, replicated down the sublanes, while the reduced block streams past them; the
+  // per-row results of the reductions (a softmax's max and sum), a vreg per 8 rows, are kept
+  // beside the block (without them tall, narrow blocks spill beyond the band:
+  // tests/data/tpu/reduction_spill_sweep.jsonl.gz).
+  std::vector<std::string> terms = {body.reduction_live_bytes()};
+  std::vector<std::string> names = {"reduction_live_bytes"};
+  for (const auto& [figure, name] :
+       {std::pair<const std::string&, const char*>{body.row_broadcast_bytes(), "row_broadcast_bytes"},
+        {body.reduction_output_bytes(), "reduction_output_bytes"}}) {
+    if (!Given(figure)) continue;
+    terms.push_back(figure);
+    names.push_back(name);
+  }
+  return {absl::StrCat("(", absl::StrJoin(terms, " + "), ")"), absl::StrJoin(names, " + ")};
+}
+
+// The attention classes' figure: the scores kept across the reduction, plus what the unrolled
+// kind's dots hold or the looped kind's running statistics.
+ClassFigure AttentionFigure(const PallasBody& body, BodyClass body_class, const DeviceModel& device) {
+  ClassFigure out;
+  out.figure = Given(body.reduction_input_bytes())
+                   ? absl::StrCat("max(", body.reduction_live_bytes(), ", (", body.reduction_input_bytes(), ") / 2)")
+                   : absl::StrCat("(", body.reduction_live_bytes(), ")");
+  out.name = "max(reduction_live_bytes, reduction_input_bytes / 2)";
+  // Unrolled attention also keeps what every dot holds across its MXU passes, once per run: the
+  // scheduler interleaves an unrolled loop's iterations, each of whose dots holds its left operand
+  // (q for q k^T, p for p v; counted once, the largest); the looped kind reloads per iteration.
+  if (body_class == BodyClass::kAttention && body.dots_size() > 0) {
+    std::vector<std::string> held;
+    for (const PallasDot& dot : body.dots()) {
+      held.push_back(absl::StrCat("(", DotHeldBytes(dot, OperandBytes(body), device), ") * (",
+                                  dot.count().empty() ? "1" : dot.count(), ")"));
     }
+    out.figure = absl::StrCat("(", out.figure, " + ", absl::StrJoin(held, " + "), ")");
+    out.name = "max(reduction_live_bytes, reduction_input_bytes / 2) + what every dot holds, per run";
+  }
+  // The looped kind keeps every head's running statistics (max and sum) beside the scores
+  // (without them blocks of few kv tokens spill beyond the band:
+  // tests/data/tpu/ragged_spill_sweep.jsonl.gz).
+  if (body_class == BodyClass::kLooped && Given(body.reduction_output_bytes())) {
+    out.figure = absl::StrCat("(", out.figure, " + ", body.reduction_output_bytes(), ")");
+    out.name = "max(reduction_live_bytes, reduction_input_bytes / 2) + reduction_output_bytes";
+  }
+  return out;
+}
+
+// The figure of a body of any class but streaming.
+ClassFigure FigureOf(const PallasBody& body, BodyClass body_class, const DeviceModel& device) {
+  switch (body_class) {
+    case BodyClass::kStreaming: return {"0", "nothing"};
+    case BodyClass::kReduction: return ReductionFigure(body);
     case BodyClass::kAttention:
-    case BodyClass::kLooped:
-      out.figure = Given(body.reduction_input_bytes())
-                       ? absl::StrCat("max(", body.reduction_live_bytes(), ", (", body.reduction_input_bytes(), ") / 2)")
-                       : absl::StrCat("(", body.reduction_live_bytes(), ")");
-      figure_name = "max(reduction_live_bytes, reduction_input_bytes / 2)";
-      // Unrolled attention also keeps what every dot holds across its MXU passes, once per run:
-      // the scheduler interleaves an unrolled loop's iterations, each of whose dots holds its left
-      // operand (d = 256 on v4-v5p: q for q k^T, p for p v; counted once, the largest, the d = 256
-      // kernels spilled up to 0.97 x the figure where others spill at most 0.77 x); the looped kind
-      // reloads per iteration.
-      if (out.body_class == BodyClass::kAttention && body.dots_size() > 0) {
-        std::vector<std::string> held;
-        for (const PallasDot& dot : body.dots()) {
-          held.push_back(absl::StrCat("(", DotHeldBytes(dot, OperandBytes(body), device), ") * (",
-                                      dot.count().empty() ? "1" : dot.count(), ")"));
-        }
-        out.figure = absl::StrCat("(", out.figure, " + ", absl::StrJoin(held, " + "), ")");
-        figure_name = "max(reduction_live_bytes, reduction_input_bytes / 2) + what every dot holds, per run";
-      }
-      // The looped kind keeps every head's running statistics (max and sum) beside the scores:
-      // without them, blocks of few kv tokens spill up to 2.45 x the scores
-      // (tests/data/tpu/ragged_spill_sweep.jsonl.gz).
-      if (out.body_class == BodyClass::kLooped && Given(body.reduction_output_bytes())) {
-        out.figure = absl::StrCat("(", out.figure, " + ", body.reduction_output_bytes(), ")");
-        figure_name = "max(reduction_live_bytes, reduction_input_bytes / 2) + reduction_output_bytes";
-      }
-      break;
+    case BodyClass::kLooped: return AttentionFigure(body, body_class, device);
     case BodyClass::kMatmul:
     case BodyClass::kMatmul8:
     case BodyClass::kMatmul32:
-      out.figure = absl::StrCat("(", DotHeldBytes(body.dots(0), OperandBytes(body), device), ")");
-      figure_name = "what the dot holds in vector registers";
-      break;
+      return {absl::StrCat("(", DotHeldBytes(body.dots(0), OperandBytes(body), device), ")"),
+              "what the dot holds in vector registers"};
     case BodyClass::kDot:
     case BodyClass::kDot32:
       if (body.dots_size() > 0) {
-        out.figure = absl::StrCat("(", LargestDotBytes(body, device), ")");
-        figure_name = "the largest dot's f32 result and what it holds";
+        return {absl::StrCat("(", LargestDotBytes(body, device), ")"), "the largest dot's f32 result and what it holds"};
       } else {
         // A body summarised before body.dots existed keeps the older figure, its dots' bytes.
-        const bool packed = out.body_class == BodyClass::kDot;
-        out.figure = absl::StrCat("(", packed ? body.packed_dot_bytes() : body.dot_bytes(), ")");
-        figure_name = packed ? "packed_dot_bytes" : "dot_bytes";
+        const bool packed = body_class == BodyClass::kDot;
+        return {absl::StrCat("(", packed ? body.packed_dot_bytes() : body.dot_bytes(), ")"),
+                packed ? "packed_dot_bytes" : "dot_bytes"};
       }
-      break;
     case BodyClass::kTranspose:
       if (body.transposes_size() > 0) {
-        out.figure = absl::StrCat(
-            "(", MaxOver(body.transposes(), [&](const PallasValue& t) { return TransposeHeldBytes(t, device); }), ")");
-        figure_name = "what the transpose holds in vector registers";
-      } else {
-        // A body summarised before body.transposes existed keeps the older figure, the operand's
-        // bytes: more than the transpose holds, so the band's high errs high and its low is 0 (the
-        // class's additive low would claim most of the operand).
-        out.figure = absl::StrCat("(", body.packed_transpose_bytes(), ")");
-        figure_name = "packed_transpose_bytes";
-        low_is_zero = true;
+        return {absl::StrCat(
+                    "(", MaxOver(body.transposes(), [&](const PallasValue& t) { return TransposeHeldBytes(t, device); }),
+                    ")"),
+                "what the transpose holds in vector registers"};
       }
-      break;
+      // A body summarised before body.transposes existed keeps the older figure, the operand's
+      // bytes: more than the transpose holds, so the band's high errs high and its low is 0 (the
+      // class's additive low would claim most of the operand).
+      return {absl::StrCat("(", body.packed_transpose_bytes(), ")"), "packed_transpose_bytes", true};
   }
-  const std::string generation = TpuGeneration(device);
-  Coefficients c{out.body_class, "", 0, 0, 0, 0, 0, 0};
-  bool found = false;
+  return {"0", "nothing"};
+}
+
+// The class's coefficients on `generation`; on another TPU (`found` false) the widest band of
+// the five generations and the largest central slope.
+Coefficients CoefficientsOf(BodyClass body_class, const std::string& generation, bool* found) {
+  Coefficients c{body_class, "", 0, 0, 0, 0, 0, 0};
+  *found = false;
   for (const Coefficients& row : kTable) {
-    if (row.body_class == out.body_class && row.generation == generation) {
+    if (row.body_class == body_class && row.generation == generation) {
       c = row;
-      found = true;
+      *found = true;
     }
   }
-  if (!found) {
-    // Another TPU: the widest band of the five generations, the largest central slope.
-    bool first = true;
-    for (const Coefficients& row : kTable) {
-      if (row.body_class != out.body_class) continue;
-      c.low = first ? row.low : std::min(c.low, row.low);
-      c.low_offset = first ? row.low_offset : std::max(c.low_offset, row.low_offset);
-      c.high_offset = first ? row.high_offset : std::max(c.high_offset, row.high_offset);
-      c.small_offset = first ? row.small_offset : std::max(c.small_offset, row.small_offset);
-      c.small_rows = first ? row.small_rows : std::max(c.small_rows, row.small_rows);
-      c.high = first ? row.high : std::max(c.high, row.high);
-      c.slope = first ? row.slope : std::max(c.slope, row.slope);
-      first = false;
-    }
+  if (*found) return c;
+  bool first = true;
+  for (const Coefficients& row : kTable) {
+    if (row.body_class != body_class) continue;
+    c.low = first ? row.low : std::min(c.low, row.low);
+    c.low_offset = first ? row.low_offset : std::max(c.low_offset, row.low_offset);
+    c.high_offset = first ? row.high_offset : std::max(c.high_offset, row.high_offset);
+    c.small_offset = first ? row.small_offset : std::max(c.small_offset, row.small_offset);
+    c.small_rows = first ? row.small_rows : std::max(c.small_rows, row.small_rows);
+    c.high = first ? row.high : std::max(c.high, row.high);
+    c.slope = first ? row.slope : std::max(c.slope, row.slope);
+    first = false;
   }
+  return c;
+}
+
+SpillEstimate EstimateClassSpills(const PallasBody& body, const DeviceModel& device) {
+  SpillEstimate out;
+  out.body_class = ClassifyBody(body);
+  if (out.body_class == BodyClass::kStreaming) {
+    out.low = out.central = out.high = "0";
+    out.basis = "streaming body (nothing kept whole across a reduction, a dot or a transpose): no spill slots";
+    return out;
+  }
+  const ClassFigure figure = FigureOf(body, out.body_class, device);
+  out.figure = figure.figure;
+  const std::string generation = TpuGeneration(device);
+  bool found = false;
+  const Coefficients c = CoefficientsOf(out.body_class, generation, &found);
   // Spill slots are whole vector registers (4 KiB: 8 sublanes x 128 lanes x 32 bit; every SPILL
   // allocation of the corpus is a multiple of 4096 B): the bounds are rounded to them.
   const std::string& f = out.figure;
-  const std::string low = low_is_zero       ? std::string("0")
+  const std::string low = figure.low_is_zero ? std::string("0")
                           : c.low_offset > 0 ? absl::StrCat("max(0, ", f, " * ", c.low, " / 1000 - ", c.low_offset, ")")
                                              : absl::StrCat(f, " * ", c.low, " / 1000");
   // small_offset where the block has at most small_rows rows (0/1 written with min/max).
@@ -462,13 +462,14 @@ SpillEstimate EstimateClassSpills(const PallasBody& body, const DeviceModel& dev
   out.central = absl::StrCat("round_up(min(max(", f, " * ", c.slope, " / 1000 - ", c.offset, ", ", low, "), ", high,
                              "), 4096)");
   const std::string low_words =
-      low_is_zero ? "0" : absl::StrCat(Permille(c.low), c.low_offset > 0 ? absl::StrCat(" x - ", c.low_offset, " B") : "");
+      figure.low_is_zero ? "0"
+                         : absl::StrCat(Permille(c.low), c.low_offset > 0 ? absl::StrCat(" x - ", c.low_offset, " B") : "");
   out.basis = absl::StrCat("register spills, ", BodyClassName(out.body_class), " body: ", low_words, " to ",
                            Permille(c.high), " x",
                            c.high_offset > 0   ? absl::StrCat(" + ", c.high_offset, " B")
                            : c.high_offset < 0 ? absl::StrCat(" - ", -c.high_offset, " B")
                                                : "",
-                           " ", figure_name,
+                           " ", figure.name,
                            small_block.empty() ? ""
                                                : absl::StrCat(" (high + ", c.small_offset, " B for blocks of at most ",
                                                               c.small_rows, " rows)"),

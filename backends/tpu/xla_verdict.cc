@@ -14,6 +14,7 @@
 #include "backends/tpu/tpu_tiling.h"
 #include "sim/device.h"
 #include "sim/dtype.h"
+#include "sim/limits.h"
 #include "sim/status_macros.h"
 
 namespace scratchsim {
@@ -190,8 +191,10 @@ absl::Status WordTpuReport(const KernelGraph& source, const PallasLowering& lowe
                                                         "alone are ", XlaBytes(exact), "]")
                                          : "");
   };
+  const absl::string_view scoped_vmem = LimitName(Limit::kVmemScoped);
+  const absl::string_view program_vmem = LimitName(Limit::kVmemProgram);
   for (Violation& v : *report->mutable_violations()) {
-    if (v.limit() == "scoped vmem" && v.at_risk()) {
+    if (v.limit() == scoped_vmem && v.at_risk()) {
       v.set_message(absl::StrCat(
           "AT RISK: with the register spills at their high estimate the scoped allocation is ", XlaBytes(v.required()),
           " against the limit ", XlaBytes(v.available()), " (", XlaBytes(exact), " known exactly + spills estimated at ",
@@ -199,11 +202,11 @@ absl::Status WordTpuReport(const KernelGraph& source, const PallasLowering& lowe
           XlaBytes(fp.scoped_vmem_bytes_high - exact), "): it compiles only if Mosaic spills at most ",
           XlaBytes(std::max<int64_t>(v.available() - exact, 0)), "; XLA would then say RESOURCE_EXHAUSTED ... Scoped "
           "allocation with size ", XlaBytes(v.required()), " and limit ", XlaBytes(v.available())));
-    } else if (v.limit() == "scoped vmem" && capacity > 0 && v.available() >= capacity) {
+    } else if (v.limit() == scoped_vmem && capacity > 0 && v.available() >= capacity) {
       // A scoped limit of the whole VMEM (v4's default): XLA's capacity check comes first.
       v.set_message(capacity_message(v.required(), capacity));
       capacity_worded = true;
-    } else if (v.limit() == "scoped vmem") {
+    } else if (v.limit() == scoped_vmem) {
       // XLA checks the windows and scratch before register allocation: when they alone exceed
       // the limit, its figure is theirs, without spills.
       const bool before_spills = fp.has_estimates && exact > v.available();
@@ -216,7 +219,7 @@ absl::Status WordTpuReport(const KernelGraph& source, const PallasLowering& lowe
                              XlaBytes(fp.estimated_bytes), " come on top]")
               : absl::StrCat(" [scratchsim: includes ", XlaBytes(fp.estimated_bytes),
                              " of estimated register spills; the windows and scratch alone are ", XlaBytes(exact), "]")));
-    } else if (v.limit() == "program vmem") {
+    } else if (v.limit() == program_vmem) {
       v.set_message(capacity_message(v.required(), v.available()));
     } else if (v.space() == kTpuSmemSpace) {
       // libtpu's words (tests/data/tpu/usable_vmem_probe.txt).
@@ -234,11 +237,11 @@ absl::Status WordTpuReport(const KernelGraph& source, const PallasLowering& lowe
   // worded as the capacity error, and the program-VMEM breach of the same total says nothing more.
   // Elsewhere XLA checks the whole VMEM first: a program that does not fit it gets the capacity
   // error alone, whatever the scoped limit (the corpus: all 19 such failures on v5e-v7x).
-  const bool over_capacity = absl::c_any_of(report->violations(), [](const Violation& v) {
-    return v.limit() == "program vmem" && !v.at_risk();
+  const bool over_capacity = absl::c_any_of(report->violations(), [&](const Violation& v) {
+    return v.limit() == program_vmem && !v.at_risk();
   });
-  const char* said_by_the_other = capacity_worded ? "program vmem" : over_capacity ? "scoped vmem" : nullptr;
-  if (said_by_the_other != nullptr) {
+  const absl::string_view said_by_the_other = capacity_worded ? program_vmem : over_capacity ? scoped_vmem : "";
+  if (!said_by_the_other.empty()) {
     auto* violations = report->mutable_violations();
     for (int i = violations->size() - 1; i >= 0; --i) {
       if (violations->Get(i).limit() == said_by_the_other) violations->DeleteSubrange(i, 1);

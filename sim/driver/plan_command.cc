@@ -21,6 +21,7 @@
 #include "sim/flags.h"
 #include "sim/graph.h"
 #include "sim/json_text.h"
+#include "sim/limits.h"
 #include "sim/pipeline.h"
 #include "sim/planner/planner.h"
 #include "sim/planner/perf_inputs.h"
@@ -140,17 +141,8 @@ std::string SpaceSummary(const PlanResult& plan, const DeviceModel& device, cons
   return absl::StrJoin(parts, " ");
 }
 
-std::string LimitDetail(const PrunedFamily& f) {
-  switch (f.limit) {
-    case Limit::kInvalid: return f.message;
-    case Limit::kThreads: return absl::StrCat(f.required, " threads > ", f.available);
-    case Limit::kTensorMemory: return absl::StrCat(f.required, " columns > ", f.available);
-    case Limit::kRegisterSpill:
-      return absl::StrCat(f.required, " registers/thread needed > budget ", f.available);
-    case Limit::kNoResidency: return "no block of it can be resident on a core";
-    default: return absl::StrCat(f.required, " B > ", f.available, " B");
-  }
-}
+// What pruned the family, in the limit's unit (sim/limits).
+std::string FamilyDetail(const PrunedFamily& f) { return LimitDetail(f.limit, f.required, f.available, f.message); }
 
 std::string WholeValues(const PlanResult& plan, const PrunedFamily& f) {
   std::vector<std::string> parts;
@@ -226,7 +218,7 @@ void RenderText(const PlanResult& plan, const KernelGraph& graph, const SymbolTa
     out << "\npruned (first limit each configuration breaks; example = first in sweep order)\n";
     for (const PrunedFamily& f : plan.pruned) {
       out << absl::StrFormat("  %-20s %12s (%5.1f%%)  e.g. %s: %s\n", LimitName(f.limit), Thousands(f.count),
-                             100.0 * f.count / plan.space_size, Assignments(plan, f.example), LimitDetail(f));
+                             100.0 * f.count / plan.space_size, Assignments(plan, f.example), FamilyDetail(f));
       if (f.count == plan.space_size) {
         out << "  " << std::string(20, ' ') << " every configuration in the space\n";
       } else if (!f.whole_values.empty()) {
@@ -339,7 +331,7 @@ void RenderJson(const PlanResult& plan, const KernelGraph& graph, const SymbolTa
       whole.push_back(absl::StrCat("{", JsonString(plan.axes[axis].name), ": ", value, "}"));
     }
     out << (i ? ",\n" : "\n") << "    {\"limit\": " << JsonString(LimitName(f.limit)) << ", \"count\": " << f.count
-        << ", \"example\": {" << absl::StrJoin(example, ", ") << "}, \"detail\": " << JsonString(LimitDetail(f))
+        << ", \"example\": {" << absl::StrJoin(example, ", ") << "}, \"detail\": " << JsonString(FamilyDetail(f))
         << ", \"required\": " << f.required << ", \"available\": " << f.available
         << ", \"whole_values\": [" << absl::StrJoin(whole, ", ") << "]}";
   }

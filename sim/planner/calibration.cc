@@ -149,60 +149,60 @@ std::vector<ConfigResidual> LearnResiduals(const Problem& p, const std::vector<P
   return out;
 }
 
-}  // namespace
-
-absl::StatusOr<CalibrationResult> Calibrate(const CompiledGraph& graph, const DeviceModel& device,
-                                            const std::vector<CalibrationSample>& samples,
-                                            const CalibrationOptions& options) {
-  if (samples.empty()) return absl::InvalidArgumentError("calibrate: no timings");
-  ASSIGN_OR_RETURN(PerfExpressions perf, CompilePerfExpressions(graph));
-  Problem problem;
-  CalibrationResult result;
-  result.samples_total = static_cast<int>(samples.size());
-  // Every dtype the samples rate their math in; the model's terms for each (with stand-ins).
-  for (const CalibrationSample& s : samples) {
-    const std::string dtype = s.compute_dtype.empty() ? DefaultComputeDtype(graph) : s.compute_dtype;
-    if (std::find(problem.dtypes.begin(), problem.dtypes.end(), dtype) == problem.dtypes.end()) {
-      problem.dtypes.push_back(dtype);
-    }
-  }
-  DeviceModel start = device;
-  std::vector<std::string> default_terms;
+// The device to start from (the model's terms for every dtype, stand-ins where it gives none),
+// the terms to fit and which of them are stand-ins.
+struct StartingPoint {
+  DeviceModel device;
+  std::vector<std::string> terms;
   std::set<std::string> assumed;
-  for (const std::string& dtype : problem.dtypes) {
-    ModelTerms terms = ResolveModelTerms(start, graph, perf, dtype);
-    start = terms.device;
+};
+
+absl::StatusOr<StartingPoint> ResolveStartingPoint(const CompiledGraph& graph, const DeviceModel& device,
+                                                   const PerfExpressions& perf, const std::vector<std::string>& dtypes,
+                                                   const CalibrationOptions& options) {
+  StartingPoint start{device, {}, {}};
+  std::vector<std::string> default_terms;
+  for (const std::string& dtype : dtypes) {
+    ModelTerms terms = ResolveModelTerms(start.device, graph, perf, dtype);
+    start.device = terms.device;
     for (const ModelTerm& t : terms.terms) {
-      if (t.assumed) assumed.insert(t.term);
+      if (t.assumed) start.assumed.insert(t.term);
       if (t.term == "memory_bandwidth_gbps" || t.value <= 0) continue;
       if (std::find(default_terms.begin(), default_terms.end(), t.term) == default_terms.end()) {
         default_terms.push_back(t.term);
       }
     }
   }
-  const std::vector<std::string> terms = options.terms.empty() ? default_terms : options.terms;
-  for (const std::string& term : terms) {
-    DeviceModel probe = start;
+  start.terms = options.terms.empty() ? default_terms : options.terms;
+  for (const std::string& term : start.terms) {
+    DeviceModel probe = start.device;
     if (!SetPerformanceTerm(&probe, term, 1.0)) {
       return absl::InvalidArgumentError(absl::StrCat("calibrate: '", term, "' is no performance term (e.g. clock_mhz, ",
                                                      "l2_bandwidth_gbps, dram_latency_ns, peak.f16)"));
     }
-    if (PerformanceTerm(start, term) <= 0) {
+    if (PerformanceTerm(start.device, term) <= 0) {
       return absl::InvalidArgumentError(absl::StrCat("calibrate: device '", device.name(), "' has no value for '", term,
                                                      "' to start from"));
     }
   }
+  return start;
+}
 
+// The samples that fit `device` and have an estimate, their inputs evaluated once, grouped in
+// rows and marked near their row's best. Sets the result's sample counts.
+absl::Status PrepareSamples(const CompiledGraph& graph, const DeviceModel& device, const PerfExpressions& perf,
+                            const std::vector<CalibrationSample>& samples, const CalibrationOptions& options,
+                            Problem& problem, CalibrationResult& result) {
   // The engine decides fit and occupancy once per sample; the performance inputs follow.
   EngineOptions engine_options;
   engine_options.spills_fatal = true;
-  ASSIGN_OR_RETURN(FitEngine engine, FitEngine::Create(graph, start, engine_options));
+  ASSIGN_OR_RETURN(FitEngine engine, FitEngine::Create(graph, device, engine_options));
   FitEngine::Scratch scratch;
   std::map<std::string, int> row_index;
   for (const CalibrationSample& s : samples) {
     ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(graph, s.sets));
     // The performance expressions read the device symbols (SM_ARCH, WARP_SIZE) too.
-    BindDeviceSymbols(graph, start, absl::MakeSpan(values));
+    BindDeviceSymbols(graph, device, absl::MakeSpan(values));
     FitResult fit;
     if (!engine.Evaluate(values, scratch, &fit).ok() || !fit.fits) continue;
     Prepared p;
@@ -225,38 +225,18 @@ absl::StatusOr<CalibrationResult> Calibrate(const CompiledGraph& graph, const De
   if (result.samples_used == 0) {
     return absl::InvalidArgumentError("calibrate: no timed configuration fits the device model and has an estimate");
   }
+  return absl::OkStatus();
+}
 
-  std::vector<double> base(terms.size());
-  for (size_t t = 0; t < terms.size(); ++t) base[t] = PerformanceTerm(start, terms[t]);
-  std::vector<double> x(terms.size(), 0.0);  // log factors
-  std::vector<PerfEstimate> estimates;
-  auto device_at = [&](const std::vector<double>& logs) {
-    DeviceModel d = start;
-    for (size_t t = 0; t < terms.size(); ++t) SetPerformanceTerm(&d, terms[t], base[t] * std::exp(logs[t]));
-    return d;
-  };
-  auto loss = [&](const std::vector<double>& logs) -> double {
-    if (!EstimateAll(problem, device_at(logs), &estimates)) return std::numeric_limits<double>::infinity();
-    const CalibrationQuality q = Quality(problem, estimates, options.rank_temperature);
-    double reg = 0;
-    for (double v : logs) reg += v * v;
-    const double fit = q.log_rms * q.log_rms;
-    const double objective =
-        options.objective == CalibrationObjective::kRank ? q.expected_regret + options.time_weight * fit : fit;
-    return objective + options.regularization * reg;
-  };
-  if (!EstimateAll(problem, start, &estimates)) {
-    return absl::InvalidArgumentError(absl::StrCat("calibrate: device '", device.name(), "' has no peak for ",
-                                                   absl::StrJoin(problem.dtypes, " or ")));
-  }
-  result.before = Quality(problem, estimates, options.rank_temperature);
-
-  // Coordinate descent in log space: a grid over the term's range, then golden-section
-  // refinement around the grid's best point.
-  const double span = std::log(std::max(options.range, 1.0 + 1e-9));
+// The terms' log factors that minimise `loss`: coordinate descent in log space within
+// [-span, span], a grid over each term's range, then golden-section refinement around the grid's
+// best point.
+template <typename Loss>
+std::vector<double> DescendCoordinates(size_t num_terms, double span, const CalibrationOptions& options, Loss loss) {
+  std::vector<double> x(num_terms, 0.0);
   double current = loss(x);
   for (int pass = 0; pass < (options.fit_terms ? options.passes : 0); ++pass) {
-    for (size_t t = 0; t < terms.size(); ++t) {
+    for (size_t t = 0; t < num_terms; ++t) {
       constexpr int kGrid = 24;
       double best_x = x[t], best_loss = current;
       std::vector<double> trial = x;
@@ -287,11 +267,61 @@ absl::StatusOr<CalibrationResult> Calibrate(const CompiledGraph& graph, const De
       current = best_loss;
     }
   }
+  return x;
+}
+
+}  // namespace
+
+absl::StatusOr<CalibrationResult> Calibrate(const CompiledGraph& graph, const DeviceModel& device,
+                                            const std::vector<CalibrationSample>& samples,
+                                            const CalibrationOptions& options) {
+  if (samples.empty()) return absl::InvalidArgumentError("calibrate: no timings");
+  ASSIGN_OR_RETURN(PerfExpressions perf, CompilePerfExpressions(graph));
+  Problem problem;
+  CalibrationResult result;
+  result.samples_total = static_cast<int>(samples.size());
+  // Every dtype the samples rate their math in; the model's terms for each (with stand-ins).
+  for (const CalibrationSample& s : samples) {
+    const std::string dtype = s.compute_dtype.empty() ? DefaultComputeDtype(graph) : s.compute_dtype;
+    if (std::find(problem.dtypes.begin(), problem.dtypes.end(), dtype) == problem.dtypes.end()) {
+      problem.dtypes.push_back(dtype);
+    }
+  }
+  ASSIGN_OR_RETURN(const StartingPoint start, ResolveStartingPoint(graph, device, perf, problem.dtypes, options));
+  const std::vector<std::string>& terms = start.terms;
+  RETURN_IF_ERROR(PrepareSamples(graph, start.device, perf, samples, options, problem, result));
+
+  std::vector<double> base(terms.size());
+  for (size_t t = 0; t < terms.size(); ++t) base[t] = PerformanceTerm(start.device, terms[t]);
+  std::vector<PerfEstimate> estimates;
+  auto device_at = [&](const std::vector<double>& logs) {
+    DeviceModel d = start.device;
+    for (size_t t = 0; t < terms.size(); ++t) SetPerformanceTerm(&d, terms[t], base[t] * std::exp(logs[t]));
+    return d;
+  };
+  auto loss = [&](const std::vector<double>& logs) -> double {
+    if (!EstimateAll(problem, device_at(logs), &estimates)) return std::numeric_limits<double>::infinity();
+    const CalibrationQuality q = Quality(problem, estimates, options.rank_temperature);
+    double reg = 0;
+    for (double v : logs) reg += v * v;
+    const double fit = q.log_rms * q.log_rms;
+    const double objective =
+        options.objective == CalibrationObjective::kRank ? q.expected_regret + options.time_weight * fit : fit;
+    return objective + options.regularization * reg;
+  };
+  if (!EstimateAll(problem, start.device, &estimates)) {
+    return absl::InvalidArgumentError(absl::StrCat("calibrate: device '", device.name(), "' has no peak for ",
+                                                   absl::StrJoin(problem.dtypes, " or ")));
+  }
+  result.before = Quality(problem, estimates, options.rank_temperature);
+
+  const double span = std::log(std::max(options.range, 1.0 + 1e-9));
+  const std::vector<double> x = DescendCoordinates(terms.size(), span, options, loss);
   result.calibrated = device_at(x);
   EstimateAll(problem, result.calibrated, &estimates);
   result.after = Quality(problem, estimates, options.rank_temperature);
   for (size_t t = 0; t < terms.size() && options.fit_terms; ++t) {
-    result.terms.push_back({terms[t], base[t], base[t] * std::exp(x[t]), assumed.contains(terms[t])});
+    result.terms.push_back({terms[t], base[t], base[t] * std::exp(x[t]), start.assumed.contains(terms[t])});
   }
   if (options.residuals) {
     std::vector<double> sample_factor;

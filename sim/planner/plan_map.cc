@@ -9,7 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "sim/limits.h"
 #include "sim/status_macros.h"
+#include "sim/svg_text.h"
 
 namespace scratchsim {
 namespace {
@@ -28,69 +30,11 @@ constexpr double kMinSpan = 1.5;  // the time scale's least span, as a ratio to 
 constexpr const char* kScale[] = {"#1a9850", "#66bd63", "#a6d96a", "#d9ef8b", "#fee08b", "#fdae61", "#f46d43"};
 constexpr int kScaleSize = sizeof(kScale) / sizeof(kScale[0]);
 
-// Pruned cells: a pale fill per limit under a common hatch.
-const char* PrunedFill(Limit limit) {
-  switch (limit) {
-    case Limit::kInvalid: return "#e0e0e0";
-    case Limit::kThreads: return "#d6eaf8";
-    case Limit::kSharedMemory: return "#f5c6c2";
-    case Limit::kStaticSharedMemory: return "#f9d9d5";
-    case Limit::kTensorMemory: return "#fbe2c4";
-    case Limit::kVmemScoped: return "#f5c6c2";
-    case Limit::kVmemProgram: return "#f9d9d5";
-    case Limit::kCapacity: return "#f2e6c9";
-    case Limit::kRegisterSpill: return "#e3d3ee";
-    case Limit::kNoResidency: return "#d9dde0";
-  }
-  return "#e0e0e0";
-}
-
-std::string LimitWords(Limit limit, const DeviceModel& device) {
-  switch (limit) {
-    case Limit::kInvalid: return "invalid";
-    case Limit::kThreads: return "threads";
-    case Limit::kSharedMemory:
-      for (const MemorySpace& s : device.memory_spaces()) {
-        if (s.kind() == LDS) return "LDS";
-      }
-      return "shared memory";
-    case Limit::kStaticSharedMemory: return "static shared";
-    case Limit::kTensorMemory: return "tensor memory";
-    case Limit::kVmemScoped: return "scoped VMEM";
-    case Limit::kVmemProgram: return "VMEM";
-    case Limit::kCapacity: return "capacity";
-    case Limit::kRegisterSpill: return "registers";
-    case Limit::kNoResidency: return "no residency";
-  }
-  return "?";
-}
-
+// What pruned a cell, in the limit's unit (sim/limits).
 std::string Detail(const CompiledGraph& graph, const PlanCell& c) {
-  switch (c.limit) {
-    case Limit::kInvalid:
-      return c.broken_requirement >= 0 ? BrokenRequirementMessage(graph, c.broken_requirement)
-                                       : "an expression fails for this configuration";
-    case Limit::kThreads: return absl::StrCat(c.required, " threads > ", c.available);
-    case Limit::kTensorMemory: return absl::StrCat(c.required, " columns > ", c.available);
-    case Limit::kRegisterSpill: return absl::StrCat(c.required, " registers/thread needed > budget ", c.available);
-    case Limit::kNoResidency: return "no block of it can be resident on a core";
-    default: return absl::StrCat(c.required, " B > ", c.available, " B");
-  }
-}
-
-std::string Escape(absl::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') ? '?' : c;
-    }
-  }
-  return out;
+  return LimitDetail(c.limit, c.required, c.available,
+                     c.broken_requirement >= 0 ? BrokenRequirementMessage(graph, c.broken_requirement)
+                                               : "an expression fails for this configuration");
 }
 
 std::string Micros(double seconds) {
@@ -168,7 +112,7 @@ absl::StatusOr<PlanMap> BuildPlanMap(const CompiledGraph& graph, const DeviceMod
       cell.y = map.y_values[yi];
       cell.outcome = slice.cells[yi * map.x_values.size() + xi];
       if (!cell.outcome.fits) {
-        cell.pruned_by = LimitWords(cell.outcome.limit, device);
+        cell.pruned_by = LimitLabel(cell.outcome.limit, device);
         cell.detail = Detail(graph, cell.outcome);
       }
     }
@@ -192,163 +136,198 @@ absl::StatusOr<PlanMap> BuildPlanMap(const CompiledGraph& graph, const DeviceMod
   return map;
 }
 
-std::string RenderPlanMapSvg(const PlanMap& map) {
-  const int nx = static_cast<int>(map.x_values.size()), ny = static_cast<int>(map.y_values.size());
-  double fastest = 0, slowest = 0;  // over the cells that fit; the scale spans at least kMinSpan
-  std::vector<std::pair<Limit, std::string>> limits;  // in Limit order, those present
-  std::vector<int> limit_count;
-  for (const PlanMapCell& c : map.cells) {
-    if (c.outcome.fits && c.outcome.estimated) {
-      fastest = fastest == 0 ? c.outcome.time_s : std::min(fastest, c.outcome.time_s);
-      slowest = std::max(slowest, c.outcome.time_s);
-    } else if (!c.outcome.fits) {
-      auto it = std::find_if(limits.begin(), limits.end(), [&](const auto& l) { return l.first == c.outcome.limit; });
-      if (it == limits.end()) {
-        limits.emplace_back(c.outcome.limit, c.pruned_by);
-        limit_count.push_back(1);
-      } else {
-        ++limit_count[it - limits.begin()];
-      }
+namespace {
+
+// Draws one PlanMap: the scale and the limits present are gathered first, then the header, the
+// axes, the cells and the legend are written in that order.
+class PlanMapSvg {
+ public:
+  explicit PlanMapSvg(const PlanMap& map)
+      : map_(map), nx_(static_cast<int>(map.x_values.size())), ny_(static_cast<int>(map.y_values.size())) {}
+
+  std::string Render() {
+    GatherScaleAndLimits();
+    WriteHeader();
+    WriteAxes();
+    for (int yi = 0; yi < ny_; ++yi) {
+      for (int xi = 0; xi < nx_; ++xi) WriteCell(yi, xi);
     }
-  }
-  // Estimates a few percent apart stay one colour: the scale runs to at least kMinSpan x the fastest.
-  const double scale_end = std::max(slowest, fastest * kMinSpan);
-  std::vector<int> order(limits.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  std::sort(order.begin(), order.end(), [&](int a, int b) { return limits[a].first < limits[b].first; });
-
-  const int grid_w = nx * kCellWidth, grid_h = ny * kCellHeight;
-  const int legend_x = kLeft + grid_w + kLegendGap;
-  const int legend_h = 24 + kScaleSize * 16 + 44 + static_cast<int>(limits.size()) * 22 + 60;
-  const int width = legend_x + kLegendWidth;
-  const int height = std::max(kTop + grid_h + 56, kTop + legend_h);
-  std::string out;
-  absl::StrAppend(&out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"", width, "\" height=\"", height,
-                  "\" viewBox=\"0 0 ", width, " ", height,
-                  "\" font-family=\"DejaVu Sans, Verdana, Arial, sans-serif\" font-size=\"11\">\n");
-  absl::StrAppend(&out, "<title>", Escape(absl::StrCat("plan map: ", map.kernel, " on ", map.device, ", ", map.x_name,
-                                                       " by ", map.y_name)),
-                  "</title>\n");
-  absl::StrAppend(&out,
-                  "<defs><pattern id=\"pruned\" width=\"7\" height=\"7\" patternUnits=\"userSpaceOnUse\" "
-                  "patternTransform=\"rotate(45)\"><rect width=\"1.6\" height=\"7\" fill=\"#000000\" "
-                  "fill-opacity=\"0.16\"/></pattern></defs>\n");
-  absl::StrAppend(&out, "<rect width=\"", width, "\" height=\"", height, "\" fill=\"#ffffff\"/>\n");
-
-  // What the map is of.
-  int fitting = 0;
-  for (const PlanMapCell& c : map.cells) fitting += c.outcome.fits;
-  absl::StrAppend(&out, "<text x=\"16\" y=\"22\" font-size=\"14\" font-weight=\"bold\">", Escape(map.kernel), " on ",
-                  Escape(map.device), ": ", Escape(map.x_name), " by ", Escape(map.y_name), ", ", fitting, " of ",
-                  map.cells.size(), " fit</text>\n");
-  const std::string others = map.others.empty()
-                                 ? "no other swept parameter"
-                                 : absl::StrCat(map.fixed_at_best ? "at the best configuration's "
-                                                                  : "nothing fits: at the defaults ",
-                                                Assignments(map.others));
-  absl::StrAppend(&out, "<text x=\"16\" y=\"40\" fill=\"#444\">", Escape(others),
-                  map.fixed.empty() ? "" : Escape(absl::StrCat("; fixed ", Assignments(map.fixed))), "</text>\n");
-  if (map.top_total > 0) {
-    absl::StrAppend(&out, "<text x=\"16\" y=\"56\" fill=\"#444\">outlined: the plan's top ", map.top_total, " (rank #)",
-                    map.top_elsewhere > 0 ? absl::StrCat("; ", map.top_elsewhere, " of them differ in other parameters, "
-                                                         "not on this map")
-                                          : "",
-                    "</text>\n");
+    WriteLegend();
+    absl::StrAppend(&out_, "</svg>\n");
+    return std::move(out_);
   }
 
-  // Axes.
-  absl::StrAppend(&out, "<text x=\"", kLeft + grid_w / 2, "\" y=\"", kTop - 26,
-                  "\" text-anchor=\"middle\" font-weight=\"bold\">", Escape(map.x_name), "</text>\n");
-  for (int xi = 0; xi < nx; ++xi) {
-    absl::StrAppend(&out, "<text x=\"", kLeft + xi * kCellWidth + kCellWidth / 2, "\" y=\"", kTop - 8,
-                    "\" text-anchor=\"middle\">", map.x_values[xi], "</text>\n");
-  }
-  absl::StrAppend(&out, "<text x=\"", kLeft - 56, "\" y=\"", kTop + grid_h / 2,
-                  "\" text-anchor=\"end\" font-weight=\"bold\">", Escape(map.y_name), "</text>\n");
-  for (int yi = 0; yi < ny; ++yi) {
-    absl::StrAppend(&out, "<text x=\"", kLeft - 8, "\" y=\"", kTop + yi * kCellHeight + kCellHeight / 2 + 4,
-                    "\" text-anchor=\"end\">", map.y_values[yi], "</text>\n");
-  }
+ private:
+  // A limit that pruned cells of the map, with its label and how many cells.
+  struct PrunedBy {
+    Limit limit;
+    std::string label;
+    int cells;
+  };
 
-  // Cells.
-  for (int yi = 0; yi < ny; ++yi) {
-    for (int xi = 0; xi < nx; ++xi) {
-      const PlanMapCell& c = map.at(yi, xi);
-      const int x = kLeft + xi * kCellWidth, y = kTop + yi * kCellHeight;
-      std::string title = absl::StrCat(map.x_name, "=", c.x, " ", map.y_name, "=", c.y);
-      if (!map.others.empty()) absl::StrAppend(&title, " (", Assignments(map.others), ")");
-      std::string fill, label;
+  // The time scale over the cells that fit (at least kMinSpan wide) and the limits present, in
+  // Limit order.
+  void GatherScaleAndLimits() {
+    for (const PlanMapCell& c : map_.cells) {
       if (c.outcome.fits && c.outcome.estimated) {
-        fill = TimeFill(c.outcome.time_s, fastest, scale_end);
-        label = absl::StrCat(Micros(c.outcome.time_s), " us");
-        absl::StrAppend(&title, "\nfits: estimated ", Micros(c.outcome.time_s), " us",
-                        fastest > 0 ? absl::StrFormat(" (%.2fx the fastest here)", c.outcome.time_s / fastest) : "");
-      } else if (c.outcome.fits) {
-        fill = "#ffffff";
-        label = "no estimate";
-        absl::StrAppend(&title, "\nfits; no estimate: a performance expression failed for it");
-      } else {
-        fill = PrunedFill(c.outcome.limit);
-        label = c.pruned_by;
-        absl::StrAppend(&title, "\npruned by ", c.pruned_by, ": ", c.detail);
+        fastest_ = fastest_ == 0 ? c.outcome.time_s : std::min(fastest_, c.outcome.time_s);
+        slowest_ = std::max(slowest_, c.outcome.time_s);
+      } else if (!c.outcome.fits) {
+        auto it = std::find_if(limits_.begin(), limits_.end(), [&](const PrunedBy& l) { return l.limit == c.outcome.limit; });
+        if (it == limits_.end()) {
+          limits_.push_back({c.outcome.limit, c.pruned_by, 1});
+        } else {
+          ++it->cells;
+        }
       }
-      if (c.rank > 0) absl::StrAppend(&title, "\nrank ", c.rank, " of the plan");
-      absl::StrAppend(&out, "<g><title>", Escape(title), "</title><rect x=\"", x, "\" y=\"", y, "\" width=\"",
-                      kCellWidth, "\" height=\"", kCellHeight, "\" fill=\"", fill,
-                      "\" stroke=\"#ffffff\" stroke-width=\"1\"/>");
-      if (!c.outcome.fits) {
-        absl::StrAppend(&out, "<rect x=\"", x, "\" y=\"", y, "\" width=\"", kCellWidth, "\" height=\"", kCellHeight,
-                        "\" fill=\"url(#pruned)\"/>");
-      }
-      const bool fits_width = label.size() * kCharWidth < kCellWidth - 4;
-      absl::StrAppend(&out, "<text x=\"", x + kCellWidth / 2, "\" y=\"", y + (c.rank > 0 ? 17 : 25),
-                      "\" text-anchor=\"middle\" fill=\"", c.outcome.fits ? "#111" : "#555", "\"",
-                      fits_width ? "" : " font-size=\"9\"", ">", Escape(label), "</text>");
-      if (c.rank > 0) {
-        absl::StrAppend(&out, "<rect x=\"", x + 2, "\" y=\"", y + 2, "\" width=\"", kCellWidth - 4, "\" height=\"",
-                        kCellHeight - 4, "\" fill=\"none\" stroke=\"#111\" stroke-width=\"2.5\"/><text x=\"",
-                        x + kCellWidth / 2, "\" y=\"", y + 33, "\" text-anchor=\"middle\" font-weight=\"bold\">#",
-                        c.rank, "</text>");
-      }
-      absl::StrAppend(&out, "</g>\n");
+    }
+    // Estimates a few percent apart stay one colour: the scale runs to at least kMinSpan x the fastest.
+    scale_end_ = std::max(slowest_, fastest_ * kMinSpan);
+    std::sort(limits_.begin(), limits_.end(), [](const PrunedBy& a, const PrunedBy& b) { return a.limit < b.limit; });
+  }
+
+  // The document, its size, the hatch pattern and what the map is of.
+  void WriteHeader() {
+    const int legend_h = 24 + kScaleSize * 16 + 44 + static_cast<int>(limits_.size()) * 22 + 60;
+    const int width = legend_x() + kLegendWidth;
+    const int height = std::max(kTop + grid_h() + 56, kTop + legend_h);
+    absl::StrAppend(&out_, SvgDocumentStart(width, height,
+                                            absl::StrCat("plan map: ", map_.kernel, " on ", map_.device, ", ",
+                                                         map_.x_name, " by ", map_.y_name),
+                                            {"pruned", 7, 1.6, "#000000", 0.16}));
+
+    int fitting = 0;
+    for (const PlanMapCell& c : map_.cells) fitting += c.outcome.fits;
+    absl::StrAppend(&out_, "<text x=\"16\" y=\"22\" font-size=\"14\" font-weight=\"bold\">", XmlEscape(map_.kernel),
+                    " on ", XmlEscape(map_.device), ": ", XmlEscape(map_.x_name), " by ", XmlEscape(map_.y_name), ", ",
+                    fitting, " of ", map_.cells.size(), " fit</text>\n");
+    const std::string others = map_.others.empty()
+                                   ? "no other swept parameter"
+                                   : absl::StrCat(map_.fixed_at_best ? "at the best configuration's "
+                                                                     : "nothing fits: at the defaults ",
+                                                  Assignments(map_.others));
+    absl::StrAppend(&out_, "<text x=\"16\" y=\"40\" fill=\"#444\">", XmlEscape(others),
+                    map_.fixed.empty() ? "" : XmlEscape(absl::StrCat("; fixed ", Assignments(map_.fixed))),
+                    "</text>\n");
+    if (map_.top_total > 0) {
+      absl::StrAppend(&out_, "<text x=\"16\" y=\"56\" fill=\"#444\">outlined: the plan's top ", map_.top_total,
+                      " (rank #)",
+                      map_.top_elsewhere > 0 ? absl::StrCat("; ", map_.top_elsewhere,
+                                                            " of them differ in other parameters, not on this map")
+                                             : "",
+                      "</text>\n");
     }
   }
 
-  // Legend: the time scale, then each limit that pruned a cell.
-  int y = kTop;
-  absl::StrAppend(&out, "<text x=\"", legend_x, "\" y=\"", y, "\" font-weight=\"bold\">estimated time (fits)</text>\n");
-  y += 10;
-  for (int i = 0; i < kScaleSize; ++i) {
-    absl::StrAppend(&out, "<rect x=\"", legend_x, "\" y=\"", y + i * 16, "\" width=\"22\" height=\"16\" fill=\"",
-                    kScale[i], "\"/>");
-    if (fastest > 0 && (i == 0 || i == kScaleSize - 1 || i == kScaleSize / 2)) {
-      const double t = fastest * std::pow(scale_end / fastest, static_cast<double>(i) / (kScaleSize - 1));
-      const char* note = i == 0 ? " (fastest)" : i < kScaleSize - 1 ? "" : slowest < scale_end ? " and above" : " (slowest)";
-      absl::StrAppend(&out, "<text x=\"", legend_x + 30, "\" y=\"", y + i * 16 + 12, "\">", Micros(t), " us", note,
-                      "</text>");
+  void WriteAxes() {
+    absl::StrAppend(&out_, "<text x=\"", kLeft + grid_w() / 2, "\" y=\"", kTop - 26,
+                    "\" text-anchor=\"middle\" font-weight=\"bold\">", XmlEscape(map_.x_name), "</text>\n");
+    for (int xi = 0; xi < nx_; ++xi) {
+      absl::StrAppend(&out_, "<text x=\"", kLeft + xi * kCellWidth + kCellWidth / 2, "\" y=\"", kTop - 8,
+                      "\" text-anchor=\"middle\">", map_.x_values[xi], "</text>\n");
     }
-    absl::StrAppend(&out, "\n");
-  }
-  y += kScaleSize * 16 + 14;
-  absl::StrAppend(&out, "<text x=\"", legend_x, "\" y=\"", y, "\" fill=\"#555\">log scale, fastest to ",
-                  slowest < scale_end ? absl::StrFormat("%.1fx", kMinSpan) : "slowest", "</text>\n");
-  y += 30;
-  if (!limits.empty()) {
-    absl::StrAppend(&out, "<text x=\"", legend_x, "\" y=\"", y, "\" font-weight=\"bold\">pruned by</text>\n");
-    y += 8;
-    for (int i : order) {
-      absl::StrAppend(&out, "<rect x=\"", legend_x, "\" y=\"", y, "\" width=\"22\" height=\"16\" fill=\"",
-                      PrunedFill(limits[i].first), "\"/><rect x=\"", legend_x, "\" y=\"", y,
-                      "\" width=\"22\" height=\"16\" fill=\"url(#pruned)\"/><text x=\"", legend_x + 30, "\" y=\"",
-                      y + 12, "\">", Escape(limits[i].second), " (", limit_count[i], " cell",
-                      limit_count[i] == 1 ? "" : "s", ")</text>\n");
-      y += 22;
+    absl::StrAppend(&out_, "<text x=\"", kLeft - 56, "\" y=\"", kTop + grid_h() / 2,
+                    "\" text-anchor=\"end\" font-weight=\"bold\">", XmlEscape(map_.y_name), "</text>\n");
+    for (int yi = 0; yi < ny_; ++yi) {
+      absl::StrAppend(&out_, "<text x=\"", kLeft - 8, "\" y=\"", kTop + yi * kCellHeight + kCellHeight / 2 + 4,
+                      "\" text-anchor=\"end\">", map_.y_values[yi], "</text>\n");
     }
   }
-  absl::StrAppend(&out, "<text x=\"", legend_x, "\" y=\"", y + 18,
-                  "\" fill=\"#555\">point at a cell for its figures</text>\n");
-  absl::StrAppend(&out, "</svg>\n");
-  return out;
-}
+
+  // One cell: its fill (the time's colour, or its limit's under the hatch), label, hover title
+  // and, among the plan's top configurations, its outline and rank.
+  void WriteCell(int yi, int xi) {
+    const PlanMapCell& c = map_.at(yi, xi);
+    const int x = kLeft + xi * kCellWidth, y = kTop + yi * kCellHeight;
+    std::string title = absl::StrCat(map_.x_name, "=", c.x, " ", map_.y_name, "=", c.y);
+    if (!map_.others.empty()) absl::StrAppend(&title, " (", Assignments(map_.others), ")");
+    std::string fill, label;
+    if (c.outcome.fits && c.outcome.estimated) {
+      fill = TimeFill(c.outcome.time_s, fastest_, scale_end_);
+      label = absl::StrCat(Micros(c.outcome.time_s), " us");
+      absl::StrAppend(&title, "\nfits: estimated ", Micros(c.outcome.time_s), " us",
+                      fastest_ > 0 ? absl::StrFormat(" (%.2fx the fastest here)", c.outcome.time_s / fastest_) : "");
+    } else if (c.outcome.fits) {
+      fill = "#ffffff";
+      label = "no estimate";
+      absl::StrAppend(&title, "\nfits; no estimate: a performance expression failed for it");
+    } else {
+      fill = std::string(LimitFill(c.outcome.limit));
+      label = c.pruned_by;
+      absl::StrAppend(&title, "\npruned by ", c.pruned_by, ": ", c.detail);
+    }
+    if (c.rank > 0) absl::StrAppend(&title, "\nrank ", c.rank, " of the plan");
+    absl::StrAppend(&out_, "<g><title>", XmlEscape(title), "</title><rect x=\"", x, "\" y=\"", y, "\" width=\"",
+                    kCellWidth, "\" height=\"", kCellHeight, "\" fill=\"", fill,
+                    "\" stroke=\"#ffffff\" stroke-width=\"1\"/>");
+    if (!c.outcome.fits) {
+      absl::StrAppend(&out_, "<rect x=\"", x, "\" y=\"", y, "\" width=\"", kCellWidth, "\" height=\"", kCellHeight,
+                      "\" fill=\"url(#pruned)\"/>");
+    }
+    const bool fits_width = label.size() * kCharWidth < kCellWidth - 4;
+    absl::StrAppend(&out_, "<text x=\"", x + kCellWidth / 2, "\" y=\"", y + (c.rank > 0 ? 17 : 25),
+                    "\" text-anchor=\"middle\" fill=\"", c.outcome.fits ? "#111" : "#555", "\"",
+                    fits_width ? "" : " font-size=\"9\"", ">", XmlEscape(label), "</text>");
+    if (c.rank > 0) {
+      absl::StrAppend(&out_, "<rect x=\"", x + 2, "\" y=\"", y + 2, "\" width=\"", kCellWidth - 4, "\" height=\"",
+                      kCellHeight - 4, "\" fill=\"none\" stroke=\"#111\" stroke-width=\"2.5\"/><text x=\"",
+                      x + kCellWidth / 2, "\" y=\"", y + 33, "\" text-anchor=\"middle\" font-weight=\"bold\">#",
+                      c.rank, "</text>");
+    }
+    absl::StrAppend(&out_, "</g>\n");
+  }
+
+  // The time scale, then each limit that pruned a cell.
+  void WriteLegend() {
+    const int lx = legend_x();
+    int y = kTop;
+    absl::StrAppend(&out_, "<text x=\"", lx, "\" y=\"", y, "\" font-weight=\"bold\">estimated time (fits)</text>\n");
+    y += 10;
+    for (int i = 0; i < kScaleSize; ++i) {
+      absl::StrAppend(&out_, "<rect x=\"", lx, "\" y=\"", y + i * 16, "\" width=\"22\" height=\"16\" fill=\"",
+                      kScale[i], "\"/>");
+      if (fastest_ > 0 && (i == 0 || i == kScaleSize - 1 || i == kScaleSize / 2)) {
+        const double t = fastest_ * std::pow(scale_end_ / fastest_, static_cast<double>(i) / (kScaleSize - 1));
+        const char* note = i == 0                ? " (fastest)"
+                           : i < kScaleSize - 1  ? ""
+                           : slowest_ < scale_end_ ? " and above"
+                                                   : " (slowest)";
+        absl::StrAppend(&out_, "<text x=\"", lx + 30, "\" y=\"", y + i * 16 + 12, "\">", Micros(t), " us", note,
+                        "</text>");
+      }
+      absl::StrAppend(&out_, "\n");
+    }
+    y += kScaleSize * 16 + 14;
+    absl::StrAppend(&out_, "<text x=\"", lx, "\" y=\"", y, "\" fill=\"#555\">log scale, fastest to ",
+                    slowest_ < scale_end_ ? absl::StrFormat("%.1fx", kMinSpan) : "slowest", "</text>\n");
+    y += 30;
+    if (!limits_.empty()) {
+      absl::StrAppend(&out_, "<text x=\"", lx, "\" y=\"", y, "\" font-weight=\"bold\">pruned by</text>\n");
+      y += 8;
+      for (const PrunedBy& l : limits_) {
+        absl::StrAppend(&out_, "<rect x=\"", lx, "\" y=\"", y, "\" width=\"22\" height=\"16\" fill=\"",
+                        LimitFill(l.limit), "\"/><rect x=\"", lx, "\" y=\"", y,
+                        "\" width=\"22\" height=\"16\" fill=\"url(#pruned)\"/><text x=\"", lx + 30, "\" y=\"", y + 12,
+                        "\">", XmlEscape(l.label), " (", l.cells, " cell", l.cells == 1 ? "" : "s", ")</text>\n");
+        y += 22;
+      }
+    }
+    absl::StrAppend(&out_, "<text x=\"", lx, "\" y=\"", y + 18, "\" fill=\"#555\">point at a cell for its figures</text>\n");
+  }
+
+  int grid_w() const { return nx_ * kCellWidth; }
+  int grid_h() const { return ny_ * kCellHeight; }
+  int legend_x() const { return kLeft + grid_w() + kLegendGap; }
+
+  const PlanMap& map_;
+  const int nx_, ny_;
+  double fastest_ = 0, slowest_ = 0, scale_end_ = 0;
+  std::vector<PrunedBy> limits_;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string RenderPlanMapSvg(const PlanMap& map) { return PlanMapSvg(map).Render(); }
 
 }  // namespace scratchsim

@@ -25,6 +25,7 @@ struct Candidate {
   }
 };
 
+// What one worker saw of the configurations it evaluated; MergeWorkers adds them up.
 struct WorkerState {
   uint64_t fitting = 0;
   uint64_t at_risk = 0;
@@ -38,20 +39,13 @@ struct WorkerState {
   WorkerState() { std::fill(std::begin(first_index), std::end(first_index), UINT64_MAX); }
 };
 
-}  // namespace
+// Configurations are handed to workers in chunks of this many.
+constexpr uint64_t kChunk = 4096;
 
-absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& device, std::vector<ParamAxis> axes,
-                                std::vector<int64_t> base_values, const PlanOptions& options) {
-  if (base_values.size() != graph.symbols.names().size()) {
-    return absl::InvalidArgumentError("Plan: parameter values do not match the graph's parameters");
-  }
-  PlanResult result;
-  EngineOptions engine_options;
-  engine_options.policy = options.policy;
-  engine_options.policy_override = options.policy_override;
-  engine_options.spills_fatal = !options.allow_spills;
-  ASSIGN_OR_RETURN(FitEngine engine, FitEngine::Create(graph, device, engine_options));
-  ASSIGN_OR_RETURN(PerfExpressions perf, CompilePerfExpressions(graph));
+// Resolves the compute dtype and the device terms the ranking needs, creates the performance
+// model and notes what it assumes about the graph.
+absl::Status PreparePerformanceModel(const CompiledGraph& graph, const DeviceModel& device, const PerfExpressions& perf,
+                                     const PlanOptions& options, PlanResult& result) {
   result.compute_dtype = options.compute_dtype.empty() ? DefaultComputeDtype(graph) : options.compute_dtype;
   if (result.compute_dtype.empty()) {
     if (graph.flops) {
@@ -74,11 +68,12 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
                                  "iteration (no L2 reuse)");
   }
   if (graph.launch.grid.empty()) result.notes.push_back("no launch.grid: one full wave assumed, waves do not rank");
+  return absl::OkStatus();
+}
 
-  result.axes = std::move(axes);
-  result.base_values = std::move(base_values);
-  // The device symbols follow the device here too, so the performance expressions see them.
-  BindDeviceSymbols(graph, device, absl::MakeSpan(result.base_values));
+// Checks the axes against the parameters and sets the space's size (and, with record_cells, a
+// cell per configuration).
+absl::Status SizeSpace(const PlanOptions& options, PlanResult& result) {
   uint64_t total = 1;
   for (const ParamAxis& axis : result.axes) {
     if (axis.slot < 0 || axis.slot >= static_cast<int>(result.base_values.size())) {
@@ -99,178 +94,227 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
     }
     result.cells.assign(total, PlanCell{});  // each worker writes only the indices it evaluates
   }
-  std::vector<int> value_offset(result.axes.size() + 1, 0);
-  for (size_t a = 0; a < result.axes.size(); ++a) {
-    value_offset[a + 1] = value_offset[a] + static_cast<int>(result.axes[a].values.size());
-  }
-  const int total_values = value_offset.back();
+  return absl::OkStatus();
+}
 
-  int threads = options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
-  threads = std::max(threads, 1);
-  constexpr uint64_t kChunk = 4096;
-  const uint64_t num_chunks = (total + kChunk - 1) / kChunk;
-  threads = static_cast<int>(std::min<uint64_t>(threads, std::max<uint64_t>(num_chunks, 1)));
-  result.threads_used = threads;
-  const size_t top_k = static_cast<size_t>(std::max(options.top_k, 0));
-
-  std::vector<WorkerState> states(threads);
-  std::atomic<uint64_t> next_chunk{0};
-  std::atomic<uint64_t> done{0};
+// The axis values and every parameter's value of configuration `index` (last axis fastest).
+void DecodeIndex(const PlanResult& result, uint64_t index, std::vector<int64_t>* axis_values,
+                 std::vector<int64_t>* all_values) {
   const int num_axes = static_cast<int>(result.axes.size());
+  axis_values->assign(num_axes, 0);
+  *all_values = result.base_values;
+  for (int a = num_axes - 1; a >= 0; --a) {
+    const uint64_t size = result.axes[a].values.size();
+    (*axis_values)[a] = result.axes[a].values[index % size];
+    (*all_values)[result.axes[a].slot] = (*axis_values)[a];
+    index /= size;
+  }
+}
 
-  auto worker = [&](int t) {
-    WorkerState& state = states[t];
-    state.value_counts.assign(static_cast<size_t>(kNumLimits) * total_values, 0);
+// The sweep over the space: workers take chunks of configurations, ask the engine about each and
+// keep their own tally (what fits and its estimate, what each limit pruned, per axis value).
+class Sweep {
+ public:
+  Sweep(const CompiledGraph& graph, const FitEngine& engine, const PerfExpressions& perf, const PlanOptions& options,
+        PlanResult& result)
+      : graph_(graph),
+        engine_(engine),
+        perf_(perf),
+        options_(options),
+        result_(result),
+        num_axes_(static_cast<int>(result.axes.size())),
+        total_(result.space_size),
+        num_chunks_((result.space_size + kChunk - 1) / kChunk),
+        top_k_(static_cast<size_t>(std::max(options.top_k, 0))),
+        value_offset_(result.axes.size() + 1, 0) {
+    for (size_t a = 0; a < result.axes.size(); ++a) {
+      value_offset_[a + 1] = value_offset_[a] + static_cast<int>(result.axes[a].values.size());
+    }
+  }
+
+  // Evaluates the space (until options.cancel), on as many threads as asked and there are chunks;
+  // returns each worker's tally and sets the result's evaluated, partial and threads_used.
+  std::vector<WorkerState> Run() {
+    int threads = options_.threads > 0 ? options_.threads : static_cast<int>(std::thread::hardware_concurrency());
+    threads = std::max(threads, 1);
+    threads = static_cast<int>(std::min<uint64_t>(threads, std::max<uint64_t>(num_chunks_, 1)));
+    result_.threads_used = threads;
+    std::vector<WorkerState> states(threads);
+    if (threads == 1) {
+      Work(0, states[0]);
+    } else {
+      std::vector<std::thread> pool;
+      pool.reserve(threads);
+      for (int t = 0; t < threads; ++t) pool.emplace_back([this, t, &states] { Work(t, states[t]); });
+      for (std::thread& th : pool) th.join();
+    }
+    result_.evaluated = done_.load();
+    result_.partial = result_.evaluated < total_;
+    if (options_.progress) options_.progress(result_.evaluated, total_);
+    return states;
+  }
+
+  int total_values() const { return value_offset_.back(); }
+  size_t top_k() const { return top_k_; }
+  // Where axis a's values start in a row of WorkerState::value_counts.
+  int value_offset(int a) const { return value_offset_[a]; }
+
+ private:
+  // One worker: chunks until none is left or the sweep is cancelled.
+  void Work(int t, WorkerState& state) {
+    state.value_counts.assign(static_cast<size_t>(kNumLimits) * total_values(), 0);
     FitEngine::Scratch scratch;
-    std::vector<int64_t> values = result.base_values;
-    std::vector<int> digit(num_axes, 0);
+    std::vector<int64_t> values = result_.base_values;
+    std::vector<int> digit(num_axes_, 0);
     FitResult fit;
     for (;;) {
-      if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) break;
-      const uint64_t chunk = next_chunk.fetch_add(1);
-      if (chunk >= num_chunks) break;
+      if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed)) break;
+      const uint64_t chunk = next_chunk_.fetch_add(1);
+      if (chunk >= num_chunks_) break;
       const uint64_t begin = chunk * kChunk;
-      const uint64_t end = std::min(total, begin + kChunk);
+      const uint64_t end = std::min(total_, begin + kChunk);
       // Decode `begin` once (last axis fastest), then count like an odometer.
       uint64_t rest = begin;
-      for (int a = num_axes - 1; a >= 0; --a) {
-        const uint64_t size = result.axes[a].values.size();
+      for (int a = num_axes_ - 1; a >= 0; --a) {
+        const uint64_t size = result_.axes[a].values.size();
         digit[a] = static_cast<int>(rest % size);
         rest /= size;
-        values[result.axes[a].slot] = result.axes[a].values[digit[a]];
+        values[result_.axes[a].slot] = result_.axes[a].values[digit[a]];
       }
       for (uint64_t index = begin; index < end; ++index) {
-        absl::Status status = engine.Evaluate(values, scratch, &fit);
-        if (!status.ok()) {
-          fit.fits = false;
-          fit.limit = Limit::kInvalid;
-        }
-        PlanCell* cell = options.record_cells ? &result.cells[index] : nullptr;
-        if (cell != nullptr) {
-          cell->fits = fit.fits;
-          cell->limit = fit.limit;
-          cell->required = fit.required;
-          cell->available = fit.available;
-          cell->broken_requirement = status.ok() ? fit.broken_requirement : -1;
-        }
-        if (fit.fits) {
-          ++state.fitting;
-          if (top_k > 0 || cell != nullptr) {
-            PerfInputs in;
-            double time = std::numeric_limits<double>::infinity();
-            double inflight = 0;
-            if (EvaluatePerfInputs(graph, perf, values, scratch, fit, &in)) {
-              const PerfEstimate e = result.model.Estimate(in);
-              time = e.time_s * (options.residuals ? options.residuals->Factor(values).value_or(1.0) : 1.0);
-              inflight = e.inflight_bytes_per_core;
-            } else {
-              ++state.unestimated;
-            }
-            if (cell != nullptr) {
-              cell->estimated = std::isfinite(time);
-              cell->time_s = cell->estimated ? time : 0;
-            }
-            Candidate c{time, inflight, index};
-            if (top_k == 0) {
-              // Estimated for the record only.
-            } else if (state.heap.size() < top_k) {
-              state.heap.push_back(c);
-              std::push_heap(state.heap.begin(), state.heap.end());
-            } else if (c < state.heap.front()) {
-              std::pop_heap(state.heap.begin(), state.heap.end());
-              state.heap.back() = c;
-              std::push_heap(state.heap.begin(), state.heap.end());
-            }
-          }
-        } else {
-          const int l = static_cast<int>(fit.limit);
-          ++state.counts[l];
-          if (status.ok() && fit.verdict == FitVerdict::kAtRisk) ++state.at_risk;
-          if (index < state.first_index[l]) {
-            state.first_index[l] = index;
-            if (!status.ok()) state.first_message[l] = std::string(status.message());
-          }
-          uint64_t* row = &state.value_counts[static_cast<size_t>(l) * total_values];
-          for (int a = 0; a < num_axes; ++a) ++row[value_offset[a] + digit[a]];
-        }
-        // Advance the odometer.
-        for (int a = num_axes - 1; a >= 0; --a) {
-          if (++digit[a] < static_cast<int>(result.axes[a].values.size())) {
-            values[result.axes[a].slot] = result.axes[a].values[digit[a]];
-            break;
-          }
-          digit[a] = 0;
-          values[result.axes[a].slot] = result.axes[a].values[0];
-        }
+        EvaluateOne(index, values, digit, scratch, fit, state);
+        Advance(values, digit);
       }
-      const uint64_t finished = done.fetch_add(end - begin) + (end - begin);
-      if (options.progress && t == 0) options.progress(finished, total);
+      const uint64_t finished = done_.fetch_add(end - begin) + (end - begin);
+      if (options_.progress && t == 0) options_.progress(finished, total_);
     }
-  };
-  if (threads == 1) {
-    worker(0);
-  } else {
-    std::vector<std::thread> pool;
-    pool.reserve(threads);
-    for (int t = 0; t < threads; ++t) pool.emplace_back(worker, t);
-    for (std::thread& th : pool) th.join();
   }
-  result.evaluated = done.load();
-  result.partial = result.evaluated < total;
-  if (options.progress) options.progress(result.evaluated, total);
 
-  // Merge in a fixed order: sums, minima and a total order on candidates make the result
-  // independent of which thread saw what.
-  std::vector<Candidate> candidates;
-  std::vector<uint64_t> value_counts(static_cast<size_t>(kNumLimits) * total_values, 0);
-  uint64_t counts[kNumLimits] = {};
-  uint64_t first_index[kNumLimits];
-  std::fill(std::begin(first_index), std::end(first_index), UINT64_MAX);
-  std::string first_message[kNumLimits];
-  for (WorkerState& state : states) {
-    result.fitting += state.fitting;
-    result.at_risk += state.at_risk;
-    result.unestimated += state.unestimated;
-    candidates.insert(candidates.end(), state.heap.begin(), state.heap.end());
+  // Asks the engine about configuration `index` and adds its outcome to the worker's tally (and
+  // its cell, with record_cells).
+  void EvaluateOne(uint64_t index, const std::vector<int64_t>& values, const std::vector<int>& digit,
+                   FitEngine::Scratch& scratch, FitResult& fit, WorkerState& state) {
+    absl::Status status = engine_.Evaluate(values, scratch, &fit);
+    if (!status.ok()) {
+      fit.fits = false;
+      fit.limit = Limit::kInvalid;
+    }
+    PlanCell* cell = options_.record_cells ? &result_.cells[index] : nullptr;
+    if (cell != nullptr) {
+      cell->fits = fit.fits;
+      cell->limit = fit.limit;
+      cell->required = fit.required;
+      cell->available = fit.available;
+      cell->broken_requirement = status.ok() ? fit.broken_requirement : -1;
+    }
+    if (fit.fits) {
+      ++state.fitting;
+      if (top_k_ > 0 || cell != nullptr) Estimate(index, values, scratch, fit, cell, state);
+      return;
+    }
+    const int l = static_cast<int>(fit.limit);
+    ++state.counts[l];
+    if (status.ok() && fit.verdict == FitVerdict::kAtRisk) ++state.at_risk;
+    if (index < state.first_index[l]) {
+      state.first_index[l] = index;
+      if (!status.ok()) state.first_message[l] = std::string(status.message());
+    }
+    uint64_t* row = &state.value_counts[static_cast<size_t>(l) * total_values()];
+    for (int a = 0; a < num_axes_; ++a) ++row[value_offset_[a] + digit[a]];
+  }
+
+  // A fitting configuration's estimate, kept among the worker's top_k fastest.
+  void Estimate(uint64_t index, const std::vector<int64_t>& values, FitEngine::Scratch& scratch, const FitResult& fit,
+                PlanCell* cell, WorkerState& state) const {
+    PerfInputs in;
+    double time = std::numeric_limits<double>::infinity();
+    double inflight = 0;
+    if (EvaluatePerfInputs(graph_, perf_, values, scratch, fit, &in)) {
+      const PerfEstimate e = result_.model.Estimate(in);
+      time = e.time_s * (options_.residuals ? options_.residuals->Factor(values).value_or(1.0) : 1.0);
+      inflight = e.inflight_bytes_per_core;
+    } else {
+      ++state.unestimated;
+    }
+    if (cell != nullptr) {
+      cell->estimated = std::isfinite(time);
+      cell->time_s = cell->estimated ? time : 0;
+    }
+    Candidate c{time, inflight, index};
+    if (top_k_ == 0) {
+      // Estimated for the record only.
+    } else if (state.heap.size() < top_k_) {
+      state.heap.push_back(c);
+      std::push_heap(state.heap.begin(), state.heap.end());
+    } else if (c < state.heap.front()) {
+      std::pop_heap(state.heap.begin(), state.heap.end());
+      state.heap.back() = c;
+      std::push_heap(state.heap.begin(), state.heap.end());
+    }
+  }
+
+  // The next configuration: the odometer's last digit turns fastest.
+  void Advance(std::vector<int64_t>& values, std::vector<int>& digit) const {
+    for (int a = num_axes_ - 1; a >= 0; --a) {
+      if (++digit[a] < static_cast<int>(result_.axes[a].values.size())) {
+        values[result_.axes[a].slot] = result_.axes[a].values[digit[a]];
+        return;
+      }
+      digit[a] = 0;
+      values[result_.axes[a].slot] = result_.axes[a].values[0];
+    }
+  }
+
+  const CompiledGraph& graph_;
+  const FitEngine& engine_;
+  const PerfExpressions& perf_;
+  const PlanOptions& options_;
+  PlanResult& result_;
+  const int num_axes_;
+  const uint64_t total_;
+  const uint64_t num_chunks_;
+  const size_t top_k_;
+  std::vector<int> value_offset_;
+  std::atomic<uint64_t> next_chunk_{0};
+  std::atomic<uint64_t> done_{0};
+};
+// The workers' tallies added up in a fixed order: sums, minima and a total order on candidates
+// make the result independent of which thread saw what. The merged heap is the top_k candidates,
+// best first.
+WorkerState MergeWorkers(const std::vector<WorkerState>& states, size_t top_k, int total_values) {
+  WorkerState merged;
+  merged.value_counts.assign(static_cast<size_t>(kNumLimits) * total_values, 0);
+  for (const WorkerState& state : states) {
+    merged.fitting += state.fitting;
+    merged.at_risk += state.at_risk;
+    merged.unestimated += state.unestimated;
+    merged.heap.insert(merged.heap.end(), state.heap.begin(), state.heap.end());
     for (int l = 0; l < kNumLimits; ++l) {
-      counts[l] += state.counts[l];
-      if (state.first_index[l] < first_index[l]) {
-        first_index[l] = state.first_index[l];
-        first_message[l] = state.first_message[l];
+      merged.counts[l] += state.counts[l];
+      if (state.first_index[l] < merged.first_index[l]) {
+        merged.first_index[l] = state.first_index[l];
+        merged.first_message[l] = state.first_message[l];
       }
     }
-    for (size_t i = 0; i < value_counts.size() && i < state.value_counts.size(); ++i) value_counts[i] += state.value_counts[i];
-  }
-  std::sort(candidates.begin(), candidates.end());
-  if (candidates.size() > top_k) candidates.resize(top_k);
-  if (result.unestimated > 0) {
-    result.notes.push_back(absl::StrCat(
-        result.unestimated, " fitting configuration", result.unestimated == 1 ? " has" : "s have",
-        " no estimate: a performance expression (flops, global_bytes, smem_bytes, the L2 reuse fields, "
-        "peak_percent, sync_cycles, wait_cycles, smem_round_trips, issue_slots, warp_stall_percent, a grid or loop "
-        "trip count) failed for ",
-        result.unestimated == 1 ? "it" : "them",
-        " or left its range (peak_percent must be > 0, the cycle, round-trip and issue-slot counts >= 0, "
-        "warp_stall_percent 0-99); they rank last"));
-  }
-
-  auto decode = [&](uint64_t index, std::vector<int64_t>* axis_values, std::vector<int64_t>* all_values) {
-    axis_values->assign(num_axes, 0);
-    *all_values = result.base_values;
-    for (int a = num_axes - 1; a >= 0; --a) {
-      const uint64_t size = result.axes[a].values.size();
-      (*axis_values)[a] = result.axes[a].values[index % size];
-      (*all_values)[result.axes[a].slot] = (*axis_values)[a];
-      index /= size;
+    for (size_t i = 0; i < merged.value_counts.size() && i < state.value_counts.size(); ++i) {
+      merged.value_counts[i] += state.value_counts[i];
     }
-  };
+  }
+  std::sort(merged.heap.begin(), merged.heap.end());
+  if (merged.heap.size() > top_k) merged.heap.resize(top_k);
+  return merged;
+}
 
+// The best configurations again, with every figure the report shows: the engine's result and
+// the estimate (with its residual).
+absl::Status RankTop(const CompiledGraph& graph, const FitEngine& engine, const PerfExpressions& perf,
+                     const PlanOptions& options, const std::vector<Candidate>& candidates, PlanResult& result) {
   FitEngine::Scratch scratch;
   for (const Candidate& c : candidates) {
     RankedConfig ranked;
     ranked.index = c.index;
     std::vector<int64_t> all;
-    decode(c.index, &ranked.values, &all);
+    DecodeIndex(result, c.index, &ranked.values, &all);
     RETURN_IF_ERROR(engine.Evaluate(all, scratch, &ranked.fit));
     PerfInputs in;
     ranked.estimated = EvaluatePerfInputs(graph, perf, all, scratch, ranked.fit, &in);
@@ -284,32 +328,83 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
     }
     result.top.push_back(std::move(ranked));
   }
+  return absl::OkStatus();
+}
+
+// One family per limit that pruned something: its first configuration evaluated again for the
+// figures and the message, and (of a whole sweep) the axis values it pruned throughout.
+void DescribePruned(const CompiledGraph& graph, const FitEngine& engine, const Sweep& sweep, const WorkerState& merged,
+                    PlanResult& result) {
+  FitEngine::Scratch scratch;
+  const int num_axes = static_cast<int>(result.axes.size());
   for (int l = 0; l < kNumLimits; ++l) {
-    if (counts[l] == 0) continue;
+    if (merged.counts[l] == 0) continue;
     PrunedFamily family;
     family.limit = static_cast<Limit>(l);
-    family.count = counts[l];
-    family.example_index = first_index[l];
+    family.count = merged.counts[l];
+    family.example_index = merged.first_index[l];
     std::vector<int64_t> all;
-    decode(first_index[l], &family.example, &all);
+    DecodeIndex(result, merged.first_index[l], &family.example, &all);
     FitResult fit;
     absl::Status status = engine.Evaluate(all, scratch, &fit);
     family.message = !status.ok()                   ? std::string(status.message())
                      : fit.broken_requirement >= 0 ? BrokenRequirementMessage(graph, fit.broken_requirement)
-                                                   : first_message[l];
+                                                   : merged.first_message[l];
     family.required = fit.required;
     family.available = fit.available;
     // Which values were pruned throughout is known only of a whole sweep.
     for (int a = 0; a < num_axes && !result.partial; ++a) {
-      const uint64_t per_value = total / result.axes[a].values.size();
+      const uint64_t per_value = result.space_size / result.axes[a].values.size();
       for (size_t v = 0; v < result.axes[a].values.size(); ++v) {
-        if (value_counts[static_cast<size_t>(l) * total_values + value_offset[a] + v] == per_value) {
+        if (merged.value_counts[static_cast<size_t>(l) * sweep.total_values() + sweep.value_offset(a) + v] ==
+            per_value) {
           family.whole_values.emplace_back(a, result.axes[a].values[v]);
         }
       }
     }
     result.pruned.push_back(std::move(family));
   }
+}
+
+}  // namespace
+
+absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& device, std::vector<ParamAxis> axes,
+                                std::vector<int64_t> base_values, const PlanOptions& options) {
+  if (base_values.size() != graph.symbols.names().size()) {
+    return absl::InvalidArgumentError("Plan: parameter values do not match the graph's parameters");
+  }
+  PlanResult result;
+  EngineOptions engine_options;
+  engine_options.policy = options.policy;
+  engine_options.policy_override = options.policy_override;
+  engine_options.spills_fatal = !options.allow_spills;
+  ASSIGN_OR_RETURN(FitEngine engine, FitEngine::Create(graph, device, engine_options));
+  ASSIGN_OR_RETURN(PerfExpressions perf, CompilePerfExpressions(graph));
+  RETURN_IF_ERROR(PreparePerformanceModel(graph, device, perf, options, result));
+
+  result.axes = std::move(axes);
+  result.base_values = std::move(base_values);
+  // The device symbols follow the device here too, so the performance expressions see them.
+  BindDeviceSymbols(graph, device, absl::MakeSpan(result.base_values));
+  RETURN_IF_ERROR(SizeSpace(options, result));
+
+  Sweep sweep(graph, engine, perf, options, result);
+  const WorkerState merged = MergeWorkers(sweep.Run(), sweep.top_k(), sweep.total_values());
+  result.fitting = merged.fitting;
+  result.at_risk = merged.at_risk;
+  result.unestimated = merged.unestimated;
+  if (result.unestimated > 0) {
+    result.notes.push_back(absl::StrCat(
+        result.unestimated, " fitting configuration", result.unestimated == 1 ? " has" : "s have",
+        " no estimate: a performance expression (flops, global_bytes, smem_bytes, the L2 reuse fields, "
+        "peak_percent, sync_cycles, wait_cycles, smem_round_trips, issue_slots, warp_stall_percent, a grid or loop "
+        "trip count) failed for ",
+        result.unestimated == 1 ? "it" : "them",
+        " or left its range (peak_percent must be > 0, the cycle, round-trip and issue-slot counts >= 0, "
+        "warp_stall_percent 0-99); they rank last"));
+  }
+  RETURN_IF_ERROR(RankTop(graph, engine, perf, options, merged.heap, result));
+  DescribePruned(graph, engine, sweep, merged, result);
   return result;
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sim/limits.h"
 #include "sim/planner/param_space.h"
 #include "sim/planner/planner.h"
 #include "sim/test_util.h"

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "sim/engine.h"
+#include "sim/limits.h"
 #include "sim/graph.h"
 #include "sim/proto_io.h"
 #include "sim/simulator.h"
