@@ -172,9 +172,10 @@ TEST_F(PipelineTest, ConfirmPolicyNamesItsSpellings) {
 }
 
 TEST_F(PipelineTest, ContentsOverTheInputLimitAreRefused) {
+  const KernelInput marked = MarkedSeed();
   const int64_t limit = MaxInputBytes();
   SetMaxInputBytes(16);
-  absl::Status status = Analyze(MarkedSeed(), h100_, options_).status();
+  absl::Status status = Analyze(marked, h100_, options_).status();
   SetMaxInputBytes(limit);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("<marked seed>: "));
