@@ -52,16 +52,19 @@ absl::StatusOr<std::string> PlainTestDataCopy(const std::string& relative) {
   if (!text.ok()) return text.status();
   std::string name = std::filesystem::path(relative).filename().string();
   if (absl::EndsWith(name, ".gz")) name.resize(name.size() - 3);
-  // One directory per process: ctest runs a binary's tests as processes at once.
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / absl::StrCat("scratchsim_test_data_", getpid());
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "scratchsim_test_data";
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   const std::string path = (dir / name).string();
-  std::ofstream out(path, std::ios::binary);
+  // Written aside and renamed into place: ctest runs a binary's tests as processes at once, and a
+  // reader sees the whole file or the one before, both the same bytes.
+  const std::string partial = absl::StrCat(path, ".", getpid());
+  std::ofstream out(partial, std::ios::binary);
   out << *text;
   out.close();
-  if (!out) return absl::InternalError(absl::StrCat(path, ": cannot write"));
+  if (!out) return absl::InternalError(absl::StrCat(partial, ": cannot write"));
+  std::filesystem::rename(partial, path, error);
+  if (error) return absl::InternalError(absl::StrCat(path, ": ", error.message()));
   return path;
 }
 
