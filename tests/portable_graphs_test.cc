@@ -1,7 +1,6 @@
 // The portable graph families of models/graphs (docs/planner.md, "Graph families"): every
 // shipped device plans its family member with no extra flags, through the command line; the
 // device-specific paths (tcgen05 with TMEM on sm_100, MFMA with LDS on CDNA) show where they should.
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -15,6 +14,7 @@
 #include "sim/device.h"
 #include "sim/driver/cli.h"
 #include "sim/frontend.h"
+#include "sim/test_data.h"
 
 namespace scratchsim {
 namespace {
@@ -125,16 +125,15 @@ TEST(PortableGraphsTest, ABlackwellGemmOf4096CubedIsComputeBound) {
 }
 
 // Triton 3.6's own compiles of this graph's kernel for the targets we cannot run, 288
-// configurations per (target, dtype) (tests/data/planner/triton-matmul-targets-3.6.0.json, from
+// configurations per (target, dtype) (tests/data/planner/triton-matmul-targets-3.6.0.json.gz, from
 // bench/planner/compile_matmul_targets.py; README there): the graph's shared memory is Triton's
 // metadata.shared, its TMEM Triton's tmem_size (columns of 128 lanes x 4 bytes), and its
 // shared-memory verdict Triton's OutOfResources, on every one of the 2,304 but one.
 TEST(PortableGraphsTest, TheTritonMatmulGraphIsTritonsOwnCompileOnEveryTarget) {
-  std::ifstream in(Source("tests/data/planner/triton-matmul-targets-3.6.0.json"));
-  std::stringstream text;
-  text << in.rdbuf();
+  absl::StatusOr<std::string> text = testing::ReadTestData("tests/data/planner/triton-matmul-targets-3.6.0.json.gz");
+  ASSERT_TRUE(text.ok()) << text.status();
   google::protobuf::Struct data;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(text.str(), &data).ok());
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(*text, &data).ok());
   const std::map<std::string, std::string> device_of = {
       {"sm_100", "b200"}, {"sm_120", "rtx5090"}, {"gfx942", "mi300x"}, {"gfx950", "mi355x"}};
   int compared = 0, exact = 0;

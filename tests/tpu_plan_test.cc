@@ -68,8 +68,8 @@ std::map<MatmulKey, std::pair<std::string, int64_t>> CorpusMatmuls() {
 // The 2048-wide bf16 matmul family (models/graphs/tpu_matmul_big.pbtxt, BM, BN, BK from 128 to
 // 2048) planned on each generation.
 TEST(TpuPlanTest, RankedConfigurationsCompileAndTheirLimitsHold) {
+  SCRATCHSIM_REQUIRE_TEST_DATA("tests/data/tpu/corpus.jsonl.gz");
   const auto corpus = CorpusMatmuls();
-  if (corpus.empty()) GTEST_SKIP() << "tests/data/tpu/corpus.jsonl.gz is not in this checkout";
   int confirmed = 0, limits_confirmed = 0;
   for (const char* gen : {"v4", "v5e", "v5p", "v6e", "v7x"}) {
     CliRun r = Simulate({"plan", "--device", absl::StrCat("tpu_", gen), "--graph", Source("models/graphs/tpu_matmul_big.pbtxt"),
@@ -122,8 +122,8 @@ std::string ParamsKey(const Struct& params) {
 // compiled at the default scoped limit and at the vmem_limit_bytes the plan says it needs, and
 // that limit holds libtpu's figure for it.
 TEST(TpuPlanTest, TopConfigurationsAreConfirmedByLibtpu) {
+  SCRATCHSIM_REQUIRE_TEST_DATA("tests/data/tpu/plan_confirm.jsonl.gz");
   const std::vector<std::string> lines = GzipLines("tests/data/tpu/plan_confirm.jsonl.gz");
-  if (lines.empty()) GTEST_SKIP() << "tests/data/tpu/plan_confirm.jsonl.gz is not in this checkout";
   // (gen, family, ParamsKey) -> the recorded row.
   std::map<std::tuple<std::string, std::string, std::string>, Struct> recorded;
   int top = 0;

@@ -322,15 +322,13 @@ const CorpusResult& Corpus() {
 
 std::string Percent(int a, int b) { return b == 0 ? "-" : absl::StrFormat("%.1f%%", 100.0 * a / b); }
 
-#define SKIP_WITHOUT_SWEEP(file) \
-  if (!HaveTpuData(file)) GTEST_SKIP() << "tests/data/tpu/" file " is not in this checkout (bench/tpu/sweep_spills.py)"
-
-#define SKIP_WITHOUT_CORPUS()                                                                              \
-  if (!HaveTpuData("corpus.jsonl.gz")) GTEST_SKIP() << "tests/data/tpu/corpus.jsonl.gz is not in this checkout (make it with " \
-                                     "bench/tpu/make_corpus.py, tests/data/tpu/README.md)"
+// A sweep is made by bench/tpu/sweep_spills.py, the corpus by bench/tpu/make_corpus.py
+// (tests/data/tpu/README.md).
+#define REQUIRE_SWEEP(file) SCRATCHSIM_REQUIRE_TEST_DATA("tests/data/tpu/" file)
+#define REQUIRE_CORPUS() SCRATCHSIM_REQUIRE_TEST_DATA("tests/data/tpu/corpus.jsonl.gz")
 
 TEST(TpuCorpusTest, PrintsTheAgreementTable) {
-  SKIP_WITHOUT_CORPUS();
+  REQUIRE_CORPUS();
   const CorpusResult& c = Corpus();
   ASSERT_GT(c.rows, 1000) << "tests/data/tpu/corpus.jsonl.gz unreadable";
   std::printf("TPU oracle corpus (%s): %d compiles judged\n", c.header_versions.c_str(), c.rows);
@@ -377,7 +375,7 @@ TEST(TpuCorpusTest, CountedMosaicScratchIsExact) {
   // layer norm (sublane-replication temporaries and internal scratch) and every paged attention
   // kernel with 2-4 query heads per KV head (internal scratch, v4-v5p). The ragged kernel's
   // internal scratch has another trigger, not modelled (printed).
-  SKIP_WITHOUT_CORPUS();
+  REQUIRE_CORPUS();
   int layernorm = 0, paged = 0;
   for (const auto& [id, exact] : Corpus().counted_scratch_exact) {
     if (absl::StrContains(id, "/layernorm/") || absl::StrContains(id, "/paged_attention/")) {
@@ -471,7 +469,7 @@ SweepCheck CheckSweepSpillsLieWithinTheBand(const std::string& file, const std::
 // inner iterations; tests/data/tpu/flash_spill_sweep.jsonl.gz, v4-v7x): the attention band, fitted
 // on these and the corpus's fit half.
 TEST(TpuCorpusTest, FlashSweepSpillsLieWithinTheBand) {
-  SKIP_WITHOUT_SWEEP("flash_spill_sweep.jsonl.gz");
+  REQUIRE_SWEEP("flash_spill_sweep.jsonl.gz");
   EXPECT_GE(CheckSweepSpillsLieWithinTheBand("flash_spill_sweep.jsonl.gz", {BodyClass::kAttention}).rows, 290);
 }
 
@@ -479,14 +477,14 @@ TEST(TpuCorpusTest, FlashSweepSpillsLieWithinTheBand) {
 // nothing was fitted on: out of sample. At d = 256 on v4-v5p the dots hold q and p across their
 // MXU passes, once per unrolled iteration; the band holds every spill.
 TEST(TpuCorpusTest, FlashHeadDimSweepSpillsLieWithinTheBand) {
-  SKIP_WITHOUT_SWEEP("flash_head_dim_spill_sweep.jsonl.gz");
+  REQUIRE_SWEEP("flash_head_dim_spill_sweep.jsonl.gz");
   EXPECT_GE(CheckSweepSpillsLieWithinTheBand("flash_head_dim_spill_sweep.jsonl.gz", {BodyClass::kAttention}).rows, 250);
 }
 
 // Causal flash attention in bf16, and non-causal in f32, at head_dim 128 over 21 block shapes each
 // (tests/data/tpu/flash_causal_spill_sweep.jsonl.gz), which nothing was fitted on.
 TEST(TpuCorpusTest, CausalAndF32FlashSweepSpillsLieWithinTheBand) {
-  SKIP_WITHOUT_SWEEP("flash_causal_spill_sweep.jsonl.gz");
+  REQUIRE_SWEEP("flash_causal_spill_sweep.jsonl.gz");
   EXPECT_GE(CheckSweepSpillsLieWithinTheBand("flash_causal_spill_sweep.jsonl.gz", {BodyClass::kAttention}).rows, 200);
 }
 
@@ -494,14 +492,14 @@ TEST(TpuCorpusTest, CausalAndF32FlashSweepSpillsLieWithinTheBand) {
 // (its block_q_major equals block_k_major; tests/data/tpu/flash_backward_spill_sweep.jsonl.gz):
 // the dot band.
 TEST(TpuCorpusTest, FlashBackwardSweepSpillsLieWithinTheBand) {
-  SKIP_WITHOUT_SWEEP("flash_backward_spill_sweep.jsonl.gz");
+  REQUIRE_SWEEP("flash_backward_spill_sweep.jsonl.gz");
   EXPECT_GE(CheckSweepSpillsLieWithinTheBand("flash_backward_spill_sweep.jsonl.gz", {BodyClass::kDot}).rows, 200);
 }
 
 // The same 42 shapes at head_dim 256 (tests/data/tpu/flash_backward_d256_spill_sweep.jsonl.gz),
 // out of sample: the corpus's d = 256 backward kernels have equal q and k blocks.
 TEST(TpuCorpusTest, FlashBackwardHeadDim256SweepSpillsLieWithinTheBand) {
-  SKIP_WITHOUT_SWEEP("flash_backward_d256_spill_sweep.jsonl.gz");
+  REQUIRE_SWEEP("flash_backward_d256_spill_sweep.jsonl.gz");
   EXPECT_GE(CheckSweepSpillsLieWithinTheBand("flash_backward_d256_spill_sweep.jsonl.gz", {BodyClass::kDot}).rows, 200);
 }
 
@@ -510,14 +508,14 @@ TEST(TpuCorpusTest, FlashBackwardHeadDim256SweepSpillsLieWithinTheBand) {
 // blocks spill more than the block because of their per-row statistics (reduction_output_bytes),
 // tall blocks of 1024-3072 lanes far less than it.
 TEST(TpuCorpusTest, ReductionSweepSpillsLieWithinTheBand) {
-  SKIP_WITHOUT_SWEEP("reduction_spill_sweep.jsonl.gz");
+  REQUIRE_SWEEP("reduction_spill_sweep.jsonl.gz");
   EXPECT_GE(CheckSweepSpillsLieWithinTheBand("reduction_spill_sweep.jsonl.gz", {BodyClass::kReduction}).rows, 450);
 }
 
 // The same at row widths that are not whole lane tiles (d 200, 520, 1000, 3000;
 // tests/data/tpu/reduction_odd_spill_sweep.jsonl.gz), which nothing was fitted on.
 TEST(TpuCorpusTest, OddWidthReductionSweepSpillsLieWithinTheBand) {
-  SKIP_WITHOUT_SWEEP("reduction_odd_spill_sweep.jsonl.gz");
+  REQUIRE_SWEEP("reduction_odd_spill_sweep.jsonl.gz");
   EXPECT_GE(CheckSweepSpillsLieWithinTheBand("reduction_odd_spill_sweep.jsonl.gz", {BodyClass::kReduction}).rows, 300);
 }
 
@@ -527,7 +525,7 @@ TEST(TpuCorpusTest, OddWidthReductionSweepSpillsLieWithinTheBand) {
 // fit half. Blocks of few kv tokens spill up to 2.45 x the scores of every head; with the heads'
 // running statistics in the figure no spill exceeds 1.26 x it.
 TEST(TpuCorpusTest, RaggedSweepSpillsLieWithinTheBand) {
-  SKIP_WITHOUT_SWEEP("ragged_spill_sweep.jsonl.gz");
+  REQUIRE_SWEEP("ragged_spill_sweep.jsonl.gz");
   EXPECT_GE(CheckSweepSpillsLieWithinTheBand("ragged_spill_sweep.jsonl.gz", {BodyClass::kLooped}).rows, 250);
 }
 
@@ -537,7 +535,7 @@ TEST(TpuCorpusTest, RaggedSweepSpillsLieWithinTheBand) {
 // (v6e, v7x) vregs; the central estimate is within 24 vregs of libtpu's on every compile, where
 // the operand's bytes (the figure before body.transposes) were off by up to 0.25 x the block.
 TEST(TpuCorpusTest, TransposeSweepSpillsLieWithinTheBand) {
-  SKIP_WITHOUT_SWEEP("transpose_spill_sweep.jsonl.gz");
+  REQUIRE_SWEEP("transpose_spill_sweep.jsonl.gz");
   const SweepCheck check =
       CheckSweepSpillsLieWithinTheBand("transpose_spill_sweep.jsonl.gz", {BodyClass::kTranspose, BodyClass::kStreaming});
   EXPECT_GE(check.rows, 350);
@@ -551,7 +549,7 @@ TEST(TpuCorpusTest, TransposeSweepSpillsLieWithinTheBand) {
 // leading dim does not multiply what is held (v6e spills 14 vregs at 512 x 1024 for every lead),
 // so the figure is the largest transpose, not its count.
 TEST(TpuCorpusTest, BatchedTransposeSweepSpillsLieWithinTheBand) {
-  SKIP_WITHOUT_SWEEP("transpose_batched_spill_sweep.jsonl.gz");
+  REQUIRE_SWEEP("transpose_batched_spill_sweep.jsonl.gz");
   const SweepCheck check =
       CheckSweepSpillsLieWithinTheBand("transpose_batched_spill_sweep.jsonl.gz", {BodyClass::kTranspose});
   EXPECT_GE(check.rows, 40);
@@ -563,7 +561,7 @@ TEST(TpuCorpusTest, BatchedTransposeSweepSpillsLieWithinTheBand) {
 // to 32 bits less 21-28 vregs, or nothing at widths 160, 192 and 255, at 64 rows and at 192 rows of most widths; v5e-v7x nothing. The streaming
 // band holds every one.
 TEST(TpuCorpusTest, UnalignedNarrowLoadSweepSpillsLieWithinTheBand) {
-  SKIP_WITHOUT_SWEEP("unaligned8_spill_sweep.jsonl.gz");
+  REQUIRE_SWEEP("unaligned8_spill_sweep.jsonl.gz");
   const SweepCheck check = CheckSweepSpillsLieWithinTheBand("unaligned8_spill_sweep.jsonl.gz", {BodyClass::kStreaming});
   EXPECT_GE(check.rows, 400);
   EXPECT_EQ(check.large_spills_within_1pct, check.large_spills);
@@ -573,7 +571,7 @@ TEST(TpuCorpusTest, UnalignedNarrowLoadSweepSpillsLieWithinTheBand) {
 // tests/data/tpu/matmul_odd_spill_sweep.jsonl.gz): the matmul band. No coefficient was fitted on
 // it; the rule that k's uneven passes keep a column of partials was read off it (k = 384).
 TEST(TpuCorpusTest, OddBlockMatmulSweepSpillsLieWithinTheBand) {
-  SKIP_WITHOUT_SWEEP("matmul_odd_spill_sweep.jsonl.gz");
+  REQUIRE_SWEEP("matmul_odd_spill_sweep.jsonl.gz");
   EXPECT_GE(CheckSweepSpillsLieWithinTheBand("matmul_odd_spill_sweep.jsonl.gz", {BodyClass::kMatmul}).rows, 60);
 }
 
@@ -583,7 +581,7 @@ TEST(TpuCorpusTest, OddBlockMatmulSweepSpillsLieWithinTheBand) {
 // bounds take it (fit_spill_model.py --bound-sweep), since f32 blocks spilled beyond what the
 // corpus's 32-bit band allowed (v5e 1536 x 768 x 384: 1.77 x held).
 TEST(TpuCorpusTest, OddKernelSweepSpillsLieWithinTheBand) {
-  SKIP_WITHOUT_SWEEP("kernels_odd_spill_sweep.jsonl.gz");
+  REQUIRE_SWEEP("kernels_odd_spill_sweep.jsonl.gz");
   EXPECT_GE(CheckSweepSpillsLieWithinTheBand("kernels_odd_spill_sweep.jsonl.gz",
                                              {BodyClass::kMatmul, BodyClass::kMatmul8, BodyClass::kMatmul32,
                                               BodyClass::kLooped, BodyClass::kDot, BodyClass::kStreaming})
@@ -596,7 +594,7 @@ TEST(TpuCorpusTest, OddKernelSweepSpillsLieWithinTheBand) {
 // bands' bounds take it (--bound-sweep), since causal dq and dkv spilled up to 1.5 x the dot band's
 // high on v6e and two transposes of 384 rows on v6e and v7x 2 vregs below the transpose band.
 TEST(TpuCorpusTest, CausalBackwardAndOddTransposeSweepSpillsLieWithinTheBand) {
-  SKIP_WITHOUT_SWEEP("misc_odd_spill_sweep.jsonl.gz");
+  REQUIRE_SWEEP("misc_odd_spill_sweep.jsonl.gz");
   EXPECT_GE(CheckSweepSpillsLieWithinTheBand("misc_odd_spill_sweep.jsonl.gz",
                                              {BodyClass::kDot, BodyClass::kDot32, BodyClass::kTranspose,
                                               BodyClass::kStreaming})
@@ -616,7 +614,7 @@ SweepCheck CheckHoldout(const std::string& file, const std::set<BodyClass>& clas
 // Every kind at shapes no other sweep or corpus row has (tests/data/tpu/holdout_spill_sweep.jsonl.gz):
 // how far the bands reach beyond what they were drawn from.
 TEST(TpuCorpusTest, HoldoutSweepSpillsStayAsMeasured) {
-  SKIP_WITHOUT_SWEEP("holdout_spill_sweep.jsonl.gz");
+  REQUIRE_SWEEP("holdout_spill_sweep.jsonl.gz");
   const SweepCheck check =
       CheckHoldout("holdout_spill_sweep.jsonl.gz",
                    {BodyClass::kAttention, BodyClass::kDot, BodyClass::kMatmul, BodyClass::kMatmul32,
@@ -629,7 +627,7 @@ TEST(TpuCorpusTest, HoldoutSweepSpillsStayAsMeasured) {
 
 // A second holdout (tests/data/tpu/holdout2_spill_sweep.jsonl.gz), kept out like the first.
 TEST(TpuCorpusTest, SecondHoldoutSweepSpillsStayAsMeasured) {
-  SKIP_WITHOUT_SWEEP("holdout2_spill_sweep.jsonl.gz");
+  REQUIRE_SWEEP("holdout2_spill_sweep.jsonl.gz");
   const SweepCheck check =
       CheckHoldout("holdout2_spill_sweep.jsonl.gz",
                    {BodyClass::kAttention, BodyClass::kDot, BodyClass::kDot32, BodyClass::kMatmul, BodyClass::kMatmul8,
@@ -643,8 +641,8 @@ TEST(TpuCorpusTest, SecondHoldoutSweepSpillsStayAsMeasured) {
 // A FITS with less to spare at the high bound than the largest band miss of the two holdouts is
 // worded as near the limit (kNearLimitSpareBytes, spill_model.h): that figure is theirs.
 TEST(TpuCorpusTest, HoldoutBandMissesStayWithinTheLargest) {
-  SKIP_WITHOUT_SWEEP("holdout_spill_sweep.jsonl.gz");
-  SKIP_WITHOUT_SWEEP("holdout2_spill_sweep.jsonl.gz");
+  REQUIRE_SWEEP("holdout_spill_sweep.jsonl.gz");
+  REQUIRE_SWEEP("holdout2_spill_sweep.jsonl.gz");
   const std::set<BodyClass> all = {BodyClass::kAttention, BodyClass::kDot,       BodyClass::kDot32,     BodyClass::kMatmul,
                                    BodyClass::kMatmul8,   BodyClass::kMatmul32,  BodyClass::kReduction, BodyClass::kTranspose,
                                    BodyClass::kLooped,    BodyClass::kStreaming};
@@ -655,7 +653,7 @@ TEST(TpuCorpusTest, HoldoutBandMissesStayWithinTheLargest) {
 
 // The worst answer is FITS for a kernel the compiler rejects: none in the whole corpus.
 TEST(TpuCorpusTest, NoFalseFits) {
-  SKIP_WITHOUT_CORPUS();
+  REQUIRE_CORPUS();
   const CorpusResult& c = Corpus();
   EXPECT_TRUE(c.false_fits.empty()) << c.false_fits.size() << " false FITS, first: " << c.false_fits.front();
 }
@@ -666,7 +664,7 @@ TEST(TpuCorpusTest, NoFalseFits) {
 // VMEM, "Allocation (size=...) would exceed memory" for one window or scratch buffer larger than
 // it. Ours says the one libtpu said, on every failing row.
 TEST(TpuCorpusTest, VmemErrorsAreWordedAsLibtpus) {
-  SKIP_WITHOUT_CORPUS();
+  REQUIRE_CORPUS();
   int rows = 0;
   for (const auto& [gen, t] : Corpus().by_half.at("all")) {
     EXPECT_EQ(t.worded_alike, t.worded_rows) << gen;
@@ -680,7 +678,7 @@ TEST(TpuCorpusTest, VmemErrorsAreWordedAsLibtpus) {
 // Every kernel Mosaic refuses to compile (Buffered(3), int8 arithmetic, int8 matmuls on v4,
 // misaligned int8 blocks) is refused, and no compilable kernel is.
 TEST(TpuCorpusTest, NotCompilableKernelsAreRefused) {
-  SKIP_WITHOUT_CORPUS();
+  REQUIRE_CORPUS();
   for (const auto& [gen, t] : Corpus().by_half.at("all")) {
     EXPECT_EQ(t.invalid_agree, t.invalid_rows) << gen;
     EXPECT_EQ(t.invalid_false, 0) << gen;
@@ -690,7 +688,7 @@ TEST(TpuCorpusTest, NotCompilableKernelsAreRefused) {
 // When the windows and scratch alone exceed the limit, XLA's E1001 figure is theirs, and ours
 // equals it to 1%: the BlockSpec model is exact.
 TEST(TpuCorpusTest, PreSpillFiguresAreExact) {
-  SKIP_WITHOUT_CORPUS();
+  REQUIRE_CORPUS();
   for (const auto& [gen, t] : Corpus().by_half.at("all")) {
     EXPECT_EQ(t.pre_spill_within, t.pre_spill) << gen;
   }
@@ -703,8 +701,8 @@ TEST(TpuCorpusTest, PreSpillFiguresAreExact) {
 // compiling (libtpu refuses them too); a ragged paged kernel traced without the TPU's device would
 // be one more (its lowering asks the device kind; confirm_cli.py traces under it).
 TEST(TpuCorpusTest, SimulateConfirmSaysWhatLibtpuSaidOfTheTracedFunction) {
-  if (!HaveTpuData("export_confirm.jsonl.gz")) GTEST_SKIP() << "tests/data/tpu/export_confirm.jsonl.gz is not here";
-  SKIP_WITHOUT_CORPUS();
+  SCRATCHSIM_REQUIRE_TEST_DATA("tests/data/tpu/export_confirm.jsonl.gz");
+  REQUIRE_CORPUS();
   const std::string dir = std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/tpu/";
   // id -> libtpu's verdict on the traced function (as a confirmed verdict) and its bytes
   std::map<std::string, std::pair<std::string, int64_t>> corpus;
@@ -778,8 +776,8 @@ TEST(TpuCorpusTest, SimulateConfirmSaysWhatLibtpuSaidOfTheTracedFunction) {
 // compile's bytes are libtpu's: the error's figure, and what it needs where the corpus measured
 // that, each within 1% of the corpus's (to the byte: the same compile of the same kernel).
 TEST(TpuCorpusTest, ConfirmGivesLibtpusBytesOnEveryFailingCompile) {
-  SKIP_WITHOUT_CORPUS();
-  if (!Corpus().have_confirmed) GTEST_SKIP() << "tests/data/tpu/confirm_failing.jsonl.gz is not here";
+  REQUIRE_CORPUS();
+  SCRATCHSIM_REQUIRE_TEST_DATA("tests/data/tpu/confirm_failing.jsonl.gz");
   int rows = 0;
   for (const auto& [gen, t] : Corpus().by_half.at("all")) {
     EXPECT_EQ(t.confirmed, t.with_figure) << gen << ": failing compiles that --confirm did not compile";
@@ -797,7 +795,7 @@ TEST(TpuCorpusTest, ConfirmGivesLibtpusBytesOnEveryFailingCompile) {
 // high bound, the vmem_limit_bytes our report suggests, must reach it on every such row, or a
 // limit between the two would be a false FITS.
 TEST(TpuCorpusTest, HighBoundReachesEveryFailingFigure) {
-  SKIP_WITHOUT_CORPUS();
+  REQUIRE_CORPUS();
   int rows = 0;
   for (const auto& [gen, t] : Corpus().by_half.at("all")) {
     EXPECT_EQ(t.high_holds_figure, t.with_whole_figure) << gen;
@@ -807,7 +805,7 @@ TEST(TpuCorpusTest, HighBoundReachesEveryFailingFigure) {
 }
 
 TEST(TpuCorpusTest, AgreementAndAtRiskStayAsMeasured) {
-  SKIP_WITHOUT_CORPUS();
+  REQUIRE_CORPUS();
   struct Expected {
     const char* gen;
     double min_agreement;  // of compiles with a VMEM verdict

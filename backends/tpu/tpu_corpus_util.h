@@ -3,40 +3,27 @@
 #ifndef SCRATCHSIM_BACKENDS_TPU_TPU_CORPUS_UTIL_H_
 #define SCRATCHSIM_BACKENDS_TPU_TPU_CORPUS_UTIL_H_
 
-#include <zlib.h>
-
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/str_split.h"
 #include "google/protobuf/struct.pb.h"
+#include "sim/test_data.h"
 
 namespace scratchsim {
 
 using google::protobuf::Struct;
 using google::protobuf::Value;
 
-// The lines of a .jsonl.gz file (none when it cannot be opened).
+// The lines of a .jsonl.gz file (none when it cannot be opened: the tests that read one require
+// it first, SCRATCHSIM_REQUIRE_TEST_DATA).
 inline std::vector<std::string> ReadGzipLines(const std::string& path) {
-  std::vector<std::string> lines;
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) return lines;
-  std::string current;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof(buf))) > 0) {
-    for (int i = 0; i < n; ++i) {
-      if (buf[i] == '\n') {
-        lines.push_back(std::move(current));
-        current.clear();
-      } else {
-        current.push_back(buf[i]);
-      }
-    }
-  }
-  if (!current.empty()) lines.push_back(std::move(current));
-  gzclose(f);
+  absl::StatusOr<std::string> text = testing::ReadMaybeGzipped(path);
+  if (!text.ok()) return {};
+  std::vector<std::string> lines = absl::StrSplit(*text, '\n');
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
   return lines;
 }
 
@@ -59,10 +46,7 @@ inline const Struct* Sub(const Struct& s, const std::string& name) {
 
 // The recorded file tests/data/tpu/<name> is in this checkout.
 inline bool HaveTpuData(const std::string& name) {
-  gzFile f = gzopen((std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/tpu/" + name).c_str(), "rb");
-  if (f == nullptr) return false;
-  gzclose(f);
-  return true;
+  return testing::MissingTestData({"tests/data/tpu/" + name}).empty();
 }
 
 }  // namespace scratchsim

@@ -242,14 +242,13 @@ const std::vector<ScheduledStep>& Steps() {
   return *steps;
 }
 
-#define SKIP_WITHOUT_SCHEDULES()                                                                  \
-  if (!HaveTpuData("bundles.jsonl.gz") || !HaveTpuData("corpus.jsonl.gz")) \
-  GTEST_SKIP() << "tests/data/tpu/bundles.jsonl.gz or corpus.jsonl.gz is not in this checkout (bench/tpu/README.md)"
+// Made by bench/tpu (README.md there).
+#define REQUIRE_SCHEDULES() SCRATCHSIM_REQUIRE_TEST_DATA("tests/data/tpu/bundles.jsonl.gz", "tests/data/tpu/corpus.jsonl.gz")
 
 // Kernels without a dot, the half the coefficients were not fitted on: the median of ours over
 // libtpu's bundles, and the share within 20%, per generation (docs/tpu.md has the table).
 TEST(VectorCostScheduleTest, HoldoutStepsWithoutDotsMatchLibtpusSchedule) {
-  SKIP_WITHOUT_SCHEDULES();
+  REQUIRE_SCHEDULES();
   std::map<std::string, std::vector<double>> ratios, ours, theirs;
   for (const ScheduledStep& s : Steps()) {
     if (s.has_dots || s.fit_half) continue;
@@ -275,7 +274,7 @@ TEST(VectorCostScheduleTest, HoldoutStepsWithoutDotsMatchLibtpusSchedule) {
 // Steps with dots: the vector bundles plus the dots' MXU cycles order them as libtpu's schedule
 // does, and come to its bundles (the median per generation within 25%).
 TEST(VectorCostScheduleTest, StepsWithDotsAreOrderedAsLibtpuSchedulesThem) {
-  SKIP_WITHOUT_SCHEDULES();
+  REQUIRE_SCHEDULES();
   std::map<std::string, std::vector<double>> ours, theirs, mxu_only;
   for (const ScheduledStep& s : Steps()) {
     if (!s.has_dots) continue;
@@ -300,7 +299,7 @@ TEST(VectorCostScheduleTest, StepsWithDotsAreOrderedAsLibtpuSchedulesThem) {
 // the kernel's bundles (a step's times the grid's steps) ordered as libtpu's schedule orders them,
 // and libtpu's fastest among our three fastest.
 TEST(VectorCostScheduleTest, FlashAttentionBlockShapesRankAsLibtpuSchedulesThem) {
-  SKIP_WITHOUT_SCHEDULES();
+  REQUIRE_SCHEDULES();
   std::map<std::string, std::map<std::string, std::vector<const ScheduledStep*>>> by_problem;  // gen -> problem
   for (const ScheduledStep& s : Steps()) {
     if (s.kind == "flash_fwd" && s.grid_steps > 0) by_problem[s.gen][s.problem].push_back(&s);

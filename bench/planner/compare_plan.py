@@ -12,6 +12,7 @@ usage: python3 compare_plan.py SIMULATE_BINARY SWEEP.json [--shapes MxNxK,...] [
                               [--kernel triton|cuda_gemm] [--device DEV] [--calibration FILE]
 """
 import argparse
+import gzip
 import json
 import os
 import subprocess
@@ -22,6 +23,12 @@ GRAPH_PATH = [GRAPH]
 NAMES = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS"]
 COMPUTE_DTYPE = {"f16": "f16", "f32": "tf32"}  # Triton's tl.dot on f32 inputs uses tf32
 ELT = {"f16": 2, "f32": 4}
+
+
+def load_json(path):
+    """A recorded run: tests/data/planner keeps the ones tests replay gzipped (.json.gz)."""
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        return json.load(f)
 
 
 def ranks(values):
@@ -99,7 +106,7 @@ def main():
     PLAN_EXTRA["calibration"] = args.calibration
     default_graph = GRAPH if args.kernel == "triton" else os.path.join(HERE, "..", "..", "models", "graphs", "gemm.pbtxt")
     GRAPH_PATH[0] = args.graph or default_graph
-    sweep = json.load(open(args.sweep))
+    sweep = load_json(args.sweep)
     if args.shapes:
         wanted = [[int(x) for x in s.split("x")] for s in args.shapes.split(",")]
         sweep["shapes"] = [s for s in sweep["shapes"] if list(s) in wanted]

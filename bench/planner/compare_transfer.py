@@ -19,7 +19,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_plan import spearman  # noqa: E402
+from compare_plan import load_json, spearman  # noqa: E402
 
 NAMES = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS"]
 TOP1_TARGET, TOP5_TARGET = 0.90, 0.80
@@ -98,21 +98,21 @@ def main():
     parser.add_argument("--tolerance", type=float, default=0.0)
     parser.add_argument("--json", default=None, help="also write every row here")
     args = parser.parse_args()
-    plans = json.load(open(args.plans))
+    plans = load_json(args.plans)
     calibration = plans.get("calibration")
     if isinstance(calibration, dict):  # per kernel (make_transfer_plans.py --calibration KERNEL=FILE)
         calibration = ", ".join(f"{k}: {v}" for k, v in sorted(calibration.items()))
-    lines = [f"Plans: `{os.path.basename(args.plans)}` (device {plans['device']}, commit {plans['commit'][:12]}, "
+    lines = [f"Plans: `{os.path.basename(args.plans).removesuffix('.gz')}` (device {plans['device']}, commit {plans['commit'][:12]}, "
              f"made {plans['date']}{', calibration ' + calibration if calibration else ''})."]
     every = []
     for kernel, paths in (("triton", args.triton or []), ("cuda_gemm", [args.cuda_gemm] if args.cuda_gemm else [])):
         if not paths:
             continue
-        sweeps = [json.load(open(p)) for p in paths]
+        sweeps = [load_json(p) for p in paths]
         sweep = {"timings": [t for one in sweeps for t in one["timings"]]}
         rows = judge(plans["kernels"][kernel]["rows"], sweep, args.tolerance)
         for one, p in zip(sweeps, paths):
-            lines += ["", f"Timings: `{os.path.basename(p)}`, {one.get('device')}, {one.get('date')}."]
+            lines += ["", f"Timings: `{os.path.basename(p).removesuffix('.gz')}`, {one.get('device')}, {one.get('date')}."]
         lines += [""]
         lines += table("Triton matmul" if kernel == "triton" else "CUDA backend's GEMM", rows)
         for r in rows:

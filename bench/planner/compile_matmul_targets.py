@@ -9,6 +9,8 @@ MI355X (gfx950), which models/graphs/triton_matmul.pbtxt is checked against
         tests/data/planner/triton-matmul-targets-3.6.0.json [--targets sm_100,sm_120,gfx942,gfx950] \
         [--dtypes f16,f32] [--limit N]
 
+portable_graphs_test reads it as tests/data/planner/triton-matmul-targets-3.6.0.json.gz (gzip -9n).
+
 NVIDIA: the full compile (Triton's bundled ptxas) to a cubin; registers and local (spill) bytes
 from `cuobjdump --dump-resource-usage` of that cubin. AMD: the compile to AMDGCN assembly;
 registers are .vgpr_count + .agpr_count (the unified file of gfx90a+) and spills

@@ -7,7 +7,7 @@ the model terms the plan used (and where each came from) and its warnings.
         [--calibration [KERNEL=]FILE ...] [--triton-shapes MxNxK,...] [--gemm-shapes MxNxK,...]
 
 The shapes default to the fresh ones of the H200 transfer run (none of them in any H100 sweep of
-tests/data/planner, which this script checks). bench/planner/h200_transfer_gpu.sh reads the
+tests/data/planner or docs/validation/data/planner, which this script checks). bench/planner/h200_transfer_gpu.sh reads the
 shapes back from the plan file, so the GPU times exactly what was planned;
 bench/planner/compare_transfer.py judges the plans against the timings.
 """
@@ -17,6 +17,8 @@ import glob
 import json
 import os
 import subprocess
+
+from compare_plan import load_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -52,11 +54,15 @@ def seen_shapes():
     """Every shape a recorded run timed (the H100 sweeps, the fresh-shape and transfer runs): a fresh
     shape is none of them. Plan files rank shapes without timing them and are not counted."""
     seen = set()
-    for path in glob.glob(os.path.join(ROOT, "tests", "data", "planner", "**", "*.json"), recursive=True):
+    # The runs tests replay (tests/data/planner, gzipped) and the rest of each run's record.
+    paths = [path for folder in (("tests", "data", "planner"), ("docs", "validation", "data", "planner"))
+             for pattern in ("*.json", "*.json.gz")
+             for path in glob.glob(os.path.join(ROOT, *folder, "**", pattern), recursive=True)]
+    for path in paths:
         if "-plans-" in os.path.basename(path):
             continue
         try:
-            data = json.load(open(path))
+            data = load_json(path)
         except ValueError:
             continue
         # Timing files (sweeps, gemm-timing) list their shapes as [[M, N, K], ...].

@@ -7,9 +7,10 @@ with the residuals, and judged as compare_transfer.py judges (top-1 within 10% o
 best; the best, within --tolerance, in the top 5).
 
     python3 bench/planner/residual_holdout.py build/simulate --kernel cuda_gemm \\
-        --learn tests/data/planner/planner-h100-cuda-gemm-timing-{1..13}.json \\
-        --judge h200=tests/data/planner/h200-transfer-2026-11-26/cuda-gemm-timing.json ... [--json OUT]
+        --learn H100/planner-h100-cuda-gemm-timing-{1..13}.json \\
+        --judge h200=docs/validation/data/planner/h200-transfer-2026-11-26/cuda-gemm-timing.json ... [--json OUT]
 
+H100/ holds tests/data/planner's .json.gz gunzipped (simulate calibrate reads plain JSON).
 --kernel triton plans models/graphs/triton_matmul.pbtxt (f32 rated in tf32); cuda_gemm plans
 models/graphs/gemm.pbtxt over the configurations gemm-timing times. Prints Markdown.
 """
@@ -21,6 +22,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_plan import load_json  # noqa: E402
 from compare_transfer import judge  # noqa: E402
 from make_transfer_plans import KERNELS, ROOT, plan, ranking  # noqa: E402
 
@@ -72,7 +74,7 @@ def main():
         for held in a.learn:
             cal = os.path.join(tmp, "residuals.textproto")
             calibrate(binary, a.learn_device, [f for f in a.learn if f != held], cal, a.residual_params)
-            sweep = json.load(open(held))
+            sweep = load_json(held)
             plain = judge(plan_rows(binary, a.learn_device, a.kernel, sweep, None, stage_range(sweep)), sweep, a.tolerance)
             cal_rows = judge(plan_rows(binary, a.learn_device, a.kernel, sweep, cal, stage_range(sweep)), sweep,
                              a.tolerance)
@@ -86,7 +88,7 @@ def main():
         calibrate(binary, a.learn_device, a.learn, cal, a.residual_params)
         for item in a.judge:
             device, path = item.split("=", 1)
-            sweep = json.load(open(path))
+            sweep = load_json(path)
             plain = judge(plan_rows(binary, device, a.kernel, sweep, None, stage_range(sweep)), sweep, a.tolerance)
             cal_rows = judge(plan_rows(binary, device, a.kernel, sweep, cal, stage_range(sweep)), sweep, a.tolerance)
             result["judged"][path] = {"device": device, "model": tally(plain), "residuals": tally(cal_rows),

@@ -3,7 +3,7 @@
 # conflicts and instructions of the Triton matmul configurations of ncu_smem_conflicts.py's
 # `transpose_copy` set at two K (the K loop alone: is there a transposing copy of B in the f32 wgmma
 # loop?). (2) sweep_triton_matmul.py times the whole configuration space on $SHAPES (default: the
-# shapes of tests/data/planner/planner-h100-triton-sweep-4.json). docs/validation/planner-h100.md,
+# shapes of tests/data/planner/planner-h100-triton-sweep-4.json.gz). docs/validation/planner-h100.md,
 # "The Triton matmul's K loop (Nsight Compute)".
 # usage (on the GPU machine, with ncu, Triton and PyTorch): [SHAPES=MxNxK,...] [SWEEP_BUDGET=185] \
 #   bench/planner/triton_ldst_ncu_and_sweep.sh OUTDIR

@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "sim/driver/cli.h"
 #include "sim/driver/cli_test_util.h"
+#include "sim/test_data.h"
 
 namespace scratchsim {
 namespace {
@@ -18,6 +19,13 @@ using ::testing::HasSubstr;
 
 std::string Source(const std::string& relative) { return std::string(SCRATCHSIM_SOURCE_DIR) + "/" + relative; }
 
+// A plain copy of a gzipped timing fixture, for the commands that take a path.
+std::string Timings(const std::string& relative) {
+  absl::StatusOr<std::string> path = testing::PlainTestDataCopy(relative);
+  EXPECT_TRUE(path.ok()) << path.status();
+  return path.ok() ? *path : relative;
+}
+
 std::string Temp(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
 
 using Result = testing::CliRun;
@@ -25,17 +33,17 @@ using Result = testing::CliRun;
 Result Simulate(const std::vector<std::string>& args) { return testing::RunCli(args); }
 
 TEST(CalibrateCommandTest, DetectsTheTwoSweepFormats) {
-  auto triton = DetectTimingKernel(Source("tests/data/planner/planner-h100-triton-sweep.json"));
+  auto triton = DetectTimingKernel(Timings("tests/data/planner/planner-h100-triton-sweep.json.gz"));
   ASSERT_TRUE(triton.ok()) << triton.status();
   EXPECT_EQ(*triton, TimingKernel::kTriton);
-  auto gemm = DetectTimingKernel(Source("tests/data/planner/planner-h100-cuda-gemm-timing-1.json"));
+  auto gemm = DetectTimingKernel(Timings("tests/data/planner/planner-h100-cuda-gemm-timing-1.json.gz"));
   ASSERT_TRUE(gemm.ok()) << gemm.status();
   EXPECT_EQ(*gemm, TimingKernel::kCudaGemm);
 }
 
 TEST(CalibrateCommandTest, ATritonTimingBindsItsElementSizeAndTf32ForF32) {
   std::string provenance;
-  auto samples = ReadTimingSamples(Source("tests/data/planner/planner-h100-triton-sweep.json"), TimingKernel::kTriton,
+  auto samples = ReadTimingSamples(Timings("tests/data/planner/planner-h100-triton-sweep.json.gz"), TimingKernel::kTriton,
                                    &provenance);
   ASSERT_TRUE(samples.ok()) << samples.status();
   ASSERT_FALSE(samples->empty());
@@ -76,7 +84,7 @@ TEST(CalibrateCommandTest, ABadTimingNamesTheFileAndTheEntry) {
 TEST(CalibrateCommandTest, APlanUsesTheCalibrationItWrote) {
   const std::string out = Temp("calibrate_command_test_h100.textproto");
   const Result calibrated = Simulate({"calibrate", "--device", "h100", "--timings",
-                                      Source("tests/data/planner/planner-h100-triton-sweep.json"), "--terms",
+                                      Timings("tests/data/planner/planner-h100-triton-sweep.json.gz"), "--terms",
                                       "peak.f16,l2_bandwidth_gbps", "--out", out});
   ASSERT_EQ(calibrated.code, 0) << calibrated.err;
   EXPECT_THAT(calibrated.out, HasSubstr("log-rms error"));
@@ -106,8 +114,8 @@ TEST(CalibrateCommandTest, WithoutTimingsIsExitTwo) {
 TEST(CalibrateCommandTest, ResidualsLearnedOnTheH100ApplyToAPlanForTheH200) {
   const std::string out = Temp("calibrate_command_test_residuals.textproto");
   const Result calibrated = Simulate({"calibrate", "--device", "h100", "--timings",
-                                      Source("tests/data/planner/planner-h100-cuda-gemm-timing-1.json"), "--timings",
-                                      Source("tests/data/planner/planner-h100-cuda-gemm-timing-2.json"), "--terms", "none",
+                                      Timings("tests/data/planner/planner-h100-cuda-gemm-timing-1.json.gz"), "--timings",
+                                      Timings("tests/data/planner/planner-h100-cuda-gemm-timing-2.json.gz"), "--terms", "none",
                                       "--residuals", "--residual-params", "BLOCK_M,BLOCK_N,BLOCK_K,NUM_WARPS,DTYPE", "--out", out});
   ASSERT_EQ(calibrated.code, 0) << calibrated.err;
   EXPECT_THAT(calibrated.out, HasSubstr("configuration residuals"));
@@ -122,7 +130,7 @@ TEST(CalibrateCommandTest, ResidualsLearnedOnTheH100ApplyToAPlanForTheH200) {
 
 TEST(CalibrateCommandTest, FittingNothingIsExitTwo) {
   const Result r = Simulate({"calibrate", "--device", "h100", "--timings",
-                             Source("tests/data/planner/planner-h100-cuda-gemm-timing-1.json"), "--terms", "none"});
+                             Timings("tests/data/planner/planner-h100-cuda-gemm-timing-1.json.gz"), "--terms", "none"});
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr("--terms none fits nothing"));
 }

@@ -17,6 +17,7 @@
 #include "sim/graph.h"
 #include "sim/planner/planner.h"
 #include "sim/proto_io.h"
+#include "sim/test_data.h"
 
 namespace scratchsim {
 namespace {
@@ -26,10 +27,11 @@ std::string Source(const std::string& relative) { return std::string(SCRATCHSIM_
 using Config = std::vector<int64_t>;                            // BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, NUM_WARPS
 using Row = std::tuple<std::string, int64_t, int64_t, int64_t>;  // dtype, M, N, K
 
-// Measured milliseconds per configuration, per (dtype, shape), of one sweep file.
+// Measured milliseconds per configuration, per (dtype, shape), of one sweep file (a path in the
+// source tree).
 std::map<Row, std::map<Config, double>> ReadSweep(const std::string& path) {
   std::map<Row, std::map<Config, double>> rows;
-  auto json = ReadFileToString(path);
+  auto json = testing::ReadTestData(path);
   EXPECT_TRUE(json.ok()) << json.status();
   if (!json.ok()) return rows;
   google::protobuf::Struct root;
@@ -86,7 +88,7 @@ Quality Judge(const SweepSpec& spec) {
   EXPECT_TRUE(device.ok()) << device.status();
   if (!graph.ok() || !device.ok()) return quality;
   for (const std::string& sweep : spec.sweeps) {
-    for (const auto& [row, measured] : ReadSweep(Source(absl::StrCat("tests/data/planner/", sweep)))) {
+    for (const auto& [row, measured] : ReadSweep(absl::StrCat("tests/data/planner/", sweep))) {
       const auto& [dtype, m, n, k] = row;
       std::vector<std::string> sets = spec.sets_by_dtype.at(dtype);
       for (const std::string& s : {absl::StrCat("M=", m), absl::StrCat("N=", n), absl::StrCat("K=", k)}) sets.push_back(s);
@@ -134,7 +136,7 @@ Quality Judge(const SweepSpec& spec) {
 TEST(PlannerQualityTest, CudaGemmOnTheRecordedH100Sweeps) {
   SweepSpec spec;
   spec.graph = "models/graphs/gemm.pbtxt";
-  for (int sweep = 1; sweep <= 13; ++sweep) spec.sweeps.push_back(absl::StrCat("planner-h100-cuda-gemm-timing-", sweep, ".json"));
+  for (int sweep = 1; sweep <= 13; ++sweep) spec.sweeps.push_back(absl::StrCat("planner-h100-cuda-gemm-timing-", sweep, ".json.gz"));
   // The configurations gemm-timing compiles and times (bench/planner/compare_plan.py).
   spec.space = {"BLOCK_M=32,64,128", "BLOCK_N=32,64,128", "BLOCK_K=16,32", "NUM_STAGES=1..4", "NUM_WARPS=4,8"};
   spec.sets_by_dtype = {{"f16", {"DTYPE=1"}}, {"f32", {"DTYPE=0"}}};
@@ -148,10 +150,10 @@ TEST(PlannerQualityTest, CudaGemmOnTheRecordedH100Sweeps) {
 TEST(PlannerQualityTest, TritonMatmulOnTheRecordedH100Sweeps) {
   SweepSpec spec;
   spec.graph = "models/graphs/triton_matmul.pbtxt";
-  spec.sweeps = {"planner-h100-triton-sweep.json"};
-  for (int sweep = 2; sweep <= 7; ++sweep) spec.sweeps.push_back(absl::StrCat("planner-h100-triton-sweep-", sweep, ".json"));
+  spec.sweeps = {"planner-h100-triton-sweep.json.gz"};
+  for (int sweep = 2; sweep <= 7; ++sweep) spec.sweeps.push_back(absl::StrCat("planner-h100-triton-sweep-", sweep, ".json.gz"));
   // The fresh-shape run whose plans were committed before timing (docs/validation/planner-h100.md).
-  spec.sweeps.push_back("h100-fresh-2026-11-26/triton-sweep.json");
+  spec.sweeps.push_back("h100-fresh-2026-11-26/triton-sweep.json.gz");
   spec.sets_by_dtype = {{"f16", {"ELT=2"}}, {"f32", {"ELT=4"}}};
   spec.compute_dtype = {{"f16", "f16"}, {"f32", "tf32"}};  // tl.dot on f32 inputs uses tf32
   const Quality q = Judge(spec);

@@ -1,5 +1,6 @@
 """bench/planner/compare_transfer.py: the judgement of plans committed before an H200 run
 (docs/validation/planner-h200-transfer.md) regenerated from the recorded timings."""
+import gzip
 import json
 import subprocess
 import sys
@@ -7,7 +8,7 @@ import sys
 import pytest
 
 
-def _compare(repo, tmp_path, *timing_args, plans_name="planner-h200-transfer3-plans-2026-11-26.json"):
+def _compare(repo, tmp_path, *timing_args, plans_name="planner-h200-transfer3-plans-2026-11-26.json.gz"):
     out = tmp_path / "comparison.json"
     plans = repo / "tests/data/planner" / plans_name
     text = subprocess.run([sys.executable, str(repo / "bench/planner/compare_transfer.py"), str(plans), *timing_args,
@@ -17,8 +18,8 @@ def _compare(repo, tmp_path, *timing_args, plans_name="planner-h200-transfer3-pl
 
 def test_steady_state_sweeps_of_two_dtypes_join_into_one_judgement(repo, tmp_path):
     run = repo / "tests/data/planner/h200-transfer3-2026-11-26"
-    text, rows = _compare(repo, tmp_path, "--triton", str(run / "triton-steady-f16.json"),
-                          "--triton", str(run / "triton-steady-f32.json"))
+    text, rows = _compare(repo, tmp_path, "--triton", str(run / "triton-steady-f16.json.gz"),
+                          "--triton", str(run / "triton-steady-f32.json.gz"))
     assert sorted({r["dtype"] for r in rows}) == ["f16", "f32"] and len(rows) == 8
     assert rows == json.loads((run / "comparison-steady.json").read_text())
     assert "best in the top 5 on 8 (100%" in text
@@ -26,8 +27,8 @@ def test_steady_state_sweeps_of_two_dtypes_join_into_one_judgement(repo, tmp_pat
 
 def test_burst_judgement_matches_the_recorded_one(repo, tmp_path):
     run = repo / "tests/data/planner/h200-transfer3-2026-11-26"
-    _, rows = _compare(repo, tmp_path, "--triton", str(run / "triton-sweep.json"),
-                       "--cuda-gemm", str(run / "cuda-gemm-timing.json"))
+    _, rows = _compare(repo, tmp_path, "--triton", str(run / "triton-sweep.json.gz"),
+                       "--cuda-gemm", str(run / "cuda-gemm-timing.json.gz"))
     assert rows == json.loads((run / "comparison.json").read_text())
     assert sum(r["best_in_top5"] for r in rows) == 9 and sum(r["top1_vs_best"] <= 1.10 for r in rows) == 15
 
@@ -40,10 +41,10 @@ def test_steady_run_with_and_without_the_h100_residuals(repo, tmp_path, run, dat
     # Both plan files were committed before the run timed anything; the steady-state Triton rows
     # (f16 and f32) and the CUDA GEMM rows, judged as recorded: (model alone, with residuals)
     folder = repo / f"tests/data/planner/h200-transfer{run}-{date}"
-    timings = ("--triton", str(folder / "triton-steady-f16.json"), "--triton", str(folder / "triton-steady-f32.json"),
-               "--cuda-gemm", str(folder / "cuda-gemm-timing.json"))
-    for i, (plans, recorded) in enumerate(((f"planner-h200-transfer{run}-plans-{date}.json", "comparison-steady.json"),
-                                            (f"planner-h200-transfer{run}-plans-calibrated-residuals-{date}.json",
+    timings = ("--triton", str(folder / "triton-steady-f16.json.gz"), "--triton", str(folder / "triton-steady-f32.json.gz"),
+               "--cuda-gemm", str(folder / "cuda-gemm-timing.json.gz"))
+    for i, (plans, recorded) in enumerate(((f"planner-h200-transfer{run}-plans-{date}.json.gz", "comparison-steady.json"),
+                                            (f"planner-h200-transfer{run}-plans-calibrated-residuals-{date}.json.gz",
                                              "comparison-steady-residuals.json"))):
         _, rows = _compare(repo, tmp_path, *timings, plans_name=plans)
         assert rows == json.loads((folder / recorded).read_text())
@@ -54,14 +55,15 @@ def test_steady_run_with_and_without_the_h100_residuals(repo, tmp_path, run, dat
 def test_fifth_run_with_and_without_the_h100_residuals(repo, tmp_path):
     # f16 from the bursts, f32 from the steady state (the run timed only f32 in the steady state)
     run = repo / "tests/data/planner/h200-transfer5-2026-11-27"
-    sweep = json.loads((run / "triton-sweep.json").read_text())
+    with gzip.open(run / "triton-sweep.json.gz", "rt") as f:
+        sweep = json.load(f)
     sweep["timings"] = [t for t in sweep["timings"] if t["dtype"] == "f16"]
     f16 = tmp_path / "f16-bursts.json"
     f16.write_text(json.dumps(sweep))
-    timings = ("--triton", str(f16), "--triton", str(run / "triton-steady-f32.json"),
-               "--cuda-gemm", str(run / "cuda-gemm-timing.json"))
-    for plans, recorded, top1, top5 in (("planner-h200-transfer5-plans-2026-11-27.json", "comparison-steady.json", 15, 15),
-                                        ("planner-h200-transfer5-plans-calibrated-residuals-2026-11-27.json",
+    timings = ("--triton", str(f16), "--triton", str(run / "triton-steady-f32.json.gz"),
+               "--cuda-gemm", str(run / "cuda-gemm-timing.json.gz"))
+    for plans, recorded, top1, top5 in (("planner-h200-transfer5-plans-2026-11-27.json.gz", "comparison-steady.json", 15, 15),
+                                        ("planner-h200-transfer5-plans-calibrated-residuals-2026-11-27.json.gz",
                                          "comparison-steady-residuals.json", 16, 15)):
         _, rows = _compare(repo, tmp_path, *timings, plans_name=plans)
         assert rows == json.loads((run / recorded).read_text())
