@@ -75,7 +75,7 @@ absl::StatusOr<KernelInput> InputOf(const std::string& reader, const std::string
 // simulate(device, reader, path, contents, format, origin, sets, policy, suggest, any_target,
 // confirm, timeline, trace) -> (exit code, report JSON, timeline SVG, trace JSON): the analysis
 // pipeline (sim/pipeline) called with typed options, as `simulate --format json` runs it.
-std::tuple<int, std::string, std::string, std::string> Simulate(
+std::tuple<int, std::string, std::string, std::string> SimulateOf(
     const std::string& device_name, const std::string& reader, const std::string& path,
     std::optional<nb::bytes> contents, const std::string& format, const std::string& origin,
     const std::vector<std::string>& sets, const std::string& policy, bool suggest, bool any_target,
@@ -179,7 +179,7 @@ NB_MODULE(_ext, m) {
   using namespace scratchsim;
   m.doc() = "scratchsim's native core (use the scratchsim package)";
   nb::exception<Error>(m, "Error", PyExc_ValueError);
-  m.def("simulate", &Simulate, nb::arg("device"), nb::arg("reader"), nb::arg("path"), nb::arg("contents").none(),
+  m.def("simulate", &SimulateOf, nb::arg("device"), nb::arg("reader"), nb::arg("path"), nb::arg("contents").none(),
         nb::arg("format"), nb::arg("origin"), nb::arg("sets"), nb::arg("policy"), nb::arg("suggest"),
         nb::arg("any_target"), nb::arg("confirm"), nb::arg("timeline"), nb::arg("trace"));
   m.def("plan", &PlanOf, nb::arg("device"), nb::arg("reader"), nb::arg("path"), nb::arg("contents").none(),

@@ -181,7 +181,7 @@ def test_confirm_with_libtpu_settles_an_at_risk_kernel():
     # libtpu's verdict is the verdict; the model's stays beside it, and nothing is left to change
     r = _run_with_libtpu(_FLASH_AT_RISK)
     assert r["confirmation"]["model_verdict"] == "AT_RISK"
-    assert r["confirmation"]["verdict"] == "fits" and r["confirmation"]["confirmed_verdict"] == "FITS"
+    assert r["confirmation"]["outcome"] == "fits" and r["confirmation"]["confirmed_verdict"] == "FITS"
     assert r["verdict"] == "FITS" and not r["suggestions"]
     assert r["confirmation"]["scoped_vmem_bytes"] == 16703488
 
