@@ -211,12 +211,7 @@ def _flatten(jaxpr, region, env, regions, depth=0):
       sub_env = {var: sub_region.new_value(var.aval) for var in body.invars}
       regions.append((sub_region, body, sub_env))
       _flatten(body, sub_region, sub_env, regions, depth + 1)
-      outs = [region.new_value(v.aval) for v in eqn.outvars]
-      for ov, i in zip(eqn.outvars, outs):
-        env[ov] = i
-      region.ops.append((eqn.primitive.name, ins, outs, eqn))
-      continue
-    if kind == "branches" and depth < 50:
+    elif kind == "branches" and depth < 50:
       for br in subs:
         sub_region = _Region()
         sub_region.multiplier = region.multiplier
