@@ -138,9 +138,10 @@ absl::StatusOr<int> WhatIf(const ParsedFlags& flags, const DeviceModel& device, 
   ASSIGN_OR_RETURN(input.static_shared_bytes, flags.GetInt("static-smem", 0));
   ASSIGN_OR_RETURN(input.carveout_percent, flags.GetInt("carveout", -1));
   input.shared_memory_opt_in = !flags.Has("no-opt-in");
-  // The engine judges the launch; the calculator words its figures.
+  // The engine judges the launch; the calculator words the engine's figures, as Explain does.
   ASSIGN_OR_RETURN(const FitResult fit, EvaluateLaunch(device, input));
-  ASSIGN_OR_RETURN(Occupancy occupancy, ComputeOccupancy(device, input));
+  ASSIGN_OR_RETURN(const OccupancyCalculator calculator, OccupancyCalculator::Create(device));
+  Occupancy occupancy = calculator.Describe(input, fit.occupancy);
   const bool fits = fit.fits;
   if (flags.Get("format", "text") == "json") {
     Report report;
