@@ -1,0 +1,1065 @@
+"""Pallas TPU kernels of families the spill/VMEM model was never fitted on (issue 35): two sets of
+builders for bench/tpu/sweep_heldout.py, written for this project from the structure of public
+Pallas TPU kernels (no code taken from them).
+
+Every builder takes keyword parameters (limit= sets CompilerParams.vmem_limit_bytes; None leaves
+the generation's default scoped limit) and returns (fn, args): fn(*args) calls one pl.pallas_call;
+args are jax.ShapeDtypeStructs. build(kind, params) is the entry, as in tpu_kernels.py;
+shapes(set_name) lists (kind, params) of a set.
+
+Set "dev" (the families of the failure report; the coordinator may look at them):
+  swiglu_mlp         fused SwiGLU MLP: gate and up dots of a token block against an f-block of the
+                     weights, silu(gate) * up, the down dot accumulated over f blocks in f32 scratch
+                     (the gated MLP of MaxText / Gemma / Llama feed-forward kernels).
+  swiglu_mlp_buf1    the same with pipeline_mode=pl.Buffered(1) on the three weight operands (one
+                     VMEM copy of the weights: the resident-weight pattern of serving kernels).
+  rmsnorm_matmul     RMSNorm of a row block (f32 statistics, gamma) fused into the matmul that
+                     follows it (fused norm + projection kernels).
+  dwconv1d           depthwise causal conv1d over a whole sequence of odd length per channel block
+                     (Mamba's causal_conv1d structure: K shifted row windows times a per-channel tap).
+  running_argmax     argmax over a row's column blocks on a reduction grid axis, the running max and
+                     its index in two VMEM scratch buffers (f32 and int32).
+  transpose_add      o = x.T + y over 2-D tiles (the transposed-residual epilogue).
+  dequant_i8_matmul  bf16 activations times an int8 weight block converted to bf16 in the body,
+                     f32 accumulator, per-column f32 scale at the last k step (weight-only int8
+                     quantized matmul, as in JAX's quantized matmul examples / AQT serving kernels).
+  online_lse         log-sum-exp of each row over column blocks, running max and sum in scratch
+                     (the row statistics of flash attention's forward and of vocab-parallel losses).
+  layernorm_bwd      layer norm backward: dx per row block, dgamma and dbeta accumulated over the
+                     row grid axis into resident (1, d) outputs.
+  cumsum_carry       cumulative sum down the rows carried across row blocks in a (1, bd) scratch; the
+                     in-block prefix sum as a lower-triangular ones matmul (Mamba-2 SSD's chunked
+                     cumsum structure).
+  block_sparse_matmul  block-sparse matmul: the k blocks of each row block listed in SMEM by scalar
+                     prefetch (PrefetchScalarGridSpec), the index maps read them (splash attention /
+                     megablox style block lists).
+  manual_dma         input left in HBM (memory_space=pl.ANY), copied by pltpu.make_async_copy into two
+                     VMEM slots with two DMA semaphores, the next block's copy started before this
+                     one is waited on (the double buffering of ragged paged attention).
+  gelu_squeezed      tanh GELU over (batch, rows, cols) blocks whose batch dim is squeezed (None in
+                     block_shape), odd row and column counts.
+  add_rmsnorm_alias  residual add + RMSNorm writing the sum back over the residual and the norm over
+                     the input (input_output_aliases {0: 0, 1: 1}).
+  decode_attention   single-token (decode) multi-query attention over kv blocks with three scratch
+                     buffers m, l, acc (paged_attention's online softmax without the paging).
+
+Set "heldout" (never fitted on or tuned against; per-row results are not looked at by hand):
+  rope               rotary embedding of q and k head blocks: x * cos + roll(x, d/2) * signed sin
+                     (pltpu.roll on the lanes, the form TPU RoPE kernels take).
+  gqa_decode         grouped-query decode attention: a block of kv heads, each with its group of
+                     query heads, online softmax scratch per kv head (ragged/paged attention's GQA).
+  topk_mask          top-k of each row by k rounds of max, index by iota compare, mask to -inf
+                     (fori_loop) (the iterative top-k of sampling kernels).
+  dequant_group_matmul  int8 weights with one f32 scale per group of g input rows, dequantized per
+                     group inside the body and accumulated (per-group int8/int4 weight-only
+                     matmuls); a few int4 shapes.
+  matmul_bias_gelu   matmul with f32 accumulator and a bias + tanh GELU epilogue at the last k step.
+  moe_router         MoE router: logits = x @ w_router, softmax over experts, top-2 experts and
+                     their renormalized weights (MaxText / Mixtral routing), plus the probabilities.
+  cross_entropy      cross-entropy forward over vocab blocks: running max and sum in scratch, the
+                     label's logit picked by an iota compare (vocab-parallel / fused CE kernels).
+  local_attention    sliding-window causal attention: each query block against its own and the
+                     previous key block, masked to the window (Mistral / Gemma local attention).
+  rmsnorm_bwd        RMSNorm backward: dx per row block, dgamma accumulated over the row axis.
+  adamw              fused AdamW update: params, grads, two moments in, hyper-parameters in SMEM,
+                     params and moments written back aliased (optax fused-update kernels).
+  absmax_quant       per-row absmax int8 quantization: row max, scale, round, convert; int8 values
+                     and the f32 scale out (AQT / activation quantization).
+  softcap_attention  flash-style attention with logits soft-capped by cap * tanh(s / cap) (Gemma 2).
+  segment_sum        per-segment sums of rows as a one-hot (segments x rows) dot accumulated over
+                     row blocks (MoE combine / segment reductions).
+  conv2d_im2col      2-D convolution of a whole image per batch element: the kh x kw shifted
+                     windows concatenated on the lanes (im2col) and one dot per cout block.
+
+Public kernels whose structure these follow: jax.experimental.pallas.ops.tpu (flash_attention,
+paged_attention, ragged_paged_attention, splash_attention, megablox, matmul examples of the Pallas
+TPU docs), MaxText's kernels (gated MLP, RMSNorm, MoE routing), Mamba's causal_conv1d and Mamba-2
+SSD chunked scans, optax's fused optimizers, AQT quantization, Gemma 2's logit soft-capping.
+"""
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+S = jax.ShapeDtypeStruct
+MiB = 1 << 20
+F32 = jnp.float32
+I32 = jnp.int32
+DTYPES = {"f32": jnp.float32, "bf16": jnp.bfloat16, "i8": jnp.int8, "i4": jnp.int4}
+NEG = -1e30
+
+
+def _cp(limit, sem):
+  kw = {"dimension_semantics": tuple(sem)}
+  if limit:
+    kw["vmem_limit_bytes"] = int(limit)
+  return pltpu.CompilerParams(**kw)
+
+
+def _gelu(x):
+  return 0.5 * x * (1.0 + jnp.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
+
+
+def _silu(x):
+  return x / (1.0 + jnp.exp(-x))
+
+
+# =============================================================================================
+# Set A ("dev")
+
+
+def swiglu_mlp(tokens, d, f, bt, bf, dtype="bf16", buffered=None, limit=None):
+  dt = DTYPES[dtype]
+  nf = f // bf
+
+  def kernel(x_ref, wg_ref, wu_ref, wd_ref, o_ref, acc_ref):
+    j = pl.program_id(1)
+
+    @pl.when(j == 0)
+    def _():
+      acc_ref[...] = jnp.zeros_like(acc_ref)
+    x = x_ref[...]
+    g = jnp.dot(x, wg_ref[...], preferred_element_type=F32)
+    u = jnp.dot(x, wu_ref[...], preferred_element_type=F32)
+    h = (_silu(g) * u).astype(dt)
+    acc_ref[...] += jnp.dot(h, wd_ref[...], preferred_element_type=F32)
+
+    @pl.when(j == nf - 1)
+    def _():
+      o_ref[...] = acc_ref[...].astype(o_ref.dtype)
+
+  kw = {} if buffered is None else {"pipeline_mode": pl.Buffered(buffered)}
+
+  def fn(x, wg, wu, wd):
+    return pl.pallas_call(
+        kernel, out_shape=S((tokens, d), dt), grid=(tokens // bt, nf),
+        in_specs=[pl.BlockSpec((bt, d), lambda i, j: (i, 0)),
+                  pl.BlockSpec((d, bf), lambda i, j: (0, j), **kw),
+                  pl.BlockSpec((d, bf), lambda i, j: (0, j), **kw),
+                  pl.BlockSpec((bf, d), lambda i, j: (j, 0), **kw)],
+        out_specs=pl.BlockSpec((bt, d), lambda i, j: (i, 0)),
+        scratch_shapes=[pltpu.VMEM((bt, d), F32)],
+        compiler_params=_cp(limit, ("parallel", "arbitrary")), name="swiglu_mlp")(x, wg, wu, wd)
+  return fn, (S((tokens, d), dt), S((d, f), dt), S((d, f), dt), S((f, d), dt))
+
+
+def swiglu_mlp_buf1(tokens, d, f, bt, bf, dtype="bf16", limit=None):
+  return swiglu_mlp(tokens, d, f, bt, bf, dtype=dtype, buffered=1, limit=limit)
+
+
+def rmsnorm_matmul(rows, d, n, br, bn, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(x_ref, g_ref, w_ref, o_ref):
+    x = x_ref[...].astype(F32)
+    ms = jnp.mean(x * x, axis=-1, keepdims=True)
+    xn = (x * jax.lax.rsqrt(ms + 1e-6) * g_ref[...].astype(F32)).astype(dt)
+    o_ref[...] = jnp.dot(xn, w_ref[...], preferred_element_type=F32).astype(o_ref.dtype)
+
+  def fn(x, g, w):
+    return pl.pallas_call(
+        kernel, out_shape=S((rows, n), dt), grid=(rows // br, n // bn),
+        in_specs=[pl.BlockSpec((br, d), lambda i, j: (i, 0)), pl.BlockSpec((1, d), lambda i, j: (0, 0)),
+                  pl.BlockSpec((d, bn), lambda i, j: (0, j))],
+        out_specs=pl.BlockSpec((br, bn), lambda i, j: (i, j)),
+        compiler_params=_cp(limit, ("parallel", "parallel")), name="rmsnorm_matmul")(x, g, w)
+  return fn, (S((rows, d), dt), S((1, d), dt), S((d, n), dt))
+
+
+def dwconv1d(batch, length, ch, width, bc, dtype="f32", limit=None):
+  dt = DTYPES[dtype]
+  lo = length - width + 1
+
+  def kernel(x_ref, w_ref, o_ref):
+    w = w_ref[...].astype(F32)
+    acc = jnp.zeros((lo, bc), F32)
+    for k in range(width):
+      acc = acc + x_ref[pl.ds(k, lo), :].astype(F32) * w[k:k + 1, :]
+    o_ref[...] = acc.astype(o_ref.dtype)
+
+  def fn(x, w):
+    return pl.pallas_call(
+        kernel, out_shape=S((batch, lo, ch), dt), grid=(batch, ch // bc),
+        in_specs=[pl.BlockSpec((None, length, bc), lambda b, c: (b, 0, c)),
+                  pl.BlockSpec((width, bc), lambda b, c: (0, c))],
+        out_specs=pl.BlockSpec((None, lo, bc), lambda b, c: (b, 0, c)),
+        compiler_params=_cp(limit, ("parallel", "parallel")), name="dwconv1d")(x, w)
+  return fn, (S((batch, length, ch), dt), S((width, ch), dt))
+
+
+def running_argmax(rows, d, br, bk, dtype="f32", limit=None):
+  dt = DTYPES[dtype]
+  nk = d // bk
+
+  def kernel(x_ref, val_ref, idx_ref, m_ref, i_ref):
+    k = pl.program_id(1)
+
+    @pl.when(k == 0)
+    def _():
+      m_ref[...] = jnp.full(m_ref.shape, NEG, F32)
+      i_ref[...] = jnp.zeros(i_ref.shape, I32)
+    x = x_ref[...].astype(F32)
+    lm = jnp.max(x, axis=-1, keepdims=True)
+    col = jax.lax.broadcasted_iota(I32, x.shape, 1).astype(F32)
+    li = jnp.min(jnp.where(x == lm, col, float(bk)), axis=-1, keepdims=True)
+    li = li.astype(I32) + k * bk
+    better = lm > m_ref[...]
+    i_ref[...] = jnp.where(better, li, i_ref[...])
+    m_ref[...] = jnp.where(better, lm, m_ref[...])
+
+    @pl.when(k == nk - 1)
+    def _():
+      val_ref[...] = m_ref[...]
+      idx_ref[...] = i_ref[...]
+
+  def fn(x):
+    return pl.pallas_call(
+        kernel, out_shape=(S((rows, 1), F32), S((rows, 1), I32)), grid=(rows // br, nk),
+        in_specs=[pl.BlockSpec((br, bk), lambda i, k: (i, k))],
+        out_specs=(pl.BlockSpec((br, 1), lambda i, k: (i, 0)), pl.BlockSpec((br, 1), lambda i, k: (i, 0))),
+        scratch_shapes=[pltpu.VMEM((br, 1), F32), pltpu.VMEM((br, 1), I32)],
+        compiler_params=_cp(limit, ("parallel", "arbitrary")), name="running_argmax")(x)
+  return fn, (S((rows, d), dt),)
+
+
+def transpose_add(bm, bn, dtype="f32", limit=None):
+  dt = DTYPES[dtype]
+  m, n = 2 * bm, 2 * bn
+
+  def kernel(x_ref, y_ref, o_ref):
+    o_ref[...] = (x_ref[...].T.astype(F32) + y_ref[...].astype(F32)).astype(o_ref.dtype)
+
+  def fn(x, y):
+    return pl.pallas_call(
+        kernel, out_shape=S((n, m), dt), grid=(m // bm, n // bn),
+        in_specs=[pl.BlockSpec((bm, bn), lambda i, j: (i, j)), pl.BlockSpec((bn, bm), lambda i, j: (j, i))],
+        out_specs=pl.BlockSpec((bn, bm), lambda i, j: (j, i)),
+        compiler_params=_cp(limit, ("parallel", "parallel")), name="transpose_add")(x, y)
+  return fn, (S((m, n), dt), S((n, m), dt))
+
+
+def dequant_i8_matmul(bm, bn, bk, limit=None):
+  m, n, k = 2 * bm, 2 * bn, 2 * bk
+  nk = k // bk
+
+  def kernel(x_ref, w_ref, s_ref, o_ref, acc_ref):
+    kk = pl.program_id(2)
+
+    @pl.when(kk == 0)
+    def _():
+      acc_ref[...] = jnp.zeros_like(acc_ref)
+    w = w_ref[...].astype(F32).astype(jnp.bfloat16)
+    acc_ref[...] += jnp.dot(x_ref[...], w, preferred_element_type=F32)
+
+    @pl.when(kk == nk - 1)
+    def _():
+      o_ref[...] = (acc_ref[...] * s_ref[...]).astype(o_ref.dtype)
+
+  def fn(x, w, s):
+    return pl.pallas_call(
+        kernel, out_shape=S((m, n), jnp.bfloat16), grid=(m // bm, n // bn, nk),
+        in_specs=[pl.BlockSpec((bm, bk), lambda i, j, kk: (i, kk)), pl.BlockSpec((bk, bn), lambda i, j, kk: (kk, j)),
+                  pl.BlockSpec((1, bn), lambda i, j, kk: (0, j))],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j, kk: (i, j)),
+        scratch_shapes=[pltpu.VMEM((bm, bn), F32)],
+        compiler_params=_cp(limit, ("parallel", "parallel", "arbitrary")), name="dequant_i8_matmul")(x, w, s)
+  return fn, (S((m, k), jnp.bfloat16), S((k, n), jnp.int8), S((1, n), F32))
+
+
+def online_lse(rows, d, br, bk, dtype="f32", limit=None):
+  dt = DTYPES[dtype]
+  nk = d // bk
+
+  def kernel(x_ref, o_ref, m_ref, l_ref):
+    k = pl.program_id(1)
+
+    @pl.when(k == 0)
+    def _():
+      m_ref[...] = jnp.full(m_ref.shape, NEG, F32)
+      l_ref[...] = jnp.zeros(l_ref.shape, F32)
+    x = x_ref[...].astype(F32)
+    m_prev = m_ref[...]
+    m_new = jnp.maximum(m_prev, jnp.max(x, axis=-1, keepdims=True))
+    p = jnp.exp(x - m_new[:, :1])
+    l_ref[...] = l_ref[...] * jnp.exp(m_prev - m_new) + jnp.sum(p, axis=-1, keepdims=True)
+    m_ref[...] = m_new
+
+    @pl.when(k == nk - 1)
+    def _():
+      o_ref[...] = m_ref[:, :1] + jnp.log(l_ref[:, :1])
+
+  def fn(x):
+    return pl.pallas_call(
+        kernel, out_shape=S((rows, 1), F32), grid=(rows // br, nk),
+        in_specs=[pl.BlockSpec((br, bk), lambda i, k: (i, k))],
+        out_specs=pl.BlockSpec((br, 1), lambda i, k: (i, 0)),
+        scratch_shapes=[pltpu.VMEM((br, 128), F32), pltpu.VMEM((br, 128), F32)],
+        compiler_params=_cp(limit, ("parallel", "arbitrary")), name="online_lse")(x)
+  return fn, (S((rows, d), dt),)
+
+
+def layernorm_bwd(rows, d, br, dtype="f32", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(x_ref, dy_ref, mu_ref, rs_ref, g_ref, dx_ref, dg_ref, db_ref):
+    i = pl.program_id(0)
+
+    @pl.when(i == 0)
+    def _():
+      dg_ref[...] = jnp.zeros_like(dg_ref)
+      db_ref[...] = jnp.zeros_like(db_ref)
+    x = x_ref[...].astype(F32)
+    dy = dy_ref[...].astype(F32)
+    rs = rs_ref[...]
+    xhat = (x - mu_ref[...]) * rs
+    g = dy * g_ref[...].astype(F32)
+    c1 = jnp.mean(g, axis=-1, keepdims=True)
+    c2 = jnp.mean(g * xhat, axis=-1, keepdims=True)
+    dx_ref[...] = (rs * (g - c1 - xhat * c2)).astype(dx_ref.dtype)
+    dg_ref[...] += jnp.sum(dy * xhat, axis=0, keepdims=True)
+    db_ref[...] += jnp.sum(dy, axis=0, keepdims=True)
+
+  def fn(x, dy, mu, rs, g):
+    row = pl.BlockSpec((br, d), lambda i: (i, 0))
+    stat = pl.BlockSpec((br, 1), lambda i: (i, 0))
+    vec = pl.BlockSpec((1, d), lambda i: (0, 0))
+    return pl.pallas_call(
+        kernel, out_shape=(S((rows, d), dt), S((1, d), F32), S((1, d), F32)), grid=(rows // br,),
+        in_specs=[row, row, stat, stat, vec], out_specs=(row, vec, vec),
+        compiler_params=_cp(limit, ("arbitrary",)), name="layernorm_bwd")(x, dy, mu, rs, g)
+  return fn, (S((rows, d), dt), S((rows, d), dt), S((rows, 1), F32), S((rows, 1), F32), S((1, d), dt))
+
+
+def cumsum_carry(rows, d, br, bd, dtype="f32", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(x_ref, o_ref, c_ref):
+    r = pl.program_id(1)
+
+    @pl.when(r == 0)
+    def _():
+      c_ref[...] = jnp.zeros_like(c_ref)
+    ri = jax.lax.broadcasted_iota(I32, (br, br), 0)
+    ci = jax.lax.broadcasted_iota(I32, (br, br), 1)
+    tri = (ri >= ci).astype(dt)
+    cs = jnp.dot(tri, x_ref[...], preferred_element_type=F32) + c_ref[...]
+    o_ref[...] = cs.astype(o_ref.dtype)
+    c_ref[...] = cs[br - 1:br, :]
+
+  def fn(x):
+    return pl.pallas_call(
+        kernel, out_shape=S((rows, d), dt), grid=(d // bd, rows // br),
+        in_specs=[pl.BlockSpec((br, bd), lambda c, r: (r, c))],
+        out_specs=pl.BlockSpec((br, bd), lambda c, r: (r, c)),
+        scratch_shapes=[pltpu.VMEM((1, bd), F32)],
+        compiler_params=_cp(limit, ("parallel", "arbitrary")), name="cumsum_carry")(x)
+  return fn, (S((rows, d), dt),)
+
+
+def block_sparse_matmul(bm, bn, bk, nnz, nkb=8, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  m, n, k = 4 * bm, 2 * bn, nkb * bk
+  nm = m // bm
+
+  def kernel(idx_ref, x_ref, y_ref, o_ref, acc_ref):
+    t = pl.program_id(2)
+
+    @pl.when(t == 0)
+    def _():
+      acc_ref[...] = jnp.zeros_like(acc_ref)
+    acc_ref[...] += jnp.dot(x_ref[...], y_ref[...], preferred_element_type=F32)
+
+    @pl.when(t == nnz - 1)
+    def _():
+      o_ref[...] = acc_ref[...].astype(o_ref.dtype)
+
+  def fn(idx, x, y):
+    return pl.pallas_call(
+        kernel, out_shape=S((m, n), dt),
+        grid_spec=pltpu.PrefetchScalarGridSpec(
+            num_scalar_prefetch=1, grid=(nm, n // bn, nnz),
+            in_specs=[pl.BlockSpec((bm, bk), lambda i, j, t, idx: (i, idx[i * nnz + t])),
+                      pl.BlockSpec((bk, bn), lambda i, j, t, idx: (idx[i * nnz + t], j))],
+            out_specs=pl.BlockSpec((bm, bn), lambda i, j, t, idx: (i, j)),
+            scratch_shapes=[pltpu.VMEM((bm, bn), F32)]),
+        compiler_params=_cp(limit, ("parallel", "parallel", "arbitrary")), name="block_sparse_matmul")(idx, x, y)
+  return fn, (S((nm * nnz,), I32), S((m, k), dt), S((k, n), dt))
+
+
+def manual_dma(rows, d, br, dtype="f32", limit=None):
+  dt = DTYPES[dtype]
+  nb = rows // br
+
+  def kernel(x_hbm, o_ref, buf, sem):
+    i = pl.program_id(0)
+
+    def copy(step, slot):
+      return pltpu.make_async_copy(x_hbm.at[pl.ds(step * br, br)], buf.at[slot], sem.at[slot])
+
+    @pl.when(i == 0)
+    def _():
+      copy(0, 0).start()
+
+    @pl.when(i + 1 < nb)
+    def _():
+      copy(i + 1, (i + 1) % 2).start()
+    slot = i % 2
+    copy(i, slot).wait()
+    x = buf[slot].astype(F32)
+    o_ref[...] = (x * jax.lax.rsqrt(jnp.mean(x * x, axis=-1, keepdims=True) + 1e-6)).astype(o_ref.dtype)
+
+  def fn(x):
+    return pl.pallas_call(
+        kernel, out_shape=S((rows, d), dt), grid=(nb,),
+        in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+        out_specs=pl.BlockSpec((br, d), lambda i: (i, 0)),
+        scratch_shapes=[pltpu.VMEM((2, br, d), dt), pltpu.SemaphoreType.DMA((2,))],
+        compiler_params=_cp(limit, ("arbitrary",)), name="manual_dma")(x)
+  return fn, (S((rows, d), dt),)
+
+
+def gelu_squeezed(batch, rows, d, br, dtype="f32", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(x_ref, o_ref):
+    o_ref[...] = _gelu(x_ref[...].astype(F32)).astype(o_ref.dtype)
+
+  def fn(x):
+    return pl.pallas_call(
+        kernel, out_shape=S((batch, rows, d), dt), grid=(batch, rows // br),
+        in_specs=[pl.BlockSpec((None, br, d), lambda b, i: (b, i, 0))],
+        out_specs=pl.BlockSpec((None, br, d), lambda b, i: (b, i, 0)),
+        compiler_params=_cp(limit, ("parallel", "parallel")), name="gelu_squeezed")(x)
+  return fn, (S((batch, rows, d), dt),)
+
+
+def add_rmsnorm_alias(rows, d, br, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(x_ref, r_ref, g_ref, y_ref, ro_ref):
+    s = x_ref[...].astype(F32) + r_ref[...].astype(F32)
+    ro_ref[...] = s.astype(ro_ref.dtype)
+    ms = jnp.mean(s * s, axis=-1, keepdims=True)
+    y_ref[...] = (s * jax.lax.rsqrt(ms + 1e-6) * g_ref[...].astype(F32)).astype(y_ref.dtype)
+
+  def fn(x, r, g):
+    row = pl.BlockSpec((br, d), lambda i: (i, 0))
+    return pl.pallas_call(
+        kernel, out_shape=(S((rows, d), dt), S((rows, d), dt)), grid=(rows // br,),
+        in_specs=[row, row, pl.BlockSpec((1, d), lambda i: (0, 0))], out_specs=(row, row),
+        input_output_aliases={0: 0, 1: 1},
+        compiler_params=_cp(limit, ("parallel",)), name="add_rmsnorm_alias")(x, r, g)
+  return fn, (S((rows, d), dt), S((rows, d), dt), S((1, d), dt))
+
+
+def decode_attention(batch, heads, s, d, bk, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nk = s // bk
+
+  def kernel(q_ref, k_ref, v_ref, o_ref, m_ref, l_ref, acc_ref):
+    t = pl.program_id(1)
+
+    @pl.when(t == 0)
+    def _():
+      m_ref[...] = jnp.full(m_ref.shape, NEG, F32)
+      l_ref[...] = jnp.zeros(l_ref.shape, F32)
+      acc_ref[...] = jnp.zeros(acc_ref.shape, F32)
+    q = q_ref[...]
+    sc = jax.lax.dot_general(q, k_ref[...], (((1,), (1,)), ((), ())), preferred_element_type=F32) * 0.125
+    m_prev = m_ref[...]
+    m_new = jnp.maximum(m_prev, jnp.max(sc, axis=-1, keepdims=True))
+    p = jnp.exp(sc - m_new[:, :1])
+    alpha = jnp.exp(m_prev - m_new)
+    l_ref[...] = l_ref[...] * alpha + jnp.sum(p, axis=-1, keepdims=True)
+    acc_ref[...] = acc_ref[...] * alpha[:, :1] + jnp.dot(p.astype(dt), v_ref[...], preferred_element_type=F32)
+    m_ref[...] = m_new
+
+    @pl.when(t == nk - 1)
+    def _():
+      o_ref[...] = (acc_ref[...] / l_ref[:, :1]).astype(o_ref.dtype)
+
+  def fn(q, k, v):
+    kv = pl.BlockSpec((None, bk, d), lambda b, t: (b, t, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((batch, heads, d), dt), grid=(batch, nk),
+        in_specs=[pl.BlockSpec((None, heads, d), lambda b, t: (b, 0, 0)), kv, kv],
+        out_specs=pl.BlockSpec((None, heads, d), lambda b, t: (b, 0, 0)),
+        scratch_shapes=[pltpu.VMEM((heads, 128), F32), pltpu.VMEM((heads, 128), F32),
+                        pltpu.VMEM((heads, d), F32)],
+        compiler_params=_cp(limit, ("parallel", "arbitrary")), name="decode_attention")(q, k, v)
+  return fn, (S((batch, heads, d), dt), S((batch, s, d), dt), S((batch, s, d), dt))
+
+
+# =============================================================================================
+# Set B ("heldout")
+
+
+def rope(seq, q_heads, kv_heads, d, bt, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(q_ref, k_ref, c_ref, s_ref, qo_ref, ko_ref):
+    c = c_ref[...][None]
+    sn = s_ref[...][None]
+
+    def rot(x):
+      x = x.astype(F32)
+      return x * c + pltpu.roll(x, d // 2, 2) * sn
+    qo_ref[...] = rot(q_ref[...]).astype(qo_ref.dtype)
+    ko_ref[...] = rot(k_ref[...]).astype(ko_ref.dtype)
+
+  def fn(q, k, c, s):
+    tab = pl.BlockSpec((bt, d), lambda i: (i, 0))
+    qs = pl.BlockSpec((q_heads, bt, d), lambda i: (0, i, 0))
+    ks = pl.BlockSpec((kv_heads, bt, d), lambda i: (0, i, 0))
+    return pl.pallas_call(
+        kernel, out_shape=(S((q_heads, seq, d), dt), S((kv_heads, seq, d), dt)), grid=(seq // bt,),
+        in_specs=[qs, ks, tab, tab], out_specs=(qs, ks),
+        compiler_params=_cp(limit, ("parallel",)), name="rope")(q, k, c, s)
+  return fn, (S((q_heads, seq, d), dt), S((kv_heads, seq, d), dt), S((seq, d), F32), S((seq, d), F32))
+
+
+def gqa_decode(batch, kv_heads, group, s, d, bk, kvb, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nk = s // bk
+
+  def kernel(q_ref, k_ref, v_ref, o_ref, m_ref, l_ref, acc_ref):
+    t = pl.program_id(2)
+
+    @pl.when(t == 0)
+    def _():
+      m_ref[...] = jnp.full(m_ref.shape, NEG, F32)
+      l_ref[...] = jnp.zeros(l_ref.shape, F32)
+      acc_ref[...] = jnp.zeros(acc_ref.shape, F32)
+    for h in range(kvb):
+      sc = jax.lax.dot_general(q_ref[h], k_ref[h], (((1,), (1,)), ((), ())), preferred_element_type=F32)
+      m_prev = m_ref[h]
+      m_new = jnp.maximum(m_prev, jnp.max(sc, axis=-1, keepdims=True))
+      p = jnp.exp(sc - m_new[:, :1])
+      alpha = jnp.exp(m_prev - m_new)
+      l_ref[h] = l_ref[h] * alpha + jnp.sum(p, axis=-1, keepdims=True)
+      acc_ref[h] = acc_ref[h] * alpha[:, :1] + jnp.dot(p.astype(dt), v_ref[h], preferred_element_type=F32)
+      m_ref[h] = m_new
+
+    @pl.when(t == nk - 1)
+    def _():
+      o_ref[...] = (acc_ref[...] / l_ref[:, :, :1]).astype(o_ref.dtype)
+
+  def fn(q, k, v):
+    qs = pl.BlockSpec((None, kvb, group, d), lambda b, h, t: (b, h, 0, 0))
+    kv = pl.BlockSpec((None, kvb, bk, d), lambda b, h, t: (b, h, t, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((batch, kv_heads, group, d), dt), grid=(batch, kv_heads // kvb, nk),
+        in_specs=[qs, kv, kv], out_specs=qs,
+        scratch_shapes=[pltpu.VMEM((kvb, group, 128), F32), pltpu.VMEM((kvb, group, 128), F32),
+                        pltpu.VMEM((kvb, group, d), F32)],
+        compiler_params=_cp(limit, ("parallel", "parallel", "arbitrary")), name="gqa_decode")(q, k, v)
+  kvshape = S((batch, kv_heads, s, d), dt)
+  return fn, (S((batch, kv_heads, group, d), dt), kvshape, kvshape)
+
+
+def topk_mask(rows, d, br, k, dtype="f32", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(x_ref, v_ref, i_ref):
+    x = x_ref[...].astype(F32)
+    col = jax.lax.broadcasted_iota(I32, (br, d), 1).astype(F32)
+    kcol = jax.lax.broadcasted_iota(I32, (br, k), 1)
+
+    def body(t, carry):
+      x, vals, idxs = carry
+      m = jnp.max(x, axis=-1, keepdims=True)
+      i = jnp.min(jnp.where(x == m, col, float(d)), axis=-1, keepdims=True)
+      vals = jnp.where(kcol == t, m, vals)
+      idxs = jnp.where(kcol == t, i, idxs)
+      x = jnp.where(col == i, NEG, x)
+      return x, vals, idxs
+    _, vals, idxs = jax.lax.fori_loop(0, k, body, (x, jnp.zeros((br, k), F32), jnp.zeros((br, k), F32)))
+    v_ref[...] = vals
+    i_ref[...] = idxs.astype(I32)
+
+  def fn(x):
+    return pl.pallas_call(
+        kernel, out_shape=(S((rows, k), F32), S((rows, k), I32)), grid=(rows // br,),
+        in_specs=[pl.BlockSpec((br, d), lambda i: (i, 0))],
+        out_specs=(pl.BlockSpec((br, k), lambda i: (i, 0)), pl.BlockSpec((br, k), lambda i: (i, 0))),
+        compiler_params=_cp(limit, ("parallel",)), name="topk_mask")(x)
+  return fn, (S((rows, d), dt),)
+
+
+def dequant_group_matmul(bm, bn, bk, group, wdtype="i8", limit=None):
+  wt = DTYPES[wdtype]
+  m, n, k = 2 * bm, 2 * bn, 2 * bk
+  nk, ng = k // bk, bk // group
+
+  def kernel(x_ref, w_ref, s_ref, o_ref, acc_ref):
+    kk = pl.program_id(2)
+
+    @pl.when(kk == 0)
+    def _():
+      acc_ref[...] = jnp.zeros_like(acc_ref)
+    sc = s_ref[...]
+    part = jnp.zeros(acc_ref.shape, F32)
+    for gi in range(ng):
+      w = w_ref[pl.ds(gi * group, group), :].astype(F32).astype(jnp.bfloat16)
+      part = part + jnp.dot(x_ref[:, pl.ds(gi * group, group)], w, preferred_element_type=F32) * sc[gi:gi + 1, :]
+    acc_ref[...] += part
+
+    @pl.when(kk == nk - 1)
+    def _():
+      o_ref[...] = acc_ref[...].astype(o_ref.dtype)
+
+  def fn(x, w, s):
+    return pl.pallas_call(
+        kernel, out_shape=S((m, n), jnp.bfloat16), grid=(m // bm, n // bn, nk),
+        in_specs=[pl.BlockSpec((bm, bk), lambda i, j, kk: (i, kk)), pl.BlockSpec((bk, bn), lambda i, j, kk: (kk, j)),
+                  pl.BlockSpec((None, ng, bn), lambda i, j, kk: (kk, 0, j))],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j, kk: (i, j)),
+        scratch_shapes=[pltpu.VMEM((bm, bn), F32)],
+        compiler_params=_cp(limit, ("parallel", "parallel", "arbitrary")), name="dequant_group_matmul")(x, w, s)
+  return fn, (S((m, k), jnp.bfloat16), S((k, n), wt), S((nk, ng, n), F32))
+
+
+def matmul_bias_gelu(bm, bn, bk, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  m, n, k = 2 * bm, 2 * bn, 2 * bk
+  nk = k // bk
+
+  def kernel(x_ref, w_ref, b_ref, o_ref, acc_ref):
+    kk = pl.program_id(2)
+
+    @pl.when(kk == 0)
+    def _():
+      acc_ref[...] = jnp.zeros_like(acc_ref)
+    acc_ref[...] += jnp.dot(x_ref[...], w_ref[...], preferred_element_type=F32)
+
+    @pl.when(kk == nk - 1)
+    def _():
+      o_ref[...] = _gelu(acc_ref[...] + b_ref[...].astype(F32)).astype(o_ref.dtype)
+
+  def fn(x, w, b):
+    return pl.pallas_call(
+        kernel, out_shape=S((m, n), dt), grid=(m // bm, n // bn, nk),
+        in_specs=[pl.BlockSpec((bm, bk), lambda i, j, kk: (i, kk)), pl.BlockSpec((bk, bn), lambda i, j, kk: (kk, j)),
+                  pl.BlockSpec((1, bn), lambda i, j, kk: (0, j))],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j, kk: (i, j)),
+        scratch_shapes=[pltpu.VMEM((bm, bn), F32)],
+        compiler_params=_cp(limit, ("parallel", "parallel", "arbitrary")), name="matmul_bias_gelu")(x, w, b)
+  return fn, (S((m, k), dt), S((k, n), dt), S((1, n), dt))
+
+
+def moe_router(tokens, d, experts, bt, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(x_ref, w_ref, p_ref, tw_ref, ti_ref):
+    logits = jnp.dot(x_ref[...], w_ref[...], preferred_element_type=F32)
+    e = jnp.exp(logits - jnp.max(logits, axis=-1, keepdims=True))
+    probs = e / jnp.sum(e, axis=-1, keepdims=True)
+    p_ref[...] = probs
+    col = jax.lax.broadcasted_iota(I32, probs.shape, 1).astype(F32)
+    m1 = jnp.max(probs, axis=-1, keepdims=True)
+    i1 = jnp.min(jnp.where(probs == m1, col, float(experts)), axis=-1, keepdims=True)
+    rest = jnp.where(col == i1, -1.0, probs)
+    m2 = jnp.max(rest, axis=-1, keepdims=True)
+    i2 = jnp.min(jnp.where(rest == m2, col, float(experts)), axis=-1, keepdims=True)
+    two = jax.lax.broadcasted_iota(I32, (bt, 2), 1)
+    tot = m1 + m2
+    tw_ref[...] = jnp.where(two == 0, m1 / tot, m2 / tot)
+    ti_ref[...] = jnp.where(two == 0, i1, i2).astype(I32)
+
+  def fn(x, w):
+    return pl.pallas_call(
+        kernel, out_shape=(S((tokens, experts), F32), S((tokens, 2), F32), S((tokens, 2), I32)),
+        grid=(tokens // bt,),
+        in_specs=[pl.BlockSpec((bt, d), lambda i: (i, 0)), pl.BlockSpec((d, experts), lambda i: (0, 0))],
+        out_specs=(pl.BlockSpec((bt, experts), lambda i: (i, 0)), pl.BlockSpec((bt, 2), lambda i: (i, 0)),
+                   pl.BlockSpec((bt, 2), lambda i: (i, 0))),
+        compiler_params=_cp(limit, ("parallel",)), name="moe_router")(x, w)
+  return fn, (S((tokens, d), dt), S((d, experts), dt))
+
+
+def cross_entropy(rows, vocab, br, bv, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nv = vocab // bv
+
+  def kernel(x_ref, lab_ref, o_ref, m_ref, l_ref, t_ref):
+    j = pl.program_id(1)
+
+    @pl.when(j == 0)
+    def _():
+      m_ref[...] = jnp.full(m_ref.shape, NEG, F32)
+      l_ref[...] = jnp.zeros(l_ref.shape, F32)
+      t_ref[...] = jnp.zeros(t_ref.shape, F32)
+    x = x_ref[...].astype(F32)
+    col = jax.lax.broadcasted_iota(I32, x.shape, 1) + j * bv
+    t_ref[...] += jnp.sum(jnp.where(col == lab_ref[...], x, 0.0), axis=-1, keepdims=True)
+    m_prev = m_ref[...]
+    m_new = jnp.maximum(m_prev, jnp.max(x, axis=-1, keepdims=True))
+    l_ref[...] = l_ref[...] * jnp.exp(m_prev - m_new) + jnp.sum(jnp.exp(x - m_new), axis=-1, keepdims=True)
+    m_ref[...] = m_new
+
+    @pl.when(j == nv - 1)
+    def _():
+      o_ref[...] = m_ref[...] + jnp.log(l_ref[...]) - t_ref[...]
+
+  def fn(x, lab):
+    col = pl.BlockSpec((br, 1), lambda i, j: (i, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((rows, 1), F32), grid=(rows // br, nv),
+        in_specs=[pl.BlockSpec((br, bv), lambda i, j: (i, j)), col], out_specs=col,
+        scratch_shapes=[pltpu.VMEM((br, 1), F32)] * 3,
+        compiler_params=_cp(limit, ("parallel", "arbitrary")), name="cross_entropy")(x, lab)
+  return fn, (S((rows, vocab), dt), S((rows, 1), I32))
+
+
+def local_attention(heads, s, d, bq, window, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(q_ref, k_ref, v_ref, o_ref, m_ref, l_ref, acc_ref):
+    i, t = pl.program_id(1), pl.program_id(2)
+    kb = i - 1 + t
+
+    @pl.when(t == 0)
+    def _():
+      m_ref[...] = jnp.full(m_ref.shape, NEG, F32)
+      l_ref[...] = jnp.zeros(l_ref.shape, F32)
+      acc_ref[...] = jnp.zeros(acc_ref.shape, F32)
+
+    @pl.when(kb >= 0)
+    def _():
+      sc = jax.lax.dot_general(q_ref[...], k_ref[...], (((1,), (1,)), ((), ())), preferred_element_type=F32)
+      qp = i * bq + jax.lax.broadcasted_iota(I32, sc.shape, 0)
+      kp = kb * bq + jax.lax.broadcasted_iota(I32, sc.shape, 1)
+      sc = jnp.where((kp <= qp) & (kp > qp - window), sc * 0.125, NEG)
+      m_prev = m_ref[...]
+      m_new = jnp.maximum(m_prev, jnp.max(sc, axis=-1, keepdims=True))
+      p = jnp.exp(sc - m_new[:, :1])
+      alpha = jnp.exp(m_prev - m_new)
+      l_ref[...] = l_ref[...] * alpha + jnp.sum(p, axis=-1, keepdims=True)
+      acc_ref[...] = acc_ref[...] * alpha[:, :1] + jnp.dot(p.astype(dt), v_ref[...], preferred_element_type=F32)
+      m_ref[...] = m_new
+
+    @pl.when(t == 1)
+    def _():
+      o_ref[...] = (acc_ref[...] / l_ref[:, :1]).astype(o_ref.dtype)
+
+  def fn(q, k, v):
+    qs = pl.BlockSpec((None, bq, d), lambda h, i, t: (h, i, 0))
+    kv = pl.BlockSpec((None, bq, d), lambda h, i, t: (h, jnp.maximum(i - 1 + t, 0), 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((heads, s, d), dt), grid=(heads, s // bq, 2),
+        in_specs=[qs, kv, kv], out_specs=qs,
+        scratch_shapes=[pltpu.VMEM((bq, 128), F32), pltpu.VMEM((bq, 128), F32), pltpu.VMEM((bq, d), F32)],
+        compiler_params=_cp(limit, ("parallel", "parallel", "arbitrary")), name="local_attention")(q, k, v)
+  a = S((heads, s, d), dt)
+  return fn, (a, a, a)
+
+
+def rmsnorm_bwd(rows, d, br, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(x_ref, dy_ref, rs_ref, g_ref, dx_ref, dg_ref):
+    i = pl.program_id(0)
+
+    @pl.when(i == 0)
+    def _():
+      dg_ref[...] = jnp.zeros_like(dg_ref)
+    x = x_ref[...].astype(F32)
+    dy = dy_ref[...].astype(F32)
+    rs = rs_ref[...]
+    xhat = x * rs
+    g = dy * g_ref[...].astype(F32)
+    c = jnp.mean(g * xhat, axis=-1, keepdims=True)
+    dx_ref[...] = (rs * (g - xhat * c)).astype(dx_ref.dtype)
+    dg_ref[...] += jnp.sum(dy * xhat, axis=0, keepdims=True)
+
+  def fn(x, dy, rs, g):
+    row = pl.BlockSpec((br, d), lambda i: (i, 0))
+    vec = pl.BlockSpec((1, d), lambda i: (0, 0))
+    return pl.pallas_call(
+        kernel, out_shape=(S((rows, d), dt), S((1, d), F32)), grid=(rows // br,),
+        in_specs=[row, row, pl.BlockSpec((br, 1), lambda i: (i, 0)), vec], out_specs=(row, vec),
+        compiler_params=_cp(limit, ("arbitrary",)), name="rmsnorm_bwd")(x, dy, rs, g)
+  return fn, (S((rows, d), dt), S((rows, d), dt), S((rows, 1), F32), S((1, d), dt))
+
+
+def adamw(rows, d, br, gdtype="bf16", limit=None):
+  gt = DTYPES[gdtype]
+
+  def kernel(h_ref, p_ref, g_ref, m_ref, v_ref, po_ref, mo_ref, vo_ref):
+    lr, b1, b2, wd = h_ref[0], h_ref[1], h_ref[2], h_ref[3]
+    c1, c2 = h_ref[4], h_ref[5]
+    g = g_ref[...].astype(F32)
+    m = b1 * m_ref[...] + (1.0 - b1) * g
+    v = b2 * v_ref[...] + (1.0 - b2) * g * g
+    p = p_ref[...]
+    upd = (m * c1) * jax.lax.rsqrt(v * c2 + 1e-16) + wd * p
+    po_ref[...] = p - lr * upd
+    mo_ref[...] = m
+    vo_ref[...] = v
+
+  def fn(h, p, g, m, v):
+    row = pl.BlockSpec((br, d), lambda i: (i, 0))
+    f = S((rows, d), F32)
+    return pl.pallas_call(
+        kernel, out_shape=(f, f, f), grid=(rows // br,),
+        in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM), row, row, row, row], out_specs=(row, row, row),
+        input_output_aliases={1: 0, 3: 1, 4: 2},
+        compiler_params=_cp(limit, ("parallel",)), name="adamw")(h, p, g, m, v)
+  f = S((rows, d), F32)
+  return fn, (S((8,), F32), f, S((rows, d), gt), f, f)
+
+
+def absmax_quant(rows, d, br, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(x_ref, q_ref, s_ref):
+    x = x_ref[...].astype(F32)
+    amax = jnp.max(jnp.abs(x), axis=-1, keepdims=True)
+    scale = jnp.maximum(amax, 1e-8) / 127.0
+    q = jnp.clip(jnp.round(x / scale), -127.0, 127.0)
+    q_ref[...] = q.astype(I32).astype(jnp.int8)
+    s_ref[...] = scale
+
+  def fn(x):
+    return pl.pallas_call(
+        kernel, out_shape=(S((rows, d), jnp.int8), S((rows, 1), F32)), grid=(rows // br,),
+        in_specs=[pl.BlockSpec((br, d), lambda i: (i, 0))],
+        out_specs=(pl.BlockSpec((br, d), lambda i: (i, 0)), pl.BlockSpec((br, 1), lambda i: (i, 0))),
+        compiler_params=_cp(limit, ("parallel",)), name="absmax_quant")(x)
+  return fn, (S((rows, d), dt),)
+
+
+def softcap_attention(heads, s, d, bq, bk, cap=50.0, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nk = s // bk
+
+  def kernel(q_ref, k_ref, v_ref, o_ref, m_ref, l_ref, acc_ref):
+    t = pl.program_id(2)
+
+    @pl.when(t == 0)
+    def _():
+      m_ref[...] = jnp.full(m_ref.shape, NEG, F32)
+      l_ref[...] = jnp.zeros(l_ref.shape, F32)
+      acc_ref[...] = jnp.zeros(acc_ref.shape, F32)
+    sc = jax.lax.dot_general(q_ref[...], k_ref[...], (((1,), (1,)), ((), ())), preferred_element_type=F32)
+    sc = cap * jnp.tanh(sc * (0.125 / cap))
+    m_prev = m_ref[...]
+    m_new = jnp.maximum(m_prev, jnp.max(sc, axis=-1, keepdims=True))
+    p = jnp.exp(sc - m_new[:, :1])
+    alpha = jnp.exp(m_prev - m_new)
+    l_ref[...] = l_ref[...] * alpha + jnp.sum(p, axis=-1, keepdims=True)
+    acc_ref[...] = acc_ref[...] * alpha[:, :1] + jnp.dot(p.astype(dt), v_ref[...], preferred_element_type=F32)
+    m_ref[...] = m_new
+
+    @pl.when(t == nk - 1)
+    def _():
+      o_ref[...] = (acc_ref[...] / l_ref[:, :1]).astype(o_ref.dtype)
+
+  def fn(q, k, v):
+    qs = pl.BlockSpec((None, bq, d), lambda h, i, t: (h, i, 0))
+    kv = pl.BlockSpec((None, bk, d), lambda h, i, t: (h, t, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((heads, s, d), dt), grid=(heads, s // bq, nk),
+        in_specs=[qs, kv, kv], out_specs=qs,
+        scratch_shapes=[pltpu.VMEM((bq, 128), F32), pltpu.VMEM((bq, 128), F32), pltpu.VMEM((bq, d), F32)],
+        compiler_params=_cp(limit, ("parallel", "parallel", "arbitrary")), name="softcap_attention")(q, k, v)
+  a = S((heads, s, d), dt)
+  return fn, (a, a, a)
+
+
+def segment_sum(rows, d, segments, br, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(seg_ref, x_ref, o_ref):
+    i = pl.program_id(0)
+
+    @pl.when(i == 0)
+    def _():
+      o_ref[...] = jnp.zeros_like(o_ref)
+    onehot = (jax.lax.broadcasted_iota(I32, (segments, br), 0) == seg_ref[...]).astype(dt)
+    o_ref[...] += jnp.dot(onehot, x_ref[...], preferred_element_type=F32)
+
+  def fn(seg, x):
+    return pl.pallas_call(
+        kernel, out_shape=S((segments, d), F32), grid=(rows // br,),
+        in_specs=[pl.BlockSpec((1, br), lambda i: (0, i)), pl.BlockSpec((br, d), lambda i: (i, 0))],
+        out_specs=pl.BlockSpec((segments, d), lambda i: (0, 0)),
+        compiler_params=_cp(limit, ("arbitrary",)), name="segment_sum")(seg, x)
+  return fn, (S((1, rows), I32), S((rows, d), dt))
+
+
+def conv2d_im2col(batch, h, w, cin, cout, bco, kh=3, kw=3, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  hp, wp = h + kh - 1, w + kw - 1
+
+  def kernel(x_ref, w_ref, o_ref):
+    cols = [x_ref[pl.ds(dy, h), pl.ds(dx, w), :].reshape(h * w, cin) for dy in range(kh) for dx in range(kw)]
+    patches = jnp.concatenate(cols, axis=-1)
+    o_ref[...] = jnp.dot(patches, w_ref[...], preferred_element_type=F32).astype(o_ref.dtype)
+
+  def fn(x, wt):
+    return pl.pallas_call(
+        kernel, out_shape=S((batch, h * w, cout), dt), grid=(batch, cout // bco),
+        in_specs=[pl.BlockSpec((None, hp, wp, cin), lambda b, c: (b, 0, 0, 0)),
+                  pl.BlockSpec((kh * kw * cin, bco), lambda b, c: (0, c))],
+        out_specs=pl.BlockSpec((None, h * w, bco), lambda b, c: (b, 0, c)),
+        compiler_params=_cp(limit, ("parallel", "parallel")), name="conv2d_im2col")(x, wt)
+  return fn, (S((batch, hp, wp, cin), dt), S((kh * kw * cin, cout), dt))
+
+
+DEV = [swiglu_mlp, swiglu_mlp_buf1, rmsnorm_matmul, dwconv1d, running_argmax, transpose_add, dequant_i8_matmul,
+       online_lse, layernorm_bwd, cumsum_carry, block_sparse_matmul, manual_dma, gelu_squeezed, add_rmsnorm_alias,
+       decode_attention]
+HELDOUT = [rope, gqa_decode, topk_mask, dequant_group_matmul, matmul_bias_gelu, moe_router, cross_entropy,
+           local_attention, rmsnorm_bwd, adamw, absmax_quant, softcap_attention, segment_sum, conv2d_im2col]
+BUILDERS = {f.__name__: f for f in DEV + HELDOUT}
+
+
+def build(kind, params):
+  return BUILDERS[kind](**params)
+
+
+# =============================================================================================
+# the shapes of each set (every family from small streaming blocks to blocks past the default
+# scoped limit; a few past the raised limit too)
+
+
+def _rows(kind, keys, tuples, **fixed):
+  out = []
+  for t in tuples:
+    p = dict(fixed)
+    p.update(zip(keys, t))
+    out.append((kind, p))
+  return out
+
+
+def dev_shapes():
+  s = []
+  s += _rows("swiglu_mlp", ("d", "f", "bt", "bf", "dtype"), [
+      (512, 2048, 128, 256, "bf16"), (1024, 4096, 256, 512, "bf16"), (1024, 4096, 512, 1024, "bf16"),
+      (2048, 8192, 256, 512, "bf16"), (2048, 8192, 512, 1024, "bf16"), (1536, 6144, 384, 768, "bf16"),
+      (4096, 8192, 256, 512, "bf16"), (1024, 4096, 256, 512, "f32")],
+      tokens=2048)
+  s += _rows("swiglu_mlp_buf1", ("d", "f", "bt", "bf"), [
+      (512, 2048, 256, 2048), (1024, 4096, 256, 4096), (1024, 4096, 256, 512), (2048, 8192, 512, 1024),
+      (768, 3072, 128, 3072), (1024, 2048, 1024, 2048), (4096, 4096, 256, 1024)],
+      tokens=2048)
+  s += _rows("rmsnorm_matmul", ("d", "n", "br", "bn", "dtype"), [
+      (1024, 1024, 128, 256, "bf16"), (1024, 4096, 256, 1024, "bf16"), (2048, 4096, 512, 512, "bf16"),
+      (4096, 4096, 256, 1024, "bf16"), (8192, 2048, 256, 512, "bf16"),
+      (1536, 3072, 512, 768, "bf16"), (2048, 2048, 1024, 2048, "f32"), (768, 1536, 512, 384, "bf16")],
+      rows=4096)
+  s += _rows("dwconv1d", ("batch", "length", "ch", "width", "bc", "dtype"), [
+      (2, 999, 512, 4, 128, "f32"), (2, 999, 512, 4, 512, "f32"), (2, 1001, 1024, 4, 256, "bf16"),
+      (1, 4095, 256, 4, 256, "f32"), (1, 4097, 512, 4, 512, "bf16"), (4, 513, 2048, 3, 1024, "f32"),
+      (1, 8191, 256, 4, 128, "f32"), (2, 2047, 768, 5, 768, "bf16")])
+  s += _rows("running_argmax", ("d", "br", "bk", "dtype"), [
+      (4096, 128, 512, "f32"), (4096, 256, 1024, "f32"), (8192, 512, 2048, "f32"), (32768, 256, 4096, "f32"),
+      (8192, 64, 8192, "bf16"), (4096, 512, 4096, "bf16"), (32768, 512, 4096, "f32")], rows=4096)
+  s += _rows("transpose_add", ("bm", "bn", "dtype"), [
+      (128, 256, "f32"), (256, 512, "f32"), (512, 512, "bf16"), (512, 1024, "f32"), (1024, 1024, "f32"),
+      (1024, 2048, "bf16"), (2048, 1024, "f32"), (384, 640, "f32")])
+  s += _rows("dequant_i8_matmul", ("bm", "bn", "bk"), [
+      (128, 256, 256), (256, 512, 512), (512, 512, 1024), (512, 1024, 512), (1024, 1024, 1024),
+      (256, 2048, 2048), (1024, 2048, 512), (384, 768, 1536), (2048, 1024, 1024)])
+  s += _rows("online_lse", ("d", "br", "bk", "dtype"), [
+      (8192, 128, 1024, "f32"), (8192, 256, 2048, "f32"), (32768, 256, 4096, "bf16"), (65536, 1024, 4096, "bf16"),
+      (16384, 1024, 2048, "f32"), (8192, 64, 8192, "f32"), (4096, 512, 512, "f32")], rows=4096)
+  s += _rows("layernorm_bwd", ("d", "br", "dtype"), [
+      (512, 256, "f32"), (1024, 512, "f32"), (2048, 256, "bf16"), (4096, 256, "f32"), (4096, 512, "bf16"),
+      (8192, 256, "f32"), (1000, 1024, "f32"), (3072, 1024, "f32")], rows=8192)
+  s += _rows("cumsum_carry", ("br", "bd", "dtype"), [
+      (128, 512, "f32"), (256, 512, "f32"), (512, 1024, "f32"), (1024, 1024, "f32"), (256, 2048, "bf16"),
+      (1024, 2048, "bf16"), (512, 4096, "f32"), (128, 128, "f32")], rows=8192)
+  for _, p in s[-8:]:
+    p["d"] = 2 * p["bd"]
+  s += _rows("block_sparse_matmul", ("bm", "bn", "bk", "nnz", "dtype"), [
+      (128, 128, 256, 2, "bf16"), (256, 256, 512, 3, "bf16"), (512, 512, 512, 4, "bf16"), (512, 1024, 1024, 2, "bf16"),
+      (1024, 1024, 512, 3, "bf16"), (256, 2048, 1024, 4, "bf16"), (1024, 1024, 2048, 2, "bf16"),
+      (512, 512, 1024, 5, "f32"), (2048, 512, 512, 3, "bf16")])
+  s += _rows("manual_dma", ("rows", "d", "br", "dtype"), [
+      (4096, 512, 128, "f32"), (4096, 1024, 256, "f32"), (8192, 2048, 512, "bf16"), (8192, 4096, 512, "f32"),
+      (8192, 4096, 1024, "f32"), (16384, 8192, 256, "bf16"), (4096, 8192, 1024, "f32"), (4096, 1000, 256, "f32"),
+      (8192, 2048, 2048, "f32")])
+  s += _rows("gelu_squeezed", ("batch", "rows", "d", "br", "dtype"), [
+      (3, 1000, 333, 1000, "f32"), (2, 1000, 1000, 200, "f32"), (4, 999, 130, 999, "bf16"),
+      (2, 4000, 520, 800, "bf16"), (3, 2000, 3000, 400, "f32"), (2, 3000, 1000, 600, "f32"),
+      (5, 777, 4096, 777, "f32"), (2, 8000, 1000, 4000, "bf16"), (2, 1000, 2047, 1000, "f32")])
+  s += _rows("add_rmsnorm_alias", ("d", "br", "dtype"), [
+      (512, 256, "bf16"), (1024, 512, "bf16"), (2048, 1024, "bf16"), (4096, 512, "f32"), (4096, 1024, "bf16"),
+      (8192, 512, "bf16"), (1536, 2048, "bf16"), (5120, 256, "f32")], rows=8192)
+  s += _rows("decode_attention", ("batch", "heads", "s", "d", "bk", "dtype"), [
+      (4, 8, 4096, 128, 256, "bf16"), (4, 16, 4096, 128, 1024, "bf16"), (2, 32, 8192, 128, 2048, "bf16"),
+      (2, 64, 8192, 128, 4096, "bf16"), (2, 16, 16384, 256, 4096, "bf16"), (4, 8, 8192, 64, 8192, "bf16"),
+      (2, 128, 8192, 128, 2048, "bf16"), (1, 16, 32768, 128, 16384, "f32"), (4, 40, 4096, 128, 512, "bf16")])
+  return s
+
+
+def heldout_shapes():
+  s = []
+  s += _rows("rope", ("seq", "q_heads", "kv_heads", "d", "bt", "dtype"), [
+      (2048, 8, 1, 128, 128, "bf16"), (2048, 8, 2, 128, 256, "bf16"), (4096, 16, 4, 128, 512, "bf16"),
+      (4096, 32, 8, 128, 512, "bf16"), (8192, 64, 8, 128, 512, "bf16"), (2048, 16, 16, 256, 256, "bf16"),
+      (4096, 8, 8, 64, 512, "f32"), (4096, 16, 16, 128, 256, "f32")])
+  s += _rows("gqa_decode", ("batch", "kv_heads", "group", "s", "d", "bk", "kvb"), [
+      (4, 8, 4, 4096, 128, 512, 1), (4, 8, 4, 4096, 128, 512, 2), (4, 8, 8, 8192, 128, 1024, 4),
+      (2, 8, 8, 8192, 128, 2048, 8), (2, 4, 16, 16384, 128, 4096, 4), (4, 16, 2, 4096, 128, 512, 4),
+      (2, 8, 4, 8192, 256, 2048, 2), (2, 8, 8, 32768, 128, 4096, 4), (4, 2, 6, 4096, 128, 1024, 2)])
+  s += _rows("topk_mask", ("d", "br", "k", "dtype"), [
+      (1024, 128, 4, "f32"), (1024, 256, 8, "f32"), (4096, 128, 8, "f32"), (4096, 256, 16, "f32"),
+      (8192, 256, 8, "bf16"), (32768, 64, 8, "f32"), (2000, 512, 4, "f32"), (4096, 512, 32, "f32")], rows=4096)
+  s += _rows("dequant_group_matmul", ("bm", "bn", "bk", "group", "wdtype"), [
+      (128, 256, 512, 128, "i8"), (256, 512, 512, 128, "i8"), (256, 512, 1024, 256, "i8"),
+      (512, 1024, 1024, 128, "i8"), (1024, 1024, 1024, 256, "i8"), (512, 2048, 2048, 512, "i8"),
+      (1024, 2048, 512, 128, "i8"), (256, 512, 512, 128, "i4"), (512, 1024, 1024, 128, "i4")])
+  s += _rows("matmul_bias_gelu", ("bm", "bn", "bk", "dtype"), [
+      (128, 128, 256, "bf16"), (256, 512, 512, "bf16"), (512, 512, 1024, "bf16"), (512, 1024, 512, "bf16"),
+      (1024, 1024, 1024, "bf16"), (1024, 2048, 512, "bf16"), (384, 1152, 768, "bf16"), (512, 512, 512, "f32"),
+      (1024, 1024, 512, "f32")])
+  s += _rows("moe_router", ("tokens", "d", "experts", "bt", "dtype"), [
+      (4096, 1024, 8, 256, "bf16"), (4096, 2048, 8, 512, "bf16"), (4096, 4096, 16, 512, "bf16"),
+      (4096, 4096, 64, 1024, "bf16"), (8192, 2048, 128, 512, "bf16"), (8192, 4096, 256, 1024, "bf16"),
+      (4096, 7168, 256, 512, "bf16"), (4096, 1024, 60, 256, "f32")])
+  s += _rows("cross_entropy", ("rows", "vocab", "br", "bv", "dtype"), [
+      (2048, 32768, 128, 1024, "bf16"), (2048, 32768, 256, 2048, "bf16"), (2048, 32000, 256, 3200, "bf16"),
+      (4096, 131072, 512, 4096, "bf16"), (2048, 256000, 256, 6400, "bf16"), (2048, 50304, 128, 16768, "bf16"),
+      (2048, 32768, 64, 512, "f32")])
+  s += _rows("local_attention", ("heads", "s", "d", "bq", "window", "dtype"), [
+      (2, 4096, 128, 256, 256, "bf16"), (2, 4096, 128, 512, 384, "bf16"), (2, 8192, 128, 1024, 1024, "bf16"),
+      (2, 8192, 128, 2048, 2048, "bf16"), (2, 4096, 256, 512, 512, "bf16"), (4, 4096, 64, 512, 256, "bf16"),
+      (2, 8192, 128, 1024, 512, "f32"), (2, 4096, 128, 128, 128, "bf16")])
+  s += _rows("rmsnorm_bwd", ("d", "br", "dtype"), [
+      (512, 256, "bf16"), (1024, 512, "bf16"), (2048, 512, "f32"), (4096, 256, "bf16"), (4096, 1024, "bf16"),
+      (8192, 256, "f32"), (1000, 2048, "f32"), (3072, 768, "bf16")], rows=8192)
+  s += _rows("adamw", ("rows", "d", "br", "gdtype"), [
+      (4096, 1024, 128, "bf16"), (4096, 1024, 256, "bf16"), (8192, 2048, 256, "f32"), (8192, 2048, 512, "bf16"),
+      (8192, 4096, 512, "bf16"), (16384, 1000, 2048, "bf16"),
+      (4096, 8192, 256, "bf16"), (4096, 512, 4096, "bf16")])
+  s += _rows("absmax_quant", ("d", "br", "dtype"), [
+      (512, 256, "bf16"), (1024, 512, "bf16"), (2048, 512, "f32"), (4096, 256, "bf16"), (4096, 1024, "f32"),
+      (8192, 512, "bf16"), (1000, 1024, "f32"), (14336, 256, "bf16")], rows=8192)
+  s += _rows("softcap_attention", ("heads", "s", "d", "bq", "bk", "dtype"), [
+      (2, 4096, 128, 256, 256, "bf16"), (2, 4096, 128, 512, 512, "bf16"), (2, 4096, 128, 1024, 512, "bf16"),
+      (2, 4096, 256, 1024, 1024, "bf16"), (2, 8192, 128, 2048, 1024, "bf16"), (2, 8192, 128, 2048, 2048, "bf16"),
+      (2, 4096, 128, 512, 1024, "f32"), (2, 4096, 64, 512, 512, "bf16")])
+  s += _rows("segment_sum", ("rows", "d", "segments", "br", "dtype"), [
+      (4096, 1024, 8, 256, "bf16"), (4096, 1024, 64, 512, "bf16"), (8192, 2048, 64, 1024, "bf16"),
+      (8192, 4096, 128, 512, "bf16"), (8192, 4096, 256, 2048, "bf16"), (16384, 8192, 16, 1024, "bf16"),
+      (8192, 2048, 60, 512, "f32"), (8192, 1000, 32, 1024, "bf16")])
+  s += _rows("conv2d_im2col", ("batch", "h", "w", "cin", "cout", "bco", "kh", "kw", "dtype"), [
+      (2, 16, 16, 128, 128, 128, 3, 3, "bf16"), (2, 16, 16, 128, 256, 128, 3, 3, "bf16"),
+      (2, 32, 32, 128, 256, 256, 3, 3, "bf16"), (2, 32, 32, 256, 512, 256, 3, 3, "bf16"),
+      (2, 64, 64, 128, 256, 256, 3, 3, "bf16"), (2, 56, 56, 128, 128, 128, 3, 3, "bf16"),
+      (2, 28, 32, 256, 512, 512, 3, 3, "bf16"), (2, 16, 16, 512, 1024, 512, 3, 3, "bf16"),
+      (2, 32, 32, 128, 128, 128, 5, 5, "bf16"), (2, 32, 32, 256, 256, 256, 3, 3, "f32")])
+  return s
+
+
+SETS = {"dev": dev_shapes, "heldout": heldout_shapes}
+
+
+def shapes(set_name):
+  """[(kind, params)] of a set ("dev" or "heldout")."""
+  return SETS[set_name]()
