@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""Kernel families the TPU spill/VMEM model was never fitted on (issue 35), compiled by libtpu ahead
+of time on a CPU-only host, each shape twice: at a raised scoped limit (sweep_spills.LIMITS: 100 MiB
+on v5e and v6e, 60 MiB on v5p and v7x, v4's whole 16 MiB), where the report gives the exact total
+and the spill slots, and at the generation's default scoped limit (no vmem_limit_bytes: 16 MiB on
+v4/v5e/v5p, 32 MiB on v6e/v7x), whose verdict is what a user would meet.
+
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 JAX_PLATFORMS=cpu nice -n 10 /tmp/venv-bench/bin/python \\
+      bench/tpu/sweep_heldout.py --set heldout tests/data/tpu/heldout_families.jsonl.gz \\
+      --gens v4,v5e,v5p,v6e,v7x
+
+Sets (bench/tpu/heldout_kernels.py lists every family, its shapes and the public kernel whose
+structure it follows):
+  dev      15 families of the failure report (fused SwiGLU MLP and its Buffered(1) variant, RMSNorm +
+           matmul, depthwise conv1d over odd lengths, running argmax, transpose + add, int8 x bf16
+           dequant matmul, online log-sum-exp, layer norm backward, carried cumsum, block-sparse
+           matmul with scalar prefetch, manual double-buffered DMA, GELU with squeezed dims,
+           add + RMSNorm with aliased outputs, decode attention): 134 shapes per generation.
+  heldout  14 other families (RoPE, GQA decode attention, iterative top-k, per-group int8/int4
+           dequant matmul, matmul + bias + GELU, MoE top-2 router, cross-entropy over vocab
+           blocks, sliding-window attention, RMSNorm backward, fused AdamW with aliased outputs,
+           absmax int8 quantization, soft-capped attention, one-hot segment sums, im2col conv2d):
+           128 shapes per generation. Never fitted on or tuned against.
+
+Rows go to OUT.partial.jsonl as they are compiled (flushed one by one, so a stopped sweep keeps
+them; --resume skips the ids it already has); a worker process compiles and this process
+restarts it past a row that runs over --row-timeout (verdict "timeout") or kills it ("crash"), as
+make_corpus.py does. At the end OUT (gzip, level 9) gets a header line (versions, date, command,
+set, limits, wall time) and the rows. A row, as sweep_spills.py's plus three fields:
+  id, gen, kind, params, vmem_limit_bytes (the raised limit), default_limit_bytes, set,
+  graph (the tracer's KernelGraph with its body, traced from heldout_kernels.build(kind, params)
+  with no limit; trace_error instead where tracing failed),
+  result {verdict, compile_s, total_bytes, spill_bytes, spill_listed_bytes; for a failing
+          compile also size_bytes, limit_bytes and message (cut at 2000 characters)}: the
+          compile at the raised limit,
+  result_default {verdict, compile_s, total_bytes (fits), size_bytes, limit_bytes (parsed from
+          an E1001 or capacity error), message (cut at 2000)}: the compile at the default limit
+          (on v4, whose raised limit is its default 16 MiB, the raised compile's figures, marked
+          same_compile_as_result: true, rather than a second identical compile).
+The tracer is this tree's sim/python/scratchsim (not an installed copy).
+"""
+import argparse
+import datetime
+import gzip
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+import types
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+
+def use_tree_tracer():
+  """scratchsim._pallas_trace from this tree, whatever scratchsim is installed."""
+  if "scratchsim" not in sys.modules:
+    m = types.ModuleType("scratchsim")
+    m.__path__ = [os.path.join(REPO, "sim", "python", "scratchsim")]
+    sys.modules["scratchsim"] = m
+
+
+use_tree_tracer()
+
+
+def row_id(gen, kind, params):
+  return f"{gen}/{kind}/" + hashlib.sha1(json.dumps(params, sort_keys=True).encode()).hexdigest()[:10]
+
+
+def _cut(msg):
+  return None if msg is None else msg[:2000]
+
+
+def make_row(set_name, gen, kind, params):
+  from product import tpu_aot, pallas_trace
+  import fit_spill_model
+  import heldout_kernels
+  import sweep_spills
+  import tpu_kernels
+  limit = sweep_spills.LIMITS[gen]
+  rid = row_id(gen, kind, params)
+  row = {"id": rid, "gen": gen, "kind": kind, "params": params, "set": set_name, "vmem_limit_bytes": limit,
+         "default_limit_bytes": tpu_kernels.DEFAULT_LIMIT[gen]}
+  try:
+    fn, args = heldout_kernels.build(kind, params)
+    row["graph"] = pallas_trace.graphs_from_function(fn, args, rid.replace("/", "_"), export=False)[0]
+  except Exception as e:
+    row["trace_error"] = f"{type(e).__name__}: {e}"[:2000]
+  # at the raised limit: the report's total and spill slots
+  try:
+    fn, args = heldout_kernels.build(kind, dict(params, limit=limit))
+    r = tpu_aot.compile_kernel(fn, args, gen, keep_message=3000)
+  except Exception as e:
+    r = {"verdict": "error", "message": f"{type(e).__name__}: {e}"}
+  allocations = [x for k in ((r.get("report") or {}).get("kernels") or {}).values() for x in k["allocations"]]
+  result = {"verdict": r["verdict"], "compile_s": r.get("compile_s"),
+            "total_bytes": (r.get("pallas") or {}).get("total_bytes"),
+            "spill_bytes": sum(x["size"] for x in allocations if x["what"] == "SPILL"),
+            "spill_listed_bytes": fit_spill_model.listed_spill_bytes(r)}
+  if r["verdict"] != "fits":
+    result.update(size_bytes=r.get("size_bytes"), limit_bytes=r.get("limit_bytes"), message=_cut(r.get("message")))
+  row["result"] = result
+  # at the generation's default scoped limit (v4's raised limit is its default: the same compile)
+  if limit == tpu_kernels.DEFAULT_LIMIT[gen]:
+    rd = {k: v for k, v in result.items() if k in ("verdict", "compile_s", "total_bytes", "size_bytes",
+                                                    "limit_bytes", "message")}
+    rd["same_compile_as_result"] = True
+    row["result_default"] = rd
+    return row
+  try:
+    fn, args = heldout_kernels.build(kind, params)
+    d = tpu_aot.compile_kernel(fn, args, gen, keep_message=3000)
+  except Exception as e:
+    d = {"verdict": "error", "message": f"{type(e).__name__}: {e}"}
+  rd = {"verdict": d["verdict"], "compile_s": d.get("compile_s")}
+  if d["verdict"] == "fits":
+    rd["total_bytes"] = (d.get("pallas") or {}).get("total_bytes")
+  else:
+    rd.update(size_bytes=d.get("size_bytes"), limit_bytes=d.get("limit_bytes"), message=_cut(d.get("message")))
+  row["result_default"] = rd
+  return row
+
+
+def read_rows(path):
+  rows = []
+  if os.path.exists(path):
+    with open(path) as f:
+      for line in f:
+        line = line.strip()
+        if line:
+          try:
+            rows.append(json.loads(line))
+          except json.JSONDecodeError:
+            pass  # a line cut by a killed worker
+  return rows
+
+
+def worker(a, partial):
+  import heldout_kernels
+  done = {r["id"] for r in read_rows(partial)}
+  if os.path.exists(partial) and os.path.getsize(partial):
+    with open(partial, "rb") as f:
+      f.seek(-1, 2)
+      cut = f.read(1) != b"\n"
+    if cut:
+      with open(partial, "a") as g:
+        g.write("\n")
+  att = partial + ".attempt"
+  with open(partial, "a") as out:
+    for gen in a.gens.split(","):
+      for kind, params in heldout_kernels.shapes(a.set):
+        if a.kinds and kind not in a.kinds.split(","):
+          continue
+        rid = row_id(gen, kind, params)
+        if rid in done:
+          continue
+        with open(att, "w") as f:
+          json.dump({"id": rid, "gen": gen, "kind": kind, "params": params, "set": a.set}, f)
+        row = make_row(a.set, gen, kind, params)
+        out.write(json.dumps(row, sort_keys=True) + "\n")
+        out.flush()
+        done.add(rid)
+        r, d = row["result"], row["result_default"]
+        print(gen, kind, json.dumps(params, sort_keys=True), r["verdict"], d["verdict"],
+              r["compile_s"], d["compile_s"], flush=True)
+  if os.path.exists(att):
+    os.remove(att)
+
+
+def finalize(a, partial, t0, argv):
+  use_tree_tracer()
+  from product import tpu_aot
+  import sweep_spills
+  import tpu_kernels
+  rows = read_rows(partial)
+  header = {"header": True, "versions": tpu_aot.versions(), "python": sys.version.split()[0],
+            "date": datetime.date.today().isoformat(), "set": a.set, "gens": a.gens.split(","),
+            "command": " ".join(["bench/tpu/sweep_heldout.py"] + argv),
+            "limits_bytes": sweep_spills.LIMITS, "default_limits_bytes": tpu_kernels.DEFAULT_LIMIT,
+            "row_timeout_s": a.row_timeout, "tracer": "sim/python/scratchsim of this tree",
+            "rows": len(rows), "wall_s_this_run": round(time.time() - t0, 1)}
+  with gzip.open(a.out, "wt", compresslevel=9) as f:
+    f.write(json.dumps(header, sort_keys=True) + "\n")
+    for r in rows:
+      f.write(json.dumps(r, sort_keys=True) + "\n")
+  print(f"wrote {a.out}: {len(rows)} rows", flush=True)
+
+
+def main(argv):
+  ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  ap.add_argument("out")
+  ap.add_argument("--set", choices=("dev", "heldout"), required=True)
+  ap.add_argument("--gens", default="v4,v5e,v5p,v6e,v7x")
+  ap.add_argument("--kinds", default="", help="only these families (comma-separated; default all)")
+  ap.add_argument("--row-timeout", type=int, default=240, help="seconds a row's two compiles may take")
+  ap.add_argument("--resume", action="store_true", help="keep OUT.partial.jsonl and skip its ids")
+  ap.add_argument("--finalize", action="store_true", help="only write OUT from OUT.partial.jsonl")
+  ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+  a = ap.parse_args(argv)
+  partial = a.out + ".partial.jsonl"
+  if a.worker:
+    use_tree_tracer()
+    from product import tpu_aot  # noqa: F401  (first: libtpu's environment)
+    worker(a, partial)
+    return 0
+  t0 = time.time()
+  if a.finalize:
+    finalize(a, partial, t0, [x for x in argv if x != "--finalize"])
+    return 0
+  if not a.resume and os.path.exists(partial):
+    os.remove(partial)
+  att = partial + ".attempt"
+  if os.path.exists(att):
+    os.remove(att)
+  cmd = [sys.executable, os.path.abspath(__file__), a.out, "--worker", "--set", a.set, "--gens", a.gens, "--kinds", a.kinds]
+  for _ in range(500):
+    proc = subprocess.Popen(cmd)
+    timed_out = False
+    while proc.poll() is None:
+      time.sleep(1)
+      if a.row_timeout and os.path.exists(att) and time.time() - os.path.getmtime(att) > a.row_timeout:
+        proc.kill()
+        proc.wait()
+        timed_out = True
+    if proc.returncode == 0:
+      break
+    if not os.path.exists(att):
+      print(f"worker failed (exit {proc.returncode}) outside a row; stopping", flush=True)
+      return 1
+    info = json.load(open(att))
+    verdict, msg = (("timeout", f"the row's compiles took more than {a.row_timeout} s; stopped") if timed_out
+                    else ("crash", f"the compiling process died (exit {proc.returncode})"))
+    import sweep_spills
+    import tpu_kernels
+    gen = info["gen"]
+    row = dict(info, vmem_limit_bytes=sweep_spills.LIMITS[gen], default_limit_bytes=tpu_kernels.DEFAULT_LIMIT[gen],
+               result={"verdict": verdict, "message": msg}, result_default={"verdict": verdict, "message": msg})
+    with open(partial, "a") as f:
+      f.write(json.dumps(row, sort_keys=True) + "\n")
+    os.remove(att)
+    print(f"worker stopped (exit {proc.returncode}) on {info['id']}: {verdict}; restarting", flush=True)
+  finalize(a, partial, t0, argv)
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main(sys.argv[1:]))
