@@ -53,6 +53,12 @@ void AdviseSettlingWithCompiler(const std::string& compiler, Report* report) {
     settle->set_text(absl::StrCat("or keep it as it is and let ", compiler, " settle the AT RISK: --confirm at-risk ",
                                   "compiles it on this host and reports its verdict (Python: confirm=\"at_risk\")"));
     settle->set_settle_with_compiler(compiler);
+  } else if (report->verdict() == FITS && !report->unsettled().empty()) {
+    Suggestion* settle = report->add_suggestions();
+    settle->set_text(absl::StrCat("let ", compiler, " settle this FITS: --confirm at-risk compiles it on this host and ",
+                                  "reports its verdict (Python: confirm=\"at_risk\", pallas.check's default where ",
+                                  compiler, " is installed)"));
+    settle->set_settle_with_compiler(compiler);
   }
   const bool estimated = absl::c_any_of(report->spaces(), [](const SpaceReport& s) { return s.has_estimates(); });
   const bool limit_fix =
@@ -162,11 +168,13 @@ absl::StatusOr<Report> AnalyzeKernel(const CompiledKernel& compiled, const Devic
   const bool fits = report.fits();
   RETURN_IF_ERROR(kernel.front_end->Word(kernel, device, &report));
   if (report.fits() != fits) return absl::InternalError(absl::StrCat(kernel.front_end->name(), " changed the verdict"));
-  const bool at_risk = report.verdict() == AT_RISK;
-  if (options.confirm == ConfirmPolicy::kAlways || (options.confirm == ConfirmPolicy::kAtRisk && at_risk)) {
+  // What the model cannot settle: an AT RISK, or a FITS its front end calls unsettled.
+  const bool unsettled = report.verdict() == AT_RISK || (report.verdict() == FITS && !report.unsettled().empty());
+  if (options.confirm == ConfirmPolicy::kAlways || (options.confirm == ConfirmPolicy::kAtRisk && unsettled)) {
     RETURN_IF_ERROR(kernel.front_end->Confirm(kernel, device, &report));
   } else if (options.confirm == ConfirmPolicy::kAtRisk) {
-    report.add_notes("--confirm at-risk: the verdict is not AT RISK, so nothing was compiled");
+    report.add_notes("--confirm at-risk: the model settled the verdict (not AT RISK, not an unsettled FITS), so "
+                     "nothing was compiled");
   }
   AdviseSettlingWithCompiler(kernel.front_end->ConfirmingCompiler(kernel), &report);
   return report;

@@ -35,7 +35,9 @@ struct KernelInput {
   static KernelInput GraphFile(std::string path);
 };
 
-// When the toolchain's real compiler settles the verdict (simulate --confirm).
+// When the toolchain's real compiler settles the verdict (simulate --confirm). kAtRisk compiles
+// what the model cannot settle: an AT RISK, and a FITS its front end calls unsettled
+// (Report.unsettled).
 enum class ConfirmPolicy { kNever, kAlways, kAtRisk };
 
 // "always" or "at-risk" ("at_risk", the Python spelling, too); anything else names `what`.

@@ -133,6 +133,9 @@ std::string RenderText(const Report& report, const DeviceModel& device) {
     // bound does not): not a FITS a tool may act on.
     absl::StrAppend(&out, "verdict  AT RISK (fits only if the estimated allocations stay below their high bound)\n");
     for (const Violation* v : fatal) absl::StrAppend(&out, "  ", v->message(), "\n");
+  } else if (fatal.empty() && !report.unsettled().empty()) {
+    // A FITS the model cannot vouch for: said on the verdict's line, with why.
+    absl::StrAppend(&out, "verdict  FITS, unsettled: ", report.unsettled(), "\n");
   } else if (fatal.empty()) {
     absl::StrAppend(&out, "verdict  FITS\n");
   } else {

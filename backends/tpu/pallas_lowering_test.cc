@@ -140,6 +140,18 @@ TEST(PallasLoweringTest, ReproducesJaxAutomaticSingleBufferingTest) {
   }
 }
 
+// A JAX later than the one the model was made with is judged by its own rule: Buffered(3) is three
+// copies, not jax 0.10.2's refusal; the same JAX (or one unknown) still refuses it.
+TEST(PallasLoweringTest, BufferedThreeFollowsTheJaxItWasTracedWith) {
+  KernelGraph g = SingleBufferingGraph(1, {0}, 3);
+  g.mutable_pallas()->mutable_traced_with()->set_jax("0.10.10");
+  absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v6e"));
+  ASSERT_TRUE(fp.ok()) << fp.status();
+  EXPECT_EQ(fp->allocations[0].copies, 3);
+  g.mutable_pallas()->mutable_traced_with()->set_jax("0.10.2");
+  EXPECT_FALSE(ComputePallasFootprint(g, testing::ShippedDevice("tpu_v6e")).ok());
+}
+
 TEST(PallasLoweringTest, BufferedNAndConstantIndexMap) {
   KernelGraph g = SingleBufferingGraph(1, {0}, 2);
   absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(g, testing::ShippedDevice("tpu_v6e"));

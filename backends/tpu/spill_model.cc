@@ -9,7 +9,9 @@
 #include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "backends/tpu/tpu_tiling.h"
+#include "backends/tpu/vreg_replay.h"
 #include "sim/dtype.h"
 #include "sim/expr.h"
 
@@ -84,6 +86,19 @@ constexpr Coefficients kTable[] = {
     {BodyClass::kTranspose, "v5p", 1000, 279347, 1000, 147456, 1001, -125336, 0, 0},
     {BodyClass::kTranspose, "v6e", 1000, 270336, 1000, 204800, 1001, -184319, 0, 0},
     {BodyClass::kTranspose, "v7x", 1000, 270336, 1000, 204800, 1001, -184319, 0, 0},
+};
+
+// The ops and the most whole-operand ops one region has of the bodies each class's band was fitted
+// on or checked against (backends/tpu/testdata/validated_bodies.pbtxt.gz, written by
+// bench/tpu/validated_bodies.py). VregReplayTest.ValidatedSignaturesAreTheFitBodies keeps this
+// table equal to what those bodies replay to; SCRATCHSIM_UPDATE_GOLDEN=1 prints it.
+struct ValidatedSignature {
+  BodyClass body_class;
+  int max_barriers;
+  const char* ops;  // space-separated primitives
+};
+constexpr ValidatedSignature kValidated[] = {
+#include "backends/tpu/validated_signatures.inc"
 };
 
 // Generations whose Mosaic re-reads a 16-bit left operand from VMEM for each MXU column while k
@@ -168,6 +183,22 @@ absl::string_view BodyClassName(BodyClass c) {
     case BodyClass::kDot: return "dot";
     case BodyClass::kDot32: return "32-bit dot";
     case BodyClass::kTranspose: return "transpose";
+  }
+  return "?";
+}
+
+absl::string_view BodyClassEnumerator(BodyClass c) {
+  switch (c) {
+    case BodyClass::kStreaming: return "kStreaming";
+    case BodyClass::kReduction: return "kReduction";
+    case BodyClass::kAttention: return "kAttention";
+    case BodyClass::kLooped: return "kLooped";
+    case BodyClass::kMatmul: return "kMatmul";
+    case BodyClass::kMatmul8: return "kMatmul8";
+    case BodyClass::kMatmul32: return "kMatmul32";
+    case BodyClass::kDot: return "kDot";
+    case BodyClass::kDot32: return "kDot32";
+    case BodyClass::kTranspose: return "kTranspose";
   }
   return "?";
 }
@@ -292,11 +323,71 @@ void AddWidenedLoads(const PallasBody& body, const DeviceModel& device, SpillEst
   out.basis = absl::StrCat(out.basis, "; plus ", words);
 }
 
+// A body whose ops or pattern no fitted body of its class has: the class's band is not evidence
+// for it, so the band widens to what the vreg replay proves. Low 0 (nothing fitted says it spills
+// at least that), central the larger of the class's and the replay's held bytes less the register
+// file, high the larger of the class's and every vector value the body defines (no schedule spills
+// more). The patterns are named in the basis, which the report prints.
+void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& device, SpillEstimate& out) {
+  if (body.program_size() == 0) return;
+  const absl::StatusOr<VregReplay> replay = ReplayVregs(body, device);
+  if (!replay.ok()) return;  // the lowering refuses a malformed program before it asks
+  const std::vector<std::string> unvalidated = UnvalidatedPatterns(out.body_class, *replay);
+  if (unvalidated.empty()) return;
+  out.unvalidated = absl::StrJoin(unvalidated, ", ");
+  const int64_t held_beyond_file = std::max<int64_t>(0, replay->peak_held_bytes - kVregFileBytes);
+  const std::string central = out.central.empty() ? "0" : out.central;
+  const std::string high = out.high.empty() ? "0" : out.high;
+  out.low = "0";
+  out.central = absl::StrCat("round_up(max(", central, ", ", held_beyond_file, "), 4096)");
+  out.high = absl::StrCat("round_up(max(", high, ", ", replay->all_values_bytes, ", ", held_beyond_file, "), 4096)");
+  out.basis = absl::StrCat(
+      out.basis.empty() ? "register spills" : out.basis, "; widened, as no fitted ", BodyClassName(out.body_class),
+      " body has ", out.unvalidated, ": 0 to every vector value the body defines (", replay->all_values_bytes,
+      " B), central at least the vreg replay's ", replay->peak_held_bytes, " B held across ",
+      replay->peak_at.empty() ? "no whole-operand op" : replay->peak_at, " less the ", kVregFileBytes,
+      " B register file");
+}
+
 }  // namespace
 
 SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) {
   SpillEstimate out = EstimateClassSpills(body, device);
   AddWidenedLoads(body, device, out);
+  WidenForUnvalidatedPatterns(body, device, out);
+  return out;
+}
+
+std::string ValidatedSignatureTable() {
+  std::string out;
+  for (const ValidatedSignature& row : kValidated) {
+    absl::StrAppend(&out, ValidatedSignatureLine(row.body_class, row.max_barriers, row.ops), "\n");
+  }
+  return out;
+}
+
+std::string ValidatedSignatureLine(BodyClass body_class, int max_barriers, absl::string_view ops) {
+  return absl::StrCat("{BodyClass::", BodyClassEnumerator(body_class), ", ", max_barriers, ", \"", ops, "\"},");
+}
+
+std::vector<std::string> UnvalidatedPatterns(BodyClass body_class, const VregReplay& replay) {
+  std::vector<std::string> out;
+  const ValidatedSignature* signature = nullptr;
+  for (const ValidatedSignature& row : kValidated) {
+    if (row.body_class == body_class) signature = &row;
+  }
+  if (signature == nullptr) {
+    out.push_back(absl::StrCat("a ", BodyClassName(body_class), " body (no such body was fitted)"));
+    return out;
+  }
+  const std::vector<absl::string_view> known = absl::StrSplit(signature->ops, ' ');
+  for (const std::string& op : replay.primitives) {
+    if (!absl::c_linear_search(known, op)) out.push_back(op);
+  }
+  if (replay.max_barriers_per_region > signature->max_barriers) {
+    out.push_back(absl::StrCat(replay.max_barriers_per_region, " whole-operand ops in one region (the fitted ",
+                               BodyClassName(body_class), " bodies have at most ", signature->max_barriers, ")"));
+  }
   return out;
 }
 

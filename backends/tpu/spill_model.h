@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "backends/tpu/vreg_replay.h"
 #include "proto/device.pb.h"
 #include "proto/graph.pb.h"
 
@@ -37,6 +38,11 @@ absl::string_view BodyClassName(BodyClass c);
 // TpuCorpusTest.HoldoutBandMissesStayWithinTheLargest holds it to them.
 inline constexpr int64_t kNearLimitSpareBytes = 278528;
 
+// The libtpu and JAX the spill model's coefficients and rules were fitted on and validated
+// against (tests/data/tpu/README.md): a kernel traced beside another libtpu is reported as such.
+inline constexpr absl::string_view kSpillModelLibtpu = "0.0.42.1";
+inline constexpr absl::string_view kSpillModelJax = "0.10.2";
+
 // The estimate as expressions over the graph's parameters (each bytes per grid step), with
 // what it rests on in words.
 struct SpillEstimate {
@@ -46,6 +52,9 @@ struct SpillEstimate {
   std::string central;
   std::string high;
   std::string basis;    // "0.46-1.16 x reduction_live_bytes (central 1.044 x - 406490 B); ..."
+  // The ops and patterns of the body no fitted body of its class has ("argmax, cumsum"), for which
+  // the band was widened to what the vreg replay proves; empty where the band is validated.
+  std::string unvalidated;
 };
 
 // Which class `body` falls in, from which of its figures are given (non-empty and not "0") and
@@ -78,6 +87,18 @@ std::string TransposeHeldBytes(const PallasValue& transpose, const DeviceModel& 
 // five) the value widened to 32 bits, whole; on v5e-v7x nothing
 // (tests/data/tpu/unaligned8_spill_sweep.jsonl.gz).
 std::string UnalignedNarrowLoadHeldBytes(const PallasValue& load, const DeviceModel& device);
+
+// The enumerator's name ("kReduction"), for the validated-signature table.
+absl::string_view BodyClassEnumerator(BodyClass c);
+
+// The validated-signature table (backends/tpu/validated_signatures.inc) as compiled in, one
+// ValidatedSignatureLine per class; the test that keeps it equal to the fitted bodies compares it.
+std::string ValidatedSignatureTable();
+std::string ValidatedSignatureLine(BodyClass body_class, int max_barriers, absl::string_view ops);
+
+// The ops of `replay` (a body of `body_class`) and its most whole-operand ops per region that no
+// fitted body of the class has, in words; empty where the class's band is validated for it.
+std::vector<std::string> UnvalidatedPatterns(BodyClass body_class, const VregReplay& replay);
 
 // The estimate for `body` on `device` (a TPU model: tpu_v4 ... tpu_v7x; another TPU takes the
 // widest band of all five).

@@ -159,17 +159,32 @@ absl::Status WordTpuReport(const KernelGraph& source, const PallasLowering& lowe
                       "is a lower bound; see docs/tpu.md");
   }
   // A FITS whose high bound is closer to the limit than libtpu has spilled beyond a band at
-  // unseen shapes: still FITS by the model, but said with what settles it.
+  // unseen shapes, or whose kernel was traced beside a libtpu the spill model was not fitted on:
+  // still FITS by the model, but unsettled, with what settles it.
   const int64_t spare_at_high = fp.scoped_limit_bytes - fp.scoped_vmem_bytes_high;
-  if (report->verdict() == FITS && fp.has_estimates && spare_at_high >= 0 && spare_at_high < kNearLimitSpareBytes) {
-    report->add_notes(absl::StrCat(
+  const std::string settle = call.jax_export().empty() ? "scratchsim.pallas.check(..., confirm=\"at_risk\")"
+                                                       : "--confirm at-risk (Python: confirm=\"at_risk\")";
+  if (fp.has_estimates) {
+    report->add_notes(absl::StrCat("the register-spill model was fitted on libtpu ", kSpillModelLibtpu, " (jax ",
+                                   kSpillModelJax, ")",
+                                   call.traced_with().libtpu().empty()
+                                       ? ""
+                                       : absl::StrCat("; this kernel was traced with libtpu ", call.traced_with().libtpu(),
+                                                      " installed")));
+  }
+  const std::string& libtpu = call.traced_with().libtpu();
+  if (report->verdict() == FITS && fp.has_estimates && !libtpu.empty() && libtpu != kSpillModelLibtpu) {
+    report->set_unsettled(absl::StrCat("traced with libtpu ", libtpu, ", and the register-spill model was fitted on ",
+                                       kSpillModelLibtpu, " (other releases spill differently); ", settle,
+                                       " has libtpu ", libtpu, " check it"));
+  } else if (report->verdict() == FITS && fp.has_estimates && spare_at_high >= 0 &&
+             spare_at_high < kNearLimitSpareBytes) {
+    report->set_unsettled(absl::StrCat(
         "near the limit: ", spare_at_high, " B to spare with the spills at their high estimate, less than the ",
-        kNearLimitSpareBytes, " B libtpu spilled beyond the estimate's band at shapes it was not fitted on (4 ",
-        "of 229 holdout compiles went beyond it); ",
-        call.jax_export().empty() ? "scratchsim.pallas.check(..., confirm=\"always\")"
-                                  : "--confirm always (Python: confirm=\"always\")",
+        kNearLimitSpareBytes, " B libtpu spilled beyond the estimate's band at shapes it was not fitted on; ", settle,
         " has libtpu check it"));
   }
+  if (!report->unsettled().empty()) report->add_notes(report->unsettled());
   report->add_notes("Mosaic's default internal scratch (36 KiB on v4-v5p, 72 KiB on v6e-v7x) is not counted: the "
                     "scoped limit does not count it. What Mosaic adds for some bodies and the limit counts (v4: "
                     "sublane-replication temporaries; v4-v5p: internal scratch for dots of 2-4 rows) is among the "

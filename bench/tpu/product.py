@@ -5,10 +5,9 @@ tracer and body reader (scratchsim._pallas_trace, scratchsim._pallas_body).
   from product import tpu_aot            # first where libtpu compiles: it sets libtpu's environment
   from product import pallas_trace, pallas_body
 
-The tracer comes from the scratchsim package where one is importable (pip install ., or an
-editable install), else from this tree's sim/python/scratchsim: its modules are plain Python and
-need nothing of the package's native module, which a tree without `pip install .` lacks. Product
-code never imports this (tests/layering_test.sh).
+The tracer always comes from this tree's sim/python/scratchsim, never an installed wheel's (which
+may predate the tracer being measured): its modules are plain Python and need nothing of the
+package's native module. Product code never imports this (tests/layering_test.sh).
 """
 import importlib
 import os
@@ -20,13 +19,14 @@ sys.path.insert(0, os.path.join(REPO, "backends", "tpu"))
 
 
 def _scratchsim():
-  try:
-    import scratchsim
-  except ImportError:
-    # The package's directory without its __init__ (which loads the native module): enough for
-    # its plain-Python submodules.
+  """The package's plain-Python submodules from this tree (not an installed wheel's, which may
+  predate the tracer these tools are run to exercise), as a package without its __init__ (which
+  loads the native module)."""
+  scratchsim = sys.modules.get("scratchsim")
+  source = os.path.join(REPO, "sim", "python", "scratchsim")
+  if scratchsim is None or list(getattr(scratchsim, "__path__", [])) != [source]:
     scratchsim = types.ModuleType("scratchsim")
-    scratchsim.__path__ = [os.path.join(REPO, "sim", "python", "scratchsim")]
+    scratchsim.__path__ = [source]
     sys.modules["scratchsim"] = scratchsim
   return scratchsim
 

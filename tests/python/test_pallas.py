@@ -128,6 +128,28 @@ def test_confirm_only_compiles_what_is_at_risk():
     assert report["verdict"] == "FITS" and "confirmation" not in report
 
 
+def test_traced_graphs_carry_the_toolchain_and_the_vector_program():
+    # pallas.traced_with: what the report compares with the libtpu the spill model was fitted on;
+    # body.program: what the vreg replay walks
+    from importlib import metadata
+    fn, args = p2g.example_matmul(bm=512, bn=512, bk=512)
+    graph = ssp.to_graph(fn, *args)
+    assert f'jax: "{metadata.version("jax")}"' in graph
+    assert "program {" in graph and 'op: "dot_general"' in graph
+
+
+def test_check_compiles_by_default_only_where_libtpu_is_importable(monkeypatch):
+    # confirm="auto": without libtpu nothing is compiled, and an AT RISK verdict says how to settle it
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "libtpu" else real(name, *a))
+    fn, args = p2g.example_matmul(bm=2048, bn=2048, bk=2048)
+    report = ssp.check(fn, *args, device="tpu_v6e")
+    assert "confirmation" not in report
+    with pytest.raises(scratchsim.Error, match="'auto'"):
+        ssp.check(fn, *args, device="tpu_v6e", confirm="sometimes")
+
+
 def _libtpu_installed():
     import importlib.util
     return importlib.util.find_spec("libtpu") is not None

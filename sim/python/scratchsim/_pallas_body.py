@@ -509,7 +509,34 @@ def summarize(pallas_eqn):
                                  for (r, c, dt), n in sorted(narrow_loads.items())],
       # in vregs, rounded up: a figure is whole vector instructions
       "vector": {k: -(-v // VREG_BYTES) for k, v in vector.items()},
+      "program": [_region_program(region) for region, _, _ in regions],
   }
+
+
+def _value_type(aval):
+  """A value's type as PallasRegion.values writes it: "f32[256,512]", "i32[]", or "ref"."""
+  if aval is None or _is_ref(aval) or getattr(aval, "dtype", None) is None:
+    return "ref"
+  return f"{_dtype_name(aval.dtype)}[{','.join(str(int(d)) for d in getattr(aval, 'shape', ()))}]"
+
+
+def _op_axes(name, eqn):
+  """PallasOp.axes: a reduction's axes, a transpose's permutation, a cumulative op's axis."""
+  p = eqn.params
+  if name == "transpose":
+    return [int(a) for a in p.get("permutation", ())]
+  if "axes" in p and p["axes"] is not None:
+    return [int(a) for a in p["axes"]]
+  if "axis" in p and isinstance(p["axis"], int):
+    return [int(p["axis"])]
+  return []
+
+
+def _region_program(region):
+  """One region of the body's vector program (PallasRegion, proto/graph.proto)."""
+  return {"unrolled": region.multiplier, "rolled": region.rolled,
+          "values": [_value_type(region.aval.get(i)) for i in range(region.next_id)],
+          "ops": [(name, ins, outs, _op_axes(name, eqn)) for name, ins, outs, eqn in region.ops]}
 
 
 def _vector_figure(name, eqn):
@@ -555,5 +582,17 @@ def body_textproto(summary, indent="  "):
   work = {k: v for k, v in summary.get("vector", {}).items() if v}
   if work:
     lines.append(f"{indent}  vector {{ " + " ".join(f"{k}: {q(v)}" for k, v in work.items()) + " }")
+  for region in summary.get("program", ()):
+    lines.append(f"{indent}  program {{")
+    if region["unrolled"] > 1:
+      lines.append(f"{indent}    unrolled: {int(region['unrolled'])}")
+    if region["rolled"]:
+      lines.append(f"{indent}    rolled: true")
+    lines += [f"{indent}    values: {q(v)}" for v in region["values"]]
+    for name, ins, outs, axes in region["ops"]:
+      fields = [f"op: {q(name)}"] + [f"operands: {i}" for i in ins] + [f"results: {o}" for o in outs]
+      fields += [f"axes: {a}" for a in axes]
+      lines.append(f"{indent}    ops {{ {' '.join(fields)} }}")
+    lines.append(f"{indent}  }}")
   lines.append(f"{indent}}}")
   return lines

@@ -188,8 +188,25 @@ def graph_from_eqn(eqn, graph_name, export=True):
     lines.insert(1, f"# not exported ({type(e).__name__}: {str(e)[:200]}); simulate --confirm cannot compile it "
                     "(a kernel whose lowering asks the TPU's device kind exports when traced under the generation's "
                     "device: scratchsim.pallas.to_graph(..., device=))")
+  lines += _toolchain_textproto()
   lines.append("}")
   return "\n".join(lines) + "\n"
+
+
+def _toolchain_textproto():
+  """pallas.traced_with: the jax, jaxlib and libtpu installed here (pip's versions; a package not
+  installed is left out). The report says when libtpu is not the one the spill model was fitted
+  on, and the lowering applies this JAX's pipelining rules."""
+  from importlib import metadata
+  found = []
+  for field, packages in (("jax", ("jax",)), ("jaxlib", ("jaxlib",)), ("libtpu", ("libtpu", "libtpu-nightly"))):
+    for package in packages:
+      try:
+        found.append(f"    {field}: {_q(metadata.version(package))}")
+        break
+      except metadata.PackageNotFoundError:
+        continue
+  return ["  traced_with {", *found, "  }"] if found else []
 
 
 def export_call(eqn):

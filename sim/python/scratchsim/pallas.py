@@ -12,10 +12,12 @@ double buffering) and judged against scoped and total VMEM with XLA's words::
 
 The tracer is scratchsim._pallas_trace (its command line: bench/tpu/pallas_to_graph.py).
 
-Where libtpu is installed (pip install "jax[tpu]"), check(..., confirm="at_risk") puts the real
-compiler in the loop for the verdicts the model cannot settle, as scratchsim.simulate(confirm=)
-and `simulate --confirm` do, through the same code: an AT RISK kernel (within the
-register-spill estimate's band of the limit) has its exported call compiled ahead of time for
+Where libtpu is installed (pip install "jax[tpu]"), check() puts the real compiler in the loop
+by default for the verdicts the model cannot settle (confirm="auto": "at_risk" with libtpu,
+nothing without), as scratchsim.simulate(confirm=) and `simulate --confirm` do, through the same
+code: an AT RISK kernel (within the register-spill estimate's band of the limit) or an unsettled
+FITS (its high bound within the model's uncertainty of the limit, or traced beside a libtpu the
+model was not fitted on: report["unsettled"]) has its exported call compiled ahead of time for
 the generation's topology on this CPU (backends/tpu/tpu_aot.py), libtpu's verdict is the
 report's verdict and the model's stays beside it in "confirmation".
 """
@@ -108,13 +110,14 @@ def _why_not_exported(graph: str) -> str:
 
 
 def check(fn, *args, device: str = "tpu_v5e", params: Mapping[str, Any] | None = None, name: str | None = None,
-          index: int | None = None, keep_graph: bool = False, confirm: bool | str = False) -> dict:
+          index: int | None = None, keep_graph: bool = False, confirm: bool | str = "auto") -> dict:
     """Traces fn(*args)'s pallas_call and simulates it on the TPU generation `device` ("tpu_v4",
     "tpu_v5e", "tpu_v5p", "tpu_v6e", "tpu_v7x" or an alias such as "v6e"). Returns the report
     (scratchsim.simulate's), with the graph under "graph" when keep_graph.
 
-    confirm: "at_risk" (or True) compiles the kernel with libtpu when the verdict is AT_RISK,
-    "always" every time (seconds to a minute a compile, on the CPU): scratchsim.simulate(graph,
+    confirm: "auto" (the default) is "at_risk" where libtpu is importable and False where it is
+    not; "at_risk" (or True) compiles the kernel with libtpu when the model cannot settle the
+    verdict (AT_RISK, or a FITS the report calls "unsettled"), "always" every time, False never (seconds to a minute a compile, on the CPU): scratchsim.simulate(graph,
     confirm=) on the traced graph, whose exported call (pallas.jax_export) libtpu compiles. The
     report's "verdict" and "fits" are then libtpu's, its limit fix is the one libtpu measured,
     and "confirmation" holds what libtpu said (its outcome under "verdict", "confirmed_verdict",
@@ -123,8 +126,10 @@ def check(fn, *args, device: str = "tpu_v5e", params: Mapping[str, Any] | None =
     verdict ("model_verdict"). Where libtpu cannot compile it (not installed, no exported call),
     "confirmation" has "error" saying why and the model's verdict stands. libtpu compiles the
     kernel as it is: `params` do not reach it."""
-    if confirm not in (False, True, "at_risk", "always"):
-        raise Error(f"confirm={confirm!r}: use False, True / 'at_risk' or 'always'")
+    if confirm not in (False, True, "auto", "at_risk", "always"):
+        raise Error(f"confirm={confirm!r}: use 'auto', False, True / 'at_risk' or 'always'")
+    if confirm == "auto":
+        confirm = "at_risk" if importlib.util.find_spec("libtpu") is not None else False
     mode = "at_risk" if confirm is True else confirm or None
     aot = why = None
     if mode:
@@ -137,7 +142,7 @@ def check(fn, *args, device: str = "tpu_v5e", params: Mapping[str, Any] | None =
         report = scratchsim.simulate(device, graph, params, confirm=mode)
     else:
         report = scratchsim.simulate(device, graph, params)
-        if mode == "always" or (mode and report.get("verdict") == "AT_RISK"):
+        if mode == "always" or (mode and (report.get("verdict") == "AT_RISK" or report.get("unsettled"))):
             # nothing for libtpu to compile: the confirmation says why, as simulate's does when
             # libtpu cannot run, and the model's verdict stands
             why = f"{why}: the verdict stands unconfirmed" if why else _why_not_exported(graph)

@@ -1,0 +1,199 @@
+#include "backends/tpu/vreg_replay.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "absl/algorithm/container.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "backends/tpu/tpu_tiling.h"
+#include "sim/checked_math.h"
+#include "sim/dtype.h"
+#include "sim/status_macros.h"
+
+namespace scratchsim {
+namespace {
+
+// Reductions and cumulative ops: each yields only after its whole operand
+// (sim/python/scratchsim/_pallas_body.py, REDUCTIONS).
+constexpr absl::string_view kReductions[] = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
+                                             "reduce_or", "argmax", "argmin", "cumsum", "cummax", "cummin",
+                                             "cumprod", "cumlogsumexp"};
+// Ops that read or write a ref: a load's result is a value; a store's operand is consumed.
+constexpr absl::string_view kLoads[] = {"get", "load"};
+
+// Generations with a bf16 VPU, whose Mosaic keeps 16-bit arithmetic packed (TPU v6e: "Trillium"
+// adds bf16 to the VPU; v7x keeps it). Elsewhere it is computed in 32 bits.
+constexpr absl::string_view kPackedArithmetic[] = {"v6e", "v7x"};
+
+// Byte arithmetic that saturates: a hostile shape makes the figure huge, never wraps.
+int64_t Saturate(std::optional<int64_t> v) { return v.value_or(std::numeric_limits<int64_t>::max()); }
+int64_t SaturatingAdd(int64_t a, int64_t b) { return Saturate(CheckedAdd(a, b)); }
+int64_t SaturatingMul(int64_t a, int64_t b) { return Saturate(CheckedMul(a, b)); }
+int64_t RoundUp(int64_t value, int64_t multiple) { return Saturate(CheckedRoundUp(value, multiple)); }
+
+struct Region {
+  const PallasRegion* proto = nullptr;
+  int index = 0;
+  int64_t copies = 1;
+  std::vector<VregValueType> values;
+};
+
+}  // namespace
+
+absl::StatusOr<VregValueType> ParseValueType(absl::string_view text, absl::string_view field) {
+  VregValueType out;
+  if (text == "ref") return out;
+  const size_t open = text.find('[');
+  if (open == absl::string_view::npos || text.back() != ']') {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": '", text, "' is not a value type (dtype[dims], as \"f32[256,512]\", or \"ref\")"));
+  }
+  absl::StatusOr<std::string> dtype = NormalizeTpuDtype(text.substr(0, open));
+  if (!dtype.ok()) return absl::InvalidArgumentError(absl::StrCat(field, ": ", dtype.status().message()));
+  out.dtype = *dtype;
+  absl::StatusOr<int64_t> bits = out.dtype == "i1" ? absl::StatusOr<int64_t>(32) : DtypeBits(out.dtype);
+  out.bits = bits.ok() ? static_cast<int>(*bits) : 32;
+  const absl::string_view dims = text.substr(open + 1, text.size() - open - 2);
+  if (!dims.empty()) {
+    for (absl::string_view d : absl::StrSplit(dims, ',')) {
+      int64_t n = 0;
+      if (!absl::SimpleAtoi(d, &n) || n < 0 || n > (int64_t{1} << 40)) {
+        return absl::InvalidArgumentError(absl::StrCat(field, ": dim '", d, "' of '", text, "' is not a size"));
+      }
+      out.dims.push_back(n);
+    }
+  }
+  out.vector = !out.dims.empty();
+  return out;
+}
+
+int64_t VregBytes(const VregValueType& value, bool widened) {
+  if (!value.vector) return 0;
+  const int bits = widened ? 32 : std::clamp(value.bits, 4, 32);
+  const int64_t packing = std::max(1, 32 / bits);
+  int64_t bytes = 0;
+  if (value.dims.size() == 1) {
+    bytes = SaturatingMul(RoundUp(value.dims[0], 128 * packing), bits) / 8;
+  } else {
+    const int64_t rows = RoundUp(value.dims[value.dims.size() - 2], 8 * packing);
+    const int64_t cols = RoundUp(value.dims.back(), 128);
+    bytes = SaturatingMul(SaturatingMul(rows, cols), bits) / 8;
+    for (size_t i = 0; i + 2 < value.dims.size(); ++i) bytes = SaturatingMul(bytes, value.dims[i]);
+  }
+  return bytes;
+}
+
+bool WidensNarrowArithmetic(const DeviceModel& device) {
+  return !absl::c_linear_search(kPackedArithmetic, TpuGeneration(device));
+}
+
+bool IsBarrier(const PallasOp& op) {
+  if (absl::c_linear_search(kReductions, op.op()) || op.op() == "dot_general") return true;
+  if (op.op() != "transpose") return false;
+  // A permutation that moves either of the two minor dims turns vregs; one of leading dims only
+  // renames them.
+  const int rank = op.axes_size();
+  return rank >= 2 && (op.axes(rank - 2) != rank - 2 || op.axes(rank - 1) != rank - 1);
+}
+
+namespace {
+
+absl::StatusOr<Region> ReadRegion(const PallasRegion& proto, int index) {
+  Region region;
+  region.proto = &proto;
+  region.index = index;
+  region.copies = std::max(1, proto.unrolled());
+  for (int v = 0; v < proto.values_size(); ++v) {
+    ASSIGN_OR_RETURN(VregValueType type,
+                     ParseValueType(proto.values(v), absl::StrCat("body.program[", index, "].values[", v, "]")));
+    region.values.push_back(std::move(type));
+  }
+  for (int o = 0; o < proto.ops_size(); ++o) {
+    const PallasOp& op = proto.ops(o);
+    for (int id : op.operands()) {
+      if (id < 0 || id >= proto.values_size()) {
+        return absl::InvalidArgumentError(absl::StrCat("body.program[", index, "].ops[", o, "] (", op.op(),
+                                                       "): operand ", id, " is not a value of the region (",
+                                                       proto.values_size(), " values)"));
+      }
+    }
+    for (int id : op.results()) {
+      if (id < 0 || id >= proto.values_size()) {
+        return absl::InvalidArgumentError(absl::StrCat("body.program[", index, "].ops[", o, "] (", op.op(),
+                                                       "): result ", id, " is not a value of the region (",
+                                                       proto.values_size(), " values)"));
+      }
+    }
+  }
+  return region;
+}
+
+// Replays one region into `out`: its barriers' held bytes, its values, its signature.
+void ReplayRegion(const Region& region, bool widened, VregReplay* out) {
+  const PallasRegion& proto = *region.proto;
+  const int n = proto.ops_size();
+  // Where each value is defined (-1: an input of the region) and last read.
+  std::vector<int> defined(region.values.size(), -1), last_use(region.values.size(), -1);
+  std::vector<bool> loaded(region.values.size(), false);
+  for (int o = 0; o < n; ++o) {
+    const PallasOp& op = proto.ops(o);
+    for (int id : op.operands()) last_use[id] = std::max(last_use[id], o);
+    for (int id : op.results()) {
+      defined[id] = o;
+      loaded[id] = absl::c_linear_search(kLoads, op.op());
+    }
+  }
+  // The arithmetic width: what is computed is held at it; a load keeps its packed layout.
+  auto held = [&](int id) { return VregBytes(region.values[id], widened && !loaded[id]); };
+  int barriers = 0;
+  for (int o = 0; o < n; ++o) {
+    const PallasOp& op = proto.ops(o);
+    out->primitives.insert(op.op());
+    for (int id : op.results()) {
+      if (last_use[id] < 0) continue;  // never read (a store's old contents): never in a vreg
+      out->all_values_bytes = SaturatingAdd(out->all_values_bytes, SaturatingMul(held(id), region.copies));
+    }
+    if (!IsBarrier(op)) continue;
+    ++barriers;
+    // The pattern around it: what produced each operand ("dot_general(convert_element_type)").
+    for (int id : op.operands()) {
+      if (!region.values[id].vector) continue;
+      out->primitives.insert(
+          absl::StrCat(op.op(), "(", defined[id] >= 0 ? proto.ops(defined[id]).op() : std::string("input"), ")"));
+    }
+    int64_t bytes = 0;
+    for (size_t v = 0; v < region.values.size(); ++v) {
+      if (defined[v] < o && last_use[v] > o) bytes = SaturatingAdd(bytes, held(static_cast<int>(v)));
+    }
+    if (op.op() == "dot_general") {
+      // A computed operand (a converted or scaled weight block) is materialized whole for the MXU.
+      for (int id : op.operands()) {
+        if (defined[id] >= 0 && !loaded[id] && last_use[id] == o) bytes = SaturatingAdd(bytes, held(id));
+      }
+    }
+    bytes = SaturatingMul(bytes, region.copies);
+    if (bytes > out->peak_held_bytes) {
+      out->peak_held_bytes = bytes;
+      out->peak_at = absl::StrCat(op.op(), " (region ", region.index, ", op ", o, ")");
+    }
+  }
+  out->max_barriers_per_region = std::max(out->max_barriers_per_region, barriers);
+}
+
+}  // namespace
+
+absl::StatusOr<VregReplay> ReplayVregs(const PallasBody& body, const DeviceModel& device) {
+  VregReplay out;
+  const bool widened = WidensNarrowArithmetic(device);
+  for (int r = 0; r < body.program_size(); ++r) {
+    ASSIGN_OR_RETURN(Region region, ReadRegion(body.program(r), r));
+    ReplayRegion(region, widened, &out);
+  }
+  return out;
+}
+
+}  // namespace scratchsim

@@ -1,0 +1,74 @@
+// What a traced Pallas body holds in vector registers, replayed value by value through the live
+// ranges of its vector program: the scratchpad replay of this project, one level down.
+// Mosaic unrolls every vector op into ops on vregs (8 sublanes x 128 lanes x 32 bits) and the
+// scheduler streams what it can vreg by vreg; what it cannot stream is a value whose uses straddle
+// an op that needs a whole operand before it yields (a reduction, a dot, a minor-dim transpose):
+// such a value is held whole across that op, and what the register file cannot hold is spilled
+// to scoped VMEM (docs/tpu.md, "The vreg replay").
+#ifndef SCRATCHSIM_BACKENDS_TPU_VREG_REPLAY_H_
+#define SCRATCHSIM_BACKENDS_TPU_VREG_REPLAY_H_
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "proto/device.pb.h"
+#include "proto/graph.pb.h"
+
+namespace scratchsim {
+
+// Bytes of the TPU vector register file Mosaic allocates from: 32 vregs of 4 KiB (JAX Pallas TPU
+// docs, "vector registers": 8 x 128 x 32-bit each; the TPU VPU has 32 of them).
+inline constexpr int64_t kVregFileBytes = 32 * 4096;
+
+// A vector value of the program by its type ("f32[256,512]").
+struct VregValueType {
+  bool vector = false;  // false: a ref or a scalar
+  std::string dtype;    // canonical ("f32", "bf16", "i8", "i1", ...)
+  int bits = 32;
+  std::vector<int64_t> dims;
+};
+// Parses PallasRegion.values' words; `field` names the value in the error.
+absl::StatusOr<VregValueType> ParseValueType(absl::string_view text, absl::string_view field);
+
+// Bytes of `value` in vregs: the two minor dims padded to (8 x packing sublanes, 128 lanes),
+// 16-bit values packed 2 and 8-bit 4 to a 32-bit sublane unless `widened` (then 32 bits each),
+// leading dims multiplied; a 1-d value fills lanes. 0 for refs and scalars.
+int64_t VregBytes(const VregValueType& value, bool widened);
+
+// Whether `device`'s Mosaic computes 16- and 8-bit vector arithmetic in 32 bits: the generations
+// without a bf16 VPU (v4, v5e, v5p), and a TPU other than the five (the larger figure).
+bool WidensNarrowArithmetic(const DeviceModel& device);
+
+// The replay's result for one body on one device.
+struct VregReplay {
+  // The most bytes of vector values held whole across one whole-operand op (a "barrier"): values
+  // defined before it and used after it, plus a dot's operands computed in the body (not loads),
+  // which Mosaic materializes whole (at their arithmetic width) before the MXU pushes them; times
+  // the copies an unrolled loop interleaves. 0 for a body with no barrier.
+  int64_t peak_held_bytes = 0;
+  std::string peak_at;  // "reduce_max (region 0, op 1)"
+  // Every vector value every region defines and reads, whole and at the arithmetic width (loop
+  // copies counted): no schedule spills more than every value it has, so this bounds the spill
+  // slots.
+  int64_t all_values_bytes = 0;
+  // The body's signature: its distinct primitives, each barrier with the op that produced each of
+  // its vector operands ("reduce_max(exp)", "dot_general(convert_element_type)"; "input" for a
+  // value from outside the region), and the most barriers one region has.
+  std::set<std::string> primitives;
+  int max_barriers_per_region = 0;
+};
+
+// Whether an op needs a whole operand before it yields: reductions (sum, max, argmax, cumsum, ...),
+// dot_general, and a transpose of the two minor dims.
+bool IsBarrier(const PallasOp& op);
+
+// Replays `body.program` (empty program: an empty replay). Errors name the field.
+absl::StatusOr<VregReplay> ReplayVregs(const PallasBody& body, const DeviceModel& device);
+
+}  // namespace scratchsim
+
+#endif  // SCRATCHSIM_BACKENDS_TPU_VREG_REPLAY_H_

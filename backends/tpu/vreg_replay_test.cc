@@ -1,0 +1,203 @@
+#include "backends/tpu/vreg_replay.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "backends/tpu/spill_model.h"
+#include "google/protobuf/text_format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sim/test_data.h"
+#include "sim/test_util.h"
+
+namespace scratchsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A softmax over a (256, 1024) f32 block, as scratchsim.pallas traces it: x is read by the max,
+// then by the subtraction after it; e by the sum, then by the division after it.
+constexpr char kSoftmax[] = R"pb(
+  program {
+    values: "ref" values: "f32[256,1024]" values: "f32[256]" values: "f32[256,1]" values: "f32[256,1024]"
+    values: "f32[256,1024]" values: "f32[256]" values: "f32[256,1]" values: "f32[256,1024]" values: "ref"
+    values: "f32[256,1024]"
+    ops { op: "get" operands: 0 results: 1 }
+    ops { op: "reduce_max" operands: 1 results: 2 axes: 1 }
+    ops { op: "broadcast_in_dim" operands: 2 results: 3 }
+    ops { op: "sub" operands: 1 operands: 3 results: 4 }
+    ops { op: "exp" operands: 4 results: 5 }
+    ops { op: "reduce_sum" operands: 5 results: 6 axes: 1 }
+    ops { op: "broadcast_in_dim" operands: 6 results: 7 }
+    ops { op: "div" operands: 5 operands: 7 results: 8 }
+    ops { op: "swap" operands: 9 operands: 8 results: 10 }
+  }
+)pb";
+
+// A dequantizing matmul: an int8 weight block converted to bf16 and scaled in the body, then
+// multiplied; the bf16 activations are a load.
+constexpr char kDequantMatmul[] = R"pb(
+  program {
+    values: "ref" values: "ref" values: "ref" values: "bf16[128,512]" values: "i8[512,1024]"
+    values: "bf16[512,1024]" values: "bf16[1,1024]" values: "bf16[512,1024]" values: "f32[128,1024]"
+    ops { op: "get" operands: 0 results: 3 }
+    ops { op: "get" operands: 1 results: 4 }
+    ops { op: "convert_element_type" operands: 4 results: 5 }
+    ops { op: "get" operands: 2 results: 6 }
+    ops { op: "mul" operands: 5 operands: 6 results: 7 }
+    ops { op: "dot_general" operands: 3 operands: 7 results: 8 }
+  }
+)pb";
+
+class VregReplayTest : public ::testing::Test {
+ protected:
+  static PallasBody Body(const char* text) {
+    PallasBody body;
+    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &body));
+    return body;
+  }
+  const DeviceModel v5e_ = testing::ShippedDevice("tpu_v5e");
+  const DeviceModel v6e_ = testing::ShippedDevice("tpu_v6e");
+};
+
+TEST_F(VregReplayTest, ParsesValueTypes) {
+  absl::StatusOr<VregValueType> t = ParseValueType("bf16[4,256,512]", "v");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE(t->vector);
+  EXPECT_EQ(t->bits, 16);
+  EXPECT_EQ(t->dims, (std::vector<int64_t>{4, 256, 512}));
+  EXPECT_FALSE(ParseValueType("ref", "v")->vector);
+  EXPECT_FALSE(ParseValueType("i32[]", "v")->vector);  // a scalar
+}
+
+TEST_F(VregReplayTest, RefusesAMalformedTypeNamingTheField) {
+  absl::StatusOr<VregValueType> t = ParseValueType("f32[8,x]", "body.program[0].values[3]");
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(std::string(t.status().message()), HasSubstr("body.program[0].values[3]"));
+  EXPECT_FALSE(ParseValueType("f32", "v").ok());
+  EXPECT_FALSE(ParseValueType("q7[8,128]", "v").ok());
+  EXPECT_FALSE(ParseValueType("f32[-1,128]", "v").ok());
+}
+
+TEST_F(VregReplayTest, PadsToTilesAndPacksNarrowValuesUnlessWidened) {
+  const VregValueType bf16 = *ParseValueType("bf16[20,130]", "v");
+  EXPECT_EQ(VregBytes(bf16, /*widened=*/false), 32 * 256 * 2);  // 16 packed rows, 2 lane tiles
+  EXPECT_EQ(VregBytes(bf16, /*widened=*/true), 24 * 256 * 4);   // 8 rows a tile at 32 bits
+  EXPECT_EQ(VregBytes(*ParseValueType("f32[3,8,128]", "v"), false), 3 * 4096);
+  EXPECT_EQ(VregBytes(*ParseValueType("f32[100]", "v"), false), 128 * 4);
+}
+
+TEST_F(VregReplayTest, SaturatesInsteadOfWrapping) {
+  EXPECT_EQ(VregBytes(*ParseValueType("f32[1099511627776,1099511627776,1099511627776]", "v"), false),
+            std::numeric_limits<int64_t>::max());
+}
+
+TEST_F(VregReplayTest, ReductionsDotsAndMinorTransposesAreBarriers) {
+  PallasOp op;
+  op.set_op("reduce_max");
+  EXPECT_TRUE(IsBarrier(op));
+  op.set_op("transpose");
+  for (int a : {0, 2, 1}) op.add_axes(a);
+  EXPECT_TRUE(IsBarrier(op));
+  op.clear_axes();
+  for (int a : {1, 0, 2, 3}) op.add_axes(a);  // leading dims only: renames vregs
+  EXPECT_FALSE(IsBarrier(op));
+  op.set_op("exp");
+  EXPECT_FALSE(IsBarrier(op));
+}
+
+TEST_F(VregReplayTest, HoldsWhatStraddlesAReduction) {
+  absl::StatusOr<VregReplay> r = ReplayVregs(Body(kSoftmax), v5e_);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // x across the max (1 MiB); e across the sum likewise: the peak is one block.
+  EXPECT_EQ(r->peak_held_bytes, 256 * 1024 * 4);
+  EXPECT_THAT(r->peak_at, HasSubstr("reduce_max"));
+  EXPECT_EQ(r->max_barriers_per_region, 2);
+  EXPECT_TRUE(r->primitives.count("exp"));
+}
+
+TEST_F(VregReplayTest, BoundsSpillsByEveryValueTheBodyDefines) {
+  absl::StatusOr<VregReplay> r = ReplayVregs(Body(kSoftmax), v5e_);
+  ASSERT_TRUE(r.ok());
+  // Four blocks of 1 MiB (x, x - max, e, e / sum; the swap's old value is never read), two
+  // row vectors of 1 KiB, two columns of 32 vregs.
+  EXPECT_EQ(r->all_values_bytes, 4 * (1 << 20) + 2 * 1024 + 2 * 32 * 4096);
+}
+
+TEST_F(VregReplayTest, ADotsComputedOperandIsHeldAtTheArithmeticWidth) {
+  absl::StatusOr<VregReplay> v5e = ReplayVregs(Body(kDequantMatmul), v5e_);
+  absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(kDequantMatmul), v6e_);
+  ASSERT_TRUE(v5e.ok() && v6e.ok());
+  // The scaled weights: 32-bit on v5e (no bf16 VPU), packed on v6e.
+  EXPECT_EQ(v5e->peak_held_bytes, 512 * 1024 * 4);
+  EXPECT_EQ(v6e->peak_held_bytes, 512 * 1024 * 2);
+}
+
+TEST_F(VregReplayTest, UnrolledCopiesMultiply) {
+  PallasBody body = Body(kSoftmax);
+  body.mutable_program(0)->set_unrolled(3);
+  EXPECT_EQ(ReplayVregs(body, v5e_)->peak_held_bytes, 3 * 256 * 1024 * 4);
+}
+
+TEST_F(VregReplayTest, RefusesAnOperandOutsideTheRegionNamingTheOp) {
+  PallasBody body = Body(kSoftmax);
+  body.mutable_program(0)->mutable_ops(3)->set_operands(0, 99);
+  absl::StatusOr<VregReplay> r = ReplayVregs(body, v5e_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("body.program[0].ops[3] (sub): operand 99"));
+}
+
+TEST_F(VregReplayTest, AnOpNoFittedBodyHasIsNamed) {
+  absl::StatusOr<VregReplay> r = ReplayVregs(Body(kSoftmax), v5e_);
+  ASSERT_TRUE(r.ok());
+  r->primitives.insert("cumsum");
+  const std::vector<std::string> unvalidated = UnvalidatedPatterns(BodyClass::kReduction, *r);
+  EXPECT_THAT(unvalidated, ::testing::Contains("cumsum"));
+  EXPECT_THAT(unvalidated, ::testing::Not(::testing::Contains("exp")));
+}
+
+// The table compiled into spill_model.cc is what the bodies the bands were fitted on replay to:
+// per class, the union of their ops and the most whole-operand ops one of their regions has.
+TEST_F(VregReplayTest, ValidatedSignaturesAreTheFitBodies) {
+  const std::string data = "backends/tpu/testdata/validated_bodies.pbtxt.gz";
+  SCRATCHSIM_REQUIRE_TEST_DATA(data);
+  absl::StatusOr<std::string> text = testing::ReadTestData(data);
+  ASSERT_TRUE(text.ok()) << text.status();
+  std::map<BodyClass, std::set<std::string>> ops;
+  std::map<BodyClass, int> barriers;
+  int bodies = 0;
+  for (absl::string_view record : absl::StrSplit(*text, "\n---\n")) {
+    KernelGraph graph;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(std::string(record), &graph)) << record.substr(0, 200);
+    const PallasBody& body = graph.pallas().body();
+    absl::StatusOr<VregReplay> r = ReplayVregs(body, v5e_);
+    ASSERT_TRUE(r.ok()) << r.status();
+    const BodyClass c = ClassifyBody(body);
+    ops[c].insert(r->primitives.begin(), r->primitives.end());
+    barriers[c] = std::max(barriers[c], r->max_barriers_per_region);
+    ++bodies;
+  }
+  EXPECT_GE(bodies, 40);
+  std::string table =
+      "// Generated by VregReplayTest.ValidatedSignaturesAreTheFitBodies (SCRATCHSIM_UPDATE_GOLDEN=1):\n"
+      "// per class, the most whole-operand ops one region has and the ops of its fitted bodies.\n";
+  std::string compiled = table;
+  for (const auto& [c, names] : ops) {
+    absl::StrAppend(&table, ValidatedSignatureLine(c, barriers[c], absl::StrJoin(names, " ")), "\n");
+  }
+  absl::StrAppend(&compiled, ValidatedSignatureTable());
+  if (std::getenv("SCRATCHSIM_UPDATE_GOLDEN") != nullptr) {
+    std::ofstream(testing::SourcePath("backends/tpu/validated_signatures.inc")) << table;
+    GTEST_SKIP() << "rewrote backends/tpu/validated_signatures.inc; rebuild";
+  }
+  EXPECT_EQ(compiled, table) << "run with SCRATCHSIM_UPDATE_GOLDEN=1 and rebuild";
+}
+
+}  // namespace
+}  // namespace scratchsim
