@@ -340,7 +340,7 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& devi
   const std::string high = out.high.empty() ? "0" : out.high;
   out.low = "0";
   out.central = absl::StrCat("round_up(max(", central, ", ", held_beyond_file, "), 4096)");
-  out.high = absl::StrCat("round_up(max(", high, ", ", replay->all_values_bytes, ", ", held_beyond_file, "), 4096)");
+  out.high = absl::StrCat("round_up(max(", high, ", ", std::max(replay->all_values_bytes, held_beyond_file), "), 4096)");
   out.basis = absl::StrCat(
       out.basis.empty() ? "register spills" : out.basis, "; widened, as no fitted ", BodyClassName(out.body_class),
       " body has ", out.unvalidated, ": 0 to every vector value the body defines (", replay->all_values_bytes,
