@@ -163,6 +163,18 @@ TEST(CliTest, PlanPrunesPallasBlocksAgainstTheScopedVmemLimit) {
   EXPECT_THAT(r.out, HasSubstr("\"limit\": \"scoped vmem\""));
 }
 
+// A traced body whose pattern no fitted body of its class has (an int8 weight block converted and
+// scaled before its dot): the band widens to what the vreg replay proves, the report names the
+// pattern, and a verdict the widened band leaves open is AT RISK, never a bare FITS.
+TEST(CliTest, AnUnvalidatedBodyPatternIsNamedAndLeftAtRisk) {
+  Result r = Simulate({"--device", "tpu_v6e", "--graph", Source("backends/tpu/testdata/dequant_i8_matmul.pbtxt")});
+  if (r.code == kExitBadInput && r.err.find("no TPU front end") != std::string::npos) GTEST_SKIP() << r.err;
+  EXPECT_EQ(r.code, kExitDoesNotFit) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("verdict  AT RISK"));
+  EXPECT_THAT(r.out, HasSubstr("the matmul band is not validated for this body (dot_general(convert_element_type))"));
+  EXPECT_THAT(r.out, HasSubstr("the register-spill model was fitted on libtpu 0.0.42.1 (jax 0.10.2)"));
+}
+
 TEST(CliTest, ListDevices) {
   Result r = Simulate({"--list-devices"});
   EXPECT_EQ(r.code, kExitFits) << r.err;
@@ -232,6 +244,11 @@ INSTANTIATE_TEST_SUITE_P(
                 {"dir.pbtxt: is a directory"}},
         BadCase{"NegativePallasBodyFigure", {"--device", "tpu_v4", "--graph", Bad("pallas_negative_row_broadcast.pbtxt")},
                 {"pallas_negative_row_broadcast.pbtxt: ", "pallas.body.row_broadcast_bytes", "must be >= 0"}},
+        BadCase{"PallasProgramOperandOutOfRange",
+                {"--device", "tpu_v5e", "--graph", Bad("pallas_program_operand_out_of_range.pbtxt")},
+                {"pallas_program_operand_out_of_range.pbtxt: ", "body.program[0].ops[3] (sub): operand 99"}},
+        BadCase{"PallasProgramBadValueType", {"--device", "tpu_v5e", "--graph", Bad("pallas_program_bad_value_type.pbtxt")},
+                {"pallas_program_bad_value_type.pbtxt: ", "body.program[0].values[1]", "f32[256,x]"}},
         BadCase{"NegativePallasReductionOutput",
                 {"--device", "tpu_v5e", "--graph", Bad("pallas_negative_reduction_output.pbtxt")},
                 {"pallas_negative_reduction_output.pbtxt: ", "pallas.body.reduction_output_bytes", "must be >= 0"}},
