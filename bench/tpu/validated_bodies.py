@@ -5,8 +5,8 @@ writes their graphs: the bodies whose ops and patterns the bands are validated o
 
   JAX_PLATFORMS=cpu python3 bench/tpu/validated_bodies.py backends/tpu/testdata/validated_bodies.pbtxt.gz
 
-One graph per distinct (kind, dtype and flag parameters) at the first shape the catalogue or a
-sweep lists, without the exported call. `SpillModelTest.ValidatedSignaturesAreTheFitBodies`
+Per distinct (kind, dtype and flag parameters), the first, middle and last shape the catalogue and
+the sweeps list, without the exported call. `SpillModelTest.ValidatedSignaturesAreTheFitBodies`
 (backends/tpu/vreg_replay_test.cc) derives each class's validated signature from them (ops, most
 barriers a region has) and checks spill_model.cc's table equals it; with
 SCRATCHSIM_UPDATE_GOLDEN=1 it prints the table to paste. Tracing only: no libtpu needed.
@@ -27,7 +27,9 @@ GENS = ("v4", "v5e", "v5p", "v6e", "v7x")
 
 
 def representatives():
-  """(kind, params) of every distinct body: keyed by the kind and its non-numeric parameters."""
+  """(kind, params) of every distinct body: per kind and non-numeric parameters, its first, middle
+  and last shape as the catalogue and the sweeps list them (the shapes of one body can differ in
+  how many whole-operand ops a region has: heads unrolled in Python, k steps)."""
   seen = {}
   listed = [kp for gen in GENS for kp in tpu_kernels.catalogue(gen)]
   for family, shapes in sorted(sweep_spills.FAMILIES.items()):
@@ -35,8 +37,15 @@ def representatives():
   for kind, params in listed:
     key = (kind, json.dumps({k: v for k, v in params.items() if isinstance(v, (str, bool)) or v is None},
                             sort_keys=True))
-    seen.setdefault(key, (kind, params))
-  return [seen[k] for k in sorted(seen)]
+    group = seen.setdefault(key, [])
+    if params not in group:
+      group.append(params)
+  out = []
+  for key in sorted(seen):
+    group = seen[key]
+    for i in sorted({0, len(group) // 2, len(group) - 1}):
+      out.append((key[0], group[i]))
+  return out
 
 
 def main():
