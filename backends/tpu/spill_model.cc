@@ -115,11 +115,6 @@ constexpr const char* kMaskedMergeCountsOneColumn[] = {"v6e", "v7x"};
 // five is taken to widen, the larger figure.
 constexpr const char* kTurnsEightBitTransposeUnwidened[] = {"v5e", "v5p", "v6e", "v7x"};
 
-// Generations whose Mosaic keeps an 8-bit (or 4-bit) value loaded from a block of unaligned width
-// (minor dim not a multiple of 128) packed; elsewhere it is widened to 32 bits and spilled less what
-// the registers keep (tests/data/tpu/unaligned8_spill_sweep.jsonl.gz). A TPU other than the five
-// is taken to widen, the larger figure.
-constexpr const char* kKeepsUnalignedNarrowLoadsPacked[] = {"v5e", "v5p", "v6e", "v7x"};
 // What the vector registers keep of a widened load when it spills: the median over the unaligned8
 // sweep's spilling blocks, in bytes of 4 KiB vregs.
 constexpr int64_t kWidenedLoadKeptBytes = 23 * 4096;
@@ -284,8 +279,7 @@ std::string TransposeHeldBytes(const PallasValue& transpose, const DeviceModel& 
 }
 
 std::string UnalignedNarrowLoadHeldBytes(const PallasValue& load, const DeviceModel& device) {
-  if (WidthBits(load.dtype()) >= 16 ||
-      absl::c_linear_search(kKeepsUnalignedNarrowLoadsPacked, TpuGeneration(device))) {
+  if (WidthBits(load.dtype()) >= 16 || !WidensUnalignedNarrowLoads(device)) {
     return "0";
   }
   // 32-bit values: rows to the 8-sublane tile, columns to 128 lanes; leading dims fold into the
@@ -340,11 +334,13 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& devi
   const std::string high = out.high.empty() ? "0" : out.high;
   out.low = "0";
   out.central = absl::StrCat("round_up(max(", central, ", ", held_beyond_file, "), 4096)");
-  out.high = absl::StrCat("round_up(max(", high, ", ", std::max(replay->all_values_bytes, held_beyond_file), "), 4096)");
+  const int64_t bound = SpillBoundBytes(*replay);
+  out.high = absl::StrCat("round_up(max(", high, ", ", std::max(bound, held_beyond_file), "), 4096)");
   out.basis = absl::StrCat(
       out.basis.empty() ? "register spills" : out.basis, "; widened, as no fitted ", BodyClassName(out.body_class),
-      " body has ", out.unvalidated, ": 0 to every vector value the body defines (", replay->all_values_bytes,
-      " B), central at least the vreg replay's ", replay->peak_held_bytes, " B held across ",
+      " body has ", out.unvalidated, ": 0 to ",
+      replay->rolled ? "every vector value the body defines (a rolled loop)" : "the program-order peak of live values",
+      " (", bound, " B), central at least the vreg replay's ", replay->peak_held_bytes, " B held across ",
       replay->peak_at.empty() ? "no whole-operand op" : replay->peak_at, " less the ", kVregFileBytes,
       " B register file");
 }

@@ -24,6 +24,7 @@
 #include "backends/tpu/pallas_lowering.h"
 #include "backends/tpu/spill_model.h"
 #include "backends/tpu/tpu_corpus_util.h"
+#include "backends/tpu/vreg_replay.h"
 #include "backends/tpu/xla_verdict.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/text_format.h"
@@ -909,6 +910,51 @@ TEST(TpuCorpusTest, DevFamiliesHaveNoFalseFits) {
   EXPECT_GE(check.rows, 100);
   EXPECT_TRUE(check.false_fits.empty());
   EXPECT_TRUE(check.high_misses.empty());
+}
+
+// The bound the vreg replay puts on spill slots (SpillBoundBytes: the program-order peak, or every
+// value across a rolled loop), checked on every recorded compile whose graph carries its program:
+// libtpu's spill slots stay at or below it (rounded to whole vregs).
+TEST(TpuCorpusTest, SpillsStayWithinTheReplaysBound) {
+  const std::vector<std::string> files = {
+      "flash_spill_sweep.jsonl.gz", "flash_head_dim_spill_sweep.jsonl.gz", "flash_causal_spill_sweep.jsonl.gz",
+      "flash_backward_spill_sweep.jsonl.gz", "flash_backward_d256_spill_sweep.jsonl.gz",
+      "reduction_spill_sweep.jsonl.gz", "reduction_odd_spill_sweep.jsonl.gz", "ragged_spill_sweep.jsonl.gz",
+      "transpose_spill_sweep.jsonl.gz", "transpose_batched_spill_sweep.jsonl.gz", "matmul_odd_spill_sweep.jsonl.gz",
+      "kernels_odd_spill_sweep.jsonl.gz", "misc_odd_spill_sweep.jsonl.gz", "holdout_spill_sweep.jsonl.gz",
+      "holdout2_spill_sweep.jsonl.gz", "unaligned8_spill_sweep.jsonl.gz"};
+  std::map<std::string, DeviceModel> devices;
+  int rows = 0, spilling = 0;
+  double worst = 0;
+  std::string worst_id;
+  for (const std::string& file : files) {
+    SCRATCHSIM_REQUIRE_TEST_DATA("tests/data/tpu/" + file);
+    for (const std::string& line : ReadGzipLines(std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/tpu/" + file)) {
+      Struct row;
+      ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(line, &row).ok()) << file;
+      const Struct* result = Sub(row, "result");
+      if (Field(row, "header") != nullptr || result == nullptr || Str(*result, "verdict") != "fits") continue;
+      KernelGraph graph;
+      if (!google::protobuf::TextFormat::ParseFromString(Str(row, "graph"), &graph)) continue;
+      const PallasBody& body = graph.pallas().body();
+      ASSERT_GT(body.program_size(), 0) << Str(row, "id") << ": re-trace " << file << " (bench/tpu/retrace.py)";
+      const std::string gen = Str(row, "gen");
+      if (!devices.count(gen)) devices[gen] = *LoadDevice(absl::StrCat("tpu_", gen));
+      absl::StatusOr<VregReplay> replay = ReplayVregs(body, devices[gen]);
+      ASSERT_TRUE(replay.ok()) << Str(row, "id") << ": " << replay.status();
+      const int64_t spill = Num(*result, "spill_bytes");
+      const int64_t peak = (SpillBoundBytes(*replay) + 4095) / 4096 * 4096;
+      ++rows;
+      if (spill == 0) continue;
+      ++spilling;
+      EXPECT_LE(spill, peak) << Str(row, "id") << " (" << file << ")";
+      const double ratio = static_cast<double>(spill) / static_cast<double>(std::max<int64_t>(peak, 1));
+      if (ratio > worst) worst = ratio, worst_id = Str(row, "id");
+    }
+  }
+  std::printf("%d compiles, %d spilling; the most spilled is %.2f of the replay's bound (%s)\n", rows, spilling,
+              worst, worst_id.c_str());
+  EXPECT_GE(spilling, 500);
 }
 
 // Kernel families nothing was fitted or tuned on (bench/tpu/heldout_kernels.py, set "heldout"):

@@ -35,6 +35,10 @@ int64_t SaturatingAdd(int64_t a, int64_t b) { return Saturate(CheckedAdd(a, b));
 int64_t SaturatingMul(int64_t a, int64_t b) { return Saturate(CheckedMul(a, b)); }
 int64_t RoundUp(int64_t value, int64_t multiple) { return Saturate(CheckedRoundUp(value, multiple)); }
 
+// Generations whose Mosaic keeps an 8-bit (or 4-bit) value loaded from a block of unaligned width
+// (minor dim not a multiple of 128) packed; elsewhere it is widened to 32 bits.
+constexpr absl::string_view kKeepsUnalignedNarrowLoadsPacked[] = {"v5e", "v5p", "v6e", "v7x"};
+
 struct Region {
   const PallasRegion* proto = nullptr;
   int index = 0;
@@ -91,6 +95,10 @@ bool WidensNarrowArithmetic(const DeviceModel& device) {
   return !absl::c_linear_search(kPackedArithmetic, TpuGeneration(device));
 }
 
+bool WidensUnalignedNarrowLoads(const DeviceModel& device) {
+  return !absl::c_linear_search(kKeepsUnalignedNarrowLoadsPacked, TpuGeneration(device));
+}
+
 bool IsBarrier(const PallasOp& op) {
   if (absl::c_linear_search(kReductions, op.op()) || op.op() == "dot_general") return true;
   if (op.op() != "transpose") return false;
@@ -132,8 +140,11 @@ absl::StatusOr<Region> ReadRegion(const PallasRegion& proto, int index) {
   return region;
 }
 
-// Replays one region into `out`: its barriers' held bytes, its values, its signature.
-void ReplayRegion(const Region& region, bool widened, VregReplay* out) {
+// Replays one region into `out` (its barriers' held bytes, its values, its signature) on top of
+// `base`, the bytes its enclosing regions keep live across the op that runs it. Returns the bytes
+// live strictly across each of its ops (times its copies), the base of a region one of them runs.
+std::vector<int64_t> ReplayRegion(const Region& region, int64_t base, bool widened, bool widens_unaligned_loads,
+                                  VregReplay* out) {
   const PallasRegion& proto = *region.proto;
   const int n = proto.ops_size();
   // Where each value is defined (-1: an input of the region) and last read.
@@ -147,8 +158,39 @@ void ReplayRegion(const Region& region, bool widened, VregReplay* out) {
       loaded[id] = absl::c_linear_search(kLoads, op.op());
     }
   }
-  // The arithmetic width: what is computed is held at it; a load keeps its packed layout.
-  auto held = [&](int id) { return VregBytes(region.values[id], widened && !loaded[id]); };
+  // The arithmetic width: what is computed is held at it; a load keeps its packed layout, but for
+  // a narrow load of unaligned width on a generation that widens it.
+  auto unaligned_narrow = [&](int id) {
+    const VregValueType& v = region.values[id];
+    return v.vector && v.bits < 16 && v.dims.back() % 128 != 0;
+  };
+  auto held = [&](int id) {
+    const bool wide = loaded[id] ? widens_unaligned_loads && unaligned_narrow(id) : widened;
+    return VregBytes(region.values[id], wide);
+  };
+  // Live bytes per position: a value counts from its definition (0 for a region input) to its
+  // last read; one never read never occupies a vreg.
+  std::vector<int64_t> starts(n + 1, 0), ends(n + 1, 0);
+  for (size_t v = 0; v < region.values.size(); ++v) {
+    if (last_use[v] < 0) continue;
+    const int64_t bytes = held(static_cast<int>(v));
+    const int from = std::max(defined[v], 0);
+    starts[from] = SaturatingAdd(starts[from], bytes);
+    ends[last_use[v] + 1] = SaturatingAdd(ends[last_use[v] + 1], bytes);
+  }
+  int64_t live = 0;
+  std::vector<int64_t> across(n, 0);
+  for (int o = 0; o < n; ++o) {
+    live = std::max<int64_t>(0, SaturatingAdd(live, starts[o]) - ends[o]);
+    out->peak_live_bytes =
+        std::max(out->peak_live_bytes, SaturatingAdd(base, SaturatingMul(live, region.copies)));
+    // Across o: live at o, less what o reads for the last time and what it defines.
+    int64_t through = live - ends[o + 1];
+    for (int id : proto.ops(o).results()) {
+      if (last_use[id] > o) through -= held(id);
+    }
+    across[o] = SaturatingMul(std::max<int64_t>(0, through), region.copies);
+  }
   int barriers = 0;
   for (int o = 0; o < n; ++o) {
     const PallasOp& op = proto.ops(o);
@@ -175,23 +217,42 @@ void ReplayRegion(const Region& region, bool widened, VregReplay* out) {
         if (defined[id] >= 0 && !loaded[id] && last_use[id] == o) bytes = SaturatingAdd(bytes, held(id));
       }
     }
-    bytes = SaturatingMul(bytes, region.copies);
+    bytes = SaturatingAdd(base, SaturatingMul(bytes, region.copies));
     if (bytes > out->peak_held_bytes) {
       out->peak_held_bytes = bytes;
       out->peak_at = absl::StrCat(op.op(), " (region ", region.index, ", op ", o, ")");
     }
   }
   out->max_barriers_per_region = std::max(out->max_barriers_per_region, barriers);
+  return across;
 }
 
 }  // namespace
 
+int64_t SpillBoundBytes(const VregReplay& replay) {
+  return replay.rolled ? replay.all_values_bytes : std::min(replay.peak_live_bytes, replay.all_values_bytes);
+}
+
 absl::StatusOr<VregReplay> ReplayVregs(const PallasBody& body, const DeviceModel& device) {
   VregReplay out;
   const bool widened = WidensNarrowArithmetic(device);
+  std::vector<std::vector<int64_t>> across;  // per region, bytes live across each op
+  std::vector<int64_t> bases;
   for (int r = 0; r < body.program_size(); ++r) {
-    ASSIGN_OR_RETURN(Region region, ReadRegion(body.program(r), r));
-    ReplayRegion(region, widened, &out);
+    const PallasRegion& proto = body.program(r);
+    ASSIGN_OR_RETURN(Region region, ReadRegion(proto, r));
+    int64_t base = 0;
+    if (proto.has_parent()) {
+      const int parent = proto.parent();
+      if (parent < 0 || parent >= r || proto.at_op() < 0 || proto.at_op() >= static_cast<int>(across[parent].size())) {
+        return absl::InvalidArgumentError(absl::StrCat("body.program[", r, "].parent: region ", parent, ", op ",
+                                                       proto.at_op(), " is not an op of an earlier region"));
+      }
+      base = SaturatingAdd(bases[parent], across[parent][proto.at_op()]);
+    }
+    out.rolled = out.rolled || proto.rolled();
+    across.push_back(ReplayRegion(region, base, widened, WidensUnalignedNarrowLoads(device), &out));
+    bases.push_back(base);
   }
   return out;
 }

@@ -43,6 +43,11 @@ int64_t VregBytes(const VregValueType& value, bool widened);
 // without a bf16 VPU (v4, v5e, v5p), and a TPU other than the five (the larger figure).
 bool WidensNarrowArithmetic(const DeviceModel& device);
 
+// Whether `device`'s Mosaic widens an 8-bit (or 4-bit) value loaded from a block whose minor dim
+// is not a multiple of 128 to 32 bits: v4, and a TPU other than the five (the larger figure);
+// v5e-v7x keep it packed (tests/data/tpu/unaligned8_spill_sweep.jsonl.gz).
+bool WidensUnalignedNarrowLoads(const DeviceModel& device);
+
 // The replay's result for one body on one device.
 struct VregReplay {
   // The most bytes of vector values held whole across one whole-operand op (a "barrier"): values
@@ -51,6 +56,13 @@ struct VregReplay {
   // the copies an unrolled loop interleaves. 0 for a body with no barrier.
   int64_t peak_held_bytes = 0;
   std::string peak_at;  // "reduce_max (region 0, op 1)"
+  // The most bytes of vector values live at once in program order (defined, or entering the
+  // region, and not yet read for the last time; a loop or cond body on top of what its enclosing
+  // code keeps live across it), times the unrolled copies: the register allocator's pressure if
+  // the scheduler kept the program's order.
+  int64_t peak_live_bytes = 0;
+  // A region runs inside a loop the body does not unroll (a while, a partly unrolled scan).
+  bool rolled = false;
   // Every vector value every region defines and reads, whole and at the arithmetic width (loop
   // copies counted): no schedule spills more than every value it has, so this bounds the spill
   // slots.
@@ -65,6 +77,13 @@ struct VregReplay {
 // Whether an op needs a whole operand before it yields: reductions (sum, max, argmax, cumsum, ...),
 // dot_general, and a transpose of the two minor dims.
 bool IsBarrier(const PallasOp& op);
+
+// What bounds the spill slots of the replayed body: in straight-line code (unrolled loops
+// included) Mosaic's schedule keeps no more live than the program's order does, so the
+// program-order peak; across a rolled loop it does (ragged paged attention spills up to 2.8x that
+// peak), so every value the body defines. TpuCorpusTest.SpillsStayWithinTheReplaysBound checks it
+// on every recorded compile.
+int64_t SpillBoundBytes(const VregReplay& replay);
 
 // Replays `body.program` (empty program: an empty replay). Errors name the field.
 absl::StatusOr<VregReplay> ReplayVregs(const PallasBody& body, const DeviceModel& device);

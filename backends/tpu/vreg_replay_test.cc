@@ -145,6 +145,36 @@ TEST_F(VregReplayTest, UnrolledCopiesMultiply) {
   EXPECT_EQ(ReplayVregs(body, v5e_)->peak_held_bytes, 3 * 256 * 1024 * 4);
 }
 
+// A loop's body runs while the enclosing code keeps what is live across the loop op: the body's
+// pressure sits on top of it.
+TEST_F(VregReplayTest, ALoopBodyRunsOnTopOfWhatIsLiveAcrossIt) {
+  PallasBody body = Body(R"pb(
+    program {
+      values: "ref" values: "f32[256,1024]" values: "f32[8,128]" values: "f32[256,1024]" values: "ref"
+      ops { op: "get" operands: 0 results: 1 }
+      ops { op: "scan" results: 2 }
+      ops { op: "add" operands: 1 operands: 1 results: 3 }
+      ops { op: "swap" operands: 4 operands: 3 }
+    }
+    program {
+      parent: 0 at_op: 1
+      values: "ref" values: "f32[64,1024]" values: "f32[64]"
+      ops { op: "get" operands: 0 results: 1 }
+      ops { op: "reduce_sum" operands: 1 results: 2 axes: 1 }
+      ops { op: "exp" operands: 2 }
+      ops { op: "exp" operands: 1 }
+    }
+  )pb");
+  absl::StatusOr<VregReplay> r = ReplayVregs(body, v5e_);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // The outer block (1 MiB) is live across the scan; inside, the (64, 1024) block is held across
+  // the sum: 1 MiB + 256 KiB.
+  EXPECT_EQ(r->peak_held_bytes, (1 << 20) + 64 * 1024 * 4);
+  EXPECT_GE(r->peak_live_bytes, (1 << 20) + 64 * 1024 * 4);
+  body.mutable_program(1)->set_parent(1);  // itself: not an earlier region
+  EXPECT_FALSE(ReplayVregs(body, v5e_).ok());
+}
+
 TEST_F(VregReplayTest, RefusesAnOperandOutsideTheRegionNamingTheOp) {
   PallasBody body = Body(kSoftmax);
   body.mutable_program(0)->mutable_ops(3)->set_operands(0, 99);

@@ -169,6 +169,8 @@ class _Region:
     self.runs = 1        # how many times a grid step runs this code (a scan's length)
     self.rolled = False  # inside a loop that is not unrolled (a while, a partly unrolled scan)
     self.branch_of = None  # a branch of a cond: the cond's id
+    self.parent = None     # the region whose loop or cond op runs this one, and that op's index
+    self.at_op = None
 
   def new_value(self, aval):
     i = self.next_id
@@ -208,6 +210,7 @@ def _flatten(jaxpr, region, env, regions, depth=0):
       sub_region.multiplier = region.multiplier * repeat
       sub_region.runs = region.runs * (int(eqn.params.get("length", 1)) if eqn.primitive.name == "scan" else 1)
       sub_region.rolled = region.rolled or rolled
+      sub_region.parent, sub_region.at_op = region, len(region.ops)  # the loop op's index, appended below
       sub_env = {var: sub_region.new_value(var.aval) for var in body.invars}
       regions.append((sub_region, body, sub_env))
       _flatten(body, sub_region, sub_env, regions, depth + 1)
@@ -218,6 +221,7 @@ def _flatten(jaxpr, region, env, regions, depth=0):
         sub_region.runs = region.runs
         sub_region.rolled = region.rolled
         sub_region.branch_of = id(eqn)  # one branch of this cond runs per step
+        sub_region.parent, sub_region.at_op = region, len(region.ops)
         sub_env = {}
         # outer values enter a branch as fresh values (their outer liveness stays outside)
         for var, v in zip(br.invars, eqn.invars[1:]):
@@ -509,7 +513,8 @@ def summarize(pallas_eqn):
                                  for (r, c, dt), n in sorted(narrow_loads.items())],
       # in vregs, rounded up: a figure is whole vector instructions
       "vector": {k: -(-v // VREG_BYTES) for k, v in vector.items()},
-      "program": [_region_program(region) for region, _, _ in regions],
+      "program": [_region_program(region, {id(r): i for i, (r, _, _) in enumerate(regions)})
+                  for region, _, _ in regions],
   }
 
 
@@ -532,9 +537,11 @@ def _op_axes(name, eqn):
   return []
 
 
-def _region_program(region):
-  """One region of the body's vector program (PallasRegion, proto/graph.proto)."""
-  return {"unrolled": region.multiplier, "rolled": region.rolled,
+def _region_program(region, index):
+  """One region of the body's vector program (PallasRegion, proto/graph.proto); index: id of a
+  region -> its position in the program."""
+  parent = index.get(id(region.parent)) if region.parent is not None else None
+  return {"unrolled": region.multiplier, "rolled": region.rolled, "parent": parent, "at_op": region.at_op,
           "values": [_value_type(region.aval.get(i)) for i in range(region.next_id)],
           "ops": [(name, ins, outs, _op_axes(name, eqn)) for name, ins, outs, eqn in region.ops]}
 
@@ -588,6 +595,8 @@ def body_textproto(summary, indent="  "):
       lines.append(f"{indent}    unrolled: {int(region['unrolled'])}")
     if region["rolled"]:
       lines.append(f"{indent}    rolled: true")
+    if region.get("parent") is not None:
+      lines.append(f"{indent}    parent: {int(region['parent'])} at_op: {int(region['at_op'])}")
     lines += [f"{indent}    values: {q(v)}" for v in region["values"]]
     for name, ins, outs, axes in region["ops"]:
       fields = [f"op: {q(name)}"] + [f"operands: {i}" for i in ins] + [f"results: {o}" for o in outs]
