@@ -22,6 +22,10 @@ structure it follows):
            absmax int8 quantization, soft-capped attention, one-hot segment sums, im2col conv2d):
            128 shapes per generation. Never fitted on or tuned against.
 
+--per-family N keeps at most N shapes of each family, spread over its list from the smallest
+blocks to the largest (the way a sweep is cut down when compiles run slow; the header records
+it); --kinds keeps some families; --gens picks and orders the generations.
+
 Rows go to OUT.partial.jsonl as they are compiled (flushed one by one, so a stopped sweep keeps
 them; --resume skips the ids it already has); a worker process compiles and this process
 restarts it past a row that runs over --row-timeout (verdict "timeout") or kills it ("crash"), as
@@ -138,6 +142,22 @@ def read_rows(path):
   return rows
 
 
+def spread(shapes, per_family):
+  """At most per_family shapes of each family, spread over its list (first and last kept), in
+  the list's order: a cut-down sweep that still runs from the smallest blocks to the largest."""
+  if not per_family:
+    return shapes
+  by = {}
+  for kind, p in shapes:
+    by.setdefault(kind, []).append(p)
+  keep = set()
+  for kind, ps in by.items():
+    n = len(ps)
+    idx = range(n) if n <= per_family else sorted({round(i * (n - 1) / (per_family - 1)) for i in range(per_family)})
+    keep |= {(kind, json.dumps(ps[i], sort_keys=True)) for i in idx}
+  return [(k, p) for k, p in shapes if (k, json.dumps(p, sort_keys=True)) in keep]
+
+
 def worker(a, partial):
   import heldout_kernels
   done = {r["id"] for r in read_rows(partial)}
@@ -151,7 +171,7 @@ def worker(a, partial):
   att = partial + ".attempt"
   with open(partial, "a") as out:
     for gen in a.gens.split(","):
-      for kind, params in heldout_kernels.shapes(a.set):
+      for kind, params in spread(heldout_kernels.shapes(a.set), a.per_family):
         if a.kinds and kind not in a.kinds.split(","):
           continue
         rid = row_id(gen, kind, params)
@@ -180,7 +200,7 @@ def finalize(a, partial, t0, argv):
             "date": datetime.date.today().isoformat(), "set": a.set, "gens": a.gens.split(","),
             "command": " ".join(["bench/tpu/sweep_heldout.py"] + argv),
             "limits_bytes": sweep_spills.LIMITS, "default_limits_bytes": tpu_kernels.DEFAULT_LIMIT,
-            "row_timeout_s": a.row_timeout, "tracer": "sim/python/scratchsim of this tree",
+            "row_timeout_s": a.row_timeout, "per_family": a.per_family or None, "tracer": "sim/python/scratchsim of this tree",
             "rows": len(rows), "wall_s_this_run": round(time.time() - t0, 1)}
   with gzip.open(a.out, "wt", compresslevel=9) as f:
     f.write(json.dumps(header, sort_keys=True) + "\n")
@@ -195,6 +215,8 @@ def main(argv):
   ap.add_argument("--set", choices=("dev", "heldout"), required=True)
   ap.add_argument("--gens", default="v4,v5e,v5p,v6e,v7x")
   ap.add_argument("--kinds", default="", help="only these families (comma-separated; default all)")
+  ap.add_argument("--per-family", type=int, default=0,
+                  help="at most this many shapes a family, spread over its list (0: all)")
   ap.add_argument("--row-timeout", type=int, default=240, help="seconds a row's two compiles may take")
   ap.add_argument("--resume", action="store_true", help="keep OUT.partial.jsonl and skip its ids")
   ap.add_argument("--finalize", action="store_true", help="only write OUT from OUT.partial.jsonl")
@@ -215,7 +237,8 @@ def main(argv):
   att = partial + ".attempt"
   if os.path.exists(att):
     os.remove(att)
-  cmd = [sys.executable, os.path.abspath(__file__), a.out, "--worker", "--set", a.set, "--gens", a.gens, "--kinds", a.kinds]
+  cmd = [sys.executable, os.path.abspath(__file__), a.out, "--worker", "--set", a.set, "--gens", a.gens, "--kinds", a.kinds,
+         "--per-family", str(a.per_family)]
   for _ in range(500):
     proc = subprocess.Popen(cmd)
     timed_out = False
