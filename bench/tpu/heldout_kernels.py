@@ -71,6 +71,31 @@ Set "heldout" (never fitted on or tuned against; per-row results are not looked 
   conv2d_im2col      2-D convolution of a whole image per batch element: the kh x kw shifted
                      windows concatenated on the lanes (im2col) and one dot per cout block.
 
+Shapes (shapes(set); the full lists are dev_shapes() and heldout_shapes(); sweep_heldout.py
+--per-family N takes N of each spread over its list):
+  dev (122): swiglu_mlp 8 (2048 tokens, d 512-4096, f 2048-8192, bt 128-512, bf 256-1024, bf16
+    and one f32); swiglu_mlp_buf1 7 (d 512-4096, bf 512 up to f: resident weights); rmsnorm_matmul
+    8 (4096 rows, d 768-8192, n 1024-4096, br 128-1024, bn 256-2048); dwconv1d 8 (length 513-8191,
+    odd, ch 256-2048, width 3-5, f32/bf16); running_argmax 7 (d 4096-32768, br 64-512, bk
+    512-8192); transpose_add 8 (128-2048 by 256-2048, f32/bf16); dequant_i8_matmul 9 (blocks
+    128-2048); online_lse 7 (d 4096-65536, br 64-1024, bk 512-8192); layernorm_bwd 8 (8192 rows,
+    d 512-8192 incl. 1000, br 256-1024); cumsum_carry 8 (br 128-1024, bd 128-4096);
+    block_sparse_matmul 9 (blocks 128-2048, 2-5 nonzero k blocks); manual_dma 9 (br 128-2048,
+    d 512-8192 incl. 1000); gelu_squeezed 9 (rows 777-8000, d 130-4096, odd); add_rmsnorm_alias 8
+    (d 512-8192, br 256-2048); decode_attention 9 (8-128 heads, kv 4096-32768, d 64-256, bk
+    256-16384).
+  heldout (116): rope 8 (seq 2048-8192, 8-64 q heads, 1-16 kv heads, d 64-256, bt 128-512);
+    gqa_decode 9 (2-16 kv heads, groups 2-16 incl. 6, kv 4096-32768, bk 512-4096, 1-8 kv heads a
+    block); topk_mask 8 (d 1024-32768 incl. 2000, k 4-32); dequant_group_matmul 9 (blocks
+    128-2048, groups 128-512, int8 and two int4); matmul_bias_gelu 9 (blocks 128-2048 incl. 384,
+    768, 1152; bf16/f32); moe_router 8 (d 1024-7168, 8-256 experts incl. 60, bt 256-1024);
+    cross_entropy 7 (vocab 32000-256000, br 64-512, bv 512-16768); local_attention 8 (s
+    4096-8192, d 64-256, bq 128-2048, window 128-2048); rmsnorm_bwd 8 (d 512-8192 incl. 1000,
+    br 256-2048); adamw 8 (d 512-8192 incl. 1000, br 128-4096); absmax_quant 8 (d 512-14336 incl.
+    1000); softcap_attention 8 (s 4096-8192, d 64-256, bq and bk 256-2048); segment_sum 8 (d
+    1000-8192, 8-256 segments, br 256-2048); conv2d_im2col 10 (16x16 to 64x64 images, cin
+    128-512, cout 128-1024, 3x3 and 5x5).
+
 Public kernels whose structure these follow: jax.experimental.pallas.ops.tpu (flash_attention,
 paged_attention, ragged_paged_attention, splash_attention, megablox, matmul examples of the Pallas
 TPU docs), MaxText's kernels (gated MLP, RMSNorm, MoE routing), Mamba's causal_conv1d and Mamba-2
