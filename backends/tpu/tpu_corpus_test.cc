@@ -922,7 +922,8 @@ TEST(TpuCorpusTest, SpillsStayWithinTheReplaysBound) {
       "reduction_spill_sweep.jsonl.gz", "reduction_odd_spill_sweep.jsonl.gz", "ragged_spill_sweep.jsonl.gz",
       "transpose_spill_sweep.jsonl.gz", "transpose_batched_spill_sweep.jsonl.gz", "matmul_odd_spill_sweep.jsonl.gz",
       "kernels_odd_spill_sweep.jsonl.gz", "misc_odd_spill_sweep.jsonl.gz", "holdout_spill_sweep.jsonl.gz",
-      "holdout2_spill_sweep.jsonl.gz", "unaligned8_spill_sweep.jsonl.gz"};
+      "holdout2_spill_sweep.jsonl.gz", "unaligned8_spill_sweep.jsonl.gz", "dev_families.jsonl.gz",
+      "heldout_families.jsonl.gz"};
   std::map<std::string, DeviceModel> devices;
   int rows = 0, spilling = 0;
   double worst = 0;
