@@ -1,6 +1,8 @@
 #include "sim/placement.h"
 
 #include <algorithm>
+#include <iterator>
+#include <map>
 #include <numeric>
 #include <optional>
 
@@ -67,41 +69,49 @@ class LiveRangeIndex {
 // beyond it the segment tree above answers the same questions in bounded memory.
 class InterferenceGraph {
  public:
-  static std::optional<InterferenceGraph> Build(absl::Span<const Block> blocks, int64_t max_pairs) {
+  // Over the blocks that occupy bytes and are not `excluded` (the universal ones, which the
+  // caller handles as a union).
+  static std::optional<InterferenceGraph> Build(absl::Span<const Block> blocks, int64_t max_pairs,
+                                                const std::vector<bool>& excluded) {
     const int n = static_cast<int>(blocks.size());
     std::vector<uint32_t> by_start;
     by_start.reserve(n);
     for (int i = 0; i < n; ++i) {
-      if (blocks[i].size > 0) by_start.push_back(i);
+      if (blocks[i].size > 0 && !excluded[i]) by_start.push_back(i);
     }
     std::stable_sort(by_start.begin(), by_start.end(),
                      [&](uint32_t a, uint32_t b) { return blocks[a].start < blocks[b].start; });
     std::vector<uint32_t> active;
-    auto sweep = [&](auto&& on_pair) {
+    // `limit`: stop once that many pairs are seen (the sweep's own work is the pairs it visits).
+    auto sweep = [&](int64_t limit, auto&& on_pair) {
       active.clear();
+      int64_t seen = 0;
       for (uint32_t b : by_start) {
         int64_t start = blocks[b].start;
         active.erase(std::remove_if(active.begin(), active.end(), [&](uint32_t a) { return blocks[a].end < start; }),
                      active.end());
+        seen += static_cast<int64_t>(active.size());
+        if (seen > limit) return false;
         for (uint32_t a : active) on_pair(a, b);
         active.push_back(b);
       }
+      return true;
     };
     // Count first (pairs and each block's degree), so the budget is checked before anything
     // large is allocated.
     int64_t pairs = 0;
     InterferenceGraph graph;
     graph.first_.assign(static_cast<size_t>(n) + 1, 0);
-    sweep([&](uint32_t a, uint32_t b) {
+    const bool within = sweep(max_pairs, [&](uint32_t a, uint32_t b) {
       ++pairs;
       ++graph.first_[a + 1];
       ++graph.first_[b + 1];
     });
-    if (pairs > max_pairs) return std::nullopt;
+    if (!within) return std::nullopt;
     for (int i = 0; i < n; ++i) graph.first_[i + 1] += graph.first_[i];
     graph.neighbours_.resize(static_cast<size_t>(2 * pairs));
     std::vector<uint64_t> next(graph.first_.begin(), graph.first_.end() - 1);
-    sweep([&](uint32_t a, uint32_t b) {
+    sweep(max_pairs, [&](uint32_t a, uint32_t b) {
       graph.neighbours_[next[a]++] = b;
       graph.neighbours_[next[b]++] = a;
     });
@@ -123,6 +133,8 @@ struct BlockStats {
   int64_t positions = 1;       // op positions spanned
   int64_t max_start = 0;       // over blocks that occupy bytes
   int64_t min_end = INT64_MAX;
+  int64_t min_start = INT64_MAX;  // over blocks that occupy bytes
+  int64_t max_end = 0;
   int64_t max_alignment = 1;
   int64_t size_bits = 0;       // OR of every size: no alignment gap when it is a multiple of max_alignment
 };
@@ -142,6 +154,8 @@ absl::Status ScanBlocks(absl::Span<const Block> blocks, BlockStats* stats) {
     if (b.size == 0) continue;
     stats->max_start = std::max(stats->max_start, b.start);
     stats->min_end = std::min(stats->min_end, b.end);
+    stats->min_start = std::min(stats->min_start, b.start);
+    stats->max_end = std::max(stats->max_end, b.end);
     stats->max_alignment = std::max(stats->max_alignment, b.alignment);
   }
   return absl::OkStatus();
@@ -165,7 +179,6 @@ class DecreasingSizePolicy : public PlacementPolicy {
     BlockStats stats;
     if (auto status = ScanBlocks(blocks, &stats); !status.ok()) return status;
     const int n = static_cast<int>(blocks.size());
-    const int64_t positions = stats.positions;
     // Intervals on a line meet pairwise exactly when they share a point (max start <= min end).
     // Then every block conflicts with every placed one, and when no size leaves an alignment
     // gap (alignments are powers of two, so the OR of the sizes tells) both rules put each block
@@ -240,33 +253,7 @@ class DecreasingSizePolicy : public PlacementPolicy {
       return absl::OkStatus();
     }
 
-    std::optional<InterferenceGraph> overlaps = InterferenceGraph::Build(blocks, tuning_.max_overlap_pairs);
-    std::optional<LiveRangeIndex> index;
-    if (!overlaps) index.emplace(positions);
-    ws.stamp.assign(n, -1);
-    for (int rank = 0; rank < n; ++rank) {
-      const int id = ws.keys[rank].id;
-      const Block& block = blocks[id];
-      if (block.size == 0) continue;  // occupies nothing
-      ws.taken.clear();
-      if (overlaps) {
-        for (const uint32_t other : overlaps->Neighbours(id)) {
-          if (ws.range[other].second >= 0) ws.taken.push_back(ws.range[other]);
-        }
-      } else {
-        ws.conflicts.clear();
-        index->Query(block.start, block.end, ws.stamp, rank, ws.conflicts);
-        for (int other : ws.conflicts) ws.taken.push_back(ws.range[other]);
-      }
-      std::sort(ws.taken.begin(), ws.taken.end());
-      GapFinder finder(block.size, block.alignment, best_fit_);
-      for (const auto& [offset, end] : ws.taken) {
-        if (!finder.Offer(offset, end)) break;
-      }
-      if (auto status = Commit(finder, id, ws, result); !status.ok()) return status;
-      if (index) index->Insert(id, block.start, block.end);
-    }
-    return absl::OkStatus();
+    return PlaceByConflicts(blocks, stats, ws, result);
   }
 
  private:
@@ -275,6 +262,8 @@ class DecreasingSizePolicy : public PlacementPolicy {
     int64_t start;
     int id;
   };
+  // Disjoint [offset, end) runs by offset: the union of some placed blocks.
+  using Runs = std::map<int64_t, int64_t>;
   struct Workspace {
     std::vector<Key> keys;
     std::vector<std::pair<int64_t, int64_t>> range;
@@ -282,7 +271,81 @@ class DecreasingSizePolicy : public PlacementPolicy {
     std::vector<int> stamp;
     std::vector<int> conflicts;
     std::vector<std::pair<int64_t, int64_t>> taken;  // [offset, end) of conflicting blocks
+    std::vector<bool> universal;
+    Runs all_runs, universal_runs;
   };
+
+  // Adds [offset, end) to `runs`, merging it with the runs it meets or touches.
+  static void AddRun(Runs& runs, int64_t offset, int64_t end) {
+    auto it = runs.upper_bound(offset);
+    if (it != runs.begin() && std::prev(it)->second >= offset) --it;
+    while (it != runs.end() && it->first <= end) {
+      offset = std::min(offset, it->first);
+      end = std::max(end, it->second);
+      it = runs.erase(it);
+    }
+    runs.emplace(offset, end);
+  }
+
+  // The general case, in the keys' order. A block whose live range covers every other block's
+  // (a universal block: an untouched buffer is live throughout) conflicts with all of them, so
+  // listing it per block made placement quadratic in such blocks (issue 37, F2). The rules read
+  // only the union of the conflicting blocks' bytes (GapFinder takes gaps between the runs it is
+  // offered), so universal blocks are kept as the union they cover instead: a universal block
+  // is offered the union of all placed blocks, any other block its own conflicts among the rest
+  // (the interference graph or the live-range index, which hold only the rest) and the union of
+  // the universal ones. The offsets are the same as listing every conflict.
+  absl::Status PlaceByConflicts(absl::Span<const Block> blocks, const BlockStats& stats, Workspace& ws,
+                                PlacementResult* result) const {
+    const int n = static_cast<int>(blocks.size());
+    ws.universal.assign(n, false);
+    bool any_universal = false;
+    for (int i = 0; i < n; ++i) {
+      const Block& b = blocks[i];
+      ws.universal[i] = b.size > 0 && b.start <= stats.min_start && b.end >= stats.max_end;
+      any_universal = any_universal || ws.universal[i];
+    }
+    ws.all_runs.clear();
+    ws.universal_runs.clear();
+    std::optional<InterferenceGraph> overlaps =
+        InterferenceGraph::Build(blocks, tuning_.max_overlap_pairs, ws.universal);
+    std::optional<LiveRangeIndex> index;
+    if (!overlaps) index.emplace(stats.positions);
+    ws.stamp.assign(n, -1);
+    for (int rank = 0; rank < n; ++rank) {
+      const int id = ws.keys[rank].id;
+      const Block& block = blocks[id];
+      if (block.size == 0) continue;  // occupies nothing
+      GapFinder finder(block.size, block.alignment, best_fit_);
+      if (ws.universal[id]) {
+        for (const auto& [offset, end] : ws.all_runs) {
+          if (!finder.Offer(offset, end)) break;
+        }
+      } else {
+        ws.taken.assign(ws.universal_runs.begin(), ws.universal_runs.end());
+        if (overlaps) {
+          for (const uint32_t other : overlaps->Neighbours(id)) {
+            if (ws.range[other].second >= 0) ws.taken.push_back(ws.range[other]);
+          }
+        } else {
+          ws.conflicts.clear();
+          index->Query(block.start, block.end, ws.stamp, rank, ws.conflicts);
+          for (int other : ws.conflicts) ws.taken.push_back(ws.range[other]);
+        }
+        std::sort(ws.taken.begin(), ws.taken.end());
+        for (const auto& [offset, end] : ws.taken) {
+          if (!finder.Offer(offset, end)) break;
+        }
+      }
+      if (auto status = Commit(finder, id, ws, result); !status.ok()) return status;
+      if (any_universal) {
+        AddRun(ws.all_runs, ws.range[id].first, ws.range[id].second);
+        if (ws.universal[id]) AddRun(ws.universal_runs, ws.range[id].first, ws.range[id].second);
+      }
+      if (index && !ws.universal[id]) index->Insert(id, block.start, block.end);
+    }
+    return absl::OkStatus();
+  }
 
   // Records the offset `finder` chose for block `id`.
   static absl::Status Commit(const GapFinder& finder, int id, Workspace& ws, PlacementResult* result) {

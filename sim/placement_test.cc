@@ -84,7 +84,8 @@ TEST(PlacementTest, RandomBlocksNeverOverlap) {
 }
 
 // Every way the policy finds conflicts (closed form, scan of placed blocks, interference graph,
-// segment tree) gives the same placement, on many and few blocks, overlapping and not.
+// segment tree) gives the same placement, on many and few blocks, overlapping and not, with and
+// without universal blocks (live throughout, as an untouched buffer is: kept as their union).
 TEST(PlacementTest, EveryConflictPathAgrees) {
   std::mt19937_64 rng(11);
   const PlacementTuning paths[] = {
@@ -98,9 +99,14 @@ TEST(PlacementTest, EveryConflictPathAgrees) {
     const bool all_overlap = round % 4 == 0;
     const bool aligned_sizes = round % 8 == 0;
     std::vector<Block> blocks;
+    const bool with_universal = round % 3 == 1;
     for (int i = 0; i < n; ++i) {
-      const int64_t start = all_overlap ? static_cast<int64_t>(rng() % 5) : static_cast<int64_t>(rng() % 500);
-      const int64_t end = all_overlap ? 10 + static_cast<int64_t>(rng() % 5) : start + static_cast<int64_t>(rng() % 30);
+      int64_t start = all_overlap ? static_cast<int64_t>(rng() % 5) : static_cast<int64_t>(rng() % 500);
+      int64_t end = all_overlap ? 10 + static_cast<int64_t>(rng() % 5) : start + static_cast<int64_t>(rng() % 30);
+      if (with_universal && rng() % 3 == 0) {
+        start = 0;
+        end = 600;
+      }
       const int64_t size = aligned_sizes ? 32 * static_cast<int64_t>(rng() % 128) : static_cast<int64_t>(rng() % 4096);
       blocks.push_back({size, int64_t{1} << (rng() % 6), start, end});
     }
