@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -24,6 +26,7 @@
 #include "backends/tpu/tpu_tiling.h"
 #include "backends/tpu/xla_verdict.h"
 #include "sim/proto_io.h"
+#include "sim/status_macros.h"
 
 extern char** environ;
 
@@ -72,42 +75,60 @@ class TempDir {
 };
 
 // How long a compile may take: $SCRATCHSIM_CONFIRM_TIMEOUT seconds, else 900 (the slowest corpus
-// compile took 48 s; a runner that hangs must not hang simulate).
-int TimeoutSeconds() {
+// compile took 48 s; a runner that hangs must not hang simulate). Only digits, 1 to
+// kMaxConfirmTimeoutSeconds: "1e3", "2x" or 2^32 + 1 must not quietly become 1 or 2 seconds.
+absl::StatusOr<int> TimeoutSeconds() {
   const char* value = std::getenv("SCRATCHSIM_CONFIRM_TIMEOUT");
-  const int seconds = value != nullptr ? std::atoi(value) : 0;
-  return seconds > 0 ? seconds : 900;
+  if (value == nullptr || *value == '\0') return 900;
+  const absl::string_view text(value);
+  int64_t seconds = 0;
+  const bool digits = text.size() <= 9 && absl::c_all_of(text, [](char c) { return c >= '0' && c <= '9'; });
+  if (digits) seconds = std::stoll(std::string(text));
+  if (!digits || seconds < 1 || seconds > kMaxConfirmTimeoutSeconds) {
+    return absl::InvalidArgumentError(absl::StrCat("SCRATCHSIM_CONFIRM_TIMEOUT: '", absl::CHexEscape(text.substr(0, 40)),
+                                                   "' is not a whole number of seconds from 1 to ",
+                                                   kMaxConfirmTimeoutSeconds));
+  }
+  return static_cast<int>(seconds);
 }
 
 // Runs argv[0] (looked up on PATH) with stdin from /dev/null and stdout, stderr to files; its
-// exit status, or why it could not start or finish within TimeoutSeconds().
+// exit status, or why it could not start or finish within `timeout_seconds`. The runner leads a
+// process group of its own, and the whole group is killed at the timeout: a runner's children
+// (a compiler it started) must not outlive it.
 absl::StatusOr<int> Spawn(const std::vector<std::string>& args, const std::string& out_path,
-                          const std::string& err_path) {
+                          const std::string& err_path, int timeout_seconds) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);  // a new group, its id the runner's pid
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  const int rc = posix_spawnp(&pid, argv[0], &actions, &attributes, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   if (rc != 0) return absl::UnavailableError(absl::StrCat("could not start ", args[0], ": ", std::strerror(rc)));
   int status = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(TimeoutSeconds());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
   for (;;) {
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
     if (done < 0 && errno != EINTR) {
+      kill(-pid, SIGKILL);
       return absl::UnavailableError(absl::StrCat("lost ", args[0], ": ", std::strerror(errno)));
     }
     if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
+      kill(-pid, SIGKILL);
       waitpid(pid, &status, 0);
       return absl::DeadlineExceededError(absl::StrCat(
-          "libtpu did not finish within ", TimeoutSeconds(), " s (SCRATCHSIM_CONFIRM_TIMEOUT raises it)"));
+          "libtpu did not finish within ", timeout_seconds, " s (SCRATCHSIM_CONFIRM_TIMEOUT raises it)"));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -143,6 +164,7 @@ absl::StatusOr<CompilerConfirmation> ConfirmWithLibtpu(const KernelGraph& source
         origin, ": field 'pallas.jax_export': empty, so --confirm has no kernel to compile (trace it with "
         "scratchsim.pallas.to_graph or bench/tpu/pallas_to_graph.py, where JAX and flatbuffers are installed)"));
   }
+  ASSIGN_OR_RETURN(const int timeout_seconds, TimeoutSeconds());
   const std::string gen = TpuGeneration(device);
   if (gen.empty()) {
     return Failed(absl::StrCat("libtpu compiles for tpu_v4, tpu_v5e, tpu_v5p, tpu_v6e and tpu_v7x here, not for ", device.name()));
@@ -167,7 +189,7 @@ absl::StatusOr<CompilerConfirmation> ConfirmWithLibtpu(const KernelGraph& source
                                          absl::StrCat(MaxScopedVmemLimit(device)),
                                          kernel};
   const std::string out_path = dir.path() + "/out.json", err_path = dir.path() + "/err.txt";
-  absl::StatusOr<int> status = Spawn(args, out_path, err_path);
+  absl::StatusOr<int> status = Spawn(args, out_path, err_path, timeout_seconds);
   if (!status.ok()) return Failed(std::string(status.status().message()));
   const std::string printed = ReadFileToString(out_path).value_or("");
   const std::string errors = ReadFileToString(err_path).value_or("");

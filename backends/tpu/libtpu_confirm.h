@@ -3,6 +3,7 @@
 #ifndef SCRATCHSIM_BACKENDS_TPU_LIBTPU_CONFIRM_H_
 #define SCRATCHSIM_BACKENDS_TPU_LIBTPU_CONFIRM_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -13,6 +14,10 @@
 #include "sim/report.h"
 
 namespace scratchsim {
+
+// The most $SCRATCHSIM_CONFIRM_TIMEOUT may say: a day. Anything but 1..this many seconds in
+// digits is bad input (exit 2) naming the variable and its value.
+inline constexpr int64_t kMaxConfirmTimeoutSeconds = 86400;
 
 // Runs backends/tpu/tpu_aot.py (built into this binary) as `PYTHON tpu_aot.py confirm --gen GEN
 // --capacity-bytes N FILE` with the graph's exported kernel in FILE; PYTHON is $SCRATCHSIM_PYTHON,

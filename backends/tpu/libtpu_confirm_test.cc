@@ -1,13 +1,19 @@
 #include "backends/tpu/libtpu_confirm.h"
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -156,6 +162,48 @@ TEST_F(LibtpuConfirmTest, ARunnerThatHangsIsStoppedAtTheTimeout) {
   unsetenv("SCRATCHSIM_CONFIRM_TIMEOUT");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_THAT(c->error(), HasSubstr("did not finish within 1 s"));
+}
+
+// F7 (issue 37): atoi read "1e3" as 1 s and "abc" as the default; only digits, 1..a day.
+TEST_F(LibtpuConfirmTest, ATimeoutThatIsNoWholeNumberOfSecondsIsRefused) {
+  UseRunner("echo '{\"confirmed_verdict\": \"FITS\"}'");
+  for (const char* bad : {"1e3", "4294967297", "2x", "0", "-1", "abc", "2147483648", "1e20", " 5", "86401"}) {
+    setenv("SCRATCHSIM_CONFIRM_TIMEOUT", bad, 1);
+    absl::StatusOr<CompilerConfirmation> c = ConfirmWithLibtpu(graph_, "kernel.pbtxt", v5e_);
+    EXPECT_FALSE(c.ok()) << bad;
+    EXPECT_THAT(c.status().message(), HasSubstr(absl::StrCat("SCRATCHSIM_CONFIRM_TIMEOUT: '", bad,
+                                                             "' is not a whole number of seconds from 1 to 86400")));
+  }
+  setenv("SCRATCHSIM_CONFIRM_TIMEOUT", "86400", 1);
+  absl::StatusOr<CompilerConfirmation> c = ConfirmWithLibtpu(graph_, "kernel.pbtxt", v5e_);
+  unsetenv("SCRATCHSIM_CONFIRM_TIMEOUT");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->confirmed_verdict(), "FITS");
+}
+
+// F8 (issue 37): the timeout killed the runner only; a child it started (sleeper_child's
+// `sleep 60 &`) kept running. The runner's whole process group goes.
+TEST_F(LibtpuConfirmTest, TheTimeoutKillsTheRunnersChildrenToo) {
+  const std::string pid_file = (dir_ / "child_pid").string();
+  UseRunner("sleep 60 & echo $! > " + pid_file + "; sleep 30");
+  setenv("SCRATCHSIM_CONFIRM_TIMEOUT", "1", 1);
+  absl::StatusOr<CompilerConfirmation> c = ConfirmWithLibtpu(graph_, "kernel.pbtxt", v5e_);
+  unsetenv("SCRATCHSIM_CONFIRM_TIMEOUT");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(c->error(), HasSubstr("did not finish within 1 s"));
+  std::ifstream in(pid_file);
+  pid_t child = 0;
+  ASSERT_TRUE(in >> child);
+  // Gone, or dead and waiting for init to reap it: never still sleeping.
+  bool alive = true;
+  for (int i = 0; i < 100 && alive; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+    std::string pid, name, state;
+    alive = static_cast<bool>(stat >> pid >> name >> state) && state != "Z" && state != "X";
+    if (alive) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_FALSE(alive) << "the runner's child " << child << " outlived the timeout";
+  if (alive) kill(child, SIGKILL);
 }
 
 TEST_F(LibtpuConfirmTest, AMissingInterpreterIsNamed) {

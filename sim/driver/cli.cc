@@ -37,8 +37,8 @@ constexpr char kUsage[] = R"(usage:
       time or only when the verdict is AT RISK, and reports the compiler's verdict (the model's
       beside it): a Pallas graph the tracer wrote (pallas.jax_export) with libtpu for the
       device's generation, no TPU needed ($SCRATCHSIM_PYTHON, else python3, with jax[tpu]).
-      Where the compiler cannot run (or runs past $SCRATCHSIM_CONFIRM_TIMEOUT seconds, default
-      900), the report says why and the model's verdict stands.
+      Where the compiler cannot run (or runs past $SCRATCHSIM_CONFIRM_TIMEOUT seconds, 1 to
+      86400, default 900), the report says why and the model's verdict stands.
   simulate --device DEV --threads N [--regs R] [--smem BYTES] [--static-smem BYTES] [--carveout PCT] [--no-opt-in]
       What-if occupancy without a graph, like NVIDIA's occupancy calculator.
   simulate --list-devices
