@@ -62,6 +62,12 @@ std::vector<std::string> DeviceModelDirs() {
   return dirs;
 }
 
+bool IsValidModelName(absl::string_view name) {
+  return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
+           return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '+' || c == '-';
+         });
+}
+
 namespace {
 
 bool IsPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
@@ -73,11 +79,7 @@ class DeviceChecker {
   // reports: printable ASCII that a text graph carries unchanged (the device_loader fuzz target
   // found a space name of raw bytes that no graph could name).
   absl::Status CheckName(absl::string_view field, absl::string_view name) const {
-    const bool ok = name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
-                      return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '+' ||
-                             c == '-';
-                    });
-    if (ok) return absl::OkStatus();
+    if (name.empty() || IsValidModelName(name)) return absl::OkStatus();  // a missing name is reported apart
     return Bad(field, absl::StrCat("'", absl::CHexEscape(name.substr(0, 64)),
                                    "' is not 1 to 64 letters, digits, '_', '.', '+' or '-'"));
   }
@@ -287,6 +289,28 @@ namespace {
 
 using RawDevices = std::vector<std::pair<std::string, DeviceModel>>;  // (file, model as read)
 
+// A name or alias of `device` that is already another model's name or alias: `--device NAME`
+// would pick whichever was read first (a model of one's own with alias "h100" took the shipped
+// H100's place). Replacing a model is done by its name, which wins as documented.
+absl::Status RefuseNameClash(const RawDevices& raw, const std::string& path, const DeviceModel& device) {
+  std::vector<std::string> keys = {device.name()};
+  keys.insert(keys.end(), device.aliases().begin(), device.aliases().end());
+  for (const auto& [other_path, other] : raw) {
+    std::vector<std::string> other_keys = {other.name()};
+    other_keys.insert(other_keys.end(), other.aliases().begin(), other.aliases().end());
+    for (const std::string& key : keys) {
+      for (const std::string& other_key : other_keys) {
+        if (!absl::EqualsIgnoreCase(key, other_key)) continue;
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ": field '", key == device.name() ? "name" : "aliases", "': '", key, "' is also ",
+            other_key == other.name() ? "the name" : "an alias", " of device model '", other.name(), "' (", other_path,
+            "); a name or alias names one model (to replace a model, give yours its name)"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Every model file of DeviceModelDirs() as read, before `inherits` is resolved. A directory
 // earlier in SCRATCHSIM_MODELS wins over a later one and over the shipped models.
 absl::StatusOr<RawDevices> LoadRawDevices() {
@@ -306,7 +330,9 @@ absl::StatusOr<RawDevices> LoadRawDevices() {
       const bool known = std::any_of(raw.begin(), raw.end(), [&](const std::pair<std::string, DeviceModel>& d) {
         return absl::EqualsIgnoreCase(d.second.name(), device.name());
       });
-      if (!known) raw.emplace_back(path, std::move(device));
+      if (known) continue;  // a model of the same name in an earlier directory wins
+      RETURN_IF_ERROR(RefuseNameClash(raw, path, device));
+      raw.emplace_back(path, std::move(device));
     }
   }
   return raw;

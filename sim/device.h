@@ -42,6 +42,10 @@ inline constexpr double kMaxDeviceFigure = 1e12;
 // (the file) and the field.
 absl::Status ValidateDevice(const DeviceModel& device, absl::string_view origin);
 
+// A device or memory-space name: 1 to 64 letters, digits, '_', '.', '+' or '-' (graphs and
+// --device look it up, reports and model files print it unescaped).
+bool IsValidModelName(absl::string_view name);
+
 // The memory space called `name`, or nullptr.
 const MemorySpace* FindSpace(const DeviceModel& device, absl::string_view name);
 

@@ -43,7 +43,7 @@ MemorySpace MergeSpace(const MemorySpace& parent, const MemorySpace& child) {
   MemorySpace out = parent;
   MemorySpace scalars = child;
   scalars.clear_carveout_kib();
-  out.MergeFrom(scalars);  // proto3: only the child's non-default scalars are copied
+  out.MergeFrom(scalars);  // the fields the child sets (explicit presence: an explicit 0 too)
   if (!child.carveout_kib().empty()) *out.mutable_carveout_kib() = child.carveout_kib();
   return out;
 }

@@ -4,6 +4,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "sim/proto_io.h"
+#include "sim/status_macros.h"
 
 namespace scratchsim {
 
@@ -40,7 +42,20 @@ absl::StatusOr<ParsedFlags> ParsedFlags::Parse(const FlagSpec& spec, const std::
     }
     slot.push_back(*value);
   }
+  if (!spec.outputs.empty()) RETURN_IF_ERROR(flags.CheckOutputs(spec));
   return flags;
+}
+
+absl::Status ParsedFlags::CheckOutputs(const FlagSpec& spec) const {
+  // Every other value that names an existing file counts as an input.
+  std::vector<FlagPath> outputs, inputs;
+  for (const auto& [name, values] : values_) {
+    if (spec.switches.contains(name)) continue;
+    for (const std::string& value : values) {
+      (spec.outputs.contains(name) ? outputs : inputs).push_back(FlagPath{name, value});
+    }
+  }
+  return CheckOutputPaths(outputs, inputs);
 }
 
 bool ParsedFlags::Has(absl::string_view name) const { return values_.find(name) != values_.end(); }

@@ -19,6 +19,10 @@ struct FlagSpec {
   std::set<std::string> values;    // flags that take a value
   std::set<std::string> lists;     // flags that take a value and may repeat
   std::set<std::string> switches;  // flags without a value
+  // Flags (also in `values`) naming a file the command writes. Parse refuses, before any work,
+  // an output that is one of the files any other flag names, is not a regular file, or is
+  // another output's file (sim/proto_io CheckOutputPaths).
+  std::set<std::string> outputs;
 };
 
 class ParsedFlags {
@@ -32,6 +36,8 @@ class ParsedFlags {
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:
+  absl::Status CheckOutputs(const FlagSpec& spec) const;
+
   std::map<std::string, std::vector<std::string>, std::less<>> values_;
   std::vector<std::string> positional_;
 };

@@ -168,6 +168,11 @@ class GraphCompiler {
       std::string where = absl::StrCat("parameter '", parameter.name(), "'");
       if (!IsIdentifier(parameter.name())) return Bad(where, "name must be an identifier");
       if (out_.symbols.Find(parameter.name()) >= 0) return Bad(where, "is defined twice");
+      // The device's values are the device's: a parameter of the same name would shadow them,
+      // as --set NAME=V would (which IsDeviceSymbol refuses).
+      if (parameter.name() == kWarpSizeSymbol || parameter.name() == kSmArchSymbol) {
+        return Bad(where, "has the name of a value that comes from the device (--device); rename the parameter");
+      }
       if (parameter.min() != 0 && parameter.max() != 0 && parameter.min() > parameter.max()) {
         return Bad(where, "min exceeds max");
       }
@@ -626,12 +631,22 @@ void ReturnFreedHeapToTheSystem() {
 #endif
 }
 
+// A file that sets no field at all (only whitespace or comments, an empty binary file, JSON's
+// `{}`) is no kernel: without this it simulated as an empty graph that FITS.
+absl::Status RefuseEmptyGraph(const KernelGraph& graph, absl::string_view wire, absl::string_view path) {
+  if (!wire.empty() || graph.ByteSizeLong() > 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(path, ": graph is empty (the file sets no field: only whitespace or comments?)"));
+}
+
 }  // namespace
 
 absl::StatusOr<KernelGraph> LoadGraph(absl::string_view path) {
   ASSIGN_OR_RETURN(ProtoFormat format, FormatFromPath(path));
   ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
-  return ParseGraph(contents, format, path);
+  ASSIGN_OR_RETURN(KernelGraph graph, ParseGraph(contents, format, path));
+  RETURN_IF_ERROR(RefuseEmptyGraph(graph, "", path));
+  return graph;
 }
 
 absl::StatusOr<KernelGraph> ParseGraph(absl::string_view contents, ProtoFormat format, absl::string_view origin) {
@@ -675,10 +690,12 @@ absl::StatusOr<GraphFile> ReadGraphFile(absl::string_view path) {
     ASSIGN_OR_RETURN(file, ParseGraphToWire(contents, format, path, kGraphPieceBytes));
     std::string().swap(contents);
     ReturnFreedHeapToTheSystem();
+    RETURN_IF_ERROR(RefuseEmptyGraph(file.graph, file.wire, path));
     return file;
   }
   if (contents.empty()) {
     ASSIGN_OR_RETURN(file.graph, ParseGraph(contents, format, path));
+    RETURN_IF_ERROR(RefuseEmptyGraph(file.graph, "", path));
     return file;
   }
   RETURN_IF_ERROR(CheckBinaryGraphSizes(contents, path));

@@ -12,6 +12,10 @@
 #include <sstream>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -270,11 +274,121 @@ absl::StatusOr<std::string> ReadFileToString(absl::string_view path, int64_t max
 
 absl::StatusOr<std::string> ReadFileToString(absl::string_view path) { return ReadFileToString(path, MaxInputBytes()); }
 
+namespace {
+
+absl::Status CannotWrite(absl::string_view path, absl::string_view why) {
+  return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "': ", why));
+}
+
+// Why an existing path that is not a regular file cannot be an output.
+std::string NotRegularFile(const struct stat& st) {
+  if (S_ISDIR(st.st_mode)) return "is a directory, not a regular file";
+  if (S_ISFIFO(st.st_mode)) return "is a FIFO, not a regular file";
+  return "is not a regular file (a device or socket)";
+}
+
+// Writes all of `contents` to `fd`, retrying short writes.
+bool WriteAll(int fd, absl::string_view contents) {
+  while (!contents.empty()) {
+    const ssize_t n = ::write(fd, contents.data(), contents.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    contents.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+}  // namespace
+
 absl::Status WriteStringToFile(absl::string_view path, absl::string_view contents) {
-  std::ofstream out(std::string(path), std::ios::binary | std::ios::trunc);
-  if (out) out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-  if (out) out.close();
-  if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "': ", std::strerror(errno)));
+  std::string target(path);
+  std::error_code error;
+  // Replace the file a link names, not the link.
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(target, error))) {
+    const std::filesystem::path resolved = std::filesystem::weakly_canonical(target, error);
+    if (!error) target = resolved.string();
+  }
+  struct stat existing {};
+  const bool exists = ::stat(target.c_str(), &existing) == 0;
+  if (exists && !S_ISREG(existing.st_mode)) return CannotWrite(path, NotRegularFile(existing));
+  const std::filesystem::path target_path(target);
+  const std::string dir = target_path.has_parent_path() ? target_path.parent_path().string() : ".";
+  // O_EXCL on a name of our own: never another's file, and the umask applies as to any new file.
+  std::string temp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    temp = absl::StrCat(dir, "/.", target_path.filename().string(), ".", ::getpid(), ".", attempt, ".tmp");
+    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) return CannotWrite(path, std::strerror(errno));
+  bool ok = WriteAll(fd, contents);
+  // An existing file keeps its permissions.
+  if (ok && exists) ok = ::fchmod(fd, existing.st_mode & 07777) == 0;
+  int saved = errno;
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    saved = errno;
+  }
+  if (ok && ::rename(temp.c_str(), target.c_str()) != 0) {
+    ok = false;
+    saved = errno;
+  }
+  if (!ok) {
+    ::unlink(temp.c_str());
+    return CannotWrite(path, std::strerror(saved));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// A file's identity: (st_dev, st_ino) where it exists, else its directory's and its name.
+struct FileIdentity {
+  bool exists = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::string name;
+  bool operator==(const FileIdentity&) const = default;
+};
+
+std::optional<FileIdentity> IdentityOf(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) return FileIdentity{true, st.st_dev, st.st_ino, ""};
+  const std::filesystem::path p(path);
+  const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+  if (::stat(dir.c_str(), &st) != 0) return std::nullopt;  // the write will say why
+  return FileIdentity{false, st.st_dev, st.st_ino, p.filename().string()};
+}
+
+}  // namespace
+
+absl::Status CheckOutputPaths(const std::vector<FlagPath>& outputs, const std::vector<FlagPath>& inputs) {
+  std::vector<std::pair<FileIdentity, const FlagPath*>> seen;
+  for (const FlagPath& output : outputs) {
+    const std::string named = absl::StrCat("--", output.flag, " ", output.path);
+    if (output.path.empty()) return absl::InvalidArgumentError(absl::StrCat("--", output.flag, ": give a file name"));
+    struct stat st {};
+    if (::stat(output.path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      return absl::InvalidArgumentError(absl::StrCat(named, ": ", NotRegularFile(st), "; give a file to write"));
+    }
+    const std::optional<FileIdentity> id = IdentityOf(output.path);
+    if (!id.has_value()) continue;
+    for (const FlagPath& input : inputs) {
+      const std::optional<FileIdentity> input_id = input.path.empty() ? std::nullopt : IdentityOf(input.path);
+      if (id->exists && input_id.has_value() && *input_id == *id) {
+        return absl::InvalidArgumentError(absl::StrCat(named, ": is the same file as the input --", input.flag, " ",
+                                                       input.path, "; writing it would destroy the input"));
+      }
+    }
+    for (const auto& [other_id, other] : seen) {
+      if (other_id == *id) {
+        return absl::InvalidArgumentError(absl::StrCat(named, ": is the same file as --", other->flag, " ", other->path,
+                                                       "; give each output its own file"));
+      }
+    }
+    seen.emplace_back(*id, &output);
+  }
   return absl::OkStatus();
 }
 
@@ -335,6 +449,26 @@ absl::Status ParseQuotedProto(absl::string_view quoted, ProtoFormat format, absl
   return absl::InternalError("unreachable proto format");
 }
 
+constexpr size_t kNoEndOfString = absl::string_view::npos;
+constexpr size_t kMaxJsonNesting = 100;  // protobuf's own recursion limit for JSON
+size_t SkipStringLiteral(absl::string_view text, size_t i);
+
+// A key as protobuf's JSON parser matches it to a field: "compute_dtype" and "computeDtype" name
+// the same one (snake_case becomes lowerCamelCase).
+std::string JsonFieldKey(absl::string_view key) {
+  std::string out;
+  bool upper = false;
+  for (char c : key) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    out.push_back(upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c);
+    upper = false;
+  }
+  return out;
+}
+
 absl::Status EmptyFileError(absl::string_view origin, const google::protobuf::Message& message) {
   return absl::InvalidArgumentError(
       absl::StrCat(origin, ": file is empty (expected a ", message.GetDescriptor()->name(), ")"));
@@ -342,10 +476,60 @@ absl::Status EmptyFileError(absl::string_view origin, const google::protobuf::Me
 
 }  // namespace
 
+// Two things protobuf's JSON parser lets through, in one pass (a set of keys per open object):
+// - the last of two equal keys in one object wins, where the text format refuses a non-repeated
+//   field given twice: JSON is held to the same;
+// - arrays nested in arrays are not counted against its depth limit (ten million '[' cost 3 GB
+//   and 27 s, or abort under a memory limit): objects and arrays together are held to
+//   kMaxJsonNesting levels, and where keys are field names an array in an array is refused
+//   outright (the parser flattened `"buffers": [[[]]]` to no buffers).
+absl::Status CheckJsonStructure(absl::string_view text, absl::string_view origin, bool keys_are_field_names) {
+  std::vector<std::optional<std::set<std::string>>> open;  // nullopt: an array
+  int line = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+    } else if (c == '{' || c == '[') {
+      if (open.size() >= kMaxJsonNesting) {
+        return absl::InvalidArgumentError(absl::StrCat(origin, ": line ", line, ": objects and arrays nested more than ",
+                                                       kMaxJsonNesting, " levels deep"));
+      }
+      // No field of scratchsim's messages holds a list of lists; the parser flattened one
+      // (`"buffers": [[[]]]` read as no buffers).
+      if (c == '[' && keys_are_field_names && !open.empty() && !open.back().has_value()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(origin, ": line ", line, ": an array inside an array (no field holds a list of lists)"));
+      }
+      if (c == '{') {
+        open.emplace_back(std::set<std::string>());
+      } else {
+        open.emplace_back(std::nullopt);
+      }
+    } else if ((c == '}' || c == ']') && !open.empty()) {
+      open.pop_back();
+    } else if (c == '"') {
+      const size_t end = SkipStringLiteral(text, i);
+      if (end == kNoEndOfString) return absl::OkStatus();  // the parser reports it
+      size_t next = end;
+      while (next < text.size() && (text[next] == ' ' || text[next] == '\t' || text[next] == '\r')) ++next;
+      const absl::string_view key = text.substr(i + 1, end - i - 2);
+      if (next < text.size() && text[next] == ':' && !open.empty() && open.back().has_value() &&
+          !open.back()->insert(keys_are_field_names ? JsonFieldKey(key) : std::string(key)).second) {
+        return absl::InvalidArgumentError(absl::StrCat(origin, ": line ", line, ": key \"", key.substr(0, 80),
+                                                       "\" given twice in one object (the same field)"));
+      }
+      i = end - 1;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseProto(absl::string_view contents, ProtoFormat format, absl::string_view origin,
                         google::protobuf::Message* message) {
   if (contents.empty()) return EmptyFileError(origin, *message);
   if (format == ProtoFormat::kBinary) return ParseQuotedProto(contents, format, origin, message);
+  if (format == ProtoFormat::kJson) RETURN_IF_ERROR(CheckJsonStructure(contents, origin, true));
   return ParseQuotedProto(
       QuoteIntegersOfStringFields(contents, message->GetDescriptor(), format == ProtoFormat::kJson), format, origin,
       message);
@@ -570,6 +754,8 @@ std::optional<JsonPieces> CutJson(absl::string_view text, const Descriptor* desc
 absl::Status ParseProtoInPieces(absl::string_view contents, ProtoFormat format, absl::string_view origin,
                                 size_t piece_bytes, google::protobuf::Message* message,
                                 const std::function<void(google::protobuf::Message*)>& take) {
+  // Across the pieces too: a key given twice may lie in two of them.
+  if (format == ProtoFormat::kJson) RETURN_IF_ERROR(CheckJsonStructure(contents, origin, true));
   std::unique_ptr<google::protobuf::Message> piece(message->New());
   auto add = [&](absl::string_view text) {
     piece->Clear();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 #include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
@@ -27,8 +28,25 @@ void SetMaxInputBytes(int64_t bytes);  // < 0: no limit
 absl::StatusOr<std::string> ReadFileToString(absl::string_view path);
 absl::StatusOr<std::string> ReadFileToString(absl::string_view path, int64_t max_bytes);
 // Writes `contents` to `path` (bytes as they are, replacing the file); a failure says "cannot
-// write 'PATH': " and why.
+// write 'PATH': " and why. The bytes go to a temporary file in the same directory, renamed over
+// `path` only once all are written, so a failed write leaves an existing file as it was (a
+// symbolic link is followed: the file it names is replaced). An existing `path` that is not a
+// regular file (a directory, FIFO, device) is refused, never opened.
 absl::Status WriteStringToFile(absl::string_view path, absl::string_view contents);
+
+// A file named on the command line: the flag ("timeline", no dashes) and the path.
+struct FlagPath {
+  std::string flag;
+  std::string path;
+};
+
+// Refuses, before any work, output files that would destroy data or cannot be written whole: an
+// empty name, an existing path that is not a regular file, an output that is one of `inputs`, and
+// two outputs at one file. Identity is the file's (st_dev, st_ino), not its spelling, so
+// `./g.pbtxt`, a hard link and a symbolic link to the graph are all the graph; an output that
+// does not exist yet is identified by its directory's identity and its name. InvalidArgument
+// naming the flag and the path.
+absl::Status CheckOutputPaths(const std::vector<FlagPath>& outputs, const std::vector<FlagPath>& inputs);
 
 // Parses `contents` (named `origin` in messages) into `message`. Binary input with fields
 // the schema does not know is rejected, so garbage that happens to decode is not accepted.
@@ -48,6 +66,14 @@ absl::Status ParseProtoInPieces(absl::string_view contents, ProtoFormat format, 
                                 const std::function<void(google::protobuf::Message*)>& take);
 
 absl::Status LoadProtoFile(absl::string_view path, google::protobuf::Message* message);
+
+// What protobuf's JSON parser does not refuse and scratchsim does (ParseProto applies it to every
+// JSON message; readers of other JSON call it themselves): objects and arrays nested more than 100
+// levels (arrays in arrays are not counted by the parser), and a key given twice in one object
+// (the parser keeps the last). With `keys_are_field_names` (a scratchsim message), "a_b" and "aB"
+// are one key, as the parser matches both to one field, and an array inside an array is refused
+// (no field holds one; the parser flattened it). InvalidArgument naming `origin`, the line and the key.
+absl::Status CheckJsonStructure(absl::string_view text, absl::string_view origin, bool keys_are_field_names);
 
 // Writes `message` as text, JSON (protobuf's JSON mapping, original field names) or binary.
 absl::StatusOr<std::string> SerializeProto(const google::protobuf::Message& message, ProtoFormat format);

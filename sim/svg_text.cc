@@ -4,19 +4,64 @@
 
 namespace scratchsim {
 
+namespace {
+
+// The length of the UTF-8 sequence at text[i] and its code point; 0 where it is malformed.
+size_t DecodeUtf8(absl::string_view text, size_t i, char32_t* code) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+  if (length == 0 || i + length > text.size()) return 0;
+  char32_t value = length == 1 ? lead : lead & (0x7F >> length);
+  for (size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+    value = (value << 6) | (byte(i + k) & 0x3F);
+  }
+  static constexpr char32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (value < kSmallest[length] || value > 0x10FFFF) return 0;  // overlong or past Unicode
+  *code = value;
+  return length;
+}
+
+// What XML 1.0 lets a document hold (its Char production), less what it asks documents to avoid:
+// the C1 controls and the noncharacters (U+FDD0..U+FDEF and the last two of every plane, as
+// U+FFFE and U+FFFF), which a viewer may refuse.
+bool XmlAllows(char32_t c) {
+  if (c < 0x20) return c == '\t' || c == '\n' || c == '\r';
+  if (c >= 0x7F && c <= 0x9F) return false;
+  if (c >= 0xD800 && c <= 0xDFFF) return false;  // surrogates
+  if (c >= 0xFDD0 && c <= 0xFDEF) return false;
+  return (c & 0xFFFE) != 0xFFFE;
+}
+
+}  // namespace
+
 std::string XmlEscape(absl::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        out += (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') ? '?' : c;
+      case '&': out += "&amp;"; ++i; continue;
+      case '<': out += "&lt;"; ++i; continue;
+      case '>': out += "&gt;"; ++i; continue;
+      case '"': out += "&quot;"; ++i; continue;
+      case '\'': out += "&apos;"; ++i; continue;
+      default: break;
     }
+    char32_t code = 0;
+    const size_t length = DecodeUtf8(text, i, &code);
+    if (length == 0) {  // a byte that starts no character: one '?' for it
+      out += '?';
+      ++i;
+      continue;
+    }
+    if (XmlAllows(code)) {
+      out.append(text.data() + i, length);
+    } else {
+      out += '?';
+    }
+    i += length;
   }
   return out;
 }

@@ -9,8 +9,10 @@
 
 namespace scratchsim {
 
-// `text` with &, <, >, " and ' as XML entities and control characters (invalid in XML 1.0) as '?';
-// tab, newline and carriage return, which XML allows, stay.
+// `text` with &, <, >, " and ' as XML entities, and each character XML 1.0 does not allow or asks
+// documents to avoid (control characters but tab, newline and carriage return; C1 controls;
+// surrogates; noncharacters such as U+FFFE and U+FFFF) and each malformed UTF-8 byte as '?', so
+// that the picture is well-formed whatever a name holds.
 std::string XmlEscape(absl::string_view text);
 
 // A diagonal hatch, drawn over what a picture marks (pruned cells, bytes over a limit): stripes

@@ -56,6 +56,7 @@ absl::Status ParseShapes(const std::string& text, std::vector<Shape>* shapes) {
 absl::StatusOr<GemmTimingFlags> ParseGemmTimingFlags(const std::vector<std::string>& args) {
   FlagSpec spec;
   spec.values = {"out", "stages", "launches"};
+  spec.outputs = {"out"};
   spec.lists = {"shapes", "blocks-per-sm"};
   ASSIGN_OR_RETURN(ParsedFlags parsed, ParsedFlags::Parse(spec, args));
   if (!parsed.positional().empty()) {

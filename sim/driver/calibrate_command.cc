@@ -6,6 +6,7 @@
 #include <set>
 
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -18,6 +19,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "sim/device.h"
 #include "sim/driver/cli.h"
+#include "sim/driver/pictures.h"
 #include "sim/flags.h"
 #include "sim/graph.h"
 #include "sim/pipeline.h"
@@ -60,6 +62,7 @@ FlagSpec CalibrateFlags() {
                  "residual-params"};
   spec.lists = {"timings"};
   spec.switches = {"help", "residuals"};
+  spec.outputs = {"out"};
   return spec;
 }
 
@@ -71,6 +74,8 @@ std::string ShippedGraph(const std::string& name) {
 
 absl::StatusOr<google::protobuf::Struct> ReadJson(const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  // Before the parser: it takes seconds over deeply nested arrays before refusing them.
+  RETURN_IF_ERROR(CheckJsonStructure(text, path, false));
   google::protobuf::Struct root;
   const auto status = google::protobuf::util::JsonStringToMessage(text, &root);
   if (!status.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": not JSON: ", std::string(status.message())));
@@ -163,6 +168,13 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out,
   const std::vector<std::string> files = flags.GetList("timings");
   if (files.empty()) return absl::InvalidArgumentError("calibrate: --timings FILE is required (repeat it for more)");
   ASSIGN_OR_RETURN(DeviceModel device, LoadDevice(flags.Get("device")));
+  // Checked before any work: it is written unescaped into the file, and names a model there.
+  const std::string name = flags.Get("name", absl::StrCat(device.name(), "_calibrated"));
+  if (!IsValidModelName(name)) {
+    return absl::InvalidArgumentError(absl::StrCat("--name: '", absl::CHexEscape(name.substr(0, 64)),
+                                                   "' is not 1 to 64 letters, digits, '_', '.', '+' or '-' (the name of "
+                                                   "the model the calibration file defines)"));
+  }
 
   const std::string kernel_flag = flags.Get("kernel", "auto");
   if (kernel_flag != "auto" && kernel_flag != "triton" && kernel_flag != "cuda_gemm" && kernel_flag != "generic") {
@@ -224,16 +236,13 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out,
   options.objective = objective == "time" ? CalibrationObjective::kTime : CalibrationObjective::kRank;
   ASSIGN_OR_RETURN(CalibrationResult result, Calibrate(graph, device, samples, options));
 
-  const std::string name = flags.Get("name", absl::StrCat(device.name(), "_calibrated"));
   std::string command = absl::StrCat("simulate calibrate ", absl::StrJoin(args, " "));
   const std::string date = absl::FormatTime("%Y-%m-%d %H:%M UTC", absl::Now(), absl::UTCTimeZone());
   const std::string text = CalibrationTextproto(device, result, name, absl::StrJoin(provenance, "; "), command, date);
   // The summary goes where the file does not.
   std::ostream& summary = flags.Has("out") ? out : err;
   if (flags.Has("out")) {
-    std::ofstream file(flags.Get("out"));
-    file << text;
-    if (!file) return absl::InvalidArgumentError(absl::StrCat("--out: cannot write ", flags.Get("out")));
+    RETURN_IF_ERROR(WriteOutputFile("out", flags.Get("out"), text));
   } else {
     out << text;
   }

@@ -16,6 +16,8 @@ namespace scratchsim {
 void AddPictureFlags(FlagSpec* spec) {
   spec->values.insert("timeline");
   spec->values.insert("trace");
+  spec->outputs.insert("timeline");
+  spec->outputs.insert("trace");
 }
 
 bool WantsPictures(const ParsedFlags& flags) { return flags.Has("timeline") || flags.Has("trace"); }
@@ -56,6 +58,7 @@ absl::Status WritePictures(const ParsedFlags& flags, const DeviceModel& device, 
 void AddPlanMapFlags(FlagSpec* spec) {
   spec->values.insert("map");
   spec->values.insert("map-axes");
+  spec->outputs.insert("map");
 }
 
 absl::StatusOr<std::string> RenderPlanMapFor(absl::string_view map_axes, const CompiledGraph& graph,
