@@ -5,9 +5,10 @@ tracer and body reader (scratchsim._pallas_trace, scratchsim._pallas_body).
   from product import tpu_aot            # first where libtpu compiles: it sets libtpu's environment
   from product import pallas_trace, pallas_body
 
-The tracer always comes from this tree's sim/python/scratchsim, never an installed wheel's (which
-may predate the tracer being measured): its modules are plain Python and need nothing of the
-package's native module. Product code never imports this (tests/layering_test.sh).
+The tracer comes from this tree's sim/python/scratchsim, not an installed wheel's (which may
+predate the tracer being measured), unless the process imported scratchsim itself: its modules are
+plain Python and need nothing of the package's native module. Product code never imports this
+(tests/layering_test.sh).
 """
 import importlib
 import os
@@ -21,12 +22,12 @@ sys.path.insert(0, os.path.join(REPO, "backends", "tpu"))
 def _scratchsim():
   """The package's plain-Python submodules from this tree (not an installed wheel's, which may
   predate the tracer these tools are run to exercise), as a package without its __init__ (which
-  loads the native module)."""
+  loads the native module). A process that imported scratchsim itself (the Python tests) keeps
+  the one it imported."""
   scratchsim = sys.modules.get("scratchsim")
-  source = os.path.join(REPO, "sim", "python", "scratchsim")
-  if scratchsim is None or list(getattr(scratchsim, "__path__", [])) != [source]:
+  if scratchsim is None:
     scratchsim = types.ModuleType("scratchsim")
-    scratchsim.__path__ = [source]
+    scratchsim.__path__ = [os.path.join(REPO, "sim", "python", "scratchsim")]
     sys.modules["scratchsim"] = scratchsim
   return scratchsim
 

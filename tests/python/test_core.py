@@ -121,7 +121,10 @@ def test_devices():
 
 def test_models_dirs_of_the_user_come_first(tmp_path, monkeypatch):
     h100 = open(os.path.join(os.path.dirname(scratchsim.__file__), "models", "devices", "h100.textproto")).read()
-    (tmp_path / "mine.textproto").write_text(h100.replace('name: "h100"', 'name: "mygpu"'))
+    # h100's aliases stay h100's: a user model that took them too would be refused by name
+    mine = "\n".join(line for line in h100.replace('name: "h100"', 'name: "mygpu"').splitlines()
+                     if not line.lstrip().startswith("aliases"))
+    (tmp_path / "mine.textproto").write_text(mine)
     monkeypatch.setenv("SCRATCHSIM_MODELS", str(tmp_path))
     assert scratchsim.device("mygpu")["arch"] == "sm_90"
     assert "mygpu" in {d["name"] for d in scratchsim.devices()}
