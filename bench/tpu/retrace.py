@@ -24,20 +24,11 @@ import json
 import os
 import sys
 import time
-import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
-
-
-def use_tree_tracer():
-  """scratchsim._pallas_trace from this tree, whatever scratchsim is installed."""
-  if "scratchsim" not in sys.modules:
-    m = types.ModuleType("scratchsim")
-    m.__path__ = [os.path.join(REPO, "sim", "python", "scratchsim")]
-    sys.modules["scratchsim"] = m
 
 
 def builder_for(kind):
@@ -72,7 +63,6 @@ def main(argv):
   ap.add_argument("inp")
   ap.add_argument("out")
   a = ap.parse_args(argv)
-  use_tree_tracer()
   from product import pallas_trace
   t0 = time.time()
   with gzip.open(a.inp, "rt") as f:

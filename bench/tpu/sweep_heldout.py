@@ -52,22 +52,10 @@ import os
 import subprocess
 import sys
 import time
-import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-
-
-def use_tree_tracer():
-  """scratchsim._pallas_trace from this tree, whatever scratchsim is installed."""
-  if "scratchsim" not in sys.modules:
-    m = types.ModuleType("scratchsim")
-    m.__path__ = [os.path.join(REPO, "sim", "python", "scratchsim")]
-    sys.modules["scratchsim"] = m
-
-
-use_tree_tracer()
 
 
 def row_id(gen, kind, params):
@@ -191,7 +179,6 @@ def worker(a, partial):
 
 
 def finalize(a, partial, t0, argv):
-  use_tree_tracer()
   from product import tpu_aot
   import sweep_spills
   import tpu_kernels
@@ -224,7 +211,6 @@ def main(argv):
   a = ap.parse_args(argv)
   partial = a.out + ".partial.jsonl"
   if a.worker:
-    use_tree_tracer()
     from product import tpu_aot  # noqa: F401  (first: libtpu's environment)
     worker(a, partial)
     return 0
