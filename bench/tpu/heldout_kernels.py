@@ -123,6 +123,25 @@ def _cp(limit, sem):
   return pltpu.CompilerParams(**kw)
 
 
+
+def _init_online_softmax(m_ref, l_ref, acc_ref):
+  """The running max, sum and accumulator of an online softmax, before its first block."""
+  m_ref[...] = jnp.full(m_ref.shape, NEG, F32)
+  l_ref[...] = jnp.zeros(l_ref.shape, F32)
+  acc_ref[...] = jnp.zeros(acc_ref.shape, F32)
+
+
+def _online_softmax_step(sc, v_ref, dt, m_ref, l_ref, acc_ref, at):
+  """One block of scores `sc` folded into the running max, sum and p @ v accumulator at `at`
+  (Ellipsis, or a head's index), in the order the attention kernels below trace it."""
+  m_prev = m_ref[at]
+  m_new = jnp.maximum(m_prev, jnp.max(sc, axis=-1, keepdims=True))
+  p = jnp.exp(sc - m_new[:, :1])
+  alpha = jnp.exp(m_prev - m_new)
+  l_ref[at] = l_ref[at] * alpha + jnp.sum(p, axis=-1, keepdims=True)
+  acc_ref[at] = acc_ref[at] * alpha[:, :1] + jnp.dot(p.astype(dt), v_ref[at], preferred_element_type=F32)
+  m_ref[at] = m_new
+
 def _gelu(x):
   return 0.5 * x * (1.0 + jnp.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
 
@@ -488,18 +507,10 @@ def decode_attention(batch, heads, s, d, bk, dtype="bf16", limit=None):
 
     @pl.when(t == 0)
     def _():
-      m_ref[...] = jnp.full(m_ref.shape, NEG, F32)
-      l_ref[...] = jnp.zeros(l_ref.shape, F32)
-      acc_ref[...] = jnp.zeros(acc_ref.shape, F32)
+      _init_online_softmax(m_ref, l_ref, acc_ref)
     q = q_ref[...]
     sc = jax.lax.dot_general(q, k_ref[...], (((1,), (1,)), ((), ())), preferred_element_type=F32) * 0.125
-    m_prev = m_ref[...]
-    m_new = jnp.maximum(m_prev, jnp.max(sc, axis=-1, keepdims=True))
-    p = jnp.exp(sc - m_new[:, :1])
-    alpha = jnp.exp(m_prev - m_new)
-    l_ref[...] = l_ref[...] * alpha + jnp.sum(p, axis=-1, keepdims=True)
-    acc_ref[...] = acc_ref[...] * alpha[:, :1] + jnp.dot(p.astype(dt), v_ref[...], preferred_element_type=F32)
-    m_ref[...] = m_new
+    _online_softmax_step(sc, v_ref, dt, m_ref, l_ref, acc_ref, ...)
 
     @pl.when(t == nk - 1)
     def _():
@@ -554,18 +565,10 @@ def gqa_decode(batch, kv_heads, group, s, d, bk, kvb, dtype="bf16", limit=None):
 
     @pl.when(t == 0)
     def _():
-      m_ref[...] = jnp.full(m_ref.shape, NEG, F32)
-      l_ref[...] = jnp.zeros(l_ref.shape, F32)
-      acc_ref[...] = jnp.zeros(acc_ref.shape, F32)
+      _init_online_softmax(m_ref, l_ref, acc_ref)
     for h in range(kvb):
       sc = jax.lax.dot_general(q_ref[h], k_ref[h], (((1,), (1,)), ((), ())), preferred_element_type=F32)
-      m_prev = m_ref[h]
-      m_new = jnp.maximum(m_prev, jnp.max(sc, axis=-1, keepdims=True))
-      p = jnp.exp(sc - m_new[:, :1])
-      alpha = jnp.exp(m_prev - m_new)
-      l_ref[h] = l_ref[h] * alpha + jnp.sum(p, axis=-1, keepdims=True)
-      acc_ref[h] = acc_ref[h] * alpha[:, :1] + jnp.dot(p.astype(dt), v_ref[h], preferred_element_type=F32)
-      m_ref[h] = m_new
+      _online_softmax_step(sc, v_ref, dt, m_ref, l_ref, acc_ref, h)
 
     @pl.when(t == nk - 1)
     def _():
@@ -747,9 +750,7 @@ def local_attention(heads, s, d, bq, window, dtype="bf16", limit=None):
 
     @pl.when(t == 0)
     def _():
-      m_ref[...] = jnp.full(m_ref.shape, NEG, F32)
-      l_ref[...] = jnp.zeros(l_ref.shape, F32)
-      acc_ref[...] = jnp.zeros(acc_ref.shape, F32)
+      _init_online_softmax(m_ref, l_ref, acc_ref)
 
     @pl.when(kb >= 0)
     def _():
@@ -757,13 +758,7 @@ def local_attention(heads, s, d, bq, window, dtype="bf16", limit=None):
       qp = i * bq + jax.lax.broadcasted_iota(I32, sc.shape, 0)
       kp = kb * bq + jax.lax.broadcasted_iota(I32, sc.shape, 1)
       sc = jnp.where((kp <= qp) & (kp > qp - window), sc * 0.125, NEG)
-      m_prev = m_ref[...]
-      m_new = jnp.maximum(m_prev, jnp.max(sc, axis=-1, keepdims=True))
-      p = jnp.exp(sc - m_new[:, :1])
-      alpha = jnp.exp(m_prev - m_new)
-      l_ref[...] = l_ref[...] * alpha + jnp.sum(p, axis=-1, keepdims=True)
-      acc_ref[...] = acc_ref[...] * alpha[:, :1] + jnp.dot(p.astype(dt), v_ref[...], preferred_element_type=F32)
-      m_ref[...] = m_new
+      _online_softmax_step(sc, v_ref, dt, m_ref, l_ref, acc_ref, ...)
 
     @pl.when(t == 1)
     def _():
@@ -865,18 +860,10 @@ def softcap_attention(heads, s, d, bq, bk, cap=50.0, dtype="bf16", limit=None):
 
     @pl.when(t == 0)
     def _():
-      m_ref[...] = jnp.full(m_ref.shape, NEG, F32)
-      l_ref[...] = jnp.zeros(l_ref.shape, F32)
-      acc_ref[...] = jnp.zeros(acc_ref.shape, F32)
+      _init_online_softmax(m_ref, l_ref, acc_ref)
     sc = jax.lax.dot_general(q_ref[...], k_ref[...], (((1,), (1,)), ((), ())), preferred_element_type=F32)
     sc = cap * jnp.tanh(sc * (0.125 / cap))
-    m_prev = m_ref[...]
-    m_new = jnp.maximum(m_prev, jnp.max(sc, axis=-1, keepdims=True))
-    p = jnp.exp(sc - m_new[:, :1])
-    alpha = jnp.exp(m_prev - m_new)
-    l_ref[...] = l_ref[...] * alpha + jnp.sum(p, axis=-1, keepdims=True)
-    acc_ref[...] = acc_ref[...] * alpha[:, :1] + jnp.dot(p.astype(dt), v_ref[...], preferred_element_type=F32)
-    m_ref[...] = m_new
+    _online_softmax_step(sc, v_ref, dt, m_ref, l_ref, acc_ref, ...)
 
     @pl.when(t == nk - 1)
     def _():
