@@ -908,9 +908,8 @@ FamilyCheck CheckFamilies(const std::string& file) {
 // The families the failure report named (bench/tpu/heldout_kernels.py, set "dev"): the model was
 // developed looking at them, so they are not a held-out figure. No false FITS at the default
 // limit; one high bound below libtpu's requirement, held as measured: a v7x block-sparse matmul
-// (2048 x 512 x 512 bf16) whose dot runs inside a data-dependent cond spills 1.9 MB where the
-// matmul band (which megablox gmm's dot inside a cond also reads) says 0 (docs/tpu.md,
-// "Held-out families").
+// (2048 x 512 x 512 bf16, blocks by scalar-prefetched indices) spills 1.9 MB where the matmul
+// band, fitted on the same accumulating body, says 0 (docs/tpu.md, "Held-out families").
 TEST(TpuCorpusTest, DevFamiliesHaveNoFalseFitsAtTheDefaultLimit) {
   REQUIRE_SWEEP("dev_families.jsonl.gz");
   const FamilyCheck check = CheckFamilies("dev_families.jsonl.gz");
