@@ -30,7 +30,9 @@ def _simulate_binary():
   path = os.environ.get("SCRATCHSIM_SIMULATE")
   if path:
     return path if os.access(path, os.X_OK) else None
-  for candidate in sorted(glob.glob(os.path.join(REPO, "build*", "simulate"))):
+  # build/ first (the README's build), then the others: "build-cuda" sorts before "build" by name
+  candidates = glob.glob(os.path.join(REPO, "build*", "simulate"))
+  for candidate in sorted(candidates, key=lambda p: (os.path.basename(os.path.dirname(p)) != "build", p)):
     if os.access(candidate, os.X_OK):
       return candidate
   return None
