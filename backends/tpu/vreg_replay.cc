@@ -33,7 +33,6 @@ constexpr absl::string_view kPackedArithmetic[] = {"v6e", "v7x"};
 int64_t Saturate(std::optional<int64_t> v) { return v.value_or(std::numeric_limits<int64_t>::max()); }
 int64_t SaturatingAdd(int64_t a, int64_t b) { return Saturate(CheckedAdd(a, b)); }
 int64_t SaturatingMul(int64_t a, int64_t b) { return Saturate(CheckedMul(a, b)); }
-int64_t RoundUp(int64_t value, int64_t multiple) { return Saturate(CheckedRoundUp(value, multiple)); }
 
 // Generations whose Mosaic keeps an 8-bit (or 4-bit) value loaded from a block of unaligned width
 // (minor dim not a multiple of 128) packed; elsewhere it is widened to 32 bits.
@@ -79,16 +78,19 @@ int64_t VregBytes(const VregValueType& value, bool widened) {
   if (!value.vector) return 0;
   const int bits = widened ? 32 : std::clamp(value.bits, 4, 32);
   const int64_t packing = std::max(1, 32 / bits);
-  int64_t bytes = 0;
+  // Padded elements, then bits: a product past int64 saturates the whole figure (no division
+  // afterwards may bring a saturated figure back into range).
+  std::optional<int64_t> elements;
   if (value.dims.size() == 1) {
-    bytes = SaturatingMul(RoundUp(value.dims[0], 128 * packing), bits) / 8;
+    elements = CheckedRoundUp(value.dims[0], 128 * packing);
   } else {
-    const int64_t rows = RoundUp(value.dims[value.dims.size() - 2], 8 * packing);
-    const int64_t cols = RoundUp(value.dims.back(), 128);
-    bytes = SaturatingMul(SaturatingMul(rows, cols), bits) / 8;
-    for (size_t i = 0; i + 2 < value.dims.size(); ++i) bytes = SaturatingMul(bytes, value.dims[i]);
+    const std::optional<int64_t> rows = CheckedRoundUp(value.dims[value.dims.size() - 2], 8 * packing);
+    const std::optional<int64_t> cols = CheckedRoundUp(value.dims.back(), 128);
+    elements = rows && cols ? CheckedMul(*rows, *cols) : std::nullopt;
+    for (size_t i = 0; elements && i + 2 < value.dims.size(); ++i) elements = CheckedMul(*elements, value.dims[i]);
   }
-  return bytes;
+  const std::optional<int64_t> total_bits = elements ? CheckedMul(*elements, bits) : std::nullopt;
+  return total_bits ? *total_bits / 8 : std::numeric_limits<int64_t>::max();
 }
 
 bool WidensNarrowArithmetic(const DeviceModel& device) {
@@ -185,11 +187,12 @@ std::vector<int64_t> ReplayRegion(const Region& region, int64_t base, bool widen
     out->peak_live_bytes =
         std::max(out->peak_live_bytes, SaturatingAdd(base, SaturatingMul(live, region.copies)));
     // Across o: live at o, less what o reads for the last time and what it defines.
-    int64_t through = live - ends[o + 1];
+    // Both sides are non-negative, so each difference stays in range; clamped at 0 each step.
+    int64_t through = std::max<int64_t>(0, live - ends[o + 1]);
     for (int id : proto.ops(o).results()) {
-      if (last_use[id] > o) through -= held(id);
+      if (last_use[id] > o) through = std::max<int64_t>(0, through - held(id));
     }
-    across[o] = SaturatingMul(std::max<int64_t>(0, through), region.copies);
+    across[o] = SaturatingMul(through, region.copies);
   }
   int barriers = 0;
   for (int o = 0; o < n; ++o) {

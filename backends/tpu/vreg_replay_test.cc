@@ -98,6 +98,29 @@ TEST_F(VregReplayTest, SaturatesInsteadOfWrapping) {
             std::numeric_limits<int64_t>::max());
 }
 
+// Values whose bytes saturate (hostile dims) keep every figure in range through a nested region.
+TEST_F(VregReplayTest, SaturatedValuesKeepTheFiguresInRange) {
+  PallasBody body = Body(R"pb(
+    program {
+      values: "f32[1099511627776,1099511627776]" values: "f32[1099511627776,1099511627776]" values: "f32[8]"
+      ops { op: "exp" operands: 0 results: 1 }
+      ops { op: "scan" operands: 1 results: 2 }
+      ops { op: "exp" operands: 1 operands: 2 }
+    }
+    program {
+      parent: 0 at_op: 1
+      values: "f32[1099511627776,1099511627776]" values: "f32[1099511627776]"
+      ops { op: "reduce_sum" operands: 0 results: 1 axes: 1 }
+      ops { op: "exp" operands: 0 operands: 1 }
+    }
+  )pb");
+  absl::StatusOr<VregReplay> r = ReplayVregs(body, v5e_);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->peak_live_bytes, std::numeric_limits<int64_t>::max());
+  EXPECT_GE(r->peak_held_bytes, 0);
+  EXPECT_GE(SpillBoundBytes(*r), 0);
+}
+
 TEST_F(VregReplayTest, ReductionsDotsAndMinorTransposesAreBarriers) {
   PallasOp op;
   op.set_op("reduce_max");
