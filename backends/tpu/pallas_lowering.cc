@@ -486,11 +486,10 @@ class PallasCallLowerer {
   // Mosaic's register spill slots, estimated from what the body keeps in vector registers: an
   // estimated buffer, judged by the engine at its central size and at both bounds.
   absl::Status AddSpillEstimate(const PallasBody& body) {
-    // A malformed program is refused here, by field, before the estimate replays it.
-    if (absl::StatusOr<VregReplay> replay = ReplayVregs(body, device_); !replay.ok()) {
-      return eval_.Error("pallas.body", replay.status().message());
-    }
-    const SpillEstimate spills = EstimateSpills(body, device_);
+    // The body's program is replayed once: a malformed one is refused here, by field.
+    const absl::StatusOr<VregReplay> replay = ReplayVregs(body, device_);
+    if (!replay.ok()) return eval_.Error("pallas.body", replay.status().message());
+    const SpillEstimate spills = EstimateSpills(body, device_, &*replay);
     if (!spills.unvalidated.empty()) {
       out_.notes.push_back(absl::StrCat("register spills: the ", BodyClassName(spills.body_class),
                                         " band is not validated for this body (", spills.unvalidated,

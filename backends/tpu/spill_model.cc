@@ -320,12 +320,10 @@ void AddWidenedLoads(const PallasBody& body, const DeviceModel& device, SpillEst
 // A body whose ops or pattern no fitted body of its class has: the class's band is not evidence
 // for it, so the band widens to what the vreg replay proves. Low 0 (nothing fitted says it spills
 // at least that), central the larger of the class's and the replay's held bytes less the register
-// file, high the larger of the class's and every vector value the body defines (no schedule spills
-// more). The patterns are named in the basis, which the report prints.
-void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& device, SpillEstimate& out) {
-  if (body.program_size() == 0) return;
-  const absl::StatusOr<VregReplay> replay = ReplayVregs(body, device);
-  if (!replay.ok()) return;  // the lowering refuses a malformed program before it asks
+// file, high the larger of the class's and the replay's bound on spill slots (SpillBoundBytes).
+// The patterns are named in the basis, which the report prints.
+void WidenForUnvalidatedPatterns(const PallasBody& body, const VregReplay* replay, SpillEstimate& out) {
+  if (body.program_size() == 0 || replay == nullptr) return;
   const std::vector<std::string> unvalidated = UnvalidatedPatterns(out.body_class, *replay);
   if (unvalidated.empty()) return;
   out.unvalidated = absl::StrJoin(unvalidated, ", ");
@@ -348,9 +346,14 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& devi
 }  // namespace
 
 SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) {
+  const absl::StatusOr<VregReplay> replay = ReplayVregs(body, device);
+  return EstimateSpills(body, device, replay.ok() ? &*replay : nullptr);
+}
+
+SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device, const VregReplay* replay) {
   SpillEstimate out = EstimateClassSpills(body, device);
   AddWidenedLoads(body, device, out);
-  WidenForUnvalidatedPatterns(body, device, out);
+  WidenForUnvalidatedPatterns(body, replay, out);
   return out;
 }
 

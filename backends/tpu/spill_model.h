@@ -101,8 +101,11 @@ std::string ValidatedSignatureLine(BodyClass body_class, int max_barriers, absl:
 std::vector<std::string> UnvalidatedPatterns(BodyClass body_class, const VregReplay& replay);
 
 // The estimate for `body` on `device` (a TPU model: tpu_v4 ... tpu_v7x; another TPU takes the
-// widest band of all five).
+// widest band of all five), with `replay` the body's vreg replay (ReplayVregs; null: none, the
+// class's band alone). The first form replays the body itself and leaves out a program that does
+// not replay (the lowering refuses one, by field, before it estimates).
 SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device);
+SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device, const VregReplay* replay);
 
 // Scratch Mosaic allocates for some bodies beside the windows, scratch operands and spill slots,
 // which libtpu's vmem_report lists and the scoped limit counts (verified by compiling at the

@@ -54,6 +54,14 @@ struct Outcome {
   std::string unsettled;    // why the model cannot settle a FITS (Report.unsettled), if so
 };
 
+// The shipped model of TPU generation `gen` ("v5e"), loaded once per test binary.
+const DeviceModel& TpuDevice(const std::string& gen) {
+  static std::map<std::string, DeviceModel>* devices = new std::map<std::string, DeviceModel>;
+  auto it = devices->find(gen);
+  if (it == devices->end()) it = devices->emplace(gen, *LoadDevice(absl::StrCat("tpu_", gen))).first;
+  return it->second;
+}
+
 Outcome Judge(const KernelGraph& graph, const DeviceModel& device) {
   Outcome out;
   absl::StatusOr<PallasLowering> lowered = LowerPallas(graph, device);
@@ -409,7 +417,6 @@ struct SweepCheck {
 // then they are only listed in `outside`).
 SweepCheck CheckSweepSpillsLieWithinTheBand(const std::string& file, const std::set<BodyClass>& classes,
                                             bool expect_inside = true) {
-  std::map<std::string, DeviceModel> devices;
   std::map<std::string, std::vector<double>> errors;  // gen -> |central - libtpu| / libtpu, spills of 1 MiB or more
   SweepCheck out;
   for (const std::string& line : ReadGzipLines(std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/tpu/" + file)) {
@@ -431,9 +438,8 @@ SweepCheck CheckSweepSpillsLieWithinTheBand(const std::string& file, const std::
       ADD_FAILURE() << id << ": graph does not parse";
       continue;
     }
-    if (!devices.count(gen)) devices[gen] = *LoadDevice(absl::StrCat("tpu_", gen));
     // The estimate the lowering makes of this body (constant figures: a traced kernel's).
-    const SpillEstimate estimate = EstimateSpills(graph.pallas().body(), devices[gen]);
+    const SpillEstimate estimate = EstimateSpills(graph.pallas().body(), TpuDevice(gen));
     EXPECT_TRUE(classes.count(estimate.body_class)) << id << ": " << BodyClassName(estimate.body_class);
     auto bytes = [&](const std::string& expr) -> int64_t {
       absl::StatusOr<int64_t> value = Expr::EvaluateConstant(expr);
@@ -853,7 +859,6 @@ struct FamilyCheck {
 };
 
 FamilyCheck CheckFamilies(const std::string& file) {
-  std::map<std::string, DeviceModel> devices;
   FamilyCheck out;
   for (const std::string& line : ReadGzipLines(std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/tpu/" + file)) {
     Struct row;
@@ -868,9 +873,8 @@ FamilyCheck CheckFamilies(const std::string& file) {
       ADD_FAILURE() << id << ": no result, no default result or a graph that does not parse";
       continue;
     }
-    if (!devices.count(gen)) devices[gen] = *LoadDevice(absl::StrCat("tpu_", gen));
     graph.mutable_tpu()->clear_vmem_limit_bytes();  // judged at the generation's default limit
-    const Outcome model = Judge(graph, devices[gen]);
+    const Outcome model = Judge(graph, TpuDevice(gen));
     const std::string libtpu = Str(*at_default, "verdict");
     const bool libtpu_fits = libtpu == "fits";
     const bool libtpu_vmem = absl::StartsWith(libtpu, "vmem");
@@ -930,7 +934,6 @@ TEST(TpuCorpusTest, SpillsStayWithinTheReplaysBound) {
       "kernels_odd_spill_sweep.jsonl.gz", "misc_odd_spill_sweep.jsonl.gz", "holdout_spill_sweep.jsonl.gz",
       "holdout2_spill_sweep.jsonl.gz", "unaligned8_spill_sweep.jsonl.gz", "dev_families.jsonl.gz",
       "heldout_families.jsonl.gz"};
-  std::map<std::string, DeviceModel> devices;
   int rows = 0, spilling = 0;
   double worst = 0;
   std::string worst_id;
@@ -946,8 +949,7 @@ TEST(TpuCorpusTest, SpillsStayWithinTheReplaysBound) {
       const PallasBody& body = graph.pallas().body();
       ASSERT_GT(body.program_size(), 0) << Str(row, "id") << ": re-trace " << file << " (bench/tpu/retrace.py)";
       const std::string gen = Str(row, "gen");
-      if (!devices.count(gen)) devices[gen] = *LoadDevice(absl::StrCat("tpu_", gen));
-      absl::StatusOr<VregReplay> replay = ReplayVregs(body, devices[gen]);
+        absl::StatusOr<VregReplay> replay = ReplayVregs(body, TpuDevice(gen));
       ASSERT_TRUE(replay.ok()) << Str(row, "id") << ": " << replay.status();
       const int64_t spill = Num(*result, "spill_bytes");
       const int64_t peak = (SpillBoundBytes(*replay) + 4095) / 4096 * 4096;

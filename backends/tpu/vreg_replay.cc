@@ -180,19 +180,19 @@ std::vector<int64_t> ReplayRegion(const Region& region, int64_t base, bool widen
     starts[from] = SaturatingAdd(starts[from], bytes);
     ends[last_use[v] + 1] = SaturatingAdd(ends[last_use[v] + 1], bytes);
   }
+  // Across o: defined before o (or entering the region) and read after it; what a barrier at o
+  // holds whole. Live at o less what o reads for the last time and what it defines; both sides
+  // are non-negative, so each difference stays in range, clamped at 0 each step.
   int64_t live = 0;
-  std::vector<int64_t> across(n, 0);
+  std::vector<int64_t> through(n, 0);
   for (int o = 0; o < n; ++o) {
     live = std::max<int64_t>(0, SaturatingAdd(live, starts[o]) - ends[o]);
     out->peak_live_bytes =
         std::max(out->peak_live_bytes, SaturatingAdd(base, SaturatingMul(live, region.copies)));
-    // Across o: live at o, less what o reads for the last time and what it defines.
-    // Both sides are non-negative, so each difference stays in range; clamped at 0 each step.
-    int64_t through = std::max<int64_t>(0, live - ends[o + 1]);
+    through[o] = std::max<int64_t>(0, live - ends[o + 1]);
     for (int id : proto.ops(o).results()) {
-      if (last_use[id] > o) through = std::max<int64_t>(0, through - held(id));
+      if (last_use[id] > o) through[o] = std::max<int64_t>(0, through[o] - held(id));
     }
-    across[o] = SaturatingMul(through, region.copies);
   }
   int barriers = 0;
   for (int o = 0; o < n; ++o) {
@@ -210,10 +210,7 @@ std::vector<int64_t> ReplayRegion(const Region& region, int64_t base, bool widen
       out->primitives.insert(
           absl::StrCat(op.op(), "(", defined[id] >= 0 ? proto.ops(defined[id]).op() : std::string("input"), ")"));
     }
-    int64_t bytes = 0;
-    for (size_t v = 0; v < region.values.size(); ++v) {
-      if (defined[v] < o && last_use[v] > o) bytes = SaturatingAdd(bytes, held(static_cast<int>(v)));
-    }
+    int64_t bytes = through[o];
     if (op.op() == "dot_general") {
       // A computed operand (a converted or scaled weight block) is materialized whole for the MXU.
       for (int id : op.operands()) {
@@ -227,7 +224,8 @@ std::vector<int64_t> ReplayRegion(const Region& region, int64_t base, bool widen
     }
   }
   out->max_barriers_per_region = std::max(out->max_barriers_per_region, barriers);
-  return across;
+  for (int64_t& bytes : through) bytes = SaturatingMul(bytes, region.copies);
+  return through;
 }
 
 }  // namespace

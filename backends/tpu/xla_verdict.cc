@@ -164,15 +164,13 @@ absl::Status WordTpuReport(const KernelGraph& source, const PallasLowering& lowe
   const int64_t spare_at_high = fp.scoped_limit_bytes - fp.scoped_vmem_bytes_high;
   const std::string settle = call.jax_export().empty() ? "scratchsim.pallas.check(..., confirm=\"at_risk\")"
                                                        : "--confirm at-risk (Python: confirm=\"at_risk\")";
+  const std::string& libtpu = call.traced_with().libtpu();
   if (fp.has_estimates) {
     report->add_notes(absl::StrCat("the register-spill model was fitted on libtpu ", kSpillModelLibtpu, " (jax ",
                                    kSpillModelJax, ")",
-                                   call.traced_with().libtpu().empty()
-                                       ? ""
-                                       : absl::StrCat("; this kernel was traced with libtpu ", call.traced_with().libtpu(),
-                                                      " installed")));
+                                   libtpu.empty() ? "" : absl::StrCat("; this kernel was traced with libtpu ", libtpu,
+                                                                      " installed")));
   }
-  const std::string& libtpu = call.traced_with().libtpu();
   if (report->verdict() == FITS && fp.has_estimates && !libtpu.empty() && libtpu != kSpillModelLibtpu) {
     report->set_unsettled(absl::StrCat("traced with libtpu ", libtpu, ", and the register-spill model was fitted on ",
                                        kSpillModelLibtpu, " (other releases spill differently); ", settle,
