@@ -46,7 +46,6 @@ The tracer is this tree's sim/python/scratchsim (not an installed copy).
 import argparse
 import datetime
 import gzip
-import hashlib
 import json
 import os
 import subprocess
@@ -56,10 +55,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-
-
-def row_id(gen, kind, params):
-  return f"{gen}/{kind}/" + hashlib.sha1(json.dumps(params, sort_keys=True).encode()).hexdigest()[:10]
+import make_corpus  # noqa: E402  (its row ids and partial-file reader)
 
 
 def _cut(msg):
@@ -73,7 +69,7 @@ def make_row(set_name, gen, kind, params):
   import sweep_spills
   import tpu_kernels
   limit = sweep_spills.LIMITS[gen]
-  rid = row_id(gen, kind, params)
+  rid = make_corpus.row_id(gen, kind, params)
   row = {"id": rid, "gen": gen, "kind": kind, "params": params, "set": set_name, "vmem_limit_bytes": limit,
          "default_limit_bytes": tpu_kernels.DEFAULT_LIMIT[gen]}
   try:
@@ -116,20 +112,6 @@ def make_row(set_name, gen, kind, params):
   return row
 
 
-def read_rows(path):
-  rows = []
-  if os.path.exists(path):
-    with open(path) as f:
-      for line in f:
-        line = line.strip()
-        if line:
-          try:
-            rows.append(json.loads(line))
-          except json.JSONDecodeError:
-            pass  # a line cut by a killed worker
-  return rows
-
-
 def spread(shapes, per_family):
   """At most per_family shapes of each family, spread over its list (first and last kept), in
   the list's order: a cut-down sweep that still runs from the smallest blocks to the largest."""
@@ -148,7 +130,7 @@ def spread(shapes, per_family):
 
 def worker(a, partial):
   import heldout_kernels
-  done = {r["id"] for r in read_rows(partial)}
+  done = {r["id"] for r in make_corpus.read_rows(partial)}
   if os.path.exists(partial) and os.path.getsize(partial):
     with open(partial, "rb") as f:
       f.seek(-1, 2)
@@ -162,7 +144,7 @@ def worker(a, partial):
       for kind, params in spread(heldout_kernels.shapes(a.set), a.per_family):
         if a.kinds and kind not in a.kinds.split(","):
           continue
-        rid = row_id(gen, kind, params)
+        rid = make_corpus.row_id(gen, kind, params)
         if rid in done:
           continue
         with open(att, "w") as f:
@@ -182,7 +164,7 @@ def finalize(a, partial, t0, argv):
   from product import tpu_aot
   import sweep_spills
   import tpu_kernels
-  rows = read_rows(partial)
+  rows = make_corpus.read_rows(partial)
   header = {"header": True, "versions": tpu_aot.versions(), "python": sys.version.split()[0],
             "date": datetime.date.today().isoformat(), "set": a.set, "gens": a.gens.split(","),
             "command": " ".join(["bench/tpu/sweep_heldout.py"] + argv),
