@@ -449,7 +449,8 @@ absl::Status ParseQuotedProto(absl::string_view quoted, ProtoFormat format, absl
   return absl::InternalError("unreachable proto format");
 }
 
-constexpr size_t kNoEndOfString = absl::string_view::npos;
+// What SkipStringLiteral returns for a string that does not close on its line.
+constexpr size_t kNoEnd = absl::string_view::npos;
 constexpr size_t kMaxJsonNesting = 100;  // protobuf's own recursion limit for JSON
 size_t SkipStringLiteral(absl::string_view text, size_t i);
 
@@ -510,7 +511,7 @@ absl::Status CheckJsonStructure(absl::string_view text, absl::string_view origin
       open.pop_back();
     } else if (c == '"') {
       const size_t end = SkipStringLiteral(text, i);
-      if (end == kNoEndOfString) return absl::OkStatus();  // the parser reports it
+      if (end == kNoEnd) return absl::OkStatus();  // the parser reports it
       size_t next = end;
       while (next < text.size() && (text[next] == ' ' || text[next] == '\t' || text[next] == '\r')) ++next;
       const absl::string_view key = text.substr(i + 1, end - i - 2);
@@ -539,8 +540,6 @@ namespace {
 
 using google::protobuf::Descriptor;
 using google::protobuf::FieldDescriptor;
-
-constexpr size_t kNoEnd = absl::string_view::npos;
 
 bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
 bool IsIdentifierChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
