@@ -3,6 +3,9 @@
 matmul_kernel: bench/planner/sweep_triton_matmul.py's matmul (C = A x B, fp32 accumulation,
 GROUP_M tile order), the kernel the planner's Triton matmul graph family
 (models/graphs/triton_matmul.pbtxt) was validated on; its signature and body are the same.
+matmul_splitk_kernel: the same matmul with K split over SPLIT_K programs per output tile (grid axis
+1), each adding its partial product into C with an atomic add (C zeroed first; SPLIT_K=1 stores
+like matmul_kernel): the split-K family (models/graphs/triton_matmul_splitk.pbtxt).
 attn_fwd_kernel: a flash-attention forward (online softmax, one (batch, head) per grid column,
 N_CTX a multiple of BLOCK_N), the shape of Triton's fused-attention tutorial without masking.
 """
@@ -42,6 +45,48 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
     tl.store(c_ptrs, c, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+@triton.jit
+def matmul_splitk_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                         stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                         BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, SPLIT_K: tl.constexpr):
+    pid = tl.program_id(0)
+    pid_k = tl.program_id(1)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    # This program's share of the K steps: cdiv(K steps, SPLIT_K) of them, the last share shorter.
+    k_steps = tl.cdiv(K, BLOCK_K)
+    steps_per_split = tl.cdiv(k_steps, SPLIT_K)
+    k_first = pid_k * steps_per_split
+    k_end = min(k_first + steps_per_split, k_steps)
+    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_am[:, None] * stride_am + (k_first * BLOCK_K + offs_k)[None, :] * stride_ak
+    b_ptrs = b_ptr + (k_first * BLOCK_K + offs_k)[:, None] * stride_bk + offs_bn[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(k_first, k_end):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    c = acc.to(c_ptr.dtype.element_ty)
+    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+    if SPLIT_K == 1:
+        tl.store(c_ptrs, c, mask=c_mask)
+    else:
+        tl.atomic_add(c_ptrs, c, mask=c_mask, sem="relaxed")
 
 
 # The runtime arguments' types as the JIT sees 16-byte aligned fp16 tensors and sizes that are
