@@ -1,0 +1,78 @@
+"""Writes the planner's rankings of the real-workload suite (bench/planner/workloads.py) BEFORE the
+suite is timed (issue 34): for each matmul row and dtype the whole ranking of every kernel family
+graph given, for each attention row the attention graph's, with the commit and the date.
+
+    python3 bench/planner/make_workload_plans.py SIMULATE OUT.json [--device h200]
+        [--family models/graphs/triton_matmul.pbtxt ...]
+
+bench/planner/judge_workloads.py judges a plan file against bench/planner/sweep_workloads.py's timings.
+"""
+import argparse
+import datetime
+import json
+import os
+import subprocess
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+SUITE = os.path.join(ROOT, "tests", "data", "planner", "workload-suite.json")
+MATMUL_FAMILIES = ["models/graphs/triton_matmul.pbtxt"]
+ATTENTION = "models/graphs/triton_attention.pbtxt"
+ELT = {"f16": 2, "f32": 4}
+COMPUTE_DTYPE = {"f16": "f16", "f32": "tf32"}  # tl.dot on f32 operands uses tf32
+
+
+def plan(binary, device, graphs, sets, compute_dtype=None):
+    """`simulate plan --format json`, every configuration of the graphs' spaces ranked."""
+    args = [binary, "plan", "--device", device, "--format", "json", "--top", "100000", "--threads", "1"]
+    for g in graphs:
+        args += ["--graph", os.path.join(ROOT, g)]
+    for name, value in sets.items():
+        args += ["--set", f"{name}={value}"]
+    if compute_dtype:
+        args += ["--compute-dtype", compute_dtype]
+    out = subprocess.run(args, capture_output=True, text=True, check=False)
+    if out.returncode not in (0, 1):
+        raise RuntimeError(" ".join(args) + "\n" + out.stderr)
+    return json.loads(out.stdout)
+
+
+def ranking(plan_json, default_family):
+    """Fastest first: [family, {param: value}, estimated_us]."""
+    return [[c.get("family", default_family), c["params"], c["estimated_us"]] for c in plan_json["configs"]]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("binary")
+    p.add_argument("out")
+    p.add_argument("--device", default="h200")
+    p.add_argument("--family", action="append", default=None, help="a matmul family graph; repeatable")
+    args = p.parse_args()
+    families = args.family or MATMUL_FAMILIES
+    with open(SUITE) as f:
+        suite = json.load(f)
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--", "sim", "models", "proto"],
+                           capture_output=True, text=True).stdout.strip()
+    result = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(), "commit": commit,
+              "uncommitted_changes_in_sim_models_proto": bool(dirty), "device": args.device,
+              "families": families, "attention_graph": ATTENTION, "matmul": [], "attention": []}
+    default_family = os.path.splitext(os.path.basename(families[0]))[0]
+    for r in suite["matmul"]:
+        for dtype in suite["dtypes"]["matmul"]:
+            pj = plan(args.binary, args.device, families, {"M": r["M"], "N": r["N"], "K": r["K"], "ELT": ELT[dtype]},
+                      COMPUTE_DTYPE[dtype])
+            result["matmul"].append(dict(r, dtype=dtype, ranking=ranking(pj, default_family)))
+    for r in suite["attention"]:
+        pj = plan(args.binary, args.device, [ATTENTION],
+                  {k: r[k] for k in ("BATCH_HEADS", "N_CTX", "HEAD_DIM")})
+        result["attention"].append(dict(r, dtype="f16", ranking=ranking(pj, "triton_attention")))
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=0)
+    print(f"wrote {args.out}: {len(result['matmul'])} matmul and {len(result['attention'])} attention rows at "
+          f"{commit[:12]}{' (with uncommitted model changes)' if dirty else ''}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""The planner's real-workload shape suite (issue 34): the matmuls and attention of public LLMs at
+the token counts serving and training run, split by model into a part the planner's model may be
+fitted on and a held-out part nothing is fitted on or tuned against.
+
+    python3 bench/planner/workloads.py > tests/data/planner/workload-suite.json
+
+Sources: each model's config.json on the Hugging Face hub (hidden_size, intermediate_size,
+num_attention_heads, num_key_value_heads, head_dim, vocab_size), as cited per model below. A
+layer y = x W is the matmul C[M, N] = A[M, K] B[K, N] with M the tokens in flight:
+  qkv      K = hidden, N = (heads + 2 x kv_heads) x head_dim   (fused Q, K, V projection)
+  o        K = heads x head_dim, N = hidden
+  gate_up  K = hidden, N = 2 x intermediate                    (fused SwiGLU/GeGLU gate and up)
+  down     K = intermediate, N = hidden                        (the K-heavy one)
+  lm_head  K = hidden, N = vocab
+Tensor-parallel shards (Llama-3-70B over 8 GPUs) divide N of qkv and gate_up and K of o and down.
+Tokens: decode M = 16 and 64 (a batch of sequences, one new token each), prefill M = 2000 (a batch
+of prompts; a multiple of 16, the Triton JIT's divisibility specialization, but not of 128).
+Attention (prefill, no mask): batch x heads, the sequence length and the head dim; Triton's
+tl.arange needs a power-of-two head dim, so Phi-3's 96 is left out.
+
+The part a model belongs to is fixed here, before any timing: models whose layer sizes are all
+multiples of 512 (the Llama family) are the fit part; the others (3584, 18944, 3072, 9216, 32064,
+head dim 256) are held out.
+"""
+import json
+import sys
+
+MODELS = {
+    # https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json
+    "llama3-8b": {"part": "fit", "hidden": 4096, "intermediate": 14336, "heads": 32, "kv_heads": 8,
+                  "head_dim": 128, "vocab": 128256, "tp": 1},
+    # https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json, sharded over 8 GPUs
+    "llama3-70b-tp8": {"part": "fit", "hidden": 8192, "intermediate": 28672, "heads": 64, "kv_heads": 8,
+                       "head_dim": 128, "vocab": 128256, "tp": 8},
+    # https://huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json
+    "llama3.2-1b": {"part": "fit", "hidden": 2048, "intermediate": 8192, "heads": 32, "kv_heads": 8,
+                    "head_dim": 64, "vocab": 128256, "tp": 1},
+    # https://huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json
+    "qwen2.5-7b": {"part": "heldout", "hidden": 3584, "intermediate": 18944, "heads": 28, "kv_heads": 4,
+                   "head_dim": 128, "vocab": 152064, "tp": 1},
+    # https://huggingface.co/microsoft/Phi-3-mini-4k-instruct/blob/main/config.json
+    "phi3-mini": {"part": "heldout", "hidden": 3072, "intermediate": 8192, "heads": 32, "kv_heads": 32,
+                  "head_dim": 96, "vocab": 32064, "tp": 1},
+    # https://huggingface.co/google/gemma-2-9b/blob/main/config.json
+    "gemma2-9b": {"part": "heldout", "hidden": 3584, "intermediate": 14336, "heads": 16, "kv_heads": 8,
+                  "head_dim": 256, "vocab": 256000, "tp": 1},
+}
+
+# Which layers at which token counts: decode is where small grids live, prefill the large square-ish
+# regime the model was first validated on. The lm_head of a 128k-256k vocabulary is left to the
+# decode batch of 16 (its prefill is a 2000 x 256000 product, a large square-ish case).
+LAYERS_AT = [
+    (16, ("qkv", "o", "gate_up", "down", "lm_head")),
+    (64, ("down", "gate_up")),
+    (2000, ("qkv", "down")),
+]
+
+# (model, batch, sequence): prefill attention per model with a power-of-two head dim.
+ATTENTION = [
+    ("llama3-8b", 1, 2048), ("llama3-8b", 4, 4096), ("llama3-70b-tp8", 16, 2048), ("llama3.2-1b", 1, 8192),
+    ("llama3.2-1b", 8, 1024),
+    ("qwen2.5-7b", 1, 2048), ("qwen2.5-7b", 2, 4096), ("gemma2-9b", 1, 4096), ("gemma2-9b", 4, 1024),
+]
+
+
+def layer_shape(m, layer, tokens):
+    """(M, N, K) of one layer at `tokens` tokens."""
+    tp = m["tp"]
+    q = m["heads"] * m["head_dim"]
+    if layer == "qkv":
+        return tokens, (m["heads"] + 2 * m["kv_heads"]) * m["head_dim"] // tp, m["hidden"]
+    if layer == "o":
+        return tokens, m["hidden"], q // tp
+    if layer == "gate_up":
+        return tokens, 2 * m["intermediate"] // tp, m["hidden"]
+    if layer == "down":
+        return tokens, m["hidden"], m["intermediate"] // tp
+    if layer == "lm_head":
+        return tokens, m["vocab"] // tp, m["hidden"]
+    raise ValueError(layer)
+
+
+def matmul_rows():
+    rows = []
+    for name, m in MODELS.items():
+        for tokens, layers in LAYERS_AT:
+            for layer in layers:
+                M, N, K = layer_shape(m, layer, tokens)
+                rows.append({"model": name, "part": m["part"], "layer": layer, "M": M, "N": N, "K": K,
+                             "regime": "decode" if tokens <= 64 else "prefill"})
+    # One row per shape: two models can share a layer (the first named keeps it).
+    seen, out = set(), []
+    for r in rows:
+        if (r["M"], r["N"], r["K"]) not in seen:
+            seen.add((r["M"], r["N"], r["K"]))
+            out.append(r)
+    return out
+
+
+def attention_rows():
+    rows = []
+    for name, batch, seq in ATTENTION:
+        m = MODELS[name]
+        heads = m["heads"] // m["tp"]
+        rows.append({"model": name, "part": m["part"], "BATCH_HEADS": batch * heads, "N_CTX": seq,
+                     "HEAD_DIM": m["head_dim"], "batch": batch, "heads": heads})
+    return rows
+
+
+def suite():
+    return {"models": MODELS, "matmul": matmul_rows(), "attention": attention_rows(),
+            "dtypes": {"matmul": ["f16", "f32"], "attention": ["f16"]}}
+
+
+if __name__ == "__main__":
+    json.dump(suite(), sys.stdout, indent=1)
+    sys.stdout.write("\n")
