@@ -66,7 +66,7 @@ struct PerfEstimate {
   double wait_s = 0;             // waits left uncovered: per round, one block's block-wide waits and the round trips no other warp covers
   double sync_s = 0;             // waits they do not fill: every block's
   double core_s = 0;             // the on-chip phase: per round max(banks, math + wait) + sync
-  double latency_s = 0;          // the pipeline's latency bound: trips x latency / loads in flight
+  double latency_s = 0;          // the pipeline's latency bound: trips x latency / loads in flight + DRAM time
   double exposed_s = 0;          // the part of the shorter phase not hidden behind the longer
   int64_t grid_blocks = 0;
   int64_t concurrent_blocks = 0; // num_cores x blocks_per_core

@@ -251,22 +251,24 @@ TEST(PerfModelTest, LatencyBoundsAShallowPipelineAndInflightBytesAreCounted) {
   PerfInputs in;
   in.flops_per_block = 1e6;  // 1 us of math per block
   in.bytes_per_block = 1e3;
-  in.grid_blocks = 10;       // one wave
+  in.grid_blocks = 20;       // one wave: two blocks on each of the 10 cores
   in.blocks_per_core = 2;
   in.warps_per_block = 4;
   in.stages = 3;
   in.pipeline_trips = 100;   // 100 K steps, 2 loads in flight: 50 latencies
   in.stage_bytes_per_block = 4096;
   PerfEstimate e = model->Estimate(in);
-  EXPECT_DOUBLE_EQ(e.latency_s, 50e-6);
+  // 50 idle latencies plus the queueing behind the DRAM's transfers (all of them, 20 us).
+  EXPECT_DOUBLE_EQ(e.dram_s, 20 * 1e3 / 1e12);
+  EXPECT_DOUBLE_EQ(e.latency_s, 50e-6 + e.dram_s);
   EXPECT_TRUE(e.latency_bound);
   EXPECT_FALSE(e.compute_bound);
-  EXPECT_GE(e.time_s, 50e-6);
+  EXPECT_GE(e.time_s, e.latency_s);
   EXPECT_DOUBLE_EQ(e.inflight_bytes_per_core, 2 * 2 * 4096);
-  // A deeper pipeline hides it.
+  // A deeper pipeline hides the latencies; the transfers stay.
   in.stages = 201;
   e = model->Estimate(in);
-  EXPECT_DOUBLE_EQ(e.latency_s, 0.5e-6);
+  EXPECT_DOUBLE_EQ(e.latency_s, 0.5e-6 + e.dram_s);
   EXPECT_FALSE(e.latency_bound);
   // Negative latency is bad input naming the field.
   device.mutable_performance()->set_dram_latency_ns(-1);
@@ -274,6 +276,51 @@ TEST(PerfModelTest, LatencyBoundsAShallowPipelineAndInflightBytesAreCounted) {
   device.mutable_performance()->set_dram_latency_ns(1000);
   device.mutable_performance()->set_smem_latency_ns(-1);
   EXPECT_THAT(PerfModel::Create(device, "bf16", true).status().message(), HasSubstr("smem_latency_ns"));
+}
+
+TEST(PerfModelTest, LatencyBoundChainAddsTheDramTimeOfALatencyBoundLoop) {
+  // A decode-like loop: few blocks, a short pipeline, memory the limit. Its K steps wait the
+  // idle latency each (s - 1) steps and, behind the other blocks' transfers, the DRAM time:
+  // the two add (docs/planner.md, "Latency bound and overlap").
+  DeviceModel device = ToyDevice();
+  device.mutable_performance()->set_dram_latency_ns(500);
+  auto model = PerfModel::Create(device, "bf16", true);
+  ASSERT_TRUE(model.ok()) << model.status();
+  PerfInputs in;
+  in.flops_per_block = 1e3;
+  in.bytes_per_block = 1e6;  // 10 blocks x 1 MB at 1 TB/s: 10 us
+  in.grid_blocks = 10;
+  in.blocks_per_core = 1;
+  in.warps_per_block = 4;
+  in.stages = 2;
+  in.pipeline_trips = 40;    // 40 steps, one load in flight: 20 us of latency
+  PerfEstimate e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.memory_s, 10e-6);
+  EXPECT_DOUBLE_EQ(e.latency_s, 20e-6 + 10e-6);
+  EXPECT_TRUE(e.latency_bound);
+  in.stages = 5;             // four loads in flight: 5 us of latency
+  EXPECT_DOUBLE_EQ(model->Estimate(in).latency_s, 5e-6 + 10e-6);
+}
+
+TEST(PerfModelTest, LoadsInFlightCountOnlyTheBlocksTheGridGivesACore) {
+  DeviceModel device = ToyDevice();
+  auto model = PerfModel::Create(device, "bf16", true);
+  ASSERT_TRUE(model.ok()) << model.status();
+  PerfInputs in;
+  in.flops_per_block = 1e6;
+  in.bytes_per_block = 1e3;
+  in.blocks_per_core = 6;    // occupancy allows six
+  in.warps_per_block = 4;
+  in.stages = 2;
+  in.stage_bytes_per_block = 1000;
+  in.grid_blocks = 10;       // but each of the 10 cores gets one
+  PerfEstimate e = model->Estimate(in);
+  EXPECT_EQ(e.loads_in_flight, 1);
+  EXPECT_DOUBLE_EQ(e.inflight_bytes_per_core, 1000);
+  in.grid_blocks = 60;       // six each: co-resident blocks hide each other's loads
+  e = model->Estimate(in);
+  EXPECT_EQ(e.loads_in_flight, 5);
+  EXPECT_DOUBLE_EQ(e.inflight_bytes_per_core, 6 * 1000);
 }
 
 

@@ -1,0 +1,120 @@
+"""Judges planner rankings of the real-workload suite against its timings (issue 34).
+
+    python3 bench/planner/judge_workloads.py PLANS.json TIMINGS.json [TIMINGS.json ...] [--json OUT]
+
+PLANS.json: bench/planner/make_workload_plans.py's file (the rankings, fastest first, of every
+family graph it planned). TIMINGS.json: bench/planner/sweep_workloads.py's files (.json or .gz).
+Per (row, dtype), for the families the plan ranks: the measured best over every timed
+configuration of those families, the plan's top-1 against it, and the best of its top 5 (timed
+configurations only; a ranked configuration that was not timed is skipped, and one Triton refused
+counts as what a user would hit: it is listed). Reported separately for the fit and the held-out
+part, and beside the anchors (cuBLAS, SDPA) of the same run.
+"""
+import argparse
+import gzip
+import json
+
+KIND_OF_FAMILY = {"triton_matmul": "matmul", "triton_matmul_splitk": "splitk", "triton_attention": "attention"}
+PLAIN = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS", "SPLIT_K"]
+
+
+def load(path):
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        return json.load(f)
+
+
+def cfg_key(kind, cfg):
+    return (kind,) + tuple(cfg.get(n) for n in PLAIN + ["HEAD_DIM"] if n in cfg and n != "HEAD_DIM")
+
+
+def row_key(r):
+    if "BATCH_HEADS" in r:
+        return ("attention", r["BATCH_HEADS"], r["N_CTX"], r["HEAD_DIM"], "f16")
+    return ("matmul", r["M"], r["N"], r["K"], r["dtype"])
+
+
+def measured(timing_files):
+    """row key -> {config key: ms}; row key -> {anchor kind: ms}; config key -> compile_s; bench_s."""
+    times, anchors, costs = {}, {}, {}
+    for path in timing_files:
+        run = load(path)
+        for t in run["timings"]:
+            if "ms" not in t:
+                continue
+            rk = row_key(t)
+            ck = cfg_key(t["kind"], t["config"])
+            times.setdefault(rk, {})[ck] = t["ms"]
+            costs.setdefault(rk, {})[ck] = t.get("bench_s", 0.0)
+        for a in run["anchors"]:
+            anchors.setdefault(row_key(dict(a, dtype=a["dtype"])), {})[a["kind"]] = a["ms"]
+        for c in run["compiled"].values():
+            extra = (c.get("head_dim"), c.get("heads")) if c["kind"] == "attention" else ()
+            costs.setdefault(("compile", c["dtype"]) + extra, {})[cfg_key(c["kind"], c["config"])] = c["compile_s"]
+    return times, anchors, costs
+
+
+def judge_row(ranking, row_times, top=5):
+    """(top-1 ms, best of top 5 ms, best ms, rank of best, timed kinds) over the ranked families."""
+    kinds = {KIND_OF_FAMILY[f] for f, _, _ in ranking}
+    pool = {k: v for k, v in row_times.items() if k[0] in kinds}
+    if not pool:
+        return None
+    best = min(pool.values())
+    timed = [pool[cfg_key(KIND_OF_FAMILY[f], p)] for f, p, _ in ranking if cfg_key(KIND_OF_FAMILY[f], p) in pool]
+    if not timed:
+        return None
+    rank_best = next(i for i, ms in enumerate(timed) if ms <= best * 1.0000001)
+    return {"top1": timed[0], "top5": min(timed[:top]), "best": best, "rank_of_best": rank_best + 1,
+            "timed_ranked": len(timed), "timed": len(pool)}
+
+
+def summarize(rows):
+    n = len(rows)
+    t1 = sum(r["top1"] <= 1.10 * r["best"] for r in rows)
+    t5 = sum(r["top5"] <= 1.03 * r["best"] for r in rows)
+    worst = max((r["top1"] / r["best"] for r in rows), default=float("nan"))
+    return {"rows": n, "top1_within_10": t1, "top5_within_3": t5, "worst_top1": worst}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("plans")
+    p.add_argument("timings", nargs="+")
+    p.add_argument("--json", default=None)
+    p.add_argument("--detail", action="store_true")
+    args = p.parse_args()
+    plans = load(args.plans)
+    times, anchors, _ = measured(args.timings)
+    out = {}
+    for section in ("matmul", "attention"):
+        for part in ("fit", "heldout"):
+            rows = []
+            for r in plans[section]:
+                if r["part"] != part:
+                    continue
+                rk = row_key(r)
+                if rk not in times:
+                    continue
+                j = judge_row(r["ranking"], times[rk])
+                if j is None:
+                    continue
+                anchor = anchors.get(rk, {})
+                j.update(row=rk, model=r["model"], layer=r.get("layer"), anchors=anchor)
+                rows.append(j)
+                if args.detail:
+                    a = next(iter(anchor.values()), None)
+                    print(f"{part:8} {str(rk):38} top1 {j['top1'] / j['best']:.2f}x top5 {j['top5'] / j['best']:.2f}x "
+                          f"rank {j['rank_of_best']:3}/{j['timed_ranked']}  best {j['best'] * 1e3:8.1f} us"
+                          + (f"  anchor {a / j['best']:.2f}x of best" if a else ""))
+            for dtype in sorted({r["row"][-1] for r in rows}):
+                s = summarize([r for r in rows if r["row"][-1] == dtype])
+                out[f"{section} {part} {dtype}"] = s
+                print(f"{section:9} {part:8} {dtype}: rows {s['rows']:3}  top-1 within 10%: {s['top1_within_10']:3}  "
+                      f"top-5 best within 3%: {s['top5_within_3']:3}  worst top-1 {s['worst_top1']:.2f}x")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
