@@ -1,0 +1,49 @@
+"""The real-workload suite (bench/planner/workloads.py) and the judgement of the plans written
+before its H200 run (bench/planner/judge_workloads.py, guided_autotune.py) from the recorded
+timings: what docs/planner.md "Real workloads" reports of the model before the suite was timed."""
+import json
+import subprocess
+import sys
+
+RUN = "tests/data/planner/h200-workloads-2026-11-29"
+
+
+def _bench(repo, script, *args):
+    return subprocess.run([sys.executable, str(repo / "bench/planner" / script), *map(str, args)], check=True,
+                          capture_output=True, text=True, cwd=repo / "bench/planner").stdout
+
+
+def test_committed_suite_is_what_workloads_py_writes(repo):
+    written = json.loads(_bench(repo, "workloads.py"))
+    assert written == json.loads((repo / "tests/data/planner/workload-suite.json").read_text())
+    parts = {r["part"] for r in written["matmul"]}
+    assert parts == {"fit", "heldout"}
+    # A model's rows are all in one part: nothing held out shares a model with the fit part.
+    by_model = {}
+    for r in written["matmul"] + written["attention"]:
+        by_model.setdefault(r["model"], set()).add(r["part"])
+    assert all(len(p) == 1 for p in by_model.values())
+
+
+def test_plans_before_timing_judge_as_reported(repo, tmp_path):
+    out = tmp_path / "judged.json"
+    run = repo / RUN
+    _bench(repo, "judge_workloads.py", run / "plans-before-timing.json.gz", run / "h200-f16.json.gz",
+           run / "h200-f32.json.gz", "--json", out)
+    judged = json.loads(out.read_text())
+    # The model at a5a21f8, before the suite was timed: top-1 within 10% of the measured best.
+    assert judged["matmul fit f16"]["top1_within_10"] == 11 and judged["matmul fit f16"]["rows"] == 27
+    assert judged["matmul fit f32"]["top1_within_10"] == 9
+    assert judged["matmul heldout f16"]["top1_within_10"] == 12 and judged["matmul heldout f16"]["rows"] == 25
+    assert judged["matmul heldout f32"]["top1_within_10"] == 7
+    assert judged["attention fit f16"]["top1_within_10"] == 2 and judged["attention heldout f16"]["rows"] == 4
+
+
+def test_every_timed_row_has_its_anchor(repo):
+    import gzip
+    for name in ("h200-f16.json.gz", "h200-f32.json.gz"):
+        with gzip.open(repo / RUN / name, "rt") as f:
+            run = json.load(f)
+        timed = {(t["M"], t["N"], t["K"]) for t in run["timings"] if t["kind"] == "matmul"}
+        anchored = {(a["M"], a["N"], a["K"]) for a in run["anchors"] if a["kind"] == "torch.matmul"}
+        assert timed == anchored and len(timed) == 52
