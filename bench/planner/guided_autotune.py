@@ -25,7 +25,6 @@ from judge_workloads import KIND_OF_FAMILY, cfg_key, load, row_key
 def measure_lowering(n):
     """Seconds early_prune spends lowering one matmul configuration for sm_90 here (median of n)."""
     import os
-    import triton
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
     import scratchsim.triton as sst
     import triton_kernels as tk
