@@ -37,6 +37,8 @@ class DeviceBuffer {
     return cudaMemcpy(host->data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost);
   }
   cudaError_t Zero() { return cudaMemset(data_, 0, count_ * sizeof(T)); }
+  // On `stream`, ordered before what is enqueued after it (a kernel that accumulates into it).
+  cudaError_t ZeroAsync(cudaStream_t stream) { return cudaMemsetAsync(data_, 0, count_ * sizeof(T), stream); }
   T* get() const { return data_; }
 
  private:

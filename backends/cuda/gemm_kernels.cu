@@ -87,6 +87,17 @@ __device__ inline float GeluTanh(float a) {
   return 0.5f * a * (1.0f + tanhf(kSqrt2OverPi * (a + 0.044715f * a * a * a)));
 }
 
+// Adds 4 consecutive fp32 outputs into C (16-byte aligned): one vector reduction
+// (atomicAdd(float4*), red.global.add.v4.f32) on sm_90 and later, four scalar ones before.
+__device__ inline void AtomicAdd4(float* c, const float (&v)[4]) {
+#if __CUDA_ARCH__ >= 900
+  atomicAdd(reinterpret_cast<float4*>(c), make_float4(v[0], v[1], v[2], v[3]));
+#else
+#pragma unroll
+  for (int j = 0; j < 4; ++j) atomicAdd(c + j, v[j]);
+#endif
+}
+
 // RandomFloats(count, seed) rounded to T, made once per process: gemm-timing prepares the same A
 // and B for every configuration of a shape, and making 60 M values took seconds, longer than
 // timing the kernel. Kept until exit (a run holds its shapes' inputs); one thread at a time, as
@@ -104,13 +115,26 @@ const std::vector<T>& RoundedRandom(size_t count, uint32_t seed) {
   return it->second;
 }
 
-// C = A[M,K] x B[K,N] (kGeglu: out = gelu_tanh(A x B) * (A x B2), both sharing the A tile).
+// What a block does with its fp32 accumulators. The split-K variant is its own instance: a
+// run-time split in the one kernel changed ptxas's registers on 65 of the 80 instances (CUDA 13.0,
+// sm_90a), so the kernel every earlier run measured would not have stayed the same.
+enum class Epilogue {
+  kStore,   // C = A x B, stored
+  kGeglu,   // C = gelu_tanh(A x B) * (A x B2), both sharing the A tile, stored
+  kSplitK,  // one K share's partial A x B, added into C (zeroed before the launch)
+};
+
+// C = A[M,K] x B[K,N], the epilogue's way.
 // Shared memory, per stage: A tile BM x BK, B tile BK x BN (and B2 tile BK x BN): exactly
 // NUM_STAGES x (BM*BK + (1+kGeglu)*BK*BN) x sizeof(T) bytes of dynamic shared memory.
-template <typename T, int BM, int BN, int BK, int WARPS, bool kGeglu>
+// Split-K (models/graphs/gemm.pbtxt SPLIT_K): gridDim.z blocks share each output tile; block z
+// runs K tiles [z * share, min((z + 1) * share, K / BK)), share = cdiv(K / BK, gridDim.z), and
+// adds its partial tile into C with atomics straight from its registers (no shared memory).
+template <typename T, int BM, int BN, int BK, int WARPS, Epilogue kEpilogue>
 __global__ void __launch_bounds__(WARPS * 32)
     TiledGemmKernel(const T* a, const T* b, const T* b2, float* c, int m, int n, int k,
                     int stages) {
+  constexpr bool kGeglu = kEpilogue == Epilogue::kGeglu;
   constexpr int kThreads = WARPS * 32;
   constexpr int kTn = 4;
   constexpr int kThreadCols = BN / kTn;
@@ -130,7 +154,16 @@ __global__ void __launch_bounds__(WARPS * 32)
   const int ty = threadIdx.x / kThreadCols;
   const int block_m = blockIdx.y * BM;
   const int block_n = blockIdx.x * BN;
-  const int k_tiles = k / BK;
+  int k_tiles = k / BK;
+  if constexpr (kEpilogue == Epilogue::kSplitK) {
+    // This block's share of the K tiles; A and B start at its first tile.
+    const int share = (k_tiles + gridDim.z - 1) / gridDim.z;
+    const int first_tile = static_cast<int>(blockIdx.z) * share;
+    k_tiles = min(share, k_tiles - first_tile);
+    if (k_tiles <= 0) return;  // the empty last shares of an uneven split add nothing
+    a += static_cast<size_t>(first_tile) * BK;
+    b += static_cast<size_t>(first_tile) * BK * n;
+  }
 
   auto load_stage = [&](int slot, int tile) {
     LoadTile<T, BM, BK, kThreads>(a_ring + slot * kATile,
@@ -187,38 +220,53 @@ __global__ void __launch_bounds__(WARPS * 32)
   }
   CpAsyncWaitPending(0);
 
+  if constexpr (kEpilogue == Epilogue::kSplitK) {
+    // Each thread's kTn = 4 outputs of a row are consecutive and 16-byte aligned (N is a
+    // multiple of BN, itself a multiple of 4).
+    static_assert(kTn == 4, "AtomicAdd4 adds 4 consecutive outputs");
 #pragma unroll
-  for (int i = 0; i < kTm; ++i) {
+    for (int i = 0; i < kTm; ++i) {
+      AtomicAdd4(c + static_cast<size_t>(block_m + ty * kTm + i) * n + block_n + tx * kTn, acc[i]);
+    }
+  } else {
 #pragma unroll
-    for (int j = 0; j < kTn; ++j) {
-      int row = block_m + ty * kTm + i;
-      int col = block_n + tx * kTn + j;
-      float value = acc[i][j];
-      if constexpr (kGeglu) value = GeluTanh(value) * acc2[i][j];
-      c[static_cast<size_t>(row) * n + col] = value;
+    for (int i = 0; i < kTm; ++i) {
+#pragma unroll
+      for (int j = 0; j < kTn; ++j) {
+        int row = block_m + ty * kTm + i;
+        int col = block_n + tx * kTn + j;
+        float value = acc[i][j];
+        if constexpr (kGeglu) value = GeluTanh(value) * acc2[i][j];
+        c[static_cast<size_t>(row) * n + col] = value;
+      }
     }
   }
 }
 
-template <typename T, int BM, int BN, int BK, int WARPS, bool kGeglu>
+// `split_k` is the number of K shares: 1 unless kEpilogue is Epilogue::kSplitK (MakeTiled).
+template <typename T, int BM, int BN, int BK, int WARPS, Epilogue kEpilogue>
 class TiledGemmCase final : public KernelCase {
+  static constexpr bool kGeglu = kEpilogue == Epilogue::kGeglu;
+
  public:
-  // The validation size: a 2 x 2 grid of blocks and stages + 2 K tiles, checked in full.
-  explicit TiledGemmCase(int stages)
-      : stages_(stages), m_(2 * BM), n_(2 * BN), k_(BK * (stages + 2)) {}
+  // The validation size: a 2 x 2 grid of blocks and stages + 2 K tiles per K share, checked in
+  // full.
+  TiledGemmCase(int stages, int split_k)
+      : stages_(stages), split_k_(split_k), m_(2 * BM), n_(2 * BN), k_(BK * (stages + 2) * split_k) {}
   // A timing size (multiples of the tile); the CPU reference covers kSampled outputs only.
   // `shared_pad` bytes of dynamic shared memory the kernel does not use cap how many blocks share
   // an SM (gemm-timing --blocks-per-sm).
-  TiledGemmCase(int stages, int m, int n, int k, int64_t shared_pad)
-      : stages_(stages), m_(m), n_(n), k_(k), sampled_(true), shared_pad_(shared_pad) {}
+  TiledGemmCase(int stages, int split_k, int m, int n, int k, int64_t shared_pad)
+      : stages_(stages), split_k_(split_k), m_(m), n_(n), k_(k), sampled_(true), shared_pad_(shared_pad) {}
 
   std::string name() const override {
-    return std::string(kGeglu ? "geglu<" : "gemm<") + DtypeName<T>() + "," +
+    return std::string(kGeglu ? "geglu<" : kEpilogue == Epilogue::kSplitK ? "gemm_split_k<" : "gemm<") +
+           DtypeName<T>() + "," +
            std::to_string(BM) + "," + std::to_string(BN) + "," + std::to_string(BK) + "," +
            std::to_string(WARPS) + ">";
   }
   const void* function() const override {
-    return reinterpret_cast<const void*>(&TiledGemmKernel<T, BM, BN, BK, WARPS, kGeglu>);
+    return reinterpret_cast<const void*>(&TiledGemmKernel<T, BM, BN, BK, WARPS, kEpilogue>);
   }
   int threads_per_block() const override { return WARPS * 32; }
   int64_t dynamic_shared_bytes() const override {
@@ -226,7 +274,7 @@ class TiledGemmCase final : public KernelCase {
                static_cast<int64_t>(sizeof(T)) +
            shared_pad_;
   }
-  dim3 grid() const override { return dim3(n_ / BN, m_ / BM); }
+  dim3 grid() const override { return dim3(n_ / BN, m_ / BM, split_k_); }
 
   cudaError_t Prepare() override {
     // The reference sees the values after rounding to T, as the kernel does. B2 exists only for
@@ -273,8 +321,13 @@ class TiledGemmCase final : public KernelCase {
     return c_.Zero();
   }
 
+  // Split-K zeroes C first, on the same stream: the launch the caller times includes it.
   cudaError_t Launch(cudaStream_t stream) override {
-    TiledGemmKernel<T, BM, BN, BK, WARPS, kGeglu>
+    if constexpr (kEpilogue == Epilogue::kSplitK) {
+      const cudaError_t error = c_.ZeroAsync(stream);
+      if (error != cudaSuccess) return error;
+    }
+    TiledGemmKernel<T, BM, BN, BK, WARPS, kEpilogue>
         <<<grid(), threads_per_block(), dynamic_shared_bytes(), stream>>>(
             a_.get(), b_.get(), b2_.get(), c_.get(), m_, n_, k_, stages_);
     return cudaGetLastError();
@@ -300,7 +353,7 @@ class TiledGemmCase final : public KernelCase {
  private:
   static constexpr size_t kSampled = 256;
   static constexpr size_t kSampleStride = 4099;  // prime
-  int stages_, m_, n_, k_;
+  int stages_, split_k_, m_, n_, k_;
   bool sampled_ = false;
   int64_t shared_pad_ = 0;
   std::vector<size_t> checked_;
@@ -312,49 +365,52 @@ class TiledGemmCase final : public KernelCase {
 // The compiled instances: ptxas decides registers for each. DTYPE: 0 f32, 1 f16, 2 bf16.
 struct Instance {
   int dtype, bm, bn, bk, warps;
-  std::unique_ptr<KernelCase> (*make)(int stages);
+  std::unique_ptr<KernelCase> (*make)(int stages, int split_k);
 };
 
-template <typename T, int BM, int BN, int BK, int WARPS, bool kGeglu>
-std::unique_ptr<KernelCase> Make(int stages) {
-  return std::make_unique<TiledGemmCase<T, BM, BN, BK, WARPS, kGeglu>>(stages);
+// The GEMM at `split_k` K shares: one share runs the plain kernel (Epilogue::kStore, the one every
+// run before split-K measured), more the split-K instance. `size` is a timing size or nothing.
+template <typename T, int BM, int BN, int BK, int WARPS, typename... Size>
+std::unique_ptr<KernelCase> MakeTiled(int stages, int split_k, Size... size) {
+  if (split_k == 1) return std::make_unique<TiledGemmCase<T, BM, BN, BK, WARPS, Epilogue::kStore>>(stages, 1, size...);
+  return std::make_unique<TiledGemmCase<T, BM, BN, BK, WARPS, Epilogue::kSplitK>>(stages, split_k, size...);
 }
 
-#define SCRATCHSIM_GEMM_INSTANCES(GEGLU)                                   \
-  {0, 64, 64, 32, 4, &Make<float, 64, 64, 32, 4, GEGLU>},                  \
-  {0, 128, 128, 32, 8, &Make<float, 128, 128, 32, 8, GEGLU>},              \
-  {0, 128, 64, 16, 4, &Make<float, 128, 64, 16, 4, GEGLU>},                \
-  {1, 64, 64, 32, 4, &Make<__half, 64, 64, 32, 4, GEGLU>},                 \
-  {1, 128, 128, 32, 8, &Make<__half, 128, 128, 32, 8, GEGLU>},             \
-  {1, 128, 64, 64, 4, &Make<__half, 128, 64, 64, 4, GEGLU>},               \
-  {2, 64, 64, 32, 4, &Make<__nv_bfloat16, 64, 64, 32, 4, GEGLU>},          \
-  {2, 128, 128, 32, 8, &Make<__nv_bfloat16, 128, 128, 32, 8, GEGLU>},      \
-  {2, 128, 64, 64, 4, &Make<__nv_bfloat16, 128, 64, 64, 4, GEGLU>}
+// GeGLU's epilogue is not a sum of K shares: MakeGegluCase maps no SPLIT_K, so Find passes 1.
+template <typename T, int BM, int BN, int BK, int WARPS>
+std::unique_ptr<KernelCase> MakeGeglu(int stages, int /*split_k*/) {
+  return std::make_unique<TiledGemmCase<T, BM, BN, BK, WARPS, Epilogue::kGeglu>>(stages, 1);
+}
 
-const Instance kGemmInstances[] = {SCRATCHSIM_GEMM_INSTANCES(false)};
+const Instance kGemmInstances[] = {
+    {0, 64, 64, 32, 4, &MakeTiled<float, 64, 64, 32, 4>},
+    {0, 128, 128, 32, 8, &MakeTiled<float, 128, 128, 32, 8>},
+    {0, 128, 64, 16, 4, &MakeTiled<float, 128, 64, 16, 4>},
+    {1, 64, 64, 32, 4, &MakeTiled<__half, 64, 64, 32, 4>},
+    {1, 128, 128, 32, 8, &MakeTiled<__half, 128, 128, 32, 8>},
+    {1, 128, 64, 64, 4, &MakeTiled<__half, 128, 64, 64, 4>},
+    {2, 64, 64, 32, 4, &MakeTiled<__nv_bfloat16, 64, 64, 32, 4>},
+    {2, 128, 128, 32, 8, &MakeTiled<__nv_bfloat16, 128, 128, 32, 8>},
+    {2, 128, 64, 64, 4, &MakeTiled<__nv_bfloat16, 128, 64, 64, 4>},
+};
 // The GeGLU up-projection of models/graphs/mlp.pbtxt (seed 002): fp32, the whole intermediate
 // width I_RED as one N tile, (tile_t, I_RED, tile_h, num_warps) as (BM, BN, BK, WARPS).
 const Instance kGegluInstances[] = {
-    {0, 16, 128, 16, 4, &Make<float, 16, 128, 16, 4, true>},
-    {0, 16, 512, 16, 4, &Make<float, 16, 512, 16, 4, true>},
-    {0, 16, 256, 32, 4, &Make<float, 16, 256, 32, 4, true>},
-    {0, 32, 256, 32, 8, &Make<float, 32, 256, 32, 8, true>},
+    {0, 16, 128, 16, 4, &MakeGeglu<float, 16, 128, 16, 4>},
+    {0, 16, 512, 16, 4, &MakeGeglu<float, 16, 512, 16, 4>},
+    {0, 16, 256, 32, 4, &MakeGeglu<float, 16, 256, 32, 4>},
+    {0, 32, 256, 32, 8, &MakeGeglu<float, 32, 256, 32, 8>},
 };
 
 // The timing sweep (docs/validation/planner-h100.md, "The CUDA backend's GEMM"): every tile of
 // BLOCK_M, BLOCK_N in {32, 64, 128}, BLOCK_K in {16, 32}, NUM_WARPS in {4, 8}, f32 and f16.
 struct TimingInstance {
   int dtype, bm, bn, bk, warps;
-  std::unique_ptr<KernelCase> (*make)(int stages, int m, int n, int k, int64_t shared_pad);
+  std::unique_ptr<KernelCase> (*make)(int stages, int split_k, int m, int n, int k, int64_t shared_pad);
 };
 
-template <typename T, int BM, int BN, int BK, int WARPS>
-std::unique_ptr<KernelCase> MakeTiming(int stages, int m, int n, int k, int64_t shared_pad) {
-  return std::make_unique<TiledGemmCase<T, BM, BN, BK, WARPS, false>>(stages, m, n, k, shared_pad);
-}
-
 #define SCRATCHSIM_TIMING_W(D, T, BM, BN, BK) \
-  {D, BM, BN, BK, 4, &MakeTiming<T, BM, BN, BK, 4>}, {D, BM, BN, BK, 8, &MakeTiming<T, BM, BN, BK, 8>}
+  {D, BM, BN, BK, 4, &MakeTiled<T, BM, BN, BK, 4>}, {D, BM, BN, BK, 8, &MakeTiled<T, BM, BN, BK, 8>}
 #define SCRATCHSIM_TIMING_K(D, T, BM, BN) SCRATCHSIM_TIMING_W(D, T, BM, BN, 16), SCRATCHSIM_TIMING_W(D, T, BM, BN, 32)
 #define SCRATCHSIM_TIMING_N(D, T, BM) \
   SCRATCHSIM_TIMING_K(D, T, BM, 32), SCRATCHSIM_TIMING_K(D, T, BM, 64), SCRATCHSIM_TIMING_K(D, T, BM, 128)
@@ -362,6 +418,13 @@ std::unique_ptr<KernelCase> MakeTiming(int stages, int m, int n, int k, int64_t 
   SCRATCHSIM_TIMING_N(D, T, 32), SCRATCHSIM_TIMING_N(D, T, 64), SCRATCHSIM_TIMING_N(D, T, 128)
 
 const TimingInstance kTimingInstances[] = {SCRATCHSIM_TIMING_DTYPE(0, float), SCRATCHSIM_TIMING_DTYPE(1, __half)};
+
+// SPLIT_K's range, for both factories: false with `error` naming `family` outside [1, kMaxSplitK].
+bool SplitKInRange(int64_t split_k, const std::string& family, std::string* error) {
+  if (split_k >= 1 && split_k <= kMaxSplitK) return true;
+  *error = family + ": SPLIT_K must be in [1, " + std::to_string(kMaxSplitK) + "], got " + std::to_string(split_k);
+  return false;
+}
 
 template <size_t N>
 std::unique_ptr<KernelCase> Find(const Instance (&instances)[N], const char* family,
@@ -371,15 +434,18 @@ std::unique_ptr<KernelCase> Find(const Instance (&instances)[N], const char* fam
   int64_t bm = ParamOr(params, "BLOCK_M", -1), bn = ParamOr(params, "BLOCK_N", -1);
   int64_t bk = ParamOr(params, "BLOCK_K", -1), warps = ParamOr(params, "NUM_WARPS", -1);
   int64_t stages = ParamOr(params, "NUM_STAGES", -1);
+  // SPLIT_K (gemm.pbtxt): K shares added into C; the GeGLU family maps none (MakeGeglu).
+  const int64_t split_k = ParamOr(params, "SPLIT_K", 1);
   if (stages < 1 || stages > 64) {
     *error = std::string(family) + ": NUM_STAGES must be in [1, 64], got " +
              std::to_string(stages);
     return nullptr;
   }
+  if (!SplitKInRange(split_k, family, error)) return nullptr;
   for (const Instance& instance : instances) {
     if (instance.dtype == dtype && instance.bm == bm && instance.bn == bn &&
         instance.bk == bk && instance.warps == warps) {
-      return instance.make(static_cast<int>(stages));
+      return instance.make(static_cast<int>(stages), static_cast<int>(split_k));
     }
   }
   std::string known;
@@ -412,11 +478,12 @@ std::unique_ptr<KernelCase> MakeGemmTimingCase(const ParamMap& params, std::stri
   const int64_t bn = ParamOr(params, "BLOCK_N", -1), bk = ParamOr(params, "BLOCK_K", -1);
   const int64_t warps = ParamOr(params, "NUM_WARPS", -1), stages = ParamOr(params, "NUM_STAGES", -1);
   const int64_t m = ParamOr(params, "M", -1), n = ParamOr(params, "N", -1), k = ParamOr(params, "K", -1);
-  const int64_t shared_pad = ParamOr(params, "SHARED_PAD", 0);
+  const int64_t shared_pad = ParamOr(params, "SHARED_PAD", 0), split_k = ParamOr(params, "SPLIT_K", 1);
   if (stages < 1 || stages > 64) {
     *error = "gemm timing: NUM_STAGES must be in [1, 64], got " + std::to_string(stages);
     return nullptr;
   }
+  if (!SplitKInRange(split_k, "gemm timing", error)) return nullptr;
   if (shared_pad < 0 || shared_pad > (1 << 20)) {
     *error = "gemm timing: SHARED_PAD must be in [0, 2^20] bytes, got " + std::to_string(shared_pad);
     return nullptr;
@@ -429,7 +496,14 @@ std::unique_ptr<KernelCase> MakeGemmTimingCase(const ParamMap& params, std::stri
                std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
       return nullptr;
     }
-    return t.make(static_cast<int>(stages), static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), shared_pad);
+    // Every share gets at least one K tile only while the split is at most the K tiles.
+    if (split_k > k / bk) {
+      *error = "gemm timing: SPLIT_K " + std::to_string(split_k) + " exceeds the " + std::to_string(k / bk) +
+               " K tiles of K=" + std::to_string(k) + " at BLOCK_K=" + std::to_string(bk);
+      return nullptr;
+    }
+    return t.make(static_cast<int>(stages), static_cast<int>(split_k), static_cast<int>(m), static_cast<int>(n),
+                  static_cast<int>(k), shared_pad);
   }
   *error = "gemm timing: no compiled timing instance for DTYPE=" + std::to_string(dtype) + " BLOCK_M=" +
            std::to_string(bm) + " BLOCK_N=" + std::to_string(bn) + " BLOCK_K=" + std::to_string(bk) +

@@ -48,10 +48,15 @@ std::unique_ptr<KernelCase> MakeSoftmaxCase(const ParamMap& params, std::string*
 std::unique_ptr<KernelCase> MakeWarpSpecializedCase(const ParamMap& params, std::string* error);
 std::unique_ptr<KernelCase> MakeRegHeavyCase(const ParamMap& params, std::string* error);
 
+// The most K shares a GEMM case takes (SPLIT_K): a bound on bad input, not a tuning limit
+// (gemm.pbtxt's own range stops at 16).
+constexpr int kMaxSplitK = 64;
+
 // The GEMM of models/graphs/gemm.pbtxt at a timing size: params M, N, K (multiples of the tile)
 // besides DTYPE, BLOCK_M, BLOCK_N, BLOCK_K, NUM_WARPS, NUM_STAGES, over a wider set of compiled
 // tiles than MakeGemmCase (GemmTimingTiles); correctness is checked at 256 sampled outputs.
 // Optional SHARED_PAD: unused dynamic shared bytes per block, to cap the blocks per SM.
+// Optional SPLIT_K (default 1): K shares added into a zeroed C, at most K / BLOCK_K of them.
 std::unique_ptr<KernelCase> MakeGemmTimingCase(const ParamMap& params, std::string* error);
 struct GemmTile {
   int dtype, bm, bn, bk, warps;  // dtype: 0 f32, 1 f16
