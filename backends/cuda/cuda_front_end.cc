@@ -26,8 +26,9 @@ constexpr char kProbeUsage[] = R"(usage: simulate probe [--out FILE] [--compare 
 Exit codes: 0 done (and no difference), 1 differences, 2 bad input, 3 no GPU.
 )";
 
-constexpr char kGemmTimingUsage[] = R"(usage: simulate gemm-timing --shapes MxNxK[,...] --out FILE.json [--stages LO:HI] [--launches N] [--blocks-per-sm C,...]
-  Times the CUDA backend's GEMM over its tile configurations (the planner's calibration data).
+constexpr char kGemmTimingUsage[] = R"(usage: simulate gemm-timing --shapes MxNxK[,...] --out FILE.json [--stages LO:HI] [--launches N] [--blocks-per-sm C,...] [--split-k S,...]
+  Times the CUDA backend's GEMM over its tile configurations (the planner's calibration data);
+  --split-k times each one again at every SPLIT_K given (K shares added into C).
 Exit codes: 0 done, 2 bad input, 3 no GPU.
 )";
 

@@ -6,7 +6,8 @@
 namespace scratchsim::cuda {
 
 // Flags (sim/flags syntax): --shapes MxNxK[,MxNxK...] (repeatable) --out FILE.json
-// [--stages LO:HI] [--launches N].
+// [--stages LO:HI] [--launches N] [--blocks-per-sm C,...] [--split-k S,...] (SPLIT_K values in
+// [1, 64], each at most every shape's K / 32 K tiles; default 1, the plain kernel).
 // Exit codes: 0 done, 2 bad flags, 3 no CUDA device, 4 a harness failure.
 int RunGemmTimingCommand(int argc, char** argv);
 

@@ -78,6 +78,34 @@ TEST(GemmTimingCommandTest, BadFlagsAreUsageErrorsAndNoDeviceIsExitThree) {
   EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing", "--shapes", "128x128x128", "--out", out}), 3);
 }
 
+// --split-k: each value an integer in [1, 64], and at most the K tiles every shape has at the
+// largest compiled BLOCK_K (32): exit 2 with a message naming the flag, before any GPU is needed.
+TEST(GemmTimingCommandTest, BadSplitKIsAUsageErrorNamingTheFlag) {
+  const std::string out = ::testing::TempDir() + "/gemm_timing_split.json";
+  for (const char* splits : {"0", "-2", "x", "2,y", "65", "1.5", ""}) {
+    ::testing::internal::CaptureStderr();
+    EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing", "--shapes", "128x256x16384", "--out", out, "--split-k",
+                                            splits}),
+              2)
+        << splits;
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("--split-k"), std::string::npos) << err;
+    EXPECT_NE(err.find("[1, 64]"), std::string::npos) << err;
+  }
+  // 256 / 32 = 8 K tiles: a split of 16 leaves K shares without one, in the second shape.
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing", "--shapes", "128x256x16384,128x128x256", "--out", out,
+                                          "--split-k", "2,16"}),
+            2);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("--split-k 16: shape 128x128x256 has 8 K tiles at BLOCK_K 32"), std::string::npos) << err;
+  if (DevicePresent()) GTEST_SKIP() << "a CUDA device is present; the GPU run covers --split-k";
+  // Good splits get as far as the device check.
+  EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing", "--shapes", "128x256x16384,128x128x256", "--out", out,
+                                          "--split-k", "1,2", "--split-k", "8"}),
+            3);
+}
+
 TEST(ProbeCommandTest, BadFlagsAreUsageErrors) {
   EXPECT_EQ(Invoke(RunProbeCommand, {"probe", "--frobnicate"}), 2);
   EXPECT_EQ(Invoke(RunProbeCommand, {"probe", "--out"}), 2);
