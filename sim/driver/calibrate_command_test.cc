@@ -121,7 +121,8 @@ TEST(CalibrateCommandTest, ResidualsLearnedOnTheH100ApplyToAPlanForTheH200) {
   EXPECT_THAT(calibrated.out, HasSubstr("configuration residuals"));
   const Result plan = Simulate({"plan", "--device", "h200", "--graph", Source("models/graphs/gemm.pbtxt"), "--param",
                                 "BLOCK_M=32,64,128", "--param", "BLOCK_N=32,64,128", "--param", "BLOCK_K=16,32", "--param",
-                                "NUM_STAGES=2..4", "--param", "NUM_WARPS=4,8", "--set", "DTYPE=1", "--calibration", out,
+                                "NUM_STAGES=2..4", "--param", "NUM_WARPS=4,8", "--set", "DTYPE=1", "--set", "SPLIT_K=1",
+                                "--calibration", out,
                                 "--top", "3", "--format", "json"});
   ASSERT_EQ(plan.code, 0) << plan.err;
   EXPECT_THAT(plan.out, ::testing::ContainsRegex("\"residual\": [0-9]"));  // a factor, not null

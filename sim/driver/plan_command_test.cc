@@ -133,7 +133,7 @@ TEST(PlanCommandTest, SigintStopsALongSweepWithAPartialResultAndProgressOffATerm
   std::thread plan([&] {
     code = RunPlan({"--device", "h100", "--graph", ExampleGraphPath("gemm.pbtxt"), "--param", "BLOCK_M=1..262144",
                     "--param", "BLOCK_N=1..262144", "--set", "BLOCK_K=32", "--set", "NUM_STAGES=3", "--set", "NUM_WARPS=8",
-                    "--set", "DTYPE=1", "--threads", "2", "--progress-seconds", "1"},
+                    "--set", "SPLIT_K=1", "--set", "DTYPE=1", "--threads", "2", "--progress-seconds", "1"},
                    &out, &err);
     done = true;
   });
@@ -162,8 +162,8 @@ TEST(PlanCommandTest, AnInterruptedSweepIsMarkedPartialInJson) {
   std::atomic<bool> done{false};
   std::thread plan([&] {
     RunPlan({"--device", "h100", "--graph", ExampleGraphPath("gemm.pbtxt"), "--param", "BLOCK_M=1..262144", "--param",
-             "BLOCK_N=1..262144", "--set", "BLOCK_K=32", "--set", "NUM_STAGES=3", "--set", "NUM_WARPS=8", "--set", "DTYPE=1",
-             "--format", "json", "--progress-seconds", "0"},
+             "BLOCK_N=1..262144", "--set", "BLOCK_K=32", "--set", "NUM_STAGES=3", "--set", "NUM_WARPS=8", "--set", "SPLIT_K=1",
+             "--set", "DTYPE=1", "--format", "json", "--progress-seconds", "0"},
             &out, &err);
     done = true;
   });

@@ -31,6 +31,9 @@ using Row = std::tuple<std::string, int64_t, int64_t, int64_t>;  // dtype and th
 struct SweepFormat {
   std::vector<std::string> row_names = {"M", "N", "K"};
   std::vector<std::string> config_names = {"BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS"};
+  // Parameters outside config_names that a timing may set: only timings that leave them out or
+  // set them to this value are rows (gemm-timing --split-k adds SPLIT_K; 1 is the plain kernel).
+  std::map<std::string, int64_t> fixed;
   std::string kind;  // non-empty: only timings of this "kind" (bench/planner/sweep_workloads.py)
   std::string part;  // non-empty: only rows of this "part" of the workload suite (fit, heldout)
 };
@@ -54,6 +57,11 @@ std::map<Row, std::map<Config, double>> ReadSweep(const std::string& path, const
     if (!format.kind.empty() && text(t, "kind") != format.kind) continue;
     if (!format.part.empty() && text(t, "part") != format.part) continue;
     const auto& config = t.at("config").struct_value().fields();
+    if (std::any_of(format.fixed.begin(), format.fixed.end(), [&](const auto& fixed) {
+          return config.contains(fixed.first) && integer(config.at(fixed.first)) != fixed.second;
+        })) {
+      continue;
+    }
     Config key;
     for (const std::string& name : format.config_names) key.push_back(integer(config.at(name)));
     const auto& n = format.row_names;
@@ -107,6 +115,8 @@ Quality Judge(const SweepSpec& spec) {
     for (const auto& [row, measured] : ReadSweep(absl::StrCat("tests/data/planner/", sweep), spec.format)) {
       const auto& [dtype, m, n, k] = row;
       std::vector<std::string> sets = spec.sets_by_dtype.at(dtype);
+      // The timings kept ran at the fixed values: plan them there.
+      for (const auto& [name, value] : spec.format.fixed) sets.push_back(absl::StrCat(name, "=", value));
       const std::vector<std::string>& names = spec.format.row_names;
       for (const std::string& s : {absl::StrCat(names[0], "=", m), absl::StrCat(names[1], "=", n),
                                    absl::StrCat(names[2], "=", k)}) {
@@ -163,6 +173,7 @@ TEST(PlannerQualityTest, CudaGemmOnTheRecordedH100Sweeps) {
   // The configurations gemm-timing compiles and times (bench/planner/compare_plan.py).
   spec.space = {"BLOCK_M=32,64,128", "BLOCK_N=32,64,128", "BLOCK_K=16,32", "NUM_STAGES=1..4", "NUM_WARPS=4,8"};
   spec.sets_by_dtype = {{"f16", {"DTYPE=1"}}, {"f32", {"DTYPE=0"}}};
+  spec.format.fixed = {{"SPLIT_K", 1}};
   const Quality q = Judge(spec);
   PrintQuality("CUDA GEMM", q);
   EXPECT_EQ(q.rows, 104);

@@ -183,6 +183,47 @@ TEST(PlanTest, RankingIsDeterministicAcrossThreadCounts) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Split-K (gemm.pbtxt SPLIT_K)
+
+// The SPLIT_K of the H200's top-ranked configuration of gemm.pbtxt at M x N x K, over the tiles
+// gemm-timing compiles, their depths and the graph's splits.
+int64_t TopSplitK(const std::string& dtype, int64_t m, int64_t n, int64_t k) {
+  auto device = LoadDevice("h200");
+  auto graph = LoadGraph(ExampleGraphPath("gemm.pbtxt"));
+  EXPECT_TRUE(device.ok() && graph.ok());
+  if (!device.ok() || !graph.ok()) return -1;
+  auto compiled = CompileGraph(*graph, "gemm.pbtxt");
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  if (!compiled.ok()) return -1;
+  const std::vector<std::string> sets = {dtype, absl::StrCat("M=", m), absl::StrCat("N=", n), absl::StrCat("K=", k)};
+  auto axes = BuildParamSpace(*compiled, {"BLOCK_M=32,64,128", "BLOCK_N=32,64,128", "BLOCK_K=16,32", "NUM_STAGES=1..4",
+                                          "NUM_WARPS=4,8"}, sets);
+  auto values = BindParameters(*compiled, sets);
+  EXPECT_TRUE(axes.ok() && values.ok());
+  if (!axes.ok() || !values.ok()) return -1;
+  PlanOptions options;
+  options.top_k = 1;
+  options.threads = 1;
+  auto plan = Plan(*compiled, *device, *axes, *values, options);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  if (!plan.ok() || plan->top.empty()) return -1;
+  for (size_t a = 0; a < plan->axes.size(); ++a) {
+    if (plan->axes[a].name == "SPLIT_K") return plan->top[0].values[a];
+  }
+  ADD_FAILURE() << "SPLIT_K is not an axis of gemm.pbtxt's default space";
+  return -1;
+}
+
+// 128 x 256 outputs make at most 32 tiles (of 32 x 32) for the 132 SMs, with 16384 K: split-K
+// fills the SMs. 4096 x 4096 is 1024 tiles of 128 x 128, 7.8 waves without it: a split only adds
+// the atomics and the memset.
+TEST(PlanTest, GemmSplitsKWhereTheOutputTilesLeaveTheSmsIdle) {
+  for (const std::string dtype : {"DTYPE=0", "DTYPE=1"}) {
+    EXPECT_GT(TopSplitK(dtype, 128, 256, 16384), 1) << dtype;
+    EXPECT_EQ(TopSplitK(dtype, 4096, 4096, 4096), 1) << dtype;
+  }
+}
 
 TEST(PlanTest, SmemBytesExpressionIsCheckedAndRanks) {
   static constexpr char kGraph[] = R"pb(
