@@ -137,6 +137,9 @@ absl::StatusOr<std::vector<CalibrationSample>> ReadTimingSamples(const std::stri
       const int code = dtype == "f32" ? 0 : dtype == "f16" ? 1 : dtype == "bf16" ? 2 : -1;
       if (code < 0) return absl::InvalidArgumentError(absl::StrCat(where, ".dtype '", dtype, "': expected f32, f16 or bf16"));
       sample.config_sets.push_back(absl::StrCat("DTYPE=", code));
+      // gemm-timing wrote no SPLIT_K before split-K: those timings ran the plain kernel, one K
+      // share. Said here, every timing's residual key names the same parameters.
+      if (!t.at("config").struct_value().fields().contains("SPLIT_K")) sample.config_sets.push_back("SPLIT_K=1");
     }
     // The configuration (its residual's key) and the shape make the parameters it binds.
     sample.sets.insert(sample.sets.end(), sample.config_sets.begin(), sample.config_sets.end());

@@ -71,6 +71,20 @@ TEST(CalibrateCommandTest, OccupancyRunsAndUntimedRowsAreSkipped) {
   EXPECT_DOUBLE_EQ((*samples)[0].measured_s, 1e-3);
 }
 
+// A split-K timing binds its SPLIT_K; a timing from before split-K (no SPLIT_K) ran one K share.
+TEST(CalibrateCommandTest, ACudaGemmTimingBindsItsSplitKOrOne) {
+  const std::string path = Temp("calibrate_command_test_split_k.json");
+  std::ofstream(path) << R"({"timings": [
+    {"dtype": "f16", "M": 128, "N": 256, "K": 16384, "config": {"BLOCK_M": 64}, "ms": 1.0},
+    {"dtype": "f16", "M": 128, "N": 256, "K": 16384, "config": {"BLOCK_M": 64, "SPLIT_K": 4}, "ms": 0.5}]})";
+  auto samples = ReadTimingSamples(path, TimingKernel::kCudaGemm, nullptr);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  ASSERT_EQ(samples->size(), 2u);
+  EXPECT_THAT((*samples)[0].config_sets, ::testing::UnorderedElementsAre("BLOCK_M=64", "DTYPE=1", "SPLIT_K=1"));
+  EXPECT_THAT((*samples)[1].config_sets, ::testing::UnorderedElementsAre("BLOCK_M=64", "DTYPE=1", "SPLIT_K=4"));
+  EXPECT_THAT((*samples)[1].sets, ::testing::Contains("SPLIT_K=4"));
+}
+
 TEST(CalibrateCommandTest, ABadTimingNamesTheFileAndTheEntry) {
   const std::string path = Temp("calibrate_command_test_bad.json");
   std::ofstream(path) << R"({"timings": [{"dtype": "f32", "config": {"BLOCK_M": 64}, "ms": -1}]})";
