@@ -59,6 +59,8 @@ def spearman(x, y):
 # fp32 FMA for every dtype, DTYPE selects the tile bytes, and the sweep covers the compiled tiles.
 KERNEL = {"name": "triton"}
 CUDA_GEMM_SPACE = ["BLOCK_M=32,64,128", "BLOCK_N=32,64,128", "BLOCK_K=16,32", "NUM_STAGES=1..4", "NUM_WARPS=4,8"]
+# gemm-timing --split-k: the SPLIT_K values a sweep timed; the plan sweeps them too when any is > 1.
+SPLITS = [1]
 
 
 PLAN_EXTRA = {"device": "h100", "calibration": None}
@@ -73,6 +75,10 @@ def plan(binary, dtype, M, N, K, allow_spills):
         args += ["--set", f"DTYPE={0 if dtype == 'f32' else 1}"]
         for p in CUDA_GEMM_SPACE:
             args += ["--param", p]
+        if SPLITS != [1]:
+            args += ["--param", "SPLIT_K=" + ",".join(str(s) for s in SPLITS)]
+        else:
+            args += ["--set", "SPLIT_K=1"]  # the plain kernel, as every sweep before split-K timed
     else:
         args += ["--set", f"ELT={ELT[dtype]}", "--compute-dtype", COMPUTE_DTYPE[dtype]]
     if allow_spills:
@@ -84,7 +90,9 @@ def plan(binary, dtype, M, N, K, allow_spills):
 
 
 def cfg_key(params):
-    return tuple(params[n] for n in NAMES)
+    key = tuple(params[n] for n in NAMES)
+    # The CUDA GEMM's K shares join the key; a timing or plan without SPLIT_K ran one share.
+    return key + (params.get("SPLIT_K", 1),) if KERNEL["name"] == "cuda_gemm" else key
 
 
 def main():
@@ -107,6 +115,7 @@ def main():
     default_graph = GRAPH if args.kernel == "triton" else os.path.join(HERE, "..", "..", "models", "graphs", "gemm.pbtxt")
     GRAPH_PATH[0] = args.graph or default_graph
     sweep = load_json(args.sweep)
+    SPLITS[:] = sorted({t["config"].get("SPLIT_K", 1) for t in sweep["timings"]}) or [1]
     if args.shapes:
         wanted = [[int(x) for x in s.split("x")] for s in args.shapes.split(",")]
         sweep["shapes"] = [s for s in sweep["shapes"] if list(s) in wanted]
@@ -155,7 +164,7 @@ def main():
                 "best_tflops": 2.0 * M * N * K / (best_ms * 1e-3) / 1e12,
             })
     fmt = lambda k: "/".join(str(x) for x in k)  # noqa: E731
-    print("| dtype | shape | configs timed / ranked | measured best (BM/BN/BK/stages/warps) | best ms (TFLOP/s) "
+    print("| dtype | shape | configs timed / ranked | measured best (BM/BN/BK/stages/warps[/split]) | best ms (TFLOP/s) "
           "| planner top-1 | top-1 ms (vs best) | best in top 5 | best of top 5 vs best | rank of best | Spearman | Spearman, no spills (n) | spill verdicts agree |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:

@@ -28,21 +28,23 @@ NAMES = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS"]
 # specialization, as in the H100 sweeps). CUDA GEMM: M, N multiples of 128 and K of 32 (the kernel
 # has no edge handling, gemm.pbtxt's requirements).
 TRITON_SHAPES = [(3840, 3840, 3072), (2048, 9216, 2816), (7424, 2048, 3328), (5120, 3072, 5120)]
-# gemm-timing spends most of a timing preparing inputs on the host (random A and B, the reference
+# gemm-timing spent most of a timing preparing inputs on the host (random A and B, the reference
 # sample: backends/cuda/gemm_kernels.cu Prepare), which grows with the matrices: the H100 sweeps'
 # shapes of 10-13 M elements of A and B took 0.3-0.4 s per timing (tests/data/planner/README.md's
-# dates), so these hold 5-7 M elements to keep 864 timings within the GPU script's budget.
+# dates), so these hold 5-7 M elements to keep 864 timings within the GPU script's budget. (Since
+# split-K, a run makes each shape's inputs once.)
 GEMM_SHAPES = [(2304, 2560, 1024), (3328, 1536, 1280), (1536, 4224, 1152), (2944, 2048, 1536)]
 
 KERNELS = {
     # The space sweep_triton_matmul.py times (the graph's own ranges), f16 and f32 (tf32 dot).
     "triton": {"graph": "models/graphs/triton_matmul.pbtxt", "params": [],
                "sets": {"f16": ["ELT=2"], "f32": ["ELT=4"]}, "compute_dtype": {"f16": "f16", "f32": "tf32"}},
-    # The 72 tiles `scratchsim_cuda gemm-timing` compiles, at the depths the GPU run times (2-4).
+    # The 72 tiles `scratchsim_cuda gemm-timing` compiles, at the depths the GPU run times (2-4),
+    # without split-K (the plain kernel the transfer runs timed).
     "cuda_gemm": {"graph": "models/graphs/gemm.pbtxt",
                   "params": ["BLOCK_M=32,64,128", "BLOCK_N=32,64,128", "BLOCK_K=16,32", "NUM_STAGES=2..4",
                              "NUM_WARPS=4,8"],
-                  "sets": {"f16": ["DTYPE=1"], "f32": ["DTYPE=0"]}, "compute_dtype": {}},
+                  "sets": {"f16": ["DTYPE=1", "SPLIT_K=1"], "f32": ["DTYPE=0", "SPLIT_K=1"]}, "compute_dtype": {}},
 }
 
 
