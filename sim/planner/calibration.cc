@@ -207,7 +207,7 @@ absl::Status PrepareSamples(const CompiledGraph& graph, const DeviceModel& devic
     if (!engine.Evaluate(values, scratch, &fit).ok() || !fit.fits) continue;
     Prepared p;
     if (!EvaluatePerfInputs(graph, perf, values, scratch, fit, &p.in)) continue;
-    p.dtype = s.compute_dtype.empty() ? DefaultComputeDtype(graph) : s.compute_dtype;
+    p.dtype = PlanComputeDtype(graph, s.compute_dtype);
     p.key = ResidualKey(s.config_sets, options.residual_params);
     auto [it, inserted] = row_index.emplace(s.row, static_cast<int>(row_index.size()));
     p.row = it->second;
@@ -282,7 +282,7 @@ absl::StatusOr<CalibrationResult> Calibrate(const CompiledGraph& graph, const De
   result.samples_total = static_cast<int>(samples.size());
   // Every dtype the samples rate their math in; the model's terms for each (with stand-ins).
   for (const CalibrationSample& s : samples) {
-    const std::string dtype = s.compute_dtype.empty() ? DefaultComputeDtype(graph) : s.compute_dtype;
+    const std::string dtype = PlanComputeDtype(graph, s.compute_dtype);
     if (std::find(problem.dtypes.begin(), problem.dtypes.end(), dtype) == problem.dtypes.end()) {
       problem.dtypes.push_back(dtype);
     }

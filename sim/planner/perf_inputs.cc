@@ -185,5 +185,8 @@ std::string DefaultComputeDtype(const CompiledGraph& graph) {
   return best;
 }
 
+std::string PlanComputeDtype(const CompiledGraph& graph, const std::string& requested) {
+  return requested.empty() ? DefaultComputeDtype(graph) : requested;
+}
 
 }  // namespace scratchsim

@@ -44,6 +44,9 @@ bool EvaluatePerfInputs(const CompiledGraph& graph, const PerfExpressions& perf,
 // The dtype the model rates compute in: graph.compute_dtype, else the widest operand tile's.
 std::string DefaultComputeDtype(const CompiledGraph& graph);
 
+// The dtype a plan rates compute in: `requested` (--compute-dtype), else DefaultComputeDtype.
+std::string PlanComputeDtype(const CompiledGraph& graph, const std::string& requested);
+
 }  // namespace scratchsim
 
 #endif  // SCRATCHSIM_SIM_PLANNER_PERF_INPUTS_H_

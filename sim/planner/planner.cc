@@ -15,12 +15,10 @@ namespace scratchsim {
 namespace {
 
 struct Candidate {
-  double time;
-  double inflight;  // bytes in flight per core: between equal times, more tolerates more latency
+  RankKey key;
   uint64_t index;
   bool operator<(const Candidate& o) const {  // "better than"
-    if (time != o.time) return time < o.time;
-    if (inflight != o.inflight) return inflight > o.inflight;
+    if (!(key == o.key)) return key < o.key;
     return index < o.index;
   }
 };
@@ -46,7 +44,7 @@ constexpr uint64_t kChunk = 4096;
 // model and notes what it assumes about the graph.
 absl::Status PreparePerformanceModel(const CompiledGraph& graph, const DeviceModel& device, const PerfExpressions& perf,
                                      const PlanOptions& options, PlanResult& result) {
-  result.compute_dtype = options.compute_dtype.empty() ? DefaultComputeDtype(graph) : options.compute_dtype;
+  result.compute_dtype = PlanComputeDtype(graph, options.compute_dtype);
   if (result.compute_dtype.empty()) {
     if (graph.flops) {
       return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": no compute_dtype in the graph and no typed operand; "
@@ -240,7 +238,7 @@ class Sweep {
       cell->estimated = std::isfinite(time);
       cell->time_s = cell->estimated ? time : 0;
     }
-    Candidate c{time, inflight, index};
+    Candidate c{RankKey{time, inflight}, index};
     if (top_k_ == 0) {
       // Estimated for the record only.
     } else if (state.heap.size() < top_k_) {
@@ -367,6 +365,11 @@ void DescribePruned(const CompiledGraph& graph, const FitEngine& engine, const S
 }
 
 }  // namespace
+
+RankKey RankKeyOf(const RankedConfig& config) {
+  if (!config.estimated) return RankKey{std::numeric_limits<double>::infinity(), 0};
+  return RankKey{config.perf.time_s, config.perf.inflight_bytes_per_core};
+}
 
 absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& device, std::vector<ParamAxis> axes,
                                 std::vector<int64_t> base_values, const PlanOptions& options) {

@@ -111,6 +111,21 @@ struct PlanResult {
   int threads_used = 1;
 };
 
+// The ranking's order of two estimates: the shorter time first (a configuration without an
+// estimate counts as infinitely slow); between equal times, more bytes in flight per core first,
+// since they tolerate more latency. Equal keys are the caller's to order (Plan: enumeration
+// order; PlanFamilies: the order the families were given).
+struct RankKey {
+  double time_s = 0;
+  double inflight_bytes_per_core = 0;
+  bool operator<(const RankKey& o) const {  // "ranks before"
+    if (time_s != o.time_s) return time_s < o.time_s;
+    return inflight_bytes_per_core > o.inflight_bytes_per_core;
+  }
+  bool operator==(const RankKey& o) const = default;
+};
+RankKey RankKeyOf(const RankedConfig& config);
+
 // Sweeps `axes` over `base_values` (BindParameters output). Deterministic: the result does not
 // depend on the thread count.
 absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& device,
