@@ -1,25 +1,32 @@
-"""Compiles the planner's Triton matmul (bench/python/triton_kernels.py) for targets we cannot
+"""Compiles the planner's Triton matmuls (bench/python/triton_kernels.py) for targets we cannot
 run, on a CPU-only machine, and records what the compiler decided for every configuration:
 metadata.shared, tensor memory (tmem_size), registers and spills, and Triton's OutOfResources
 verdict. The compiler's verdict for B200 (sm_100), RTX 5090 (sm_120), MI300X (gfx942) and
-MI355X (gfx950), which models/graphs/triton_matmul.pbtxt is checked against
-(sim/planner/portable_graphs_test.cc; docs/planner.md, "Validation per device").
+MI355X (gfx950), which models/graphs/triton_matmul.pbtxt is checked against, and with
+--kernel splitk (matmul_splitk_kernel, every configuration at each --split-k value) the one
+models/graphs/triton_matmul_splitk.pbtxt is checked against (tests/portable_graphs_test.cc;
+docs/planner.md, "What is validated where" and "Kernel families").
 
     nice -n 19 /work/venvs/triton36/bin/python bench/planner/compile_matmul_targets.py \
         tests/data/planner/triton-matmul-targets-3.6.0.json [--targets sm_100,sm_120,gfx942,gfx950] \
-        [--dtypes f16,f32] [--limit N]
+        [--dtypes f16,f32] [--limit N] [--kernel matmul|splitk] [--split-k 2,4,8,16] [--jobs N] \
+        [--stop-after-llir]
 
-portable_graphs_test reads it as tests/data/planner/triton-matmul-targets-3.6.0.json.gz (gzip -9n).
+portable_graphs_test reads it as tests/data/planner/triton-matmul-targets-3.6.0.json.gz (gzip -9n),
+and the split-K record as triton-matmul-splitk-targets-3.6.0.json.gz.
 
 NVIDIA: the full compile (Triton's bundled ptxas) to a cubin; registers and local (spill) bytes
 from `cuobjdump --dump-resource-usage` of that cubin. AMD: the compile to AMDGCN assembly;
 registers are .vgpr_count + .agpr_count (the unified file of gfx90a+) and spills
 .private_segment_fixed_size (scratch), from the kernel's metadata. No GPU, no driver.
+--stop-after-llir ends each compile once Triton has set metadata.shared and tmem_size (no ptxas,
+no AMDGCN): registers and spills are then not recorded. --jobs compiles in that many processes.
 """
 import argparse
 import datetime
 import itertools
 import json
+import multiprocessing
 import os
 import re
 import subprocess
@@ -45,7 +52,11 @@ TRITON_DTYPE = {"f16": "fp16", "f32": "fp32"}
 
 # The kernel: the tutorial-style matmul every script here times and compiles, defined once.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-from triton_kernels import matmul_kernel  # noqa: E402
+from triton_kernels import matmul_kernel, matmul_splitk_kernel  # noqa: E402
+
+KERNELS = {"matmul": matmul_kernel, "splitk": matmul_splitk_kernel}
+KERNEL_DOC = {"matmul": "bench/python/triton_kernels.py matmul_kernel (GROUP_M=8)",
+              "splitk": "bench/python/triton_kernels.py matmul_splitk_kernel (GROUP_M=8)"}
 
 
 def nvidia_resources(cubin):
@@ -70,64 +81,103 @@ def amd_resources(amdgcn):
     return ((vgpr or 0) + (agpr or 0) if vgpr is not None else None, scratch)
 
 
+def compile_one(job):
+    """One configuration's record: (kernel name, target, dtype, config with SPLIT_K where the
+    kernel has it, whether to stop after LLIR) -> the record the test reads."""
+    kernel_name, target, dtype, cfg, stop_after_llir = job
+    kernel = KERNELS[kernel_name]
+    t = TRITON_DTYPE[dtype]
+    arg_types = dict(a_ptr="*" + t, b_ptr="*" + t, c_ptr="*" + t, M="i32", N="i32", K="i32",
+                     stride_am="i32", stride_ak="i32", stride_bk="i32", stride_bn="i32",
+                     stride_cm="i32", stride_cn="i32")
+    params = {"BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"], "BLOCK_K": cfg["BLOCK_K"], "GROUP_M": 8}
+    if "SPLIT_K" in cfg:
+        params["SPLIT_K"] = cfg["SPLIT_K"]
+    rec = {"target": target, "dtype": dtype, "config": cfg}
+    try:
+        sig, constexprs, attrs = tc.build_signature(
+            kernel, arg_types, params, "jit", target,
+            div16=("M", "N", "K", "stride_am", "stride_bk", "stride_cm"),
+            unit=("stride_ak", "stride_bn", "stride_cn"))
+        options = {"num_warps": cfg["NUM_WARPS"], "num_stages": cfg["NUM_STAGES"]}
+        k, seconds = tc.compile_kernel(kernel, sig, constexprs, attrs, target, options)
+        meta = tc.metadata_of(k)
+        rec["shared"] = meta.get("shared")
+        rec["tmem"] = meta.get("tmem_size")
+        rec["compile_s"] = round(seconds, 3)
+        # Registers and spills are ptxas's and the AMDGCN's: only a full compile has them.
+        if not stop_after_llir and tc.is_nvidia(target):
+            rec["registers"], rec["spill_bytes"] = nvidia_resources(k.asm["cubin"])
+        elif not stop_after_llir:
+            rec["registers"], rec["spill_bytes"] = amd_resources(k.asm.get("amdgcn", ""))
+        over = []
+        if rec["shared"] is not None and rec["shared"] > tc.shared_limit(target):
+            over.append("shared")
+        if rec["tmem"] and rec["tmem"] > tc.TMEM_COLUMNS:
+            over.append("tmem")
+        rec["verdict"] = "out_of_resources" if over else "fits"
+        if over:
+            rec["over"] = over
+    except Exception as e:  # noqa: BLE001 - a refusal is data
+        rec["verdict"] = "compile_error"
+        rec["error"] = (type(e).__name__ + ": " + str(e).splitlines()[0][:300]) if str(e) else type(e).__name__
+    return rec
+
+
+def init_worker(cache_dir, stop_after_llir):
+    """Each process compiles into the same cache directory with the same stage hook."""
+    tc.set_cache_dir(cache_dir)
+    tc.install_stop_hook(stop_after_llir=stop_after_llir)
+
+
+def configurations(limit, split_k):
+    """The space in its order (NUM_WARPS fastest); with split_k, every configuration at every
+    SPLIT_K value (SPLIT_K fastest)."""
+    names = list(SPACE)
+    configs = [dict(zip(names, v)) for v in itertools.product(*(SPACE[n] for n in names))]
+    if limit:
+        configs = configs[:limit]
+    if not split_k:
+        return configs
+    return [dict(cfg, SPLIT_K=s) for cfg in configs for s in split_k]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
     parser.add_argument("--targets", default="sm_100,sm_120,gfx942,gfx950")
     parser.add_argument("--dtypes", default="f16,f32")
     parser.add_argument("--limit", type=int, default=0, help="at most this many configurations per (target, dtype)")
+    parser.add_argument("--kernel", choices=sorted(KERNELS), default="matmul")
+    parser.add_argument("--split-k", default="2,4,8,16", help="splitk: the SPLIT_K values each configuration is compiled at")
+    parser.add_argument("--jobs", type=int, default=1, help="compile in this many processes")
+    parser.add_argument("--stop-after-llir", action="store_true",
+                        help="end each compile at LLVM IR (shared, tmem only; no registers)")
     args = parser.parse_args()
-    tc.set_cache_dir(tempfile.mkdtemp(prefix="scratchsim_matmul_targets_"))
-    tc.install_stop_hook(stop_after_llir=False)
+    split_k = [int(v) for v in args.split_k.split(",")] if args.kernel == "splitk" else []
+    cache_dir = tempfile.mkdtemp(prefix="scratchsim_matmul_targets_")
+    init_worker(cache_dir, args.stop_after_llir)
+    space = dict(SPACE, SPLIT_K=split_k) if split_k else SPACE
     result = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(), "versions": tc.triton_versions(),
-              "kernel": "bench/python/triton_kernels.py matmul_kernel (GROUP_M=8)", "space": SPACE,
+              "kernel": KERNEL_DOC[args.kernel], "space": space,
               "regime": "jit (pointers and leading strides divisible by 16, unit inner strides constexpr 1)",
               "limits": {t: {"shared": tc.shared_limit(t), "tmem_columns": tc.TMEM_COLUMNS} for t in tc.TARGETS},
+              "stages": "to LLVM IR (no ptxas, no AMDGCN)" if args.stop_after_llir else "full",
               "records": []}
     start = time.time()
-    names = list(SPACE)
+    pool = multiprocessing.Pool(args.jobs, init_worker, (cache_dir, args.stop_after_llir)) if args.jobs > 1 else None
     for target, dtype in itertools.product(args.targets.split(","), args.dtypes.split(",")):
-        configs = [dict(zip(names, v)) for v in itertools.product(*(SPACE[n] for n in names))]
-        if args.limit:
-            configs = configs[:args.limit]
-        t = TRITON_DTYPE[dtype]
-        arg_types = dict(a_ptr="*" + t, b_ptr="*" + t, c_ptr="*" + t, M="i32", N="i32", K="i32",
-                         stride_am="i32", stride_ak="i32", stride_bk="i32", stride_bn="i32",
-                         stride_cm="i32", stride_cn="i32")
-        for cfg in configs:
-            params = {"BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"], "BLOCK_K": cfg["BLOCK_K"], "GROUP_M": 8}
-            rec = {"target": target, "dtype": dtype, "config": cfg}
-            try:
-                sig, constexprs, attrs = tc.build_signature(
-                    matmul_kernel, arg_types, params, "jit", target,
-                    div16=("M", "N", "K", "stride_am", "stride_bk", "stride_cm"),
-                    unit=("stride_ak", "stride_bn", "stride_cn"))
-                options = {"num_warps": cfg["NUM_WARPS"], "num_stages": cfg["NUM_STAGES"]}
-                k, seconds = tc.compile_kernel(matmul_kernel, sig, constexprs, attrs, target, options)
-                meta = tc.metadata_of(k)
-                rec["shared"] = meta.get("shared")
-                rec["tmem"] = meta.get("tmem_size")
-                rec["compile_s"] = round(seconds, 3)
-                if tc.is_nvidia(target):
-                    rec["registers"], rec["spill_bytes"] = nvidia_resources(k.asm["cubin"])
-                else:
-                    rec["registers"], rec["spill_bytes"] = amd_resources(k.asm.get("amdgcn", ""))
-                over = []
-                if rec["shared"] is not None and rec["shared"] > tc.shared_limit(target):
-                    over.append("shared")
-                if rec["tmem"] and rec["tmem"] > tc.TMEM_COLUMNS:
-                    over.append("tmem")
-                rec["verdict"] = "out_of_resources" if over else "fits"
-                if over:
-                    rec["over"] = over
-            except Exception as e:  # noqa: BLE001 - a refusal is data
-                rec["verdict"] = "compile_error"
-                rec["error"] = (type(e).__name__ + ": " + str(e).splitlines()[0][:300]) if str(e) else type(e).__name__
-            result["records"].append(rec)
-        print(f"{target} {dtype}: {len(configs)} in {time.time() - start:.0f} s", flush=True)
+        jobs = [(args.kernel, target, dtype, cfg, args.stop_after_llir) for cfg in configurations(args.limit, split_k)]
+        # imap keeps the space's order whatever process finished first.
+        records = list(pool.imap(compile_one, jobs) if pool else map(compile_one, jobs))
+        result["records"].extend(records)
+        print(f"{target} {dtype}: {len(jobs)} in {time.time() - start:.0f} s", flush=True)
         result["elapsed_s"] = time.time() - start
         with open(args.out, "w") as f:
             json.dump(result, f, indent=0)
+    if pool:
+        pool.close()
+        pool.join()
 
 
 if __name__ == "__main__":
