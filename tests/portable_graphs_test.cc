@@ -1,6 +1,10 @@
-// The portable graph families of models/graphs (docs/planner.md, "Graph families"): every
-// shipped device plans its family member with no extra flags, through the command line; the
-// device-specific paths (tcgen05 with TMEM on sm_100, MFMA with LDS on CDNA) show where they should.
+// The portable graphs of models/graphs (docs/planner.md, "Graph families" and "Kernel families"):
+// every shipped device plans each one of its kind (triton_* on GPUs, pallas_* on TPUs) with no
+// extra flags, through the command line; the Triton graphs' shared memory, TMEM and verdicts are
+// Triton 3.6's own compiles for the targets we cannot run; the device-specific paths (tcgen05 with
+// TMEM on sm_100, MFMA with LDS on CDNA) show where they should.
+#include <algorithm>
+#include <filesystem>
 #include <map>
 #include <sstream>
 #include <string>
@@ -14,6 +18,7 @@
 #include "sim/device.h"
 #include "sim/driver/cli.h"
 #include "sim/frontend.h"
+#include "sim/pipeline.h"
 #include "sim/test_data.h"
 
 namespace scratchsim {
@@ -60,31 +65,53 @@ std::vector<std::string> ShippedDevices() {
   return names;
 }
 
-// The family member for a device: Triton on GPUs, Pallas on TPUs.
-std::string Member(const std::string& device, const std::string& family) {
-  const bool tpu = device.rfind("tpu_", 0) == 0;
-  return Source(absl::StrCat("models/graphs/", tpu ? "pallas_" : "triton_", family, ".pbtxt"));
+bool IsTpu(const std::string& device) { return device.rfind("tpu_", 0) == 0; }
+
+// The portable graphs of models/graphs: triton_* plan on every GPU, pallas_* on every TPU.
+std::vector<std::string> PortableGraphs() {
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(Source("models/graphs"))) {
+    const std::string name = entry.path().filename().string();
+    if ((name.rfind("triton_", 0) == 0 || name.rfind("pallas_", 0) == 0) && entry.path().extension() == ".pbtxt") {
+      files.push_back(name);
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
-class FamilyTest : public ::testing::TestWithParam<std::string> {};
+class PortableGraphTest : public ::testing::TestWithParam<std::string> {};
 
-// `simulate plan --device X --graph F` with nothing else: a ranking with estimates.
-TEST_P(FamilyTest, EveryShippedDevicePlansItWithNoExtraFlags) {
-  const std::string family = GetParam();
+// `simulate plan --device X --graph F` with nothing else: a ranking with estimates, on every
+// shipped device of the graph's kind.
+TEST_P(PortableGraphTest, EveryShippedDevicePlansItWithNoExtraFlags) {
+  const std::string file = GetParam();
+  const bool pallas = file.rfind("pallas_", 0) == 0;
+  if (pallas && !HasTpuFrontEnd()) GTEST_SKIP() << "this build has no TPU front end";
   int planned = 0;
   for (const std::string& device : ShippedDevices()) {
-    if (device.rfind("tpu_", 0) == 0 && !HasTpuFrontEnd()) continue;
-    const PlanRun r = Plan({"--device", device, "--graph", Member(device, family), "--format", "json", "--top", "3"});
+    if (IsTpu(device) != pallas) continue;
+    const PlanRun r = Plan({"--device", device, "--graph", Source("models/graphs/" + file), "--format", "json", "--top", "3"});
     ASSERT_EQ(r.code, 0) << device << ": " << r.err;
     const auto& configs = r.json.fields().at("configs").list_value().values();
     ASSERT_FALSE(configs.empty()) << device;
     EXPECT_TRUE(configs[0].struct_value().fields().at("estimated_us").has_number_value()) << device;
     ++planned;
   }
-  EXPECT_GE(planned, 11);  // the GPUs at least
+  EXPECT_GE(planned, pallas ? 5 : 11);  // every TPU generation; the GPUs
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, FamilyTest, ::testing::Values("matmul", "attention"));
+INSTANTIATE_TEST_SUITE_P(Graphs, PortableGraphTest, ::testing::ValuesIn(PortableGraphs()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param.substr(0, info.param.find('.'));
+                         });
+
+// The families the docs name are among them, so the test above runs them.
+TEST(PortableGraphsTest, TheShippedFamiliesArePortable) {
+  EXPECT_THAT(PortableGraphs(), ::testing::IsSupersetOf({"triton_matmul.pbtxt", "triton_matmul_splitk.pbtxt",
+                                                         "triton_attention.pbtxt", "pallas_matmul.pbtxt",
+                                                         "pallas_attention.pbtxt"}));
+}
 
 // The CUDA backend's GEMM is a CUDA kernel, but its graph follows WARP_SIZE: a HIP port plans on CDNA.
 TEST(PortableGraphsTest, TheCudaGemmGraphPlansOnAmd) {
@@ -124,62 +151,82 @@ TEST(PortableGraphsTest, ABlackwellGemmOf4096CubedIsComputeBound) {
   EXPECT_EQ(top.at("bound").string_value(), "compute");
 }
 
-// Triton 3.6's own compiles of this graph's kernel for the targets we cannot run, 288
-// configurations per (target, dtype) (tests/data/planner/triton-matmul-targets-3.6.0.json.gz, from
-// bench/planner/compile_matmul_targets.py; README there): the graph's shared memory is Triton's
-// metadata.shared, its TMEM Triton's tmem_size (columns of 128 lanes x 4 bytes), and its
-// shared-memory verdict Triton's OutOfResources, on every one of the 2,304 but one.
-TEST(PortableGraphsTest, TheTritonMatmulGraphIsTritonsOwnCompileOnEveryTarget) {
-  absl::StatusOr<std::string> text = testing::ReadTestData("tests/data/planner/triton-matmul-targets-3.6.0.json.gz");
-  ASSERT_TRUE(text.ok()) << text.status();
+// The graph's report of one configuration against Triton 3.6's compile of its kernel.
+struct CompileComparison {
+  int compared = 0;
+  int exact = 0;                     // shared memory to the byte
+  std::vector<std::string> misses;   // "NAME: graph X, Triton Y"
+};
+
+// Every record of a compile file (bench/planner/compile_matmul_targets.py) as one configuration
+// of `graph` on the target's device, through the analysis pipeline: the verdict on shared memory
+// must be Triton's OutOfResources, TMEM its tmem_size (columns of 128 lanes x 4 bytes), and the
+// shared memory its metadata.shared, which is counted.
+CompileComparison CompareWithTritonsCompiles(const std::string& data_file, const std::string& graph) {
+  CompileComparison result;
+  absl::StatusOr<std::string> text = testing::ReadTestData(data_file);
+  EXPECT_TRUE(text.ok()) << text.status();
   google::protobuf::Struct data;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(*text, &data).ok());
-  const std::map<std::string, std::string> device_of = {
-      {"sm_100", "b200"}, {"sm_120", "rtx5090"}, {"gfx942", "mi300x"}, {"gfx950", "mi355x"}};
-  int compared = 0, exact = 0;
+  if (!text.ok() || !google::protobuf::util::JsonStringToMessage(*text, &data).ok()) return result;
+  std::map<std::string, DeviceModel> device_of;
+  for (const auto& [target, name] : std::map<std::string, std::string>{
+           {"sm_90", "h100"}, {"sm_100", "b200"}, {"sm_120", "rtx5090"}, {"gfx942", "mi300x"}, {"gfx950", "mi355x"}}) {
+    absl::StatusOr<DeviceModel> device = LoadDevice(name);
+    EXPECT_TRUE(device.ok()) << device.status();
+    if (device.ok()) device_of[target] = *device;
+  }
+  AnalysisOptions options;
+  options.simulate.suggest = false;
   for (const auto& value : data.fields().at("records").list_value().values()) {
     const auto& record = value.struct_value().fields();
     const std::string target = record.at("target").string_value();
-    std::vector<std::string> args = {"--device", device_of.at(target), "--graph", Source("models/graphs/triton_matmul.pbtxt"),
-                                     "--format", "json", "--set",
-                                     record.at("dtype").string_value() == "f16" ? "ELT=2" : "ELT=4"};
     std::string name = target + " " + record.at("dtype").string_value();
+    options.sets = {record.at("dtype").string_value() == "f16" ? "ELT=2" : "ELT=4"};
     const auto& config = record.at("config").struct_value().fields();
     for (const auto& [param, v] : std::map<std::string, google::protobuf::Value>(config.begin(), config.end())) {
-      args.push_back("--set");
-      args.push_back(absl::StrCat(param, "=", static_cast<int64_t>(v.number_value())));
+      options.sets.push_back(absl::StrCat(param, "=", static_cast<int64_t>(v.number_value())));
       absl::StrAppend(&name, " ", param, "=", static_cast<int64_t>(v.number_value()));
     }
-    std::ostringstream out, err;
-    RunSimulateCommand(args, out, err);
-    google::protobuf::Struct report;
-    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out.str(), &report).ok()) << name << ": " << err.str();
-    double shared = -1, tmem = 0;
+    absl::StatusOr<Report> report = Analyze(KernelInput::GraphFile(Source(graph)), device_of.at(target), options);
+    EXPECT_TRUE(report.ok()) << name << ": " << report.status();
+    if (!report.ok()) continue;
+    int64_t shared = -1, tmem = 0;
     bool shared_fits = false;
-    for (const auto& space : report.fields().at("spaces").list_value().values()) {
-      const auto& f = space.struct_value().fields();
-      if (f.at("space").string_value() == "smem" || f.at("space").string_value() == "lds") {
-        shared = f.at("peak_bytes").number_value();
-        shared_fits = f.at("fits").bool_value();
+    for (const SpaceReport& space : report->spaces()) {
+      if (space.space() == "smem" || space.space() == "lds") {
+        shared = space.peak_bytes();
+        shared_fits = space.fits();
       }
-      if (f.at("space").string_value() == "tmem") tmem = f.at("peak_bytes").number_value();
+      if (space.space() == "tmem") tmem = space.peak_bytes();
     }
-    ++compared;
+    ++result.compared;
     EXPECT_EQ(shared_fits, record.at("verdict").string_value() == "fits") << name;
     if (record.at("tmem").has_number_value()) EXPECT_EQ(tmem, record.at("tmem").number_value() * 512) << name;
-    if (shared == record.at("shared").number_value()) {
-      ++exact;
+    const int64_t triton = static_cast<int64_t>(record.at("shared").number_value());
+    if (shared == triton) {
+      ++result.exact;
     } else {
-      // The one exception: on sm_120 this f32 tile's epilogue converts the 128x64 f32 result
-      // through shared memory (32 KB), more than the one operand stage (24 KB); the graph has no
-      // epilogue buffer. An under-count that keeps the verdict.
-      EXPECT_EQ(name, "sm_120 f32 BLOCK_K=32 BLOCK_M=128 BLOCK_N=64 NUM_STAGES=2 NUM_WARPS=8");
-      EXPECT_EQ(shared, 24576) << name;
-      EXPECT_EQ(record.at("shared").number_value(), 32768) << name;
+      result.misses.push_back(absl::StrCat(name, ": graph ", shared, ", Triton ", triton));
     }
   }
-  EXPECT_EQ(compared, 2304);
-  EXPECT_EQ(exact, 2303);
+  return result;
+}
+
+// Triton 3.6's own compiles of triton_matmul.pbtxt's kernel for the targets we cannot run, 288
+// configurations per (target, dtype) (tests/data/planner/triton-matmul-targets-3.6.0.json.gz, from
+// bench/planner/compile_matmul_targets.py; README there): shared memory, TMEM and the verdict on
+// every one of the 2,304 but one.
+TEST(PortableGraphsTest, TheTritonMatmulGraphIsTritonsOwnCompileOnEveryTarget) {
+  SCRATCHSIM_REQUIRE_TEST_DATA("tests/data/planner/triton-matmul-targets-3.6.0.json.gz");
+  const CompileComparison c =
+      CompareWithTritonsCompiles("tests/data/planner/triton-matmul-targets-3.6.0.json.gz", "models/graphs/triton_matmul.pbtxt");
+  EXPECT_EQ(c.compared, 2304);
+  EXPECT_EQ(c.exact, 2303);
+  // The one exception: on sm_120 this f32 tile's epilogue converts the 128x64 f32 result through
+  // shared memory (32 KB), more than the one operand stage (24 KB); the graph has no epilogue
+  // buffer. An under-count that keeps the verdict.
+  EXPECT_THAT(c.misses, ::testing::ElementsAre("sm_120 f32 BLOCK_K=32 BLOCK_M=128 BLOCK_N=64 NUM_STAGES=2 NUM_WARPS=8: "
+                                               "graph 24576, Triton 32768"));
 }
 
 // A device without a term the ranking needs warns, in the text and in the JSON.
