@@ -46,6 +46,12 @@ struct PlanRequest {
 // The request the flags make, each value checked.
 absl::StatusOr<PlanRequest> PlanRequestFromFlags(const ParsedFlags& flags);
 
+// `simulate plan` on kernels already loaded: one is PlanKernel; several are kernel families of one
+// problem (sim/planner/families: --set and --param apply to each family that has the parameter),
+// planned and ranked together. --map takes one kernel.
+absl::StatusOr<int> PlanKernels(std::vector<Kernel> kernels, const DeviceModel& device, const PlanRequest& request,
+                                std::ostream& out, std::ostream& err, std::string* map_svg = nullptr);
+
 // `simulate plan` on a kernel already loaded (sim/pipeline LoadKernel), compiled and bound by the
 // pipeline. With `map_svg` the plan map comes back as text (and is written only where
 // request.map_path names a file). Returns the exit code as RunPlanCommand does.

@@ -179,5 +179,57 @@ TEST(PlanCommandTest, AnInterruptedSweepIsMarkedPartialInJson) {
   EXPECT_THAT(err, ::testing::Not(HasSubstr("configurations (")));  // --progress-seconds 0: no progress lines
 }
 
+// Kernel families: the plain and the split-K Triton matmul given together on the H200.
+class PlanFamiliesCommandTest : public ::testing::Test {
+ protected:
+  static std::vector<std::string> Args(std::vector<std::string> more) {
+    std::vector<std::string> args = {"--device", "h200", "--graph", ExampleGraphPath("triton_matmul.pbtxt"), "--graph",
+                                     ExampleGraphPath("triton_matmul_splitk.pbtxt"), "--set", "M=16", "--set",
+                                     "N=4096", "--set", "K=14336"};
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  }
+};
+
+TEST_F(PlanFamiliesCommandTest, SeveralGraphsRankTogetherWithAFamilyColumn) {
+  std::string out, err;
+  ASSERT_EQ(RunPlan(Args({"--top", "3"}), &out, &err), kExitFits) << err;
+  EXPECT_THAT(out, HasSubstr("\nfamilies triton_matmul_splitk "));
+  EXPECT_THAT(out, HasSubstr("  rank family "));
+  EXPECT_THAT(out, HasSubstr("     1 triton_matmul_splitk "));
+}
+
+TEST_F(PlanFamiliesCommandTest, ASetNoGraphHasIsExitTwoNamingIt) {
+  std::string out, err;
+  EXPECT_EQ(RunPlan(Args({"--set", "SPLITK=4"}), &out, &err), kExitBadInput);
+  EXPECT_THAT(err, HasSubstr("--set 'SPLITK=4': no graph given has a parameter 'SPLITK'"));
+  EXPECT_EQ(out, "");
+}
+
+TEST_F(PlanFamiliesCommandTest, TwoGraphsOfOneNameAreExitTwo) {
+  std::string out, err;
+  EXPECT_EQ(RunPlan({"--device", "h200", "--graph", ExampleGraphPath("triton_matmul.pbtxt"), "--graph",
+                     ExampleGraphPath("triton_matmul.pbtxt")},
+                    &out, &err),
+            kExitBadInput);
+  EXPECT_THAT(err, HasSubstr("the graph is named 'triton_matmul', as "));
+  EXPECT_EQ(out, "");
+}
+
+TEST_F(PlanFamiliesCommandTest, OutputIsIdenticalAcrossThreadCounts) {
+  for (const char* format : {"text", "json", "csv"}) {
+    std::string one, four, err;
+    ASSERT_EQ(RunPlan(Args({"--format", format, "--top", "30", "--threads", "1"}), &one, &err), kExitFits) << err;
+    ASSERT_EQ(RunPlan(Args({"--format", format, "--top", "30", "--threads", "4"}), &four, &err), kExitFits) << err;
+    EXPECT_EQ(one, four) << format;
+  }
+}
+
+TEST_F(PlanFamiliesCommandTest, AMapOfSeveralGraphsIsExitTwo) {
+  std::string out, err;
+  EXPECT_EQ(RunPlan(Args({"--map", ::testing::TempDir() + "/families.svg"}), &out, &err), kExitBadInput);
+  EXPECT_THAT(err, HasSubstr("--map draws one graph's space: give one --graph, not 2"));
+}
+
 }  // namespace
 }  // namespace scratchsim

@@ -1,0 +1,146 @@
+#include "sim/driver/plan_output.h"
+
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "sim/planner/param_space.h"
+#include "sim/test_util.h"
+
+namespace scratchsim {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using namespace ::scratchsim::testing;
+
+// The plain and the split-K Triton matmul planned together on the H200 for a shape both rank in
+// the top 12 of (split-K first: 128 x 128 tiles are 4 x 32, fewer than the SMs), and
+// the plain one alone, once for every test.
+class PlanOutputTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    device_ = new DeviceModel(ShippedDevice("h200"));
+    plain_ = new CompiledGraph(CompileExampleGraph("triton_matmul.pbtxt"));
+    split_ = new CompiledGraph(CompileExampleGraph("triton_matmul_splitk.pbtxt"));
+    PlanOptions options;
+    options.top_k = 12;
+    options.threads = 1;
+    const std::vector<std::string> sets = {"M=512", "N=4096", "K=4096"};
+    auto families = PlanFamilies({KernelFamily{plain_, options}, KernelFamily{split_, options}}, *device_, sets, {});
+    ASSERT_TRUE(families.ok()) << families.status();
+    families_ = new FamiliesPlan(*std::move(families));
+    auto values = BindParameters(*plain_, sets);
+    auto axes = BuildParamSpace(*plain_, {}, sets);
+    ASSERT_TRUE(values.ok() && axes.ok());
+    auto single = Plan(*plain_, *device_, *axes, *values, options);
+    ASSERT_TRUE(single.ok()) << single.status();
+    single_ = new PlanResult(*std::move(single));
+  }
+  static void TearDownTestSuite() {
+    delete families_;
+    delete single_;
+    delete device_;
+    delete plain_;
+    delete split_;
+  }
+
+  static std::string Families(const std::string& format) {
+    std::ostringstream out;
+    RenderFamilies(*families_, {plain_, split_}, *device_, format, out);
+    return out.str();
+  }
+  static std::string Single(const std::string& format) {
+    std::ostringstream out;
+    RenderPlan(*single_, *plain_, *device_, format, out);
+    return out.str();
+  }
+
+  static DeviceModel* device_;
+  static CompiledGraph* plain_;
+  static CompiledGraph* split_;
+  static FamiliesPlan* families_;
+  static PlanResult* single_;
+};
+
+DeviceModel* PlanOutputTest::device_ = nullptr;
+CompiledGraph* PlanOutputTest::plain_ = nullptr;
+CompiledGraph* PlanOutputTest::split_ = nullptr;
+FamiliesPlan* PlanOutputTest::families_ = nullptr;
+PlanResult* PlanOutputTest::single_ = nullptr;
+
+TEST_F(PlanOutputTest, TextRanksWithAFamilyColumn) {
+  const std::string text = Families("text");
+  EXPECT_THAT(text, HasSubstr("plan     triton_matmul on h200"));
+  EXPECT_THAT(text, HasSubstr("plan     triton_matmul_splitk on h200"));
+  EXPECT_THAT(text, HasSubstr("  rank family               BLOCK_M BLOCK_N BLOCK_K NUM_STAGES NUM_WARPS SPLIT_K"));
+  EXPECT_THAT(text, HasSubstr("     1 triton_matmul_splitk "));
+}
+
+// The families line lists each family's best, fastest first, with its ratio to the best; the why
+// line names the winner and the term that decides.
+TEST_F(PlanOutputTest, TextSaysWhichFamilyWinsAndWhy) {
+  const std::string text = Families("text");
+  EXPECT_THAT(text, ::testing::ContainsRegex("\nfamilies triton_matmul_splitk [0-9.]+ us \\(best\\); "
+                                             "triton_matmul [0-9.]+ us \\([0-9.]+x\\)\n"));
+  EXPECT_THAT(text, HasSubstr("\nwhy      triton_matmul_splitk's best is "));
+  EXPECT_THAT(text, HasSubstr("faster than triton_matmul's"));
+  EXPECT_THAT(text, HasSubstr("decided by "));
+}
+
+// A family sweeps parameters the other lacks: its rows show "-" there.
+TEST_F(PlanOutputTest, TextShowsADashForAParameterAFamilyLacks) {
+  const std::string text = Families("text");
+  const std::regex plain_row("^ +[0-9]+ triton_matmul +");
+  const std::regex dash_for_split_k("^ +[0-9]+ triton_matmul +( +[0-9]+){5} +- +[0-9.]+ +[0-9.]+  smem");
+  int rows = 0;
+  for (const std::string& line : std::vector<std::string>(absl::StrSplit(text, '\n'))) {
+    if (!std::regex_search(line, plain_row)) continue;
+    ++rows;
+    EXPECT_TRUE(std::regex_search(line, dash_for_split_k)) << line;
+  }
+  EXPECT_GT(rows, 0) << text;
+}
+
+TEST_F(PlanOutputTest, JsonGivesEachConfigItsFamilyAndSummarizesTheFamilies) {
+  google::protobuf::Struct json;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(Families("json"), &json).ok()) << Families("json");
+  const auto& fields = json.fields();
+  ASSERT_TRUE(fields.contains("configs"));
+  for (const auto& config : fields.at("configs").list_value().values()) {
+    const std::string family = config.struct_value().fields().at("family").string_value();
+    EXPECT_TRUE(family == "triton_matmul" || family == "triton_matmul_splitk") << family;
+  }
+  const auto& families = fields.at("families").list_value().values();
+  ASSERT_EQ(families.size(), 2);
+  EXPECT_EQ(families[0].struct_value().fields().at("family").string_value(), "triton_matmul_splitk");
+  EXPECT_EQ(families[0].struct_value().fields().at("ratio_to_best").number_value(), 1.0);
+  EXPECT_GT(families[1].struct_value().fields().at("ratio_to_best").number_value(), 1.0);
+  EXPECT_TRUE(families[1].struct_value().fields().contains("pruned"));
+  const auto& choice = fields.at("choice").struct_value().fields();
+  EXPECT_EQ(choice.at("winner").string_value(), "triton_matmul_splitk");
+  EXPECT_EQ(choice.at("runner_up").string_value(), "triton_matmul");
+  EXPECT_THAT(choice.at("why").string_value(), HasSubstr("decided by"));
+}
+
+TEST_F(PlanOutputTest, CsvHasAFamilyColumn) {
+  const std::string csv = Families("csv");
+  EXPECT_THAT(csv, ::testing::StartsWith("rank,family,BLOCK_M,BLOCK_N,BLOCK_K,NUM_STAGES,NUM_WARPS,SPLIT_K,estimated_us"));
+  EXPECT_THAT(csv, HasSubstr("\n1,triton_matmul_splitk,"));
+}
+
+// One graph's plan has no family anywhere: its output is what it was before families.
+TEST_F(PlanOutputTest, OneGraphHasNoFamilyColumn) {
+  EXPECT_THAT(Single("text"), Not(HasSubstr("family")));
+  EXPECT_THAT(Single("json"), Not(HasSubstr("family")));
+  EXPECT_THAT(Single("csv"), ::testing::StartsWith("rank,BLOCK_M,"));
+}
+
+}  // namespace
+}  // namespace scratchsim
