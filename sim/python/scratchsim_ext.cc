@@ -109,17 +109,23 @@ std::tuple<int, std::string, std::string, std::string> SimulateOf(
   return OrRaise(std::move(result));
 }
 
-// plan(device, reader, path, contents, format, origin, sets, params, top, threads, compute_dtype,
-// allow_spills, policy, map_axes) -> (exit code, plan JSON, map SVG): `simulate plan --format
-// json` with typed arguments; map_axes None draws no map, "" the first two swept parameters.
+// A kernel as the package hands it over: (reader, path, contents, format, origin), InputOf's.
+using KernelArgs = std::tuple<std::string, std::string, std::optional<nb::bytes>, std::string, std::string>;
+
+// plan(device, kernels, sets, params, top, threads, compute_dtype, allow_spills, policy, map_axes)
+// -> (exit code, plan JSON, map SVG): `simulate plan --format json` with typed arguments, one
+// --graph per kernel (several: kernel families ranked together); map_axes None draws no map, ""
+// the first two swept parameters.
 std::tuple<int, std::string, std::string> PlanOf(
-    const std::string& device_name, const std::string& reader, const std::string& path,
-    std::optional<nb::bytes> contents, const std::string& format, const std::string& origin,
-    const std::vector<std::string>& sets, const std::vector<std::string>& params, int64_t top, int64_t threads,
-    const std::string& compute_dtype, bool allow_spills, const std::string& policy,
-    const std::optional<std::string>& map_axes) {
-  std::optional<std::string> buffer;
-  if (contents) buffer = std::string(contents->c_str(), contents->size());
+    const std::string& device_name, const std::vector<KernelArgs>& kernels, const std::vector<std::string>& sets,
+    const std::vector<std::string>& params, int64_t top, int64_t threads, const std::string& compute_dtype,
+    bool allow_spills, const std::string& policy, const std::optional<std::string>& map_axes) {
+  std::vector<std::tuple<std::string, std::string, std::optional<std::string>, std::string, std::string>> inputs;
+  for (const auto& [reader, path, contents, format, origin] : kernels) {
+    std::optional<std::string> buffer;
+    if (contents) buffer = std::string(contents->c_str(), contents->size());
+    inputs.emplace_back(reader, path, std::move(buffer), format, origin);
+  }
   absl::StatusOr<std::tuple<int, std::string, std::string>> result;
   {
     nb::gil_scoped_release release;
@@ -138,11 +144,14 @@ std::tuple<int, std::string, std::string> PlanOf(
       request.map = map_axes.has_value();
       if (map_axes) request.map_axes = *map_axes;
       ASSIGN_OR_RETURN(DeviceModel device, LoadDevice(device_name));
-      ASSIGN_OR_RETURN(KernelInput input, InputOf(reader, path, buffer, format, origin));
-      ASSIGN_OR_RETURN(Kernel kernel, LoadKernel(input, device, LoadOptions()));
+      std::vector<Kernel> loaded;
+      for (const auto& [reader, path, buffer, format, origin] : inputs) {
+        ASSIGN_OR_RETURN(KernelInput input, InputOf(reader, path, buffer, format, origin));
+        ASSIGN_OR_RETURN(loaded.emplace_back(), LoadKernel(input, device, LoadOptions()));
+      }
       std::ostringstream out, err;
       std::string map_svg;
-      ASSIGN_OR_RETURN(int code, PlanKernel(std::move(kernel), device, request, out, err, &map_svg));
+      ASSIGN_OR_RETURN(int code, PlanKernels(std::move(loaded), device, request, out, err, &map_svg));
       return std::make_tuple(code, out.str(), std::move(map_svg));
     }();
   }
@@ -182,9 +191,9 @@ NB_MODULE(_ext, m) {
   m.def("simulate", &SimulateOf, nb::arg("device"), nb::arg("reader"), nb::arg("path"), nb::arg("contents").none(),
         nb::arg("format"), nb::arg("origin"), nb::arg("sets"), nb::arg("policy"), nb::arg("suggest"),
         nb::arg("any_target"), nb::arg("confirm"), nb::arg("timeline"), nb::arg("trace"));
-  m.def("plan", &PlanOf, nb::arg("device"), nb::arg("reader"), nb::arg("path"), nb::arg("contents").none(),
-        nb::arg("format"), nb::arg("origin"), nb::arg("sets"), nb::arg("params"), nb::arg("top"), nb::arg("threads"),
-        nb::arg("compute_dtype"), nb::arg("allow_spills"), nb::arg("policy"), nb::arg("map_axes").none());
+  m.def("plan", &PlanOf, nb::arg("device"), nb::arg("kernels"), nb::arg("sets"), nb::arg("params"), nb::arg("top"),
+        nb::arg("threads"), nb::arg("compute_dtype"), nb::arg("allow_spills"), nb::arg("policy"),
+        nb::arg("map_axes").none());
   m.def("devices", &Devices);
   m.def("device", &Device, nb::arg("name"));
   m.def("run", &Run, nb::arg("args"));

@@ -154,13 +154,16 @@ def plan_report(device: str, graph: Any, params: Mapping[str, Any] | None = None
                 map_axes: Iterable[str] | None = None) -> dict:
     """The whole of `simulate plan --format json`: the space, how many fit, the ranked
     configurations ("configs"), what pruned the rest ("pruned") and notes. See plan().
+    A list of graphs plans them as kernel families of one problem (one --graph each): every
+    config names its "family", and "families" and "choice" say which family wins and why.
     map_axes=("BLOCK_M", "BLOCK_N") adds "map_svg": the plan map over those two swept parameters
-    as SVG text (`simulate plan --map`, docs/pictures.md)."""
-    reader, path, contents, fmt, origin = _kernel_input(graph, "graph", "graph")
+    as SVG text (`simulate plan --map`, docs/pictures.md; one graph only)."""
+    graphs = list(graph) if isinstance(graph, (list, tuple)) else [graph]
+    kernels = [_kernel_input(g, "graph", "graph") for g in graphs]
     sets = _sets(params)
     axes_flags = [_param_flag(name, values) for name, values in (param or {}).items()]
     map_text = None if map_axes is None else ",".join(str(a) for a in map_axes)
-    _, text, map_svg = _ext.plan(str(device), reader, path, contents, fmt, origin, sets, axes_flags, int(top),
+    _, text, map_svg = _ext.plan(str(device), kernels, sets, axes_flags, int(top),
                                  0 if threads is None else int(threads), compute_dtype or "", bool(allow_spills),
                                  policy or "", map_text)
     report = json.loads(text)
@@ -175,6 +178,9 @@ def plan(device: str, graph: Any, params: Mapping[str, Any] | None = None, top: 
     "estimated_us", "peak_bytes", "blocks_per_core", "why", ... (as `simulate plan --format
     json` lists them).
 
+    graph: one graph, or a list of graphs that compute the same result in different ways
+        (kernel families: the plain and the split-K matmul), ranked together; each config then
+        names its "family", and params and param apply to every family that has the parameter.
     params: fixed values (`--set`), e.g. the problem size {"M": 4096, "N": 4096, "K": 4096}.
     options: param={"BLOCK_M": [64, 128], "NUM_STAGES": "2..5", ...} (the axes to sweep; without
         it the graph's own ranges), threads=N, compute_dtype="f16", allow_spills=True,
