@@ -11,7 +11,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "sim/planner/param_space.h"
-#include "sim/test_util.h"
+#include "sim/planner/planner_test_util.h"
 
 namespace scratchsim {
 namespace {
@@ -21,57 +21,47 @@ using ::testing::Not;
 using namespace ::scratchsim::testing;
 
 // The plain and the split-K Triton matmul planned together on the H200 for a shape both rank in
-// the top 12 of (split-K first: 128 x 128 tiles are 4 x 32, fewer than the SMs), and
-// the plain one alone, once for every test.
+// the top 12 of (split-K first: 128 x 128 tiles are 4 x 32, fewer than the SMs), and the plain
+// one alone, once for every test.
 class PlanOutputTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    device_ = new DeviceModel(ShippedDevice("h200"));
-    plain_ = new CompiledGraph(CompileExampleGraph("triton_matmul.pbtxt"));
-    split_ = new CompiledGraph(CompileExampleGraph("triton_matmul_splitk.pbtxt"));
     PlanOptions options;
     options.top_k = 12;
     options.threads = 1;
     const std::vector<std::string> sets = {"M=512", "N=4096", "K=4096"};
-    auto families = PlanFamilies({KernelFamily{plain_, options}, KernelFamily{split_, options}}, *device_, sets, {});
+    auto families = PlanFamilies({KernelFamily{&m().plain, options}, KernelFamily{&m().split, options}}, m().device,
+                                 sets, {});
     ASSERT_TRUE(families.ok()) << families.status();
     families_ = new FamiliesPlan(*std::move(families));
-    auto values = BindParameters(*plain_, sets);
-    auto axes = BuildParamSpace(*plain_, {}, sets);
+    auto values = BindParameters(m().plain, sets);
+    auto axes = BuildParamSpace(m().plain, {}, sets);
     ASSERT_TRUE(values.ok() && axes.ok());
-    auto single = Plan(*plain_, *device_, *axes, *values, options);
+    auto single = Plan(m().plain, m().device, *axes, *values, options);
     ASSERT_TRUE(single.ok()) << single.status();
     single_ = new PlanResult(*std::move(single));
   }
   static void TearDownTestSuite() {
     delete families_;
     delete single_;
-    delete device_;
-    delete plain_;
-    delete split_;
   }
 
+  static const MatmulFamilies& m() { return SharedMatmulFamilies(); }
   static std::string Families(const std::string& format) {
     std::ostringstream out;
-    RenderFamilies(*families_, {plain_, split_}, *device_, format, out);
+    RenderFamilies(*families_, {&m().plain, &m().split}, m().device, format, out);
     return out.str();
   }
   static std::string Single(const std::string& format) {
     std::ostringstream out;
-    RenderPlan(*single_, *plain_, *device_, format, out);
+    RenderPlan(*single_, m().plain, m().device, format, out);
     return out.str();
   }
 
-  static DeviceModel* device_;
-  static CompiledGraph* plain_;
-  static CompiledGraph* split_;
   static FamiliesPlan* families_;
   static PlanResult* single_;
 };
 
-DeviceModel* PlanOutputTest::device_ = nullptr;
-CompiledGraph* PlanOutputTest::plain_ = nullptr;
-CompiledGraph* PlanOutputTest::split_ = nullptr;
 FamiliesPlan* PlanOutputTest::families_ = nullptr;
 PlanResult* PlanOutputTest::single_ = nullptr;
 

@@ -14,43 +14,25 @@ namespace {
 using ::testing::HasSubstr;
 using namespace ::scratchsim::testing;
 
-// The plain and the split-K Triton matmul on the H200, compiled once for every test.
+// The plain and the split-K Triton matmul planned together on the H200.
 class FamiliesTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    device_ = new DeviceModel(ShippedDevice("h200"));
-    plain_ = new CompiledGraph(CompileExampleGraph("triton_matmul.pbtxt"));
-    split_ = new CompiledGraph(CompileExampleGraph("triton_matmul_splitk.pbtxt"));
-  }
-  static void TearDownTestSuite() {
-    delete device_;
-    delete plain_;
-    delete split_;
-  }
-
   static std::vector<KernelFamily> Families(int top_k = 10) {
     PlanOptions options;
     options.top_k = top_k;
     options.threads = 1;
-    return {KernelFamily{plain_, options}, KernelFamily{split_, options}};
+    return {KernelFamily{&m().plain, options}, KernelFamily{&m().split, options}};
   }
 
   static absl::StatusOr<FamiliesPlan> PlanBoth(const std::vector<std::string>& sets,
                                                const std::vector<std::string>& params = {}) {
-    return PlanFamilies(Families(), *device_, sets, params);
+    return PlanFamilies(Families(), m().device, sets, params);
   }
 
+  static const MatmulFamilies& m() { return SharedMatmulFamilies(); }
   static int PlainFamily() { return 0; }
   static int SplitFamily() { return 1; }
-
-  static DeviceModel* device_;
-  static CompiledGraph* plain_;
-  static CompiledGraph* split_;
 };
-
-DeviceModel* FamiliesTest::device_ = nullptr;
-CompiledGraph* FamiliesTest::plain_ = nullptr;
-CompiledGraph* FamiliesTest::split_ = nullptr;
 
 // LLM decode: 16 tokens against a 4096 x 14336 f16 weight. The plain kernel has too few output
 // tiles to share the K loop over the SMs; split-K does.
@@ -109,9 +91,9 @@ TEST_F(FamiliesTest, ASetAppliesToTheFamiliesThatHaveIt) {
   auto plan = PlanBoth({"SPLIT_K=8", "M=64"});
   ASSERT_TRUE(plan.ok()) << plan.status();
   for (const ParamAxis& a : plan->plans[SplitFamily()].axes) EXPECT_NE(a.name, "SPLIT_K");
-  EXPECT_EQ(plan->plans[SplitFamily()].base_values[split_->symbols.Find("SPLIT_K")], 8);
-  EXPECT_EQ(plan->plans[PlainFamily()].base_values[plain_->symbols.Find("M")], 64);
-  EXPECT_EQ(plan->plans[SplitFamily()].base_values[split_->symbols.Find("M")], 64);
+  EXPECT_EQ(plan->plans[SplitFamily()].base_values[m().split.symbols.Find("SPLIT_K")], 8);
+  EXPECT_EQ(plan->plans[PlainFamily()].base_values[m().plain.symbols.Find("M")], 64);
+  EXPECT_EQ(plan->plans[SplitFamily()].base_values[m().split.symbols.Find("M")], 64);
 }
 
 // --param sweeps a parameter in the families that have it; the others sweep their own space.
@@ -134,8 +116,8 @@ TEST_F(FamiliesTest, ASetNoFamilyHasIsAnErrorNamingIt) {
 
 TEST_F(FamiliesTest, TwoFamiliesOfOneNameAreAnError) {
   std::vector<KernelFamily> families = Families();
-  families[1].graph = plain_;
-  auto plan = PlanFamilies(families, *device_, {}, {});
+  families[1].graph = &m().plain;
+  auto plan = PlanFamilies(families, m().device, {}, {});
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(plan.status().message(), HasSubstr("the graph is named 'triton_matmul'"));
   EXPECT_THAT(plan.status().message(), HasSubstr("each kernel family needs a name of its own"));

@@ -1,5 +1,6 @@
 // Shared by the planner's tests and the plan command's (only *_test.cc files include it): a
-// small graph family to sweep and the default sweep of a graph on the H100.
+// small graph family to sweep, the default sweep of a graph on the H100, and the matmul kernel
+// families on the H200.
 #ifndef SCRATCHSIM_SIM_PLANNER_PLANNER_TEST_UTIL_H_
 #define SCRATCHSIM_SIM_PLANNER_PLANNER_TEST_UTIL_H_
 
@@ -10,6 +11,7 @@
 #include "sim/graph.h"
 #include "sim/planner/param_space.h"
 #include "sim/planner/planner.h"
+#include "sim/test_util.h"
 
 namespace scratchsim::testing {
 
@@ -38,6 +40,18 @@ inline absl::StatusOr<PlanResult> PlanDefaultSpace(const CompiledGraph& graph, i
   PlanOptions options;
   options.top_k = top_k;
   return Plan(graph, *device, *std::move(axes), *values, options);
+}
+
+// The plain and the split-K Triton matmul (two kernel families of one problem) and the H200 they
+// are planned on, loaded once for every test that uses them.
+struct MatmulFamilies {
+  DeviceModel device = ShippedDevice("h200");
+  CompiledGraph plain = CompileExampleGraph("triton_matmul.pbtxt");
+  CompiledGraph split = CompileExampleGraph("triton_matmul_splitk.pbtxt");
+};
+inline const MatmulFamilies& SharedMatmulFamilies() {
+  static const MatmulFamilies* families = new MatmulFamilies();
+  return *families;
 }
 
 }  // namespace scratchsim::testing
