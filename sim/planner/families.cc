@@ -168,7 +168,11 @@ absl::StatusOr<FamiliesPlan> PlanFamilies(absl::Span<const KernelFamily> familie
     const std::vector<std::string> family_sets = EntriesFor(graph, sets);
     ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(graph, family_sets));
     ASSIGN_OR_RETURN(std::vector<ParamAxis> axes, BuildParamSpace(graph, EntriesFor(graph, params), family_sets));
-    ASSIGN_OR_RETURN(PlanResult plan, Plan(graph, device, std::move(axes), std::move(values), family.options));
+    // Each family keeps at least its best, so the families compare even where no configuration
+    // is asked for (--top 0); the overall ranking keeps top_k.
+    PlanOptions options = family.options;
+    options.top_k = std::max(options.top_k, 1);
+    ASSIGN_OR_RETURN(PlanResult plan, Plan(graph, device, std::move(axes), std::move(values), options));
     result.fitting += plan.fitting;
     result.partial = result.partial || plan.partial;
     result.plans.push_back(std::move(plan));

@@ -17,7 +17,7 @@ namespace scratchsim {
 
 // One family: its graph, compiled with its defaults (not owned; its name names the family), and
 // the options its sweep takes (its residuals, its front end's allocator). top_k is the number
-// of configurations ranked overall, and each family keeps that many of its own.
+// of configurations ranked overall, and each family keeps that many of its own (at least its best).
 struct KernelFamily {
   const CompiledGraph* graph = nullptr;
   PlanOptions options;

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/planner/planner_test_util.h"
@@ -121,6 +123,24 @@ TEST_F(FamiliesTest, TwoFamiliesOfOneNameAreAnError) {
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(plan.status().message(), HasSubstr("the graph is named 'triton_matmul'"));
   EXPECT_THAT(plan.status().message(), HasSubstr("each kernel family needs a name of its own"));
+}
+
+// The families compare on their best even where no configuration is asked for.
+TEST_F(FamiliesTest, TopZeroStillComparesTheFamilies) {
+  auto plan = PlanFamilies(Families(/*top_k=*/0), m().device, {"M=16", "N=4096", "K=14336"}, {});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->top.empty());
+  EXPECT_EQ(plan->choice.winner, SplitFamily());
+}
+
+TEST_F(FamiliesTest, AGraphWithoutANameIsAnError) {
+  const CompiledGraph nameless = CompileGraphText(absl::StrReplaceAll(
+      absl::StrFormat(kBlockSweepGraph, ""), {{"name: \"block_sweep\"", ""}}));
+  std::vector<KernelFamily> families = Families();
+  families[1].graph = &nameless;
+  auto plan = PlanFamilies(families, m().device, {}, {});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(plan.status().message(), HasSubstr("test.pbtxt: the graph has no name"));
 }
 
 // Where no family has a configuration that fits, there is no ranking and no winner.
