@@ -128,7 +128,7 @@ std::vector<std::pair<std::string, int64_t>> FixedParameters(const PlanResult& p
   return fixed;
 }
 
-// A ranked configuration with the plan it comes from; `family` is empty for one graph's plan.
+// A ranked configuration with the plan it comes from and its family's name (several families).
 struct TopRow {
   const PlanResult* plan = nullptr;
   const RankedConfig* config = nullptr;
@@ -173,10 +173,6 @@ std::string ScoreUnit(const std::vector<TopRow>& rows) {
   const bool all = std::all_of(rows.begin(), rows.end(), [](const TopRow& r) { return r.plan->flops_known; });
   const bool none = std::none_of(rows.begin(), rows.end(), [](const TopRow& r) { return r.plan->flops_known; });
   return all ? "TFLOP/s" : none ? "GB/s" : "score";
-}
-
-bool HasFamilies(const std::vector<TopRow>& rows) {
-  return !rows.empty() && !rows.front().family.empty();
 }
 
 size_t FamilyWidth(const std::vector<TopRow>& rows) {
@@ -234,10 +230,9 @@ void RenderTextSweep(const PlanResult& plan, const CompiledGraph& graph, const D
 }
 
 // The ranking: one line per configuration (with its family where there are several), then why.
-void RenderTextTop(const std::vector<TopRow>& rows, const std::vector<std::string>& columns, const DeviceModel& device,
-                   std::ostream& out) {
+void RenderTextTop(const std::vector<TopRow>& rows, const std::vector<std::string>& columns, bool families,
+                   const DeviceModel& device, std::ostream& out) {
   if (rows.empty()) return;
-  const bool families = HasFamilies(rows);
   const int family_width = static_cast<int>(FamilyWidth(rows));
   out << absl::StrFormat("\ntop %d (estimated; fastest first)\n", rows.size());
   std::string header = "  rank";
@@ -402,9 +397,8 @@ void RenderJson(const PlanResult& plan, const CompiledGraph& graph, const Device
   out << "}\n";
 }
 
-void RenderCsv(const std::vector<TopRow>& rows, const std::vector<std::string>& columns, const DeviceModel& device,
-               std::ostream& out) {
-  const bool families = HasFamilies(rows);
+void RenderCsv(const std::vector<TopRow>& rows, const std::vector<std::string>& columns, bool families,
+               const DeviceModel& device, std::ostream& out) {
   std::vector<std::string> header = {"rank"};
   if (families) header.push_back("family");
   header.insert(header.end(), columns.begin(), columns.end());
@@ -497,7 +491,7 @@ void RenderFamiliesText(const FamiliesPlan& plan, absl::Span<const CompiledGraph
   }
   out << "\nfamilies " << FamiliesLine(plan) << "\n";
   out << "why      " << FamilyChoiceLine(plan, device.limits().num_cores()) << "\n";
-  RenderTextTop(RowsOf(plan), AxisColumns(PlansOf(plan)), device, out);
+  RenderTextTop(RowsOf(plan), AxisColumns(PlansOf(plan)), /*families=*/true, device, out);
 }
 
 // Each family's summary and its plan's fields, fastest family first.
@@ -550,10 +544,10 @@ void RenderPlan(const PlanResult& plan, const CompiledGraph& graph, const Device
   if (format == "json") {
     RenderJson(plan, graph, device, out);
   } else if (format == "csv") {
-    RenderCsv(RowsOf(plan), AxisColumns({&plan}), device, out);
+    RenderCsv(RowsOf(plan), AxisColumns({&plan}), /*families=*/false, device, out);
   } else {
     RenderTextSweep(plan, graph, device, out);
-    RenderTextTop(RowsOf(plan), AxisColumns({&plan}), device, out);
+    RenderTextTop(RowsOf(plan), AxisColumns({&plan}), /*families=*/false, device, out);
   }
 }
 
@@ -562,7 +556,7 @@ void RenderFamilies(const FamiliesPlan& plan, absl::Span<const CompiledGraph* co
   if (format == "json") {
     RenderFamiliesJson(plan, graphs, device, out);
   } else if (format == "csv") {
-    RenderCsv(RowsOf(plan), AxisColumns(PlansOf(plan)), device, out);
+    RenderCsv(RowsOf(plan), AxisColumns(PlansOf(plan)), /*families=*/true, device, out);
   } else {
     RenderFamiliesText(plan, graphs, device, out);
   }
