@@ -516,8 +516,10 @@ std::string ChoiceJson(const FamiliesPlan& plan, int num_cores) {
   auto name = [&](int f) { return f >= 0 ? JsonString(plan.summaries[f].name) : std::string("null"); };
   std::string out = absl::StrCat("{\"winner\": ", name(c.winner), ", \"runner_up\": ", name(c.runner_up));
   if (c.runner_up >= 0) {
-    absl::StrAppend(&out, ", \"decides\": ", JsonString(FamilyTermName(c.decides)), ", \"bound\": ",
-                    JsonString(FamilyTermName(c.bound)), ", \"bound_gain_us\": ", JsonNumber(c.bound_gain_s * 1e6),
+    absl::StrAppend(&out, ", \"decides\": ", JsonString(FamilyTermName(c.decides)),
+                    ", \"winner_bound\": ", JsonString(FamilyTermName(c.winner_bound)),
+                    ", \"runner_up_bound\": ", JsonString(FamilyTermName(c.runner_up_bound)),
+                    ", \"bound_gain_us\": ", JsonNumber(c.bound_gain_s * 1e6),
                     ", \"exposed_gain_us\": ", JsonNumber(c.exposed_gain_s * 1e6));
   }
   absl::StrAppend(&out, ", \"why\": ", JsonString(FamilyChoiceLine(plan, num_cores)), "}");
@@ -570,12 +572,20 @@ std::string FamilyChoiceLine(const FamiliesPlan& plan, int num_cores) {
   const std::string& runner_up = plan.summaries[c.runner_up].name;
   const PerfEstimate& w = plan.plans[c.winner].top.front().perf;
   const PerfEstimate& r = plan.plans[c.runner_up].top.front().perf;
+  // The longest terms: one term of both bests, or each best's own where they differ.
+  const std::string bound =
+      c.winner_bound == c.runner_up_bound
+          ? TermPhrase(c.runner_up_bound, w, r)
+          : absl::StrFormat("%s %.1f vs %s %.1f us", FamilyTermName(c.winner_bound),
+                            FamilyTermSeconds(w, c.winner_bound) * 1e6, FamilyTermName(c.runner_up_bound),
+                            FamilyTermSeconds(r, c.runner_up_bound) * 1e6);
+  const std::string exposed = TermPhrase(FamilyTerm::kExposed, w, r);
   // The part of the difference that decides first, then the other, which may go the other way.
-  const FamilyTerm other = c.decides == FamilyTerm::kExposed ? c.bound : FamilyTerm::kExposed;
-  const double other_gain = c.decides == FamilyTerm::kExposed ? c.bound_gain_s : c.exposed_gain_s;
+  const bool by_exposed = c.decides == FamilyTerm::kExposed;
+  const double other_gain = by_exposed ? c.bound_gain_s : c.exposed_gain_s;
   return absl::StrFormat("%s's best is %.2fx faster than %s's (%.1f vs %.1f us): decided by %s; %s %s; grids %s vs %s",
                          winner, plan.summaries[c.runner_up].ratio, runner_up, w.time_s * 1e6, r.time_s * 1e6,
-                         TermPhrase(c.decides, w, r), other_gain >= 0 ? "also" : "despite", TermPhrase(other, w, r),
+                         by_exposed ? exposed : bound, other_gain >= 0 ? "also" : "despite", by_exposed ? bound : exposed,
                          GridPhrase(w, num_cores), GridPhrase(r, num_cores));
 }
 

@@ -86,7 +86,7 @@ std::vector<FamilyRank> MergeTop(const std::vector<PlanResult>& plans, size_t to
   return all;
 }
 
-// The runner-up's longest term, the one its time is made of besides the exposed part.
+// An estimate's longest term, the one its time is made of besides the exposed part.
 FamilyTerm BoundTerm(const PerfEstimate& e) {
   if (e.latency_bound) return FamilyTerm::kLatency;
   return e.compute_bound ? FamilyTerm::kOnChip : FamilyTerm::kMemory;
@@ -120,10 +120,11 @@ void Compare(FamiliesPlan& result) {
   choice.runner_up = result.order[1];
   const PerfEstimate& w = plans[choice.winner].top.front().perf;
   const PerfEstimate& r = plans[choice.runner_up].top.front().perf;
-  choice.bound = BoundTerm(r);
-  choice.bound_gain_s = FamilyTermSeconds(r, choice.bound) - FamilyTermSeconds(w, choice.bound);
+  choice.winner_bound = BoundTerm(w);
+  choice.runner_up_bound = BoundTerm(r);
+  choice.bound_gain_s = FamilyTermSeconds(r, choice.runner_up_bound) - FamilyTermSeconds(w, choice.winner_bound);
   choice.exposed_gain_s = r.exposed_s - w.exposed_s;
-  choice.decides = choice.exposed_gain_s > choice.bound_gain_s ? FamilyTerm::kExposed : choice.bound;
+  choice.decides = choice.exposed_gain_s > choice.bound_gain_s ? FamilyTerm::kExposed : choice.runner_up_bound;
 }
 
 }  // namespace

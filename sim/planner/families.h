@@ -38,15 +38,17 @@ struct FamilySummary {
   double ratio = 0;        // best_time_s over the fastest family's; 0 without an estimate
 };
 
-// Why the fastest family's best configuration beats the next family's best. The time the
-// runner-up loses splits into its longest term against the winner's value of that term (`bound`)
-// and the difference in exposed time; `decides` is the larger of the two.
+// Why the fastest family's best configuration beats the next family's best. Each best's time is
+// its longest term plus its exposed time, so the runner-up's lost time splits exactly into the
+// difference of the longest terms (`bound_gain_s`, each best's own longest) and the difference
+// of the exposed times; `decides` is the larger part: the runner-up's longest term, or kExposed.
 struct FamilyChoice {
   int winner = -1;     // family index; -1: no family has an estimated configuration
   int runner_up = -1;  // -1: no other family has one
-  FamilyTerm bound = FamilyTerm::kOnChip;  // the runner-up's longest term
-  double bound_gain_s = 0;                 // its value in the runner-up's best minus the winner's
-  double exposed_gain_s = 0;               // the runner-up's exposed time minus the winner's
+  FamilyTerm winner_bound = FamilyTerm::kOnChip;     // the winner's longest term
+  FamilyTerm runner_up_bound = FamilyTerm::kOnChip;  // the runner-up's
+  double bound_gain_s = 0;    // the runner-up's longest term minus the winner's
+  double exposed_gain_s = 0;  // the runner-up's exposed time minus the winner's
   FamilyTerm decides = FamilyTerm::kOnChip;
 };
 
