@@ -76,6 +76,28 @@ def summarize(rows):
     return {"rows": n, "top1_within_10": t1, "top5_within_3": t5, "worst_top1": worst}
 
 
+def family_choice(section, part, plan_rows, times):
+    """Where the plan ranks several families and the row timed more than one: how often its top-1
+    is of the family whose measured best is faster, and what a wrong choice costs (the chosen
+    family's best over the faster family's)."""
+    right, costs = 0, []
+    for r in plan_rows:
+        rk = row_key(r)
+        kinds = {KIND_OF_FAMILY[f] for f, _, _ in r["ranking"]}
+        if r["part"] != part or len(kinds) < 2 or rk not in times:
+            continue
+        best = {k: min((ms for ck, ms in times[rk].items() if ck[0] == k), default=None) for k in kinds}
+        if any(v is None for v in best.values()):
+            continue
+        chosen = KIND_OF_FAMILY[r["ranking"][0][0]]
+        faster = min(best, key=best.get)
+        right += chosen == faster
+        costs.append(best[chosen] / best[faster])
+    if costs:
+        print(f"{section:9} {part:8} family choice: the faster family on {right} of {len(costs)} rows; a wrong one "
+              f"costs at most {max(costs):.2f}x, over 1.10x on {sum(c > 1.10 for c in costs)}")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("plans")
@@ -106,6 +128,7 @@ def main():
                     print(f"{part:8} {str(rk):38} top1 {j['top1'] / j['best']:.2f}x top5 {j['top5'] / j['best']:.2f}x "
                           f"rank {j['rank_of_best']:3}/{j['timed_ranked']}  best {j['best'] * 1e3:8.1f} us"
                           + (f"  anchor {a / j['best']:.2f}x of best" if a else ""))
+            family_choice(section, part, plans[section], times)
             for dtype in sorted({r["row"][-1] for r in rows}):
                 s = summarize([r for r in rows if r["row"][-1] == dtype])
                 out[f"{section} {part} {dtype}"] = s
