@@ -181,9 +181,9 @@ TEST(PlannerQualityTest, CudaGemmOnTheRecordedH100Sweeps) {
   EXPECT_GE(q.best_in_top5, 75);        // round 8: 75 of 104
 }
 
-// The CUDA GEMM's split-K axis on the H200 (2026-11-29, `gemm-timing --split-k 1,2,4,8,16` at
-// depth 3; K-heavy decode-batch down projections of public LLMs and a 4096^3 control): the
-// model was not fitted on these timings.
+// The CUDA GEMM's split-K axis on the H200 (`gemm-timing --split-k 1,2,4,8,16` at depth 3;
+// K-heavy decode-batch down projections of public LLMs and a 4096^3 control): the model was not
+// fitted on these timings.
 TEST(PlannerQualityTest, CudaGemmSplitKOnTheH200) {
   SweepSpec spec;
   spec.graph = "models/graphs/gemm.pbtxt";
@@ -218,8 +218,8 @@ TEST(PlannerQualityTest, TritonMatmulOnTheRecordedH100Sweeps) {
   EXPECT_GE(q.best_in_top5, 66);
 }
 
-// The real-workload suite on the H200 (tests/data/planner/workload-suite.json; timings of
-// 2026-11-29, bench/planner/sweep_workloads.py): the layer shapes of public LLMs at decode and
+// The real-workload suite on the H200 (tests/data/planner/workload-suite.json, timed by
+// bench/planner/sweep_workloads.py): the layer shapes of public LLMs at decode and
 // prefill. The fit part is what the model's terms were chosen on; the held-out part was never
 // used to choose or tune anything, and its floors only guard against regressions
 // (docs/planner.md, "Real workloads").
