@@ -204,8 +204,13 @@ class Run:
             self.time_configs(shape, "splitk", dtype_name, space(SPLITK_SPACE),
                               lambda cfg: launch_matmul(a, b, c, cfg), check)
         if "anchors" in kinds and not self.stopped:
+            # TF32 for the anchor only: left on, it would make the next rows' references TF32 too.
+            allowed = torch.backends.cuda.matmul.allow_tf32
             torch.backends.cuda.matmul.allow_tf32 = True
-            ms = bench(lambda: torch.matmul(a, b))
+            try:
+                ms = bench(lambda: torch.matmul(a, b))
+            finally:
+                torch.backends.cuda.matmul.allow_tf32 = allowed
             self.result["anchors"].append(dict(shape, kind="torch.matmul", dtype=dtype_name, ms=ms,
                                                note="cuBLAS; TF32 allowed" if dtype_name == "f32" else "cuBLAS"))
         torch.cuda.empty_cache()
