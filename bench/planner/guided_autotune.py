@@ -19,7 +19,7 @@ import statistics
 import sys
 import time
 
-from judge_workloads import KIND_OF_FAMILY, cfg_key, load, row_key
+from judge_workloads import KIND_OF_FAMILY, cfg_key, load, measured, row_key
 
 
 def measure_lowering(n):
@@ -51,36 +51,32 @@ def main():
         print(f"early_prune lowering: {lower_s:.3f} s per configuration (median of {args.measure_lowering})")
     lower_s = lower_s or 0.0
     plans = load(args.plans)
-    times, compile_s, bench_s = {}, {}, {}
-    for path in args.timings:
-        run = load(path)
-        for t in run["timings"]:
-            if "ms" in t and t["kind"] == "matmul":
-                rk = row_key(t)
-                times.setdefault(rk, {})[cfg_key("matmul", t["config"])] = t["ms"]
-                bench_s.setdefault(rk, {})[cfg_key("matmul", t["config"])] = t.get("bench_s", 0.0)
-        for c in run["compiled"].values():
-            if c["kind"] == "matmul" and c["status"] == "ok":
-                compile_s[(c["dtype"], cfg_key("matmul", c["config"]))] = c["compile_s"]
+    m = measured(args.timings)
+    # The plain matmul's timed configurations per row (the suite times the split-K family beside).
+    times = {rk: {ck: ms for ck, ms in row.items() if ck[0] == "matmul"} for rk, row in m.times.items()}
+
+    def cost(rk, ck):
+        """An autotuner's seconds for one configuration: its compile, then its benchmark."""
+        return m.compile_s.get((rk[-1], None, None), {}).get(ck, 0.0) + m.bench_s[rk][ck]
+
     ks = [int(k) for k in args.k.split(",")]
     for part in ("fit", "heldout"):
-        rows = [r for r in plans["matmul"] if r["part"] == part and row_key(r) in times]
-        exhaustive = [sum(compile_s.get((row_key(r)[-1], ck), 0.0) + bench_s[row_key(r)][ck] for ck in times[row_key(r)])
-                      for r in rows]
+        rows = [r for r in plans["matmul"] if r["part"] == part and times.get(row_key(r))]
+        exhaustive = [sum(cost(row_key(r), ck) for ck in times[row_key(r)]) for r in rows]
         print(f"{part}: {len(rows)} rows; exhaustive autotuning {statistics.median(exhaustive):.1f} s per row "
               f"(median; {len(times[row_key(rows[0])])} configurations)")
         for k in ks:
-            cost, slow = [], []
+            costs, slow = [], []
             for r in rows:
                 rk = row_key(r)
                 kept = [cfg_key(KIND_OF_FAMILY[f], prm) for f, prm, _ in r["ranking"]
                         if cfg_key(KIND_OF_FAMILY[f], prm) in times[rk]][:k]
-                cost.append(sum(compile_s.get((rk[-1], ck), 0.0) + bench_s[rk][ck] for ck in kept) + k * lower_s)
+                costs.append(sum(cost(rk, ck) for ck in kept) + k * lower_s)
                 slow.append(min(times[rk][ck] for ck in kept) / min(times[rk].values()))
             within3 = sum(s <= 1.03 for s in slow)
             within10 = sum(s <= 1.10 for s in slow)
-            saving = statistics.median(e / c for e, c in zip(exhaustive, cost))
-            print(f"  top_k={k:2}: {statistics.median(cost):5.1f} s per row (median), {saving:5.1f}x less; winner within 3% "
+            saving = statistics.median(e / c for e, c in zip(exhaustive, costs))
+            print(f"  top_k={k:2}: {statistics.median(costs):5.1f} s per row (median), {saving:5.1f}x less; winner within 3% "
                   f"on {within3}/{len(rows)}, within 10% on {within10}/{len(rows)}, worst {max(slow):.2f}x")
 
 

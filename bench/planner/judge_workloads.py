@@ -11,6 +11,7 @@ counts as what a user would hit: it is listed). Reported separately for the fit 
 part, and beside the anchors (cuBLAS, SDPA) of the same run.
 """
 import argparse
+import collections
 import gzip
 import json
 
@@ -33,9 +34,15 @@ def row_key(r):
     return ("matmul", r["M"], r["N"], r["K"], r["dtype"])
 
 
+# What timing files hold: times[row][config] and bench_s[row][config] (the do_bench median in ms
+# and the wall seconds the benchmark took), anchors[row][kind] in ms, and
+# compile_s[(dtype, head_dim, heads)][config] (head dim and heads None outside attention: the
+# JIT's specialization the sweep compiled for).
+Measured = collections.namedtuple("Measured", "times bench_s anchors compile_s")
+
+
 def measured(timing_files):
-    """row key -> {config key: ms}; row key -> {anchor kind: ms}; config key -> compile_s; bench_s."""
-    times, anchors, costs = {}, {}, {}
+    m = Measured({}, {}, {}, {})
     for path in timing_files:
         run = load(path)
         for t in run["timings"]:
@@ -43,14 +50,14 @@ def measured(timing_files):
                 continue
             rk = row_key(t)
             ck = cfg_key(t["kind"], t["config"])
-            times.setdefault(rk, {})[ck] = t["ms"]
-            costs.setdefault(rk, {})[ck] = t.get("bench_s", 0.0)
+            m.times.setdefault(rk, {})[ck] = t["ms"]
+            m.bench_s.setdefault(rk, {})[ck] = t.get("bench_s", 0.0)
         for a in run["anchors"]:
-            anchors.setdefault(row_key(dict(a, dtype=a["dtype"])), {})[a["kind"]] = a["ms"]
+            m.anchors.setdefault(row_key(a), {})[a["kind"]] = a["ms"]
         for c in run["compiled"].values():
-            extra = (c.get("head_dim"), c.get("heads")) if c["kind"] == "attention" else ()
-            costs.setdefault(("compile", c["dtype"]) + extra, {})[cfg_key(c["kind"], c["config"])] = c["compile_s"]
-    return times, anchors, costs
+            spec = (c["dtype"], c.get("head_dim"), c.get("heads"))
+            m.compile_s.setdefault(spec, {})[cfg_key(c["kind"], c["config"])] = c["compile_s"]
+    return m
 
 
 def judge_row(ranking, row_times, top=5):
@@ -106,7 +113,7 @@ def main():
     p.add_argument("--detail", action="store_true")
     args = p.parse_args()
     plans = load(args.plans)
-    times, anchors, _ = measured(args.timings)
+    times, _, anchors, _ = measured(args.timings)
     out = {}
     for section in ("matmul", "attention"):
         for part in ("fit", "heldout"):
