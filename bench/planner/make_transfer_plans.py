@@ -95,6 +95,15 @@ def plan(binary, device, kernel, dtype, shape, calibration, stages=None):
     return json.loads(out.stdout)
 
 
+def model_commit():
+    """The commit a plan is made at, and whether the model's sources (sim, models, proto) differ
+    from it: a plan file records both, so it says which model ranked it."""
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--", "sim", "models", "proto"],
+                           capture_output=True, text=True).stdout.strip()
+    return commit, bool(dirty)
+
+
 def ranking(plan_json):
     """Fastest first: the five parameters and the estimate in microseconds."""
     return [[c["params"][n] for n in NAMES] + [c["estimated_us"]] for c in plan_json["configs"]]
@@ -125,9 +134,7 @@ def main():
             if k not in KERNELS:
                 raise SystemExit(f"--calibration {item}: kernel '{k}' is not one of {', '.join(KERNELS)}")
             calibration[k] = path
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--", "sim", "models", "proto"],
-                           capture_output=True, text=True).stdout.strip()
+    commit, dirty = model_commit()
     result = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
         "commit": commit,

@@ -13,6 +13,8 @@ import json
 import os
 import subprocess
 
+from make_transfer_plans import model_commit
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 SUITE = os.path.join(ROOT, "tests", "data", "planner", "workload-suite.json")
@@ -52,9 +54,7 @@ def main():
     families = args.family or MATMUL_FAMILIES
     with open(SUITE) as f:
         suite = json.load(f)
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--", "sim", "models", "proto"],
-                           capture_output=True, text=True).stdout.strip()
+    commit, dirty = model_commit()
     result = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(), "commit": commit,
               "uncommitted_changes_in_sim_models_proto": bool(dirty), "device": args.device,
               "families": families, "attention_graph": ATTENTION, "matmul": [], "attention": []}
