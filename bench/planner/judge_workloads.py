@@ -15,7 +15,10 @@ import collections
 import gzip
 import json
 
-KIND_OF_FAMILY = {"triton_matmul": "matmul", "triton_matmul_splitk": "splitk", "triton_attention": "attention"}
+KIND_OF_FAMILY = {"triton_matmul": "matmul", "triton_matmul_splitk": "splitk", "triton_attention": "attention",
+                  "gemm": "cuda_gemm"}
+# gemm-timing's files (bench/planner/time_cuda_gemm_workloads.py) name no kind: the CUDA GEMM's.
+DEFAULT_KIND = "cuda_gemm"
 PLAIN = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS", "SPLIT_K"]
 
 
@@ -49,14 +52,15 @@ def measured(timing_files):
             if "ms" not in t:
                 continue
             rk = row_key(t)
-            ck = cfg_key(t["kind"], t["config"])
+            ck = cfg_key(t.get("kind", DEFAULT_KIND), t["config"])
             m.times.setdefault(rk, {})[ck] = t["ms"]
             m.bench_s.setdefault(rk, {})[ck] = t.get("bench_s", 0.0)
-        for a in run["anchors"]:
+        for a in run.get("anchors", []):
             m.anchors.setdefault(row_key(a), {})[a["kind"]] = a["ms"]
         for c in run["compiled"].values():
             spec = (c["dtype"], c.get("head_dim"), c.get("heads"))
-            m.compile_s.setdefault(spec, {})[cfg_key(c["kind"], c["config"])] = c["compile_s"]
+            if "compile_s" in c:
+                m.compile_s.setdefault(spec, {})[cfg_key(c["kind"], c["config"])] = c["compile_s"]
     return m
 
 
@@ -118,7 +122,7 @@ def main():
     for section in ("matmul", "attention"):
         for part in ("fit", "heldout"):
             rows = []
-            for r in plans[section]:
+            for r in plans.get(section, []):
                 if r["part"] != part:
                     continue
                 rk = row_key(r)
@@ -135,7 +139,7 @@ def main():
                     print(f"{part:8} {str(rk):38} top1 {j['top1'] / j['best']:.2f}x top5 {j['top5'] / j['best']:.2f}x "
                           f"rank {j['rank_of_best']:3}/{j['timed_ranked']}  best {j['best'] * 1e3:8.1f} us"
                           + (f"  anchor {a / j['best']:.2f}x of best" if a else ""))
-            family_choice(section, part, plans[section], times)
+            family_choice(section, part, plans.get(section, []), times)
             for dtype in sorted({r["row"][-1] for r in rows}):
                 s = summarize([r for r in rows if r["row"][-1] == dtype])
                 out[f"{section} {part} {dtype}"] = s

@@ -4,6 +4,10 @@ graph given, for each attention row the attention graph's, with the commit and t
 
     python3 bench/planner/make_workload_plans.py SIMULATE OUT.json [--device h200]
         [--family models/graphs/triton_matmul.pbtxt ...]
+    python3 bench/planner/make_workload_plans.py SIMULATE OUT.json --kernel cuda_gemm
+
+--kernel cuda_gemm ranks the CUDA backend's GEMM (models/graphs/gemm.pbtxt) over the space
+bench/planner/time_cuda_gemm_workloads.py times (CUDA_GEMM_SPACE), f32 as DTYPE 0 and f16 as 1.
 
 bench/planner/judge_workloads.py judges a plan file against bench/planner/sweep_workloads.py's timings.
 """
@@ -22,15 +26,30 @@ MATMUL_FAMILIES = ["models/graphs/triton_matmul.pbtxt"]
 ATTENTION = "models/graphs/triton_attention.pbtxt"
 ELT = {"f16": 2, "f32": 4}
 COMPUTE_DTYPE = {"f16": "f16", "f32": "tf32"}  # tl.dot on f32 operands uses tf32
+CUDA_GEMM = "models/graphs/gemm.pbtxt"
+CUDA_GEMM_DTYPE = {"f32": 0, "f16": 1}
+# The CUDA GEMM's timed space per regime (gemm-timing's compiled tiles; the graph's requirements
+# drop the tiles M, N or K are no multiple of). Decode rows sweep split-K, prefill rows (M = 2000,
+# BLOCK_M = 16 only) keep one share and depths 2-4: a 2000 x 3584 x 18944 fp32-FMA launch runs
+# ~15 ms, and split-K has no grid to fill there.
+CUDA_GEMM_SPACE = {
+    "decode": {"BLOCK_M": "16,32,64,128", "BLOCK_N": "32,64,128", "BLOCK_K": "16,32", "NUM_STAGES": "1,2,3,4",
+               "NUM_WARPS": "4,8", "SPLIT_K": "1,2,4,8,16"},
+    "prefill": {"BLOCK_M": "16,32,64,128", "BLOCK_N": "32,64,128", "BLOCK_K": "16,32", "NUM_STAGES": "2,3,4",
+                "NUM_WARPS": "4,8", "SPLIT_K": "1"},
+}
 
 
-def plan(binary, device, graphs, sets, compute_dtype=None):
-    """`simulate plan --format json`, every configuration of the graphs' spaces ranked."""
+def plan(binary, device, graphs, sets, compute_dtype=None, space=None):
+    """`simulate plan --format json`, every configuration of the graphs' spaces (or of `space`,
+    {param: "V1,V2,..."}) ranked."""
     args = [binary, "plan", "--device", device, "--format", "json", "--top", "100000", "--threads", "1"]
     for g in graphs:
         args += ["--graph", os.path.join(ROOT, g)]
     for name, value in sets.items():
         args += ["--set", f"{name}={value}"]
+    for name, values in (space or {}).items():
+        args += ["--param", f"{name}={values}"]
     if compute_dtype:
         args += ["--compute-dtype", compute_dtype]
     out = subprocess.run(args, capture_output=True, text=True, check=False)
@@ -50,11 +69,14 @@ def main():
     p.add_argument("out")
     p.add_argument("--device", default="h200")
     p.add_argument("--family", action="append", default=None, help="a matmul family graph; repeatable")
+    p.add_argument("--kernel", choices=["triton", "cuda_gemm"], default="triton")
     args = p.parse_args()
     families = args.family or MATMUL_FAMILIES
     with open(SUITE) as f:
         suite = json.load(f)
     commit, dirty = model_commit()
+    if args.kernel == "cuda_gemm":
+        return write_cuda_gemm_plans(args, suite, commit, dirty)
     result = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(), "commit": commit,
               "uncommitted_changes_in_sim_models_proto": bool(dirty), "device": args.device,
               "families": families, "attention_graph": ATTENTION, "matmul": [], "attention": []}
@@ -72,6 +94,26 @@ def main():
         json.dump(result, f, indent=0)
     print(f"wrote {args.out}: {len(result['matmul'])} matmul and {len(result['attention'])} attention rows at "
           f"{commit[:12]}{' (with uncommitted model changes)' if dirty else ''}")
+
+
+def cuda_gemm_regime(row):
+    return "prefill" if row["regime"] == "prefill" else "decode"
+
+
+def write_cuda_gemm_plans(args, suite, commit, dirty):
+    result = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(), "commit": commit,
+              "uncommitted_changes_in_sim_models_proto": bool(dirty), "device": args.device,
+              "families": [CUDA_GEMM], "space": CUDA_GEMM_SPACE, "matmul": []}
+    for r in suite["matmul"]:
+        for dtype in suite["dtypes"]["matmul"]:
+            pj = plan(args.binary, args.device, [CUDA_GEMM],
+                      {"M": r["M"], "N": r["N"], "K": r["K"], "DTYPE": CUDA_GEMM_DTYPE[dtype]},
+                      space=CUDA_GEMM_SPACE[cuda_gemm_regime(r)])
+            result["matmul"].append(dict(r, dtype=dtype, ranking=ranking(pj, "gemm")))
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=0)
+    print(f"wrote {args.out}: {len(result['matmul'])} CUDA GEMM rows at {commit[:12]}"
+          f"{' (with uncommitted model changes)' if dirty else ''}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,67 @@
+"""Times the CUDA backend's GEMM (backends/cuda/gemm_kernels.cu, models/graphs/gemm.pbtxt) on the
+real-workload suite (tests/data/planner/workload-suite.json) on the GPU machine (issue 34).
+
+    python3 bench/planner/time_cuda_gemm_workloads.py SCRATCHSIM_CUDA OUT.json [--launches N]
+
+One `scratchsim_cuda gemm-timing` run per (part, regime) of the suite over the space
+make_workload_plans.py --kernel cuda_gemm ranks (CUDA_GEMM_SPACE: split-K for decode rows, depths
+2-4 for prefill); every timing is tagged with its row's "part" and "regime" and the runs are merged
+into OUT.json (the fixture planner_quality_test reads, gzipped); gemm-timing's log (one line a
+timing, and each tile that M, N or K is no multiple of, skipped) goes to OUT.json.log.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from make_workload_plans import CUDA_GEMM_SPACE, SUITE, cuda_gemm_regime
+
+
+def stage_range(values):
+    depths = [int(v) for v in values.split(",")]
+    return f"{min(depths)}:{max(depths)}"
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("binary")
+    p.add_argument("out")
+    p.add_argument("--launches", type=int, default=10)
+    args = p.parse_args()
+    with open(SUITE) as f:
+        suite = json.load(f)
+    groups = {}
+    for r in suite["matmul"]:
+        groups.setdefault((r["part"], cuda_gemm_regime(r)), []).append(r)
+    merged = {"compiled": {}, "timings": [], "runs": []}
+    with tempfile.TemporaryDirectory() as tmp, open(args.out + ".log", "w") as log:
+        for (part, regime), rows in sorted(groups.items()):
+            space = CUDA_GEMM_SPACE[regime]
+            shapes = sorted({(r["M"], r["N"], r["K"]) for r in rows})
+            out = os.path.join(tmp, f"{part}-{regime}.json")
+            cmd = [args.binary, "gemm-timing", "--shapes", ",".join(f"{m}x{n}x{k}" for m, n, k in shapes),
+                   "--out", out, "--stages", stage_range(space["NUM_STAGES"]), "--split-k", space["SPLIT_K"],
+                   "--launches", str(args.launches)]
+            print(" ".join(cmd), file=sys.stderr, flush=True)
+            subprocess.run(cmd, check=True, stdout=log, stderr=log)
+            with open(out) as f:
+                run = json.load(f)
+            of_shape = {(r["M"], r["N"], r["K"]): r for r in rows}
+            for t in run["timings"]:
+                t["part"], t["regime"] = part, regime
+                t["model"] = of_shape[(t["M"], t["N"], t["K"])]["model"]
+                merged["timings"].append(t)
+            merged["compiled"].update(run["compiled"])
+            merged["runs"].append({"part": part, "regime": regime, "command": " ".join(cmd[1:]),
+                                   "date": run["date"], "timings": len(run["timings"])})
+            merged["device"] = run["device"]
+            merged["kernel"] = run["kernel"]
+    with open(args.out, "w") as f:
+        json.dump(merged, f, indent=0)
+    print(f"wrote {args.out}: {len(merged['timings'])} timings", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
