@@ -115,6 +115,25 @@ const std::vector<T>& RoundedRandom(size_t count, uint32_t seed) {
   return it->second;
 }
 
+// RoundedRandom(count, seed) on the device, uploaded once per process: a sweep times hundreds of
+// configurations of one shape, and uploading a 3.7 GB LM-head weight per configuration took longer
+// than timing it. The kernels only read A and B, so every configuration may share them. Kept
+// until exit, one thread at a time, as RoundedRandom.
+template <typename T>
+cudaError_t UploadedRandom(size_t count, uint32_t seed, const T** device) {
+  static auto* cache = new std::map<std::pair<size_t, uint32_t>, std::unique_ptr<DeviceBuffer<T>>>();
+  auto it = cache->find({count, seed});
+  if (it == cache->end()) {
+    auto buffer = std::make_unique<DeviceBuffer<T>>();
+    cudaError_t error = buffer->Allocate(count);
+    if (error == cudaSuccess) error = buffer->Upload(RoundedRandom<T>(count, seed));
+    if (error != cudaSuccess) return error;
+    it = cache->emplace(std::make_pair(count, seed), std::move(buffer)).first;
+  }
+  *device = it->second->get();
+  return cudaSuccess;
+}
+
 // What a block does with its fp32 accumulators. The split-K variant is its own instance: a
 // run-time split in the one kernel changed ptxas's registers on 65 of the 80 instances (CUDA 13.0,
 // sm_90a), so the kernel every earlier run measured would not have stayed the same.
@@ -311,13 +330,10 @@ class TiledGemmCase final : public KernelCase {
       }
     }
     cudaError_t error;
-    if ((error = a_.Allocate(ah.size())) != cudaSuccess) return error;
-    if ((error = b_.Allocate(bh.size())) != cudaSuccess) return error;
-    if (kGeglu && (error = b2_.Allocate(b2h.size())) != cudaSuccess) return error;
+    if ((error = UploadedRandom<T>(ah.size(), 1, &a_)) != cudaSuccess) return error;
+    if ((error = UploadedRandom<T>(bh.size(), 2, &b_)) != cudaSuccess) return error;
+    if (kGeglu && (error = UploadedRandom<T>(b2h.size(), 3, &b2_)) != cudaSuccess) return error;
     if ((error = c_.Allocate(reference_.size())) != cudaSuccess) return error;
-    if ((error = a_.Upload(ah)) != cudaSuccess) return error;
-    if ((error = b_.Upload(bh)) != cudaSuccess) return error;
-    if (kGeglu && (error = b2_.Upload(b2h)) != cudaSuccess) return error;
     return c_.Zero();
   }
 
@@ -329,7 +345,7 @@ class TiledGemmCase final : public KernelCase {
     }
     TiledGemmKernel<T, BM, BN, BK, WARPS, kEpilogue>
         <<<grid(), threads_per_block(), dynamic_shared_bytes(), stream>>>(
-            a_.get(), b_.get(), b2_.get(), c_.get(), m_, n_, k_, stages_);
+            a_, b_, b2_, c_.get(), m_, n_, k_, stages_);
     return cudaGetLastError();
   }
 
@@ -358,7 +374,9 @@ class TiledGemmCase final : public KernelCase {
   int64_t shared_pad_ = 0;
   std::vector<size_t> checked_;
   std::vector<float> reference_;
-  DeviceBuffer<T> a_, b_, b2_;
+  const T* a_ = nullptr;  // UploadedRandom's, shared by every case of the shape
+  const T* b_ = nullptr;
+  const T* b2_ = nullptr;
   DeviceBuffer<float> c_;
 };
 
@@ -403,7 +421,9 @@ const Instance kGegluInstances[] = {
 };
 
 // The timing sweep (docs/validation/planner-h100.md, "The CUDA backend's GEMM"): every tile of
-// BLOCK_M, BLOCK_N in {32, 64, 128}, BLOCK_K in {16, 32}, NUM_WARPS in {4, 8}, f32 and f16.
+// BLOCK_M, BLOCK_N in {32, 64, 128}, BLOCK_K in {16, 32}, NUM_WARPS in {4, 8}, f32 and f16; and
+// BLOCK_M = 16 (the only tile of a 16-token decode row or a 2,000-token prefill, where M is no
+// multiple of 32), less 16 x 32 at 8 warps, whose 8 thread rows per 32 columns do not tile 16.
 struct TimingInstance {
   int dtype, bm, bn, bk, warps;
   std::unique_ptr<KernelCase> (*make)(int stages, int split_k, int m, int n, int k, int64_t shared_pad);
@@ -414,8 +434,12 @@ struct TimingInstance {
 #define SCRATCHSIM_TIMING_K(D, T, BM, BN) SCRATCHSIM_TIMING_W(D, T, BM, BN, 16), SCRATCHSIM_TIMING_W(D, T, BM, BN, 32)
 #define SCRATCHSIM_TIMING_N(D, T, BM) \
   SCRATCHSIM_TIMING_K(D, T, BM, 32), SCRATCHSIM_TIMING_K(D, T, BM, 64), SCRATCHSIM_TIMING_K(D, T, BM, 128)
-#define SCRATCHSIM_TIMING_DTYPE(D, T) \
-  SCRATCHSIM_TIMING_N(D, T, 32), SCRATCHSIM_TIMING_N(D, T, 64), SCRATCHSIM_TIMING_N(D, T, 128)
+#define SCRATCHSIM_TIMING_M16(D, T)                                                              \
+  {D, 16, 32, 16, 4, &MakeTiled<T, 16, 32, 16, 4>}, {D, 16, 32, 32, 4, &MakeTiled<T, 16, 32, 32, 4>}, \
+      SCRATCHSIM_TIMING_K(D, T, 16, 64), SCRATCHSIM_TIMING_K(D, T, 16, 128)
+#define SCRATCHSIM_TIMING_DTYPE(D, T)                                                    \
+  SCRATCHSIM_TIMING_M16(D, T), SCRATCHSIM_TIMING_N(D, T, 32), SCRATCHSIM_TIMING_N(D, T, 64), \
+      SCRATCHSIM_TIMING_N(D, T, 128)
 
 const TimingInstance kTimingInstances[] = {SCRATCHSIM_TIMING_DTYPE(0, float), SCRATCHSIM_TIMING_DTYPE(1, __half)};
 

@@ -71,8 +71,8 @@ TEST(KernelsTest, UnknownInstanceIsAnErrorNamingWhatIsCompiled) {
 }
 
 TEST(KernelsTest, GemmTimingCaseChecksItsProblemSize) {
-  // 2 dtypes x 3 x 3 x 2 x 2 tiles, all constructible without a GPU.
-  EXPECT_EQ(GemmTimingTiles().size(), 72u);
+  // 2 dtypes x (3 x 3 x 2 x 2 tiles + 10 of BLOCK_M 16), all constructible without a GPU.
+  EXPECT_EQ(GemmTimingTiles().size(), 92u);
   std::string error;
   ParamMap params = {{"DTYPE", 0}, {"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, {"NUM_STAGES", 2},
                      {"NUM_WARPS", 4}, {"M", 1024}, {"N", 1024}, {"K", 1024}};

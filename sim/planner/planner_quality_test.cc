@@ -34,8 +34,9 @@ struct SweepFormat {
   // Parameters outside config_names that a timing may set: only timings that leave them out or
   // set them to this value are rows (gemm-timing --split-k adds SPLIT_K; 1 is the plain kernel).
   std::map<std::string, int64_t> fixed;
-  std::string kind;  // non-empty: only timings of this "kind" (bench/planner/sweep_workloads.py)
-  std::string part;  // non-empty: only rows of this "part" of the workload suite (fit, heldout)
+  // Only timings whose text field NAME is VALUE: the "kind" of bench/planner/sweep_workloads.py,
+  // the "part" (fit, heldout) and "regime" (decode, prefill) of the workload suite.
+  std::map<std::string, std::string> where;
 };
 
 // Measured milliseconds per configuration, per (dtype, shape), of one sweep file (a path in the
@@ -54,8 +55,10 @@ std::map<Row, std::map<Config, double>> ReadSweep(const std::string& path, const
   for (const google::protobuf::Value& timing : root.fields().at("timings").list_value().values()) {
     const auto& t = timing.struct_value().fields();
     if (!t.contains("ms")) continue;
-    if (!format.kind.empty() && text(t, "kind") != format.kind) continue;
-    if (!format.part.empty() && text(t, "part") != format.part) continue;
+    if (std::any_of(format.where.begin(), format.where.end(),
+                    [&](const auto& field) { return text(t, field.first) != field.second; })) {
+      continue;
+    }
     const auto& config = t.at("config").struct_value().fields();
     if (std::any_of(format.fixed.begin(), format.fixed.end(), [&](const auto& fixed) {
           return config.contains(fixed.first) && integer(config.at(fixed.first)) != fixed.second;
@@ -229,8 +232,7 @@ SweepSpec WorkloadMatmul(const std::string& part) {
   spec.sweeps = {"h200-workloads-2026-11-29/h200-f16.json.gz", "h200-workloads-2026-11-29/h200-f32.json.gz"};
   spec.sets_by_dtype = {{"f16", {"ELT=2"}}, {"f32", {"ELT=4"}}};
   spec.compute_dtype = {{"f16", "f16"}, {"f32", "tf32"}};
-  spec.format.kind = "matmul";
-  spec.format.part = part;
+  spec.format.where = {{"kind", "matmul"}, {"part", part}};
   spec.device = "h200";
   return spec;
 }
@@ -242,10 +244,56 @@ SweepSpec WorkloadAttention(const std::string& part) {
   spec.sets_by_dtype = {{"f16", {}}};
   spec.format.row_names = {"BATCH_HEADS", "N_CTX", "HEAD_DIM"};
   spec.format.config_names = {"BLOCK_M", "BLOCK_N", "NUM_STAGES", "NUM_WARPS"};
-  spec.format.kind = "attention";
-  spec.format.part = part;
+  spec.format.where = {{"kind", "attention"}, {"part", part}};
   spec.device = "h200";
   return spec;
+}
+
+// The CUDA GEMM on the workload suite (bench/planner/time_cuda_gemm_workloads.py; plans committed
+// before the timing in cuda-gemm-plans-before-timing.json.gz), over the space it was timed on:
+// split-K and depths 1-4 for decode rows, one share and depths 2-4 for prefill rows (M = 2000,
+// BLOCK_M = 16 only).
+Quality JudgeCudaGemmWorkloads(const std::string& part) {
+  Quality total;
+  for (const char* regime : {"decode", "prefill"}) {
+    SweepSpec spec;
+    spec.graph = "models/graphs/gemm.pbtxt";
+    spec.sweeps = {absl::StrCat("h200-workloads-2026-11-29/cuda-gemm-", part, ".json.gz")};
+    const bool decode = std::string(regime) == "decode";
+    spec.space = {"BLOCK_M=16,32,64,128", "BLOCK_N=32,64,128", "BLOCK_K=16,32",
+                  decode ? "NUM_STAGES=1,2,3,4" : "NUM_STAGES=2,3,4", "NUM_WARPS=4,8",
+                  decode ? "SPLIT_K=1,2,4,8,16" : "SPLIT_K=1"};
+    spec.sets_by_dtype = {{"f16", {"DTYPE=1"}}, {"f32", {"DTYPE=0"}}};
+    spec.format.config_names = {"BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS", "SPLIT_K"};
+    spec.format.where = {{"part", part}, {"regime", regime}};
+    spec.device = "h200";
+    const Quality q = Judge(spec);
+    total.rows += q.rows;
+    total.top1_within_10 += q.top1_within_10;
+    total.best_in_top5 += q.best_in_top5;
+    total.top5_within_3 += q.top5_within_3;
+    total.top1_misses += q.top1_misses;
+    for (const auto& [dtype, t] : q.by_dtype) {
+      for (size_t i = 0; i < t.size(); ++i) total.by_dtype[dtype][i] += t[i];
+    }
+  }
+  return total;
+}
+
+TEST(PlannerQualityTest, CudaGemmOnTheWorkloadSuiteFitPart) {
+  const Quality q = JudgeCudaGemmWorkloads("fit");
+  PrintQuality("CUDA GEMM, workload fit part", q);
+  EXPECT_EQ(q.rows, 54);
+  EXPECT_GE(q.top1_within_10, 54) << q.top1_misses;
+  EXPECT_GE(q.top5_within_3, 53);  // f32 16x8192x1024: the top 5's best at 1.05x
+}
+
+TEST(PlannerQualityTest, CudaGemmOnTheWorkloadSuiteHeldOutPart) {
+  const Quality q = JudgeCudaGemmWorkloads("heldout");
+  PrintQuality("CUDA GEMM, workload held-out part", q);
+  EXPECT_EQ(q.rows, 50);
+  EXPECT_GE(q.top1_within_10, 50) << q.top1_misses;  // worst: f32 16x3584x18944 at 1.10x
+  EXPECT_GE(q.top5_within_3, 50);
 }
 
 TEST(PlannerQualityTest, TritonMatmulOnTheWorkloadSuiteFitPart) {

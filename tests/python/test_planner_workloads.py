@@ -39,6 +39,33 @@ def test_plans_before_timing_judge_as_reported(repo, tmp_path):
     assert judged["attention fit f16"]["top1_within_10"] == 2 and judged["attention heldout f16"]["rows"] == 4
 
 
+def test_cuda_gemm_plans_before_timing_judge_as_reported(repo, tmp_path):
+    out = tmp_path / "judged.json"
+    run = repo / RUN
+    _bench(repo, "judge_workloads.py", run / "cuda-gemm-plans-before-timing.json.gz", run / "cuda-gemm-fit.json.gz",
+           run / "cuda-gemm-heldout.json.gz", "--json", out)
+    judged = json.loads(out.read_text())
+    # The CUDA GEMM's plans at 26fcb6f, written before its suite run: every row's top-1 within 10%.
+    for part, rows in (("fit", 27), ("heldout", 25)):
+        for dtype in ("f16", "f32"):
+            j = judged[f"matmul {part} {dtype}"]
+            assert j["rows"] == rows and j["top1_within_10"] == rows, (part, dtype, j)
+    assert judged["matmul heldout f16"]["top5_within_3"] == 25 and judged["matmul heldout f32"]["top5_within_3"] == 25
+    assert judged["matmul fit f32"]["top5_within_3"] == 26
+
+
+def test_cuda_gemm_suite_runs_cover_every_row(repo):
+    import gzip
+    suite = json.loads((repo / "tests/data/planner/workload-suite.json").read_text())
+    for part in ("fit", "heldout"):
+        with gzip.open(repo / RUN / f"cuda-gemm-{part}.json.gz", "rt") as f:
+            run = json.load(f)
+        timed = {(t["M"], t["N"], t["K"]) for t in run["timings"]}
+        want = {(r["M"], r["N"], r["K"]) for r in suite["matmul"] if r["part"] == part}
+        assert timed == want
+        assert all(t["correctness"] == "ok" for t in run["timings"])
+
+
 def test_every_timed_row_has_its_anchor(repo):
     import gzip
     for name in ("h200-f16.json.gz", "h200-f32.json.gz"):
