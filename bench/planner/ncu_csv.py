@@ -1,12 +1,14 @@
 """Reading Nsight Compute's --csv output for the planner's measurement scripts
-(ncu_smem_conflicts.py, ncu_full_size.py, cuda_gemm_ncu_summary.py).
+(ncu_smem_conflicts.py, ncu_full_size.py, cuda_gemm_ncu_summary.py, attention_ncu.py).
 
 kernels(csv_path) -> [{metric: (value, unit)}, ...], one dict per profiled kernel in ncu's order
-(rows whose value is not a number are skipped). k_loop(lo, hi, blocks) turns the metrics of one
+(rows whose value is not a number are skipped); raw_kernels(csv_path) the same of `--page raw`
+output (one row per kernel, a column per metric; .gz read as it is). k_loop(lo, hi, blocks) turns the metrics of one
 configuration launched at two K into per-K-element figures of the loop alone: counts per block,
 cycles (per SM) not divided by the blocks.
 """
 import csv
+import gzip
 import io
 import sys
 
@@ -21,6 +23,24 @@ def kernels(csv_path):
             continue
         by_id.setdefault(int(r["ID"]), {})[r["Metric Name"]] = (value, r["Metric Unit"])
     return [by_id[i] for i in sorted(by_id)]
+
+
+def raw_kernels(csv_path):
+    opener = gzip.open if csv_path.endswith(".gz") else open
+    with opener(csv_path, "rt") as f:
+        text = f.read()
+    rows = list(csv.reader(io.StringIO(text[text.find('"ID"'):])))
+    header, units = rows[0], rows[1]
+    out = []
+    for row in rows[2:]:
+        kernel = {}
+        for name, unit, cell in zip(header, units, row):
+            try:
+                kernel[name] = (float(cell.replace(",", "")), unit)
+            except ValueError:
+                continue
+        out.append(kernel)
+    return out
 
 
 def named_kernels(csv_path):
