@@ -83,10 +83,9 @@ def make_row(set_name, gen, kind, params):
     r = tpu_aot.compile_kernel(fn, args, gen, keep_message=3000)
   except Exception as e:
     r = {"verdict": "error", "message": f"{type(e).__name__}: {e}"}
-  allocations = [x for k in ((r.get("report") or {}).get("kernels") or {}).values() for x in k["allocations"]]
   result = {"verdict": r["verdict"], "compile_s": r.get("compile_s"),
             "total_bytes": (r.get("pallas") or {}).get("total_bytes"),
-            "spill_bytes": sum(x["size"] for x in allocations if x["what"] == "SPILL"),
+            "spill_bytes": sweep_spills.kernel_spill_bytes(r),
             "spill_listed_bytes": fit_spill_model.listed_spill_bytes(r)}
   if r["verdict"] != "fits":
     result.update(size_bytes=r.get("size_bytes"), limit_bytes=r.get("limit_bytes"), message=_cut(r.get("message")))
