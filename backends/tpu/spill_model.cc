@@ -319,8 +319,8 @@ void AddWidenedLoads(const PallasBody& body, const DeviceModel& device, SpillEst
 
 // A body whose ops or pattern no fitted body of its class has: the class's band is not evidence
 // for it, so the band widens to what the vreg replay proves. Low 0 (nothing fitted says it spills
-// at least that), central the larger of the class's and the replay's held bytes less the register
-// file, high the larger of the class's and the replay's bound on spill slots (SpillBoundBytes).
+// at least that), central the larger of the class's and the replay's held bytes less v4's register
+// file (kVregFileBytes), high the larger of the class's and the replay's bound on spill slots (SpillBoundBytes).
 // The patterns are named in the basis, which the report prints.
 void WidenForUnvalidatedPatterns(const PallasBody& body, const VregReplay* replay, SpillEstimate& out) {
   if (body.program_size() == 0 || replay == nullptr) return;
@@ -339,8 +339,8 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const VregReplay* repla
       " body has ", out.unvalidated, ": 0 to ",
       replay->rolled ? "every vector value the body defines (a rolled loop)" : "the program-order peak of live values",
       " (", bound, " B), central at least the vreg replay's ", replay->peak_held_bytes, " B held across ",
-      replay->peak_at.empty() ? "no whole-operand op" : replay->peak_at, " less the ", kVregFileBytes,
-      " B register file");
+      replay->peak_at.empty() ? "no whole-operand op" : replay->peak_at, " less ", kVregFileBytes,
+      " B (v4's register file)");
 }
 
 }  // namespace

@@ -20,8 +20,11 @@
 
 namespace scratchsim {
 
-// Bytes of the TPU vector register file Mosaic allocates from: 32 vregs of 4 KiB (JAX Pallas TPU
-// docs, "vector registers": 8 x 128 x 32-bit each; the TPU VPU has 32 of them).
+// What the widened spill central takes off the replay's held bytes: v4's vector register file, 32
+// vregs of 4 KiB (8 x 128 x 32-bit each). libtpu's allocator has 64 vregs on v5e, v5p, v6e and
+// v7x (tests/data/tpu/vreg_alloc_probe.txt), but the held bytes are not the register pressure of
+// the schedule it allocates, and taking 64 off there moved the dev families' figures away from
+// libtpu (docs/tpu.md, "How libtpu allocates spill slots"): one offset on every generation.
 inline constexpr int64_t kVregFileBytes = 32 * 4096;
 
 // A vector value of the program by its type ("f32[256,512]").
