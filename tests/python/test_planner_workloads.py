@@ -25,12 +25,16 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     assert all(len(p) == 1 for p in by_model.values())
 
 
-def test_plans_before_timing_judge_as_reported(repo, tmp_path):
+def _judged(repo, tmp_path, plans, *timings):
+    """judge_workloads.py's --json summary of the recorded run's PLANS against its TIMINGS."""
     out = tmp_path / "judged.json"
     run = repo / RUN
-    _bench(repo, "judge_workloads.py", run / "plans-before-timing.json.gz", run / "h200-f16.json.gz",
-           run / "h200-f32.json.gz", "--json", out)
-    judged = json.loads(out.read_text())
+    _bench(repo, "judge_workloads.py", run / plans, *(run / t for t in timings), "--json", out)
+    return json.loads(out.read_text())
+
+
+def test_plans_before_timing_judge_as_reported(repo, tmp_path):
+    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", "h200-f32.json.gz")
     # The model at a5a21f8, before the suite was timed: top-1 within 10% of the measured best.
     assert judged["matmul fit f16"]["top1_within_10"] == 11 and judged["matmul fit f16"]["rows"] == 27
     assert judged["matmul fit f32"]["top1_within_10"] == 9
@@ -40,11 +44,8 @@ def test_plans_before_timing_judge_as_reported(repo, tmp_path):
 
 
 def test_cuda_gemm_plans_before_timing_judge_as_reported(repo, tmp_path):
-    out = tmp_path / "judged.json"
-    run = repo / RUN
-    _bench(repo, "judge_workloads.py", run / "cuda-gemm-plans-before-timing.json.gz", run / "cuda-gemm-fit.json.gz",
-           run / "cuda-gemm-heldout.json.gz", "--json", out)
-    judged = json.loads(out.read_text())
+    judged = _judged(repo, tmp_path, "cuda-gemm-plans-before-timing.json.gz", "cuda-gemm-fit.json.gz",
+                     "cuda-gemm-heldout.json.gz")
     # The CUDA GEMM's plans at 26fcb6f, written before its suite run: every row's top-1 within 10%.
     for part, rows in (("fit", 27), ("heldout", 25)):
         for dtype in ("f16", "f32"):
