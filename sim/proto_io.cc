@@ -25,6 +25,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/unknown_field_set.h"
+#include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "sim/status_macros.h"
 
@@ -748,7 +749,79 @@ std::optional<JsonPieces> CutJson(absl::string_view text, const Descriptor* desc
   return out;
 }
 
+// The line of text[offset], for messages.
+int LineAt(absl::string_view text, size_t offset) {
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + std::min(offset, text.size()), '\n'));
+}
+
+absl::Status NotFollowed(absl::string_view text, absl::string_view origin, size_t at, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(origin, ": line ", LineAt(text, at), ": not JSON: ", what));
+}
+
+// The items of the JSON object or array that opens at text[i] ('{' or '['), in order: a key
+// (an object's; empty for an array) and the value's [begin, end). Stops at the first error
+// `item` returns. Returns the index past the closing bracket.
+absl::StatusOr<size_t> ForEachJsonItem(
+    absl::string_view text, absl::string_view origin, size_t i,
+    const std::function<absl::Status(absl::string_view key, size_t begin, size_t end)>& item) {
+  const char close = text[i] == '{' ? '}' : ']';
+  i = SkipSpace(text, i + 1);
+  if (i < text.size() && text[i] == close) return i + 1;
+  while (true) {
+    absl::string_view key;
+    if (close == '}') {
+      if (i >= text.size() || text[i] != '"') return NotFollowed(text, origin, i, "expected a key in quotes");
+      const size_t key_end = SkipStringLiteral(text, i);
+      if (key_end == kNoEnd) return NotFollowed(text, origin, i, "a key that does not close on its line");
+      key = text.substr(i, key_end - i);
+      i = SkipSpace(text, key_end);
+      if (i >= text.size() || text[i] != ':') return NotFollowed(text, origin, i, "expected ':' after a key");
+      i = SkipSpace(text, i + 1);
+    }
+    const size_t end = SkipJsonValue(text, i);
+    if (end == kNoEnd) return NotFollowed(text, origin, i, "expected a value");
+    RETURN_IF_ERROR(item(key, i, end));
+    i = end;
+    const ItemEnd next = AfterItem(text, &i, close);
+    if (next == ItemEnd::kEnd) return i + 1;
+    if (next == ItemEnd::kBad) return NotFollowed(text, origin, i, absl::StrCat("expected ',' or '", std::string(1, close), "'"));
+  }
+}
+
 }  // namespace
+
+absl::Status ForEachJsonMember(absl::string_view text, absl::string_view origin,
+                               const std::function<absl::Status(absl::string_view key, absl::string_view value)>& member) {
+  size_t i = SkipSpace(text, 0);
+  if (i >= text.size() || text[i] != '{') return NotFollowed(text, origin, i, "the file is not one JSON object");
+  ASSIGN_OR_RETURN(const size_t end,
+                   ForEachJsonItem(text, origin, i, [&](absl::string_view quoted, size_t begin, size_t end) -> absl::Status {
+                     // The key as the parser reads it: escapes decoded.
+                     std::string key(quoted.substr(1, quoted.size() - 2));
+                     if (absl::StrContains(key, '\\')) {
+                       google::protobuf::Value decoded;
+                       if (!google::protobuf::util::JsonStringToMessage(std::string(quoted), &decoded).ok()) {
+                         return NotFollowed(text, origin, begin, "a key with a bad escape");
+                       }
+                       key = decoded.string_value();
+                     }
+                     return member(key, text.substr(begin, end - begin));
+                   }));
+  if (SkipSpace(text, end) != text.size()) return NotFollowed(text, origin, end, "more after the object");
+  return absl::OkStatus();
+}
+
+absl::Status ForEachJsonElement(absl::string_view text, absl::string_view origin,
+                                const std::function<absl::Status(size_t index, absl::string_view element)>& element) {
+  size_t i = SkipSpace(text, 0);
+  if (i >= text.size() || text[i] != '[') return NotFollowed(text, origin, i, "not a JSON array");
+  size_t index = 0;
+  ASSIGN_OR_RETURN(const size_t end, ForEachJsonItem(text, origin, i, [&](absl::string_view, size_t begin, size_t end) {
+                     return element(index++, text.substr(begin, end - begin));
+                   }));
+  if (SkipSpace(text, end) != text.size()) return NotFollowed(text, origin, end, "more after the array");
+  return absl::OkStatus();
+}
 
 absl::Status ParseProtoInPieces(absl::string_view contents, ProtoFormat format, absl::string_view origin,
                                 size_t piece_bytes, google::protobuf::Message* message,

@@ -75,6 +75,18 @@ absl::Status LoadProtoFile(absl::string_view path, google::protobuf::Message* me
 // (no field holds one; the parser flattened it). InvalidArgument naming `origin`, the line and the key.
 absl::Status CheckJsonStructure(absl::string_view text, absl::string_view origin, bool keys_are_field_names);
 
+// For readers of JSON that is no scratchsim message (`simulate calibrate`'s timings), which take
+// a large file one part at a time instead of parsing it whole: `member` is called with each key
+// of the JSON object `text` (escapes decoded) and its value as written, in order;
+// ForEachJsonElement the same with each element of the JSON array `text` and its index. They
+// stop at the first error the callback returns. Only the structure is followed (brackets, strings,
+// separators); what a value holds is the caller's parser's to judge. InvalidArgument naming
+// `origin` and the line where the text is not one object (array) of members (elements).
+absl::Status ForEachJsonMember(absl::string_view text, absl::string_view origin,
+                               const std::function<absl::Status(absl::string_view key, absl::string_view value)>& member);
+absl::Status ForEachJsonElement(absl::string_view text, absl::string_view origin,
+                                const std::function<absl::Status(size_t index, absl::string_view element)>& element);
+
 // Writes `message` as text, JSON (protobuf's JSON mapping, original field names) or binary.
 absl::StatusOr<std::string> SerializeProto(const google::protobuf::Message& message, ProtoFormat format);
 

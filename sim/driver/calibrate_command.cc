@@ -1,11 +1,14 @@
 #include "sim/driver/calibrate_command.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -45,6 +48,9 @@ constexpr char kCalibrateUsage[] = R"(usage:
       --device FILE) ranks with it; without one the shipped model stands.
       --timings: the CUDA backend's gemm-timing JSON, sweep_triton_matmul.py's JSON, or any JSON
       with "timings": [{"dtype", "M", "N", "K", "config": {PARAM: VALUE}, "ms"}] (docs/planner.md).
+      At most 65536 timings in all files, 65536 bytes of JSON each; sizes and configuration
+      values whole numbers, "ms" from 1e-06 to 3.6e+06 (1 ns to an hour), one time per
+      configuration of a dtype and shape (docs/reliability.md).
       --graph: the kernel's graph (default: models/graphs/triton_matmul.pbtxt for Triton sweeps,
       models/graphs/gemm.pbtxt for gemm-timing).
       --residuals: also learn each timed configuration's residual (measured / estimated, over its
@@ -72,85 +78,182 @@ std::string ShippedGraph(const std::string& name) {
   return (devices.parent_path() / "graphs" / name).string();
 }
 
-absl::StatusOr<google::protobuf::Struct> ReadJson(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  // Before the parser: it takes seconds over deeply nested arrays before refusing them.
-  RETURN_IF_ERROR(CheckJsonStructure(text, path, false));
-  google::protobuf::Struct root;
-  const auto status = google::protobuf::util::JsonStringToMessage(text, &root);
-  if (!status.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": not JSON: ", std::string(status.message())));
-  return root;
+// A timing file, followed member by member: never parsed whole, so that its size bounds its
+// memory (a million rows parsed as one Struct took 2 GB).
+struct TimingFile {
+  std::string text;
+  std::string kernel, device, date;  // its "kernel", "device" and "date" strings, where given
+  bool triton = false;               // it has a "triton" member (sweep_triton_matmul.py's)
+  std::vector<std::pair<size_t, size_t>> rows;  // each element of "timings": [begin, end) in text
+};
+
+// A member's value as a string; "" where it is no string.
+std::string JsonStringValue(absl::string_view value) {
+  google::protobuf::Value parsed;
+  if (!google::protobuf::util::JsonStringToMessage(std::string(value), &parsed).ok()) return "";
+  return parsed.string_value();
 }
 
-std::string StringField(const google::protobuf::Struct& s, const std::string& name) {
-  auto it = s.fields().find(name);
-  return it != s.fields().end() && it->second.has_string_value() ? it->second.string_value() : "";
+absl::StatusOr<TimingFile> ReadTimingFile(const std::string& path) {
+  TimingFile file;
+  ASSIGN_OR_RETURN(file.text, ReadFileToString(path));
+  // Before anything follows it: nesting bounded, a key given twice refused.
+  RETURN_IF_ERROR(CheckJsonStructure(file.text, path, false));
+  const absl::string_view text = file.text;
+  bool has_timings = false;
+  RETURN_IF_ERROR(ForEachJsonMember(text, path, [&](absl::string_view key, absl::string_view value) -> absl::Status {
+    if (key == "triton") file.triton = true;
+    if (key == "kernel") file.kernel = JsonStringValue(value);
+    if (key == "device") file.device = JsonStringValue(value);
+    if (key == "date") file.date = JsonStringValue(value);
+    if (key != "timings" || value.empty() || value.front() != '[') return absl::OkStatus();
+    has_timings = true;
+    const size_t base = value.data() - text.data();
+    return ForEachJsonElement(value, path, [&](size_t index, absl::string_view row) -> absl::Status {
+      if (index >= static_cast<size_t>(kMaxTimingRows)) {
+        return absl::InvalidArgumentError(absl::StrCat(path, ": field 'timings' has more than ", kMaxTimingRows,
+                                                       " rows, the most one calibration reads (split the sweep)"));
+      }
+      if (row.size() > kMaxTimingRowBytes) {
+        return absl::InvalidArgumentError(absl::StrCat(path, ": timings[", index, "]: ", row.size(),
+                                                       " bytes, more than the ", kMaxTimingRowBytes, " a row may have"));
+      }
+      const size_t begin = base + (row.data() - value.data());
+      file.rows.emplace_back(begin, begin + row.size());
+      return absl::OkStatus();
+    });
+  }));
+  if (!has_timings) return absl::InvalidArgumentError(absl::StrCat(path, ": field 'timings' is missing or not a list"));
+  return file;
+}
+
+// A whole number a timing gives (a configuration's value, a shape's extent): a JSON number with
+// no fraction, from `least` to 2^53 (where JSON's doubles stop being exact) in magnitude.
+absl::StatusOr<int64_t> WholeNumber(const google::protobuf::Value& v, const std::string& where, double least) {
+  constexpr double kMost = 9007199254740992.0;  // 2^53
+  if (!v.has_number_value()) return absl::InvalidArgumentError(absl::StrCat(where, ": is not a number"));
+  const double d = v.number_value();
+  if (!std::isfinite(d) || d != std::trunc(d) || d < least || std::fabs(d) > kMost) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": ", absl::StrFormat("%.17g", d), " is not a whole number from ",
+                                                   absl::StrFormat("%.0f", least), " to 2^53"));
+  }
+  return static_cast<int64_t>(d);
+}
+
+bool IsParameterName(absl::string_view name) {
+  return !name.empty() && !absl::ascii_isdigit(static_cast<unsigned char>(name[0])) &&
+         std::all_of(name.begin(), name.end(),
+                     [](char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+// One row of a timing file as a sample; false (and no error) for a row that is skipped: not
+// run, or an occupancy run's padded kernel. Every field the sample takes is checked, naming it.
+absl::StatusOr<bool> ParseTimingRow(const google::protobuf::Struct& row, const std::string& where, TimingKernel kernel,
+                                    CalibrationSample* sample) {
+  const auto& t = row.fields();
+  if (!t.contains("ms") || t.contains("blocks_cap")) return false;
+  const google::protobuf::Value& ms = t.at("ms");
+  if (!ms.has_number_value() || !(ms.number_value() >= kMinTimingMs && ms.number_value() <= kMaxTimingMs)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ".ms must be a time from ", absl::StrFormat("%g", kMinTimingMs), " to ",
+        absl::StrFormat("%g", kMaxTimingMs), " ms (1 ns to an hour), got ",
+        ms.has_number_value() ? absl::StrFormat("%g", ms.number_value()) : "no number"));
+  }
+  if (!t.contains("config") || !t.at("config").has_struct_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ".config is missing"));
+  }
+  const auto& config = t.at("config").struct_value().fields();
+  if (config.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ".config is empty (a timing names the configuration it ran)"));
+  }
+  sample->measured_s = ms.number_value() * 1e-3;
+  for (const auto& [name, v] : config) {
+    if (!IsParameterName(name)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ".config: '", absl::CHexEscape(name.substr(0, 64)), "' is not a parameter name"));
+    }
+    ASSIGN_OR_RETURN(const int64_t value, WholeNumber(v, absl::StrCat(where, ".config.", name), -9007199254740992.0));
+    sample->config_sets.push_back(absl::StrCat(name, "=", value));
+  }
+  // Sorted: the configuration is a set, whatever order the file gave it in.
+  std::sort(sample->config_sets.begin(), sample->config_sets.end());
+  std::string shape;
+  for (const char* dim : {"M", "N", "K"}) {
+    if (!t.contains(dim)) continue;
+    ASSIGN_OR_RETURN(const int64_t extent, WholeNumber(t.at(dim), absl::StrCat(where, ".", dim), 1));
+    sample->sets.push_back(absl::StrCat(dim, "=", extent));
+    absl::StrAppend(&shape, shape.empty() ? "" : "x", extent);
+  }
+  if (t.contains("dtype") && !t.at("dtype").has_string_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ".dtype: is not a string"));
+  }
+  const std::string dtype = t.contains("dtype") ? t.at("dtype").string_value() : "";
+  if (kernel == TimingKernel::kTriton) {
+    if (dtype != "f16" && dtype != "f32" && dtype != "bf16") {
+      return absl::InvalidArgumentError(absl::StrCat(where, ".dtype '", absl::CHexEscape(dtype.substr(0, 64)),
+                                                     "': a Triton sweep has f16, bf16 or f32"));
+    }
+    sample->config_sets.push_back(dtype == "f32" ? "ELT=4" : "ELT=2");
+    sample->compute_dtype = dtype == "f32" ? "tf32" : dtype;  // tl.dot on f32 operands uses tf32
+  } else if (kernel == TimingKernel::kCudaGemm) {
+    const int code = dtype == "f32" ? 0 : dtype == "f16" ? 1 : dtype == "bf16" ? 2 : -1;
+    if (code < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ".dtype '", absl::CHexEscape(dtype.substr(0, 64)), "': expected f32, f16 or bf16"));
+    }
+    sample->config_sets.push_back(absl::StrCat("DTYPE=", code));
+    // gemm-timing wrote no SPLIT_K before split-K: those timings ran the plain kernel, one K
+    // share. Said here, every timing's residual key names the same parameters.
+    if (!config.contains("SPLIT_K")) sample->config_sets.push_back("SPLIT_K=1");
+  }
+  // The configuration (its residual's key) and the shape make the parameters it binds.
+  sample->sets.insert(sample->sets.end(), sample->config_sets.begin(), sample->config_sets.end());
+  sample->row = absl::StrCat(dtype, " ", shape);
+  return true;
 }
 
 }  // namespace
 
 absl::StatusOr<TimingKernel> DetectTimingKernel(const std::string& path) {
-  ASSIGN_OR_RETURN(google::protobuf::Struct root, ReadJson(path));
-  if (absl::StrContains(StringField(root, "kernel"), "TiledGemmKernel")) return TimingKernel::kCudaGemm;
-  if (root.fields().contains("triton")) return TimingKernel::kTriton;
+  ASSIGN_OR_RETURN(const TimingFile file, ReadTimingFile(path));
+  if (absl::StrContains(file.kernel, "TiledGemmKernel")) return TimingKernel::kCudaGemm;
+  if (file.triton) return TimingKernel::kTriton;
   return TimingKernel::kGeneric;
 }
 
 absl::StatusOr<std::vector<CalibrationSample>> ReadTimingSamples(const std::string& path, TimingKernel kernel,
                                                                  std::string* provenance) {
-  ASSIGN_OR_RETURN(google::protobuf::Struct root, ReadJson(path));
-  auto timings = root.fields().find("timings");
-  if (timings == root.fields().end() || !timings->second.has_list_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": field 'timings' is missing or not a list"));
-  }
+  ASSIGN_OR_RETURN(const TimingFile file, ReadTimingFile(path));
   std::vector<CalibrationSample> samples;
-  int index = 0;
-  for (const google::protobuf::Value& value : timings->second.list_value().values()) {
-    const std::string where = absl::StrCat(path, ": timings[", index++, "]");
+  // A configuration timed twice in one row (dtype and shape) must have one time: by its row and
+  // sorted configuration, the first row that gave it and its time.
+  absl::flat_hash_map<std::string, std::pair<size_t, double>> timed;
+  for (size_t index = 0; index < file.rows.size(); ++index) {
+    const std::string where = absl::StrCat(path, ": timings[", index, "]");
+    const auto [begin, end] = file.rows[index];
+    google::protobuf::Value value;
+    const auto status = google::protobuf::util::JsonStringToMessage(file.text.substr(begin, end - begin), &value);
+    if (!status.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ": not JSON: ", std::string(status.message())));
     if (!value.has_struct_value()) return absl::InvalidArgumentError(absl::StrCat(where, " is not an object"));
-    const auto& t = value.struct_value().fields();
-    if (!t.contains("ms") || t.contains("blocks_cap")) continue;  // not run, or an occupancy run's padded kernel
-    const double ms = t.at("ms").number_value();
-    if (!(ms > 0) || !std::isfinite(ms)) return absl::InvalidArgumentError(absl::StrCat(where, ".ms must be positive"));
-    if (!t.contains("config") || !t.at("config").has_struct_value()) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ".config is missing"));
-    }
     CalibrationSample sample;
-    sample.measured_s = ms * 1e-3;
-    for (const auto& [name, v] : t.at("config").struct_value().fields()) {
-      sample.config_sets.push_back(absl::StrCat(name, "=", std::llround(v.number_value())));
+    ASSIGN_OR_RETURN(const bool taken, ParseTimingRow(value.struct_value(), where, kernel, &sample));
+    if (!taken) continue;
+    const std::string key = absl::StrCat(sample.row, " ", absl::StrJoin(sample.config_sets, ","));
+    const auto [it, first] = timed.try_emplace(key, index, sample.measured_s);
+    if (!first && it->second.second != sample.measured_s) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: the same dtype, shape and config as timings[%d] with another time (%g ms, not %g ms): conflicting "
+          "duplicate rows",
+          where, it->second.first, sample.measured_s * 1e3, it->second.second * 1e3));
     }
-    std::string shape;
-    for (const char* dim : {"M", "N", "K"}) {
-      if (!t.contains(dim)) continue;
-      sample.sets.push_back(absl::StrCat(dim, "=", std::llround(t.at(dim).number_value())));
-      absl::StrAppend(&shape, shape.empty() ? "" : "x", std::llround(t.at(dim).number_value()));
-    }
-    const std::string dtype = t.contains("dtype") ? t.at("dtype").string_value() : "";
-    if (kernel == TimingKernel::kTriton) {
-      if (dtype != "f16" && dtype != "f32" && dtype != "bf16") {
-        return absl::InvalidArgumentError(absl::StrCat(where, ".dtype '", dtype, "': a Triton sweep has f16, bf16 or f32"));
-      }
-      sample.config_sets.push_back(dtype == "f32" ? "ELT=4" : "ELT=2");
-      sample.compute_dtype = dtype == "f32" ? "tf32" : dtype;  // tl.dot on f32 operands uses tf32
-    } else if (kernel == TimingKernel::kCudaGemm) {
-      const int code = dtype == "f32" ? 0 : dtype == "f16" ? 1 : dtype == "bf16" ? 2 : -1;
-      if (code < 0) return absl::InvalidArgumentError(absl::StrCat(where, ".dtype '", dtype, "': expected f32, f16 or bf16"));
-      sample.config_sets.push_back(absl::StrCat("DTYPE=", code));
-      // gemm-timing wrote no SPLIT_K before split-K: those timings ran the plain kernel, one K
-      // share. Said here, every timing's residual key names the same parameters.
-      if (!t.at("config").struct_value().fields().contains("SPLIT_K")) sample.config_sets.push_back("SPLIT_K=1");
-    }
-    // The configuration (its residual's key) and the shape make the parameters it binds.
-    sample.sets.insert(sample.sets.end(), sample.config_sets.begin(), sample.config_sets.end());
-    sample.row = absl::StrCat(path, " ", dtype, " ", shape);
+    sample.row = absl::StrCat(path, " ", sample.row);
+    sample.origin = where;
     samples.push_back(std::move(sample));
   }
   if (provenance != nullptr) {
-    const std::string device = StringField(root, "device");
-    const std::string date = StringField(root, "date");
     *provenance = absl::StrCat(std::filesystem::path(path).filename().string(), " (",
-                               device.empty() ? "device not recorded" : device, date.empty() ? "" : ", ", date, ")");
+                               file.device.empty() ? "device not recorded" : file.device, file.date.empty() ? "" : ", ",
+                               file.date, ")");
   }
   return samples;
 }
@@ -196,7 +299,11 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out,
     kinds.insert(kernel);
     std::string from;
     ASSIGN_OR_RETURN(std::vector<CalibrationSample> more, ReadTimingSamples(file, kernel, &from));
-    samples.insert(samples.end(), more.begin(), more.end());
+    if (samples.size() + more.size() > static_cast<size_t>(kMaxTimingRows)) {
+      return absl::InvalidArgumentError(absl::StrCat(file, ": brings the timings to more than ", kMaxTimingRows,
+                                                     ", the most one calibration reads"));
+    }
+    samples.insert(samples.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
     provenance.push_back(from);
   }
   if (kinds.size() > 1) {

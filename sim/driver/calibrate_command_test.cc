@@ -90,7 +90,7 @@ TEST(CalibrateCommandTest, ABadTimingNamesTheFileAndTheEntry) {
   std::ofstream(path) << R"({"timings": [{"dtype": "f32", "config": {"BLOCK_M": 64}, "ms": -1}]})";
   auto samples = ReadTimingSamples(path, TimingKernel::kGeneric, nullptr);
   ASSERT_FALSE(samples.ok());
-  EXPECT_THAT(samples.status().message(), HasSubstr(path + ": timings[0].ms must be positive"));
+  EXPECT_THAT(samples.status().message(), HasSubstr(path + ": timings[0].ms must be a time from 1e-06 to 3.6e+06 ms"));
 }
 
 // Calibrate on one H100 sweep, then plan with the file: the plan names the calibration as the
@@ -158,6 +158,97 @@ TEST(CalibrateCommandTest, ABadResidualInACalibrationIsExitTwoNamingIt) {
                                 path, "--top", "1"});
   EXPECT_EQ(plan.code, kExitBadInput);
   EXPECT_THAT(plan.err, HasSubstr("config_residuals[0].sets"));
+}
+
+// Calibration rows that are nonsense (issue 37): each refused naming the file, the row and the field.
+absl::StatusOr<std::vector<CalibrationSample>> ReadRows(const std::string& name, const std::string& rows) {
+  const std::string path = Temp(name);
+  std::ofstream(path) << R"({"timings": [)" << rows << "]}";
+  return ReadTimingSamples(path, TimingKernel::kGeneric, nullptr);
+}
+
+constexpr char kRow[] = R"({"dtype": "f16", "M": 128, "N": 128, "K": 64, "config": {"BLOCK_M": 64}, "ms": 1.5})";
+
+TEST(CalibrateRowsTest, ASizeThatIsNoWholeNumberIsRefused) {
+  auto samples = ReadRows("calibrate_rows_float.json", R"({"M": 128.5, "config": {"BLOCK_M": 64}, "ms": 1})");
+  ASSERT_FALSE(samples.ok());
+  EXPECT_THAT(samples.status().message(), HasSubstr("calibrate_rows_float.json: timings[0].M: 128.5 is not a whole number"));
+}
+
+TEST(CalibrateRowsTest, AConfigurationValueThatIsNoWholeNumberIsRefused) {
+  for (const char* value : {"64.25", "\"64\"", "true", "1e300"}) {
+    auto samples = ReadRows("calibrate_rows_config_value.json",
+                            absl::StrCat(R"({"M": 128, "config": {"BLOCK_M": )", value, R"(}, "ms": 1})"));
+    ASSERT_FALSE(samples.ok()) << value;
+    EXPECT_THAT(samples.status().message(), HasSubstr("timings[0].config.BLOCK_M: ")) << value;
+  }
+}
+
+TEST(CalibrateRowsTest, AnEmptyConfigIsRefused) {
+  auto samples = ReadRows("calibrate_rows_empty_config.json", R"({"M": 128, "config": {}, "ms": 1})");
+  ASSERT_FALSE(samples.ok());
+  EXPECT_THAT(samples.status().message(),
+              HasSubstr("calibrate_rows_empty_config.json: timings[0].config is empty"));
+}
+
+TEST(CalibrateRowsTest, AConfigKeyThatIsNoParameterNameIsRefused) {
+  auto samples = ReadRows("calibrate_rows_config_key.json", R"({"config": {"BLOCK_M=1,X": 64}, "ms": 1})");
+  ASSERT_FALSE(samples.ok());
+  EXPECT_THAT(samples.status().message(), HasSubstr("timings[0].config: 'BLOCK_M=1,X' is not a parameter name"));
+}
+
+TEST(CalibrateRowsTest, ConflictingDuplicateRowsAreRefused) {
+  const std::string other = R"({"dtype": "f16", "M": 128, "N": 128, "K": 64, "config": {"BLOCK_M": 64}, "ms": 2.5})";
+  auto samples = ReadRows("calibrate_rows_conflict.json", absl::StrCat(kRow, ",", kRow, ",", other));
+  ASSERT_FALSE(samples.ok());
+  EXPECT_THAT(samples.status().message(),
+              HasSubstr("calibrate_rows_conflict.json: timings[2]: the same dtype, shape and config as timings[0] "
+                        "with another time (2.5 ms, not 1.5 ms)"));
+}
+
+// The same configuration at another shape, or timed again with the same time, is no conflict.
+TEST(CalibrateRowsTest, ARepeatedRowWithItsTimeAndAnotherShapeAreRead) {
+  const std::string other_shape = R"({"dtype": "f16", "M": 256, "N": 128, "K": 64, "config": {"BLOCK_M": 64}, "ms": 2.5})";
+  auto samples = ReadRows("calibrate_rows_repeat.json", absl::StrCat(kRow, ",", kRow, ",", other_shape));
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  EXPECT_EQ(samples->size(), 3u);
+}
+
+TEST(CalibrateRowsTest, AbsurdTimesAreRefused) {
+  for (const char* ms : {"1e-300", "-1", "0", "1e300", "\"NaN\"", "\"Infinity\"", "null"}) {
+    auto samples = ReadRows("calibrate_rows_time.json", absl::StrCat(R"({"config": {"BLOCK_M": 64}, "ms": )", ms, "}"));
+    ASSERT_FALSE(samples.ok()) << ms;
+    EXPECT_THAT(samples.status().message(),
+                HasSubstr("calibrate_rows_time.json: timings[0].ms must be a time from 1e-06 to 3.6e+06 ms"))
+        << ms;
+  }
+}
+
+TEST(CalibrateRowsTest, ARowLargerThanTheLimitIsRefused) {
+  const std::string big = absl::StrCat(R"({"config": {"BLOCK_M": 64}, "note": ")", std::string(kMaxTimingRowBytes, 'x'),
+                                       R"(", "ms": 1})");
+  auto samples = ReadRows("calibrate_rows_big.json", big);
+  ASSERT_FALSE(samples.ok());
+  EXPECT_THAT(samples.status().message(), HasSubstr("calibrate_rows_big.json: timings[0]: 655")); EXPECT_THAT(samples.status().message(), HasSubstr(" bytes, more than the 65536 a row may have"));
+}
+
+// The limit itself is read (F4's refusal is one row past it: tests/hostile_input_test.cc).
+TEST(CalibrateRowsTest, AsManyRowsAsTheLimitAreRead) {
+  std::string rows;
+  for (int i = 0; i < kMaxTimingRows; ++i) {
+    absl::StrAppend(&rows, i > 0 ? "," : "", R"({"M": )", i + 1, R"(, "config": {"BLOCK_M": 64}, "ms": 1})");
+  }
+  auto samples = ReadRows("calibrate_rows_limit.json", rows);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  EXPECT_EQ(samples->size(), static_cast<size_t>(kMaxTimingRows));
+}
+
+TEST(CalibrateRowsTest, AFileThatIsNoObjectNamesTheLine) {
+  const std::string path = Temp("calibrate_rows_not_object.json");
+  std::ofstream(path) << "[\n1]";
+  auto samples = ReadTimingSamples(path, TimingKernel::kGeneric, nullptr);
+  ASSERT_FALSE(samples.ok());
+  EXPECT_THAT(samples.status().message(), HasSubstr(path + ": line 1: not JSON: the file is not one JSON object"));
 }
 
 }  // namespace

@@ -200,7 +200,12 @@ absl::Status PrepareSamples(const CompiledGraph& graph, const DeviceModel& devic
   FitEngine::Scratch scratch;
   std::map<std::string, int> row_index;
   for (const CalibrationSample& s : samples) {
-    ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(graph, s.sets));
+    absl::StatusOr<std::vector<int64_t>> bound = BindParameters(graph, s.sets);
+    if (!bound.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(s.origin.empty() ? s.row : s.origin, ": ", bound.status().message()));
+    }
+    std::vector<int64_t>& values = *bound;
     // The performance expressions read the device symbols (SM_ARCH, WARP_SIZE) too.
     BindDeviceSymbols(graph, device, absl::MakeSpan(values));
     FitResult fit;

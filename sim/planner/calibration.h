@@ -27,6 +27,7 @@ struct CalibrationSample {
   std::vector<std::string> config_sets;
   std::string compute_dtype;  // empty: the graph's
   std::string row;            // the (shape, dtype) it belongs to: rows are weighted equally
+  std::string origin;         // where it was read ("FILE: timings[3]"), for messages
   double measured_s = 0;
 };
 
