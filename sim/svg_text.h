@@ -1,5 +1,5 @@
-// Writing the SVG pictures the tools draw (the memory timeline, the plan map): the one XML
-// escaper their names and titles go through, and the opening every picture shares.
+// Writing the pictures the tools draw (the memory timeline, the plan map, the trace): the one XML
+// escaper their names and titles go through, the opening every SVG shares, and how much any draws.
 #ifndef SCRATCHSIM_SIM_SVG_TEXT_H_
 #define SCRATCHSIM_SIM_SVG_TEXT_H_
 
@@ -8,6 +8,14 @@
 #include "absl/strings/string_view.h"
 
 namespace scratchsim {
+
+// The rule that keeps every picture bounded whatever the report or plan holds: a picture draws
+// at most this many elements one by one and summarises the rest, saying in the picture what it
+// summarised (docs/pictures.md). SVG elements (the timeline's placements, the plan map's cells)
+// cost a few hundred bytes each and a viewer must lay them all out; the trace is for zooming into
+// large graphs (Perfetto holds millions), so it keeps more of its slices (ops and placements).
+inline constexpr int kMaxSvgElements = 4096;
+inline constexpr int kMaxTraceSlices = 65536;
 
 // `text` with &, <, >, " and ' as XML entities, and each character XML 1.0 does not allow or asks
 // documents to avoid (control characters but tab, newline and carriage return; C1 controls;

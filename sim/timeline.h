@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "proto/device.pb.h"
 #include "proto/report.pb.h"
+#include "sim/svg_text.h"
 
 namespace scratchsim {
 
@@ -18,7 +19,7 @@ struct TimelineOptions {
   // At most this many placements are drawn one by one, over all panels (those largest on screen
   // first, each at least 2 px both ways). The rest, too small to see or point at at this scale,
   // are merged per panel into one shape over the 2 x 2 px cells they touch.
-  int max_shapes = 4000;
+  int max_shapes = kMaxSvgElements;
 };
 
 // The report as SVG: every placement (each copy of a multi-buffered buffer) a rectangle at its

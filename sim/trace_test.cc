@@ -2,12 +2,14 @@
 
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "sim/svg_text.h"
 
 namespace scratchsim {
 namespace {
@@ -139,6 +141,55 @@ TEST(TraceTest, NamesAreJsonEscaped) {
 TEST(TraceTest, AReportWithoutPlacementsIsAnEmptyTrace) {
   const Struct trace = Parse(RenderTraceJson(ParseReport("kernel: \"k\"")));
   EXPECT_TRUE(Events(trace, "X").empty());
+}
+
+// `n` placements of growing size over `n` ops, each live over its own op and the next.
+Report ManyPlacements(int n) {
+  Report report;
+  report.set_kernel("k");
+  report.set_device("h100");
+  SpaceReport* space = report.add_spaces();
+  space->set_space("smem");
+  space->set_limit_bytes(232448);
+  for (int i = 0; i < n; ++i) {
+    report.add_ops(absl::StrCat("op", i));
+    Placement* p = space->add_placements();
+    p->set_buffer(absl::StrCat("b", i));
+    p->set_size_bytes(16 + i);
+    p->set_offset(0);
+    p->set_live_start(i);
+    p->set_live_end(std::min(i + 1, n - 1));
+  }
+  return report;
+}
+
+// F15 (issue 37): a million buffers traced to 288 MB. Beyond kMaxTraceSlices slices the largest
+// placements stay slices of their own, the rest and the ops are merged into spans, and the trace
+// says what it merged.
+TEST(TraceTest, ATraceOfMoreSlicesThanTheBoundIsSummarised) {
+  const std::string json = RenderTraceJson(ManyPlacements(200000));
+  const Struct trace = Parse(json);
+  EXPECT_LE(Events(trace, "X").size(), static_cast<size_t>(kMaxTraceSlices));
+  EXPECT_LE(Events(trace, "C").size(), static_cast<size_t>(kMaxTraceSlices) / 2);
+  EXPECT_THAT(Str(trace.fields().at("otherData").struct_value(), "summarised"),
+              ::testing::StartsWith("200000 ops and 167232 placements merged into spans of "));
+  bool largest = false, merged = false, ops = false;
+  for (const Struct* e : Events(trace, "X")) {
+    largest = largest || Str(*e, "name") == "b199998";  // the largest (199999 lives one position)
+    merged = merged || absl::EndsWith(Str(*e, "name"), " placements merged");
+    ops = ops || absl::StartsWith(Str(*e, "name"), "ops 0..");
+  }
+  EXPECT_TRUE(largest);
+  EXPECT_TRUE(merged);
+  EXPECT_TRUE(ops);
+  EXPECT_LT(json.size(), size_t{32} << 20);
+}
+
+// Up to the bound every op and placement is a slice of its own.
+TEST(TraceTest, ATraceAtTheBoundKeepsEverySlice) {
+  const Struct trace = Parse(RenderTraceJson(ManyPlacements(kMaxTraceSlices / 2)));
+  EXPECT_EQ(Events(trace, "X").size(), static_cast<size_t>(kMaxTraceSlices));
+  EXPECT_FALSE(trace.fields().at("otherData").struct_value().fields().contains("summarised"));
 }
 
 }  // namespace

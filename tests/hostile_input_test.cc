@@ -275,5 +275,61 @@ TEST(CalibrateInputTest, DeeplyNestedTimingsAreRefusedBeforeParsing) {
   EXPECT_THAT(r.err, HasSubstr(path + ": line 1: objects and arrays nested more than 100 levels deep"));
 }
 
+// F4: a million timings took 2 GB and over a minute (each parsed into one Struct, then fitted).
+// The file is followed row by row and refused past kMaxTimingRows, naming file and limit.
+TEST(CalibrateInputTest, AMillionTimingsAreRefusedAtTheRowLimit) {
+  const std::string path = ::testing::TempDir() + "/hostile_timings_1000000.json";
+  {
+    std::ofstream out(path);
+    out << R"({"device": "x", "timings": [)";
+    for (int i = 0; i < 1000000; ++i) {
+      out << (i > 0 ? "," : "") << R"({"dtype": "f16", "M": 128, "N": 128, "K": )" << 64 + i
+          << R"(, "config": {"BLOCK_M": 64}, "ms": 1.5})";
+    }
+    out << "]}";
+  }
+  const Result r = Simulate({"calibrate", "--device", "h100", "--timings", path, "--kernel", "generic", "--graph",
+                             Source("models/graphs/gemm.pbtxt")});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr(path + ": field 'timings' has more than 65536 rows"));
+  std::filesystem::remove(path);
+}
+
+// F15: --trace of a million-buffer graph wrote 288 MB. Past kMaxTraceSlices slices the trace
+// keeps the largest placements, merges the rest and the ops into spans, and says so.
+TEST(PictureInputTest, TheTraceOfAHugeGraphIsBoundedAndSummarised) {
+  const std::string graph = ::testing::TempDir() + "/hostile_trace_100000.pbtxt";
+  {
+    std::ofstream out(graph);
+    out << "name: \"chain\"\n";
+    for (int i = 0; i < 100000; ++i) {
+      out << "buffers { name: \"b" << i << "\" size_bytes: \"" << 16 + i % 64 << "\" memory_space: \"smem\" }\n"
+          << "ops { name: \"o" << i << "\" writes: \"b" << i << "\"" << (i > 0 ? " reads: \"b" + std::to_string(i - 1) + "\"" : "")
+          << " }\n";
+    }
+  }
+  const std::string trace = ::testing::TempDir() + "/hostile_trace_100000.json";
+  const Result r = Simulate({"--device", "h100", "--graph", graph, "--trace", trace});
+  EXPECT_EQ(r.code, kExitFits) << r.err;
+  EXPECT_LT(std::filesystem::file_size(trace), uintmax_t{32} << 20);
+  EXPECT_THAT(ReadAll(trace), HasSubstr("\"summarised\": \""));
+}
+
+// F15: plan --map over 1024 x 1024 configurations wrote a 505 MB SVG. Past kMaxSvgElements
+// cells each cell is a block of configurations, and the picture says so.
+TEST(PictureInputTest, TheMapOfAHugeSweepIsBoundedAndSummarised) {
+  const std::string graph = ::testing::TempDir() + "/hostile_map_grid.pbtxt";
+  std::ofstream(graph) << R"pb(name: "grid"
+    parameters { name: "BM" default_value: 1 min: 1 max: 1024 }
+    parameters { name: "BN" default_value: 1 min: 1 max: 256 }
+    buffers { name: "a" shape: "BM" shape: "BN" dtype: "f32" memory_space: "smem" }
+    ops { name: "use" reads: "a" })pb";
+  const std::string svg = ::testing::TempDir() + "/hostile_map_grid.svg";
+  const Result r = Simulate({"plan", "--device", "h100", "--graph", graph, "--map", svg, "--map-axes", "BM,BN"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_LT(std::filesystem::file_size(svg), uintmax_t{8} << 20);
+  EXPECT_THAT(ReadAll(svg), HasSubstr("summarised: 1024 x 256 configurations are more than the 4096 cells"));
+}
+
 }  // namespace
 }  // namespace scratchsim

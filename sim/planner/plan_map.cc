@@ -143,14 +143,32 @@ namespace {
 class PlanMapSvg {
  public:
   explicit PlanMapSvg(const PlanMap& map)
-      : map_(map), nx_(static_cast<int>(map.x_values.size())), ny_(static_cast<int>(map.y_values.size())) {}
+      : map_(map), nx_(static_cast<int>(map.x_values.size())), ny_(static_cast<int>(map.y_values.size())) {
+    // At most kMaxSvgElements cells: beyond, each drawn cell summarises a block of bx_ x by_
+    // configurations, the longer side merged first.
+    cols_ = nx_, rows_ = ny_;
+    while (static_cast<int64_t>(cols_) * rows_ > kMaxSvgElements) {
+      if (cols_ >= rows_) {
+        cols_ = (nx_ + ++bx_ - 1) / bx_;
+      } else {
+        rows_ = (ny_ + ++by_ - 1) / by_;
+      }
+    }
+    if (bx_ > 1 || by_ > 1) top_ += 16;
+  }
 
   std::string Render() {
     GatherScaleAndLimits();
     WriteHeader();
     WriteAxes();
-    for (int yi = 0; yi < ny_; ++yi) {
-      for (int xi = 0; xi < nx_; ++xi) WriteCell(yi, xi);
+    for (int row = 0; row < rows_; ++row) {
+      for (int col = 0; col < cols_; ++col) {
+        if (bx_ == 1 && by_ == 1) {
+          WriteCell(map_.at(row, col), col, row, "");
+        } else {
+          WriteBlock(row, col);
+        }
+      }
     }
     WriteLegend();
     absl::StrAppend(&out_, "</svg>\n");
@@ -190,7 +208,7 @@ class PlanMapSvg {
   void WriteHeader() {
     const int legend_h = 24 + kScaleSize * 16 + 44 + static_cast<int>(limits_.size()) * 22 + 60;
     const int width = legend_x() + kLegendWidth;
-    const int height = std::max(kTop + grid_h() + 56, kTop + legend_h);
+    const int height = std::max(top_ + grid_h() + 56, top_ + legend_h);
     absl::StrAppend(&out_, SvgDocumentStart(width, height,
                                             absl::StrCat("plan map: ", map_.kernel, " on ", map_.device, ", ",
                                                          map_.x_name, " by ", map_.y_name),
@@ -217,29 +235,81 @@ class PlanMapSvg {
                                              : "",
                       "</text>\n");
     }
+    if (bx_ > 1 || by_ > 1) {
+      absl::StrAppend(&out_, "<text x=\"16\" y=\"", kTop - 24, "\" fill=\"#c0392b\">summarised: ", nx_, " x ", ny_,
+                      " configurations are more than the ", kMaxSvgElements, " cells drawn one by one; each cell is a block of up to ",
+                      bx_, " x ", by_, " and shows its fastest configuration (or what pruned most of it)</text>\n");
+    }
+  }
+
+  // The values of a column or row of the grid: one value, or the first and last of a block.
+  static std::string Values(const std::vector<int64_t>& values, int first, int count) {
+    const int last = std::min<int>(first + count, values.size()) - 1;
+    return last == first ? absl::StrCat(values[first]) : absl::StrCat(values[first], "..", values[last]);
   }
 
   void WriteAxes() {
-    absl::StrAppend(&out_, "<text x=\"", kLeft + grid_w() / 2, "\" y=\"", kTop - 26,
+    absl::StrAppend(&out_, "<text x=\"", kLeft + grid_w() / 2, "\" y=\"", top_ - 26,
                     "\" text-anchor=\"middle\" font-weight=\"bold\">", XmlEscape(map_.x_name), "</text>\n");
-    for (int xi = 0; xi < nx_; ++xi) {
-      absl::StrAppend(&out_, "<text x=\"", kLeft + xi * kCellWidth + kCellWidth / 2, "\" y=\"", kTop - 8,
-                      "\" text-anchor=\"middle\">", map_.x_values[xi], "</text>\n");
+    for (int col = 0; col < cols_; ++col) {
+      const std::string label = Values(map_.x_values, col * bx_, bx_);
+      absl::StrAppend(&out_, "<text x=\"", kLeft + col * kCellWidth + kCellWidth / 2, "\" y=\"", top_ - 8,
+                      "\" text-anchor=\"middle\"", label.size() * kCharWidth < kCellWidth - 4 ? "" : " font-size=\"8\"",
+                      ">", label, "</text>\n");
     }
-    absl::StrAppend(&out_, "<text x=\"", kLeft - 56, "\" y=\"", kTop + grid_h() / 2,
+    absl::StrAppend(&out_, "<text x=\"", kLeft - 56, "\" y=\"", top_ + grid_h() / 2,
                     "\" text-anchor=\"end\" font-weight=\"bold\">", XmlEscape(map_.y_name), "</text>\n");
-    for (int yi = 0; yi < ny_; ++yi) {
-      absl::StrAppend(&out_, "<text x=\"", kLeft - 8, "\" y=\"", kTop + yi * kCellHeight + kCellHeight / 2 + 4,
-                      "\" text-anchor=\"end\">", map_.y_values[yi], "</text>\n");
+    for (int row = 0; row < rows_; ++row) {
+      absl::StrAppend(&out_, "<text x=\"", kLeft - 8, "\" y=\"", top_ + row * kCellHeight + kCellHeight / 2 + 4,
+                      "\" text-anchor=\"end\">", Values(map_.y_values, row * by_, by_), "</text>\n");
     }
+  }
+
+  // A block of configurations drawn as one cell (the map is summarised): its fastest fitting
+  // configuration, else one that fits with no estimate, else one pruned by the limit that
+  // pruned most of the block; the best rank in it; the counts in its title.
+  void WriteBlock(int row, int col) {
+    const int x0 = col * bx_, x1 = std::min(x0 + bx_, nx_), y0 = row * by_, y1 = std::min(y0 + by_, ny_);
+    const PlanMapCell* best = nullptr;
+    int fitting = 0, rank = 0;
+    std::vector<std::pair<Limit, int>> pruned;
+    for (int yi = y0; yi < y1; ++yi) {
+      for (int xi = x0; xi < x1; ++xi) {
+        const PlanMapCell& c = map_.at(yi, xi);
+        if (c.rank > 0 && (rank == 0 || c.rank < rank)) rank = c.rank;
+        if (!c.outcome.fits) {
+          auto it = std::find_if(pruned.begin(), pruned.end(), [&](const auto& p) { return p.first == c.outcome.limit; });
+          if (it == pruned.end()) pruned.emplace_back(c.outcome.limit, 1); else ++it->second;
+          continue;
+        }
+        ++fitting;
+        const bool estimated = c.outcome.estimated, best_estimated = best != nullptr && best->outcome.estimated;
+        if (best == nullptr || (estimated && (!best_estimated || c.outcome.time_s < best->outcome.time_s))) best = &c;
+      }
+    }
+    if (best == nullptr) {
+      const auto most = std::max_element(pruned.begin(), pruned.end(),
+                                         [](const auto& a, const auto& b) { return a.second < b.second; });
+      for (int yi = y0; yi < y1 && best == nullptr; ++yi) {
+        for (int xi = x0; xi < x1 && best == nullptr; ++xi) {
+          if (map_.at(yi, xi).outcome.limit == most->first) best = &map_.at(yi, xi);
+        }
+      }
+    }
+    PlanMapCell shown = *best;
+    shown.rank = rank;
+    const std::string head = absl::StrCat(map_.x_name, "=", Values(map_.x_values, x0, bx_), " ", map_.y_name, "=",
+                                          Values(map_.y_values, y0, by_), ": ", (x1 - x0) * (y1 - y0),
+                                          " configurations, ", fitting, " fit; shown: ");
+    WriteCell(shown, col, row, head);
   }
 
   // One cell: its fill (the time's colour, or its limit's under the hatch), label, hover title
   // and, among the plan's top configurations, its outline and rank.
-  void WriteCell(int yi, int xi) {
-    const PlanMapCell& c = map_.at(yi, xi);
-    const int x = kLeft + xi * kCellWidth, y = kTop + yi * kCellHeight;
-    std::string title = absl::StrCat(map_.x_name, "=", c.x, " ", map_.y_name, "=", c.y);
+  // `head` opens the hover title of a cell that summarises a block (empty: a single configuration).
+  void WriteCell(const PlanMapCell& c, int col, int row, absl::string_view head) {
+    const int x = kLeft + col * kCellWidth, y = top_ + row * kCellHeight;
+    std::string title = absl::StrCat(head, map_.x_name, "=", c.x, " ", map_.y_name, "=", c.y);
     if (!map_.others.empty()) absl::StrAppend(&title, " (", Assignments(map_.others), ")");
     std::string fill, label;
     if (c.outcome.fits && c.outcome.estimated) {
@@ -280,7 +350,7 @@ class PlanMapSvg {
   // The time scale, then each limit that pruned a cell.
   void WriteLegend() {
     const int lx = legend_x();
-    int y = kTop;
+    int y = top_;
     absl::StrAppend(&out_, "<text x=\"", lx, "\" y=\"", y, "\" font-weight=\"bold\">estimated time (fits)</text>\n");
     y += 10;
     for (int i = 0; i < kScaleSize; ++i) {
@@ -315,12 +385,15 @@ class PlanMapSvg {
     absl::StrAppend(&out_, "<text x=\"", lx, "\" y=\"", y + 18, "\" fill=\"#555\">point at a cell for its figures</text>\n");
   }
 
-  int grid_w() const { return nx_ * kCellWidth; }
-  int grid_h() const { return ny_ * kCellHeight; }
+  int grid_w() const { return cols_ * kCellWidth; }
+  int grid_h() const { return rows_ * kCellHeight; }
   int legend_x() const { return kLeft + grid_w() + kLegendGap; }
 
   const PlanMap& map_;
   const int nx_, ny_;
+  int bx_ = 1, by_ = 1;  // configurations per drawn cell, along x and y
+  int cols_ = 0, rows_ = 0;
+  int top_ = kTop;  // the grid's top: one line lower when a line says the map is summarised
   double fastest_ = 0, slowest_ = 0, scale_end_ = 0;
   std::vector<PrunedBy> limits_;
   std::string out_;

@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 #include "sim/device.h"
 #include "sim/planner/param_space.h"
+#include "sim/svg_text.h"
 #include "sim/test_util.h"
 
 namespace scratchsim {
@@ -151,6 +152,78 @@ TEST(PlanMapTest, LdsOnAmdDevices) {
   auto map = BuildPlanMap(f.graph, f.device, *plan, "BM", "BN", f.options);
   ASSERT_TRUE(map.ok()) << map.status();
   EXPECT_EQ(map->at(3, 3).pruned_by, "LDS");
+}
+
+// A map of `nx` x `ny` configurations: the time grows with x + y, every third diagonal pruned.
+PlanMap SyntheticMap(int nx, int ny) {
+  PlanMap map;
+  map.kernel = "k";
+  map.device = "h100";
+  map.x_name = "BM";
+  map.y_name = "BN";
+  for (int x = 0; x < nx; ++x) map.x_values.push_back(x + 1);
+  for (int y = 0; y < ny; ++y) map.y_values.push_back(y + 1);
+  for (int y = 0; y < ny; ++y) {
+    for (int x = 0; x < nx; ++x) {
+      PlanMapCell c;
+      c.x = x + 1;
+      c.y = y + 1;
+      c.outcome.fits = (x + y) % 3 != 2;
+      c.outcome.estimated = c.outcome.fits;
+      c.outcome.time_s = 1e-6 * (1 + x + y);
+      if (!c.outcome.fits) {
+        c.outcome.limit = Limit::kSharedMemory;
+        c.pruned_by = "shared memory";
+        c.detail = "245760 B > 232448 B";
+      }
+      map.cells.push_back(std::move(c));
+    }
+  }
+  map.cells[0].rank = 1;
+  map.top_total = 1;
+  return map;
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// F15 (issue 37): 1024 x 1024 configurations drew a 505 MB SVG. Beyond kMaxSvgElements cells
+// each cell is a block of configurations showing its fastest, and the picture says so.
+TEST(PlanMapTest, AMapOfMoreCellsThanTheBoundIsDrawnInBlocks) {
+  const std::string svg = RenderPlanMapSvg(SyntheticMap(300, 200));
+  EXPECT_LE(Count(svg, "<g><title>"), static_cast<size_t>(kMaxSvgElements));
+  EXPECT_GT(Count(svg, "<g><title>"), static_cast<size_t>(kMaxSvgElements) / 2);
+  EXPECT_THAT(svg, HasSubstr("summarised: 300 x 200 configurations are more than the 4096 cells drawn one by one"));
+  // The first block: BM 1..6, BN 1..4 (300 / 6 = 50 columns, 200 / 4 = 50 rows... at most 4096 cells).
+  EXPECT_THAT(svg, ::testing::ContainsRegex("<title>BM=1\\.\\.[0-9]+ BN=1\\.\\.[0-9]+: [0-9]+ configurations, [0-9]+ fit; "
+                                            "shown: BM=1 BN=1"));
+  EXPECT_THAT(svg, HasSubstr(">#1</text>"));  // the block holding the best keeps its rank
+  EXPECT_LT(svg.size(), size_t{4} << 20);
+}
+
+// A block where nothing fits shows what pruned it.
+TEST(PlanMapTest, ABlockWhereNothingFitsShowsItsLimit) {
+  PlanMap map = SyntheticMap(130, 130);
+  for (PlanMapCell& c : map.cells) {
+    if (c.x <= 8 && c.y <= 8) {
+      c.outcome.fits = false;
+      c.outcome.limit = Limit::kSharedMemory;
+      c.pruned_by = "shared memory";
+    }
+  }
+  const std::string svg = RenderPlanMapSvg(map);
+  EXPECT_THAT(svg, ::testing::ContainsRegex("<title>BM=1\\.\\.[0-9]+ BN=1\\.\\.[0-9]+: [0-9]+ configurations, 0 fit; shown: "
+                                            "BM=1 BN=1[^<]*pruned by shared memory"));
+}
+
+// Up to the bound every configuration is a cell of its own.
+TEST(PlanMapTest, AMapAtTheBoundIsDrawnCellByCell) {
+  const std::string svg = RenderPlanMapSvg(SyntheticMap(64, 64));
+  EXPECT_EQ(Count(svg, "<g><title>"), 4096u);
+  EXPECT_THAT(svg, Not(HasSubstr("summarised")));
 }
 
 }  // namespace
