@@ -160,6 +160,27 @@ TEST(CalibrateCommandTest, ABadResidualInACalibrationIsExitTwoNamingIt) {
   EXPECT_THAT(plan.err, HasSubstr("config_residuals[0].sets"));
 }
 
+// A timing file's "device" went unescaped into the calibration file's comments and its `sources`
+// string: a newline there added fields, or kept `plan --calibration` from reading the file.
+TEST(CalibrateCommandTest, TheTimingFilesTextIsEscapedInTheCalibrationFile) {
+  const std::string timings = Temp("calibrate_command_test_inject.json");
+  std::ofstream(timings) << R"({"device": "H100\nlimits { warp_size: 1 }\n# \"x\\", "timings": [
+    {"dtype": "f16", "M": 256, "N": 256, "K": 64, "config": {"BLOCK_M": 64, "DTYPE": 1}, "ms": 0.02},
+    {"dtype": "f16", "M": 256, "N": 256, "K": 64, "config": {"BLOCK_M": 128, "DTYPE": 1}, "ms": 0.03}]})";
+  const std::string out = Temp("calibrate_command_test_inject.textproto");
+  const Result calibrated = Simulate({"calibrate", "--device", "h100", "--timings", timings, "--graph",
+                                      Source("models/graphs/gemm.pbtxt"), "--terms", "clock_mhz", "--out", out});
+  ASSERT_EQ(calibrated.code, 0) << calibrated.err;
+  std::ifstream in(out);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_THAT(text.str(), HasSubstr(R"(H100\nlimits { warp_size: 1 }\n# \"x\\)"));
+  EXPECT_THAT(text.str(), ::testing::Not(::testing::ContainsRegex("(^|\n)limits")));
+  const Result plan = Simulate({"plan", "--device", "h100", "--graph", Source("models/graphs/gemm.pbtxt"),
+                                "--calibration", out, "--top", "1"});
+  EXPECT_EQ(plan.code, 0) << plan.err;
+}
+
 // Calibration rows that are nonsense (issue 37): each refused naming the file, the row and the field.
 absl::StatusOr<std::vector<CalibrationSample>> ReadRows(const std::string& name, const std::string& rows) {
   const std::string path = Temp(name);

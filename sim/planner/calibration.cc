@@ -7,6 +7,7 @@
 #include <set>
 
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -340,12 +341,13 @@ absl::StatusOr<CalibrationResult> Calibrate(const CompiledGraph& graph, const De
 }
 
 std::string CalibrationTextproto(const DeviceModel& device, const CalibrationResult& result, const std::string& name,
-                                 const std::string& provenance, const std::string& command, const std::string& date) {
+                                 const std::string& raw_provenance, const std::string& raw_command,
+                                 const std::string& date) {
   std::string out;
-  std::string quoted = provenance;
-  for (size_t i = 0; i < quoted.size(); ++i) {
-    if (quoted[i] == '"' || quoted[i] == '\\') quoted.insert(i++, "\\");
-  }
+  // What comes from outside (a timing file's "device" and "date", its name, the command line, a
+  // model's display name) is written C-escaped: it stays on its comment line and inside its
+  // string, so no text can add a field to the file or keep it from parsing.
+  const std::string provenance = absl::CHexEscape(raw_provenance), command = absl::CHexEscape(raw_command);
   absl::StrAppend(&out, "# Calibration of ", device.name(), " for the planner (docs/planner.md, \"Calibration\"), written by\n",
                   "# `simulate calibrate` on ", date,
                   ".\n# command: ", command, "\n# timings: ", provenance, "\n");
@@ -359,7 +361,7 @@ std::string CalibrationTextproto(const DeviceModel& device, const CalibrationRes
                             result.after.log_rms, result.before.top1_within_10, result.after.top1_within_10,
                             result.before.best_in_top5, result.after.best_in_top5));
   absl::StrAppend(&out, "name: \"", name, "\"\n");
-  absl::StrAppend(&out, "display_name: \"", device.display_name(), " (calibrated)\"\n");
+  absl::StrAppend(&out, "display_name: \"", absl::CHexEscape(device.display_name()), " (calibrated)\"\n");
   absl::StrAppend(&out, "# source: inheritance: every field not set below is ", device.name(), "'s\n");
   absl::StrAppend(&out, "inherits: \"", device.name(), "\"\n");
   absl::StrAppend(&out, "performance {\n");
@@ -391,7 +393,7 @@ std::string CalibrationTextproto(const DeviceModel& device, const CalibrationRes
       absl::StrAppend(&out, absl::StrFormat(" factor: %.4f rows: %d }\n", r.factor(), r.rows()));
     }
   }
-  absl::StrAppend(&out, "sources: \"simulate calibrate from ", quoted, "\"\n");
+  absl::StrAppend(&out, "sources: \"simulate calibrate from ", provenance, "\"\n");
   return out;
 }
 

@@ -107,7 +107,8 @@ absl::StatusOr<CalibrationResult> Calibrate(const CompiledGraph& graph, const De
 
 // The calibration as a device model file: `name` inherits `device`, and sets the fitted terms,
 // each with a "# source:" comment naming `provenance` (the timing files, their device and date)
-// and the value it replaced. `command` is the command line that made it, `date` when.
+// and the value it replaced. `command` is the command line that made it, `date` when. Text from
+// outside (provenance, command, the display name) is written C-escaped (absl::CHexEscape).
 std::string CalibrationTextproto(const DeviceModel& device, const CalibrationResult& result, const std::string& name,
                                  const std::string& provenance, const std::string& command, const std::string& date);
 
