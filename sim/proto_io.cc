@@ -299,16 +299,35 @@ bool WriteAll(int fd, absl::string_view contents) {
   return true;
 }
 
+// The file a write to `path` replaces: `path` with its symbolic links followed, one after the
+// other, to a name that need not exist yet (so a link to a file not yet written is kept and the
+// file it names is made, and two outputs that reach one file are one). A loop, or a chain of
+// more links than the kernel follows, is an error saying so.
+absl::StatusOr<std::string> OutputTarget(absl::string_view path) {
+  constexpr int kMaxLinks = 40;  // Linux's MAXSYMLINKS
+  std::string target(path);
+  for (int links = 0;; ++links) {
+    struct stat st {};
+    if (::lstat(target.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return target;
+    if (links == kMaxLinks) return absl::InvalidArgumentError("too many levels of symbolic links (a loop?)");
+    std::string link(static_cast<size_t>(st.st_size > 0 ? st.st_size : 4096) + 1, '\0');
+    const ssize_t n = ::readlink(target.c_str(), link.data(), link.size());
+    if (n < 0 || static_cast<size_t>(n) >= link.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot read the symbolic link '", target, "'"));
+    }
+    link.resize(static_cast<size_t>(n));
+    const std::filesystem::path parent = std::filesystem::path(target).parent_path();
+    target = link.front() == '/' || parent.empty() ? link : (parent / link).string();
+  }
+}
+
 }  // namespace
 
 absl::Status WriteStringToFile(absl::string_view path, absl::string_view contents) {
-  std::string target(path);
-  std::error_code error;
   // Replace the file a link names, not the link.
-  if (std::filesystem::is_symlink(std::filesystem::symlink_status(target, error))) {
-    const std::filesystem::path resolved = std::filesystem::weakly_canonical(target, error);
-    if (!error) target = resolved.string();
-  }
+  absl::StatusOr<std::string> resolved = OutputTarget(path);
+  if (!resolved.ok()) return CannotWrite(path, resolved.status().message());
+  const std::string& target = *resolved;
   struct stat existing {};
   const bool exists = ::stat(target.c_str(), &existing) == 0;
   if (exists && !S_ISREG(existing.st_mode)) return CannotWrite(path, NotRegularFile(existing));
@@ -344,7 +363,8 @@ absl::Status WriteStringToFile(absl::string_view path, absl::string_view content
 
 namespace {
 
-// A file's identity: (st_dev, st_ino) where it exists, else its directory's and its name.
+// A file's identity: (st_dev, st_ino) of the file a write to the path reaches (its links
+// followed) where it exists, else its directory's and its name.
 struct FileIdentity {
   bool exists = false;
   dev_t dev = 0;
@@ -353,7 +373,10 @@ struct FileIdentity {
   bool operator==(const FileIdentity&) const = default;
 };
 
-std::optional<FileIdentity> IdentityOf(const std::string& path) {
+std::optional<FileIdentity> IdentityOf(const std::string& named) {
+  absl::StatusOr<std::string> target = OutputTarget(named);
+  if (!target.ok()) return std::nullopt;
+  const std::string& path = *target;
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) return FileIdentity{true, st.st_dev, st.st_ino, ""};
   const std::filesystem::path p(path);
@@ -372,6 +395,9 @@ absl::Status CheckOutputPaths(const std::vector<FlagPath>& outputs, const std::v
     struct stat st {};
     if (::stat(output.path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
       return absl::InvalidArgumentError(absl::StrCat(named, ": ", NotRegularFile(st), "; give a file to write"));
+    }
+    if (absl::StatusOr<std::string> target = OutputTarget(output.path); !target.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(named, ": ", target.status().message()));
     }
     const std::optional<FileIdentity> id = IdentityOf(output.path);
     if (!id.has_value()) continue;

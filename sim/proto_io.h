@@ -30,8 +30,9 @@ absl::StatusOr<std::string> ReadFileToString(absl::string_view path, int64_t max
 // Writes `contents` to `path` (bytes as they are, replacing the file); a failure says "cannot
 // write 'PATH': " and why. The bytes go to a temporary file in the same directory, renamed over
 // `path` only once all are written, so a failed write leaves an existing file as it was (a
-// symbolic link is followed: the file it names is replaced). An existing `path` that is not a
-// regular file (a directory, FIFO, device) is refused, never opened.
+// symbolic link is followed, link after link: the file it names is replaced, or made where it does
+// not exist yet, and the link stays; a loop is refused). An existing `path` that is not a regular
+// file (a directory, FIFO, device) is refused, never opened.
 absl::Status WriteStringToFile(absl::string_view path, absl::string_view contents);
 
 // A file named on the command line: the flag ("timeline", no dashes) and the path.
@@ -42,9 +43,11 @@ struct FlagPath {
 
 // Refuses, before any work, output files that would destroy data or cannot be written whole: an
 // empty name, an existing path that is not a regular file, an output that is one of `inputs`, and
-// two outputs at one file. Identity is the file's (st_dev, st_ino), not its spelling, so
-// `./g.pbtxt`, a hard link and a symbolic link to the graph are all the graph; an output that
-// does not exist yet is identified by its directory's identity and its name. InvalidArgument
+// two outputs at one file, and an output that is a loop of symbolic links. Identity is the
+// file's (st_dev, st_ino), not its spelling, so `./g.pbtxt`, a hard link and a symbolic link to
+// the graph are all the graph; an output that does not exist yet is identified by its
+// directory's identity and its name, after its links are followed (a link to `new.svg` is
+// `new.svg`). InvalidArgument
 // naming the flag and the path.
 absl::Status CheckOutputPaths(const std::vector<FlagPath>& outputs, const std::vector<FlagPath>& inputs);
 

@@ -134,6 +134,36 @@ TEST_F(OutputFileTest, AFailedRunLeavesTheOutputAsItWas) {
   EXPECT_EQ(ReadAll(out), "kept");
 }
 
+// Found by the output_paths fuzz target: an output that was a symbolic link to a file not
+// written yet, or a loop of links, was replaced by the file (a link is followed: the file it
+// names is written and the link stays).
+TEST_F(OutputFileTest, ALinkToAFileNotWrittenYetIsFollowedAndKept) {
+  const std::string link = Path("to_new.svg");
+  std::filesystem::create_symlink("new.svg", link);
+  const Result r = Simulate({"--device", "h100", "--graph", graph_, "--timeline", link});
+  EXPECT_EQ(r.code, kExitFits) << r.err;
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_THAT(ReadAll(Path("new.svg")), HasSubstr("<svg"));
+}
+
+// With links followed, two outputs that reach one new file are one file.
+TEST_F(OutputFileTest, TwoOutputsReachingOneNewFileThroughALinkAreRefused) {
+  std::filesystem::create_symlink("new.svg", Path("to_new.svg"));
+  const Result r = Simulate({"--device", "h100", "--graph", graph_, "--timeline", Path("to_new.svg"), "--trace",
+                             Path("new.svg")});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("give each output its own file"));
+  EXPECT_FALSE(std::filesystem::exists(Path("new.svg")));
+}
+
+TEST_F(OutputFileTest, AnOutputThatIsALoopOfLinksIsRefused) {
+  std::filesystem::create_symlink("loop", Path("loop"));
+  const Result r = Simulate({"--device", "h100", "--graph", graph_, "--trace", Path("loop")});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("--trace " + Path("loop") + ": too many levels of symbolic links"));
+  EXPECT_TRUE(std::filesystem::is_symlink(Path("loop")));
+}
+
 // F2: gemm.pbtxt, 100,000 untouched 16-byte buffers (live throughout) and one op reading one of
 // them. Placement listed every untouched block as a conflict of every later block: 15,000 took
 // over 40 s. The test's CTest TIMEOUT (tests/CMakeLists.txt) is the bound; nothing here times it.

@@ -149,9 +149,11 @@ class PlanMapSvg {
     cols_ = nx_, rows_ = ny_;
     while (static_cast<int64_t>(cols_) * rows_ > kMaxSvgElements) {
       if (cols_ >= rows_) {
-        cols_ = (nx_ + ++bx_ - 1) / bx_;
+        ++bx_;
+        cols_ = (nx_ + bx_ - 1) / bx_;
       } else {
-        rows_ = (ny_ + ++by_ - 1) / by_;
+        ++by_;
+        rows_ = (ny_ + by_ - 1) / by_;
       }
     }
     if (bx_ > 1 || by_ > 1) top_ += 16;
