@@ -1,5 +1,6 @@
 // Shared by the libFuzzer targets of tests/fuzz: shipped devices loaded once, and the invariants
 // every target checks on what the engine returns (a broken one aborts, so libFuzzer keeps the input).
+// Each target has its own files; everything here is inline so a target links only what it uses.
 #ifndef SCRATCHSIM_TESTS_FUZZ_FUZZ_UTIL_H_
 #define SCRATCHSIM_TESTS_FUZZ_FUZZ_UTIL_H_
 
@@ -11,9 +12,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/text_format.h"
 #include "proto/device.pb.h"
 #include "sim/device.h"
 #include "sim/engine.h"
+#include "sim/graph.h"
+#include "sim/occupancy.h"
+#include "sim/simulator.h"
 
 namespace scratchsim::fuzz {
 
@@ -64,6 +69,60 @@ inline void CheckLayout(const FitEngine& engine, const FitEngine::Scratch& scrat
       }
     }
   }
+}
+
+// A small graph for `device`: one buffer in each memory space, another pipelined, two ops each.
+inline const CompiledGraph& GraphFor(const DeviceModel& device) {
+  static auto* graphs = new std::map<std::string, CompiledGraph>();
+  std::string text;
+  for (int s = 0; s < device.memory_spaces_size(); ++s) {
+    const std::string space = device.memory_spaces(s).name();
+    absl::StrAppend(&text, "buffers { name: \"a", s, "\" shape: \"BM\" shape: \"64\" dtype: \"f16\" memory_space: \"",
+                    space, "\" copies: \"S\" }\n");
+    absl::StrAppend(&text, "buffers { name: \"b", s, "\" size_bytes: \"1000\" memory_space: \"", space,
+                    "\" alignment: \"128\" }\n");
+    absl::StrAppend(&text, "ops { name: \"load", s, "\" writes: \"a", s, "\" writes: \"b", s, "\" }\n");
+    absl::StrAppend(&text, "ops { name: \"use", s, "\" reads: \"a", s, "\" reads: \"b", s, "\" }\n");
+  }
+  absl::StrAppend(&text, "parameters { name: \"BM\" default_value: 64 }\nparameters { name: \"S\" default_value: 2 }\n"
+                         "launch { num_warps: \"4\" registers_per_thread: \"128\" }\n");
+  auto it = graphs->find(text);
+  if (it != graphs->end()) return it->second;
+  KernelGraph graph;
+  if (!google::protobuf::TextFormat::ParseFromString(text, &graph)) Fail("test graph does not parse");
+  auto compiled = CompileGraph(graph, "fuzz.pbtxt");
+  if (!compiled.ok()) Fail(std::string(compiled.status().message()));
+  if (graphs->size() > 64) graphs->clear();
+  return graphs->emplace(text, *std::move(compiled)).first->second;
+}
+
+// What ValidateDevice accepted must be usable by everything downstream without an error of the
+// model's own: the occupancy calculator (a GPU model), the fit engine and Simulate on GraphFor's
+// graph (with suggestions when `suggest`).
+inline void ExerciseDevice(const DeviceModel& device, bool suggest) {
+  const bool gpu = device.vendor() != "google";
+  if (gpu && (FindSpaceOfKind(device, SHARED_MEMORY) != nullptr || FindSpaceOfKind(device, LDS) != nullptr)) {
+    auto calculator = OccupancyCalculator::Create(device);
+    if (!calculator.ok()) Fail(absl::StrCat("validated device refused by occupancy: ", calculator.status().message()));
+    for (int64_t threads : {int64_t{1}, int64_t{128}, int64_t{device.limits().max_threads_per_block()}}) {
+      OccupancyInput input;
+      input.threads_per_block = threads;
+      input.registers_per_thread = 64;
+      input.dynamic_shared_bytes = 4096;
+      OccupancyFigures figures;
+      if (calculator->Compute(input, &figures).ok()) (void)calculator->Describe(input, figures);
+    }
+  }
+  const CompiledGraph& graph = GraphFor(device);
+  auto engine = FitEngine::Create(graph, device);
+  if (!engine.ok()) Fail(absl::StrCat("validated device refused by the engine: ", engine.status().message()));
+  FitEngine::Scratch scratch;
+  scratch.keep_layout = true;
+  FitResult fit;
+  if (engine->Evaluate(graph.defaults, scratch, &fit).ok()) CheckLayout(*engine, scratch, fit);
+  SimulateOptions options;
+  options.suggest = suggest;
+  (void)Simulate(graph, device, graph.defaults, options);
 }
 
 }  // namespace scratchsim::fuzz

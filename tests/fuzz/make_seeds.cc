@@ -1,11 +1,14 @@
 // Writes the seed corpora of the fuzz targets from the shipped inputs (tests/fuzz/run.sh calls
-// it): graphs as text, JSON and binary, devices, the graphs' expressions, planner specs.
+// it): graphs as text, JSON and binary, devices, the graphs' expressions, planner specs, models
+// that inherit (parent and child), command lines with output files, and the timing files of
+// tests/fuzz/seeds/calibrate (the first rows of the sweeps in tests/data/planner).
 // Usage: make_seeds SOURCE_DIR OUT_DIR (one subdirectory per target; TTGIR seeds come from run.sh).
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -46,6 +49,53 @@ std::vector<std::string> Expressions(const KernelGraph& graph) {
   return out;
 }
 
+std::string Text(const fs::path& path) {
+  auto text = ReadFileToString(path.string());
+  return text.ok() ? *text : "";
+}
+
+// Parent and child models, cut by each marker device_inherit_fuzzer reads.
+void WriteInheritSeeds(const fs::path& source, const fs::path& dir) {
+  const std::string h100 = Text(source / "models/devices/h100.textproto");
+  const std::string mine = "name: \"mine\"\ninherits: \"h100\"\nlimits { num_cores: 100 }\n";
+  const std::vector<std::pair<std::string, std::string>> pairs = {
+      {h100, Text(source / "models/devices/h200.textproto")},
+      {h100, Text(source / "tests/data/bad/device_inherits_h100_warp_size_0.textproto")},
+      {h100, Text(source / "tests/data/bad/device_inherits_h100_smem_capacity_0.textproto")},
+      {mine, "name: \"child\"\ninherits: \"mine\"\nperformance { clock_mhz: 1500 }\n"},
+      {mine, "name: \"mine_calibrated\"\ninherits: \"mine\"\nperformance { clock_mhz: 1700 peak { dtype: \"f16\" "
+             "tflops: 900 } }\nconfig_residuals { graph: \"gemm\" compute_dtype: \"f16\" sets: \"BLOCK_M=64\" "
+             "factor: 1.1 rows: 2 }\n"},
+  };
+  int n = 0;
+  for (const auto& [parent, child] : pairs) {
+    for (const char* marker : {"\n#child\n", "\n#model\n", "\n#calibration\n"}) {
+      Write(dir / absl::StrCat("pair", n++), parent + marker + child);
+    }
+  }
+}
+
+// Command lines (a word a line) over the files output_paths_fuzzer makes.
+void WriteOutputPathSeeds(const fs::path& dir) {
+  const std::vector<std::string> lines = {
+      "--device\nh100\n--graph\ng.pbtxt\n--timeline\nout.svg",
+      "--graph\ng.pbtxt\n--timeline\ng.pbtxt",
+      "--graph=g.pbtxt\n--trace=hard.pbtxt",
+      "--graph\ng.pbtxt\n--trace\nsym.pbtxt\n--timeline\nsymsym.svg",
+      "--timeline\nto_new.svg\n--trace\nnew.svg",
+      "--timeline\nto_d_new.svg\n--trace\nd/new.svg",
+      "--timings\ng.pbtxt\n--timings\nold.svg\n--out\n./g.pbtxt",
+      "--map\nd/x.svg\n--out\ndir_link/x.svg",
+      "--timeline\nfifo",
+      "--out\nloop",
+      "--out\ndangling.svg",
+      "--graph\nold.svg\n--timeline\nold_link.svg",
+      "--graph\nd/up.pbtxt\n--map\ng.pbtxt",
+      "--timeline\nd\n--help",
+  };
+  for (size_t i = 0; i < lines.size(); ++i) Write(dir / absl::StrCat("argv", i), lines[i]);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -54,7 +104,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path source = argv[1], out = argv[2];
-  for (const char* target : {"graph_loader", "simulate", "device_loader", "expr", "planner"}) {
+  for (const char* target : {"graph_loader", "simulate", "device_loader", "expr", "planner", "device_inherit",
+                             "output_paths", "calibrate"}) {
     fs::create_directories(out / target);
   }
   std::vector<fs::path> graphs;
@@ -93,6 +144,11 @@ int main(int argc, char** argv) {
       auto text = ReadFileToString(entry.path().string());
       if (text.ok()) Write(out / "device_loader" / entry.path().filename(), *text);
     }
+  }
+  WriteInheritSeeds(source, out / "device_inherit");
+  WriteOutputPathSeeds(out / "output_paths");
+  for (const auto& entry : fs::directory_iterator(source / "tests/fuzz/seeds/calibrate")) {
+    fs::copy_file(entry.path(), out / "calibrate" / entry.path().filename(), fs::copy_options::overwrite_existing);
   }
   return 0;
 }

@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
   esac
 done
-[ ${#targets[@]} -eq 0 ] && targets=(graph_loader device_loader expr ttgir planner simulate)
+[ ${#targets[@]} -eq 0 ] && targets=(graph_loader device_loader expr ttgir planner simulate calibrate device_inherit output_paths)
 fuzz="$build/fuzz"
 mkdir -p "$fuzz/seeds" "$fuzz/logs"
 
@@ -37,7 +37,7 @@ cp -n "$build"/triton_fixtures/*.ttgir "$fuzz/seeds/ttgir/" 2>/dev/null || true
 dict_of() {
   case "$1" in
     graph_loader|simulate) echo graph ;;
-    device_loader) echo device ;;
+    device_loader|device_inherit) echo device ;;
     *) echo "$1" ;;
   esac
 }
