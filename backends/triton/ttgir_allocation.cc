@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory_resource>
 #include <optional>
 #include <tuple>
@@ -117,8 +118,11 @@ std::string Describe(const MemDesc& d) {
 // One plan's analysis. Tables are per op and per value id of the module.
 class AllocationAnalysis {
  public:
-  AllocationAnalysis(const TtgirModule& module, const PlanOptions& options, std::pmr::memory_resource* arena)
-      : m_(module), options_(options), pos_(arena), end_pos_(arena), cf_(arena), loop_(arena),
+  // `function`: which tt.func of the module; `callee_shared`: the allocation size of every function
+  // it calls (planned first: ModuleAllocation walks the call graph callees first).
+  AllocationAnalysis(const TtgirModule& module, int function, const std::map<std::string, int64_t>& callee_shared,
+                     const PlanOptions& options, std::pmr::memory_resource* arena)
+      : m_(module), fn_(function), callee_shared_(callee_shared), options_(options), pos_(arena), end_pos_(arena), cf_(arena), loop_(arena),
         ws_(arena), def_op_(arena), def_region_(arena), groups_(arena), users_(arena),
         alias_(arena), members_(arena), from_(arena), scratch_op_(arena) {}
 
@@ -174,7 +178,12 @@ class AllocationAnalysis {
   // The warp_specialize op and partition region an op runs in ({-1, -1} outside partitions).
   std::pair<int, int> AsyncRegion(int op) const;
 
+  // Whether op `i` belongs to the function being planned.
+  bool Mine(int i) const { return m_.ops[i].function == fn_; }
+
   const TtgirModule& m_;
+  const int fn_;
+  const std::map<std::string, int64_t>& callee_shared_;
   const PlanOptions& options_;
   SharedMemoryPlan plan_;
   std::optional<LayoutContext> layouts_;
@@ -393,7 +402,7 @@ bool AllocationAnalysis::PropagateYields() {
   };
   const int num_ops = static_cast<int>(m_.ops.size());
   for (int i = 0; i < num_ops; ++i) {
-    if (!cf_[i]) continue;
+    if (!cf_[i] || !Mine(i)) continue;
     const TtgirOp& o = m_.ops[i];
     for (size_t r = 0; r < o.regions.size(); ++r) {
       if (o.regions[r].empty()) continue;
@@ -449,7 +458,7 @@ void AllocationAnalysis::CollectUsers() {
 void AllocationAnalysis::GetFunctionScratchSize() {
   int64_t ws_warps = 0;
   for (const TtgirOp& o : m_.ops)
-    if (o.kind == TtgirOpKind::kWarpSpecialize) ws_warps = std::max(ws_warps, o.partition_warps);
+    if (o.kind == TtgirOpKind::kWarpSpecialize && o.function == fn_) ws_warps = std::max(ws_warps, o.partition_warps);
   if (ws_warps > 0) {
     // allocate-warp-groups pads the partitions so the whole kernel is made of full warp
     // groups (4 warps), adding a partition when needed; measured on the sm_100 fixtures
@@ -479,7 +488,16 @@ absl::Status AllocationAnalysis::GetScratchValueSize(int i) {
     return false;
   };
   ScratchNeed need;
-  if (o.kind == TtgirOpKind::kConvertLayout) {
+  if (o.kind == TtgirOpKind::kCall) {
+    // A call's scratch is the callee's whole allocation, placed like scratch at the call
+    // (ModuleAllocation: a virtual buffer of the callee's shared-memory size, 128-byte aligned),
+    // so the callee's buffers sit at the call's offset in the caller's frame.
+    const auto callee = callee_shared_.find(std::string(o.callee));
+    if (callee == callee_shared_.end()) {
+      return PlanError(m_.origin, o.line, absl::StrCat("tt.call of @", o.callee, ", which was not planned first"));
+    }
+    need.bytes = callee->second;
+  } else if (o.kind == TtgirOpKind::kConvertLayout) {
     const std::string_view t(o.text.data(), o.text.size());
     const size_t types = t.find("tensor<");
     const std::string_view key = types == std::string_view::npos ? t : t.substr(types);
@@ -500,7 +518,8 @@ absl::Status AllocationAnalysis::GetScratchValueSize(int i) {
                      absl::StrCat(o.name, ": scratch of ", need.bytes, " bytes is larger than 2^40 bytes"));
   }
   SharedBuffer b;
-  b.name = absl::StrCat("scratch of ", o.name);
+  b.name = o.kind == TtgirOpKind::kCall ? absl::StrCat("scratch of tt.call @", o.callee, " (its allocation)")
+                                       : absl::StrCat("scratch of ", o.name);
   b.line = o.line;
   b.kind = SharedBufferKind::kScratch;
   b.op = std::string(o.name);
@@ -515,6 +534,7 @@ absl::Status AllocationAnalysis::GetScratchValueSize(int i) {
 absl::Status AllocationAnalysis::GetValuesAndSizes() {
   const int num_ops = static_cast<int>(m_.ops.size());
   for (int i = 0; i < num_ops; ++i) {
+    if (!Mine(i)) continue;
     if (m_.ops[i].kind == TtgirOpKind::kLocalAlloc) {
       RETURN_IF_ERROR(GetExplicitValueSize(i));
     } else {
@@ -525,12 +545,13 @@ absl::Status AllocationAnalysis::GetValuesAndSizes() {
   // found again until nothing changes (most kernels: one check).
   for (int round = 0; PropagateYields() && round < num_ops; ++round) {
     for (int i = 0; i < num_ops; ++i) {
-      if (m_.ops[i].kind != TtgirOpKind::kLocalAlloc) GetValueAlias(i);
+      if (Mine(i) && m_.ops[i].kind != TtgirOpKind::kLocalAlloc) GetValueAlias(i);
     }
   }
   CollectUsers();
   GetFunctionScratchSize();
-  for (int i = 0; i < num_ops; ++i) RETURN_IF_ERROR(GetScratchValueSize(i));
+  for (int i = 0; i < num_ops; ++i)
+    if (Mine(i)) RETURN_IF_ERROR(GetScratchValueSize(i));
   return absl::OkStatus();
 }
 
@@ -546,7 +567,7 @@ void AllocationAnalysis::NumberOperations() {
     if (cf_[op]) pos_[op] = next++;
     open.push_back({op});
   };
-  for (int top : m_.body) {
+  for (int top : m_.functions[fn_].body) {
     enter(top);
     while (!open.empty()) {
       Open& f = open.back();
@@ -649,7 +670,7 @@ absl::StatusOr<SharedMemoryPlan> AllocationAnalysis::Run() {
   if (m_.value_group.size() != m_.num_values()) {
     return absl::InvalidArgumentError("module's value tables disagree (not made by ParseTtgir)");
   }
-  plan_.kernel = m_.function;
+  plan_.kernel = m_.functions[fn_].name;
   plan_.target = m_.target;
   plan_.num_warps = m_.num_warps;
   plan_.total_warps = m_.num_warps;
@@ -734,9 +755,46 @@ TritonReleaseCue DetectTritonRelease(const TtgirModule& m) {
   return out;
 }
 
+namespace {
+
+// The functions of the module in the order ModuleAllocation plans them: callees before their
+// callers (post-order of the call graph from the kernel). Recursion cannot be sized (Triton
+// refuses it too) and is an error naming the call.
+absl::Status CallGraphPostOrder(const TtgirModule& m, int f, std::vector<uint8_t>& state, std::vector<int>& order) {
+  state[f] = 1;  // on the walk's path
+  for (const TtgirOp& o : m.ops) {
+    if (o.function != f || o.kind != TtgirOpKind::kCall) continue;
+    const auto callee = std::find_if(m.functions.begin(), m.functions.end(),
+                                     [&](const TtgirFunction& g) { return g.name == o.callee; });
+    const int c = static_cast<int>(callee - m.functions.begin());
+    if (state[c] == 1) {
+      return PlanError(m.origin, o.line, absl::StrCat("tt.call of @", o.callee, " is recursive: no allocation size"));
+    }
+    if (state[c] == 0) RETURN_IF_ERROR(CallGraphPostOrder(m, c, state, order));
+  }
+  state[f] = 2;
+  order.push_back(f);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& module, const PlanOptions& options) {
+  std::map<std::string, int64_t> callee_shared;
+  std::vector<int> order;
+  if (module.functions.size() > 1) {
+    std::vector<uint8_t> state(module.functions.size(), 0);
+    RETURN_IF_ERROR(CallGraphPostOrder(module, module.kernel, state, order));
+    order.pop_back();  // the kernel, planned last below
+  }
+  for (int f : order) {
+    std::pmr::monotonic_buffer_resource arena(size_t{16384} + 96 * (module.ops.size() + module.num_values()));
+    ASSIGN_OR_RETURN(const SharedMemoryPlan callee,
+                     AllocationAnalysis(module, f, callee_shared, options, &arena).Run());
+    callee_shared[module.functions[f].name] = callee.allocation.shared;
+  }
   std::pmr::monotonic_buffer_resource arena(size_t{16384} + 96 * (module.ops.size() + module.num_values()));
-  return AllocationAnalysis(module, options, &arena).Run();
+  return AllocationAnalysis(module, module.kernel, callee_shared, options, &arena).Run();
 }
 
 absl::StatusOr<SharedMemoryPlan> PlanTtgir(std::string_view text, std::string_view origin, const PlanOptions& options) {

@@ -240,4 +240,57 @@ TEST(TtgirAllocationTest, AmdModuleWithoutCueIsPlannedByTheNewestReleaseSaidAsAn
 }
 
 }  // namespace
+// A non-inlined device function (@triton.jit(noinline=True)): Triton 3.6 gives the call the
+// callee's whole allocation (2048 bytes of its cross-warp reduction) as scratch, which is
+// larger than the kernel's own reduction (1024): metadata.shared is 2048
+// (tests/data/triton/ops/call_reduce_sm_90.json).
+TEST(TtgirAllocationTest, CallHoldsTheCalleesAllocation) {
+  const std::string text = ReadTritonOpsFixture("call_reduce_sm_90.ttgir");
+  ASSERT_FALSE(text.empty());
+  auto plan = PlanTtgir(text, "call_reduce_sm_90.ttgir");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->kernel, "call_reduce");
+  EXPECT_EQ(plan->allocation.shared, 2048);
+  bool call_scratch = false;
+  for (const SharedBuffer& b : plan->buffers) {
+    if (b.op == "tt.call") call_scratch = b.buffer.size == 2048 && b.buffer.alignment == 128;
+  }
+  EXPECT_TRUE(call_scratch);
+}
+
+TEST(TtgirAllocationTest, CallOfAnUndefinedFunctionNamesIt) {
+  auto plan = PlanTtgir(kHead + " tt.func public @k() {\n  tt.call @nowhere() : () -> ()\n  tt.return\n }\n}\n",
+                        "u.ttgir");
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(plan.status().message(), HasSubstr("u.ttgir:4: tt.call of @nowhere, which the module does not define"));
+}
+
+TEST(TtgirAllocationTest, RecursiveCallIsRefused) {
+  auto plan = PlanTtgir(kHead + " tt.func public @k() {\n  tt.call @f() : () -> ()\n  tt.return\n }\n"
+                                " tt.func private @f() {\n  tt.call @f() : () -> ()\n  tt.return\n }\n}\n",
+                        "r.ttgir");
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(plan.status().message(), HasSubstr("r.ttgir:8: tt.call of @f is recursive"));
+}
+
+// Ops of both releases that need no shared memory (an approximate division, a fence, AMD's
+// wait on its memory counters): inserted into a compiled kernel they leave Triton's figure.
+class ScratchFreeOpTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ScratchFreeOpTest, LeavesTritonsFigure) {
+  std::string text = ReadTritonOpsFixture("call_reduce_sm_90.ttgir");
+  const std::string anchor = "    %x_9 = tt.load %x_8 : tensor<64x128x!tt.ptr<f32>, #blocked>";
+  const size_t at = text.find(anchor);
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + anchor.size(), std::string("\n    ") + GetParam());
+  auto plan = PlanTtgir(text, "op.ttgir");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->allocation.shared, 2048);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Ops, ScratchFreeOpTest,
+    ::testing::Values("%q = tt.approx_divf %x_9, %cst_0 : tensor<64x128xf32, #blocked>",
+                      "llvm.fence syncscope(\"agent\") release", "amdg.memory_counter_wait ds(0)"));
+
 }  // namespace scratchsim::triton

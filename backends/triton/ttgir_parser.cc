@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -38,6 +39,22 @@ absl::Status TooDeep(absl::string_view origin, int line) {
 // The lexer speaks std::string_view (whose members inline; the Debian Abseil's string_view is
 // its own type, with library calls).
 std::string_view View(absl::string_view s) { return std::string_view(s.data(), s.size()); }
+
+// The symbol "@name" or "@\"quoted name\"" at the start of `s`, without '@' and quotes (Triton
+// quotes the mangled names of its device functions, which hold parentheses and commas).
+absl::string_view SymbolAt(absl::string_view s) {
+  s.remove_prefix(1);
+  if (!s.empty() && s[0] == '"') {
+    const size_t close = s.find('"', 1);
+    return close == absl::string_view::npos ? s.substr(1) : s.substr(1, close - 1);
+  }
+  size_t end = 0;
+  while (end < s.size() && (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_' || s[end] == '.' ||
+                            s[end] == '$' || s[end] == '-')) {
+    ++end;
+  }
+  return s.substr(0, end);
+}
 
 // A count among the module's attributes (`"ttg.num-warps" = 4 : i32`): `absent` when the key is
 // not there; otherwise an integer from 1 to kMaxTtgirWarps, a power of two if `power_of_two`.
@@ -207,14 +224,15 @@ namespace {
 // Sorted: looked up by binary search.
 constexpr std::string_view kKnownOps[] = {
     "amdg.buffer_atomic_rmw", "amdg.buffer_load", "amdg.buffer_load_to_local", "amdg.buffer_store",
-    "amdg.cond_barrier", "amdg.in_thread_transpose", "amdg.instruction_sched_hint", "amdg.scaled_upcast_fp4",
-    "amdg.scaled_upcast_fp8", "amdg.upcast_mxfp",
+    "amdg.cond_barrier", "amdg.in_thread_transpose", "amdg.instruction_sched_hint", "amdg.memory_counter_wait",
+    "amdg.scaled_upcast_fp4", "amdg.scaled_upcast_fp8", "amdg.upcast_mxfp",
     "cf.br", "cf.cond_br",
     "gpu.barrier",
+    "llvm.fence",
     "rocdl.s.barrier", "rocdl.s.setprio", "rocdl.s.waitcnt", "rocdl.sched.barrier", "rocdl.sched.group.barrier",
     "rocdl.workitem.id.x",
     "scf.condition", "scf.execute_region", "scf.for", "scf.if", "scf.index_switch", "scf.while", "scf.yield",
-    "tt.addptr", "tt.advance", "tt.assert", "tt.atomic_cas", "tt.atomic_rmw", "tt.bitcast", "tt.broadcast", "tt.cat",
+    "tt.addptr", "tt.advance", "tt.approx_divf", "tt.assert", "tt.atomic_cas", "tt.atomic_rmw", "tt.bitcast", "tt.broadcast", "tt.call", "tt.cat",
     "tt.clampf", "tt.descriptor_gather", "tt.descriptor_load", "tt.descriptor_scatter", "tt.descriptor_store",
     "tt.dot", "tt.dot_scaled", "tt.elementwise_inline_asm", "tt.expand_dims", "tt.extern_elementwise",
     "tt.fp_to_fp", "tt.gather", "tt.get_num_programs", "tt.get_program_id", "tt.histogram", "tt.int_to_ptr",
@@ -297,6 +315,7 @@ TtgirOpKind KindOfOp(std::string_view name) {
     case 7:
       if (name == "scf.for") return TtgirOpKind::kFor;
       if (name == "tt.scan") return TtgirOpKind::kScan;
+      if (name == "tt.call") return TtgirOpKind::kCall;
       break;
     case 9:
       if (name == "tt.reduce") return TtgirOpKind::kReduce;
@@ -459,21 +478,24 @@ class TtgirParser {
     return absl::OkStatus();
   }
 
+  // "tt.func public @kernel(...) ... {" or "tt.func private @callee(...)": a module holds the
+  // kernel and the device functions it calls without inlining them (tt.call).
   absl::Status ParseFunctionHeader(absl::string_view s, int line) {
     if (!saw_module_) return ParseError(origin_, line, "tt.func outside a module");
-    if (saw_function_) {
-      return ParseError(origin_, line,
-                        "unsupported construct: more than one tt.func (calls between Triton "
-                        "functions are inlined before TTGIR; a second function is unexpected)");
+    if (!stack_.empty() && (stack_.back().function || stack_.back().op >= 0)) {
+      return ParseError(origin_, line, "tt.func inside another function");
     }
     saw_function_ = true;
-    size_t at = s.find('@');
-    size_t paren = s.find('(', at);
-    if (at != absl::string_view::npos && paren != absl::string_view::npos) {
-      module_.function = std::string(s.substr(at + 1, paren - at - 1));
-    }
+    TtgirFunction& f = module_.functions.emplace_back();
+    f.line = line;
+    f.is_public = absl::StartsWith(s, "tt.func public ");
+    const size_t at = s.find('@');
+    if (at != absl::string_view::npos) f.name = std::string(SymbolAt(s.substr(at)));
     if (!absl::EndsWith(s, "{")) return ParseError(origin_, line, "tt.func without a body");
-    stack_.push_back(Frame{-1, true, {}});
+    current_function_ = static_cast<int>(module_.functions.size()) - 1;
+    // Value names restart in every function: all but the first get a scope of their own.
+    std::string scope = current_function_ == 0 ? std::string() : absl::StrCat("@", current_function_, "/");
+    stack_.push_back(Frame{-1, true, std::move(scope)});
     return absl::OkStatus();
   }
 
@@ -597,6 +619,11 @@ class TtgirParser {
     op.name = name;
     ParseOperands(std::string_view(body.data() + name_end, body.size() - name_end), scope);
     PlaceRefs();
+    if (op.kind == TtgirOpKind::kCall) {
+      const size_t at = body.find('@');
+      if (at == absl::string_view::npos) return ParseError(origin_, line, "tt.call without a @callee");
+      op.callee = SymbolAt(body.substr(at));
+    }
     AttachToRegion(op, index);
     if (op.kind == TtgirOpKind::kWarpSpecialize) {
       // Partition arguments are the captures, in order: the values between the op's first '('
@@ -751,12 +778,13 @@ class TtgirParser {
 
   // The op joins the innermost open region, or the function body.
   void AttachToRegion(TtgirOp& op, int index) {
+    op.function = current_function_;
     if (stack_.back().op >= 0) {
       op.parent = stack_.back().op;
       op.region = static_cast<int>(module_.ops[op.parent].regions.size()) - 1;
       module_.ops[op.parent].regions.back().push_back(index);
     } else {
-      module_.body.push_back(index);
+      module_.functions[current_function_].body.push_back(index);
     }
   }
 
@@ -766,6 +794,26 @@ class TtgirParser {
     }
     if (!saw_function_) return ParseError(origin_, 1, "no tt.func in the module");
     if (module_.num_warps <= 0) return ParseError(origin_, module_line_, "module has no \"ttg.num-warps\"");
+    // The kernel is the public function (callees are private); a module of one function is
+    // that function whatever its visibility.
+    module_.kernel = 0;
+    for (size_t f = 0; f < module_.functions.size(); ++f) {
+      if (module_.functions[f].is_public) {
+        module_.kernel = static_cast<int>(f);
+        break;
+      }
+    }
+    module_.function = module_.functions[module_.kernel].name;
+    module_.body = module_.functions[module_.kernel].body;
+    for (const TtgirOp& op : module_.ops) {
+      if (op.kind != TtgirOpKind::kCall) continue;
+      const auto known = std::find_if(module_.functions.begin(), module_.functions.end(),
+                                      [&](const TtgirFunction& f) { return f.name == op.callee; });
+      if (known == module_.functions.end()) {
+        return ParseError(origin_, op.line,
+                          absl::StrCat("tt.call of @", op.callee, ", which the module does not define"));
+      }
+    }
     return absl::OkStatus();
   }
 
@@ -826,6 +874,7 @@ class TtgirParser {
   bool saw_module_ = false, saw_function_ = false;
   int module_line_ = 1;
   int last_op_at_level_ = -1;
+  int current_function_ = 0;
 };
 
 }  // namespace

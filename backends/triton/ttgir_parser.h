@@ -37,6 +37,7 @@ enum class TtgirOpKind : uint8_t {
   kIf,
   kExecuteRegion,
   kIndexSwitch,
+  kCall,
 };
 TtgirOpKind KindOfOp(std::string_view name);
 // Whether `name` is an op of the releases whose allocation rules are modelled (Triton 3.6, 3.9);
@@ -64,6 +65,17 @@ struct TtgirOp {
   std::vector<std::vector<int>> region_args;  // block arguments per region
   int64_t partition_warps = 0;        // partitionN(...) num_warps(N)
   std::vector<int> captures;          // ttg.warp_specialize: the %values of its (...) operands
+  int function = 0;                   // index into TtgirModule::functions
+  absl::string_view callee;           // tt.call: the called function's symbol, unquoted
+};
+
+// One tt.func of the module: the kernel, or a device function Triton kept out of line
+// (`@triton.jit(noinline=True)`) and calls with tt.call.
+struct TtgirFunction {
+  std::string name;                   // the symbol, unquoted
+  int line = 0;
+  bool is_public = false;             // `tt.func public`: the kernel; callees are private
+  std::vector<int> body;              // its top-level ops
 };
 
 // Move-only: the ops' views point into `storage`, which moves with the module.
@@ -81,6 +93,8 @@ struct TtgirModule {
   std::unique_ptr<TtgirStorage> storage = std::make_unique<TtgirStorage>();
   std::vector<TtgirOp> ops;
   std::vector<int> body;              // top-level ops of the kernel function
+  std::vector<TtgirFunction> functions;  // every tt.func, in text order
+  int kernel = 0;                     // index of the kernel (the public function) in functions
   // Value id -> name: "%a", "%a#0" for members of "%a:2", "3.1/%x" inside warp-specialize
   // partitions (names restart there; the prefix names the partition region). All names are
   // stored end to end in value_names; value i ends at value_name_end[i].
