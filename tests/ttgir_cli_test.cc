@@ -120,5 +120,28 @@ TEST(TtgirCliTest, MalformedIrIsExitTwoWithTheLine) {
   EXPECT_THAT(err.str(), ::testing::HasSubstr("bad.ttgir"));
 }
 
+// The compiled call fixture (tests/data/triton/ops) with `text` inserted after its first load.
+std::string OpsFixtureWith(const std::string& text) {
+  std::ifstream in(std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/triton/ops/call_reduce_sm_90.ttgir");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string ir = ss.str();
+  const std::string anchor = "    %x_9 = tt.load %x_8 : tensor<64x128x!tt.ptr<f32>, #blocked>";
+  const size_t at = ir.find(anchor);
+  if (at != std::string::npos) ir.insert(at + anchor.size(), "\n" + text);
+  return ir;
+}
+
+// An arith op no modelled release writes: the figure stands and the report names the op.
+TEST(TtgirCliTest, UnlistedArithOpIsNamedInTheReport) {
+  const std::string path = ::testing::TempDir() + "/unlisted_op.ttgir";
+  std::ofstream(path) << OpsFixtureWith("    %q = arith.frobnicate %x_9 : tensor<64x128xf32, #blocked>");
+  std::ostringstream out, err;
+  EXPECT_EQ(RunSimulateCommand({"--device", "h100", "--ttgir", path}, out, err), kExitFits) << err.str();
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("arith.frobnicate (line "));
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("peak 2048 B"));
+}
+
+
 }  // namespace
 }  // namespace scratchsim

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "backends/triton/ttgir_frontend.h"
 #include "sim/frontend.h"
@@ -12,6 +14,11 @@
 
 namespace scratchsim {
 namespace {
+
+// What the report says besides the figure (TtgirKernel::notes), kept with the kernel for Word.
+struct TritonNotes : LoweringState {
+  std::vector<std::string> notes;
+};
 
 class TritonFrontEnd : public FrontEnd {
  public:
@@ -57,6 +64,9 @@ class TritonFrontEnd : public FrontEnd {
     const std::string& doc = kernel.source.doc();
     const size_t at = doc.find("Allocation rules of Triton ");
     if (at != std::string::npos) report->add_notes(doc.substr(at));
+    if (const auto* state = dynamic_cast<const TritonNotes*>(kernel.lowering.get())) {
+      for (const std::string& n : state->notes) report->add_notes(n);
+    }
     return absl::OkStatus();
   }
 
@@ -69,6 +79,9 @@ class TritonFrontEnd : public FrontEnd {
     kernel.graph = std::move(loaded.graph);
     kernel.source = kernel.graph;
     kernel.policy = std::move(loaded.policy);
+    auto state = std::make_shared<TritonNotes>();
+    state->notes = std::move(loaded.notes);
+    kernel.lowering = std::move(state);
     return kernel;
   }
 

@@ -57,6 +57,7 @@ absl::StatusOr<TtgirKernel> LoadTtgirKernelFromText(absl::string_view text, absl
   ASSIGN_OR_RETURN(SharedMemoryPlan plan, PlanSharedMemory(module, options));
   TtgirKernel kernel;
   kernel.target = module.target;
+  for (const std::string& n : module.unlisted) kernel.notes.push_back(absl::StrCat("Not modelled, assumed: ", n, "."));
   ASSIGN_OR_RETURN(kernel.graph, ImportTtgir(module, plan));
   kernel.policy = std::make_shared<PlannedPolicy>(std::move(plan));
   return kernel;

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -24,6 +25,9 @@ struct TtgirKernel {
   // the module itself, where it also sees warp-specialize regions (buffers of concurrent
   // partitions never share addresses), which Blocks cannot express.
   std::shared_ptr<const PlacementPolicy> policy;
+  // Sentences the report carries besides the figure: what the rules took on an assumption
+  // (TtgirModule::unlisted), each naming the construct and its line.
+  std::vector<std::string> notes;
 };
 
 // `options.release`: whose allocation rules apply where the TTGIR does not tell its Triton

@@ -40,6 +40,56 @@ absl::Status TooDeep(absl::string_view origin, int line) {
 // its own type, with library calls).
 std::string_view View(absl::string_view s) { return std::string_view(s.data(), s.size()); }
 
+// The module attributes Triton 3.6 and 3.9 write into the TTGIR of its cache (every fixture of
+// tests/data/triton and both catalogue releases holds these and no other).
+constexpr absl::string_view kKnownModuleAttributes[] = {"ttg.num-ctas", "ttg.num-warps", "ttg.target",
+                                                        "ttg.threads-per-warp", "ttng.two-ctas"};
+
+// The keys of "module attributes {k = v, "k2" = v2, ...} {" (unquoted), at the dictionary's top
+// level: values with nested brackets or strings are skipped whole.
+std::vector<absl::string_view> ModuleAttributeKeys(absl::string_view header) {
+  std::vector<absl::string_view> keys;
+  const size_t open = header.find('{');
+  if (open == absl::string_view::npos) return keys;
+  int depth = 0;
+  bool in_string = false, expect_key = true;
+  for (size_t i = open + 1; i < header.size(); ++i) {
+    const char c = header[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (depth == 0 && expect_key && c != ' ') {
+      if (c == '}') break;
+      size_t end = i;
+      if (c == '"') {
+        end = header.find('"', i + 1);
+        if (end == absl::string_view::npos) break;
+        keys.push_back(header.substr(i + 1, end - i - 1));
+        ++end;
+      } else {
+        while (end < header.size() && header[end] != ' ' && header[end] != '=' && header[end] != ',' &&
+               header[end] != '}')
+          ++end;
+        keys.push_back(header.substr(i, end - i));
+      }
+      expect_key = false;
+      i = end - 1;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '{' || c == '[' || c == '<' || c == '(') ++depth;
+    else if (c == '}' || c == ']' || c == '>' || c == ')') {
+      if (depth == 0) break;  // the dictionary's close
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      expect_key = true;
+    }
+  }
+  return keys;
+}
+
 // The symbol "@name" or "@\"quoted name\"" at the start of `s`, without '@' and quotes (Triton
 // quotes the mangled names of its device functions, which hold parentheses and commas).
 absl::string_view SymbolAt(absl::string_view s) {
@@ -218,28 +268,38 @@ namespace {
 
 // The ops Triton 3.6 and 3.9 write into TTGIR that hold no shared memory of their own beyond the
 // rules the planner applies (explicit ttg.local_alloc, the scratch of the ops ScratchFor sizes):
-// every op of the GPU fixtures and of both catalogue releases (tests/data/triton), and ops of
-// the same dialects known to the releases without a scratch rule (upstream's
-// defaultAllocationAnalysisScratchSizeFn and the AMD one). arith.* and math.* work in registers.
-// Sorted: looked up by binary search.
+// every op of the GPU fixtures and of both catalogue releases (tests/data/triton), ops of the
+// same dialects known to the releases without a scratch rule (upstream's
+// defaultAllocationAnalysisScratchSizeFn and the AMD one), and every op of MLIR's arith and math
+// dialects (elementwise: Triton lowers them in registers). Sorted (checked at compile time).
 constexpr std::string_view kKnownOps[] = {
     "amdg.buffer_atomic_rmw", "amdg.buffer_load", "amdg.buffer_load_to_local", "amdg.buffer_store",
     "amdg.cond_barrier", "amdg.in_thread_transpose", "amdg.instruction_sched_hint", "amdg.memory_counter_wait",
-    "amdg.scaled_upcast_fp4", "amdg.scaled_upcast_fp8", "amdg.upcast_mxfp",
-    "cf.br", "cf.cond_br",
-    "gpu.barrier",
-    "llvm.fence",
-    "rocdl.s.barrier", "rocdl.s.setprio", "rocdl.s.waitcnt", "rocdl.sched.barrier", "rocdl.sched.group.barrier",
-    "rocdl.workitem.id.x",
-    "scf.condition", "scf.execute_region", "scf.for", "scf.if", "scf.index_switch", "scf.while", "scf.yield",
-    "tt.addptr", "tt.advance", "tt.approx_divf", "tt.assert", "tt.atomic_cas", "tt.atomic_rmw", "tt.bitcast", "tt.broadcast", "tt.call", "tt.cat",
-    "tt.clampf", "tt.descriptor_gather", "tt.descriptor_load", "tt.descriptor_scatter", "tt.descriptor_store",
-    "tt.dot", "tt.dot_scaled", "tt.elementwise_inline_asm", "tt.expand_dims", "tt.extern_elementwise",
-    "tt.fp_to_fp", "tt.gather", "tt.get_num_programs", "tt.get_program_id", "tt.histogram", "tt.int_to_ptr",
-    "tt.join", "tt.load", "tt.make_range", "tt.make_tensor_descriptor", "tt.make_tensor_ptr", "tt.mulhiui",
-    "tt.precise_divf", "tt.precise_sqrt", "tt.print", "tt.ptr_to_int", "tt.reduce", "tt.reduce.return",
-    "tt.reshape", "tt.return", "tt.scan", "tt.scan.return", "tt.splat", "tt.split", "tt.store", "tt.trans",
-    "tt.unsplat",
+    "amdg.scaled_upcast_fp4", "amdg.scaled_upcast_fp8", "amdg.upcast_mxfp", "arith.addf", "arith.addi",
+    "arith.addui_extended", "arith.andi", "arith.bitcast", "arith.ceildivsi", "arith.ceildivui", "arith.cmpf",
+    "arith.cmpi", "arith.constant", "arith.divf", "arith.divsi", "arith.divui", "arith.extf", "arith.extsi",
+    "arith.extui", "arith.floordivsi", "arith.fptosi", "arith.fptoui", "arith.index_cast", "arith.index_castui",
+    "arith.maximumf", "arith.maxnumf", "arith.maxsi", "arith.maxui", "arith.minimumf", "arith.minnumf",
+    "arith.minsi", "arith.minui", "arith.mulf", "arith.muli", "arith.mulsi_extended", "arith.mului_extended",
+    "arith.negf", "arith.ori", "arith.remf", "arith.remsi", "arith.remui", "arith.scaling_extf",
+    "arith.scaling_truncf", "arith.select", "arith.shli", "arith.shrsi", "arith.shrui", "arith.sitofp",
+    "arith.subf", "arith.subi", "arith.truncf", "arith.trunci", "arith.uitofp", "arith.xori", "cf.br", "cf.cond_br",
+    "gpu.barrier", "llvm.fence", "math.absf", "math.absi", "math.acos", "math.acosh", "math.asin", "math.asinh",
+    "math.atan", "math.atan2", "math.atanh", "math.cbrt", "math.ceil", "math.clampf", "math.copysign", "math.cos",
+    "math.cosh", "math.ctlz", "math.ctpop", "math.cttz", "math.erf", "math.erfc", "math.exp", "math.exp2",
+    "math.expm1", "math.floor", "math.fma", "math.fpowi", "math.ipowi", "math.isfinite", "math.isinf", "math.isnan",
+    "math.isnormal", "math.log", "math.log10", "math.log1p", "math.log2", "math.powf", "math.round",
+    "math.roundeven", "math.rsqrt", "math.sin", "math.sincos", "math.sinh", "math.sqrt", "math.tan", "math.tanh",
+    "math.trunc", "rocdl.s.barrier", "rocdl.s.setprio", "rocdl.s.waitcnt", "rocdl.sched.barrier",
+    "rocdl.sched.group.barrier", "rocdl.workitem.id.x", "scf.condition", "scf.execute_region", "scf.for", "scf.if",
+    "scf.index_switch", "scf.while", "scf.yield", "tt.addptr", "tt.advance", "tt.approx_divf", "tt.assert",
+    "tt.atomic_cas", "tt.atomic_rmw", "tt.bitcast", "tt.broadcast", "tt.call", "tt.cat", "tt.clampf",
+    "tt.descriptor_gather", "tt.descriptor_load", "tt.descriptor_scatter", "tt.descriptor_store", "tt.dot",
+    "tt.dot_scaled", "tt.elementwise_inline_asm", "tt.expand_dims", "tt.extern_elementwise", "tt.fp_to_fp",
+    "tt.gather", "tt.get_num_programs", "tt.get_program_id", "tt.histogram", "tt.int_to_ptr", "tt.join", "tt.load",
+    "tt.make_range", "tt.make_tensor_descriptor", "tt.make_tensor_ptr", "tt.mulhiui", "tt.precise_divf",
+    "tt.precise_sqrt", "tt.print", "tt.ptr_to_int", "tt.reduce", "tt.reduce.return", "tt.reshape", "tt.return",
+    "tt.scan", "tt.scan.return", "tt.splat", "tt.split", "tt.store", "tt.trans", "tt.unsplat",
     "ttg.async_commit_group", "ttg.async_copy_global_to_local", "ttg.async_wait", "ttg.barrier",
     "ttg.convert_layout", "ttg.fp4_to_fp", "ttg.global_scratch_alloc", "ttg.local_alloc", "ttg.local_dealloc",
     "ttg.local_load", "ttg.local_store", "ttg.memdesc_index", "ttg.memdesc_reinterpret", "ttg.memdesc_reshape",
@@ -249,8 +309,7 @@ constexpr std::string_view kKnownOps[] = {
     "ttng.fence_async_shared", "ttng.init_barrier", "ttng.inval_barrier", "ttng.reinterpret_tensor_descriptor",
     "ttng.tc_gen5_commit", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled", "ttng.tensormap_create",
     "ttng.tensormap_fenceproxy_acquire", "ttng.tmem_alloc", "ttng.tmem_copy", "ttng.tmem_load", "ttng.tmem_store",
-    "ttng.tmem_subslice", "ttng.wait_barrier", "ttng.warp_group_dot", "ttng.warp_group_dot_wait",
-    "ub.poison",
+    "ttng.tmem_subslice", "ttng.wait_barrier", "ttng.warp_group_dot", "ttng.warp_group_dot_wait", "ub.poison",
 };
 
 constexpr bool SortedOps() {
@@ -268,7 +327,7 @@ namespace {
 // parser asks for every op, and a binary search of string compares would outweigh the rest of
 // the op's parse.
 struct KnownOpTable {
-  static constexpr size_t kSlots = 512;  // a power of two, over 4x the names
+  static constexpr size_t kSlots = 1024;  // a power of two, over 4x the names
   std::array<int16_t, kSlots> slot;
   // Op names are at least 5 bytes ("cf.br"): the length and the last four bytes pick the slot.
   static size_t Hash(std::string_view name) {
@@ -297,14 +356,19 @@ struct KnownOpTable {
 
 }  // namespace
 
-bool IsKnownTtgirOp(std::string_view name) {
-  // Most ops of a kernel are arith or math: accepted by their dialect's prefix.
-  if (name.size() > 6 && (std::memcmp(name.data(), "arith.", 6) == 0 || std::memcmp(name.data(), "math.", 5) == 0)) {
-    return true;
-  }
+TtgirOpStanding StandingOfTtgirOp(std::string_view name) {
   static const KnownOpTable* const table = new KnownOpTable();
-  return table->Contains(name);
+  if (table->Contains(name)) return TtgirOpStanding::kListed;
+  // An op of the arith or math dialect not listed (a newer MLIR's): those dialects are
+  // elementwise, which Triton lowers in registers with no scratch rule, so it is taken as such
+  // and the report names it.
+  if (name.size() > 6 && (std::memcmp(name.data(), "arith.", 6) == 0 || std::memcmp(name.data(), "math.", 5) == 0)) {
+    return TtgirOpStanding::kElementwiseDialect;
+  }
+  return TtgirOpStanding::kUnknown;
 }
+
+bool IsKnownTtgirOp(std::string_view name) { return StandingOfTtgirOp(name) != TtgirOpStanding::kUnknown; }
 
 TtgirOpKind KindOfOp(std::string_view name) {
   // Dispatch on the length first: most ops (arith, tt.load, ...) are rejected by one compare.
@@ -468,6 +532,13 @@ class TtgirParser {
     ASSIGN_OR_RETURN(module_.threads_per_warp, ModuleCount(s, "\"ttg.threads-per-warp\"", 32,
                                                            /*power_of_two=*/true, origin_, line));
     module_.two_ctas_attribute = s.find("\"ttng.two-ctas\"") != absl::string_view::npos;
+    for (absl::string_view key : ModuleAttributeKeys(s)) {
+      if (std::find(std::begin(kKnownModuleAttributes), std::end(kKnownModuleAttributes), key) ==
+          std::end(kKnownModuleAttributes)) {
+        NoteUnlisted(absl::StrCat("module attribute \"", key, "\""), line,
+                     "not among the attributes Triton 3.6 and 3.9 write; ignored by the allocation rules");
+      }
+    }
     size_t t = s.find("ttg.target = \"");
     if (t != absl::string_view::npos) {
       size_t e = s.find('"', t + 14);
@@ -732,11 +803,18 @@ class TtgirParser {
     if (name.empty() || std::string_view(name.data(), name.size()).find('.') == std::string_view::npos) {
       return ParseError(origin_, line, absl::StrCat("expected an operation, got '", s.substr(0, 60), "'"));
     }
-    if (!IsKnownTtgirOp(std::string_view(name.data(), name.size()))) {
-      return ParseError(origin_, line,
-                        absl::StrCat("unknown op '", name,
-                                     "': not among the ops of Triton 3.6 and 3.9 whose shared-memory use is "
-                                     "modelled, so its scratch cannot be judged"));
+    switch (StandingOfTtgirOp(std::string_view(name.data(), name.size()))) {
+      case TtgirOpStanding::kListed:
+        break;
+      case TtgirOpStanding::kElementwiseDialect:
+        NoteUnlisted(absl::StrCat("op ", name), line,
+                     "not among the arith/math ops of Triton 3.6 and 3.9; taken as elementwise (no shared memory)");
+        break;
+      case TtgirOpStanding::kUnknown:
+        return ParseError(origin_, line,
+                          absl::StrCat("unknown op '", name,
+                                       "': not among the ops of Triton 3.6 and 3.9 whose shared-memory use is "
+                                       "modelled, so its scratch cannot be judged"));
     }
     return name;
   }
@@ -875,6 +953,13 @@ class TtgirParser {
   int module_line_ = 1;
   int last_op_at_level_ = -1;
   int current_function_ = 0;
+
+  // Records, once per construct, something taken on an assumption (TtgirModule::unlisted).
+  void NoteUnlisted(std::string what, int line, absl::string_view why) {
+    for (const std::string& n : module_.unlisted)
+      if (absl::StartsWith(n, absl::StrCat(what, " ("))) return;
+    module_.unlisted.push_back(absl::StrCat(what, " (line ", line, "): ", why));
+  }
 };
 
 }  // namespace

@@ -40,9 +40,13 @@ enum class TtgirOpKind : uint8_t {
   kCall,
 };
 TtgirOpKind KindOfOp(std::string_view name);
-// Whether `name` is an op of the releases whose allocation rules are modelled (Triton 3.6, 3.9);
-// ParseTtgir refuses any other, naming it (a silent zero would be a guess).
-bool IsKnownTtgirOp(std::string_view name);
+// How the allocation rules know an op: listed (an op of Triton 3.6 or 3.9, or of MLIR's arith and
+// math dialects), elementwise by its dialect only (an arith.*/math.* op not listed: accepted,
+// and the module notes it), or unknown (ParseTtgir refuses it, naming it: a silent zero would be
+// a guess).
+enum class TtgirOpStanding : uint8_t { kListed, kElementwiseDialect, kUnknown };
+TtgirOpStanding StandingOfTtgirOp(std::string_view name);
+bool IsKnownTtgirOp(std::string_view name);  // listed or elementwise by its dialect
 
 // Views and spans of TtgirOp point here; one allocation each instead of several per op.
 struct TtgirStorage {
@@ -94,6 +98,9 @@ struct TtgirModule {
   std::vector<TtgirOp> ops;
   std::vector<int> body;              // top-level ops of the kernel function
   std::vector<TtgirFunction> functions;  // every tt.func, in text order
+  // What the module holds that the rules take on an assumption, once per construct: arith/math
+  // ops not listed, module attributes no modelled release writes ("op arith.foo (line 7): ...").
+  std::vector<std::string> unlisted;
   int kernel = 0;                     // index of the kernel (the public function) in functions
   // Value id -> name: "%a", "%a#0" for members of "%a:2", "3.1/%x" inside warp-specialize
   // partitions (names restart there; the prefix names the partition region). All names are

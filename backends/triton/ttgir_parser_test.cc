@@ -236,5 +236,35 @@ TEST(TtgirParserTest, ArithAndMathOpsAreKnownAsADialect) {
   EXPECT_FALSE(IsKnownTtgirOp("ttg.local_atomic_scatter_rmw"));
 }
 
+// An arith/math op no modelled release writes is taken as elementwise, and the module says so
+// naming it and its line, once.
+TEST(TtgirParserTest, UnlistedArithOpIsNotedWithItsLine) {
+  auto m = ParseTtgir("module attributes {\"ttg.num-warps\" = 4 : i32} {\n tt.func @k(%a: i32) {\n"
+                      "  %0 = arith.frobnicate %a : i32\n  %1 = arith.frobnicate %0 : i32\n  %2 = arith.addi %1, %a : i32\n"
+                      "  tt.return\n }\n}\n",
+                      "n.ttgir");
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->unlisted.size(), 1u);
+  EXPECT_THAT(m->unlisted[0], HasSubstr("op arith.frobnicate (line 3): not among the arith/math ops"));
+}
+
+TEST(TtgirParserTest, UnknownModuleAttributeIsNoted) {
+  auto m = ParseTtgir("module attributes {\"ttg.num-warps\" = 4 : i32, \"ttg.future-knob\" = [1, 2], "
+                      "ttg.target = \"cuda:90\"} {\n tt.func @k() {\n  tt.return\n }\n}\n",
+                      "a.ttgir");
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->unlisted.size(), 1u);
+  EXPECT_THAT(m->unlisted[0], HasSubstr("module attribute \"ttg.future-knob\" (line 1)"));
+}
+
+TEST(TtgirParserTest, ModuleOfKnownConstructsNotesNothing) {
+  auto m = ParseTtgir("module attributes {\"ttg.num-ctas\" = 1 : i32, \"ttg.num-warps\" = 4 : i32, ttg.target = "
+                      "\"cuda:90\", \"ttg.threads-per-warp\" = 32 : i32} {\n tt.func @k(%a: f32) {\n"
+                      "  %0 = math.rsqrt %a : f32\n  tt.return\n }\n}\n",
+                      "ok.ttgir");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_TRUE(m->unlisted.empty());
+}
+
 }  // namespace
 }  // namespace scratchsim::triton
