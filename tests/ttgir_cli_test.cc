@@ -1,9 +1,11 @@
 // `simulate --ttgir` end to end over every Triton fixture: the simulator, placing the imported
 // graph with Triton's allocator, must report exactly the figure Triton's allocator gives for
 // the module (warp-specialized kernels included), and the CLI must print it.
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_split.h"
@@ -142,6 +144,75 @@ TEST(TtgirCliTest, UnlistedArithOpIsNamedInTheReport) {
   EXPECT_THAT(out.str(), ::testing::HasSubstr("peak 2048 B"));
 }
 
+// A gfx942 kernel of the Triton 3.6.0 catalogue whose TTGIR does not tell its release, and on
+// which the releases' rules differ: Triton 3.6 allocated 16384 bytes (metadata.shared), 3.9's
+// rules give 8192 (a cross-warp reduction of 16x512 f32 over 8 warps).
+std::string UntoldReduce() {
+  std::ifstream in(std::string(SCRATCHSIM_BINARY_DIR) +
+                   "/triton_catalogue/3.6.0/gfx942/reduce2d_gfx942_jit_0db0c50a24.ttgir");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int SimulateUntold(const std::string& path, std::ostringstream& out, std::ostringstream& err) {
+  unsetenv("SCRATCHSIM_TRITON_RELEASE");
+  return RunSimulateCommand({"--device", "mi300x", "--ttgir", path}, out, err);
+}
+
+TEST(TtgirCliTest, UntoldReleaseRequiresTheLargerFigureAndNamesBoth) {
+  const std::string path = ::testing::TempDir() + "/untold_reduce.ttgir";
+  std::ofstream(path) << UntoldReduce();
+  std::ostringstream out, err;
+  EXPECT_EQ(SimulateUntold(path, out, err), kExitFits) << err.str();
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("peak 16384 B"));
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("Triton 3.6 places 16384 bytes, 3.9 places 8192"));
+}
+
+// With a 53248-byte buffer live throughout, 3.9's figure (61440) fits the 64 KiB LDS and 3.6's
+// (69632) does not: not a fit under an assumed release, but AT RISK.
+TEST(TtgirCliTest, UntoldReleaseStraddlingTheLimitIsAtRisk) {
+  std::string ir = "#sh = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>\n" + UntoldReduce();
+  const std::string type = "!ttg.memdesc<13312xf32, #sh, #smem, mutable>";
+  const size_t body = ir.find('\n', ir.find("tt.func public"));
+  ASSERT_NE(body, std::string::npos);
+  ir.insert(body + 1, "    %held = ttg.local_alloc : () -> " + type + "\n");
+  const size_t ret = ir.find("    tt.return");
+  ASSERT_NE(ret, std::string::npos);
+  ir.insert(ret, "    ttg.local_dealloc %held : " + type + "\n");
+  const std::string path = ::testing::TempDir() + "/untold_straddle.ttgir";
+  std::ofstream(path) << ir;
+  std::ostringstream out, err;
+  EXPECT_EQ(SimulateUntold(path, out, err), kExitDoesNotFit) << err.str();
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("AT RISK"));
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("Triton 3.6 places 69632 bytes, 3.9 places 61440"));
+}
+
+// Triton's cache keeps <kernel>.json (with triton_version) beside <kernel>.ttgir: it tells the
+// release, whose figure alone is then the requirement.
+TEST(TtgirCliTest, CacheMetadataBesideTheTtgirTellsTheRelease) {
+  const std::string dir = ::testing::TempDir();
+  for (const auto& [version, peak] : {std::pair<std::string, std::string>{"3.6.0", "peak 16384 B"},
+                                      std::pair<std::string, std::string>{"3.9.0", "peak 8192 B"}}) {
+    const std::string stem = dir + "/cached_" + version;
+    std::ofstream(stem + ".ttgir") << UntoldReduce();
+    std::ofstream(stem + ".json") << "{\"hash\": \"x\", \"triton_version\": \"" << version << "\", \"shared\": 0}";
+    std::ostringstream out, err;
+    EXPECT_EQ(SimulateUntold(stem + ".ttgir", out, err), kExitFits) << err.str();
+    EXPECT_THAT(out.str(), ::testing::HasSubstr(peak));
+    EXPECT_THAT(out.str(), ::testing::HasSubstr("triton_version " + version + " in the Triton cache metadata"));
+    EXPECT_THAT(out.str(), ::testing::Not(::testing::HasSubstr("3.9 places")));
+  }
+}
+
+TEST(TtgirCliTest, CacheMetadataWithAVersionThatIsNoStringIsExitTwo) {
+  const std::string stem = ::testing::TempDir() + "/cached_bad";
+  std::ofstream(stem + ".ttgir") << UntoldReduce();
+  std::ofstream(stem + ".json") << "{\"triton_version\": 36}";
+  std::ostringstream out, err;
+  EXPECT_EQ(SimulateUntold(stem + ".ttgir", out, err), kExitBadInput);
+  EXPECT_THAT(err.str(), ::testing::HasSubstr(stem + ".json: field 'triton_version': expected a string"));
+}
 
 }  // namespace
 }  // namespace scratchsim

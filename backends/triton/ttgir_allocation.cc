@@ -676,7 +676,7 @@ absl::StatusOr<SharedMemoryPlan> AllocationAnalysis::Run() {
   plan_.total_warps = m_.num_warps;
   if (options_.release != TritonRelease::kUnknown) {
     plan_.release = options_.release;
-    plan_.release_source = "given";
+    plan_.release_source = options_.release_source.empty() ? "given" : options_.release_source;
   } else {
     TritonReleaseCue cue = DetectTritonRelease(m_);
     if (cue.release != TritonRelease::kUnknown) {

@@ -40,6 +40,8 @@ struct PlanOptions {
   // The release whose rules apply. kUnknown: the one the module tells, else the newest modelled
   // (the plan says it assumed so).
   TritonRelease release = TritonRelease::kUnknown;
+  // Where `release` came from, for the plan's release_source ("given" when empty).
+  std::string release_source;
 };
 
 struct SharedMemoryPlan {

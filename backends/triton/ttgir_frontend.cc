@@ -1,9 +1,14 @@
 #include "backends/triton/ttgir_frontend.h"
 
+#include <fstream>
+#include <iterator>
+#include <optional>
 #include <string>
+#include <vector>
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "backends/triton/ttgir_allocation.h"
 #include "backends/triton/ttgir_import.h"
@@ -22,12 +27,15 @@ class PlannedPolicy : public PlacementPolicy {
   absl::string_view name() const override { return "triton"; }
 
   absl::StatusOr<PlacementResult> Place(absl::Span<const Block> blocks) const override {
-    if (blocks.size() != plan_.buffers.size()) {
+    if (blocks.size() != plan_.buffers.size() + (gap_ ? 1 : 0)) {
       return absl::InternalError(absl::StrCat("TTGIR plan has ", plan_.buffers.size(), " buffers but ",
                                               blocks.size(), " blocks reached placement"));
     }
     PlacementResult result;
-    for (size_t i = 0; i < blocks.size(); ++i) {
+    // The last block may be the gap up to another release's larger figure (ReleaseGap): on top
+    // of everything the plan placed, for the whole kernel.
+    const size_t planned = plan_.buffers.size();
+    for (size_t i = 0; i < planned; ++i) {
       if (blocks[i].size != plan_.buffers[i].buffer.size) {
         return absl::InternalError(absl::StrCat("TTGIR plan buffer ", i, " is ", plan_.buffers[i].buffer.size,
                                                 " bytes but its block is ", blocks[i].size));
@@ -35,18 +43,115 @@ class PlannedPolicy : public PlacementPolicy {
       result.offsets.push_back(plan_.allocation.offsets[i]);
     }
     result.peak = plan_.allocation.shared;
+    if (gap_) {
+      result.offsets.push_back(plan_.allocation.shared);
+      result.peak += blocks.back().size;
+    }
     return result;
   }
 
+  // A gap block follows the plan's (see Place).
+  void AddGap() { gap_ = true; }
+
  private:
   SharedMemoryPlan plan_;
+  bool gap_ = false;
 };
+
+// Triton's cache keeps the compiled kernel's metadata, <kernel>.json with "triton_version",
+// beside <kernel>.ttgir: the release that wrote the TTGIR where its text does not tell. Nothing
+// (nullopt) when there is no such file or field; InvalidArgument naming the file and the field
+// when the field is not a string.
+absl::StatusOr<std::optional<std::string>> CacheMetadataVersion(absl::string_view ttgir_path) {
+  std::string path(ttgir_path);
+  if (!absl::EndsWith(path, ".ttgir")) return std::nullopt;
+  path.replace(path.size() - 6, 6, ".json");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t key = json.find("\"triton_version\"");
+  if (key == std::string::npos) return std::nullopt;
+  size_t v = json.find_first_not_of(" \t\r\n", key + 16);
+  if (v != std::string::npos && json[v] == ':') v = json.find_first_not_of(" \t\r\n", v + 1);
+  const size_t end = v == std::string::npos || json[v] != '"' ? std::string::npos : json.find('"', v + 1);
+  if (end == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": field 'triton_version': expected a string"));
+  }
+  return json.substr(v + 1, end - v - 1);
+}
+
+// Where neither the caller nor the TTGIR says which release wrote it, no release may be assumed
+// (a plain FITS under 3.9's rules was wrong for 3.6 kernels): every modelled release plans the
+// module. When they agree the figure is settled; when they differ, the graph is the smaller plan
+// plus a gap buffer up to the larger, an estimate from 0 to the difference, so the requirement is
+// the larger figure, the verdict FITS only if it fits, DOES NOT FIT if even the smaller breaks
+// the limit, and AT RISK in between.
+absl::StatusOr<TtgirKernel> PlanUnderEveryRelease(const TtgirModule& module) {
+  std::vector<SharedMemoryPlan> plans;
+  for (TritonRelease r : {TritonRelease::k3_6, TritonRelease::k3_9}) {
+    PlanOptions o;
+    o.release = r;
+    ASSIGN_OR_RETURN(SharedMemoryPlan plan, PlanSharedMemory(module, o));
+    plans.push_back(std::move(plan));
+  }
+  const bool differ = plans[0].allocation.shared != plans[1].allocation.shared;
+  const size_t smaller = plans[0].allocation.shared <= plans[1].allocation.shared ? 0 : 1;
+  SharedMemoryPlan plan = std::move(plans[differ ? smaller : 1]);
+  const int64_t low = plan.allocation.shared, high = plans[1 - smaller].allocation.shared;
+  const std::string figures = absl::StrCat("Triton 3.6 places ", plans[0].allocation.shared, " bytes, 3.9 places ",
+                                           plans[1].allocation.shared);
+  plan.release = TritonRelease::kUnknown;
+  plan.release_source = absl::StrCat(
+      "the TTGIR does not tell which release wrote it and no Triton cache metadata (<kernel>.json with "
+      "triton_version) lies beside it: ",
+      figures, differ ? "; the larger is the requirement" : ", the same figure",
+      "; set SCRATCHSIM_TRITON_RELEASE=3.6|3.9 to judge under one");
+  TtgirKernel kernel;
+  kernel.target = module.target;
+  ASSIGN_OR_RETURN(kernel.graph, ImportTtgir(module, plan));
+  auto policy = std::make_shared<PlannedPolicy>(std::move(plan));
+  if (differ) {
+    Buffer* gap = kernel.graph.add_buffers();
+    gap->set_name("release_gap");
+    gap->set_size_bytes(absl::StrCat(high - low));
+    gap->set_alignment("1");
+    gap->set_memory_space("smem");
+    gap->set_role(SCRATCH);
+    gap->set_doc(absl::StrCat("the other release's larger figure: ", figures));
+    gap->mutable_estimate()->set_low_bytes("0");
+    gap->mutable_estimate()->set_high_bytes(absl::StrCat(high - low));
+    gap->mutable_estimate()->set_basis(absl::StrCat(figures, "; which release wrote the TTGIR is not told"));
+    if (kernel.graph.ops_size() == 0) kernel.graph.add_ops()->set_name("op0");
+    kernel.graph.mutable_ops(0)->add_writes("release_gap");
+    kernel.graph.mutable_ops(kernel.graph.ops_size() - 1)->add_reads("release_gap");
+    policy->AddGap();
+  }
+  kernel.policy = std::move(policy);
+  return kernel;
+}
 
 }  // namespace
 
 absl::StatusOr<TtgirKernel> LoadTtgirKernel(absl::string_view path, const PlanOptions& options) {
   ASSIGN_OR_RETURN(std::string text, ReadTtgirFile(std::string_view(path.data(), path.size())));
-  return LoadTtgirKernelFromText(text, path, options);
+  PlanOptions with_metadata = options;
+  std::string metadata_note;
+  if (options.release == TritonRelease::kUnknown) {
+    ASSIGN_OR_RETURN(const std::optional<std::string> version, CacheMetadataVersion(path));
+    if (version) {
+      absl::StatusOr<TritonRelease> release = ParseTritonRelease(*version);
+      if (release.ok()) {
+        with_metadata.release = *release;
+        with_metadata.release_source = absl::StrCat("triton_version ", *version, " in the Triton cache metadata beside it");
+      } else {
+        metadata_note = absl::StrCat("The Triton cache metadata beside it says triton_version ", *version,
+                                     ", a release whose rules are not modelled.");
+      }
+    }
+  }
+  ASSIGN_OR_RETURN(TtgirKernel kernel, LoadTtgirKernelFromText(text, path, with_metadata));
+  if (!metadata_note.empty()) kernel.notes.push_back(std::move(metadata_note));
+  return kernel;
 }
 
 absl::StatusOr<TtgirKernel> LoadTtgirKernelFromText(absl::string_view text, absl::string_view origin,
@@ -54,12 +159,16 @@ absl::StatusOr<TtgirKernel> LoadTtgirKernelFromText(absl::string_view text, absl
   // One parse and one plan: the graph is imported from the module the plan was made for.
   ASSIGN_OR_RETURN(TtgirModule module, ParseTtgir(std::string_view(text.data(), text.size()),
                                                    std::string_view(origin.data(), origin.size())));
-  ASSIGN_OR_RETURN(SharedMemoryPlan plan, PlanSharedMemory(module, options));
   TtgirKernel kernel;
-  kernel.target = module.target;
+  if (options.release == TritonRelease::kUnknown && DetectTritonRelease(module).release == TritonRelease::kUnknown) {
+    ASSIGN_OR_RETURN(kernel, PlanUnderEveryRelease(module));
+  } else {
+    ASSIGN_OR_RETURN(SharedMemoryPlan plan, PlanSharedMemory(module, options));
+    kernel.target = module.target;
+    ASSIGN_OR_RETURN(kernel.graph, ImportTtgir(module, plan));
+    kernel.policy = std::make_shared<PlannedPolicy>(std::move(plan));
+  }
   for (const std::string& n : module.unlisted) kernel.notes.push_back(absl::StrCat("Not modelled, assumed: ", n, "."));
-  ASSIGN_OR_RETURN(kernel.graph, ImportTtgir(module, plan));
-  kernel.policy = std::make_shared<PlannedPolicy>(std::move(plan));
   return kernel;
 }
 

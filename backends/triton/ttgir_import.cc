@@ -25,7 +25,8 @@ absl::StatusOr<KernelGraph> ImportTtgir(const TtgirModule& module, const SharedM
   g.set_doc(absl::StrCat("Imported from ", origin, " (Triton TTGIR, target ", plan.target,
                          "). Triton's allocator places these buffers in ",
                          plan.allocation.shared, " bytes (metadata.shared). Allocation rules of Triton ",
-                         TritonReleaseName(plan.release), " (", plan.release_source, ")."));
+                         plan.release == TritonRelease::kUnknown ? "3.6 and 3.9" : TritonReleaseName(plan.release),
+                         " (", plan.release_source, ")."));
   g.mutable_launch()->set_num_warps(absl::StrCat(plan.num_warps));
   if (plan.total_warps > plan.num_warps) {
     Partition* p = g.mutable_launch()->add_partitions();
