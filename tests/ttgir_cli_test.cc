@@ -214,5 +214,28 @@ TEST(TtgirCliTest, CacheMetadataWithAVersionThatIsNoStringIsExitTwo) {
   EXPECT_THAT(err.str(), ::testing::HasSubstr(stem + ".json: field 'triton_version': expected a string"));
 }
 
+// sm_100: Triton's tensor-memory columns are held against the device's 512. A GPU fixture whose
+// Triton tmem_size is 256 fits; with a 128x512 f32 accumulator more it needs 1024 columns and
+// fails as Triton's launch check does.
+TEST(TtgirCliTest, TensorMemoryColumnsAreJudgedOnSm100) {
+  const std::string path = std::string(SCRATCHSIM_BINARY_DIR) + "/triton_fixtures/matmul_sm100_e035eed613.ttgir";
+  std::ostringstream out, err;
+  EXPECT_EQ(RunSimulateCommand({"--device", "b200", "--ttgir", path}, out, err), kExitFits) << err.str();
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("tmem: peak 131072 B"));  // 256 columns x 128 lanes x 4 B
+
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string ir = ss.str();
+  const size_t body = ir.find('\n', ir.find("tt.func public"));
+  ASSERT_NE(body, std::string::npos);
+  ir.insert(body + 1, "    %more = ttng.tmem_alloc : () -> !ttg.memdesc<128x512xf32, #tmem, #ttng.tensor_memory, mutable>\n");
+  const std::string over = ::testing::TempDir() + "/tmem_over.ttgir";
+  std::ofstream(over) << ir;
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunSimulateCommand({"--device", "b200", "--ttgir", over}, out2, err2), kExitDoesNotFit) << err2.str();
+  EXPECT_THAT(out2.str(), ::testing::HasSubstr("out of resource: tensor memory, Required: 1024, Hardware limit: 512"));
+}
+
 }  // namespace
 }  // namespace scratchsim

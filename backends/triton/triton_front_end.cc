@@ -77,12 +77,34 @@ class TritonFrontEnd : public FrontEnd {
     kernel.front_end = this;
     kernel.origin = std::string(path);
     kernel.graph = std::move(loaded.graph);
+    AddTensorMemory(loaded.tmem_columns, device, kernel.graph);
     kernel.source = kernel.graph;
     kernel.policy = std::move(loaded.policy);
     auto state = std::make_shared<TritonNotes>();
     state->notes = std::move(loaded.notes);
     kernel.lowering = std::move(state);
     return kernel;
+  }
+
+  // Triton's tensor-memory columns (ttg.tensor_memory_size) as one buffer of the device's tensor
+  // memory, live for the whole kernel, so the engine holds them against the device's columns
+  // and words a breach as Triton's launch check does ("out of resource: tensor memory").
+  // Nothing on a device without tensor memory (a kernel judged there with --any-target).
+  static void AddTensorMemory(int64_t columns, const DeviceModel& device, KernelGraph& graph) {
+    if (columns <= 0) return;
+    for (const MemorySpace& space : device.memory_spaces()) {
+      if (space.kind() != TENSOR_MEMORY) continue;
+      Buffer* b = graph.add_buffers();
+      b->set_name("tensor_memory");
+      b->set_size_bytes(absl::StrCat(columns * space.lanes() * space.column_bytes_per_lane()));
+      b->set_memory_space(space.name());
+      b->set_role(ACCUMULATOR);
+      b->set_doc(absl::StrCat(columns, " columns (ttg.tensor_memory_size): Triton's TensorMemoryAllocation"));
+      if (graph.ops_size() == 0) graph.add_ops()->set_name("op0");
+      graph.mutable_ops(0)->add_writes("tensor_memory");
+      graph.mutable_ops(graph.ops_size() - 1)->add_reads("tensor_memory");
+      return;
+    }
   }
 
   // A kernel compiled for one GPU says nothing exact about another: its layouts, pipelining and

@@ -797,6 +797,52 @@ absl::StatusOr<SharedMemoryPlan> PlanSharedMemory(const TtgirModule& module, con
   return AllocationAnalysis(module, module.kernel, callee_shared, options, &arena).Run();
 }
 
+absl::StatusOr<TensorMemoryPlan> PlanTensorMemory(const TtgirModule& m) {
+  TensorMemoryPlan plan;
+  int64_t full_rows = 0;
+  std::map<int64_t, int> half_rows;  // columns -> allocations of 64 rows that wide
+  for (const TtgirOp& o : m.ops) {
+    if (o.name != "ttng.tmem_alloc") continue;
+    const std::optional<MemDesc> d = ResultMemDesc(o.text);
+    if (!d || d->shape.size() < 2) {
+      return PlanError(m.origin, o.line, "ttng.tmem_alloc without a !ttg.memdesc<...xMxN...> result type");
+    }
+    const auto enc = m.aliases.find(std::string(d->encoding));
+    const std::string_view attr = enc == m.aliases.end() ? d->encoding : std::string_view(enc->second);
+    const int64_t bits = ElementBits(absl::string_view(d->element.data(), d->element.size()));
+    const int64_t rows = d->shape[d->shape.size() - 2], n = d->shape.back();
+    int64_t lead = 1;
+    for (size_t k = 0; k + 2 < d->shape.size(); ++k) lead *= d->shape[k];
+    if (bits <= 0 || rows <= 0 || n <= 0 || lead <= 0 || lead > kMaxTritonBufferBytes) {
+      return PlanError(m.origin, o.line, absl::StrCat("ttng.tmem_alloc of ", Describe(*d), ": unsupported shape or type"));
+    }
+    int64_t columns = 0;
+    if (attr.find("tensor_memory_scales_encoding") != std::string_view::npos) {
+      columns = std::max<int64_t>(n / 4, 1) * std::max<int64_t>(rows / 128, 1);
+    } else if (attr.find("tensor_memory_encoding") != std::string_view::npos) {
+      const int64_t stride = IntAttr(attr, "colStride").value_or(1);
+      const int64_t cell_bits = bits * std::max<int64_t>(stride, 1);
+      columns = std::max<int64_t>(cell_bits < 32 ? n * cell_bits / 32 : n, 1) * std::max<int64_t>(rows / 128, 1);
+    } else {
+      return PlanError(m.origin, o.line, absl::StrCat("unknown tensor memory encoding ", std::string(d->encoding)));
+    }
+    columns *= lead;
+    ++plan.allocations;
+    if (rows == 64) {
+      ++half_rows[columns];
+    } else {
+      full_rows += columns;
+    }
+    if (full_rows > kMaxTritonBufferBytes) return PlanError(m.origin, o.line, "tensor memory columns overflow");
+  }
+  int64_t total = full_rows;
+  for (const auto& [columns, count] : half_rows) total += (count + 1) / 2 * columns;
+  if (total == 0) return plan;
+  plan.columns = 32;
+  while (plan.columns < total) plan.columns *= 2;
+  return plan;
+}
+
 absl::StatusOr<SharedMemoryPlan> PlanTtgir(std::string_view text, std::string_view origin, const PlanOptions& options) {
   ASSIGN_OR_RETURN(TtgirModule module, ParseTtgir(text, origin));
   return PlanSharedMemory(module, options);

@@ -221,4 +221,30 @@ TEST(TtgirCatalogueTest, ReleaseTheTtgirTellsIsNeverWrong) {
 }
 
 }  // namespace
+// Tensor memory (PlanTensorMemory) against Triton's metadata.tmem_size on every sm_100 kernel
+// of both releases: never below Triton's (the launch check must not pass a kernel Triton
+// refuses); the one known miss is a causal attention over by 2x (docs/triton.md).
+TEST(TtgirCatalogueTest, TensorMemoryColumnsAreTritons) {
+  int kernels = 0, exact = 0;
+  for (const CatalogueVersion& v : ReadCatalogue()) {
+    for (const CatalogueRecord& r : v.records) {
+      if (r.target != "sm_100" || r.ttgir_path.empty()) continue;
+      auto module = ParseTtgir(ReadWholeFile(r.ttgir_path), r.ttgir_path);
+      ASSERT_TRUE(module.ok()) << module.status();
+      auto tmem = PlanTensorMemory(*module);
+      ASSERT_TRUE(tmem.ok()) << tmem.status();
+      ++kernels;
+      EXPECT_GE(tmem->columns, r.tmem) << r.id;
+      if (tmem->columns == r.tmem) {
+        ++exact;
+      } else {
+        std::cout << "tensor memory: " << v.version << " " << r.id << " " << tmem->columns << " columns, Triton "
+                  << r.tmem << "\n";
+      }
+    }
+  }
+  EXPECT_GE(kernels, 700);
+  EXPECT_GE(exact, kernels - 1);
+}
+
 }  // namespace scratchsim::triton

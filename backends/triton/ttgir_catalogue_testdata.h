@@ -23,6 +23,7 @@ namespace scratchsim::triton {
 struct CatalogueRecord {
   std::string id, kind, target, version, regime, verdict, dtype;
   int64_t shared = 0;  // Triton's metadata.shared
+  int64_t tmem = 0;    // Triton's metadata.tmem_size (NVIDIA; 0 when null)
   int64_t limit = 0;   // the target's per-block limit (docs/triton-fixtures.md)
   int num_warps = 0, num_stages = 0;
   google::protobuf::Struct params, signature, attrs, constexpr_args;
@@ -76,6 +77,7 @@ inline CatalogueVersion ReadCatalogueVersion(const std::string& index, const std
     r.dtype = str("dtype");
     r.out_dtype = str("out_dtype");
     r.shared = static_cast<int64_t>(num("shared"));
+    r.tmem = static_cast<int64_t>(num("tmem"));
     r.limit = static_cast<int64_t>(num("limit"));
     r.num_warps = static_cast<int>(num("num_warps"));
     r.num_stages = static_cast<int>(num("num_stages"));

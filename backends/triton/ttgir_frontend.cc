@@ -27,11 +27,21 @@ class PlannedPolicy : public PlacementPolicy {
   absl::string_view name() const override { return "triton"; }
 
   absl::StatusOr<PlacementResult> Place(absl::Span<const Block> blocks) const override {
-    if (blocks.size() != plan_.buffers.size() + (gap_ ? 1 : 0)) {
+    PlacementResult result;
+    // Tensor memory is one block (TtgirKernel::tmem_columns) in a group of its own. Where the
+    // plan also has exactly one shared block the two cannot be told apart, and need not be: a
+    // lone block sits at 0 and the peak is its size either way.
+    const size_t shared_blocks = plan_.buffers.size() + (gap_ ? 1 : 0);
+    if (tensor_memory_ && blocks.size() == 1 &&
+        (shared_blocks != 1 || blocks[0].size != plan_.buffers[0].buffer.size)) {
+      result.offsets.push_back(0);
+      result.peak = blocks[0].size;
+      return result;
+    }
+    if (blocks.size() != shared_blocks) {
       return absl::InternalError(absl::StrCat("TTGIR plan has ", plan_.buffers.size(), " buffers but ",
                                               blocks.size(), " blocks reached placement"));
     }
-    PlacementResult result;
     // The last block may be the gap up to another release's larger figure (ReleaseGap): on top
     // of everything the plan placed, for the whole kernel.
     const size_t planned = plan_.buffers.size();
@@ -52,10 +62,13 @@ class PlannedPolicy : public PlacementPolicy {
 
   // A gap block follows the plan's (see Place).
   void AddGap() { gap_ = true; }
+  // The graph also holds a tensor-memory block (see Place).
+  void ExpectTensorMemory() { tensor_memory_ = true; }
 
  private:
   SharedMemoryPlan plan_;
   bool gap_ = false;
+  bool tensor_memory_ = false;
 };
 
 // Triton's cache keeps the compiled kernel's metadata, <kernel>.json with "triton_version",
@@ -86,7 +99,7 @@ absl::StatusOr<std::optional<std::string>> CacheMetadataVersion(absl::string_vie
 // plus a gap buffer up to the larger, an estimate from 0 to the difference, so the requirement is
 // the larger figure, the verdict FITS only if it fits, DOES NOT FIT if even the smaller breaks
 // the limit, and AT RISK in between.
-absl::StatusOr<TtgirKernel> PlanUnderEveryRelease(const TtgirModule& module) {
+absl::StatusOr<TtgirKernel> PlanUnderEveryRelease(const TtgirModule& module, bool tensor_memory) {
   std::vector<SharedMemoryPlan> plans;
   for (TritonRelease r : {TritonRelease::k3_6, TritonRelease::k3_9}) {
     PlanOptions o;
@@ -110,6 +123,7 @@ absl::StatusOr<TtgirKernel> PlanUnderEveryRelease(const TtgirModule& module) {
   kernel.target = module.target;
   ASSIGN_OR_RETURN(kernel.graph, ImportTtgir(module, plan));
   auto policy = std::make_shared<PlannedPolicy>(std::move(plan));
+  if (tensor_memory) policy->ExpectTensorMemory();
   if (differ) {
     Buffer* gap = kernel.graph.add_buffers();
     gap->set_name("release_gap");
@@ -159,16 +173,20 @@ absl::StatusOr<TtgirKernel> LoadTtgirKernelFromText(absl::string_view text, absl
   // One parse and one plan: the graph is imported from the module the plan was made for.
   ASSIGN_OR_RETURN(TtgirModule module, ParseTtgir(std::string_view(text.data(), text.size()),
                                                    std::string_view(origin.data(), origin.size())));
+  ASSIGN_OR_RETURN(const TensorMemoryPlan tmem, PlanTensorMemory(module));
   TtgirKernel kernel;
   if (options.release == TritonRelease::kUnknown && DetectTritonRelease(module).release == TritonRelease::kUnknown) {
-    ASSIGN_OR_RETURN(kernel, PlanUnderEveryRelease(module));
+    ASSIGN_OR_RETURN(kernel, PlanUnderEveryRelease(module, tmem.columns > 0));
   } else {
     ASSIGN_OR_RETURN(SharedMemoryPlan plan, PlanSharedMemory(module, options));
     kernel.target = module.target;
     ASSIGN_OR_RETURN(kernel.graph, ImportTtgir(module, plan));
-    kernel.policy = std::make_shared<PlannedPolicy>(std::move(plan));
+    auto policy = std::make_shared<PlannedPolicy>(std::move(plan));
+    if (tmem.columns > 0) policy->ExpectTensorMemory();
+    kernel.policy = std::move(policy);
   }
   for (const std::string& n : module.unlisted) kernel.notes.push_back(absl::StrCat("Not modelled, assumed: ", n, "."));
+  kernel.tmem_columns = tmem.columns;
   return kernel;
 }
 

@@ -28,6 +28,10 @@ struct TtgirKernel {
   // Sentences the report carries besides the figure: what the rules took on an assumption
   // (TtgirModule::unlisted), each naming the construct and its line.
   std::vector<std::string> notes;
+  // Tensor memory columns Triton allocates (PlanTensorMemory; 0: none). The caller, knowing the
+  // device, adds it to the graph as one buffer of that many columns; the policy places a lone
+  // block of another space at 0.
+  int64_t tmem_columns = 0;
 };
 
 // `options.release`: whose allocation rules apply where the TTGIR does not tell its Triton
