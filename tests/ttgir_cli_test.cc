@@ -122,12 +122,17 @@ TEST(TtgirCliTest, MalformedIrIsExitTwoWithTheLine) {
   EXPECT_THAT(err.str(), ::testing::HasSubstr("bad.ttgir"));
 }
 
-// The compiled call fixture (tests/data/triton/ops) with `text` inserted after its first load.
-std::string OpsFixtureWith(const std::string& text) {
-  std::ifstream in(std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/triton/ops/call_reduce_sm_90.ttgir");
+// The whole text of a file; empty if it cannot be read.
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
-  std::string ir = ss.str();
+  return ss.str();
+}
+
+// The compiled call fixture (tests/data/triton/ops) with `text` inserted after its first load.
+std::string OpsFixtureWith(const std::string& text) {
+  std::string ir = ReadText(std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/triton/ops/call_reduce_sm_90.ttgir");
   const std::string anchor = "    %x_9 = tt.load %x_8 : tensor<64x128x!tt.ptr<f32>, #blocked>";
   const size_t at = ir.find(anchor);
   if (at != std::string::npos) ir.insert(at + anchor.size(), "\n" + text);
@@ -148,11 +153,7 @@ TEST(TtgirCliTest, UnlistedArithOpIsNamedInTheReport) {
 // which the releases' rules differ: Triton 3.6 allocated 16384 bytes (metadata.shared), 3.9's
 // rules give 8192 (a cross-warp reduction of 16x512 f32 over 8 warps).
 std::string UntoldReduce() {
-  std::ifstream in(std::string(SCRATCHSIM_BINARY_DIR) +
-                   "/triton_catalogue/3.6.0/gfx942/reduce2d_gfx942_jit_0db0c50a24.ttgir");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return ReadText(std::string(SCRATCHSIM_BINARY_DIR) + "/triton_catalogue/3.6.0/gfx942/reduce2d_gfx942_jit_0db0c50a24.ttgir");
 }
 
 int SimulateUntold(const std::string& path, std::ostringstream& out, std::ostringstream& err) {
@@ -223,10 +224,7 @@ TEST(TtgirCliTest, TensorMemoryColumnsAreJudgedOnSm100) {
   EXPECT_EQ(RunSimulateCommand({"--device", "b200", "--ttgir", path}, out, err), kExitFits) << err.str();
   EXPECT_THAT(out.str(), ::testing::HasSubstr("tmem: peak 131072 B"));  // 256 columns x 128 lanes x 4 B
 
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string ir = ss.str();
+  std::string ir = ReadText(path);
   const size_t body = ir.find('\n', ir.find("tt.func public"));
   ASSERT_NE(body, std::string::npos);
   ir.insert(body + 1, "    %more = ttng.tmem_alloc : () -> !ttg.memdesc<128x512xf32, #tmem, #ttng.tensor_memory, mutable>\n");
