@@ -293,4 +293,25 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values("%q = tt.approx_divf %x_9, %cst_0 : tensor<64x128xf32, #blocked>",
                       "llvm.fence syncscope(\"agent\") release", "amdg.memory_counter_wait ds(0)"));
 
+// Reductions of a cluster launch (num_ctas=2: layouts with a CGALayout), compiled by Triton
+// 3.6.0; their metadata.shared in tests/data/triton/ops/<name>.json. Triton splits the tile over
+// the cluster along the dimension kept, so each reduction stays within a CTA.
+struct OpsFixture {
+  const char* name;
+  int64_t shared;
+};
+class OpsFixtureTest : public ::testing::TestWithParam<OpsFixture> {};
+
+TEST_P(OpsFixtureTest, PlansTritonsFigure) {
+  const std::string text = ReadTritonOpsFixture(std::string(GetParam().name) + ".ttgir");
+  ASSERT_FALSE(text.empty());
+  auto plan = PlanTtgir(text, GetParam().name);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->allocation.shared, GetParam().shared);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cluster, OpsFixtureTest,
+                         ::testing::Values(OpsFixture{"cluster_reduce_axis0_sm_90", 0},
+                                           OpsFixture{"cluster_reduce_axis1_sm_90", 1024}));
+
 }  // namespace scratchsim::triton
