@@ -122,7 +122,8 @@ class AllocationAnalysis {
   // it calls (planned first: ModuleAllocation walks the call graph callees first).
   AllocationAnalysis(const TtgirModule& module, int function, const std::map<std::string, int64_t>& callee_shared,
                      const PlanOptions& options, std::pmr::memory_resource* arena)
-      : m_(module), fn_(function), callee_shared_(callee_shared), options_(options), pos_(arena), end_pos_(arena), cf_(arena), loop_(arena),
+      : m_(module), fn_(function), callee_shared_(callee_shared), options_(options), pos_(arena), end_pos_(arena),
+        cf_(arena), loop_(arena),
         ws_(arena), def_op_(arena), def_region_(arena), groups_(arena), users_(arena),
         alias_(arena), members_(arena), from_(arena), scratch_op_(arena) {}
 
