@@ -50,11 +50,43 @@ TEST(DeviceTest, NamesAndAliasesAreCaseInsensitive) {
   EXPECT_EQ(alias->name(), "tpu_v7x");
 }
 
-// An alias never stands for a part with other figures: the RTX 4090 has the L40S's SM but 128
-// SMs, not 142, so it is not an alias of l40s.
-TEST(DeviceTest, NoAliasStandsForADifferentPart) {
-  EXPECT_EQ(LoadDevice("rtx4090").status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(LoadDevice("rtx3090").status().code(), absl::StatusCode::kNotFound);
+// A part of a known architecture is a model of its own that inherits the architecture's SM
+// limits: the RTX 4090 has the L40S's sm_89 SM (99 KiB per block opt-in) but 128 SMs, not 142.
+TEST(DeviceTest, ConsumerPartInheritsItsArchitecturesSmLimits) {
+  auto rtx4090 = LoadDevice("rtx4090");
+  auto l40s = LoadDevice("l40s");
+  ASSERT_TRUE(rtx4090.ok()) << rtx4090.status();
+  ASSERT_TRUE(l40s.ok()) << l40s.status();
+  EXPECT_EQ(rtx4090->arch(), "sm_89");
+  EXPECT_EQ(rtx4090->limits().num_cores(), 128);
+  EXPECT_EQ(rtx4090->memory_spaces(0).per_block_optin_bytes(), 101376);
+  EXPECT_EQ(rtx4090->memory_spaces(0).capacity_per_core_bytes(), 102400);
+  EXPECT_EQ(rtx4090->limits().max_threads_per_core(), l40s->limits().max_threads_per_core());
+  EXPECT_EQ(rtx4090->limits().max_blocks_per_core(), l40s->limits().max_blocks_per_core());
+}
+
+// None of the datacenter parent's performance leaks into the part: every term is its own.
+TEST(DeviceTest, ConsumerPartSetsEveryPerformanceTermItself) {
+  for (const char* name : {"rtx4090", "rtx3090", "a6000", "l4"}) {
+    auto device = LoadDevice(name);
+    ASSERT_TRUE(device.ok()) << name << ": " << device.status();
+    ASSERT_FALSE(device->term_origins().empty()) << name;
+    for (const TermOrigin& origin : device->term_origins()) {
+      EXPECT_EQ(origin.model(), name) << name << ": " << origin.term() << " inherited from " << origin.model();
+    }
+  }
+}
+
+// The sm_86 parts: the RTX 3090 (82 SMs) and the RTX A6000 (84, also as rtx_a6000) inherit the
+// A10's SM limits; the L4 (58 SMs) the L40S's.
+TEST(DeviceTest, AmpereAndAdaPartsCarryTheirOwnSmCounts) {
+  const std::pair<const char*, int> parts[] = {{"rtx3090", 82}, {"rtx_a6000", 84}, {"l4", 58}};
+  for (const auto& [name, cores] : parts) {
+    auto device = LoadDevice(name);
+    ASSERT_TRUE(device.ok()) << name << ": " << device.status();
+    EXPECT_EQ(device->limits().num_cores(), cores) << name;
+    EXPECT_EQ(device->memory_spaces(0).per_block_optin_bytes(), 101376) << name;
+  }
 }
 
 // SCRATCHSIM_MODELS adds a directory of one's own to the shipped models; its models win.

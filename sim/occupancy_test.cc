@@ -25,7 +25,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // Every NVIDIA model the project ships; the differential test covers each of them.
-const char* const kNvidiaDevices[] = {"v100", "t4", "a100", "a10", "l40s", "h100", "h200", "b200", "rtx5090"};
+const char* const kNvidiaDevices[] = {"v100", "t4",   "a100", "a10", "rtx3090", "a6000", "l40s",
+                                      "rtx4090", "l4", "h100", "h200", "b200", "rtx5090"};
 
 DeviceModel Device(const std::string& name) {
   absl::StatusOr<DeviceModel> device =

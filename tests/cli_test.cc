@@ -78,6 +78,18 @@ TEST(CliTest, WhatIfAppliesTheStaticSharedMemoryCap) {
   EXPECT_THAT(r.out, HasSubstr("static __shared__ 65536 B exceeds the 49152 B"));
 }
 
+// pytorch/pytorch#133254: FlexAttention's backward kernel (D=128) asks for 131074 B of shared
+// memory per block, which Triton refuses on an RTX 4090 (`Required: 131074, Hardware limit:
+// 101376`) and which fits on an H100 (232448 B opt-in).
+TEST(CliTest, FlexAttentionBackwardDoesNotFitAnRtx4090) {
+  Result r = Simulate({"--device", "rtx4090", "--threads", "256", "--smem", "131074"});
+  EXPECT_EQ(r.code, kExitDoesNotFit) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("dynamic 131074"));
+  EXPECT_THAT(r.out, HasSubstr("exceeds the per-block opt-in maximum of 101376 B"));
+  Result h100 = Simulate({"--device", "h100", "--threads", "256", "--smem", "131074"});
+  EXPECT_EQ(h100.code, kExitFits) << h100.err;
+}
+
 // What-if JSON: fits agrees with the exit code, no empty strings, no INT32_MAX for "no limit".
 TEST(CliTest, WhatIfJsonAgreesWithTheExitCode) {
   Result fits = Simulate({"--device", "h100", "--threads", "256", "--format", "json"});
