@@ -9,6 +9,13 @@
 
 namespace scratchsim {
 
+bool AsksForHelp(const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    if (arg == "--help" || arg == "-h") return true;
+  }
+  return false;
+}
+
 absl::StatusOr<ParsedFlags> ParsedFlags::Parse(const FlagSpec& spec, const std::vector<std::string>& args) {
   ParsedFlags flags;
   for (size_t i = 0; i < args.size(); ++i) {

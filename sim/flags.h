@@ -42,6 +42,10 @@ class ParsedFlags {
   std::vector<std::string> positional_;
 };
 
+// Whether `args` ask for the usage (--help or -h anywhere): every command answers that with its
+// usage on stdout and exit 0, whatever else the line holds.
+bool AsksForHelp(const std::vector<std::string>& args);
+
 }  // namespace scratchsim
 
 #endif  // SCRATCHSIM_SIM_FLAGS_H_

@@ -17,6 +17,7 @@
 #include "proto/graph.pb.h"
 #include "proto/report.pb.h"
 #include "sim/placement.h"
+#include "sim/spelling.h"
 
 namespace scratchsim {
 
@@ -45,6 +46,8 @@ struct Kernel {
 struct LoadOptions {
   // Judge a kernel compiled for another target than the device anyway (--any-target).
   bool any_target = false;
+  // How the client names its inputs in messages (the command line's flags, Python's arguments).
+  Spelling spelling;
 };
 
 // A command of its own: `simulate NAME ARGS...`.

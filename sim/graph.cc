@@ -753,26 +753,31 @@ absl::StatusOr<CompiledGraph> CompileGraph(KernelGraph graph, std::string origin
 }
 
 absl::StatusOr<std::vector<int64_t>> BindParameters(const CompiledGraph& graph,
-                                                    absl::Span<const std::string> overrides) {
+                                                    absl::Span<const std::string> overrides,
+                                                    const Spelling& spelling) {
   std::vector<int64_t> values = graph.defaults;
   for (const std::string& assignment : overrides) {
     std::pair<std::string, std::string> parts = absl::StrSplit(assignment, absl::MaxSplits('=', 1));
+    const std::string given = spelling.Set(assignment);
     int slot = graph.symbols.Find(parts.first);
     if (IsDeviceSymbol(graph, slot)) {
-      return absl::InvalidArgumentError(absl::StrCat("--set ", assignment, ": '", parts.first,
-                                                     "' comes from the device (--device) and cannot be set"));
+      return absl::InvalidArgumentError(absl::StrCat(given, ": '", parts.first, "' comes from the device (",
+                                                     spelling.Device(), ") and cannot be set"));
     }
     if (slot < 0) {
       std::vector<std::string> names;
       for (const Parameter& p : graph.graph.parameters()) names.push_back(p.name());
-      return absl::InvalidArgumentError(absl::StrCat("--set ", assignment, ": '", parts.first,
-                                                     "' is not a parameter of ", graph.origin, " (parameters: ",
-                                                     absl::StrJoin(names, ", "), ")"));
+      return absl::InvalidArgumentError(absl::StrCat(given, ": '", parts.first, "' is not a parameter of ",
+                                                     graph.origin, " (parameters: ", absl::StrJoin(names, ", "), ")"));
+    }
+    if (parts.second.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(given, ": the value of parameter '", parts.first,
+                                                     "' is empty (give it as ", spelling.SetHint(parts.first), ")"));
     }
     int64_t value;
     if (!absl::SimpleAtoi(parts.second, &value)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--set ", assignment, ": '", parts.second, "' is not a 64-bit integer"));
+      return absl::InvalidArgumentError(absl::StrCat(given, ": the value of parameter '", parts.first, "', '",
+                                                     parts.second, "', is not a 64-bit integer"));
     }
     values[slot] = value;
   }

@@ -16,6 +16,7 @@
 #include "proto/graph.pb.h"
 #include "sim/expr.h"
 #include "sim/proto_io.h"
+#include "sim/spelling.h"
 
 namespace scratchsim {
 
@@ -183,10 +184,11 @@ absl::StatusOr<KernelGraph> ParseGraph(absl::string_view contents, ProtoFormat f
 // freed once they are compiled.
 absl::StatusOr<CompiledGraph> CompileGraph(KernelGraph graph, std::string origin, std::string wire = {});
 
-// Parameter values: the defaults with `overrides` ("BLOCK_M=64") applied. Unknown names and
-// non-integers are errors.
+// Parameter values: the defaults with `overrides` ("BLOCK_M=64") applied. Unknown names, empty
+// values and non-integers are errors, each naming the override as `spelling` writes it.
 absl::StatusOr<std::vector<int64_t>> BindParameters(const CompiledGraph& graph,
-                                                    absl::Span<const std::string> overrides);
+                                                    absl::Span<const std::string> overrides,
+                                                    const Spelling& spelling = {});
 
 // Bytes of one copy of `buffer` (padding and rounding applied). Non-positive extents and
 // overflow are errors naming the buffer and dimension.

@@ -137,13 +137,14 @@ absl::StatusOr<Kernel> LoadKernel(const KernelInput& input, const DeviceModel& d
   return absl::InvalidArgumentError(absl::StrCat("no front end of this build reads '", input.reader, "'"));
 }
 
-absl::StatusOr<CompiledKernel> CompileKernel(Kernel kernel, absl::Span<const std::string> sets) {
+absl::StatusOr<CompiledKernel> CompileKernel(Kernel kernel, absl::Span<const std::string> sets,
+                                             const Spelling& spelling) {
   CompiledKernel out;
   // A plain graph is compiled in place (a front end may still need its graph to word the
   // verdict): one copy of a large graph in memory, not two.
   ASSIGN_OR_RETURN(out.compiled, CompileGraph(kernel.front_end == nullptr ? std::move(kernel.graph) : kernel.graph,
                                               kernel.origin, std::move(kernel.wire)));
-  ASSIGN_OR_RETURN(out.values, BindParameters(out.compiled, std::vector<std::string>(sets.begin(), sets.end())));
+  ASSIGN_OR_RETURN(out.values, BindParameters(out.compiled, std::vector<std::string>(sets.begin(), sets.end()), spelling));
   out.kernel = std::move(kernel);
   return out;
 }
@@ -184,7 +185,7 @@ absl::StatusOr<Report> Analyze(const KernelInput& input, const DeviceModel& devi
   ASSIGN_OR_RETURN(Kernel kernel, LoadKernel(input, device, options.load));
   // Before compiling: a plain graph has nothing to confirm with.
   RETURN_IF_ERROR(RefuseConfirmingPlainGraph(kernel, options.confirm));
-  ASSIGN_OR_RETURN(CompiledKernel compiled, CompileKernel(std::move(kernel), options.sets));
+  ASSIGN_OR_RETURN(CompiledKernel compiled, CompileKernel(std::move(kernel), options.sets, options.load.spelling));
   return AnalyzeKernel(compiled, device, options);
 }
 

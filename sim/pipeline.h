@@ -69,8 +69,9 @@ absl::StatusOr<Kernel> LoadKernel(const KernelInput& input, const DeviceModel& d
 // `device`, once; the front end keeps what it learned in `Kernel.lowering` for Word.
 absl::StatusOr<Kernel> LowerKernel(Kernel kernel, const DeviceModel& device);
 
-// Compile -> Bind.
-absl::StatusOr<CompiledKernel> CompileKernel(Kernel kernel, absl::Span<const std::string> sets);
+// Compile -> Bind; a bad override is named as `spelling` writes it.
+absl::StatusOr<CompiledKernel> CompileKernel(Kernel kernel, absl::Span<const std::string> sets,
+                                             const Spelling& spelling = {});
 
 // The same for a graph no front end owns (the validators', the tests'): `origin` names it.
 absl::StatusOr<CompiledKernel> CompileGraphKernel(KernelGraph graph, std::string origin,

@@ -44,10 +44,15 @@ std::string Breakdown(const SpaceReport& space) {
 
 }  // namespace
 
-std::string FormatBytes(int64_t bytes) {
-  if (bytes >= (int64_t{1} << 20)) return absl::StrFormat("%d B (%.1f MiB)", bytes, bytes / 1048576.0);
-  if (bytes >= 1024) return absl::StrFormat("%d B (%.1f KiB)", bytes, bytes / 1024.0);
+std::string FormatBytesShort(int64_t bytes) {
+  if (bytes >= (int64_t{1} << 20)) return absl::StrFormat("%.1f MiB", bytes / 1048576.0);
+  if (bytes >= 1024) return absl::StrFormat("%.1f KiB", bytes / 1024.0);
   return absl::StrFormat("%d B", bytes);
+}
+
+std::string FormatBytes(int64_t bytes) {
+  if (bytes < 1024) return FormatBytesShort(bytes);
+  return absl::StrFormat("%d B (%s)", bytes, FormatBytesShort(bytes));
 }
 
 void ApplyConfirmation(CompilerConfirmation confirmation, Report* report) {

@@ -17,6 +17,9 @@ std::string RenderJson(const Report& report);
 
 // "526336 B (514.0 KiB)".
 std::string FormatBytes(int64_t bytes);
+// The same figure in its unit alone, where a column has no room for both: "514.0 KiB",
+// "28.5 MiB", "512 B".
+std::string FormatBytesShort(int64_t bytes);
 
 // Records what the real compiler said (simulate --confirm). Where it compiled, its verdict
 // replaces the model's (kept as `confirmation.model_verdict`): FITS stays FITS, DOES_NOT_FIT

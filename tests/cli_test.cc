@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "sim/driver/cli.h"
 #include "sim/driver/cli_test_util.h"
+#include "sim/frontend.h"
 #include "sim/test_util.h"
 #include "sim/proto_io.h"
 #include "proto/graph.pb.h"
@@ -190,6 +191,65 @@ TEST(CliTest, AnUnvalidatedBodyPatternIsNamedAndLeftAtRisk) {
   Result roomy = Simulate({"--device", "tpu_v6e", "--graph", graph});
   EXPECT_EQ(roomy.code, kExitFits) << roomy.err;
   EXPECT_THAT(roomy.out, HasSubstr("0 to the program-order peak of live values"));
+}
+
+// A figure that does not apply is absent in JSON, not 0: a TPU space without estimated buffers
+// has no low/high bounds, a GPU space no TPU scoped parts.
+TEST(CliTest, AbsentFiguresAreAbsentInJson) {
+  Result tpu = Simulate({"--device", "tpu_v6e", "--graph", Source("models/graphs/tpu_e1001.pbtxt"), "--format", "json"});
+  EXPECT_THAT(tpu.out, HasSubstr("\"instruction_scoped_bytes\": "));
+  for (const char* absent : {"instruction_scoped_bytes_low", "instruction_scoped_bytes_high", "peak_bytes_low",
+                             "estimated_bytes", "bytes_per_copy_low"}) {
+    EXPECT_THAT(tpu.out, ::testing::Not(HasSubstr(absent))) << absent;
+  }
+  Result gpu = Simulate({"--device", "h100", "--graph", Source("models/graphs/mlp.pbtxt"), "--format", "json"});
+  EXPECT_THAT(gpu.out, ::testing::Not(HasSubstr("scoped_bytes")));
+}
+
+// A plan's sizes use the reports' byte formatter and its counts their plural: "vmem 28.5 MiB",
+// "1 core" (not "vmem 29172.0K", "1 cores").
+TEST(CliTest, PlanSizesAndCountsReadAsTheReportsDo) {
+  Result r = Simulate({"plan", "--device", "tpu_v6e", "--graph", Source("models/graphs/pallas_matmul.pbtxt"), "--top", "1"});
+  EXPECT_EQ(r.code, kExitFits) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(", 1 core\n"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("vmem [0-9.]+ MiB"));
+  EXPECT_THAT(r.out, ::testing::Not(::testing::ContainsRegex("vmem [0-9.]+K")));
+}
+
+// The help lists every exit code the command can return, AT RISK and SIGINT included.
+TEST(CliTest, HelpDocumentsEveryExitCode) {
+  Result r = Simulate({"--help"});
+  EXPECT_EQ(r.code, kExitFits) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("1 simulated and does not fit or is AT RISK"));
+  EXPECT_THAT(r.out, HasSubstr("130 `simulate plan`"));
+  EXPECT_THAT(r.out, HasSubstr("stopped by SIGINT"));
+}
+
+// `simulate` alone asks how to use it: the usage, not a complaint about --device.
+TEST(CliTest, BareSimulatePrintsItsUsage) {
+  Result r = Simulate({});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("usage:"));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("--device is required")));
+}
+
+// Every subcommand, the driver's and the front ends', answers --help with its usage and exit 0.
+TEST(CliTest, EverySubcommandAnswersHelp) {
+  std::vector<std::string> names = {"plan", "calibrate"};
+  for (const auto& front_end : FrontEnds()) {
+    for (const Subcommand& sub : front_end->subcommands()) names.push_back(sub.name);
+  }
+  for (const std::string& name : names) {
+    Result r = Simulate({name, "--help"});
+    EXPECT_EQ(r.code, kExitFits) << name << ": " << r.err;
+  }
+}
+
+// An override without a value names the parameter and says its value is empty.
+TEST(CliTest, SetWithoutValueSaysTheValueIsEmpty) {
+  Result r = Simulate({"--device", "h100", "--graph", Source("models/graphs/mlp.pbtxt"), "--set", "tile_t"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("--set tile_t: the value of parameter 'tile_t' is empty (give it as --set tile_t=V)"));
 }
 
 TEST(CliTest, ListDevices) {

@@ -26,6 +26,12 @@
 namespace scratchsim::cuda {
 namespace {
 
+constexpr char kGemmTimingUsage[] = R"(usage: simulate gemm-timing --shapes MxNxK[,...] --out FILE.json [--stages LO:HI] [--launches N] [--blocks-per-sm C,...] [--split-k S,...]
+  Times the CUDA backend's GEMM over its tile configurations (the planner's calibration data);
+  --split-k times each one again at every SPLIT_K given (K shares added into C).
+Exit codes: 0 done, 2 bad input, 3 no GPU, 4 a harness failure.
+)";
+
 struct Shape {
   int64_t m, n, k;
 };
@@ -206,11 +212,14 @@ absl::Status TimeConfiguration(const GemmTile& tile, int64_t stages, int64_t spl
 }  // namespace
 
 int RunGemmTimingCommand(int argc, char** argv) {
-  absl::StatusOr<GemmTimingFlags> flags = ParseGemmTimingFlags(std::vector<std::string>(argv + 1, argv + argc));
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (AsksForHelp(args)) {
+    std::cout << kGemmTimingUsage;
+    return 0;
+  }
+  absl::StatusOr<GemmTimingFlags> flags = ParseGemmTimingFlags(args);
   if (!flags.ok()) {
-    std::cerr << "error: gemm-timing: " << flags.status().message()
-              << " (usage: --shapes MxNxK[,...] --out FILE.json [--stages LO:HI] [--launches N] [--blocks-per-sm C,...]"
-                 " [--split-k S,...])\n";
+    std::cerr << "error: gemm-timing: " << flags.status().message() << "\n" << kGemmTimingUsage;
     return 2;
   }
   const std::vector<Shape>& shapes = flags->shapes;

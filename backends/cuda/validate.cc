@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "proto/report.pb.h"
+#include "sim/assignment.h"
 #include "sim/checked_math.h"
 #include "sim/graph.h"
 #include "sim/json_text.h"
@@ -29,36 +30,11 @@ namespace {
 
 constexpr int kMaxConfigs = 100000;
 
-absl::StatusOr<std::vector<int64_t>> ParseSweepValues(absl::string_view sweep,
-                                                      absl::string_view text) {
-  std::vector<int64_t> values;
-  if (absl::StrContains(text, ':')) {
-    std::vector<absl::string_view> parts = absl::StrSplit(text, ':');
-    int64_t first, last, step = 1;
-    if (parts.size() < 2 || parts.size() > 3 || !absl::SimpleAtoi(parts[0], &first) ||
-        !absl::SimpleAtoi(parts[1], &last) ||
-        (parts.size() == 3 && !absl::SimpleAtoi(parts[2], &step))) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--sweep '", sweep, "': a range is FIRST:LAST[:STEP] of integers"));
-    }
-    if (step <= 0 || last < first) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--sweep '", sweep, "': the range is empty (need FIRST <= LAST and STEP > 0)"));
-    }
-    if ((last - first) / step >= kMaxConfigs) {
-      return absl::InvalidArgumentError(absl::StrCat("--sweep '", sweep, "': more than ",
-                                                     kMaxConfigs, " values"));
-    }
-    for (int64_t v = first; v <= last; v += step) values.push_back(v);
-    return values;
-  }
-  for (absl::string_view item : absl::StrSplit(text, ',')) {
-    int64_t v;
-    if (!absl::SimpleAtoi(item, &v)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--sweep '", sweep, "': '", item, "' is not an integer"));
-    }
-    values.push_back(v);
+// The values of one --sweep, in the syntax `simulate plan --param` takes (sim/assignment).
+absl::StatusOr<std::vector<int64_t>> ParseSweepValues(absl::string_view sweep, absl::string_view text) {
+  absl::StatusOr<std::vector<int64_t>> values = ParseValueList(text, kMaxConfigs);
+  if (!values.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--sweep '", sweep, "': ", values.status().message()));
   }
   return values;
 }
@@ -121,7 +97,7 @@ absl::StatusOr<std::vector<std::vector<std::string>>> ExpandSweeps(
     std::pair<absl::string_view, absl::string_view> parts = absl::StrSplit(sweep, absl::MaxSplits('=', 1));
     if (parts.first.empty() || parts.second.empty() || !absl::StrContains(sweep, '=')) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--sweep '", sweep, "': expected P=v1,v2,... or P=FIRST:LAST[:STEP]"));
+          absl::StrCat("--sweep '", sweep, "': expected P=LO..HI, P=LO..HI:pow2, P=LO..HI:step=S or P=V1,V2,..."));
     }
     if (!seen.insert(std::string(parts.first)).second) {
       return absl::InvalidArgumentError(

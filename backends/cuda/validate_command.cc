@@ -22,6 +22,7 @@
 #include "backends/cuda/probe.h"
 #include "backends/cuda/validate.h"
 #include "sim/device.h"
+#include "sim/flags.h"
 #include "sim/graph.h"
 #include "sim/proto_io.h"
 #include "sim/status_macros.h"
@@ -33,6 +34,21 @@ constexpr int kExitOk = 0;
 constexpr int kExitMismatch = 1;
 constexpr int kExitBadInput = 2;
 constexpr int kExitNoDevice = 3;
+
+constexpr char kValidateUsage[] = R"(usage: simulate validate --device DEV (--graph FILE [--sweep P=LO..HI|P=V1,V2,...] [--opt-in|--no-opt-in])...
+                         [--plan FILE] [--replay CSV] [--csv FILE] [--json FILE] [--quiet]
+  Predicts each configuration, then compiles and launches the matching CUDA kernel on the GPU and
+  compares shared memory, registers, blocks per SM and the launch verdict. A sweep takes
+  `simulate plan --param`'s values: P=LO..HI, P=LO..HI:pow2, P=LO..HI:step=S, P=V1,V2,...
+  --replay CSV predicts the configurations of an earlier run again (no GPU needed).
+Exit codes: 0 every prediction matches, 1 a mismatch, 2 bad input, 3 no GPU.
+)";
+
+constexpr char kProbeUsage[] = R"(usage: simulate probe [--out FILE] [--compare DEV] [--device-index N] [--measure-memory]
+  Reads the live GPU's attributes into a DeviceModel textproto; --measure-memory adds measured
+  L2/DRAM latency and bandwidth; --compare DEV lists where a shipped model differs.
+Exit codes: 0 done (and no difference), 1 differences, 2 bad input, 3 no GPU.
+)";
 
 struct ValidateFlags {
   std::string device = "h100";
@@ -302,6 +318,10 @@ absl::StatusOr<std::string> MeasureMemory(int ordinal, const DeviceModel* shippe
 
 int RunValidateCommand(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (AsksForHelp(args)) {
+    std::cout << kValidateUsage;
+    return kExitOk;
+  }
   absl::StatusOr<ValidateFlags> flags = ParseValidateFlags(args);
   if (!flags.ok()) {
     std::cerr << "error: " << flags.status().message() << "\n";
@@ -359,6 +379,10 @@ int RunValidateCommand(int argc, char** argv) {
 }
 
 int RunProbeCommand(int argc, char** argv) {
+  if (AsksForHelp(std::vector<std::string>(argv + 1, argv + argc))) {
+    std::cout << kProbeUsage;
+    return kExitOk;
+  }
   std::string out_path, compare;
   int ordinal = 0;
   bool measure_memory = false;

@@ -5,7 +5,7 @@
 
 namespace scratchsim::cuda {
 
-// simulate validate --device h100 --graph FILE [--sweep P=v1,v2|P=a:b[:s]]... [--no-opt-in]
+// simulate validate --device h100 --graph FILE [--sweep P=LO..HI|P=V1,V2,...]... [--no-opt-in]
 //                   [--graph FILE ...] [--plan FILE] [--csv FILE] [--json FILE]
 //                   [--replay MEASURED.csv] [--quiet]
 // Exit: 0 every configuration matches on shared bytes, and (given the register count ptxas

@@ -59,6 +59,14 @@ TEST(ValidateCommandTest, ReplayOfTheH100RunAgreesWithTheModel) {
   EXPECT_EQ(Invoke(RunValidateCommand, {"validate", "--device", "h100", "--quiet", "--replay", csv}), 0);
 }
 
+// Each command answers --help itself, however it is run (`simulate X` or `scratchsim_cuda X`).
+TEST(CudaCommandsTest, EveryCommandAnswersHelp) {
+  EXPECT_EQ(Invoke(RunValidateCommand, {"validate", "--help"}), 0);
+  EXPECT_EQ(Invoke(RunProbeCommand, {"probe", "--help"}), 0);
+  EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing", "--help"}), 0);
+  EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing", "--shapes", "64x64x64", "-h"}), 0);
+}
+
 TEST(GemmTimingCommandTest, BadFlagsAreUsageErrorsAndNoDeviceIsExitThree) {
   EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing"}), 2);
   EXPECT_EQ(Invoke(RunGemmTimingCommand, {"gemm-timing", "--shapes", "64x64", "--out", "x.json"}), 2);

@@ -11,8 +11,10 @@ int main(int argc, char** argv) {
   if (command == "validate") return scratchsim::cuda::RunValidateCommand(argc - 1, argv + 1);
   if (command == "probe") return scratchsim::cuda::RunProbeCommand(argc - 1, argv + 1);
   if (command == "gemm-timing") return scratchsim::cuda::RunGemmTimingCommand(argc - 1, argv + 1);
-  std::cerr << "usage: scratchsim_cuda validate --device h100 --graph FILE [--sweep P=v1,v2]... | "
+  const bool help = command == "--help" || command == "-h";
+  (help ? std::cout : std::cerr) << "usage: scratchsim_cuda validate --device h100 --graph FILE [--sweep P=v1,v2]... | "
                "scratchsim_cuda probe [--out FILE] [--compare h100] | "
-               "scratchsim_cuda gemm-timing --shapes MxNxK[,...] --out FILE.json\n";
-  return 2;
+               "scratchsim_cuda gemm-timing --shapes MxNxK[,...] --out FILE.json "
+               "(each answers --help)\n";
+  return help ? 0 : 2;
 }

@@ -50,11 +50,24 @@ TEST(ExpandSweepsTest, NoSweepsIsOneDefaultConfig) {
   EXPECT_TRUE((*configs)[0].empty());
 }
 
+// --sweep takes `simulate plan --param`'s syntax; FIRST:LAST[:STEP], the README's first form, still works.
+TEST(ExpandSweepsTest, TakesThePlannersSyntaxAndTheOldRange) {
+  auto dots = ExpandSweeps({"NUM_STAGES=1..4"});
+  auto colon = ExpandSweeps({"NUM_STAGES=1:4"});
+  ASSERT_TRUE(dots.ok()) << dots.status();
+  ASSERT_TRUE(colon.ok()) << colon.status();
+  EXPECT_EQ(*dots, *colon);
+  EXPECT_EQ(dots->size(), 4u);
+  auto pow2 = ExpandSweeps({"BLOCK_M=16..64:pow2"});
+  ASSERT_TRUE(pow2.ok()) << pow2.status();
+  EXPECT_EQ((*pow2)[2], std::vector<std::string>{"BLOCK_M=64"});
+}
+
 TEST(ExpandSweepsTest, BadSweepsNameTheSweep) {
   EXPECT_THAT(ExpandSweeps({"A"}).status().message(), HasSubstr("--sweep 'A'"));
   EXPECT_THAT(ExpandSweeps({"A=1,x"}).status().message(), HasSubstr("'x' is not an integer"));
   EXPECT_THAT(ExpandSweeps({"A=9:1"}).status().message(), HasSubstr("range is empty"));
-  EXPECT_THAT(ExpandSweeps({"A=1:5:0"}).status().message(), HasSubstr("range is empty"));
+  EXPECT_THAT(ExpandSweeps({"A=1:5:0"}).status().message(), HasSubstr("step '0' is not a positive integer"));
   EXPECT_THAT(ExpandSweeps({"A=1", "A=2"}).status().message(), HasSubstr("swept twice"));
   EXPECT_THAT(ExpandSweeps({"A=1:1000000000"}).status().message(), HasSubstr("more than"));
 }

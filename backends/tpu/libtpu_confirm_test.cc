@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sim/json_text.h"
 #include "sim/proto_io.h"
 #include "sim/test_util.h"
 
@@ -75,6 +76,17 @@ TEST_F(LibtpuConfirmTest, ReadsTheRunnersVerdictAndFigures) {
   EXPECT_EQ(c.scoped_vmem_bytes(), 16715776);
   EXPECT_EQ(c.topology(), "v5e:2x2");
   EXPECT_EQ(c.versions().at("libtpu"), "0.0.42.1");
+}
+
+// A figure the compiler did not give is absent in the JSON, not an invented 0.
+TEST_F(LibtpuConfirmTest, AbsentFiguresStayAbsentInJson) {
+  CompilerConfirmation c = ParseRunnerOutput(
+      "{\"verdict\": \"fits\", \"confirmed_verdict\": \"FITS\", \"scoped_vmem_bytes\": 16715776}", "");
+  const std::string json = MessageToJson(c);
+  EXPECT_THAT(json, ::testing::HasSubstr("\"scoped_vmem_bytes\": 16715776"));
+  for (const char* absent : {"size_bytes", "limit_bytes", "requirement_bytes", "capacity_bytes", "compile_s"}) {
+    EXPECT_THAT(json, ::testing::Not(::testing::HasSubstr(absent))) << json;
+  }
 }
 
 TEST_F(LibtpuConfirmTest, ReadsAFailingCompilesFigureAndLimit) {

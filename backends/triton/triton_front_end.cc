@@ -72,7 +72,7 @@ class TritonFrontEnd : public FrontEnd {
 
   absl::StatusOr<Kernel> Finish(triton::TtgirKernel loaded, absl::string_view path, const DeviceModel& device,
                                 const LoadOptions& options) const {
-    if (!options.any_target) RETURN_IF_ERROR(CheckTarget(path, loaded.target, device));
+    if (!options.any_target) RETURN_IF_ERROR(CheckTarget(path, loaded.target, device, options.spelling));
     Kernel kernel;
     kernel.front_end = this;
     kernel.origin = std::string(path);
@@ -109,7 +109,8 @@ class TritonFrontEnd : public FrontEnd {
 
   // A kernel compiled for one GPU says nothing exact about another: its layouts, pipelining and
   // MMA follow the target. "cuda:90" is sm_90 (H100, H200), "hip:gfx942" is gfx942.
-  static absl::Status CheckTarget(absl::string_view path, absl::string_view target, const DeviceModel& device) {
+  static absl::Status CheckTarget(absl::string_view path, absl::string_view target, const DeviceModel& device,
+                                  const Spelling& spelling) {
     if (target.empty()) return absl::OkStatus();
     std::string expected_vendor, expected_arch;
     if (absl::ConsumePrefix(&target, "cuda:")) {
@@ -123,9 +124,9 @@ class TritonFrontEnd : public FrontEnd {
     }
     if (device.vendor() == expected_vendor && device.arch() == expected_arch) return absl::OkStatus();
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": ttg.target: the kernel was compiled for ", expected_arch, " (", expected_vendor, ") but --device ",
-        device.name(), " is ", device.arch(), " (", device.vendor(),
-        "); compile it for that target, or pass --any-target to judge it there anyway"));
+        path, ": ttg.target: the kernel was compiled for ", expected_arch, " (", expected_vendor, ") but ",
+        spelling.Device(), " ", device.name(), " is ", device.arch(), " (", device.vendor(),
+        "); compile it for that target, or pass ", spelling.AnyTarget(), " to judge it there anyway"));
   }
 };
 

@@ -50,8 +50,10 @@ DEV is a shipped name (h100, a100, mi300x, tpu_v5e, ...; any case) or a path to 
 textproto. SCRATCHSIM_MODELS=DIR adds DIR's models to the shipped ones.
 Input files are regular files of at most 256 MiB (--max-input-mib raises it).
 --any-target judges a kernel compiled for another GPU (--ttgir) on DEV anyway.
-Exit codes: 0 fits, 1 simulated and does not fit, 2 bad input or usage (the message names the
-file, the field and the problem), 3 a subcommand needs a GPU and none is present.
+Exit codes: 0 fits, 1 simulated and does not fit or is AT RISK (an estimated allocation, TPU
+register spills, might break a limit), 2 bad input or usage (the message names the file, the
+field and the problem), 3 a subcommand needs a GPU and none is present, 130 `simulate plan`
+stopped by SIGINT (what it evaluated is printed, marked partial).
 )";
 
 std::string Usage() {
@@ -289,14 +291,17 @@ absl::StatusOr<Report> SimulateKernel(const ParsedFlags& flags, const DeviceMode
 }
 
 int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  if (!args.empty()) {
-    const std::vector<std::string> rest(args.begin() + 1, args.end());
-    if (args[0] == "plan") return RunPlanCommand(rest, out, err);
-    if (args[0] == "calibrate") return RunCalibrateCommand(rest, out, err);
-    for (const auto& front_end : FrontEnds()) {
-      for (const Subcommand& sub : front_end->subcommands()) {
-        if (sub.name == args[0]) return sub.run(rest, out, err);
-      }
+  // No arguments at all is a usage question, not a missing --device: answer it with the usage.
+  if (args.empty()) {
+    err << Usage();
+    return kExitBadInput;
+  }
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "plan") return RunPlanCommand(rest, out, err);
+  if (args[0] == "calibrate") return RunCalibrateCommand(rest, out, err);
+  for (const auto& front_end : FrontEnds()) {
+    for (const Subcommand& sub : front_end->subcommands()) {
+      if (sub.name == args[0]) return sub.run(rest, out, err);
     }
   }
   auto result = Run(args, out);

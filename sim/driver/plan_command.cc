@@ -205,10 +205,12 @@ absl::Status CheckPlanRequest(const PlanRequest& request) {
     return absl::InvalidArgumentError(absl::StrCat("--format: '", request.format, "' is not one of text, json, csv"));
   }
   if (request.top < 0 || request.top > 100000) {
-    return absl::InvalidArgumentError(absl::StrCat("--top: must be 0..100000, got ", request.top));
+    return absl::InvalidArgumentError(
+        absl::StrCat(request.spelling.Option("top"), ": must be 0..100000, got ", request.top));
   }
   if (request.threads < 0 || request.threads > 1024) {
-    return absl::InvalidArgumentError(absl::StrCat("--threads: must be 0..1024, got ", request.threads));
+    return absl::InvalidArgumentError(
+        absl::StrCat(request.spelling.Option("threads"), ": must be 0..1024, got ", request.threads));
   }
   if (request.progress_seconds < 0 || request.progress_seconds > 86400) {
     return absl::InvalidArgumentError(absl::StrCat("--progress-seconds: must be 0..86400, got ", request.progress_seconds));
@@ -320,7 +322,7 @@ absl::StatusOr<int> PlanFamiliesOf(std::vector<Kernel> kernels, const DeviceMode
     family.options.progress = ProgressReporter(err, terminal, static_cast<double>(request.progress_seconds));
     family.options.cancel = &interrupted;
   }
-  ASSIGN_OR_RETURN(FamiliesPlan plan, PlanFamilies(families, device, request.sets, request.params));
+  ASSIGN_OR_RETURN(FamiliesPlan plan, PlanFamilies(families, device, request.sets, request.params, request.spelling));
   std::vector<const CompiledGraph*> graphs;
   for (size_t f = 0; f < families.size(); ++f) {
     NoteResiduals(request, device, *families[f].graph, families[f].options, plan.plans[f]);
@@ -337,10 +339,10 @@ absl::StatusOr<int> PlanKernel(Kernel kernel, const DeviceModel& device, const P
                                std::ostream& out, std::ostream& err, std::string* map_svg) {
   RETURN_IF_ERROR(CheckPlanRequest(request));
   std::shared_ptr<const PlacementPolicy> policy = kernel.policy;
-  ASSIGN_OR_RETURN(CompiledKernel bound, CompileKernel(std::move(kernel), request.sets));
+  ASSIGN_OR_RETURN(CompiledKernel bound, CompileKernel(std::move(kernel), request.sets, request.spelling));
   const CompiledGraph& compiled = bound.compiled;
   ASSIGN_OR_RETURN(PlanOptions options, OptionsFor(request, compiled, device, std::move(policy)));
-  ASSIGN_OR_RETURN(std::vector<ParamAxis> axes, BuildParamSpace(compiled, request.params, request.sets));
+  ASSIGN_OR_RETURN(std::vector<ParamAxis> axes, BuildParamSpace(compiled, request.params, request.sets, request.spelling));
 
   const bool terminal = &err == &std::cerr && isatty(STDERR_FILENO);
   options.progress = ProgressReporter(err, terminal, static_cast<double>(request.progress_seconds));

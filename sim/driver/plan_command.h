@@ -41,6 +41,7 @@ struct PlanRequest {
   bool map = false;                 // --map: draw the plan map
   std::string map_path;             // --map FILE.svg
   std::string map_axes;             // --map-axes X,Y (empty: the first two swept)
+  Spelling spelling;                // how messages name sets and params (the flags, or Python's)
 };
 
 // The request the flags make, each value checked.

@@ -202,7 +202,7 @@ TEST_F(PlanFamiliesCommandTest, SeveralGraphsRankTogetherWithAFamilyColumn) {
 TEST_F(PlanFamiliesCommandTest, ASetNoGraphHasIsExitTwoNamingIt) {
   std::string out, err;
   EXPECT_EQ(RunPlan(Args({"--set", "SPLITK=4"}), &out, &err), kExitBadInput);
-  EXPECT_THAT(err, HasSubstr("--set 'SPLITK=4': no graph given has a parameter 'SPLITK'"));
+  EXPECT_THAT(err, HasSubstr("--set SPLITK=4: no graph given has a parameter 'SPLITK'"));
   EXPECT_EQ(out, "");
 }
 

@@ -12,6 +12,7 @@
 #include "sim/json_text.h"
 #include "sim/limits.h"
 #include "sim/occupancy.h"
+#include "sim/report.h"
 
 namespace scratchsim {
 namespace {
@@ -25,6 +26,8 @@ std::string Thousands(uint64_t v) {
   }
   return out;
 }
+
+std::string Cores(int64_t n) { return absl::StrCat(n, n == 1 ? " core" : " cores"); }
 
 std::string Assignments(const PlanResult& plan, const std::vector<int64_t>& values) {
   std::vector<std::string> parts;
@@ -78,7 +81,7 @@ std::string SpaceSummary(const PlanResult& plan, const DeviceModel& device, cons
   std::vector<std::string> parts;
   for (int s = 0; s < device.memory_spaces_size() && s < kMaxSpaces; ++s) {
     if (fit.spaces[s].peak < 0) continue;
-    parts.push_back(absl::StrFormat("%s %.1fK", device.memory_spaces(s).name(), fit.spaces[s].peak / 1024.0));
+    parts.push_back(absl::StrCat(device.memory_spaces(s).name(), " ", FormatBytesShort(fit.spaces[s].peak)));
   }
   return absl::StrJoin(parts, " ");
 }
@@ -196,11 +199,11 @@ void RenderTextSweep(const PlanResult& plan, const CompiledGraph& graph, const D
   out << "sweep    " << (axes.empty() ? "(nothing: every parameter is fixed)" : absl::StrJoin(axes, " ")) << "\n";
   if (!fixed.empty()) out << "fixed    " << absl::StrJoin(fixed, " ") << "\n";
   if (plan.model.peak_flops() > 0) {
-    out << absl::StrFormat("model    %s peak %.1f TFLOP/s, %.0f GB/s (ridge %.0f flop/B), %d cores\n",
+    out << absl::StrFormat("model    %s peak %.1f TFLOP/s, %.0f GB/s (ridge %.0f flop/B), %s\n",
                            plan.compute_dtype, plan.model.peak_flops() / 1e12, plan.model.bandwidth() / 1e9,
-                           plan.model.ridge(), plan.model.num_cores());
+                           plan.model.ridge(), Cores(plan.model.num_cores()));
   } else {
-    out << absl::StrFormat("model    %.0f GB/s, %d cores\n", plan.model.bandwidth() / 1e9, plan.model.num_cores());
+    out << absl::StrFormat("model    %.0f GB/s, %s\n", plan.model.bandwidth() / 1e9, Cores(plan.model.num_cores()));
   }
   if (!plan.terms.empty()) out << "terms    " << TermsLine(plan) << "\n";
   for (const std::string& warning : plan.warnings) out << "warning  " << warning << "\n";

@@ -1,6 +1,7 @@
 #include "sim/planner/families.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <utility>
 
@@ -39,13 +40,13 @@ std::vector<std::string> EntriesFor(const CompiledGraph& graph, absl::Span<const
 
 // Every entry names a parameter of some family: one that none has is a typo, not a choice.
 absl::Status CheckEntries(absl::Span<const KernelFamily> families, absl::Span<const std::string> entries,
-                          absl::string_view flag) {
+                          const std::function<std::string(absl::string_view)>& given) {
   for (const std::string& entry : entries) {
     const std::string name = EntryName(entry);
     const bool known = std::any_of(families.begin(), families.end(),
                                    [&](const KernelFamily& f) { return f.graph->symbols.Find(name) >= 0; });
     if (!known) {
-      return absl::InvalidArgumentError(absl::StrCat(flag, " '", entry, "': no graph given has a parameter '", name,
+      return absl::InvalidArgumentError(absl::StrCat(given(entry), ": no graph given has a parameter '", name,
                                                      "' (", ParametersOfEach(families), ")"));
     }
   }
@@ -158,17 +159,18 @@ double FamilyTermSeconds(const PerfEstimate& estimate, FamilyTerm term) {
 }
 
 absl::StatusOr<FamiliesPlan> PlanFamilies(absl::Span<const KernelFamily> families, const DeviceModel& device,
-                                          absl::Span<const std::string> sets, absl::Span<const std::string> params) {
+                                          absl::Span<const std::string> sets, absl::Span<const std::string> params,
+                                          const Spelling& spelling) {
   if (families.empty()) return absl::InvalidArgumentError("PlanFamilies: no family given");
   RETURN_IF_ERROR(CheckNames(families));
-  RETURN_IF_ERROR(CheckEntries(families, sets, "--set"));
-  RETURN_IF_ERROR(CheckEntries(families, params, "--param"));
+  RETURN_IF_ERROR(CheckEntries(families, sets, [&](absl::string_view e) { return spelling.Set(e); }));
+  RETURN_IF_ERROR(CheckEntries(families, params, [&](absl::string_view e) { return spelling.Param(e); }));
   FamiliesPlan result;
   for (const KernelFamily& family : families) {
     const CompiledGraph& graph = *family.graph;
     const std::vector<std::string> family_sets = EntriesFor(graph, sets);
-    ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(graph, family_sets));
-    ASSIGN_OR_RETURN(std::vector<ParamAxis> axes, BuildParamSpace(graph, EntriesFor(graph, params), family_sets));
+    ASSIGN_OR_RETURN(std::vector<int64_t> values, BindParameters(graph, family_sets, spelling));
+    ASSIGN_OR_RETURN(std::vector<ParamAxis> axes, BuildParamSpace(graph, EntriesFor(graph, params), family_sets, spelling));
     // Each family keeps at least its best, so the families compare even where no configuration
     // is asked for (--top 0); the overall ranking keeps top_k.
     PlanOptions options = family.options;

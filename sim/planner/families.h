@@ -76,7 +76,8 @@ struct FamiliesPlan {
 // (RankKey; equal keys in the order the families were given) and says which family wins and why.
 // Deterministic, as Plan is.
 absl::StatusOr<FamiliesPlan> PlanFamilies(absl::Span<const KernelFamily> families, const DeviceModel& device,
-                                          absl::Span<const std::string> sets, absl::Span<const std::string> params);
+                                          absl::Span<const std::string> sets, absl::Span<const std::string> params,
+                                          const Spelling& spelling = {});
 
 }  // namespace scratchsim
 

@@ -28,13 +28,15 @@ struct ParamAxis {
 // Parses a --param spec: NAME=LO..HI, NAME=LO..HI:pow2, NAME=LO..HI:step=S or NAME=V1,V2,...
 // Unknown or problem-size parameters, malformed numbers, empty ranges and ranges of more than
 // kMaxAxisValues values are errors that quote the spec.
-absl::StatusOr<ParamAxis> ParseParamSpec(absl::string_view spec, const CompiledGraph& graph);
+absl::StatusOr<ParamAxis> ParseParamSpec(absl::string_view spec, const CompiledGraph& graph,
+                                         const Spelling& spelling = {});
 
 // The space to sweep: every --param spec, then every other tuning parameter the graph gives a
 // range (min/max, power_of_two) that --set does not fix. Problem-size parameters stay fixed.
 absl::StatusOr<std::vector<ParamAxis>> BuildParamSpace(const CompiledGraph& graph,
                                                        absl::Span<const std::string> param_specs,
-                                                       absl::Span<const std::string> set_overrides);
+                                                       absl::Span<const std::string> set_overrides,
+                                                       const Spelling& spelling = {});
 
 }  // namespace scratchsim
 

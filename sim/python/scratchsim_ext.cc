@@ -91,6 +91,7 @@ std::tuple<int, std::string, std::string, std::string> SimulateOf(
       ASSIGN_OR_RETURN(KernelInput input, InputOf(reader, path, buffer, format, origin));
       AnalysisOptions options;
       options.load.any_target = any_target;
+      options.load.spelling = Spelling::Python();
       options.sets = sets;
       ASSIGN_OR_RETURN(options.simulate.policy, ParsePlacementPolicy(policy.empty() ? "first-fit" : policy));
       options.simulate.suggest = suggest;
@@ -135,6 +136,7 @@ std::tuple<int, std::string, std::string> PlanOf(
       request.format = "json";
       request.sets = sets;
       request.params = params;
+      request.spelling = Spelling::Python();
       request.top = top;
       request.threads = threads;
       request.planner.compute_dtype = compute_dtype;
@@ -147,7 +149,9 @@ std::tuple<int, std::string, std::string> PlanOf(
       std::vector<Kernel> loaded;
       for (const auto& [reader, path, buffer, format, origin] : inputs) {
         ASSIGN_OR_RETURN(KernelInput input, InputOf(reader, path, buffer, format, origin));
-        ASSIGN_OR_RETURN(loaded.emplace_back(), LoadKernel(input, device, LoadOptions()));
+        LoadOptions load;
+        load.spelling = Spelling::Python();
+        ASSIGN_OR_RETURN(loaded.emplace_back(), LoadKernel(input, device, load));
       }
       std::ostringstream out, err;
       std::string map_svg;

@@ -76,10 +76,6 @@ def test_errors_are_value_errors_with_the_cli_message(tmp_path, mlp_graph):
         (["--device", "nosuch", "--graph", mlp_graph], lambda: scratchsim.simulate("nosuch", mlp_graph)),
         (["--device", "h100", "--graph", str(tmp_path / "missing.pbtxt")],
          lambda: scratchsim.simulate("h100", str(tmp_path / "missing.pbtxt"))),
-        (["--device", "h100", "--graph", mlp_graph, "--set", "nosuch=3"],
-         lambda: scratchsim.simulate("h100", mlp_graph, {"nosuch": 3})),
-        (["--device", "h100", "--graph", mlp_graph, "--set", "tile_t=abc"],
-         lambda: scratchsim.simulate("h100", mlp_graph, {"tile_t": "abc"})),
     ]
     for args, call in cases:
         code, _, err = cli(*args)
@@ -87,6 +83,31 @@ def test_errors_are_value_errors_with_the_cli_message(tmp_path, mlp_graph):
         with pytest.raises(scratchsim.Error) as e:
             call()
         assert err.strip() == f"simulate: error: {e.value}"
+
+
+# The same message as the command line's, with the override named as Python wrote it.
+def test_params_errors_name_the_python_argument(mlp_graph):
+    cases = [("nosuch=3", {"nosuch": 3}, "params={'nosuch': 3}"),
+             ("tile_t=abc", {"tile_t": "abc"}, "params={'tile_t': 'abc'}")]
+    for flag, params, spelled in cases:
+        _, _, err = cli("--device", "h100", "--graph", mlp_graph, "--set", flag)
+        with pytest.raises(scratchsim.Error) as e:
+            scratchsim.simulate("h100", mlp_graph, params)
+        assert str(e.value).startswith(spelled + ":")
+        assert "--set" not in str(e.value)
+        assert err.strip() == f"simulate: error: {e.value}".replace(spelled, f"--set {flag}")
+
+
+def test_param_errors_name_the_python_argument():
+    with pytest.raises(scratchsim.Error) as e:
+        scratchsim.plan("h100", scratchsim.graph_path("triton_matmul"), param={"BLOCK_Q": 1})
+    assert str(e.value).startswith("param={'BLOCK_Q': '1'}:")
+    assert "--param" not in str(e.value)
+
+
+def test_plan_names_itself_for_an_unknown_keyword():
+    with pytest.raises(TypeError, match=r"plan\(\) got an unexpected keyword argument 'bogus_option'"):
+        scratchsim.plan("h100", scratchsim.graph_path("triton_matmul"), bogus_option=1)
 
 
 def test_bad_text_names_the_line():
@@ -174,7 +195,7 @@ def test_plan_matches_the_cli(repo):
 def test_plan_errors():
     with pytest.raises(scratchsim.Error) as e:
         scratchsim.plan("h100", scratchsim.graph_path("triton_matmul"), top=-1)
-    assert "--top" in str(e.value)
+    assert str(e.value).startswith("top: must be 0..100000")
     with pytest.raises(scratchsim.Error):
         scratchsim.graph_path("nosuch")
 

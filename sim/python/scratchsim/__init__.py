@@ -100,7 +100,7 @@ def simulate(device: str, graph: Any, params: Mapping[str, Any] | None = None, *
         devices()) or a path to a DeviceModel textproto.
     graph: a path to a KernelGraph (.pb, .pbtxt/.textproto, .json), its text (textproto or JSON),
         its binary serialization (bytes), or a dict in its JSON mapping.
-    params: parameter overrides, as `--set NAME=VALUE`.
+    params: parameter overrides, {"NAME": VALUE} (the command line's `--set NAME=VALUE`).
     Returns the report as `simulate --format json` prints it (docs/architecture.md: the JSON
     mapping): "fits", "violations" (with the toolchain's message), "spaces", "occupancy",
     "suggestions", ...
@@ -172,7 +172,9 @@ def plan_report(device: str, graph: Any, params: Mapping[str, Any] | None = None
     return report
 
 
-def plan(device: str, graph: Any, params: Mapping[str, Any] | None = None, top: int = 10, **options: Any) -> list:
+def plan(device: str, graph: Any, params: Mapping[str, Any] | None = None, top: int = 10, *,
+         param: Mapping[str, Any] | None = None, threads: int | None = None, compute_dtype: str | None = None,
+         allow_spills: bool = False, policy: str | None = None) -> list:
     """Sweeps the graph's tuning parameters on `device` and returns the `top` configurations
     that fit, fastest first by the analytic model: each a dict with "rank", "params",
     "estimated_us", "peak_bytes", "blocks_per_core", "why", ... (as `simulate plan --format
@@ -181,20 +183,22 @@ def plan(device: str, graph: Any, params: Mapping[str, Any] | None = None, top: 
     graph: one graph, or a list of graphs that compute the same result in different ways
         (kernel families: the plain and the split-K matmul), ranked together; each config then
         names its "family", and params and param apply to every family that has the parameter.
-    params: fixed values (`--set`), e.g. the problem size {"M": 4096, "N": 4096, "K": 4096}.
-    options: param={"BLOCK_M": [64, 128], "NUM_STAGES": "2..5", ...} (the axes to sweep; without
-        it the graph's own ranges), threads=N, compute_dtype="f16", allow_spills=True,
-        policy="best-fit".
+    params: fixed values, e.g. the problem size {"M": 4096, "N": 4096, "K": 4096}.
+    param: {"BLOCK_M": [64, 128], "NUM_STAGES": "2..5", ...} (the axes to sweep; without it the
+        graph's own ranges); threads=N, compute_dtype="f16", allow_spills=True, policy="best-fit".
     """
-    return plan_report(device, graph, params, top, **options)["configs"]
+    return plan_report(device, graph, params, top, param=param, threads=threads, compute_dtype=compute_dtype,
+                       allow_spills=allow_spills, policy=policy)["configs"]
 
 
-def plan_map(device: str, graph: Any, axes: Iterable[str], params: Mapping[str, Any] | None = None,
-             **options: Any) -> str:
+def plan_map(device: str, graph: Any, axes: Iterable[str], params: Mapping[str, Any] | None = None, *,
+             param: Mapping[str, Any] | None = None, threads: int | None = None, compute_dtype: str | None = None,
+             allow_spills: bool = False, policy: str | None = None) -> str:
     """The plan map as SVG text: a grid over the two swept parameters `axes` (e.g. ("BLOCK_M",
     "BLOCK_N")), the others at the best configuration's values, each cell its estimated time or
-    the limit that pruned it. params and options as for plan()."""
-    return plan_report(device, graph, params, map_axes=axes, **options)["map_svg"]
+    the limit that pruned it. params and the keyword arguments as for plan()."""
+    return plan_report(device, graph, params, param=param, threads=threads, compute_dtype=compute_dtype,
+                       allow_spills=allow_spills, policy=policy, map_axes=axes)["map_svg"]
 
 
 def _simulate(device: str, kernel: tuple, *, params: Mapping[str, Any] | None = None, policy: str | None = None,
