@@ -123,6 +123,17 @@ def test_bad_input_is_an_error():
         sst.check(tk.matmul_kernel, cfg(64, 64, 32, 2, 4), tk.MATMUL_SIGNATURE, "nosuch")
 
 
+# One rule with `simulate --ttgir`: sm_90 TTGIR is not judged against an MI300X's LDS unless asked.
+def test_check_refuses_a_device_of_another_target():
+    with pytest.raises(scratchsim.Error) as e:
+        sst.check(tk.matmul_kernel, cfg(64, 64, 32, 2, 4), tk.MATMUL_SIGNATURE, "sm_90", device="mi300x")
+    assert "compiled for sm_90" in str(e.value) and "any_target=True" in str(e.value)
+    report = sst.check(tk.matmul_kernel, cfg(64, 64, 32, 2, 4), tk.MATMUL_SIGNATURE, "sm_90", device="mi300x",
+                       any_target=True)
+    assert report["triton"]["device"] == "mi300x"
+    assert sst.check(tk.matmul_kernel, cfg(64, 64, 32, 2, 4), tk.MATMUL_SIGNATURE, "sm_90", device="h200")["fits"]
+
+
 SPACE = [cfg(m, n, k, s, w) for m in (64, 256) for n in (64, 256) for k in (64, 128) for s in (2, 5) for w in (4, 8)]
 
 

@@ -86,7 +86,8 @@ def _launches(bound, config, args: Sequence[Any]) -> list:
     return captured
 
 
-def check_config(kernel, args: Sequence[Any], config, *, target=None, device: str | None = None) -> list:
+def check_config(kernel, args: Sequence[Any], config, *, target=None, device: str | None = None,
+                 any_target: bool = False) -> list:
     """The scratchsim.triton.check report of every Triton kernel that `config` of the Helion
     `kernel` launches on `args` (lowered to TTGIR only, nothing compiled)."""
     bound = kernel if hasattr(kernel, "to_triton_code") else kernel.bind(tuple(args))
@@ -94,7 +95,8 @@ def check_config(kernel, args: Sequence[Any], config, *, target=None, device: st
     for launch in _launches(bound, config, args):
         opts = {k: launch.kwargs[k] for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if k in launch.kwargs}
         extra = {k: v for k, v in launch.kwargs.items() if k not in opts}
-        reports.append(sst.check(launch.kernel, opts, launch.args, target, device=device, suggest=False, **extra))
+        reports.append(sst.check(launch.kernel, opts, launch.args, target, device=device, any_target=any_target,
+                                 suggest=False, **extra))
     return reports
 
 
@@ -116,8 +118,9 @@ def _find_search():
 class ConfigFilter:
     """The callable config_filter() returns. .skipped: [(config, message)], .stats."""
 
-    def __init__(self, kernel=None, args=None, target=None, device=None, on_error="keep"):
+    def __init__(self, kernel=None, args=None, target=None, device=None, on_error="keep", any_target=False):
         self.kernel, self.args, self.target, self.device = kernel, args, target, device
+        self.any_target = bool(any_target)
         if on_error not in ("keep", "skip"):
             raise Error("on_error: 'keep' or 'skip'")
         self.on_error = on_error
@@ -149,7 +152,8 @@ class ConfigFilter:
             if key in self._cache:
                 verdict = self._cache[key]
             else:
-                reports = check_config(bound, args, config, target=self.target, device=self.device)
+                reports = check_config(bound, args, config, target=self.target, device=self.device,
+                                       any_target=self.any_target)
                 bad = [r for r in reports if not r.get("fits")]
                 verdict = None if not bad else sst._message(bad[0])
                 self._cache[key] = verdict
@@ -171,11 +175,12 @@ class ConfigFilter:
 
 
 def config_filter(kernel=None, args: Sequence[Any] | None = None, *, target=None, device: str | None = None,
-                  on_error: str = "keep") -> ConfigFilter:
+                  on_error: str = "keep", any_target: bool = False) -> ConfigFilter:
     """A filter for Helion's ``autotune_config_filter``: returns the config when every Triton
     kernel it launches fits on the target (None: the local GPU, or "sm_90", "sm_100", ...) and
     None (skip: never compiled) when one cannot fit. kernel/args: the helion kernel and the
     arguments it is autotuned on (a BoundKernel needs no args); without them the filter uses the
     calling autotuner's. on_error: a config whose code cannot be generated is kept ("keep", Helion
-    then reports it as usual) or skipped ("skip")."""
-    return ConfigFilter(kernel, args, target, device, on_error)
+    then reports it as usual) or skipped ("skip"). A device of another architecture than the
+    target is an Error unless any_target, as for scratchsim.triton.check."""
+    return ConfigFilter(kernel, args, target, device, on_error, any_target)

@@ -384,10 +384,13 @@ def _lower_in_workers(sources: Sequence[_Source], ref, workers: int) -> list:
     return results
 
 
-def _simulate(lowered: Lowered, device: str | None, suggest: bool) -> dict:
+def _simulate(lowered: Lowered, device: str | None, suggest: bool, any_target: bool) -> dict:
+    """The lowered TTGIR judged on `device` (None: the target's model). A device of another
+    architecture than the target is refused by the core, as `simulate --ttgir` refuses it, unless
+    any_target."""
     dev = device or device_for(lowered.target)
     t0 = time.perf_counter()
-    report = scratchsim.simulate_ttgir(dev, lowered.ttgir, suggest=suggest, any_target=device is not None,
+    report = scratchsim.simulate_ttgir(dev, lowered.ttgir, suggest=suggest, any_target=any_target,
                                        name=f"{lowered.name}.ttgir")
     report["triton"] = {
         "kernel": lowered.name,
@@ -403,16 +406,18 @@ def _simulate(lowered: Lowered, device: str | None, suggest: bool) -> dict:
 
 
 def check(kernel, config=None, signature_or_args=None, target=None, *, device: str | None = None,
-          suggest: bool = True, keep_ttgir: bool = False, **launch_kwargs) -> dict:
+          any_target: bool = False, suggest: bool = True, keep_ttgir: bool = False, **launch_kwargs) -> dict:
     """Lowers one config of a @triton.jit kernel to TTGIR (no LLVM, no ptxas) for `target` (None:
-    the local GPU) and simulates it on the target's device model (or `device`).
+    the local GPU) and simulates it on the target's device model (or `device`; one of another
+    architecture than the target is an Error unless any_target, as `simulate --ttgir` refuses it
+    without --any-target).
 
     Returns the report (as scratchsim.simulate_ttgir: "fits", "violations" with Triton's
     OutOfResources words, "spaces", "occupancy", ...) with a "triton" entry: kernel, target,
     device, num_warps, num_stages, lower_s, simulate_s (and "ttgir" with keep_ttgir).
     """
     lowered = lower(kernel, config, signature_or_args, target, **launch_kwargs)
-    report = _simulate(lowered, device, suggest)
+    report = _simulate(lowered, device, suggest, any_target)
     if keep_ttgir:
         report["triton"]["ttgir"] = lowered.ttgir
     return report
@@ -504,11 +509,12 @@ class EarlyPrune:
     """The callable early_prune() returns (see there). Its .stats and .last say what it did."""
 
     def __init__(self, kernel=None, signature_or_args=None, target=None, device=None, top_k=None, graph=None,
-                 param_names=None, problem=None, on_empty="raise", verbose=False, workers=None):
+                 param_names=None, problem=None, on_empty="raise", verbose=False, workers=None, any_target=False):
         self.kernel = kernel
         self.signature_or_args = signature_or_args
         self.target = target
         self.device = device
+        self.any_target = bool(any_target)
         self.top_k = top_k
         self.graph = graph if graph is not None else ("triton_matmul" if top_k else None)
         self.param_names = dict(param_names) if param_names else dict(_MATMUL_NAMES)
@@ -544,7 +550,7 @@ class EarlyPrune:
         if isinstance(lowered, Lowered):
             self.stats["lowered"] += 1
             self.stats["lower_s"] += lowered.seconds
-            report = _simulate(lowered, self.device, suggest=False)
+            report = _simulate(lowered, self.device, False, self.any_target)
             self.stats["simulate_s"] += report["triton"]["simulate_s"]
             return {"fits": bool(report.get("fits")), "message": "" if report.get("fits") else _message(report),
                     "shared": _shared_required(report), "lower_s": lowered.seconds}
@@ -722,7 +728,7 @@ def _shared_required(report: dict):
 def early_prune(kernel=None, signature_or_args=None, target=None, *, device: str | None = None,
                 top_k: int | None = None, graph=None, param_names: Mapping[str, str] | None = None,
                 problem: Callable[[Mapping[str, Any]], dict] | None = None, on_empty: str = "raise",
-                verbose: bool = False, workers: int | None = None) -> EarlyPrune:
+                verbose: bool = False, workers: int | None = None, any_target: bool = False) -> EarlyPrune:
     """A callable for triton.autotune(..., prune_configs_by={"early_config_prune": ...}).
 
     It lowers each config to TTGIR (for `target`, None: the local GPU), simulates it, drops every
@@ -745,4 +751,4 @@ def early_prune(kernel=None, signature_or_args=None, target=None, *, device: str
         module other than __main__); the verdicts are the same either way.
     """
     return EarlyPrune(kernel, signature_or_args, target, device, top_k, graph, param_names, problem, on_empty,
-                      verbose, workers)
+                      verbose, workers, any_target)
