@@ -333,6 +333,20 @@ absl::StatusOr<int> PlanFamiliesOf(std::vector<Kernel> kernels, const DeviceMode
   return ExitCodeOf(plan.partial, plan.fitting);
 }
 
+
+// Where no configuration fits, the way forward is the one `simulate` gives for the configuration
+// the plan started from (its suggestions: a tuning change, or a problem dimension to split).
+absl::StatusOr<std::vector<std::string>> WayForward(const CompiledKernel& bound, const DeviceModel& device,
+                                                    const PlanRequest& request) {
+  AnalysisOptions options;
+  options.simulate.policy = request.planner.policy;
+  options.simulate.suggest = true;
+  ASSIGN_OR_RETURN(const Report report, AnalyzeKernel(bound, device, options));
+  std::vector<std::string> fixes;
+  for (const Suggestion& s : report.suggestions()) fixes.push_back(s.text());
+  return fixes;
+}
+
 }  // namespace
 
 absl::StatusOr<int> PlanKernel(Kernel kernel, const DeviceModel& device, const PlanRequest& request,
@@ -349,8 +363,11 @@ absl::StatusOr<int> PlanKernel(Kernel kernel, const DeviceModel& device, const P
   const auto start = std::chrono::steady_clock::now();
   SigintScope sigint;
   options.cancel = &interrupted;
-  ASSIGN_OR_RETURN(PlanResult plan, Plan(compiled, device, std::move(axes), std::move(bound.values), options));
+  ASSIGN_OR_RETURN(PlanResult plan, Plan(compiled, device, std::move(axes), bound.values, options));
   NoteResiduals(request, device, compiled, options, plan);
+  if (plan.fitting == 0 && !plan.partial) {
+    ASSIGN_OR_RETURN(plan.to_fit, WayForward(bound, device, request));
+  }
   if (request.map) {
     ASSIGN_OR_RETURN(std::string svg, RenderPlanMapFor(request.map_axes, compiled, device, plan, options));
     if (!request.map_path.empty() || map_svg == nullptr) RETURN_IF_ERROR(WriteOutputFile("map", request.map_path, svg));

@@ -40,6 +40,66 @@ int RunPlan(const std::vector<std::string>& args, std::string* out, std::string*
 }
 
 
+// The longest line of `text`.
+size_t LongestLine(const std::string& text) {
+  size_t longest = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) longest = std::max(longest, line.size());
+  return longest;
+}
+
+// Where nothing fits, the plan gives the way forward plain `simulate` gives (seed 002's GeGLU:
+// split the problem dimension I_RED).
+TEST(PlanCommandTest, NothingFitsGivesSimulatesWayForward) {
+  std::string out, err;
+  EXPECT_EQ(RunPlan({"--device", "h100", "--graph", ExampleGraphPath("mlp.pbtxt")}, &out, &err), kExitDoesNotFit) << err;
+  EXPECT_THAT(out, HasSubstr("fits     0 of"));
+  EXPECT_THAT(out, HasSubstr("to fit (what `simulate` suggests"));
+  EXPECT_THAT(out, HasSubstr("I_RED is a problem dimension held whole in one block: split it"));
+}
+
+// A problem size (softmax's row length) is fixed at its value, never swept.
+TEST(PlanCommandTest, ProblemSizeIsNeverSwept) {
+  std::string out, err;
+  EXPECT_EQ(RunPlan({"--device", "h100", "--graph", ExampleGraphPath("softmax.pbtxt")}, &out, &err), kExitFits) << err;
+  EXPECT_THAT(out, HasSubstr("fixed    ROW=4096"));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("ROW{")));
+}
+
+// Values pruned throughout are summarized: a long run is its first values, last value and count.
+TEST(PlanCommandTest, LongValueListsAreSummarized) {
+  const std::string graph = ::testing::TempDir() + "/long_axis.pbtxt";
+  std::ofstream(graph) << "name: \"long_axis\"\nparameters { name: \"X\" default_value: 4 min: 1 max: 100000 }\n"
+                          "buffers { name: \"b\" size_bytes: \"X * 4\" memory_space: \"smem\" role: OPERAND }\n"
+                          "ops { name: \"load\" writes: \"b\" kind: \"load\" }\n"
+                          "launch { num_warps: \"4\" grid: \"4\" }\n";
+  std::string out, err;
+  EXPECT_EQ(RunPlan({"--device", "h100", "--graph", graph}, &out, &err), kExitFits) << err;
+  EXPECT_THAT(out, HasSubstr("every configuration with X=58113, 58114, 58115, ..., 100000 (41,888 values)"));
+  EXPECT_THAT(out, HasSubstr(" values)"));
+  EXPECT_LT(LongestLine(out), 400u) << out;
+}
+
+// A configuration estimated at no time is a graph that gives the model no work: refused, not ranked.
+TEST(PlanCommandTest, ZeroEstimateIsRefusedNotRanked) {
+  const std::string graph = ::testing::TempDir() + "/no_work.pbtxt";
+  std::ofstream(graph) << "name: \"no_work\"\nparameters { name: \"W\" default_value: 4 min: 1 max: 8 }\n"
+                          "launch { num_warps: \"W\" grid: \"4\" }\n";
+  std::string out, err;
+  EXPECT_EQ(RunPlan({"--device", "h100", "--graph", graph}, &out, &err), kExitBadInput);
+  EXPECT_THAT(err, HasSubstr("the performance model estimates 0 us"));
+  EXPECT_THAT(err, HasSubstr("give the graph flops or global_bytes"));
+}
+
+// regheavy says what it moves and computes, so its plan ranks by a time.
+TEST(PlanCommandTest, RegheavyRanksByATime) {
+  std::string out, err;
+  EXPECT_EQ(RunPlan({"--device", "h100", "--graph", ExampleGraphPath("regheavy.pbtxt"), "--top", "1", "--format", "json"},
+                    &out, &err),
+            kExitFits)
+      << err;
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("\"estimated_us\": 0,")));
+}
+
 TEST(PlanCommandTest, BadParamIsExitTwoWithAClearMessage) {
   std::string out, err;
   EXPECT_EQ(RunPlan({"--device", "h100", "--graph", ExampleGraphPath("gemm.pbtxt"), "--param", "BLOCK_M=16..x:pow2"}, &out,

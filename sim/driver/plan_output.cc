@@ -29,10 +29,42 @@ std::string Thousands(uint64_t v) {
 
 std::string Cores(int64_t n) { return absl::StrCat(n, n == 1 ? " core" : " cores"); }
 
+// A time in microseconds, one decimal at 1 us and above; below, three significant digits, so a
+// short kernel never reads as 0.0.
+std::string FormatMicroseconds(double seconds) {
+  const double us = seconds * 1e6;
+  return us >= 1 ? absl::StrFormat("%.1f", us) : absl::StrFormat("%.3g", us);
+}
+
 std::string Assignments(const PlanResult& plan, const std::vector<int64_t>& values) {
   std::vector<std::string> parts;
   for (size_t a = 0; a < plan.axes.size(); ++a) parts.push_back(absl::StrCat(plan.axes[a].name, "=", values[a]));
   return absl::StrJoin(parts, " ");
+}
+
+// Which phase bounds the estimate, and the comparison that says so in the model's own terms:
+// the arithmetic intensity against the ridge where that decides, the phases' times where the
+// on-chip time (waits, banks, issue) or the load latency decides instead.
+std::string BoundWords(const PlanResult& plan, const PerfEstimate& e) {
+  auto us = [](double s) { return FormatMicroseconds(s); };
+  if (e.latency_bound) {
+    return absl::StrCat("latency-bound: the loads' latency (", us(e.latency_s), " us) outlasts on-chip ", us(e.core_s),
+                        " us and memory ", us(e.memory_s), " us");
+  }
+  const bool below_ridge = e.intensity > 0 && e.intensity < plan.model.ridge();
+  const std::string intensity =
+      e.intensity > 0 ? absl::StrFormat("%.0f flop/B is %s the ridge of %.0f", e.intensity,
+                                        below_ridge ? "below" : "at or above", plan.model.ridge())
+                      : "";
+  const std::string name = e.smem_bound ? "shared-memory-bound" : e.compute_bound ? "compute-bound" : "memory-bound";
+  // Where the intensity against the ridge gives the same answer, it is the reason.
+  const bool ridge_agrees = e.compute_bound ? !below_ridge && !e.smem_bound : below_ridge;
+  if (!intensity.empty() && ridge_agrees) return absl::StrCat(name, ": ", intensity);
+  // Otherwise the phases' times decide (the on-chip time holds more than the math at the peak:
+  // waits, banks, issue), and the intensity is said as what it is.
+  const std::string times = e.compute_bound ? absl::StrCat("on-chip ", us(e.core_s), " us outlasts memory ", us(e.memory_s), " us")
+                                            : absl::StrCat("memory ", us(e.memory_s), " us outlasts on-chip ", us(e.core_s), " us");
+  return absl::StrCat(name, ": ", times, intensity.empty() ? "" : absl::StrCat(", though ", intensity));
 }
 
 // One line on why a configuration ranks where it does.
@@ -40,12 +72,7 @@ std::string Why(const PlanResult& plan, const RankedConfig& c) {
   if (!c.estimated) return "no estimate: a performance expression failed for this configuration (see the notes)";
   const PerfEstimate& e = c.perf;
   std::vector<std::string> parts;
-  const char* bound = e.latency_bound ? "latency" : e.smem_bound ? "shared-memory" : e.compute_bound ? "compute" : "memory";
-  if (e.intensity > 0) {
-    parts.push_back(absl::StrFormat("%s-bound (%.0f flop/B vs ridge %.0f)", bound, e.intensity, plan.model.ridge()));
-  } else {
-    parts.push_back(absl::StrCat(bound, "-bound"));
-  }
+  parts.push_back(BoundWords(plan, e));
   if (c.residual > 0) parts.push_back(absl::StrFormat("measured residual x%.3f applied", c.residual));
   if (e.issue_to_peak > 1.005) {
     parts.push_back(absl::StrFormat("math issue-limited at %.2fx the flops at the peak", e.issue_to_peak));
@@ -89,9 +116,23 @@ std::string SpaceSummary(const PlanResult& plan, const DeviceModel& device, cons
 // What pruned the family, in the limit's unit (sim/limits).
 std::string FamilyDetail(const PrunedFamily& f) { return LimitDetail(f.limit, f.required, f.available, f.message); }
 
+// The values pruned throughout, per axis: a few listed, a long run summarized as its first and
+// last values and its count (a problem-size axis of 65,505 values is one line, not 80,000 characters).
 std::string WholeValues(const PlanResult& plan, const PrunedFamily& f) {
+  constexpr size_t kListed = 6;
   std::vector<std::string> parts;
-  for (const auto& [axis, value] : f.whole_values) parts.push_back(absl::StrCat(plan.axes[axis].name, "=", value));
+  for (size_t i = 0; i < f.whole_values.size();) {
+    const int axis = f.whole_values[i].first;
+    std::vector<int64_t> values;
+    for (; i < f.whole_values.size() && f.whole_values[i].first == axis; ++i) values.push_back(f.whole_values[i].second);
+    const std::string& name = plan.axes[axis].name;
+    if (values.size() <= kListed) {
+      for (int64_t v : values) parts.push_back(absl::StrCat(name, "=", v));
+    } else {
+      parts.push_back(absl::StrCat(name, "=", values[0], ", ", values[1], ", ", values[2], ", ..., ", values.back(),
+                                   " (", Thousands(values.size()), " values)"));
+    }
+  }
   return absl::StrJoin(parts, ", ");
 }
 
@@ -219,6 +260,10 @@ void RenderTextSweep(const PlanResult& plan, const CompiledGraph& graph, const D
     out << absl::StrFormat("at risk  %s pruned: they fit only if an estimated allocation stays below its high bound\n",
                            Thousands(plan.at_risk));
   }
+  if (!plan.to_fit.empty()) {
+    out << "\nto fit (what `simulate` suggests at the fixed values and defaults):\n";
+    for (const std::string& fix : plan.to_fit) out << "  - " << fix << "\n";
+  }
   if (plan.pruned.empty()) return;
   out << "\npruned (first limit each configuration breaks; example = first in sweep order)\n";
   for (const PrunedFamily& f : plan.pruned) {
@@ -253,7 +298,7 @@ void RenderTextTop(const std::vector<TopRow>& rows, const std::vector<std::strin
       row += v ? absl::StrFormat(" %*d", width, *v) : absl::StrFormat(" %*s", width, "-");
     }
     const std::string spaces = SpaceSummary(*rows[r].plan, device, c.fit);
-    row += c.estimated ? absl::StrFormat(" %10.1f %8.1f  %s\n", c.perf.time_s * 1e6, c.perf.score, spaces)
+    row += c.estimated ? absl::StrFormat(" %10s %8.1f  %s\n", FormatMicroseconds(c.perf.time_s), c.perf.score, spaces)
                        : absl::StrFormat(" %10s %8s  %s\n", "-", "-", spaces);
     out << row;
     out << "        why: " << Why(*rows[r].plan, c) << "\n";
@@ -387,6 +432,7 @@ void RenderJsonFindings(const PlanResult& plan, const std::string& indent, std::
   out << indent << "\"pruned\": " << PrunedJson(plan, indent) << ",\n";
   out << indent << "\"notes\": " << JsonStrings(plan.notes) << ",\n";
   out << indent << "\"warnings\": " << JsonStrings(plan.warnings) << ",\n";
+  if (!plan.to_fit.empty()) out << indent << "\"to_fit\": " << JsonStrings(plan.to_fit) << ",\n";
   out << indent << "\"model_terms\": " << TermsJson(plan) << "\n";
 }
 

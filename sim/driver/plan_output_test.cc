@@ -126,6 +126,25 @@ TEST_F(PlanOutputTest, CsvHasAFamilyColumn) {
 }
 
 // One graph's plan has no family anywhere: its output is what it was before families.
+// Each `why` states the model's comparison plainly: never "compute-bound (16 flop/B vs ridge
+// 148)", which reads as a contradiction; the ridge is compared in words where it decides.
+TEST_F(PlanOutputTest, BoundWordingStatesTheComparison) {
+  const std::string text = Single("text");
+  EXPECT_THAT(text, Not(HasSubstr("vs ridge")));
+  const std::regex why(R"(why: (compute|memory|latency|shared-memory)-bound: )");
+  int whys = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (line.find("why: ") == absl::string_view::npos) continue;
+    ++whys;
+    EXPECT_TRUE(std::regex_search(std::string(line), why)) << line;
+    const bool memory = line.find("memory-bound: ") != absl::string_view::npos;
+    if (line.find("the ridge of") != absl::string_view::npos && line.find("though") == absl::string_view::npos) {
+      EXPECT_EQ(memory, line.find("is below the ridge") != absl::string_view::npos) << line;
+    }
+  }
+  EXPECT_GT(whys, 0);
+}
+
 TEST_F(PlanOutputTest, OneGraphHasNoFamilyColumn) {
   EXPECT_THAT(Single("text"), Not(HasSubstr("family")));
   EXPECT_THAT(Single("json"), Not(HasSubstr("family")));

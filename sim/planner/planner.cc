@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "sim/planner/perf_inputs.h"
 #include "sim/status_macros.h"
 
@@ -28,6 +29,8 @@ struct WorkerState {
   uint64_t fitting = 0;
   uint64_t at_risk = 0;
   uint64_t unestimated = 0;
+  uint64_t zero_estimates = 0;                // estimated at no time at all: a bug, not a rank
+  uint64_t first_zero_estimate = UINT64_MAX;  // the first such configuration's index
   uint64_t counts[kNumLimits] = {};
   uint64_t first_index[kNumLimits];
   std::string first_message[kNumLimits];
@@ -231,6 +234,10 @@ class Sweep {
       const PerfEstimate e = result_.model.Estimate(in);
       time = e.time_s * (options_.residuals ? options_.residuals->Factor(values).value_or(1.0) : 1.0);
       inflight = e.inflight_bytes_per_core;
+      if (!(time > 0)) {
+        ++state.zero_estimates;
+        state.first_zero_estimate = std::min(state.first_zero_estimate, index);
+      }
     } else {
       ++state.unestimated;
     }
@@ -286,6 +293,8 @@ WorkerState MergeWorkers(const std::vector<WorkerState>& states, size_t top_k, i
     merged.fitting += state.fitting;
     merged.at_risk += state.at_risk;
     merged.unestimated += state.unestimated;
+    merged.zero_estimates += state.zero_estimates;
+    merged.first_zero_estimate = std::min(merged.first_zero_estimate, state.first_zero_estimate);
     merged.heap.insert(merged.heap.end(), state.heap.begin(), state.heap.end());
     for (int l = 0; l < kNumLimits; ++l) {
       merged.counts[l] += state.counts[l];
@@ -364,6 +373,20 @@ void DescribePruned(const CompiledGraph& graph, const FitEngine& engine, const S
   }
 }
 
+// A kernel takes time: an estimate of none means the graph gave the model no work to time, and
+// ranking by it would put the emptiest configuration first.
+absl::Status ZeroEstimateError(const CompiledGraph& graph, const PlanResult& result, const WorkerState& merged) {
+  std::vector<int64_t> values, all;
+  DecodeIndex(result, merged.first_zero_estimate, &values, &all);
+  std::vector<std::string> assignments;
+  for (size_t a = 0; a < result.axes.size(); ++a) assignments.push_back(absl::StrCat(result.axes[a].name, "=", values[a]));
+  return absl::InvalidArgumentError(absl::StrCat(
+      graph.origin, ": the performance model estimates 0 us for ", merged.zero_estimates, " fitting configuration",
+      merged.zero_estimates == 1 ? "" : "s", assignments.empty() ? "" : absl::StrCat(" (e.g. ", absl::StrJoin(assignments, " "), ")"),
+      ": the graph gives it no work to time (no flops, no global_bytes, no OPERAND buffer an op loads); give the "
+      "graph flops or global_bytes to rank it"));
+}
+
 }  // namespace
 
 RankKey RankKeyOf(const RankedConfig& config) {
@@ -396,6 +419,7 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
   result.fitting = merged.fitting;
   result.at_risk = merged.at_risk;
   result.unestimated = merged.unestimated;
+  if (merged.zero_estimates > 0) return ZeroEstimateError(graph, result, merged);
   if (result.unestimated > 0) {
     result.notes.push_back(absl::StrCat(
         result.unestimated, " fitting configuration", result.unestimated == 1 ? " has" : "s have",

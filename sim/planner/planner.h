@@ -107,6 +107,9 @@ struct PlanResult {
   // model does not give (its stand-in is in `terms`, marked assumed).
   std::vector<ModelTerm> terms;
   std::vector<std::string> warnings;
+  // Where nothing fits: the fixes `simulate` suggests for the configuration the plan started
+  // from (the defaults with --set), filled by the caller that can simulate it (sim/driver).
+  std::vector<std::string> to_fit;
   PerfModel model;
   int threads_used = 1;
 };
