@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -12,6 +13,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -36,7 +38,7 @@ constexpr char kCalibrateUsage[] = R"(usage:
   simulate calibrate --device DEV --timings FILE [--timings FILE ...] [--kernel auto|triton|cuda_gemm|generic]
                      [--graph FILE] [--terms T1,T2,...|none] [--residuals [--residual-params P1,P2,...]]
                      [--objective rank|time] [--near-best F]
-                     [--name NAME] [--out FILE]
+                     [--name NAME] [--out FILE] [--force]
       Fits the performance terms of device model DEV (the clock, shared-memory bandwidth and
       latency, L2 bandwidth, DRAM latency, the peak of each compute dtype: every term the
       planner's ranking uses for the graph, or those --terms names) so that its estimates match
@@ -59,7 +61,11 @@ constexpr char kCalibrateUsage[] = R"(usage:
       every device that inherits DEV. --terms none learns the residuals alone. --residual-params
       keys them by those configuration parameters only (the others pooled: e.g. leave out
       NUM_STAGES where pipeline depths measure alike).
-Exit codes: 0 written, 2 bad input or usage.
+      A calibration that ranks its own timings worse than DEV does (a higher expected top-1
+      slowdown), or sets a term beyond the figure DEV documents (a clock above its boost clock, a
+      peak above its datasheet's, a bandwidth above its memory's), is not written; the message
+      says what to try. --force writes it anyway.
+Exit codes: 0 written, 2 bad input or usage, or a calibration refused (without --force).
 )";
 
 FlagSpec CalibrateFlags() {
@@ -67,7 +73,7 @@ FlagSpec CalibrateFlags() {
   spec.values = {"device", "kernel", "graph", "terms", "near-best", "name", "out", "max-input-mib", "objective",
                  "residual-params"};
   spec.lists = {"timings"};
-  spec.switches = {"help", "residuals"};
+  spec.switches = {"help", "residuals", "force"};
   spec.outputs = {"out"};
   return spec;
 }
@@ -260,6 +266,53 @@ absl::StatusOr<std::vector<CalibrationSample>> ReadTimingSamples(const std::stri
 
 namespace {
 
+// The ways out of a refused calibration that remain: the ranking objective (unless it was the
+// one), the fitted terms without those set beyond their documented figure, the residuals alone.
+std::string WhatToTry(const CalibrationProblems& problems, const CalibrationOptions& options,
+                      const CalibrationResult& result) {
+  std::vector<std::string> tries;
+  if (problems.ranks_worse && options.objective != CalibrationObjective::kRank) {
+    tries.push_back("--objective rank (it fits the ranking, not the times)");
+  }
+  std::vector<std::string> kept;
+  for (const TermFit& t : result.terms) {
+    if (absl::c_find(problems.beyond_documented, t.term) == problems.beyond_documented.end()) kept.push_back(t.term);
+  }
+  if (!problems.beyond_documented.empty() && !kept.empty()) {
+    tries.push_back(absl::StrCat("--terms ", absl::StrJoin(kept, ","), " (the device model's ",
+                                 absl::StrJoin(problems.beyond_documented, ", "), " kept)"));
+  }
+  tries.push_back("--terms none --residuals (the device's terms kept, each configuration's residual learned)");
+  return absl::StrCat("Try ", absl::StrJoin(tries, ", or "));
+}
+
+// What the calibration did, for the person who ran it: the samples, each term before and after,
+// the residuals, and the ranking and error before and after.
+std::string Summary(const CompiledGraph& graph, const DeviceModel& device, const std::string& objective,
+                    const CalibrationOptions& options, const CalibrationResult& result) {
+  std::ostringstream summary;
+  summary << absl::StrFormat("calibrate %s on %s (objective %s): %d of %d timings fit and have an estimate, in %d rows; "
+                             "%d within %.2fx of their row's best\n",
+                             graph.graph.name(), device.name(), objective, result.samples_estimated, result.samples_total,
+                             result.after.rows, result.samples_used, options.near_best);
+  for (const TermFit& t : result.terms) {
+    summary << absl::StrFormat("  %-22s %12.6g -> %12.6g (x %.3f)%s\n", t.term, t.before, t.after,
+                               t.before > 0 ? t.after / t.before : 0.0, t.was_assumed ? "  [was a stand-in]" : "");
+  }
+  if (options.residuals) {
+    summary << absl::StrFormat("  %d configuration residuals (of configurations timed in at least %d rows): top-1 within 10%% on %d, "
+                               "best in the top 5 on %d of %d rows\n",
+                               result.residuals.size(), options.residual_min_rows, result.with_residuals.top1_within_10,
+                               result.with_residuals.best_in_top5, result.with_residuals.rows);
+  }
+  summary << absl::StrFormat("  expected top-1 slowdown %.2f%% -> %.2f%%; log-rms error %.3f -> %.3f; top-1 within 10%% on %d -> %d of %d rows; best in the top 5 on %d -> %d\n",
+                             100 * std::expm1(result.before.expected_regret), 100 * std::expm1(result.after.expected_regret),
+                             result.before.log_rms, result.after.log_rms, result.before.top1_within_10,
+                             result.after.top1_within_10, result.after.rows, result.before.best_in_top5,
+                             result.after.best_in_top5);
+  return summary.str();
+}
+
 absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(CalibrateFlags(), args));
   if (flags.Has("help")) {
@@ -346,37 +399,27 @@ absl::StatusOr<int> Run(const std::vector<std::string>& args, std::ostream& out,
   options.objective = objective == "time" ? CalibrationObjective::kTime : CalibrationObjective::kRank;
   ASSIGN_OR_RETURN(CalibrationResult result, Calibrate(graph, device, samples, options));
 
+  const std::string summary = Summary(graph, device, objective, options, result);
+  const CalibrationProblems problems = FindCalibrationProblems(result);
+  if (!problems.sentences.empty() && !flags.Has("force")) {
+    err << summary;
+    return absl::InvalidArgumentError(absl::StrCat("calibrate: not written: ", absl::StrJoin(problems.sentences, "; "),
+                                                   ". ", WhatToTry(problems, options, result), "; --force writes it anyway"));
+  }
   std::string command = absl::StrCat("simulate calibrate ", absl::StrJoin(args, " "));
   const std::string date = absl::FormatTime("%Y-%m-%d %H:%M UTC", absl::Now(), absl::UTCTimeZone());
   const std::string text = CalibrationTextproto(device, result, name, absl::StrJoin(provenance, "; "), command, date);
   // The summary goes where the file does not.
-  std::ostream& summary = flags.Has("out") ? out : err;
   if (flags.Has("out")) {
     RETURN_IF_ERROR(WriteOutputFile("out", flags.Get("out"), text));
+    out << summary;
   } else {
     out << text;
+    err << summary;
   }
-  summary << absl::StrFormat("calibrate %s on %s (objective %s): %d of %d timings fit and have an estimate, in %d rows; "
-                             "%d within %.2fx of their row's best\n",
-                             graph.graph.name(), device.name(), objective, result.samples_estimated, result.samples_total,
-                             result.after.rows, result.samples_used, options.near_best);
-  for (const TermFit& t : result.terms) {
-    summary << absl::StrFormat("  %-22s %12.6g -> %12.6g (x %.3f)%s\n", t.term, t.before, t.after,
-                               t.before > 0 ? t.after / t.before : 0.0, t.was_assumed ? "  [was a stand-in]" : "");
-  }
-  if (options.residuals) {
-    summary << absl::StrFormat("  %d configuration residuals (of configurations timed in at least %d rows): top-1 within 10%% on %d, "
-                               "best in the top 5 on %d of %d rows\n",
-                               result.residuals.size(), options.residual_min_rows, result.with_residuals.top1_within_10,
-                               result.with_residuals.best_in_top5, result.with_residuals.rows);
-  }
-  summary << absl::StrFormat("  expected top-1 slowdown %.2f%% -> %.2f%%; log-rms error %.3f -> %.3f; top-1 within 10%% on %d -> %d of %d rows; best in the top 5 on %d -> %d\n",
-                             100 * std::expm1(result.before.expected_regret), 100 * std::expm1(result.after.expected_regret),
-                             result.before.log_rms, result.after.log_rms, result.before.top1_within_10,
-                             result.after.top1_within_10, result.after.rows, result.before.best_in_top5,
-                             result.after.best_in_top5);
   return 0;
 }
+
 
 }  // namespace
 

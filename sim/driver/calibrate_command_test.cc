@@ -99,13 +99,37 @@ TEST(CalibrateCommandTest, APlanUsesTheCalibrationItWrote) {
   const std::string out = Temp("calibrate_command_test_h100.textproto");
   const Result calibrated = Simulate({"calibrate", "--device", "h100", "--timings",
                                       Timings("tests/data/planner/planner-h100-triton-sweep.json.gz"), "--terms",
-                                      "peak.f16,l2_bandwidth_gbps", "--out", out});
+                                      "peak.f16,l2_bandwidth_gbps", "--out", out, "--force"});
   ASSERT_EQ(calibrated.code, 0) << calibrated.err;
   EXPECT_THAT(calibrated.out, HasSubstr("log-rms error"));
   const Result plan = Simulate({"plan", "--device", "h100", "--graph", Source("models/graphs/triton_matmul.pbtxt"),
                                 "--calibration", out, "--top", "1"});
   ASSERT_EQ(plan.code, 0) << plan.err;
   EXPECT_THAT(plan.out, HasSubstr("(inherited from h100_calibrated)"));
+}
+
+// The default fit on the H100 Triton sweep raises the clock above the boost clock and ranks the
+// sweep worse (expected top-1 slowdown 4.21% -> 5.00%): not written without --force, and the
+// message says what to try.
+TEST(CalibrateCommandTest, ACalibrationThatMakesThingsWorseIsNotWritten) {
+  const std::string out = Temp("calibrate_command_test_refused.textproto");
+  std::filesystem::remove(out);
+  const std::string sweep = Timings("tests/data/planner/planner-h100-triton-sweep.json.gz");
+  const Result refused = Simulate({"calibrate", "--device", "h100", "--timings", sweep, "--out", out});
+  EXPECT_EQ(refused.code, kExitBadInput);
+  EXPECT_THAT(refused.err, HasSubstr("it ranks its own timings worse: expected top-1 slowdown"));
+  EXPECT_THAT(refused.err, HasSubstr("clock_mhz 1980 -> "));
+  EXPECT_THAT(refused.err, HasSubstr("above the device model's documented 1980 (its boost clock)"));
+  EXPECT_THAT(refused.err, HasSubstr("Try --objective rank"));
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(CalibrateCommandTest, ForceWritesARefusedCalibration) {
+  const std::string out = Temp("calibrate_command_test_forced.textproto");
+  const Result forced = Simulate({"calibrate", "--device", "h100", "--timings",
+                                  Timings("tests/data/planner/planner-h100-triton-sweep.json.gz"), "--out", out, "--force"});
+  EXPECT_EQ(forced.code, 0) << forced.err;
+  EXPECT_TRUE(std::filesystem::exists(out));
 }
 
 TEST(CalibrateCommandTest, ACalibrationForAnotherDeviceIsExitTwo) {

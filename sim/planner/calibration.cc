@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "sim/device_inherit.h"
@@ -338,6 +339,29 @@ absl::StatusOr<CalibrationResult> Calibrate(const CompiledGraph& graph, const De
     result.with_residuals = Quality(problem, corrected, options.rank_temperature);
   }
   return result;
+}
+
+CalibrationProblems FindCalibrationProblems(const CalibrationResult& result) {
+  CalibrationProblems problems;
+  // Slack for the optimizer's rounding: a ranking is worse only by more than this.
+  constexpr double kSlack = 1e-6;
+  if (result.after.expected_regret > result.before.expected_regret + kSlack) {
+    problems.ranks_worse = true;
+    problems.sentences.push_back(absl::StrFormat("it ranks its own timings worse: expected top-1 slowdown %.2f%% -> %.2f%%",
+                                       100 * std::expm1(result.before.expected_regret),
+                                       100 * std::expm1(result.after.expected_regret)));
+  }
+  for (const TermFit& t : result.terms) {
+    const bool documented = t.term == "clock_mhz" || t.term == "memory_bandwidth_gbps" || absl::StartsWith(t.term, "peak.");
+    if (!documented || t.was_assumed || !(t.after > t.before * (1 + kSlack))) continue;
+    problems.beyond_documented.push_back(t.term);
+    problems.sentences.push_back(absl::StrFormat("%s %.6g -> %.6g is above the device model's documented %.6g (%s)", t.term,
+                                       t.before, t.after, t.before,
+                                       t.term == "clock_mhz" ? "its boost clock" : t.term == "memory_bandwidth_gbps"
+                                                                                      ? "its memory bandwidth"
+                                                                                      : "its datasheet peak"));
+  }
+  return problems;
 }
 
 std::string CalibrationTextproto(const DeviceModel& device, const CalibrationResult& result, const std::string& name,

@@ -105,6 +105,18 @@ absl::StatusOr<CalibrationResult> Calibrate(const CompiledGraph& graph, const De
                                             const std::vector<CalibrationSample>& samples,
                                             const CalibrationOptions& options);
 
+// Why a calibration is unfit to write, each as a sentence (empty: none). It ranks its own
+// timings worse than the device model did (a higher expected top-1 slowdown: the planner is for
+// the ranking), or it sets a term the hardware documents beyond that figure: a clock above the
+// model's boost clock, a peak above its datasheet peak, a bandwidth above its memory's (the
+// device's own value is the documented one; a stand-in documents nothing).
+struct CalibrationProblems {
+  bool ranks_worse = false;
+  std::vector<std::string> beyond_documented;  // the terms set beyond their documented figure
+  std::vector<std::string> sentences;          // each problem, with its figures
+};
+CalibrationProblems FindCalibrationProblems(const CalibrationResult& result);
+
 // The calibration as a device model file: `name` inherits `device`, and sets the fitted terms,
 // each with a "# source:" comment naming `provenance` (the timing files, their device and date)
 // and the value it replaced. `command` is the command line that made it, `date` when. Text from
