@@ -134,6 +134,19 @@ def test_check_refuses_a_device_of_another_target():
     assert sst.check(tk.matmul_kernel, cfg(64, 64, 32, 2, 4), tk.MATMUL_SIGNATURE, "sm_90", device="h200")["fits"]
 
 
+# The signature trap: plain "i32" integers do not let Triton stage the loads a launch with
+# M=4096 (divisible by 16) stages; the report says what the divisible launch needs.
+def test_a_signature_without_divisibility_says_what_a_divisible_launch_needs():
+    plain = {k: (v.replace(":16", "") if isinstance(v, str) else v) for k, v in tk.MATMUL_SIGNATURE.items()}
+    report = sst.check(tk.matmul_kernel, cfg(128, 256, 64, 5, 8), plain, "sm_90")
+    divided = sst.check(tk.matmul_kernel, cfg(128, 256, 64, 5, 8), tk.MATMUL_SIGNATURE, "sm_90")
+    assert report["fits"] and not divided["fits"]
+    d = report["triton"]["divisibility"]
+    assert d["shared"] == sst._shared_required(divided) and not d["fits"]
+    assert any("without divisibility" in n and "i32:16" in n for n in report["notes"])
+    assert "divisibility" not in divided["triton"]
+
+
 SPACE = [cfg(m, n, k, s, w) for m in (64, 256) for n in (64, 256) for k in (64, 128) for s in (2, 5) for w in (4, 8)]
 
 

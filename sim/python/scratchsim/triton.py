@@ -420,7 +420,35 @@ def check(kernel, config=None, signature_or_args=None, target=None, *, device: s
     report = _simulate(lowered, device, suggest, any_target)
     if keep_ttgir:
         report["triton"]["ttgir"] = lowered.ttgir
+    _note_divisibility(report, kernel, config, signature_or_args, target, device, any_target, launch_kwargs)
     return report
+
+
+_PLAIN_INTS = ("i32", "i64", "u32", "u64")
+
+
+def _note_divisibility(report, kernel, config, signature, target, device, any_target, launch_kwargs):
+    """A signature's plain integers ("i32") say nothing of divisibility, while a launch with
+    M=4096 specializes M as divisible by 16 ("i32:16"), under which Triton may stage more loads in
+    shared memory. Where it does, the report says so with both figures ("divisibility" in the
+    "triton" entry and a note): the check answered for a launch the kernel may never see."""
+    if not _is_signature(signature):
+        return
+    plain = [k for k, v in signature.items() if isinstance(v, str) and v.strip() in _PLAIN_INTS]
+    if not plain:
+        return
+    divided = {k: (f"{v.strip()}:16" if k in plain else v) for k, v in signature.items()}
+    other = _simulate(lower(kernel, config, divided, target, **launch_kwargs), device, False, any_target)
+    given, specialized = _shared_required(report), _shared_required(other)
+    if given == specialized and report.get("fits") == other.get("fits"):
+        return
+    verdict = "fits" if other.get("fits") else f"does not fit ({_message(other)})"
+    report["triton"]["divisibility"] = {"arguments": plain, "shared": specialized, "fits": bool(other.get("fits"))}
+    report.setdefault("notes", []).append(
+        f"the integer arguments {', '.join(plain)} were given without divisibility (\"i32\"); a launch whose "
+        f"values are multiples of 16 specializes them as \"i32:16\", and then Triton needs {specialized} B of "
+        f"shared memory instead of {given} B and the kernel {verdict}: check with \"i32:16\" or the launch "
+        "arguments themselves")
 
 
 def _message(report: dict) -> str:
