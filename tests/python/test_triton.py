@@ -224,6 +224,26 @@ def test_early_prune_refuses_a_worker_count_that_is_not_one():
             sst.early_prune(tk.matmul_kernel, tk.MATMUL_SIGNATURE, target="sm_90", workers=bad)
 
 
+@triton.jit
+def _short_names_kernel(x_ptr, M, N, K, BM: triton.language.constexpr, BN: triton.language.constexpr,
+                        BK: triton.language.constexpr, GROUP_M: triton.language.constexpr):
+    pass
+
+
+# Constexprs the planner cannot name (BM/BN/BK) would leave every tile tied in the list's order:
+# refused with the mapping it needs; given it, num_stages and num_warps stay mapped.
+def test_early_prune_top_k_refuses_tiles_it_cannot_rank():
+    space = [triton.Config({"BM": m, "BN": n, "BK": 32, "GROUP_M": 8}, num_warps=4, num_stages=3)
+             for m in (64, 128) for n in (64, 128)]
+    named = {"M": 4096, "N": 4096, "K": 4096}
+    prune = sst.early_prune(_short_names_kernel, target="sm_90", top_k=2)
+    with pytest.raises(scratchsim.Error, match=r"differ in BM, BN.*param_names=\{'BM': \.\.\., 'BN': \.\.\.\}"):
+        prune(space, named)
+    mapped = sst.early_prune(_short_names_kernel, target="sm_90", top_k=2,
+                             param_names={"BM": "BLOCK_M", "BN": "BLOCK_N", "BK": "BLOCK_K"})
+    assert mapped.param_names["num_stages"] == "NUM_STAGES" and mapped.param_names["num_warps"] == "NUM_WARPS"
+
+
 def test_early_prune_top_k_keeps_the_planners_best():
     space = tk.matmul_configs(block_m=(64, 128, 256), block_n=(64, 128, 256), block_k=(32, 64), stages=(3, 4),
                               warps=(4, 8))

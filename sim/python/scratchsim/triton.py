@@ -126,6 +126,11 @@ def _config_kwargs(config) -> dict:
 _SCALARS = (str, int, float, bool, type(None))
 
 
+def _constexpr_names(fn) -> set:
+    """The names of a JITFunction's tl.constexpr parameters."""
+    return {p.name for p in getattr(fn, "params", []) if p.is_constexpr}
+
+
 def _is_signature(value) -> bool:
     """{arg: "type"} (constexpr values may sit beside the types) rather than launch arguments."""
     return (isinstance(value, Mapping) and any(isinstance(v, str) for v in value.values())
@@ -527,9 +532,10 @@ def _matmul_problem(named_args: Mapping[str, Any]) -> dict:
 
 
 # Config names -> the Triton matmul graph's parameters (models/graphs/triton_matmul.pbtxt).
+_LAUNCH_OPTION_NAMES = {"num_stages": "NUM_STAGES", "num_warps": "NUM_WARPS"}
 _MATMUL_NAMES = {
     "BLOCK_M": "BLOCK_M", "BLOCK_SIZE_M": "BLOCK_M", "BLOCK_N": "BLOCK_N", "BLOCK_SIZE_N": "BLOCK_N",
-    "BLOCK_K": "BLOCK_K", "BLOCK_SIZE_K": "BLOCK_K", "num_stages": "NUM_STAGES", "num_warps": "NUM_WARPS",
+    "BLOCK_K": "BLOCK_K", "BLOCK_SIZE_K": "BLOCK_K", **_LAUNCH_OPTION_NAMES,
 }
 
 
@@ -545,7 +551,8 @@ class EarlyPrune:
         self.any_target = bool(any_target)
         self.top_k = top_k
         self.graph = graph if graph is not None else ("triton_matmul" if top_k else None)
-        self.param_names = dict(param_names) if param_names else dict(_MATMUL_NAMES)
+        # A user's names add to the launch options' (num_stages, num_warps), which every config has.
+        self.param_names = ({**_LAUNCH_OPTION_NAMES, **param_names} if param_names else dict(_MATMUL_NAMES))
         self.problem = problem or _matmul_problem
         if on_empty not in ("raise", "keep"):
             raise Error("on_empty: 'raise' or 'keep'")
@@ -648,6 +655,24 @@ class EarlyPrune:
         self.stats["parallel_s"] += time.perf_counter() - t0
 
     # -- the planner's ranking (top_k) --------------------------------------------------------------
+    def _check_mapping(self, fn, configs):
+        """The planner ranks only what param_names maps: a constexpr that differs between configs
+        and maps to nothing would leave them tied, ordered by the list rather than the planner,
+        so it is refused with the mapping it needs."""
+        seen: dict = {}
+        constexprs = _constexpr_names(fn)
+        for c in configs:
+            for k, v in _config_kwargs(c).items():
+                if k not in _LAUNCH_OPTION_NAMES and k in constexprs:
+                    seen.setdefault(k, set()).add(repr(v))
+        unmapped = sorted(k for k, values in seen.items() if len(values) > 1 and k not in self.param_names)
+        if unmapped:
+            mapping = ", ".join(f"'{k}': ..." for k in unmapped)
+            raise Error(f"early_prune(top_k={self.top_k}): the configs differ in {', '.join(unmapped)}, which map to no "
+                        f"parameter of the graph family {self.graph!r}, so the planner cannot rank them; give "
+                        f"param_names={{{mapping}}} naming each's graph parameter (for triton_matmul: BLOCK_M, "
+                        "BLOCK_N, BLOCK_K)")
+
     def _plan_rank(self, configs, named_args) -> dict:
         """{config key: rank} over the configs' own values, by the planner on the graph family."""
         t0 = time.perf_counter()
@@ -709,11 +734,9 @@ class EarlyPrune:
             launch = dict(kwargs)
         order = list(configs)
         if self.top_k:
-            try:
-                rank = self._plan_rank(order, {**named_args, **kwargs})
-            except Error as e:
-                log.warning("scratchsim early_prune: no planner ranking (%s); keeping the configs' order", e)
-                rank = {}
+            # Never the list's order in place of a ranking: an unmapped tile or a failed plan is an Error.
+            self._check_mapping(fn, order)
+            rank = self._plan_rank(order, {**named_args, **kwargs})
             if rank:
                 worst = len(rank) + 1
                 position = {id(c): i for i, c in enumerate(order)}
