@@ -353,7 +353,9 @@ TEST(PictureInputTest, TheMapOfAHugeSweepIsBoundedAndSummarised) {
     parameters { name: "BM" default_value: 1 min: 1 max: 1024 }
     parameters { name: "BN" default_value: 1 min: 1 max: 256 }
     buffers { name: "a" shape: "BM" shape: "BN" dtype: "f32" memory_space: "smem" }
-    ops { name: "use" reads: "a" })pb";
+    ops { name: "use" reads: "a" }
+    flops: "2 * BM * BN"
+    global_bytes: "4 * BM * BN")pb";
   const std::string svg = ::testing::TempDir() + "/hostile_map_grid.svg";
   const Result r = Simulate({"plan", "--device", "h100", "--graph", graph, "--map", svg, "--map-axes", "BM,BN"});
   EXPECT_EQ(r.code, 0) << r.err;

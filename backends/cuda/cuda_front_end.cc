@@ -12,11 +12,27 @@
 namespace scratchsim::cuda {
 namespace {
 
+// Points `stream` at `to`'s buffer until it goes out of scope.
+class StreamRedirect {
+ public:
+  StreamRedirect(std::ostream& stream, std::ostream& to) : stream_(stream), saved_(stream.rdbuf(to.rdbuf())) {}
+  ~StreamRedirect() { stream_.rdbuf(saved_); }
+  StreamRedirect(const StreamRedirect&) = delete;
+  StreamRedirect& operator=(const StreamRedirect&) = delete;
+
+ private:
+  std::ostream& stream_;
+  std::streambuf* saved_;
+};
+
 // Runs an argv-style command (each answers --help itself, as `scratchsim_cuda` runs it too).
 Subcommand Wrap(std::string name, std::string summary, int (*run)(int, char**)) {
   return Subcommand{name, std::move(summary),
                     [name, run](const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-                      // The commands print to the process's own streams.
+                      // The commands print to std::cout and std::cerr: those carry the driver's
+                      // streams while they run.
+                      const StreamRedirect to_out(std::cout, out);
+                      const StreamRedirect to_err(std::cerr, err);
                       std::vector<std::string> words = {name};
                       words.insert(words.end(), args.begin(), args.end());
                       std::vector<char*> argv;
