@@ -285,7 +285,9 @@ class GraphCompiler {
       rare.estimate_basis = buffer.estimate().basis();
       out_.has_estimates = true;
     }
-    if (!rare.round_up.empty() || !rare.array_shape.empty() || rare.pad_every || rare.estimate_low) {
+    rare.source = buffer.source();
+    if (!rare.round_up.empty() || !rare.array_shape.empty() || rare.pad_every || rare.estimate_low ||
+        !rare.source.empty()) {
       compiled.rare = std::make_shared<const RareBufferFields>(std::move(rare));
     }
     compiled.name = std::move(*buffer.mutable_name());

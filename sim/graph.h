@@ -59,6 +59,7 @@ struct RareBufferFields {
   std::optional<Expr> estimate_low;
   std::optional<Expr> estimate_high;
   std::string estimate_basis;
+  std::string source;                   // Buffer.source, for reports only
 };
 
 // A compiled buffer: 208 bytes, so a million of them take 208 MB (docs/performance.md).
@@ -85,6 +86,7 @@ struct CompiledBuffer {
   const std::optional<Expr>& estimate_low() const { return rare_fields().estimate_low; }
   const std::optional<Expr>& estimate_high() const { return rare_fields().estimate_high; }
   const std::string& estimate_basis() const { return rare_fields().estimate_basis; }
+  const std::string& source() const { return rare_fields().source; }
   const RareBufferFields& rare_fields() const {
     static const RareBufferFields* const kNone = new RareBufferFields();
     return rare != nullptr ? *rare : *kNone;

@@ -3,11 +3,13 @@
 // the module (warp-specialized kernels included), and the CLI must print it.
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "backends/triton/ttgir_frontend.h"
 #include "backends/triton/ttgir_parser.h"
@@ -84,6 +86,69 @@ TEST(TtgirCliTest, SimulatorReportsTritonsAllocatorFigureForEveryFixture) {
   // The allocator's own accuracy against Triton is ttgir_fixtures_test's business; here it
   // must at least hold the 98% the project promises.
   EXPECT_GE(exact_vs_triton * 100, 98 * static_cast<int>(fixtures.size()));
+}
+
+// One row of expected.tsv with the configuration it was compiled at.
+struct Compiled {
+  Fixture fixture;
+  int num_stages = 0;
+  std::string config;  // kernel, dtype, warps and constexprs: all but the stages
+};
+
+std::vector<Compiled> CompiledFixtures() {
+  std::vector<Compiled> out;
+  std::ifstream in(std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/triton/expected.tsv");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f = absl::StrSplit(line, '\t');
+    if (f.size() < 9) continue;
+    out.push_back({{f[0], std::stoi(f[1]), std::stoll(f[2])}, std::stoi(f[6]),
+                   absl::StrCat(f[1], "/", f[4], "/", f[5], "/", f[7], "/", f[8])});
+  }
+  return out;
+}
+
+// The import sizes a module's pipeline rings by NUM_STAGES (ttgir_import.h): its default must be
+// the stages the kernel was compiled at, and the figure at fewer stages must be Triton's own for
+// the same kernel compiled at those stages, wherever both compiles pipeline (two stages and up).
+TEST(TtgirCliTest, FewerStagesGiveTritonsFigureForThoseStages) {
+  const std::vector<Compiled> fixtures = CompiledFixtures();
+  ASSERT_GE(fixtures.size(), 150u);
+  int rings = 0, depths_told = 0, compared = 0, exact = 0;
+  for (const Compiled& c : fixtures) {
+    auto kernel = triton::LoadTtgirKernel(FixturePath(c.fixture));
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    const KernelGraph& graph = kernel->graph;
+    if (graph.parameters_size() == 0 || graph.parameters(0).name() != "NUM_STAGES") continue;
+    ++rings;
+    depths_told += graph.parameters(0).default_value() == c.num_stages;
+    EXPECT_EQ(graph.parameters(0).default_value(), c.num_stages) << c.fixture.id;
+    auto device = LoadDevice(DeviceFor(c.fixture.target));
+    ASSERT_TRUE(device.ok()) << device.status();
+    auto compiled = CompileGraph(graph, c.fixture.id);
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    for (const Compiled& fewer : fixtures) {
+      if (fewer.config != c.config || fewer.num_stages >= c.num_stages || fewer.num_stages < 2) continue;
+      SimulateOptions options;
+      options.policy_override = kernel->policy;
+      options.suggest = false;
+      std::vector<int64_t> values = compiled->defaults;
+      values[compiled->symbols.Find("NUM_STAGES")] = fewer.num_stages;
+      auto report = Simulate(*compiled, *device, values, options);
+      ASSERT_TRUE(report.ok()) << c.fixture.id << ": " << report.status();
+      int64_t peak = 0;
+      for (const SpaceReport& s : report->spaces()) peak = std::max(peak, s.peak_bytes());
+      ++compared;
+      exact += peak == fewer.fixture.triton_shared;
+      EXPECT_EQ(peak, fewer.fixture.triton_shared) << c.fixture.id << " at NUM_STAGES=" << fewer.num_stages
+                                                   << " against " << fewer.fixture.id;
+    }
+  }
+  std::cout << "rings " << rings << ", depth told " << depths_told << "; fewer stages compared " << compared
+            << ", exact " << exact << "\n";
+  EXPECT_GE(rings, 100);
+  EXPECT_GE(compared, 100);
 }
 
 TEST(TtgirCliTest, CliPrintsTritonsRequiredFigure) {

@@ -564,8 +564,12 @@ void AllocationAnalysis::NumberOperations() {
   };
   std::vector<Open> open;
   int64_t next = 0;
+  plan_.position_ops.clear();
   auto enter = [&](int op) {
-    if (cf_[op]) pos_[op] = next++;
+    if (cf_[op]) {
+      pos_[op] = next++;
+      plan_.position_ops.push_back(op);
+    }
     open.push_back({op});
   };
   for (int top : m_.functions[fn_].body) {
@@ -589,6 +593,7 @@ void AllocationAnalysis::NumberOperations() {
       } else {
         pos_[op] = next++;
         end_pos_[op] = pos_[op];
+        plan_.position_ops.push_back(op);
       }
     }
   }

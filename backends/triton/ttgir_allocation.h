@@ -53,6 +53,9 @@ struct SharedMemoryPlan {
   int total_warps = 0;     // with warp-specialized partitions
   std::vector<SharedBuffer> buffers;  // Triton's order
   TritonAllocation allocation;
+  // The op (index into TtgirModule::ops) Triton numbers at each position of the buffers'
+  // intervals, for naming the positions in reports.
+  std::vector<int> position_ops;
 };
 
 // Buffers, intervals and Triton's placement for a parsed module (upstream AllocationAnalysis:

@@ -45,16 +45,26 @@ class PlannedPolicy : public PlacementPolicy {
     // The last block may be the gap up to another release's larger figure (ReleaseGap): on top
     // of everything the plan placed, for the whole kernel.
     const size_t planned = plan_.buffers.size();
-    for (size_t i = 0; i < planned; ++i) {
-      if (blocks[i].size != plan_.buffers[i].buffer.size) {
-        return absl::InternalError(absl::StrCat("TTGIR plan buffer ", i, " is ", plan_.buffers[i].buffer.size,
-                                                " bytes but its block is ", blocks[i].size));
+    bool resized = false;
+    for (size_t i = 0; i < planned; ++i) resized |= blocks[i].size != plan_.buffers[i].buffer.size;
+    if (!resized) {
+      result.offsets.assign(plan_.allocation.offsets.begin(), plan_.allocation.offsets.end());
+      result.peak = plan_.allocation.shared;
+    } else {
+      // Another pipeline depth (a suggestion lowering the rings' slots): Triton's allocator over
+      // the same buffers and intervals at the new sizes.
+      std::vector<TritonBuffer> buffers;
+      buffers.reserve(planned);
+      for (size_t i = 0; i < planned; ++i) {
+        buffers.push_back(plan_.buffers[i].buffer);
+        buffers.back().size = blocks[i].size;
       }
-      result.offsets.push_back(plan_.allocation.offsets[i]);
+      ASSIGN_OR_RETURN(const TritonAllocation placed, AllocateLikeTriton(buffers));
+      result.offsets.assign(placed.offsets.begin(), placed.offsets.end());
+      result.peak = placed.shared;
     }
-    result.peak = plan_.allocation.shared;
     if (gap_) {
-      result.offsets.push_back(plan_.allocation.shared);
+      result.offsets.push_back(result.peak);
       result.peak += blocks.back().size;
     }
     return result;
@@ -99,7 +109,8 @@ absl::StatusOr<std::optional<std::string>> CacheMetadataVersion(absl::string_vie
 // plus a gap buffer up to the larger, an estimate from 0 to the difference, so the requirement is
 // the larger figure, the verdict FITS only if it fits, DOES NOT FIT if even the smaller breaks
 // the limit, and AT RISK in between.
-absl::StatusOr<TtgirKernel> PlanUnderEveryRelease(const TtgirModule& module, bool tensor_memory) {
+absl::StatusOr<TtgirKernel> PlanUnderEveryRelease(const TtgirModule& module, bool tensor_memory,
+                                                  const TtgirSourceMap& sources) {
   std::vector<SharedMemoryPlan> plans;
   for (TritonRelease r : {TritonRelease::k3_6, TritonRelease::k3_9}) {
     PlanOptions o;
@@ -121,7 +132,7 @@ absl::StatusOr<TtgirKernel> PlanUnderEveryRelease(const TtgirModule& module, boo
       "; set SCRATCHSIM_TRITON_RELEASE=3.6|3.9 to judge under one");
   TtgirKernel kernel;
   kernel.target = module.target;
-  ASSIGN_OR_RETURN(kernel.graph, ImportTtgir(module, plan));
+  ASSIGN_OR_RETURN(kernel.graph, ImportTtgir(module, plan, &sources));
   auto policy = std::make_shared<PlannedPolicy>(std::move(plan));
   if (tensor_memory) policy->ExpectTensorMemory();
   if (differ) {
@@ -174,13 +185,14 @@ absl::StatusOr<TtgirKernel> LoadTtgirKernelFromText(absl::string_view text, absl
   ASSIGN_OR_RETURN(TtgirModule module, ParseTtgir(std::string_view(text.data(), text.size()),
                                                    std::string_view(origin.data(), origin.size())));
   ASSIGN_OR_RETURN(const TensorMemoryPlan tmem, PlanTensorMemory(module));
+  const TtgirSourceMap sources = TtgirSourceMap::Read(std::string_view(text.data(), text.size()));
   TtgirKernel kernel;
   if (options.release == TritonRelease::kUnknown && DetectTritonRelease(module).release == TritonRelease::kUnknown) {
-    ASSIGN_OR_RETURN(kernel, PlanUnderEveryRelease(module, tmem.columns > 0));
+    ASSIGN_OR_RETURN(kernel, PlanUnderEveryRelease(module, tmem.columns > 0, sources));
   } else {
     ASSIGN_OR_RETURN(SharedMemoryPlan plan, PlanSharedMemory(module, options));
     kernel.target = module.target;
-    ASSIGN_OR_RETURN(kernel.graph, ImportTtgir(module, plan));
+    ASSIGN_OR_RETURN(kernel.graph, ImportTtgir(module, plan, &sources));
     auto policy = std::make_shared<PlannedPolicy>(std::move(plan));
     if (tmem.columns > 0) policy->ExpectTensorMemory();
     kernel.policy = std::move(policy);

@@ -1,0 +1,220 @@
+#include "backends/triton/ttgir_source.h"
+
+#include <cctype>
+#include <charconv>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace scratchsim::triton {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// Index just past the bracket that closes the one at `open` ('(' or '['), skipping quoted
+// strings; npos when it never closes.
+size_t PastClosing(std::string_view s, size_t open) {
+  int depth = 0;
+  bool quoted = false;
+  for (size_t i = open; i < s.size(); ++i) {
+    const char c = s[i];
+    if (quoted) {
+      if (c == '\\') ++i;
+      else if (c == '"') quoted = false;
+      continue;
+    }
+    if (c == '"') quoted = true;
+    else if (c == '(' || c == '[') ++depth;
+    else if (c == ')' || c == ']') {
+      if (--depth == 0) return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// Splits at `separator` where no bracket or quote is open ("A at B", "A, B").
+std::vector<std::string_view> SplitTopLevel(std::string_view s, std::string_view separator) {
+  std::vector<std::string_view> parts;
+  int depth = 0;
+  bool quoted = false;
+  size_t begin = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (quoted) {
+      if (c == '\\') ++i;
+      else if (c == '"') quoted = false;
+      continue;
+    }
+    if (c == '"') quoted = true;
+    else if (c == '(' || c == '[') ++depth;
+    else if (c == ')' || c == ']') --depth;
+    else if (depth == 0 && s.substr(i, separator.size()) == separator) {
+      parts.push_back(Trim(s.substr(begin, i - begin)));
+      begin = i + separator.size();
+      i = begin - 1;
+    }
+  }
+  parts.push_back(Trim(s.substr(begin)));
+  return parts;
+}
+
+// The body of the last `loc(...)` on a line ("#loc12", "\"a\"(#loc3)"); empty when none.
+std::string_view LastLocation(std::string_view line) {
+  for (size_t at = line.rfind("loc("); at != std::string_view::npos;
+       at = at == 0 ? std::string_view::npos : line.rfind("loc(", at - 1)) {
+    if (at > 0 && (std::isalnum(static_cast<unsigned char>(line[at - 1])) || line[at - 1] == '_')) continue;
+    const size_t end = PastClosing(line, at + 3);
+    if (end == std::string_view::npos) return {};
+    return Trim(line.substr(at + 4, end - at - 5));
+  }
+  return {};
+}
+
+// Triton's own library (tl.dot and friends are inlined from triton/language): not where the
+// author's code is.
+bool IsLibraryFile(std::string_view file) {
+  return (file.find("/triton/language/") != std::string_view::npos) || (file.find("/triton/runtime/") != std::string_view::npos) ||
+         file.starts_with("triton/language/");
+}
+
+// Unquotes a "..." token at the start of `s`; returns the text and the rest after it.
+std::pair<std::string_view, std::string_view> Quoted(std::string_view s) {
+  for (size_t i = 1; i < s.size(); ++i) {
+    if (s[i] == '\\') {
+      ++i;
+    } else if (s[i] == '"') {
+      return {s.substr(1, i - 1), s.substr(i + 1)};
+    }
+  }
+  return {{}, {}};
+}
+
+// Text from the TTGIR goes into reports and pictures: printable ASCII only (anything else
+// becomes '?'), at most kMaxDescribed bytes a part.
+std::string Printable(std::string_view s) {
+  constexpr size_t kMaxDescribed = 120;
+  std::string out(s.substr(0, kMaxDescribed));
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '?';
+  }
+  if (s.size() > kMaxDescribed) out.append("...");
+  return out;
+}
+
+}  // namespace
+
+std::string SourceLocation::Describe() const {
+  std::string where;
+  if (!file.empty() && line > 0) {
+    const size_t slash = file.find_last_of('/');
+    where = absl::StrCat(Printable(slash == std::string::npos ? file : file.substr(slash + 1)), ":", line);
+  }
+  if (name.empty()) return where;
+  if (where.empty()) return Printable(name);
+  return absl::StrCat(Printable(name), " at ", where);
+}
+
+TtgirSourceMap TtgirSourceMap::Read(std::string_view text) {
+  TtgirSourceMap map;
+  std::vector<int> open_lines;  // lines whose op opened a region still open
+  int line_no = 0;
+  for (size_t begin = 0; begin <= text.size();) {
+    size_t nl = text.find('\n', begin);
+    if (nl == std::string_view::npos) nl = text.size();
+    const std::string_view line = Trim(text.substr(begin, nl - begin));
+    begin = nl + 1;
+    ++line_no;
+    if (line.empty()) continue;
+    if (line.starts_with("#loc")) {
+      const size_t eq = line.find(" = ");
+      if (eq != std::string_view::npos) {
+        map.table_[std::string(line.substr(0, eq))] = std::string(LastLocation(line.substr(eq + 3)));
+      }
+      continue;
+    }
+    const std::string_view loc = LastLocation(line);
+    const bool closes = line.front() == '}';
+    const bool opens = line.back() == '{';
+    if (closes && opens) continue;  // "} else {": the same op's next region
+    if (closes) {
+      if (open_lines.empty()) continue;
+      const int opened = open_lines.back();
+      open_lines.pop_back();
+      if (!loc.empty()) map.op_locations_.try_emplace(opened, loc);
+    } else if (opens) {
+      open_lines.push_back(line_no);
+    } else if (!loc.empty()) {
+      map.op_locations_[line_no] = std::string(loc);
+    }
+  }
+  return map;
+}
+
+std::optional<SourceLocation> TtgirSourceMap::At(int line) const {
+  const auto it = op_locations_.find(line);
+  if (it == op_locations_.end()) return std::nullopt;
+  SourceLocation where = Resolve(it->second, 0);
+  if (where.name.empty() && where.line == 0) return std::nullopt;
+  return where;
+}
+
+// MLIR's location forms: #alias, "file":line:col, "name"(child), callsite(callee at caller),
+// fused[...] (and fused<...>[...]), unknown.
+SourceLocation TtgirSourceMap::Resolve(std::string_view loc, int depth) const {
+  SourceLocation out;
+  loc = Trim(loc);
+  if (loc.empty() || depth >= kMaxLocationDepth) return out;
+  if (loc.front() == '#') {
+    const auto it = table_.find(std::string(loc));
+    return it == table_.end() ? out : Resolve(it->second, depth + 1);
+  }
+  if (loc.front() == '"') {
+    const auto [quoted, rest_raw] = Quoted(loc);
+    const std::string_view rest = Trim(rest_raw);
+    if (rest.empty() || rest.front() == '(') {  // NameLoc
+      out.name = std::string(quoted);
+      if (!rest.empty()) {
+        const size_t end = PastClosing(rest, 0);
+        if (end != std::string_view::npos) {
+          SourceLocation child = Resolve(rest.substr(1, end - 2), depth + 1);
+          out.file = std::move(child.file);
+          out.line = child.line;
+        }
+      }
+      return out;
+    }
+    if (rest.front() == ':') {  // FileLineColLoc
+      const std::string_view digits = rest.substr(1);
+      int line = 0;
+      const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), line);
+      if (ec == std::errc() && line > 0 && ptr != digits.data()) {
+        out.file = std::string(quoted);
+        out.line = line;
+      }
+    }
+    return out;
+  }
+  const bool callsite = loc.starts_with("callsite(");
+  const bool fused = loc.starts_with("fused");
+  if (!callsite && !fused) return out;
+  const size_t open = loc.find(callsite ? '(' : '[');
+  const size_t end = open == std::string_view::npos ? open : PastClosing(loc, open);
+  if (end == std::string_view::npos) return out;
+  const std::string_view inner = loc.substr(open + 1, end - open - 2);
+  // The innermost position in the author's files, and the first name on the way.
+  for (std::string_view part : SplitTopLevel(inner, callsite ? " at " : ",")) {
+    SourceLocation piece = Resolve(part, depth + 1);
+    if (out.name.empty()) out.name = piece.name;
+    if (out.line == 0 && piece.line > 0 && !IsLibraryFile(piece.file)) {
+      out.file = std::move(piece.file);
+      out.line = piece.line;
+    }
+  }
+  return out;
+}
+
+}  // namespace scratchsim::triton
