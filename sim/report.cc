@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -89,9 +90,11 @@ std::string ConfirmationLines(const CompilerConfirmation& c) {
                                                                              " of scoped VMEM")
                                                               : "");
   } else if (c.confirmed_verdict() == "DOES_NOT_FIT") {
-    absl::StrAppend(&out, "out of VMEM (", c.outcome(), ")",
-                    c.size_bytes() > 0 ? absl::StrCat(", ", FormatBytes(c.size_bytes())) : "",
-                    c.limit_bytes() > 0 ? absl::StrCat(" against ", FormatBytes(c.limit_bytes())) : "");
+    // libtpu's own rounded words where it gave no exact figure.
+    const std::string size = c.size_bytes() > 0 ? FormatBytes(c.size_bytes()) : c.size_text();
+    const std::string limit = c.limit_bytes() > 0 ? FormatBytes(c.limit_bytes()) : c.limit_text();
+    absl::StrAppend(&out, "out of VMEM (", c.outcome(), ")", size.empty() ? "" : absl::StrCat(", ", size),
+                    limit.empty() ? "" : absl::StrCat(" against ", limit));
     if (c.requirement_bytes() > 0) {
       absl::StrAppend(&out, "; with its limit raised to the whole ", FormatBytes(c.capacity_bytes()),
                       " it compiles, in ", FormatBytes(c.requirement_bytes()), " of scoped VMEM: what it needs");
@@ -184,11 +187,14 @@ std::string RenderText(const Report& report, const DeviceModel& device) {
     absl::StrAppend(&out, "  = ", Breakdown(space), "\n");
     absl::StrAppend(&out, "  live at op '", space.peak_op(), "' (position ", space.peak_position(),
                     "); total without reuse ", FormatBytes(space.total_bytes()), "\n");
-    absl::StrAppendFormat(&out, "    %-20s %-18s %6s %12s %12s %6s\n", "buffer", "shape", "copies", "bytes/copy",
-                          "total", "share");
+    // A source column only where an importer located the buffers in the kernel's source.
+    const bool sourced = absl::c_any_of(space.live_at_peak(), [](const BufferShare& s) { return !s.source().empty(); });
+    absl::StrAppendFormat(&out, "    %-20s %-18s %6s %12s %12s %6s%s\n", "buffer", "shape", "copies", "bytes/copy",
+                          "total", "share", sourced ? "  source" : "");
     for (const BufferShare& s : space.live_at_peak()) {
-      absl::StrAppendFormat(&out, "    %-20s %-18s %6d %12d %12d %5.1f%%\n", s.buffer(), s.shape(), s.copies(),
-                            s.bytes_per_copy(), s.total_bytes(), 100.0 * s.share());
+      absl::StrAppendFormat(&out, "    %-20s %-18s %6d %12d %12d %5.1f%%%s\n", s.buffer(), s.shape(), s.copies(),
+                            s.bytes_per_copy(), s.total_bytes(), 100.0 * s.share(),
+                            s.source().empty() ? "" : absl::StrCat("  ", s.source()));
       if (s.estimated()) {
         absl::StrAppend(&out, "      (estimated: ", s.bytes_per_copy_low(), " to ", s.bytes_per_copy_high(), " B per copy",
                         s.estimate_basis().empty() ? "" : absl::StrCat("; ", s.estimate_basis()), ")\n");

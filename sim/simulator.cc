@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "sim/checked_math.h"
+#include "sim/device.h"
 #include "sim/limits.h"
 #include "sim/status_macros.h"
 #include "sim/suggest.h"
@@ -118,6 +119,7 @@ class Explanation {
       share.set_bytes_per_copy_high(BufferBytesAt(graph_, buffer, scratch_.values, EstimateBound::kHigh).value_or(bytes));
       share.set_estimate_basis(graph_.buffers[buffer].estimate_basis());
     }
+    share.set_source(graph_.buffers[buffer].source());
     share.set_shape(ShapeString(graph_, buffer, scratch_.values));
     share.set_dtype(graph_.buffers[buffer].dtype);
     // The sizes evaluated, so the extents are too (a report never fails for them).
@@ -144,6 +146,15 @@ class Explanation {
     out->set_limit_name(space.kind() == TENSOR_MEMORY
                             ? absl::StrCat(space.columns(), " columns x ", space.lanes(), " lanes")
                             : std::string(LimitSourceName(fig.limit_source)));
+    // A scoped limit the kernel sets above the VMEM raises nothing past the VMEM itself: say so,
+    // since the engine judges every byte against the VMEM as well (engine.cc, VMEM).
+    if (space.kind() == VMEM && fig.limit_source != LimitSource::kDefaultScoped && fig.limit > UsableBytesPerCore(space)) {
+      report_.add_notes(absl::StrCat(space.name(), ": the scoped limit, ", fig.limit, " B (",
+                                     LimitSourceName(fig.limit_source), "), is above what one program may use of this ",
+                                     "TPU's VMEM, ", UsableBytesPerCore(space),
+                                     " B; every allocation is judged against the VMEM too, and what libtpu does with ",
+                                     "such a limit is not modelled: set it at most ", UsableBytesPerCore(space), " B"));
+    }
 
     std::vector<bool> second;
     const std::vector<const PlacedBlock*> blocks = BlocksOf(s, &second);
@@ -223,7 +234,15 @@ class Explanation {
       const Breach& breach = fit_.breaches[static_cast<int>(limit)];
       if (!breach.breached || breach.space != s) continue;
       fits = false;
-      *report_.add_violations() = DescribeSpaceBreach(limit, breach, space, fig, culprits);
+      Violation v = DescribeSpaceBreach(limit, breach, space, fig, culprits);
+      // The central estimate breaks the limit but the low bound does not: AT RISK, and the
+      // toolchain's words are what it would print if the estimate held, not what it printed.
+      const Breach& at_low = fit_.breaches_low[static_cast<int>(limit)];
+      if (fit_.has_estimates && !(at_low.breached && at_low.space == s)) {
+        v.set_at_risk(true);
+        v.set_message(absl::StrCat("AT RISK: at the central estimate (the low bound fits), it would read: ", v.message()));
+      }
+      *report_.add_violations() = std::move(v);
     }
     if (fit_.has_estimates) ExplainEstimates(s, space, culprits, out, &fits);
     out->set_fits(fits);

@@ -233,6 +233,36 @@ TEST(SimulatorTest, ScopedVmemAgainstTheLimit) {
   EXPECT_TRUE(suggests_limit);
 }
 
+// The central estimate over the limit, the low bound under it: AT RISK, and the toolchain's words
+// say they are what it would print, not a compile's output.
+TEST(SimulatorTest, AnAtRiskCentralBreachIsWordedAsAPrediction) {
+  CompiledGraph graph = CompileText(R"pb(
+    buffers { name: "spills" size_bytes: "20971520" memory_space: "vmem" scope: INSTRUCTION
+              estimate { low_bytes: "10485760" high_bytes: "31457280" } }
+    ops { name: "kernel" reads: "spills" }
+  )pb");
+  Report report = SimulateConfig(graph, Device("tpu_v5e"));
+  EXPECT_EQ(report.verdict(), AT_RISK);
+  ASSERT_GE(report.violations_size(), 1);
+  EXPECT_TRUE(report.violations(0).at_risk());
+  EXPECT_THAT(report.violations(0).message(),
+              ::testing::StartsWith("AT RISK: at the central estimate (the low bound fits), it would read: "));
+}
+
+// A vmem_limit_bytes above the VMEM is no more room: the report says so (and fits by the VMEM).
+TEST(SimulatorTest, AScopedLimitAboveTheVmemIsNamed) {
+  CompiledGraph graph = CompileText(R"pb(
+    tpu { vmem_limit_bytes: "209715200" }
+    buffers { name: "operand" shape: "1024" shape: "1024" dtype: "f32" memory_space: "vmem" scope: INSTRUCTION }
+    ops { name: "kernel" reads: "operand" }
+  )pb");
+  Report report = SimulateConfig(graph, Device("tpu_v6e"));
+  EXPECT_TRUE(report.fits());
+  ASSERT_EQ(report.notes_size(), 1);
+  EXPECT_THAT(report.notes(0), HasSubstr("the scoped limit, 209715200 B (vmem_limit_bytes), is above what one program "
+                                         "may use of this TPU's VMEM, 134152192 B"));
+}
+
 TEST(SimulatorTest, TextReportExplainsTheFigure) {
   DeviceModel h100 = Device("h100");
   Report report = SimulateConfig(Mlp(), h100);

@@ -434,6 +434,14 @@ TEST_F(CliConfirmTest, TheCompilersFailureMakesItNotFit) {
   EXPECT_THAT(r.out, HasSubstr("\"size_bytes\": 17000000"));
 }
 
+// libtpu's rounded figures are printed as libtpu wrote them, not as bytes they are not.
+TEST_F(CliConfirmTest, TheCompilersRoundedFiguresArePrintedAsItsWords) {
+  RunnerPrints(R"({"verdict": "vmem_scoped", "confirmed_verdict": "DOES_NOT_FIT", "size_text": "18.03M", "limit_text": "16.00M", "message": "RESOURCE_EXHAUSTED: Ran out of memory in memory space vmem"})");
+  Result r = Simulate({"--device", "tpu_v5e", "--graph", at_risk_, "--confirm", "always"});
+  EXPECT_EQ(r.code, kExitDoesNotFit) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("out of VMEM (vmem_scoped), 18.03M against 16.00M"));
+}
+
 TEST_F(CliConfirmTest, AnAtRiskReportSaysTheCompilerCanSettleIt) {
   Result r = Simulate({"--device", "tpu_v5e", "--graph", at_risk_, "--format", "json"});
   EXPECT_EQ(r.code, kExitDoesNotFit) << r.err;

@@ -201,7 +201,7 @@ TEST(PallasLoweringTest, FlashAttentionBlocksPadHeadDimTo128Lanes) {
   EXPECT_TRUE(spills->estimated);
   EXPECT_LE(spills->bytes_per_copy_low, spills->bytes_per_copy);
   EXPECT_LE(spills->bytes_per_copy, spills->bytes_per_copy_high);
-  EXPECT_THAT(spills->basis, HasSubstr("attention body"));
+  EXPECT_THAT(spills->basis, HasSubstr("reduction-and-dot body"));
   EXPECT_LE(fp->scoped_vmem_bytes_high, fp->scoped_limit_bytes);
 }
 

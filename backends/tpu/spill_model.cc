@@ -170,8 +170,10 @@ absl::string_view BodyClassName(BodyClass c) {
   switch (c) {
     case BodyClass::kStreaming: return "streaming";
     case BodyClass::kReduction: return "reduction";
-    case BodyClass::kAttention: return "attention";
-    case BodyClass::kLooped: return "looped attention";
+    // Named by what the body holds, not by the kernel: RMSNorm + matmul and decode attention
+    // are of these classes too.
+    case BodyClass::kAttention: return "reduction-and-dot";
+    case BodyClass::kLooped: return "looped reduction-and-dot";
     case BodyClass::kMatmul: return "matmul";
     case BodyClass::kMatmul8: return "8-bit matmul";
     case BodyClass::kMatmul32: return "32-bit matmul";

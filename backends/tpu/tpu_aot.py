@@ -439,17 +439,56 @@ CONFIRMED_VERDICTS = {"fits": "FITS", "vmem_scoped": "DOES_NOT_FIT", "vmem_capac
                       "vmem_alloc": "DOES_NOT_FIT", "error": "NOT_COMPILABLE"}
 
 
-def confirmation(r, gen, need=None):
+def stated_vmem_limits(exported):
+  """The scoped VMEM limits the module's Pallas kernels state (CompilerParams.vmem_limit_bytes:
+  the "scoped_memory_configs" entry of memory space 1 in each tpu_custom_call's backend config,
+  as with_vmem_limit writes it), one per kernel that states one."""
+  from jax._src.interpreters import mlir
+  from jax._src.lib.mlir import ir
+  limits = []
+
+  def visit(op):
+    if (op.name == "stablehlo.custom_call" and "call_target_name" in op.attributes
+        and ir.StringAttr(op.attributes["call_target_name"]).value == "tpu_custom_call"):
+      config = json.loads(ir.StringAttr(op.attributes["backend_config"]).value)
+      limits.extend(int(c["size"]) for c in config.get("scoped_memory_configs", [])
+                    if c.get("memory_space") == 1 and "size" in c)
+    return ir.WalkResult.ADVANCE
+
+  with mlir.make_ir_context():
+    ir.Module.parse(exported.mlir_module()).operation.walk(visit)
+  return limits
+
+
+def rounding_matches(text, value):
+  """Whether libtpu's rounded size text ("16.00M") is `value` bytes printed at its precision."""
+  m = re.fullmatch(r"\s*([0-9]+)(?:\.([0-9]+))?\s*([BKMGT])i?B?\s*", text or "")
+  if not m:
+    return False
+  half_step = _UNITS[m.group(3)] * 0.5 * 10 ** -len(m.group(2) or "")
+  return abs(parse_size(text) - value) <= half_step
+
+
+def confirmation(r, gen, need=None, stated_limits=()):
   """What a compile_kernel result says of the kernel, as a report records it: libtpu's verdict,
   the confirmed verdict (FITS, DOES_NOT_FIT, NOT_COMPILABLE), the kernel's scoped VMEM from
   libtpu's report when it fits, else the error's figure, limit and message, and what it needs
   (requirement(): need); the topology and versions; compile_s counts both compiles. What
   `simulate --confirm` reads (confirm_main), so the command line, scratchsim.simulate and
-  scratchsim.pallas.check report one confirmation."""
+  scratchsim.pallas.check report one confirmation. libtpu prints the figures of its VMEM errors
+  rounded: they go out as size_text and limit_text, and as bytes only where exact (the integers
+  of a one-allocation error; the limit the kernel states, stated_limits, when it is the one the
+  rounded text shows)."""
   out = {"verdict": r["verdict"], "confirmed_verdict": CONFIRMED_VERDICTS.get(r["verdict"], "NOT_COMPILABLE"),
          "compile_s": r.get("compile_s"), "topology": TOPOLOGIES[gen], "versions": versions()}
   if r["verdict"] == "fits":
     out["scoped_vmem_bytes"] = (r.get("pallas") or {}).get("total_bytes")
+  elif r.get("size_str") is not None:
+    out.update(size_text=r["size_str"], limit_text=r["limit_str"])
+    matching = {v for v in stated_limits if rounding_matches(r["limit_str"], v)}
+    if len(matching) == 1:
+      out["limit_bytes"] = matching.pop()
+    out["message"] = (r.get("message") or "")[:600]
   else:
     out.update({k: r[k] for k in ("size_bytes", "limit_bytes") if r.get(k) is not None})
     out["message"] = (r.get("message") or "")[:600]
@@ -483,7 +522,8 @@ def confirm_main(argv):
     from jax import export
     exported = export.deserialize(bytearray(blob))
     first = compile_exported(exported, a.gen)
-    out = confirmation(first, a.gen, requirement(exported, a.gen, first, a.capacity_bytes))
+    out = confirmation(first, a.gen, requirement(exported, a.gen, first, a.capacity_bytes),
+                       stated_vmem_limits(exported))
   except Exception as e:  # no JAX or libtpu, a blob of another JAX, libtpu refusing to start
     out = {"error": f"{type(e).__name__}: {e}"[:600]}
   print(json.dumps(out), flush=True)

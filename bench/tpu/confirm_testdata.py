@@ -50,7 +50,7 @@ def main(argv):
     exported = export.deserialize(bytearray(p2g.export_call(p2g.pallas_call_equations(fn, args)[0])))
     for gen in gens:
       first = tpu_aot.compile_exported(exported, gen)
-      c = tpu_aot.confirmation(first, gen, tpu_aot.requirement(exported, gen, first))
+      c = tpu_aot.confirmation(first, gen, tpu_aot.requirement(exported, gen, first), tpu_aot.stated_vmem_limits(exported))
       figure = c.get("scoped_vmem_bytes") if c["verdict"] == "fits" else c.get("size_bytes")
       need = c.get("requirement_bytes") or ("exceeds" if c.get("exceeds_capacity") else "-")
       lines.append(f"{name} {gen} {c['confirmed_verdict']} {c['verdict']} {figure} {need}")
