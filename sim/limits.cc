@@ -86,6 +86,26 @@ std::string LimitDetail(Limit limit, int64_t required, int64_t available, absl::
   }
 }
 
+std::string LimitFigure(Limit limit, int64_t required, int64_t available) {
+  switch (limit) {
+    case Limit::kInvalid:
+    case Limit::kNoResidency: return "";
+    case Limit::kThreads:
+    case Limit::kTensorMemory:
+    case Limit::kRegisterSpill: return absl::StrCat(required, " > ", available);
+    default: break;
+  }
+  // KiB, as few digits as tell the two apart; bytes where even a tenth of a KiB does not.
+  const double r = static_cast<double>(required) / 1024.0, a = static_cast<double>(available) / 1024.0;
+  std::string rs = absl::StrFormat("%.0fK", r), as = absl::StrFormat("%.0fK", a);
+  if (rs == as) {
+    rs = absl::StrFormat("%.1fK", r);
+    as = absl::StrFormat("%.1fK", a);
+  }
+  if (rs == as) return absl::StrCat(required, " > ", available);
+  return absl::StrCat(rs, " > ", as);
+}
+
 Violation DescribeSpaceBreach(Limit limit, const Breach& breach, const MemorySpace& space, const SpaceFigures& figures,
                               const std::vector<std::string>& culprits) {
   const int64_t required = breach.required, available = breach.available;

@@ -31,6 +31,10 @@ absl::string_view LimitFill(Limit limit);
 // the failed expression) is the detail.
 std::string LimitDetail(Limit limit, int64_t required, int64_t available, absl::string_view invalid_detail);
 
+// The same comparison in a picture cell's few characters: "240K > 227K" (bytes in KiB),
+// "1280 > 1024"; empty for Limit::kInvalid and kNoResidency, which have no figures.
+std::string LimitFigure(Limit limit, int64_t required, int64_t available);
+
 // A memory space's breach (shared memory, static shared memory, tensor memory, scoped and
 // program VMEM, capacity); `culprits` are the buffers live at the peak, largest first.
 Violation DescribeSpaceBreach(Limit limit, const Breach& breach, const MemorySpace& space, const SpaceFigures& figures,

@@ -313,7 +313,7 @@ class PlanMapSvg {
     const int x = kLeft + col * kCellWidth, y = top_ + row * kCellHeight;
     std::string title = absl::StrCat(head, map_.x_name, "=", c.x, " ", map_.y_name, "=", c.y);
     if (!map_.others.empty()) absl::StrAppend(&title, " (", Assignments(map_.others), ")");
-    std::string fill, label;
+    std::string fill, label, figure;  // figure: a pruned cell's required > available
     if (c.outcome.fits && c.outcome.estimated) {
       fill = TimeFill(c.outcome.time_s, fastest_, scale_end_);
       label = absl::StrCat(Micros(c.outcome.time_s), " us");
@@ -326,6 +326,7 @@ class PlanMapSvg {
     } else {
       fill = std::string(LimitFill(c.outcome.limit));
       label = c.pruned_by;
+      figure = LimitFigure(c.outcome.limit, c.outcome.required, c.outcome.available);
       absl::StrAppend(&title, "\npruned by ", c.pruned_by, ": ", c.detail);
     }
     if (c.rank > 0) absl::StrAppend(&title, "\nrank ", c.rank, " of the plan");
@@ -337,9 +338,15 @@ class PlanMapSvg {
                       "\" fill=\"url(#pruned)\"/>");
     }
     const bool fits_width = label.size() * kCharWidth < kCellWidth - 4;
-    absl::StrAppend(&out_, "<text x=\"", x + kCellWidth / 2, "\" y=\"", y + (c.rank > 0 ? 17 : 25),
+    // A pruned cell shows its figure under its limit (the rank's line, when it has one, is below).
+    const int label_y = y + (c.rank > 0 || !figure.empty() ? 17 : 25);
+    absl::StrAppend(&out_, "<text x=\"", x + kCellWidth / 2, "\" y=\"", label_y,
                     "\" text-anchor=\"middle\" fill=\"", c.outcome.fits ? "#111" : "#555", "\"",
                     fits_width ? "" : " font-size=\"9\"", ">", XmlEscape(label), "</text>");
+    if (!figure.empty() && c.rank == 0) {
+      absl::StrAppend(&out_, "<text x=\"", x + kCellWidth / 2, "\" y=\"", label_y + 16,
+                      "\" text-anchor=\"middle\" fill=\"#333\" font-size=\"10\">", XmlEscape(figure), "</text>");
+    }
     if (c.rank > 0) {
       absl::StrAppend(&out_, "<rect x=\"", x + 2, "\" y=\"", y + 2, "\" width=\"", kCellWidth - 4, "\" height=\"",
                       kCellHeight - 4, "\" fill=\"none\" stroke=\"#111\" stroke-width=\"2.5\"/><text x=\"",

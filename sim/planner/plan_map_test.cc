@@ -137,6 +137,8 @@ TEST(PlanMapTest, SvgHasACellPerConfigurationAndALegend) {
   EXPECT_THAT(svg, HasSubstr(">estimated time (fits)</text>"));
   EXPECT_THAT(svg, HasSubstr("BM=256 BN=256 (W="));
   EXPECT_THAT(svg, HasSubstr("pruned by shared memory: 262144 B &gt; 232448 B"));
+  // The cell itself shows the figure, not only its hover title.
+  EXPECT_THAT(svg, HasSubstr("font-size=\"10\">256K &gt; 227K</text>"));
   EXPECT_THAT(svg, HasSubstr(">#1</text>"));
   EXPECT_THAT(svg, Not(HasSubstr("<script")));
 }
