@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -234,6 +235,17 @@ absl::StatusOr<DeviceModel> ResolveInherits(const DeviceModel& device, absl::str
     names.push_back(parent.model->name());
     chain.push_back(parent);
   }
+  // An assumed term must be one the file gives: a misspelt name would leave a guess cited.
+  for (const RawDevice& link : chain) {
+    const std::vector<std::string> given = PerformanceTermNames(*link.model);
+    for (const std::string& term : link.model->assumed_terms()) {
+      if (!absl::c_linear_search(given, term)) {
+        return absl::InvalidArgumentError(absl::StrCat(link.file, ": field 'assumed_terms': '", term,
+                                                       "' is no performance term this model gives (it gives: ",
+                                                       absl::StrJoin(given, ", "), ")"));
+      }
+    }
+  }
   // Merge from the root down, recording which file gave each performance term.
   DeviceModel resolved = *chain.back().model;
   std::vector<TermOrigin> origins;
@@ -244,6 +256,7 @@ absl::StatusOr<DeviceModel> ResolveInherits(const DeviceModel& device, absl::str
       origin.set_term(term);
       origin.set_model(model.name());
       origin.set_file(from_file);
+      origin.set_assumed(absl::c_linear_search(model.assumed_terms(), term));
       if (it != origins.end()) {
         *it = origin;
       } else {

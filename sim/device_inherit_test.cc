@@ -147,6 +147,36 @@ TEST(DeviceInheritTest, AChainResolvesFromTheRootDown) {
   EXPECT_EQ(FindTermOrigin(*resolved, "memory_bandwidth_gbps")->file(), "c.textproto");
 }
 
+TEST(DeviceInheritTest, AnAssumedTermIsMarkedThroughTheChain) {
+  Models models;
+  models.by_name["a"] = Parse(R"pb(name: "a" performance { clock_mhz: 1000 memory_bandwidth_gbps: 10 }
+                                   assumed_terms: "clock_mhz")pb");
+  DeviceModel b = Parse(R"pb(name: "b" inherits: "a" performance { memory_bandwidth_gbps: 30 })pb");
+  auto resolved = ResolveInherits(b, "b.textproto", models.lookup());
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_TRUE(FindTermOrigin(*resolved, "clock_mhz")->assumed());
+  EXPECT_FALSE(FindTermOrigin(*resolved, "memory_bandwidth_gbps")->assumed());
+}
+
+TEST(DeviceInheritTest, AnAssumedTermTheFileDoesNotGiveIsRefused) {
+  Models models;
+  DeviceModel a = Parse(R"pb(name: "a" performance { clock_mhz: 1000 } assumed_terms: "clock_mzh")pb");
+  auto resolved = ResolveInherits(a, "a.textproto", models.lookup());
+  EXPECT_EQ(resolved.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(resolved.status().message(), HasSubstr("a.textproto: field 'assumed_terms': 'clock_mzh'"));
+}
+
+TEST(DeviceInheritTest, TheShippedTpuClocksAreAssumed) {
+  for (const char* name : {"tpu_v6e", "tpu_v7x"}) {
+    auto device = LoadDevice(name);
+    ASSERT_TRUE(device.ok()) << device.status();
+    EXPECT_TRUE(FindTermOrigin(*device, "clock_mhz")->assumed()) << name;
+  }
+  auto v4 = LoadDevice("tpu_v4");
+  ASSERT_TRUE(v4.ok());
+  EXPECT_FALSE(FindTermOrigin(*v4, "clock_mhz")->assumed());  // cited: the TPU v4 paper
+}
+
 TEST(DeviceInheritTest, AnUnknownParentNamesTheFileAndTheField) {
   Models models;
   DeviceModel orphan = Parse(R"pb(name: "x" inherits: "h900")pb");

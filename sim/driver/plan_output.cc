@@ -140,7 +140,10 @@ std::string WholeValues(const PlanResult& plan, const PrunedFamily& f) {
 std::string TermsLine(const PlanResult& plan) {
   std::vector<std::string> parts;
   for (const ModelTerm& t : plan.terms) {
-    const std::string from = t.assumed ? "assumed" : t.inherited ? absl::StrCat("inherited from ", t.model) : t.model;
+    const std::string from = t.assumed && !t.model.empty() ? absl::StrCat("assumed in ", t.model, "'s file")
+                             : t.assumed                   ? "assumed"
+                             : t.inherited                 ? absl::StrCat("inherited from ", t.model)
+                                                           : t.model;
     parts.push_back(absl::StrCat(t.term, " ", FormatTermValue(t), " (", from, ")"));
   }
   return absl::StrJoin(parts, "; ");
@@ -151,7 +154,7 @@ std::string TermsJson(const PlanResult& plan) {
   for (const ModelTerm& t : plan.terms) {
     terms.push_back(absl::StrCat("{\"term\": ", JsonString(t.term), ", \"value\": ", JsonNumber(t.value),
                                  ", \"unit\": ", JsonString(t.unit), ", \"use\": ", JsonString(t.use),
-                                 t.assumed ? "" : absl::StrCat(", \"model\": ", JsonString(t.model)),
+                                 t.model.empty() ? "" : absl::StrCat(", \"model\": ", JsonString(t.model)),
                                  t.file.empty() ? "" : absl::StrCat(", \"file\": ", JsonString(t.file)),
                                  ", \"inherited\": ", t.inherited ? "true" : "false",
                                  ", \"assumed\": ", t.assumed ? "true" : "false",

@@ -78,6 +78,10 @@ ModelTerms ResolveModelTerms(const DeviceModel& device, const CompiledGraph& gra
       if (const TermOrigin* origin = FindTermOrigin(device, need.term); origin != nullptr) {
         term.model = origin->model();
         term.file = origin->file();
+        if (origin->assumed()) {
+          term.assumed = true;
+          term.assumption = absl::StrCat("given by ", origin->model(), "'s file as an assumption, no published figure");
+        }
       } else {
         term.model = device.name();
       }
