@@ -27,8 +27,9 @@ absl::StatusOr<Blocked2D> ParseBlocked2D(absl::string_view encoding);
 //     contiguous dimension (dim 1, dim 0 when transposed); within each row its 16-byte chunks are
 //     XORed with the index of the 128-byte line mod swizzle_bytes / 16 (PTX ISA, "Shared memory
 //     matrix layout" of wgmma: the 32B/64B/128B swizzling modes; Triton's
-//     NVMMASharedEncodingAttr). A contiguous extent wider than one row is stored as several
-//     row-tiles one after another.
+//     nvmmaSharedToLinearLayout: core tiles of 8 such rows, extended along the rows first, then
+//     the columns). A contiguous extent wider than one row is stored as several row-tiles one
+//     after another.
 //   swizzled_shared (cp.async + ldmatrix operands, mma.sync): element (r, c) of contiguous
 //     dimension order[0] sits at r x C + ((c / vec) XOR ((r / perPhase) % maxPhase)) x vec +
 //     c % vec (Triton's SwizzledSharedEncodingAttr, TritonGPUAttrDefs.td).
