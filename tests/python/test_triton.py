@@ -13,6 +13,7 @@ from conftest import REPO  # noqa: E402
 
 sys.path.insert(0, str(REPO / "bench" / "python"))
 import triton_kernels as tk  # noqa: E402
+tl = triton.language
 
 H100_SMEM = 232448
 
@@ -159,7 +160,7 @@ def test_early_prune_drops_what_cannot_fit_and_keeps_order():
     assert cfg(256, 256, 128, 5, 8) in dropped
     assert all("Required: " in v["message"] for _, v in prune.last if not v["fits"])
     lowered = prune.stats["lowered"]
-    assert lowered == len(SPACE)
+    assert lowered - prune.stats["to_fit_lowered"] == len(SPACE)
     assert prune(SPACE, {}) == kept and prune.stats["lowered"] == lowered  # cached
 
 
@@ -187,8 +188,8 @@ def verdicts(prune):
 
 
 def test_early_prune_in_worker_processes_gives_the_serial_verdicts():
-    serial = sst.early_prune(tk.matmul_kernel, tk.MATMUL_SIGNATURE, target="sm_90", workers=0)
-    parallel = sst.early_prune(tk.matmul_kernel, tk.MATMUL_SIGNATURE, target="sm_90", workers=2)
+    serial = sst.early_prune(tk.matmul_kernel, tk.MATMUL_SIGNATURE, target="sm_90", workers=0, to_fit=0)
+    parallel = sst.early_prune(tk.matmul_kernel, tk.MATMUL_SIGNATURE, target="sm_90", workers=2, to_fit=0)
     assert parallel(SPACE, {}) == serial(SPACE, {})
     assert verdicts(parallel) == verdicts(serial)
     assert parallel.stats["workers"] == 2 and serial.stats["workers"] == 0
@@ -196,10 +197,10 @@ def test_early_prune_in_worker_processes_gives_the_serial_verdicts():
 
 
 def test_early_prune_lowers_here_when_a_worker_fails(monkeypatch, caplog):
-    serial = sst.early_prune(tk.matmul_kernel, tk.MATMUL_SIGNATURE, target="sm_90", workers=0)
+    serial = sst.early_prune(tk.matmul_kernel, tk.MATMUL_SIGNATURE, target="sm_90", workers=0, to_fit=0)
     expected = serial(SPACE, {})
     monkeypatch.setattr(sst.sys, "executable", "/bin/false")  # every worker exits 1 and writes nothing
-    parallel = sst.early_prune(tk.matmul_kernel, tk.MATMUL_SIGNATURE, target="sm_90", workers=2)
+    parallel = sst.early_prune(tk.matmul_kernel, tk.MATMUL_SIGNATURE, target="sm_90", workers=2, to_fit=0)
     assert parallel(SPACE, {}) == expected
     assert verdicts(parallel) == verdicts(serial)
     assert "lowering worker failed" in caplog.text
@@ -225,23 +226,91 @@ def test_early_prune_refuses_a_worker_count_that_is_not_one():
 
 
 @triton.jit
-def _short_names_kernel(x_ptr, M, N, K, BM: triton.language.constexpr, BN: triton.language.constexpr,
-                        BK: triton.language.constexpr, GROUP_M: triton.language.constexpr):
+def _no_dot_kernel(x_ptr, M, N, K, BM: triton.language.constexpr, BN: triton.language.constexpr,
+                   BK: triton.language.constexpr, GROUP_M: triton.language.constexpr):
     pass
 
 
-# Constexprs the planner cannot name (BM/BN/BK) would leave every tile tied in the list's order:
-# refused with the mapping it needs; given it, num_stages and num_warps stay mapped.
-def test_early_prune_top_k_refuses_tiles_it_cannot_rank():
+@triton.jit
+def _odd_names_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm, BK: triton.language.constexpr,
+                      TN: triton.language.constexpr, TM: triton.language.constexpr):
+    """A matmul whose tiles are named TM, TN and BK, K's first: mapped by role, not by name."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * TM + tl.arange(0, TM)
+    offs_n = pid_n * TN + tl.arange(0, TN)
+    offs_k = tl.arange(0, BK)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :]
+    acc = tl.zeros((TM, TN), dtype=tl.float32)
+    for _ in range(0, tl.cdiv(K, BK)):
+        acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc)
+        a_ptrs += BK
+        b_ptrs += BK * stride_bk
+    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc.to(c_ptr.dtype.element_ty))
+
+
+ODD_SIGNATURE = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32:16", "N": "i32:16", "K": "i32:16",
+                 "stride_am": "i32:16", "stride_bk": "i32:16", "stride_cm": "i32:16"}
+PROBLEM = {"a_ptr": sst.tensor("fp16"), "M": 4096, "N": 4096, "K": 4096}
+
+
+def odd(tm, tn, bk, stages=3, warps=4):
+    return triton.Config({"BK": bk, "TN": tn, "TM": tm}, num_warps=warps, num_stages=stages)
+
+
+# Issue 38 item 6: top_k maps the constexprs by their role in the kernel's product (A is M x K,
+# B is K x N in the lowered TTGIR), whatever their names and order.
+def test_early_prune_top_k_maps_constexprs_by_their_role():
+    space = [odd(m, n, k) for m in (64, 128) for n in (64, 128) for k in (32, 64)]
+    prune = sst.early_prune(_odd_names_matmul, ODD_SIGNATURE, target="sm_90", top_k=2, to_fit=0)
+    kept = prune(space, PROBLEM)
+    assert len(kept) == 2
+    names = prune._names(sst._jit_function(_odd_names_matmul), space, ODD_SIGNATURE, {})
+    assert {k: names[k] for k in ("TM", "TN", "BK")} == {"TM": "BLOCK_M", "TN": "BLOCK_N", "BK": "BLOCK_K"}
+    ranked = scratchsim.plan("h100", scratchsim.graph_path("triton_matmul"), {"M": 4096, "N": 4096, "K": 4096,
+                             "ELT": 2}, top=100, compute_dtype="f16",
+                             param={"BLOCK_M": [64, 128], "BLOCK_N": [64, 128], "BLOCK_K": [32, 64],
+                                    "NUM_STAGES": [3], "NUM_WARPS": [4]})
+    best = [(c["params"]["BLOCK_M"], c["params"]["BLOCK_N"], c["params"]["BLOCK_K"]) for c in ranked]
+    got = [(c.kwargs["TM"], c.kwargs["TN"], c.kwargs["BK"]) for c in kept]
+    assert got == [b for b in best if b in got]  # the planner's order over the mapped values
+
+
+def test_map_by_role_tells_equal_values_apart_with_a_second_config():
+    lowered = []
+
+    def dots_of(c):
+        lowered.append(c)
+        return sst.dot_shapes(sst.lower(_odd_names_matmul, c, ODD_SIGNATURE, "sm_80").ttgir)
+    # TM == TN in the first config: the config that tells them apart is lowered too.
+    names = sst.map_by_role([odd(64, 64, 32), odd(128, 64, 32)], {"TM", "TN", "BK"}, dots_of)
+    assert names == {"TM": "BLOCK_M", "TN": "BLOCK_N", "BK": "BLOCK_K"}
+    assert len(lowered) == 2
+    # Equal in every config: either role ranks them the same, so one lowering decides.
+    lowered.clear()
+    names = sst.map_by_role([odd(64, 64, 32), odd(128, 128, 32)], {"TM", "TN", "BK"}, dots_of)
+    assert sorted(names.values()) == ["BLOCK_K", "BLOCK_M", "BLOCK_N"] and names["BK"] == "BLOCK_K"
+    assert len(lowered) == 1
+
+
+# Where the roles cannot be read (no product; two products of different shapes) top_k refuses,
+# naming the param_names it needs; a user's param_names wins over the roles.
+def test_early_prune_top_k_refuses_roles_it_cannot_read():
+    named = {"M": 4096, "N": 4096, "K": 4096}
     space = [triton.Config({"BM": m, "BN": n, "BK": 32, "GROUP_M": 8}, num_warps=4, num_stages=3)
              for m in (64, 128) for n in (64, 128)]
-    named = {"M": 4096, "N": 4096, "K": 4096}
-    prune = sst.early_prune(_short_names_kernel, target="sm_90", top_k=2)
-    with pytest.raises(scratchsim.Error, match=r"differ in BM, BN.*param_names=\{'BM': \.\.\., 'BN': \.\.\.\}"):
-        prune(space, named)
-    mapped = sst.early_prune(_short_names_kernel, target="sm_90", top_k=2,
+    sig = {"x_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
+    with pytest.raises(scratchsim.Error, match=r"no matrix product.*param_names=\{'BM': \.\.\., 'BN': \.\.\.\}"):
+        sst.early_prune(_no_dot_kernel, sig, target="sm_90", top_k=2)(space, named)
+    attn = [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "HEAD_DIM": 64}, num_warps=4, num_stages=2)
+            for m in (64, 128) for n in (32, 64)]
+    with pytest.raises(scratchsim.Error, match=r"2 matrix products.*param_names=\{'BLOCK_M': \.\.\., 'BLOCK_N'"):
+        sst.early_prune(tk.attn_fwd_kernel, tk.ATTN_SIGNATURE, target="sm_90", top_k=2)(attn, named)
+    mapped = sst.early_prune(_no_dot_kernel, sig, target="sm_90", top_k=2,
                              param_names={"BM": "BLOCK_M", "BN": "BLOCK_N", "BK": "BLOCK_K"})
     assert mapped.param_names["num_stages"] == "NUM_STAGES" and mapped.param_names["num_warps"] == "NUM_WARPS"
+    assert mapped._names(None, space, sig, {}) is mapped.param_names
 
 
 def test_early_prune_top_k_keeps_the_planners_best():

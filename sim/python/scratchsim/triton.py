@@ -25,6 +25,7 @@ import logging
 import math
 import os
 import pickle
+import re
 import subprocess
 import sys
 import tempfile
@@ -34,6 +35,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import scratchsim
 from scratchsim import Error
+from scratchsim import _to_fit
 
 __all__ = ["check", "lower", "early_prune", "tensor", "target_of", "device_for", "default_workers", "Lowered",
            "EarlyPrune"]
@@ -86,6 +88,37 @@ def target_of(target: Any = None):
 
 def _arch(target) -> str:
     return f"sm_{target.arch}" if target.backend == "cuda" else str(target.arch)
+
+
+_DOT = re.compile(r"\b(tt\.dot|tt\.dot_scaled|ttng\.warp_group_dot|ttng\.tc_gen5_mma|ttng\.tc_gen5_mma_scaled)\s")
+_SHAPE = re.compile(r"(?:memdesc|tensor)<(\d+(?:x\d+)*)x[a-z]")
+
+
+def dot_shapes(ttgir: str) -> list:
+    """(M, N, K) of every matrix product in lowered TTGIR (tt.dot; sm_90's warp_group_dot and
+    sm_100's tc_gen5_mma, which Triton lowers it to): A is the first operand type (M x K), B the
+    second (K x N); a batched product's leading dimension is dropped."""
+    out = []
+    for line in ttgir.splitlines():
+        m = _DOT.search(line)
+        if not m:
+            continue
+        types = line[m.end():]
+        colon = re.search(r":\s*(?:!ttg\.memdesc|tensor)<", types)
+        if not colon:
+            continue
+        shapes = [tuple(int(d) for d in s.split("x")) for s in _SHAPE.findall(types[colon.start():])]
+        if len(shapes) < 2 or len(shapes[0]) < 2 or len(shapes[1]) < 2:
+            continue
+        (m_, k), (k2, n) = shapes[0][-2:], shapes[1][-2:]
+        if k == k2:
+            out.append((m_, n, k))
+    return out
+
+
+def _ttgir_dims(ttgir: str) -> frozenset:
+    """Every dimension of a tensor or shared-memory type in lowered TTGIR."""
+    return frozenset(int(d) for s in _SHAPE.findall(ttgir) for d in s.split("x"))
 
 
 def device_for(target) -> str:
@@ -411,7 +444,8 @@ def _simulate(lowered: Lowered, device: str | None, suggest: bool, any_target: b
 
 
 def check(kernel, config=None, signature_or_args=None, target=None, *, device: str | None = None,
-          any_target: bool = False, suggest: bool = True, keep_ttgir: bool = False, **launch_kwargs) -> dict:
+          any_target: bool = False, suggest: bool = True, keep_ttgir: bool = False, to_fit: int = 2,
+          max_lowerings: int = _to_fit.MAX_LOWERINGS, **launch_kwargs) -> dict:
     """Lowers one config of a @triton.jit kernel to TTGIR (no LLVM, no ptxas) for `target` (None:
     the local GPU) and simulates it on the target's device model (or `device`; one of another
     architecture than the target is an Error unless any_target, as `simulate --ttgir` refuses it
@@ -420,13 +454,116 @@ def check(kernel, config=None, signature_or_args=None, target=None, *, device: s
     Returns the report (as scratchsim.simulate_ttgir: "fits", "violations" with Triton's
     OutOfResources words, "spaces", "occupancy", ...) with a "triton" entry: kernel, target,
     device, num_warps, num_stages, lower_s, simulate_s (and "ttgir" with keep_ttgir).
+    A config that does not fit gains "to_fit": the `to_fit` nearest configs that fit, each
+    lowered and simulated (at most `max_lowerings` lowerings), and "to_fit_search" (0: none;
+    suggest=False: none). docs/python.md, "To fit".
     """
     lowered = lower(kernel, config, signature_or_args, target, **launch_kwargs)
     report = _simulate(lowered, device, suggest, any_target)
     if keep_ttgir:
         report["triton"]["ttgir"] = lowered.ttgir
     _note_divisibility(report, kernel, config, signature_or_args, target, device, any_target, launch_kwargs)
+    if suggest and to_fit and not report.get("fits"):
+        _check_to_fit(report, lowered, kernel, config, signature_or_args, target, device, any_target, launch_kwargs,
+                      to_fit, max_lowerings)
     return report
+
+
+def _verdict(report: dict, lowered: "Lowered") -> dict:
+    """What early_prune keeps of a config's report, and what the to-fit search reads: the verdict,
+    Triton's words, the bytes and limit of every space, the space the first fatal violation
+    overflowed, and from the TTGIR its products' shapes (roles) and every shape's dimensions."""
+    space = None
+    for v in report.get("violations", []):
+        if v.get("fatal") and v.get("space"):
+            space = v["space"]
+            break
+    return {"fits": bool(report.get("fits")), "message": "" if report.get("fits") else _message(report),
+            "shared": _shared_required(report), "lower_s": lowered.seconds, "space": space,
+            "spaces": {s["space"]: (s.get("peak_bytes"), s.get("limit_bytes")) for s in report.get("spaces", [])},
+            "num_stages": getattr(lowered.options, "num_stages", None),
+            "num_warps": getattr(lowered.options, "num_warps", None),
+            "dots": dot_shapes(lowered.ttgir), "dims": _ttgir_dims(lowered.ttgir)}
+
+
+def _nearest_configs(fn, config, original: dict, judge: Callable[[dict], dict], want: int, max_lowerings: int,
+                     estimate=None) -> dict:
+    """The configs nearest to `config` that fit (scratchsim._to_fit's search over num_stages and
+    the tile constexprs), each judged by judge(config kwargs) -> a _verdict dict (with "cached"
+    where it cost no lowering). `original` is the config's own _verdict."""
+    kwargs0 = _config_kwargs(config)
+    constexprs = _constexpr_names(fn)
+    ints = {k: v for k, v in kwargs0.items() if k in constexprs and isinstance(v, int) and not isinstance(v, bool)}
+    values = {**ints, "num_stages": int(kwargs0.get("num_stages") or original.get("num_stages") or 1)}
+    space = original.get("space")
+
+    def as_fit(v: dict) -> "_to_fit.Verdict":
+        required, limit = (v.get("spaces") or {}).get(space, (None, None))
+        return _to_fit.Verdict(fits=v["fits"], required_bytes=required, limit_bytes=limit, space=space,
+                               lowered=not v.get("cached"), message=v.get("message"))
+
+    def build(vals: dict) -> dict:
+        whole = {k: v for k, v in kwargs0.items() if k in constexprs}
+        whole.update(vals)
+        whole["num_warps"] = kwargs0.get("num_warps") or original.get("num_warps")
+        return whole
+
+    return _to_fit.nearest(values, stage="num_stages", tiles=_to_fit.tile_knobs(ints, original.get("dims")),
+                           verify=lambda vals: as_fit(judge({**kwargs0, **vals})), build=build, want=want,
+                           max_lowerings=max_lowerings, original=as_fit(original), estimate=estimate)
+
+
+def _attach_to_fit(report: dict, result: dict) -> None:
+    """The search's answer in a report: "to_fit", "to_fit_search", and a note where the bound
+    cut the search short or nothing fits."""
+    report["to_fit"] = result["to_fit"]
+    report["to_fit_search"] = result["search"]
+    search = result["search"]
+    if search["bound_reached"]:
+        report.setdefault("notes", []).append(
+            f"to fit: the search stopped at its bound of {search['max_lowerings']} lowerings "
+            f"({len(result['to_fit'])} found); nearer configs may exist (max_lowerings= raises it)")
+    elif not result["to_fit"]:
+        report.setdefault("notes", []).append(
+            "to fit: no config fits at any pipeline depth with its tile dimensions halved down to "
+            f"{_to_fit.MIN_TILE}")
+
+
+def _named_args(fn, args) -> dict | None:
+    """The launch arguments by name (None for the signature form, which gives no sizes)."""
+    if args is None or _is_signature(args):
+        return None
+    if isinstance(args, Mapping):
+        return dict(args)
+    return dict(zip(fn.arg_names, args))
+
+
+def _check_to_fit(report, lowered, kernel, config, args, target, device, any_target, launch_kwargs, want,
+                  max_lowerings) -> None:
+    """check()'s "to_fit": its nearest fitting configs, each lowered and simulated, with the
+    planner's estimate where the kernel's product maps onto the Triton matmul graph by role and
+    the launch arguments give M, N, K."""
+    fn = _jit_function(kernel)
+    original = _verdict(report, lowered)
+    dots: dict = {_config_key(config): original["dots"]}
+
+    def judge(kwargs: dict) -> dict:
+        try:
+            low = lower(kernel, kwargs, args, target, **launch_kwargs)
+        except Error:
+            raise
+        except Exception as e:  # Triton refused the candidate itself: it does not fit
+            return {"fits": False, "message": f"{type(e).__name__}: {e}".splitlines()[0], "spaces": {}}
+        v = _verdict(_simulate(low, device, False, any_target), low)
+        dots[_config_key(kwargs)] = v["dots"]
+        return v
+
+    named = _named_args(fn, args)
+    estimator = _Estimator(fn, config, named, _matmul_problem, "triton_matmul", None,
+                           device or device_for(lowered.target), lambda c: dots.get(_config_key(c)))
+    result = _nearest_configs(fn, config, original, judge, want, max_lowerings, estimator)
+    result["search"]["estimate"] = estimator.why
+    _attach_to_fit(report, result)
 
 
 _PLAIN_INTS = ("i32", "i64", "u32", "u64")
@@ -457,12 +594,17 @@ def _note_divisibility(report, kernel, config, signature, target, device, any_ta
 
 
 def _message(report: dict) -> str:
-    """The toolchain's words for the first fatal violation."""
+    """The toolchain's words for the first fatal violation, and the nearest one or two configs
+    that fit where the report has them."""
+    text = "does not fit"
     violations = report.get("violations", [])
     for v in [v for v in violations if v.get("fatal")] + violations:
         if v.get("message"):
-            return v["message"]
-    return "does not fit"
+            text = v["message"]
+            break
+    if report.get("to_fit"):
+        text += f"; to fit: {_to_fit.summary(report['to_fit'])}"
+    return text
 
 
 def _freeze(value):
@@ -531,19 +673,155 @@ def _matmul_problem(named_args: Mapping[str, Any]) -> dict:
     return out
 
 
-# Config names -> the Triton matmul graph's parameters (models/graphs/triton_matmul.pbtxt).
+# The launch options -> the Triton matmul graph's parameters (models/graphs/triton_matmul.pbtxt);
+# the tile constexprs are mapped by their role in the kernel's product (map_by_role).
 _LAUNCH_OPTION_NAMES = {"num_stages": "NUM_STAGES", "num_warps": "NUM_WARPS"}
-_MATMUL_NAMES = {
-    "BLOCK_M": "BLOCK_M", "BLOCK_SIZE_M": "BLOCK_M", "BLOCK_N": "BLOCK_N", "BLOCK_SIZE_N": "BLOCK_N",
-    "BLOCK_K": "BLOCK_K", "BLOCK_SIZE_K": "BLOCK_K", **_LAUNCH_OPTION_NAMES,
-}
+_ROLE_PARAMS = {"M": "BLOCK_M", "N": "BLOCK_N", "K": "BLOCK_K"}
+
+
+def _int_constexprs(config, constexprs) -> dict:
+    return {k: v for k, v in _config_kwargs(config).items()
+            if k in constexprs and isinstance(v, int) and not isinstance(v, bool)}
+
+
+def _role_candidates(ints: dict, dots, refuse) -> dict:
+    """{role: the constexprs whose value is the product's dimension in that role} for one config."""
+    shapes = sorted(set(dots))
+    if not shapes:
+        refuse("the lowered kernel has no matrix product (tt.dot), so its constexprs have no tile role")
+    if len(shapes) > 1:
+        refuse(f"its {len(shapes)} matrix products have different shapes (M, N, K: "
+               f"{', '.join(str(d) for d in shapes)}), so which one the graph family models is unknown")
+    out = {}
+    for role, dim in zip("MNK", shapes[0]):
+        out[role] = {k for k, v in ints.items() if v == dim}
+        if not out[role]:
+            refuse(f"the product's {role} dimension ({dim}) is the value of no constexpr of the config "
+                   f"({', '.join(f'{k}={v}' for k, v in sorted(ints.items()))})")
+    return out
+
+
+def _tangled(cand: dict) -> set:
+    """The constexprs a role cannot be told by: in a role's set of several, or in two roles' sets."""
+    names = [k for c in cand.values() for k in c]
+    return {k for c in cand.values() for k in c if len(c) > 1 or names.count(k) > 1}
+
+
+def map_by_role(configs: Sequence, constexprs, dots_of: Callable[[Any], Any], who: str = "top_k") -> dict:
+    """{constexpr: "BLOCK_M" | "BLOCK_N" | "BLOCK_K"}: which constexpr is the tile of which role in
+    the kernel's matrix product, read from the lowered TTGIR (dots_of(config): dot_shapes of its
+    TTGIR, None where it did not lower) of the first config, where A is M x K and B is K x N. Where
+    two constexprs hold the same value, the config of the list that tells the most of them apart
+    is lowered too; constexprs equal in every config rank the same under either role. Raises
+    Error naming the param_names it needs where the roles cannot be told."""
+    configs = list(configs)
+    ints = [_int_constexprs(c, constexprs) for c in configs]
+    varying = sorted({k for i in ints for k in i if len({repr(j.get(k)) for j in ints}) > 1})
+
+    def refuse(why):
+        named = varying or sorted(ints[0] if ints else [])
+        raise Error(f"{who}: cannot map the kernel's constexprs to the graph's BLOCK_M, BLOCK_N, BLOCK_K by their "
+                    f"role: {why}; give param_names={{{', '.join(f'{k!r}: ...' for k in named)}}} naming each's "
+                    "graph parameter")
+
+    memo: dict = {}
+
+    def dots(i):
+        if i not in memo:
+            memo[i] = dots_of(configs[i])
+        return memo[i]
+    first = next((i for i in range(len(configs)) if dots(i) is not None), None)
+    if first is None:
+        refuse("no config of the list lowered")
+    cand = _role_candidates(ints[first], dots(first), refuse)
+    tangled = _tangled(cand)
+    if tangled:
+        spread = [(len({ints[i].get(k) for k in tangled}), -i) for i in range(len(configs))]
+        best = max(range(len(configs)), key=lambda i: spread[i])
+        if spread[best][0] > 1 and dots(best) is not None:
+            other = _role_candidates(ints[best], dots(best), refuse)
+            cand = {r: cand[r] & other[r] for r in cand}
+    mapping: dict = {}
+    while cand:
+        role = next((r for r, c in cand.items() if len(c - set(mapping)) == 1), None)
+        if role is None:
+            break
+        mapping[(cand.pop(role) - set(mapping)).pop()] = _ROLE_PARAMS[role]
+    if cand:
+        left = sorted({k for c in cand.values() for k in c} - set(mapping))
+        if not left or any(len({i.get(k) for k in left}) > 1 for i in ints) or len(left) < len(cand):
+            refuse(f"the product's {', '.join(sorted(cand))} dimensions are held by "
+                   f"{', '.join(left) or 'constexprs already mapped'} with the same values in the configs lowered")
+        for role, k in zip(sorted(cand), left):  # equal in every config: either role ranks the same
+            mapping[k] = _ROLE_PARAMS[role]
+    return mapping
+
+
+def _graph_key(config, names: Mapping[str, str]) -> tuple:
+    out = {}
+    for k, v in _config_kwargs(config).items():
+        if k in names:
+            out[names[k]] = int(v)
+    return tuple(sorted(out.items()))
+
+
+def _plan_configs(configs, names: Mapping[str, str], problem: dict, graph, device: str) -> dict:
+    """{graph key: the planner's entry} for the configs' own values of the graph's parameters
+    (names maps config names to them) at the problem size: one plan over their product."""
+    axes: dict = {}
+    for c in configs:
+        for k, v in _config_kwargs(c).items():
+            if k in names:
+                axes.setdefault(names[k], set()).add(int(v))
+    if isinstance(graph, str) and not graph.endswith((".pbtxt", ".pb", ".json", ".textproto")) and "\n" not in graph:
+        graph = scratchsim.graph_path(graph)
+    space = math.prod(len(v) for v in axes.values()) if axes else 1
+    options = {}
+    if "ELT" in problem:  # the dot's operand type: the planner's peak for it
+        options["compute_dtype"] = {1: "f8", 2: "f16", 4: "f32"}.get(problem["ELT"], "f16")
+    report = scratchsim.plan_report(device, graph, problem, top=min(space, 100000),
+                                    param={k: sorted(v) for k, v in axes.items()}, **options)
+    return {tuple(sorted(c["params"].items())): c for c in report["configs"]}
+
+
+class _Estimator:
+    """The planner's estimate for the to-fit search's configs: the graph family at the launch's
+    problem size, the kernel's constexprs mapped by `names` (a user's param_names) or by role.
+    .why says where the estimates come from, or why there are none."""
+
+    def __init__(self, fn, config, named_args, problem, graph, names, device, dots_of):
+        self.fn, self.config, self.named_args, self.problem = fn, config, named_args, problem
+        self.graph, self.names, self.device, self.dots_of = graph, names, device, dots_of
+        self.why = "absent: no config to estimate"
+
+    def __call__(self, values_list: list) -> list:
+        none = [None] * len(values_list)
+        if self.named_args is None:
+            self.why = "absent: the signature form gives no problem size (check with the launch arguments)"
+            return none
+        kwargs0 = _config_kwargs(self.config)
+        configs = [{**kwargs0, **v} for v in values_list]
+        try:
+            problem = self.problem(self.named_args)
+            names = self.names
+            if names is None:
+                names = {**_LAUNCH_OPTION_NAMES, **map_by_role([self.config] + configs, _constexpr_names(self.fn),
+                                                                self.dots_of, "estimate")}
+            plan = _plan_configs(configs, names, problem, self.graph, self.device)
+        except Error as e:
+            self.why = f"absent: {e}"
+            return none
+        graph_name = self.graph if isinstance(self.graph, str) and "\n" not in self.graph else "graph"
+        self.why = f"the planner on {graph_name} at {problem}"
+        return [plan.get(_graph_key(c, names), {}).get("estimated_us") for c in configs]
 
 
 class EarlyPrune:
     """The callable early_prune() returns (see there). Its .stats and .last say what it did."""
 
     def __init__(self, kernel=None, signature_or_args=None, target=None, device=None, top_k=None, graph=None,
-                 param_names=None, problem=None, on_empty="raise", verbose=False, workers=None, any_target=False):
+                 param_names=None, problem=None, on_empty="raise", verbose=False, workers=None, any_target=False,
+                 to_fit=1, max_lowerings=_to_fit.MAX_LOWERINGS):
         self.kernel = kernel
         self.signature_or_args = signature_or_args
         self.target = target
@@ -551,8 +829,14 @@ class EarlyPrune:
         self.any_target = bool(any_target)
         self.top_k = top_k
         self.graph = graph if graph is not None else ("triton_matmul" if top_k else None)
-        # A user's names add to the launch options' (num_stages, num_warps), which every config has.
-        self.param_names = ({**_LAUNCH_OPTION_NAMES, **param_names} if param_names else dict(_MATMUL_NAMES))
+        # A user's names add to the launch options' (num_stages, num_warps), which every config has;
+        # without them the tile constexprs are mapped by their role in the kernel's product.
+        self.param_names = {**_LAUNCH_OPTION_NAMES, **param_names} if param_names else None
+        self._role_names: dict = {}
+        if not isinstance(to_fit, int) or isinstance(to_fit, bool) or to_fit < 0:
+            raise Error(f"to_fit: how many fitting configs to name per dropped config (0: none), got {to_fit!r}")
+        self.to_fit, self.max_lowerings = to_fit, max_lowerings
+        self._to_fit_cache: dict = {}
         self.problem = problem or _matmul_problem
         if on_empty not in ("raise", "keep"):
             raise Error("on_empty: 'raise' or 'keep'")
@@ -564,7 +848,8 @@ class EarlyPrune:
         self._cache: dict = {}
         self._lock = threading.Lock()
         self.stats = {"calls": 0, "lowered": 0, "cached": 0, "kept": 0, "dropped": 0, "lower_s": 0.0,
-                      "simulate_s": 0.0, "plan_s": 0.0, "workers": 0, "parallel_s": 0.0}
+                      "simulate_s": 0.0, "plan_s": 0.0, "workers": 0, "parallel_s": 0.0, "to_fit_lowered": 0,
+                      "to_fit_s": 0.0}
         self.last: list = []  # (config, verdict dict) of the last call
 
     # -- the verdict of one config, cached ------------------------------------------------------
@@ -587,14 +872,14 @@ class EarlyPrune:
             self.stats["lower_s"] += lowered.seconds
             report = _simulate(lowered, self.device, False, self.any_target)
             self.stats["simulate_s"] += report["triton"]["simulate_s"]
-            return {"fits": bool(report.get("fits")), "message": "" if report.get("fits") else _message(report),
-                    "shared": _shared_required(report), "lower_s": lowered.seconds}
+            return _verdict(report, lowered)
         _, message, refused_by_scratchsim = lowered
         if refused_by_scratchsim:
             raise Error(message)
         # Triton refused the config itself (it would not compile either).
         self.stats["lowered"] += 1
-        return {"fits": False, "message": message, "shared": None, "lower_s": None}
+        return {"fits": False, "message": message, "shared": None, "lower_s": None, "spaces": {}, "dots": None,
+                "dims": None}
 
     def verdict(self, fn, config, args, launch: dict) -> dict:
         key = self._key(fn, config, args, launch)
@@ -602,7 +887,7 @@ class EarlyPrune:
             hit = self._cache.get(key)
         if hit is not None:
             self.stats["cached"] += 1
-            return hit
+            return {**hit, "cached": True}
         try:
             lowered = lower(fn, config, args, target_of(self.target), **launch)
         except Error:
@@ -655,8 +940,22 @@ class EarlyPrune:
         self.stats["parallel_s"] += time.perf_counter() - t0
 
     # -- the planner's ranking (top_k) --------------------------------------------------------------
-    def _check_mapping(self, fn, configs):
-        """The planner ranks only what param_names maps: a constexpr that differs between configs
+    def _names(self, fn, configs, args, launch: dict) -> dict:
+        """The config names -> graph parameters the planner ranks by: the user's param_names, or
+        the tile constexprs mapped by their role in the kernel's product (map_by_role, reading
+        the TTGIR of a config or two of the list, lowered through the cache)."""
+        if self.param_names is not None:
+            return self.param_names
+        key = (id(fn), getattr(fn, "cache_key", None))
+        if key not in self._role_names:
+            def dots_of(c):
+                return self.verdict(fn, c, args, launch).get("dots")
+            self._role_names[key] = {**_LAUNCH_OPTION_NAMES, **map_by_role(configs, _constexpr_names(fn), dots_of,
+                                                                            f"early_prune(top_k={self.top_k})")}
+        return self._role_names[key]
+
+    def _check_mapping(self, fn, configs, names):
+        """The planner ranks only what the names map: a constexpr that differs between configs
         and maps to nothing would leave them tied, ordered by the list rather than the planner,
         so it is refused with the mapping it needs."""
         seen: dict = {}
@@ -665,7 +964,7 @@ class EarlyPrune:
             for k, v in _config_kwargs(c).items():
                 if k not in _LAUNCH_OPTION_NAMES and k in constexprs:
                     seen.setdefault(k, set()).add(repr(v))
-        unmapped = sorted(k for k, values in seen.items() if len(values) > 1 and k not in self.param_names)
+        unmapped = sorted(k for k, values in seen.items() if len(values) > 1 and k not in names)
         if unmapped:
             mapping = ", ".join(f"'{k}': ..." for k in unmapped)
             raise Error(f"early_prune(top_k={self.top_k}): the configs differ in {', '.join(unmapped)}, which map to no "
@@ -673,37 +972,46 @@ class EarlyPrune:
                         f"param_names={{{mapping}}} naming each's graph parameter (for triton_matmul: BLOCK_M, "
                         "BLOCK_N, BLOCK_K)")
 
-    def _plan_rank(self, configs, named_args) -> dict:
-        """{config key: rank} over the configs' own values, by the planner on the graph family."""
+    def _plan_rank(self, configs, named_args, names) -> dict:
+        """{graph key: rank} over the configs' own values, by the planner on the graph family."""
         t0 = time.perf_counter()
-        axes: dict = {}
-        for c in configs:
-            for k, v in _config_kwargs(c).items():
-                if k in self.param_names:
-                    axes.setdefault(self.param_names[k], set()).add(int(v))
-        problem = self.problem(named_args)
-        graph = self.graph
-        if isinstance(graph, str) and not graph.endswith((".pbtxt", ".pb", ".json", ".textproto")) and "\n" not in graph:
-            graph = scratchsim.graph_path(graph)
         device = self.device or device_for(target_of(self.target))
-        space = math.prod(len(v) for v in axes.values()) if axes else 1
-        options = {}
-        if "ELT" in problem:  # the dot's operand type: the planner's peak for it
-            options["compute_dtype"] = {1: "f8", 2: "f16", 4: "f32"}.get(problem["ELT"], "f16")
-        report = scratchsim.plan_report(device, graph, problem, top=min(space, 100000),
-                                        param={k: sorted(v) for k, v in axes.items()}, **options)
-        rank = {}
-        for c in report["configs"]:
-            rank[tuple(sorted(c["params"].items()))] = c["rank"]
+        plan = _plan_configs(configs, names, self.problem(named_args), self.graph, device)
         self.stats["plan_s"] += time.perf_counter() - t0
-        return rank
+        return {key: c["rank"] for key, c in plan.items()}
 
-    def _graph_key(self, config):
-        out = {}
-        for k, v in _config_kwargs(config).items():
-            if k in self.param_names:
-                out[self.param_names[k]] = int(v)
-        return tuple(sorted(out.items()))
+    # -- to fit: the nearest configs that fit, for each dropped one -------------------------------
+    def _to_fit_for(self, fn, config, verdict, args, launch, named_args) -> dict:
+        key = (self._key(fn, config, args, launch), _freeze({k: _arg_key(v) for k, v in named_args.items()}))
+        if key in self._to_fit_cache:
+            return self._to_fit_cache[key]
+        t0 = time.perf_counter()
+        before = self.stats["lowered"]
+        graph = self.graph or "triton_matmul"
+
+        def dots_of(c):
+            return self.verdict(fn, c, args, launch).get("dots")
+        estimator = _Estimator(fn, config, named_args or None, self.problem, graph, self.param_names,
+                               self.device or device_for(target_of(self.target)), dots_of)
+        result = _nearest_configs(fn, config, verdict, lambda kw: self.verdict(fn, kw, args, launch), self.to_fit,
+                                  self.max_lowerings, estimator)
+        result["search"]["estimate"] = estimator.why
+        self.stats["to_fit_lowered"] += self.stats["lowered"] - before
+        self.stats["to_fit_s"] += time.perf_counter() - t0
+        self._to_fit_cache[key] = result
+        return result
+
+    def _with_to_fit(self, fn, args, launch, named_args) -> None:
+        """Each dropped config's record in .last gains "to_fit" and "to_fit_search", and its
+        message the nearest one or two (a config Triton itself refused gets none)."""
+        for i, (c, v) in enumerate(self.last):
+            if v["fits"] or not v.get("spaces"):
+                continue
+            result = self._to_fit_for(fn, c, v, args, launch, named_args)
+            record = dict(v, to_fit=result["to_fit"], to_fit_search=result["search"], reason=v["message"])
+            if result["to_fit"]:
+                record["message"] = f"{v['message']}; to fit: {_to_fit.summary(result['to_fit'])}"
+            self.last[i] = (c, record)
 
     # -- the hook -------------------------------------------------------------------------------
     def __call__(self, configs, named_args, **kwargs):
@@ -734,13 +1042,14 @@ class EarlyPrune:
             launch = dict(kwargs)
         order = list(configs)
         if self.top_k:
-            # Never the list's order in place of a ranking: an unmapped tile or a failed plan is an Error.
-            self._check_mapping(fn, order)
-            rank = self._plan_rank(order, {**named_args, **kwargs})
+            # Never the list's order in place of a ranking: a tile it cannot map or a failed plan is an Error.
+            names = self._names(fn, order, args, launch)
+            self._check_mapping(fn, order, names)
+            rank = self._plan_rank(order, {**named_args, **kwargs}, names)
             if rank:
                 worst = len(rank) + 1
                 position = {id(c): i for i, c in enumerate(order)}
-                order.sort(key=lambda c: (rank.get(self._graph_key(c), worst), position[id(c)]))
+                order.sort(key=lambda c: (rank.get(_graph_key(c, names), worst), position[id(c)]))
         if not self.top_k:  # with top_k the planner's order decides how few are lowered at all
             self._lower_ahead(fn, order, args, launch)
         kept, self.last = [], []
@@ -751,13 +1060,20 @@ class EarlyPrune:
                 kept.append(c)
                 if self.top_k and len(kept) >= self.top_k:
                     break
-            elif self.verbose:
-                log.warning("scratchsim: skipping %s: %s", c, v["message"])
+        if self.to_fit:
+            self._with_to_fit(fn, args, launch, {**named_args, **kwargs})
+        if self.verbose:
+            for c, v in self.last:
+                if not v["fits"]:
+                    log.warning("scratchsim: skipping %s: %s", c, v["message"])
         dropped = [v for _, v in self.last if not v["fits"]]
         self.stats["kept"] += len(kept)
         self.stats["dropped"] += len(dropped)
         if not kept:
-            reasons = "; ".join(sorted({v["message"] for v in dropped}))[:2000]
+            reasons = "; ".join(sorted({v.get("reason", v["message"]) for v in dropped}))[:2000]
+            nearest = next((v["to_fit"] for v in dropped if v.get("to_fit")), None)
+            if nearest:
+                reasons += f"; the nearest config that fits: {_to_fit.summary(nearest, 1)}: {nearest[0]['config']}"
             if self.on_empty == "keep":
                 log.warning("scratchsim early_prune: no config fits (%s); keeping them all", reasons)
                 return list(configs)
@@ -779,7 +1095,8 @@ def _shared_required(report: dict):
 def early_prune(kernel=None, signature_or_args=None, target=None, *, device: str | None = None,
                 top_k: int | None = None, graph=None, param_names: Mapping[str, str] | None = None,
                 problem: Callable[[Mapping[str, Any]], dict] | None = None, on_empty: str = "raise",
-                verbose: bool = False, workers: int | None = None, any_target: bool = False) -> EarlyPrune:
+                verbose: bool = False, workers: int | None = None, any_target: bool = False, to_fit: int = 1,
+                max_lowerings: int = _to_fit.MAX_LOWERINGS) -> EarlyPrune:
     """A callable for triton.autotune(..., prune_configs_by={"early_config_prune": ...}).
 
     It lowers each config to TTGIR (for `target`, None: the local GPU), simulates it, drops every
@@ -791,9 +1108,12 @@ def early_prune(kernel=None, signature_or_args=None, target=None, *, device: str
     kernel: the @triton.jit kernel; None finds it from the calling autotuner, a lambda names one
         defined later. signature_or_args: as check(); None takes the launch's own arguments.
     top_k: keep only the K best fitting configs by the planner's ranking over a shipped graph
-        family (`graph`, default "triton_matmul": param_names maps config names to its
-        parameters, problem(named_args) gives M, N, K, ELT); configs are lowered in the planner's
+        family (`graph`, default "triton_matmul"; problem(named_args) gives M, N, K, ELT); the
+        tile constexprs are mapped to its BLOCK_M, BLOCK_N, BLOCK_K by their role in the kernel's
+        product (map_by_role) unless param_names maps them; configs are lowered in the planner's
         order until K fit, and returned best first.
+    to_fit: each dropped config's record in .last names its `to_fit` nearest configs that fit
+        (check()'s search, at most max_lowerings lowerings each beyond the cache; 0: none).
     on_empty: "raise" (scratchsim.Error naming why) or "keep" (return every config) when none fits.
     workers: processes that lower configs in parallel (Triton's front end holds the GIL, so
         threads would not): None is default_workers() (the usable cores less one, at most 16),
@@ -802,4 +1122,4 @@ def early_prune(kernel=None, signature_or_args=None, target=None, *, device: str
         module other than __main__); the verdicts are the same either way.
     """
     return EarlyPrune(kernel, signature_or_args, target, device, top_k, graph, param_names, problem, on_empty,
-                      verbose, workers, any_target)
+                      verbose, workers, any_target, to_fit, max_lowerings)
