@@ -148,6 +148,60 @@ def test_a_signature_without_divisibility_says_what_a_divisible_launch_needs():
     assert "divisibility" not in divided["triton"]
 
 
+def smem(report):
+    return [s for s in report["spaces"] if s["space"] == "smem"][0]["peak_bytes"]
+
+
+def closeness(entry):
+    return (entry["halvings"], -entry["config"]["num_stages"])
+
+
+# Issue 38 item 1: a config over the limit names the nearest configs that fit, each of which
+# lowers and fits (checked again here, independently), in the documented order.
+def test_check_names_the_nearest_configs_that_fit():
+    report = sst.check(tk.matmul_kernel, cfg(256, 256, 128, 5, 8), tk.MATMUL_SIGNATURE, "sm_90")
+    assert not report["fits"]
+    entries = report["to_fit"]
+    assert len(entries) == 2
+    assert [closeness(e) for e in entries] == sorted(closeness(e) for e in entries)
+    for e in entries:
+        c = e["config"]
+        assert set(c) == {"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages"}
+        again = sst.check(tk.matmul_kernel, c, tk.MATMUL_SIGNATURE, "sm_90", to_fit=0)
+        assert again["fits"] and smem(again) == e["required_bytes"] <= e["limit_bytes"] == H100_SMEM
+        assert "estimate_us" not in e  # the signature form gives no problem size: absent, not 0
+    assert entries[0]["changes"] == "num_stages 5 -> 1" and entries[0]["halvings"] == 0
+    search = report["to_fit_search"]
+    assert 0 < search["lowerings"] <= search["max_lowerings"] == 16 and not search["bound_reached"]
+    assert search["estimate"].startswith("absent")
+    assert sst._message(report).endswith("to fit: " + "; ".join(f"{e['changes']} ({e['required_bytes']} B)"
+                                                                 for e in entries))
+
+
+def test_to_fit_ranks_equally_close_configs_by_the_planners_estimate():
+    a = sst.tensor("fp16")
+    args = (a, a, a, 4096, 4096, 4096, 4096, 1, 4096, 1, 4096, 1)
+    report = sst.check(tk.matmul_kernel, cfg(128, 256, 64, 6, 8), args, "sm_90", to_fit=4)
+    entries = report["to_fit"]
+    assert len(entries) == 4 and all(e["estimate_us"] > 0 for e in entries)
+    keys = [(closeness(e), e["estimate_us"]) for e in entries]
+    assert keys == sorted(keys)
+    assert len({closeness(e) for e in entries}) < len(entries)  # a tie the estimate broke
+    assert "the planner on triton_matmul" in report["to_fit_search"]["estimate"]
+    assert "estimate" in sst._message(report)
+
+
+def test_to_fit_says_when_its_bound_cut_the_search_short():
+    report = sst.check(tk.matmul_kernel, cfg(256, 256, 128, 8, 8), tk.MATMUL_SIGNATURE, "sm_90", max_lowerings=2)
+    search = report["to_fit_search"]
+    assert search["bound_reached"] and search["lowerings"] == 2
+    assert any("stopped at its bound of 2 lowerings" in n for n in report["notes"])
+    for e in report["to_fit"]:  # what it found before the bound is verified all the same
+        assert sst.check(tk.matmul_kernel, e["config"], tk.MATMUL_SIGNATURE, "sm_90", to_fit=0)["fits"]
+    assert "to_fit" not in sst.check(tk.matmul_kernel, cfg(256, 256, 128, 8, 8), tk.MATMUL_SIGNATURE, "sm_90",
+                                     to_fit=0)
+
+
 SPACE = [cfg(m, n, k, s, w) for m in (64, 256) for n in (64, 256) for k in (64, 128) for s in (2, 5) for w in (4, 8)]
 
 
@@ -159,6 +213,13 @@ def test_early_prune_drops_what_cannot_fit_and_keeps_order():
     dropped = [c for c, v in prune.last if not v["fits"]]
     assert cfg(256, 256, 128, 5, 8) in dropped
     assert all("Required: " in v["message"] for _, v in prune.last if not v["fits"])
+    # Each drop's record names the nearest config that fits (one, by default), and it fits.
+    for c, v in prune.last:
+        if not v["fits"]:
+            assert len(v["to_fit"]) == 1 and "; to fit: " in v["message"]
+            fit = v["to_fit"][0]["config"]
+            assert sst.check(tk.matmul_kernel, fit, tk.MATMUL_SIGNATURE, "sm_90", to_fit=0)["fits"]
+            assert v["to_fit"][0] == sst.check(tk.matmul_kernel, c, tk.MATMUL_SIGNATURE, "sm_90", to_fit=1)["to_fit"][0]
     lowered = prune.stats["lowered"]
     assert lowered - prune.stats["to_fit_lowered"] == len(SPACE)
     assert prune(SPACE, {}) == kept and prune.stats["lowered"] == lowered  # cached

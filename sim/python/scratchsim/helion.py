@@ -30,6 +30,7 @@ from typing import Any, Sequence
 
 import scratchsim
 from scratchsim import Error
+from scratchsim import _to_fit
 from scratchsim import triton as sst
 
 __all__ = ["config_filter", "check_config", "ConfigFilter"]
@@ -115,17 +116,56 @@ def _find_search():
     return None
 
 
-class ConfigFilter:
-    """The callable config_filter() returns. .skipped: [(config, message)], .stats."""
+def _merge(reports: Sequence[dict]) -> dict:
+    """One config's verdict over every kernel it launches: fits when all do, Triton's words for
+    the first that does not, the space that one overflowed, each space's largest figure."""
+    bad = [r for r in reports if not r.get("fits")]
+    space = None
+    for v in (bad[0].get("violations", []) if bad else []):
+        if v.get("fatal") and v.get("space"):
+            space = v["space"]
+            break
+    spaces: dict = {}
+    for r in reports:
+        for s in r.get("spaces", []):
+            peak, limit = spaces.get(s["space"], (0, s.get("limit_bytes")))
+            spaces[s["space"]] = (max(peak, s.get("peak_bytes") or 0), limit)
+    return {"fits": not bad, "message": sst._message(bad[0]) if bad else None, "space": space, "spaces": spaces}
 
-    def __init__(self, kernel=None, args=None, target=None, device=None, on_error="keep", any_target=False):
+
+def _knobs(config) -> dict:
+    """A Helion config's knobs the to-fit search may lower: num_stages and each block size."""
+    out = {f"block_sizes[{i}]": int(v) for i, v in enumerate(config.get("block_sizes") or [])}
+    if config.get("num_stages") is not None:
+        out["num_stages"] = int(config["num_stages"])
+    return out
+
+
+def _with_knobs(config, values: dict) -> dict:
+    whole = dict(config)
+    if "block_sizes" in whole:
+        whole["block_sizes"] = [values.get(f"block_sizes[{i}]", v) for i, v in enumerate(whole["block_sizes"])]
+    if "num_stages" in values:
+        whole["num_stages"] = values["num_stages"]
+    return whole
+
+
+class ConfigFilter:
+    """The callable config_filter() returns. .skipped: [(config, message)] (the message names the
+    nearest configs that fit), .records: per skipped config its "to_fit" and "to_fit_search"
+    (docs/python.md, "To fit"), .stats."""
+
+    def __init__(self, kernel=None, args=None, target=None, device=None, on_error="keep", any_target=False,
+                 to_fit=1, max_lowerings=_to_fit.MAX_LOWERINGS):
         self.kernel, self.args, self.target, self.device = kernel, args, target, device
         self.any_target = bool(any_target)
         if on_error not in ("keep", "skip"):
             raise Error("on_error: 'keep' or 'skip'")
         self.on_error = on_error
         self.skipped: list = []
-        self.stats = {"calls": 0, "kept": 0, "skipped": 0, "errors": 0, "seconds": 0.0}
+        self.records: list = []
+        self.to_fit, self.max_lowerings = to_fit, max_lowerings
+        self.stats = {"calls": 0, "kept": 0, "skipped": 0, "errors": 0, "seconds": 0.0, "to_fit_lowered": 0}
         self._bound = None
         self._cache: dict = {}
 
@@ -143,20 +183,59 @@ class ConfigFilter:
             raise Error("config_filter: no kernel given and not called by Helion's autotuner")
         return search.kernel, search.args
 
+    def _judge(self, bound, args, config) -> dict:
+        """The merged verdict of one config, cached ("cached" where it cost no lowering)."""
+        key = (id(bound), repr(config))
+        if key in self._cache:
+            return {**self._cache[key], "cached": True}
+        verdict = _merge(check_config(bound, args, config, target=self.target, device=self.device,
+                                      any_target=self.any_target))
+        self._cache[key] = verdict
+        return verdict
+
+    def nearest(self, config, verdict: dict | None = None) -> dict:
+        """The configs nearest to `config` that fit, through scratchsim.triton's search (fewest
+        block-size halvings, then most stages kept), each generated and checked as Helion
+        would compile it. {"to_fit": [...], "search": {...}}."""
+        bound, args = self._bound_kernel()
+        original = verdict or self._judge(bound, args, config)
+        space = original.get("space")
+
+        def as_fit(v):
+            required, limit = v["spaces"].get(space, (None, None)) if space else (None, None)
+            return _to_fit.Verdict(fits=v["fits"], required_bytes=required, limit_bytes=limit, space=space,
+                                   lowered=not v.get("cached"), message=v.get("message"))
+
+        def verify(values):
+            try:
+                candidate = type(config)(**_with_knobs(config, values))
+                return as_fit(self._judge(bound, args, candidate))
+            except Error:
+                raise
+            except Exception as e:  # Helion could not generate the candidate: not a config that fits
+                return _to_fit.Verdict(fits=False, required_bytes=None, limit_bytes=None, message=str(e))
+        values = _knobs(config)
+        tiles = _to_fit.tile_knobs({k: v for k, v in values.items() if k != "num_stages"}, None)
+        result = _to_fit.nearest(values, stage="num_stages" if "num_stages" in values else None, tiles=tiles,
+                                 verify=verify, build=lambda vals: _with_knobs(config, vals), want=self.to_fit,
+                                 max_lowerings=self.max_lowerings, original=as_fit(original))
+        result["search"]["estimate"] = "absent: Helion's configs map to no planner graph"
+        self.stats["to_fit_lowered"] += result["search"]["lowerings"]
+        return result
+
     def __call__(self, config):
         self.stats["calls"] += 1
         t0 = time.perf_counter()
         try:
             bound, args = self._bound_kernel()
-            key = (id(bound), repr(config))
-            if key in self._cache:
-                verdict = self._cache[key]
-            else:
-                reports = check_config(bound, args, config, target=self.target, device=self.device,
-                                       any_target=self.any_target)
-                bad = [r for r in reports if not r.get("fits")]
-                verdict = None if not bad else sst._message(bad[0])
-                self._cache[key] = verdict
+            judged = self._judge(bound, args, config)
+            verdict = judged["message"]
+            if verdict is not None and self.to_fit and judged["space"]:
+                result = self.nearest(config, judged)
+                self.records.append({"config": config, "message": verdict, "to_fit": result["to_fit"],
+                                     "to_fit_search": result["search"]})
+                if result["to_fit"]:
+                    verdict += f"; to fit: {_to_fit.summary(result['to_fit'])}"
         except Error:
             raise
         except Exception as e:  # code generation failed: let Helion report it as it would
@@ -175,12 +254,15 @@ class ConfigFilter:
 
 
 def config_filter(kernel=None, args: Sequence[Any] | None = None, *, target=None, device: str | None = None,
-                  on_error: str = "keep", any_target: bool = False) -> ConfigFilter:
+                  on_error: str = "keep", any_target: bool = False, to_fit: int = 1,
+                  max_lowerings: int = _to_fit.MAX_LOWERINGS) -> ConfigFilter:
     """A filter for Helion's ``autotune_config_filter``: returns the config when every Triton
     kernel it launches fits on the target (None: the local GPU, or "sm_90", "sm_100", ...) and
     None (skip: never compiled) when one cannot fit. kernel/args: the helion kernel and the
     arguments it is autotuned on (a BoundKernel needs no args); without them the filter uses the
     calling autotuner's. on_error: a config whose code cannot be generated is kept ("keep", Helion
     then reports it as usual) or skipped ("skip"). A device of another architecture than the
-    target is an Error unless any_target, as for scratchsim.triton.check."""
-    return ConfigFilter(kernel, args, target, device, on_error, any_target)
+    target is an Error unless any_target, as for scratchsim.triton.check. to_fit: a skipped
+    config's record (.records) and logged message name its `to_fit` nearest configs that fit,
+    each generated and checked (at most max_lowerings per search; 0: none)."""
+    return ConfigFilter(kernel, args, target, device, on_error, any_target, to_fit, max_lowerings)

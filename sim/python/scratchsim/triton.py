@@ -38,6 +38,7 @@ from scratchsim import Error
 from scratchsim import _to_fit
 
 __all__ = ["check", "lower", "early_prune", "tensor", "target_of", "device_for", "default_workers", "Lowered",
+           "map_by_role", "dot_shapes",
            "EarlyPrune"]
 
 log = logging.getLogger("scratchsim.triton")
