@@ -80,8 +80,10 @@ def test_far_over_the_limit_is_rejected_in_ttgir_with_no_llvm(monkeypatch):
     monkeypatch.setattr(CUDABackend, "make_llir", no_llvm)
     sst.check(tk.matmul_kernel, cfg(64, 64, 32, 2, 4), tk.MATMUL_SIGNATURE, "sm_90")  # warm Triton's imports
     t0 = time.perf_counter()
-    report = sst.check(tk.matmul_kernel, cfg(256, 256, 128, 8, 8), tk.MATMUL_SIGNATURE, "sm_90")
+    report = sst.check(tk.matmul_kernel, cfg(256, 256, 128, 8, 8), tk.MATMUL_SIGNATURE, "sm_90", to_fit=0)
     seconds = time.perf_counter() - t0
+    # The to-fit search lowers its candidates the same way: no LLVM either.
+    assert sst.check(tk.matmul_kernel, cfg(256, 256, 128, 8, 8), tk.MATMUL_SIGNATURE, "sm_90")["to_fit"]
     assert report["fits"] is False
     message = sst._message(report)
     assert message.startswith("out of resource: shared memory, Required: ")
@@ -343,7 +345,7 @@ def test_map_by_role_tells_equal_values_apart_with_a_second_config():
 
     def dots_of(c):
         lowered.append(c)
-        return sst.dot_shapes(sst.lower(_odd_names_matmul, c, ODD_SIGNATURE, "sm_80").ttgir)
+        return sst.dot_shapes(sst.lower(_odd_names_matmul, c, ODD_SIGNATURE, "sm_80").ttir)
     # TM == TN in the first config: the config that tells them apart is lowered too.
     names = sst.map_by_role([odd(64, 64, 32), odd(128, 64, 32)], {"TM", "TN", "BK"}, dots_of)
     assert names == {"TM": "BLOCK_M", "TN": "BLOCK_N", "BK": "BLOCK_K"}
@@ -353,6 +355,11 @@ def test_map_by_role_tells_equal_values_apart_with_a_second_config():
     names = sst.map_by_role([odd(64, 64, 32), odd(128, 128, 32)], {"TM", "TN", "BK"}, dots_of)
     assert sorted(names.values()) == ["BLOCK_K", "BLOCK_M", "BLOCK_N"] and names["BK"] == "BLOCK_K"
     assert len(lowered) == 1
+    # The product as lowered for each kind of target (sm_90's warp_group_dot, sm_100's tc_gen5_mma).
+    for target in ("sm_90", "sm_100", "gfx942"):
+        low = sst.lower(_odd_names_matmul, odd(128, 64, 32), ODD_SIGNATURE, target)
+        assert set(sst.dot_shapes(low.ttir)) == {(128, 64, 32)}
+        assert all((m, n) == (128, 64) for m, n, _ in sst.dot_shapes(low.ttgir))
 
 
 # Where the roles cannot be read (no product; two products of different shapes) top_k refuses,

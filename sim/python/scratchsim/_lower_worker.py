@@ -4,7 +4,7 @@ TTGIR in parallel with the others (Triton's front end holds the GIL, so threads 
     python -m scratchsim._lower_worker JOBS.pickle RESULTS.pickle
 
 JOBS is a list of (module, attribute, cache_key, source) with source a scratchsim.triton._Source
-without its kernel; RESULTS the list of ("ok", ttgir, seconds, options) or ("error", message) in
+without its kernel; RESULTS the list of ("ok", ttgir, seconds, options, ttir) or ("error", message) in
 the same order ("error" carries a third item: True when scratchsim itself refused the config,
 as lower() raises scratchsim.Error, rather than Triton). The kernel is imported by module and attribute, and refused when its cache_key
 (the hash of its source) is not the one the parent lowered for.
@@ -28,7 +28,7 @@ def lower_jobs(jobs):
                 raise RuntimeError(f"{module}.{attribute} imported here is not the kernel the autotuner runs")
             source.fn = fn
             lowered = sst._lower_source(source)
-            results.append(("ok", lowered.ttgir, lowered.seconds, lowered.options))
+            results.append(("ok", lowered.ttgir, lowered.seconds, lowered.options, lowered.ttir))
         except Exception as e:  # the parent words it as the serial path does
             message = f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
             results.append(("error", str(e) if isinstance(e, sst.Error) else message, isinstance(e, sst.Error)))

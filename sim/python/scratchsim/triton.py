@@ -96,9 +96,10 @@ _SHAPE = re.compile(r"(?:memdesc|tensor)<(\d+(?:x\d+)*)x[a-z]")
 
 
 def dot_shapes(ttgir: str) -> list:
-    """(M, N, K) of every matrix product in lowered TTGIR (tt.dot; sm_90's warp_group_dot and
-    sm_100's tc_gen5_mma, which Triton lowers it to): A is the first operand type (M x K), B the
-    second (K x N); a batched product's leading dimension is dropped."""
+    """(M, N, K) of every matrix product in lowered TTIR or TTGIR (tt.dot; sm_90's warp_group_dot
+    and sm_100's tc_gen5_mma, which Triton lowers it to): A is the first operand type (M x K), B
+    the second (K x N); a batched product's leading dimension is dropped. The TTIR's tt.dot is the
+    product as the kernel wrote it; Triton 3.9's TTGIR for sm_80 splits it along K in 16s."""
     out = []
     for line in ttgir.splitlines():
         m = _DOT.search(line)
@@ -278,10 +279,12 @@ def _source_from_args(fn, backend, args, kwargs: dict):
 
 
 class Lowered:
-    """One config lowered to TTGIR: .ttgir (text), .target, .name, .seconds, .options."""
+    """One config lowered to TTGIR: .ttgir (text), .target, .name, .seconds, .options, and .ttir
+    (the TTIR on the way, whose tt.dot is the product as the kernel wrote it; None where not kept)."""
 
-    def __init__(self, ttgir: str, target, name: str, seconds: float, options):
+    def __init__(self, ttgir: str, target, name: str, seconds: float, options, ttir: str | None = None):
         self.ttgir, self.target, self.name, self.seconds, self.options = ttgir, target, name, seconds, options
+        self.ttir = ttir
 
 
 class _Source:
@@ -327,14 +330,17 @@ def _lower_source(source: _Source) -> Lowered:
     backend.add_stages(stages, opts, src.language)
     metadata = {"hash": "scratchsim", "target": tgt, **opts.__dict__}
     # As triton.compile: an AST source starts at its own stage (make_ttir), an IR source after it.
+    ttir = None
     for ext in list(stages)[list(stages).index(src.ext):]:
         module = stages[ext](module, metadata)
+        if ext == "ttir":
+            ttir = str(module)
         if ext == "ttgir":
             break
     else:
         raise Error(f"Triton's pipeline for {_arch(tgt)} has no ttgir stage")
     text = str(module)
-    return Lowered(text, tgt, source.fn.__name__, time.perf_counter() - t0, opts)
+    return Lowered(text, tgt, source.fn.__name__, time.perf_counter() - t0, opts, ttir)
 
 
 def lower(kernel, config=None, signature_or_args=None, target=None, **launch_kwargs) -> Lowered:
@@ -417,7 +423,7 @@ def _lower_in_workers(sources: Sequence[_Source], ref, workers: int) -> list:
             for i, r in zip(chunk, out):
                 if r[0] == "ok":
                     s = sources[i]
-                    results[i] = Lowered(r[1], s.target, s.fn.__name__, r[2], r[3])
+                    results[i] = Lowered(r[1], s.target, s.fn.__name__, r[2], r[3], r[4] if len(r) > 4 else None)
                 else:
                     results[i] = r
     return results
@@ -484,7 +490,7 @@ def _verdict(report: dict, lowered: "Lowered") -> dict:
             "spaces": {s["space"]: (s.get("peak_bytes"), s.get("limit_bytes")) for s in report.get("spaces", [])},
             "num_stages": getattr(lowered.options, "num_stages", None),
             "num_warps": getattr(lowered.options, "num_warps", None),
-            "dots": dot_shapes(lowered.ttgir), "dims": _ttgir_dims(lowered.ttgir)}
+            "dots": dot_shapes(lowered.ttir or lowered.ttgir), "dims": _ttgir_dims(lowered.ttgir)}
 
 
 def _nearest_configs(fn, config, original: dict, judge: Callable[[dict], dict], want: int, max_lowerings: int,
