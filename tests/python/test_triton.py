@@ -204,6 +204,13 @@ def test_to_fit_says_when_its_bound_cut_the_search_short():
                                      to_fit=0)
 
 
+def test_to_fit_does_not_search_what_stages_and_tiles_cannot_change():
+    report = sst.check(tk.matmul_kernel, cfg(64, 64, 32, 2, 64), tk.MATMUL_SIGNATURE, "sm_90")  # 2048 threads
+    assert not report["fits"] and report["to_fit"] == []
+    assert report["to_fit_search"]["lowerings"] == 0 and "no memory space" in report["to_fit_search"]["skipped"]
+    assert any(n.startswith("to fit: not searched") for n in report["notes"])
+
+
 SPACE = [cfg(m, n, k, s, w) for m in (64, 256) for n in (64, 256) for k in (64, 128) for s in (2, 5) for w in (4, 8)]
 
 

@@ -141,8 +141,16 @@ def nearest(values: Mapping[str, int], *, stage: str | None, tiles: Sequence[str
     estimates in us (None where it has none). Levels of halving are searched in order, each
     shape at its largest fitting stage count; the search ends once `want` were found at a level
     (every shape of that level is searched, so ties are ranked by stages and speed), or at the
-    bound. Returns {"to_fit": [...], "search": {...}} (docs/python.md, "To fit").
+    bound. A config that overflows no memory space (`original` has no "space": threads) is not
+    searched ("skipped" says why). Returns {"to_fit": [...], "search": {...}} (docs/python.md,
+    "To fit").
     """
+    if original is not None and not original.get("fits") and not original.get("space"):
+        # Threads, not bytes: fewer stages and smaller tiles would not change it.
+        return {"to_fit": [], "search": {"lowerings": 0, "max_lowerings": max_lowerings, "bound_reached": False,
+                                         "order": ORDER, "skipped": (
+                                             f"the config overflows no memory space ({original.get('message')}); "
+                                             "the search changes pipeline stages and tile dimensions only")}}
     search = _Search(values, stage, verify, max_lowerings, original)
     found = []
     order = ([stage] if stage else []) + list(tiles)

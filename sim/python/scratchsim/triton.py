@@ -526,7 +526,9 @@ def _attach_to_fit(report: dict, result: dict) -> None:
     report["to_fit"] = result["to_fit"]
     report["to_fit_search"] = result["search"]
     search = result["search"]
-    if search["bound_reached"]:
+    if search.get("skipped"):
+        report.setdefault("notes", []).append(f"to fit: not searched: {search['skipped']}")
+    elif search["bound_reached"]:
         report.setdefault("notes", []).append(
             f"to fit: the search stopped at its bound of {search['max_lowerings']} lowerings "
             f"({len(result['to_fit'])} found); nearer configs may exist (max_lowerings= raises it)")
@@ -716,8 +718,8 @@ def _tangled(cand: dict) -> set:
 
 def map_by_role(configs: Sequence, constexprs, dots_of: Callable[[Any], Any], who: str = "top_k") -> dict:
     """{constexpr: "BLOCK_M" | "BLOCK_N" | "BLOCK_K"}: which constexpr is the tile of which role in
-    the kernel's matrix product, read from the lowered TTGIR (dots_of(config): dot_shapes of its
-    TTGIR, None where it did not lower) of the first config, where A is M x K and B is K x N. Where
+    the kernel's matrix product, read from the lowering of the first config (dots_of(config):
+    dot_shapes of its TTIR, None where it did not lower), where A is M x K and B is K x N. Where
     two constexprs hold the same value, the config of the list that tells the most of them apart
     is lowered too; constexprs equal in every config rank the same under either role. Raises
     Error naming the param_names it needs where the roles cannot be told."""
@@ -820,7 +822,10 @@ class _Estimator:
             return none
         graph_name = self.graph if isinstance(self.graph, str) and "\n" not in self.graph else "graph"
         self.why = f"the planner on {graph_name} at {problem}"
-        return [plan.get(_graph_key(c, names), {}).get("estimated_us") for c in configs]
+        constexprs = _constexpr_names(self.fn)
+        # A config that changes a constexpr nothing maps would be estimated as if it had not.
+        return [None if any(k in constexprs and k not in names and v != kwargs0.get(k) for k, v in c.items())
+                else plan.get(_graph_key(c, names), {}).get("estimated_us") for c in configs]
 
 
 class EarlyPrune:
@@ -1012,8 +1017,8 @@ class EarlyPrune:
         """Each dropped config's record in .last gains "to_fit" and "to_fit_search", and its
         message the nearest one or two (a config Triton itself refused gets none)."""
         for i, (c, v) in enumerate(self.last):
-            if v["fits"] or not v.get("spaces"):
-                continue
+            if v["fits"] or not v.get("space"):
+                continue  # Triton refused it, or threads rather than bytes: nothing to search
             result = self._to_fit_for(fn, c, v, args, launch, named_args)
             record = dict(v, to_fit=result["to_fit"], to_fit_search=result["search"], reason=v["message"])
             if result["to_fit"]:
