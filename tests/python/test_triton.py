@@ -204,6 +204,15 @@ def test_to_fit_says_when_its_bound_cut_the_search_short():
                                      to_fit=0)
 
 
+def test_to_fit_on_amd_names_lds():
+    report = sst.check(tk.matmul_kernel, cfg(128, 128, 64, 4, 4), tk.MATMUL_SIGNATURE, "gfx942")
+    assert not report["fits"] and report["to_fit"]
+    for e in report["to_fit"]:
+        assert e["space"] == "lds" and e["required_bytes"] <= e["limit_bytes"]
+        again = sst.check(tk.matmul_kernel, e["config"], tk.MATMUL_SIGNATURE, "gfx942", to_fit=0)
+        assert again["fits"] and sst._shared_required(again) == e["required_bytes"]
+
+
 def test_to_fit_does_not_search_what_stages_and_tiles_cannot_change():
     report = sst.check(tk.matmul_kernel, cfg(64, 64, 32, 2, 64), tk.MATMUL_SIGNATURE, "sm_90")  # 2048 threads
     assert not report["fits"] and report["to_fit"] == []
