@@ -140,7 +140,11 @@ std::string RenderText(const Report& report, const DeviceModel& device) {
     // Only an estimate's high bound breaks a limit (or the central figure does and its low
     // bound does not): not a FITS a tool may act on.
     absl::StrAppend(&out, "verdict  AT RISK (fits only if the estimated allocations stay below their high bound)\n");
-    for (const Violation* v : fatal) absl::StrAppend(&out, "  ", v->message(), "\n");
+    // A breach at the central estimate keeps the toolchain's words (the JSON's message), printed
+    // as the prediction it is: nothing was compiled.
+    for (const Violation* v : fatal) {
+      absl::StrAppend(&out, "  ", v->at_risk() ? "" : "if the central estimate holds, the compiler would say: ", v->message(), "\n");
+    }
   } else if (fatal.empty() && !report.unsettled().empty()) {
     // A FITS the model cannot vouch for: said on the verdict's line, with why.
     absl::StrAppend(&out, "verdict  FITS, unsettled: ", report.unsettled(), "\n");

@@ -234,15 +234,7 @@ class Explanation {
       const Breach& breach = fit_.breaches[static_cast<int>(limit)];
       if (!breach.breached || breach.space != s) continue;
       fits = false;
-      Violation v = DescribeSpaceBreach(limit, breach, space, fig, culprits);
-      // The central estimate breaks the limit but the low bound does not: AT RISK, and the
-      // toolchain's words are what it would print if the estimate held, not what it printed.
-      const Breach& at_low = fit_.breaches_low[static_cast<int>(limit)];
-      if (fit_.has_estimates && !(at_low.breached && at_low.space == s)) {
-        v.set_at_risk(true);
-        v.set_message(absl::StrCat("AT RISK: at the central estimate (the low bound fits), it would read: ", v.message()));
-      }
-      *report_.add_violations() = std::move(v);
+      *report_.add_violations() = DescribeSpaceBreach(limit, breach, space, fig, culprits);
     }
     if (fit_.has_estimates) ExplainEstimates(s, space, culprits, out, &fits);
     out->set_fits(fits);

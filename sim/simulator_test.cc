@@ -233,20 +233,21 @@ TEST(SimulatorTest, ScopedVmemAgainstTheLimit) {
   EXPECT_TRUE(suggests_limit);
 }
 
-// The central estimate over the limit, the low bound under it: AT RISK, and the toolchain's words
-// say they are what it would print, not a compile's output.
-TEST(SimulatorTest, AnAtRiskCentralBreachIsWordedAsAPrediction) {
+// The central estimate over the limit, the low bound under it: AT RISK; the message keeps the
+// toolchain's words, and the text report prints them as a prediction.
+TEST(SimulatorTest, AnAtRiskCentralBreachIsPrintedAsAPrediction) {
   CompiledGraph graph = CompileText(R"pb(
     buffers { name: "spills" size_bytes: "20971520" memory_space: "vmem" scope: INSTRUCTION
               estimate { low_bytes: "10485760" high_bytes: "31457280" } }
     ops { name: "kernel" reads: "spills" }
   )pb");
-  Report report = SimulateConfig(graph, Device("tpu_v5e"));
+  const DeviceModel v5e = Device("tpu_v5e");
+  Report report = SimulateConfig(graph, v5e);
   EXPECT_EQ(report.verdict(), AT_RISK);
   ASSERT_GE(report.violations_size(), 1);
-  EXPECT_TRUE(report.violations(0).at_risk());
-  EXPECT_THAT(report.violations(0).message(),
-              ::testing::StartsWith("AT RISK: at the central estimate (the low bound fits), it would read: "));
+  EXPECT_THAT(report.violations(0).message(), ::testing::StartsWith("RESOURCE_EXHAUSTED"));
+  EXPECT_THAT(RenderText(report, v5e),
+              HasSubstr("\n  if the central estimate holds, the compiler would say: RESOURCE_EXHAUSTED"));
 }
 
 // A vmem_limit_bytes above the VMEM is no more room: the report says so (and fits by the VMEM).

@@ -250,6 +250,7 @@ class SvgWriter {
     if (share != nullptr && !share->shape().empty()) {
       absl::StrAppend(&title, "\n", share->shape(), share->dtype().empty() ? "" : absl::StrCat(" (", share->dtype(), ")"));
     }
+    if (share != nullptr && !share->source().empty()) absl::StrAppend(&title, "\nsource: ", share->source());
     absl::StrAppend(&title, "\n", FormatBytes(p.size_bytes()), " at offset ", p.offset(), "..",
                     p.offset() + p.size_bytes() - 1);
     absl::StrAppend(&title, "\nlive ops ", p.live_start(), "..", p.live_end());

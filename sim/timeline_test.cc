@@ -136,6 +136,15 @@ TEST(TimelineTest, StaticSharedMemoryIsSaidOnHover) {
   EXPECT_THAT(svg, HasSubstr("static __shared__ (laid out first)</title>"));
 }
 
+TEST(TimelineTest, AnImportedBuffersSourceIsSaidOnHover) {
+  const std::string svg = Render(R"pb(
+    kernel: "k" device: "h100" fits: true
+    spaces { space: "smem" limit_bytes: 232448
+             placements { buffer: "b0_a" offset: 0 size_bytes: 1024 live_start: 0 live_end: 0 }
+             buffers { buffer: "b0_a" copies: 1 bytes_per_copy: 1024 shape: "2x16x16xf16" source: "a at k.py:12" } })pb");
+  EXPECT_THAT(svg, HasSubstr("<title>b0_a\n2x16x16xf16\nsource: a at k.py:12\n1024 B"));
+}
+
 TEST(TimelineTest, NamesAreEscaped) {
   const std::string svg = Render(R"pb(
     kernel: "a<b>&\"c\"" device: "h100" fits: true

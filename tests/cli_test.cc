@@ -176,6 +176,14 @@ TEST(CliTest, PlanPrunesPallasBlocksAgainstTheScopedVmemLimit) {
   EXPECT_THAT(r.out, HasSubstr("\"limit\": \"scoped vmem\""));
 }
 
+// The v7x clock has no published figure: the plan says it is assumed in the device's file.
+TEST(CliTest, PlanCallsAnAssumedDeviceTermAssumed) {
+  Result r = Simulate({"plan", "--device", "tpu_v7x", "--graph", Source("models/graphs/tpu_matmul_big.pbtxt")});
+  if (r.code == kExitBadInput && r.err.find("no TPU front end") != std::string::npos) GTEST_SKIP() << r.err;
+  EXPECT_EQ(r.code, kExitFits) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("clock_mhz 2,203 MHz (assumed in tpu_v7x's file)"));
+}
+
 // A traced body whose pattern no fitted body of its class has (an int8 weight block converted and
 // scaled before its dot): the band widens to what the vreg replay proves and the report names the
 // pattern. On v5e's 16 MiB the widened band straddles the limit: AT RISK, never a bare FITS; on

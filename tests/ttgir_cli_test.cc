@@ -29,16 +29,30 @@ struct Fixture {
   int64_t triton_shared;
 };
 
-std::vector<Fixture> Fixtures() {
-  std::vector<Fixture> out;
+// One row of expected.tsv with the configuration it was compiled at.
+struct Compiled {
+  Fixture fixture;
+  int num_stages = 0;
+  std::string config;  // kernel, dtype, warps and constexprs: all but the stages
+};
+
+std::vector<Compiled> CompiledFixtures() {
+  std::vector<Compiled> out;
   std::ifstream in(std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/triton/expected.tsv");
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
     std::vector<std::string> f = absl::StrSplit(line, '\t');
-    if (f.size() < 3) continue;
-    out.push_back({f[0], std::stoi(f[1]), std::stoll(f[2])});
+    if (f.size() < 9) continue;
+    out.push_back({{f[0], std::stoi(f[1]), std::stoll(f[2])}, std::stoi(f[6]),
+                   absl::StrCat(f[1], "/", f[4], "/", f[5], "/", f[7], "/", f[8])});
   }
+  return out;
+}
+
+std::vector<Fixture> Fixtures() {
+  std::vector<Fixture> out;
+  for (const Compiled& c : CompiledFixtures()) out.push_back(c.fixture);
   return out;
 }
 
@@ -88,27 +102,6 @@ TEST(TtgirCliTest, SimulatorReportsTritonsAllocatorFigureForEveryFixture) {
   EXPECT_GE(exact_vs_triton * 100, 98 * static_cast<int>(fixtures.size()));
 }
 
-// One row of expected.tsv with the configuration it was compiled at.
-struct Compiled {
-  Fixture fixture;
-  int num_stages = 0;
-  std::string config;  // kernel, dtype, warps and constexprs: all but the stages
-};
-
-std::vector<Compiled> CompiledFixtures() {
-  std::vector<Compiled> out;
-  std::ifstream in(std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/triton/expected.tsv");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> f = absl::StrSplit(line, '\t');
-    if (f.size() < 9) continue;
-    out.push_back({{f[0], std::stoi(f[1]), std::stoll(f[2])}, std::stoi(f[6]),
-                   absl::StrCat(f[1], "/", f[4], "/", f[5], "/", f[7], "/", f[8])});
-  }
-  return out;
-}
-
 // The import sizes a module's pipeline rings by NUM_STAGES (ttgir_import.h): its default must be
 // the stages the kernel was compiled at, and the figure at fewer stages must be Triton's own for
 // the same kernel compiled at those stages, wherever both compiles pipeline (two stages and up).
@@ -149,6 +142,26 @@ TEST(TtgirCliTest, FewerStagesGiveTritonsFigureForThoseStages) {
             << ", exact " << exact << "\n";
   EXPECT_GE(rings, 100);
   EXPECT_GE(compared, 100);
+}
+
+// The CLI's to-fit for a kernel five stages deep: four stages, as Triton's own compile of the
+// same kernel at four stages measures (196608 B, expected.tsv), with the buffers' source lines.
+TEST(TtgirCliTest, ToFitLowersTheStagesAndNamesTheSource) {
+  std::ostringstream out, err;
+  const std::string path = std::string(SCRATCHSIM_BINARY_DIR) + "/triton_fixtures/matmul_sm90_843b1daa31.ttgir";
+  EXPECT_EQ(RunSimulateCommand({"--device", "h100", "--ttgir", path}, out, err), kExitDoesNotFit) << err.str();
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("NUM_STAGES 5 -> 4: fits (smem 196608 B of 232448 B)"));
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("5x64x256xf16"));
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("b at make_fixtures.py:57"));
+}
+
+// A TTGIR states allocations, not work: plan refuses to rank it, and says what answers instead.
+TEST(TtgirCliTest, PlanRefusesAModuleThatStatesNoWork) {
+  std::ostringstream out, err;
+  const std::string path = std::string(SCRATCHSIM_BINARY_DIR) + "/triton_fixtures/matmul_sm90_843b1daa31.ttgir";
+  EXPECT_EQ(RunSimulateCommand({"plan", "--device", "h100", "--ttgir", path}, out, err), kExitBadInput);
+  EXPECT_THAT(err.str(), ::testing::HasSubstr("states no work (no flops, no global traffic)"));
+  EXPECT_THAT(err.str(), ::testing::HasSubstr("to fit:"));
 }
 
 TEST(TtgirCliTest, CliPrintsTritonsRequiredFigure) {

@@ -114,10 +114,13 @@ TEST(TtgirFixturesTest, ImportedGraphKeepsTritonIntervals) {
       for (const auto& w : graph->ops(i).writes()) op_index.emplace("w" + w, i);
       for (const auto& r : graph->ops(i).reads()) op_index["r" + r] = i;
     }
+    // One graph buffer per planned buffer, in plan order (sizes as shapes or raw bytes alike).
+    ASSERT_EQ(graph->buffers_size(), static_cast<int>(plan->buffers.size())) << f[0];
     std::vector<Block> blocks;
-    for (const Buffer& b : graph->buffers()) {
-      blocks.push_back({std::stoll(b.size_bytes()), std::stoll(b.alignment()),
-                        op_index["w" + b.name()], op_index["r" + b.name()]});
+    for (int i = 0; i < graph->buffers_size(); ++i) {
+      const Buffer& b = graph->buffers(i);
+      blocks.push_back({plan->buffers[i].buffer.size, std::stoll(b.alignment()), op_index["w" + b.name()],
+                        op_index["r" + b.name()]});
     }
     auto placed = TritonPlacementPolicy().Place(blocks);
     ASSERT_TRUE(placed.ok()) << placed.status();

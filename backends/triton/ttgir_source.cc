@@ -15,49 +15,50 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-// Index just past the bracket that closes the one at `open` ('(' or '['), skipping quoted
-// strings; npos when it never closes.
-size_t PastClosing(std::string_view s, size_t open) {
+// Walks `s` from `from`, skipping quoted strings, and calls visit(i, depth) on every other
+// character with the bracket depth before it ('(' and '[' open, ')' and ']' close); stops when
+// visit returns true. Returns where it stopped, or npos.
+template <typename Visit>
+size_t ScanUnquoted(std::string_view s, size_t from, Visit visit) {
   int depth = 0;
   bool quoted = false;
-  for (size_t i = open; i < s.size(); ++i) {
+  for (size_t i = from; i < s.size(); ++i) {
     const char c = s[i];
     if (quoted) {
       if (c == '\\') ++i;
       else if (c == '"') quoted = false;
       continue;
     }
-    if (c == '"') quoted = true;
-    else if (c == '(' || c == '[') ++depth;
-    else if (c == ')' || c == ']') {
-      if (--depth == 0) return i + 1;
+    if (c == '"') {
+      quoted = true;
+      continue;
     }
+    if (visit(i, depth)) return i;
+    if (c == '(' || c == '[') ++depth;
+    else if (c == ')' || c == ']') --depth;
   }
   return std::string_view::npos;
+}
+
+// Index just past the bracket that closes the one at `open`; npos when it never closes.
+size_t PastClosing(std::string_view s, size_t open) {
+  const size_t close = ScanUnquoted(s, open, [&](size_t i, int depth) {
+    return depth == 1 && (s[i] == ')' || s[i] == ']');
+  });
+  return close == std::string_view::npos ? close : close + 1;
 }
 
 // Splits at `separator` where no bracket or quote is open ("A at B", "A, B").
 std::vector<std::string_view> SplitTopLevel(std::string_view s, std::string_view separator) {
   std::vector<std::string_view> parts;
-  int depth = 0;
-  bool quoted = false;
   size_t begin = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (quoted) {
-      if (c == '\\') ++i;
-      else if (c == '"') quoted = false;
-      continue;
-    }
-    if (c == '"') quoted = true;
-    else if (c == '(' || c == '[') ++depth;
-    else if (c == ')' || c == ']') --depth;
-    else if (depth == 0 && s.substr(i, separator.size()) == separator) {
+  ScanUnquoted(s, 0, [&](size_t i, int depth) {
+    if (depth == 0 && i >= begin && s.substr(i, separator.size()) == separator) {
       parts.push_back(Trim(s.substr(begin, i - begin)));
       begin = i + separator.size();
-      i = begin - 1;
     }
-  }
+    return false;
+  });
   parts.push_back(Trim(s.substr(begin)));
   return parts;
 }

@@ -355,6 +355,15 @@ absl::StatusOr<int> PlanKernel(Kernel kernel, const DeviceModel& device, const P
   std::shared_ptr<const PlacementPolicy> policy = kernel.policy;
   ASSIGN_OR_RETURN(CompiledKernel bound, CompileKernel(std::move(kernel), request.sets, request.spelling));
   const CompiledGraph& compiled = bound.compiled;
+  // A compiler's module (a TTGIR) states its allocations, not its work: a ranking could only rest
+  // on traffic derived from on-chip buffers, which is not the kernel's.
+  if (bound.kernel.front_end != nullptr && !compiled.flops && !compiled.global_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "plan: ", compiled.origin, " states no work (no flops, no global traffic), so its configurations cannot be "
+        "ranked; `simulate` with the same input says what fits and what to change (to fit:), scratchsim.triton.check "
+        "lowers whole configurations that fit, and `plan --graph` ranks a graph of the kernel "
+        "(models/graphs/triton_matmul.pbtxt)"));
+  }
   ASSIGN_OR_RETURN(PlanOptions options, OptionsFor(request, compiled, device, std::move(policy)));
   ASSIGN_OR_RETURN(std::vector<ParamAxis> axes, BuildParamSpace(compiled, request.params, request.sets, request.spelling));
 
