@@ -37,8 +37,8 @@ import scratchsim
 from scratchsim import Error
 from scratchsim import _to_fit
 
-__all__ = ["check", "lower", "early_prune", "tensor", "target_of", "device_for", "default_workers", "Lowered",
-           "map_by_role", "dot_shapes",
+__all__ = ["check", "lower", "lower_compiled", "early_prune", "device_for_arch", "tensor", "target_of", "device_for",
+           "default_workers", "Lowered", "map_by_role", "dot_shapes",
            "EarlyPrune"]
 
 log = logging.getLogger("scratchsim.triton")
@@ -125,7 +125,11 @@ def _ttgir_dims(ttgir: str) -> frozenset:
 
 def device_for(target) -> str:
     """The shipped device model a target is judged on (sm_90: h100, sm_100: b200, gfx950: mi355x...)."""
-    arch = _arch(target)
+    return device_for_arch(_arch(target))
+
+
+def device_for_arch(arch: str) -> str:
+    """device_for() by architecture name ("sm_90", "gfx942"), without Triton."""
     if arch in _DEVICE_FOR_ARCH:
         return _DEVICE_FOR_ARCH[arch]
     for d in scratchsim.devices():
@@ -354,6 +358,22 @@ def lower(kernel, config=None, signature_or_args=None, target=None, **launch_kwa
     """
     _triton()
     return _lower_source(_prepare(kernel, config, signature_or_args, target, launch_kwargs))
+
+
+def lower_compiled(fn, signature: Mapping[str, str], constants: Mapping, attrs: Mapping, target=None,
+                   options: Mapping[str, Any] | None = None) -> Lowered:
+    """Lowers to TTGIR what a caller would hand triton.compile as ASTSource(fn, signature,
+    constants, attrs) with `options` (num_warps, num_stages, debug, ...), for `target` (None: the
+    local GPU). For code that already holds those pieces (Inductor's CachingAutotuner does): the
+    same module Triton would compile, with no JIT specialization redone here. Options the target's
+    backend does not know are left out, as its parse_options leaves them out."""
+    _triton()
+    from triton.compiler.compiler import make_backend
+    jit = _jit_function(fn)
+    tgt = target_of(target)
+    backend = make_backend(tgt)
+    opts = backend.parse_options(dict(options or {}))
+    return _lower_source(_Source(jit, tgt, opts, dict(signature), dict(constants), dict(attrs)))
 
 
 def _kernel_ref(fn):

@@ -1,0 +1,383 @@
+#!/usr/bin/env python3
+"""scratchsim.inductor on the GPU machine (issue 39, docs/validation/inductor-gpu.md): records the
+config lists and generated kernels tests/data/inductor replays, and measures the hook.
+
+    python3 bench/inductor/gpu_inductor.py --out $OUT [--budget-s 540]
+
+writes $OUT/inductor_gpu.json (results, rewritten after every part), $OUT/inductor_data.tar.gz
+(the recorded kernels: template sources, TTGIR, Triton's own metadata.shared) and $OUT/log.txt.
+
+Parts, each compile in its own process with empty Inductor and Triton caches (so neither variant
+profits from the other's compiled kernels or autotune results); a part that would pass the budget
+is recorded as skipped, one still running at its deadline as a timeout:
+  configs    Inductor's own config lists (mm, FlexAttention forward/backward/decoding) as this
+             PyTorch builds them for this GPU, with and without max_autotune.
+  flex_off / flex_on
+             FlexAttention forward + backward (causal block mask, bf16), torch.compile
+             mode="max-autotune", without and with scratchsim.inductor.install(): compile time,
+             choices, configs dropped, OutOfResources logged, the kernels chosen, run time,
+             outputs (compared across the two in the parent).
+  block_off / block_on
+             a decoder block of a Llama-3-8B-like configuration (hidden 4096, 32 heads, 8 KV
+             heads, FFN 14336; random weights), forward, the same measurements; block_on also
+             lowers every kernel of its output code for every target (the model report).
+  chooser    FlexAttention forward + backward without max-autotune under choose_flex(target
+             "sm_89", device "rtx4090"): the config it picks for an RTX 4090 and Inductor's own
+             default's verdict there; the picked config runs here (H200) and matches eager.
+"""
+import argparse
+import glob
+import io
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Llama-3-8B's public configuration (hidden_size, num_attention_heads, num_key_value_heads,
+# intermediate_size); tokens per call chosen here.
+BLOCK_DIMS = dict(hidden=4096, heads=32, kv_heads=8, ffn=14336, tokens=2048)
+FLEX_SHAPE = dict(batch=2, heads=32, seq=2048, head_dim=128)
+
+
+# ------------------------------------------------------------------------------------------------
+# Child side (torch imported only here)
+# ------------------------------------------------------------------------------------------------
+
+class _OORCounter(logging.Handler):
+    """Counts the OutOfResources and other errors Inductor logs while benchmarking choices."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.oor, self.errors = [], []
+
+    def emit(self, record):
+        msg = record.getMessage()
+        if "out of resource" in msg.lower():
+            m = re.search(r"Required:\s*(\d+).*?limit:\s*(\d+)", msg, re.S)
+            self.oor.append({"required": int(m.group(1)), "limit": int(m.group(2))} if m else {"message": msg[:300]})
+        elif record.levelno >= logging.ERROR:
+            self.errors.append(msg[:300])
+
+
+def _chosen(codes):
+    """The kernels the compiled code calls: extern (ATen) calls and Triton template kernels with
+    their launch parameters, from the output code."""
+    out = []
+    for code in codes:
+        out += sorted(set(re.findall(r"extern_kernels\.(\w+)\(", code)))
+        for name, src in re.findall(r"async_compile\.triton\('(\w+)',\s*'''(.*?)'''", code, re.S):
+            if "_tem_" not in name:
+                continue
+            params = dict(re.findall(r"\b(BLOCK_[A-Z0-9]+|GROUP_M)\s*:\s*tl\.constexpr\s*=\s*(\d+)", src))
+            ws = re.search(r"num_stages=(\d+), num_warps=(\d+)", src)
+            out.append({"kernel": name, **{k: int(v) for k, v in params.items()},
+                        **({"num_stages": int(ws.group(1)), "num_warps": int(ws.group(2))} if ws else {})})
+    return out
+
+
+def _triton_cache_shared(cache_dir):
+    """Triton's metadata.shared of every kernel it compiled into cache_dir, keyed by TTGIR text."""
+    out = {}
+    for meta in glob.glob(os.path.join(cache_dir, "*", "*.json")):
+        if os.path.basename(meta).startswith("__grp__"):
+            continue
+        try:
+            m = json.load(open(meta))
+            ttgir = meta[:-5] + ".ttgir"
+            if "shared" in m and os.path.exists(ttgir):
+                out[open(ttgir).read()] = {"shared": m["shared"], "name": m.get("name"),
+                                           "num_warps": m.get("num_warps"), "num_stages": m.get("num_stages")}
+        except Exception:
+            pass
+    return out
+
+
+def _bench(fn, reps=30):
+    import torch
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        torch.cuda.synchronize()
+        times.append(a.elapsed_time(b))
+    times.sort()
+    return {"median_ms": times[len(times) // 2], "min_ms": times[0], "reps": reps}
+
+
+def _flex_problem(torch):
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    s = FLEX_SHAPE
+    g = torch.Generator(device="cuda").manual_seed(0)
+    mk = lambda: torch.randn(s["batch"], s["heads"], s["seq"], s["head_dim"], device="cuda", dtype=torch.bfloat16,
+                             generator=g).requires_grad_(True)
+    q, k, v = mk(), mk(), mk()
+    mask = create_block_mask(lambda b, h, qi, ki: qi >= ki, None, None, s["seq"], s["seq"], device="cuda")
+
+    def step(fa):
+        for t in (q, k, v):
+            t.grad = None
+        out = fa(q, k, v, block_mask=mask)
+        out.sum().backward()
+        return out, q.grad, k.grad, v.grad
+    return flex_attention, step
+
+
+def _block_problem(torch):
+    d = BLOCK_DIMS
+    hd = d["hidden"] // d["heads"]
+    g = torch.Generator(device="cuda").manual_seed(0)
+    w = lambda o, i: (torch.randn(o, i, device="cuda", dtype=torch.bfloat16, generator=g) / i ** 0.5)
+    wq, wk, wv, wo = w(d["hidden"], d["hidden"]), w(d["kv_heads"] * hd, d["hidden"]), w(d["kv_heads"] * hd, d["hidden"]), \
+        w(d["hidden"], d["hidden"])
+    wg, wu, wd = w(d["ffn"], d["hidden"]), w(d["ffn"], d["hidden"]), w(d["hidden"], d["ffn"])
+    n1 = torch.ones(d["hidden"], device="cuda", dtype=torch.bfloat16)
+    n2 = torch.ones(d["hidden"], device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(1, d["tokens"], d["hidden"], device="cuda", dtype=torch.bfloat16, generator=g)
+    F = torch.nn.functional
+
+    def rms(t, weight):
+        t32 = t.float()
+        return (t32 * torch.rsqrt(t32.pow(2).mean(-1, keepdim=True) + 1e-5)).to(t.dtype) * weight
+
+    def block(x):
+        b, s, _ = x.shape
+        h = rms(x, n1)
+        q = F.linear(h, wq).view(b, s, d["heads"], hd).transpose(1, 2)
+        k = F.linear(h, wk).view(b, s, d["kv_heads"], hd).transpose(1, 2)
+        v = F.linear(h, wv).view(b, s, d["kv_heads"], hd).transpose(1, 2)
+        rep = d["heads"] // d["kv_heads"]
+        k, v = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, s, -1)
+        x = x + F.linear(a, wo)
+        h = rms(x, n2)
+        return x + F.linear(F.silu(F.linear(h, wg)) * F.linear(h, wu), wd)
+    return block, x
+
+
+def child(part, hook, out_path, deadline):
+    """One compile, in this process: writes its result JSON (and records) to out_path."""
+    import torch
+    import scratchsim.inductor as ssi
+    from torch._inductor.utils import run_and_get_code
+    res = {"part": part, "hook": hook, "torch": torch.__version__}
+    counter = _OORCounter()
+    for name in ("torch._inductor.select_algorithm", "torch._inductor.autotune_process", "torch._inductor"):
+        logging.getLogger(name).addHandler(counter)
+    pruner = None
+    if hook == "on":
+        pruner = ssi.install(target=None, keep_ttgir=True)
+    elif hook == "choose":
+        pruner = ssi.choose_flex(target="sm_89", device="rtx4090")
+        pruner.keep_ttgir = True
+    try:
+        if part.startswith("flex"):
+            fa, step = _flex_problem(torch)
+            mode = None if hook == "choose" else "max-autotune"
+            cfa = torch.compile(fa, mode=mode) if mode else torch.compile(fa)
+            t0 = time.perf_counter()
+            (outs, codes) = run_and_get_code(lambda: step(cfa))
+            torch.cuda.synchronize()
+            res["compile_s"] = time.perf_counter() - t0
+            res["run"] = _bench(lambda: step(cfa))
+            eager = step(fa)
+            res["max_abs_diff_vs_eager"] = [float((a.float() - b.float()).abs().max()) for a, b in zip(outs, eager)]
+            torch.save([o.detach().cpu() for o in outs], out_path + ".pt")
+        else:
+            block, x = _block_problem(torch)
+            cb = torch.compile(block, mode="max-autotune")
+            t0 = time.perf_counter()
+            out, codes = run_and_get_code(lambda: cb(x))
+            torch.cuda.synchronize()
+            res["compile_s"] = time.perf_counter() - t0
+            res["run"] = _bench(lambda: cb(x))
+            res["max_abs_diff_vs_eager"] = float((out.float() - block(x).float()).abs().max())
+            torch.save(out.detach().cpu(), out_path + ".pt")
+        res["chosen"] = _chosen(codes)
+        res["output_code_chars"] = sum(len(c) for c in codes)
+        with open(out_path + ".code.py", "w") as f:
+            f.write("\n\n# ---- next graph ----\n\n".join(codes))
+    except Exception as e:
+        res["error"] = f"{type(e).__name__}: {e}"[:2000]
+        res["traceback"] = traceback.format_exc()[-4000:]
+        codes = []
+    res["oor_logged"] = counter.oor
+    res["errors_logged"] = counter.errors[:20]
+    if pruner is not None:
+        res["pruner"] = {"stats": pruner.stats,
+                         "dropped": [{"template": t, "params": p, "shared": v["shared"], "limit": v["limit"],
+                                      "message": v["message"]} for t, p, v in pruner.dropped],
+                         "chosen": [{k: v.get(k) for k in ("template", "params", "verdict", "shared", "limit", "device")}
+                                    for v in pruner.chosen]}
+        tcache = _triton_cache_shared(os.environ["TRITON_CACHE_DIR"])
+        for r in pruner.records:
+            hit = tcache.get(r["ttgir"].get(next(iter(r["ttgir"]))))
+            r["triton_shared"] = hit["shared"] if hit else None
+        json.dump(pruner.records, open(out_path + ".records.json", "w"))
+        res["records"] = len(pruner.records)
+        res["records_matched_triton_cache"] = sum(1 for r in pruner.records if r["triton_shared"] is not None)
+        res["records_shared_equal"] = sum(1 for r in pruner.records
+                                          if r["triton_shared"] is not None and r["triton_shared"] == r["shared"])
+    if part == "block" and hook == "on" and codes and time.time() < deadline - 60:
+        try:
+            t0 = time.perf_counter()
+            t = ssi._Torch()
+            records = []
+            for code in codes:
+                for name, src in ssi.kernels_from_output_code(code):
+                    if time.time() > deadline - 20:
+                        res["model_report_partial"] = True
+                        break
+                    records.append({"name": name, "source": src,
+                                    "configs": ssi.lower_kernel_source(t, t.source_kernel(name, src), ssi.TARGETS)})
+            rep = ssi.report(records, ssi.TARGETS)
+            res["model_report"] = {"summary": rep["summary"], "lower_and_judge_s": time.perf_counter() - t0,
+                                   "kernels": len(records)}
+            res["model_report_text"] = ssi.report_text(rep)
+            json.dump(records, open(out_path + ".model_records.json", "w"))
+        except Exception as e:
+            res["model_report_error"] = f"{type(e).__name__}: {e}"[:1000] + traceback.format_exc()[-2000:]
+    json.dump(res, open(out_path, "w"), indent=1, default=str)
+
+
+def configs_part():
+    """Inductor's config lists as this PyTorch builds them on this GPU."""
+    import torch
+    from torch._inductor import config
+    from torch._inductor.choices import InductorChoices
+    ch = InductorChoices()
+    h = ch.get_config_heuristics("cuda")
+    conv = lambda cs: [{k: v for k, v in vars(c).items()} for c in cs]
+    out = {"torch": torch.__version__, "capability": list(torch.cuda.get_device_capability()),
+           "device": torch.cuda.get_device_name(), "mm_configs": conv(h.mm_configs),
+           "shared_memory_per_block_optin": torch.cuda.get_device_properties(0).shared_memory_per_block_optin}
+    for ma in (False, True):
+        with config.patch(max_autotune=ma):
+            for hd in (64, 128):
+                for dt in (torch.bfloat16, torch.float32):
+                    key = f"max_autotune={ma} head_dim={hd} {str(dt).split('.')[-1]}"
+                    out.setdefault("flex", {})[key] = {
+                        "fwd": conv(ch.get_flex_attention_fwd_configs(hd, dt, "cuda")),
+                        "bwd": conv(ch.get_flex_attention_bwd_configs(hd, dt, "cuda")),
+                        "decode": conv(ch.get_flex_decode_configs(hd, dt, "cuda"))}
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Parent side
+# ------------------------------------------------------------------------------------------------
+
+def run_child(part, hook, work, budget_end, cap_s, log):
+    left = budget_end - time.time()
+    if left < 45:
+        return {"part": part, "hook": hook, "skipped": f"budget: {left:.0f} s left"}
+    timeout = min(cap_s, left - 10)
+    d = tempfile.mkdtemp(prefix=f"{part}_{hook}_", dir=work)
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=os.path.join(d, "inductor"), TRITON_CACHE_DIR=os.path.join(d, "triton"),
+               PYTHONUNBUFFERED="1", TORCHINDUCTOR_FX_GRAPH_CACHE="0", TORCHINDUCTOR_AUTOGRAD_CACHE="0")
+    out = os.path.join(d, "result.json")
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", part, "--hook", hook, "--child-out", out,
+           "--deadline", str(time.time() + timeout)]
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        log.write(f"== {part} {hook} rc={p.returncode} {time.time() - t0:.1f}s\n{p.stdout[-3000:]}\n{p.stderr[-6000:]}\n")
+        res = json.load(open(out)) if os.path.exists(out) else {"error": f"no result, rc={p.returncode}",
+                                                                 "stderr": p.stderr[-3000:]}
+    except subprocess.TimeoutExpired as e:
+        log.write(f"== {part} {hook} TIMEOUT after {timeout:.0f}s\n{(e.stderr or b'')[-3000:]}\n")
+        res = {"part": part, "hook": hook, "timeout_s": timeout}
+    res["wall_s"] = time.time() - t0
+    res["_dir"] = d
+    log.flush()
+    return res
+
+
+def compare_outputs(a_dir, b_dir):
+    import torch
+    pa, pb = os.path.join(a_dir, "result.json.pt"), os.path.join(b_dir, "result.json.pt")
+    if not (os.path.exists(pa) and os.path.exists(pb)):
+        return None
+    a, b = torch.load(pa), torch.load(pb)
+    a = a if isinstance(a, list) else [a]
+    b = b if isinstance(b, list) else [b]
+    return [{"equal": bool(torch.equal(x, y)), "max_abs_diff": float((x.float() - y.float()).abs().max())}
+            for x, y in zip(a, b)]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/inductor_out"))
+    ap.add_argument("--budget-s", type=float, default=540)
+    ap.add_argument("--parts", default="configs,flex,block,chooser")
+    ap.add_argument("--child")
+    ap.add_argument("--hook", default="off")
+    ap.add_argument("--child-out")
+    ap.add_argument("--deadline", type=float, default=0)
+    a = ap.parse_args()
+    if a.child:
+        child(a.child, a.hook, a.child_out, a.deadline)
+        return
+    start = time.time()
+    end = start + a.budget_s
+    os.makedirs(a.out, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="inductor_gpu_")
+    log = open(os.path.join(a.out, "log.txt"), "w")
+    results = {"date_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "parts": {}}
+    path = os.path.join(a.out, "inductor_gpu.json")
+
+    def save():
+        json.dump(results, open(path, "w"), indent=1, default=str)
+    parts = a.parts.split(",")
+    if "configs" in parts:
+        try:
+            results["configs"] = configs_part()
+        except Exception:
+            results["configs"] = {"error": traceback.format_exc()[-3000:]}
+        save()
+    caps = {"flex": 150, "block": 170, "chooser": 90}
+    for part in ("flex", "block"):
+        if part not in parts:
+            continue
+        for hook in ("off", "on"):
+            results["parts"][f"{part}_{hook}"] = run_child(part, hook, work, end, caps[part], log)
+            save()
+        try:
+            results["parts"][f"{part}_outputs"] = compare_outputs(results["parts"][f"{part}_off"]["_dir"],
+                                                                  results["parts"][f"{part}_on"]["_dir"])
+        except Exception:
+            results["parts"][f"{part}_outputs"] = {"error": traceback.format_exc()[-2000:]}
+        save()
+    if "chooser" in parts:
+        results["parts"]["chooser"] = run_child("flex", "choose", work, end, caps["chooser"], log)
+        save()
+    # The recorded kernels travel back as one archive.
+    with tarfile.open(os.path.join(a.out, "inductor_data.tar.gz"), "w:gz") as tar:
+        tar.add(path, arcname="inductor_gpu.json")
+        for key, res in results["parts"].items():
+            d = res.get("_dir") if isinstance(res, dict) else None
+            if not d:
+                continue
+            for suffix in (".records.json", ".model_records.json", ".code.py"):
+                f = os.path.join(d, "result.json" + suffix)
+                if os.path.exists(f):
+                    tar.add(f, arcname=f"{key}{suffix}")
+    results["total_s"] = time.time() - start
+    save()
+    log.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,475 @@
+"""torch.compile / Inductor: drop the max-autotune configs that cannot fit on the target before
+Inductor compiles and benchmarks them, choose a FlexAttention config that fits, and report whether
+every Triton kernel Inductor generated for a model fits on a GPU.
+
+The figure is Triton's own: each candidate's generated Triton kernel is lowered to TTGIR with the
+exact pieces Inductor hands triton.compile (scratchsim.triton.lower_compiled: no LLVM, no ptxas,
+any target) and simulated with Triton's allocation, in place of Inductor's size formula
+(BaseConfigHeuristic.get_shared_memory_estimation, off by default; docs/inductor.md).
+
+    import scratchsim.inductor as ssi
+    pruner = ssi.install(target="sm_90")            # every autotune_select_algorithm from now on
+    model = torch.compile(model, mode="max-autotune")
+    model(x); pruner.stats, pruner.dropped
+    pruner.uninstall()
+
+    ssi.choose_flex(target="sm_89", device="rtx4090")  # FlexAttention picks the first config that fits
+    report = ssi.model_report(fn, *args, targets=ssi.TARGETS)   # every kernel, every target
+    print(ssi.report_text(report))
+
+The hook is PyTorch's public `torch._inductor.select_algorithm.add_preprocessing_fn` (called with
+every op's ChoiceCallers before precompiling and benchmarking: mm, bmm, addmm, flex_attention,
+flex_attention_backward, flex_decoding); the chooser widens FlexAttention's candidate list through
+`torch._inductor.config.inductor_choices_class` (InductorChoices, Inductor's documented
+out-of-tree heuristics hook). What is read from Inductor's private objects (a template choice's
+generated module, the compile pieces of its CachingAutotuner) is read in one place, `_Torch`, for
+the PyTorch versions in SUPPORTED_TORCH; another version is refused with a message saying so.
+
+The judging, pruning, choosing and reporting below `_Torch` take plain records (names, config
+parameters, TTGIR text per target) and need neither torch nor Triton: tests replay kernels
+recorded from real compiles (tests/data/inductor) through them.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import scratchsim
+from scratchsim import Error
+from scratchsim import triton as sst
+
+__all__ = ["SUPPORTED_TORCH", "TARGETS", "judge", "prune", "first_fit", "kernels_from_output_code", "report",
+           "report_text", "install", "Pruner", "choose_flex", "flex_kernel_options", "model_report",
+           "lower_kernel_source"]
+
+log = logging.getLogger("scratchsim.inductor")
+
+# The PyTorch versions (major.minor) whose Inductor internals _Torch reads; checked on the GPU
+# machine's compiles (docs/validation/inductor-gpu.md).
+SUPPORTED_TORCH = ("2.11",)
+# The targets a model report covers by default (issue 39).
+TARGETS = ("sm_80", "sm_89", "sm_90", "sm_100", "sm_120", "gfx942", "gfx950")
+# Inductor's template names (TritonTemplate.name) of the FlexAttention family: the chooser's scope.
+FLEX_TEMPLATES = ("flex_attention", "flex_attention_backward", "flex_decoding")
+
+
+# ----------------------------------------------------------------------------------------------
+# Torch-free core: verdicts, pruning, choosing, reports over TTGIR text.
+# ----------------------------------------------------------------------------------------------
+
+def _shared(report: dict):
+    for s in report.get("spaces", []):
+        if s.get("space") in ("smem", "lds"):
+            return s.get("peak_bytes"), s.get("limit_bytes")
+    return None, None
+
+
+def judge(ttgir: str, arch: str, device: str | None = None, *, any_target: bool = False, name: str = "kernel") -> dict:
+    """The verdict of one TTGIR module on `device` (None: the shipped model of `arch`): verdict
+    (FITS, AT RISK, DOES NOT FIT), fits, shared (Triton's allocation, bytes), limit, message
+    (Triton's OutOfResources words when it cannot fit), device, arch."""
+    dev = device or sst.device_for_arch(arch)
+    rep = scratchsim.simulate_ttgir(dev, ttgir, suggest=False, any_target=any_target, name=f"{name}.ttgir")
+    shared, limit = _shared(rep)
+    return {"verdict": rep.get("verdict", "FITS" if rep.get("fits") else "DOES NOT FIT"),
+            "fits": bool(rep.get("fits")), "shared": shared, "limit": limit,
+            "message": "" if rep.get("fits") else sst._message(rep), "device": dev, "arch": arch}
+
+
+def prune(items: Sequence[Any], verdict_of: Callable[[Any], dict | None]) -> tuple[list, list]:
+    """(kept, dropped): an item is dropped when verdict_of(item) says DOES NOT FIT; None (not
+    checked: not a Triton template) and AT RISK are kept, in the given order. dropped holds
+    (item, verdict)."""
+    kept, dropped = [], []
+    for item in items:
+        v = verdict_of(item)
+        if v is not None and v.get("verdict") == "DOES NOT FIT":
+            dropped.append((item, v))
+        else:
+            kept.append(item)
+    return kept, dropped
+
+
+def first_fit(items: Sequence[Any], verdict_of: Callable[[Any], dict | None]):
+    """The first item whose verdict is FITS (an AT RISK one only when none fits), or None."""
+    at_risk = None
+    for item in items:
+        v = verdict_of(item)
+        if v is None:
+            continue
+        if v.get("verdict") == "FITS":
+            return item
+        if v.get("verdict") == "AT RISK" and at_risk is None:
+            at_risk = item
+    return at_risk
+
+
+_KERNEL_RE = re.compile(r"async_compile\.triton\(\s*'([A-Za-z_][A-Za-z0-9_]*)'\s*,\s*'''(.*?)'''", re.DOTALL)
+
+
+def kernels_from_output_code(code: str) -> list[tuple[str, str]]:
+    """(name, source) of every Triton kernel in an Inductor output-code module (its
+    `async_compile.triton('name', '''source''', ...)` definitions), in order, each once."""
+    seen, out = set(), []
+    for name, src in _KERNEL_RE.findall(code):
+        if name not in seen:
+            seen.add(name)
+            out.append((name, src.strip("\n") + "\n"))
+    return out
+
+
+def _kernel_verdict(configs: Sequence[dict]) -> str:
+    """A kernel with several configs (Triton's runtime autotuner picks one) fits when all of them
+    fit; where only some do, the autotuner can still run it but loses the others: AT RISK."""
+    verdicts = [c["verdict"] for c in configs]
+    if not verdicts:
+        return "NOT CHECKED"
+    if all(v == "FITS" for v in verdicts):
+        return "FITS"
+    if all(v == "DOES NOT FIT" for v in verdicts):
+        return "DOES NOT FIT"
+    return "AT RISK"
+
+
+def report(records: Sequence[Mapping], targets: Iterable[str] = TARGETS, devices: Mapping[str, str] | None = None) -> dict:
+    """The model report over kernel records {"name", "configs": [{"params", "ttgir": {arch: text}}
+    | {"params", "error": {arch: message}}]}: per kernel and target the verdict, Triton's shared
+    bytes and the limit of each config, and per target a summary ("will this model's kernels fit
+    on that GPU"). devices maps an arch to the model judged on (default: the arch's shipped one)."""
+    devices = dict(devices or {})
+    targets = list(targets)
+    kernels, summary = [], {}
+    for t in targets:
+        summary[t] = {"device": devices.get(t) or sst.device_for_arch(t), "kernels": 0, "fits": 0, "at_risk": 0,
+                      "does_not_fit": 0, "not_checked": 0, "max_shared": 0}
+    for rec in records:
+        entry = {"name": rec["name"], "targets": {}}
+        for t in targets:
+            cfgs = []
+            for c in rec.get("configs", []):
+                if t in c.get("ttgir", {}):
+                    v = judge(c["ttgir"][t], t, devices.get(t), name=rec["name"])
+                elif t in c.get("error", {}):
+                    v = {"verdict": "NOT CHECKED", "fits": False, "shared": None, "limit": None,
+                         "message": c["error"][t], "device": summary[t]["device"], "arch": t}
+                else:
+                    continue
+                cfgs.append({"params": dict(c.get("params", {})), **v})
+            checked = [c for c in cfgs if c["verdict"] != "NOT CHECKED"]
+            verdict = _kernel_verdict(checked) if checked else "NOT CHECKED"
+            shared = [c["shared"] for c in checked if c["shared"] is not None]
+            entry["targets"][t] = {"verdict": verdict, "max_shared": max(shared) if shared else None,
+                                   "limit": next((c["limit"] for c in checked if c["limit"]), None), "configs": cfgs}
+            s = summary[t]
+            s["kernels"] += 1
+            s[{"FITS": "fits", "AT RISK": "at_risk", "DOES NOT FIT": "does_not_fit"}.get(verdict, "not_checked")] += 1
+            s["max_shared"] = max(s["max_shared"], max(shared) if shared else 0)
+        kernels.append(entry)
+    for s in summary.values():
+        s["verdict"] = ("DOES NOT FIT" if s["does_not_fit"] else "AT RISK" if s["at_risk"] or s["not_checked"]
+                        else "FITS")
+    return {"targets": targets, "summary": summary, "kernels": kernels}
+
+
+def report_text(rep: Mapping) -> str:
+    """The model report as text: one line per target, then each kernel that does not fit everywhere."""
+    lines = ["target   device     kernels  fits  at-risk  no-fit  unchecked  max shared B  verdict"]
+    for t in rep["targets"]:
+        s = rep["summary"][t]
+        lines.append(f"{t:<8} {s['device']:<10} {s['kernels']:>7} {s['fits']:>5} {s['at_risk']:>8} "
+                     f"{s['does_not_fit']:>7} {s['not_checked']:>10} {s['max_shared']:>13}  {s['verdict']}")
+    for k in rep["kernels"]:
+        bad = {t: v for t, v in k["targets"].items() if v["verdict"] != "FITS"}
+        for t, v in bad.items():
+            worst = next((c for c in v["configs"] if c["verdict"] != "FITS"), None)
+            why = f": {worst['message']}" if worst and worst.get("message") else ""
+            lines.append(f"  {k['name']} on {t}: {v['verdict']}{why}")
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------------------------
+# The thin adapter: the one place that reads Inductor's objects (version-checked).
+# ----------------------------------------------------------------------------------------------
+
+class _Torch:
+    """Inductor's objects as read here. Every access to a non-public attribute of PyTorch sits in
+    this class, for the versions in SUPPORTED_TORCH."""
+
+    def __init__(self, allow_untested: bool = False):
+        try:
+            import torch
+        except ImportError as e:
+            raise Error("scratchsim.inductor needs PyTorch (pip install torch)") from e
+        version = torch.__version__.split("+")[0]
+        minor = ".".join(version.split(".")[:2])
+        if minor not in SUPPORTED_TORCH and not allow_untested:
+            raise Error(f"scratchsim.inductor reads Inductor's internals as PyTorch {', '.join(SUPPORTED_TORCH)} "
+                        f"lays them out; this is PyTorch {torch.__version__} (allow_untested=True to try anyway)")
+        self.torch = torch
+        self.version = torch.__version__
+        from torch._inductor import config, select_algorithm
+        self.config = config
+        self.select_algorithm = select_algorithm
+
+    # -- a template choice's kernel ---------------------------------------------------------------
+    @staticmethod
+    def template_name(choice) -> str | None:
+        """The TritonTemplate name of a TritonTemplateCaller ("mm", "bmm", "flex_attention"...),
+        None for other choices (ATen, subgraphs, CUTLASS)."""
+        bmreq = getattr(choice, "bmreq", None)
+        name = getattr(bmreq, "kernel_name", None)
+        if not name or not getattr(bmreq, "module_path", None):
+            return None
+        return name[len("triton_"):] if name.startswith("triton_") else name
+
+    @staticmethod
+    def choice_kernel(choice):
+        """The CachingAutotuner of a template choice's generated module (nothing compiled)."""
+        from torch._inductor.codecache import PyCodeCache
+        bmreq = choice.bmreq
+        module = PyCodeCache.load_by_key_path(bmreq.module_cache_key, bmreq.module_path)
+        return getattr(module, bmreq.kernel_name)
+
+    @staticmethod
+    def source_kernel(name: str, source: str):
+        """The CachingAutotuner an output-code kernel source defines."""
+        from torch._inductor.codecache import PyCodeCache
+        return getattr(PyCodeCache.load(source), name)
+
+    @staticmethod
+    def compile_pieces(autotuner, cfg) -> tuple:
+        """(fn, signature, constants, attrs, options): what CachingAutotuner._precompile_config
+        hands triton.compile for `cfg`."""
+        meta = autotuner._create_compile_meta(cfg)
+        options = autotuner._create_compile_options(cfg, meta)
+        return autotuner.fn, meta["signature"], meta["constants"], meta["configs"][0], options
+
+    @staticmethod
+    def config_params(cfg) -> dict:
+        return {**dict(cfg.kwargs), "num_warps": cfg.num_warps, "num_stages": cfg.num_stages}
+
+    # -- hooks ----------------------------------------------------------------------------------
+    def add_preprocessing_fn(self, fn) -> None:
+        self.select_algorithm.add_preprocessing_fn(fn)
+
+    def remove_preprocessing_fn(self, fn) -> None:
+        fns = self.select_algorithm.get_algorithm_selector_cache().preprocessing_fns
+        while fn in fns:
+            fns.remove(fn)
+
+    def flex_candidates(self, choices_obj, kind: str, head_dim: int, dtype, device_type) -> list:
+        """Inductor's own list for the op, then, when it is the single default (no max-autotune),
+        the heuristic's autotune list after it, larger tiles first: candidates for first-fit."""
+        heur = choices_obj.get_config_heuristics(device_type)
+        base = {"fwd": heur.get_flex_attn_fwd_configs, "bwd": heur.get_flex_attn_bwd_configs,
+                "decode": heur.get_flex_decode_configs}[kind](head_dim, dtype)
+        if self.config.max_autotune:
+            return base
+        extra = {"fwd": heur.flex_attn_fwd_autotune_configs, "bwd": heur.flex_attn_bwd_autotune_configs,
+                 "decode": heur.flex_decode_autotune_configs}[kind]
+        extra = sorted((c for c in extra if c not in base), key=_tile_size, reverse=True)
+        return list(base) + extra
+
+
+def _tile_size(conf) -> tuple:
+    """Larger tiles and deeper pipelines first (faster where they fit), then fewer warps."""
+    dims = [getattr(conf, f, 1) for f in ("block_m", "block_n", "block_m1", "block_n1")]
+    area = 1
+    for d in dims:
+        area *= d or 1
+    return (area, conf.num_stages, -conf.num_warps)
+
+
+def lower_kernel_source(torch_side: _Torch, autotuner, targets: Iterable[str]) -> list[dict]:
+    """Every config of a CachingAutotuner lowered for each target: [{"params", "ttgir": {arch:
+    text}, "error": {arch: message}}] (an error: Triton could not lower it for that target)."""
+    out = []
+    for cfg in autotuner.configs:
+        fn, sig, constants, attrs, options = torch_side.compile_pieces(autotuner, cfg)
+        rec = {"params": torch_side.config_params(cfg), "ttgir": {}, "error": {}}
+        for t in targets:
+            try:
+                rec["ttgir"][t] = sst.lower_compiled(fn, sig, constants, attrs, t, options).ttgir
+            except Error:
+                raise
+            except Exception as e:  # Triton refuses the config for this target (it would not compile)
+                rec["error"][t] = f"{type(e).__name__}: {e}".splitlines()[0]
+        out.append(rec)
+    return out
+
+
+class Pruner:
+    """The preprocessing function install() registers. Drops every Triton template choice whose
+    kernel cannot fit on the target (Triton's figure); keeps ATen and other choices. With
+    first_fit (the FlexAttention chooser), an op of FLEX_TEMPLATES keeps only its first fitting
+    choice. .stats, .dropped [(template, params, verdict)], .records (with keep_ttgir)."""
+
+    def __init__(self, torch_side: _Torch, target, device, any_target, on_empty, keep_ttgir):
+        self._t = torch_side
+        self.target = target
+        self.arch = sst._arch(sst.target_of(target))
+        self.device = device
+        self.any_target = bool(any_target)
+        if on_empty not in ("raise", "keep"):
+            raise Error("on_empty: 'raise' or 'keep'")
+        self.on_empty = on_empty
+        self.keep_ttgir = keep_ttgir
+        self.first_fit = False
+        self.dropped: list = []
+        self.chosen: list = []
+        self.records: list = []
+        self.stats = {"calls": 0, "choices": 0, "checked": 0, "dropped": 0, "kept": 0, "errors": 0,
+                      "lower_s": 0.0, "simulate_s": 0.0}
+        self._cache: dict = {}
+        self._lock = threading.Lock()
+
+    def verdict(self, choice) -> dict | None:
+        template = self._t.template_name(choice)
+        if template is None:
+            return None
+        key = (choice.bmreq.module_path, choice.bmreq.kernel_name)
+        with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+        try:
+            autotuner = self._t.choice_kernel(choice)
+            cfg = autotuner.configs[0]
+            fn, sig, constants, attrs, options = self._t.compile_pieces(autotuner, cfg)
+            lowered = sst.lower_compiled(fn, sig, constants, attrs, self.target, options)
+        except Error:
+            raise
+        except Exception as e:  # not lowered here: Inductor compiles and reports it as it would
+            self.stats["errors"] += 1
+            log.debug("scratchsim: %s not checked: %s", choice, e)
+            return None
+        self.stats["lower_s"] += lowered.seconds
+        t0 = time.perf_counter()
+        v = judge(lowered.ttgir, self.arch, self.device, any_target=self.any_target, name=lowered.name)
+        self.stats["simulate_s"] += time.perf_counter() - t0
+        self.stats["checked"] += 1
+        v = {**v, "template": template, "params": self._t.config_params(cfg)}
+        if self.keep_ttgir:
+            self.records.append({"template": template, "params": v["params"], "verdict": v["verdict"],
+                                 "shared": v["shared"], "source": open(choice.bmreq.module_path).read(),
+                                 "ttgir": {self.arch: lowered.ttgir}})
+        with self._lock:
+            self._cache[key] = v
+        return v
+
+    def __call__(self, choices):
+        self.stats["calls"] += 1
+        self.stats["choices"] += len(choices)
+        kept, dropped = prune(choices, self.verdict)
+        for choice, v in dropped:
+            self.dropped.append((v["template"], v["params"], v))
+            log.warning("scratchsim: dropping %s %s before compiling: %s", v["template"], v["params"], v["message"])
+        self.stats["dropped"] += len(dropped)
+        if self.first_fit and not self._t.config.max_autotune:
+            flex = [c for c in kept if self._t.template_name(c) in FLEX_TEMPLATES]
+            if flex:
+                pick = first_fit(flex, self.verdict)
+                if pick is not None:
+                    kept = [c for c in kept if c not in flex or c is pick]
+                    self.chosen.append(self.verdict(pick))
+        if not kept:
+            templates = sorted({v["template"] for _, v in dropped})
+            message = (f"scratchsim: none of the {len(dropped)} {'/'.join(templates)} configs fits on "
+                       f"{self.device or sst.device_for_arch(self.arch)} ({dropped[0][1]['message']})")
+            if self.on_empty == "raise":
+                raise Error(message)
+            log.warning("%s; keeping them all", message)
+            kept = list(choices)
+        self.stats["kept"] += len(kept)
+        return kept
+
+    def uninstall(self) -> None:
+        self._t.remove_preprocessing_fn(self)
+
+
+def install(target=None, device: str | None = None, *, any_target: bool = False, on_empty: str = "raise",
+            keep_ttgir: bool = False, allow_untested: bool = False) -> Pruner:
+    """Registers a Pruner with Inductor (torch._inductor.select_algorithm.add_preprocessing_fn):
+    from now on every autotune_select_algorithm (mm, bmm, addmm, flex_attention and its backward,
+    flex_decoding, ...) drops the Triton template choices that cannot fit on `target` (None: the
+    local GPU; "sm_90", "sm_89", "gfx942", ...) judged on `device` (None: the target's model;
+    "rtx4090" for sm_89) before any of them is compiled. on_empty: when no choice is left, "raise"
+    a scratchsim.Error naming why, or "keep" them all. keep_ttgir: keep each checked kernel's
+    source and TTGIR in .records. Pruner.uninstall() removes it."""
+    pruner = Pruner(_Torch(allow_untested), target, device, any_target, on_empty, keep_ttgir)
+    pruner._t.add_preprocessing_fn(pruner)
+    return pruner
+
+
+def choose_flex(target=None, device: str | None = None, *, any_target: bool = False,
+                allow_untested: bool = False) -> Pruner:
+    """The FlexAttention config chooser: outside max-autotune, FlexAttention (forward, backward,
+    decoding) compiles one default config, which may not fit the GPU (pytorch#133254: the backward
+    asks an RTX 4090 for 131074 B of its 101376). This widens its candidates to Inductor's autotune
+    list after the default (through torch._inductor.config.inductor_choices_class) and keeps the
+    first that fits on the target, so only that one is compiled. Under max-autotune it prunes as
+    install() does. Returns the Pruner (.chosen: the verdict of each pick)."""
+    pruner = install(target, device, any_target=any_target, allow_untested=allow_untested)
+    pruner.first_fit = True
+    t = pruner._t
+    from torch._inductor.choices import InductorChoices
+
+    class FitChoices(InductorChoices):
+        def get_flex_attention_fwd_configs(self, head_dim, dtype, device_type="cuda"):
+            return t.flex_candidates(self, "fwd", head_dim, dtype, device_type)
+
+        def get_flex_attention_bwd_configs(self, head_dim, dtype, device_type="cuda"):
+            return t.flex_candidates(self, "bwd", head_dim, dtype, device_type)
+
+        def get_flex_decode_configs(self, head_dim, dtype, device_type="cuda"):
+            return t.flex_candidates(self, "decode", head_dim, dtype, device_type)
+
+    t.config.inductor_choices_class = FitChoices
+    from torch._inductor.virtualized import V
+    V.set_choices_handler(FitChoices())  # this thread's handler, if Inductor made one already
+    return pruner
+
+
+def flex_kernel_options(params: Mapping[str, Any]) -> dict:
+    """A chosen config's parameters as flex_attention(kernel_options=...) takes them, to pin it
+    without the chooser (forward: BLOCK_M, BLOCK_N; backward: BLOCK_M1..BLOCK_N2; num_warps,
+    num_stages)."""
+    keep = ("BLOCK_M", "BLOCK_N", "BLOCK_M1", "BLOCK_N1", "BLOCK_M2", "BLOCK_N2", "num_warps", "num_stages")
+    return {k: params[k] for k in keep if k in params}
+
+
+def model_report(fn: Callable, *args, targets: Iterable[str] = TARGETS, devices: Mapping[str, str] | None = None,
+                 backward: bool = False, allow_untested: bool = False, keep_records: bool = False, **kwargs) -> dict:
+    """Runs `fn(*args, **kwargs)` (a torch.compile'd callable; with backward, .sum().backward() on
+    its result too), collects Inductor's output code, lowers every Triton kernel in it for each
+    target and reports (report()). keep_records adds "records" (the sources and TTGIR)."""
+    t = _Torch(allow_untested)
+    from torch._inductor.utils import run_and_get_code
+
+    def run():
+        out = fn(*args, **kwargs)
+        if backward:
+            out.sum().backward()
+        return out
+
+    _, codes = run_and_get_code(run)
+    targets = list(targets)
+    records = []
+    for code in codes:
+        for name, source in kernels_from_output_code(code):
+            autotuner = t.source_kernel(name, source)
+            records.append({"name": name, "source": source,
+                            "configs": lower_kernel_source(t, autotuner, targets)})
+    rep = report(records, targets, devices)
+    rep["torch"] = t.version
+    if keep_records:
+        rep["records"] = records
+    return rep
+
+
+def dumps(rep: Mapping) -> str:
+    """The report as JSON (records' TTGIR left out)."""
+    return json.dumps({k: v for k, v in rep.items() if k != "records"}, indent=1, sort_keys=True)
