@@ -17,14 +17,8 @@ or, without the kernel at hand (the filter finds the autotuner's bound kernel an
 """
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import inspect
 import logging
-import os
-import sys
-import tempfile
-import threading
 import time
 from typing import Any, Sequence
 
@@ -36,27 +30,11 @@ from scratchsim import triton as sst
 __all__ = ["config_filter", "check_config", "ConfigFilter"]
 
 log = logging.getLogger("scratchsim.helion")
-_MODULE_DIR = os.path.join(tempfile.gettempdir(), f"scratchsim_helion_{os.getuid()}")
 
 
 def _load_module(code: str):
     """Imports generated code from a file (@triton.jit reads its function's source)."""
-    digest = hashlib.sha256(code.encode()).hexdigest()[:24]
-    os.makedirs(_MODULE_DIR, exist_ok=True)
-    path = os.path.join(_MODULE_DIR, f"h{digest}.py")
-    if not os.path.exists(path):
-        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-        with open(tmp, "w") as f:
-            f.write(code)
-        os.replace(tmp, path)
-    name = f"scratchsim_helion_{digest}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return sst.load_source_module(code, "helion")
 
 
 class _Launch:

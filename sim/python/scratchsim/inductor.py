@@ -228,17 +228,16 @@ class _Torch:
 
     @staticmethod
     def choice_kernel(choice):
-        """The CachingAutotuner of a template choice's generated module (nothing compiled)."""
-        from torch._inductor.codecache import PyCodeCache
-        bmreq = choice.bmreq
-        module = PyCodeCache.load_by_key_path(bmreq.module_cache_key, bmreq.module_path)
-        return getattr(module, bmreq.kernel_name)
+        """The CachingAutotuner of a template choice's generated module (nothing compiled), from a
+        fresh import of its file: the module Inductor caches may be precompiled already, and
+        precompiling empties the autotuner's configs."""
+        with open(choice.bmreq.module_path) as f:
+            return getattr(sst.load_source_module(f.read(), "inductor"), choice.bmreq.kernel_name)
 
     @staticmethod
     def source_kernel(name: str, source: str):
-        """The CachingAutotuner an output-code kernel source defines."""
-        from torch._inductor.codecache import PyCodeCache
-        return getattr(PyCodeCache.load(source), name)
+        """The CachingAutotuner an output-code kernel source defines (a fresh import, as above)."""
+        return getattr(sst.load_source_module(source, "inductor"), name)
 
     @staticmethod
     def compile_pieces(autotuner, cfg) -> tuple:

@@ -376,6 +376,32 @@ def lower_compiled(fn, signature: Mapping[str, str], constants: Mapping, attrs: 
     return _lower_source(_Source(jit, tgt, opts, dict(signature), dict(constants), dict(attrs)))
 
 
+def load_source_module(code: str, prefix: str = "source"):
+    """Imports generated Python code (a Helion or Inductor kernel module) from a file of its own,
+    as a fresh module named by the code's hash: @triton.jit reads its function's source from the
+    file, and objects made at import (Inductor's CachingAutotuner with its configs) are new, not
+    ones a framework has compiled and emptied since."""
+    import hashlib
+    import importlib.util
+    digest = hashlib.sha256(code.encode()).hexdigest()[:24]
+    directory = os.path.join(tempfile.gettempdir(), f"scratchsim_{prefix}_{os.getuid()}")
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f"h{digest}.py")
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        with open(tmp, "w") as f:
+            f.write(code)
+        os.replace(tmp, path)
+    name = f"scratchsim_{prefix}_{digest}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def _kernel_ref(fn):
     """(module, attribute) under which a worker process imports `fn`, or None where it cannot: a
     kernel of __main__ (a worker would run the script's top level again) or not at a module's top

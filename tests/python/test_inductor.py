@@ -1,0 +1,158 @@
+"""scratchsim.inductor without torch: the kernels Inductor generated on the GPU machine (PyTorch 2.11,
+tests/data/inductor/README.md) replayed through the pruning, the FlexAttention chooser and the model
+report, and checked against what Triton itself did there."""
+import collections
+import json
+import sys
+import tarfile
+import types
+
+import pytest
+
+import scratchsim
+import scratchsim.inductor as ssi
+from conftest import REPO
+
+DATA = REPO / "tests" / "data" / "inductor"
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    """name -> parsed JSON (or text) of every member of tests/data/inductor/inductor_data.tar.gz."""
+    out = {}
+    with tarfile.open(DATA / "inductor_data.tar.gz") as t:
+        for m in t.getmembers():
+            if m.isfile():
+                text = t.extractfile(m).read().decode()
+                out[m.name] = json.loads(text) if m.name.endswith(".json") else text
+    return out
+
+
+def by_id(records):
+    return {(r["template"], json.dumps(r["params"], sort_keys=True)): r for r in records}
+
+
+def test_every_kernel_of_the_output_code_is_found(recorded):
+    """The model report's kernels are those the output code defines, in order, each once."""
+    code = recorded["block_on.code.py"]
+    kernels = ssi.kernels_from_output_code(code)
+    names = [n for n, _ in kernels]
+    assert names == [r["name"] for r in recorded["block_on.model_records.json"]]
+    assert len(names) == len(set(names)) and len(names) >= 3
+    for name, src in kernels:
+        assert "@triton.jit" in src and f"def {name}(" in src
+    assert ssi.kernels_from_output_code("def f(): pass\n") == []
+
+
+@pytest.mark.parametrize("member", ["flex_on.records.json", "block_on.records.json"])
+def test_pruner_figure_is_tritons_metadata_shared(recorded, member):
+    """Each checked template choice, replayed: scratchsim's figure for its TTGIR equals the
+    metadata.shared Triton wrote when it compiled the same TTGIR on the H200 (where it did), and
+    the verdict is the one the hook acted on."""
+    records = recorded[member]
+    compared = 0
+    for r in records:
+        (arch, ttgir), = r["ttgir"].items()
+        v = ssi.judge(ttgir, arch, "h200", name=r["template"])
+        assert v["shared"] == r["shared"], r["params"]
+        assert v["verdict"] == r["verdict"], r["params"]
+        if r.get("triton_shared") is not None:
+            assert v["shared"] == r["triton_shared"], r["params"]
+            compared += 1
+    assert compared >= 1
+
+
+def test_dropped_configs_are_the_ones_triton_refused(recorded):
+    """Without the hook, Triton raised OutOfResources for some FlexAttention configs on the H200;
+    with it, scratchsim dropped configs before compiling with exactly those Required figures."""
+    results = recorded["inductor_gpu.json"]["parts"]
+    refused = collections.Counter(o["required"] for o in results["flex_off"]["oor_logged"] if "required" in o)
+    records = recorded["flex_on.records.json"]
+    dropped = collections.Counter(r["shared"] for r in records if r["verdict"] == "DOES NOT FIT")
+    assert set(dropped) == set(refused)
+    assert results["flex_on"]["oor_logged"] == []
+    for r in records:
+        v = ssi.judge(next(iter(r["ttgir"].values())), "sm_90", "h200")
+        assert (v["verdict"] == "DOES NOT FIT") == (r["shared"] > 232448)
+
+
+def test_prune_keeps_order_and_drops_only_what_cannot_fit(recorded):
+    records = recorded["flex_on.records.json"]
+
+    def verdict_of(r):
+        return None if r is None else ssi.judge(next(iter(r["ttgir"].values())), "sm_90", "h200")
+    items = [None] + records  # None stands for an ATen choice: never dropped
+    kept, dropped = ssi.prune(items, verdict_of)
+    assert kept[0] is None
+    assert [r for r in records if r in kept] == [r for r in records if r["verdict"] != "DOES NOT FIT"]
+    assert all(v["message"].startswith("out of resource: shared memory, Required: ") for _, v in dropped)
+    assert len(dropped) == sum(r["verdict"] == "DOES NOT FIT" for r in records)
+
+
+def test_chooser_picks_the_first_config_that_fits_an_rtx4090(recorded):
+    """FlexAttention without max-autotune, judged for sm_89 on the RTX 4090 model (101376 B): the
+    candidates in the order the chooser saw them, replayed; the pick is the GPU run's."""
+    part = recorded["inductor_gpu.json"]["parts"]["chooser"]
+    records = recorded["chooser.records.json"]
+    for template in ("flex_attention", "flex_attention_backward"):
+        cands = [r for r in records if r["template"] == template]
+        assert cands, template
+
+        def verdict_of(r):
+            return ssi.judge(r["ttgir"]["sm_89"], "sm_89", "rtx4090")
+        pick = ssi.first_fit(cands, verdict_of)
+        chosen = [c for c in part["pruner"]["chosen"] if c["template"] == template]
+        assert pick is not None and chosen and chosen[0]["params"] == pick["params"]
+        v = verdict_of(pick)
+        assert v["fits"] and v["shared"] <= 101376
+        assert ssi.flex_kernel_options(pick["params"])["num_stages"] == pick["params"]["num_stages"]
+    assert max(part["max_abs_diff_vs_eager"]) < 0.1
+
+
+def test_model_report_text_and_json(recorded):
+    records = recorded["block_on.model_records.json"]
+    rep = ssi.report(records, ssi.TARGETS, devices={"sm_89": "rtx4090"})
+    assert rep["targets"] == list(ssi.TARGETS)
+    for t in ssi.TARGETS:
+        s = rep["summary"][t]
+        assert s["kernels"] == len(records)
+        assert s["fits"] + s["at_risk"] + s["does_not_fit"] + s["not_checked"] == len(records)
+    assert rep["summary"]["sm_89"]["device"] == "rtx4090"
+    assert rep["summary"]["gfx942"]["device"] == "mi300x"
+    text = ssi.report_text(rep)
+    for t in ssi.TARGETS:
+        assert f"\n{t} " in "\n" + text
+    again = json.loads(ssi.dumps(rep))
+    assert again["summary"] == json.loads(json.dumps(rep["summary"]))
+    gpu = recorded["inductor_gpu.json"]["parts"]["block_on"]["model_report"]["summary"]
+    for t in ssi.TARGETS:
+        assert {k: v for k, v in rep["summary"][t].items() if k != "device"} == \
+            {k: v for k, v in gpu[t].items() if k != "device"} or t == "sm_89"
+
+
+def test_a_kernel_with_some_configs_over_the_limit_is_at_risk():
+    assert ssi._kernel_verdict([{"verdict": "FITS"}, {"verdict": "DOES NOT FIT"}]) == "AT RISK"
+    assert ssi._kernel_verdict([{"verdict": "DOES NOT FIT"}]) == "DOES NOT FIT"
+    assert ssi._kernel_verdict([{"verdict": "FITS"}, {"verdict": "FITS"}]) == "FITS"
+
+
+def test_bad_ttgir_is_a_clear_error():
+    with pytest.raises(scratchsim.Error):
+        ssi.report([{"name": "k", "configs": [{"params": {}, "ttgir": {"sm_90": "not ttgir at all"}}]}], ["sm_90"])
+
+
+def test_unsupported_torch_is_refused(monkeypatch):
+    """Inductor's internals are read for the versions in SUPPORTED_TORCH only; another version is
+    refused before anything of it is touched."""
+    fake = types.ModuleType("torch")
+    fake.__version__ = "2.9.1+cu128"
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    with pytest.raises(scratchsim.Error, match=r"PyTorch 2\.11.*2\.9\.1"):
+        ssi._Torch()
+    with pytest.raises(scratchsim.Error, match="PyTorch 2.11"):
+        ssi.install(target="sm_90")
+
+
+def test_recorded_with_a_supported_torch(recorded):
+    info = recorded["inductor_gpu.json"]["configs"]
+    assert info["torch"].split("+")[0].rsplit(".", 1)[0] in ssi.SUPPORTED_TORCH
