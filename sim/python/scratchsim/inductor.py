@@ -34,7 +34,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
 import time
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -227,16 +226,9 @@ class _Torch:
         return name[len("triton_"):] if name.startswith("triton_") else name
 
     @staticmethod
-    def choice_kernel(choice):
-        """The CachingAutotuner of a template choice's generated module (nothing compiled), from a
-        fresh import of its file: the module Inductor caches may be precompiled already, and
-        precompiling empties the autotuner's configs."""
-        with open(choice.bmreq.module_path) as f:
-            return getattr(sst.load_source_module(f.read(), "inductor"), choice.bmreq.kernel_name)
-
-    @staticmethod
     def source_kernel(name: str, source: str):
-        """The CachingAutotuner an output-code kernel source defines (a fresh import, as above)."""
+        """The CachingAutotuner an output-code kernel source defines, from a fresh import: the module
+        Inductor caches has been precompiled, and precompiling empties the autotuner's configs."""
         return getattr(sst.load_source_module(source, "inductor"), name)
 
     @staticmethod
@@ -301,15 +293,50 @@ def lower_kernel_source(torch_side: _Torch, autotuner, targets: Iterable[str]) -
     return out
 
 
+def _check_template(module_path: str, kernel_name: str, arch: str, device: str | None, any_target: bool,
+                    keep_ttgir: bool, allow_untested: bool = False) -> dict:
+    """Lowers the kernel of one template choice's generated module for `arch` and judges it:
+    {"verdict", "fits", "shared", "limit", "message", "params", "lower_s", "simulate_s"} (+
+    "ttgir"), or {"error": ...} when it cannot be lowered here. Runs in this process or in a
+    worker process (Pruner's pool), which is why it takes only plain values."""
+    t = _Torch(allow_untested)
+    try:
+        with open(module_path) as f:
+            autotuner = getattr(sst.load_source_module(f.read(), "inductor"), kernel_name)
+        cfg = autotuner.configs[0]
+        fn, sig, constants, attrs, options = t.compile_pieces(autotuner, cfg)
+        lowered = sst.lower_compiled(fn, sig, constants, attrs, arch, options)
+    except Error:
+        raise
+    except Exception as e:  # not lowered here: Inductor compiles and reports it as it would
+        return {"error": f"{type(e).__name__}: {e}".splitlines()[0]}
+    t0 = time.perf_counter()
+    v = judge(lowered.ttgir, arch, device, any_target=any_target, name=lowered.name)
+    v.update(params=t.config_params(cfg), lower_s=lowered.seconds, simulate_s=time.perf_counter() - t0)
+    if keep_ttgir:
+        v["ttgir"] = lowered.ttgir
+    return v
+
+
+def _warm_worker() -> None:
+    """Imports what _check_template needs, so a worker's first task does not pay for it."""
+    import importlib
+    importlib.import_module("torch._inductor.runtime.triton_heuristics")
+    sst._triton()
+
+
 class Pruner:
     """The preprocessing function install() registers. Drops every Triton template choice whose
     kernel cannot fit on the target (Triton's figure); keeps ATen and other choices. With
     first_fit (the FlexAttention chooser), an op of FLEX_TEMPLATES keeps only its first fitting
-    choice. .stats, .dropped [(template, params, verdict)], .records (with keep_ttgir)."""
+    choice. .stats, .dropped [(template, params, verdict)], .chosen, .records (with keep_ttgir).
 
-    def __init__(self, torch_side: _Torch, target, device, any_target, on_empty, keep_ttgir):
+    Triton's front end holds the GIL, so an op's choices are lowered in worker processes (spawned,
+    started in the background at install) when there are two or more; a choice a worker cannot
+    check is checked here; the verdicts are the same either way."""
+
+    def __init__(self, torch_side: _Torch, target, device, any_target, on_empty, keep_ttgir, workers):
         self._t = torch_side
-        self.target = target
         self.arch = sst._arch(sst.target_of(target))
         self.device = device
         self.any_target = bool(any_target)
@@ -317,51 +344,98 @@ class Pruner:
             raise Error("on_empty: 'raise' or 'keep'")
         self.on_empty = on_empty
         self.keep_ttgir = keep_ttgir
+        if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 0):
+            raise Error(f"workers: a count of processes (0 or 1: lower here), got {workers!r}")
+        self.workers = sst.default_workers() if workers is None else workers
         self.first_fit = False
         self.dropped: list = []
         self.chosen: list = []
         self.records: list = []
         self.stats = {"calls": 0, "choices": 0, "checked": 0, "dropped": 0, "kept": 0, "errors": 0,
-                      "lower_s": 0.0, "simulate_s": 0.0}
+                      "lower_s": 0.0, "simulate_s": 0.0, "wall_s": 0.0, "in_workers": 0}
         self._cache: dict = {}
-        self._lock = threading.Lock()
+        self._pool = None
+        if self.workers > 1:
+            self._start_pool()
 
-    def verdict(self, choice) -> dict | None:
-        template = self._t.template_name(choice)
-        if template is None:
-            return None
-        key = (choice.bmreq.module_path, choice.bmreq.kernel_name)
-        with self._lock:
-            if key in self._cache:
-                return self._cache[key]
+    def _start_pool(self) -> None:
+        import concurrent.futures
+        import multiprocessing
         try:
-            autotuner = self._t.choice_kernel(choice)
-            cfg = autotuner.configs[0]
-            fn, sig, constants, attrs, options = self._t.compile_pieces(autotuner, cfg)
-            lowered = sst.lower_compiled(fn, sig, constants, attrs, self.target, options)
-        except Error:
-            raise
-        except Exception as e:  # not lowered here: Inductor compiles and reports it as it would
+            self._pool = concurrent.futures.ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
+            for _ in range(self.workers):
+                self._pool.submit(_warm_worker)
+        except Exception as e:  # no pool: every choice is checked here
+            log.warning("scratchsim: no worker processes (%s); checking choices in this process", e)
+            self._pool = None
+
+    @staticmethod
+    def _key(choice) -> tuple:
+        return (choice.bmreq.module_path, choice.bmreq.kernel_name)
+
+    def _args(self, choice) -> tuple:
+        return (choice.bmreq.module_path, choice.bmreq.kernel_name, self.arch, self.device, self.any_target,
+                self.keep_ttgir, True)
+
+    def _store(self, choice, template: str, v: dict) -> dict | None:
+        if "error" in v:
             self.stats["errors"] += 1
-            log.debug("scratchsim: %s not checked: %s", choice, e)
+            log.debug("scratchsim: %s not checked: %s", choice, v["error"])
+            self._cache[self._key(choice)] = None
             return None
-        self.stats["lower_s"] += lowered.seconds
-        t0 = time.perf_counter()
-        v = judge(lowered.ttgir, self.arch, self.device, any_target=self.any_target, name=lowered.name)
-        self.stats["simulate_s"] += time.perf_counter() - t0
         self.stats["checked"] += 1
-        v = {**v, "template": template, "params": self._t.config_params(cfg)}
-        if self.keep_ttgir:
+        self.stats["lower_s"] += v.pop("lower_s", 0.0)
+        self.stats["simulate_s"] += v.pop("simulate_s", 0.0)
+        ttgir = v.pop("ttgir", None)
+        v["template"] = template
+        if self.keep_ttgir and ttgir is not None:
+            with open(choice.bmreq.module_path) as f:
+                source = f.read()
             self.records.append({"template": template, "params": v["params"], "verdict": v["verdict"],
-                                 "shared": v["shared"], "source": open(choice.bmreq.module_path).read(),
-                                 "ttgir": {self.arch: lowered.ttgir}})
-        with self._lock:
-            self._cache[key] = v
+                                 "shared": v["shared"], "source": source, "ttgir": {self.arch: ttgir}})
+        self._cache[self._key(choice)] = v
         return v
 
+    def _check_all(self, choices) -> None:
+        """Checks the choices not yet judged, in the worker pool where there are two or more."""
+        todo = [(c, self._t.template_name(c)) for c in choices]
+        todo = [(c, name) for c, name in todo if name is not None and self._key(c) not in self._cache]
+        futures = {}
+        if self._pool is not None and len(todo) >= 2:
+            for c, name in todo:
+                try:
+                    futures[self._key(c)] = self._pool.submit(_check_template, *self._args(c))
+                except Exception as e:  # a broken pool: the rest here
+                    log.warning("scratchsim: worker pool unavailable (%s); checking here", e)
+                    self._pool = None
+                    break
+        for c, name in todo:
+            v = None
+            f = futures.get(self._key(c))
+            if f is not None:
+                try:
+                    v = f.result()
+                    self.stats["in_workers"] += 1
+                except Exception as e:
+                    log.debug("scratchsim: worker failed on %s (%s); checking here", c, e)
+            if v is None:
+                v = _check_template(*self._args(c))
+            self._store(c, name, v)
+
+    def verdict(self, choice) -> dict | None:
+        """The cached verdict of a choice (None: not a Triton template, or not lowered)."""
+        if self._t.template_name(choice) is None:
+            return None
+        if self._key(choice) not in self._cache:
+            self._check_all([choice])
+        return self._cache.get(self._key(choice))
+
     def __call__(self, choices):
+        t0 = time.perf_counter()
         self.stats["calls"] += 1
         self.stats["choices"] += len(choices)
+        self._check_all(choices)
         kept, dropped = prune(choices, self.verdict)
         for choice, v in dropped:
             self.dropped.append((v["template"], v["params"], v))
@@ -383,27 +457,32 @@ class Pruner:
             log.warning("%s; keeping them all", message)
             kept = list(choices)
         self.stats["kept"] += len(kept)
+        self.stats["wall_s"] += time.perf_counter() - t0
         return kept
 
     def uninstall(self) -> None:
         self._t.remove_preprocessing_fn(self)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
 
 def install(target=None, device: str | None = None, *, any_target: bool = False, on_empty: str = "raise",
-            keep_ttgir: bool = False, allow_untested: bool = False) -> Pruner:
+            keep_ttgir: bool = False, workers: int | None = None, allow_untested: bool = False) -> Pruner:
     """Registers a Pruner with Inductor (torch._inductor.select_algorithm.add_preprocessing_fn):
     from now on every autotune_select_algorithm (mm, bmm, addmm, flex_attention and its backward,
     flex_decoding, ...) drops the Triton template choices that cannot fit on `target` (None: the
     local GPU; "sm_90", "sm_89", "gfx942", ...) judged on `device` (None: the target's model;
     "rtx4090" for sm_89) before any of them is compiled. on_empty: when no choice is left, "raise"
     a scratchsim.Error naming why, or "keep" them all. keep_ttgir: keep each checked kernel's
-    source and TTGIR in .records. Pruner.uninstall() removes it."""
-    pruner = Pruner(_Torch(allow_untested), target, device, any_target, on_empty, keep_ttgir)
+    source and TTGIR in .records. workers: processes that lower an op's choices (None: the usable
+    cores less one, at most 16; 0 or 1: this process). Pruner.uninstall() removes it."""
+    pruner = Pruner(_Torch(allow_untested), target, device, any_target, on_empty, keep_ttgir, workers)
     pruner._t.add_preprocessing_fn(pruner)
     return pruner
 
 
-def choose_flex(target=None, device: str | None = None, *, any_target: bool = False,
+def choose_flex(target=None, device: str | None = None, *, any_target: bool = False, workers: int | None = None,
                 allow_untested: bool = False) -> Pruner:
     """The FlexAttention config chooser: outside max-autotune, FlexAttention (forward, backward,
     decoding) compiles one default config, which may not fit the GPU (pytorch#133254: the backward
@@ -411,7 +490,7 @@ def choose_flex(target=None, device: str | None = None, *, any_target: bool = Fa
     list after the default (through torch._inductor.config.inductor_choices_class) and keeps the
     first that fits on the target, so only that one is compiled. Under max-autotune it prunes as
     install() does. Returns the Pruner (.chosen: the verdict of each pick)."""
-    pruner = install(target, device, any_target=any_target, allow_untested=allow_untested)
+    pruner = install(target, device, any_target=any_target, workers=workers, allow_untested=allow_untested)
     pruner.first_fit = True
     t = pruner._t
     from torch._inductor.choices import InductorChoices
