@@ -366,7 +366,7 @@ def main():
         except Exception:
             results["configs"] = {"error": traceback.format_exc()[-3000:]}
         save()
-    caps = {"flex": 130, "block": 150, "chooser": 90}
+    caps = {"flex": 110, "block": 130, "chooser": 70}
     if "chooser" in parts:
         results["parts"]["chooser"] = run_child("flex", "choose", work, end, caps["chooser"], log)
         save()

@@ -68,12 +68,12 @@ def test_dropped_configs_are_the_ones_triton_refused(recorded):
     results = recorded["inductor_gpu.json"]["parts"]
     refused = collections.Counter(o["required"] for o in results["flex_off"]["oor_logged"] if "required" in o)
     records = recorded["flex_on.records.json"]
-    dropped = collections.Counter(r["shared"] for r in records if r["verdict"] == "DOES NOT FIT")
+    dropped = collections.Counter(r["shared"] for r in records if r["verdict"] == "DOES_NOT_FIT")
     assert set(dropped) == set(refused)
     assert results["flex_on"]["oor_logged"] == []
     for r in records:
         v = ssi.judge(next(iter(r["ttgir"].values())), "sm_90", "h200")
-        assert (v["verdict"] == "DOES NOT FIT") == (r["shared"] > 232448)
+        assert (v["verdict"] == "DOES_NOT_FIT") == (r["shared"] > 232448)
 
 
 def test_prune_keeps_order_and_drops_only_what_cannot_fit(recorded):
@@ -84,9 +84,9 @@ def test_prune_keeps_order_and_drops_only_what_cannot_fit(recorded):
     items = [None] + records  # None stands for an ATen choice: never dropped
     kept, dropped = ssi.prune(items, verdict_of)
     assert kept[0] is None
-    assert [r for r in records if r in kept] == [r for r in records if r["verdict"] != "DOES NOT FIT"]
+    assert [r for r in records if r in kept] == [r for r in records if r["verdict"] != "DOES_NOT_FIT"]
     assert all(v["message"].startswith("out of resource: shared memory, Required: ") for _, v in dropped)
-    assert len(dropped) == sum(r["verdict"] == "DOES NOT FIT" for r in records)
+    assert len(dropped) == sum(r["verdict"] == "DOES_NOT_FIT" for r in records)
 
 
 def test_chooser_picks_the_first_config_that_fits_an_rtx4090(recorded):
@@ -131,8 +131,8 @@ def test_model_report_text_and_json(recorded):
 
 
 def test_a_kernel_with_some_configs_over_the_limit_is_at_risk():
-    assert ssi._kernel_verdict([{"verdict": "FITS"}, {"verdict": "DOES NOT FIT"}]) == "AT RISK"
-    assert ssi._kernel_verdict([{"verdict": "DOES NOT FIT"}]) == "DOES NOT FIT"
+    assert ssi._kernel_verdict([{"verdict": "FITS"}, {"verdict": "DOES_NOT_FIT"}]) == "AT_RISK"
+    assert ssi._kernel_verdict([{"verdict": "DOES_NOT_FIT"}]) == "DOES_NOT_FIT"
     assert ssi._kernel_verdict([{"verdict": "FITS"}, {"verdict": "FITS"}]) == "FITS"
 
 

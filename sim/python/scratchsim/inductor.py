@@ -41,7 +41,8 @@ import scratchsim
 from scratchsim import Error
 from scratchsim import triton as sst
 
-__all__ = ["SUPPORTED_TORCH", "TARGETS", "judge", "prune", "first_fit", "kernels_from_output_code", "report",
+__all__ = ["SUPPORTED_TORCH", "TARGETS", "judge", "prune", "first_fit", "kernels_from_output_code",
+           "template_params", "report",
            "report_text", "install", "Pruner", "choose_flex", "flex_kernel_options", "model_report",
            "lower_kernel_source"]
 
@@ -74,7 +75,10 @@ def judge(ttgir: str, arch: str, device: str | None = None, *, any_target: bool 
     dev = device or sst.device_for_arch(arch)
     rep = scratchsim.simulate_ttgir(dev, ttgir, suggest=False, any_target=any_target, name=f"{name}.ttgir")
     shared, limit = _shared(rep)
-    return {"verdict": rep.get("verdict", "FITS" if rep.get("fits") else "DOES NOT FIT"),
+    verdict = rep.get("verdict") or ("FITS" if rep.get("fits") else "DOES_NOT_FIT")
+    if verdict not in ("FITS", "AT_RISK", "DOES_NOT_FIT"):
+        raise Error(f"{name}: the report's verdict '{verdict}' is not FITS, AT_RISK or DOES_NOT_FIT")
+    return {"verdict": verdict,
             "fits": bool(rep.get("fits")), "shared": shared, "limit": limit,
             "message": "" if rep.get("fits") else sst._message(rep), "device": dev, "arch": arch}
 
@@ -86,7 +90,7 @@ def prune(items: Sequence[Any], verdict_of: Callable[[Any], dict | None]) -> tup
     kept, dropped = [], []
     for item in items:
         v = verdict_of(item)
-        if v is not None and v.get("verdict") == "DOES NOT FIT":
+        if v is not None and v.get("verdict") == "DOES_NOT_FIT":
             dropped.append((item, v))
         else:
             kept.append(item)
@@ -102,7 +106,7 @@ def first_fit(items: Sequence[Any], verdict_of: Callable[[Any], dict | None]):
             continue
         if v.get("verdict") == "FITS":
             return item
-        if v.get("verdict") == "AT RISK" and at_risk is None:
+        if v.get("verdict") == "AT_RISK" and at_risk is None:
             at_risk = item
     return at_risk
 
@@ -121,17 +125,26 @@ def kernels_from_output_code(code: str) -> list[tuple[str, str]]:
     return out
 
 
+_CONSTEXPR_RE = re.compile(r"^\s+((?:BLOCK|GROUP)_[A-Z0-9_]*)\s*:\s*tl\.constexpr\s*=\s*(\d+)\s*$", re.M)
+
+
+def template_params(source: str) -> dict:
+    """The tile sizes an Inductor template kernel was rendered with: its BLOCK_* and GROUP_*
+    constexprs, which the template writes into the kernel body (`BLOCK_M : tl.constexpr = 64`)."""
+    return {k: int(v) for k, v in _CONSTEXPR_RE.findall(source)}
+
+
 def _kernel_verdict(configs: Sequence[dict]) -> str:
     """A kernel with several configs (Triton's runtime autotuner picks one) fits when all of them
     fit; where only some do, the autotuner can still run it but loses the others: AT RISK."""
     verdicts = [c["verdict"] for c in configs]
     if not verdicts:
-        return "NOT CHECKED"
+        return "NOT_CHECKED"
     if all(v == "FITS" for v in verdicts):
         return "FITS"
-    if all(v == "DOES NOT FIT" for v in verdicts):
-        return "DOES NOT FIT"
-    return "AT RISK"
+    if all(v == "DOES_NOT_FIT" for v in verdicts):
+        return "DOES_NOT_FIT"
+    return "AT_RISK"
 
 
 def report(records: Sequence[Mapping], targets: Iterable[str] = TARGETS, devices: Mapping[str, str] | None = None) -> dict:
@@ -153,23 +166,23 @@ def report(records: Sequence[Mapping], targets: Iterable[str] = TARGETS, devices
                 if t in c.get("ttgir", {}):
                     v = judge(c["ttgir"][t], t, devices.get(t), name=rec["name"])
                 elif t in c.get("error", {}):
-                    v = {"verdict": "NOT CHECKED", "fits": False, "shared": None, "limit": None,
+                    v = {"verdict": "NOT_CHECKED", "fits": False, "shared": None, "limit": None,
                          "message": c["error"][t], "device": summary[t]["device"], "arch": t}
                 else:
                     continue
                 cfgs.append({"params": dict(c.get("params", {})), **v})
-            checked = [c for c in cfgs if c["verdict"] != "NOT CHECKED"]
-            verdict = _kernel_verdict(checked) if checked else "NOT CHECKED"
+            checked = [c for c in cfgs if c["verdict"] != "NOT_CHECKED"]
+            verdict = _kernel_verdict(checked) if checked else "NOT_CHECKED"
             shared = [c["shared"] for c in checked if c["shared"] is not None]
             entry["targets"][t] = {"verdict": verdict, "max_shared": max(shared) if shared else None,
                                    "limit": next((c["limit"] for c in checked if c["limit"]), None), "configs": cfgs}
             s = summary[t]
             s["kernels"] += 1
-            s[{"FITS": "fits", "AT RISK": "at_risk", "DOES NOT FIT": "does_not_fit"}.get(verdict, "not_checked")] += 1
+            s[{"FITS": "fits", "AT_RISK": "at_risk", "DOES_NOT_FIT": "does_not_fit"}.get(verdict, "not_checked")] += 1
             s["max_shared"] = max(s["max_shared"], max(shared) if shared else 0)
         kernels.append(entry)
     for s in summary.values():
-        s["verdict"] = ("DOES NOT FIT" if s["does_not_fit"] else "AT RISK" if s["at_risk"] or s["not_checked"]
+        s["verdict"] = ("DOES_NOT_FIT" if s["does_not_fit"] else "AT_RISK" if s["at_risk"] or s["not_checked"]
                         else "FITS")
     return {"targets": targets, "summary": summary, "kernels": kernels}
 
@@ -302,7 +315,8 @@ def _check_template(module_path: str, kernel_name: str, arch: str, device: str |
     t = _Torch(allow_untested)
     try:
         with open(module_path) as f:
-            autotuner = getattr(sst.load_source_module(f.read(), "inductor"), kernel_name)
+            source = f.read()
+        autotuner = getattr(sst.load_source_module(source, "inductor"), kernel_name)
         cfg = autotuner.configs[0]
         fn, sig, constants, attrs, options = t.compile_pieces(autotuner, cfg)
         lowered = sst.lower_compiled(fn, sig, constants, attrs, arch, options)
@@ -312,7 +326,7 @@ def _check_template(module_path: str, kernel_name: str, arch: str, device: str |
         return {"error": f"{type(e).__name__}: {e}".splitlines()[0]}
     t0 = time.perf_counter()
     v = judge(lowered.ttgir, arch, device, any_target=any_target, name=lowered.name)
-    v.update(params=t.config_params(cfg), lower_s=lowered.seconds, simulate_s=time.perf_counter() - t0)
+    v.update(params={**template_params(source), **t.config_params(cfg)}, lower_s=lowered.seconds, simulate_s=time.perf_counter() - t0)
     if keep_ttgir:
         v["ttgir"] = lowered.ttgir
     return v
