@@ -12,7 +12,7 @@ profits from the other's compiled kernels or autotune results); a part that woul
 is recorded as skipped, one still running at its deadline as a timeout:
   configs    Inductor's own config lists (mm, FlexAttention forward/backward/decoding) as this
              PyTorch builds them for this GPU, with and without max_autotune.
-  flex_off / flex_on
+  flex_off / flex_on (flex256_off / flex256_on: head_dim 256)
              FlexAttention forward + backward (causal block mask, bf16), torch.compile
              mode="max-autotune", without and with scratchsim.inductor.install(): compile time,
              choices, configs dropped, OutOfResources logged, the kernels chosen, run time,
@@ -44,7 +44,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Llama-3-8B's public configuration (hidden_size, num_attention_heads, num_key_value_heads,
 # intermediate_size); tokens per call chosen here.
 BLOCK_DIMS = dict(hidden=4096, heads=32, kv_heads=8, ffn=14336, tokens=2048)
-FLEX_SHAPE = dict(batch=2, heads=32, seq=2048, head_dim=128)
+# FlexAttention: the block's attention (32 heads of 128), and head_dim 256, where more of
+# Inductor's configs exceed the shared memory of the GPU.
+FLEX_SHAPES = {"flex": dict(batch=2, heads=32, seq=2048, head_dim=128),
+               "flex256": dict(batch=2, heads=16, seq=2048, head_dim=256)}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -124,9 +127,9 @@ def _bench(fn, reps=30):
     return {"median_ms": times[len(times) // 2], "min_ms": times[0], "reps": reps}
 
 
-def _flex_problem(torch):
+def _flex_problem(torch, part):
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
-    s = FLEX_SHAPE
+    s = FLEX_SHAPES[part]
     g = torch.Generator(device="cuda").manual_seed(0)
     mk = lambda: torch.randn(s["batch"], s["heads"], s["seq"], s["head_dim"], device="cuda", dtype=torch.bfloat16,
                              generator=g).requires_grad_(True)
@@ -197,7 +200,7 @@ def child(part, hook, out_path, deadline):
             pruner.keep_ttgir = True
     try:
         if part.startswith("flex"):
-            fa, step = _flex_problem(torch)
+            fa, step = _flex_problem(torch, part)
             mode = None if hook == "choose" else "max-autotune"
             cfa = torch.compile(fa, mode=mode) if mode else torch.compile(fa)
             t0 = time.perf_counter()
@@ -340,7 +343,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/inductor_out"))
     ap.add_argument("--budget-s", type=float, default=540)
-    ap.add_argument("--parts", default="configs,flex,block,chooser")
+    ap.add_argument("--parts", default="configs,chooser,flex,block,flex256")
     ap.add_argument("--child")
     ap.add_argument("--hook", default="off")
     ap.add_argument("--child-out")
@@ -366,11 +369,11 @@ def main():
         except Exception:
             results["configs"] = {"error": traceback.format_exc()[-3000:]}
         save()
-    caps = {"flex": 110, "block": 130, "chooser": 70}
+    caps = {"flex": 110, "flex256": 110, "block": 130, "chooser": 70}
     if "chooser" in parts:
         results["parts"]["chooser"] = run_child("flex", "choose", work, end, caps["chooser"], log)
         save()
-    for part in ("flex", "block"):
+    for part in ("flex", "block", "flex256"):
         if part not in parts:
             continue
         for hook in ("off", "on"):
