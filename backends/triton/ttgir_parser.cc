@@ -271,7 +271,8 @@ namespace {
 // every op of the GPU fixtures and of both catalogue releases (tests/data/triton), ops of the
 // same dialects known to the releases without a scratch rule (upstream's
 // defaultAllocationAnalysisScratchSizeFn and the AMD one), and every op of MLIR's arith and math
-// dialects (elementwise: Triton lowers them in registers). Sorted (checked at compile time).
+// dialects (elementwise: Triton lowers them in registers), and `llvm.intr.assume` (what `tl.assume`
+// becomes; Inductor's mm template writes it: no memory). Sorted (checked at compile time).
 constexpr std::string_view kKnownOps[] = {
     "amdg.buffer_atomic_rmw", "amdg.buffer_load", "amdg.buffer_load_to_local", "amdg.buffer_store",
     "amdg.cond_barrier", "amdg.in_thread_transpose", "amdg.instruction_sched_hint", "amdg.memory_counter_wait",
@@ -284,7 +285,7 @@ constexpr std::string_view kKnownOps[] = {
     "arith.negf", "arith.ori", "arith.remf", "arith.remsi", "arith.remui", "arith.scaling_extf",
     "arith.scaling_truncf", "arith.select", "arith.shli", "arith.shrsi", "arith.shrui", "arith.sitofp",
     "arith.subf", "arith.subi", "arith.truncf", "arith.trunci", "arith.uitofp", "arith.xori", "cf.br", "cf.cond_br",
-    "gpu.barrier", "llvm.fence", "math.absf", "math.absi", "math.acos", "math.acosh", "math.asin", "math.asinh",
+    "gpu.barrier", "llvm.fence", "llvm.intr.assume", "math.absf", "math.absi", "math.acos", "math.acosh", "math.asin", "math.asinh",
     "math.atan", "math.atan2", "math.atanh", "math.cbrt", "math.ceil", "math.clampf", "math.copysign", "math.cos",
     "math.cosh", "math.ctlz", "math.ctpop", "math.cttz", "math.erf", "math.erfc", "math.exp", "math.exp2",
     "math.expm1", "math.floor", "math.fma", "math.fpowi", "math.ipowi", "math.isfinite", "math.isinf", "math.isnan",

@@ -233,6 +233,7 @@ TEST(TtgirParserTest, ArithAndMathOpsAreKnownAsADialect) {
   EXPECT_TRUE(IsKnownTtgirOp("math.rsqrt"));
   EXPECT_TRUE(IsKnownTtgirOp("ttng.tc_gen5_mma_scaled"));
   EXPECT_TRUE(IsKnownTtgirOp("tt.call"));
+  EXPECT_TRUE(IsKnownTtgirOp("llvm.intr.assume"));  // tl.assume, in Inductor's mm template
   EXPECT_FALSE(IsKnownTtgirOp("ttg.local_atomic_scatter_rmw"));
 }
 

@@ -110,6 +110,12 @@ def _triton_cache_shared(cache_dir):
     return out
 
 
+def _digest(t):
+    """sha256 of a tensor's bytes: outputs compared across runs and processes."""
+    import hashlib
+    return hashlib.sha256(t.detach().float().contiguous().cpu().numpy().tobytes()).hexdigest()
+
+
 def _bench(fn, reps=30):
     import torch
     for _ in range(3):
@@ -214,6 +220,7 @@ def child(part, hook, out_path, deadline):
             eager = step(fa)
             res["max_abs_diff_vs_eager"] = [float((a.float() - b.float()).abs().max()) for a, b in zip(outs, eager)]
             torch.save([o.detach().cpu() for o in outs], out_path + ".pt")
+            res["output_sha256"] = [_digest(o) for o in outs]
         else:
             block, x = _block_problem(torch)
             cb = torch.compile(block, mode="max-autotune")
@@ -226,6 +233,7 @@ def child(part, hook, out_path, deadline):
             res["run"] = _bench(lambda: cb(x))
             res["max_abs_diff_vs_eager"] = float((out.float() - block(x).float()).abs().max())
             torch.save(out.detach().cpu(), out_path + ".pt")
+            res["output_sha256"] = [_digest(out)]
         res["chosen"] = _chosen(codes)
         res["output_code_chars"] = sum(len(c) for c in codes)
         with open(out_path + ".code.py", "w") as f:
@@ -252,18 +260,10 @@ def child(part, hook, out_path, deadline):
         res["records_matched_triton_cache"] = sum(1 for r in pruner.records if r["triton_shared"] is not None)
         res["records_shared_equal"] = sum(1 for r in pruner.records
                                           if r["triton_shared"] is not None and r["triton_shared"] == r["shared"])
-    if part == "block" and hook == "on" and codes and time.time() < deadline - 60:
+    if part == "block" and hook == "on" and codes and time.time() < deadline - 30:
         try:
             t0 = time.perf_counter()
-            t = ssi._Torch()
-            records = []
-            for code in codes:
-                for name, src in ssi.kernels_from_output_code(code):
-                    if time.time() > deadline - 20:
-                        res["model_report_partial"] = True
-                        break
-                    records.append({"name": name, "source": src,
-                                    "configs": ssi.lower_kernel_source(t, t.source_kernel(name, src), ssi.TARGETS)})
+            records = ssi.output_code_records(codes, ssi.TARGETS)
             rep = ssi.report(records, ssi.TARGETS)
             res["model_report"] = {"summary": rep["summary"], "lower_and_judge_s": time.perf_counter() - t0,
                                    "kernels": len(records)}
@@ -363,22 +363,26 @@ def main():
     def save():
         json.dump(results, open(path, "w"), indent=1, default=str)
     parts = a.parts.split(",")
-    if "configs" in parts:
+    wanted = {}
+    for p in parts:
+        name, _, hook = p.partition(":")
+        wanted.setdefault(name, []).extend([hook] if hook else ["off", "on"])
+    if "configs" in wanted:
         try:
             results["configs"] = configs_part()
         except Exception:
             results["configs"] = {"error": traceback.format_exc()[-3000:]}
         save()
     caps = {"flex": 110, "flex256": 110, "block": 130, "chooser": 70}
-    if "chooser" in parts:
+    if "chooser" in wanted:
         results["parts"]["chooser"] = run_child("flex", "choose", work, end, caps["chooser"], log)
         save()
-    for part in ("flex", "block", "flex256"):
-        if part not in parts:
-            continue
-        for hook in ("off", "on"):
+    for part in [p for p in wanted if p in ("flex", "block", "flex256")]:
+        for hook in wanted[part]:
             results["parts"][f"{part}_{hook}"] = run_child(part, hook, work, end, caps[part], log)
             save()
+        if len(wanted[part]) < 2:
+            continue
         try:
             results["parts"][f"{part}_outputs"] = compare_outputs(results["parts"][f"{part}_off"]["_dir"],
                                                                   results["parts"][f"{part}_on"]["_dir"])

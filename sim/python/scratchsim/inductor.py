@@ -44,7 +44,7 @@ from scratchsim import triton as sst
 __all__ = ["SUPPORTED_TORCH", "TARGETS", "judge", "prune", "first_fit", "kernels_from_output_code",
            "template_params", "report",
            "report_text", "install", "Pruner", "choose_flex", "flex_kernel_options", "model_report",
-           "lower_kernel_source"]
+           "lower_kernel_source", "output_code_records", "dumps"]
 
 log = logging.getLogger("scratchsim.inductor")
 
@@ -256,6 +256,17 @@ class _Torch:
     def config_params(cfg) -> dict:
         return {**dict(cfg.kwargs), "num_warps": cfg.num_warps, "num_stages": cfg.num_stages}
 
+    @staticmethod
+    def compile_pool():
+        """Inductor's compile worker pool when it is up and ready (None otherwise)."""
+        try:
+            from torch._inductor.async_compile import AsyncCompile
+            if AsyncCompile.use_process_pool():
+                return AsyncCompile.process_pool()
+        except Exception as e:
+            log.debug("scratchsim: no Inductor compile pool (%s)", e)
+        return None
+
     # -- hooks ----------------------------------------------------------------------------------
     def add_preprocessing_fn(self, fn) -> None:
         self.select_algorithm.add_preprocessing_fn(fn)
@@ -288,30 +299,35 @@ def _tile_size(conf) -> tuple:
     return (area, conf.num_stages, -conf.num_warps)
 
 
-def lower_kernel_source(torch_side: _Torch, autotuner, targets: Iterable[str]) -> list[dict]:
-    """Every config of a CachingAutotuner lowered for each target: [{"params", "ttgir": {arch:
-    text}, "error": {arch: message}}] (an error: Triton could not lower it for that target)."""
+def _lower_configs(autotuner, targets: Iterable[str], t: "_Torch") -> list[dict]:
     out = []
     for cfg in autotuner.configs:
-        fn, sig, constants, attrs, options = torch_side.compile_pieces(autotuner, cfg)
-        rec = {"params": torch_side.config_params(cfg), "ttgir": {}, "error": {}}
-        for t in targets:
+        fn, sig, constants, attrs, options = t.compile_pieces(autotuner, cfg)
+        rec = {"params": t.config_params(cfg), "ttgir": {}, "error": {}}
+        for arch in targets:
             try:
-                rec["ttgir"][t] = sst.lower_compiled(fn, sig, constants, attrs, t, options).ttgir
-            except Error:
-                raise
+                rec["ttgir"][arch] = sst.lower_compiled(fn, sig, constants, attrs, arch, options).ttgir
             except Exception as e:  # Triton refuses the config for this target (it would not compile)
-                rec["error"][t] = f"{type(e).__name__}: {e}".splitlines()[0]
+                rec["error"][arch] = f"{type(e).__name__}: {e}".splitlines()[0]
         out.append(rec)
     return out
+
+
+def lower_kernel_source(name: str, source: str, targets: Iterable[str], allow_untested: bool = False) -> list[dict]:
+    """Every config of the output-code kernel `name` (its module `source`) lowered for each target:
+    [{"params", "ttgir": {arch: text}, "error": {arch: message}}] (an error: Triton could not lower
+    it for that target). Takes plain values: it also runs in Inductor's compile workers."""
+    t = _Torch(allow_untested)
+    return _lower_configs(t.source_kernel(name, source), list(targets), t)
 
 
 def _check_template(module_path: str, kernel_name: str, arch: str, device: str | None, any_target: bool,
                     keep_ttgir: bool, allow_untested: bool = False) -> dict:
     """Lowers the kernel of one template choice's generated module for `arch` and judges it:
     {"verdict", "fits", "shared", "limit", "message", "params", "lower_s", "simulate_s"} (+
-    "ttgir"), or {"error": ...} when it cannot be lowered here. Runs in this process or in a
-    worker process (Pruner's pool), which is why it takes only plain values."""
+    "ttgir"), or {"error": ...} when it cannot be lowered or judged here (an op scratchsim does
+    not model, say): such a choice is kept and Inductor compiles it as it would. Takes plain
+    values: it also runs in Inductor's compile workers."""
     t = _Torch(allow_untested)
     try:
         with open(module_path) as f:
@@ -320,23 +336,39 @@ def _check_template(module_path: str, kernel_name: str, arch: str, device: str |
         cfg = autotuner.configs[0]
         fn, sig, constants, attrs, options = t.compile_pieces(autotuner, cfg)
         lowered = sst.lower_compiled(fn, sig, constants, attrs, arch, options)
-    except Error:
-        raise
-    except Exception as e:  # not lowered here: Inductor compiles and reports it as it would
+        t0 = time.perf_counter()
+        v = judge(lowered.ttgir, arch, device, any_target=any_target, name=lowered.name)
+    except Exception as e:
         return {"error": f"{type(e).__name__}: {e}".splitlines()[0]}
-    t0 = time.perf_counter()
-    v = judge(lowered.ttgir, arch, device, any_target=any_target, name=lowered.name)
-    v.update(params={**template_params(source), **t.config_params(cfg)}, lower_s=lowered.seconds, simulate_s=time.perf_counter() - t0)
+    v.update(params={**template_params(source), **t.config_params(cfg)}, lower_s=lowered.seconds,
+             simulate_s=time.perf_counter() - t0)
     if keep_ttgir:
         v["ttgir"] = lowered.ttgir
     return v
 
 
-def _warm_worker() -> None:
-    """Imports what _check_template needs, so a worker's first task does not pay for it."""
-    import importlib
-    importlib.import_module("torch._inductor.runtime.triton_heuristics")
-    sst._triton()
+def _in_pool(t: "_Torch", fn, argsets: Sequence[tuple], use_pool: bool) -> list:
+    """fn(*args) for each args, in Inductor's compile worker pool when it is up (Triton's front
+    end holds the GIL; a second pool of our own would slow Inductor's own start), else here; a
+    task the pool fails is run here."""
+    pool = t.compile_pool() if use_pool and len(argsets) >= 2 else None
+    futures = []
+    if pool is not None:
+        try:
+            futures = [pool.submit(fn, *args) for args in argsets]
+        except Exception as e:
+            log.debug("scratchsim: Inductor's pool refused the work (%s); running it here", e)
+            futures = []
+    out = []
+    for i, args in enumerate(argsets):
+        result = None
+        if i < len(futures):
+            try:
+                result = futures[i].result()
+            except Exception as e:
+                log.debug("scratchsim: a pool task failed (%s); running it here", e)
+        out.append(fn(*args) if result is None else result)
+    return out, len(futures)
 
 
 class Pruner:
@@ -344,45 +376,30 @@ class Pruner:
     kernel cannot fit on the target (Triton's figure); keeps ATen and other choices. With
     first_fit (the FlexAttention chooser), an op of FLEX_TEMPLATES keeps only its first fitting
     choice. .stats, .dropped [(template, params, verdict)], .chosen, .records (with keep_ttgir).
+    An op's choices are checked in Inductor's compile workers when they are up (in_pool)."""
 
-    Triton's front end holds the GIL, so an op's choices are lowered in worker processes (spawned,
-    started in the background at install) when there are two or more; a choice a worker cannot
-    check is checked here; the verdicts are the same either way."""
-
-    def __init__(self, torch_side: _Torch, target, device, any_target, on_empty, keep_ttgir, workers):
+    def __init__(self, torch_side: _Torch, target, device, any_target, on_empty, keep_ttgir, in_pool):
         self._t = torch_side
         self.arch = sst._arch(sst.target_of(target))
         self.device = device
         self.any_target = bool(any_target)
+        if device is not None:
+            arch = scratchsim.device(device).get("arch")
+            if arch != self.arch and not self.any_target:
+                raise Error(f"device '{device}' is {arch}, the target {self.arch}: name a device of the target "
+                            "(or any_target=True to judge it there anyway)")
         if on_empty not in ("raise", "keep"):
             raise Error("on_empty: 'raise' or 'keep'")
         self.on_empty = on_empty
         self.keep_ttgir = keep_ttgir
-        if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 0):
-            raise Error(f"workers: a count of processes (0 or 1: lower here), got {workers!r}")
-        self.workers = sst.default_workers() if workers is None else workers
+        self.in_pool = bool(in_pool)
         self.first_fit = False
         self.dropped: list = []
         self.chosen: list = []
         self.records: list = []
         self.stats = {"calls": 0, "choices": 0, "checked": 0, "dropped": 0, "kept": 0, "errors": 0,
-                      "lower_s": 0.0, "simulate_s": 0.0, "wall_s": 0.0, "in_workers": 0}
+                      "lower_s": 0.0, "simulate_s": 0.0, "wall_s": 0.0, "in_pool": 0}
         self._cache: dict = {}
-        self._pool = None
-        if self.workers > 1:
-            self._start_pool()
-
-    def _start_pool(self) -> None:
-        import concurrent.futures
-        import multiprocessing
-        try:
-            self._pool = concurrent.futures.ProcessPoolExecutor(
-                max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
-            for _ in range(self.workers):
-                self._pool.submit(_warm_worker)
-        except Exception as e:  # no pool: every choice is checked here
-            log.warning("scratchsim: no worker processes (%s); checking choices in this process", e)
-            self._pool = None
 
     @staticmethod
     def _key(choice) -> tuple:
@@ -395,7 +412,7 @@ class Pruner:
     def _store(self, choice, template: str, v: dict) -> dict | None:
         if "error" in v:
             self.stats["errors"] += 1
-            log.debug("scratchsim: %s not checked: %s", choice, v["error"])
+            log.warning("scratchsim: %s not checked (Inductor compiles it as usual): %s", template, v["error"])
             self._cache[self._key(choice)] = None
             return None
         self.stats["checked"] += 1
@@ -412,33 +429,16 @@ class Pruner:
         return v
 
     def _check_all(self, choices) -> None:
-        """Checks the choices not yet judged, in the worker pool where there are two or more."""
+        """Checks the template choices not yet judged."""
         todo = [(c, self._t.template_name(c)) for c in choices]
         todo = [(c, name) for c, name in todo if name is not None and self._key(c) not in self._cache]
-        futures = {}
-        if self._pool is not None and len(todo) >= 2:
-            for c, name in todo:
-                try:
-                    futures[self._key(c)] = self._pool.submit(_check_template, *self._args(c))
-                except Exception as e:  # a broken pool: the rest here
-                    log.warning("scratchsim: worker pool unavailable (%s); checking here", e)
-                    self._pool = None
-                    break
-        for c, name in todo:
-            v = None
-            f = futures.get(self._key(c))
-            if f is not None:
-                try:
-                    v = f.result()
-                    self.stats["in_workers"] += 1
-                except Exception as e:
-                    log.debug("scratchsim: worker failed on %s (%s); checking here", c, e)
-            if v is None:
-                v = _check_template(*self._args(c))
+        results, pooled = _in_pool(self._t, _check_template, [self._args(c) for c, _ in todo], self.in_pool)
+        self.stats["in_pool"] += pooled
+        for (c, name), v in zip(todo, results):
             self._store(c, name, v)
 
     def verdict(self, choice) -> dict | None:
-        """The cached verdict of a choice (None: not a Triton template, or not lowered)."""
+        """The cached verdict of a choice (None: not a Triton template, or not checked)."""
         if self._t.template_name(choice) is None:
             return None
         if self._key(choice) not in self._cache:
@@ -476,27 +476,25 @@ class Pruner:
 
     def uninstall(self) -> None:
         self._t.remove_preprocessing_fn(self)
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
 
 
 def install(target=None, device: str | None = None, *, any_target: bool = False, on_empty: str = "raise",
-            keep_ttgir: bool = False, workers: int | None = None, allow_untested: bool = False) -> Pruner:
+            keep_ttgir: bool = False, in_pool: bool = True, allow_untested: bool = False) -> Pruner:
     """Registers a Pruner with Inductor (torch._inductor.select_algorithm.add_preprocessing_fn):
     from now on every autotune_select_algorithm (mm, bmm, addmm, flex_attention and its backward,
     flex_decoding, ...) drops the Triton template choices that cannot fit on `target` (None: the
     local GPU; "sm_90", "sm_89", "gfx942", ...) judged on `device` (None: the target's model;
     "rtx4090" for sm_89) before any of them is compiled. on_empty: when no choice is left, "raise"
     a scratchsim.Error naming why, or "keep" them all. keep_ttgir: keep each checked kernel's
-    source and TTGIR in .records. workers: processes that lower an op's choices (None: the usable
-    cores less one, at most 16; 0 or 1: this process). Pruner.uninstall() removes it."""
-    pruner = Pruner(_Torch(allow_untested), target, device, any_target, on_empty, keep_ttgir, workers)
+    source and TTGIR in .records. in_pool: check an op's choices in Inductor's compile workers
+    when they are up (else, and with False, in this process). A device of another architecture
+    than the target is an Error unless any_target. Pruner.uninstall() removes it."""
+    pruner = Pruner(_Torch(allow_untested), target, device, any_target, on_empty, keep_ttgir, in_pool)
     pruner._t.add_preprocessing_fn(pruner)
     return pruner
 
 
-def choose_flex(target=None, device: str | None = None, *, any_target: bool = False, workers: int | None = None,
+def choose_flex(target=None, device: str | None = None, *, any_target: bool = False, in_pool: bool = True,
                 allow_untested: bool = False) -> Pruner:
     """The FlexAttention config chooser: outside max-autotune, FlexAttention (forward, backward,
     decoding) compiles one default config, which may not fit the GPU (pytorch#133254: the backward
@@ -504,7 +502,7 @@ def choose_flex(target=None, device: str | None = None, *, any_target: bool = Fa
     list after the default (through torch._inductor.config.inductor_choices_class) and keeps the
     first that fits on the target, so only that one is compiled. Under max-autotune it prunes as
     install() does. Returns the Pruner (.chosen: the verdict of each pick)."""
-    pruner = install(target, device, any_target=any_target, workers=workers, allow_untested=allow_untested)
+    pruner = install(target, device, any_target=any_target, in_pool=in_pool, allow_untested=allow_untested)
     pruner.first_fit = True
     t = pruner._t
     from torch._inductor.choices import InductorChoices
@@ -533,6 +531,17 @@ def flex_kernel_options(params: Mapping[str, Any]) -> dict:
     return {k: params[k] for k in keep if k in params}
 
 
+def output_code_records(codes: Iterable[str], targets: Iterable[str] = TARGETS, *, in_pool: bool = True,
+                        allow_untested: bool = False) -> list[dict]:
+    """The records report() takes, from Inductor output-code modules: every Triton kernel in them,
+    each config lowered for each target (in Inductor's compile workers when they are up)."""
+    t = _Torch(allow_untested)
+    targets = list(targets)
+    kernels = [k for code in codes for k in kernels_from_output_code(code)]
+    configs, _ = _in_pool(t, lower_kernel_source, [(n, src, targets, True) for n, src in kernels], in_pool)
+    return [{"name": n, "source": src, "configs": c} for (n, src), c in zip(kernels, configs)]
+
+
 def model_report(fn: Callable, *args, targets: Iterable[str] = TARGETS, devices: Mapping[str, str] | None = None,
                  backward: bool = False, allow_untested: bool = False, keep_records: bool = False, **kwargs) -> dict:
     """Runs `fn(*args, **kwargs)` (a torch.compile'd callable; with backward, .sum().backward() on
@@ -548,13 +557,7 @@ def model_report(fn: Callable, *args, targets: Iterable[str] = TARGETS, devices:
         return out
 
     _, codes = run_and_get_code(run)
-    targets = list(targets)
-    records = []
-    for code in codes:
-        for name, source in kernels_from_output_code(code):
-            autotuner = t.source_kernel(name, source)
-            records.append({"name": name, "source": source,
-                            "configs": lower_kernel_source(t, autotuner, targets)})
+    records = output_code_records(codes, targets, allow_untested=allow_untested)
     rep = report(records, targets, devices)
     rep["torch"] = t.version
     if keep_records:
