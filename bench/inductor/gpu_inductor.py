@@ -373,7 +373,7 @@ def main():
         except Exception:
             results["configs"] = {"error": traceback.format_exc()[-3000:]}
         save()
-    caps = {"flex": 110, "flex256": 110, "block": 130, "chooser": 70}
+    caps = {"flex": 50, "flex256": 110, "block": 75, "chooser": 70}
     if "chooser" in wanted:
         results["parts"]["chooser"] = run_child("flex", "choose", work, end, caps["chooser"], log)
         save()
