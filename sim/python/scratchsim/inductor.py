@@ -299,11 +299,11 @@ def _tile_size(conf) -> tuple:
     return (area, conf.num_stages, -conf.num_warps)
 
 
-def _lower_configs(autotuner, targets: Iterable[str], t: "_Torch") -> list[dict]:
+def _lower_configs(autotuner, source: str, targets: Iterable[str], t: "_Torch") -> list[dict]:
     out = []
     for cfg in autotuner.configs:
         fn, sig, constants, attrs, options = t.compile_pieces(autotuner, cfg)
-        rec = {"params": t.config_params(cfg), "ttgir": {}, "error": {}}
+        rec = {"params": {**template_params(source), **t.config_params(cfg)}, "ttgir": {}, "error": {}}
         for arch in targets:
             try:
                 rec["ttgir"][arch] = sst.lower_compiled(fn, sig, constants, attrs, arch, options).ttgir
@@ -318,7 +318,7 @@ def lower_kernel_source(name: str, source: str, targets: Iterable[str], allow_un
     [{"params", "ttgir": {arch: text}, "error": {arch: message}}] (an error: Triton could not lower
     it for that target). Takes plain values: it also runs in Inductor's compile workers."""
     t = _Torch(allow_untested)
-    return _lower_configs(t.source_kernel(name, source), list(targets), t)
+    return _lower_configs(t.source_kernel(name, source), source, list(targets), t)
 
 
 def _check_template(module_path: str, kernel_name: str, arch: str, device: str | None, any_target: bool,
