@@ -27,7 +27,6 @@ is recorded as skipped, one still running at its deadline as a timeout:
 """
 import argparse
 import glob
-import io
 import json
 import logging
 import os

@@ -70,7 +70,7 @@ def _shared(report: dict):
 
 def judge(ttgir: str, arch: str, device: str | None = None, *, any_target: bool = False, name: str = "kernel") -> dict:
     """The verdict of one TTGIR module on `device` (None: the shipped model of `arch`): verdict
-    (FITS, AT RISK, DOES NOT FIT), fits, shared (Triton's allocation, bytes), limit, message
+    (FITS, AT_RISK, DOES_NOT_FIT), fits, shared (Triton's allocation, bytes), limit, message
     (Triton's OutOfResources words when it cannot fit), device, arch."""
     dev = device or sst.device_for_arch(arch)
     rep = scratchsim.simulate_ttgir(dev, ttgir, suggest=False, any_target=any_target, name=f"{name}.ttgir")
@@ -84,8 +84,8 @@ def judge(ttgir: str, arch: str, device: str | None = None, *, any_target: bool 
 
 
 def prune(items: Sequence[Any], verdict_of: Callable[[Any], dict | None]) -> tuple[list, list]:
-    """(kept, dropped): an item is dropped when verdict_of(item) says DOES NOT FIT; None (not
-    checked: not a Triton template) and AT RISK are kept, in the given order. dropped holds
+    """(kept, dropped): an item is dropped when verdict_of(item) says DOES_NOT_FIT; None (not
+    checked: not a Triton template) and AT_RISK are kept, in the given order. dropped holds
     (item, verdict)."""
     kept, dropped = [], []
     for item in items:
@@ -98,7 +98,7 @@ def prune(items: Sequence[Any], verdict_of: Callable[[Any], dict | None]) -> tup
 
 
 def first_fit(items: Sequence[Any], verdict_of: Callable[[Any], dict | None]):
-    """The first item whose verdict is FITS (an AT RISK one only when none fits), or None."""
+    """The first item whose verdict is FITS (an AT_RISK one only when none fits), or None."""
     at_risk = None
     for item in items:
         v = verdict_of(item)
@@ -136,7 +136,7 @@ def template_params(source: str) -> dict:
 
 def _kernel_verdict(configs: Sequence[dict]) -> str:
     """A kernel with several configs (Triton's runtime autotuner picks one) fits when all of them
-    fit; where only some do, the autotuner can still run it but loses the others: AT RISK."""
+    fit; where only some do, the autotuner can still run it but loses the others: AT_RISK."""
     verdicts = [c["verdict"] for c in configs]
     if not verdicts:
         return "NOT_CHECKED"
