@@ -134,6 +134,18 @@ def test_model_report_text_and_json(recorded):
             {k: v for k, v in gpu[t].items() if k != "device"} or t == "sm_89"
 
 
+def test_model_report_pictures_show_the_kernels_that_do_not_fit(recorded):
+    records = recorded["run2/block_on.model_records.json"]
+    rep = ssi.report(records, ["sm_90", "gfx942"])
+    svgs = ssi.pictures(records, ["sm_90", "gfx942"])
+    unfit = {f"{k['name']} on {t}" for k in rep["kernels"] for t, v in k["targets"].items()
+             if v["verdict"] == "DOES_NOT_FIT"}
+    assert unfit and set(svgs) == unfit
+    for svg in svgs.values():
+        assert svg.lstrip().startswith("<") and "<svg" in svg
+    assert len(ssi.pictures(records, ["sm_90"], only_unfit=False)) == len(records)
+
+
 def test_a_kernel_with_some_configs_over_the_limit_is_at_risk():
     assert ssi._kernel_verdict([{"verdict": "FITS"}, {"verdict": "DOES_NOT_FIT"}]) == "AT_RISK"
     assert ssi._kernel_verdict([{"verdict": "DOES_NOT_FIT"}]) == "DOES_NOT_FIT"

@@ -42,7 +42,7 @@ from scratchsim import Error
 from scratchsim import triton as sst
 
 __all__ = ["SUPPORTED_TORCH", "TARGETS", "judge", "prune", "first_fit", "kernels_from_output_code",
-           "template_params", "report",
+           "template_params", "report", "pictures",
            "report_text", "install", "Pruner", "choose_flex", "flex_kernel_options", "model_report",
            "lower_kernel_source", "output_code_records", "dumps"]
 
@@ -201,6 +201,28 @@ def report_text(rep: Mapping) -> str:
             why = f": {worst['message']}" if worst and worst.get("message") else ""
             lines.append(f"  {k['name']} on {t}: {v['verdict']}{why}")
     return "\n".join(lines) + "\n"
+
+
+def pictures(records: Sequence[Mapping], targets: Iterable[str] = TARGETS, devices: Mapping[str, str] | None = None,
+             *, only_unfit: bool = True) -> dict:
+    """The shared-memory timeline (SVG, docs/pictures.md) of each kernel on each target, for the
+    config that needs the most shared memory there: {"kernel on target": svg}; only_unfit keeps
+    the kernels that do not fit (the ones to look at)."""
+    devices = dict(devices or {})
+    out = {}
+    for rec in records:
+        for t in targets:
+            dev = devices.get(t) or sst.device_for_arch(t)
+            judged = [(judge(c["ttgir"][t], t, dev, name=rec["name"]), c["ttgir"][t])
+                      for c in rec.get("configs", []) if t in c.get("ttgir", {})]
+            if not judged:
+                continue
+            v, ttgir = max(judged, key=lambda p: p[0]["shared"] or 0)
+            if only_unfit and v["fits"]:
+                continue
+            rep = scratchsim.simulate_ttgir(dev, ttgir, suggest=False, name=f"{rec['name']}.ttgir", timeline=True)
+            out[f"{rec['name']} on {t}"] = rep["timeline_svg"]
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
