@@ -422,6 +422,7 @@ class Pruner:
         self.stats = {"calls": 0, "choices": 0, "checked": 0, "dropped": 0, "kept": 0, "errors": 0,
                       "lower_s": 0.0, "simulate_s": 0.0, "wall_s": 0.0, "in_pool": 0}
         self._cache: dict = {}
+        self._undo: list = []  # what uninstall() restores (choose_flex's choices class)
 
     @staticmethod
     def _key(choice) -> tuple:
@@ -498,6 +499,8 @@ class Pruner:
 
     def uninstall(self) -> None:
         self._t.remove_preprocessing_fn(self)
+        while self._undo:
+            self._undo.pop()()
 
 
 def install(target=None, device: str | None = None, *, any_target: bool = False, on_empty: str = "raise",
@@ -523,7 +526,8 @@ def choose_flex(target=None, device: str | None = None, *, any_target: bool = Fa
     asks an RTX 4090 for 131074 B of its 101376). This widens its candidates to Inductor's autotune
     list after the default (through torch._inductor.config.inductor_choices_class) and keeps the
     first that fits on the target, so only that one is compiled. Under max-autotune it prunes as
-    install() does. Returns the Pruner (.chosen: the verdict of each pick)."""
+    install() does. Returns the Pruner (.chosen: the verdict of each pick); its uninstall() also
+    puts Inductor's choices back."""
     pruner = install(target, device, any_target=any_target, in_pool=in_pool, allow_untested=allow_untested)
     pruner.first_fit = True
     t = pruner._t
@@ -539,9 +543,16 @@ def choose_flex(target=None, device: str | None = None, *, any_target: bool = Fa
         def get_flex_decode_configs(self, head_dim, dtype, device_type="cuda"):
             return t.flex_candidates(self, "decode", head_dim, dtype, device_type)
 
+    previous = t.config.inductor_choices_class
     t.config.inductor_choices_class = FitChoices
     from torch._inductor.virtualized import V
-    V.set_choices_handler(FitChoices())  # this thread's handler, if Inductor made one already
+    restore_handler = V.set_choices_handler(FitChoices())  # this thread's, if Inductor made one already
+
+    def undo():
+        t.config.inductor_choices_class = previous
+        restore_handler.__enter__()  # the context manager set_choices_handler returns puts the old one back
+        restore_handler.__exit__(None, None, None)
+    pruner._undo.append(undo)
     return pruner
 
 
