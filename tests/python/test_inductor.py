@@ -172,3 +172,115 @@ def test_unsupported_torch_is_refused(monkeypatch):
 def test_recorded_with_a_supported_torch(recorded):
     info = recorded["run1/inductor_gpu.json"]["configs"]
     assert info["torch"].split("+")[0].rsplit(".", 1)[0] in ssi.SUPPORTED_TORCH
+
+
+# ------------------------------------------------------------------------------------------------
+# The hook's control flow on the CPU with real Triton lowering. torch is not installed in CI, so
+# the few Inductor objects the hook reads stand in as plain objects: a choice's bmreq
+# (module_path, kernel_name), the generated module's autotuner (configs, fn, and the
+# _create_compile_meta / _create_compile_options Inductor 2.11 has; the tile sizes written into the
+# kernel body, as Inductor's templates write them), the preprocessing-function
+# list and the config. The Triton kernel, its lowering and the verdicts are real.
+
+TEMPLATE = '''
+import triton
+import triton.language as tl
+
+
+class Autotuner:
+    def __init__(self, fn, configs):
+        self.fn, self.configs = fn, configs
+
+    def _create_compile_meta(self, cfg):
+        sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
+        return {"signature": sig, "constants": {}, "configs": [{(i,): [["tt.divisibility", 16]] for i in range(6)}]}
+
+    def _create_compile_options(self, cfg, meta):
+        return {"num_warps": cfg.num_warps, "num_stages": cfg.num_stages, "debug": True,
+                "sanitize_overflow": False}
+
+
+@triton.jit
+def triton_mm(a_ptr, b_ptr, c_ptr, M, N, K):
+    BLOCK_M : tl.constexpr = BM
+    BLOCK_N : tl.constexpr = BN
+    BLOCK_K : tl.constexpr = BK
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+
+
+kernel = Autotuner(triton_mm, [triton.Config({}, num_warps=WARPS, num_stages=STAGES)])
+'''
+
+
+@pytest.fixture
+def inductor_stand_in(monkeypatch, tmp_path):
+    """torch 2.11's module names with what the hook reads; returns make_choice(BM, BN, BK, stages)."""
+    pytest.importorskip("triton", reason="Triton is not installed (pip install triton)")
+    mods = {name: types.ModuleType(name) for name in ("torch", "torch._inductor", "torch._inductor.config",
+                                                      "torch._inductor.select_algorithm")}
+    mods["torch"].__version__ = "2.11.0+cpu"
+    mods["torch._inductor.config"].max_autotune = True
+    fns = []
+    mods["torch._inductor.select_algorithm"].add_preprocessing_fn = fns.append
+    mods["torch._inductor.select_algorithm"].get_algorithm_selector_cache = \
+        lambda: types.SimpleNamespace(preprocessing_fns=fns)
+    mods["torch._inductor"].config = mods["torch._inductor.config"]
+    mods["torch._inductor"].select_algorithm = mods["torch._inductor.select_algorithm"]
+    for name, mod in mods.items():
+        monkeypatch.setitem(sys.modules, name, mod)
+
+    def make_choice(bm, bn, bk, stages, warps=8, template="mm"):
+        path = tmp_path / f"{template}_{bm}_{bn}_{bk}_{stages}_{warps}.py"
+        path.write_text(TEMPLATE.replace("BM", str(bm)).replace("BN", str(bn)).replace("BK", str(bk))
+                        .replace("WARPS", str(warps)).replace("STAGES", str(stages))
+                        .replace("def triton_mm", f"def triton_{template}").replace("(triton_mm,", f"(triton_{template},")
+                        .replace("kernel = Autotuner", f"triton_{template} = Autotuner"))
+        bmreq = types.SimpleNamespace(module_path=str(path), kernel_name=f"triton_{template}", module_cache_key="k")
+        return types.SimpleNamespace(bmreq=bmreq, name=path.stem)
+    make_choice.fns = fns
+    return make_choice
+
+
+def test_hook_drops_what_cannot_fit_and_keeps_the_rest(inductor_stand_in):
+    small, big = inductor_stand_in(64, 64, 32, 3), inductor_stand_in(256, 256, 128, 5)
+    aten = types.SimpleNamespace(name="aten_mm")  # not a Triton template: never checked, never dropped
+    pruner = ssi.install(target="sm_90", device="h200", keep_ttgir=True, in_pool=False)
+    assert inductor_stand_in.fns == [pruner]
+    kept = inductor_stand_in.fns[0]([aten, big, small])
+    assert kept == [aten, small]
+    (template, params, verdict), = pruner.dropped
+    assert template == "mm" and params["BLOCK_M"] == 256 and params["num_stages"] == 5
+    assert verdict["message"].startswith("out of resource: shared memory, Required: ")
+    assert verdict["shared"] > 232448 and pruner.stats["dropped"] == 1 and pruner.stats["checked"] == 2
+    assert len(pruner.records) == 2 and all("sm_90" in r["ttgir"] for r in pruner.records)
+    with pytest.raises(scratchsim.Error, match="none of the 1 mm configs fits on h200"):
+        pruner([big])
+    pruner.uninstall()
+    assert inductor_stand_in.fns == []
+
+
+def test_hook_first_fit_keeps_one_flex_choice(inductor_stand_in):
+    """The chooser's rule outside max-autotune: of an op's FlexAttention choices, only the first
+    that fits is compiled (here judged for an RTX 4090)."""
+    sys.modules["torch._inductor.config"].max_autotune = False
+    over = inductor_stand_in(256, 256, 64, 3, template="flex_attention")
+    fits1 = inductor_stand_in(64, 64, 32, 3, template="flex_attention")
+    fits2 = inductor_stand_in(32, 32, 32, 2, template="flex_attention")
+    pruner = ssi.install(target="sm_89", device="rtx4090", in_pool=False)
+    pruner.first_fit = True
+    assert pruner([over, fits1, fits2]) == [fits1]
+    assert pruner.chosen[0]["fits"] and pruner.chosen[0]["device"] == "rtx4090"
+    pruner.uninstall()
+
+
+def test_install_refuses_a_device_of_another_target(inductor_stand_in):
+    with pytest.raises(scratchsim.Error, match="device 'h100' is sm_90, the target sm_89"):
+        ssi.install(target="sm_89", device="h100")
