@@ -37,8 +37,8 @@ import scratchsim
 from scratchsim import Error
 from scratchsim import _to_fit
 
-__all__ = ["check", "lower", "lower_compiled", "early_prune", "device_for_arch", "tensor", "target_of", "device_for",
-           "default_workers", "Lowered", "map_by_role", "dot_shapes",
+__all__ = ["check", "lower", "lower_compiled", "early_prune", "device_for_arch", "tensor", "target_of",
+           "device_for", "default_workers", "load_source_module", "Lowered", "map_by_role", "dot_shapes",
            "EarlyPrune"]
 
 log = logging.getLogger("scratchsim.triton")
