@@ -37,8 +37,10 @@ bool XmlAllows(char32_t c) {
 }  // namespace
 
 std::string XmlEscape(absl::string_view text) {
+  const bool cut = text.size() > kMaxSvgTextBytes;
+  if (cut) text = text.substr(0, kMaxSvgTextBytes);  // a character cut in two becomes '?' below
   std::string out;
-  out.reserve(text.size());
+  out.reserve(text.size() + 3);
   for (size_t i = 0; i < text.size();) {
     const char c = text[i];
     switch (c) {
@@ -63,6 +65,7 @@ std::string XmlEscape(absl::string_view text) {
     }
     i += length;
   }
+  if (cut) out += "...";
   return out;
 }
 

@@ -17,10 +17,15 @@ namespace scratchsim {
 inline constexpr int kMaxSvgElements = 4096;
 inline constexpr int kMaxTraceSlices = 65536;
 
+// The most bytes of one text (a name, a label, a hover title) a picture writes: beyond it the text
+// is cut and ends in "...", so that a picture's size is bounded by its element count whatever
+// the names hold.
+inline constexpr size_t kMaxSvgTextBytes = 2048;
+
 // `text` with &, <, >, " and ' as XML entities, and each character XML 1.0 does not allow or asks
 // documents to avoid (control characters but tab, newline and carriage return; C1 controls;
 // surrogates; noncharacters such as U+FFFE and U+FFFF) and each malformed UTF-8 byte as '?', so
-// that the picture is well-formed whatever a name holds.
+// that the picture is well-formed whatever a name holds; cut at kMaxSvgTextBytes of `text`.
 std::string XmlEscape(absl::string_view text);
 
 // A diagonal hatch, drawn over what a picture marks (pruned cells, bytes over a limit): stripes

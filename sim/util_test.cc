@@ -28,6 +28,12 @@ TEST(XmlTextTest, EscapesMarkupAndReplacesControlCharacters) {
   EXPECT_EQ(XmlEscape(std::string("\x01", 1)), "?");
 }
 
+// A name of a megabyte is cut: a picture's size stays bounded by its element count.
+TEST(XmlTextTest, LongTextIsCut) {
+  EXPECT_EQ(XmlEscape(std::string(1 << 20, 'n')), std::string(kMaxSvgTextBytes, 'n') + "...");
+  EXPECT_EQ(XmlEscape(std::string(kMaxSvgTextBytes, 'n')), std::string(kMaxSvgTextBytes, 'n'));
+}
+
 // Issue 37, F6: U+FFFE in a buffer's name made the timeline ill-formed XML. Noncharacters, C1
 // controls and malformed UTF-8 become '?'; every other character stays as it is.
 TEST(XmlTextTest, ReplacesWhatXmlDoesNotAllowAndKeepsTheRest) {
