@@ -1,5 +1,6 @@
 #include "backends/triton/ttgir_source.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <vector>
@@ -75,6 +76,17 @@ std::string_view LastLocation(std::string_view line) {
   return {};
 }
 
+// "#loc12" -> 12, "#loc" -> -1; nullopt for any other alias.
+std::optional<int64_t> LocNumber(std::string_view alias) {
+  if (!alias.starts_with("#loc")) return std::nullopt;
+  const std::string_view digits = alias.substr(4);
+  if (digits.empty()) return -1;
+  int64_t n = 0;
+  const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc() || ptr != digits.data() + digits.size() || n < 0) return std::nullopt;
+  return n;
+}
+
 // Triton's own library (tl.dot and friends are inlined from triton/language): not where the
 // author's code is.
 bool IsLibraryFile(std::string_view file) {
@@ -121,57 +133,73 @@ std::string SourceLocation::Describe() const {
 
 TtgirSourceMap TtgirSourceMap::Read(std::string_view text) {
   TtgirSourceMap map;
+  map.text_ = text;
   std::vector<int> open_lines;  // lines whose op opened a region still open
-  int line_no = 0;
   for (size_t begin = 0; begin <= text.size();) {
     size_t nl = text.find('\n', begin);
     if (nl == std::string_view::npos) nl = text.size();
+    map.line_starts_.push_back(begin);
+    const int line_no = static_cast<int>(map.line_starts_.size());
     const std::string_view line = Trim(text.substr(begin, nl - begin));
     begin = nl + 1;
-    ++line_no;
     if (line.empty()) continue;
     if (line.starts_with("#loc")) {
       const size_t eq = line.find(" = ");
-      if (eq != std::string_view::npos) {
-        map.table_[std::string(line.substr(0, eq))] = std::string(LastLocation(line.substr(eq + 3)));
-      }
+      const std::optional<int64_t> number = eq == std::string_view::npos ? std::nullopt : LocNumber(line.substr(0, eq));
+      if (number) map.table_.emplace_back(*number, line.substr(eq + 3));
       continue;
     }
-    const std::string_view loc = LastLocation(line);
     const bool closes = line.front() == '}';
     const bool opens = line.back() == '{';
     if (closes && opens) continue;  // "} else {": the same op's next region
-    if (closes) {
-      if (open_lines.empty()) continue;
-      const int opened = open_lines.back();
+    if (closes && !open_lines.empty()) {
+      map.closes_at_.emplace(open_lines.back(), line_no);
       open_lines.pop_back();
-      if (!loc.empty()) map.op_locations_.try_emplace(opened, loc);
     } else if (opens) {
       open_lines.push_back(line_no);
-    } else if (!loc.empty()) {
-      map.op_locations_[line_no] = std::string(loc);
     }
   }
+  // MLIR prints the table in order; sorted either way, the first of a repeated number wins.
+  std::stable_sort(map.table_.begin(), map.table_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   return map;
 }
 
+std::string_view TtgirSourceMap::Line(int line) const {
+  if (line < 1 || static_cast<size_t>(line) > line_starts_.size()) return {};
+  const size_t begin = line_starts_[line - 1];
+  const size_t end = static_cast<size_t>(line) < line_starts_.size() ? line_starts_[line] : text_.size() + 1;
+  return Trim(text_.substr(begin, end - begin - 1));
+}
+
 std::optional<SourceLocation> TtgirSourceMap::At(int line) const {
-  const auto it = op_locations_.find(line);
-  if (it == op_locations_.end()) return std::nullopt;
-  SourceLocation where = Resolve(it->second, 0);
+  std::string_view text = Line(line);
+  if (text.empty() || text.starts_with("#loc") || text.front() == '}') return std::nullopt;
+  if (text.back() == '{') {
+    const auto closing = closes_at_.find(line);
+    if (closing == closes_at_.end()) return std::nullopt;
+    text = Line(closing->second);
+  }
+  const std::string_view loc = LastLocation(text);
+  if (loc.empty()) return std::nullopt;
+  int steps = kMaxLocationSteps;
+  SourceLocation where = Resolve(loc, 0, steps);
   if (where.name.empty() && where.line == 0) return std::nullopt;
   return where;
 }
 
 // MLIR's location forms: #alias, "file":line:col, "name"(child), callsite(callee at caller),
 // fused[...] (and fused<...>[...]), unknown.
-SourceLocation TtgirSourceMap::Resolve(std::string_view loc, int depth) const {
+SourceLocation TtgirSourceMap::Resolve(std::string_view loc, int depth, int& steps) const {
   SourceLocation out;
   loc = Trim(loc);
-  if (loc.empty() || depth >= kMaxLocationDepth) return out;
+  if (loc.empty() || depth >= kMaxLocationDepth || --steps < 0) return out;
   if (loc.front() == '#') {
-    const auto it = table_.find(std::string(loc));
-    return it == table_.end() ? out : Resolve(it->second, depth + 1);
+    const std::optional<int64_t> number = LocNumber(loc);
+    if (!number) return out;
+    const auto it = std::lower_bound(table_.begin(), table_.end(), *number,
+                                     [](const auto& entry, int64_t n) { return entry.first < n; });
+    return it == table_.end() || it->first != *number ? out : Resolve(LastLocation(it->second), depth + 1, steps);
   }
   if (loc.front() == '"') {
     const auto [quoted, rest_raw] = Quoted(loc);
@@ -181,7 +209,7 @@ SourceLocation TtgirSourceMap::Resolve(std::string_view loc, int depth) const {
       if (!rest.empty()) {
         const size_t end = PastClosing(rest, 0);
         if (end != std::string_view::npos) {
-          SourceLocation child = Resolve(rest.substr(1, end - 2), depth + 1);
+          SourceLocation child = Resolve(rest.substr(1, end - 2), depth + 1, steps);
           out.file = std::move(child.file);
           out.line = child.line;
         }
@@ -208,7 +236,7 @@ SourceLocation TtgirSourceMap::Resolve(std::string_view loc, int depth) const {
   const std::string_view inner = loc.substr(open + 1, end - open - 2);
   // The innermost position in the author's files, and the first name on the way.
   for (std::string_view part : SplitTopLevel(inner, callsite ? " at " : ",")) {
-    SourceLocation piece = Resolve(part, depth + 1);
+    SourceLocation piece = Resolve(part, depth + 1, steps);
     if (out.name.empty()) out.name = piece.name;
     if (out.line == 0 && piece.line > 0 && !IsLibraryFile(piece.file)) {
       out.file = std::move(piece.file);

@@ -70,6 +70,20 @@ TEST(TtgirSourceLocationTest, ControlCharactersAreNotPassedOn) {
 
 TEST_F(TtgirSourceMapTest, LineWithoutALocationHasNone) { EXPECT_EQ(Describe(7), "(none)"); }
 
+// Fused lists that fan out at every level would visit 2^30 locations: resolution stops after
+// kMaxLocationSteps, having found the position on its first way down.
+TEST(TtgirSourceMapStepsTest, FanningTablesStopAfterTheStepBound) {
+  std::string text = "    %a = arith.addf %x, %x : f32 loc(#loc1)\n";
+  for (int i = 1; i < 30; ++i) {
+    text += "#loc" + std::to_string(i) + " = loc(fused[#loc" + std::to_string(i + 1) + ", #loc" +
+            std::to_string(i + 1) + "])\n";
+  }
+  text += "#loc30 = loc(\"/k.py\":3:1)\n";
+  const TtgirSourceMap map = TtgirSourceMap::Read(text);
+  ASSERT_TRUE(map.At(1).has_value());
+  EXPECT_EQ(map.At(1)->Describe(), "k.py:3");
+}
+
 TEST(TtgirSourceLocationTest, LongNamesAreCut) {
   SourceLocation where{std::string(500, 'n'), "/k.py", 3};
   EXPECT_EQ(where.Describe(), std::string(120, 'n') + "... at k.py:3");

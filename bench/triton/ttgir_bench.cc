@@ -12,6 +12,7 @@
 #include "backends/triton/ttgir_allocation.h"
 #include "backends/triton/ttgir_import.h"
 #include "backends/triton/ttgir_parser.h"
+#include "backends/triton/ttgir_source.h"
 #include "benchmark/benchmark.h"
 
 namespace {
@@ -153,6 +154,21 @@ void BM_ParseAllFixtures(benchmark::State& state) {
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_ParseAllFixtures)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+
+// Reading the source locations alone (what the front end adds for the report's source column).
+void BM_SourceMapAllFixtures(benchmark::State& state) {
+  const auto& fixtures = Fixtures();
+  for (auto _ : state) {
+    for (const Fixture& f : fixtures) {
+      auto map = scratchsim::triton::TtgirSourceMap::Read(f.text);
+      benchmark::DoNotOptimize(map);
+    }
+  }
+  state.counters["per_kernel_us"] = benchmark::Counter(
+      static_cast<double>(fixtures.size()) * state.iterations(),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_SourceMapAllFixtures)->Unit(benchmark::kMillisecond)->MinTime(1.0);
 
 // Planning alone (buffers, liveness, placement) on parsed modules.
 void BM_PlanAllFixtures(benchmark::State& state) {
