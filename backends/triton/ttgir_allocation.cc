@@ -290,6 +290,7 @@ absl::Status AllocationAnalysis::GetExplicitValueSize(int i) {
   SharedBuffer b;
   b.name = std::string(m_.ValueName(o.results[0]));
   b.line = o.line;
+  b.op_index = i;
   b.kind = SharedBufferKind::kExplicit;
   b.op = std::string(o.name);
   b.shape = Describe(*d);
@@ -522,6 +523,7 @@ absl::Status AllocationAnalysis::GetScratchValueSize(int i) {
   b.name = o.kind == TtgirOpKind::kCall ? absl::StrCat("scratch of tt.call @", o.callee, " (its allocation)")
                                        : absl::StrCat("scratch of ", o.name);
   b.line = o.line;
+  b.op_index = i;
   b.kind = SharedBufferKind::kScratch;
   b.op = std::string(o.name);
   b.buffer.size = need.bytes;

@@ -19,6 +19,7 @@ enum class SharedBufferKind { kExplicit, kScratch, kFunctionScratch };
 struct SharedBuffer {
   std::string name;        // "%a (ttg.local_alloc)" or "scratch of tt.reduce"
   int line = 0;
+  int op_index = -1;       // the op that makes it (TtgirModule::ops); -1 for the function's own
   SharedBufferKind kind = SharedBufferKind::kExplicit;
   std::string op;
   std::string shape;       // "2x128x64xf16" for explicit buffers

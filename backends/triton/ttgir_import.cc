@@ -13,25 +13,14 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "sim/dtype.h"
 #include "sim/status_macros.h"
 
 namespace scratchsim::triton {
 namespace {
-
-// A memdesc element as the graph format names it; empty for elements it has no name for.
-std::string GraphDtype(std::string_view element) {
-  static constexpr std::pair<std::string_view, std::string_view> kNames[] = {
-      {"f64", "f64"}, {"f32", "f32"}, {"f16", "f16"},         {"bf16", "bf16"},        {"i64", "i64"},
-      {"i32", "i32"}, {"i16", "i16"}, {"i8", "i8"},           {"f8E4M3FN", "f8e4m3"}, {"f8E5M2", "f8e5m2"}};
-  for (const auto& [triton, graph] : kNames) {
-    if (element == triton) return std::string(graph);
-  }
-  return {};
-}
 
 // "3x64x32xf16" -> {3, 64, 32} and "f16"; nullopt for anything else.
 std::optional<std::pair<std::vector<int64_t>, std::string>> SplitShape(std::string_view shape) {
@@ -50,18 +39,18 @@ std::optional<std::pair<std::vector<int64_t>, std::string>> SplitShape(std::stri
 // as the pipeline parameter's expression for a ring), else raw bytes.
 void SetSize(const SharedBuffer& b, const PipelinedBuffers* ring, Buffer* buf) {
   const auto shape = SplitShape(b.shape);
-  const std::string dtype = shape ? GraphDtype(shape->second) : std::string();
-  if (shape && !dtype.empty()) {
+  // The memdesc element in the graph format's names (sim/dtype: "f8E4M3FN" is f8e4m3fn).
+  const absl::StatusOr<std::string> dtype =
+      shape ? CanonicalDtype(shape->second) : absl::InvalidArgumentError("no shape");
+  const absl::StatusOr<int64_t> bits = dtype.ok() ? DtypeBits(*dtype) : dtype.status();
+  if (bits.ok() && *bits % 8 == 0) {
     int64_t elements = 1;
     for (int64_t d : shape->first) elements *= d;
-    const int64_t element_bytes = dtype == "f64" || dtype == "i64" ? 8 : dtype == "f32" || dtype == "i32" ? 4
-                                  : dtype == "f16" || dtype == "bf16" || dtype == "i16"                 ? 2
-                                                                                                        : 1;
-    if (elements * element_bytes == b.buffer.size) {
+    if (elements * (*bits / 8) == b.buffer.size) {
       for (size_t d = 0; d < shape->first.size(); ++d) {
         buf->add_shape(d == 0 && ring ? ring->slots : absl::StrCat(shape->first[d]));
       }
-      buf->set_dtype(dtype);
+      buf->set_dtype(*dtype);
       return;
     }
   }
@@ -79,8 +68,6 @@ PipelinedBuffers FindPipelinedBuffers(const TtgirModule& module, const SharedMem
   out.index.assign(plan.buffers.size(), false);
   // Results of local_allocs made empty (": () ->") that a ttg.memdesc_index takes apart: the
   // pipeliner's rings, one slot per stage in flight.
-  std::map<int, int> op_at_line;
-  for (size_t i = 0; i < module.ops.size(); ++i) op_at_line.emplace(module.ops[i].line, static_cast<int>(i));
   std::set<int> indexed;
   bool async_mma = false;
   for (const TtgirOp& op : module.ops) {
@@ -92,10 +79,8 @@ PipelinedBuffers FindPipelinedBuffers(const TtgirModule& module, const SharedMem
   std::vector<int64_t> leading(plan.buffers.size(), 0);
   for (size_t b = 0; b < plan.buffers.size(); ++b) {
     const SharedBuffer& buffer = plan.buffers[b];
-    if (buffer.kind != SharedBufferKind::kExplicit || buffer.op != "ttg.local_alloc") continue;
-    const auto at = op_at_line.find(buffer.line);
-    if (at == op_at_line.end()) continue;
-    const TtgirOp& op = module.ops[at->second];
+    if (buffer.kind != SharedBufferKind::kExplicit || buffer.op != "ttg.local_alloc" || buffer.op_index < 0) continue;
+    const TtgirOp& op = module.ops[buffer.op_index];
     if (op.results.empty() || !indexed.contains(op.results[0]) || op.text.find(": () ->") == std::string_view::npos) continue;
     const auto shape = SplitShape(buffer.shape);
     if (!shape || shape->first.size() < 2 || shape->first[0] < 2 || buffer.buffer.size % shape->first[0] != 0) continue;
