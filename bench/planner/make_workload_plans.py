@@ -5,6 +5,7 @@ graph given, for each attention row the attention graph's, with the commit and t
     python3 bench/planner/make_workload_plans.py SIMULATE OUT.json [--device h200]
         [--family models/graphs/triton_matmul.pbtxt ...]
     python3 bench/planner/make_workload_plans.py SIMULATE OUT.json --kernel cuda_gemm
+    ... [--part heldout2]   plans only the rows of one part of the suite
 
 --kernel cuda_gemm ranks the CUDA backend's GEMM (models/graphs/gemm.pbtxt) over the space
 bench/planner/time_cuda_gemm_workloads.py times (CUDA_GEMM_SPACE), f32 as DTYPE 0 and f16 as 1.
@@ -70,10 +71,14 @@ def main():
     p.add_argument("--device", default="h200")
     p.add_argument("--family", action="append", default=None, help="a matmul family graph; repeatable")
     p.add_argument("--kernel", choices=["triton", "cuda_gemm"], default="triton")
+    p.add_argument("--part", default=None, help="plan only this part's rows (fit, heldout, heldout2)")
     args = p.parse_args()
     families = args.family or MATMUL_FAMILIES
     with open(SUITE) as f:
         suite = json.load(f)
+    if args.part:
+        for section in ("matmul", "attention"):
+            suite[section] = [r for r in suite[section] if r["part"] == args.part]
     commit, dirty = model_commit()
     if args.kernel == "cuda_gemm":
         return write_cuda_gemm_plans(args, suite, commit, dirty)
