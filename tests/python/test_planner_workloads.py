@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 RUN = "tests/data/planner/h200-workloads-2026-11-29"
+RUN2 = "tests/data/planner/h200-heldout2-2026-11-29"  # the second held-out part's run
 
 
 def _bench(repo, script, *args):
@@ -17,7 +18,7 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     written = json.loads(_bench(repo, "workloads.py"))
     assert written == json.loads((repo / "tests/data/planner/workload-suite.json").read_text())
     parts = {r["part"] for r in written["matmul"]}
-    assert parts == {"fit", "heldout"}
+    assert parts == {"fit", "heldout", "heldout2"}
     # A model's rows are all in one part: nothing held out shares a model with the fit part.
     by_model = {}
     for r in written["matmul"] + written["attention"]:
@@ -25,10 +26,10 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     assert all(len(p) == 1 for p in by_model.values())
 
 
-def _judged(repo, tmp_path, plans, *timings):
+def _judged(repo, tmp_path, plans, *timings, run_dir=RUN):
     """judge_workloads.py's --json summary of the recorded run's PLANS against its TIMINGS."""
     out = tmp_path / "judged.json"
-    run = repo / RUN
+    run = repo / run_dir
     _bench(repo, "judge_workloads.py", run / plans, *(run / t for t in timings), "--json", out)
     return json.loads(out.read_text())
 
@@ -41,6 +42,21 @@ def test_plans_before_timing_judge_as_reported(repo, tmp_path):
     assert judged["matmul heldout f16"]["top1_within_10"] == 12 and judged["matmul heldout f16"]["rows"] == 25
     assert judged["matmul heldout f32"]["top1_within_10"] == 7
     assert judged["attention fit f16"]["top1_within_10"] == 2 and judged["attention heldout f16"]["rows"] == 4
+
+
+def test_second_held_out_part_judges_as_reported(repo, tmp_path):
+    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", "h200-f32.json.gz",
+                     run_dir=RUN2)
+    # The model at 48fec93, planned before the part was timed.
+    assert set(judged) == {"matmul heldout2 f16", "matmul heldout2 f32", "attention heldout2 f16"}
+    f16, f32, attention = (judged[k] for k in ("matmul heldout2 f16", "matmul heldout2 f32", "attention heldout2 f16"))
+    assert (f16["rows"], f16["top1_within_10"], f16["top5_within_3"]) == (36, 34, 34)
+    assert (f32["rows"], f32["top1_within_10"], f32["top5_within_3"]) == (36, 32, 31)
+    assert (attention["rows"], attention["top1_within_10"]) == (6, 4)
+    families = _judged(repo, tmp_path, "plans-families-before-timing.json.gz", "h200-f16.json.gz",
+                       "h200-f32.json.gz", run_dir=RUN2)
+    assert families["matmul heldout2 f16"]["top1_within_10"] == 31
+    assert families["matmul heldout2 f32"]["top1_within_10"] == 29
 
 
 def test_cuda_gemm_plans_before_timing_judge_as_reported(repo, tmp_path):
@@ -69,9 +85,10 @@ def test_cuda_gemm_suite_runs_cover_every_row(repo):
 
 def test_every_timed_row_has_its_anchor(repo):
     import gzip
-    for name in ("h200-f16.json.gz", "h200-f32.json.gz"):
-        with gzip.open(repo / RUN / name, "rt") as f:
-            run = json.load(f)
-        timed = {(t["M"], t["N"], t["K"]) for t in run["timings"] if t["kind"] == "matmul"}
-        anchored = {(a["M"], a["N"], a["K"]) for a in run["anchors"] if a["kind"] == "torch.matmul"}
-        assert timed == anchored and len(timed) == 52
+    for run_dir, rows in ((RUN, 52), (RUN2, 36)):
+        for name in ("h200-f16.json.gz", "h200-f32.json.gz"):
+            with gzip.open(repo / run_dir / name, "rt") as f:
+                run = json.load(f)
+            timed = {(t["M"], t["N"], t["K"]) for t in run["timings"] if t["kind"] == "matmul"}
+            anchored = {(a["M"], a["N"], a["K"]) for a in run["anchors"] if a["kind"] == "torch.matmul"}
+            assert timed == anchored and len(timed) == rows, (run_dir, name)
