@@ -101,6 +101,23 @@ constexpr ValidatedSignature kValidated[] = {
 #include "backends/tpu/validated_signatures.inc"
 };
 
+// The shapes each band was drawn from (backends/tpu/spill_coverage.inc, written by
+// bench/tpu/spill_coverage.py from the compiles the band was fitted on or is tested to contain;
+// tests/python/test_tpu_spill_coverage.py keeps it equal to them): per class, generation and
+// regime (a figure of 0 is the MXU rule's claim that the dot holds nothing, seen only on the
+// blocks it was seen on), the range of the figure and, for the one-dot matmul classes, of the
+// dot's m, k and n, its left operand m x k and its result m x n: the blocks the vreg replay holds
+// across the dot. [0, 0]: the class has no such dimension.
+struct ShapeCoverage {
+  BodyClass body_class;
+  const char* generation;
+  bool figure_zero;
+  int64_t figure[2], m[2], k[2], n[2], mk[2], mn[2];
+};
+constexpr ShapeCoverage kCoverage[] = {
+#include "backends/tpu/spill_coverage.inc"
+};
+
 // Generations whose Mosaic re-reads a 16-bit left operand from VMEM for each MXU column while k
 // fits the MXUs at once, instead of keeping it in vector registers (no 16-bit block with k <= 512
 // of tests/data/tpu/corpus.jsonl.gz spills its left operand there).
@@ -319,14 +336,17 @@ void AddWidenedLoads(const PallasBody& body, const DeviceModel& device, SpillEst
   out.basis = absl::StrCat(out.basis, "; plus ", words);
 }
 
-// A body whose ops or pattern no fitted body of its class has: the class's band is not evidence
-// for it, so the band widens to what the vreg replay proves. Low 0 (nothing fitted says it spills
+// A body whose ops or pattern no fitted body of its class has, or whose shape lies outside the
+// shapes its band was drawn from (ShapesOutsideTheFit): the class's band is not evidence for it,
+// so the band widens to what the vreg replay proves. Low 0 (nothing fitted says it spills
 // at least that), central the larger of the class's and the replay's held bytes less v4's register
 // file (kVregFileBytes), high the larger of the class's and the replay's bound on spill slots (SpillBoundBytes).
 // The patterns are named in the basis, which the report prints.
-void WidenForUnvalidatedPatterns(const PallasBody& body, const VregReplay* replay, SpillEstimate& out) {
+void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& device, const VregReplay* replay,
+                                 SpillEstimate& out) {
   if (body.program_size() == 0 || replay == nullptr) return;
-  const std::vector<std::string> unvalidated = UnvalidatedPatterns(out.body_class, *replay);
+  std::vector<std::string> unvalidated = UnvalidatedPatterns(out.body_class, *replay);
+  for (std::string& outside : ShapesOutsideTheFit(body, out, device)) unvalidated.push_back(std::move(outside));
   if (unvalidated.empty()) return;
   out.unvalidated = absl::StrJoin(unvalidated, ", ");
   const int64_t held_beyond_file = std::max<int64_t>(0, replay->peak_held_bytes - kVregFileBytes);
@@ -337,8 +357,8 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const VregReplay* repla
   const int64_t bound = SpillBoundBytes(*replay);
   out.high = absl::StrCat("round_up(max(", high, ", ", std::max(bound, held_beyond_file), "), 4096)");
   out.basis = absl::StrCat(
-      out.basis.empty() ? "register spills" : out.basis, "; widened, as no fitted ", BodyClassName(out.body_class),
-      " body has ", out.unvalidated, ": 0 to ",
+      out.basis.empty() ? "register spills" : out.basis, "; widened, as the ", BodyClassName(out.body_class),
+      " band is not validated for ", out.unvalidated, ": 0 to ",
       replay->rolled ? "every vector value the body defines (a rolled loop)" : "the program-order peak of live values",
       " (", bound, " B), central at least the vreg replay's ", replay->peak_held_bytes, " B held across ",
       replay->peak_at.empty() ? "no whole-operand op" : replay->peak_at, " less ", kVregFileBytes,
@@ -355,7 +375,7 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
 SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device, const VregReplay* replay) {
   SpillEstimate out = EstimateClassSpills(body, device);
   AddWidenedLoads(body, device, out);
-  WidenForUnvalidatedPatterns(body, replay, out);
+  WidenForUnvalidatedPatterns(body, device, replay, out);
   return out;
 }
 
@@ -369,6 +389,49 @@ std::string ValidatedSignatureTable() {
 
 std::string ValidatedSignatureLine(BodyClass body_class, int max_barriers, absl::string_view ops) {
   return absl::StrCat("{BodyClass::", BodyClassEnumerator(body_class), ", ", max_barriers, ", \"", ops, "\"},");
+}
+
+std::vector<std::string> ShapesOutsideTheFit(const PallasBody& body, const SpillEstimate& estimate,
+                                             const DeviceModel& device) {
+  std::vector<std::string> out;
+  const std::string generation = TpuGeneration(device);
+  // Streaming bodies have no band; a TPU other than the five already takes the widest band.
+  if (estimate.body_class == BodyClass::kStreaming || generation.empty()) return out;
+  // A graph whose figures are expressions (not a traced kernel's constants) keeps the class band.
+  const absl::StatusOr<int64_t> figure = Expr::EvaluateConstant(estimate.figure);
+  if (!figure.ok()) return out;
+  std::vector<std::pair<const char*, int64_t>> dims = {{"figure", *figure}};
+  const bool one_dot = estimate.body_class == BodyClass::kMatmul || estimate.body_class == BodyClass::kMatmul8 ||
+                       estimate.body_class == BodyClass::kMatmul32;
+  if (one_dot && body.dots_size() > 0) {
+    const absl::StatusOr<int64_t> m = Expr::EvaluateConstant(body.dots(0).m());
+    const absl::StatusOr<int64_t> k = Expr::EvaluateConstant(body.dots(0).k());
+    const absl::StatusOr<int64_t> n = Expr::EvaluateConstant(body.dots(0).n());
+    if (!m.ok() || !k.ok() || !n.ok()) return out;
+    dims.insert(dims.end(), {{"m", *m}, {"k", *k}, {"n", *n}, {"m x k", *m * *k}, {"m x n", *m * *n}});
+  }
+  const bool zero = *figure == 0;
+  const std::string regime = absl::StrCat(generation, " ", BodyClassName(estimate.body_class), " bodies ",
+                                          zero ? "whose figure is 0" : "whose figure is not 0");
+  const ShapeCoverage* coverage = nullptr;
+  for (const ShapeCoverage& row : kCoverage) {
+    if (row.body_class == estimate.body_class && row.generation == generation && row.figure_zero == zero) {
+      coverage = &row;
+    }
+  }
+  if (coverage == nullptr) {
+    out.push_back(absl::StrCat("a shape no compile of the fit has (no ", regime, " were fitted)"));
+    return out;
+  }
+  const int64_t* ranges[] = {coverage->figure, coverage->m, coverage->k, coverage->n, coverage->mk, coverage->mn};
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const auto [name, value] = dims[i];
+    const int64_t* range = ranges[i];
+    if (range[1] == 0 || (value >= range[0] && value <= range[1])) continue;
+    out.push_back(absl::StrCat(name, " = ", value, ", outside the ", range[0], " to ", range[1], " of the fitted ",
+                               regime));
+  }
+  return out;
 }
 
 std::vector<std::string> UnvalidatedPatterns(BodyClass body_class, const VregReplay& replay) {

@@ -100,6 +100,14 @@ std::string ValidatedSignatureLine(BodyClass body_class, int max_barriers, absl:
 // fitted body of the class has, in words; empty where the class's band is validated for it.
 std::vector<std::string> UnvalidatedPatterns(BodyClass body_class, const VregReplay& replay);
 
+// Where `body`, whose class estimate is `estimate`, lies outside the shapes its class's band was
+// drawn from on `device`'s generation (backends/tpu/spill_coverage.inc), in words ("m x k = 1048576,
+// outside the 16384 to 524288 of the fitted v7x matmul bodies whose figure is 0"): its figure and,
+// for a one-dot matmul, the dot's m, k, n, m x k and m x n. Empty where covered, for a streaming
+// body, a TPU other than the five, or figures that are not constants.
+std::vector<std::string> ShapesOutsideTheFit(const PallasBody& body, const SpillEstimate& estimate,
+                                             const DeviceModel& device);
+
 // The estimate for `body` on `device` (a TPU model: tpu_v4 ... tpu_v7x; another TPU takes the
 // widest band of all five), with `replay` the body's vreg replay (ReplayVregs; null: none, the
 // class's band alone). The first form replays the body itself and leaves out a program that does

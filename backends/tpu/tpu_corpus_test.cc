@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "backends/tpu/pallas_lowering.h"
 #include "backends/tpu/spill_model.h"
 #include "backends/tpu/tpu_corpus_util.h"
@@ -853,6 +854,7 @@ namespace {
 struct FamilyCheck {
   int rows = 0, decisive = 0, agree = 0, at_risk = 0, fits = 0, unsettled = 0, with_requirement = 0;
   int within_1pct = 0, within_5pct = 0, high_holds = 0;
+  std::vector<std::string> outside_fit;  // bodies outside the shapes their band was drawn from
   std::vector<std::string> false_fits;   // FITS where libtpu fails at the default limit
   std::vector<std::string> high_misses;  // the high bound below the requirement: a false FITS at
                                          // some limit between the two
@@ -880,6 +882,12 @@ FamilyCheck CheckFamilies(const std::string& file) {
     const bool libtpu_vmem = absl::StartsWith(libtpu, "vmem");
     if (!libtpu_fits && !libtpu_vmem) continue;  // Mosaic refused it, or it timed out
     ++out.rows;
+    const PallasBody& body = graph.pallas().body();
+    const std::vector<std::string> outside =
+        ShapesOutsideTheFit(body, EstimateSpills(body, TpuDevice(gen)), TpuDevice(gen));
+    if (!outside.empty()) {
+      out.outside_fit.push_back(absl::StrCat(id, " (", model.prediction, "): ", absl::StrJoin(outside, "; ")));
+    }
     if (model.prediction == "at risk") ++out.at_risk;
     if (model.prediction == "fits" || model.prediction == "does not fit") {
       ++out.decisive;
@@ -904,6 +912,8 @@ FamilyCheck CheckFamilies(const std::string& file) {
               "%d within 1%% %d, within 5%% %d; high bound holds on %d\n",
               file.c_str(), out.rows, out.decisive, out.agree, out.false_fits.size(), out.at_risk, out.fits, out.unsettled,
               out.with_requirement, out.within_1pct, out.within_5pct, out.high_holds);
+  std::printf("  %zu outside the shapes their spill band was drawn from\n", out.outside_fit.size());
+  for (const std::string& o : out.outside_fit) std::printf("  outside the fitted shapes %s\n", o.c_str());
   for (const std::string& f : out.false_fits) std::printf("  false FITS %s\n", f.c_str());
   for (const std::string& m : out.high_misses) std::printf("  high bound miss %s\n", m.c_str());
   return out;
@@ -911,15 +921,16 @@ FamilyCheck CheckFamilies(const std::string& file) {
 
 // The families the failure report named (bench/tpu/heldout_kernels.py, set "dev"): the model was
 // developed looking at them, so they are not a held-out figure. No false FITS at the default
-// limit; one high bound below libtpu's requirement, held as measured: a v7x block-sparse matmul
-// (2048 x 512 x 512 bf16, blocks by scalar-prefetched indices) spills 1.9 MB where the matmul
-// band, fitted on the same accumulating body, says 0 (docs/tpu.md, "Held-out families").
+// limit, and the high bound holds libtpu's requirement on every compile: a v7x block-sparse matmul
+// (2048 x 512 x 512 bf16, blocks by scalar-prefetched indices), which spills 1.9 MB where the
+// matmul band says 0, has a left operand twice the largest the band's figure-0 regime was drawn
+// from, so its band is widened (docs/tpu.md, "How far the band reaches").
 TEST(TpuCorpusTest, DevFamiliesHaveNoFalseFitsAtTheDefaultLimit) {
   REQUIRE_SWEEP("dev_families.jsonl.gz");
   const FamilyCheck check = CheckFamilies("dev_families.jsonl.gz");
   EXPECT_GE(check.rows, 300);
   EXPECT_TRUE(check.false_fits.empty());
-  EXPECT_LE(check.high_misses.size(), 1u);
+  EXPECT_TRUE(check.high_misses.empty());
 }
 
 // The bound the vreg replay puts on spill slots (SpillBoundBytes: the program-order peak, or every

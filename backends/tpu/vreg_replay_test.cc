@@ -215,6 +215,23 @@ TEST_F(VregReplayTest, AnOpNoFittedBodyHasIsNamed) {
   EXPECT_THAT(unvalidated, ::testing::Not(::testing::Contains("exp")));
 }
 
+// A band applies within the shapes it was drawn from (spill_coverage.inc): on v7x the matmul band
+// whose dot holds nothing (k of at most 512: the left operand re-read) was drawn from left operands
+// of at most 524288 elements, so a 2048 x 512 one is outside it, named; 1024 x 512 is inside.
+TEST_F(VregReplayTest, AShapeOutsideTheFitIsNamed) {
+  const DeviceModel v7x = testing::ShippedDevice("tpu_v7x");
+  PallasBody body = Body(R"pb(packed_dot_bytes: "1" dot_dtypes: "bf16"
+                              dots { m: "2048" n: "512" k: "512" count: "1" })pb");
+  EXPECT_THAT(ShapesOutsideTheFit(body, EstimateSpills(body, v7x), v7x),
+              ::testing::ElementsAre("m x k = 1048576, outside the 16384 to 524288 of the fitted v7x matmul bodies "
+                                     "whose figure is 0"));
+  body.mutable_dots(0)->set_m("1024");
+  EXPECT_THAT(ShapesOutsideTheFit(body, EstimateSpills(body, v7x), v7x), ::testing::IsEmpty());
+  // A figure that is an expression (a graph written by hand) is not judged here.
+  body.mutable_dots(0)->set_m("bm");
+  EXPECT_THAT(ShapesOutsideTheFit(body, EstimateSpills(body, v7x), v7x), ::testing::IsEmpty());
+}
+
 // The table compiled into spill_model.cc is what the bodies the bands were fitted on replay to:
 // per class, the union of their ops and the most whole-operand ops one of their regions has.
 TEST_F(VregReplayTest, ValidatedSignaturesAreTheFitBodies) {

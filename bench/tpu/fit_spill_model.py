@@ -69,6 +69,8 @@ import naive_vs_compiler as nv  # noqa: E402
 
 GENS = ["v4", "v5e", "v5p", "v6e", "v7x"]
 CLASSES = ["reduction", "attention", "looped", "matmul", "matmul8", "matmul32", "dot", "dot32", "transpose"]
+# the classes' BodyClass enumerators in backends/tpu/spill_model.h
+ENUMERATORS = {c: "k" + c.capitalize() for c in CLASSES}
 # MXU edge and count per TensorCore (JAX tpu_info.py; models/devices/tpu_*.textproto)
 MXU = {"v4": (128, 4), "v5e": (128, 4), "v5p": (128, 4), "v6e": (256, 2), "v7x": (256, 2)}
 DOT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4, "i8": 1, "u8": 1, "f8e4m3fn": 1, "f8e5m2": 1, "i4": 1}
@@ -238,12 +240,12 @@ def listed_spill_bytes(result):
 
 
 def record(row, summary, spill, fit, sweep=False):
-  """A row to fit or judge: its body's class and figure, and (the matmul classes) its block rows,
-  the one dot's m (small blocks spill a few registers)."""
+  """A row to fit or judge: its body's class and figure, and (the matmul classes) the one dot and
+  its block rows, the dot's m (small blocks spill a few registers)."""
   cls, fig = body_class(summary, row["gen"])
-  rows = summary["dots"][0]["m"] if cls in PER_GENERATION else None
+  dot = summary["dots"][0] if cls in PER_GENERATION else None
   return {"row": row, "gen": row["gen"], "kind": row["kind"], "spill": spill, "cls": cls, "fig": fig,
-          "fit": fit, "rows": rows, "sweep": sweep, "widened": widened_load_bytes(summary, row["gen"])}
+          "fit": fit, "rows": dot["m"] if dot else None, "dot": dot, "sweep": sweep, "widened": widened_load_bytes(summary, row["gen"])}
 
 
 def in_half(r, half):
