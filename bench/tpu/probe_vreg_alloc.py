@@ -20,6 +20,12 @@ and the vmem_report's SPILL bytes of the kernel. It writes one JSON object a lin
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 JAX_PLATFORMS=cpu nice -n 10 /tmp/venv-bench/bin/python \\
       bench/tpu/probe_vreg_alloc.py tests/data/tpu/vreg_alloc_probe.txt
 
+With --peak-ops it compiles PEAK_KERNELS instead and writes, for each, P and the op that defines
+each live range the register-pressure dump lists at the peak (peak_ops: op -> count; they sum to P):
+
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 JAX_PLATFORMS=cpu nice -n 10 /tmp/venv-bench/bin/python \\
+      bench/tpu/probe_vreg_alloc.py --peak-ops tests/data/tpu/vreg_peak_ops_probe.txt
+
 The LLO text dump is large (tens of MB a compile) and slow: it is on only here.
 """
 import collections
@@ -74,6 +80,18 @@ KERNELS = [
     ("transpose_add", "v7x", {"bm": 1024, "bn": 2048, "dtype": "bf16"}),
 ]
 
+# Kernels whose values live at LLO's pressure peak are read by op (--peak-ops): dev families whose
+# body holds computed blocks across lane reductions, a transpose and a matmul, on v4 and a 64-vreg
+# generation.
+PEAK_KERNELS = [
+    ("layernorm_bwd", "v4", {"br": 256, "d": 512, "dtype": "f32", "rows": 8192}),
+    ("layernorm_bwd", "v7x", {"br": 256, "d": 512, "dtype": "f32", "rows": 8192}),
+    ("add_rmsnorm_alias", "v4", {"br": 256, "d": 512, "dtype": "bf16", "rows": 8192}),
+    ("add_rmsnorm_alias", "v6e", {"br": 256, "d": 512, "dtype": "bf16", "rows": 8192}),
+    ("transpose_add", "v7x", {"bm": 1024, "bn": 2048, "dtype": "bf16"}),
+    ("block_sparse_matmul", "v6e", {"bk": 1024, "bm": 256, "bn": 2048, "dtype": "bf16", "nnz": 4}),
+]
+
 _PRESSURE_RE = re.compile(r"Register pressure for vregs is (\d+)")
 _SLOT_RE = re.compile(r"#allocation\d+_spill \[shape = 'u32\[8,128\][^']*', space=vmem, size = 0x1000,")
 _STORE_RE = re.compile(r"= vst \[vmem:\[#allocation(\d+)_spill\]")
@@ -85,6 +103,15 @@ def register_pressure(text):
   """P of a *-register-pressure.txt dump, or None."""
   m = _PRESSURE_RE.search(text or "")
   return int(m.group(1)) if m else None
+
+
+_LIVE_RANGE_RE = re.compile(r"^len=\d+ lr=\[\d+, \d+\).*:: %\w+ = ([\w.]+)")
+
+
+def peak_ops(text):
+  """The op defining each live range a *-register-pressure.txt dump lists at the peak, counted
+  (their number is P); the dump's "use:" lines are skipped."""
+  return dict(collections.Counter(m.group(1) for m in map(_LIVE_RANGE_RE.match, (text or "").splitlines()) if m))
 
 
 def post_ra_facts(text):
@@ -139,20 +166,26 @@ def probe(kind, gen, params):
   report = r["report"]["kernels"][name]
   row["spill_bytes"] = report["spill_bytes"]
   row.update(post_ra_facts(_dump_file(tpu_aot.DUMP_DIR, name, r"-\d+-post-ra\.txt$") or ""))
-  row["pressure"] = register_pressure(_dump_file(tpu_aot.DUMP_DIR, name, r"register-pressure\.txt$"))
+  pressure_dump = _dump_file(tpu_aot.DUMP_DIR, name, r"register-pressure\.txt$")
+  row["pressure"] = register_pressure(pressure_dump)
+  row["peak_ops"] = peak_ops(pressure_dump)
   return row
 
 
 def main(argv):
+  peak = argv[:1] == ["--peak-ops"]
+  argv = argv[1:] if peak else argv
   if len(argv) != 1:
     sys.exit(__doc__)
   os.environ["TPU_AOT_BUNDLES"] = "1"  # before tpu_aot's import: it dumps the LLO text of every compile
   from product import tpu_aot
   lines = [f"# libtpu's spill slots and vector registers, read from its LLO dump: {json.dumps(tpu_aot.versions())}",
-           f"# {datetime.date.today().isoformat()}, bench/tpu/probe_vreg_alloc.py {argv[0]} (docs/tpu.md, "
+           f"# {datetime.date.today().isoformat()}, bench/tpu/probe_vreg_alloc.py {'--peak-ops ' if peak else ''}{argv[0]} (docs/tpu.md, "
            "\"How libtpu allocates spill slots\")"]
-  for kind, gen, params in KERNELS:
+  for kind, gen, params in PEAK_KERNELS if peak else KERNELS:
     row = probe(kind, gen, params)
+    if peak:
+      row = {k: row.get(k) for k in ("kind", "gen", "params", "verdict", "pressure", "peak_ops")}
     print(json.dumps(row), flush=True)
     lines.append(json.dumps(row, sort_keys=True))
   with open(argv[0], "w") as f:

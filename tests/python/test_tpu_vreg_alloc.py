@@ -103,3 +103,30 @@ def test_the_same_body_reaches_another_pressure_on_each_generation():
   pressure = {r["gen"]: r["pressure"] for r in rows
               if r["kind"] == "layernorm_bwd" and r["params"] == {"br": 256, "d": 512, "dtype": "f32", "rows": 8192}}
   assert pressure == {"v4": 424, "v5p": 323, "v7x": 330}
+
+
+PEAK = os.path.join(REPO, "tests", "data", "tpu", "vreg_peak_ops_probe.txt")
+
+
+def test_peak_ops_are_read_from_the_dump_listing():
+  text = ("Register pressure for vregs is 2\n"
+          "len=1930 lr=[737, 2667) wt=136 users=3             :: %v1437 = vmul.f32 %v1321, %v622\n"
+          "                                        use: lr=[747, 753) %v1587 = vadd.f32 %v1438, %v1437\n"
+          "len=12 lr=[740, 752) wt=2 users=1             :: %v1440 = vld [vmem:[#allocation3] sm:$0xff]\n")
+  assert probe_vreg_alloc.peak_ops(text) == {"vmul.f32": 1, "vld": 1}
+
+
+def test_values_live_at_the_peak_are_computed_blocks_not_row_strips():
+  """The live ranges listed at the peak are P's values, and they are whole computed blocks: layer
+  norm backward (f32, 256 x 512: 128 vregs a block) holds dy * gamma and x-hat whole across its lane
+  reductions on v7x (263 vmul results), add + RMSNorm its sum (128 vregs) nearly whole on v6e (125
+  vadd results), where streaming by strips of 8 rows would keep 4 vregs an operand; loads are few."""
+  with open(PEAK) as f:
+    rows = {(r["kind"], r["gen"]): r for r in (json.loads(line) for line in f if not line.startswith("#"))}
+  assert len(rows) == 6
+  for r in rows.values():
+    assert sum(r["peak_ops"].values()) == r["pressure"], r
+    assert r["peak_ops"].get("vld", 0) <= 36, r
+  assert rows[("layernorm_bwd", "v7x")]["peak_ops"]["vmul.f32"] >= 256
+  assert rows[("add_rmsnorm_alias", "v6e")]["peak_ops"]["vadd.f32"] >= 120
+  assert rows[("add_rmsnorm_alias", "v4")]["peak_ops"]["vadd.f32"] < 128  # v4 holds part of it
