@@ -924,7 +924,7 @@ FamilyCheck CheckFamilies(const std::string& file) {
 // limit, and the high bound holds libtpu's requirement on every compile: a v7x block-sparse matmul
 // (2048 x 512 x 512 bf16, blocks by scalar-prefetched indices), which spills 1.9 MB where the
 // matmul band says 0, has a left operand twice the largest the band's figure-0 regime was drawn
-// from, so its band is widened (docs/tpu.md, "How far the band reaches").
+// from, so its band is widened (docs/tpu.md, "The vreg replay": shapes the band was drawn from).
 TEST(TpuCorpusTest, DevFamiliesHaveNoFalseFitsAtTheDefaultLimit) {
   REQUIRE_SWEEP("dev_families.jsonl.gz");
   const FamilyCheck check = CheckFamilies("dev_families.jsonl.gz");
