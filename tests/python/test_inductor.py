@@ -252,7 +252,7 @@ def inductor_stand_in(monkeypatch, tmp_path):
 def test_hook_drops_what_cannot_fit_and_keeps_the_rest(inductor_stand_in):
     small, big = inductor_stand_in(64, 64, 32, 3), inductor_stand_in(256, 256, 128, 5)
     aten = types.SimpleNamespace(name="aten_mm")  # not a Triton template: never checked, never dropped
-    pruner = ssi.install(target="sm_90", device="h200", keep_ttgir=True, in_pool=False)
+    pruner = ssi.install(target="sm_90", device="h200", keep_ttgir=True)
     assert inductor_stand_in.fns == [pruner]
     kept = inductor_stand_in.fns[0]([aten, big, small])
     assert kept == [aten, small]
@@ -274,7 +274,7 @@ def test_hook_first_fit_keeps_one_flex_choice(inductor_stand_in):
     over = inductor_stand_in(256, 256, 64, 3, template="flex_attention")
     fits1 = inductor_stand_in(64, 64, 32, 3, template="flex_attention")
     fits2 = inductor_stand_in(32, 32, 32, 2, template="flex_attention")
-    pruner = ssi.install(target="sm_89", device="rtx4090", in_pool=False)
+    pruner = ssi.install(target="sm_89", device="rtx4090")
     pruner.first_fit = True
     assert pruner([over, fits1, fits2]) == [fits1]
     assert pruner.chosen[0]["fits"] and pruner.chosen[0]["device"] == "rtx4090"

@@ -42,7 +42,7 @@ from scratchsim import Error
 from scratchsim import triton as sst
 
 __all__ = ["SUPPORTED_TORCH", "TARGETS", "judge", "prune", "first_fit", "kernels_from_output_code",
-           "template_params", "report", "pictures",
+           "template_params", "dominates", "check_source", "report", "pictures",
            "report_text", "install", "Pruner", "choose_flex", "flex_kernel_options", "model_report",
            "lower_kernel_source", "output_code_records", "dumps"]
 
@@ -132,6 +132,56 @@ def template_params(source: str) -> dict:
     """The tile sizes an Inductor template kernel was rendered with: its BLOCK_* and GROUP_*
     constexprs, which the template writes into the kernel body (`BLOCK_M : tl.constexpr = 64`)."""
     return {k: int(v) for k, v in _CONSTEXPR_RE.findall(source)}
+
+
+_DECORATOR_RE = re.compile(r"^(num_stages|num_warps)=(\d+),\s*$", re.M)
+
+
+def _decorator_params(source: str) -> dict:
+    """num_stages and num_warps as the template module's @triton_heuristics.template(...) states them."""
+    return {k: int(v) for k, v in _DECORATOR_RE.findall(source)}
+
+
+def _digest(text: str) -> str:
+    import hashlib
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+_TILE_RE = (re.compile(r"\b((?:BLOCK|GROUP)_[A-Z0-9_]*)(\s*:\s*tl\.constexpr\s*=\s*)\d+"),
+            re.compile(r"'((?:BLOCK|GROUP)_[A-Z0-9_]*)': \d+"), re.compile(r"^num_stages=\d+", re.M))
+
+
+def _skeleton(source: str) -> str:
+    """A template module with its tile sizes and stage count blanked: the modules of one op that
+    differ only in those (one family for dominates()) have the same skeleton."""
+    a, b, c = _TILE_RE
+    return c.sub("num_stages=#", b.sub(r"'\1': #", a.sub(r"\1\2#", source)))
+
+
+def _size(params: Mapping) -> int:
+    out = params.get("num_stages", 1) or 1
+    for k, v in params.items():
+        if k.startswith("BLOCK_"):
+            out *= v or 1
+    return out
+
+
+def dominates(big: Mapping, small: Mapping) -> bool:
+    """Whether config `big` has every tile size (BLOCK_*) and num_stages at least `small`'s, the
+    same GROUP_* and num_warps (two configs of one family). Triton's shared memory for a template
+    is its pipelined operand tiles (tile size x element size x buffers, the buffers growing with
+    num_stages) plus layout-conversion scratch of tile size: none of it shrinks as a tile or the
+    pipeline grows, so a config that a fitting one dominates fits too (tests/data/inductor: no
+    exception among the recorded pairs)."""
+    if set(big) != set(small):
+        return False
+    for k, v in small.items():
+        if k.startswith("BLOCK_") or k == "num_stages":
+            if v > big[k]:
+                return False
+        elif v != big[k]:
+            return False
+    return True
 
 
 def _kernel_verdict(configs: Sequence[dict]) -> str:
@@ -245,9 +295,18 @@ class _Torch:
                         f"lays them out; this is PyTorch {torch.__version__} (allow_untested=True to try anyway)")
         self.torch = torch
         self.version = torch.__version__
-        from torch._inductor import config, select_algorithm
-        self.config = config
-        self.select_algorithm = select_algorithm
+
+    @property
+    def config(self):
+        from torch._inductor import config
+        return config
+
+    @property
+    def select_algorithm(self):
+        # Imported on use: it pulls in most of Inductor (seconds), which a compile worker lowering
+        # an output-code kernel (lower_kernel_source) never needs.
+        from torch._inductor import select_algorithm
+        return select_algorithm
 
     # -- a template choice's kernel ---------------------------------------------------------------
     @staticmethod
@@ -343,17 +402,14 @@ def lower_kernel_source(name: str, source: str, targets: Iterable[str], allow_un
     return _lower_configs(t.source_kernel(name, source), source, list(targets), t)
 
 
-def _check_template(module_path: str, kernel_name: str, arch: str, device: str | None, any_target: bool,
-                    keep_ttgir: bool, allow_untested: bool = False) -> dict:
-    """Lowers the kernel of one template choice's generated module for `arch` and judges it:
-    {"verdict", "fits", "shared", "limit", "message", "params", "lower_s", "simulate_s"} (+
-    "ttgir"), or {"error": ...} when it cannot be lowered or judged here (an op scratchsim does
-    not model, say): such a choice is kept and Inductor compiles it as it would. Takes plain
-    values: it also runs in Inductor's compile workers."""
+def check_source(source: str, kernel_name: str, arch: str, device: str | None = None, *, any_target: bool = False,
+                 keep_ttgir: bool = False, allow_untested: bool = False) -> dict:
+    """Lowers the kernel `kernel_name` of one template choice's generated module (its `source`)
+    for `arch` and judges it: {"verdict", "fits", "shared", "limit", "message", "params", "lower_s",
+    "simulate_s"} (+ "ttgir"), or {"error": ...} when it cannot be lowered or judged here (an op
+    scratchsim does not model, say): such a choice is kept and Inductor compiles it as it would."""
     t = _Torch(allow_untested)
     try:
-        with open(module_path) as f:
-            source = f.read()
         autotuner = getattr(sst.load_source_module(source, "inductor"), kernel_name)
         cfg = autotuner.configs[0]
         fn, sig, constants, attrs, options = t.compile_pieces(autotuner, cfg)
@@ -369,38 +425,27 @@ def _check_template(module_path: str, kernel_name: str, arch: str, device: str |
     return v
 
 
-def _in_pool(t: "_Torch", fn, argsets: Sequence[tuple], use_pool: bool) -> list:
-    """fn(*args) for each args, in Inductor's compile worker pool when it is up (Triton's front
-    end holds the GIL; a second pool of our own would slow Inductor's own start), else here; a
-    task the pool fails is run here."""
-    pool = t.compile_pool() if use_pool and len(argsets) >= 2 else None
-    futures = []
-    if pool is not None:
-        try:
-            futures = [pool.submit(fn, *args) for args in argsets]
-        except Exception as e:
-            log.debug("scratchsim: Inductor's pool refused the work (%s); running it here", e)
-            futures = []
-    out = []
-    for i, args in enumerate(argsets):
-        result = None
-        if i < len(futures):
-            try:
-                result = futures[i].result()
-            except Exception as e:
-                log.debug("scratchsim: a pool task failed (%s); running it here", e)
-        out.append(fn(*args) if result is None else result)
-    return out, len(futures)
+# Verdicts of this process, by (sha256 of the generated module, kernel, arch, device, any_target):
+# Inductor names a template module by its source's hash, so ops of one shape share it, and a
+# recompile (new shapes elsewhere, a second torch.compile) meets the same modules again.
+_VERDICTS: dict = {}
 
 
 class Pruner:
     """The preprocessing function install() registers. Drops every Triton template choice whose
     kernel cannot fit on the target (Triton's figure); keeps ATen and other choices. With
     first_fit (the FlexAttention chooser), an op of FLEX_TEMPLATES keeps only its first fitting
-    choice. .stats, .dropped [(template, params, verdict)], .chosen, .records (with keep_ttgir).
-    An op's choices are checked in Inductor's compile workers when they are up (in_pool)."""
+    choice. .stats, .dropped [(template, params, verdict)], .unchecked [(template, params, why)],
+    .chosen, .records (with keep_ttgir).
 
-    def __init__(self, torch_side: _Torch, target, device, any_target, on_empty, keep_ttgir, in_pool):
+    Cost: each check runs Triton's front end and TTGIR passes in this process (no worker pool: a
+    pool of our own, or tasks in Inductor's, competes with the compile workers Inductor starts and
+    needs next). A choice is checked once per process (_VERDICTS); an op's choices are checked
+    largest first, and one that a fitting choice of the same family dominates (family: template,
+    generated source up to its tile sizes and stages, num_warps) is kept unchecked, as is any left
+    when the op's budget_s is spent: only a lowered figure ever drops a choice."""
+
+    def __init__(self, torch_side: _Torch, target, device, any_target, on_empty, keep_ttgir, budget_s, dominance):
         self._t = torch_side
         self.arch = sst._arch(sst.target_of(target))
         self.device = device
@@ -414,77 +459,104 @@ class Pruner:
             raise Error("on_empty: 'raise' or 'keep'")
         self.on_empty = on_empty
         self.keep_ttgir = keep_ttgir
-        self.in_pool = bool(in_pool)
+        self.budget_s = budget_s
+        self.dominance = bool(dominance)
         self.first_fit = False
         self.dropped: list = []
+        self.unchecked: list = []
         self.chosen: list = []
         self.records: list = []
-        self.stats = {"calls": 0, "choices": 0, "checked": 0, "dropped": 0, "kept": 0, "errors": 0,
-                      "lower_s": 0.0, "simulate_s": 0.0, "wall_s": 0.0, "in_pool": 0}
-        self._cache: dict = {}
+        self.stats = {"calls": 0, "choices": 0, "checked": 0, "cached": 0, "dominated": 0, "over_budget": 0,
+                      "dropped": 0, "kept": 0, "errors": 0, "lower_s": 0.0, "simulate_s": 0.0, "wall_s": 0.0}
+        self._verdict: dict = {}   # id(choice) -> verdict (None: kept unchecked)
         self._undo: list = []  # what uninstall() restores (choose_flex's choices class)
 
-    @staticmethod
-    def _key(choice) -> tuple:
-        return (choice.bmreq.module_path, choice.bmreq.kernel_name)
+    def _source(self, choice) -> str:
+        with open(choice.bmreq.module_path) as f:
+            return f.read()
 
-    def _args(self, choice) -> tuple:
-        return (choice.bmreq.module_path, choice.bmreq.kernel_name, self.arch, self.device, self.any_target,
-                self.keep_ttgir, True)
-
-    def _store(self, choice, template: str, v: dict) -> dict | None:
+    def _check(self, choice, template: str, source: str) -> dict | None:
+        """The verdict of one choice: from this process's cache, else lowered and judged here."""
+        key = (_digest(source), choice.bmreq.kernel_name, self.arch, self.device, self.any_target)
+        v = _VERDICTS.get(key)
+        if v is not None and (v.get("ttgir") is not None or not self.keep_ttgir or "error" in v):
+            self.stats["cached"] += 1
+        else:
+            v = check_source(source, choice.bmreq.kernel_name, self.arch, self.device, any_target=self.any_target,
+                             keep_ttgir=self.keep_ttgir, allow_untested=True)
+            _VERDICTS[key] = v
+            if "error" not in v:
+                self.stats["checked"] += 1
+                self.stats["lower_s"] += v["lower_s"]
+                self.stats["simulate_s"] += v["simulate_s"]
+                if self.keep_ttgir:
+                    self.records.append({"template": template, "params": v["params"], "verdict": v["verdict"],
+                                         "shared": v["shared"], "source": source, "ttgir": {self.arch: v["ttgir"]}})
         if "error" in v:
             self.stats["errors"] += 1
             log.warning("scratchsim: %s not checked (Inductor compiles it as usual): %s", template, v["error"])
-            self._cache[self._key(choice)] = None
             return None
-        self.stats["checked"] += 1
-        self.stats["lower_s"] += v.pop("lower_s", 0.0)
-        self.stats["simulate_s"] += v.pop("simulate_s", 0.0)
-        ttgir = v.pop("ttgir", None)
-        v["template"] = template
-        if self.keep_ttgir and ttgir is not None:
-            with open(choice.bmreq.module_path) as f:
-                source = f.read()
-            self.records.append({"template": template, "params": v["params"], "verdict": v["verdict"],
-                                 "shared": v["shared"], "source": source, "ttgir": {self.arch: ttgir}})
-        self._cache[self._key(choice)] = v
-        return v
+        return {**{k: x for k, x in v.items() if k not in ("ttgir", "lower_s", "simulate_s")}, "template": template}
 
-    def _check_all(self, choices) -> None:
-        """Checks the template choices not yet judged."""
-        todo = [(c, self._t.template_name(c)) for c in choices]
-        todo = [(c, name) for c, name in todo if name is not None and self._key(c) not in self._cache]
-        results, pooled = _in_pool(self._t, _check_template, [self._args(c) for c, _ in todo], self.in_pool)
-        self.stats["in_pool"] += pooled
-        for (c, name), v in zip(todo, results):
-            self._store(c, name, v)
+    def _skip(self, choice, template: str, params: dict, why: str) -> None:
+        self.stats["over_budget" if why == "budget" else "dominated"] += 1
+        self.unchecked.append((template, params, why))
+        self._verdict[id(choice)] = None
+
+    def _decide(self, entries: list, deadline: float) -> None:
+        """Verdicts for an op's template choices [(choice, template, source, params)], largest first."""
+        fits: dict = {}  # family -> params of the choices that FIT
+        for choice, template, source, params in sorted(entries, key=lambda e: _size(e[3]), reverse=True):
+            family = (template, _skeleton(source), params.get("num_warps"))
+            if self.dominance and any(dominates(p, params) for p in fits.get(family, ())):
+                self._skip(choice, template, params, "dominated")
+                continue
+            if self.budget_s is not None and time.perf_counter() > deadline:
+                self._skip(choice, template, params, "budget")
+                continue
+            v = self._verdict[id(choice)] = self._check(choice, template, source)
+            if v is not None and v["verdict"] == "FITS":
+                fits.setdefault(family, []).append(params)
+
+    def _first_fit(self, entries: list):
+        """The chooser: the op's FlexAttention choices checked in Inductor's order until one FITS."""
+        at_risk = None
+        for choice, template, source, _ in entries:
+            v = self._verdict[id(choice)] = self._check(choice, template, source)
+            if v is not None and v["verdict"] == "FITS":
+                return choice
+            if v is not None and v["verdict"] == "AT_RISK" and at_risk is None:
+                at_risk = choice
+        return at_risk
 
     def verdict(self, choice) -> dict | None:
-        """The cached verdict of a choice (None: not a Triton template, or not checked)."""
-        if self._t.template_name(choice) is None:
-            return None
-        if self._key(choice) not in self._cache:
-            self._check_all([choice])
-        return self._cache.get(self._key(choice))
+        """The verdict of a choice of the last op (None: not a Triton template, or kept unchecked)."""
+        return self._verdict.get(id(choice))
 
     def __call__(self, choices):
         t0 = time.perf_counter()
         self.stats["calls"] += 1
         self.stats["choices"] += len(choices)
-        self._check_all(choices)
+        self._verdict = {}
+        entries = []
+        for c in choices:
+            template = self._t.template_name(c)
+            if template is not None:
+                source = self._source(c)
+                entries.append((c, template, source, {**template_params(source), **_decorator_params(source)}))
+        flex = [e for e in entries if e[1] in FLEX_TEMPLATES] if self.first_fit and not self._t.config.max_autotune else []
+        flex_ids = {id(e[0]) for e in flex}
+        pick = self._first_fit(flex) if flex else None
+        self._decide([e for e in entries if id(e[0]) not in flex_ids], t0 + (self.budget_s or 0.0))
         kept, dropped = prune(choices, self.verdict)
+        if flex:
+            if pick is not None:
+                kept = [c for c in kept if id(c) not in flex_ids or c is pick]
+                self.chosen.append(self.verdict(pick))
         for choice, v in dropped:
             self.dropped.append((v["template"], v["params"], v))
             log.warning("scratchsim: dropping %s %s before compiling: %s", v["template"], v["params"], v["message"])
         self.stats["dropped"] += len(dropped)
-        if self.first_fit and not self._t.config.max_autotune:
-            flex = [c for c in kept if self._t.template_name(c) in FLEX_TEMPLATES]
-            if flex:
-                pick = first_fit(flex, self.verdict)
-                if pick is not None:
-                    kept = [c for c in kept if c not in flex or c is pick]
-                    self.chosen.append(self.verdict(pick))
         if not kept:
             templates = sorted({v["template"] for _, v in dropped})
             message = (f"scratchsim: none of the {len(dropped)} {'/'.join(templates)} configs fits on "
@@ -504,22 +576,24 @@ class Pruner:
 
 
 def install(target=None, device: str | None = None, *, any_target: bool = False, on_empty: str = "raise",
-            keep_ttgir: bool = False, in_pool: bool = True, allow_untested: bool = False) -> Pruner:
+            keep_ttgir: bool = False, budget_s: float | None = 30.0, dominance: bool = True,
+            allow_untested: bool = False) -> Pruner:
     """Registers a Pruner with Inductor (torch._inductor.select_algorithm.add_preprocessing_fn):
     from now on every autotune_select_algorithm (mm, bmm, addmm, flex_attention and its backward,
     flex_decoding, ...) drops the Triton template choices that cannot fit on `target` (None: the
     local GPU; "sm_90", "sm_89", "gfx942", ...) judged on `device` (None: the target's model;
     "rtx4090" for sm_89) before any of them is compiled. on_empty: when no choice is left, "raise"
     a scratchsim.Error naming why, or "keep" them all. keep_ttgir: keep each checked kernel's
-    source and TTGIR in .records. in_pool: check an op's choices in Inductor's compile workers
-    when they are up (else, and with False, in this process). A device of another architecture
-    than the target is an Error unless any_target. Pruner.uninstall() removes it."""
-    pruner = Pruner(_Torch(allow_untested), target, device, any_target, on_empty, keep_ttgir, in_pool)
+    source and TTGIR in .records. budget_s: the checking time one op may take (None: no bound);
+    the choices left when it is spent are kept unchecked. dominance: keep unchecked a choice that
+    a fitting one of its family dominates (dominates()). A device of another architecture than the
+    target is an Error unless any_target. Pruner.uninstall() removes it."""
+    pruner = Pruner(_Torch(allow_untested), target, device, any_target, on_empty, keep_ttgir, budget_s, dominance)
     pruner._t.add_preprocessing_fn(pruner)
     return pruner
 
 
-def choose_flex(target=None, device: str | None = None, *, any_target: bool = False, in_pool: bool = True,
+def choose_flex(target=None, device: str | None = None, *, any_target: bool = False,
                 allow_untested: bool = False) -> Pruner:
     """The FlexAttention config chooser: outside max-autotune, FlexAttention (forward, backward,
     decoding) compiles one default config, which may not fit the GPU (pytorch#133254: the backward
@@ -528,7 +602,7 @@ def choose_flex(target=None, device: str | None = None, *, any_target: bool = Fa
     first that fits on the target, so only that one is compiled. Under max-autotune it prunes as
     install() does. Returns the Pruner (.chosen: the verdict of each pick); its uninstall() also
     puts Inductor's choices back."""
-    pruner = install(target, device, any_target=any_target, in_pool=in_pool, allow_untested=allow_untested)
+    pruner = install(target, device, any_target=any_target, allow_untested=allow_untested)
     pruner.first_fit = True
     t = pruner._t
     from torch._inductor.choices import InductorChoices
@@ -562,6 +636,31 @@ def flex_kernel_options(params: Mapping[str, Any]) -> dict:
     num_stages)."""
     keep = ("BLOCK_M", "BLOCK_N", "BLOCK_M1", "BLOCK_N1", "BLOCK_M2", "BLOCK_N2", "num_warps", "num_stages")
     return {k: params[k] for k in keep if k in params}
+
+
+def _in_pool(t: "_Torch", fn, argsets: Sequence[tuple], use_pool: bool) -> list:
+    """fn(*args) for each args, in Inductor's compile worker pool when it is up, else here; a task
+    the pool fails is run here. For work after a compile (the model report): during one, the pool
+    is Inductor's (Pruner)."""
+    pool = t.compile_pool() if use_pool and len(argsets) >= 2 else None
+    futures = []
+    if pool is not None:
+        try:
+            futures = [pool.submit(fn, *args) for args in argsets]
+        except Exception as e:
+            log.debug("scratchsim: Inductor's pool refused the work (%s); running it here", e)
+            futures = []
+    out = []
+    for i, args in enumerate(argsets):
+        result = None
+        if i < len(futures):
+            try:
+                result = futures[i].result()
+            except Exception as e:
+                log.debug("scratchsim: a pool task failed (%s); running it here", e)
+        out.append(fn(*args) if result is None else result)
+    return out, len(futures)
+
 
 
 def output_code_records(codes: Iterable[str], targets: Iterable[str] = TARGETS, *, in_pool: bool = True,
