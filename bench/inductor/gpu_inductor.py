@@ -46,7 +46,13 @@ BLOCK_DIMS = dict(hidden=4096, heads=32, kv_heads=8, ffn=14336, tokens=2048)
 # FlexAttention: the block's attention (32 heads of 128), and head_dim 256, where more of
 # Inductor's configs exceed the shared memory of the GPU.
 FLEX_SHAPES = {"flex": dict(batch=2, heads=32, seq=2048, head_dim=128),
-               "flex256": dict(batch=2, heads=16, seq=2048, head_dim=256)}
+               "flex256": dict(batch=2, heads=16, seq=2048, head_dim=256),
+               "flexx": dict(batch=2, heads=16, seq=2048, head_dim=256)}
+# flexx: FlexAttention forward (inference) over Inductor's exhaustive forward space, D=256, where
+# most configs cannot fit an H200 (bench/inductor/hook_cost.py --space 256 counts them on the CPU).
+EXHAUSTIVE_PARTS = ("flexx",)
+# Interleaved timing: rounds of (A, B) pairs, each side CALLS_PER_SAMPLE calls between CUDA events.
+TIMING_ROUNDS, CALLS_PER_SAMPLE = 200, 5
 
 
 # ------------------------------------------------------------------------------------------------
@@ -79,9 +85,8 @@ def _chosen(codes):
             if "_tem_" not in name:
                 continue
             params = dict(re.findall(r"\b(BLOCK_[A-Z0-9]+|GROUP_M)\s*:\s*tl\.constexpr\s*=\s*(\d+)", src))
-            ws = re.search(r"num_stages=(\d+), num_warps=(\d+)", src)
-            out.append({"kernel": name, **{k: int(v) for k, v in params.items()},
-                        **({"num_stages": int(ws.group(1)), "num_warps": int(ws.group(2))} if ws else {})})
+            launch = dict(re.findall(r"\b(num_stages|num_warps)=(\d+)", src)[:2])
+            out.append({"kernel": name, **{k: int(v) for k, v in params.items()}, **{k: int(v) for k, v in launch.items()}})
     return out
 
 
@@ -132,19 +137,26 @@ def _bench(fn, reps=30):
     return {"median_ms": times[len(times) // 2], "min_ms": times[0], "reps": reps}
 
 
-def _flex_problem(torch, part):
+def _flex_problem(torch, part, kernel_options=None):
+    """(flex_attention, step): step(fa) runs fa on the part's causal problem, forward + backward
+    (flex, flex256) or forward alone without autograd (flexx), and returns its outputs."""
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
     s = FLEX_SHAPES[part]
+    backward = part not in EXHAUSTIVE_PARTS
     g = torch.Generator(device="cuda").manual_seed(0)
     mk = lambda: torch.randn(s["batch"], s["heads"], s["seq"], s["head_dim"], device="cuda", dtype=torch.bfloat16,
-                             generator=g).requires_grad_(True)
+                             generator=g).requires_grad_(backward)
     q, k, v = mk(), mk(), mk()
     mask = create_block_mask(lambda b, h, qi, ki: qi >= ki, None, None, s["seq"], s["seq"], device="cuda")
+    extra = {"kernel_options": kernel_options} if kernel_options else {}
 
     def step(fa):
+        if not backward:
+            with torch.no_grad():
+                return (fa(q, k, v, block_mask=mask, **extra),)
         for t in (q, k, v):
             t.grad = None
-        out = fa(q, k, v, block_mask=mask)
+        out = fa(q, k, v, block_mask=mask, **extra)
         out.sum().backward()
         return out, q.grad, k.grad, v.grad
     return flex_attention, step
@@ -200,10 +212,14 @@ def child(part, hook, out_path, deadline):
         nonlocal pruner
         if hook == "on":
             pruner = ssi.install(target=None, device="h200", keep_ttgir=True)
+        elif hook == "infer":
+            pruner = ssi.install(target=None, device="h200", keep_ttgir=True, infer_unfit=True)
         elif hook == "choose":
             pruner = ssi.choose_flex(target="sm_89", device="rtx4090")
             pruner.keep_ttgir = True
     try:
+        if part in EXHAUSTIVE_PARTS:
+            torch._inductor.config.max_autotune_flex_search_space = "EXHAUSTIVE"
         if part.startswith("flex"):
             fa, step = _flex_problem(torch, part)
             mode = None if hook == "choose" else "max-autotune"
@@ -273,6 +289,72 @@ def child(part, hook, out_path, deadline):
     json.dump(res, open(out_path, "w"), indent=1, default=str)
 
 
+def timing_child(spec, out_path):
+    """The kernels two compiles chose, timed interleaved in one process: each side's FlexAttention
+    config pinned through kernel_options (one config: compiled without autotuning, the same
+    template kernel), then TIMING_ROUNDS rounds of A then B (the order alternating per round),
+    CALLS_PER_SAMPLE calls per sample between CUDA events; the median per side and of the per-round
+    ratios B/A, and a bootstrap-free spread (the ratios' 10th and 90th percentiles)."""
+    import torch
+    res = {"spec": spec}
+    try:
+        fns = {}
+        for side in ("A", "B"):
+            fa, step = _flex_problem(torch, spec["part"], spec[side] or None)
+            cfa = torch.compile(fa)
+            outs = step(cfa)
+            torch.cuda.synchronize()
+            fns[side] = (step, cfa, [o.detach().float().clone() for o in outs])
+        res["outputs_equal"] = [bool(torch.equal(a, b)) for a, b in zip(fns["A"][2], fns["B"][2])]
+        res["max_abs_diff"] = [float((a - b).abs().max()) for a, b in zip(fns["A"][2], fns["B"][2])]
+        for side in ("A", "B"):
+            step, cfa, _ = fns[side]
+            for _ in range(10):
+                step(cfa)
+        torch.cuda.synchronize()
+        times = {"A": [], "B": []}
+
+        def sample(side):
+            step, cfa, _ = fns[side]
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            for _ in range(CALLS_PER_SAMPLE):
+                step(cfa)
+            b.record()
+            torch.cuda.synchronize()
+            times[side].append(a.elapsed_time(b) / CALLS_PER_SAMPLE)
+        for i in range(TIMING_ROUNDS):
+            for side in (("A", "B") if i % 2 == 0 else ("B", "A")):
+                sample(side)
+        med = lambda xs: sorted(xs)[len(xs) // 2]
+        ratios = sorted(b / a for a, b in zip(times["A"], times["B"]))
+        res.update(median_ms={k: med(v) for k, v in times.items()}, rounds=TIMING_ROUNDS,
+                   calls_per_sample=CALLS_PER_SAMPLE, ratio_b_over_a_median=med(ratios),
+                   ratio_p10=ratios[len(ratios) // 10], ratio_p90=ratios[(9 * len(ratios)) // 10],
+                   within_2_percent=abs(med(ratios) - 1) <= 0.02)
+    except Exception as e:
+        res["error"] = f"{type(e).__name__}: {e}"[:2000]
+        res["traceback"] = traceback.format_exc()[-4000:]
+    json.dump(res, open(out_path, "w"), indent=1, default=str)
+
+
+def kernel_options_of(chosen, backward):
+    """A compile's chosen FlexAttention template configs (_chosen) as kernel_options, or None when
+    it chose none (a kernel it did not pick from a template: nothing to pin)."""
+    opts = {}
+    for c in chosen:
+        if not isinstance(c, dict):
+            continue
+        if "flex_attention_backward" in c["kernel"]:
+            if backward:
+                opts.update({f"bwd_{k}": c[k] for k in ("BLOCK_M1", "BLOCK_N1", "BLOCK_M2", "BLOCK_N2", "num_warps",
+                                                         "num_stages") if k in c})
+        elif "flex_attention" in c["kernel"]:
+            opts.update({(f"fwd_{k}" if backward else k): c[k] for k in ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages")
+                         if k in c})
+    return opts or None
+
+
 def configs_part():
     """Inductor's config lists as this PyTorch builds them on this GPU."""
     import torch
@@ -293,6 +375,9 @@ def configs_part():
                         "fwd": conv(ch.get_flex_attention_fwd_configs(hd, dt, "cuda")),
                         "bwd": conv(ch.get_flex_attention_bwd_configs(hd, dt, "cuda")),
                         "decode": conv(ch.get_flex_decode_configs(hd, dt, "cuda"))}
+    with config.patch(max_autotune=True, max_autotune_flex_search_space="EXHAUSTIVE"):
+        hd = FLEX_SHAPES["flexx"]["head_dim"]
+        out["flexx_fwd_configs"] = conv(ch.get_flex_attention_fwd_configs(hd, torch.bfloat16, "cuda"))
     return out
 
 
@@ -300,7 +385,7 @@ def configs_part():
 # Parent side
 # ------------------------------------------------------------------------------------------------
 
-def run_child(part, hook, work, budget_end, cap_s, log):
+def run_child(part, hook, work, budget_end, cap_s, log, extra=()):
     left = budget_end - time.time()
     if left < 45:
         return {"part": part, "hook": hook, "skipped": f"budget: {left:.0f} s left"}
@@ -310,7 +395,7 @@ def run_child(part, hook, work, budget_end, cap_s, log):
                PYTHONUNBUFFERED="1", TORCHINDUCTOR_FX_GRAPH_CACHE="0", TORCHINDUCTOR_AUTOGRAD_CACHE="0")
     out = os.path.join(d, "result.json")
     cmd = [sys.executable, os.path.abspath(__file__), "--child", part, "--hook", hook, "--child-out", out,
-           "--deadline", str(time.time() + timeout)]
+           "--deadline", str(time.time() + timeout), *extra]
     t0 = time.time()
     try:
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
@@ -342,12 +427,19 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/inductor_out"))
     ap.add_argument("--budget-s", type=float, default=540)
-    ap.add_argument("--parts", default="configs,chooser,flex,block,flex256")
+    ap.add_argument("--parts", default="configs,flexx,flex",
+                    help="comma-separated: configs, chooser, flex, block, flex256, flexx; PART:HOOK for one "
+                         "variant (off, on, infer); each PART with both off and on is then timed interleaved")
+    ap.add_argument("--no-timing", action="store_true", help="skip the interleaved timing of each off/on pair")
     ap.add_argument("--child")
+    ap.add_argument("--spec", help=argparse.SUPPRESS)
     ap.add_argument("--hook", default="off")
     ap.add_argument("--child-out")
     ap.add_argument("--deadline", type=float, default=0)
     a = ap.parse_args()
+    if a.child == "timing":
+        timing_child(json.loads(a.spec), a.child_out)
+        return
     if a.child:
         child(a.child, a.hook, a.child_out, a.deadline)
         return
@@ -372,21 +464,31 @@ def main():
         except Exception:
             results["configs"] = {"error": traceback.format_exc()[-3000:]}
         save()
-    caps = {"flex": 50, "flex256": 110, "block": 75, "chooser": 70}
+    caps = {"flex": 60, "flex256": 110, "block": 75, "chooser": 70, "flexx": 170, "timing": 90}
     if "chooser" in wanted:
         results["parts"]["chooser"] = run_child("flex", "choose", work, end, caps["chooser"], log)
         save()
-    for part in [p for p in wanted if p in ("flex", "block", "flex256")]:
+    for part in [p for p in wanted if p in ("flex", "block", "flex256", "flexx")]:
         for hook in wanted[part]:
             results["parts"][f"{part}_{hook}"] = run_child(part, hook, work, end, caps[part], log)
             save()
-        if len(wanted[part]) < 2:
+        if not {"off", "on"} <= set(wanted[part]):
             continue
+        off, on = results["parts"][f"{part}_off"], results["parts"][f"{part}_on"]
         try:
-            results["parts"][f"{part}_outputs"] = compare_outputs(results["parts"][f"{part}_off"]["_dir"],
-                                                                  results["parts"][f"{part}_on"]["_dir"])
+            results["parts"][f"{part}_outputs"] = compare_outputs(off["_dir"], on["_dir"])
         except Exception:
             results["parts"][f"{part}_outputs"] = {"error": traceback.format_exc()[-2000:]}
+        if off.get("compile_s") and on.get("compile_s"):
+            results["parts"][f"{part}_compile_speedup"] = off["compile_s"] / on["compile_s"]
+        save()
+        if a.no_timing or not part.startswith("flex") or "chosen" not in off or "chosen" not in on:
+            continue
+        backward = part not in EXHAUSTIVE_PARTS
+        spec = {"part": part, "A": kernel_options_of(off["chosen"], backward),
+                "B": kernel_options_of(on["chosen"], backward), "A_is": f"{part}_off", "B_is": f"{part}_on"}
+        results["parts"][f"{part}_timing"] = run_child("timing", part, work, end, caps["timing"], log,
+                                                       ("--spec", json.dumps(spec)))
         save()
     # The recorded kernels travel back as one archive.
     with tarfile.open(os.path.join(a.out, "inductor_data.tar.gz"), "w:gz") as tar:

@@ -166,6 +166,13 @@ def _size(params: Mapping) -> int:
     return out
 
 
+def _inferred(v: Mapping, params: Mapping) -> dict:
+    """The DOES_NOT_FIT verdict of a config that dominates one whose verdict `v` is DOES_NOT_FIT."""
+    return {**v, "shared": None, "params": dict(params), "inferred_from": dict(v["params"]),
+            "message": (f"out of resource: shared memory, Required: at least {v['shared']} (it dominates "
+                        f"{v['params']}, which needs that), Hardware limit: {v['limit']}")}
+
+
 def dominates(big: Mapping, small: Mapping) -> bool:
     """Whether config `big` has every tile size (BLOCK_*) and num_stages at least `small`'s, the
     same GROUP_* and num_warps (two configs of one family). Triton's shared memory for a template
@@ -402,12 +409,13 @@ def lower_kernel_source(name: str, source: str, targets: Iterable[str], allow_un
     return _lower_configs(t.source_kernel(name, source), source, list(targets), t)
 
 
-def check_source(source: str, kernel_name: str, arch: str, device: str | None = None, *, any_target: bool = False,
+def check_source(source: str, kernel_name: str, arch: str, device: str | None = None, any_target: bool = False,
                  keep_ttgir: bool = False, allow_untested: bool = False) -> dict:
     """Lowers the kernel `kernel_name` of one template choice's generated module (its `source`)
     for `arch` and judges it: {"verdict", "fits", "shared", "limit", "message", "params", "lower_s",
     "simulate_s"} (+ "ttgir"), or {"error": ...} when it cannot be lowered or judged here (an op
-    scratchsim does not model, say): such a choice is kept and Inductor compiles it as it would."""
+    scratchsim does not model, say): such a choice is kept and Inductor compiles it as it would.
+    Takes plain values: it also runs in Inductor's compile workers (Pruner in_pool)."""
     t = _Torch(allow_untested)
     try:
         autotuner = getattr(sst.load_source_module(source, "inductor"), kernel_name)
@@ -438,14 +446,16 @@ class Pruner:
     choice. .stats, .dropped [(template, params, verdict)], .unchecked [(template, params, why)],
     .chosen, .records (with keep_ttgir).
 
-    Cost: each check runs Triton's front end and TTGIR passes in this process (no worker pool: a
-    pool of our own, or tasks in Inductor's, competes with the compile workers Inductor starts and
-    needs next). A choice is checked once per process (_VERDICTS); an op's choices are checked
-    largest first, and one that a fitting choice of the same family dominates (family: template,
-    generated source up to its tile sizes and stages, num_warps) is kept unchecked, as is any left
-    when the op's budget_s is spent: only a lowered figure ever drops a choice."""
+    Cost: each check runs Triton's front end and TTGIR passes, in this process unless in_pool
+    (then in Inductor's compile workers, when up). A choice is checked once per process
+    (_VERDICTS). An op's choices are checked in rounds per family (template, generated source up
+    to its tile sizes and stages, num_warps), the largest first; one that a fitting choice of its
+    family dominates is kept unchecked, as is any left when the op's budget_s is spent. Only a
+    lowered figure drops a choice, unless infer_unfit: then also one that dominates a choice that
+    does not fit."""
 
-    def __init__(self, torch_side: _Torch, target, device, any_target, on_empty, keep_ttgir, budget_s, dominance):
+    def __init__(self, torch_side: _Torch, target, device, any_target, on_empty, keep_ttgir, budget_s, dominance,
+                 infer_unfit=False, in_pool=False):
         self._t = torch_side
         self.arch = sst._arch(sst.target_of(target))
         self.device = device
@@ -461,13 +471,15 @@ class Pruner:
         self.keep_ttgir = keep_ttgir
         self.budget_s = budget_s
         self.dominance = bool(dominance)
+        self.infer_unfit = bool(infer_unfit)
+        self.in_pool = bool(in_pool)
         self.first_fit = False
         self.dropped: list = []
         self.unchecked: list = []
         self.chosen: list = []
         self.records: list = []
-        self.stats = {"calls": 0, "choices": 0, "checked": 0, "cached": 0, "dominated": 0, "over_budget": 0,
-                      "dropped": 0, "kept": 0, "errors": 0, "lower_s": 0.0, "simulate_s": 0.0, "wall_s": 0.0}
+        self.stats = {"calls": 0, "choices": 0, "checked": 0, "cached": 0, "dominated": 0, "inferred": 0, "over_budget": 0,
+                      "dropped": 0, "kept": 0, "errors": 0, "lower_s": 0.0, "simulate_s": 0.0, "wall_s": 0.0, "in_pool": 0}
         self._verdict: dict = {}   # id(choice) -> verdict (None: kept unchecked)
         self._undo: list = []  # what uninstall() restores (choose_flex's choices class)
 
@@ -475,58 +487,99 @@ class Pruner:
         with open(choice.bmreq.module_path) as f:
             return f.read()
 
-    def _check(self, choice, template: str, source: str) -> dict | None:
-        """The verdict of one choice: from this process's cache, else lowered and judged here."""
-        key = (_digest(source), choice.bmreq.kernel_name, self.arch, self.device, self.any_target)
-        v = _VERDICTS.get(key)
-        if v is not None and (v.get("ttgir") is not None or not self.keep_ttgir or "error" in v):
-            self.stats["cached"] += 1
-        else:
-            v = check_source(source, choice.bmreq.kernel_name, self.arch, self.device, any_target=self.any_target,
-                             keep_ttgir=self.keep_ttgir, allow_untested=True)
-            _VERDICTS[key] = v
+    def _check(self, batch: list) -> list:
+        """The verdicts of [(choice, template, source, params)]: from this process's cache, else
+        lowered and judged (in Inductor's compile workers with in_pool when they are up)."""
+        keys = [(_digest(src), c.bmreq.kernel_name, self.arch, self.device, self.any_target) for c, _, src, _ in batch]
+        todo = [i for i, k in enumerate(keys) if k not in _VERDICTS or (self.keep_ttgir and "ttgir" not in _VERDICTS[k]
+                                                                        and "error" not in _VERDICTS[k])]
+        self.stats["cached"] += len(batch) - len(todo)
+        args = [(batch[i][2], batch[i][0].bmreq.kernel_name, self.arch, self.device, self.any_target, self.keep_ttgir,
+                 True) for i in todo]
+        results, pooled = _in_pool(self._t, check_source, args, self.in_pool)
+        self.stats["in_pool"] += pooled
+        for i, v in zip(todo, results):
+            _VERDICTS[keys[i]] = v
             if "error" not in v:
                 self.stats["checked"] += 1
                 self.stats["lower_s"] += v["lower_s"]
                 self.stats["simulate_s"] += v["simulate_s"]
                 if self.keep_ttgir:
-                    self.records.append({"template": template, "params": v["params"], "verdict": v["verdict"],
-                                         "shared": v["shared"], "source": source, "ttgir": {self.arch: v["ttgir"]}})
-        if "error" in v:
-            self.stats["errors"] += 1
-            log.warning("scratchsim: %s not checked (Inductor compiles it as usual): %s", template, v["error"])
-            return None
-        return {**{k: x for k, x in v.items() if k not in ("ttgir", "lower_s", "simulate_s")}, "template": template}
+                    self.records.append({"template": batch[i][1], "params": v["params"], "verdict": v["verdict"],
+                                         "shared": v["shared"], "source": batch[i][2], "ttgir": {self.arch: v["ttgir"]}})
+        out = []
+        for (choice, template, _, _), key in zip(batch, keys):
+            v = _VERDICTS[key]
+            if "error" in v:
+                self.stats["errors"] += 1
+                log.warning("scratchsim: %s not checked (Inductor compiles it as usual): %s", template, v["error"])
+                out.append(None)
+            else:
+                out.append({**{k: x for k, x in v.items() if k not in ("ttgir", "lower_s", "simulate_s")},
+                            "template": template})
+            self._verdict[id(choice)] = out[-1]
+        return out
 
     def _skip(self, choice, template: str, params: dict, why: str) -> None:
         self.stats["over_budget" if why == "budget" else "dominated"] += 1
         self.unchecked.append((template, params, why))
         self._verdict[id(choice)] = None
 
+    def _next(self, undecided: list) -> list:
+        """The choices of one family (sorted by size) to check next. Each choice that does not fit
+        must be lowered to be dropped, so the maximal ones (none of the rest dominates them) go
+        next: each that FITS settles all it dominates. With infer_unfit (and not in_pool) the
+        middle-sized one goes next, each verdict then settling about half of the rest."""
+        if not self.dominance:
+            return undecided[:]
+        if self.infer_unfit and not self.in_pool:
+            return [undecided[len(undecided) // 2]]
+        return [e for e in undecided if not any(o is not e and dominates(o[3], e[3]) and o[3] != e[3] for o in undecided)]
+
     def _decide(self, entries: list, deadline: float) -> None:
-        """Verdicts for an op's template choices [(choice, template, source, params)], largest first."""
-        fits: dict = {}  # family -> params of the choices that FIT
-        for choice, template, source, params in sorted(entries, key=lambda e: _size(e[3]), reverse=True):
-            family = (template, _skeleton(source), params.get("num_warps"))
-            if self.dominance and any(dominates(p, params) for p in fits.get(family, ())):
-                self._skip(choice, template, params, "dominated")
-                continue
+        """Verdicts for an op's template choices [(choice, template, source, params)], in rounds:
+        each round checks every family's _next() together; a FITS keeps unchecked every choice of
+        its family it dominates, and with infer_unfit a DOES_NOT_FIT drops every choice that
+        dominates it (_inferred)."""
+        families: dict = {}
+        for e in entries:
+            families.setdefault((e[1], _skeleton(e[2]), e[3].get("num_warps")), []).append(e)
+        undecided = {f: sorted(m, key=lambda e: _size(e[3])) for f, m in families.items()}
+        while any(undecided.values()):
             if self.budget_s is not None and time.perf_counter() > deadline:
-                self._skip(choice, template, params, "budget")
-                continue
-            v = self._verdict[id(choice)] = self._check(choice, template, source)
-            if v is not None and v["verdict"] == "FITS":
-                fits.setdefault(family, []).append(params)
+                for e in [e for members in undecided.values() for e in members]:
+                    self._skip(e[0], e[1], e[3], "budget")
+                return
+            rounds = {f: self._next(m) for f, m in undecided.items() if m}
+            batch = [e for picks in rounds.values() for e in picks]
+            verdicts = dict(zip(map(id, batch), self._check(batch)))
+            for f, picks in rounds.items():
+                rest = [e for e in undecided[f] if all(e is not p for p in picks)]
+                for e in picks:
+                    v = verdicts[id(e)]
+                    if v is None or not self.dominance or v["verdict"] == "AT_RISK":
+                        continue
+                    keep = []
+                    for o in rest:
+                        if v["verdict"] == "FITS" and dominates(e[3], o[3]):
+                            self._skip(o[0], o[1], o[3], "dominated")
+                        elif v["verdict"] == "DOES_NOT_FIT" and self.infer_unfit and dominates(o[3], e[3]):
+                            self.stats["inferred"] += 1
+                            self._verdict[id(o[0])] = {**_inferred(v, o[3]), "template": o[1]}
+                        else:
+                            keep.append(o)
+                    rest = keep
+                undecided[f] = rest
 
     def _first_fit(self, entries: list):
         """The chooser: the op's FlexAttention choices checked in Inductor's order until one FITS."""
         at_risk = None
-        for choice, template, source, _ in entries:
-            v = self._verdict[id(choice)] = self._check(choice, template, source)
+        for e in entries:
+            v, = self._check([e])
             if v is not None and v["verdict"] == "FITS":
-                return choice
+                return e[0]
             if v is not None and v["verdict"] == "AT_RISK" and at_risk is None:
-                at_risk = choice
+                at_risk = e[0]
         return at_risk
 
     def verdict(self, choice) -> dict | None:
@@ -577,7 +630,7 @@ class Pruner:
 
 def install(target=None, device: str | None = None, *, any_target: bool = False, on_empty: str = "raise",
             keep_ttgir: bool = False, budget_s: float | None = 30.0, dominance: bool = True,
-            allow_untested: bool = False) -> Pruner:
+            infer_unfit: bool = False, in_pool: bool = False, allow_untested: bool = False) -> Pruner:
     """Registers a Pruner with Inductor (torch._inductor.select_algorithm.add_preprocessing_fn):
     from now on every autotune_select_algorithm (mm, bmm, addmm, flex_attention and its backward,
     flex_decoding, ...) drops the Triton template choices that cannot fit on `target` (None: the
@@ -586,9 +639,13 @@ def install(target=None, device: str | None = None, *, any_target: bool = False,
     a scratchsim.Error naming why, or "keep" them all. keep_ttgir: keep each checked kernel's
     source and TTGIR in .records. budget_s: the checking time one op may take (None: no bound);
     the choices left when it is spent are kept unchecked. dominance: keep unchecked a choice that
-    a fitting one of its family dominates (dominates()). A device of another architecture than the
-    target is an Error unless any_target. Pruner.uninstall() removes it."""
-    pruner = Pruner(_Torch(allow_untested), target, device, any_target, on_empty, keep_ttgir, budget_s, dominance)
+    a fitting one of its family dominates (dominates()); infer_unfit: also drop, unlowered, a
+    choice that dominates one that does not fit (its verdict says so: "inferred_from"). in_pool:
+    lower each round of checks in Inductor's compile workers when they are up. A device of
+    another architecture than the target is an Error unless any_target. Pruner.uninstall()
+    removes it."""
+    pruner = Pruner(_Torch(allow_untested), target, device, any_target, on_empty, keep_ttgir, budget_s, dominance,
+                    infer_unfit, in_pool)
     pruner._t.add_preprocessing_fn(pruner)
     return pruner
 

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""The cost of scratchsim.inductor's hook per template choice, on the CPU (no GPU): the template
+modules Inductor generated on the GPU machine (tests/data/inductor) handed to a Pruner as the op's
+choices, as autotune_select_algorithm hands them, timed for every way of checking them.
+
+    python3 bench/inductor/hook_cost.py [--json FILE] [--space] [--only flex,block]
+
+Needs PyTorch 2.11 and Triton 3.6 (the Pruner loads each module: Inductor's triton_heuristics) and
+scratchsim. Modes, each in a fresh verdict cache:
+  every      every choice lowered and judged, largest first (the hook before the change: what it
+             did per choice, in this process)
+  dominance  the default hook: largest first per family, a choice a fitting one dominates
+             kept unchecked
+  infer      dominance and infer_unfit (a choice dominating one that does not fit dropped too;
+             middle-sized first)
+  again      the default hook a second time in the same process (a recompile): cached verdicts
+--space D adds Inductor's exhaustive FlexAttention forward list (max_autotune_flex_search_space=
+"EXHAUSTIVE", 144 configs) rendered from the recorded forward kernel of head dim D (128 or 256) and
+judged for sm_90 on the H200 model: how many configs cannot fit, and the hook's cost there
+(--only '' for that set alone).
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import sys
+import tarfile
+import tempfile
+import time
+import types
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "..", "tests", "data", "inductor", "inductor_data.tar.gz")
+OPS = {"flex": "run1/flex_on.records.json", "block": "run2/block_on.records.json"}
+
+
+def load_records():
+    with tarfile.open(DATA) as t:
+        return {k: json.loads(t.extractfile(v).read()) for k, v in OPS.items()}
+
+
+def choices_of(sources, directory):
+    """Stand-ins for Inductor's TritonTemplateCallers: bmreq.module_path (the module on disk, named
+    by its source as Inductor names it) and bmreq.kernel_name, all the hook reads of a choice."""
+    import hashlib
+    out = []
+    for src in sources:
+        path = os.path.join(directory, hashlib.sha256(src.encode()).hexdigest()[:32] + ".py")
+        with open(path, "w") as f:
+            f.write(src)
+        name = re.search(r"^def (triton_\w+)\(", src, re.M).group(1)
+        out.append(types.SimpleNamespace(bmreq=types.SimpleNamespace(module_path=path, kernel_name=name)))
+    return out
+
+
+def render(source, block_m, block_n, stages, warps):
+    """The recorded FlexAttention forward module with another config, as Inductor renders its
+    template: the tile constexprs in the kernel body and config_args, num_stages/num_warps in the
+    decorator."""
+    s = re.sub(r"(\bBLOCK_M\s*:\s*tl\.constexpr\s*=\s*)\d+", rf"\g<1>{block_m}", source)
+    s = re.sub(r"(\bBLOCK_N\s*:\s*tl\.constexpr\s*=\s*)\d+", rf"\g<1>{block_n}", s)
+    s = re.sub(r"'BLOCK_M': \d+", f"'BLOCK_M': {block_m}", s)
+    s = re.sub(r"'BLOCK_N': \d+", f"'BLOCK_N': {block_n}", s)
+    s = re.sub(r"^num_stages=\d+,", f"num_stages={stages},", s, flags=re.M)
+    return re.sub(r"^num_warps=\d+,", f"num_warps={warps},", s, flags=re.M)
+
+
+def exhaustive_fwd_sources(flex_records, head_dim):
+    """Inductor's exhaustive forward list rendered from the recorded forward at head_dim: the
+    D=128 template module the hook saw, or the D=256 kernel of run1's flex256_off output code."""
+    from torch._inductor.template_heuristics.triton import CUDAConfigHeuristic
+    import scratchsim.inductor as ssi
+    if head_dim == 128:
+        base = next(r["source"] for r in flex_records if r["template"] == "flex_attention")
+    else:
+        with tarfile.open(DATA) as t:
+            code = t.extractfile("run1/flex256_off.code.py").read().decode()
+        base = next(src for name, src in ssi.kernels_from_output_code(code) if name.startswith("triton_tem_fused_flex_attention_")
+                    and "backward" not in name)
+        assert f"QK_HEAD_DIM : tl.constexpr = {head_dim}" in base
+    confs = CUDAConfigHeuristic().exhaustive_flex_attn_fwd_configs
+    return [render(base, c.block_m, c.block_n, c.num_stages, c.num_warps) for c in confs]
+
+
+def run_mode(ssi, mode, ops, target, device, in_pool=False):
+    """ops: [(name, choices)]; each a call of the hook, as one autotune_select_algorithm."""
+    if mode != "again":
+        ssi._VERDICTS.clear()
+    t = ssi._Torch()
+    p = ssi.Pruner(t, target, device, False, "keep", False, None, mode != "every", infer_unfit=(mode == "infer"),
+                   in_pool=in_pool)
+    per_op = {}
+    for name, choices in ops:
+        t0 = time.perf_counter()
+        kept = p(choices)
+        per_op[name] = {"choices": len(choices), "kept": len(kept), "wall_s": round(time.perf_counter() - t0, 3)}
+    st = p.stats
+    return {"per_op": per_op, "wall_s": round(st["wall_s"], 3), "choices": st["choices"],
+            "lowered": st["checked"], "cached": st["cached"], "dominated": st["dominated"],
+            "inferred": st["inferred"], "dropped": st["dropped"],
+            "per_choice_ms": round(1000 * st["wall_s"] / max(st["choices"], 1), 1),
+            "lower_s": round(st["lower_s"], 3), "simulate_s": round(st["simulate_s"], 3),
+            "dropped_params": [p_ for _, p_, _ in p.dropped]}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json")
+    ap.add_argument("--only", default="flex,block")
+    ap.add_argument("--space", type=int, choices=(128, 256), help="head dim of the exhaustive forward space")
+    ap.add_argument("--modes", default="every,dominance,infer,again")
+    a = ap.parse_args()
+    import torch
+    import triton
+    import scratchsim.inductor as ssi
+    recs = load_records()
+    tmp = tempfile.mkdtemp(prefix="hook_cost_")
+    sets = {}
+    for key in filter(None, a.only.split(",")):
+        by_template = {}
+        for r in recs[key]:
+            by_template.setdefault(r["template"], []).append(r["source"])
+        sets[key] = [(tpl, choices_of(srcs, tmp)) for tpl, srcs in by_template.items()]
+    if a.space:
+        sets[f"flex_fwd_exhaustive_d{a.space}"] = [
+            ("flex_attention", choices_of(exhaustive_fwd_sources(recs["flex"], a.space), tmp))]
+    out = {"date_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpu": platform.processor() or
+           platform.machine(), "cores": os.cpu_count(), "python": sys.version.split()[0], "torch": torch.__version__,
+           "triton": triton.__version__, "target": "sm_90", "device": "h200", "sets": {}}
+    try:
+        out["cpu"] = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    # Warm-up outside the timings: Triton's and Inductor's imports, one lowering.
+    ssi.check_source(recs["block"][0]["source"], "triton_mm", "sm_90", "h200")
+    for key, ops in sets.items():
+        res = out["sets"][key] = {}
+        for mode in a.modes.split(","):
+            res[mode] = run_mode(ssi, mode, ops, "sm_90", "h200")
+            print(f"{key:<20} {mode:<10} choices {res[mode]['choices']:>4} lowered {res[mode]['lowered']:>4} "
+                  f"dominated {res[mode]['dominated']:>4} inferred {res[mode]['inferred']:>4} dropped "
+                  f"{res[mode]['dropped']:>4} wall {res[mode]['wall_s']:>7.2f} s ({res[mode]['per_choice_ms']} ms/choice)",
+                  flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
