@@ -2,7 +2,7 @@
 """scratchsim.inductor on the GPU machine (issue 39, docs/validation/inductor-gpu.md): records the
 config lists and generated kernels tests/data/inductor replays, and measures the hook.
 
-    python3 bench/inductor/gpu_inductor.py --out $OUT [--budget-s 540]
+    python3 bench/inductor/gpu_inductor.py --out $OUT [--budget-s 540] [--parts configs,flexx,flex]
 
 writes $OUT/inductor_gpu.json (results, rewritten after every part), $OUT/inductor_data.tar.gz
 (the recorded kernels: template sources, TTGIR, Triton's own metadata.shared) and $OUT/log.txt.
@@ -24,6 +24,15 @@ is recorded as skipped, one still running at its deadline as a timeout:
   chooser    FlexAttention forward + backward without max-autotune under choose_flex(target
              "sm_89", device "rtx4090"): the config it picks for an RTX 4090 and Inductor's own
              default's verdict there; the picked config runs here (H200) and matches eager.
+  flexx_off / flexx_on (flexx_infer, flexx_pool: install(infer_unfit=True), install(in_pool=True))
+             FlexAttention forward alone (inference), D=256, over Inductor's exhaustive forward
+             space (config.max_autotune_flex_search_space = "EXHAUSTIVE": 144 configs, 56 of them
+             over the H200's limit by scratchsim's figure, bench/inductor/hook_cost.py --space 256).
+  <part>_timing (after each flex pair with off and on)
+             the kernels each variant chose, pinned through kernel_options and compiled in one
+             process, timed interleaved (A, B, B, A, ...: TIMING_ROUNDS rounds): the median per
+             side, the median of the per-round ratios on/off and its 10th-90th percentiles.
+The default parts (configs, flexx, flex) take about 5 minutes on an H200 host (16 cores).
 """
 import argparse
 import glob
@@ -214,6 +223,8 @@ def child(part, hook, out_path, deadline):
             pruner = ssi.install(target=None, device="h200", keep_ttgir=True)
         elif hook == "infer":
             pruner = ssi.install(target=None, device="h200", keep_ttgir=True, infer_unfit=True)
+        elif hook == "pool":
+            pruner = ssi.install(target=None, device="h200", keep_ttgir=True, in_pool=True)
         elif hook == "choose":
             pruner = ssi.choose_flex(target="sm_89", device="rtx4090")
             pruner.keep_ttgir = True
@@ -429,7 +440,8 @@ def main():
     ap.add_argument("--budget-s", type=float, default=540)
     ap.add_argument("--parts", default="configs,flexx,flex",
                     help="comma-separated: configs, chooser, flex, block, flex256, flexx; PART:HOOK for one "
-                         "variant (off, on, infer); each PART with both off and on is then timed interleaved")
+                         "variant (off; on: the default hook; infer: infer_unfit; pool: in_pool); each PART "
+                         "with both off and on is then timed interleaved")
     ap.add_argument("--no-timing", action="store_true", help="skip the interleaved timing of each off/on pair")
     ap.add_argument("--child")
     ap.add_argument("--spec", help=argparse.SUPPRESS)

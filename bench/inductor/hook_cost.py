@@ -14,6 +14,9 @@ scratchsim. Modes, each in a fresh verdict cache:
   infer      dominance and infer_unfit (a choice dominating one that does not fit dropped too;
              middle-sized first)
   again      the default hook a second time in the same process (a recompile): cached verdicts
+  pool       the default hook with in_pool, in Inductor's compile workers (started and ready
+             before the timing; each worker's first check imports scratchsim and Triton's
+             front end inside the timing, as in a compile)
 --space D adds Inductor's exhaustive FlexAttention forward list (max_autotune_flex_search_space=
 "EXHAUSTIVE", 144 configs) rendered from the recorded forward kernel of head dim D (128 or 256) and
 judged for sm_90 on the H200 model: how many configs cannot fit, and the hook's cost there
@@ -100,7 +103,7 @@ def run_mode(ssi, mode, ops, target, device, in_pool=False):
             "lowered": st["checked"], "cached": st["cached"], "dominated": st["dominated"],
             "inferred": st["inferred"], "dropped": st["dropped"],
             "per_choice_ms": round(1000 * st["wall_s"] / max(st["choices"], 1), 1),
-            "lower_s": round(st["lower_s"], 3), "simulate_s": round(st["simulate_s"], 3),
+            "lower_s": round(st["lower_s"], 3), "simulate_s": round(st["simulate_s"], 3), "in_pool": st["in_pool"],
             "dropped_params": [p_ for _, p_, _ in p.dropped]}
 
 
@@ -134,10 +137,16 @@ def main():
         pass
     # Warm-up outside the timings: Triton's and Inductor's imports, one lowering.
     ssi.check_source(recs["block"][0]["source"], "triton_mm", "sm_90", "h200")
+    if "pool" in a.modes.split(","):
+        from torch._inductor import config
+        from torch._inductor.async_compile import AsyncCompile
+        config.compile_threads = max(2, os.cpu_count() or 2)
+        AsyncCompile.wait_pool_ready()
+        out["pool_workers"] = config.compile_threads
     for key, ops in sets.items():
         res = out["sets"][key] = {}
         for mode in a.modes.split(","):
-            res[mode] = run_mode(ssi, mode, ops, "sm_90", "h200")
+            res[mode] = run_mode(ssi, "dominance" if mode == "pool" else mode, ops, "sm_90", "h200", mode == "pool")
             print(f"{key:<20} {mode:<10} choices {res[mode]['choices']:>4} lowered {res[mode]['lowered']:>4} "
                   f"dominated {res[mode]['dominated']:>4} inferred {res[mode]['inferred']:>4} dropped "
                   f"{res[mode]['dropped']:>4} wall {res[mode]['wall_s']:>7.2f} s ({res[mode]['per_choice_ms']} ms/choice)",
