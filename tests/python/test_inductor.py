@@ -216,7 +216,12 @@ def triton_mm(a_ptr, b_ptr, c_ptr, M, N, K):
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
 
 
-kernel = Autotuner(triton_mm, [triton.Config({}, num_warps=WARPS, num_stages=STAGES)])
+# As Inductor's @triton_heuristics.template(...) decorator states them, one per line.
+LAUNCH = dict(
+num_stages=STAGES,
+num_warps=WARPS,
+)
+kernel = Autotuner(triton_mm, [triton.Config({}, **LAUNCH)])
 '''
 
 
@@ -236,6 +241,7 @@ def inductor_stand_in(monkeypatch, tmp_path):
     mods["torch._inductor"].select_algorithm = mods["torch._inductor.select_algorithm"]
     for name, mod in mods.items():
         monkeypatch.setitem(sys.modules, name, mod)
+    monkeypatch.setattr(ssi, "_VERDICTS", {})  # each test starts from a process with no verdicts
 
     def make_choice(bm, bn, bk, stages, warps=8, template="mm"):
         path = tmp_path / f"{template}_{bm}_{bn}_{bk}_{stages}_{warps}.py"
@@ -284,3 +290,97 @@ def test_hook_first_fit_keeps_one_flex_choice(inductor_stand_in):
 def test_install_refuses_a_device_of_another_target(inductor_stand_in):
     with pytest.raises(scratchsim.Error, match="device 'h100' is sm_90, the target sm_89"):
         ssi.install(target="sm_89", device="h100")
+
+
+def test_dominance_holds_on_every_recorded_pair(recorded):
+    """dominates() is the hook's reason to keep a choice unchecked: on every pair of recorded
+    choices of one family (template, source up to tiles and stages, num_warps) where one
+    dominates the other, Triton's figure of the smaller is at most the larger's."""
+    pairs = 0
+    for member in ("run1/flex_on.records.json", "run2/block_on.records.json", "run1/chooser.records.json"):
+        families = collections.defaultdict(list)
+        for r in recorded[member]:
+            families[(r["template"], ssi._skeleton(r["source"]), r["params"]["num_warps"])].append(r)
+        for rs in families.values():
+            for big in rs:
+                for small in rs:
+                    if big is not small and ssi.dominates(big["params"], small["params"]):
+                        pairs += 1
+                        assert small["shared"] <= big["shared"], (member, big["params"], small["params"])
+    assert pairs >= 200
+    assert ssi.dominates({"BLOCK_M": 64, "num_stages": 3, "num_warps": 4}, {"BLOCK_M": 32, "num_stages": 3, "num_warps": 4})
+    assert not ssi.dominates({"BLOCK_M": 64, "num_stages": 2, "num_warps": 4}, {"BLOCK_M": 32, "num_stages": 3, "num_warps": 4})
+    assert not ssi.dominates({"BLOCK_M": 64, "num_stages": 3, "num_warps": 8}, {"BLOCK_M": 32, "num_stages": 3, "num_warps": 4})
+    assert not ssi.dominates({"BLOCK_M": 64, "GROUP_M": 8}, {"BLOCK_M": 32, "GROUP_M": 4})
+
+
+def test_skeleton_blanks_tiles_and_stages_only(recorded):
+    """Choices of one op that differ only in tiles and stages share a skeleton; other warps or
+    another op do not."""
+    recs = [r for r in recorded["run1/flex_on.records.json"] if r["template"] == "flex_attention"]
+    by_warps = collections.defaultdict(set)
+    for r in recs:
+        by_warps[r["params"]["num_warps"]].add(ssi._skeleton(r["source"]))
+    assert {w: len(s) for w, s in by_warps.items()} == {4: 1, 8: 1}
+    for r in recs:
+        assert ssi._decorator_params(r["source"]) == {k: r["params"][k] for k in ("num_stages", "num_warps")}
+
+
+def test_hook_keeps_dominated_choices_unchecked(inductor_stand_in):
+    """One lowering settles an op whose largest choice fits: the choices it dominates are kept
+    without being lowered; a choice that does not fit is still lowered and dropped."""
+    over, big = inductor_stand_in(256, 256, 128, 5), inductor_stand_in(128, 128, 64, 3)
+    small1, small2 = inductor_stand_in(64, 64, 32, 2), inductor_stand_in(128, 64, 64, 3)
+    pruner = ssi.install(target="sm_90", device="h200")
+    assert pruner([small1, over, big, small2]) == [small1, big, small2]
+    st = pruner.stats
+    assert (st["checked"], st["dominated"], st["dropped"], st["cached"]) == (2, 2, 1, 0)
+    assert sorted(why for _, _, why in pruner.unchecked) == ["dominated", "dominated"]
+    assert pruner.verdict(small1) is None and pruner.verdict(big)["verdict"] == "FITS"
+    pruner.uninstall()
+    # The same modules again (a recompile): verdicts from this process's cache, nothing lowered.
+    again = ssi.install(target="sm_90", device="h200")
+    assert again([small1, over, big, small2]) == [small1, big, small2]
+    assert (again.stats["checked"], again.stats["cached"]) == (0, 2)
+    again.uninstall()
+
+
+def test_hook_infers_unfit_from_a_dominated_choice(inductor_stand_in):
+    """infer_unfit: the middle choice does not fit, so the one dominating it is dropped unlowered,
+    its verdict naming the figure it was inferred from."""
+    fits, mid = inductor_stand_in(128, 128, 64, 2, warps=4), inductor_stand_in(256, 256, 128, 4, warps=4)
+    top, small = inductor_stand_in(256, 256, 128, 5, warps=4), inductor_stand_in(64, 64, 64, 2, warps=4)
+    pruner = ssi.install(target="sm_90", device="h200", infer_unfit=True, on_empty="keep")
+    assert pruner([top, small, fits, mid]) == [small, fits]
+    st = pruner.stats
+    assert (st["checked"], st["inferred"], st["dominated"], st["dropped"]) == (2, 1, 1, 2)
+    v = pruner.verdict(top)
+    assert v["verdict"] == "DOES_NOT_FIT" and v["shared"] is None and v["inferred_from"]["num_stages"] == 4
+    assert "Required: at least" in v["message"]
+    pruner.uninstall()
+
+
+def test_hook_budget_keeps_the_rest_unchecked(inductor_stand_in):
+    a, b = inductor_stand_in(64, 64, 32, 2, warps=2), inductor_stand_in(256, 256, 128, 5, warps=2)
+    pruner = ssi.install(target="sm_90", device="h200", budget_s=0)
+    assert pruner([a, b]) == [a, b]
+    assert (pruner.stats["checked"], pruner.stats["over_budget"]) == (0, 2)
+    pruner.uninstall()
+
+
+def test_gpu_script_pins_the_chosen_kernels(recorded):
+    """The GPU script's CPU side: the template kernels a compile chose, read from its output code,
+    and the kernel_options that pin them for the interleaved timing."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gpu_inductor", REPO / "bench" / "inductor" / "gpu_inductor.py")
+    gpu = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu)
+    chosen = gpu._chosen(recorded["run1/flex_on.code.py"].split("# ---- next graph ----"))
+    fwd, bwd = chosen
+    assert fwd["kernel"].startswith("triton_tem_fused_flex_attention_") and "backward" in bwd["kernel"]
+    assert (fwd["BLOCK_M"], fwd["BLOCK_N"], fwd["num_stages"], fwd["num_warps"]) == (64, 64, 3, 4)
+    opts = gpu.kernel_options_of(chosen, backward=True)
+    assert opts["fwd_BLOCK_M"] == 64 and opts["bwd_BLOCK_N1"] == bwd["BLOCK_N1"] and opts["bwd_num_warps"] == 8
+    assert gpu.kernel_options_of(chosen, backward=False) == {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4,
+                                                             "num_stages": 3}
+    assert gpu.kernel_options_of(["mm"], backward=False) is None
