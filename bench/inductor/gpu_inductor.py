@@ -2,7 +2,7 @@
 """scratchsim.inductor on the GPU machine (issue 39, docs/validation/inductor-gpu.md): records the
 config lists and generated kernels tests/data/inductor replays, and measures the hook.
 
-    python3 bench/inductor/gpu_inductor.py --out $OUT [--budget-s 540] [--parts configs,flexx,flex]
+    python3 bench/inductor/gpu_inductor.py --out $OUT [--budget-s 360] [--parts configs,flex,flexx,flexx:pool]
 
 writes $OUT/inductor_gpu.json (results, rewritten after every part), $OUT/inductor_data.tar.gz
 (the recorded kernels: template sources, TTGIR, Triton's own metadata.shared) and $OUT/log.txt.
@@ -32,7 +32,8 @@ is recorded as skipped, one still running at its deadline as a timeout:
              the kernels each variant chose, pinned through kernel_options and compiled in one
              process, timed interleaved (A, B, B, A, ...: TIMING_ROUNDS rounds): the median per
              side, the median of the per-round ratios on/off and its 10th-90th percentiles.
-The default parts (configs, flexx, flex) take about 5 minutes on an H200 host (16 cores).
+The default parts (configs, flex, flexx, flexx:pool) take about 6 minutes on an H200 host (16
+cores); a part that would pass --budget-s is skipped (recorded so).
 """
 import argparse
 import glob
@@ -434,11 +435,32 @@ def compare_outputs(a_dir, b_dir):
             for x, y in zip(a, b)]
 
 
+def compare_pair(a, part, results, work, end, caps, log, save):
+    """After a part's off and on compiles: their outputs compared, the compile-time ratio, and
+    (FlexAttention) the chosen kernels timed interleaved."""
+    off, on = results["parts"][f"{part}_off"], results["parts"][f"{part}_on"]
+    try:
+        results["parts"][f"{part}_outputs"] = compare_outputs(off["_dir"], on["_dir"])
+    except Exception:
+        results["parts"][f"{part}_outputs"] = {"error": traceback.format_exc()[-2000:]}
+    if off.get("compile_s") and on.get("compile_s"):
+        results["parts"][f"{part}_compile_speedup"] = off["compile_s"] / on["compile_s"]
+    save()
+    if a.no_timing or not part.startswith("flex") or "chosen" not in off or "chosen" not in on:
+        return
+    backward = part not in EXHAUSTIVE_PARTS
+    spec = {"part": part, "A": kernel_options_of(off["chosen"], backward),
+            "B": kernel_options_of(on["chosen"], backward), "A_is": f"{part}_off", "B_is": f"{part}_on"}
+    results["parts"][f"{part}_timing"] = run_child("timing", part, work, end, caps["timing"], log,
+                                                   ("--spec", json.dumps(spec)))
+    save()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/inductor_out"))
-    ap.add_argument("--budget-s", type=float, default=540)
-    ap.add_argument("--parts", default="configs,flexx,flex",
+    ap.add_argument("--budget-s", type=float, default=360)
+    ap.add_argument("--parts", default="configs,flex,flexx,flexx:pool",
                     help="comma-separated: configs, chooser, flex, block, flex256, flexx; PART:HOOK for one "
                          "variant (off; on: the default hook; infer: infer_unfit; pool: in_pool); each PART "
                          "with both off and on is then timed interleaved")
@@ -481,27 +503,16 @@ def main():
         results["parts"]["chooser"] = run_child("flex", "choose", work, end, caps["chooser"], log)
         save()
     for part in [p for p in wanted if p in ("flex", "block", "flex256", "flexx")]:
-        for hook in wanted[part]:
+        # off and on, their comparison and timing first; other variants after, as budget allows.
+        hooks = [h for h in ("off", "on") if h in wanted[part]]
+        for hook in hooks:
             results["parts"][f"{part}_{hook}"] = run_child(part, hook, work, end, caps[part], log)
             save()
-        if not {"off", "on"} <= set(wanted[part]):
-            continue
-        off, on = results["parts"][f"{part}_off"], results["parts"][f"{part}_on"]
-        try:
-            results["parts"][f"{part}_outputs"] = compare_outputs(off["_dir"], on["_dir"])
-        except Exception:
-            results["parts"][f"{part}_outputs"] = {"error": traceback.format_exc()[-2000:]}
-        if off.get("compile_s") and on.get("compile_s"):
-            results["parts"][f"{part}_compile_speedup"] = off["compile_s"] / on["compile_s"]
-        save()
-        if a.no_timing or not part.startswith("flex") or "chosen" not in off or "chosen" not in on:
-            continue
-        backward = part not in EXHAUSTIVE_PARTS
-        spec = {"part": part, "A": kernel_options_of(off["chosen"], backward),
-                "B": kernel_options_of(on["chosen"], backward), "A_is": f"{part}_off", "B_is": f"{part}_on"}
-        results["parts"][f"{part}_timing"] = run_child("timing", part, work, end, caps["timing"], log,
-                                                       ("--spec", json.dumps(spec)))
-        save()
+        if hooks == ["off", "on"]:
+            compare_pair(a, part, results, work, end, caps, log, save)
+        for hook in [h for h in wanted[part] if h not in hooks]:
+            results["parts"][f"{part}_{hook}"] = run_child(part, hook, work, end, caps[part], log)
+            save()
     # The recorded kernels travel back as one archive.
     with tarfile.open(os.path.join(a.out, "inductor_data.tar.gz"), "w:gz") as tar:
         tar.add(path, arcname="inductor_gpu.json")
