@@ -60,8 +60,10 @@ def main():
         return m.compile_s.get((rk[-1], None, None), {}).get(ck, 0.0) + m.bench_s[rk][ck]
 
     ks = [int(k) for k in args.k.split(",")]
-    for part in ("fit", "heldout"):
+    for part in ("fit", "heldout", "heldout2"):
         rows = [r for r in plans["matmul"] if r["part"] == part and times.get(row_key(r))]
+        if not rows:
+            continue
         exhaustive = [sum(cost(row_key(r), ck) for ck in times[row_key(r)]) for r in rows]
         print(f"{part}: {len(rows)} rows; exhaustive autotuning {statistics.median(exhaustive):.1f} s per row "
               f"(median; {len(times[row_key(rows[0])])} configurations)")
