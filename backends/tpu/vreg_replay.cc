@@ -142,11 +142,48 @@ absl::StatusOr<Region> ReadRegion(const PallasRegion& proto, int index) {
   return region;
 }
 
+// Bytes live strictly across each op of a region: defined before it (or entering the region) and
+// read after it, counting only the values `counted` accepts.
+template <typename Held, typename Counted>
+std::vector<int64_t> BytesAcross(const PallasRegion& proto, const std::vector<int>& defined,
+                                 const std::vector<int>& last_use, Held held, Counted counted,
+                                 int64_t* peak_live = nullptr) {
+  const int n = proto.ops_size();
+  // Live bytes per position: a value counts from its definition (0 for a region input) to its
+  // last read; one never read never occupies a vreg.
+  std::vector<int64_t> starts(n + 1, 0), ends(n + 1, 0);
+  for (size_t v = 0; v < defined.size(); ++v) {
+    if (last_use[v] < 0 || !counted(static_cast<int>(v))) continue;
+    const int64_t bytes = held(static_cast<int>(v));
+    const int from = std::max(defined[v], 0);
+    starts[from] = SaturatingAdd(starts[from], bytes);
+    ends[last_use[v] + 1] = SaturatingAdd(ends[last_use[v] + 1], bytes);
+  }
+  // Live at o less what o reads for the last time and what it defines; both sides are
+  // non-negative, so each difference stays in range, clamped at 0 each step.
+  int64_t live = 0;
+  std::vector<int64_t> through(n, 0);
+  for (int o = 0; o < n; ++o) {
+    live = std::max<int64_t>(0, SaturatingAdd(live, starts[o]) - ends[o]);
+    if (peak_live != nullptr) *peak_live = std::max(*peak_live, live);
+    through[o] = std::max<int64_t>(0, live - ends[o + 1]);
+    for (int id : proto.ops(o).results()) {
+      if (last_use[id] > o && counted(id)) through[o] = std::max<int64_t>(0, through[o] - held(id));
+    }
+  }
+  return through;
+}
+
+// Bytes live across an op of a region's enclosing code (times its copies), the base of a region
+// the op runs: every value, and the computed ones alone.
+struct Base {
+  int64_t all = 0, computed = 0;
+};
+
 // Replays one region into `out` (its barriers' held bytes, its values, its signature) on top of
-// `base`, the bytes its enclosing regions keep live across the op that runs it. Returns the bytes
-// live strictly across each of its ops (times its copies), the base of a region one of them runs.
-std::vector<int64_t> ReplayRegion(const Region& region, int64_t base, bool widened, bool widens_unaligned_loads,
-                                  VregReplay* out) {
+// `base`. Returns, per op, the base of a region it runs.
+std::vector<Base> ReplayRegion(const Region& region, const Base& base, bool widened, bool widens_unaligned_loads,
+                               VregReplay* out) {
   const PallasRegion& proto = *region.proto;
   const int n = proto.ops_size();
   // Where each value is defined (-1: an input of the region) and last read.
@@ -170,30 +207,13 @@ std::vector<int64_t> ReplayRegion(const Region& region, int64_t base, bool widen
     const bool wide = loaded[id] ? widens_unaligned_loads && unaligned_narrow(id) : widened;
     return VregBytes(region.values[id], wide);
   };
-  // Live bytes per position: a value counts from its definition (0 for a region input) to its
-  // last read; one never read never occupies a vreg.
-  std::vector<int64_t> starts(n + 1, 0), ends(n + 1, 0);
-  for (size_t v = 0; v < region.values.size(); ++v) {
-    if (last_use[v] < 0) continue;
-    const int64_t bytes = held(static_cast<int>(v));
-    const int from = std::max(defined[v], 0);
-    starts[from] = SaturatingAdd(starts[from], bytes);
-    ends[last_use[v] + 1] = SaturatingAdd(ends[last_use[v] + 1], bytes);
-  }
-  // Across o: defined before o (or entering the region) and read after it; what a barrier at o
-  // holds whole. Live at o less what o reads for the last time and what it defines; both sides
-  // are non-negative, so each difference stays in range, clamped at 0 each step.
   int64_t live = 0;
-  std::vector<int64_t> through(n, 0);
-  for (int o = 0; o < n; ++o) {
-    live = std::max<int64_t>(0, SaturatingAdd(live, starts[o]) - ends[o]);
-    out->peak_live_bytes =
-        std::max(out->peak_live_bytes, SaturatingAdd(base, SaturatingMul(live, region.copies)));
-    through[o] = std::max<int64_t>(0, live - ends[o + 1]);
-    for (int id : proto.ops(o).results()) {
-      if (last_use[id] > o) through[o] = std::max<int64_t>(0, through[o] - held(id));
-    }
-  }
+  const std::vector<int64_t> through = BytesAcross(proto, defined, last_use, held, [](int) { return true; }, &live);
+  out->peak_live_bytes = std::max(out->peak_live_bytes, SaturatingAdd(base.all, SaturatingMul(live, region.copies)));
+  // LLO loads a block's values again where it needs them rather than keeping them in registers
+  // (docs/tpu.md, "How libtpu allocates spill slots"): the computed values alone.
+  const std::vector<int64_t> computed =
+      BytesAcross(proto, defined, last_use, held, [&](int id) { return !loaded[id]; });
   int barriers = 0;
   for (int o = 0; o < n; ++o) {
     const PallasOp& op = proto.ops(o);
@@ -210,22 +230,34 @@ std::vector<int64_t> ReplayRegion(const Region& region, int64_t base, bool widen
       out->primitives.insert(
           absl::StrCat(op.op(), "(", defined[id] >= 0 ? proto.ops(defined[id]).op() : std::string("input"), ")"));
     }
-    int64_t bytes = through[o];
+    int64_t bytes = through[o], computed_bytes = computed[o], results = 0;
     if (op.op() == "dot_general") {
       // A computed operand (a converted or scaled weight block) is materialized whole for the MXU.
       for (int id : op.operands()) {
-        if (defined[id] >= 0 && !loaded[id] && last_use[id] == o) bytes = SaturatingAdd(bytes, held(id));
+        if (defined[id] < 0 || loaded[id] || last_use[id] != o) continue;
+        bytes = SaturatingAdd(bytes, held(id));
+        computed_bytes = SaturatingAdd(computed_bytes, held(id));
       }
     }
-    bytes = SaturatingAdd(base, SaturatingMul(bytes, region.copies));
+    for (int id : op.results()) results = SaturatingAdd(results, held(id));
+    bytes = SaturatingAdd(base.all, SaturatingMul(bytes, region.copies));
     if (bytes > out->peak_held_bytes) {
       out->peak_held_bytes = bytes;
       out->peak_at = absl::StrCat(op.op(), " (region ", region.index, ", op ", o, ")");
     }
+    computed_bytes = SaturatingAdd(base.computed, SaturatingMul(computed_bytes, region.copies));
+    if (computed_bytes > out->peak_computed_held_bytes) {
+      out->peak_computed_held_bytes = computed_bytes;
+      out->barrier_results_bytes = SaturatingMul(results, region.copies);
+    }
   }
   out->max_barriers_per_region = std::max(out->max_barriers_per_region, barriers);
-  for (int64_t& bytes : through) bytes = SaturatingMul(bytes, region.copies);
-  return through;
+  std::vector<Base> bases(n);
+  for (int o = 0; o < n; ++o) {
+    bases[o] = {SaturatingAdd(base.all, SaturatingMul(through[o], region.copies)),
+                SaturatingAdd(base.computed, SaturatingMul(computed[o], region.copies))};
+  }
+  return bases;
 }
 
 }  // namespace
@@ -237,23 +269,21 @@ int64_t SpillBoundBytes(const VregReplay& replay) {
 absl::StatusOr<VregReplay> ReplayVregs(const PallasBody& body, const DeviceModel& device) {
   VregReplay out;
   const bool widened = WidensNarrowArithmetic(device);
-  std::vector<std::vector<int64_t>> across;  // per region, bytes live across each op
-  std::vector<int64_t> bases;
+  std::vector<std::vector<Base>> bases;  // per region, per op: the base of a region the op runs
   for (int r = 0; r < body.program_size(); ++r) {
     const PallasRegion& proto = body.program(r);
     ASSIGN_OR_RETURN(Region region, ReadRegion(proto, r));
-    int64_t base = 0;
+    Base base;
     if (proto.has_parent()) {
       const int parent = proto.parent();
-      if (parent < 0 || parent >= r || proto.at_op() < 0 || proto.at_op() >= static_cast<int>(across[parent].size())) {
+      if (parent < 0 || parent >= r || proto.at_op() < 0 || proto.at_op() >= static_cast<int>(bases[parent].size())) {
         return absl::InvalidArgumentError(absl::StrCat("body.program[", r, "].parent: region ", parent, ", op ",
                                                        proto.at_op(), " is not an op of an earlier region"));
       }
-      base = SaturatingAdd(bases[parent], across[parent][proto.at_op()]);
+      base = bases[parent][proto.at_op()];
     }
     out.rolled = out.rolled || proto.rolled();
-    across.push_back(ReplayRegion(region, base, widened, WidensUnalignedNarrowLoads(device), &out));
-    bases.push_back(base);
+    bases.push_back(ReplayRegion(region, base, widened, WidensUnalignedNarrowLoads(device), &out));
   }
   return out;
 }

@@ -59,6 +59,13 @@ struct VregReplay {
   // the copies an unrolled loop interleaves. 0 for a body with no barrier.
   int64_t peak_held_bytes = 0;
   std::string peak_at;  // "reduce_max (region 0, op 1)"
+  // The same held across one barrier, the body's loads left out: at libtpu's pressure peak LLO
+  // holds computed blocks and loads a block's values again rather than keeping them (docs/tpu.md,
+  // "How libtpu allocates spill slots"). Region inputs count as computed (a loop's carries).
+  int64_t peak_computed_held_bytes = 0;
+  // The results of the barrier where that figure peaks (a reduction's row vector), times the
+  // copies: what the cross-lane units yield at it.
+  int64_t barrier_results_bytes = 0;
   // The most bytes of vector values live at once in program order (defined, or entering the
   // region, and not yet read for the last time; a loop or cond body on top of what its enclosing
   // code keeps live across it), times the unrolled copies: the register allocator's pressure if

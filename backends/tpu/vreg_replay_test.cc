@@ -145,6 +145,20 @@ TEST_F(VregReplayTest, HoldsWhatStraddlesAReduction) {
   EXPECT_TRUE(r->primitives.count("exp"));
 }
 
+TEST_F(VregReplayTest, TheComputedFigureLeavesLoadsOut) {
+  absl::StatusOr<VregReplay> r = ReplayVregs(Body(kSoftmax), v5e_);
+  ASSERT_TRUE(r.ok());
+  // x, a load, across the max does not count; e, computed, across the sum does; the sum's row
+  // vector is the barrier's result.
+  EXPECT_EQ(r->peak_computed_held_bytes, 256 * 1024 * 4);
+  EXPECT_EQ(r->barrier_results_bytes, 1024);
+  absl::StatusOr<VregReplay> dot = ReplayVregs(Body(kDequantMatmul), v5e_);
+  ASSERT_TRUE(dot.ok());
+  // The scaled weights the MXU takes whole are computed; the activations are a load.
+  EXPECT_EQ(dot->peak_computed_held_bytes, 512 * 1024 * 4);
+  EXPECT_EQ(dot->barrier_results_bytes, 128 * 1024 * 4);
+}
+
 TEST_F(VregReplayTest, BoundsSpillsByEveryValueTheBodyDefines) {
   absl::StatusOr<VregReplay> r = ReplayVregs(Body(kSoftmax), v5e_);
   ASSERT_TRUE(r.ok());
