@@ -48,6 +48,9 @@ struct LoadOptions {
   bool any_target = false;
   // How the client names its inputs in messages (the command line's flags, Python's arguments).
   Spelling spelling;
+  // The release of the compiler that wrote the input, where the caller knows it (Python: the
+  // installed Triton that lowered the kernel); empty: the front end reads it from the input.
+  std::string producer_release;
 };
 
 // A command of its own: `simulate NAME ARGS...`.

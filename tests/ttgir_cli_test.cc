@@ -279,7 +279,8 @@ TEST(TtgirCliTest, CacheMetadataBesideTheTtgirTellsTheRelease) {
     std::ostringstream out, err;
     EXPECT_EQ(SimulateUntold(stem + ".ttgir", out, err), kExitFits) << err.str();
     EXPECT_THAT(out.str(), ::testing::HasSubstr(peak));
-    EXPECT_THAT(out.str(), ::testing::HasSubstr("triton_version " + version + " in the Triton cache metadata"));
+    EXPECT_THAT(out.str(),
+                ::testing::HasSubstr("Triton " + version + " named by the triton_version of the Triton cache metadata"));
     EXPECT_THAT(out.str(), ::testing::Not(::testing::HasSubstr("3.9 places")));
   }
 }

@@ -31,25 +31,37 @@ class TritonFrontEnd : public FrontEnd {
 
   absl::StatusOr<Kernel> Load(absl::string_view path, const DeviceModel& device,
                               const LoadOptions& options) const override {
-    ASSIGN_OR_RETURN(const triton::PlanOptions plan_options, PlanOptionsFromEnvironment());
+    std::string note;
+    ASSIGN_OR_RETURN(const triton::PlanOptions plan_options, PlanOptionsFor(options, &note));
     ASSIGN_OR_RETURN(triton::TtgirKernel loaded, triton::LoadTtgirKernel(path, plan_options));
+    if (!note.empty()) loaded.notes.push_back(std::move(note));
     return Finish(std::move(loaded), path, device, options);
   }
 
   absl::StatusOr<Kernel> Read(absl::string_view text, absl::string_view origin, const DeviceModel& device,
                               const LoadOptions& options) const override {
-    ASSIGN_OR_RETURN(const triton::PlanOptions plan_options, PlanOptionsFromEnvironment());
+    std::string note;
+    ASSIGN_OR_RETURN(const triton::PlanOptions plan_options, PlanOptionsFor(options, &note));
     ASSIGN_OR_RETURN(triton::TtgirKernel loaded, triton::LoadTtgirKernelFromText(text, origin, plan_options));
+    if (!note.empty()) loaded.notes.push_back(std::move(note));
     return Finish(std::move(loaded), origin, device, options);
   }
 
-  // SCRATCHSIM_TRITON_RELEASE=3.6|3.9: whose allocation rules apply where the TTGIR does not say
-  // (AMD kernels without a release-specific construct; docs/triton.md, "Releases"). A release the
-  // TTGIR names wins over it only when unset.
-  static absl::StatusOr<triton::PlanOptions> PlanOptionsFromEnvironment() {
+  // Whose allocation rules apply where the TTGIR does not say (AMD kernels without a
+  // release-specific construct; docs/triton.md, "Releases"), first found of:
+  // SCRATCHSIM_TRITON_RELEASE=3.6|3.9 (the user's word), the release the caller lowered the
+  // kernel with (LoadOptions.producer_release: Python's installed Triton; a release not modelled
+  // is named in `note` and changes nothing), then what the TTGIR and its cache metadata tell.
+  static absl::StatusOr<triton::PlanOptions> PlanOptionsFor(const LoadOptions& load, std::string* note) {
     triton::PlanOptions options;
     const char* release = std::getenv("SCRATCHSIM_TRITON_RELEASE");
-    if (release == nullptr || *release == '\0') return options;
+    if (release == nullptr || *release == '\0') {
+      if (!load.producer_release.empty()) {
+        triton::ApplyNamedRelease(load.producer_release, "the caller, the installed Triton that lowered it",
+                                  &options, note);
+      }
+      return options;
+    }
     absl::StatusOr<triton::TritonRelease> parsed = triton::ParseTritonRelease(release);
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("SCRATCHSIM_TRITON_RELEASE: ", parsed.status().message()));

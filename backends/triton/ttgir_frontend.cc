@@ -157,6 +157,16 @@ absl::StatusOr<TtgirKernel> PlanUnderEveryRelease(const TtgirModule& module, boo
 
 }  // namespace
 
+void ApplyNamedRelease(absl::string_view version, absl::string_view where, PlanOptions* options, std::string* note) {
+  absl::StatusOr<TritonRelease> release = ParseTritonRelease(version);
+  if (release.ok()) {
+    options->release = *release;
+    options->release_source = absl::StrCat("Triton ", version, " named by ", where);
+  } else {
+    *note = absl::StrCat("Triton ", version, ", named by ", where, ", is a release whose rules are not modelled.");
+  }
+}
+
 absl::StatusOr<TtgirKernel> LoadTtgirKernel(absl::string_view path, const PlanOptions& options) {
   ASSIGN_OR_RETURN(std::string text, ReadTtgirFile(std::string_view(path.data(), path.size())));
   PlanOptions with_metadata = options;
@@ -164,14 +174,8 @@ absl::StatusOr<TtgirKernel> LoadTtgirKernel(absl::string_view path, const PlanOp
   if (options.release == TritonRelease::kUnknown) {
     ASSIGN_OR_RETURN(const std::optional<std::string> version, CacheMetadataVersion(path));
     if (version) {
-      absl::StatusOr<TritonRelease> release = ParseTritonRelease(*version);
-      if (release.ok()) {
-        with_metadata.release = *release;
-        with_metadata.release_source = absl::StrCat("triton_version ", *version, " in the Triton cache metadata beside it");
-      } else {
-        metadata_note = absl::StrCat("The Triton cache metadata beside it says triton_version ", *version,
-                                     ", a release whose rules are not modelled.");
-      }
+      ApplyNamedRelease(*version, "the triton_version of the Triton cache metadata beside it", &with_metadata,
+                        &metadata_note);
     }
   }
   ASSIGN_OR_RETURN(TtgirKernel kernel, LoadTtgirKernelFromText(text, path, with_metadata));

@@ -34,6 +34,11 @@ struct TtgirKernel {
   int64_t tmem_columns = 0;
 };
 
+// A release named by its version string (Triton's __version__, a cache metadata's
+// triton_version) `where` says who named it: its rules where modelled (options->release and
+// release_source), else nothing changes and `note` says the named release is not modelled.
+void ApplyNamedRelease(absl::string_view version, absl::string_view where, PlanOptions* options, std::string* note);
+
 // `options.release`: whose allocation rules apply where the TTGIR does not tell its Triton
 // release (PlanOptions; the graph's doc says which rules were used and why).
 absl::StatusOr<TtgirKernel> LoadTtgirKernel(absl::string_view path, const PlanOptions& options = {});

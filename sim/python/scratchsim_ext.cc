@@ -73,13 +73,14 @@ absl::StatusOr<KernelInput> InputOf(const std::string& reader, const std::string
 }
 
 // simulate(device, reader, path, contents, format, origin, sets, policy, suggest, any_target,
-// confirm, timeline, trace) -> (exit code, report JSON, timeline SVG, trace JSON): the analysis
+// confirm, timeline, trace, producer_release) -> (exit code, report JSON, timeline SVG, trace
+// JSON): the analysis
 // pipeline (sim/pipeline) called with typed options, as `simulate --format json` runs it.
 std::tuple<int, std::string, std::string, std::string> SimulateOf(
     const std::string& device_name, const std::string& reader, const std::string& path,
     std::optional<nb::bytes> contents, const std::string& format, const std::string& origin,
     const std::vector<std::string>& sets, const std::string& policy, bool suggest, bool any_target,
-    const std::string& confirm, bool timeline, bool trace) {
+    const std::string& confirm, bool timeline, bool trace, const std::string& producer_release) {
   std::optional<std::string> buffer;
   if (contents) buffer = std::string(contents->c_str(), contents->size());
   absl::StatusOr<std::tuple<int, std::string, std::string, std::string>> result;
@@ -92,6 +93,7 @@ std::tuple<int, std::string, std::string, std::string> SimulateOf(
       AnalysisOptions options;
       options.load.any_target = any_target;
       options.load.spelling = Spelling::Python();
+      options.load.producer_release = producer_release;
       options.sets = sets;
       ASSIGN_OR_RETURN(options.simulate.policy, ParsePlacementPolicy(policy.empty() ? "first-fit" : policy));
       options.simulate.suggest = suggest;
@@ -194,7 +196,8 @@ NB_MODULE(_ext, m) {
   nb::exception<Error>(m, "Error", PyExc_ValueError);
   m.def("simulate", &SimulateOf, nb::arg("device"), nb::arg("reader"), nb::arg("path"), nb::arg("contents").none(),
         nb::arg("format"), nb::arg("origin"), nb::arg("sets"), nb::arg("policy"), nb::arg("suggest"),
-        nb::arg("any_target"), nb::arg("confirm"), nb::arg("timeline"), nb::arg("trace"));
+        nb::arg("any_target"), nb::arg("confirm"), nb::arg("timeline"), nb::arg("trace"),
+        nb::arg("producer_release"));
   m.def("plan", &PlanOf, nb::arg("device"), nb::arg("kernels"), nb::arg("sets"), nb::arg("params"), nb::arg("top"),
         nb::arg("threads"), nb::arg("compute_dtype"), nb::arg("allow_spills"), nb::arg("policy"),
         nb::arg("map_axes").none());

@@ -177,6 +177,42 @@ def test_simulate_ttgir_checks_the_target(sm90_ttgir):
     assert "<ttgir text>" in str(e.value)
 
 
+def _untold_reduce(repo):
+    """A gfx942 reduction whose TTGIR does not say its Triton release; 3.6 places 16384 bytes,
+    3.9 places 8192 (tests/ttgir_cli_test.cc's UntoldReduce)."""
+    import tarfile
+    with tarfile.open(repo / "tests" / "data" / "triton" / "catalogue" / "3.6.0" / "gfx942.tar.gz") as t:
+        return t.extractfile("reduce2d_gfx942_jit_0db0c50a24.ttgir").read().decode()
+
+
+def lds_peak(report):
+    return [s for s in report["spaces"] if s["space"] == "lds"][0]["peak_bytes"]
+
+
+@pytest.mark.parametrize("release,peak", [("3.6.0", 16384), ("3.9.0", 8192)])
+def test_simulate_ttgir_applies_the_release_the_caller_names(repo, monkeypatch, release, peak):
+    monkeypatch.delenv("SCRATCHSIM_TRITON_RELEASE", raising=False)
+    report = scratchsim.simulate_ttgir("mi300x", _untold_reduce(repo), name="r.ttgir", triton_release=release)
+    assert lds_peak(report) == peak
+    assert any(f"Triton {release} named by the caller" in n for n in report["notes"])
+    assert not any("3.9 places" in n for n in report["notes"])
+
+
+def test_simulate_ttgir_names_an_unmodelled_release_and_keeps_both_figures(repo, monkeypatch):
+    monkeypatch.delenv("SCRATCHSIM_TRITON_RELEASE", raising=False)
+    report = scratchsim.simulate_ttgir("mi300x", _untold_reduce(repo), name="r.ttgir", triton_release="3.7.1")
+    assert lds_peak(report) == 16384  # the larger of the releases' figures, as with nothing named
+    notes = " ".join(report["notes"])
+    assert "Triton 3.7.1, named by the caller" in notes and "not modelled" in notes
+    assert "Triton 3.6 places 16384 bytes, 3.9 places 8192" in notes
+
+
+def test_the_environment_overrides_the_callers_release(repo, monkeypatch):
+    monkeypatch.setenv("SCRATCHSIM_TRITON_RELEASE", "3.9")
+    report = scratchsim.simulate_ttgir("mi300x", _untold_reduce(repo), name="r.ttgir", triton_release="3.6.0")
+    assert lds_peak(report) == 8192
+
+
 def test_plan_matches_the_cli(repo):
     graph = str(repo / "models" / "graphs" / "triton_matmul.pbtxt")
     sizes = {"M": 4096, "N": 4096, "K": 4096, "ELT": 2}

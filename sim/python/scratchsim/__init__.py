@@ -121,12 +121,15 @@ def simulate(device: str, graph: Any, params: Mapping[str, Any] | None = None, *
 
 
 def simulate_ttgir(device: str, ttgir: Any, *, suggest: bool = True, any_target: bool = False,
-                   name: str | None = None, timeline: bool = False, trace: bool = False) -> dict:
+                   name: str | None = None, timeline: bool = False, trace: bool = False,
+                   triton_release: str | None = None) -> dict:
     """Simulates a kernel Triton compiled: `ttgir` is the path of a .ttgir file (Triton's cache
     writes one per kernel) or its text. Shared memory is placed as Triton's allocator places it,
     so the figure equals Triton's metadata.shared. A kernel compiled for another target than
     `device` is an Error unless any_target. `name` names text input in messages. timeline and
-    trace as for simulate()."""
+    trace as for simulate(). `triton_release` is the version of the Triton that wrote the TTGIR
+    where the caller knows it (triton.__version__): its allocation rules apply where the TTGIR
+    does not say; an unmodelled release is named in the notes (docs/triton.md, "Releases")."""
     if isinstance(ttgir, (bytes, bytearray)):
         ttgir = bytes(ttgir).decode()
     if isinstance(ttgir, str) and "\n" in ttgir:
@@ -135,7 +138,8 @@ def simulate_ttgir(device: str, ttgir: Any, *, suggest: bool = True, any_target:
         kernel = ("ttgir", os.path.expanduser(os.fspath(ttgir)), None, "", "")
     else:
         raise Error(f"ttgir: expected a path or the TTGIR text, got {type(ttgir).__name__}")
-    return _simulate(device, kernel, suggest=suggest, any_target=any_target, timeline=timeline, trace=trace)
+    return _simulate(device, kernel, suggest=suggest, any_target=any_target, timeline=timeline, trace=trace,
+                     producer_release=triton_release)
 
 
 def _param_flag(name: str, values: Any) -> str:
@@ -203,14 +207,14 @@ def plan_map(device: str, graph: Any, axes: Iterable[str], params: Mapping[str, 
 
 def _simulate(device: str, kernel: tuple, *, params: Mapping[str, Any] | None = None, policy: str | None = None,
               suggest: bool = True, any_target: bool = False, confirm: str | None = None, timeline: bool = False,
-              trace: bool = False) -> dict:
+              trace: bool = False, producer_release: str | None = None) -> dict:
     """The analysis pipeline on `kernel` (reader, path, contents, format, origin), with the
     pictures asked for as text ("timeline_svg", "trace_json")."""
     reader, path, contents, fmt, origin = kernel
     sets = _sets(params)
     _, text, timeline_svg, trace_json = _ext.simulate(
         str(device), reader, path, contents, fmt, origin, sets, policy or "", suggest, any_target,
-        confirm or "", timeline, trace)
+        confirm or "", timeline, trace, producer_release or "")
     report = json.loads(text)
     if timeline:
         report["timeline_svg"] = timeline_svg

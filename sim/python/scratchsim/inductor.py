@@ -68,12 +68,15 @@ def _shared(report: dict):
     return None, None
 
 
-def judge(ttgir: str, arch: str, device: str | None = None, *, any_target: bool = False, name: str = "kernel") -> dict:
+def judge(ttgir: str, arch: str, device: str | None = None, *, any_target: bool = False, name: str = "kernel",
+          triton_release: str | None = None) -> dict:
     """The verdict of one TTGIR module on `device` (None: the shipped model of `arch`): verdict
     (FITS, AT_RISK, DOES_NOT_FIT), fits, shared (Triton's allocation, bytes), limit, message
-    (Triton's OutOfResources words when it cannot fit), device, arch."""
+    (Triton's OutOfResources words when it cannot fit), device, arch. `triton_release`: the
+    Triton that wrote the TTGIR, where known (simulate_ttgir)."""
     dev = device or sst.device_for_arch(arch)
-    rep = scratchsim.simulate_ttgir(dev, ttgir, suggest=False, any_target=any_target, name=f"{name}.ttgir")
+    rep = scratchsim.simulate_ttgir(dev, ttgir, suggest=False, any_target=any_target, name=f"{name}.ttgir",
+                                    triton_release=triton_release)
     shared, limit = _shared(rep)
     verdict = rep.get("verdict") or ("FITS" if rep.get("fits") else "DOES_NOT_FIT")
     if verdict not in ("FITS", "AT_RISK", "DOES_NOT_FIT"):
@@ -205,7 +208,8 @@ def _kernel_verdict(configs: Sequence[dict]) -> str:
 
 
 def report(records: Sequence[Mapping], targets: Iterable[str] = TARGETS, devices: Mapping[str, str] | None = None) -> dict:
-    """The model report over kernel records {"name", "configs": [{"params", "ttgir": {arch: text}}
+    """The model report over kernel records {"name", "triton_release" (optional: the Triton that
+    lowered them), "configs": [{"params", "ttgir": {arch: text}}
     | {"params", "error": {arch: message}}]}: per kernel and target the verdict, Triton's shared
     bytes and the limit of each config, and per target a summary ("will this model's kernels fit
     on that GPU"). devices maps an arch to the model judged on (default: the arch's shipped one)."""
@@ -221,7 +225,8 @@ def report(records: Sequence[Mapping], targets: Iterable[str] = TARGETS, devices
             cfgs = []
             for c in rec.get("configs", []):
                 if t in c.get("ttgir", {}):
-                    v = judge(c["ttgir"][t], t, devices.get(t), name=rec["name"])
+                    v = judge(c["ttgir"][t], t, devices.get(t), name=rec["name"],
+                              triton_release=rec.get("triton_release"))
                 elif t in c.get("error", {}):
                     v = {"verdict": "NOT_CHECKED", "fits": False, "shared": None, "limit": None,
                          "message": c["error"][t], "device": summary[t]["device"], "arch": t}
@@ -270,7 +275,8 @@ def pictures(records: Sequence[Mapping], targets: Iterable[str] = TARGETS, devic
     for rec in records:
         for t in targets:
             dev = devices.get(t) or sst.device_for_arch(t)
-            judged = [(judge(c["ttgir"][t], t, dev, name=rec["name"]), c["ttgir"][t])
+            judged = [(judge(c["ttgir"][t], t, dev, name=rec["name"], triton_release=rec.get("triton_release")),
+                       c["ttgir"][t])
                       for c in rec.get("configs", []) if t in c.get("ttgir", {})]
             if not judged:
                 continue
@@ -423,7 +429,8 @@ def check_source(source: str, kernel_name: str, arch: str, device: str | None = 
         fn, sig, constants, attrs, options = t.compile_pieces(autotuner, cfg)
         lowered = sst.lower_compiled(fn, sig, constants, attrs, arch, options)
         t0 = time.perf_counter()
-        v = judge(lowered.ttgir, arch, device, any_target=any_target, name=lowered.name)
+        v = judge(lowered.ttgir, arch, device, any_target=any_target, name=lowered.name,
+                  triton_release=sst.installed_release())
     except Exception as e:
         return {"error": f"{type(e).__name__}: {e}".splitlines()[0]}
     v.update(params={**template_params(source), **t.config_params(cfg)}, lower_s=lowered.seconds,
@@ -728,7 +735,8 @@ def output_code_records(codes: Iterable[str], targets: Iterable[str] = TARGETS, 
     targets = list(targets)
     kernels = [k for code in codes for k in kernels_from_output_code(code)]
     configs, _ = _in_pool(t, lower_kernel_source, [(n, src, targets, True) for n, src in kernels], in_pool)
-    return [{"name": n, "source": src, "configs": c} for (n, src), c in zip(kernels, configs)]
+    release = sst.installed_release()  # the Triton that lowered every config above
+    return [{"name": n, "source": src, "configs": c, "triton_release": release} for (n, src), c in zip(kernels, configs)]
 
 
 def model_report(fn: Callable, *args, targets: Iterable[str] = TARGETS, devices: Mapping[str, str] | None = None,

@@ -39,7 +39,7 @@ from scratchsim import _to_fit
 
 __all__ = ["check", "lower", "lower_compiled", "early_prune", "device_for_arch", "tensor", "target_of",
            "device_for", "default_workers", "load_source_module", "Lowered", "map_by_role", "dot_shapes",
-           "EarlyPrune"]
+           "EarlyPrune", "installed_release"]
 
 log = logging.getLogger("scratchsim.triton")
 
@@ -56,6 +56,12 @@ def _triton():
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise Error("scratchsim.triton needs Triton (pip install triton)") from e
     return triton
+
+
+def installed_release() -> str:
+    """The version of the installed Triton, the one that lowers kernels here: the core applies
+    that release's allocation rules to what it lowered (simulate_ttgir's triton_release)."""
+    return _triton().__version__
 
 
 def target_of(target: Any = None):
@@ -482,7 +488,7 @@ def _simulate(lowered: Lowered, device: str | None, suggest: bool, any_target: b
     dev = device or device_for(lowered.target)
     t0 = time.perf_counter()
     report = scratchsim.simulate_ttgir(dev, lowered.ttgir, suggest=suggest, any_target=any_target,
-                                       name=f"{lowered.name}.ttgir")
+                                       name=f"{lowered.name}.ttgir", triton_release=installed_release())
     report["triton"] = {
         "kernel": lowered.name,
         "target": _arch(lowered.target),
