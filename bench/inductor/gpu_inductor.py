@@ -3,6 +3,7 @@
 config lists and generated kernels tests/data/inductor replays, and measures the hook.
 
     python3 bench/inductor/gpu_inductor.py --out $OUT [--budget-s 360] [--parts configs,flex,flexx,flexx:pool]
+        [--caps flexx=220,timing=90]
 
 writes $OUT/inductor_gpu.json (results, rewritten after every part), $OUT/inductor_data.tar.gz
 (the recorded kernels: template sources, TTGIR, Triton's own metadata.shared) and $OUT/log.txt.
@@ -24,7 +25,8 @@ is recorded as skipped, one still running at its deadline as a timeout:
   chooser    FlexAttention forward + backward without max-autotune under choose_flex(target
              "sm_89", device "rtx4090"): the config it picks for an RTX 4090 and Inductor's own
              default's verdict there; the picked config runs here (H200) and matches eager.
-  flexx_off / flexx_on (flexx_infer, flexx_pool: install(infer_unfit=True), install(in_pool=True))
+  flexx_off / flexx_on (flexx_infer, flexx_pool, flexx_nocheck: install(infer_unfit=True),
+             install(in_pool=True), install(budget_s=0): installed, nothing checked)
              FlexAttention forward alone (inference), D=256, over Inductor's exhaustive forward
              space (config.max_autotune_flex_search_space = "EXHAUSTIVE": 144 configs, 56 of them
              over the H200's limit by scratchsim's figure, bench/inductor/hook_cost.py --space 256).
@@ -226,6 +228,10 @@ def child(part, hook, out_path, deadline):
             pruner = ssi.install(target=None, device="h200", keep_ttgir=True, infer_unfit=True)
         elif hook == "pool":
             pruner = ssi.install(target=None, device="h200", keep_ttgir=True, in_pool=True)
+        elif hook == "nocheck":
+            # Installed, but with no time to check anything: every choice is kept unchecked. What
+            # the hook's presence alone costs Inductor's compile.
+            pruner = ssi.install(target=None, device="h200", budget_s=0)
         elif hook == "choose":
             pruner = ssi.choose_flex(target="sm_89", device="rtx4090")
             pruner.keep_ttgir = True
@@ -465,6 +471,7 @@ def main():
                          "variant (off; on: the default hook; infer: infer_unfit; pool: in_pool); each PART "
                          "with both off and on is then timed interleaved")
     ap.add_argument("--no-timing", action="store_true", help="skip the interleaved timing of each off/on pair")
+    ap.add_argument("--caps", default="", help="per-part time caps in seconds, e.g. flexx=220,timing=90")
     ap.add_argument("--child")
     ap.add_argument("--spec", help=argparse.SUPPRESS)
     ap.add_argument("--hook", default="off")
@@ -499,6 +506,11 @@ def main():
             results["configs"] = {"error": traceback.format_exc()[-3000:]}
         save()
     caps = {"flex": 60, "flex256": 110, "block": 75, "chooser": 70, "flexx": 170, "timing": 90}
+    for item in filter(None, a.caps.split(",")):
+        name, _, seconds = item.partition("=")
+        if name not in caps or not seconds:
+            raise SystemExit(f"--caps: '{item}': expected PART=SECONDS with PART one of {', '.join(caps)}")
+        caps[name] = float(seconds)
     if "chooser" in wanted:
         results["parts"]["chooser"] = run_child("flex", "choose", work, end, caps["chooser"], log)
         save()

@@ -5,6 +5,7 @@ import collections
 import json
 import sys
 import tarfile
+import time
 import types
 
 import pytest
@@ -365,6 +366,24 @@ def test_hook_budget_keeps_the_rest_unchecked(inductor_stand_in):
     pruner = ssi.install(target="sm_90", device="h200", budget_s=0)
     assert pruner([a, b]) == [a, b]
     assert (pruner.stats["checked"], pruner.stats["over_budget"]) == (0, 2)
+    pruner.uninstall()
+
+
+def test_hook_budget_bounds_a_round(inductor_stand_in, monkeypatch):
+    """A round's lowerings stop at the budget: three choices of three families (all maximal, one
+    round) with a first check that outlasts the budget leave two unchecked, kept."""
+    a = inductor_stand_in(64, 64, 32, 2, warps=2)
+    b, c = inductor_stand_in(64, 64, 32, 2, warps=4), inductor_stand_in(64, 64, 32, 2, warps=8)
+    real_check = ssi.Pruner._check
+
+    def slow_check(self, batch):
+        out = real_check(self, batch)
+        time.sleep(2.5)
+        return out
+    monkeypatch.setattr(ssi.Pruner, "_check", slow_check)
+    pruner = ssi.install(target="sm_90", device="h200", budget_s=2.0)
+    assert pruner([a, b, c]) == [a, b, c]
+    assert (pruner.stats["checked"], pruner.stats["over_budget"]) == (1, 2)
     pruner.uninstall()
 
 

@@ -527,6 +527,20 @@ class Pruner:
             self._verdict[id(choice)] = out[-1]
         return out
 
+    def _check_within(self, batch: list, deadline: float) -> dict:
+        """Verdicts {id(entry): verdict} of a round. Lowered here, one at a time, so that the budget
+        bounds the checking even within a round (a round of maximal choices can be dozens of
+        lowerings at about a second each); the entries past the deadline get none. In the pool,
+        the round goes as one."""
+        if self.in_pool or self.budget_s is None:
+            return dict(zip(map(id, batch), self._check(batch)))
+        verdicts = {}
+        for e in batch:
+            if time.perf_counter() > deadline:
+                break
+            verdicts[id(e)] = self._check([e])[0]
+        return verdicts
+
     def _skip(self, choice, template: str, params: dict, why: str) -> None:
         self.stats["over_budget" if why == "budget" else "dominated"] += 1
         self.unchecked.append((template, params, why))
@@ -559,10 +573,13 @@ class Pruner:
                 return
             rounds = {f: self._next(m) for f, m in undecided.items() if m}
             batch = [e for picks in rounds.values() for e in picks]
-            verdicts = dict(zip(map(id, batch), self._check(batch)))
+            verdicts = self._check_within(batch, deadline)
             for f, picks in rounds.items():
                 rest = [e for e in undecided[f] if all(e is not p for p in picks)]
                 for e in picks:
+                    if id(e) not in verdicts:
+                        self._skip(e[0], e[1], e[3], "budget")
+                        continue
                     v = verdicts[id(e)]
                     if v is None or not self.dominance or v["verdict"] == "AT_RISK":
                         continue
