@@ -10,17 +10,17 @@
 namespace scratchsim {
 namespace {
 
-constexpr std::array<std::pair<absl::string_view, int64_t>, 24> kDtypes = {{
+constexpr std::array<std::pair<absl::string_view, int64_t>, 25> kDtypes = {{
     {"f64", 64},    {"f32", 32},    {"tf32", 32},   {"f16", 16},     {"bf16", 16},
     {"f8e4m3", 8},  {"f8e5m2", 8},  {"f8", 8},      {"f8e4m3fn", 8}, {"f8e4m3fnuz", 8},
-    {"f8e5m2fnuz", 8}, {"f4", 4},   {"f4e2m1", 4},  {"i64", 64},     {"u64", 64},
+    {"f8e5m2fnuz", 8}, {"f8e4m3b11fnuz", 8}, {"f4", 4},   {"f4e2m1", 4},  {"i64", 64},     {"u64", 64},
     {"i32", 32},    {"u32", 32},    {"i16", 16},    {"u16", 16},     {"i8", 8},
     {"u8", 8},      {"i4", 4},      {"i1", 8},      {"bytes", 8},
 }};
 
 // Other spellings: JAX/NumPy ("bfloat16", "float8_e4m3fn"), PyTorch ("torch.float16" minus the
 // module, "half"), Triton ("fp16", "fp8e4nv").
-constexpr std::array<std::pair<absl::string_view, absl::string_view>, 33> kAliases = {{
+constexpr std::array<std::pair<absl::string_view, absl::string_view>, 34> kAliases = {{
     {"float64", "f64"},      {"double", "f64"},      {"fp64", "f64"},
     {"float32", "f32"},      {"float", "f32"},       {"fp32", "f32"},
     {"float16", "f16"},      {"half", "f16"},        {"fp16", "f16"},
@@ -31,6 +31,7 @@ constexpr std::array<std::pair<absl::string_view, absl::string_view>, 33> kAlias
     {"float8_e4m3fn", "f8e4m3fn"}, {"float8_e4m3fnuz", "f8e4m3fnuz"}, {"float8_e5m2", "f8e5m2"},
     {"float8_e5m2fnuz", "f8e5m2fnuz"}, {"float8_e4m3", "f8e4m3"},
     {"fp8e4nv", "f8e4m3fn"}, {"fp8e5", "f8e5m2"},    {"fp8e4b8", "f8e4m3fnuz"}, {"fp8e5b16", "f8e5m2fnuz"},
+    {"fp8e4b15", "f8e4m3b11fnuz"},
     {"fp8", "f8"},           {"float4_e2m1fn", "f4e2m1"}, {"fp4", "f4"},     {"tfloat32", "tf32"},
 }};
 

@@ -13,18 +13,10 @@
 #include "backends/triton/triton_allocator.h"
 #include "backends/triton/ttgir_layout.h"
 #include "sim/checked_math.h"
+#include "sim/dtype.h"
 #include "sim/status_macros.h"
 
 namespace scratchsim::triton {
-
-const char* TritonMmaName(TritonMma mma) {
-  switch (mma) {
-    case TritonMma::kMmaV2: return "mma.sync (cp.async pipelining)";
-    case TritonMma::kWgmma: return "wgmma";
-    case TritonMma::kTcgen05: return "tcgen05";
-  }
-  return "?";
-}
 
 absl::StatusOr<TritonMma> SelectMma(const DotLoop& loop) {
   if (loop.target_cc < 80) {
@@ -82,7 +74,7 @@ absl::StatusOr<PipelineDepth> PipelineCopies(const DotLoop& loop) {
   }
   if (!vectorized) d.assumptions.push_back("loads not vectorized, but 32-bit elements: cp.async per element");
   d.multi_buffered = true;
-  d.copies = d.mma == TritonMma::kMmaV2 ? loop.num_stages - 1 : loop.num_stages;
+  d.copies = PipelineRingSlots(d.mma).Slots(loop.num_stages);
   return d;
 }
 
@@ -110,15 +102,12 @@ absl::Status ApplyTritonPipelining(const DotLoop& loop, KernelGraph* graph) {
 
 namespace {
 
-// Bits of a Triton dtype name (tl.float16 -> "fp16") or of its MLIR element type.
-int64_t DtypeBits(const std::string& d) {
-  if (d == "fp16" || d == "f16" || d == "bf16") return 16;
-  if (d == "fp32" || d == "f32" || d == "tf32" || d == "i32" || d == "int32") return 32;
-  if (d == "fp8e4nv" || d == "fp8e5" || d == "fp8e4b15" || d == "f8E4M3FN" || d == "f8E5M2" || d == "i8" ||
-      d == "int8") {
-    return 8;
-  }
-  return 0;
+// Bits of a tl.dot element (a Triton dtype name, tl.float16 -> "fp16", or its MLIR element
+// type) from sim/dtype; 0 for names sim/dtype does not know and for widths tl.dot does not take
+// (it multiplies 8-, 16- and 32-bit elements).
+int64_t DotElementBits(const std::string& d) {
+  const absl::StatusOr<int64_t> bits = scratchsim::DtypeBits(d);
+  return bits.ok() && (*bits == 8 || *bits == 16 || *bits == 32) ? *bits : 0;
 }
 
 bool IntegerDtype(const std::string& d) { return d == "i8" || d == "int8" || d == "i32" || d == "int32"; }
@@ -236,7 +225,7 @@ std::string StoreLayout(int64_t m, int64_t n, int num_warps, int64_t bits, bool 
 
 absl::StatusOr<GemmSharedPrediction> PredictGemmShared(const GemmConfig& gemm) {
   const DotLoop& loop = gemm.loop;
-  const int64_t in_bits = DtypeBits(gemm.dtype);
+  const int64_t in_bits = DotElementBits(gemm.dtype);
   const std::string out_elem = MlirElement(gemm.out_dtype);
   if (in_bits == 0) return absl::InvalidArgumentError(absl::StrCat("GEMM dtype '", gemm.dtype, "' is not one of fp16, bf16, fp32, fp8e4nv, fp8e5, fp8e4b15, i8"));
   if (out_elem.empty()) return absl::InvalidArgumentError(absl::StrCat("GEMM out dtype '", gemm.out_dtype, "' is not one of fp16, bf16, fp32, i32"));
@@ -310,7 +299,7 @@ absl::StatusOr<GemmSharedPrediction> PredictGemmShared(const GemmConfig& gemm) {
       p.accumulator_layout = TmemLoadLayout(m, n, loop.num_warps);
       break;
   }
-  const int64_t out_bits = DtypeBits(gemm.out_dtype);
+  const int64_t out_bits = DotElementBits(gemm.out_dtype);
   p.store_layout = StoreLayout(m, n, loop.num_warps, out_bits, loop.jit.pointers_divisible_by_16, loop.release);
   ASSIGN_OR_RETURN(ScratchNeed need, ConvertLayoutScratch(p.accumulator_layout, p.store_layout, m, n, out_elem,
                                                          loop.num_warps, 32, loop.target_cc, "gemm epilogue"));
@@ -342,7 +331,7 @@ absl::StatusOr<GemmSharedPrediction> PredictTmaGemmShared(const GemmConfig& gemm
     return p;
   }
   const DotLoop& loop = gemm.loop;
-  const int64_t in_bits = DtypeBits(gemm.dtype), out_bits = DtypeBits(gemm.out_dtype);
+  const int64_t in_bits = DotElementBits(gemm.dtype), out_bits = DotElementBits(gemm.out_dtype);
   if (in_bits == 0 || out_bits == 0) {
     return absl::InvalidArgumentError(absl::StrCat("TMA GEMM dtypes '", gemm.dtype, "' -> '", gemm.out_dtype,
                                                    "' are not modelled"));
@@ -391,7 +380,7 @@ absl::StatusOr<GemmSharedPrediction> PredictTmaGemmShared(const GemmConfig& gemm
 absl::StatusOr<AttentionSharedPrediction> PredictAttentionShared(const GemmConfig& attention) {
   const DotLoop& loop = attention.loop;
   const int64_t bm = loop.block_m, bn = attention.block_n, hd = attention.block_k;
-  const int64_t in_bits = DtypeBits(attention.dtype);
+  const int64_t in_bits = DotElementBits(attention.dtype);
   const std::string elem = MlirElement(attention.out_dtype);
   if (in_bits != 16 || elem.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("attention dtype '", attention.dtype, "' -> '", attention.out_dtype,

@@ -9,17 +9,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "backends/triton/triton_mma.h"
 #include "backends/triton/ttgir_layout.h"
 #include "proto/graph.pb.h"
 
 namespace scratchsim::triton {
-
-enum class TritonMma {
-  kMmaV2,    // mma.sync fed by cp.async + ldmatrix (sm_80..sm_89, sm_120, small tiles elsewhere)
-  kWgmma,    // Hopper warpgroup MMA reading operands from shared memory
-  kTcgen05,  // Blackwell (sm_100) tensor-core MMA, operands in shared, accumulator in TMEM
-};
-const char* TritonMmaName(TritonMma mma);
 
 // What Triton's JIT knows about the arguments (it specializes integers divisible by 16 and
 // equal to 1). These decide whether loads are vectorized and therefore multi-buffered.
@@ -58,8 +52,8 @@ struct PipelineDepth {
 absl::StatusOr<PipelineDepth> PipelineCopies(const DotLoop& loop);
 
 // Rewrites `copies` of every OPERAND buffer written inside a loop with num_stages into the
-// expression Triton's pipeliner realizes for this MMA kind ("max(1, num_stages - 1)" for
-// mma.sync, "num_stages" for wgmma/tcgen05), and appends the assumptions to the graph's doc.
+// count Triton's pipeliner realizes for this MMA kind (PipelineRingSlots), and appends the
+// assumptions to the graph's doc.
 absl::Status ApplyTritonPipelining(const DotLoop& loop, KernelGraph* graph);
 
 // A pointer GEMM in the shape of Triton's tutorial kernel: C[M,N] = A[M,K] @ B[K,N] with an fp32

@@ -16,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "backends/triton/triton_mma.h"
 #include "sim/dtype.h"
 #include "sim/status_macros.h"
 
@@ -69,12 +70,11 @@ PipelinedBuffers FindPipelinedBuffers(const TtgirModule& module, const SharedMem
   // Results of local_allocs made empty (": () ->") that a ttg.memdesc_index takes apart: the
   // pipeliner's rings, one slot per stage in flight.
   std::set<int> indexed;
-  bool async_mma = false;
+  TritonMma mma = TritonMma::kMmaV2;
   for (const TtgirOp& op : module.ops) {
     if (op.name == "ttg.memdesc_index" && !op.uses.empty()) indexed.insert(op.uses[0]);
-    if (op.name == "ttng.warp_group_dot" || op.name == "ttng.tc_gen5_mma" || op.name == "ttng.tc_gen5_mma_scaled") {
-      async_mma = true;
-    }
+    if (op.name == "ttng.warp_group_dot") mma = TritonMma::kWgmma;
+    if (op.name == "ttng.tc_gen5_mma" || op.name == "ttng.tc_gen5_mma_scaled") mma = TritonMma::kTcgen05;
   }
   std::vector<int64_t> leading(plan.buffers.size(), 0);
   for (size_t b = 0; b < plan.buffers.size(); ++b) {
@@ -90,14 +90,14 @@ PipelinedBuffers FindPipelinedBuffers(const TtgirModule& module, const SharedMem
   }
   for (size_t b = 0; b < plan.buffers.size(); ++b) out.index[b] = out.depth > 1 && leading[b] == out.depth;
   const bool nvidia = module.target.starts_with("cuda:");
-  // Triton's pipeliner (pipeline_model.h, PipelineCopies): wgmma and tcgen05 loops keep one slot
-  // per stage, cp.async + mma.sync loops one fewer than the stages.
+  // Triton's pipeliner keeps PipelineRingSlots(mma) slots per ring.
   if (nvidia) {
+    const RingSlots rule = PipelineRingSlots(mma);
     out.parameter = "NUM_STAGES";
-    out.slots = async_mma ? "NUM_STAGES" : "max(1, NUM_STAGES - 1)";
-    out.default_value = async_mma ? out.depth : out.depth + 1;
+    out.slots = rule.Expression(out.parameter);
+    out.default_value = rule.Stages(out.depth);
     out.doc = absl::StrCat("num_stages as the TTGIR's pipelined buffers tell: ", out.depth, " slots per pipelined load, ",
-                           async_mma ? "one per stage (wgmma/tcgen05 loop)" : "one fewer than the stages (cp.async loop)");
+                           rule.lag == 0 ? "one per stage (wgmma/tcgen05 loop)" : "one fewer than the stages (cp.async loop)");
   } else {
     out.parameter = "PIPELINE_BUFFERS";
     out.slots = "PIPELINE_BUFFERS";
