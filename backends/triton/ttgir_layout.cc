@@ -1165,10 +1165,10 @@ absl::StatusOr<ScratchNeed> ConvertLayoutOpScratch(const TtgirOp& op, const Layo
     if (!b->ok() && !absl::IsOutOfRange(b->status())) return Unsupported(origin, op.line, b->status().message());
   }
   if (sb.ok() && db.ok() && sb->warp == db->warp) {
-    // Triton 3.6 shuffles within a warp only when the exchange is at most one transposition of
-    // a register bit with a lane bit (cvtNeedsWarpShuffle: mixedTranspositions < 2); more go
-    // through shared memory like any conversion.
-    if (ctx.release != TritonRelease::k3_6 || MixedTranspositions(*sb, *db) < 2) return need;
+    // Triton 3.6 and 3.9 alike shuffle within a warp only when the exchange is at most one
+    // transposition of a register bit with a lane bit (cvtNeedsWarpShuffle: mixedTranspositions
+    // < 2); more go through shared memory like any conversion, one warp or many.
+    if (MixedTranspositions(*sb, *db) < 2) return need;
   }
   const ScratchMath math(origin, op.line, op.name);
   int64_t bits = std::max<int64_t>(8, ElementBits(types[0].element));

@@ -196,28 +196,24 @@ TEST(TtgirLayoutTest, MfmaOfAnUnmodelledInstructionIsNamed) {
 }
 
 // 3-D (batched) tl.dot: NvidiaMmaEncodingAttr::toLinearLayout of rank 3, warps along the batch.
-TEST(TtgirLayoutTest, BatchedMmaToABlockedLayoutWithTheSameWarpsHasNoScratch) {
+// Both layouts put the warps on the batch, but the exchange within each warp is several
+// register/lane transpositions: Triton 3.6 and 3.9 alike (cvtNeedsWarpShuffle) go through shared
+// memory, one 8192-byte round. Triton's own allocation pass gives 8192 under 3.6.0 and 3.9.0
+// (tests/data/triton/cvt/batched_mma_same_warps_sm_80.ttgir, bench/triton/alloc_ir.py).
+class BatchedMmaSameWarpsTest : public ::testing::TestWithParam<TritonRelease> {};
+
+TEST_P(BatchedMmaSameWarpsTest, UsesSharedMemoryForSeveralTranspositions) {
   const std::string text =
       "%y = ttg.convert_layout %x : tensor<4x32x32xf32, #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, "
       "warpsPerCTA = [4, 1, 1], instrShape = [1, 16, 8]}>> -> tensor<4x32x32xf32, #ttg.blocked<{sizePerThread = "
       "[1, 1, 4], threadsPerWarp = [1, 4, 8], warpsPerCTA = [4, 1, 1], order = [2, 1, 0]}>>";
-  auto need = Scratch("ttg.convert_layout", TtgirOpKind::kConvertLayout, text, TritonRelease::k3_9);
+  auto need = Scratch("ttg.convert_layout", TtgirOpKind::kConvertLayout, text, GetParam());
   ASSERT_TRUE(need.ok()) << need.status();
-  EXPECT_EQ(need->bytes, 0);
+  EXPECT_EQ(need->bytes, 8192);
 }
 
-// The same conversion exchanges several register bits with lane bits: Triton 3.6 shuffles within a
-// warp only for at most one such transposition (cvtNeedsWarpShuffle), so it goes through shared
-// memory there.
-TEST(TtgirLayoutTest, WarpLocalConversionOfSeveralTranspositionsUsesSharedMemoryIn36) {
-  const std::string text =
-      "%y = ttg.convert_layout %x : tensor<4x32x32xf32, #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, "
-      "warpsPerCTA = [4, 1, 1], instrShape = [1, 16, 8]}>> -> tensor<4x32x32xf32, #ttg.blocked<{sizePerThread = "
-      "[1, 1, 4], threadsPerWarp = [1, 4, 8], warpsPerCTA = [4, 1, 1], order = [2, 1, 0]}>>";
-  auto need = Scratch("ttg.convert_layout", TtgirOpKind::kConvertLayout, text, TritonRelease::k3_6);
-  ASSERT_TRUE(need.ok()) << need.status();
-  EXPECT_GT(need->bytes, 0);
-}
+INSTANTIATE_TEST_SUITE_P(Releases, BatchedMmaSameWarpsTest,
+                         ::testing::Values(TritonRelease::k3_6, TritonRelease::k3_9));
 
 // tl.gather (GatherLoweringHelper): nothing when every column along the axis stays in one warp,
 // else the whole source tensor.
