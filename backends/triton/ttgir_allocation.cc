@@ -17,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "backends/triton/amd_lds_usage.h"
 #include "backends/triton/ttgir_layout.h"
 #include "backends/triton/ttgir_lexer.h"
 #include "sim/checked_math.h"
@@ -171,6 +172,8 @@ class AllocationAnalysis {
 
   // computeOffsets: Triton's placement (AllocateLikeTriton).
   absl::Status ComputeOffsets();
+  // AMD's OptimizeLDSUsage pass where the plan's release runs it after the TTGIR (3.6).
+  absl::Status OptimizeLdsUsage();
 
   // The region (op, index) a value lives in; (-1, 0) for the function body.
   std::pair<int, int> ScopeOf(int op) const {
@@ -717,7 +720,50 @@ absl::StatusOr<SharedMemoryPlan> AllocationAnalysis::Run() {
   RETURN_IF_ERROR(GetValuesAndSizes());
   ResolveLiveness();
   RETURN_IF_ERROR(ComputeOffsets());
+  RETURN_IF_ERROR(OptimizeLdsUsage());
   return std::move(plan_);
+}
+
+absl::Status AllocationAnalysis::OptimizeLdsUsage() {
+  // Triton 3.6 runs the pass in make_llir, after the TTGIR is written; later releases run it in
+  // make_ttgir, so their TTGIR already shows what it did.
+  if (!absl::StartsWith(m_.target, "hip:") || plan_.release != TritonRelease::k3_6 || m_.num_ctas > 1) {
+    return absl::OkStatus();
+  }
+  const int64_t limit = AmdLdsBytes(m_.target);
+  if (plan_.allocation.shared <= limit) return absl::OkStatus();
+  // findLDSBottleneckLayoutConvert: a conversion's target is its size less what the kernel is
+  // over the limit where it runs (the highest end among the buffers live there), as if every
+  // buffer above it could move down; those larger than their target are tried, each against
+  // the first plan.
+  std::vector<std::pair<size_t, int64_t>> candidates;
+  for (size_t b = 0; b < plan_.buffers.size(); ++b) {
+    const TritonBuffer& cvt = plan_.buffers[b].buffer;
+    const int op = scratch_op_[b];
+    if (op < 0 || m_.ops[op].kind != TtgirOpKind::kConvertLayout || cvt.size <= 0) continue;
+    int64_t end = 0;
+    for (size_t o = 0; o < plan_.buffers.size(); ++o) {
+      const TritonBuffer& other = plan_.buffers[o].buffer;
+      if (other.start <= cvt.start && cvt.start < other.end) {
+        end = std::max(end, plan_.allocation.offsets[o] + other.size);
+      }
+    }
+    const int64_t target = std::max<int64_t>(0, cvt.size - (end - limit));
+    if (cvt.size > target) candidates.emplace_back(b, target);
+  }
+  bool split = false;
+  for (const auto& [b, target] : candidates) {
+    SharedBuffer& buffer = plan_.buffers[b];
+    ASSIGN_OR_RETURN(const std::optional<int64_t> lds,
+                     SplitConversionLds(m_.ops[scratch_op_[b]], *layouts_, target, m_.origin));
+    if (!lds) continue;
+    // The two conversions it becomes run one after the other, each with its own scratch live for
+    // its op only: the larger stands for both.
+    buffer.buffer.size = *lds;
+    buffer.name = absl::StrCat(buffer.name, " (split by OptimizeLDSUsage)");
+    split = true;
+  }
+  return split ? ComputeOffsets() : absl::OkStatus();
 }
 
 }  // namespace

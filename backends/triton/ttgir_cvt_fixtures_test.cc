@@ -1,7 +1,9 @@
-// Layout conversions of small tiles under few warps, compiled by Triton 3.6.0 and 3.9.0 on the
-// CPU (tests/data/triton/cvt: a tile stored transposed, num_warps 1, 2 and 4, sm_80, sm_90 and
-// gfx942): the plan of each release's TTGIR, under that release's rules, is Triton's
-// metadata.shared to the byte.
+// Layout-conversion fixtures compiled by Triton 3.6.0 and 3.9.0 on the CPU: the plan of each
+// release's TTGIR, under that release's rules, is Triton's metadata.shared to the byte.
+//   tests/data/triton/cvt: small tiles stored transposed under 1, 2 and 4 warps (sm_80, sm_90,
+//     gfx942);
+//   tests/data/triton/lds: conversions too large for the LDS (gfx942, gfx950), which AMD's
+//     OptimizeLDSUsage splits (Triton 3.6 after the TTGIR is written, 3.9 before).
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -23,11 +25,17 @@ std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
-class CvtFixturesTest : public ::testing::TestWithParam<const char*> {};
+struct FixtureSet {
+  const char* set;      // tests/data/triton/<set>, unpacked into build/triton_<set>
+  const char* version;
+  int count;            // fixtures in the set's index
+};
+
+class CvtFixturesTest : public ::testing::TestWithParam<FixtureSet> {};
 
 TEST_P(CvtFixturesTest, EveryConversionIsTritonsFigure) {
-  const std::string version = GetParam();
-  std::ifstream index(std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/triton/cvt/" + version + ".tsv");
+  const std::string set = GetParam().set, version = GetParam().version;
+  std::ifstream index(std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/triton/" + set + "/" + version + ".tsv");
   ASSERT_TRUE(index.good());
   absl::StatusOr<TritonRelease> release = ParseTritonRelease(version);
   ASSERT_TRUE(release.ok()) << release.status();
@@ -38,21 +46,23 @@ TEST_P(CvtFixturesTest, EveryConversionIsTritonsFigure) {
   int checked = 0;
   while (std::getline(index, line)) {
     const std::vector<std::string> f = absl::StrSplit(line, '\t');
-    ASSERT_EQ(f.size(), 6u) << line;
+    ASSERT_GE(f.size(), 2u) << line;
     int64_t shared = 0;
-    ASSERT_TRUE(absl::SimpleAtoi(f[5], &shared)) << line;
+    ASSERT_TRUE(absl::SimpleAtoi(f.back(), &shared)) << line;
     const std::string text =
-        ReadFile(std::string(SCRATCHSIM_BINARY_DIR) + "/triton_cvt/" + version + "/" + f[0] + ".ttgir");
+        ReadFile(std::string(SCRATCHSIM_BINARY_DIR) + "/triton_" + set + "/" + version + "/" + f[0] + ".ttgir");
     ASSERT_FALSE(text.empty()) << f[0];
     auto plan = PlanTtgir(text, f[0], options);
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_EQ(plan->allocation.shared, shared) << version << " " << f[0];
     ++checked;
   }
-  EXPECT_EQ(checked, 81);
+  EXPECT_EQ(checked, GetParam().count);
 }
 
-INSTANTIATE_TEST_SUITE_P(Releases, CvtFixturesTest, ::testing::Values("3.6.0", "3.9.0"));
+INSTANTIATE_TEST_SUITE_P(Releases, CvtFixturesTest,
+                         ::testing::Values(FixtureSet{"cvt", "3.6.0", 81}, FixtureSet{"cvt", "3.9.0", 81},
+                                           FixtureSet{"lds", "3.6.0", 132}, FixtureSet{"lds", "3.9.0", 132}));
 
 }  // namespace
 }  // namespace scratchsim::triton

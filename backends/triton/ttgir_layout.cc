@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "backends/triton/cvt_swizzling.h"
@@ -1138,6 +1139,64 @@ int PackingBitsFor(absl::string_view text) {
   return bits;
 }
 
+// LinearEncodingAttr::getOrder: the dimensions in the order the register bases first move
+// along them, then those the registers never move along, from the last to the first.
+std::vector<int> RegisterOrder(const Bases& b, int rank) {
+  std::vector<int> order;
+  auto add = [&](int d) {
+    if (std::find(order.begin(), order.end(), d) == order.end()) order.push_back(d);
+  };
+  const uint64_t mask = (uint64_t{1} << BitsPerDim()) - 1;
+  for (uint64_t x : b.reg) {
+    for (int d = 0; d < rank; ++d) {
+      if ((x >> (BitsPerDim() * d)) & mask) add(d);
+    }
+  }
+  for (int d = rank - 1; d >= 0; --d) add(d);
+  return order;
+}
+
+// LinearEncodingAttr::getContigPerThread along `dim`, the first of the order: the leading
+// register bases that step 1, 2, 4, ... along it.
+int64_t ContiguousAlong(const Bases& b, int dim) {
+  int64_t contig = 1;
+  for (uint64_t x : b.reg) {
+    if (x != Pack(dim, contig)) break;
+    contig *= 2;
+  }
+  return contig;
+}
+
+// AMD's padded conversion (third_party/amd/lib/Analysis/AMDGPUAllocation.cpp,
+// getScratchConfigForCvt; the scratch of a conversion marked amdg.use_padded_scratch_shmem):
+// the tile both layouts' first CTA tiles cover (per dimension the larger of min(shape,
+// sizePerThread x threadsPerWarp x warpsPerCTA) of each side), its fastest dimension in the
+// destination's order padded by the wider of the two vector accesses (at most 128 bits), unless
+// the tile is one row.
+absl::StatusOr<int64_t> PaddedCvtScratchElems(const LayoutContext& ctx, const TensorType& src, const TensorType& dst,
+                                              const Bases& sb, const Bases& db, int64_t bits) {
+  const int rank = static_cast<int>(src.shape.size());
+  ASSIGN_OR_RETURN(const DimSplit ss, SplitOf(ctx, src.encoding, rank));
+  ASSIGN_OR_RETURN(const DimSplit ds, SplitOf(ctx, dst.encoding, rank));
+  std::vector<int64_t> rep(rank);
+  for (int d = 0; d < rank; ++d) {
+    const int64_t s_tile = ss.per_thread[d] * ss.threads[d] * ss.warps[d];
+    const int64_t d_tile = ds.per_thread[d] * ds.threads[d] * ds.warps[d];
+    rep[d] = std::max(std::min(src.shape[d], s_tile), std::min(dst.shape[d], d_tile));
+  }
+  const std::vector<int> in_order = RegisterOrder(sb, rank), out_order = RegisterOrder(db, rank);
+  const int inner = rank - 1, fast = out_order[0];
+  int64_t in_vec = fast != inner || in_order[0] != inner ? 1 : ContiguousAlong(sb, in_order[0]);
+  int64_t out_vec = fast != inner ? 1 : ContiguousAlong(db, fast);
+  const int64_t widest = std::max<int64_t>(1, 128 / bits);
+  in_vec = std::min({in_vec, rep[fast], widest});
+  out_vec = std::min({out_vec, rep[fast], widest});
+  int64_t elems = 1;
+  for (int64_t r : rep) elems *= r;
+  if (rank <= 1 || elems == rep[fast]) return elems;
+  return elems / rep[fast] * (rep[fast] + std::max(in_vec, out_vec));
+}
+
 // cvtNeedsSharedMemory and getNumScratchElemsSwizzledCvt: nothing when the data stays in
 // registers or inside each warp; else one round of the swizzled store/load, in bytes.
 absl::StatusOr<ScratchNeed> ConvertLayoutOpScratch(const TtgirOp& op, const LayoutContext& ctx,
@@ -1173,6 +1232,18 @@ absl::StatusOr<ScratchNeed> ConvertLayoutOpScratch(const TtgirOp& op, const Layo
   const ScratchMath math(origin, op.line, op.name);
   int64_t bits = std::max<int64_t>(8, ElementBits(types[0].element));
   ASSIGN_OR_RETURN(int64_t elems, math.Elements(types[0].shape));
+  // Triton 3.6's AMD conversions marked amdg.use_padded_scratch_shmem (OptimizeLDSUsage marks
+  // the two it splits a conversion into when only padded scratch fits) take
+  // AMDAllocationAnalysisScratchSizeFn's padded rule; Triton 3.9's allocator reads no such mark
+  // (its allocation pass sizes a marked conversion swizzled).
+  if (ctx.amd_arch != 0 && ctx.release == TritonRelease::k3_6 &&
+      op.text.find("amdg.use_padded_scratch_shmem") != std::string::npos) {
+    if (!sb.ok() || !db.ok()) return Unsupported(origin, op.line, "padded conversion of a layout not modelled");
+    ASSIGN_OR_RETURN(elems, PaddedCvtScratchElems(ctx, types[0], types[1], *sb, *db, bits));
+    ASSIGN_OR_RETURN(need.bytes, math.Mul(elems, bits));
+    need.bytes /= 8;
+    return need;
+  }
   // One round of Triton's swizzled store/load where both layouts are known in full; the tile
   // both sides' lanes and warps span, as a bound, where they are not.
   std::optional<int64_t> round;
@@ -1403,6 +1474,12 @@ absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& c
     default:
       return ScratchNeed{};  // every other op works in registers
   }
+}
+
+absl::StatusOr<std::vector<int>> RegisterOrderOf(const LayoutContext& ctx, const TensorType& type) {
+  const PackingScope packing(PackingBitsFor(absl::StrCat("tensor<", absl::StrJoin(type.shape, "x"), "x", type.element, ">")));
+  ASSIGN_OR_RETURN(const Bases b, BasesOf(ctx, type.encoding, type.shape));
+  return RegisterOrder(b, static_cast<int>(type.shape.size()));
 }
 
 absl::StatusOr<ScratchNeed> ConvertLayoutScratch(absl::string_view src, absl::string_view dst, int64_t m, int64_t n,

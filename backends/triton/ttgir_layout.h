@@ -83,6 +83,10 @@ struct ScratchNeed {
 absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& ctx,
                                        bool result_used, absl::string_view origin);
 
+// LinearEncodingAttr::getOrder of `type`'s layout: the dimensions in the order its register
+// bases first move along them, then the others from the last to the first.
+absl::StatusOr<std::vector<int>> RegisterOrderOf(const LayoutContext& ctx, const TensorType& type);
+
 // The scratch of one `ttg.convert_layout` of an m x n tile of `elem` (e.g. "f16") from layout
 // `src` to `dst` (full encodings, e.g. "#ttg.blocked<{...}>"), as ScratchFor gives it for such an
 // op in a module: for callers that know the layouts but have no IR (the pre-compile model).
