@@ -689,9 +689,15 @@ std::optional<int64_t> SharedEncoding::PaddedSize(int64_t numel) const {
 absl::StatusOr<SharedEncoding> ParseSharedEncoding(absl::string_view text) {
   SharedEncoding e;
   if (absl::StartsWith(text, "#ttg.nvmma_shared<")) {
-    // NVMMASharedEncodingAttr::getAlignment (1024: hardware swizzling works on physical
-    // addresses, so the whole swizzle pattern must start on a 1024-byte boundary).
-    e.alignment = 1024;
+    // NVMMASharedEncodingAttr::getAlignment (Triton 3.6 and 3.9): 128 bytes times the swizzle's
+    // maxPhase (swizzlingByteWidth / 16, 1 unswizzled). Hardware swizzling works on physical
+    // addresses, so one whole swizzle pattern (8 rows of 16-byte chunks for 128-byte
+    // swizzling: 1024 bytes) must start on its own boundary.
+    const std::optional<int64_t> swizzle = IntField(text, "swizzlingByteWidth");
+    if (!swizzle || (*swizzle != 0 && *swizzle != 32 && *swizzle != 64 && *swizzle != 128)) {
+      return absl::InvalidArgumentError("#ttg.nvmma_shared without a swizzlingByteWidth of 0, 32, 64 or 128");
+    }
+    e.alignment = 128 * std::max<int64_t>(1, *swizzle / 16);
     if (text.find("fp4Padded = true") != absl::string_view::npos) e.elements_per_memdesc_element = 2;
   } else if (absl::StartsWith(text, "#ttg.swizzled_shared<") ||
              absl::StartsWith(text, "#ttg.shared_linear<") ||
