@@ -6,7 +6,6 @@
 # tests/data/triton/cvt/README.md has the run and how the files are packed.
 #
 #   python bench/triton/make_cvt_fixtures.py --out tests/data/triton/cvt
-import argparse
 import os
 import sys
 
@@ -31,32 +30,16 @@ SHAPES = ((16, 16), (32, 16), (16, 64))
 WARPS = (1, 2, 4)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--cache", default="/tmp/scratchsim-cvt-fixtures-cache")
-    args = ap.parse_args()
-    version = triton.__version__
-    tc.set_cache_dir(os.path.join(args.cache, version))
-    tc.install_stop_hook(True)
-    ttgir_dir = os.path.join(args.out, version)
-    os.makedirs(ttgir_dir, exist_ok=True)
-    lines = ["id\ttarget\tdtype\tshape\tnum_warps\tshared"]
+def entries():
     for target in TARGETS:
         for dtype in DTYPES:
             for m, n in SHAPES:
                 for warps in WARPS:
                     sig, cons, attrs = tc.build_signature(cvt_trans, {"X": "*" + dtype, "Y": "*" + dtype},
                                                           {"M": m, "N": n}, "jit", target)
-                    k, _ = tc.compile_kernel(cvt_trans, sig, cons, attrs, target, {"num_warps": warps})
-                    fid = f"cvt_trans_{target}_{dtype}_{m}x{n}_w{warps}"
-                    with open(os.path.join(ttgir_dir, fid + ".ttgir"), "w") as f:
-                        f.write(k.asm["ttgir"])
-                    lines.append(f"{fid}\t{target}\t{dtype}\t{m}x{n}\t{warps}\t{k.metadata.shared}")
-                    print(lines[-1], flush=True)
-    with open(os.path.join(args.out, version + ".tsv"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+                    yield (f"cvt_trans_{target}_{dtype}_{m}x{n}_w{warps}", [target, dtype, f"{m}x{n}", warps],
+                           cvt_trans, sig, cons, attrs, target, {"num_warps": warps})
 
 
 if __name__ == "__main__":
-    main()
+    tc.write_fixture_set("/tmp/scratchsim-cvt-fixtures-cache", ["target", "dtype", "shape", "num_warps"], entries)

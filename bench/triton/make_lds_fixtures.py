@@ -6,7 +6,6 @@
 # tests/data/triton/lds/README.md has the run and how the files are packed.
 #
 #   python bench/triton/make_lds_fixtures.py --out tests/data/triton/lds
-import argparse
 import os
 import sys
 
@@ -62,20 +61,9 @@ def configs():
                 yield (target, warps, "lds_dot", "fp16", shape, {})
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--cache", default="/tmp/scratchsim-lds-fixtures-cache")
-    args = ap.parse_args()
-    version = triton.__version__
-    tc.set_cache_dir(os.path.join(args.cache, version))
-    tc.install_stop_hook(True)
-    ttgir_dir = os.path.join(args.out, version)
-    os.makedirs(ttgir_dir, exist_ok=True)
+def entries():
     kernels = {"lds_perm3": lds_perm3, "lds_trans2": lds_trans2, "lds_dot": lds_dot}
-    lines = ["id\ttarget\tkernel\tdtype\tshape\tnum_warps\tshared"]
     for target, warps, name, dtype, shape, extra in configs():
-        fn = kernels[name]
         if name == "lds_perm3":
             params, types = dict(zip("ABC", shape)), {"X": "*" + dtype, "Y": "*" + dtype}
         elif name == "lds_trans2":
@@ -83,22 +71,13 @@ def main():
         else:
             params, types = dict(zip("MNK", shape)), {"A": "*fp16", "B": "*fp16", "C": "*fp32"}
         params.update(extra)
-        sig, cons, attrs = tc.build_signature(fn, types, params, "jit", target)
-        try:
-            k, _ = tc.compile_kernel(fn, sig, cons, attrs, target, {"num_warps": warps})
-        except Exception as e:  # noqa: BLE001 - a configuration Triton refuses is skipped, and said
-            print("skipped", name, target, warps, dtype, shape, extra, type(e).__name__, flush=True)
-            continue
+        sig, cons, attrs = tc.build_signature(kernels[name], types, params, "jit", target)
         shape_text = "x".join(map(str, shape))
         suffix = "".join(f"_{key.lower()}{v}" for key, v in extra.items())
-        fid = f"{name}_{target}_{dtype}_{shape_text}_w{warps}{suffix}"
-        with open(os.path.join(ttgir_dir, fid + ".ttgir"), "w") as f:
-            f.write(k.asm["ttgir"])
-        lines.append(f"{fid}\t{target}\t{name}\t{dtype}\t{shape_text}\t{warps}\t{k.metadata.shared}")
-        print(lines[-1], flush=True)
-    with open(os.path.join(args.out, version + ".tsv"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+        yield (f"{name}_{target}_{dtype}_{shape_text}_w{warps}{suffix}", [target, name, dtype, shape_text, warps],
+               kernels[name], sig, cons, attrs, target, {"num_warps": warps})
 
 
 if __name__ == "__main__":
-    main()
+    tc.write_fixture_set("/tmp/scratchsim-lds-fixtures-cache", ["target", "kernel", "dtype", "shape", "num_warps"],
+                         entries)

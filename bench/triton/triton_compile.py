@@ -3,7 +3,8 @@
 # and no driver (triton.compile(ASTSource(...), target=GPUTarget(...))), optionally stopping
 # after the LLVM-IR stage, where Triton has already set metadata.shared and tmem_size.
 #
-# Used by make_catalogue.py (CPU, any Triton >= 3.6) and probe_targets.py.
+# Used by make_catalogue.py (CPU, any Triton >= 3.6), probe_targets.py and the fixture-set
+# scripts (make_cvt_fixtures.py, make_lds_fixtures.py: write_fixture_set).
 import os
 import re
 import time
@@ -175,3 +176,37 @@ def set_cache_dir(path):
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     os.makedirs(path, exist_ok=True)
     os.environ["TRITON_CACHE_DIR"] = path
+
+
+# ----------------------------------------------------------------------------------------------
+# Fixture sets (tests/data/triton/<set>/<version>.{tsv,tar.gz})
+# ----------------------------------------------------------------------------------------------
+def write_fixture_set(default_cache, header, entries):
+    """The main of a fixture-set script: parses --out and --cache, compiles every entry of
+    entries(), an iterable of (id, fields, fn, signature, constexprs, attrs, target, options),
+    and writes <out>/<version>/<id>.ttgir and <out>/<version>.tsv (header, then one line of id,
+    fields and metadata.shared per kernel). A configuration Triton refuses is skipped and said."""
+    import argparse
+    import triton
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--cache", default=default_cache)
+    args = ap.parse_args()
+    version = triton.__version__
+    set_cache_dir(os.path.join(args.cache, version))
+    install_stop_hook(True)
+    ttgir_dir = os.path.join(args.out, version)
+    os.makedirs(ttgir_dir, exist_ok=True)
+    lines = ["\t".join(["id"] + header + ["shared"])]
+    for fid, fields, fn, sig, cons, attrs, target, options in entries():
+        try:
+            k, _ = compile_kernel(fn, sig, cons, attrs, target, options)
+        except Exception as e:  # noqa: BLE001 - reported, and the set goes on
+            print("skipped", fid, type(e).__name__, flush=True)
+            continue
+        with open(os.path.join(ttgir_dir, fid + ".ttgir"), "w") as f:
+            f.write(k.asm["ttgir"])
+        lines.append("\t".join([fid] + [str(x) for x in fields] + [str(k.metadata.shared)]))
+        print(lines[-1], flush=True)
+    with open(os.path.join(args.out, version + ".tsv"), "w") as f:
+        f.write("\n".join(lines) + "\n")
