@@ -727,7 +727,9 @@ absl::StatusOr<SharedMemoryPlan> AllocationAnalysis::Run() {
 absl::Status AllocationAnalysis::OptimizeLdsUsage() {
   // Triton 3.6 runs the pass in make_llir, after the TTGIR is written; later releases run it in
   // make_ttgir, so their TTGIR already shows what it did.
-  if (!absl::StartsWith(m_.target, "hip:") || plan_.release != TritonRelease::k3_6 || m_.num_ctas > 1) {
+  // It works on the kernel (the call graph's root) only; a callee's conversions stay.
+  if (!absl::StartsWith(m_.target, "hip:") || plan_.release != TritonRelease::k3_6 || m_.num_ctas > 1 ||
+      !m_.functions[fn_].is_public) {
     return absl::OkStatus();
   }
   const int64_t limit = AmdLdsBytes(m_.target);
