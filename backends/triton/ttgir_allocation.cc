@@ -18,6 +18,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "backends/triton/amd_lds_usage.h"
+#include "backends/triton/ttgir_cga.h"
 #include "backends/triton/ttgir_layout.h"
 #include "backends/triton/ttgir_lexer.h"
 #include "sim/checked_math.h"
@@ -155,6 +156,7 @@ class AllocationAnalysis {
   // The function's own scratch: one byte per partition warp for warp-specialized kernels.
   void GetFunctionScratchSize();
   absl::Status GetScratchValueSize(int op);
+  absl::StatusOr<ScratchNeed> ClusterScratch(const TtgirOp& o, bool used);
 
   // resolveLiveness: operation ids, then the buffers' intervals.
   void ResolveLiveness();
@@ -265,6 +267,12 @@ absl::Status AllocationAnalysis::GetExplicitValueSize(int i) {
   int64_t bits = ElementBits(absl::string_view(d->element.data(), d->element.size()));
   if (bits <= 0) {
     return PlanError(m_.origin, o.line, absl::StrCat("unsupported element type ", std::string(d->element)));
+  }
+  if (m_.num_ctas > 1) {
+    // Triton allocates per CTA (getAllocationShapePerCTA): the shape the CGA layout leaves each.
+    auto split = CtaSplitNum(enc->second, m_.aliases, static_cast<int>(d->shape.size()));
+    if (!split.ok()) return PlanError(m_.origin, o.line, split.status().message());
+    d->shape = ShapePerCta(d->shape, *split);
   }
   int64_t numel = 1;
   for (int64_t v : d->shape) {
@@ -485,6 +493,29 @@ void AllocationAnalysis::GetFunctionScratchSize() {
   plan_.buffers.push_back(std::move(b));
 }
 
+// A cluster launch's scratch. Triton 3.9 sizes it by the shape per CTA (the swizzled layout
+// conversion divides by the source's CTASplitNum, getNumScratchElemsSwizzledCvt in
+// lib/Analysis/Allocation.cpp; ReduceOpHelper and ScanLoweringHelper take getShapePerCTA);
+// Triton 3.6 sizes conversions and reductions by the whole tensor (measured:
+// tests/data/triton/cluster). Ops crossing CTAs are sized as the release does within a CTA and
+// recorded with their whole-cluster figure as the bound (SharedMemoryPlan::cross_cta_ops).
+absl::StatusOr<ScratchNeed> AllocationAnalysis::ClusterScratch(const TtgirOp& o, bool used) {
+  ASSIGN_OR_RETURN(const ScratchNeed whole, ScratchFor(o, *layouts_, used, m_.origin));
+  absl::StatusOr<PerCtaText> per_cta = PerCtaOpText(o.text, o.name, m_.aliases);
+  if (!per_cta.ok()) return PlanError(m_.origin, o.line, per_cta.status().message());
+  ScratchNeed need = whole;
+  if (layouts_->release != TritonRelease::k3_6 && per_cta->changed) {
+    TtgirOp local = o;
+    local.text = per_cta->text;
+    ASSIGN_OR_RETURN(need, ScratchFor(local, *layouts_, used, m_.origin));
+  }
+  if (per_cta->crosses_ctas && whole.bytes > 0) {
+    plan_.cross_cta_ops.push_back(absl::StrCat(o.name, " at line ", o.line));
+    plan_.cross_cta_bytes += whole.bytes;
+  }
+  return need;
+}
+
 absl::Status AllocationAnalysis::GetScratchValueSize(int i) {
   const TtgirOp& o = m_.ops[i];
   auto used = [&]() {
@@ -502,6 +533,8 @@ absl::Status AllocationAnalysis::GetScratchValueSize(int i) {
       return PlanError(m_.origin, o.line, absl::StrCat("tt.call of @", o.callee, ", which was not planned first"));
     }
     need.bytes = callee->second;
+  } else if (m_.num_ctas > 1) {
+    ASSIGN_OR_RETURN(need, ClusterScratch(o, used()));
   } else if (o.kind == TtgirOpKind::kConvertLayout) {
     const std::string_view t(o.text.data(), o.text.size());
     const size_t types = t.find("tensor<");
@@ -684,6 +717,7 @@ absl::StatusOr<SharedMemoryPlan> AllocationAnalysis::Run() {
   plan_.kernel = m_.functions[fn_].name;
   plan_.target = m_.target;
   plan_.num_warps = m_.num_warps;
+  plan_.num_ctas = m_.num_ctas;
   plan_.total_warps = m_.num_warps;
   if (options_.release != TritonRelease::kUnknown) {
     plan_.release = options_.release;

@@ -57,6 +57,14 @@ struct SharedMemoryPlan {
   // The op (index into TtgirModule::ops) Triton numbers at each position of the buffers'
   // intervals, for naming the positions in reports.
   std::vector<int> position_ops;
+  // Cluster launches (ttg.num-ctas > 1): Triton allocates shared memory per CTA, so every
+  // buffer is sized by the shape one CTA holds (ttgir_cga.h) and the figure is per CTA. An op
+  // that moves data between the cluster's CTAs (distributed shared memory) is not sized by
+  // these rules: each is named here, and `cross_cta_bytes` bounds what it may add (its
+  // scratch at the whole cluster's shape), which the report carries as an estimate.
+  int num_ctas = 1;
+  std::vector<std::string> cross_cta_ops;
+  int64_t cross_cta_bytes = 0;
 };
 
 // Buffers, intervals and Triton's placement for a parsed module (upstream AllocationAnalysis:

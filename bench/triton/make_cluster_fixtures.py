@@ -1,0 +1,96 @@
+# Compiles cluster-launch kernels (num_ctas > 1) on the CPU for sm_90 and sm_100 and writes
+# <name>.ttgir plus <name>.json (Triton's version, options and metadata.shared) into
+# --out/<release>/: a plain matmul with tl.dot, a layout conversion, a reduction along each axis.
+# tests/data/triton/cluster/README.md has the runs.
+#
+#   python bench/triton/make_cluster_fixtures.py --out tests/data/triton/cluster
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import triton_compile as tc  # noqa: E402
+
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+
+@triton.jit
+def cluster_matmul(A, B, C, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                   BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # No TMA, no persistent loop: pointer loads, tl.dot in a K loop (pipelined into shared memory).
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(A + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(B + (k + rk)[:, None] * N + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(C + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+
+
+@triton.jit
+def cluster_transpose(X, Y, R: tl.constexpr, S: tl.constexpr):
+    # A transposed store: Triton converts the loaded layout to the store's coalesced one.
+    r = tl.arange(0, R)[:, None]
+    s = tl.arange(0, S)[None, :]
+    x = tl.load(X + r * S + s)
+    tl.store(Y + s * R + r, x)
+
+
+@triton.jit
+def cluster_reduce(X, Y, N: tl.constexpr, M: tl.constexpr, AXIS: tl.constexpr):
+    x = tl.load(X + tl.arange(0, N)[:, None] * M + tl.arange(0, M)[None, :])
+    if AXIS == 0:
+        tl.store(Y + tl.arange(0, M), tl.sum(x, axis=0))
+    else:
+        tl.store(Y + tl.arange(0, N), tl.sum(x, axis=1))
+
+
+_MM_SIG = {"A": "*fp16", "B": "*fp16", "C": "*fp16", "M": "constexpr", "N": "constexpr", "K": "constexpr",
+           "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"}
+_TR_SIG = {"X": "*fp32", "Y": "*fp32", "R": "constexpr", "S": "constexpr"}
+_RED_SIG = {"X": "*fp32", "Y": "*fp32", "N": "constexpr", "M": "constexpr", "AXIS": "constexpr"}
+KERNELS = {
+    # name: (fn, signature, constexprs, options without num_ctas)
+    "matmul": (cluster_matmul, _MM_SIG, {"M": 1024, "N": 1024, "K": 1024, "BM": 128, "BN": 128, "BK": 64},
+               {"num_warps": 4, "num_stages": 3}),
+    "transpose": (cluster_transpose, _TR_SIG, {"R": 128, "S": 64}, {"num_warps": 4}),
+    "reduce_axis0": (cluster_reduce, _RED_SIG, {"N": 64, "M": 256, "AXIS": 0}, {"num_warps": 4}),
+    "reduce_axis1": (cluster_reduce, _RED_SIG, {"N": 64, "M": 256, "AXIS": 1}, {"num_warps": 4}),
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--targets", default="sm_90,sm_100")
+    ap.add_argument("--ctas", default="2,4")
+    args = ap.parse_args()
+    out = os.path.join(args.out, triton.__version__)
+    os.makedirs(out, exist_ok=True)
+    tc.install_stop_hook(True)
+    for target in args.targets.split(","):
+        for ctas in (int(c) for c in args.ctas.split(",")):
+            for name, (fn, sig, cons, options) in KERNELS.items():
+                opts = dict(options, num_ctas=ctas)
+                base = f"{name}_ctas{ctas}_{target}"
+                try:
+                    k, _ = tc.compile_kernel(fn, sig, cons, {}, target, opts)
+                except Exception as e:  # a configuration the release refuses: recorded, not fatal
+                    print(base, "refused:", str(e).splitlines()[0] if str(e) else type(e).__name__)
+                    continue
+                with open(os.path.join(out, base + ".ttgir"), "w") as f:
+                    f.write(k.asm["ttgir"])
+                meta = tc.metadata_of(k)
+                with open(os.path.join(out, base + ".json"), "w") as f:
+                    json.dump({"triton_version": triton.__version__, "target": target, "options": opts,
+                               "constexprs": cons, "shared": meta["shared"],
+                               "tmem_size": meta.get("tmem_size")}, f, indent=1, sort_keys=True)
+                print(base, meta["shared"])
+
+
+if __name__ == "__main__":
+    main()
