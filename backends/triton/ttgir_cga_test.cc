@@ -117,6 +117,11 @@ TEST(ClusterFixturesTest, PlansTritonsFigurePerCta) {
       EXPECT_EQ(plan->allocation.shared, shared) << ttgir;
       EXPECT_GT(plan->num_ctas, 1) << ttgir;
       EXPECT_TRUE(plan->cross_cta_ops.empty()) << ttgir;
+      auto module = ParseTtgir(ReadFile(ttgir), ttgir.filename().string());
+      ASSERT_TRUE(module.ok()) << module.status();
+      auto tmem = PlanTensorMemory(*module);
+      ASSERT_TRUE(tmem.ok()) << tmem.status();
+      EXPECT_EQ(tmem->columns, std::stoll(JsonField(json, "tmem_size"))) << ttgir;
       ++checked;
     }
   }

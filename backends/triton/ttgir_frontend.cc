@@ -9,7 +9,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "backends/triton/ttgir_allocation.h"
 #include "backends/triton/ttgir_import.h"
 #include "backends/triton/ttgir_parser.h"
@@ -31,7 +33,7 @@ class PlannedPolicy : public PlacementPolicy {
     // Tensor memory is one block (TtgirKernel::tmem_columns) in a group of its own. Where the
     // plan also has exactly one shared block the two cannot be told apart, and need not be: a
     // lone block sits at 0 and the peak is its size either way.
-    const size_t shared_blocks = plan_.buffers.size() + (gap_ ? 1 : 0);
+    const size_t shared_blocks = plan_.buffers.size() + static_cast<size_t>(gaps_);
     if (tensor_memory_ && blocks.size() == 1 &&
         (shared_blocks != 1 || blocks[0].size != plan_.buffers[0].buffer.size)) {
       result.offsets.push_back(0);
@@ -42,8 +44,9 @@ class PlannedPolicy : public PlacementPolicy {
       return absl::InternalError(absl::StrCat("TTGIR plan has ", plan_.buffers.size(), " buffers but ",
                                               blocks.size(), " blocks reached placement"));
     }
-    // The last block may be the gap up to another release's larger figure (ReleaseGap): on top
-    // of everything the plan placed, for the whole kernel.
+    // The last blocks may be gaps (AddGap): up to another release's larger figure, or what ops
+    // crossing a cluster's CTAs may add; on top of everything the plan placed, for the whole
+    // kernel.
     const size_t planned = plan_.buffers.size();
     bool resized = false;
     for (size_t i = 0; i < planned; ++i) resized |= blocks[i].size != plan_.buffers[i].buffer.size;
@@ -63,21 +66,22 @@ class PlannedPolicy : public PlacementPolicy {
       result.offsets.assign(placed.offsets.begin(), placed.offsets.end());
       result.peak = placed.shared;
     }
-    if (gap_) {
+    for (size_t g = planned; g < blocks.size(); ++g) {
       result.offsets.push_back(result.peak);
-      result.peak += blocks.back().size;
+      result.peak += blocks[g].size;
     }
     return result;
   }
 
-  // A gap block follows the plan's (see Place).
-  void AddGap() { gap_ = true; }
+  // One more gap block follows the plan's (see Place).
+  void AddGap() { ++gaps_; }
+  const SharedMemoryPlan& plan() const { return plan_; }
   // The graph also holds a tensor-memory block (see Place).
   void ExpectTensorMemory() { tensor_memory_ = true; }
 
  private:
   SharedMemoryPlan plan_;
-  bool gap_ = false;
+  int gaps_ = 0;
   bool tensor_memory_ = false;
 };
 
@@ -101,6 +105,66 @@ absl::StatusOr<std::optional<std::string>> CacheMetadataVersion(absl::string_vie
     return absl::InvalidArgumentError(absl::StrCat(path, ": field 'triton_version': expected a string"));
   }
   return json.substr(v + 1, end - v - 1);
+}
+
+// A buffer of 0 to `bytes` (an estimate) live across the whole kernel and placed on top of the
+// plan's: the requirement is the figure plus `bytes`, and the verdict AT RISK where only that
+// breaks the limit.
+void AddEstimateGap(const std::string& doc, const std::string& basis, const std::string& name, int64_t bytes,
+                    KernelGraph* graph, PlannedPolicy* policy) {
+  Buffer* gap = graph->add_buffers();
+  gap->set_name(name);
+  gap->set_size_bytes(absl::StrCat(bytes));
+  gap->set_alignment("1");
+  gap->set_memory_space("smem");
+  gap->set_role(SCRATCH);
+  gap->set_doc(doc);
+  gap->mutable_estimate()->set_low_bytes("0");
+  gap->mutable_estimate()->set_high_bytes(absl::StrCat(bytes));
+  gap->mutable_estimate()->set_basis(basis);
+  if (graph->ops_size() == 0) graph->add_ops()->set_name("op0");
+  graph->mutable_ops(0)->add_writes(name);
+  graph->mutable_ops(graph->ops_size() - 1)->add_reads(name);
+  policy->AddGap();
+}
+
+// Ops that move data between a cluster's CTAs (SharedMemoryPlan::cross_cta_ops) go through
+// distributed shared memory, which the per-CTA rules do not size: their whole-cluster scratch
+// is an estimate on top of the plan.
+void AddClusterGap(const SharedMemoryPlan& plan, KernelGraph* graph, PlannedPolicy* policy) {
+  if (plan.cross_cta_ops.empty() || plan.cross_cta_bytes <= 0) return;
+  const std::string ops = absl::StrJoin(plan.cross_cta_ops, ", ");
+  AddEstimateGap(absl::StrCat("scratch of ops crossing the cluster's CTAs: ", ops),
+                 absl::StrCat(ops, " move data between the ", plan.num_ctas,
+                              " CTAs of the cluster (distributed shared memory); not modelled, bounded by "
+                              "their scratch at the whole cluster's shape"),
+                 "cluster_gap", plan.cross_cta_bytes, graph, policy);
+}
+
+// The cluster's own checks (Triton launches num_ctas CTAs as one thread-block cluster, sm_90 and
+// later only; CUDA allows 8 CTAs per cluster portably, 16 with
+// cudaFuncAttributeNonPortableClusterSizeAllowed on sm_90/sm_100) and the report's sentence:
+// the kernel is a cluster launch and the figure is per CTA.
+absl::Status CheckCluster(const TtgirModule& module, std::vector<std::string>* notes) {
+  if (module.num_ctas <= 1) return absl::OkStatus();
+  int cc = 0;
+  if (!absl::StartsWith(module.target, "cuda:") ||
+      !absl::SimpleAtoi(absl::string_view(module.target).substr(5), &cc) || cc < 90) {
+    return absl::InvalidArgumentError(absl::StrCat(module.origin, ": ttg.num-ctas = ", module.num_ctas, " on ",
+                                                   module.target.empty() ? "an unnamed target" : module.target,
+                                                   ": thread-block clusters need NVIDIA sm_90 or later"));
+  }
+  if (module.num_ctas > 16) {
+    return absl::InvalidArgumentError(absl::StrCat(module.origin, ": ttg.num-ctas = ", module.num_ctas,
+                                                   ": a thread-block cluster holds at most 16 CTAs"));
+  }
+  notes->push_back(absl::StrCat("Cluster launch: ", module.num_ctas,
+                                " CTAs per cluster (ttg.num-ctas); shared memory is per CTA, and so is this figure."));
+  if (module.num_ctas > 8) {
+    notes->push_back(absl::StrCat(module.num_ctas, " CTAs per cluster is past the portable 8: the launch needs "
+                                  "cudaFuncAttributeNonPortableClusterSizeAllowed."));
+  }
+  return absl::OkStatus();
 }
 
 // Where neither the caller nor the TTGIR says which release wrote it, no release may be assumed
@@ -136,21 +200,11 @@ absl::StatusOr<TtgirKernel> PlanUnderEveryRelease(const TtgirModule& module, boo
   auto policy = std::make_shared<PlannedPolicy>(std::move(plan));
   if (tensor_memory) policy->ExpectTensorMemory();
   if (differ) {
-    Buffer* gap = kernel.graph.add_buffers();
-    gap->set_name("release_gap");
-    gap->set_size_bytes(absl::StrCat(high - low));
-    gap->set_alignment("1");
-    gap->set_memory_space("smem");
-    gap->set_role(SCRATCH);
-    gap->set_doc(absl::StrCat("the other release's larger figure: ", figures));
-    gap->mutable_estimate()->set_low_bytes("0");
-    gap->mutable_estimate()->set_high_bytes(absl::StrCat(high - low));
-    gap->mutable_estimate()->set_basis(absl::StrCat(figures, "; which release wrote the TTGIR is not told"));
-    if (kernel.graph.ops_size() == 0) kernel.graph.add_ops()->set_name("op0");
-    kernel.graph.mutable_ops(0)->add_writes("release_gap");
-    kernel.graph.mutable_ops(kernel.graph.ops_size() - 1)->add_reads("release_gap");
-    policy->AddGap();
+    AddEstimateGap(absl::StrCat("the other release's larger figure: ", figures),
+           absl::StrCat(figures, "; which release wrote the TTGIR is not told"), "release_gap", high - low,
+           &kernel.graph, policy.get());
   }
+  AddClusterGap(policy->plan(), &kernel.graph, policy.get());
   kernel.policy = std::move(policy);
   return kernel;
 }
@@ -199,8 +253,10 @@ absl::StatusOr<TtgirKernel> LoadTtgirKernelFromText(absl::string_view text, absl
     ASSIGN_OR_RETURN(kernel.graph, ImportTtgir(module, plan, &sources));
     auto policy = std::make_shared<PlannedPolicy>(std::move(plan));
     if (tmem.columns > 0) policy->ExpectTensorMemory();
+    AddClusterGap(policy->plan(), &kernel.graph, policy.get());
     kernel.policy = std::move(policy);
   }
+  RETURN_IF_ERROR(CheckCluster(module, &kernel.notes));
   for (const std::string& n : module.unlisted) kernel.notes.push_back(absl::StrCat("Not modelled, assumed: ", n, "."));
   kernel.tmem_columns = tmem.columns;
   return kernel;
