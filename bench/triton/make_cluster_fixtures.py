@@ -11,6 +11,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import triton_compile as tc  # noqa: E402
+from make_call_fixtures import cluster_reduce  # noqa: E402
 
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
@@ -38,15 +39,6 @@ def cluster_transpose(X, Y, R: tl.constexpr, S: tl.constexpr):
     s = tl.arange(0, S)[None, :]
     x = tl.load(X + r * S + s)
     tl.store(Y + s * R + r, x)
-
-
-@triton.jit
-def cluster_reduce(X, Y, N: tl.constexpr, M: tl.constexpr, AXIS: tl.constexpr):
-    x = tl.load(X + tl.arange(0, N)[:, None] * M + tl.arange(0, M)[None, :])
-    if AXIS == 0:
-        tl.store(Y + tl.arange(0, M), tl.sum(x, axis=0))
-    else:
-        tl.store(Y + tl.arange(0, N), tl.sum(x, axis=1))
 
 
 _MM_SIG = {"A": "*fp16", "B": "*fp16", "C": "*fp16", "M": "constexpr", "N": "constexpr", "K": "constexpr",
