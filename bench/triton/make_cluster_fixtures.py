@@ -1,6 +1,7 @@
 # Compiles cluster-launch kernels (num_ctas > 1) on the CPU for sm_90 and sm_100 and writes
 # <name>.ttgir plus <name>.json (Triton's version, options and metadata.shared) into
-# --out/<release>/: a plain matmul with tl.dot, a layout conversion, a reduction along each axis.
+# --out/<release>/: a plain matmul with tl.dot (fixture_kernels.matmul_kernel), a layout
+# conversion, a reduction along each axis.
 # tests/data/triton/cluster/README.md has the runs.
 #
 #   python bench/triton/make_cluster_fixtures.py --out tests/data/triton/cluster
@@ -11,25 +12,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import triton_compile as tc  # noqa: E402
+from fixture_kernels import matmul_kernel  # noqa: E402
 from make_call_fixtures import cluster_reduce  # noqa: E402
 
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
-
-
-@triton.jit
-def cluster_matmul(A, B, C, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
-                   BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    # No TMA, no persistent loop: pointer loads, tl.dot in a K loop (pipelined into shared memory).
-    rm = tl.program_id(0) * BM + tl.arange(0, BM)
-    rn = tl.program_id(1) * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, K, BK):
-        a = tl.load(A + rm[:, None] * K + (k + rk)[None, :])
-        b = tl.load(B + (k + rk)[:, None] * N + rn[None, :])
-        acc += tl.dot(a, b)
-    tl.store(C + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
 
 
 @triton.jit
@@ -41,14 +28,15 @@ def cluster_transpose(X, Y, R: tl.constexpr, S: tl.constexpr):
     tl.store(Y + s * R + r, x)
 
 
-_MM_SIG = {"A": "*fp16", "B": "*fp16", "C": "*fp16", "M": "constexpr", "N": "constexpr", "K": "constexpr",
-           "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"}
+# The catalogue's pointer GEMM (no TMA, not persistent), specialized as the JIT does.
+_MM_TYPES = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
+             "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32"}
+_MM_PARAMS = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}
 _TR_SIG = {"X": "*fp32", "Y": "*fp32", "R": "constexpr", "S": "constexpr"}
 _RED_SIG = {"X": "*fp32", "Y": "*fp32", "N": "constexpr", "M": "constexpr", "AXIS": "constexpr"}
 KERNELS = {
-    # name: (fn, signature, constexprs, options without num_ctas)
-    "matmul": (cluster_matmul, _MM_SIG, {"M": 1024, "N": 1024, "K": 1024, "BM": 128, "BN": 128, "BK": 64},
-               {"num_warps": 4, "num_stages": 3}),
+    # name: (fn, signature (None: the JIT's, from _MM_TYPES), constexprs, options without num_ctas)
+    "matmul": (matmul_kernel, None, _MM_PARAMS, {"num_warps": 4, "num_stages": 3}),
     "transpose": (cluster_transpose, _TR_SIG, {"R": 128, "S": 64}, {"num_warps": 4}),
     "reduce_axis0": (cluster_reduce, _RED_SIG, {"N": 64, "M": 256, "AXIS": 0}, {"num_warps": 4}),
     "reduce_axis1": (cluster_reduce, _RED_SIG, {"N": 64, "M": 256, "AXIS": 1}, {"num_warps": 4}),
@@ -69,8 +57,12 @@ def main():
             for name, (fn, sig, cons, options) in KERNELS.items():
                 opts = dict(options, num_ctas=ctas)
                 base = f"{name}_ctas{ctas}_{target}"
+                attrs = {}
+                if sig is None:
+                    sig, cons, attrs = tc.build_signature(fn, _MM_TYPES, cons, "jit", target,
+                                                          div16={"M", "N", "K", "stride_am", "stride_bk", "stride_cm"})
                 try:
-                    k, _ = tc.compile_kernel(fn, sig, cons, {}, target, opts)
+                    k, _ = tc.compile_kernel(fn, sig, cons, attrs, target, opts)
                 except Exception as e:  # a configuration the release refuses: recorded, not fatal
                     print(base, "refused:", str(e).splitlines()[0] if str(e) else type(e).__name__)
                     continue
