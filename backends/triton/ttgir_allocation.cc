@@ -495,19 +495,23 @@ void AllocationAnalysis::GetFunctionScratchSize() {
 
 // A cluster launch's scratch. Triton 3.9 sizes it by the shape per CTA (the swizzled layout
 // conversion divides by the source's CTASplitNum, getNumScratchElemsSwizzledCvt in
-// lib/Analysis/Allocation.cpp; ReduceOpHelper and ScanLoweringHelper take getShapePerCTA);
-// Triton 3.6 sizes conversions and reductions by the whole tensor (measured:
-// tests/data/triton/cluster). Ops crossing CTAs are sized as the release does within a CTA and
-// recorded with their whole-cluster figure as the bound (SharedMemoryPlan::cross_cta_ops).
+// lib/Analysis/Allocation.cpp; ReduceOpHelper and ScanLoweringHelper take getShapePerCTA).
+// Triton 3.6 lacks that division: its conversion plan spans the CGA's block dimension too, so a
+// conversion takes the per-CTA figure times the CTAs its source is split over; its reductions
+// take the whole tensor (both measured: tests/data/triton/cluster). Ops crossing CTAs are sized
+// as the release does within a CTA and recorded with their whole-cluster figure as the bound
+// (SharedMemoryPlan::cross_cta_ops).
 absl::StatusOr<ScratchNeed> AllocationAnalysis::ClusterScratch(const TtgirOp& o, bool used) {
   ASSIGN_OR_RETURN(const ScratchNeed whole, ScratchFor(o, *layouts_, used, m_.origin));
   absl::StatusOr<PerCtaText> per_cta = PerCtaOpText(o.text, o.name, m_.aliases);
   if (!per_cta.ok()) return PlanError(m_.origin, o.line, per_cta.status().message());
   ScratchNeed need = whole;
-  if (layouts_->release != TritonRelease::k3_6 && per_cta->changed) {
+  const bool v36 = layouts_->release == TritonRelease::k3_6;
+  if (per_cta->changed && (!v36 || o.kind == TtgirOpKind::kConvertLayout)) {
     TtgirOp local = o;
     local.text = per_cta->text;
     ASSIGN_OR_RETURN(need, ScratchFor(local, *layouts_, used, m_.origin));
+    if (v36) need.bytes *= per_cta->source_split;
   }
   if (per_cta->crosses_ctas && whole.bytes > 0) {
     plan_.cross_cta_ops.push_back(absl::StrCat(o.name, " at line ", o.line));

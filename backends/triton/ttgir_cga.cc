@@ -161,6 +161,9 @@ absl::StatusOr<PerCtaText> PerCtaOpText(absl::string_view text, absl::string_vie
     copied = dims_at + dims_end;
   }
   absl::StrAppend(&out.text, text.substr(copied));
+  if (!splits.empty()) {
+    for (int64_t s : splits[0]) out.source_split *= s;
+  }
   if (op_name == "ttg.convert_layout") {
     out.crosses_ctas = splits.size() >= 2 && splits[0] != splits[1];
   } else if ((op_name == "tt.reduce" || op_name == "tt.scan") && !splits.empty()) {

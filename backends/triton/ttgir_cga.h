@@ -38,6 +38,8 @@ struct PerCtaText {
   std::string text;
   bool changed = false;
   bool crosses_ctas = false;
+  // The CTAs the first tensor (a conversion's source) is split over: the product of its split.
+  int64_t source_split = 1;
 };
 absl::StatusOr<PerCtaText> PerCtaOpText(absl::string_view text, absl::string_view op_name,
                                         const std::map<std::string, std::string>& aliases);

@@ -47,7 +47,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--targets", default="sm_90,sm_100")
-    ap.add_argument("--ctas", default="2,4")
+    ap.add_argument("--ctas", default="2,4,8,16")
     args = ap.parse_args()
     out = os.path.join(args.out, triton.__version__)
     os.makedirs(out, exist_ok=True)
