@@ -45,6 +45,19 @@ absl::string_view AttributeValueAt(absl::string_view text, size_t p) {
   return text.substr(p, e - p);
 }
 
+// "0, 1": the integers of a comma-separated list.
+absl::StatusOr<std::vector<int64_t>> Integers(absl::string_view list) {
+  std::vector<int64_t> out;
+  for (absl::string_view part : absl::StrSplit(list, ',')) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &v)) {
+      return absl::InvalidArgumentError(absl::StrCat("CGA layout entry '", part, "' is not an integer"));
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
 // "[[0, 1], [1, 0]]" at `p`: the bases, each one entry per dimension.
 absl::StatusOr<std::vector<std::vector<int64_t>>> Bases(absl::string_view text, size_t p) {
   std::vector<std::vector<int64_t>> bases;
@@ -54,14 +67,7 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> Bases(absl::string_view text, 
     if (text[i] == '[') {
       const size_t e = text.find(']', i);
       if (e == absl::string_view::npos) return absl::InvalidArgumentError("unterminated CGA basis");
-      std::vector<int64_t> basis;
-      for (absl::string_view part : absl::StrSplit(text.substr(i + 1, e - i - 1), ',')) {
-        int64_t v = 0;
-        if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &v)) {
-          return absl::InvalidArgumentError(absl::StrCat("CGA basis entry '", part, "' is not an integer"));
-        }
-        basis.push_back(v);
-      }
+      ASSIGN_OR_RETURN(std::vector<int64_t> basis, Integers(text.substr(i + 1, e - i - 1)));
       bases.push_back(std::move(basis));
       i = e + 1;
     } else {
@@ -97,6 +103,20 @@ absl::StatusOr<std::vector<int64_t>> CtaSplitNum(absl::string_view encoding,
     ASSIGN_OR_RETURN(std::vector<int64_t> p, CtaSplitNum(parent, aliases, rank));
     if (rank >= 2) p[static_cast<size_t>(index == 0 ? rank - 1 : rank - 2)] = 1;
     return p;
+  }
+  // Releases before 3.6 printed the split itself: CTAsPerCGA, CTASplitNum, CTAOrder.
+  if (const size_t sp = FindWholeKey(enc, "CTASplitNum"); sp != absl::string_view::npos) {
+    const size_t e = enc.find(']', sp);
+    if (sp >= enc.size() || enc[sp] != '[' || e == absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("malformed CTASplitNum in ", enc));
+    }
+    ASSIGN_OR_RETURN(const std::vector<int64_t> listed, Integers(enc.substr(sp + 1, e - sp - 1)));
+    if (std::any_of(listed.begin(), listed.end(), [](int64_t v) { return v <= 0; })) {
+      return absl::InvalidArgumentError(absl::StrCat("CTASplitNum not positive in ", enc));
+    }
+    const size_t offset = split.size() >= listed.size() ? split.size() - listed.size() : 0;
+    for (size_t d = 0; d < listed.size() && offset + d < split.size(); ++d) split[offset + d] = listed[d];
+    return split;
   }
   size_t p = FindWholeKey(enc, "CGALayout");
   if (p == absl::string_view::npos) p = FindWholeKey(enc, "block");

@@ -18,7 +18,8 @@ namespace scratchsim::triton {
 // CTAs the tensor is split. A layout's CGA is a list of bases, one per bit of the CTA id
 // (`CGALayout = [[0, 1], [1, 0]]` on blocked, MMA and shared layouts; `block = [...]` on
 // linear ones): a basis with a non-zero entry in dimension d doubles the split along d, a zero
-// basis replicates the tile (broadcast). A slice drops its parent's dimension; a dot operand
+// basis replicates the tile (broadcast). Releases before 3.6 printed `CTASplitNum = [...]`,
+// taken as it stands. A slice drops its parent's dimension; a dot operand
 // keeps its parent's split but never splits K (DotOperandEncodingAttr::getCTASplitNum).
 // All ones when the encoding has no CGA. `rank` is the tensor's.
 absl::StatusOr<std::vector<int64_t>> CtaSplitNum(absl::string_view encoding,

@@ -27,6 +27,8 @@ const std::map<std::string, std::string> kAliases = {
     {"#linear", "#ttg.linear<{register = [[0, 1]], lane = [[1, 0]], warp = [[16, 0]], block = [[0, 64], [64, 0]]}>"},
     {"#shared", "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16, "
                 "CGALayout = [[0, 0, 1]]}>"},
+    {"#old", "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0], "
+             "CTAsPerCGA = [2, 1], CTASplitNum = [2, 1], CTAOrder = [1, 0]}>"},
     {"#plain", "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>"},
 };
 
@@ -42,6 +44,7 @@ TEST(CtaSplitNumTest, CountsTheBasesPerDimension) {
   EXPECT_THAT(Split("#mma", 2), ElementsAre(2, 2));
   EXPECT_THAT(Split("#linear", 2), ElementsAre(2, 2));
   EXPECT_THAT(Split("#plain", 1), ElementsAre(1));
+  EXPECT_THAT(Split("#old", 2), ElementsAre(2, 1));
   EXPECT_THAT(Split("#shared", 3), ElementsAre(1, 1, 2));
 }
 
