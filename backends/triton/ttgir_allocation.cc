@@ -906,12 +906,13 @@ absl::StatusOr<TensorMemoryPlan> PlanTensorMemory(const TtgirModule& m) {
     const int64_t bits = ElementBits(absl::string_view(d->element.data(), d->element.size()));
     // A cluster launch's accumulator is split over its CTAs (3.6: CTASplitM/CTASplitN of the
     // encoding; 3.9: its CGALayout); each CTA's tensor memory holds its share.
-    auto cga = CtaSplitNum(absl::string_view(attr.data(), attr.size()), m.aliases, 2);
+    const size_t rank = d->shape.size();
+    auto cga = CtaSplitNum(absl::string_view(attr.data(), attr.size()), m.aliases, static_cast<int>(rank));
     if (!cga.ok()) return PlanError(m.origin, o.line, cga.status().message());
-    const int64_t split_m = std::max<int64_t>(IntAttr(attr, "CTASplitM").value_or((*cga)[0]), 1);
-    const int64_t split_n = std::max<int64_t>(IntAttr(attr, "CTASplitN").value_or((*cga)[1]), 1);
-    const int64_t rows = d->shape[d->shape.size() - 2] / std::min(split_m, d->shape[d->shape.size() - 2]);
-    const int64_t n = d->shape.back() / std::min(split_n, d->shape.back());
+    const int64_t split_m = IntAttr(attr, "CTASplitM").value_or((*cga)[rank - 2]);
+    const int64_t split_n = IntAttr(attr, "CTASplitN").value_or((*cga)[rank - 1]);
+    const std::vector<int64_t> per_cta = ShapePerCta({d->shape[rank - 2], d->shape[rank - 1]}, {split_m, split_n});
+    const int64_t rows = per_cta[0], n = per_cta[1];
     int64_t lead = 1;
     for (size_t k = 0; k + 2 < d->shape.size(); ++k) lead *= d->shape[k];
     if (bits <= 0 || rows <= 0 || n <= 0 || lead <= 0 || lead > kMaxTritonBufferBytes) {
