@@ -14,18 +14,10 @@ sys.path.insert(0, os.path.dirname(__file__))
 import triton_compile as tc  # noqa: E402
 from fixture_kernels import matmul_kernel  # noqa: E402
 from make_call_fixtures import cluster_reduce  # noqa: E402
+# A transposed store: Triton converts the loaded layout to the store's coalesced one.
+from make_cvt_fixtures import cvt_trans  # noqa: E402
 
 import triton  # noqa: E402
-import triton.language as tl  # noqa: E402
-
-
-@triton.jit
-def cluster_transpose(X, Y, R: tl.constexpr, S: tl.constexpr):
-    # A transposed store: Triton converts the loaded layout to the store's coalesced one.
-    r = tl.arange(0, R)[:, None]
-    s = tl.arange(0, S)[None, :]
-    x = tl.load(X + r * S + s)
-    tl.store(Y + s * R + r, x)
 
 
 # The catalogue's pointer GEMM (no TMA, not persistent), specialized as the JIT does.
@@ -37,7 +29,7 @@ _RED_SIG = {"X": "*fp32", "Y": "*fp32", "N": "constexpr", "M": "constexpr", "AXI
 KERNELS = {
     # name: (fn, signature (None: the JIT's, from _MM_TYPES), constexprs, options without num_ctas)
     "matmul": (matmul_kernel, None, _MM_PARAMS, {"num_warps": 4, "num_stages": 3}),
-    "transpose": (cluster_transpose, _TR_SIG, {"R": 128, "S": 64}, {"num_warps": 4}),
+    "transpose": (cvt_trans, _TR_SIG, {"M": 128, "N": 64}, {"num_warps": 4}),
     "reduce_axis0": (cluster_reduce, _RED_SIG, {"N": 64, "M": 256, "AXIS": 0}, {"num_warps": 4}),
     "reduce_axis1": (cluster_reduce, _RED_SIG, {"N": 64, "M": 256, "AXIS": 1}, {"num_warps": 4}),
 }
