@@ -585,7 +585,7 @@ def evaluate(recs, coef, bodies, half=None, verbose=False):
       mid = max(0, hi - WIDENED_LOAD_KEPT_BYTES)
     else:
       c = coef[(gen, r["cls"])]
-      cmid, chi, off = c[1], c[2], c[4]
+      cmid, off = c[1], c[4]
       lo, hi = int(low_of(c, r["fig"])), int(high_of(c, r))
       mid = min(max(int(cmid * r["fig"] - off), lo), hi)
     bad = lambda total: total > limit or total > cap

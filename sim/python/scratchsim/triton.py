@@ -31,7 +31,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import scratchsim
 from scratchsim import Error
