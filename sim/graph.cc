@@ -571,7 +571,9 @@ class GraphCompiler {
           std::tuple{"smem_round_trips", &g.smem_round_trips(), &out_.smem_round_trips},
           std::tuple{"wait_cycles", &g.wait_cycles(), &out_.wait_cycles},
           std::tuple{"issue_slots", &g.issue_slots(), &out_.issue_slots},
-          std::tuple{"warp_stall_percent", &g.warp_stall_percent(), &out_.warp_stall_percent}}) {
+          std::tuple{"warp_stall_percent", &g.warp_stall_percent(), &out_.warp_stall_percent},
+          std::tuple{"chains_per_block", &g.chains_per_block(), &out_.chains_per_block},
+          std::tuple{"chain_latency_cycles", &g.chain_latency_cycles(), &out_.chain_latency_cycles}}) {
       ASSIGN_OR_RETURN(*expr, CompileOptional(*text, field));
     }
     for (int i = 0; i < out_.graph.requirements_size(); ++i) {

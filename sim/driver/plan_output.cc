@@ -87,6 +87,9 @@ std::string Why(const PlanResult& plan, const RankedConfig& c) {
   if (e.sync_s > 0 && e.core_s > 0) {
     parts.push_back(absl::StrFormat("sync waits %.0f%% of the on-chip time", 100.0 * e.sync_s / e.core_s));
   }
+  if (e.chain_bound) {
+    parts.push_back("one chain's own path sets the pace: more chains per SM would fill it");
+  }
   if (c.fit.has_occupancy) {
     parts.push_back(absl::StrFormat("%d block%s/SM (%s)", c.fit.blocks_per_core(), c.fit.blocks_per_core() == 1 ? "" : "s",
                                     OccupancyFactorName(c.fit.occupancy.first_factor())));
@@ -369,7 +372,7 @@ std::string ConfigJson(const TopRow& row, int rank, const DeviceModel& device) {
     // The model's terms for the busiest core, so a tool can see what the ranking weighed.
     absl::StrAppend(&out, ", \"terms_us\": {\"math\": ", JsonNumber(e.compute_s * 1e6), ", \"banks\": ",
                     JsonNumber(e.smem_s * 1e6), ", \"unfilled_waits\": ", JsonNumber(e.wait_s * 1e6), ", \"sync\": ",
-                    JsonNumber(e.sync_s * 1e6), ", \"on_chip\": ", JsonNumber(e.core_s * 1e6));
+                    JsonNumber(e.sync_s * 1e6), ", \"chain\": ", JsonNumber(e.chain_s * 1e6), ", \"on_chip\": ", JsonNumber(e.core_s * 1e6));
     absl::StrAppend(&out, ", \"dram\": ", JsonNumber(e.dram_s * 1e6), ", \"l2\": ", JsonNumber(e.l2_s * 1e6),
                     ", \"latency\": ", JsonNumber(e.latency_s * 1e6), ", \"exposed\": ", JsonNumber(e.exposed_s * 1e6),
                     "}");

@@ -147,8 +147,14 @@ bool EvaluatePerfInputs(const CompiledGraph& graph, const PerfExpressions& perf,
   if (!non_negative(graph.sync_cycles, &in->sync_cycles_per_block) ||
       !non_negative(graph.smem_round_trips, &in->smem_round_trips) ||
       !non_negative(graph.wait_cycles, &in->wait_cycles_per_block) ||
-      !non_negative(graph.issue_slots, &in->issue_slots_per_block)) {
+      !non_negative(graph.issue_slots, &in->issue_slots_per_block) ||
+      !non_negative(graph.chain_latency_cycles, &in->chain_latency_cycles_per_block)) {
     return false;
+  }
+  if (graph.chains_per_block) {
+    auto v = graph.chains_per_block->Evaluate(values);
+    if (!v.ok() || *v < 1) return false;
+    in->chains_per_block = *v;
   }
   if (graph.warp_stall_percent) {
     auto v = graph.warp_stall_percent->Evaluate(values);

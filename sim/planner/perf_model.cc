@@ -138,7 +138,10 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   // per scheduler. A warp's own ld.shared round trips (smem_round_trips x the ld.shared
   // latency) are filled by any other warp on its scheduler: they show only where one warp's
   // issue plus its round trips outlasts the round's math. sync_cycles nobody fills: every
-  // block adds them. The banks bound the round too: c x the bank time when that is longer
+  // block adds them. A round lasts at least one dependent chain's path (graph chains_per_block,
+  // chain_latency_cycles): its share of a block's math and sync, which it issues itself, plus its
+  // own waits, which the other chains fill but cannot shorten (a flash-attention warpgroup's KV
+  // steps; docs/planner.md, "Attention: chains"). The banks bound the round too: c x the bank time when that is longer
   // (docs/planner.md, "Ranking"; validated on the H100 with the CUDA backend's GEMM at 1-9
   // blocks per SM, docs/validation/planner-h100.md).
   const double per_core_peak = peak_flops_ / static_cast<double>(num_cores_) * std::clamp(in.peak_fraction, 1e-3, 1.0);
@@ -158,11 +161,13 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
       smem_bandwidth_per_core_ > 0 ? std::max(in.smem_bytes_per_block, 0.0) / smem_bandwidth_per_core_ : 0;
   const double block_sync = clock_hz_ > 0 ? std::max(in.sync_cycles_per_block, 0.0) / clock_hz_ : 0;
   const double block_wait = clock_hz_ > 0 ? std::max(in.wait_cycles_per_block, 0.0) / clock_hz_ : 0;
+  const double chain_latency = clock_hz_ > 0 ? std::max(in.chain_latency_cycles_per_block, 0.0) / clock_hz_ : 0;
+  const double chains = static_cast<double>(std::max<int64_t>(in.chains_per_block, 1));
   const double warp_round_trips = std::max(in.smem_round_trips, 0.0) * smem_latency_;
   const int64_t trips = std::max<int64_t>(in.pipeline_trips, 0);
   const int64_t ahead = std::max<int64_t>(in.stages, 1) - 1;  // loads issued ahead of their use
   struct Round {
-    double math = 0, smem = 0, wait = 0, sync = 0, time = 0, issue_efficiency = 1, ready_share = 1;
+    double math = 0, smem = 0, wait = 0, sync = 0, chain = 0, time = 0, issue_efficiency = 1, ready_share = 1;
   };
   auto run_round = [&](int64_t blocks) {
     Round r;
@@ -189,6 +194,10 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
     // bounds the rate instead (latency_s below).
     if (ahead == 0 && load_latency_ > 0) r.wait += static_cast<double>(trips) * load_latency_;
     r.time = std::max(r.smem, r.math + r.wait) + r.sync;
+    if (chain_latency > 0) {
+      r.chain = (round_math + block_sync) / chains + chain_latency;
+      r.time = std::max(r.time, r.chain);
+    }
     return r;
   };
   const int64_t blocks_on_core = (e.grid_blocks + num_cores_ - 1) / num_cores_;
@@ -203,6 +212,8 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   e.smem_s = n_full * full.smem + tail.smem;
   e.wait_s = n_full * full.wait + tail.wait;
   e.sync_s = n_full * full.sync + tail.sync;
+  e.chain_s = n_full * full.chain + tail.chain;
+  e.chain_bound = full_rounds > 0 ? full.chain >= full.time && full.chain > 0 : tail.chain >= tail.time && tail.chain > 0;
   e.core_s = n_full * full.time + tail.time;
   // Bandwidth is a chip-wide pool: no quantization. Every block's global traffic crosses L2.
   // DRAM delivers, when the graph says which bytes blocks share and the device gives its L2

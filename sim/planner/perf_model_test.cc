@@ -128,6 +128,44 @@ TEST(PerfModelTest, SharedMemoryBanksOverlapTheMathAndQuantize) {
 }
 
 
+// A chain's own waits bound a round: alone, a block of one chain takes its math, sync and waits;
+// co-resident blocks fill them until their work outlasts one chain's path.
+TEST(PerfModelTest, ChainLatencyBoundsARoundUntilOtherChainsFillIt) {
+  DeviceModel device = ToyDevice();
+  device.mutable_performance()->set_clock_mhz(1000);  // 1 cycle = 1 ns
+  auto model = PerfModel::Create(device, "bf16", true);
+  ASSERT_TRUE(model.ok()) << model.status();
+  PerfInputs in;
+  in.flops_per_block = 1e6;      // 1 us of math per block
+  in.bytes_per_block = 1;
+  in.grid_blocks = 10;           // one block on every core
+  in.blocks_per_core = 1;
+  in.warps_per_block = 4;
+  in.sync_cycles_per_block = 500;             // 0.5 us of softmax
+  in.chain_latency_cycles_per_block = 2000;   // 2 us of a chain's own waits
+  PerfEstimate e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.core_s, 1e-6 + 0.5e-6 + 2e-6);
+  EXPECT_DOUBLE_EQ(e.chain_s, 3.5e-6);
+  EXPECT_TRUE(e.chain_bound);
+  // Two chains per block split its math and sync: each path is half of them plus its waits.
+  in.chains_per_block = 2;
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.core_s, 0.75e-6 + 2e-6);
+  // Three co-resident blocks (4.5 us of work) outlast one chain's path (2.75 us).
+  in.grid_blocks = 30;
+  in.blocks_per_core = 3;
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.core_s, 4.5e-6);
+  EXPECT_FALSE(e.chain_bound);
+  // Without chain waits there is no chain bound.
+  in.chain_latency_cycles_per_block = 0;
+  in.grid_blocks = 10;
+  in.blocks_per_core = 1;
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.core_s, 1.5e-6);
+  EXPECT_DOUBLE_EQ(e.chain_s, 0);
+}
+
 TEST(PerfModelTest, CoResidentBlocksFillWaitsAndATailRoundCostsLess) {
   DeviceModel device = ToyDevice();
   device.mutable_performance()->set_clock_mhz(1000);            // 1 cycle = 1 ns
