@@ -7,6 +7,7 @@ import sys
 
 RUN = "tests/data/planner/h200-workloads-2026-11-29"
 RUN2 = "tests/data/planner/h200-heldout2-2026-11-29"  # the second held-out part's run
+RUN3 = "tests/data/planner/h200-heldout3-2026-11-29"  # the third (attention only)
 
 
 def _bench(repo, script, *args):
@@ -19,6 +20,7 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     assert written == json.loads((repo / "tests/data/planner/workload-suite.json").read_text())
     parts = {r["part"] for r in written["matmul"]}
     assert parts == {"fit", "heldout", "heldout2"}
+    assert {r["part"] for r in written["attention"]} == {"fit", "heldout", "heldout2", "heldout3"}
     # A model's rows are all in one part: nothing held out shares a model with the fit part.
     by_model = {}
     for r in written["matmul"] + written["attention"]:
@@ -92,3 +94,11 @@ def test_every_timed_row_has_its_anchor(repo):
             timed = {(t["M"], t["N"], t["K"]) for t in run["timings"] if t["kind"] == "matmul"}
             anchored = {(a["M"], a["N"], a["K"]) for a in run["anchors"] if a["kind"] == "torch.matmul"}
             assert timed == anchored and len(timed) == rows, (run_dir, name)
+
+
+def test_third_held_out_part_judges_as_reported(repo, tmp_path):
+    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", run_dir=RUN3)
+    # The model at 530e57d (the attention chain term), planned before the part was timed.
+    assert set(judged) == {"attention heldout3 f16"}
+    attention = judged["attention heldout3 f16"]
+    assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (8, 7, 7)
