@@ -2,7 +2,7 @@
 real-workload suite (tests/data/planner/workload-suite.json) on the GPU machine (issue 34).
 
     python3 bench/planner/time_cuda_gemm_workloads.py SCRATCHSIM_CUDA OUT.json [--launches N]
-        [--part fit|heldout]
+        [--part fit|heldout|heldout2] [--regime decode|prefill]
 
 One `scratchsim_cuda gemm-timing` run per (part, regime) of the suite over the space
 make_workload_plans.py --kernel cuda_gemm ranks (CUDA_GEMM_SPACE: split-K for decode rows, depths
@@ -30,20 +30,22 @@ def main():
     p.add_argument("binary")
     p.add_argument("out")
     p.add_argument("--launches", type=int, default=10)
-    p.add_argument("--part", choices=["fit", "heldout"], default=None, help="only this part's rows")
+    p.add_argument("--part", choices=["fit", "heldout", "heldout2"], default=None, help="only this part's rows")
+    p.add_argument("--regime", choices=["decode", "prefill"], default=None,
+                   help="only this regime's rows (a part too long for one GPU call is timed in two)")
     args = p.parse_args()
     with open(SUITE) as f:
         suite = json.load(f)
     groups = {}
     for r in suite["matmul"]:
-        if args.part and r["part"] != args.part:
+        if (args.part and r["part"] != args.part) or (args.regime and cuda_gemm_regime(r) != args.regime):
             continue
         groups.setdefault((r["part"], cuda_gemm_regime(r)), []).append(r)
     merged = {"compiled": {}, "timings": [], "runs": []}
     with tempfile.TemporaryDirectory() as tmp, open(args.out + ".log", "w") as log:
         # Held-out rows first; OUT.json is rewritten after every run, so a run cut short keeps
         # the groups it finished.
-        for (part, regime), rows in sorted(groups.items(), key=lambda g: (g[0][0] != "heldout", g[0])):
+        for (part, regime), rows in sorted(groups.items(), key=lambda g: (not g[0][0].startswith("heldout"), g[0])):
             space = CUDA_GEMM_SPACE[regime]
             shapes = sorted({(r["M"], r["N"], r["K"]) for r in rows})
             out = os.path.join(tmp, f"{part}-{regime}.json")
