@@ -2,7 +2,7 @@
 real-workload suite (tests/data/planner/workload-suite.json) on the GPU machine (issue 34).
 
     python3 bench/planner/time_cuda_gemm_workloads.py SCRATCHSIM_CUDA OUT.json [--launches N]
-        [--part fit|heldout|heldout2] [--regime decode|prefill]
+        [--part fit|heldout|heldout2] [--regime decode|prefill] [--append]
 
 One `scratchsim_cuda gemm-timing` run per (part, regime) of the suite over the space
 make_workload_plans.py --kernel cuda_gemm ranks (CUDA_GEMM_SPACE: split-K for decode rows, depths
@@ -33,6 +33,7 @@ def main():
     p.add_argument("--part", choices=["fit", "heldout", "heldout2"], default=None, help="only this part's rows")
     p.add_argument("--regime", choices=["decode", "prefill"], default=None,
                    help="only this regime's rows (a part too long for one GPU call is timed in two)")
+    p.add_argument("--append", action="store_true", help="add to OUT.json's timings instead of replacing them")
     args = p.parse_args()
     with open(SUITE) as f:
         suite = json.load(f)
@@ -42,6 +43,9 @@ def main():
             continue
         groups.setdefault((r["part"], cuda_gemm_regime(r)), []).append(r)
     merged = {"compiled": {}, "timings": [], "runs": []}
+    if args.append and os.path.exists(args.out):
+        with open(args.out) as f:
+            merged = json.load(f)
     with tempfile.TemporaryDirectory() as tmp, open(args.out + ".log", "w") as log:
         # Held-out rows first; OUT.json is rewritten after every run, so a run cut short keeps
         # the groups it finished.
