@@ -26,7 +26,9 @@ namespace scratchsim {
 namespace {
 
 struct Tally {
-  int total = 0, exact = 0, over = 0, under_flagged = 0, under_unflagged = 0, refused = 0, flips = 0;
+  // over_flagged: above Triton's figure, but only through an estimate whose low bound reaches it
+  // (the report names the range and what it is unsure of).
+  int total = 0, exact = 0, over = 0, over_flagged = 0, under_flagged = 0, under_unflagged = 0, refused = 0, flips = 0;
   int at_risk = 0, tmem_checked = 0, tmem_exact = 0;
 };
 
@@ -73,7 +75,7 @@ void JudgeOne(const triton::CatalogueRecord& rec, const std::string& version, bo
     misses.push_back(absl::StrCat(where, "unreadable report"));
     return;
   }
-  int64_t figure = 0, high = 0, tmem = -1;
+  int64_t figure = 0, low = 0, high = 0, tmem = -1;
   bool estimated = false;
   for (const SpaceReport& s : report.spaces()) {
     if (s.kind() == TENSOR_MEMORY) {
@@ -81,6 +83,7 @@ void JudgeOne(const triton::CatalogueRecord& rec, const std::string& version, bo
       continue;
     }
     figure = std::max(figure, s.peak_bytes());
+    low = std::max(low, s.has_estimates() ? s.peak_bytes_low() : s.peak_bytes());
     high = std::max(high, s.has_estimates() ? s.peak_bytes_high() : s.peak_bytes());
     estimated = estimated || s.has_estimates();
   }
@@ -88,6 +91,9 @@ void JudgeOne(const triton::CatalogueRecord& rec, const std::string& version, bo
   t.at_risk += at_risk;
   if (figure == rec.shared) {
     ++t.exact;
+  } else if (figure > rec.shared && estimated && low <= rec.shared) {
+    ++t.over_flagged;
+    misses.push_back(absl::StrCat(where, "over, flagged: ", figure, " (low ", low, ") vs Triton ", rec.shared));
   } else if (figure > rec.shared) {
     ++t.over;
     misses.push_back(absl::StrCat(where, "over: ", figure, " vs Triton ", rec.shared));
@@ -141,13 +147,13 @@ const Judgement& Judge() {
 
 std::string Table(const Judgement& j) {
   std::string s =
-      "| release | vendor | release given | kernels | exact | over | under, flagged | under, not flagged | refused | "
-      "verdict flips | AT RISK | tmem exact |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      "| release | vendor | release given | kernels | exact | over, flagged | over | under, flagged | under, not flagged | "
+      "refused | verdict flips | AT RISK | tmem exact |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& [key, t] : j.tallies) {
     const auto& [version, vendor, mode] = key;
     absl::StrAppend(&s, "| ", version, " | ", vendor, " | ", mode == "given" ? "yes" : "no", " | ", t.total, " | ",
-                    t.exact, " (", static_cast<int>(1000.0 * t.exact / std::max(1, t.total)) / 10.0, "%) | ", t.over,
-                    " | ", t.under_flagged, " | ", t.under_unflagged, " | ", t.refused, " | ", t.flips, " | ",
+                    t.exact, " (", static_cast<int>(1000.0 * t.exact / std::max(1, t.total)) / 10.0, "%) | ", t.over_flagged,
+                    " | ", t.over, " | ", t.under_flagged, " | ", t.under_unflagged, " | ", t.refused, " | ", t.flips, " | ",
                     t.at_risk, " | ", t.tmem_checked == 0 ? std::string("-") : absl::StrCat(t.tmem_exact, "/", t.tmem_checked),
                     " |\n");
   }
@@ -165,7 +171,7 @@ TEST(TtgirHeldoutTest, CorpusIsPresent) {
 // vendor and mode.
 struct Floor {
   Key key;
-  int exact, over_most, under_unflagged_most, refused_most, flips_most;
+  int exact, over_flagged_most, over_most, under_unflagged_most, refused_most, flips_most;
 };
 
 TEST(TtgirHeldoutTest, ScoresHoldTheirFloors) {
@@ -177,18 +183,19 @@ TEST(TtgirHeldoutTest, ScoresHoldTheirFloors) {
   }
   const std::vector<Floor> floors = {
       // Triton 3.6.0: every kernel exact, both ways.
-      {{"3.6.0", "AMD", "given"}, 131, 0, 0, 0, 0},
-      {{"3.6.0", "AMD", "untold"}, 131, 0, 0, 0, 0},
-      {{"3.6.0", "NVIDIA", "given"}, 242, 0, 0, 0, 0},
-      {{"3.6.0", "NVIDIA", "untold"}, 242, 0, 0, 0, 0},
+      {{"3.6.0", "AMD", "given"}, 131, 0, 0, 0, 0, 0},
+      {{"3.6.0", "AMD", "untold"}, 131, 0, 0, 0, 0, 0},
+      {{"3.6.0", "NVIDIA", "given"}, 242, 0, 0, 0, 0, 0},
+      {{"3.6.0", "NVIDIA", "untold"}, 242, 0, 0, 0, 0, 0},
       // Triton 3.9.0. Untold AMD: three kernels whose TTGIR does not tell the release and on
       // which 3.6's rules place more; the larger figure is the requirement, both are named.
-      {{"3.9.0", "AMD", "given"}, 131, 0, 0, 0, 0},
-      {{"3.9.0", "AMD", "untold"}, 128, 3, 0, 0, 0},
-      // NVIDIA: group_norm with num_ctas=2 on sm_90 and sm_100 over by 16 B; the
-      // num_ctas=2 sliding-window attention on sm_100 refused (a tt.reduce layout unplanned).
-      {{"3.9.0", "NVIDIA", "given"}, 249, 2, 0, 1, 0},
-      {{"3.9.0", "NVIDIA", "untold"}, 249, 2, 0, 1, 0},
+      {{"3.9.0", "AMD", "given"}, 131, 0, 0, 0, 0, 0},
+      {{"3.9.0", "AMD", "untold"}, 128, 3, 0, 0, 0, 0},
+      // NVIDIA: group_norm with num_ctas=2 on sm_90 and sm_100, 16 B of cross-CTA reduction
+      // scratch estimated on top of Triton's figure; the num_ctas=2 sliding-window attention
+      // on sm_100 refused (a tt.reduce layout unplanned).
+      {{"3.9.0", "NVIDIA", "given"}, 249, 2, 0, 0, 1, 0},
+      {{"3.9.0", "NVIDIA", "untold"}, 249, 2, 0, 0, 1, 0},
   };
   for (const Floor& f : floors) {
     const auto it = j.tallies.find(f.key);
@@ -196,6 +203,7 @@ TEST(TtgirHeldoutTest, ScoresHoldTheirFloors) {
     const Tally& t = it->second;
     const std::string name = absl::StrCat(std::get<0>(f.key), " ", std::get<1>(f.key), " ", std::get<2>(f.key));
     EXPECT_GE(t.exact, f.exact) << name;
+    EXPECT_LE(t.over_flagged, f.over_flagged_most) << name;
     EXPECT_LE(t.over, f.over_most) << name;
     EXPECT_LE(t.under_unflagged, f.under_unflagged_most) << name;
     EXPECT_LE(t.refused, f.refused_most) << name;
