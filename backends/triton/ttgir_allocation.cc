@@ -500,22 +500,28 @@ void AllocationAnalysis::GetFunctionScratchSize() {
 // conversion takes the per-CTA figure times the CTAs its source is split over; its reductions
 // take the whole tensor (both measured: tests/data/triton/cluster). Ops crossing CTAs are sized
 // as the release does within a CTA and recorded with their whole-cluster figure as the bound
-// (SharedMemoryPlan::cross_cta_ops).
+// (SharedMemoryPlan::cross_cta_ops). The whole-cluster figure is sized only where it is the
+// figure or that bound: a #ttg.linear layout's `block` bases (the CTAs') are outside what the
+// conversion model plans, so an op on one that stays within its CTA has only its per-CTA figure.
 absl::StatusOr<ScratchNeed> AllocationAnalysis::ClusterScratch(const TtgirOp& o, bool used) {
-  ASSIGN_OR_RETURN(const ScratchNeed whole, ScratchFor(o, *layouts_, used, m_.origin));
   absl::StatusOr<PerCtaText> per_cta = PerCtaOpText(o.text, o.name, m_.aliases);
   if (!per_cta.ok()) return PlanError(m_.origin, o.line, per_cta.status().message());
-  ScratchNeed need = whole;
+  ScratchNeed need;
   const bool v36 = layouts_->release == TritonRelease::k3_6;
-  if (per_cta->changed && (!v36 || o.kind == TtgirOpKind::kConvertLayout)) {
+  const bool per_cta_rules = per_cta->changed && (!v36 || o.kind == TtgirOpKind::kConvertLayout);
+  if (per_cta_rules) {
     TtgirOp local = o;
     local.text = per_cta->text;
     ASSIGN_OR_RETURN(need, ScratchFor(local, *layouts_, used, m_.origin));
     if (v36) need.bytes *= per_cta->source_split;
   }
-  if (per_cta->crosses_ctas && whole.bytes > 0) {
-    plan_.cross_cta_ops.push_back(absl::StrCat(o.name, " at line ", o.line));
-    plan_.cross_cta_bytes += whole.bytes;
+  if (!per_cta_rules || per_cta->crosses_ctas) {
+    ASSIGN_OR_RETURN(const ScratchNeed whole, ScratchFor(o, *layouts_, used, m_.origin));
+    if (!per_cta_rules) need = whole;
+    if (per_cta->crosses_ctas && whole.bytes > 0) {
+      plan_.cross_cta_ops.push_back(absl::StrCat(o.name, " at line ", o.line));
+      plan_.cross_cta_bytes += whole.bytes;
+    }
   }
   return need;
 }

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
+
 #include "backends/triton/ttgir_testdata.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -313,5 +315,35 @@ TEST_P(OpsFixtureTest, PlansTritonsFigure) {
 INSTANTIATE_TEST_SUITE_P(Cluster, OpsFixtureTest,
                          ::testing::Values(OpsFixture{"cluster_reduce_axis0_sm_90", 0},
                                            OpsFixture{"cluster_reduce_axis1_sm_90", 1024}));
+
+// A reduction on a #ttg.linear layout whose `block` basis splits the tile over a 2-CTA cluster
+// along the kept dimension (the tensor-memory load's layout of a num_ctas=2 attention on
+// sm_100): it stays within its CTA, so Triton 3.9 sizes it at the shape per CTA, the same
+// figure as the same reduction of the 64-row tile on one CTA.
+std::string LinearRowMax(bool cluster) {
+  const std::string rows = cluster ? "128" : "64";
+  const std::string type = absl::StrCat("tensor<", rows, "x64xf32, #linear>");
+  return absl::StrCat(
+      "#linear = #ttg.linear<{register = [[0, 1], [0, 2], [0, 4], [0, 8]], lane = [[1, 0], [2, 0], [4, 0], [8, 0], "
+      "[0, 16]], warp = [[16, 0], [32, 0], [0, 32]]",
+      cluster ? ", block = [[64, 0]]" : "", "}>\n", "module attributes {\"ttg.num-ctas\" = ", cluster ? 2 : 1,
+      " : i32, \"ttg.num-warps\" = 8 : i32, ttg.target = \"cuda:100\", \"ttng.two-ctas\" = false} {\n",
+      "  tt.func public @k(%x: ", type, ") {\n", "    %m = \"tt.reduce\"(%x) <{axis = 1 : i32}> ({\n",
+      "    ^bb0(%a: f32, %b: f32):\n", "      %c = arith.maxnumf %a, %b : f32\n", "      tt.reduce.return %c : f32\n",
+      "    }) : (", type, ") -> tensor<", rows, "xf32, #ttg.slice<{dim = 1, parent = #linear}>>\n",
+      "    tt.return\n  }\n}\n");
+}
+
+TEST(TtgirAllocationTest, ClusterReductionOnALinearLayoutIsSizedPerCta) {
+  PlanOptions options;
+  options.release = TritonRelease::k3_9;
+  auto one = PlanTtgir(LinearRowMax(false), "one.ttgir", options);
+  ASSERT_TRUE(one.ok()) << one.status();
+  auto cluster = PlanTtgir(LinearRowMax(true), "cluster.ttgir", options);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  EXPECT_EQ(cluster->allocation.shared, one->allocation.shared);
+  EXPECT_EQ(cluster->allocation.shared, 512);
+  EXPECT_TRUE(cluster->cross_cta_ops.empty());
+}
 
 }  // namespace scratchsim::triton
