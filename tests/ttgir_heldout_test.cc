@@ -167,8 +167,8 @@ TEST(TtgirHeldoutTest, CorpusIsPresent) {
   EXPECT_GE(j.compiled, 700);
 }
 
-// Floors: the counts of the first judgement (docs/validation/triton-heldout.md), per release,
-// vendor and mode.
+// Floors: the counts measured on the corpus (docs/validation/triton-heldout.md), per release,
+// vendor and mode: exact at least, each kind of miss at most.
 struct Floor {
   Key key;
   int exact, over_flagged_most, over_most, under_unflagged_most, refused_most, flips_most;
@@ -192,10 +192,10 @@ TEST(TtgirHeldoutTest, ScoresHoldTheirFloors) {
       {{"3.9.0", "AMD", "given"}, 131, 0, 0, 0, 0, 0},
       {{"3.9.0", "AMD", "untold"}, 128, 3, 0, 0, 0, 0},
       // NVIDIA: group_norm with num_ctas=2 on sm_90 and sm_100, 16 B of cross-CTA reduction
-      // scratch estimated on top of Triton's figure; the num_ctas=2 sliding-window attention
-      // on sm_100 refused (a tt.reduce layout unplanned).
-      {{"3.9.0", "NVIDIA", "given"}, 249, 2, 0, 0, 1, 0},
-      {{"3.9.0", "NVIDIA", "untold"}, 249, 2, 0, 0, 1, 0},
+      // scratch estimated on top of Triton's figure. (The first judgement also refused the
+      // num_ctas=2 sliding-window attention on sm_100; exact since the cluster-scratch fix.)
+      {{"3.9.0", "NVIDIA", "given"}, 250, 2, 0, 0, 0, 0},
+      {{"3.9.0", "NVIDIA", "untold"}, 250, 2, 0, 0, 0, 0},
   };
   for (const Floor& f : floors) {
     const auto it = j.tallies.find(f.key);
