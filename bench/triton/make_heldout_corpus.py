@@ -47,21 +47,22 @@ def _kinds():
         K[name] = dict(fn=fn, types=types, div16=set(div16), unit=set(), what=what,
                        with_params=False)
 
-    kind("rmsnorm_matmul", hk.rmsnorm_matmul_kernel,
-         lambda dt, out: dict(x_ptr=P(dt), g_ptr=P(dt), w_ptr=P(dt), y_ptr=P(dt), eps="fp32",
-                              **ints("M", "N", "K", "stride_xm", "stride_wk", "stride_ym")),
-         div16={"N", "K", "stride_xm", "stride_wk", "stride_ym"},
-         what="RMSNorm fused in front of a GEMM (two passes over K)")
-    kind("swiglu_down", hk.swiglu_down_kernel,
-         lambda dt, out: dict(g_ptr=P(dt), u_ptr=P(dt), w_ptr=P(dt), y_ptr=P(dt),
-                              **ints("M", "N", "K", "stride_hm", "stride_wk", "stride_ym")),
-         div16={"N", "K", "stride_hm", "stride_wk", "stride_ym"},
-         what="SwiGLU gate fused into the down projection")
-    kind("int4_matmul", hk.int4_matmul_kernel,
-         lambda dt, out: dict(a_ptr=P(dt), b_ptr="*i8", s_ptr=P(dt), c_ptr=P(dt),
-                              **ints("M", "N", "K", "stride_am", "stride_bk", "stride_cm")),
-         div16={"N", "K", "stride_am", "stride_bk", "stride_cm"},
-         what="int4 weight-only GEMM, nibbles unpacked in the loop, group scales")
+    def gemm_like(name, fn, ptrs, strides, div16, what, **fixed):
+        # M, N, K and the strides as i32, the pointers of the kind's dtype unless `fixed` says;
+        # the strides are multiples of 16 under the JIT, and so are the sizes in `div16`.
+        kind(name, fn, lambda dt, out: dict({p: P(dt) for p in ptrs},
+                                            **ints("M", "N", "K", *strides), **fixed),
+             div16=set(div16) | set(strides), what=what)
+
+    gemm_like("rmsnorm_matmul", hk.rmsnorm_matmul_kernel, ("x_ptr", "g_ptr", "w_ptr", "y_ptr"),
+              ("stride_xm", "stride_wk", "stride_ym"), ("N", "K"),
+              "RMSNorm fused in front of a GEMM (two passes over K)", eps="fp32")
+    gemm_like("swiglu_down", hk.swiglu_down_kernel, ("g_ptr", "u_ptr", "w_ptr", "y_ptr"),
+              ("stride_hm", "stride_wk", "stride_ym"), ("N", "K"),
+              "SwiGLU gate fused into the down projection")
+    gemm_like("int4_matmul", hk.int4_matmul_kernel, ("a_ptr", "s_ptr", "c_ptr"),
+              ("stride_am", "stride_bk", "stride_cm"), ("N", "K"),
+              "int4 weight-only GEMM, nibbles unpacked in the loop, group scales", b_ptr="*i8")
     kind("conv2d_igemm", hk.conv2d_igemm_kernel,
          lambda dt, out: dict(x_ptr=P(dt), w_ptr=P(dt), y_ptr=P(dt),
                               **ints("B", "H", "W", "C", "OC", "OH", "OW", "stride_wk")),
@@ -76,26 +77,20 @@ def _kinds():
                                      "stride_cm")),
          div16={"K", "stride_ab", "stride_am", "stride_bk", "stride_cb", "stride_cm"},
          what="batched matmul folded to 2-D by reshapes, one shared B")
-    kind("mixed_tile_gemm", hk.mixed_tile_gemm_kernel,
-         lambda dt, out: dict(a_ptr=P(dt), b_ptr=P(dt), c_ptr=P(dt),
-                              **ints("M", "N", "K", "stride_am", "stride_bn", "stride_cm")),
-         div16={"K", "stride_am", "stride_bn", "stride_cm"},
-         what="GEMM with N-major B (transposed in registers), 16x256 / 256x16 / 32x512 tiles")
-    kind("persistent_bias", hk.persistent_bias_kernel,
-         lambda dt, out: dict(a_ptr=P(dt), b_ptr=P(dt), bias_ptr=P(dt), c_ptr=P(dt),
-                              **ints("M", "N", "K", "stride_am", "stride_bk", "stride_cm")),
-         div16={"N", "K", "stride_am", "stride_bk", "stride_cm"},
-         what="persistent pointer GEMM, bias and GELU epilogue")
+    gemm_like("mixed_tile_gemm", hk.mixed_tile_gemm_kernel, ("a_ptr", "b_ptr", "c_ptr"),
+              ("stride_am", "stride_bn", "stride_cm"), ("K", ),
+              "GEMM with N-major B (transposed in registers), 16x256 / 256x16 / 32x512 tiles")
+    gemm_like("persistent_bias", hk.persistent_bias_kernel,
+              ("a_ptr", "b_ptr", "bias_ptr", "c_ptr"), ("stride_am", "stride_bk", "stride_cm"),
+              ("N", "K"), "persistent pointer GEMM, bias and GELU epilogue")
     kind("dot_scaled_trans", hk.dot_scaled_trans_kernel,
          lambda dt, out: dict(a_ptr=P(dt), a_scale_ptr="*u8", b_ptr=P(dt), b_scale_ptr="*u8",
                               c_ptr=P(out), **ints("K", "stride_ak", "stride_bn", "stride_cm")),
          div16={"K", "stride_ak", "stride_bn", "stride_cm"},
          what="tl.dot_scaled with B (and A) stored transposed")
-    kind("loop_options", hk.loop_options_kernel,
-         lambda dt, out: dict(a_ptr=P(dt), b_ptr=P(dt), c_ptr=P(dt),
-                              **ints("M", "N", "K", "stride_am", "stride_bk", "stride_cm")),
-         div16={"M", "N", "K", "stride_am", "stride_bk", "stride_cm"},
-         what="tl.range options: loop_unroll_factor, flatten, warp_specialize, "
+    gemm_like("loop_options", hk.loop_options_kernel, ("a_ptr", "b_ptr", "c_ptr"),
+              ("stride_am", "stride_bk", "stride_cm"), ("M", "N", "K"),
+              "tl.range options: loop_unroll_factor, flatten, warp_specialize, "
               "disallow_acc_multi_buffer")
     kind("sliding_window_attn", hk.sliding_window_attn_kernel,
          lambda dt, out: dict(Q=P(dt), K=P(dt), V=P(dt), Out=P(dt), sm_scale="fp32",
