@@ -39,8 +39,9 @@ const std::map<std::string, std::string>& Devices() {
   return *devices;
 }
 
-// (release, vendor, mode) -> tally; mode "given" or "untold".
-using Key = std::tuple<std::string, std::string, std::string>;
+// (release, vendor, mode, part) -> tally; mode "given" or "untold"; part 1 or 2 of the corpus
+// (each judged first before anything was changed for it).
+using Key = std::tuple<std::string, std::string, std::string, int>;
 
 struct Judgement {
   std::map<Key, Tally> tallies;
@@ -136,7 +137,8 @@ const Judgement& Judge() {
         ++j->compiled;
         const std::string vendor = rec.target.rfind("gfx", 0) == 0 ? "AMD" : "NVIDIA";
         for (const bool given : {true, false}) {
-          JudgeOne(rec, version, given, j->tallies[{version, vendor, given ? "given" : "untold"}], j->misses);
+          JudgeOne(rec, version, given, j->tallies[{version, vendor, given ? "given" : "untold", rec.part}],
+                   j->misses);
         }
       }
     }
@@ -147,11 +149,11 @@ const Judgement& Judge() {
 
 std::string Table(const Judgement& j) {
   std::string s =
-      "| release | vendor | release given | kernels | exact | over, flagged | over | under, flagged | under, not flagged | "
-      "refused | verdict flips | AT RISK | tmem exact |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      "| part | release | vendor | release given | kernels | exact | over, flagged | over | under, flagged | under, not flagged | "
+      "refused | verdict flips | AT RISK | tmem exact |\n|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& [key, t] : j.tallies) {
-    const auto& [version, vendor, mode] = key;
-    absl::StrAppend(&s, "| ", version, " | ", vendor, " | ", mode == "given" ? "yes" : "no", " | ", t.total, " | ",
+    const auto& [version, vendor, mode, part] = key;
+    absl::StrAppend(&s, "| ", part, " | ", version, " | ", vendor, " | ", mode == "given" ? "yes" : "no", " | ", t.total, " | ",
                     t.exact, " (", static_cast<int>(1000.0 * t.exact / std::max(1, t.total)) / 10.0, "%) | ", t.over_flagged,
                     " | ", t.over, " | ", t.under_flagged, " | ", t.under_unflagged, " | ", t.refused, " | ", t.flips, " | ",
                     t.at_risk, " | ", t.tmem_checked == 0 ? std::string("-") : absl::StrCat(t.tmem_exact, "/", t.tmem_checked),
@@ -163,8 +165,8 @@ std::string Table(const Judgement& j) {
 // The corpus is there and whole: both releases, every kind compiled on most targets.
 TEST(TtgirHeldoutTest, CorpusIsPresent) {
   const Judgement& j = Judge();
-  EXPECT_GE(j.records, 2 * 385);
-  EXPECT_GE(j.compiled, 700);
+  EXPECT_GE(j.records, 2 * 499);
+  EXPECT_GE(j.compiled, 980);
 }
 
 // Floors: the counts measured on the corpus (docs/validation/triton-heldout.md), per release,
@@ -182,26 +184,36 @@ TEST(TtgirHeldoutTest, ScoresHoldTheirFloors) {
     for (const std::string& m : j.misses) std::cout << m << "\n";
   }
   const std::vector<Floor> floors = {
-      // Triton 3.6.0: every kernel exact, both ways.
-      {{"3.6.0", "AMD", "given"}, 131, 0, 0, 0, 0, 0},
-      {{"3.6.0", "AMD", "untold"}, 131, 0, 0, 0, 0, 0},
-      {{"3.6.0", "NVIDIA", "given"}, 242, 0, 0, 0, 0, 0},
-      {{"3.6.0", "NVIDIA", "untold"}, 242, 0, 0, 0, 0, 0},
+      // Part 1. Triton 3.6.0: every kernel exact, both ways.
+      {{"3.6.0", "AMD", "given", 1}, 131, 0, 0, 0, 0, 0},
+      {{"3.6.0", "AMD", "untold", 1}, 131, 0, 0, 0, 0, 0},
+      {{"3.6.0", "NVIDIA", "given", 1}, 242, 0, 0, 0, 0, 0},
+      {{"3.6.0", "NVIDIA", "untold", 1}, 242, 0, 0, 0, 0, 0},
       // Triton 3.9.0. Untold AMD: three kernels whose TTGIR does not tell the release and on
       // which 3.6's rules place more; the larger figure is the requirement, both are named.
-      {{"3.9.0", "AMD", "given"}, 131, 0, 0, 0, 0, 0},
-      {{"3.9.0", "AMD", "untold"}, 128, 3, 0, 0, 0, 0},
+      {{"3.9.0", "AMD", "given", 1}, 131, 0, 0, 0, 0, 0},
+      {{"3.9.0", "AMD", "untold", 1}, 128, 3, 0, 0, 0, 0},
       // NVIDIA: group_norm with num_ctas=2 on sm_90 and sm_100, 16 B of cross-CTA reduction
       // scratch estimated on top of Triton's figure. (The first judgement also refused the
       // num_ctas=2 sliding-window attention on sm_100; exact since the cluster-scratch fix.)
-      {{"3.9.0", "NVIDIA", "given"}, 250, 2, 0, 0, 0, 0},
-      {{"3.9.0", "NVIDIA", "untold"}, 250, 2, 0, 0, 0, 0},
+      {{"3.9.0", "NVIDIA", "given", 1}, 250, 2, 0, 0, 0, 0},
+      {{"3.9.0", "NVIDIA", "untold", 1}, 250, 2, 0, 0, 0, 0},
+      // Part 2 (one and two warps, small tiles): every kernel exact in its first judgement.
+      {{"3.6.0", "AMD", "given", 2}, 38, 0, 0, 0, 0, 0},
+      {{"3.6.0", "AMD", "untold", 2}, 38, 0, 0, 0, 0, 0},
+      {{"3.6.0", "NVIDIA", "given", 2}, 76, 0, 0, 0, 0, 0},
+      {{"3.6.0", "NVIDIA", "untold", 2}, 76, 0, 0, 0, 0, 0},
+      {{"3.9.0", "AMD", "given", 2}, 38, 0, 0, 0, 0, 0},
+      {{"3.9.0", "AMD", "untold", 2}, 38, 0, 0, 0, 0, 0},
+      {{"3.9.0", "NVIDIA", "given", 2}, 76, 0, 0, 0, 0, 0},
+      {{"3.9.0", "NVIDIA", "untold", 2}, 76, 0, 0, 0, 0, 0},
   };
   for (const Floor& f : floors) {
     const auto it = j.tallies.find(f.key);
-    ASSERT_NE(it, j.tallies.end()) << std::get<0>(f.key) << " " << std::get<1>(f.key) << " " << std::get<2>(f.key);
+    const std::string name = absl::StrCat(std::get<0>(f.key), " ", std::get<1>(f.key), " ", std::get<2>(f.key),
+                                          " part ", std::get<3>(f.key));
+    ASSERT_NE(it, j.tallies.end()) << name;
     const Tally& t = it->second;
-    const std::string name = absl::StrCat(std::get<0>(f.key), " ", std::get<1>(f.key), " ", std::get<2>(f.key));
     EXPECT_GE(t.exact, f.exact) << name;
     EXPECT_LE(t.over_flagged, f.over_flagged_most) << name;
     EXPECT_LE(t.over, f.over_most) << name;

@@ -26,6 +26,7 @@ struct CatalogueRecord {
   int64_t tmem = 0;    // Triton's metadata.tmem_size (NVIDIA; 0 when null)
   int64_t limit = 0;   // the target's per-block limit (docs/triton-fixtures.md)
   int num_warps = 0, num_stages = 0;
+  int part = 0;        // the held-out corpus's part (tests/data/triton/heldout); 0 elsewhere
   google::protobuf::Struct params, signature, attrs, constexpr_args;
   std::string out_dtype;
   std::string ttgir_path;  // empty when the configuration did not compile
@@ -81,6 +82,7 @@ inline CatalogueVersion ReadCatalogueVersion(const std::string& index, const std
     r.limit = static_cast<int64_t>(num("limit"));
     r.num_warps = static_cast<int>(num("num_warps"));
     r.num_stages = static_cast<int>(num("num_stages"));
+    r.part = static_cast<int>(num("part"));
     r.params = obj("params");
     r.signature = obj("signature");
     r.attrs = obj("attrs");

@@ -209,11 +209,38 @@ def make_configs():
     add("noinline_call", "fp32", dict(ROWS=64, COLS=64, T=32, MODE=2), 4, 1)
     first = set()
     for c in C:
+        c["part"] = 1
+        c["regimes"] = ("jit", ) if c["kind"] in first else ("jit", "none")
+        first.add(c["kind"])
+    # Part 2, added after part 1 was judged: one or two warps and small tiles (the layout
+    # conversions and reductions of few warps), JIT-specialized only.
+    n = len(C)
+    add("rotary", "fp16", dict(BLOCK_T=16, HEAD_DIM=64, INTERLEAVED=False), 1, 1)
+    add("rotary", "fp32", dict(BLOCK_T=8, HEAD_DIM=32, INTERLEAVED=True), 2, 1)
+    add("segscan3d", "fp32", dict(A=2, B=16, C=16, AXIS=2), 1, 1)
+    add("segscan3d", "i32", dict(A=4, B=8, C=16, AXIS=0), 1, 1)
+    add("topk_packed", "fp32", dict(BLOCK_M=2, BLOCK_N=64, K=4), 1, 1)
+    add("gather_hist", "i32", dict(BLOCK_M=16, BLOCK_N=16, NUM_BINS=16), 1, 1)
+    add("group_norm", "fp16", dict(GROUPS=32, BLOCK_C=4, BLOCK_HW=64), 1, 1)
+    add("paged_decode", "fp16", dict(HEAD_DIM=64, BLOCK_SIZE=16, GROUP_H=16), 1, 2)
+    add("mixed_tile_gemm", "fp16", dict(gemm(16, 64, 32), EVEN_K=True), 1, 2)
+    add("bmm_reshape", "fp16", dict(BLOCK_B=2, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16), 1, 2)
+    add("noinline_call", "fp32", dict(ROWS=16, COLS=32, T=16, MODE=2), 1, 1)
+    add("conv2d_igemm", "fp16", conv(32, 32, 32, 3, 1, 1), 2, 2)
+    add("int4_matmul", "fp16", dict(gemm(32, 32, 64), GROUP=64), 2, 2)
+    add("swiglu_down", "bf16", gemm(32, 64, 32), 2, 3)
+    add("rmsnorm_matmul", "fp16", gemm(32, 32, 32), 2, 2)
+    add("sliding_window_attn", "fp16", sw(64, 32, 32, 128), 2, 2)
+    add("grouped_gemm", "fp16", gemm(32, 32, 32), 2, 2)
+    add("persistent_bias", "fp16", pb(64, 64, 32, False), 2, 2)
+    add("loop_options", "fp16", dict(gemm(64, 64, 32), UNROLL=4, MODE=0), 2, 2)
+    for c in C[n:]:
+        c["part"] = 2
+        c["regimes"] = ("jit", )
+    for c in C:
         key = json.dumps([c["kind"], c["dtype"], c["out_dtype"], c["params"], c["num_warps"],
                           c["num_stages"], c["options"]], sort_keys=True)
         c["cfg_hash"] = hashlib.sha1(key.encode()).hexdigest()[:10]
-        c["regimes"] = ("jit", ) if c["kind"] in first else ("jit", "none")
-        first.add(c["kind"])
     return C
 
 
@@ -253,6 +280,9 @@ def main():
     ap.add_argument("--kinds", default="")
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--extend", action="store_true",
+                    help="keep the records and TTGIR already in OUT and compile only the "
+                         "configurations they lack (a part added later)")
     args = ap.parse_args()
     import triton
     targets = args.targets.split(",")
@@ -266,14 +296,24 @@ def main():
                   json.dumps(c["options"]))
         print(len(todo), "configurations")
         return
-    print("triton %s: %d configurations" % (triton.__version__, len(todo)), flush=True)
+    done, dates = {}, []
+    if args.extend:
+        done = mc.load_outputs(args.out)
+        dates = json.load(open(os.path.join(args.out, "index.json")))["info"].get("dates", [])
+    print("triton %s: %d configurations, %d already compiled" % (triton.__version__, len(todo),
+                                                                 len(done)), flush=True)
     start = time.time()
     cache_root = tempfile.mkdtemp(prefix="triton-heldout-")
     worker = Worker(cache_root, True)
     recs = []
     try:
         for i, cfg in enumerate(todo):
+            if cfg["id"] in done:
+                done[cfg["id"]]["part"] = cfg["part"]
+                recs.append(done[cfg["id"]])
+                continue
             rec = worker.run(cfg, args.timeout)
+            rec["part"] = cfg["part"]
             rec["version"] = rec["triton_version"] = triton.__version__
             rec["tmem_size"] = rec.get("tmem")
             recs.append(rec)
@@ -285,7 +325,8 @@ def main():
         worker.close()
         shutil.rmtree(cache_root, ignore_errors=True)
     ok = [r for r in recs if r["verdict"] != "compile_error"]
-    info = dict(tc.triton_versions(), date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    info = dict(tc.triton_versions(), date=date, dates=dates + [date],
                 stage="llir", targets=targets, configs=len(recs), compiled=len(ok),
                 wall_s=round(time.time() - start, 1),
                 limits={t: tc.shared_limit(t) for t in targets},
@@ -293,7 +334,7 @@ def main():
                 kinds={k: v["what"] for k, v in _kinds().items()},
                 command="nice -n 10 %s bench/triton/make_heldout_corpus.py %s" % (
                     sys.executable, " ".join(sys.argv[1:])))
-    mc.INDEX_KEYS = mc.INDEX_KEYS + ["triton_version", "tmem_size"]
+    mc.INDEX_KEYS = mc.INDEX_KEYS + ["triton_version", "tmem_size", "part"]
     mc.write_outputs(args.out, info, recs, targets)
     print("compiled %d/%d in %.0fs" % (len(ok), len(recs), time.time() - start))
 
