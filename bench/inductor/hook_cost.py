@@ -13,6 +13,8 @@ scratchsim. Modes, each in a fresh verdict cache:
              kept unchecked
   infer      dominance and infer_unfit (a choice dominating one that does not fit dropped too;
              middle-sized first)
+  fast       the fast path (install(fast=True)): a family at a time, the lowering frontier_pick
+             names next, drops by dominance too; "by bound" counts the verdicts that dominance gave
   again      the default hook a second time in the same process (a recompile): cached verdicts
   pool       the default hook with in_pool, in Inductor's compile workers (started and ready
              before the timing; each worker's first check imports scratchsim and Triton's
@@ -86,13 +88,36 @@ def exhaustive_fwd_sources(flex_records, head_dim):
     return [render(base, c.block_m, c.block_n, c.num_stages, c.num_warps) for c in confs]
 
 
+def record_space(ssi, sources, path, head_dim):
+    """Every config of an exhaustive space lowered and judged (Triton's exact figure): the truth
+    the fast path's tests replay (tests/data/inductor/space_fwd_d<D>_sm90.json)."""
+    rows = []
+    for src in sources:
+        v = ssi.check_source(src, re.search(r"^def (triton_\w+)\(", src, re.M).group(1), "sm_90", "h200")
+        rows.append({"params": v["params"], "shared": v["shared"], "verdict": v["verdict"]})
+        limit = v["limit"]
+    import torch
+    import triton
+    out = {"what": f"Inductor's exhaustive FlexAttention forward space (max_autotune_flex_search_space="
+                   f"EXHAUSTIVE), head dim {head_dim}, bf16, rendered from run1's recorded forward kernel; "
+                   "each config lowered to TTGIR for sm_90 and judged on the h200 model (Triton's allocation)",
+           "command": f"bench/inductor/hook_cost.py --space {head_dim} --record {os.path.basename(path)}",
+           "date_utc": time.strftime("%Y-%m-%d", time.gmtime()), "torch": torch.__version__,
+           "triton": triton.__version__, "target": "sm_90", "device": "h200",
+           "limit": limit}
+    # One config a line: the file is read by people as well as by the tests.
+    text = json.dumps(out, indent=1)[:-2] + ',\n "configs": [\n' + ",\n".join("  " + json.dumps(r) for r in rows)
+    with open(path, "w") as f:
+        f.write(text + "\n ]\n}\n")
+
+
 def run_mode(ssi, mode, ops, target, device, in_pool=False):
     """ops: [(name, choices)]; each a call of the hook, as one autotune_select_algorithm."""
     if mode != "again":
         ssi._VERDICTS.clear()
     t = ssi._Torch()
     p = ssi.Pruner(t, target, device, False, "keep", False, None, mode != "every", infer_unfit=(mode == "infer"),
-                   in_pool=in_pool)
+                   in_pool=in_pool, fast=(mode == "fast"))
     per_op = {}
     for name, choices in ops:
         t0 = time.perf_counter()
@@ -112,7 +137,8 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--only", default="flex,block")
     ap.add_argument("--space", type=int, choices=(128, 256), help="head dim of the exhaustive forward space")
-    ap.add_argument("--modes", default="every,dominance,infer,again")
+    ap.add_argument("--modes", default="every,dominance,infer,fast,again")
+    ap.add_argument("--record", help="with --space: write every config's exact figure to this JSON file")
     a = ap.parse_args()
     import torch
     import triton
@@ -135,6 +161,8 @@ def main():
         out["cpu"] = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
     except (OSError, StopIteration):
         pass
+    if a.record:
+        return record_space(ssi, exhaustive_fwd_sources(recs["flex"], a.space), a.record, a.space)
     # Warm-up outside the timings: Triton's and Inductor's imports, one lowering.
     ssi.check_source(recs["block"][0]["source"], "triton_mm", "sm_90", "h200")
     if "pool" in a.modes.split(","):
@@ -147,10 +175,10 @@ def main():
         res = out["sets"][key] = {}
         for mode in a.modes.split(","):
             res[mode] = run_mode(ssi, "dominance" if mode == "pool" else mode, ops, "sm_90", "h200", mode == "pool")
-            print(f"{key:<20} {mode:<10} choices {res[mode]['choices']:>4} lowered {res[mode]['lowered']:>4} "
-                  f"dominated {res[mode]['dominated']:>4} inferred {res[mode]['inferred']:>4} dropped "
-                  f"{res[mode]['dropped']:>4} wall {res[mode]['wall_s']:>7.2f} s ({res[mode]['per_choice_ms']} ms/choice)",
-                  flush=True)
+            r = res[mode]
+            print(f"{key:<26} {mode:<10} choices {r['choices']:>4} lowered {r['lowered']:>4} by bound "
+                  f"{r['dominated'] + r['inferred']:>4} (fits {r['dominated']}, over {r['inferred']}) by estimate 0 "
+                  f"dropped {r['dropped']:>4} wall {r['wall_s']:>7.2f} s ({r['per_choice_ms']} ms/choice)", flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(out, f, indent=1)

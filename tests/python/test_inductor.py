@@ -403,3 +403,113 @@ def test_gpu_script_pins_the_chosen_kernels(recorded):
     assert gpu.kernel_options_of(chosen, backward=False) == {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4,
                                                              "num_stages": 3}
     assert gpu.kernel_options_of(["mm"], backward=False) is None
+
+
+# ---- the fast path (install(fast=True)) replayed over Inductor's exhaustive FlexAttention forward
+# spaces, each config's exact figure recorded (tests/data/inductor/space_fwd_d*_sm90.json): the
+# lowering answers from the record, and counts.
+
+def space(head_dim):
+    return json.loads((DATA / f"space_fwd_d{head_dim}_sm90.json").read_text())
+
+
+def fast_replay(monkeypatch, head_dim, deadline_s=None):
+    """The Pruner's fast decision over one recorded space as one flex_attention op: (pruner,
+    entries, truth by id(choice), limit). A family is a num_warps, as in the generated modules."""
+    rec = space(head_dim)
+    entries, truth = [], {}
+    for row in rec["configs"]:
+        choice = types.SimpleNamespace(bmreq=None)
+        src = f"@triton.jit\nnum_warps={row['params']['num_warps']},\nnum_stages=#,\n"
+        entries.append((choice, "flex_attention", src, dict(row["params"])))
+        truth[id(choice)] = row
+
+    def check(self, batch):
+        out = []
+        for choice, template, _, params in batch:
+            row = truth[id(choice)]
+            v = {"verdict": row["verdict"], "fits": row["verdict"] == "FITS", "shared": row["shared"],
+                 "limit": rec["limit"], "params": dict(params), "template": template,
+                 "message": f"out of resource: shared memory, Required: {row['shared']}"}
+            self.stats["checked"] += 1
+            self._verdict[id(choice)] = v
+            out.append(v)
+        return out
+    monkeypatch.setattr(ssi.Pruner, "_check", check)
+    pruner = ssi.Pruner(None, "sm_90", "h200", False, "keep", False, deadline_s, True, fast=True)
+    pruner._decide(entries, time.perf_counter() + (deadline_s or 0.0))
+    return pruner, entries, truth, rec["limit"]
+
+
+@pytest.mark.parametrize("head_dim", [128, 256])
+def test_fast_path_drops_only_configs_over_the_limit(monkeypatch, head_dim):
+    """Every config the fast path drops, lowered or inferred by dominance, is over the limit by
+    Triton's exact figure."""
+    pruner, entries, truth, limit = fast_replay(monkeypatch, head_dim)
+    dropped = [e for e in entries if (pruner.verdict(e[0]) or {}).get("verdict") == "DOES_NOT_FIT"]
+    assert dropped and all(truth[id(e[0])]["shared"] > limit for e in dropped)
+
+
+@pytest.mark.parametrize("head_dim", [128, 256])
+def test_fast_path_keeps_every_config_that_fits(monkeypatch, head_dim):
+    """No config whose exact figure fits is dropped, and every one over the limit is (the space is
+    settled: nothing left unchecked when there is no budget)."""
+    pruner, entries, truth, limit = fast_replay(monkeypatch, head_dim)
+    dropped = {id(e[0]) for e in entries if (pruner.verdict(e[0]) or {}).get("verdict") == "DOES_NOT_FIT"}
+    assert dropped == {id(e[0]) for e in entries if truth[id(e[0])]["shared"] > limit}
+    assert pruner.stats["over_budget"] == 0
+
+
+@pytest.mark.parametrize("head_dim, most", [(128, 24), (256, 30)])
+def test_fast_path_lowers_few_configs(monkeypatch, head_dim, most):
+    """The lowerings that settle a 144-config space (3 families of 48): 30 at D=256 and 24 at
+    D=128, as measured (bench/inductor/hook_cost.py); the rest follow from dominance."""
+    pruner, entries, _, _ = fast_replay(monkeypatch, head_dim)
+    st = pruner.stats
+    assert st["checked"] <= most
+    assert st["checked"] + st["dominated"] + st["inferred"] == len(entries)
+
+
+def test_fast_path_budget_keeps_the_rest_unchecked(monkeypatch):
+    """Past the budget nothing more is lowered: every choice left is kept unchecked."""
+    pruner, entries, _, _ = fast_replay(monkeypatch, 256, deadline_s=-1.0)
+    assert pruner.stats["checked"] == 0 and pruner.stats["over_budget"] == len(entries)
+    assert all(pruner.verdict(e[0]) is None for e in entries)
+
+
+def test_dominance_holds_on_the_exhaustive_spaces():
+    """The order the fast path's drops rest on: within a num_warps family of a recorded space, a
+    config that dominates another needs at least its shared memory."""
+    pairs = 0
+    for head_dim in (128, 256):
+        rows = space(head_dim)["configs"]
+        for big in rows:
+            for small in rows:
+                if big is not small and ssi.dominates(big["params"], small["params"]):
+                    pairs += 1
+                    assert small["shared"] <= big["shared"], (head_dim, big["params"], small["params"])
+    assert pairs >= 1000
+
+
+def test_frontier_pick_lowers_the_guessed_frontier_first():
+    """With a kin family's verdicts as the guess, the maximal guessed-fitting or minimal
+    guessed-over config goes first; without one, the config that splits the order best."""
+    cfgs = [{"BLOCK_M": m, "num_stages": s, "num_warps": 4} for m in (32, 64, 128) for s in (1, 2, 3)]
+    guess = {ssi._tiles(c): c["BLOCK_M"] * c["num_stages"] > 128 for c in cfgs}
+    first = cfgs[ssi.frontier_pick(cfgs, guess)]
+    assert (first["BLOCK_M"], first["num_stages"]) in {(32, 3), (64, 2), (128, 1), (64, 3), (128, 2)}
+    assert cfgs[ssi.frontier_pick(cfgs)] == {"BLOCK_M": 64, "num_stages": 2, "num_warps": 4}
+
+
+def test_hook_fast_path_drops_by_triton_figure_or_dominance(inductor_stand_in):
+    """The fast path over real lowerings: what it drops is over the limit by the lowered figure or
+    dominates a choice that is; what fits is kept."""
+    fits, mid = inductor_stand_in(128, 128, 64, 2, warps=4), inductor_stand_in(256, 256, 128, 4, warps=4)
+    top, small = inductor_stand_in(256, 256, 128, 5, warps=4), inductor_stand_in(64, 64, 64, 2, warps=4)
+    pruner = ssi.install(target="sm_90", device="h200", fast=True, on_empty="keep")
+    assert pruner([top, small, fits, mid]) == [small, fits]
+    st = pruner.stats
+    assert st["dropped"] == 2 and st["checked"] + st["dominated"] + st["inferred"] == 4 and st["checked"] <= 3
+    for _, _, v in pruner.dropped:
+        assert (v["shared"] or 0) > v["limit"] or "inferred_from" in v
+    pruner.uninstall()

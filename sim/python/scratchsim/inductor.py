@@ -42,7 +42,7 @@ from scratchsim import Error
 from scratchsim import triton as sst
 
 __all__ = ["SUPPORTED_TORCH", "TARGETS", "judge", "prune", "first_fit", "kernels_from_output_code",
-           "template_params", "dominates", "check_source", "report", "pictures",
+           "template_params", "dominates", "frontier_pick", "check_source", "report", "pictures",
            "report_text", "install", "Pruner", "choose_flex", "flex_kernel_options", "model_report",
            "lower_kernel_source", "output_code_records", "dumps"]
 
@@ -161,6 +161,13 @@ def _skeleton(source: str) -> str:
     return c.sub("num_stages=#", b.sub(r"'\1': #", a.sub(r"\1\2#", source)))
 
 
+def _kin(family: tuple) -> tuple:
+    """The families of one op that differ only in num_warps (Pruner._decide's family key with the
+    decorator's num_warps blanked): where frontier_pick takes its guess from."""
+    template, skeleton, _ = family
+    return template, re.sub(r"^num_warps=\d+", "num_warps=#", skeleton, flags=re.M)
+
+
 def _size(params: Mapping) -> int:
     out = params.get("num_stages", 1) or 1
     for k, v in params.items():
@@ -192,6 +199,45 @@ def dominates(big: Mapping, small: Mapping) -> bool:
         elif v != big[k]:
             return False
     return True
+
+
+def _tiles(params: Mapping) -> tuple:
+    """A config's tile sizes and stages without num_warps: the same point in the kin families
+    (one template and source, other num_warps) that frontier_pick predicts from."""
+    return tuple(sorted((k, v) for k, v in params.items() if k != "num_warps"))
+
+
+def frontier_pick(undecided: Sequence[Mapping], predicted: Mapping[tuple, bool] | None = None) -> int:
+    """The index of the config of one family (params, all undecided) to lower next, so that few
+    lowerings settle the family. Whether a config is over the limit is monotone in dominates()
+    (an up-set): a FITS settles every config it dominates, a DOES_NOT_FIT every config that
+    dominates it, and a family is settled exactly when its maximal fitting and minimal unfit
+    configs have been lowered, at least that many lowerings whatever the order.
+
+    predicted maps _tiles(params) to "over" (True) / "fits" (False) as a kin family settled it
+    (same template and source, other num_warps): the frontier there is the first guess here, so
+    the guessed frontier (maximal guessed-fitting, minimal guessed-over configs) is lowered first;
+    where the guess is right, that is the minimum. Without a guess (or once it is spent), the
+    config whose either answer settles most (max of min(|dominated|, |dominating|)): a bisection
+    of the partial order. The pick only orders the lowerings: every verdict is still exact or
+    follows from dominance."""
+    n = len(undecided)
+    below = [[dominates(undecided[i], undecided[j]) for j in range(n)] for i in range(n)]
+    if predicted:
+        guess = [predicted.get(_tiles(p)) for p in undecided]
+        for i in range(n):
+            if guess[i] is False and not any(guess[j] is False and below[j][i] and not below[i][j] for j in range(n)):
+                return i   # a maximal guessed-fitting config
+            if guess[i] is True and not any(guess[j] is True and below[i][j] and not below[j][i] for j in range(n)):
+                return i   # a minimal guessed-over config
+    best, pick = None, 0
+    for i in range(n):
+        down = sum(below[i])
+        up = sum(below[j][i] for j in range(n))
+        score = (min(up, down), up + down)
+        if best is None or score > best:
+            best, pick = score, i
+    return pick
 
 
 def _kernel_verdict(configs: Sequence[dict]) -> str:
@@ -462,7 +508,7 @@ class Pruner:
     does not fit."""
 
     def __init__(self, torch_side: _Torch, target, device, any_target, on_empty, keep_ttgir, budget_s, dominance,
-                 infer_unfit=False, in_pool=False):
+                 infer_unfit=False, in_pool=False, fast=False):
         self._t = torch_side
         self.arch = sst._arch(sst.target_of(target))
         self.device = device
@@ -478,7 +524,8 @@ class Pruner:
         self.keep_ttgir = keep_ttgir
         self.budget_s = budget_s
         self.dominance = bool(dominance)
-        self.infer_unfit = bool(infer_unfit)
+        self.fast = bool(fast)
+        self.infer_unfit = bool(infer_unfit) or self.fast
         self.in_pool = bool(in_pool)
         self.first_fit = False
         self.dropped: list = []
@@ -489,6 +536,7 @@ class Pruner:
                       "dropped": 0, "kept": 0, "errors": 0, "lower_s": 0.0, "simulate_s": 0.0, "wall_s": 0.0, "in_pool": 0}
         self._verdict: dict = {}   # id(choice) -> verdict (None: kept unchecked)
         self._undo: list = []  # what uninstall() restores (choose_flex's choices class)
+        self._settled: dict = {}   # fast: kin family -> {_tiles(params): over the limit}, its guess
 
     def _source(self, choice) -> str:
         with open(choice.bmreq.module_path) as f:
@@ -546,13 +594,16 @@ class Pruner:
         self.unchecked.append((template, params, why))
         self._verdict[id(choice)] = None
 
-    def _next(self, undecided: list) -> list:
+    def _next(self, undecided: list, kin=None) -> list:
         """The choices of one family (sorted by size) to check next. Each choice that does not fit
         must be lowered to be dropped, so the maximal ones (none of the rest dominates them) go
         next: each that FITS settles all it dominates. With infer_unfit (and not in_pool) the
-        middle-sized one goes next, each verdict then settling about half of the rest."""
+        middle-sized one goes next, each verdict then settling about half of the rest. fast: the
+        one frontier_pick names (kin: the family's key for its guess)."""
         if not self.dominance:
             return undecided[:]
+        if self.fast:
+            return [undecided[frontier_pick([e[3] for e in undecided], self._settled.get(kin))]]
         if self.infer_unfit and not self.in_pool:
             return [undecided[len(undecided) // 2]]
         return [e for e in undecided if not any(o is not e and dominates(o[3], e[3]) and o[3] != e[3] for o in undecided)]
@@ -561,7 +612,8 @@ class Pruner:
         """Verdicts for an op's template choices [(choice, template, source, params)], in rounds:
         each round checks every family's _next() together; a FITS keeps unchecked every choice of
         its family it dominates, and with infer_unfit a DOES_NOT_FIT drops every choice that
-        dominates it (_inferred)."""
+        dominates it (_inferred). fast: one family at a time, one lowering a round (frontier_pick),
+        each settled family the guess for its kin (other num_warps) after it."""
         families: dict = {}
         for e in entries:
             families.setdefault((e[1], _skeleton(e[2]), e[3].get("num_warps")), []).append(e)
@@ -571,7 +623,9 @@ class Pruner:
                 for e in [e for members in undecided.values() for e in members]:
                     self._skip(e[0], e[1], e[3], "budget")
                 return
-            rounds = {f: self._next(m) for f, m in undecided.items() if m}
+            # fast: the families one after another (each settled one the next's guess).
+            pending = [(f, m) for f, m in undecided.items() if m][:1 if self.fast else None]
+            rounds = {f: self._next(m, _kin(f)) for f, m in pending}
             batch = [e for picks in rounds.values() for e in picks]
             verdicts = self._check_within(batch, deadline)
             for f, picks in rounds.items():
@@ -594,6 +648,9 @@ class Pruner:
                             keep.append(o)
                     rest = keep
                 undecided[f] = rest
+                if self.fast and not rest:
+                    self._settled[_kin(f)] = {_tiles(e[3]): (self._verdict.get(id(e[0])) or {}).get("verdict")
+                                              == "DOES_NOT_FIT" for e in families[f]}
 
     def _first_fit(self, entries: list):
         """The chooser: the op's FlexAttention choices checked in Inductor's order until one FITS."""
@@ -654,7 +711,8 @@ class Pruner:
 
 def install(target=None, device: str | None = None, *, any_target: bool = False, on_empty: str = "raise",
             keep_ttgir: bool = False, budget_s: float | None = 30.0, dominance: bool = True,
-            infer_unfit: bool = False, in_pool: bool = False, allow_untested: bool = False) -> Pruner:
+            infer_unfit: bool = False, in_pool: bool = False, fast: bool = False,
+            allow_untested: bool = False) -> Pruner:
     """Registers a Pruner with Inductor (torch._inductor.select_algorithm.add_preprocessing_fn):
     from now on every autotune_select_algorithm (mm, bmm, addmm, flex_attention and its backward,
     flex_decoding, ...) drops the Triton template choices that cannot fit on `target` (None: the
@@ -665,11 +723,14 @@ def install(target=None, device: str | None = None, *, any_target: bool = False,
     the choices left when it is spent are kept unchecked. dominance: keep unchecked a choice that
     a fitting one of its family dominates (dominates()); infer_unfit: also drop, unlowered, a
     choice that dominates one that does not fit (its verdict says so: "inferred_from"). in_pool:
-    lower each round of checks in Inductor's compile workers when they are up. A device of
+    lower each round of checks in Inductor's compile workers when they are up. fast: settle each
+    family with few lowerings (frontier_pick: bisect the dominance order, take the frontier of a
+    settled kin family as the first guess) and drop by dominance as infer_unfit does; every drop is
+    Triton's figure or dominates one (docs/inductor.md, "The fast path"). A device of
     another architecture than the target is an Error unless any_target. Pruner.uninstall()
     removes it."""
     pruner = Pruner(_Torch(allow_untested), target, device, any_target, on_empty, keep_ttgir, budget_s, dominance,
-                    infer_unfit, in_pool)
+                    infer_unfit, in_pool, fast)
     pruner._t.add_preprocessing_fn(pruner)
     return pruner
 
