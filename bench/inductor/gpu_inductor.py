@@ -25,12 +25,13 @@ is recorded as skipped, one still running at its deadline as a timeout:
   chooser    FlexAttention forward + backward without max-autotune under choose_flex(target
              "sm_89", device "rtx4090"): the config it picks for an RTX 4090 and Inductor's own
              default's verdict there; the picked config runs here (H200) and matches eager.
-  flexx_off / flexx_on (flexx_infer, flexx_pool, flexx_nocheck: install(infer_unfit=True),
-             install(in_pool=True), install(budget_s=0): installed, nothing checked)
+  flexx_off / flexx_on (flexx_infer, flexx_pool, flexx_fast, flexx_fastpool, flexx_nocheck:
+             install(infer_unfit=True), install(in_pool=True), install(fast=True), install(fast=True,
+             workers=FASTPOOL_WORKERS), install(budget_s=0): installed, nothing checked)
              FlexAttention forward alone (inference), D=256, over Inductor's exhaustive forward
              space (config.max_autotune_flex_search_space = "EXHAUSTIVE": 144 configs, 56 of them
              over the H200's limit by scratchsim's figure, bench/inductor/hook_cost.py --space 256).
-  <part>_timing (after each flex pair with off and on)
+  <part>_timing (<part>_<hook>_timing: after off and the first hooked variant of a flex part)
              the kernels each variant chose, pinned through kernel_options and compiled in one
              process, timed interleaved (A, B, B, A, ...: TIMING_ROUNDS rounds): the median per
              side, the median of the per-round ratios on/off and its 10th-90th percentiles.
@@ -63,6 +64,9 @@ FLEX_SHAPES = {"flex": dict(batch=2, heads=32, seq=2048, head_dim=128),
 # flexx: FlexAttention forward (inference) over Inductor's exhaustive forward space, D=256, where
 # most configs cannot fit an H200 (bench/inductor/hook_cost.py --space 256 counts them on the CPU).
 EXHAUSTIVE_PARTS = ("flexx",)
+# The hook "fastpool": install(fast=True, workers=N). A quarter of a 16-core host, so that the
+# pool's start leaves Inductor's own compile workers most of the CPU while they start.
+FASTPOOL_WORKERS = 4
 # Interleaved timing: rounds of (A, B) pairs, each side CALLS_PER_SAMPLE calls between CUDA events.
 TIMING_ROUNDS, CALLS_PER_SAMPLE = 200, 5
 
@@ -228,6 +232,11 @@ def child(part, hook, out_path, deadline):
             pruner = ssi.install(target=None, device="h200", keep_ttgir=True, infer_unfit=True)
         elif hook == "pool":
             pruner = ssi.install(target=None, device="h200", keep_ttgir=True, in_pool=True)
+        elif hook == "fast":
+            pruner = ssi.install(target=None, device="h200", keep_ttgir=True, fast=True)
+        elif hook == "fastpool":
+            # The fast path with FASTPOOL_WORKERS spawned lowering workers of its own, started here.
+            pruner = ssi.install(target=None, device="h200", keep_ttgir=True, fast=True, workers=FASTPOOL_WORKERS)
         elif hook == "nocheck":
             # Installed, but with no time to check anything: every choice is kept unchecked. What
             # the hook's presence alone costs Inductor's compile.
@@ -441,23 +450,26 @@ def compare_outputs(a_dir, b_dir):
             for x, y in zip(a, b)]
 
 
-def compare_pair(a, part, results, work, end, caps, log, save):
-    """After a part's off and on compiles: their outputs compared, the compile-time ratio, and
-    (FlexAttention) the chosen kernels timed interleaved."""
-    off, on = results["parts"][f"{part}_off"], results["parts"][f"{part}_on"]
+def compare_pair(a, part, hook, results, work, end, caps, log, save, timing=True):
+    """After a part's off compile and a hooked one (hook "on", "fast", ...): their outputs
+    compared, the compile-time ratio, and (FlexAttention, with timing) the chosen kernels timed
+    interleaved. Keys: <part>_outputs, _compile_speedup, _timing for "on", else
+    <part>_<hook>_outputs, ..."""
+    off, on = results["parts"][f"{part}_off"], results["parts"][f"{part}_{hook}"]
+    name = part if hook == "on" else f"{part}_{hook}"
     try:
-        results["parts"][f"{part}_outputs"] = compare_outputs(off["_dir"], on["_dir"])
+        results["parts"][f"{name}_outputs"] = compare_outputs(off["_dir"], on["_dir"])
     except Exception:
-        results["parts"][f"{part}_outputs"] = {"error": traceback.format_exc()[-2000:]}
+        results["parts"][f"{name}_outputs"] = {"error": traceback.format_exc()[-2000:]}
     if off.get("compile_s") and on.get("compile_s"):
-        results["parts"][f"{part}_compile_speedup"] = off["compile_s"] / on["compile_s"]
+        results["parts"][f"{name}_compile_speedup"] = off["compile_s"] / on["compile_s"]
     save()
-    if a.no_timing or not part.startswith("flex") or "chosen" not in off or "chosen" not in on:
+    if not timing or a.no_timing or not part.startswith("flex") or "chosen" not in off or "chosen" not in on:
         return
     backward = part not in EXHAUSTIVE_PARTS
     spec = {"part": part, "A": kernel_options_of(off["chosen"], backward),
-            "B": kernel_options_of(on["chosen"], backward), "A_is": f"{part}_off", "B_is": f"{part}_on"}
-    results["parts"][f"{part}_timing"] = run_child("timing", part, work, end, caps["timing"], log,
+            "B": kernel_options_of(on["chosen"], backward), "A_is": f"{part}_off", "B_is": f"{part}_{hook}"}
+    results["parts"][f"{name}_timing"] = run_child("timing", part, work, end, caps["timing"], log,
                                                    ("--spec", json.dumps(spec)))
     save()
 
@@ -468,8 +480,9 @@ def main():
     ap.add_argument("--budget-s", type=float, default=360)
     ap.add_argument("--parts", default="configs,flex,flexx,flexx:pool",
                     help="comma-separated: configs, chooser, flex, block, flex256, flexx; PART:HOOK for one "
-                         "variant (off; on: the default hook; infer: infer_unfit; pool: in_pool); each PART "
-                         "with both off and on is then timed interleaved")
+                         "variant (off; on: the default hook; infer: infer_unfit; pool: in_pool; fast: the "
+                         "fast path; fastpool: with its own workers; nocheck); off runs first, each hooked "
+                         "variant is compared with it, the first one's kernels timed interleaved")
     ap.add_argument("--no-timing", action="store_true", help="skip the interleaved timing of each off/on pair")
     ap.add_argument("--caps", default="", help="per-part time caps in seconds, e.g. flexx=220,timing=90")
     ap.add_argument("--child")
@@ -515,16 +528,14 @@ def main():
         results["parts"]["chooser"] = run_child("flex", "choose", work, end, caps["chooser"], log)
         save()
     for part in [p for p in wanted if p in ("flex", "block", "flex256", "flexx")]:
-        # off and on, their comparison and timing first; other variants after, as budget allows.
-        hooks = [h for h in ("off", "on") if h in wanted[part]]
-        for hook in hooks:
+        # off first, then each hooked variant in the order given, each compared with off; the
+        # first one's chosen kernels are timed against off's, as budget allows.
+        hooks = ["off"] * ("off" in wanted[part]) + [h for h in dict.fromkeys(wanted[part]) if h != "off"]
+        for i, hook in enumerate(hooks):
             results["parts"][f"{part}_{hook}"] = run_child(part, hook, work, end, caps[part], log)
             save()
-        if hooks == ["off", "on"]:
-            compare_pair(a, part, results, work, end, caps, log, save)
-        for hook in [h for h in wanted[part] if h not in hooks]:
-            results["parts"][f"{part}_{hook}"] = run_child(part, hook, work, end, caps[part], log)
-            save()
+            if hook != "off" and hooks[0] == "off":
+                compare_pair(a, part, hook, results, work, end, caps, log, save, timing=(i == 1))
     # The recorded kernels travel back as one archive.
     with tarfile.open(os.path.join(a.out, "inductor_data.tar.gz"), "w:gz") as tar:
         tar.add(path, arcname="inductor_gpu.json")

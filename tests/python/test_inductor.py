@@ -413,58 +413,83 @@ def space(head_dim):
     return json.loads((DATA / f"space_fwd_d{head_dim}_sm90.json").read_text())
 
 
-def fast_replay(monkeypatch, head_dim, deadline_s=None):
-    """The Pruner's fast decision over one recorded space as one flex_attention op: (pruner,
-    entries, truth by id(choice), limit). A family is a num_warps, as in the generated modules."""
-    rec = space(head_dim)
-    entries, truth = [], {}
-    for row in rec["configs"]:
-        choice = types.SimpleNamespace(bmreq=None)
-        src = f"@triton.jit\nnum_warps={row['params']['num_warps']},\nnum_stages=#,\n"
-        entries.append((choice, "flex_attention", src, dict(row["params"])))
-        truth[id(choice)] = row
+def space_rows(head_dim):
+    """A recorded space as (source, params, shared, verdict) rows: one flex_attention op whose
+    families are the num_warps, each source unique (its cache key) up to its tiles (_skeleton)."""
+    return [(f"num_warps={r['params']['num_warps']},\n'BLOCK_ROW': {i}\n", r["params"], r["shared"], r["verdict"])
+            for i, r in enumerate(space(head_dim)["configs"])]
 
-    def check(self, batch):
-        out = []
-        for choice, template, _, params in batch:
-            row = truth[id(choice)]
-            v = {"verdict": row["verdict"], "fits": row["verdict"] == "FITS", "shared": row["shared"],
-                 "limit": rec["limit"], "params": dict(params), "template": template,
-                 "message": f"out of resource: shared memory, Required: {row['shared']}"}
-            self.stats["checked"] += 1
-            self._verdict[id(choice)] = v
-            out.append(v)
-        return out
-    monkeypatch.setattr(ssi.Pruner, "_check", check)
-    pruner = ssi.Pruner(None, "sm_90", "h200", False, "keep", False, deadline_s, True, fast=True)
+
+def recorded_rows(recorded, member, template):
+    return [(r["source"], r["params"], r["shared"], r["verdict"]) for r in recorded[member] if r["template"] == template]
+
+
+def fast_replay(monkeypatch, rows, deadline_s=None, pool=None, fast=True):
+    """The Pruner's fast decision (fast=False: the default hook's) over recorded rows as one op,
+    check_source answering from the record: (pruner, entries, truth by id(choice))."""
+    monkeypatch.setattr(ssi, "_VERDICTS", {})
+    by_source = {row[0]: row for row in rows}
+
+    def check_source(source, *args):
+        _, params, shared, verdict = by_source[source]
+        return {"verdict": verdict, "fits": verdict == "FITS", "shared": shared, "limit": 232448,
+                "params": dict(params), "message": f"out of resource: shared memory, Required: {shared}",
+                "lower_s": 0.0, "simulate_s": 0.0}
+    monkeypatch.setattr(ssi, "check_source", check_source)
+    entries, truth = [], {}
+    for row in rows:
+        choice = types.SimpleNamespace(bmreq=types.SimpleNamespace(kernel_name="triton_t"))
+        entries.append((choice, "flex_attention", row[0], dict(row[1])))
+        truth[id(choice)] = row
+    pruner = ssi.Pruner(None, "sm_90", "h200", False, "keep", False, deadline_s, True, fast=fast)
+    pruner._pool = pool
     pruner._decide(entries, time.perf_counter() + (deadline_s or 0.0))
-    return pruner, entries, truth, rec["limit"]
+    return pruner, entries, truth
+
+
+def dropped(pruner, entries):
+    return {id(e[0]) for e in entries if (pruner.verdict(e[0]) or {}).get("verdict") == "DOES_NOT_FIT"}
+
+
+class ImmediatePool:
+    """A stand-in for the workers: each lowering done as it is submitted, `width` at a time."""
+    def __init__(self, width):
+        self.width, self.submitted = width, 0
+
+    def ready(self):
+        return True
+
+    def submit(self, fn, *args):
+        import concurrent.futures
+        self.submitted += 1
+        fut = concurrent.futures.Future()
+        fut.set_result(fn(*args))
+        return fut
 
 
 @pytest.mark.parametrize("head_dim", [128, 256])
 def test_fast_path_drops_only_configs_over_the_limit(monkeypatch, head_dim):
     """Every config the fast path drops, lowered or inferred by dominance, is over the limit by
     Triton's exact figure."""
-    pruner, entries, truth, limit = fast_replay(monkeypatch, head_dim)
-    dropped = [e for e in entries if (pruner.verdict(e[0]) or {}).get("verdict") == "DOES_NOT_FIT"]
-    assert dropped and all(truth[id(e[0])]["shared"] > limit for e in dropped)
+    pruner, entries, truth = fast_replay(monkeypatch, space_rows(head_dim))
+    drops = dropped(pruner, entries)
+    assert drops and all(truth[i][2] > space(head_dim)["limit"] for i in drops)
 
 
 @pytest.mark.parametrize("head_dim", [128, 256])
 def test_fast_path_keeps_every_config_that_fits(monkeypatch, head_dim):
     """No config whose exact figure fits is dropped, and every one over the limit is (the space is
     settled: nothing left unchecked when there is no budget)."""
-    pruner, entries, truth, limit = fast_replay(monkeypatch, head_dim)
-    dropped = {id(e[0]) for e in entries if (pruner.verdict(e[0]) or {}).get("verdict") == "DOES_NOT_FIT"}
-    assert dropped == {id(e[0]) for e in entries if truth[id(e[0])]["shared"] > limit}
+    pruner, entries, truth = fast_replay(monkeypatch, space_rows(head_dim))
+    assert dropped(pruner, entries) == {i for i, row in truth.items() if row[2] > space(head_dim)["limit"]}
     assert pruner.stats["over_budget"] == 0
 
 
-@pytest.mark.parametrize("head_dim, most", [(128, 24), (256, 30)])
+@pytest.mark.parametrize("head_dim, most", [(128, 26), (256, 33)])
 def test_fast_path_lowers_few_configs(monkeypatch, head_dim, most):
-    """The lowerings that settle a 144-config space (3 families of 48): 30 at D=256 and 24 at
+    """The lowerings that settle a 144-config space (3 families of 48): 33 at D=256 and 26 at
     D=128, as measured (bench/inductor/hook_cost.py); the rest follow from dominance."""
-    pruner, entries, _, _ = fast_replay(monkeypatch, head_dim)
+    pruner, entries, _ = fast_replay(monkeypatch, space_rows(head_dim))
     st = pruner.stats
     assert st["checked"] <= most
     assert st["checked"] + st["dominated"] + st["inferred"] == len(entries)
@@ -472,9 +497,46 @@ def test_fast_path_lowers_few_configs(monkeypatch, head_dim, most):
 
 def test_fast_path_budget_keeps_the_rest_unchecked(monkeypatch):
     """Past the budget nothing more is lowered: every choice left is kept unchecked."""
-    pruner, entries, _, _ = fast_replay(monkeypatch, 256, deadline_s=-1.0)
+    pruner, entries, _ = fast_replay(monkeypatch, space_rows(256), deadline_s=-1.0)
     assert pruner.stats["checked"] == 0 and pruner.stats["over_budget"] == len(entries)
     assert all(pruner.verdict(e[0]) is None for e in entries)
+
+
+@pytest.mark.parametrize("member, template", [("run1/flex_on.records.json", "flex_attention"),
+                                              ("run1/flex_on.records.json", "flex_attention_backward"),
+                                              ("run2/block_on.records.json", "mm")])
+def test_fast_path_lowers_no_more_than_the_default_on_recorded_ops(monkeypatch, recorded, member, template):
+    """Where (almost) everything fits, as in the recorded D=128 FlexAttention and decoder-block
+    ops, the fast path lowers the maximal choices first, as the default hook does, and no more."""
+    rows = recorded_rows(recorded, member, template)
+    default = fast_replay(monkeypatch, rows, fast=False)[0].stats["checked"]
+    pruner, entries, truth = fast_replay(monkeypatch, rows)
+    assert pruner.stats["checked"] <= default
+    assert dropped(pruner, entries) == {i for i, row in truth.items() if row[3] == "DOES_NOT_FIT"}
+
+
+@pytest.mark.parametrize("width", [2, 8])
+def test_fast_path_with_workers_drops_the_same(monkeypatch, width):
+    """With workers (several lowerings in flight, none comparable to another of its family), the
+    drops are the same: exactly the configs over the limit."""
+    pool = ImmediatePool(width)
+    pruner, entries, truth = fast_replay(monkeypatch, space_rows(256), pool=pool)
+    assert dropped(pruner, entries) == {i for i, row in truth.items() if row[2] > space(256)["limit"]}
+    assert pool.submitted == pruner.stats["in_pool"] == pruner.stats["checked"] <= 40
+
+
+def test_fast_path_budget_bounds_the_wait_for_workers(monkeypatch):
+    """Workers that do not answer in time: the op returns at its budget with every choice kept."""
+    import concurrent.futures
+
+    class Stuck(ImmediatePool):
+        def submit(self, fn, *args):
+            self.submitted += 1
+            return concurrent.futures.Future()   # never done
+    t0 = time.perf_counter()
+    pruner, entries, _ = fast_replay(monkeypatch, space_rows(256), deadline_s=0.5, pool=Stuck(4))
+    assert time.perf_counter() - t0 < 5.0
+    assert pruner.stats["checked"] == 0 and pruner.stats["over_budget"] == len(entries)
 
 
 def test_dominance_holds_on_the_exhaustive_spaces():

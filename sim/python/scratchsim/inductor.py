@@ -31,6 +31,7 @@ recorded from real compiles (tests/data/inductor) through them.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import logging
 import re
@@ -508,7 +509,7 @@ class Pruner:
     does not fit."""
 
     def __init__(self, torch_side: _Torch, target, device, any_target, on_empty, keep_ttgir, budget_s, dominance,
-                 infer_unfit=False, in_pool=False, fast=False):
+                 infer_unfit=False, in_pool=False, fast=False, workers=0):
         self._t = torch_side
         self.arch = sst._arch(sst.target_of(target))
         self.device = device
@@ -536,7 +537,12 @@ class Pruner:
                       "dropped": 0, "kept": 0, "errors": 0, "lower_s": 0.0, "simulate_s": 0.0, "wall_s": 0.0, "in_pool": 0}
         self._verdict: dict = {}   # id(choice) -> verdict (None: kept unchecked)
         self._undo: list = []  # what uninstall() restores (choose_flex's choices class)
-        self._settled: dict = {}   # fast: kin family -> {_tiles(params): over the limit}, its guess
+        self._settled: dict = {}   # fast: kin family, or template -> {_tiles(params): over the limit}
+        self._over_seen: set = set()  # fast: families with a lowered DOES_NOT_FIT
+        # fast with workers: a pool of our own, started now so that it is warm by the first op.
+        self._pool = _LowerPool(workers, self.arch) if self.fast and workers else None
+        if self._pool:
+            self._undo.append(self._pool.close)
 
     def _source(self, choice) -> str:
         with open(choice.bmreq.module_path) as f:
@@ -545,14 +551,25 @@ class Pruner:
     def _check(self, batch: list) -> list:
         """The verdicts of [(choice, template, source, params)]: from this process's cache, else
         lowered and judged (in Inductor's compile workers with in_pool when they are up)."""
+        keys, todo = self._todo(batch)
+        results, pooled = _in_pool(self._t, check_source, [self._args(batch[i]) for i in todo], self.in_pool)
+        self.stats["in_pool"] += pooled
+        return self._finish(batch, keys, todo, results)
+
+    def _todo(self, batch: list) -> tuple[list, list]:
+        """(cache keys of the batch, the indices not in this process's cache)."""
         keys = [(_digest(src), c.bmreq.kernel_name, self.arch, self.device, self.any_target) for c, _, src, _ in batch]
         todo = [i for i, k in enumerate(keys) if k not in _VERDICTS or (self.keep_ttgir and "ttgir" not in _VERDICTS[k]
                                                                         and "error" not in _VERDICTS[k])]
         self.stats["cached"] += len(batch) - len(todo)
-        args = [(batch[i][2], batch[i][0].bmreq.kernel_name, self.arch, self.device, self.any_target, self.keep_ttgir,
-                 True) for i in todo]
-        results, pooled = _in_pool(self._t, check_source, args, self.in_pool)
-        self.stats["in_pool"] += pooled
+        return keys, todo
+
+    def _args(self, entry) -> tuple:
+        """check_source's arguments for an entry (plain values: they also travel to worker processes)."""
+        return entry[2], entry[0].bmreq.kernel_name, self.arch, self.device, self.any_target, self.keep_ttgir, True
+
+    def _finish(self, batch: list, keys: list, todo: list, results: list) -> list:
+        """Stores the lowered results of batch[todo] and returns every entry's verdict (None: not checked)."""
         for i, v in zip(todo, results):
             _VERDICTS[keys[i]] = v
             if "error" not in v:
@@ -594,16 +611,22 @@ class Pruner:
         self.unchecked.append((template, params, why))
         self._verdict[id(choice)] = None
 
-    def _next(self, undecided: list, kin=None) -> list:
+    def _guess(self, family: tuple, undecided: list) -> dict | None:
+        """fast: frontier_pick's guess for a family: how its kin (other num_warps) settled, else the
+        last family of its template (another op, shape), else, until a lowering says otherwise,
+        that all fit (most of Inductor's default spaces do: then the maximal choices, as few as
+        possible, settle it); once one does not fit, none (bisect)."""
+        guess = self._settled.get(_kin(family)) or self._settled.get(family[0]) or {}
+        rest = False if family not in self._over_seen else None
+        return {_tiles(e[3]): guess.get(_tiles(e[3]), rest) for e in undecided}
+
+    def _next(self, undecided: list) -> list:
         """The choices of one family (sorted by size) to check next. Each choice that does not fit
         must be lowered to be dropped, so the maximal ones (none of the rest dominates them) go
         next: each that FITS settles all it dominates. With infer_unfit (and not in_pool) the
-        middle-sized one goes next, each verdict then settling about half of the rest. fast: the
-        one frontier_pick names (kin: the family's key for its guess)."""
+        middle-sized one goes next, each verdict then settling about half of the rest."""
         if not self.dominance:
             return undecided[:]
-        if self.fast:
-            return [undecided[frontier_pick([e[3] for e in undecided], self._settled.get(kin))]]
         if self.infer_unfit and not self.in_pool:
             return [undecided[len(undecided) // 2]]
         return [e for e in undecided if not any(o is not e and dominates(o[3], e[3]) and o[3] != e[3] for o in undecided)]
@@ -612,20 +635,19 @@ class Pruner:
         """Verdicts for an op's template choices [(choice, template, source, params)], in rounds:
         each round checks every family's _next() together; a FITS keeps unchecked every choice of
         its family it dominates, and with infer_unfit a DOES_NOT_FIT drops every choice that
-        dominates it (_inferred). fast: one family at a time, one lowering a round (frontier_pick),
-        each settled family the guess for its kin (other num_warps) after it."""
+        dominates it (_inferred). fast: _decide_fast."""
         families: dict = {}
         for e in entries:
             families.setdefault((e[1], _skeleton(e[2]), e[3].get("num_warps")), []).append(e)
+        if self.fast:
+            return self._decide_fast(families, deadline)
         undecided = {f: sorted(m, key=lambda e: _size(e[3])) for f, m in families.items()}
         while any(undecided.values()):
             if self.budget_s is not None and time.perf_counter() > deadline:
                 for e in [e for members in undecided.values() for e in members]:
                     self._skip(e[0], e[1], e[3], "budget")
                 return
-            # fast: the families one after another (each settled one the next's guess).
-            pending = [(f, m) for f, m in undecided.items() if m][:1 if self.fast else None]
-            rounds = {f: self._next(m, _kin(f)) for f, m in pending}
+            rounds = {f: self._next(m) for f, m in undecided.items() if m}
             batch = [e for picks in rounds.values() for e in picks]
             verdicts = self._check_within(batch, deadline)
             for f, picks in rounds.items():
@@ -634,23 +656,96 @@ class Pruner:
                     if id(e) not in verdicts:
                         self._skip(e[0], e[1], e[3], "budget")
                         continue
-                    v = verdicts[id(e)]
-                    if v is None or not self.dominance or v["verdict"] == "AT_RISK":
-                        continue
-                    keep = []
-                    for o in rest:
-                        if v["verdict"] == "FITS" and dominates(e[3], o[3]):
-                            self._skip(o[0], o[1], o[3], "dominated")
-                        elif v["verdict"] == "DOES_NOT_FIT" and self.infer_unfit and dominates(o[3], e[3]):
-                            self.stats["inferred"] += 1
-                            self._verdict[id(o[0])] = {**_inferred(v, o[3]), "template": o[1]}
-                        else:
-                            keep.append(o)
-                    rest = keep
+                    rest = self._apply(e, verdicts[id(e)], rest)
                 undecided[f] = rest
-                if self.fast and not rest:
-                    self._settled[_kin(f)] = {_tiles(e[3]): (self._verdict.get(id(e[0])) or {}).get("verdict")
-                                              == "DOES_NOT_FIT" for e in families[f]}
+
+    def _apply(self, e, v: dict | None, rest: list) -> list:
+        """The entries of `rest` (e's family) that e's verdict v leaves undecided: a FITS keeps
+        unchecked those it dominates, with infer_unfit a DOES_NOT_FIT drops those dominating it."""
+        if v is None or not self.dominance or v["verdict"] == "AT_RISK":
+            return rest
+        keep = []
+        for o in rest:
+            if v["verdict"] == "FITS" and dominates(e[3], o[3]):
+                self._skip(o[0], o[1], o[3], "dominated")
+            elif v["verdict"] == "DOES_NOT_FIT" and self.infer_unfit and dominates(o[3], e[3]):
+                self.stats["inferred"] += 1
+                self._verdict[id(o[0])] = {**_inferred(v, o[3]), "template": o[1]}
+            else:
+                keep.append(o)
+        return keep
+
+    def _decide_fast(self, families: dict, deadline: float) -> None:
+        """fast: the families one after another (each settled one its kin's guess), each lowering
+        the one frontier_pick names among the choices not comparable to one being lowered; with
+        workers, that many in flight at once in the pool, else one at a time here. The budget is
+        read before each lowering and bounds the wait for the pool; until the pool is warm, the
+        lowerings run here."""
+        undecided = {f: list(m) for f, m in families.items()}
+        flight: dict = {}   # future -> (family, entry)
+        while any(undecided.values()):
+            now = time.perf_counter()
+            if self.budget_s is not None and now > deadline:
+                break
+            pool = self._pool if self._pool and self._pool.ready() else None
+            while len(flight) < (pool.width if pool else 1):
+                pick = self._pick(undecided, flight.values())
+                if pick is None:
+                    break
+                flight[self._lower(pick[1], pool)] = pick
+            if not flight:
+                break
+            done, _ = concurrent.futures.wait(flight, None if self.budget_s is None else max(0.0, deadline - now),
+                                              return_when=concurrent.futures.FIRST_COMPLETED)
+            for fut in done:
+                f, e = flight.pop(fut)
+                v = self._verdict_of(e, fut)
+                if v is not None and v["verdict"] == "DOES_NOT_FIT":
+                    self._over_seen.add(f)
+                undecided[f] = self._apply(e, v, [o for o in undecided[f] if o is not e])
+                if not undecided[f] and not any(g == f for g, _ in flight.values()):
+                    self._settled[_kin(f)] = self._settled[f[0]] = {
+                        _tiles(o[3]): (self._verdict.get(id(o[0])) or {}).get("verdict") == "DOES_NOT_FIT"
+                        for o in families[f]}
+        for fut, (f, e) in flight.items():
+            fut.cancel()
+        for e in [e for members in undecided.values() for e in members]:
+            self._skip(e[0], e[1], e[3], "budget")
+
+    def _pick(self, undecided: dict, flying) -> tuple | None:
+        """(family, entry) to lower next: in the first family with a choice neither being lowered
+        nor comparable to one that is, frontier_pick's."""
+        for f, members in undecided.items():
+            busy = [e for g, e in flying if g == f]
+            free = [e for e in members if all(e is not b and not dominates(e[3], b[3]) and not dominates(b[3], e[3])
+                                              for b in busy)]
+            if free:
+                return f, free[frontier_pick([e[3] for e in free], self._guess(f, free))]
+        return None
+
+    def _lower(self, e, pool) -> concurrent.futures.Future:
+        """The lowering of entry e: done already when cached or lowered here, else in the pool."""
+        keys, todo = self._todo([e]) if pool else (None, None)
+        if pool and todo:
+            fut = pool.submit(check_source, *self._args(e))
+            fut.scratchsim_keys = keys
+            return fut
+        fut = concurrent.futures.Future()
+        fut.set_result(self._check([e])[0])
+        return fut
+
+    def _verdict_of(self, e, fut) -> dict | None:
+        """An entry's verdict from its finished lowering; a pool that failed it: lowered here."""
+        keys = getattr(fut, "scratchsim_keys", None)
+        if keys is None:
+            return fut.result()
+        try:
+            result = fut.result()
+        except Exception as exc:
+            log.debug("scratchsim: a pool lowering failed (%s); lowering it here", exc)
+            return self._check([e])[0]
+        self.stats["in_pool"] += 1
+        return self._finish([e], keys, [0], [result])[0]
 
     def _first_fit(self, entries: list):
         """The chooser: the op's FlexAttention choices checked in Inductor's order until one FITS."""
@@ -711,7 +806,7 @@ class Pruner:
 
 def install(target=None, device: str | None = None, *, any_target: bool = False, on_empty: str = "raise",
             keep_ttgir: bool = False, budget_s: float | None = 30.0, dominance: bool = True,
-            infer_unfit: bool = False, in_pool: bool = False, fast: bool = False,
+            infer_unfit: bool = False, in_pool: bool = False, fast: bool = False, workers: int = 0,
             allow_untested: bool = False) -> Pruner:
     """Registers a Pruner with Inductor (torch._inductor.select_algorithm.add_preprocessing_fn):
     from now on every autotune_select_algorithm (mm, bmm, addmm, flex_attention and its backward,
@@ -726,11 +821,12 @@ def install(target=None, device: str | None = None, *, any_target: bool = False,
     lower each round of checks in Inductor's compile workers when they are up. fast: settle each
     family with few lowerings (frontier_pick: bisect the dominance order, take the frontier of a
     settled kin family as the first guess) and drop by dominance as infer_unfit does; every drop is
-    Triton's figure or dominates one (docs/inductor.md, "The fast path"). A device of
+    Triton's figure or dominates one (docs/inductor.md, "The fast path"); with workers=N, N
+    lowerings at once in spawned processes of our own, started here. A device of
     another architecture than the target is an Error unless any_target. Pruner.uninstall()
     removes it."""
     pruner = Pruner(_Torch(allow_untested), target, device, any_target, on_empty, keep_ttgir, budget_s, dominance,
-                    infer_unfit, in_pool, fast)
+                    infer_unfit, in_pool, fast, workers)
     pruner._t.add_preprocessing_fn(pruner)
     return pruner
 
@@ -778,6 +874,57 @@ def flex_kernel_options(params: Mapping[str, Any]) -> dict:
     num_stages)."""
     keep = ("BLOCK_M", "BLOCK_N", "BLOCK_M1", "BLOCK_N1", "BLOCK_M2", "BLOCK_N2", "num_warps", "num_stages")
     return {k: params[k] for k in keep if k in params}
+
+
+_WARM_KERNEL = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def warm(x_ptr):
+    offs = tl.arange(0, 16)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+"""
+
+
+def _warm_worker(arch: str) -> None:
+    """A lowering worker's start: what check_source imports (Inductor's template runtime, Triton's
+    front end and the target's backend, scratchsim), done by one small lowering before the first
+    op needs it."""
+    import torch._inductor.runtime.triton_heuristics  # noqa: F401
+    try:
+        fn = sst.load_source_module(_WARM_KERNEL, "warm").warm
+        sst.lower_compiled(fn, {"x_ptr": "*fp32"}, {}, {}, arch, {"num_warps": 4, "num_stages": 1})
+    except Exception as e:  # the worker still lowers; its first lowering just pays for this
+        log.debug("scratchsim: warming a lowering worker failed (%s)", e)
+
+
+class _LowerPool:
+    """install(fast=True, workers=N): N spawned worker processes for check_source, started at
+    install so that their imports are done before Inductor's autotuning starts."""
+
+    def __init__(self, workers: int, arch: str):
+        import multiprocessing
+        self.width = int(workers)
+        self._ex = concurrent.futures.ProcessPoolExecutor(self.width, mp_context=multiprocessing.get_context("spawn"),
+                                                          initializer=_warm_worker, initargs=(arch,))
+        # Each worker starts (and warms) now, not at the first op.
+        self._started = [self._ex.submit(int) for _ in range(self.width)]
+
+    def ready(self) -> bool:
+        """Whether every worker has started and warmed: until then the Pruner lowers here, so a
+        pool still starting never makes an op wait longer than lowering here would."""
+        return all(f.done() for f in self._started)
+
+    def wait_ready(self) -> None:
+        concurrent.futures.wait(self._started)
+
+    def submit(self, fn, *args) -> concurrent.futures.Future:
+        return self._ex.submit(fn, *args)
+
+    def close(self) -> None:
+        self._ex.shutdown(wait=False, cancel_futures=True)
 
 
 def _in_pool(t: "_Torch", fn, argsets: Sequence[tuple], use_pool: bool) -> list:
