@@ -293,6 +293,11 @@ def test_install_refuses_a_device_of_another_target(inductor_stand_in):
         ssi.install(target="sm_89", device="h100")
 
 
+def dominance_pairs(groups):
+    """(big, small) of every pair of rows ({"params", "shared"}) of one group where big dominates small."""
+    return [(b, s) for rs in groups for b in rs for s in rs if b is not s and ssi.dominates(b["params"], s["params"])]
+
+
 def test_dominance_holds_on_every_recorded_pair(recorded):
     """dominates() is the hook's reason to keep a choice unchecked: on every pair of recorded
     choices of one family (template, source up to tiles and stages, num_warps) where one
@@ -302,12 +307,9 @@ def test_dominance_holds_on_every_recorded_pair(recorded):
         families = collections.defaultdict(list)
         for r in recorded[member]:
             families[(r["template"], ssi._skeleton(r["source"]), r["params"]["num_warps"])].append(r)
-        for rs in families.values():
-            for big in rs:
-                for small in rs:
-                    if big is not small and ssi.dominates(big["params"], small["params"]):
-                        pairs += 1
-                        assert small["shared"] <= big["shared"], (member, big["params"], small["params"])
+        found = dominance_pairs(families.values())
+        pairs += len(found)
+        assert [(b["params"], s["params"]) for b, s in found if s["shared"] > b["shared"]] == [], member
     assert pairs >= 200
     assert ssi.dominates({"BLOCK_M": 64, "num_stages": 3, "num_warps": 4}, {"BLOCK_M": 32, "num_stages": 3, "num_warps": 4})
     assert not ssi.dominates({"BLOCK_M": 64, "num_stages": 2, "num_warps": 4}, {"BLOCK_M": 32, "num_stages": 3, "num_warps": 4})
@@ -544,12 +546,9 @@ def test_dominance_holds_on_the_exhaustive_spaces():
     config that dominates another needs at least its shared memory."""
     pairs = 0
     for head_dim in (128, 256):
-        rows = space(head_dim)["configs"]
-        for big in rows:
-            for small in rows:
-                if big is not small and ssi.dominates(big["params"], small["params"]):
-                    pairs += 1
-                    assert small["shared"] <= big["shared"], (head_dim, big["params"], small["params"])
+        found = dominance_pairs([space(head_dim)["configs"]])
+        pairs += len(found)
+        assert [(b["params"], s["params"]) for b, s in found if s["shared"] > b["shared"]] == [], head_dim
     assert pairs >= 1000
 
 

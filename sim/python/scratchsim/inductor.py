@@ -32,6 +32,7 @@ recorded from real compiles (tests/data/inductor) through them.
 from __future__ import annotations
 
 import concurrent.futures
+import importlib
 import json
 import logging
 import re
@@ -892,7 +893,7 @@ def _warm_worker(arch: str) -> None:
     """A lowering worker's start: what check_source imports (Inductor's template runtime, Triton's
     front end and the target's backend, scratchsim), done by one small lowering before the first
     op needs it."""
-    import torch._inductor.runtime.triton_heuristics  # noqa: F401
+    importlib.import_module("torch._inductor.runtime.triton_heuristics")
     try:
         fn = sst.load_source_module(_WARM_KERNEL, "warm").warm
         sst.lower_compiled(fn, {"x_ptr": "*fp32"}, {}, {}, arch, {"num_warps": 4, "num_stages": 1})
