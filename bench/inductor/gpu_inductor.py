@@ -27,7 +27,8 @@ is recorded as skipped, one still running at its deadline as a timeout:
              default's verdict there; the picked config runs here (H200) and matches eager.
   flexx_off / flexx_on (flexx_infer, flexx_pool, flexx_fast, flexx_fastpool, flexx_nocheck:
              install(infer_unfit=True), install(in_pool=True), install(fast=True), install(fast=True,
-             workers=FASTPOOL_WORKERS), install(budget_s=0): installed, nothing checked)
+             workers=FASTPOOL_WORKERS; flexx_fastpoolN: workers=N), install(budget_s=0): installed,
+             nothing checked)
              FlexAttention forward alone (inference), D=256, over Inductor's exhaustive forward
              space (config.max_autotune_flex_search_space = "EXHAUSTIVE": 144 configs, 56 of them
              over the H200's limit by scratchsim's figure, bench/inductor/hook_cost.py --space 256).
@@ -234,9 +235,10 @@ def child(part, hook, out_path, deadline):
             pruner = ssi.install(target=None, device="h200", keep_ttgir=True, in_pool=True)
         elif hook == "fast":
             pruner = ssi.install(target=None, device="h200", keep_ttgir=True, fast=True)
-        elif hook == "fastpool":
-            # The fast path with FASTPOOL_WORKERS spawned lowering workers of its own, started here.
-            pruner = ssi.install(target=None, device="h200", keep_ttgir=True, fast=True, workers=FASTPOOL_WORKERS)
+        elif hook.startswith("fastpool"):
+            # The fast path with spawned lowering workers of its own (fastpoolN: N), started here.
+            workers = int(hook[len("fastpool"):] or FASTPOOL_WORKERS)
+            pruner = ssi.install(target=None, device="h200", keep_ttgir=True, fast=True, workers=workers)
         elif hook == "nocheck":
             # Installed, but with no time to check anything: every choice is kept unchecked. What
             # the hook's presence alone costs Inductor's compile.
@@ -481,7 +483,7 @@ def main():
     ap.add_argument("--parts", default="configs,flex,flexx,flexx:pool",
                     help="comma-separated: configs, chooser, flex, block, flex256, flexx; PART:HOOK for one "
                          "variant (off; on: the default hook; infer: infer_unfit; pool: in_pool; fast: the "
-                         "fast path; fastpool: with its own workers; nocheck); off runs first, each hooked "
+                         "fast path; fastpool[N]: with N workers of its own; nocheck); off runs first, each hooked "
                          "variant is compared with it, the first one's kernels timed interleaved")
     ap.add_argument("--no-timing", action="store_true", help="skip the interleaved timing of each off/on pair")
     ap.add_argument("--caps", default="", help="per-part time caps in seconds, e.g. flexx=220,timing=90")
