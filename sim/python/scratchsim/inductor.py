@@ -35,6 +35,7 @@ import concurrent.futures
 import importlib
 import json
 import logging
+import math
 import re
 import time
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -207,6 +208,18 @@ def _tiles(params: Mapping) -> tuple:
     """A config's tile sizes and stages without num_warps: the same point in the kin families
     (one template and source, other num_warps) that frontier_pick predicts from."""
     return tuple(sorted((k, v) for k, v in params.items() if k != "num_warps"))
+
+
+def _scaled_guess(params: Mapping, figures: Sequence[tuple]) -> bool:
+    """Whether a config is guessed over the limit from the lowered figures of its family
+    [(params, shared, limit)]: the nearest lowered config's figure (distance: the sum of |log2|
+    ratios of the tiles and stages) scaled by the ratio of _size(), the bytes of the pipelined
+    tiles growing with their product. Only an order for frontier_pick, never a verdict."""
+    def distance(other):
+        return sum(abs(math.log2((params.get(k) or 1) / (other.get(k) or 1))) for k in params
+                   if k.startswith("BLOCK_") or k == "num_stages")
+    near, shared, limit = min(figures, key=lambda f: distance(f[0]))
+    return shared * _size(params) / _size(near) > limit
 
 
 def frontier_pick(undecided: Sequence[Mapping], predicted: Mapping[tuple, bool] | None = None) -> int:
@@ -540,6 +553,7 @@ class Pruner:
         self._undo: list = []  # what uninstall() restores (choose_flex's choices class)
         self._settled: dict = {}   # fast: kin family, or template -> {_tiles(params): over the limit}
         self._over_seen: set = set()  # fast: families with a lowered DOES_NOT_FIT
+        self._figures: dict = {}     # fast: family -> [(params, shared, limit)] lowered so far
         # fast with workers: a pool of our own, started now so that it is warm by the first op.
         self._pool = _LowerPool(workers, self.arch) if self.fast and workers else None
         if self._pool:
@@ -616,10 +630,14 @@ class Pruner:
         """fast: frontier_pick's guess for a family: how its kin (other num_warps) settled, else the
         last family of its template (another op, shape), else, until a lowering says otherwise,
         that all fit (most of Inductor's default spaces do: then the maximal choices, as few as
-        possible, settle it); once one does not fit, none (bisect)."""
-        guess = self._settled.get(_kin(family)) or self._settled.get(family[0]) or {}
-        rest = False if family not in self._over_seen else None
-        return {_tiles(e[3]): guess.get(_tiles(e[3]), rest) for e in undecided}
+        possible, settle it); once one does not fit, _scaled_guess from the family's figures."""
+        guess = self._settled.get(_kin(family)) or self._settled.get(family[0])
+        if guess:
+            rest = None if family in self._over_seen else False
+            return {_tiles(e[3]): guess.get(_tiles(e[3]), rest) for e in undecided}
+        if family not in self._over_seen:
+            return {_tiles(e[3]): False for e in undecided}
+        return {_tiles(e[3]): _scaled_guess(e[3], self._figures[family]) for e in undecided}
 
     def _next(self, undecided: list) -> list:
         """The choices of one family (sorted by size) to check next. Each choice that does not fit
@@ -703,6 +721,8 @@ class Pruner:
                 v = self._verdict_of(e, fut)
                 if v is not None and v["verdict"] == "DOES_NOT_FIT":
                     self._over_seen.add(f)
+                if v is not None and v.get("shared") is not None:
+                    self._figures.setdefault(f, []).append((e[3], v["shared"], v["limit"]))
                 undecided[f] = self._apply(e, v, [o for o in undecided[f] if o is not e])
                 if not undecided[f] and not any(g == f for g, _ in flight.values()):
                     self._settled[_kin(f)] = self._settled[f[0]] = {
