@@ -520,7 +520,7 @@ class Pruner:
     to its tile sizes and stages, num_warps), the largest first; one that a fitting choice of its
     family dominates is kept unchecked, as is any left when the op's budget_s is spent. Only a
     lowered figure drops a choice, unless infer_unfit: then also one that dominates a choice that
-    does not fit."""
+    does not fit. fast: _decide_fast (docs/inductor.md, "The fast path")."""
 
     def __init__(self, torch_side: _Torch, target, device, any_target, on_empty, keep_ttgir, budget_s, dominance,
                  infer_unfit=False, in_pool=False, fast=False, workers=0):
@@ -746,13 +746,16 @@ class Pruner:
 
     def _lower(self, e, pool) -> concurrent.futures.Future:
         """The lowering of entry e: done already when cached or lowered here, else in the pool."""
-        keys, todo = self._todo([e]) if pool else (None, None)
-        if pool and todo:
-            fut = pool.submit(check_source, *self._args(e))
-            fut.scratchsim_keys = keys
-            return fut
         fut = concurrent.futures.Future()
-        fut.set_result(self._check([e])[0])
+        if pool is None:
+            fut.set_result(self._check([e])[0])
+            return fut
+        keys, todo = self._todo([e])
+        if not todo:
+            fut.set_result(self._finish([e], keys, [], [])[0])
+            return fut
+        fut = pool.submit(check_source, *self._args(e))
+        fut.scratchsim_keys = keys
         return fut
 
     def _verdict_of(self, e, fut) -> dict | None:
@@ -934,8 +937,8 @@ class _LowerPool:
         self._started = [self._ex.submit(int) for _ in range(self.width)]
 
     def ready(self) -> bool:
-        """Whether every worker has started and warmed: until then the Pruner lowers here, so a
-        pool still starting never makes an op wait longer than lowering here would."""
+        """Whether the start tasks are done (each by a worker that has warmed): until then the
+        Pruner lowers here, not behind workers still importing."""
         return all(f.done() for f in self._started)
 
     def wait_ready(self) -> None:
