@@ -3,7 +3,11 @@
 modules Inductor generated on the GPU machine (tests/data/inductor) handed to a Pruner as the op's
 choices, as autotune_select_algorithm hands them, timed for every way of checking them.
 
-    python3 bench/inductor/hook_cost.py [--json FILE] [--space] [--only flex,block]
+    python3 bench/inductor/hook_cost.py [--json FILE] [--space D] [--only flex,block] [--modes fast,...]
+    python3 bench/inductor/hook_cost.py --space D --record FILE   # every config's exact figure
+
+Each mode prints: lowered (exact checks), decided by bound (dominance: fits / over), by estimate
+(always 0: no estimate decides, docs/inductor.md), dropped, and the hook's wall time.
 
 Needs PyTorch 2.11 and Triton 3.6 (the Pruner loads each module: Inductor's triton_heuristics) and
 scratchsim. Modes, each in a fresh verdict cache:
