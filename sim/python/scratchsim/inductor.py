@@ -222,37 +222,40 @@ def _scaled_guess(params: Mapping, figures: Sequence[tuple]) -> bool:
     return shared * _size(params) / _size(near) > limit
 
 
-def frontier_pick(undecided: Sequence[Mapping], predicted: Mapping[tuple, bool] | None = None) -> int:
+def frontier_pick(undecided: Sequence[Mapping], predicted: Mapping[tuple, bool] | None = None,
+                  candidates: int = 48) -> int:
     """The index of the config of one family (params, all undecided) to lower next, so that few
     lowerings settle the family. Whether a config is over the limit is monotone in dominates()
     (an up-set): a FITS settles every config it dominates, a DOES_NOT_FIT every config that
     dominates it, and a family is settled exactly when its maximal fitting and minimal unfit
     configs have been lowered, at least that many lowerings whatever the order.
 
-    predicted maps _tiles(params) to "over" (True) / "fits" (False) as a kin family settled it
-    (same template and source, other num_warps): the frontier there is the first guess here, so
-    the guessed frontier (maximal guessed-fitting, minimal guessed-over configs) is lowered first;
-    where the guess is right, that is the minimum. Without a guess (or once it is spent), the
+    predicted maps _tiles(params) to a guess, "over" (True) / "fits" (False) / None: the guessed
+    frontier is lowered first, where a right guess settles most: the largest guessed-fitting
+    config (_size: nothing strictly dominating it is guessed to fit) or the smallest guessed-over
+    one, whichever settles more if the guess is right. Without a guess (or once it is spent), the
     config whose either answer settles most (max of min(|dominated|, |dominating|)): a bisection
-    of the partial order. The pick only orders the lowerings: every verdict is still exact or
-    follows from dominance."""
+    of the partial order, among `candidates` configs spread over the size order so that a family
+    of hundreds (an exhaustive mm space) costs O(candidates x n) dominance tests. The pick only
+    orders the lowerings: every verdict is still exact or follows from dominance."""
     n = len(undecided)
-    below = [[dominates(undecided[i], undecided[j]) for j in range(n)] for i in range(n)]
+    order = sorted(range(n), key=lambda i: _size(undecided[i]))
+
+    def down(i):
+        return sum(dominates(undecided[i], undecided[j]) for j in range(n))
+
+    def up(i):
+        return sum(dominates(undecided[j], undecided[i]) for j in range(n))
     if predicted:
         guess = [predicted.get(_tiles(p)) for p in undecided]
-        for i in range(n):
-            if guess[i] is False and not any(guess[j] is False and below[j][i] and not below[i][j] for j in range(n)):
-                return i   # a maximal guessed-fitting config
-            if guess[i] is True and not any(guess[j] is True and below[i][j] and not below[j][i] for j in range(n)):
-                return i   # a minimal guessed-over config
-    best, pick = None, 0
-    for i in range(n):
-        down = sum(below[i])
-        up = sum(below[j][i] for j in range(n))
-        score = (min(up, down), up + down)
-        if best is None or score > best:
-            best, pick = score, i
-    return pick
+        fit = next((i for i in reversed(order) if guess[i] is False), None)
+        over = next((i for i in order if guess[i] is True), None)
+        if fit is not None or over is not None:
+            return max((x for x in ((fit, down), (over, up)) if x[0] is not None), key=lambda x: x[1](x[0]))[0]
+    def split(i):
+        u, d = up(i), down(i)
+        return min(u, d), u + d
+    return max(order[::max(1, n // candidates)], key=split)
 
 
 def _kernel_verdict(configs: Sequence[dict]) -> str:
