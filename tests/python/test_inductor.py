@@ -329,6 +329,15 @@ def test_skeleton_blanks_tiles_and_stages_only(recorded):
         assert ssi._decorator_params(r["source"]) == {k: r["params"][k] for k in ("num_stages", "num_warps")}
 
 
+def test_kin_joins_the_families_of_an_op_that_differ_in_warps_only(recorded):
+    """The fast path's guess travels between families of one template module at other num_warps:
+    the recorded FlexAttention forward choices at 4 and 8 warps are one kin, the backward another."""
+    kins = collections.defaultdict(set)
+    for r in recorded["run1/flex_on.records.json"]:
+        kins[r["template"]].add(ssi._kin((r["template"], ssi._skeleton(r["source"]), r["params"]["num_warps"])))
+    assert {t: len(k) for t, k in kins.items()} == {"flex_attention": 1, "flex_attention_backward": 1}
+
+
 def test_hook_keeps_dominated_choices_unchecked(inductor_stand_in):
     """One lowering settles an op whose largest choice fits: the choices it dominates are kept
     without being lowered; a choice that does not fit is still lowered and dropped."""
