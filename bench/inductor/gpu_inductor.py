@@ -40,6 +40,7 @@ The default parts (configs, flex, flexx, flexx:pool) take about 6 minutes on an 
 cores); a part that would pass --budget-s is skipped (recorded so).
 """
 import argparse
+import faulthandler
 import glob
 import json
 import logging
@@ -217,6 +218,18 @@ def child(part, hook, out_path, deadline):
     import scratchsim.inductor as ssi
     from torch._inductor.utils import run_and_get_code
     res = {"part": part, "hook": hook, "torch": torch.__version__}
+    # Where a compile that outlasts its cap spends its time: every thread's stack just before the
+    # parent kills it, and each lowering the hook runs in this process with its wall time.
+    faulthandler.dump_traceback_later(max(5.0, deadline - time.time() - 8), exit=False)
+    _lower = ssi.sst.lower_compiled
+
+    def timed_lower(*args, **kwargs):
+        t = time.perf_counter()
+        try:
+            return _lower(*args, **kwargs)
+        finally:
+            print(f"scratchsim lowering {time.perf_counter() - t:.2f} s at {time.time():.1f}", file=sys.stderr, flush=True)
+    ssi.sst.lower_compiled = timed_lower
     counter = _OORCounter()
     # Neither logger is the other's ancestor: each message is counted once.
     for name in ("torch._inductor.select_algorithm", "torch._inductor.autotune_process",
@@ -432,7 +445,8 @@ def run_child(part, hook, work, budget_end, cap_s, log, extra=()):
         res = json.load(open(out)) if os.path.exists(out) else {"error": f"no result, rc={p.returncode}",
                                                                  "stderr": p.stderr[-3000:]}
     except subprocess.TimeoutExpired as e:
-        log.write(f"== {part} {hook} TIMEOUT after {timeout:.0f}s\n{(e.stderr or b'')[-3000:]}\n")
+        err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        log.write(f"== {part} {hook} TIMEOUT after {timeout:.0f}s\n{err[-20000:]}\n")
         res = {"part": part, "hook": hook, "timeout_s": timeout}
     res["wall_s"] = time.time() - t0
     res["_dir"] = d
