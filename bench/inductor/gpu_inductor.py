@@ -212,6 +212,33 @@ def _block_problem(torch):
     return block, x
 
 
+def _diagnose_precompile(torch):
+    """Prints (DIAG lines) how Inductor precompiles each op's choices after the preprocessing
+    functions ran: in its subprocess pool or in threads of this process, and whether the pool was
+    ready when the choices left the preprocessing functions."""
+    from torch._inductor import select_algorithm
+    from torch._inductor.async_compile import AsyncCompile
+    seen = set()
+
+    class Precompiles(logging.Handler):
+        def emit(self, record):
+            msg = record.getMessage()
+            kind = ("async" if "triton async compile" in msg else "thread" if "Submitted precompile" in msg
+                    else "threads" if "Multithreaded precompilation" in msg else None)
+            if kind and kind not in seen:
+                seen.add(kind)
+                print(f"DIAG {time.time():.1f} first {kind}: {msg[:160]}", file=sys.stderr, flush=True)
+    lg = logging.getLogger("torch._inductor.select_algorithm")
+    lg.setLevel(logging.DEBUG)
+    lg.addHandler(Precompiles(logging.DEBUG))
+
+    def after_preprocessing(choices):
+        print(f"DIAG {time.time():.1f} {len(choices)} choices leave preprocessing; process pool ready: "
+              f"{AsyncCompile.use_process_pool()}", file=sys.stderr, flush=True)
+        return choices
+    select_algorithm.add_preprocessing_fn(after_preprocessing)
+
+
 def child(part, hook, out_path, deadline):
     """One compile, in this process: writes its result JSON (and records) to out_path."""
     import torch
@@ -230,6 +257,7 @@ def child(part, hook, out_path, deadline):
         finally:
             print(f"scratchsim lowering {time.perf_counter() - t:.2f} s at {time.time():.1f}", file=sys.stderr, flush=True)
     ssi.sst.lower_compiled = timed_lower
+    _diagnose_precompile(torch)
     counter = _OORCounter()
     # Neither logger is the other's ancestor: each message is counted once.
     for name in ("torch._inductor.select_algorithm", "torch._inductor.autotune_process",
@@ -441,12 +469,14 @@ def run_child(part, hook, work, budget_end, cap_s, log, extra=()):
     t0 = time.time()
     try:
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-        log.write(f"== {part} {hook} rc={p.returncode} {time.time() - t0:.1f}s\n{p.stdout[-3000:]}\n{p.stderr[-6000:]}\n")
+        diag = "\n".join(line for line in p.stderr.splitlines() if line.startswith(("DIAG", "scratchsim lowering")))
+        log.write(f"== {part} {hook} rc={p.returncode} {time.time() - t0:.1f}s\n{diag}\n{p.stdout[-3000:]}\n{p.stderr[-6000:]}\n")
         res = json.load(open(out)) if os.path.exists(out) else {"error": f"no result, rc={p.returncode}",
                                                                  "stderr": p.stderr[-3000:]}
     except subprocess.TimeoutExpired as e:
         err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
-        log.write(f"== {part} {hook} TIMEOUT after {timeout:.0f}s\n{err[-20000:]}\n")
+        diag = "\n".join(line for line in err.splitlines() if line.startswith(("DIAG", "scratchsim lowering")))
+        log.write(f"== {part} {hook} TIMEOUT after {timeout:.0f}s\n{diag}\n{err[-12000:]}\n")
         res = {"part": part, "hook": hook, "timeout_s": timeout}
     res["wall_s"] = time.time() - t0
     res["_dir"] = d
