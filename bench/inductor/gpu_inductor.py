@@ -257,7 +257,6 @@ def child(part, hook, out_path, deadline):
         finally:
             print(f"scratchsim lowering {time.perf_counter() - t:.2f} s at {time.time():.1f}", file=sys.stderr, flush=True)
     ssi.sst.lower_compiled = timed_lower
-    _diagnose_precompile(torch)
     counter = _OORCounter()
     # Neither logger is the other's ancestor: each message is counted once.
     for name in ("torch._inductor.select_algorithm", "torch._inductor.autotune_process",
@@ -287,6 +286,8 @@ def child(part, hook, out_path, deadline):
         elif hook == "choose":
             pruner = ssi.choose_flex(target="sm_89", device="rtx4090")
             pruner.keep_ttgir = True
+        # After the hook's own preprocessing function: what Inductor does with what it keeps.
+        _diagnose_precompile(torch)
     try:
         if part in EXHAUSTIVE_PARTS:
             torch._inductor.config.max_autotune_flex_search_space = "EXHAUSTIVE"
