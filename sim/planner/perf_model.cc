@@ -116,6 +116,30 @@ absl::StatusOr<PerfModel> PerfModel::Create(const DeviceModel& device, absl::str
   return model;
 }
 
+namespace {
+
+// Bandwidth is a chip-wide pool: no quantization. Every block's global traffic crosses L2.
+// DRAM delivers, when the graph says which bytes blocks share and the device gives its L2
+// bandwidth, each wave's distinct row and column strips once (within a wave the strips are read
+// in lockstep down K, so the live set is a few K steps of them, far below any L2; across waves no
+// reuse is assumed), plus the blocks' private bytes; otherwise every block's bytes, as if L2 kept
+// nothing. Reuse is claimed only where the device also bounds the L2 side (has_l2_bandwidth):
+// without it, small tiles would look free.
+double DramBytes(const PerfInputs& in, const PerfEstimate& e, double bytes, bool has_l2_bandwidth) {
+  const double grid = static_cast<double>(e.grid_blocks);
+  if (has_l2_bandwidth && in.grid_rows > 0 && in.grid_cols > 0 && in.row_bytes_per_block >= 0 &&
+      in.col_bytes_per_block >= 0 && in.tile_group_rows > 0 &&
+      CheckedMul(in.grid_rows, in.grid_cols) == std::optional<int64_t>(e.grid_blocks)) {
+    const WaveStrips strips = CountWaveStrips(in.grid_rows, in.grid_cols, in.tile_group_rows, e.concurrent_blocks);
+    const double own = std::max(bytes - in.row_bytes_per_block - in.col_bytes_per_block, 0.0);
+    return static_cast<double>(strips.rows) * in.row_bytes_per_block +
+           static_cast<double>(strips.cols) * in.col_bytes_per_block + grid * own;
+  }
+  return grid * bytes;
+}
+
+}  // namespace
+
 PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   PerfEstimate e;
   const int64_t per_core = std::max<int64_t>(in.blocks_per_core, 1);
@@ -215,23 +239,8 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   e.chain_s = n_full * full.chain + tail.chain;
   e.chain_bound = full_rounds > 0 ? full.chain >= full.time && full.chain > 0 : tail.chain >= tail.time && tail.chain > 0;
   e.core_s = n_full * full.time + tail.time;
-  // Bandwidth is a chip-wide pool: no quantization. Every block's global traffic crosses L2.
-  // DRAM delivers, when the graph says which bytes blocks share and the device gives its L2
-  // bandwidth, each wave's distinct row and
-  // column strips once (within a wave the strips are read in lockstep down K, so the live set is
-  // a few K steps of them, far below any L2; across waves no reuse is assumed), plus the
-  // blocks' private bytes; otherwise every block's bytes, as if L2 kept nothing.
   const double grid = static_cast<double>(e.grid_blocks);
-  double dram_bytes = grid * bytes;
-  // Reuse is claimed only where the device also bounds the L2 side: without an L2 bandwidth,
-  // small tiles would look free.
-  if (l2_bandwidth_ > 0 && in.grid_rows > 0 && in.grid_cols > 0 && in.row_bytes_per_block >= 0 && in.col_bytes_per_block >= 0 &&
-      in.tile_group_rows > 0 && CheckedMul(in.grid_rows, in.grid_cols) == std::optional<int64_t>(e.grid_blocks)) {
-    const WaveStrips strips = CountWaveStrips(in.grid_rows, in.grid_cols, in.tile_group_rows, e.concurrent_blocks);
-    const double own = std::max(bytes - in.row_bytes_per_block - in.col_bytes_per_block, 0.0);
-    dram_bytes = static_cast<double>(strips.rows) * in.row_bytes_per_block +
-                 static_cast<double>(strips.cols) * in.col_bytes_per_block + grid * own;
-  }
+  const double dram_bytes = DramBytes(in, e, bytes, l2_bandwidth_ > 0);
   e.dram_s = dram_bytes / bandwidth_;
   e.l2_s = l2_bandwidth_ > 0 ? grid * bytes / l2_bandwidth_ : 0;
   e.memory_s = std::max(e.dram_s, e.l2_s);
