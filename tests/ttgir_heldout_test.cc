@@ -1,11 +1,13 @@
-// `simulate --ttgir` on the held-out Triton corpus (tests/data/triton/heldout: kernel kinds the
-// catalogue and the fixture sets do not have, written by bench/triton/make_heldout_corpus.py):
-// every compiled kernel judged with its release given (SCRATCHSIM_TRITON_RELEASE) and without
-// (the release then comes from the TTGIR, else both releases' figures), against Triton's
-// metadata.shared and its launch verdict. The counts are floors: what the backend scored.
+// `simulate --ttgir` on the Triton corpora that nothing was fitted on: the held-out corpus
+// (tests/data/triton/heldout: kernel kinds the catalogue and the fixture sets do not have, written
+// by bench/triton/make_heldout_corpus.py) and the generated one (tests/data/triton/generated:
+// kernels generated from the op list by bench/triton/make_generated_corpus.py). Every compiled
+// kernel is judged with its release given (SCRATCHSIM_TRITON_RELEASE) and without (the release
+// then comes from the TTGIR, else both releases' figures), against Triton's metadata.shared and
+// its launch verdict. The counts are floors: what the backend scored.
 //
-//   HELDOUT_TABLE=<file>   writes the per-(release, vendor, mode) table as Markdown
-//   HELDOUT_VERBOSE=1      prints every miss
+//   HELDOUT_TABLE=<file>, GENERATED_TABLE=<file>   write the set's table as Markdown
+//   HELDOUT_VERBOSE=1, GENERATED_VERBOSE=1         print every miss of the set
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -121,30 +123,30 @@ void JudgeOne(const triton::CatalogueRecord& rec, const std::string& version, bo
   }
 }
 
-const Judgement& Judge() {
-  static const Judgement* judgement = [] {
-    auto* j = new Judgement;
-    for (const std::string version : {"3.6.0", "3.9.0"}) {
-      const triton::CatalogueVersion v = triton::ReadCatalogueVersion(
-          absl::StrCat(SCRATCHSIM_SOURCE_DIR, "/tests/data/triton/heldout/", version, "/index.json"),
-          absl::StrCat(SCRATCHSIM_BINARY_DIR, "/triton_heldout/", version));
-      j->records += static_cast<int>(v.records.size());
-      for (const triton::CatalogueRecord& rec : v.records) {
-        if (rec.verdict == "compile_error") continue;
-        // A compiled configuration whose TTGIR is missing is a broken corpus, not a skip.
-        EXPECT_FALSE(rec.ttgir_path.empty()) << version << " " << rec.id << ": no TTGIR unpacked";
-        if (rec.ttgir_path.empty()) continue;
-        ++j->compiled;
-        const std::string vendor = rec.target.rfind("gfx", 0) == 0 ? "AMD" : "NVIDIA";
-        for (const bool given : {true, false}) {
-          JudgeOne(rec, version, given, j->tallies[{version, vendor, given ? "given" : "untold", rec.part}],
-                   j->misses);
-        }
+// Every compiled kernel of tests/data/triton/<set>/<release>/, unpacked by CMake into
+// <build>/triton_<set>/<release>/, judged once per set.
+const Judgement& Judge(const std::string& set) {
+  static auto* judgements = new std::map<std::string, Judgement>;
+  if (const auto it = judgements->find(set); it != judgements->end()) return it->second;
+  Judgement& j = (*judgements)[set];
+  for (const std::string version : {"3.6.0", "3.9.0"}) {
+    const triton::CatalogueVersion v = triton::ReadCatalogueVersion(
+        absl::StrCat(SCRATCHSIM_SOURCE_DIR, "/tests/data/triton/", set, "/", version, "/index.json"),
+        absl::StrCat(SCRATCHSIM_BINARY_DIR, "/triton_", set, "/", version));
+    j.records += static_cast<int>(v.records.size());
+    for (const triton::CatalogueRecord& rec : v.records) {
+      if (rec.verdict == "compile_error") continue;
+      // A compiled configuration whose TTGIR is missing is a broken corpus, not a skip.
+      EXPECT_FALSE(rec.ttgir_path.empty()) << set << " " << version << " " << rec.id << ": no TTGIR unpacked";
+      if (rec.ttgir_path.empty()) continue;
+      ++j.compiled;
+      const std::string vendor = rec.target.rfind("gfx", 0) == 0 ? "AMD" : "NVIDIA";
+      for (const bool given : {true, false}) {
+        JudgeOne(rec, version, given, j.tallies[{version, vendor, given ? "given" : "untold", rec.part}], j.misses);
       }
     }
-    return j;
-  }();
-  return *judgement;
+  }
+  return j;
 }
 
 std::string Table(const Judgement& j) {
@@ -162,27 +164,46 @@ std::string Table(const Judgement& j) {
   return s;
 }
 
-// The corpus is there and whole: both releases, every kind compiled on most targets.
-TEST(TtgirHeldoutTest, CorpusIsPresent) {
-  const Judgement& j = Judge();
-  EXPECT_GE(j.records, 2 * 499);
-  EXPECT_GE(j.compiled, 980);
-}
-
-// Floors: the counts measured on the corpus (docs/validation/triton-heldout.md), per release,
-// vendor and mode: exact at least, each kind of miss at most.
+// Floors: the counts measured on a corpus (docs/validation/triton-heldout.md,
+// triton-generated.md), per release, vendor, mode and part: exact at least, each kind of miss at
+// most.
 struct Floor {
   Key key;
   int exact, over_flagged_most, over_most, under_unflagged_most, refused_most, flips_most;
 };
 
-TEST(TtgirHeldoutTest, ScoresHoldTheirFloors) {
-  const Judgement& j = Judge();
+// Prints the set's table (and its misses on request), then holds every row to its floor.
+void ExpectFloors(const std::string& set, const std::vector<Floor>& floors) {
+  const Judgement& j = Judge(set);
   std::cout << Table(j);
-  if (const char* path = std::getenv("HELDOUT_TABLE")) std::ofstream(path) << Table(j);
-  if (std::getenv("HELDOUT_VERBOSE") != nullptr) {
+  const std::string env = set == "heldout" ? "HELDOUT" : "GENERATED";
+  if (const char* path = std::getenv((env + "_TABLE").c_str())) std::ofstream(path) << Table(j);
+  if (std::getenv((env + "_VERBOSE").c_str()) != nullptr) {
     for (const std::string& m : j.misses) std::cout << m << "\n";
   }
+  for (const Floor& f : floors) {
+    const auto it = j.tallies.find(f.key);
+    const std::string name = absl::StrCat(set, " ", std::get<0>(f.key), " ", std::get<1>(f.key), " ",
+                                          std::get<2>(f.key), " part ", std::get<3>(f.key));
+    ASSERT_NE(it, j.tallies.end()) << name;
+    const Tally& t = it->second;
+    EXPECT_GE(t.exact, f.exact) << name;
+    EXPECT_LE(t.over_flagged, f.over_flagged_most) << name;
+    EXPECT_LE(t.over, f.over_most) << name;
+    EXPECT_LE(t.under_unflagged, f.under_unflagged_most) << name;
+    EXPECT_LE(t.refused, f.refused_most) << name;
+    EXPECT_LE(t.flips, f.flips_most) << name;
+  }
+}
+
+// The corpus is there and whole: both releases, every kind compiled on most targets.
+TEST(TtgirHeldoutTest, CorpusIsPresent) {
+  const Judgement& j = Judge("heldout");
+  EXPECT_GE(j.records, 2 * 499);
+  EXPECT_GE(j.compiled, 980);
+}
+
+TEST(TtgirHeldoutTest, ScoresHoldTheirFloors) {
   const std::vector<Floor> floors = {
       // Part 1. Triton 3.6.0: every kernel exact, both ways.
       {{"3.6.0", "AMD", "given", 1}, 131, 0, 0, 0, 0, 0},
@@ -208,19 +229,20 @@ TEST(TtgirHeldoutTest, ScoresHoldTheirFloors) {
       {{"3.9.0", "NVIDIA", "given", 2}, 76, 0, 0, 0, 0, 0},
       {{"3.9.0", "NVIDIA", "untold", 2}, 76, 0, 0, 0, 0, 0},
   };
-  for (const Floor& f : floors) {
-    const auto it = j.tallies.find(f.key);
-    const std::string name = absl::StrCat(std::get<0>(f.key), " ", std::get<1>(f.key), " ", std::get<2>(f.key),
-                                          " part ", std::get<3>(f.key));
-    ASSERT_NE(it, j.tallies.end()) << name;
-    const Tally& t = it->second;
-    EXPECT_GE(t.exact, f.exact) << name;
-    EXPECT_LE(t.over_flagged, f.over_flagged_most) << name;
-    EXPECT_LE(t.over, f.over_most) << name;
-    EXPECT_LE(t.under_unflagged, f.under_unflagged_most) << name;
-    EXPECT_LE(t.refused, f.refused_most) << name;
-    EXPECT_LE(t.flips, f.flips_most) << name;
-  }
+  ExpectFloors("heldout", floors);
+}
+
+// The generated corpus: both releases, most of the sampled configurations compiled.
+TEST(TtgirGeneratedTest, CorpusIsPresent) {
+  const Judgement& j = Judge("generated");
+  EXPECT_GE(j.records, 2 * 419);
+  EXPECT_GE(j.compiled, 0);
+}
+
+TEST(TtgirGeneratedTest, ScoresHoldTheirFloors) {
+  const std::vector<Floor> floors = {
+  };
+  ExpectFloors("generated", floors);
 }
 
 }  // namespace

@@ -258,18 +258,24 @@ def expand(configs, targets):
     return out
 
 
-def heldout_worker_main(conn, cache_root, stop_after_llir):
-    # make_catalogue's worker, compiling the held-out kinds instead of the catalogue's.
-    mc._kinds = _kinds
+def kinds_worker_main(conn, kinds, cache_root, stop_after_llir):
+    # make_catalogue's worker, compiling the kinds `kinds()` returns instead of the catalogue's.
+    mc._kinds = kinds
     mc.worker_main(conn, cache_root, stop_after_llir)
 
 
 class Worker(mc.Worker):
+    """make_catalogue's worker over another corpus's kinds (a module-level function, so the
+    spawned process can import it)."""
+
+    def __init__(self, cache_root, stop_after_llir, kinds=None):
+        self.kinds = kinds or _kinds
+        super().__init__(cache_root, stop_after_llir)
 
     def start(self):
         self.conn, child = self.ctx.Pipe()
-        self.proc = self.ctx.Process(target=heldout_worker_main, args=(child, ) + self.args,
-                                     daemon=True)
+        self.proc = self.ctx.Process(target=kinds_worker_main,
+                                     args=(child, self.kinds) + self.args, daemon=True)
         self.proc.start()
 
 
@@ -284,7 +290,6 @@ def main():
                     help="keep the records and TTGIR already in OUT and compile only the "
                          "configurations they lack (a part added later)")
     args = ap.parse_args()
-    import triton
     targets = args.targets.split(",")
     cfgs = make_configs()
     if args.kinds:
@@ -296,6 +301,15 @@ def main():
                   json.dumps(c["options"]))
         print(len(todo), "configurations")
         return
+    compile_corpus(args, todo, _kinds, dict(kinds={k: v["what"] for k, v in _kinds().items()}),
+                   "make_heldout_corpus.py")
+
+
+def compile_corpus(args, todo, kinds, extra_info, script, on_record=None, index_keys=()):
+    """Compiles `todo` (configurations with "id" and "part") with kinds() into args.out, keeping
+    what args.extend finds there; on_record(rec) may add fields before a record is kept."""
+    import triton
+    targets = args.targets.split(",")
     done, dates = {}, []
     if args.extend:
         done = mc.load_outputs(args.out)
@@ -303,8 +317,8 @@ def main():
     print("triton %s: %d configurations, %d already compiled" % (triton.__version__, len(todo),
                                                                  len(done)), flush=True)
     start = time.time()
-    cache_root = tempfile.mkdtemp(prefix="triton-heldout-")
-    worker = Worker(cache_root, True)
+    cache_root = tempfile.mkdtemp(prefix="triton-corpus-")
+    worker = Worker(cache_root, True, kinds)
     recs = []
     try:
         for i, cfg in enumerate(todo):
@@ -316,6 +330,8 @@ def main():
             rec["part"] = cfg["part"]
             rec["version"] = rec["triton_version"] = triton.__version__
             rec["tmem_size"] = rec.get("tmem")
+            if on_record:
+                on_record(rec)
             recs.append(rec)
             if (i + 1) % 25 == 0:
                 print("%d/%d %.0fs errors %d" % (i + 1, len(todo), time.time() - start,
@@ -331,13 +347,12 @@ def main():
                 wall_s=round(time.time() - start, 1),
                 limits={t: tc.shared_limit(t) for t in targets},
                 machine="CPU only, one compile worker process",
-                kinds={k: v["what"] for k, v in _kinds().items()},
-                command="nice -n 10 %s bench/triton/make_heldout_corpus.py %s" % (
-                    sys.executable, " ".join(sys.argv[1:])))
-    mc.INDEX_KEYS = mc.INDEX_KEYS + ["triton_version", "tmem_size", "part"]
+                command="nice -n 10 %s bench/triton/%s %s" % (
+                    sys.executable, script, " ".join(sys.argv[1:])), **extra_info)
+    mc.INDEX_KEYS = mc.INDEX_KEYS + ["triton_version", "tmem_size", "part"] + list(index_keys)
     mc.write_outputs(args.out, info, recs, targets)
     print("compiled %d/%d in %.0fs" % (len(ok), len(recs), time.time() - start))
-
+    return recs
 
 if __name__ == "__main__":
     main()
