@@ -1398,6 +1398,20 @@ absl::StatusOr<ScratchNeed> AtomicOpScratch(const TtgirOp& op, const LayoutConte
   return need;
 }
 
+// amdg.buffer_atomic_rmw whose tensor result is used and whose layout holds copies: the whole
+// tensor, as tt.atomic_rmw's (getBufferAtomicScratchSizeInBytes in AMD's AMDGPUAllocation.cpp,
+// Triton 3.9: a broadcasting layout, the per-CTA elements at >= 8 bits each). Triton 3.6's AMD
+// allocation has no rule for buffer atomics: none.
+absl::StatusOr<ScratchNeed> BufferAtomicOpScratch(const TtgirOp& op, const LayoutContext& ctx, bool result_used,
+                                                  absl::string_view origin) {
+  const size_t arrow = op.text.rfind("-> ");
+  if (ctx.release == TritonRelease::k3_6 || arrow == std::string::npos ||
+      !absl::StartsWith(absl::string_view(op.text).substr(arrow + 3), "tensor<")) {
+    return ScratchNeed{};
+  }
+  return AtomicOpScratch(op, ctx, result_used, origin);
+}
+
 // WarpSpecializeOp::getCaptureSize: the captures packed like a struct, aligned to 8.
 absl::StatusOr<ScratchNeed> CaptureScratch(const TtgirOp& op, absl::string_view origin) {
   ScratchNeed need;
@@ -1457,6 +1471,7 @@ ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<ScratchNeed> ScratchForOpWithScratch(
   if (n == "tt.gather") return GatherOpScratch(op, ctx, origin);
   if (n == "tt.histogram") return HistogramOpScratch(op, ctx, origin);
   if (n == "tt.atomic_rmw" || n == "tt.atomic_cas") return AtomicOpScratch(op, ctx, result_used, origin);
+  if (n == "amdg.buffer_atomic_rmw") return BufferAtomicOpScratch(op, ctx, result_used, origin);
   if (n == "ttng.tensormap_create") return ScratchNeed{.bytes = 128};  // kTMASize
   if (n == "ttg.warp_specialize") return CaptureScratch(op, origin);
   return ScratchNeed{};
@@ -1474,6 +1489,7 @@ absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& c
     case TtgirOpKind::kGather:
     case TtgirOpKind::kAtomicRmw:
     case TtgirOpKind::kAtomicCas:
+    case TtgirOpKind::kBufferAtomicRmw:
     case TtgirOpKind::kTensormapCreate:
     case TtgirOpKind::kWarpSpecialize:
       return ScratchForOpWithScratch(op, ctx, result_used, origin);

@@ -50,6 +50,24 @@ TEST(TtgirLayoutTest, HistogramScratchIsMaxOfBinsAndWarpSizeTimesElementBytes) {
 
 // Issue 17: bins x element bits wrapped to a negative size, and the buffer vanished from the
 // report.
+// AMD's buffer atomics (3.9): the whole tensor when its layout holds copies, as tt.atomic_rmw;
+// nothing for a tensor without copies, and nothing under 3.6's rules.
+TEST(TtgirLayoutTest, BufferAtomicWithCopiesTakesTheTensorUnder39Only) {
+  const std::string copies =
+      "%old = amdg.buffer_atomic_rmw add, acq_rel, gpu, %x, %y[%offs] : !tt.ptr<i32> -> tensor<32xi32, #blocked>";
+  const std::string whole =
+      "%old = amdg.buffer_atomic_rmw add, acq_rel, gpu, %x, %y[%offs] : !tt.ptr<i32> -> tensor<512xi32, #blocked>";
+  auto rule39 = Scratch("amdg.buffer_atomic_rmw", TtgirOpKind::kBufferAtomicRmw, copies, TritonRelease::k3_9);
+  ASSERT_TRUE(rule39.ok()) << rule39.status();
+  EXPECT_EQ(rule39->bytes, 32 * 4);
+  auto rule36 = Scratch("amdg.buffer_atomic_rmw", TtgirOpKind::kBufferAtomicRmw, copies, TritonRelease::k3_6);
+  ASSERT_TRUE(rule36.ok()) << rule36.status();
+  EXPECT_EQ(rule36->bytes, 0);
+  auto no_copies = Scratch("amdg.buffer_atomic_rmw", TtgirOpKind::kBufferAtomicRmw, whole, TritonRelease::k3_9);
+  ASSERT_TRUE(no_copies.ok()) << no_copies.status();
+  EXPECT_EQ(no_copies->bytes, 0);
+}
+
 TEST(TtgirLayoutTest, HistogramScratchPastInt64NamesTheOp) {
   const std::string text =
       "tt.histogram %x : tensor<1024xi32, #blocked> -> tensor<9223372036854775807xi32, #blocked>";

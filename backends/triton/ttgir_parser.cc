@@ -410,6 +410,9 @@ TtgirOpKind KindOfOp(std::string_view name) {
     case 21:
       if (name == "ttng.tensormap_create") return TtgirOpKind::kTensormapCreate;
       break;
+    case 22:
+      if (name == "amdg.buffer_atomic_rmw") return TtgirOpKind::kBufferAtomicRmw;
+      break;
     default:
       break;
   }

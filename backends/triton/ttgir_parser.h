@@ -30,6 +30,7 @@ enum class TtgirOpKind : uint8_t {
   kGather,
   kAtomicRmw,
   kAtomicCas,
+  kBufferAtomicRmw,
   kTensormapCreate,
   kWarpSpecialize,
   kFor,
