@@ -81,7 +81,6 @@ def make_configs():
     # sample missed, at the warps and tiles their lowering needs (tensor-core MMAs and tensor
     # memory at 4+ warps and 128-row tiles, AMD's direct-to-LDS loads and ping-pong schedule at
     # 8 warps and 256-wide tiles, warp specialization).
-    n = len(C)
     gemm = lambda bm, bn, bk, tb=False: dict(BM=bm, BN=bn, BK=bk, TRANS_B=tb)  # noqa: E731
     for gen, dt, params, nw, ns, targets in [
             ("dot", "fp16", gemm(128, 128, 64), 4, 3, ok.TARGETS),

@@ -17,13 +17,19 @@ import triton.language as tl
 
 
 @triton.jit
+def _tile(ptr, BM: tl.constexpr, BN: tl.constexpr):
+    # A row-major BM x BN tile: its row and column indices and its values (inlined).
+    r = tl.arange(0, BM)[:, None]
+    c = tl.arange(0, BN)[None, :]
+    return r, c, tl.load(ptr + r * BN + c)
+
+
+@triton.jit
 def reduce_kernel(x_ptr, y_ptr, z_ptr, BM: tl.constexpr, BN: tl.constexpr, AXIS: tl.constexpr,
                   OP: tl.constexpr):
     # tt.reduce over AXIS of a BM x BN tile: sum (0), max (1), argmax (2, a two-operand reduce),
     # or a reduction broadcast back over the tile (3: the result's layout converted back).
-    r = tl.arange(0, BM)[:, None]
-    c = tl.arange(0, BN)[None, :]
-    x = tl.load(x_ptr + r * BN + c)
+    r, c, x = _tile(x_ptr, BM, BN)
     if OP == 0:
         y = tl.sum(x, axis=AXIS)
     elif OP == 1:
@@ -43,9 +49,7 @@ def reduce_kernel(x_ptr, y_ptr, z_ptr, BM: tl.constexpr, BN: tl.constexpr, AXIS:
 def scan_kernel(x_ptr, y_ptr, z_ptr, BM: tl.constexpr, BN: tl.constexpr, AXIS: tl.constexpr,
                 REVERSE: tl.constexpr):
     # tt.scan (cumulative sum) along AXIS of a BM x BN tile, forward or reversed.
-    r = tl.arange(0, BM)[:, None]
-    c = tl.arange(0, BN)[None, :]
-    x = tl.load(x_ptr + r * BN + c)
+    r, c, x = _tile(x_ptr, BM, BN)
     tl.store(y_ptr + r * BN + c, tl.cumsum(x, axis=AXIS, reverse=REVERSE))
 
 
@@ -59,9 +63,7 @@ def histogram_kernel(x_ptr, y_ptr, z_ptr, BN: tl.constexpr, BINS: tl.constexpr):
 @triton.jit
 def gather_kernel(x_ptr, y_ptr, z_ptr, BM: tl.constexpr, BN: tl.constexpr, AXIS: tl.constexpr):
     # tt.gather along AXIS of a BM x BN tile, indices computed in registers.
-    r = tl.arange(0, BM)[:, None]
-    c = tl.arange(0, BN)[None, :]
-    x = tl.load(x_ptr + r * BN + c)
+    r, c, x = _tile(x_ptr, BM, BN)
     if AXIS == 0:
         idx = (r * 7 + c) % BM
     else:
@@ -73,9 +75,7 @@ def gather_kernel(x_ptr, y_ptr, z_ptr, BM: tl.constexpr, BN: tl.constexpr, AXIS:
 def sort_kernel(x_ptr, y_ptr, z_ptr, BM: tl.constexpr, BN: tl.constexpr, K: tl.constexpr,
                 OP: tl.constexpr):
     # tl.sort (0), tl.topk of K (1) or tl.flip (2) along the last axis.
-    r = tl.arange(0, BM)[:, None]
-    c = tl.arange(0, BN)[None, :]
-    x = tl.load(x_ptr + r * BN + c)
+    r, c, x = _tile(x_ptr, BM, BN)
     if OP == 0:
         tl.store(y_ptr + r * BN + c, tl.sort(x, dim=1))
     elif OP == 1:
@@ -107,9 +107,7 @@ def trans_kernel(x_ptr, y_ptr, z_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl
     # tt.trans of a 2-D tile (0), tl.permute of a 3-D tile (1: (2, 0, 1), 2: (1, 0, 2)); the
     # store of the transposed tile forces a layout conversion.
     if OP == 0:
-        r = tl.arange(0, BM)[:, None]
-        c = tl.arange(0, BN)[None, :]
-        x = tl.load(x_ptr + r * BN + c)
+        r, c, x = _tile(x_ptr, BM, BN)
         tl.store(y_ptr + c * BM + r, x)
         tl.store(z_ptr + tl.arange(0, BN)[:, None] * BM + tl.arange(0, BM)[None, :], tl.trans(x))
     else:
@@ -130,9 +128,7 @@ def trans_kernel(x_ptr, y_ptr, z_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl
 def shape_kernel(x_ptr, y_ptr, z_ptr, BM: tl.constexpr, BN: tl.constexpr, OP: tl.constexpr):
     # Shape ops: tl.join + reshape (0, interleave), reshape + tl.split (1), tl.cat (2),
     # tl.reshape with can_reorder (3), tl.broadcast_to of a column (4).
-    r = tl.arange(0, BM)[:, None]
-    c = tl.arange(0, BN)[None, :]
-    x = tl.load(x_ptr + r * BN + c)
+    r, c, x = _tile(x_ptr, BM, BN)
     if OP == 0:
         y = tl.load(y_ptr + r * BN + c)
         tl.store(z_ptr + r * 2 * BN + tl.arange(0, 2 * BN)[None, :], tl.interleave(x, y))
@@ -154,9 +150,7 @@ def shape_kernel(x_ptr, y_ptr, z_ptr, BM: tl.constexpr, BN: tl.constexpr, OP: tl
 def cvt_kernel(x_ptr, y_ptr, z_ptr, BM: tl.constexpr, BN: tl.constexpr, OP: tl.constexpr):
     # Layout conversions forced by use: a row reduction combined with a column one (0), a tile
     # added to its own transpose (1, square), a 1-D slice re-expanded along the other axis (2).
-    r = tl.arange(0, BM)[:, None]
-    c = tl.arange(0, BN)[None, :]
-    x = tl.load(x_ptr + r * BN + c)
+    r, c, x = _tile(x_ptr, BM, BN)
     if OP == 0:
         s = tl.sum(x, axis=1)
         t = tl.sum(x, axis=0)
@@ -399,8 +393,8 @@ GENERATORS = {
                                                   b_ptr="*" + dt, b_scale_ptr="*u8",
                                                   c_ptr="*" + out),
                        params=_grid(BM=[32, 64, 128], BN=[32, 64, 128], BK=[64, 128]),
-                       dtypes=["e4m3", "e5m2", "e2m1"], targets=["sm_100", "sm_120", "gfx950", "sm_90",
-                                                    "gfx942"]),
+                       dtypes=["e4m3", "e5m2", "e2m1"],
+                       targets=["sm_100", "sm_120", "gfx950", "sm_90", "gfx942"]),
     "tma": dict(fn=tma_kernel,
                 types=lambda dt, out: dict(_xyz(dt, out), M="i32", N="i32", K="i32"),
                 div16={"M", "N", "K"},
