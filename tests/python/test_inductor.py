@@ -288,6 +288,21 @@ def test_hook_first_fit_keeps_one_flex_choice(inductor_stand_in):
     pruner.uninstall()
 
 
+def test_install_has_this_process_use_the_workers_ptxas(inductor_stand_in, monkeypatch):
+    """Inductor's compile workers pick PyTorch's ptxas at start; the hook makes this process pick
+    the same, so the benchmark here finds the workers' compiles in Triton's cache."""
+    calls = []
+    runtime = types.ModuleType("torch._inductor.runtime")
+    tasks = types.ModuleType("torch._inductor.runtime.compile_tasks")
+    tasks._set_triton_ptxas_path = lambda: calls.append("set")
+    runtime.compile_tasks = tasks
+    monkeypatch.setitem(sys.modules, "torch._inductor.runtime", runtime)
+    monkeypatch.setitem(sys.modules, "torch._inductor.runtime.compile_tasks", tasks)
+    pruner = ssi.install(target="sm_90", device="h200")
+    assert calls == ["set"]
+    pruner.uninstall()
+
+
 def test_install_refuses_a_device_of_another_target(inductor_stand_in):
     with pytest.raises(scratchsim.Error, match="device 'h100' is sm_90, the target sm_89"):
         ssi.install(target="sm_89", device="h100")

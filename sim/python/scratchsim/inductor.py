@@ -385,6 +385,21 @@ class _Torch:
         from torch._inductor import select_algorithm
         return select_algorithm
 
+    @staticmethod
+    def use_workers_ptxas() -> None:
+        """Has this process compile Triton kernels with the ptxas Inductor's compile workers use
+        (PyTorch's own where it ships one: runtime.compile_tasks._set_triton_ptxas_path, which each
+        worker runs at start and this process only when it compiles a kernel itself). Triton's
+        cache key holds the ptxas version, so while the two differ, an op whose choices the pool
+        precompiled (as it does once the pool is ready, which the hook's seconds of checking let
+        it be) has its benchmark in this process miss the workers' compiles and compile every
+        choice again, one at a time (docs/validation/inductor-gpu.md, runs 6-8)."""
+        try:
+            from torch._inductor.runtime.compile_tasks import _set_triton_ptxas_path
+        except ImportError:
+            return
+        _set_triton_ptxas_path()
+
     # -- a template choice's kernel ---------------------------------------------------------------
     @staticmethod
     def template_name(choice) -> str | None:
@@ -855,6 +870,7 @@ def install(target=None, device: str | None = None, *, any_target: bool = False,
     pruner = Pruner(_Torch(allow_untested), target, device, any_target, on_empty, keep_ttgir, budget_s, dominance,
                     infer_unfit, in_pool, fast, workers)
     pruner._t.add_preprocessing_fn(pruner)
+    pruner._t.use_workers_ptxas()
     return pruner
 
 
