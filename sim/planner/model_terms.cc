@@ -46,8 +46,9 @@ ModelTerms ResolveModelTerms(const DeviceModel& device, const CompiledGraph& gra
   // The on-chip terms, by the graph fields that call for them (docs/planner.md, "Inputs"): cycle
   // counts on every device (a TPU's issue_slots are its vector unit's VLIW bundles), the rest on
   // GPUs.
-  if (graph.smem_bytes || graph.issue_slots || graph.sync_cycles || graph.wait_cycles) {
-    needs.push_back({"clock_mhz", "MHz", "cycle counts (smem_bytes, issue_slots, sync_cycles, wait_cycles)"});
+  if (graph.smem_bytes || graph.issue_slots || graph.sync_cycles || graph.wait_cycles || graph.chain_latency_cycles) {
+    needs.push_back(
+        {"clock_mhz", "MHz", "cycle counts (smem_bytes, issue_slots, sync_cycles, wait_cycles, chain_latency_cycles)"});
   }
   if (device.vendor() != "google") {
     if (graph.smem_bytes) needs.push_back({"smem_bytes_per_clk", "B/clk", "smem_bytes: shared-memory bank time"});

@@ -2,10 +2,13 @@
 
 #include <string>
 
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/device.h"
 #include "sim/planner/planner.h"
+#include "sim/planner/planner_test_util.h"
+#include "sim/test_util.h"
 
 namespace scratchsim {
 namespace {
@@ -55,6 +58,20 @@ TEST(ModelTermsTest, TheCudaGemmNeedsTheSharedMemoryLatency) {
   const ModelTerm* t = Find(terms, "smem_latency_ns");
   ASSERT_NE(t, nullptr);
   EXPECT_DOUBLE_EQ(t->value, 11.3);
+}
+
+// A chain's waits are cycles: a graph that gives only them still needs the device's clock.
+TEST(ModelTermsTest, ChainLatencyCyclesNeedTheClock) {
+  auto device = LoadDevice("h100");
+  ASSERT_TRUE(device.ok()) << device.status();
+  const CompiledGraph graph = testing::CompileGraphText(absl::StrFormat(
+      testing::kBlockSweepGraph, R"pb(chains_per_block: "2" chain_latency_cycles: "1000")pb"));
+  auto perf = CompilePerfExpressions(graph);
+  ASSERT_TRUE(perf.ok()) << perf.status();
+  const ModelTerms terms = ResolveModelTerms(*device, graph, *perf, "f16");
+  const ModelTerm* t = Find(terms, "clock_mhz");
+  ASSERT_NE(t, nullptr);
+  EXPECT_THAT(t->use, HasSubstr("chain_latency_cycles"));
 }
 
 TEST(ModelTermsTest, TheH200SaysWhichTermsItInherits) {

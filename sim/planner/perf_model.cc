@@ -165,9 +165,9 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   // block adds them. A round lasts at least one dependent chain's path (graph chains_per_block,
   // chain_latency_cycles): its share of a block's math and sync, which it issues itself, plus its
   // own waits, which the other chains fill but cannot shorten (a flash-attention warpgroup's KV
-  // steps; docs/planner.md, "Attention: chains"). The banks bound the round too: c x the bank time when that is longer
-  // (docs/planner.md, "Ranking"; validated on the H100 with the CUDA backend's GEMM at 1-9
-  // blocks per SM, docs/validation/planner-h100.md).
+  // steps; docs/planner.md, "Attention: chains"). The banks bound the round too: c x the bank
+  // time when that is longer (docs/planner.md, "Ranking"; validated on the H100 with the CUDA
+  // backend's GEMM at 1-9 blocks per SM, docs/validation/planner-h100.md).
   const double per_core_peak = peak_flops_ / static_cast<double>(num_cores_) * std::clamp(in.peak_fraction, 1e-3, 1.0);
   const double flops = std::max(in.flops_per_block, 0.0);
   const double bytes = std::max(in.bytes_per_block, 0.0);

@@ -424,11 +424,11 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
     result.notes.push_back(absl::StrCat(
         result.unestimated, " fitting configuration", result.unestimated == 1 ? " has" : "s have",
         " no estimate: a performance expression (flops, global_bytes, smem_bytes, the L2 reuse fields, "
-        "peak_percent, sync_cycles, wait_cycles, smem_round_trips, issue_slots, warp_stall_percent, a grid or loop "
-        "trip count) failed for ",
+        "peak_percent, sync_cycles, wait_cycles, smem_round_trips, issue_slots, warp_stall_percent, chains_per_block, "
+        "chain_latency_cycles, a grid or loop trip count) failed for ",
         result.unestimated == 1 ? "it" : "them",
         " or left its range (peak_percent must be > 0, the cycle, round-trip and issue-slot counts >= 0, "
-        "warp_stall_percent 0-99); they rank last"));
+        "chains_per_block >= 1, warp_stall_percent 0-99); they rank last"));
   }
   RETURN_IF_ERROR(RankTop(graph, engine, perf, options, merged.heap, result));
   DescribePruned(graph, engine, sweep, merged, result);
