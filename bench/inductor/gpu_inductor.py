@@ -25,10 +25,11 @@ is recorded as skipped, one still running at its deadline as a timeout:
   chooser    FlexAttention forward + backward without max-autotune under choose_flex(target
              "sm_89", device "rtx4090"): the config it picks for an RTX 4090 and Inductor's own
              default's verdict there; the picked config runs here (H200) and matches eager.
-  flexx_off / flexx_on (flexx_infer, flexx_pool, flexx_fast, flexx_fastpool, flexx_nocheck:
-             install(infer_unfit=True), install(in_pool=True), install(fast=True), install(fast=True,
-             workers=FASTPOOL_WORKERS; flexx_fastpoolN: workers=N), install(budget_s=0): installed,
-             nothing checked)
+  flexx_off / flexx_on (flexx_infer, flexx_pool, flexx_fast, flexx_fastind, flexx_fastpool,
+             flexx_nocheck: install(infer_unfit=True), install(in_pool=True), install(fast=True),
+             install(fast=True, in_pool=True), install(fast=True, workers=FASTPOOL_WORKERS;
+             flexx_fastpoolN: workers=N), install(budget_s=0): installed, nothing checked;
+             flexx_offwarm: no hook, Inductor's compile workers started where fastind starts them)
              FlexAttention forward alone (inference), D=256, over Inductor's exhaustive forward
              space (config.max_autotune_flex_search_space = "EXHAUSTIVE": 144 configs, 56 of them
              over the H200's limit by scratchsim's figure, bench/inductor/hook_cost.py --space 256).
@@ -268,13 +269,21 @@ def child(part, hook, out_path, deadline):
         """Installed inside the timed region: the hook's set-up (its worker processes) counts."""
         nonlocal pruner
         if hook == "on":
-            pruner = ssi.install(target=None, device="h200", keep_ttgir=True)
+            pruner = ssi.install(target=None, device="h200", keep_ttgir=True, fast=False)
         elif hook == "infer":
-            pruner = ssi.install(target=None, device="h200", keep_ttgir=True, infer_unfit=True)
+            pruner = ssi.install(target=None, device="h200", keep_ttgir=True, infer_unfit=True, fast=False)
         elif hook == "pool":
-            pruner = ssi.install(target=None, device="h200", keep_ttgir=True, in_pool=True)
+            pruner = ssi.install(target=None, device="h200", keep_ttgir=True, in_pool=True, fast=False)
         elif hook == "fast":
             pruner = ssi.install(target=None, device="h200", keep_ttgir=True, fast=True)
+        elif hook == "fastind":
+            # The fast path lowering in Inductor's own compile workers, which install() starts.
+            pruner = ssi.install(target=None, device="h200", keep_ttgir=True, fast=True, in_pool=True)
+        elif hook == "offwarm":
+            # No hook; Inductor's compile workers started at the same point as fastind starts them,
+            # so that the two differ only in what the hook drops.
+            from torch._inductor.async_compile import AsyncCompile
+            AsyncCompile.use_process_pool()
         elif hook.startswith("fastpool"):
             # The fast path with spawned lowering workers of its own (fastpoolN: N), started here.
             workers = int(hook[len("fastpool"):] or FASTPOOL_WORKERS)
@@ -527,8 +536,10 @@ def main():
     ap.add_argument("--budget-s", type=float, default=360)
     ap.add_argument("--parts", default="configs,flex,flexx,flexx:pool",
                     help="comma-separated: configs, chooser, flex, block, flex256, flexx; PART:HOOK for one "
-                         "variant (off; on: the default hook; infer: infer_unfit; pool: in_pool; fast: the "
-                         "fast path; fastpool[N]: with N workers of its own; nocheck); off runs first, each hooked "
+                         "variant (off; on: the round-based hook, fast=False; infer: infer_unfit; pool: in_pool; fast: the "
+                         "fast path; fastind: lowering in Inductor's workers, started at install; fastpool[N]: "
+                         "with N workers of its own; nocheck; offwarm: no hook, Inductor's workers started where "
+                         "fastind starts them); off runs first, each hooked "
                          "variant is compared with it, the first one's kernels timed interleaved")
     ap.add_argument("--no-timing", action="store_true", help="skip the interleaved timing of each off/on pair")
     ap.add_argument("--caps", default="", help="per-part time caps in seconds, e.g. flexx=220,timing=90")

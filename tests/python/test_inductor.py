@@ -377,7 +377,7 @@ def test_hook_infers_unfit_from_a_dominated_choice(inductor_stand_in):
     its verdict naming the figure it was inferred from."""
     fits, mid = inductor_stand_in(128, 128, 64, 2, warps=4), inductor_stand_in(256, 256, 128, 4, warps=4)
     top, small = inductor_stand_in(256, 256, 128, 5, warps=4), inductor_stand_in(64, 64, 64, 2, warps=4)
-    pruner = ssi.install(target="sm_90", device="h200", infer_unfit=True, on_empty="keep")
+    pruner = ssi.install(target="sm_90", device="h200", infer_unfit=True, fast=False, on_empty="keep")
     assert pruner([top, small, fits, mid]) == [small, fits]
     st = pruner.stats
     assert (st["checked"], st["inferred"], st["dominated"], st["dropped"]) == (2, 1, 1, 2)
@@ -549,6 +549,53 @@ def test_fast_path_with_workers_drops_the_same(monkeypatch, width):
     pruner, entries, truth = fast_replay(monkeypatch, space_rows(256), pool=pool)
     assert dropped(pruner, entries) == {i for i, row in truth.items() if row[2] > space(256)["limit"]}
     assert pool.submitted == pruner.stats["in_pool"] == pruner.stats["checked"] <= 40
+
+
+class InductorSide:
+    """A stand-in for _Torch's view of Inductor's compile pool: `workers` threads, the pool handed
+    out once `ready_after` calls have asked for it (each call is AsyncCompile.use_process_pool)."""
+    def __init__(self, workers, ready_after=0):
+        self.workers, self.ready_after, self.asked = workers, ready_after, 0
+        self.pool = ImmediatePool(workers)
+
+    def compile_threads(self):
+        return self.workers
+
+    def compile_pool(self):
+        self.asked += 1
+        return self.pool if self.asked > self.ready_after else None
+
+
+def test_inductor_pool_is_started_when_the_pruner_is_made():
+    """fast with in_pool asks for Inductor's pool at install(), which starts its workers, so they
+    warm while Dynamo traces instead of at Inductor's first precompile."""
+    side = InductorSide(16, ready_after=2)
+    pool = ssi._InductorPool(side)
+    assert side.asked == 1
+    assert not pool.ready() and pool.ready() and pool.width == 16
+
+
+def test_inductor_pool_is_not_used_without_compile_workers():
+    """compile_threads 1 (Inductor compiles in this process): the Pruner lowers here."""
+    side = InductorSide(1)
+    assert not ssi._InductorPool(side).ready() and side.asked == 0
+
+
+def test_fast_path_in_inductors_pool_drops_the_same(monkeypatch):
+    """The fast path's lowerings in Inductor's workers (16 in flight): the same drops, every
+    lowering done there once the pool is ready."""
+    side = InductorSide(16)
+    pruner, entries, truth = fast_replay(monkeypatch, space_rows(256), pool=ssi._InductorPool(side))
+    assert dropped(pruner, entries) == {i for i, row in truth.items() if row[2] > space(256)["limit"]}
+    assert side.pool.submitted == pruner.stats["in_pool"] == pruner.stats["checked"]
+
+
+def test_fast_path_lowers_here_until_inductors_pool_is_ready(monkeypatch):
+    """A pool still starting never makes an op wait: the first lowerings run in this process."""
+    side = InductorSide(16, ready_after=4)
+    pruner, entries, truth = fast_replay(monkeypatch, space_rows(256), pool=ssi._InductorPool(side))
+    assert dropped(pruner, entries) == {i for i, row in truth.items() if row[2] > space(256)["limit"]}
+    assert 0 < pruner.stats["in_pool"] < pruner.stats["checked"]
 
 
 def test_fast_path_budget_bounds_the_wait_for_workers(monkeypatch):

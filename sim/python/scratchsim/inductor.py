@@ -430,8 +430,19 @@ class _Torch:
         return {**dict(cfg.kwargs), "num_warps": cfg.num_warps, "num_stages": cfg.num_stages}
 
     @staticmethod
+    def compile_threads() -> int:
+        """How many compile workers Inductor's pool has (1: Inductor compiles in this process)."""
+        try:
+            from torch._inductor.utils import get_compile_threads
+            return int(get_compile_threads())
+        except Exception as e:
+            log.debug("scratchsim: no Inductor compile threads (%s)", e)
+            return 1
+
+    @staticmethod
     def compile_pool():
-        """Inductor's compile worker pool when it is up and ready (None otherwise)."""
+        """Inductor's compile worker pool when it is up and ready (None otherwise). The first call
+        starts its workers (AsyncCompile.use_process_pool submits the job that marks them ready)."""
         try:
             from torch._inductor.async_compile import AsyncCompile
             if AsyncCompile.use_process_pool():
@@ -572,8 +583,13 @@ class Pruner:
         self._settled: dict = {}   # fast: kin family, or template -> {_tiles(params): over the limit}
         self._over_seen: set = set()  # fast: families with a lowered DOES_NOT_FIT
         self._figures: dict = {}     # fast: family -> [(params, shared, limit)] lowered so far
-        # fast with workers: a pool of our own, started now so that it is warm by the first op.
-        self._pool = _LowerPool(workers, self.arch) if self.fast and workers else None
+        # fast with workers: a pool of our own, started now so that it is warm by the first op;
+        # fast with in_pool: Inductor's compile workers, started now for the same reason.
+        self._pool = None
+        if self.fast and workers:
+            self._pool = _LowerPool(workers, self.arch)
+        elif self.fast and self.in_pool and torch_side is not None:
+            self._pool = _InductorPool(torch_side)
         if self._pool:
             self._undo.append(self._pool.close)
 
@@ -848,7 +864,7 @@ class Pruner:
 
 def install(target=None, device: str | None = None, *, any_target: bool = False, on_empty: str = "raise",
             keep_ttgir: bool = False, budget_s: float | None = 30.0, dominance: bool = True,
-            infer_unfit: bool = False, in_pool: bool = False, fast: bool = False, workers: int = 0,
+            infer_unfit: bool = False, in_pool: bool = False, fast: bool = True, workers: int = 0,
             allow_untested: bool = False) -> Pruner:
     """Registers a Pruner with Inductor (torch._inductor.select_algorithm.add_preprocessing_fn):
     from now on every autotune_select_algorithm (mm, bmm, addmm, flex_attention and its backward,
@@ -860,7 +876,9 @@ def install(target=None, device: str | None = None, *, any_target: bool = False,
     the choices left when it is spent are kept unchecked. dominance: keep unchecked a choice that
     a fitting one of its family dominates (dominates()); infer_unfit: also drop, unlowered, a
     choice that dominates one that does not fit (its verdict says so: "inferred_from"). in_pool:
-    lower each round of checks in Inductor's compile workers when they are up. fast: settle each
+    lower each round of checks in Inductor's compile workers when they are up (with fast: keep as
+    many lowerings in flight there as it has workers, and start them here). fast (the default;
+    False: the rounds of Pruner._decide): settle each
     family with few lowerings (frontier_pick: bisect the dominance order, take the frontier of a
     settled kin family as the first guess) and drop by dominance as infer_unfit does; every drop is
     Triton's figure or dominates one (docs/inductor.md, "The fast path"); with workers=N, N
@@ -968,6 +986,31 @@ class _LowerPool:
 
     def close(self) -> None:
         self._ex.shutdown(wait=False, cancel_futures=True)
+
+
+class _InductorPool:
+    """install(fast=True, in_pool=True): the fast path's lowerings in Inductor's own compile workers,
+    behind _LowerPool's interface. Asking whether the pool is ready starts its workers, so they are
+    started at install() and warm while Dynamo traces (Inductor itself starts them only at its first
+    precompile). Until they are, the Pruner lowers in this process. Closing leaves the pool to
+    Inductor."""
+
+    def __init__(self, t: "_Torch"):
+        self._t = t
+        self.width = max(1, t.compile_threads())
+        self._pool = None
+        self.ready()
+
+    def ready(self) -> bool:
+        if self._pool is None and self.width > 1:
+            self._pool = self._t.compile_pool()
+        return self._pool is not None
+
+    def submit(self, fn, *args) -> concurrent.futures.Future:
+        return self._pool.submit(fn, *args)
+
+    def close(self) -> None:
+        pass
 
 
 def _in_pool(t: "_Torch", fn, argsets: Sequence[tuple], use_pool: bool) -> list:
