@@ -252,18 +252,22 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   // Only blocks the grid gives a core can hide each other's loads: a grid smaller than the
   // resident capacity leaves the rest of the occupancy empty.
   const int64_t resident = std::max<int64_t>(std::min(per_core, blocks_on_core), 1);
-  e.loads_in_flight = std::max<int64_t>(std::max<int64_t>(in.stages, 1) - 1, resident - 1);
+  // A block cannot have more loads in flight than its loop has K steps: the prologue of a
+  // pipeline deeper than the loop issues every load at once and the further slots stay empty.
+  const int64_t block_ahead = trips > 0 ? std::min<int64_t>(std::max<int64_t>(in.stages, 1) - 1, trips)
+                                        : std::max<int64_t>(in.stages, 1) - 1;
+  e.loads_in_flight = std::max<int64_t>(block_ahead, resident - 1);
   e.inflight_bytes_per_core = static_cast<double>(resident) * static_cast<double>(std::max<int64_t>(in.stages - 1, 0)) *
                               std::max(in.stage_bytes_per_block, 0.0);
-  // Latency: a block with stages - 1 loads in flight, each taking the load latency, completes at
-  // most stages - 1 K steps per latency, whatever the bandwidth (Little's law per block). A load
+  // Latency: a block with block_ahead loads in flight, each taking the load latency, completes at
+  // most block_ahead K steps per latency, whatever the bandwidth (Little's law per block). A load
   // also waits behind the bytes the DRAM delivers ahead of it: along such a chain the idle
   // latencies and the DRAM's transfer time add, they do not overlap (the decode-shaped rows of
   // the workload suite, docs/planner.md "Latency bound and overlap").
   if (load_latency_ > 0 && in.pipeline_trips > 0) {
     const int64_t rounds = full_rounds + (tail_blocks > 0 ? 1 : 0);
     e.latency_s = static_cast<double>(rounds) * static_cast<double>(in.pipeline_trips) * load_latency_ /
-                      static_cast<double>(std::max<int64_t>(in.stages - 1, 1)) +
+                      static_cast<double>(std::max<int64_t>(block_ahead, 1)) +
                   e.dram_s;
   }
   const double longer = std::max(e.core_s, e.memory_s);

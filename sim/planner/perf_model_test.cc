@@ -304,9 +304,14 @@ TEST(PerfModelTest, LatencyBoundsAShallowPipelineAndInflightBytesAreCounted) {
   EXPECT_GE(e.time_s, e.latency_s);
   EXPECT_DOUBLE_EQ(e.inflight_bytes_per_core, 2 * 2 * 4096);
   // A deeper pipeline hides the latencies; the transfers stay.
+  in.stages = 51;
+  e = model->Estimate(in);
+  EXPECT_DOUBLE_EQ(e.latency_s, 2e-6 + e.dram_s);
+  // Deeper than the loop, the prologue issues all 100 loads at once: one latency, not half of one.
   in.stages = 201;
   e = model->Estimate(in);
-  EXPECT_DOUBLE_EQ(e.latency_s, 0.5e-6 + e.dram_s);
+  EXPECT_DOUBLE_EQ(e.latency_s, 1e-6 + e.dram_s);
+  EXPECT_EQ(e.loads_in_flight, 100);
   EXPECT_FALSE(e.latency_bound);
   // Negative latency is bad input naming the field.
   device.mutable_performance()->set_dram_latency_ns(-1);
