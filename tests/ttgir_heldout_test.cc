@@ -249,13 +249,15 @@ TEST(TtgirGeneratedTest, ScoresHoldTheirFloors) {
   // directed at the ops part 1 missed: every kernel exact in its first judgement.
   const std::vector<Floor> floors = Concat({AllExact("3.6.0", 1, 111, 281), AllExact("3.6.0", 2, 23, 47),
                                             AllExact("3.9.0", 2, 23, 43), {
-      // Triton 3.9.0, part 1: a one-warp scalar atomic with its result used (4 B where 3.9 allocates
-      // none; AMD and NVIDIA) and a 1x32x2 join's layout conversion at 2 and 4 warps (256 B
-      // where 3.9 allocates none), over and not flagged. (The first judgement also had an
-      // unflagged under-prediction, an 8-warp gfx950 buffer atomic: exact since the buffer-atomic
-      // rule.)
-      {{"3.9.0", "AMD", "both", 1}, 109, 0, 1, 0, 0, 0},
-      {{"3.9.0", "NVIDIA", "both", 1}, 270, 0, 3, 0, 0, 0},
+      // Triton 3.9.0, part 1: a 1x32x2 join's layout conversion at 2 and 4 warps (256 B where 3.9
+      // allocates none), over and not flagged. Untold AMD: a one-warp scalar atomic whose TTGIR
+      // does not tell the release, where 3.6 allocates 4 B and 3.9 none; both are named. (The
+      // first judgement also had an unflagged under-prediction, an 8-warp gfx950 buffer atomic,
+      // exact since the buffer-atomic rule, and the one-warp scalar atomics 4 B over, exact
+      // since the 3.9 atomic rule.)
+      {{"3.9.0", "AMD", "given", 1}, 110, 0, 0, 0, 0, 0},
+      {{"3.9.0", "AMD", "untold", 1}, 109, 1, 0, 0, 0, 0},
+      {{"3.9.0", "NVIDIA", "both", 1}, 271, 0, 2, 0, 0, 0},
   }});
   ExpectFloors("generated", floors);
 }

@@ -452,7 +452,7 @@ void AllocationAnalysis::CollectUsers() {
   for (size_t v = 0; v < num_values; ++v) interesting[v] = !alias_[v].empty();
   for (const TtgirOp& o : m_.ops)
     if (o.kind == TtgirOpKind::kAtomicRmw || o.kind == TtgirOpKind::kAtomicCas ||
-        o.kind == TtgirOpKind::kBufferAtomicRmw)
+        o.kind == TtgirOpKind::kBufferAtomicRmw || o.kind == TtgirOpKind::kBufferAtomicCas)
       for (int r : o.results) interesting[r] = 1;
   // "%x" of a group "%x:2" uses every member.
   for (size_t i = 0; i < num_ops; ++i) {

@@ -5,7 +5,9 @@
 //   tests/data/triton/lds: conversions too large for the LDS (gfx942, gfx950), which AMD's
 //     OptimizeLDSUsage splits (Triton 3.6 after the TTGIR is written, 3.9 before);
 //   tests/data/triton/nvmma: attention with small heads, nvmma_shared tiles swizzled by 32 or 64
-//     bytes (aligned below 1024; sm_100, sm_90).
+//     bytes (aligned below 1024; sm_100, sm_90);
+//   tests/data/triton/atomic: atomics whose result is used, tensor and scalar, under 1, 2 and 4
+//     warps (sm_80, sm_90, gfx942): Triton 3.9 broadcasts within a warp without shared memory.
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -65,7 +67,8 @@ TEST_P(CvtFixturesTest, EveryConversionIsTritonsFigure) {
 INSTANTIATE_TEST_SUITE_P(Releases, CvtFixturesTest,
                          ::testing::Values(FixtureSet{"cvt", "3.6.0", 81}, FixtureSet{"cvt", "3.9.0", 81},
                                            FixtureSet{"lds", "3.6.0", 132}, FixtureSet{"lds", "3.9.0", 132},
-                                           FixtureSet{"nvmma", "3.6.0", 144}, FixtureSet{"nvmma", "3.9.0", 144}));
+                                           FixtureSet{"nvmma", "3.6.0", 144}, FixtureSet{"nvmma", "3.9.0", 144},
+                                           FixtureSet{"atomic", "3.6.0", 120}, FixtureSet{"atomic", "3.9.0", 120}));
 
 }  // namespace
 }  // namespace scratchsim::triton

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include "absl/base/attributes.h"
 #include "absl/status/status.h"
@@ -1366,8 +1367,46 @@ absl::StatusOr<ScratchNeed> HistogramOpScratch(const TtgirOp& op, const LayoutCo
   return need;
 }
 
-// tt.atomic_rmw and tt.atomic_cas whose result is used: a scalar's bytes, or the whole tensor
-// when its layout holds copies (more threads than elements), to broadcast the one result.
+// Which threads of a layout hold copies of an element (a basis of zero: a free variable of its
+// dimension): any, and any in another warp. nullopt where the layout has no modelled bases.
+struct LayoutCopies {
+  bool any = false;
+  bool across_warps = false;
+};
+std::optional<LayoutCopies> CopiesOf(const LayoutContext& ctx, const TensorType& t) {
+  absl::StatusOr<Bases> bases = BasesOf(ctx, t.encoding, t.shape);
+  if (!bases.ok()) return std::nullopt;
+  auto has_zero = [](const PackedBases& list) {
+    return std::any_of(list.begin(), list.end(), [](uint64_t b) { return b == 0; });
+  };
+  LayoutCopies c;
+  c.across_warps = has_zero(bases->warp);
+  c.any = c.across_warps || has_zero(bases->lane) || has_zero(bases->reg);
+  return c;
+}
+
+// Whether a layout without modelled bases covers more elements than the tensor has (its
+// per-thread, per-warp and per-CTA extents): copies somewhere.
+absl::StatusOr<bool> CoversMoreThanTheTensor(const TtgirOp& op, const LayoutContext& ctx, const TensorType& t,
+                                             absl::string_view origin) {
+  auto split = SplitOf(ctx, t.encoding, static_cast<int>(t.shape.size()));
+  if (!split.ok()) return Unsupported(origin, op.line, split.status().message());
+  const ScratchMath math(origin, op.line, op.name);
+  ASSIGN_OR_RETURN(const int64_t elems, math.Elements(t.shape));
+  int64_t covered = 1;
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    ASSIGN_OR_RETURN(covered, math.Mul(covered, split->per_thread[d]));
+    ASSIGN_OR_RETURN(covered, math.Mul(covered, split->threads[d]));
+    ASSIGN_OR_RETURN(covered, math.Mul(covered, split->warps[d]));
+  }
+  return covered > elems;
+}
+
+// tt.atomic_rmw and tt.atomic_cas whose result is used (getRepShapeForAtomic): a scalar's
+// bytes, or the whole tensor when its layout holds copies, to broadcast the one result. Triton
+// 3.9 broadcasts within a warp by shuffles: only copies in another warp take scratch (a scalar:
+// more than one warp). Measured with Triton 3.9.0 (docs/validation/triton-generated.md, "The
+// 3.9 atomic rule"). A layout without modelled bases: copies anywhere, at least Triton's figure.
 absl::StatusOr<ScratchNeed> AtomicOpScratch(const TtgirOp& op, const LayoutContext& ctx, bool result_used,
                                             absl::string_view origin) {
   ScratchNeed need;
@@ -1375,33 +1414,33 @@ absl::StatusOr<ScratchNeed> AtomicOpScratch(const TtgirOp& op, const LayoutConte
   size_t arrow = op.text.rfind("-> ");
   if (arrow == std::string::npos) return Unsupported(origin, op.line, "atomic without result type");
   absl::string_view result = absl::string_view(op.text).substr(arrow + 3);
+  const bool warp_rule = ctx.release != TritonRelease::k3_6;
   if (!absl::StartsWith(result, "tensor<")) {
+    if (warp_rule && ctx.num_warps <= 1) return need;
     need.bytes = std::max<int64_t>(8, ElementBits(absl::StripAsciiWhitespace(result))) / 8;
     return need;
   }
   auto t = ParseTensorType(result);
   if (!t) return Unsupported(origin, op.line, "atomic result type");
-  auto split = SplitOf(ctx, t->encoding, static_cast<int>(t->shape.size()));
-  if (!split.ok()) return Unsupported(origin, op.line, split.status().message());
-  const ScratchMath math(origin, op.line, op.name);
-  ASSIGN_OR_RETURN(const int64_t elems, math.Elements(t->shape));
-  int64_t covered = 1;
-  for (size_t d = 0; d < t->shape.size(); ++d) {
-    ASSIGN_OR_RETURN(covered, math.Mul(covered, split->per_thread[d]));
-    ASSIGN_OR_RETURN(covered, math.Mul(covered, split->threads[d]));
-    ASSIGN_OR_RETURN(covered, math.Mul(covered, split->warps[d]));
+  bool copies = false;
+  if (std::optional<LayoutCopies> c = CopiesOf(ctx, *t)) {
+    copies = warp_rule ? c->across_warps : c->any;
+  } else {
+    ASSIGN_OR_RETURN(copies, CoversMoreThanTheTensor(op, ctx, *t, origin));
   }
-  if (covered > elems) {
+  if (copies) {
+    const ScratchMath math(origin, op.line, op.name);
+    ASSIGN_OR_RETURN(const int64_t elems, math.Elements(t->shape));
     ASSIGN_OR_RETURN(const int64_t total_bits, math.Mul(elems, std::max<int64_t>(8, ElementBits(t->element))));
     need.bytes = total_bits / 8;
   }
   return need;
 }
 
-// amdg.buffer_atomic_rmw whose tensor result is used and whose layout holds copies: the whole
-// tensor, as tt.atomic_rmw's (getBufferAtomicScratchSizeInBytes in AMD's AMDGPUAllocation.cpp,
-// Triton 3.9: a broadcasting layout, the per-CTA elements at >= 8 bits each). Triton 3.6's AMD
-// allocation has no rule for buffer atomics: none.
+// amdg.buffer_atomic_rmw and amdg.buffer_atomic_cas whose tensor result is used and whose layout
+// holds copies: the whole tensor, as tt.atomic_rmw's (getBufferAtomicScratchSizeInBytes in AMD's
+// AMDGPUAllocation.cpp, Triton 3.9: a broadcasting layout, the per-CTA elements at >= 8 bits
+// each). Triton 3.6's AMD allocation has no rule for buffer atomics: none.
 absl::StatusOr<ScratchNeed> BufferAtomicOpScratch(const TtgirOp& op, const LayoutContext& ctx, bool result_used,
                                                   absl::string_view origin) {
   const size_t arrow = op.text.rfind("-> ");
@@ -1471,7 +1510,9 @@ ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<ScratchNeed> ScratchForOpWithScratch(
   if (n == "tt.gather") return GatherOpScratch(op, ctx, origin);
   if (n == "tt.histogram") return HistogramOpScratch(op, ctx, origin);
   if (n == "tt.atomic_rmw" || n == "tt.atomic_cas") return AtomicOpScratch(op, ctx, result_used, origin);
-  if (n == "amdg.buffer_atomic_rmw") return BufferAtomicOpScratch(op, ctx, result_used, origin);
+  if (n == "amdg.buffer_atomic_rmw" || n == "amdg.buffer_atomic_cas") {
+    return BufferAtomicOpScratch(op, ctx, result_used, origin);
+  }
   if (n == "ttng.tensormap_create") return ScratchNeed{.bytes = 128};  // kTMASize
   if (n == "ttg.warp_specialize") return CaptureScratch(op, origin);
   return ScratchNeed{};
@@ -1490,6 +1531,7 @@ absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& c
     case TtgirOpKind::kAtomicRmw:
     case TtgirOpKind::kAtomicCas:
     case TtgirOpKind::kBufferAtomicRmw:
+    case TtgirOpKind::kBufferAtomicCas:
     case TtgirOpKind::kTensormapCreate:
     case TtgirOpKind::kWarpSpecialize:
       return ScratchForOpWithScratch(op, ctx, result_used, origin);

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -25,18 +26,21 @@ const std::map<std::string, std::string> kAliases = {
     {"#mma2", "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 8]}>"},
     {"#cols", "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"},
     {"#nowarps", "#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [0], order = [0]}>"},
+    // Four elements, one per warp, every lane of a warp a copy; and two per warp, each warp a copy.
+    {"#lanecopies", "#ttg.linear<{register = [], lane = [[0], [0], [0], [0], [0]], warp = [[1], [2]], block = []}>"},
+    {"#warpcopies", "#ttg.linear<{register = [], lane = [[1], [0], [0], [0], [0]], warp = [[2], [0]], block = []}>"},
 };
 
 // ScratchFor on one op of `text` (kept alive by the caller: the op views it), by the rules of
 // `release` (the tests written against Triton 3.6's rules say so).
 absl::StatusOr<ScratchNeed> Scratch(const std::string& name, TtgirOpKind kind, const std::string& text,
-                                    TritonRelease release = TritonRelease::k3_6) {
+                                    TritonRelease release = TritonRelease::k3_6, int num_warps = 4) {
   TtgirOp op;
   op.line = 7;
   op.kind = kind;
   op.name = name;
   op.text = text;
-  LayoutContext ctx{kAliases, 4, 32, 90};
+  LayoutContext ctx{kAliases, num_warps, 32, 90};
   ctx.release = release;
   return ScratchFor(op, ctx, /*result_used=*/true, "x.ttgir");
 }
@@ -66,6 +70,34 @@ TEST(TtgirLayoutTest, BufferAtomicWithCopiesTakesTheTensorUnder39Only) {
   auto no_copies = Scratch("amdg.buffer_atomic_rmw", TtgirOpKind::kBufferAtomicRmw, whole, TritonRelease::k3_9);
   ASSERT_TRUE(no_copies.ok()) << no_copies.status();
   EXPECT_EQ(no_copies->bytes, 0);
+}
+
+// Triton 3.9 broadcasts an atomic's result within a warp by shuffles: copies only in other
+// lanes take no scratch; copies in other warps take the tensor. 3.6: any copies take it.
+TEST(TtgirLayoutTest, AtomicCopiesWithinAWarpTakeNoScratchUnder39) {
+  const std::string lanes = "%old = tt.atomic_rmw fadd, acq_rel, gpu, %p, %v, %m : (tensor<4x!tt.ptr<f32>, "
+                            "#lanecopies>, tensor<4xf32, #lanecopies>, tensor<4xi1, #lanecopies>) -> tensor<4xf32, #lanecopies>";
+  const std::string warps = "%old = tt.atomic_rmw fadd, acq_rel, gpu, %p, %v, %m : (tensor<4x!tt.ptr<f32>, "
+                            "#warpcopies>, tensor<4xf32, #warpcopies>, tensor<4xi1, #warpcopies>) -> tensor<4xf32, #warpcopies>";
+  const std::map<std::pair<std::string, TritonRelease>, int64_t> expected = {
+      {{lanes, TritonRelease::k3_9}, 0}, {{lanes, TritonRelease::k3_6}, 16},
+      {{warps, TritonRelease::k3_9}, 16}, {{warps, TritonRelease::k3_6}, 16}};
+  for (const auto& [key, bytes] : expected) {
+    auto need = Scratch("tt.atomic_rmw", TtgirOpKind::kAtomicRmw, key.first, key.second);
+    ASSERT_TRUE(need.ok()) << need.status();
+    EXPECT_EQ(need->bytes, bytes) << TritonReleaseName(key.second) << " " << key.first;
+  }
+}
+
+// A scalar atomic's result: every thread holds it; one warp needs no scratch under 3.9.
+TEST(TtgirLayoutTest, ScalarAtomicAtOneWarpTakesNoScratchUnder39) {
+  const std::string text = "%old = tt.atomic_rmw max, acq_rel, gpu, %p, %v, %true : (!tt.ptr<f32>, f32, i1) -> f32";
+  for (const auto& [release, warps, bytes] : {std::tuple{TritonRelease::k3_9, 1, 0}, std::tuple{TritonRelease::k3_9, 2, 4},
+                                              std::tuple{TritonRelease::k3_6, 1, 4}}) {
+    auto need = Scratch("tt.atomic_rmw", TtgirOpKind::kAtomicRmw, text, release, warps);
+    ASSERT_TRUE(need.ok()) << need.status();
+    EXPECT_EQ(need->bytes, bytes) << TritonReleaseName(release) << " at " << warps << " warps";
+  }
 }
 
 TEST(TtgirLayoutTest, HistogramScratchPastInt64NamesTheOp) {

@@ -274,7 +274,7 @@ namespace {
 // dialects (elementwise: Triton lowers them in registers), and `llvm.intr.assume` (what `tl.assume`
 // becomes; Inductor's mm template writes it: no memory). Sorted (checked at compile time).
 constexpr std::string_view kKnownOps[] = {
-    "amdg.buffer_atomic_rmw", "amdg.buffer_load", "amdg.buffer_load_to_local", "amdg.buffer_store",
+    "amdg.buffer_atomic_cas", "amdg.buffer_atomic_rmw", "amdg.buffer_load", "amdg.buffer_load_to_local", "amdg.buffer_store",
     "amdg.cond_barrier", "amdg.in_thread_transpose", "amdg.instruction_sched_hint", "amdg.memory_counter_wait",
     "amdg.scaled_upcast_fp4", "amdg.scaled_upcast_fp8", "amdg.upcast_mxfp", "arith.addf", "arith.addi",
     "arith.addui_extended", "arith.andi", "arith.bitcast", "arith.ceildivsi", "arith.ceildivui", "arith.cmpf",
@@ -412,6 +412,7 @@ TtgirOpKind KindOfOp(std::string_view name) {
       break;
     case 22:
       if (name == "amdg.buffer_atomic_rmw") return TtgirOpKind::kBufferAtomicRmw;
+      if (name == "amdg.buffer_atomic_cas") return TtgirOpKind::kBufferAtomicCas;
       break;
     default:
       break;

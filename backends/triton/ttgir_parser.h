@@ -31,6 +31,7 @@ enum class TtgirOpKind : uint8_t {
   kAtomicRmw,
   kAtomicCas,
   kBufferAtomicRmw,
+  kBufferAtomicCas,
   kTensormapCreate,
   kWarpSpecialize,
   kFor,

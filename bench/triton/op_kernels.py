@@ -518,7 +518,7 @@ OPS = {
                           "(the catalogue's gemm_persistent EPILOGUE_SUBTILE)",
     "ttng.warp_group_dot": ["dot", "tma"], "ttng.warp_group_dot_wait": ["dot", "tma"],
     "amdg.buffer_load": ["dot", "reduce"], "amdg.buffer_store": ["reduce"],
-    "amdg.buffer_atomic_rmw": ["atomic"], "amdg.buffer_load_to_local": ["dot"],
+    "amdg.buffer_atomic_cas": ["atomic"], "amdg.buffer_atomic_rmw": ["atomic"], "amdg.buffer_load_to_local": ["dot"],
     "amdg.cond_barrier": PASS_ONLY + "AMD's ping-pong scheduling of large GEMM tiles "
                          "(num_stages and 8 warps on gfx942/gfx950)",
     "amdg.in_thread_transpose": ["dot"],
