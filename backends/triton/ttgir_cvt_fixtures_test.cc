@@ -7,7 +7,9 @@
 //   tests/data/triton/nvmma: attention with small heads, nvmma_shared tiles swizzled by 32 or 64
 //     bytes (aligned below 1024; sm_100, sm_90);
 //   tests/data/triton/atomic: atomics whose result is used, tensor and scalar, under 1, 2 and 4
-//     warps (sm_80, sm_90, gfx942): Triton 3.9 broadcasts within a warp without shared memory.
+//     warps (sm_80, sm_90, gfx942): Triton 3.9 broadcasts within a warp without shared memory;
+//   tests/data/triton/xcta: reductions across a cluster's CTAs (num_ctas 2 and 4; sm_90, sm_100),
+//     which Triton 3.9 exchanges through the per-CTA scratch: nothing estimated on top.
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -33,6 +35,8 @@ struct FixtureSet {
   const char* set;      // tests/data/triton/<set>, unpacked into build/triton_<set>
   const char* version;
   int count;            // fixtures in the set's index
+  // Every cross-CTA op of the set is sized by the release's rules: no cluster estimate is left.
+  bool no_cluster_estimate = false;
 };
 
 class CvtFixturesTest : public ::testing::TestWithParam<FixtureSet> {};
@@ -59,6 +63,7 @@ TEST_P(CvtFixturesTest, EveryConversionIsTritonsFigure) {
     auto plan = PlanTtgir(text, f[0], options);
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_EQ(plan->allocation.shared, shared) << version << " " << f[0];
+    if (GetParam().no_cluster_estimate) EXPECT_TRUE(plan->cross_cta_ops.empty()) << version << " " << f[0];
     ++checked;
   }
   EXPECT_EQ(checked, GetParam().count);
@@ -68,7 +73,8 @@ INSTANTIATE_TEST_SUITE_P(Releases, CvtFixturesTest,
                          ::testing::Values(FixtureSet{"cvt", "3.6.0", 81}, FixtureSet{"cvt", "3.9.0", 81},
                                            FixtureSet{"lds", "3.6.0", 132}, FixtureSet{"lds", "3.9.0", 132},
                                            FixtureSet{"nvmma", "3.6.0", 144}, FixtureSet{"nvmma", "3.9.0", 144},
-                                           FixtureSet{"atomic", "3.6.0", 120}, FixtureSet{"atomic", "3.9.0", 120}));
+                                           FixtureSet{"atomic", "3.6.0", 120}, FixtureSet{"atomic", "3.9.0", 120},
+                                           FixtureSet{"xcta", "3.6.0", 24}, FixtureSet{"xcta", "3.9.0", 72, true}));
 
 }  // namespace
 }  // namespace scratchsim::triton
