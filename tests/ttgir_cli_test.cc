@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "backends/triton/ttgir_frontend.h"
 #include "backends/triton/ttgir_parser.h"
@@ -230,13 +231,32 @@ TEST(TtgirCliTest, UnlistedArithOpIsNamedInTheReport) {
 // A gfx942 kernel of the Triton 3.6.0 catalogue whose TTGIR does not tell its release, and on
 // which the releases' rules differ: Triton 3.6 allocated 16384 bytes (metadata.shared), 3.9's
 // rules give 8192 (a cross-warp reduction of 16x512 f32 over 8 warps).
+// An AMD kernel whose TTGIR does not tell its release: a 3.6 catalogue kernel without its `#loc`
+// table (the kernel's location column would tell).
 std::string UntoldReduce() {
-  return ReadText(std::string(SCRATCHSIM_BINARY_DIR) + "/triton_catalogue/3.6.0/gfx942/reduce2d_gfx942_jit_0db0c50a24.ttgir");
+  const std::string text =
+      ReadText(std::string(SCRATCHSIM_BINARY_DIR) + "/triton_catalogue/3.6.0/gfx942/reduce2d_gfx942_jit_0db0c50a24.ttgir");
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::StartsWith(line, "#loc")) absl::StrAppend(&out, line, "\n");
+  }
+  return out;
 }
+
 
 int SimulateUntold(const std::string& path, std::ostringstream& out, std::ostringstream& err) {
   unsetenv("SCRATCHSIM_TRITON_RELEASE");
   return RunSimulateCommand({"--device", "mi300x", "--ttgir", path}, out, err);
+}
+
+TEST(TtgirCliTest, TheKernelsLocationTellsTheRelease) {
+  const std::string path = ::testing::TempDir() + "/told_reduce.ttgir";
+  std::ofstream(path) << ReadText(std::string(SCRATCHSIM_BINARY_DIR) +
+                                  "/triton_catalogue/3.6.0/gfx942/reduce2d_gfx942_jit_0db0c50a24.ttgir");
+  std::ostringstream out, err;
+  EXPECT_EQ(SimulateUntold(path, out, err), kExitFits) << err.str();
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("peak 16384 B"));
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("location is in column 0"));
 }
 
 TEST(TtgirCliTest, UntoldReleaseRequiresTheLargerFigureAndNamesBoth) {

@@ -230,10 +230,10 @@ TEST(TtgirHeldoutTest, ScoresHoldTheirFloors) {
   // tiles): every kernel exact in its first judgement.
   const std::vector<Floor> floors = Concat({AllExact("3.6.0", 1, 131, 242), AllExact("3.6.0", 2, 38, 76),
                                             AllExact("3.9.0", 2, 38, 76), {
-      // Triton 3.9.0. Untold AMD: three kernels whose TTGIR does not tell the release and on
-      // which 3.6's rules place more; the larger figure is the requirement, both are named.
-      {{"3.9.0", "AMD", "given", 1}, 131, 0, 0, 0, 0, 0},
-      {{"3.9.0", "AMD", "untold", 1}, 128, 3, 0, 0, 0, 0},
+      // Triton 3.9.0, AMD: every kernel exact. (The first judgement named both releases'
+      // figures, the larger required, on three untold kernels without a release cue; the
+      // kernel's location column tells it since.)
+      {{"3.9.0", "AMD", "both", 1}, 131, 0, 0, 0, 0, 0},
       // NVIDIA: every kernel exact. (The first judgement refused the num_ctas=2 sliding-window
       // attention on sm_100, exact since the cluster-scratch fix, and flagged 16 B of cross-CTA
       // reduction scratch on group_norm with num_ctas=2, sm_90 and sm_100, exact since the 3.9
@@ -251,13 +251,10 @@ TEST(TtgirGeneratedTest, ScoresHoldTheirFloors) {
   const std::vector<Floor> floors = Concat({AllExact("3.6.0", 1, 111, 281), AllExact("3.6.0", 2, 23, 47),
                                             AllExact("3.9.0", 2, 23, 43), {
       // Triton 3.9.0, part 1: a 1x32x2 join's layout conversion at 2 and 4 warps (256 B where 3.9
-      // allocates none), over and not flagged. Untold AMD: a one-warp scalar atomic whose TTGIR
-      // does not tell the release, where 3.6 allocates 4 B and 3.9 none; both are named. (The
-      // first judgement also had an unflagged under-prediction, an 8-warp gfx950 buffer atomic,
-      // exact since the buffer-atomic rule, and the one-warp scalar atomics 4 B over, exact
-      // since the 3.9 atomic rule.)
-      {{"3.9.0", "AMD", "given", 1}, 110, 0, 0, 0, 0, 0},
-      {{"3.9.0", "AMD", "untold", 1}, 109, 1, 0, 0, 0, 0},
+      // allocates none), over and not flagged. (The first judgement also had an unflagged
+      // under-prediction, an 8-warp gfx950 buffer atomic, exact since the buffer-atomic rule,
+      // and the one-warp scalar atomics 4 B over, exact since the 3.9 atomic rule.)
+      {{"3.9.0", "AMD", "both", 1}, 110, 0, 0, 0, 0, 0},
       {{"3.9.0", "NVIDIA", "both", 1}, 271, 0, 2, 0, 0, 0},
   }});
   ExpectFloors("generated", floors);

@@ -1,5 +1,6 @@
 #include "backends/triton/ttgir_allocation.h"
 
+#include <map>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -224,6 +225,23 @@ TEST(TtgirAllocationTest, AmdModuleTellsByItsBarrierOp) {
   EXPECT_EQ(DetectTritonRelease(ModuleOf("ttg.target = \"hip:gfx942\"", "  gpu.barrier\n")).release, TritonRelease::k3_6);
   EXPECT_EQ(DetectTritonRelease(ModuleOf("ttg.target = \"hip:gfx942\"", "  ttg.barrier all\n")).release,
             TritonRelease::k3_9);
+}
+
+// The kernel's own location: a top-level definition is column 0 to Triton 3.6 and 1 to 3.9; an
+// indented one (column 4 or 5) tells nothing.
+TEST(TtgirAllocationTest, AmdModuleTellsByTheKernelsLocationColumn) {
+  const std::string module = "module attributes {\"ttg.num-warps\" = 4 : i32, ttg.target = \"hip:gfx942\"} {\n"
+                             " tt.func @k() {\n tt.return\n }\n}\n";
+  const std::map<std::string, TritonRelease> expected = {{"0", TritonRelease::k3_6}, {"1", TritonRelease::k3_9},
+                                                         {"4", TritonRelease::kUnknown}};
+  for (const auto& [column, release] : expected) {
+    const std::string text = "#loc = loc(\"/src/k.py\":12:" + column + ")\n" + module;
+    auto m = ParseTtgir(text, "r.ttgir");
+    ASSERT_TRUE(m.ok()) << m.status();
+    const TritonReleaseCue cue = DetectTritonRelease(*m);
+    EXPECT_EQ(cue.release, release) << column;
+    if (release != TritonRelease::kUnknown) EXPECT_THAT(cue.cue, HasSubstr("location is in column " + column)) << column;
+  }
 }
 
 TEST(TtgirAllocationTest, AmdModuleWithoutCueIsPlannedByTheNewestReleaseSaidAsAnAssumption) {

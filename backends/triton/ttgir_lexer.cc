@@ -210,7 +210,10 @@ absl::StatusOr<TtgirStatements> SplitTtgirStatements(std::string_view text, std:
     while (!l.empty() && is_space(l.front())) l.remove_prefix(1);
     while (!l.empty() && is_space(l.back())) l.remove_suffix(1);
     if (l.empty()) continue;
-    if (l[0] == '#' && l.size() >= 4 && l[1] == 'l' && l[2] == 'o' && l[3] == 'c') continue;
+    if (l[0] == '#' && l.size() >= 4 && l[1] == 'l' && l[2] == 'o' && l[3] == 'c') {
+      if (l.starts_with("#loc = ") && out.kernel_location.empty()) out.kernel_location = std::string(l.substr(7));
+      continue;
+    }
     if (l[0] == '/' && l.size() >= 2 && l[1] == '/') continue;
     std::string_view s = l;
     // "loc(" occurrences, found through the few '(' of the line; they cannot overlap.

@@ -116,6 +116,9 @@ struct TtgirStatement {
 struct TtgirStatements {
   std::vector<TtgirStatement> statements;
   int num_lines = 0;
+  // The body of `#loc = loc(...)`, the kernel's own location (its arguments' locations name
+  // it), kept from the dropped `#loc` table: a cue to the release (DetectTritonRelease).
+  std::string kernel_location;
 };
 
 // Splits `text` into statements: blank lines, `//` comments and the `#loc` table dropped,

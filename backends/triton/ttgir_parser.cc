@@ -447,6 +447,7 @@ class TtgirParser {
     Reserve(stmts.size());
     for (const TtgirStatement& st : stmts) RETURN_IF_ERROR(ParseStatement(st));
     RETURN_IF_ERROR(CheckComplete(lexed.num_lines));
+    module_.kernel_location = std::move(lexed.kernel_location);
     ResolveValueSpans();
     return std::move(module_);
   }

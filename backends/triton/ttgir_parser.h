@@ -94,6 +94,8 @@ struct TtgirModule {
   // Whether the module attributes carry "ttng.two-ctas" (every NVIDIA module Triton 3.9 writes,
   // none of 3.6's): a cue to the release (DetectTritonRelease).
   bool two_ctas_attribute = false;
+  // The kernel's location, `loc("file":line:column)` from `#loc = ...` (empty without one).
+  std::string kernel_location;
   std::string function;
   std::map<std::string, std::string> aliases;  // "#blocked" -> "#ttg.blocked<{...}>"
   std::unique_ptr<TtgirStorage> storage = std::make_unique<TtgirStorage>();
