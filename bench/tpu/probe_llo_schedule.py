@@ -1,0 +1,460 @@
+#!/usr/bin/env python3
+"""Where libtpu's register pressure P comes from, pass by pass of its LLO pipeline, and whether a
+list scheduler over the kernel's vreg ops reproduces it (docs/tpu.md, "Where P comes from: LLO's
+schedulers").
+
+For each kernel of probe_vreg_alloc.KERNELS (dev families only, never a held-out one) it compiles
+with the LLO text dump on and reads, from the kernel's dump files (`<id>-<kernel>-NN-<pass>.txt`):
+  original                          Mosaic's program, each vector op unrolled over its vregs;
+  DGO-post-critical-path-scheduler  LLO's first scheduler: each basic block reordered (linear);
+  DGO-vliw-packed-bundles           the VLIW bundle scheduler's bundles, over that order;
+  DGO-post-rematerialization        the same order with some loads issued again near later uses;
+  register-pressure                 "Register pressure for vregs is P";
+  the pass listed just before it    the linear program P is measured on.
+It writes one JSON object a line:
+  live: the most vreg values live at once (a value from its definition to its last use, in the
+    listing's order) over each of those listings: mosaic, pre_cp (the critical-path scheduler's
+    input), cp, vliw, pre_pressure;
+  live_remat: the same for cp and vliw with every loaded value re-loaded before a use that comes
+    more than REMAT_GAP ops after its previous use (the rematerialization rule below);
+  remat_loads: the vld the rematerialization pass adds (and that it changes nothing else);
+  models: the most values live in the order each candidate scheduler gives the critical-path
+    scheduler's input (its ops in their program order, each block's dependences: registers,
+    memory, each XLU/MXU unit's FIFO), loads rematerialized as above:
+      list_cp    a cycle-driven top-down list scheduler with the generation's bundle slots and
+                 latencies (measured from the probe's own VLIW bundles: `machine` rows) and the
+                 longest latency path to the block's end as priority;
+      serial_cp  the same issuing one op a cycle;
+      demand     each sink (an op nothing in the block reads) in program order, after its
+                 not-yet-emitted operands, depth first.
+Lines with "machine" give, per generation, the most ops of each slot class one VLIW bundle holds
+(bundles of more than 24 ops, a block's initialization stores, left out) and the smallest
+definition-to-use distance in bundles of each vector op.
+
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 JAX_PLATFORMS=cpu nice -n 10 /tmp/venv-tpu/bin/python \\
+      bench/tpu/probe_llo_schedule.py tests/data/tpu/llo_schedule_probe.txt [--keep DIR]
+  ... probe_llo_schedule.py OUT --from DIR     (analyse dumps a --keep run left; no libtpu)
+
+The dumps are tens of MB a compile; --keep keeps the passes read here.
+"""
+import collections
+import datetime
+import glob
+import json
+import os
+import re
+import shutil
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from probe_vreg_alloc import KERNELS, register_pressure  # noqa: E402  (no jax at import)
+
+# A loaded value whose next use is more than this many ops of the listing after its previous use is
+# loaded again there (LLO's rematerialization pass; the figure that reproduces it: docs/tpu.md).
+REMAT_GAP = 500
+# Passes read from a kernel's dump (by name; their numbers differ between kernels).
+PASSES = ("original", "DGO-post-critical-path-scheduler", "DGO-vliw-packed-bundles",
+          "DGO-post-rematerialization", "register-pressure")
+_KEEP_RE = re.compile(r"-\d+-(original|DGO-|register-pressure|post-constant-materializer|post-cssa)")
+
+# ---------------------------------------------------------------------------------------------
+# reading LLO text
+
+
+def _strip(s):
+  return re.sub(r"/\*.*?\*/", "", s)
+
+
+_OP_RE = re.compile(r"^(?:(%[\w]+)\s*=\s*)?([\w.]+)(.*)$")
+
+
+def op_fields(text):
+  """(result or None, op name, operands) of one LLO instruction."""
+  m = _OP_RE.match(text.strip())
+  if not m:
+    return None
+  return m.group(1), m.group(2), re.findall(r"%[a-z]*\d+\b", m.group(3))
+
+
+def linear(text):
+  """The instructions of a linear listing, in order: (result, op, operands, text)."""
+  out = []
+  for line in text.splitlines():
+    s = _strip(line).strip()
+    m = re.match(r"^(%\w+) = ([\w.]+)(.*)$", s)
+    if m:
+      out.append((m.group(1), m.group(2), re.findall(r"%[a-z]*\d+\b", m.group(3)), s))
+  return out
+
+
+def blocks(text):
+  """The basic blocks of a DGO listing (one block a paragraph): lists of (result, op, operands,
+  text)."""
+  out, cur = [], []
+  for line in text.splitlines() + [""]:
+    s = _strip(line).strip()
+    if not s:
+      if cur:
+        out.append(cur)
+      cur = []
+      continue
+    f = op_fields(s)
+    if f:
+      cur.append(f + (s,))
+  return out
+
+
+_BUNDLE_RE = re.compile(r"^\s*(0x[0-9a-f]+|\d+)\s+(\w\w)?\s*:\s*(>*)\s*\{(.*)\}")
+
+
+def bundles(text):
+  """The bundles of a packed-bundles listing: lists of (result, op, operands)."""
+  out = []
+  for line in text.splitlines():
+    m = _BUNDLE_RE.match(line)
+    if m:
+      out.append([f for f in (op_fields(o) for o in _strip(m.group(4)).split(";;") if o.strip()) if f])
+  return out
+
+
+# ---------------------------------------------------------------------------------------------
+# live values
+
+
+def max_live(seq, remat_gap=None):
+  """The most vreg values (%vN: not masks) live at once over seq, a list of (result, op, operands):
+  a value from its definition to its last use. With remat_gap, a loaded value (vld) whose next
+  use comes more than remat_gap entries after its previous one is loaded again just before it."""
+  defined, loaded, uses = {}, {}, collections.defaultdict(list)
+  for pos, (res, op, operands) in enumerate(seq):
+    for u in operands:
+      uses[u].append(pos)
+    if res and re.fullmatch(r"%v\d+", res):
+      defined[res], loaded[res] = pos, op.startswith("vld")
+  events = collections.Counter()
+  for v, start in defined.items():
+    later = [u for u in uses.get(v, []) if u > start]
+    if not later:
+      continue
+    prev = start
+    for u in later:
+      if remat_gap is not None and loaded[v] and u - prev > remat_gap:
+        events[start] += 1
+        events[prev] -= 1
+        start = u - 1
+      prev = u
+    events[start] += 1
+    events[prev] -= 1
+  live = peak = 0
+  for pos in sorted(events):
+    live += events[pos]
+    peak = max(peak, live)
+  return peak
+
+
+# ---------------------------------------------------------------------------------------------
+# the machine: slot classes, slots per bundle and latencies, read from VLIW bundles
+
+
+def slot_class(op):
+  """The VLIW slot an LLO op issues in (a grouping of op names; units numbered in the name)."""
+  unit = re.search(r"\.(mxu\d|xlu\d)\b", op)
+  if op.startswith("vld"):
+    return "vld"
+  if op.startswith("vst"):
+    return "vst"
+  if unit and unit.group(1).startswith("mxu"):
+    kind = ("pop" if op.startswith("vpop") else "prep" if op.startswith("vmatprep")
+            else "push" if "push" in op else "mul")
+    return unit.group(1) + ":" + kind
+  if op.startswith(("vpop.xlane", "vpop.permute", "vpop.trf")):
+    return "xlupop"
+  if unit:
+    return unit.group(1)
+  if op.startswith("vpop.eup"):
+    return "euppop"
+  if op.startswith("v") and op.endswith(".pop"):
+    return "eup"
+  if op.startswith(("vsync", "vwait", "vdelay")) or not op.startswith(("v", "s", "p")):
+    return "misc:" + op
+  return "valu" if op.startswith("v") else "scalar"
+
+
+def measure_machine(bundle_lists):
+  """Slots per class (the most one bundle of at most 24 ops holds) and latency per op name (the
+  smallest distance in bundles from a definition to a use), over the given VLIW schedules."""
+  slots, latency = collections.Counter(), {}
+  for bl in bundle_lists:
+    defined = {}
+    for at, ops in enumerate(bl):
+      if len(ops) <= 24:
+        for k, n in collections.Counter(slot_class(o[1]) for o in ops).items():
+          slots[k] = max(slots[k], n)
+      for res, op, operands in ops:
+        for u in operands:
+          if u in defined and at >= defined[u][0]:
+            name = defined[u][1]
+            latency[name] = min(latency.get(name, at - defined[u][0]), at - defined[u][0])
+      for res, op, operands in ops:
+        if res:
+          defined[res] = (at, op)
+  return dict(slots), latency
+
+
+# ---------------------------------------------------------------------------------------------
+# candidate schedulers over a block's dependence graph
+
+_BARRIER_RE = re.compile(r"^(dma|vsync|sbr|shalt|vwait|sfence|sst|sld|vdelay|vtrace|inlined_call|int_to_ptr|sdelay)")
+
+
+def _mem_base(text):
+  m = re.search(r"\[(?:vmem|smem):\[(%s\d+|#allocation\d+)", text)
+  return m.group(1) if m else None
+
+
+def dependences(block, latency):
+  """preds[i]: (j, cycles) for the ops i must follow: the values it reads, the op before it on
+  its XLU/MXU unit (a FIFO), the stores/loads of the same buffer before it, and barriers (DMA
+  waits, syncs, branches) against every memory op."""
+  preds = [[] for _ in block]
+  defs, last_on_unit, writes, reads = {}, {}, collections.defaultdict(list), collections.defaultdict(list)
+  barrier, since_barrier = None, []
+  for i, (res, op, operands, text) in enumerate(block):
+    preds[i] += [(defs[u], latency(block[defs[u]][1])) for u in operands if u in defs]
+    unit = re.search(r"\.(mxu\d|xlu\d)\b", op)
+    if unit:
+      if unit.group(1) in last_on_unit:
+        preds[i].append((last_on_unit[unit.group(1)], 1))
+      last_on_unit[unit.group(1)] = i
+    if _BARRIER_RE.match(op):
+      preds[i] += [(j, 0) for j in since_barrier] + ([(barrier, 0)] if barrier is not None else [])
+      barrier, since_barrier = i, []
+    elif op.startswith(("vld", "vst")):
+      preds[i] += [(barrier, 1)] if barrier is not None else []
+      since_barrier.append(i)
+      base = _mem_base(text)
+      preds[i] += [(j, 1) for j in writes[base]]
+      if op.startswith("vst"):
+        preds[i] += [(j, 0) for j in reads[base]]
+        writes[base], reads[base] = [i], []
+      else:
+        reads[base].append(i)
+    if res:
+      defs[res] = i
+  return preds
+
+
+def _successors(preds):
+  succs = [[] for _ in preds]
+  for i, ps in enumerate(preds):
+    for j, cycles in ps:
+      succs[j].append((i, cycles))
+  return succs
+
+
+def critical_path(block, preds, latency):
+  """The longest latency path from each op to the block's end."""
+  succs, length = _successors(preds), [0] * len(block)
+  for i in reversed(range(len(block))):
+    length[i] = max([c + length[k] for k, c in succs[i]] + [latency(block[i][1])])
+  return length
+
+
+def list_schedule(block, preds, slots, priority, slot_of):
+  """Cycle-driven top-down list scheduling: each cycle, the ready ops (operands' latencies past)
+  in priority order, each while its slot class has room. Returns the issue order."""
+  succs, waiting = _successors(preds), [len(p) for p in preds]
+  earliest, ready, order, cycle = [0] * len(block), [i for i, p in enumerate(preds) if not p], [], 0
+  while len(order) < len(block):
+    used, placed = collections.Counter(), []
+    for i in sorted(ready, key=priority):
+      k = slot_of(i)
+      if earliest[i] <= cycle and used[k] < slots.get(k, 1):
+        used[k] += 1
+        placed.append(i)
+    for i in placed:
+      ready.remove(i)
+      order.append(i)
+      for k, c in succs[i]:
+        earliest[k] = max(earliest[k], cycle + c)
+        waiting[k] -= 1
+        if waiting[k] == 0:
+          ready.append(k)
+    cycle += 1
+  return order
+
+
+def demand_order(preds):
+  """Each sink in program order after its operands not yet emitted, depth first."""
+  succs, done, order = _successors(preds), [False] * len(preds), []
+  for sink in (i for i in range(len(preds)) if not succs[i]):
+    stack = [(sink, False)]
+    while stack:
+      i, expanded = stack.pop()
+      if done[i]:
+        continue
+      if expanded:
+        done[i] = True
+        order.append(i)
+        continue
+      stack.append((i, True))
+      stack += [(j, False) for j, _ in sorted(preds[i], reverse=True) if not done[j]]
+  return order
+
+
+def model_orders(cp_blocks, program_pos, slots, latencies):
+  """Each candidate's order of the critical-path scheduler's input: its blocks (from its output,
+  whose ops are the same) with their ops in program order."""
+  latency = lambda op: latencies.get(op, 1)  # noqa: E731
+  out = collections.defaultdict(list)
+  for block in cp_blocks:
+    b = sorted(block, key=lambda x: program_pos.get(x[0], 1 << 30))
+    preds = dependences(b, latency)
+    length = critical_path(b, preds, latency)
+    by_length = lambda i: (-length[i], i)  # noqa: E731
+    orders = {
+        "list_cp": list_schedule(b, preds, slots, by_length, lambda i: slot_class(b[i][1])),
+        "serial_cp": list_schedule(b, preds, {"all": 1}, by_length, lambda i: "all"),
+        "demand": demand_order(preds),
+    }
+    for name, order in orders.items():
+      out[name] += [b[i][:3] for i in order]
+  return out
+
+
+# ---------------------------------------------------------------------------------------------
+# one kernel's dump
+
+
+def kernel_passes(dump_dir, kernel):
+  """The kernel's dump files in pass order, [(pass name, path)] (of the compile with most files)."""
+  by_id = collections.defaultdict(list)
+  for p in glob.glob(os.path.join(dump_dir, f"*-{kernel}-*.txt")):
+    m = re.match(rf"^(\d+)-{re.escape(kernel)}-(\d+)-(.*)\.txt$", os.path.basename(p))
+    if m:
+      by_id[m.group(1)].append((int(m.group(2)), m.group(3), p))
+  return [(name, p) for _, name, p in sorted(max(by_id.values(), key=len, default=[]))]
+
+
+def _read(path):
+  with open(path, errors="replace") as f:
+    return f.read()
+
+
+def analyse(dump_dir, kernel):
+  """The live-value figures of one kernel's dump (module docstring), and what the machine
+  measurement and the models need: its VLIW bundles and the critical-path scheduler's blocks."""
+  ordered = kernel_passes(dump_dir, kernel)
+  passes = collections.defaultdict(list)
+  for n, p in ordered:
+    passes[n].append(p)
+  if not all(passes.get(p) for p in PASSES[:4]):
+    return None
+  names = [n for n, _ in ordered]
+  cp_at = names.index("DGO-post-critical-path-scheduler")
+  pre_cp = next(p for n, p in reversed(ordered[:cp_at]) if n != "critical-path")
+  vliw = bundles(_read(passes["DGO-vliw-packed-bundles"][0]))
+  cp_text = _read(passes["DGO-post-critical-path-scheduler"][0])
+  cp_seq = [x[:3] for x in linear(cp_text)]
+  vliw_seq = [op for b in vliw for op in b]
+  pre_cp_seq = linear(_read(pre_cp))
+  row = {"live": {"mosaic": max_live([x[:3] for x in linear(_read(passes["original"][0]))]),
+                  "pre_cp": max_live([x[:3] for x in pre_cp_seq]),
+                  "cp": max_live(cp_seq), "vliw": max_live(vliw_seq)},
+         "live_remat": {"cp": max_live(cp_seq, REMAT_GAP), "vliw": max_live(vliw_seq, REMAT_GAP)}}
+  before, after = (linear(_read(p)) for p in (ordered[names.index("DGO-post-rematerialization") - 1][1],
+                                                passes["DGO-post-rematerialization"][0]))
+  old = {x[0] for x in before}
+  added = collections.Counter(x[1] for x in after if x[0] not in old)
+  row["remat_loads"] = sum(added.values())
+  row["remat_adds_only_loads"] = all(op.startswith("vld") for op in added) and len(after) - len(before) == row["remat_loads"]
+  if passes.get("register-pressure"):
+    row["pressure"] = register_pressure(_read(passes["register-pressure"][0]))
+    ipr = names.index("register-pressure")
+    row["live"]["pre_pressure"] = max_live([x[:3] for x in linear(_read(ordered[ipr - 1][1]))])
+  else:
+    row["pressure"] = None
+  inputs = {"vliw": vliw, "cp_blocks": blocks(cp_text),
+            "program_pos": {x[0]: k for k, x in enumerate(pre_cp_seq)}}
+  return row, inputs
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _tag(kind, gen, params):
+  return f"{kind}-{gen}-" + "-".join(f"{k}{v}" for k, v in sorted(params.items()))
+
+
+def compile_and_keep(kernels, keep):
+  """Compiles each kernel with the LLO dump on and copies the passes read here to keep/<tag>."""
+  os.environ["TPU_AOT_BUNDLES"] = "1"  # before tpu_aot's import: it dumps every compile's LLO text
+  from product import tpu_aot
+  import heldout_kernels
+  for kind, gen, params in kernels:
+    fn, args = heldout_kernels.build(kind, params)
+    r = tpu_aot.compile_kernel(fn, args, gen)
+    names = (r.get("pallas") or {}).get("kernels") or []
+    out = os.path.join(keep, _tag(kind, gen, params))
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "kernel.json"), "w") as f:
+      json.dump({"kind": kind, "gen": gen, "params": params, "verdict": r["verdict"], "kernels": names}, f)
+    for name in names[:1] if len(names) == 1 else []:
+      for p in glob.glob(os.path.join(tpu_aot.DUMP_DIR, f"*-{name}-*.txt")):
+        if _KEEP_RE.search(os.path.basename(p)):
+          shutil.copy(p, out)
+    print(kind, gen, params, r["verdict"], flush=True)
+  return tpu_aot.versions()
+
+
+def main(argv):
+  args = list(argv)
+  keep = src = None
+  if "--keep" in args:
+    keep = args.pop(args.index("--keep") + 1)
+    args.remove("--keep")
+  if "--from" in args:
+    src = args.pop(args.index("--from") + 1)
+    args.remove("--from")
+  if len(args) != 1:
+    sys.exit(__doc__)
+  import tempfile
+  work = src or keep or tempfile.mkdtemp(prefix="llo_schedule_")
+  versions = None if src else compile_and_keep(KERNELS, work)
+  if versions is None:
+    with open(os.path.join(work, "versions.json")) as f:
+      versions = json.load(f)
+  else:
+    with open(os.path.join(work, "versions.json"), "w") as f:
+      json.dump(versions, f)
+  rows, inputs = [], {}
+  for kind, gen, params in KERNELS:
+    d = os.path.join(work, _tag(kind, gen, params))
+    with open(os.path.join(d, "kernel.json")) as f:
+      meta = json.load(f)
+    got = analyse(d, meta["kernels"][0]) if meta["kernels"] else None
+    if got is None:
+      continue
+    row, inputs[(kind, gen, json.dumps(params))] = got
+    rows.append(dict(kind=kind, gen=gen, params=params, **row))
+  machines = {}
+  for gen in sorted({r["gen"] for r in rows}):
+    machines[gen] = measure_machine([v["vliw"] for k, v in inputs.items() if k[1] == gen])
+  for r in rows:
+    inp = inputs[(r["kind"], r["gen"], json.dumps(r["params"]))]
+    orders = model_orders(inp["cp_blocks"], inp["program_pos"], *machines[r["gen"]])
+    r["models"] = {name: max_live(seq, REMAT_GAP) for name, seq in orders.items()}
+    print(json.dumps({k: r[k] for k in ("kind", "gen", "pressure", "live", "live_remat", "models")}), flush=True)
+  lines = [f"# LLO's schedulers and the register pressure P they give, read from libtpu's LLO dump: {json.dumps(versions)}",
+           f"# {datetime.date.today().isoformat()}, bench/tpu/probe_llo_schedule.py {args[0]} "
+           "(docs/tpu.md, \"Where P comes from: LLO's schedulers\")"]
+  for gen, (slots, latency) in machines.items():
+    lines.append(json.dumps({"machine": gen, "slots": {k: v for k, v in sorted(slots.items()) if not k.startswith("misc")},
+                             "latency": {k: v for k, v in sorted(latency.items()) if k.startswith("v")}}, sort_keys=True))
+  lines += [json.dumps(r, sort_keys=True) for r in rows]
+  with open(args[0], "w") as f:
+    f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+  main(sys.argv[1:])
