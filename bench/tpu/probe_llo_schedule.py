@@ -18,9 +18,11 @@ It writes one JSON object a line:
   live_remat: the same for cp and vliw with every loaded value re-loaded before a use that comes
     more than REMAT_GAP ops after its previous use (the rematerialization rule below);
   remat_loads: the vld the rematerialization pass adds (and that it changes nothing else);
+  critical_path: the longest latency path of any block, as LLO's critical-path.txt gives it
+    ("Length to end") and as the dependence graph below with the measured machine gives it;
   models: the most values live in the order each candidate scheduler gives the critical-path
     scheduler's input (its ops in their program order, each block's dependences: registers,
-    memory, each XLU/MXU unit's FIFO), loads rematerialized as above:
+    memory, each XLU/MXU unit's FIFOs), loads rematerialized as above:
       list_cp    a cycle-driven top-down list scheduler with the generation's bundle slots and
                  latencies (measured from the probe's own VLIW bundles: `machine` rows) and the
                  longest latency path to the block's end as priority;
@@ -28,8 +30,9 @@ It writes one JSON object a line:
       demand     each sink (an op nothing in the block reads) in program order, after its
                  not-yet-emitted operands, depth first.
 Lines with "machine" give, per generation, the most ops of each slot class one VLIW bundle holds
-(bundles of more than 24 ops, a block's initialization stores, left out) and the smallest
-definition-to-use distance in bundles of each vector op.
+(bundles of more than 24 ops, a block's initialization stores, left out), the smallest
+definition-to-use distance in bundles of each vector op family (unit number dropped) and the
+smallest distance from one op to the next on the same XLU/MXU unit (occupancy).
 
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 JAX_PLATFORMS=cpu nice -n 10 /tmp/venv-tpu/bin/python \\
       bench/tpu/probe_llo_schedule.py tests/data/tpu/llo_schedule_probe.txt [--keep DIR]
@@ -55,7 +58,7 @@ REMAT_GAP = 500
 # Passes read from a kernel's dump (by name; their numbers differ between kernels).
 PASSES = ("original", "DGO-post-critical-path-scheduler", "DGO-vliw-packed-bundles",
           "DGO-post-rematerialization", "register-pressure")
-_KEEP_RE = re.compile(r"-\d+-(original|DGO-|register-pressure|post-constant-materializer|post-cssa)")
+_KEEP_RE = re.compile(r"-\d+-(original|DGO-|register-pressure|post-constant-materializer|post-cssa|critical-path)")
 
 # ---------------------------------------------------------------------------------------------
 # reading LLO text
@@ -180,12 +183,24 @@ def slot_class(op):
   return "valu" if op.startswith("v") else "scalar"
 
 
+def op_family(op):
+  """An op name with its unit number dropped (vmatmul.bf16.gmra.mxu2 -> vmatmul.bf16.gmra.U)."""
+  return re.sub(r"\.(mxu|xlu)\d\b", ".U", op)
+
+
+def _unit(op):
+  m = re.search(r"\.(mxu\d|xlu\d)\b", op)
+  return m.group(1) if m else None
+
+
 def measure_machine(bundle_lists):
-  """Slots per class (the most one bundle of at most 24 ops holds) and latency per op name (the
-  smallest distance in bundles from a definition to a use), over the given VLIW schedules."""
-  slots, latency = collections.Counter(), {}
+  """Over the given VLIW schedules: slots per class (the most one bundle of at most 24 ops holds),
+  latency per op family (the smallest distance in bundles from a definition to a use) and
+  occupancy per pair of op families on one XLU/MXU unit (the smallest distance from one to the
+  next on the same unit)."""
+  slots, latency, occupancy = collections.Counter(), {}, {}
   for bl in bundle_lists:
-    defined = {}
+    defined, last_on_unit = {}, {}
     for at, ops in enumerate(bl):
       if len(ops) <= 24:
         for k, n in collections.Counter(slot_class(o[1]) for o in ops).items():
@@ -193,12 +208,18 @@ def measure_machine(bundle_lists):
       for res, op, operands in ops:
         for u in operands:
           if u in defined and at >= defined[u][0]:
-            name = defined[u][1]
+            name = op_family(defined[u][1])
             latency[name] = min(latency.get(name, at - defined[u][0]), at - defined[u][0])
+        unit = _unit(op)
+        if unit in last_on_unit:
+          pair = (op_family(last_on_unit[unit][1]), op_family(op))
+          occupancy[pair] = min(occupancy.get(pair, at - last_on_unit[unit][0]), at - last_on_unit[unit][0])
+        if unit:
+          last_on_unit[unit] = (at, op)
       for res, op, operands in ops:
         if res:
           defined[res] = (at, op)
-  return dict(slots), latency
+  return dict(slots), latency, occupancy
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,20 +233,29 @@ def _mem_base(text):
   return m.group(1) if m else None
 
 
-def dependences(block, latency):
-  """preds[i]: (j, cycles) for the ops i must follow: the values it reads, the op before it on
-  its XLU/MXU unit (a FIFO), the stores/loads of the same buffer before it, and barriers (DMA
+def dependences(block, latency, occupancy):
+  """preds[i]: (j, cycles) for the ops i must follow: the values it reads (the latency of their
+  op); on each XLU/MXU unit the op before it of the same side (pushes and matmuls in one order,
+  pops in another: each a FIFO, one after the other by the unit's occupancy), and an MXU pop after
+  its share of the unit's matmuls; the stores/loads of the same buffer before it; barriers (DMA
   waits, syncs, branches) against every memory op."""
   preds = [[] for _ in block]
-  defs, last_on_unit, writes, reads = {}, {}, collections.defaultdict(list), collections.defaultdict(list)
+  defs, last_on_side, writes, reads = {}, {}, collections.defaultdict(list), collections.defaultdict(list)
+  matmuls, pops = collections.defaultdict(list), collections.defaultdict(list)
   barrier, since_barrier = None, []
   for i, (res, op, operands, text) in enumerate(block):
     preds[i] += [(defs[u], latency(block[defs[u]][1])) for u in operands if u in defs]
-    unit = re.search(r"\.(mxu\d|xlu\d)\b", op)
+    unit = _unit(op)
     if unit:
-      if unit.group(1) in last_on_unit:
-        preds[i].append((last_on_unit[unit.group(1)], 1))
-      last_on_unit[unit.group(1)] = i
+      side = (unit, op.startswith("vpop"))
+      if side in last_on_side:
+        j = last_on_side[side]
+        preds[i].append((j, occupancy.get((op_family(block[j][1]), op_family(op)), 1)))
+      last_on_side[side] = i
+      if unit.startswith("mxu") and side[1]:
+        pops[unit].append(i)
+      elif unit.startswith("mxu") and op.startswith("vmatmul"):
+        matmuls[unit].append(i)
     if _BARRIER_RE.match(op):
       preds[i] += [(j, 0) for j in since_barrier] + ([(barrier, 0)] if barrier is not None else [])
       barrier, since_barrier = i, []
@@ -241,6 +271,12 @@ def dependences(block, latency):
         reads[base].append(i)
     if res:
       defs[res] = i
+  for unit, ps in pops.items():   # the k-th pop takes the result of its share of the matmuls
+    ms = matmuls.get(unit)
+    for k, i in enumerate(ps if ms else []):
+      j = ms[min(len(ms) - 1, k * len(ms) // len(ps))]
+      if j < i:
+        preds[i].append((j, occupancy.get((op_family(block[j][1]), op_family(block[i][1])), 1)))
   return preds
 
 
@@ -302,15 +338,17 @@ def demand_order(preds):
   return order
 
 
-def model_orders(cp_blocks, program_pos, slots, latencies):
-  """Each candidate's order of the critical-path scheduler's input: its blocks (from its output,
-  whose ops are the same) with their ops in program order."""
-  latency = lambda op: latencies.get(op, 1)  # noqa: E731
-  out = collections.defaultdict(list)
+def model_orders(cp_blocks, program_pos, slots, latencies, occupancy):
+  """Each candidate's order of the critical-path scheduler's input (its blocks, from its output,
+  whose ops are the same, with their ops in program order), and the longest latency path of any
+  block."""
+  latency = lambda op: latencies.get(op_family(op), 1)  # noqa: E731
+  out, longest = collections.defaultdict(list), 0
   for block in cp_blocks:
     b = sorted(block, key=lambda x: program_pos.get(x[0], 1 << 30))
-    preds = dependences(b, latency)
+    preds = dependences(b, latency, occupancy)
     length = critical_path(b, preds, latency)
+    longest = max([longest] + length)
     by_length = lambda i: (-length[i], i)  # noqa: E731
     orders = {
         "list_cp": list_schedule(b, preds, slots, by_length, lambda i: slot_class(b[i][1])),
@@ -319,7 +357,7 @@ def model_orders(cp_blocks, program_pos, slots, latencies):
     }
     for name, order in orders.items():
       out[name] += [b[i][:3] for i in order]
-  return out
+  return out, longest
 
 
 # ---------------------------------------------------------------------------------------------
@@ -367,6 +405,8 @@ def analyse(dump_dir, kernel):
   old = {x[0] for x in before}
   added = collections.Counter(x[1] for x in after if x[0] not in old)
   row["remat_loads"] = sum(added.values())
+  lengths = [int(n) for p in passes.get("critical-path", []) for n in re.findall(r"Length to end: (\d+)", _read(p))]
+  row["critical_path"] = {"llo": max(lengths, default=None)}
   row["remat_adds_only_loads"] = all(op.startswith("vld") for op in added) and len(after) - len(before) == row["remat_loads"]
   if passes.get("register-pressure"):
     row["pressure"] = register_pressure(_read(passes["register-pressure"][0]))
@@ -442,15 +482,16 @@ def main(argv):
     machines[gen] = measure_machine([v["vliw"] for k, v in inputs.items() if k[1] == gen])
   for r in rows:
     inp = inputs[(r["kind"], r["gen"], json.dumps(r["params"]))]
-    orders = model_orders(inp["cp_blocks"], inp["program_pos"], *machines[r["gen"]])
+    orders, r["critical_path"]["model"] = model_orders(inp["cp_blocks"], inp["program_pos"], *machines[r["gen"]])
     r["models"] = {name: max_live(seq, REMAT_GAP) for name, seq in orders.items()}
-    print(json.dumps({k: r[k] for k in ("kind", "gen", "pressure", "live", "live_remat", "models")}), flush=True)
+    print(json.dumps({k: r[k] for k in ("kind", "gen", "pressure", "live", "live_remat", "models", "critical_path")}), flush=True)
   lines = [f"# LLO's schedulers and the register pressure P they give, read from libtpu's LLO dump: {json.dumps(versions)}",
            f"# {datetime.date.today().isoformat()}, bench/tpu/probe_llo_schedule.py {args[0]} "
            "(docs/tpu.md, \"Where P comes from: LLO's schedulers\")"]
-  for gen, (slots, latency) in machines.items():
-    lines.append(json.dumps({"machine": gen, "slots": {k: v for k, v in sorted(slots.items()) if not k.startswith("misc")},
-                             "latency": {k: v for k, v in sorted(latency.items()) if k.startswith("v")}}, sort_keys=True))
+  for gen, (slots, latency, occupancy) in machines.items():
+    lines.append(json.dumps({"machine": gen, "slots": {k: v for k, v in slots.items() if not k.startswith("misc")},
+                             "latency": {k: v for k, v in latency.items() if k.startswith("v")},
+                             "occupancy": {f"{a} -> {b}": v for (a, b), v in sorted(occupancy.items())}}, sort_keys=True))
   lines += [json.dumps(r, sort_keys=True) for r in rows]
   with open(args[0], "w") as f:
     f.write("\n".join(lines) + "\n")
