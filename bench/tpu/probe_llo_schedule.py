@@ -27,6 +27,8 @@ It writes one JSON object a line:
                  latencies (measured from the probe's own VLIW bundles: `machine` rows) and the
                  longest latency path to the block's end as priority;
       serial_cp  the same issuing one op a cycle;
+      serial_rp  the same, but once the live values fill the register file the op that leaves the
+                 fewest live first;
       demand     each sink (an op nothing in the block reads) in program order, after its
                  not-yet-emitted operands, depth first.
 Lines with "machine" give, per generation, the most ops of each slot class one VLIW bundle holds
@@ -55,6 +57,9 @@ from probe_vreg_alloc import KERNELS, register_pressure  # noqa: E402  (no jax a
 # A loaded value whose next use is more than this many ops of the listing after its previous use is
 # loaded again there (LLO's rematerialization pass; the figure that reproduces it: docs/tpu.md).
 REMAT_GAP = 500
+# Vector registers per generation (the physical registers the allocated LLO names:
+# tests/data/tpu/vreg_alloc_probe.txt).
+REGISTER_FILE = {"v4": 32, "v5e": 64, "v5p": 64, "v6e": 64, "v7x": 64}
 # Passes read from a kernel's dump (by name; their numbers differ between kernels).
 PASSES = ("original", "DGO-post-critical-path-scheduler", "DGO-vliw-packed-bundles",
           "DGO-post-rematerialization", "register-pressure")
@@ -320,6 +325,37 @@ def list_schedule(block, preds, slots, priority, slot_of):
   return order
 
 
+def pressure_aware_order(block, preds, length, limit):
+  """One op a cycle, the longest path first, but once `limit` vreg values are live the op that
+  leaves the fewest live (its result less the operands it reads last), then the longest path."""
+  succs, waiting = _successors(preds), [len(p) for p in preds]
+  defs = {x[0]: i for i, x in enumerate(block)}
+  readers = collections.Counter(u for x in block for u in set(x[2]) if u in defs and u.startswith("%v"))
+  earliest, ready, order, live, cycle = [0] * len(block), [i for i, p in enumerate(preds) if not p], [], 0, 0
+
+  def growth(i):
+    last_reads = sum(1 for u in set(block[i][2]) if readers.get(u) == 1)
+    return (1 if readers.get(block[i][0]) else 0) - last_reads
+
+  while len(order) < len(block):
+    now = [i for i in ready if earliest[i] <= cycle]
+    if now:
+      i = min(now, key=(lambda k: (growth(k), -length[k], k)) if live >= limit else (lambda k: (-length[k], k)))
+      live += growth(i)
+      for u in set(block[i][2]):
+        if u in readers:
+          readers[u] -= 1
+      ready.remove(i)
+      order.append(i)
+      for k, c in succs[i]:
+        earliest[k] = max(earliest[k], cycle + c)
+        waiting[k] -= 1
+        if waiting[k] == 0:
+          ready.append(k)
+    cycle += 1
+  return order
+
+
 def demand_order(preds):
   """Each sink in program order after its operands not yet emitted, depth first."""
   succs, done, order = _successors(preds), [False] * len(preds), []
@@ -338,7 +374,7 @@ def demand_order(preds):
   return order
 
 
-def model_orders(cp_blocks, program_pos, slots, latencies, occupancy):
+def model_orders(cp_blocks, program_pos, register_file, slots, latencies, occupancy):
   """Each candidate's order of the critical-path scheduler's input (its blocks, from its output,
   whose ops are the same, with their ops in program order), and the longest latency path of any
   block."""
@@ -353,6 +389,7 @@ def model_orders(cp_blocks, program_pos, slots, latencies, occupancy):
     orders = {
         "list_cp": list_schedule(b, preds, slots, by_length, lambda i: slot_class(b[i][1])),
         "serial_cp": list_schedule(b, preds, {"all": 1}, by_length, lambda i: "all"),
+        "serial_rp": pressure_aware_order(b, preds, length, register_file),
         "demand": demand_order(preds),
     }
     for name, order in orders.items():
@@ -482,7 +519,8 @@ def main(argv):
     machines[gen] = measure_machine([v["vliw"] for k, v in inputs.items() if k[1] == gen])
   for r in rows:
     inp = inputs[(r["kind"], r["gen"], json.dumps(r["params"]))]
-    orders, r["critical_path"]["model"] = model_orders(inp["cp_blocks"], inp["program_pos"], *machines[r["gen"]])
+    orders, r["critical_path"]["model"] = model_orders(inp["cp_blocks"], inp["program_pos"], REGISTER_FILE[r["gen"]],
+                                                       *machines[r["gen"]])
     r["models"] = {name: max_live(seq, REMAT_GAP) for name, seq in orders.items()}
     print(json.dumps({k: r[k] for k in ("kind", "gen", "pressure", "live", "live_remat", "models", "critical_path")}), flush=True)
   lines = [f"# LLO's schedulers and the register pressure P they give, read from libtpu's LLO dump: {json.dumps(versions)}",
