@@ -301,19 +301,13 @@ def critical_path(block, preds, latency):
   return length
 
 
-def list_schedule(block, preds, slots, priority, slot_of):
-  """Cycle-driven top-down list scheduling: each cycle, the ready ops (operands' latencies past)
-  in priority order, each while its slot class has room. Returns the issue order."""
+def _cycle_schedule(preds, pick):
+  """Cycle-driven top-down scheduling: each cycle pick(ready ops whose operands' latencies have
+  passed) gives the ops issued in it. Returns the issue order."""
   succs, waiting = _successors(preds), [len(p) for p in preds]
-  earliest, ready, order, cycle = [0] * len(block), [i for i, p in enumerate(preds) if not p], [], 0
-  while len(order) < len(block):
-    used, placed = collections.Counter(), []
-    for i in sorted(ready, key=priority):
-      k = slot_of(i)
-      if earliest[i] <= cycle and used[k] < slots.get(k, 1):
-        used[k] += 1
-        placed.append(i)
-    for i in placed:
+  earliest, ready, order, cycle = [0] * len(preds), [i for i, p in enumerate(preds) if not p], [], 0
+  while len(order) < len(preds):
+    for i in pick([i for i in ready if earliest[i] <= cycle]):
       ready.remove(i)
       order.append(i)
       for k, c in succs[i]:
@@ -323,37 +317,42 @@ def list_schedule(block, preds, slots, priority, slot_of):
           ready.append(k)
     cycle += 1
   return order
+
+
+def list_schedule(block, preds, slots, priority, slot_of):
+  """List scheduling: each cycle the ready ops in priority order, each while its slot class has
+  room. Returns the issue order."""
+  def pick(now):
+    used, placed = collections.Counter(), []
+    for i in sorted(now, key=priority):
+      if used[slot_of(i)] < slots.get(slot_of(i), 1):
+        used[slot_of(i)] += 1
+        placed.append(i)
+    return placed
+  return _cycle_schedule(preds, pick)
 
 
 def pressure_aware_order(block, preds, length, limit):
   """One op a cycle, the longest path first, but once `limit` vreg values are live the op that
   leaves the fewest live (its result less the operands it reads last), then the longest path."""
-  succs, waiting = _successors(preds), [len(p) for p in preds]
-  defs = {x[0]: i for i, x in enumerate(block)}
+  defs = {x[0] for x in block}
   readers = collections.Counter(u for x in block for u in set(x[2]) if u in defs and u.startswith("%v"))
-  earliest, ready, order, live, cycle = [0] * len(block), [i for i, p in enumerate(preds) if not p], [], 0, 0
+  live = [0]
 
   def growth(i):
     last_reads = sum(1 for u in set(block[i][2]) if readers.get(u) == 1)
     return (1 if readers.get(block[i][0]) else 0) - last_reads
 
-  while len(order) < len(block):
-    now = [i for i in ready if earliest[i] <= cycle]
-    if now:
-      i = min(now, key=(lambda k: (growth(k), -length[k], k)) if live >= limit else (lambda k: (-length[k], k)))
-      live += growth(i)
-      for u in set(block[i][2]):
-        if u in readers:
-          readers[u] -= 1
-      ready.remove(i)
-      order.append(i)
-      for k, c in succs[i]:
-        earliest[k] = max(earliest[k], cycle + c)
-        waiting[k] -= 1
-        if waiting[k] == 0:
-          ready.append(k)
-    cycle += 1
-  return order
+  def pick(now):
+    if not now:
+      return []
+    i = min(now, key=(lambda k: (growth(k), -length[k], k)) if live[0] >= limit else (lambda k: (-length[k], k)))
+    live[0] += growth(i)
+    for u in set(block[i][2]):
+      if u in readers:
+        readers[u] -= 1
+    return [i]
+  return _cycle_schedule(preds, pick)
 
 
 def demand_order(preds):
