@@ -120,7 +120,7 @@ def main():
     times, _, anchors, _ = measured(args.timings)
     out = {}
     for section in ("matmul", "attention"):
-        for part in ("fit", "heldout", "heldout2", "heldout3"):
+        for part in ("fit", "heldout", "heldout2", "heldout3", "heldout4"):
             rows = []
             for r in plans.get(section, []):
                 if r["part"] != part:

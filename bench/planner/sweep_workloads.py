@@ -1,7 +1,7 @@
 """Times the planner's kernel families on the real-workload suite (issue 34; bench/planner/workloads.py),
 with what a user would call instead beside them, on the GPU machine.
 
-    python3 bench/planner/sweep_workloads.py OUT.json [--dtypes f16] [--part all|fit|heldout|heldout2|heldout3]
+    python3 bench/planner/sweep_workloads.py OUT.json [--dtypes f16] [--part all|fit|heldout|heldout2|heldout3|heldout4]
         [--kinds matmul,splitk,attention,anchors] [--budget-s 540] [--f32-every 2]
 
 For every matmul row of tests/data/planner/workload-suite.json and each dtype: every configuration
@@ -246,7 +246,7 @@ def main():
     p.add_argument("out")
     p.add_argument("--suite", default=os.path.join(ROOT, "tests", "data", "planner", "workload-suite.json"))
     p.add_argument("--dtypes", default="f16")
-    p.add_argument("--part", default="all", choices=["all", "fit", "heldout", "heldout2", "heldout3"])
+    p.add_argument("--part", default="all", choices=["all", "fit", "heldout", "heldout2", "heldout3", "heldout4"])
     p.add_argument("--kinds", default="matmul,splitk,attention,anchors")
     p.add_argument("--f32-every", type=int, default=2)
     p.add_argument("--budget-s", type=float, default=540)
