@@ -226,9 +226,10 @@ TEST(PlannerQualityTest, TritonMatmulOnTheRecordedH100Sweeps) {
 // prefill. The fit part is what the model's terms were chosen on; the held-out part was never
 // used to choose or tune anything, and its floors only guard against regressions
 // (docs/planner.md, "Real workloads").
-// The run that timed a part: the second and third held-out parts were each timed on their own.
+// The run that timed a part: the second, third and fourth held-out parts were each timed on their
+// own.
 std::string WorkloadRun(const std::string& part) {
-  if (part == "heldout2" || part == "heldout3") return absl::StrCat("h200-", part, "-2026-11-29");
+  if (part == "heldout2" || part == "heldout3" || part == "heldout4") return absl::StrCat("h200-", part, "-2026-11-29");
   return "h200-workloads-2026-11-29";
 }
 
@@ -340,27 +341,32 @@ TEST(PlannerQualityTest, TritonMatmulOnTheSecondHeldOutPart) {
 }
 
 // Attention's chain term (models/graphs/triton_attention.pbtxt) was chosen on the fit part after
-// the first two held-out parts had been seen; the third (attention only) was planned before it
-// was timed.
+// the first two held-out parts had been seen; the third and the fourth (attention only) were
+// planned before they were timed.
 TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
   const Quality fit = Judge(WorkloadAttention("fit"));
   const Quality held_out = Judge(WorkloadAttention("heldout"));
   const Quality held_out2 = Judge(WorkloadAttention("heldout2"));
   const Quality held_out3 = Judge(WorkloadAttention("heldout3"));
+  const Quality held_out4 = Judge(WorkloadAttention("heldout4"));
   PrintQuality("Triton attention, workload fit part", fit);
   PrintQuality("Triton attention, workload held-out part", held_out);
   PrintQuality("Triton attention, workload second held-out part", held_out2);
   PrintQuality("Triton attention, workload third held-out part", held_out3);
+  PrintQuality("Triton attention, workload fourth held-out part", held_out4);
   EXPECT_EQ(fit.rows, 5);
   EXPECT_EQ(held_out.rows, 4);
   EXPECT_EQ(held_out2.rows, 6);
   EXPECT_EQ(held_out3.rows, 8);
+  EXPECT_EQ(held_out4.rows, 9);
   EXPECT_GE(fit.top1_within_10, 5) << fit.top1_misses;
   EXPECT_GE(fit.top5_within_3, 5);
   EXPECT_GE(held_out.top1_within_10, 4) << held_out.top1_misses;
   EXPECT_GE(held_out2.top1_within_10, 5) << held_out2.top1_misses;  // 14 x 8192 x 64 at 1.20x
   EXPECT_GE(held_out3.top1_within_10, 7) << held_out3.top1_misses;  // 32 x 16384 x 64 at 1.11x
   EXPECT_GE(held_out3.top5_within_3, 7);
+  EXPECT_GE(held_out4.top1_within_10, 9) << held_out4.top1_misses;
+  EXPECT_GE(held_out4.top5_within_3, 9);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@ import sys
 RUN = "tests/data/planner/h200-workloads-2026-11-29"
 RUN2 = "tests/data/planner/h200-heldout2-2026-11-29"  # the second held-out part's run
 RUN3 = "tests/data/planner/h200-heldout3-2026-11-29"  # the third (attention only)
+RUN4 = "tests/data/planner/h200-heldout4-2026-11-29"  # the fourth (attention only)
 
 
 def _bench(repo, script, *args):
@@ -102,3 +103,11 @@ def test_third_held_out_part_judges_as_reported(repo, tmp_path):
     assert set(judged) == {"attention heldout3 f16"}
     attention = judged["attention heldout3 f16"]
     assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (8, 7, 7)
+
+
+def test_fourth_held_out_part_judges_as_reported(repo, tmp_path):
+    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", run_dir=RUN4)
+    # The model at 7b6ffce (the chain term unchanged), planned before the part was timed.
+    assert set(judged) == {"attention heldout4 f16"}
+    attention = judged["attention heldout4 f16"]
+    assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (9, 9, 9)
