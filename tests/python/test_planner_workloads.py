@@ -111,3 +111,12 @@ def test_fourth_held_out_part_judges_as_reported(repo, tmp_path):
     assert set(judged) == {"attention heldout4 f16"}
     attention = judged["attention heldout4 f16"]
     assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (9, 9, 9)
+
+
+def test_fourth_held_out_parts_matmuls_judge_as_reported(repo, tmp_path):
+    judged = _judged(repo, tmp_path, "plans-matmul-before-timing.json.gz", "h200-matmul-f16.json.gz",
+                     "h200-matmul-f32.json.gz", run_dir=RUN4)
+    # The model at 20c7631, planned before the part's matmuls were timed.
+    f16, f32 = judged["matmul heldout4 f16"], judged["matmul heldout4 f32"]
+    assert (f16["rows"], f16["top1_within_10"], f16["top5_within_3"]) == (38, 34, 36)
+    assert (f32["rows"], f32["top1_within_10"], f32["top5_within_3"]) == (38, 33, 32)
