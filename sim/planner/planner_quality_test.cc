@@ -226,6 +226,15 @@ TEST(PlannerQualityTest, TritonMatmulOnTheRecordedH100Sweeps) {
 // prefill. The fit part is what the model's terms were chosen on; the held-out part was never
 // used to choose or tune anything, and its floors only guard against regressions
 // (docs/planner.md, "Real workloads").
+// Prints a judgement and holds it to its floors: its rows, and at least the rows within 10% (top-1)
+// and 3% (the top 5's best) measured when it was judged.
+void ExpectFloors(const std::string& name, const Quality& q, int rows, int top1_within_10, int top5_within_3) {
+  PrintQuality(name.c_str(), q);
+  EXPECT_EQ(q.rows, rows) << name;
+  EXPECT_GE(q.top1_within_10, top1_within_10) << name << q.top1_misses;
+  EXPECT_GE(q.top5_within_3, top5_within_3) << name;
+}
+
 // The run that timed a part: the second, third and fourth held-out parts were each timed on their
 // own.
 std::string WorkloadRun(const std::string& part) {
@@ -290,66 +299,40 @@ Quality JudgeCudaGemmWorkloads(const std::string& part) {
 }
 
 TEST(PlannerQualityTest, CudaGemmOnTheWorkloadSuiteFitPart) {
-  const Quality q = JudgeCudaGemmWorkloads("fit");
-  PrintQuality("CUDA GEMM, workload fit part", q);
-  EXPECT_EQ(q.rows, 54);
-  EXPECT_GE(q.top1_within_10, 54) << q.top1_misses;
-  EXPECT_GE(q.top5_within_3, 53);  // f32 16x8192x1024: the top 5's best at 1.05x
+  // f32 16x8192x1024: the top 5's best at 1.05x.
+  ExpectFloors("CUDA GEMM, workload fit part", JudgeCudaGemmWorkloads("fit"), 54, 54, 53);
 }
 
 TEST(PlannerQualityTest, CudaGemmOnTheWorkloadSuiteHeldOutPart) {
-  const Quality q = JudgeCudaGemmWorkloads("heldout");
-  PrintQuality("CUDA GEMM, workload held-out part", q);
-  EXPECT_EQ(q.rows, 50);
-  EXPECT_GE(q.top1_within_10, 50) << q.top1_misses;  // worst: f32 16x3584x18944 at 1.10x
-  EXPECT_GE(q.top5_within_3, 50);
+  // Worst top-1: f32 16x3584x18944 at 1.10x.
+  ExpectFloors("CUDA GEMM, workload held-out part", JudgeCudaGemmWorkloads("heldout"), 50, 50, 50);
 }
 
 // Planned at 1eec091 before the part was timed (cuda-gemm-plans-before-timing.json.gz beside it).
 TEST(PlannerQualityTest, CudaGemmOnTheSecondHeldOutPart) {
-  const Quality q = JudgeCudaGemmWorkloads("heldout2");
-  PrintQuality("CUDA GEMM, workload second held-out part", q);
-  EXPECT_EQ(q.rows, 72);
   // Misses: decode rows of 896-2304 columns in f32 (16x1152x896 at 1.32x) and 64x5120x13824-14336 f16.
-  EXPECT_GE(q.top1_within_10, 66) << q.top1_misses;
-  EXPECT_GE(q.top5_within_3, 66);
+  ExpectFloors("CUDA GEMM, workload second held-out part", JudgeCudaGemmWorkloads("heldout2"), 72, 66, 66);
 }
 
 TEST(PlannerQualityTest, TritonMatmulOnTheWorkloadSuiteFitPart) {
-  const Quality q = Judge(WorkloadMatmul("fit"));
-  PrintQuality("Triton matmul, workload fit part", q);
-  EXPECT_EQ(q.rows, 54);
   // f16 24 of 27 (16x2048x2048 at 1.99x, 16x4096x14336 at 1.15x, 16x3072x2048 at 1.10x), f32 27.
-  EXPECT_GE(q.top1_within_10, 51) << q.top1_misses;
-  EXPECT_GE(q.top5_within_3, 50);
+  ExpectFloors("Triton matmul, workload fit part", Judge(WorkloadMatmul("fit")), 54, 51, 50);
 }
 
 TEST(PlannerQualityTest, TritonMatmulOnTheWorkloadSuiteHeldOutPart) {
-  const Quality q = Judge(WorkloadMatmul("heldout"));
-  PrintQuality("Triton matmul, workload held-out part", q);
-  EXPECT_EQ(q.rows, 50);
-  EXPECT_GE(q.top1_within_10, 43) << q.top1_misses;
-  EXPECT_GE(q.top5_within_3, 45);
+  ExpectFloors("Triton matmul, workload held-out part", Judge(WorkloadMatmul("heldout")), 50, 43, 45);
 }
 
 // The fourth held-out part's matmuls, planned before they were timed, the model unchanged since
 // the second part was judged (tests/data/planner/README.md).
 TEST(PlannerQualityTest, TritonMatmulOnTheFourthHeldOutPart) {
-  const Quality q = Judge(WorkloadMatmul("heldout4"));
-  PrintQuality("Triton matmul, workload fourth held-out part", q);
-  EXPECT_EQ(q.rows, 76);
-  EXPECT_GE(q.top1_within_10, 67) << q.top1_misses;
-  EXPECT_GE(q.top5_within_3, 68);
+  ExpectFloors("Triton matmul, workload fourth held-out part", Judge(WorkloadMatmul("heldout4")), 76, 67, 68);
 }
 
 // The second held-out part: models added after the terms were chosen, planned before they were
 // timed (tests/data/planner/README.md).
 TEST(PlannerQualityTest, TritonMatmulOnTheSecondHeldOutPart) {
-  const Quality q = Judge(WorkloadMatmul("heldout2"));
-  PrintQuality("Triton matmul, workload second held-out part", q);
-  EXPECT_EQ(q.rows, 72);
-  EXPECT_GE(q.top1_within_10, 66) << q.top1_misses;
-  EXPECT_GE(q.top5_within_3, 65);
+  ExpectFloors("Triton matmul, workload second held-out part", Judge(WorkloadMatmul("heldout2")), 72, 66, 65);
 }
 
 // Attention's chain term (models/graphs/triton_attention.pbtxt) was chosen on the fit part after
