@@ -9,7 +9,9 @@
 //   tests/data/triton/atomic: atomics whose result is used, tensor and scalar, under 1, 2 and 4
 //     warps (sm_80, sm_90, gfx942): Triton 3.9 broadcasts within a warp without shared memory;
 //   tests/data/triton/xcta: reductions across a cluster's CTAs (num_ctas 2 and 4; sm_90, sm_100),
-//     which Triton 3.9 exchanges through the per-CTA scratch: nothing estimated on top.
+//     which Triton 3.9 exchanges through the per-CTA scratch: nothing estimated on top;
+//   tests/data/triton/cvt_bcast: conversions out of a source every warp holds whole (sm_90, 2
+//     warps), which Triton 3.9 does within each warp where the exchange allows it.
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -74,7 +76,8 @@ INSTANTIATE_TEST_SUITE_P(Releases, CvtFixturesTest,
                                            FixtureSet{"lds", "3.6.0", 132}, FixtureSet{"lds", "3.9.0", 132},
                                            FixtureSet{"nvmma", "3.6.0", 144}, FixtureSet{"nvmma", "3.9.0", 144},
                                            FixtureSet{"atomic", "3.6.0", 120}, FixtureSet{"atomic", "3.9.0", 120},
-                                           FixtureSet{"xcta", "3.6.0", 24}, FixtureSet{"xcta", "3.9.0", 72, true}));
+                                           FixtureSet{"xcta", "3.6.0", 24}, FixtureSet{"xcta", "3.9.0", 72, true},
+                                           FixtureSet{"cvt_bcast", "3.6.0", 8}, FixtureSet{"cvt_bcast", "3.9.0", 8}));
 
 }  // namespace
 }  // namespace scratchsim::triton

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
+#include <utility>
 
 #include "absl/base/attributes.h"
 #include "absl/status/status.h"
@@ -1204,6 +1205,33 @@ absl::StatusOr<int64_t> PaddedCvtScratchElems(const LayoutContext& ctx, const Te
   return elems / rep[fast] * (rep[fast] + std::max(in_vec, out_vec));
 }
 
+// A conversion from a source every warp holds whole (its warp bases all zero) into a destination
+// whose warps split the tensor: each destination warp's elements are in that warp already, so
+// what moves is the exchange within a warp, between the source's register and lane bits less the
+// destination's warp bits and the destination's register and lane bits. nullopt where the source
+// is not held whole by every warp, or a destination warp bit is not one of the source's bits.
+std::optional<std::pair<Bases, Bases>> WithinWarpExchange(const Bases& src, const Bases& dst) {
+  if (src.warp.empty() || std::any_of(src.warp.begin(), src.warp.end(), [](uint64_t b) { return b != 0; })) {
+    return std::nullopt;
+  }
+  Bases local_src = src, local_dst = dst;
+  for (uint64_t& w : local_dst.warp) {
+    if (w == 0) continue;
+    bool found = false;
+    for (PackedBases* list : {&local_src.reg, &local_src.lane}) {
+      for (uint64_t& b : *list) {
+        if (b == w) {
+          b = 0;
+          found = true;
+        }
+      }
+    }
+    if (!found) return std::nullopt;
+    w = 0;
+  }
+  return std::make_pair(local_src, local_dst);
+}
+
 // cvtNeedsSharedMemory and getNumScratchElemsSwizzledCvt: nothing when the data stays in
 // registers or inside each warp; else one round of the swizzled store/load, in bytes.
 absl::StatusOr<ScratchNeed> ConvertLayoutOpScratch(const TtgirOp& op, const LayoutContext& ctx,
@@ -1235,6 +1263,14 @@ absl::StatusOr<ScratchNeed> ConvertLayoutOpScratch(const TtgirOp& op, const Layo
     // transposition of a register bit with a lane bit (cvtNeedsWarpShuffle: mixedTranspositions
     // < 2); more go through shared memory like any conversion, one warp or many.
     if (MixedTranspositions(*sb, *db) < 2) return need;
+  }
+  if (sb.ok() && db.ok() && ctx.release != TritonRelease::k3_6) {
+    // Triton 3.9 also shuffles where every warp holds the whole source: the exchange within a
+    // warp is then all there is (tests/data/triton/cvt_bcast).
+    if (std::optional<std::pair<Bases, Bases>> local = WithinWarpExchange(*sb, *db)) {
+      const int mixed = MixedTranspositions(local->first, local->second);
+      if (mixed >= 0 && mixed < 2) return need;
+    }
   }
   const ScratchMath math(origin, op.line, op.name);
   int64_t bits = std::max<int64_t>(8, ElementBits(types[0].element));
