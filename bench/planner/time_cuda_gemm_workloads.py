@@ -30,7 +30,7 @@ def main():
     p.add_argument("binary")
     p.add_argument("out")
     p.add_argument("--launches", type=int, default=10)
-    p.add_argument("--part", choices=["fit", "heldout", "heldout2"], default=None, help="only this part's rows")
+    p.add_argument("--part", choices=["fit", "heldout", "heldout2", "heldout4"], default=None, help="only this part's rows")
     p.add_argument("--regime", choices=["decode", "prefill"], default=None,
                    help="only this regime's rows (a part too long for one GPU call is timed in two)")
     p.add_argument("--append", action="store_true", help="add to OUT.json's timings instead of replacing them")
