@@ -8,9 +8,9 @@
 # tests/data/triton/cvt_bcast/README.md has the runs.
 #
 #   python bench/triton/make_cvt_bcast_fixtures.py --out tests/data/triton/cvt_bcast
-import argparse
 import os
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import triton_compile as tc  # noqa: E402
@@ -56,34 +56,17 @@ CASES = {
 }
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--cache", default="/tmp/scratchsim-cvt-bcast-fixtures-cache")
-    args = ap.parse_args()
-    version = triton.__version__
-    tc.set_cache_dir(os.path.join(args.cache, version))
-    tc.install_stop_hook(True)
-    out_dir = os.path.join(args.out, version)
-    src_dir = os.path.join(args.cache, version, "src")
-    os.makedirs(out_dir, exist_ok=True)
-    os.makedirs(src_dir, exist_ok=True)
+def entries():
     # Triton 3.9 writes "ttng.two-ctas" into every NVIDIA module and requires it on reading one.
-    extra = ', "ttng.two-ctas" = false' if not version.startswith("3.6") else ""
-    lines = ["id\tcase\tshared"]
+    extra = ', "ttng.two-ctas" = false' if not triton.__version__.startswith("3.6") else ""
+    src_dir = tempfile.mkdtemp(prefix="scratchsim-cvt-bcast-")
     for case, (a, b) in CASES.items():
         fid = f"cvt_bcast_{case}_sm_90_w2"
         src = os.path.join(src_dir, fid + ".ttgir")
         with open(src, "w") as f:
             f.write(MODULE.format(a=a, b=b, extra=extra))
-        k = triton.compile(src, target=tc.gpu_target("sm_90"))
-        with open(os.path.join(out_dir, fid + ".ttgir"), "w") as f:
-            f.write(k.asm["ttgir"])
-        lines.append(f"{fid}\t{case}\t{k.metadata.shared}")
-        print(lines[-1], flush=True)
-    with open(os.path.join(args.out, version + ".tsv"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+        yield fid, [case], src, None, None, None, "sm_90", None
 
 
 if __name__ == "__main__":
-    main()
+    tc.write_fixture_set("/tmp/scratchsim-cvt-bcast-fixtures-cache", ["case"], entries)

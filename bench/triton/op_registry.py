@@ -11,21 +11,16 @@ import glob
 import os
 import re
 import subprocess
+import sys
 import tempfile
 
-import triton
-from triton._C.libtriton import ir
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from op_kernels import known_ops  # noqa: E402
+
+import triton  # noqa: E402
+from triton._C.libtriton import ir  # noqa: E402
 
 DIALECTS = ("tt", "ttg", "ttng", "amdg")
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def known_ops():
-    """kKnownOps of the parser, read from its source."""
-    text = open(os.path.join(HERE, "..", "..", "backends", "triton", "ttgir_parser.cc")).read()
-    body = text[text.index("kKnownOps[] = {"):]
-    # tt.func is read as a function header, not an op of the list.
-    return set(re.findall(r'"([a-z_]+\.[a-z_0-9.]+)"', body[:body.index("};")])) | {"tt.func"}
 
 
 def candidates():
@@ -64,7 +59,8 @@ def main():
     from triton._C.libtriton import amd, nvidia
     nvidia.load_dialects(ctx)
     amd.load_dialects(ctx)
-    known = known_ops()
+    # tt.func is read as a function header, not an op of the parser's list.
+    known = set(known_ops()) | {"tt.func"}
     lines = [f"{op}\t{'classified' if op in known else 'refused'}" for op in candidates() if registered(ctx, op)]
     header = f"# ops registered by Triton {triton.__version__} in {', '.join(DIALECTS)}; bench/triton/op_registry.py"
     text = "\n".join([header] + lines) + "\n"

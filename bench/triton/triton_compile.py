@@ -141,12 +141,16 @@ def install_stop_hook(stop_after_llir=True):
 
 
 def compile_kernel(fn, signature, constexprs, attrs, target, options):
-    """Returns (CompiledKernel, seconds)."""
+    """Returns (CompiledKernel, seconds). fn: a JITFunction, or the path of a TTGIR file, whose
+    module says its signature and options (then the other arguments but target are unused)."""
     import triton
     from triton.compiler import ASTSource
-    src = ASTSource(fn, signature, constexprs=constexprs, attrs=attrs)
     t0 = time.perf_counter()
-    k = triton.compile(src, target=gpu_target(target), options=options)
+    if isinstance(fn, str):
+        k = triton.compile(fn, target=gpu_target(target))
+    else:
+        src = ASTSource(fn, signature, constexprs=constexprs, attrs=attrs)
+        k = triton.compile(src, target=gpu_target(target), options=options)
     return k, time.perf_counter() - t0
 
 
@@ -183,7 +187,8 @@ def set_cache_dir(path):
 # ----------------------------------------------------------------------------------------------
 def write_fixture_set(default_cache, header, entries):
     """The main of a fixture-set script: parses --out and --cache, compiles every entry of
-    entries(), an iterable of (id, fields, fn, signature, constexprs, attrs, target, options),
+    entries(), an iterable of (id, fields, fn, signature, constexprs, attrs, target, options)
+    (fn a JITFunction or a TTGIR file's path: compile_kernel),
     and writes <out>/<version>/<id>.ttgir and <out>/<version>.tsv (header, then one line of id,
     fields and metadata.shared per kernel). A configuration Triton refuses is skipped and said."""
     import argparse
