@@ -2,7 +2,7 @@
 real-workload suite (tests/data/planner/workload-suite.json) on the GPU machine (issue 34).
 
     python3 bench/planner/time_cuda_gemm_workloads.py SCRATCHSIM_CUDA OUT.json [--launches N]
-        [--part fit|heldout|heldout2] [--regime decode|prefill] [--append]
+        [--part fit|heldout|heldout2|heldout4] [--regime decode|prefill] [--append]
 
 One `scratchsim_cuda gemm-timing` run per (part, regime) of the suite over the space
 make_workload_plans.py --kernel cuda_gemm ranks (CUDA_GEMM_SPACE: split-K for decode rows, depths

@@ -120,3 +120,12 @@ def test_fourth_held_out_parts_matmuls_judge_as_reported(repo, tmp_path):
     f16, f32 = judged["matmul heldout4 f16"], judged["matmul heldout4 f32"]
     assert (f16["rows"], f16["top1_within_10"], f16["top5_within_3"]) == (38, 34, 36)
     assert (f32["rows"], f32["top1_within_10"], f32["top5_within_3"]) == (38, 33, 32)
+
+
+def test_fourth_held_out_parts_cuda_gemm_judges_as_reported(repo, tmp_path):
+    judged = _judged(repo, tmp_path, "cuda-gemm-plans-before-timing.json.gz", "cuda-gemm-heldout4.json.gz",
+                     run_dir=RUN4)
+    # The CUDA GEMM's model at f9ef2c2, planned before the part was timed.
+    f16, f32 = judged["matmul heldout4 f16"], judged["matmul heldout4 f32"]
+    assert (f16["rows"], f16["top1_within_10"], f16["top5_within_3"]) == (38, 38, 38)
+    assert (f32["rows"], f32["top1_within_10"], f32["top5_within_3"]) == (38, 37, 37)
