@@ -11,7 +11,10 @@
 //   tests/data/triton/xcta: reductions across a cluster's CTAs (num_ctas 2 and 4; sm_90, sm_100),
 //     which Triton 3.9 exchanges through the per-CTA scratch: nothing estimated on top;
 //   tests/data/triton/cvt_bcast: conversions out of a source every warp holds whole (sm_90, 2
-//     warps), which Triton 3.9 does within each warp where the exchange allows it.
+//     warps), which Triton 3.9 does within each warp where the exchange allows it;
+//   tests/data/triton/ops_registered: a kernel per registered op a kernel reaches (sm_90, sm_100,
+//     gfx942, gfx950, gfx1250), the atomic loads, polls and shared-memory atomic scatters under
+//     1, 2 and 4 warps.
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -77,7 +80,9 @@ INSTANTIATE_TEST_SUITE_P(Releases, CvtFixturesTest,
                                            FixtureSet{"nvmma", "3.6.0", 144}, FixtureSet{"nvmma", "3.9.0", 144},
                                            FixtureSet{"atomic", "3.6.0", 120}, FixtureSet{"atomic", "3.9.0", 120},
                                            FixtureSet{"xcta", "3.6.0", 24}, FixtureSet{"xcta", "3.9.0", 72, true},
-                                           FixtureSet{"cvt_bcast", "3.6.0", 8}, FixtureSet{"cvt_bcast", "3.9.0", 8}));
+                                           FixtureSet{"cvt_bcast", "3.6.0", 8}, FixtureSet{"cvt_bcast", "3.9.0", 8},
+                                           FixtureSet{"ops_registered", "3.6.0", 9},
+                                           FixtureSet{"ops_registered", "3.9.0", 79}));
 
 }  // namespace
 }  // namespace scratchsim::triton

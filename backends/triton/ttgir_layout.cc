@@ -1443,14 +1443,18 @@ absl::StatusOr<bool> CoversMoreThanTheTensor(const TtgirOp& op, const LayoutCont
 // 3.9 broadcasts within a warp by shuffles: only copies in another warp take scratch (a scalar:
 // more than one warp). Measured with Triton 3.9.0 (docs/validation/triton-generated.md, "The
 // 3.9 atomic rule"). A layout without modelled bases: copies anywhere, at least Triton's figure.
+// Triton 3.9 sizes tt.atomic_load and ttg.local_atomic_scatter_rmw (its result: the old values)
+// by the same rule, and tt.atomic_poll with a timeout without the within-warp shuffle
+// (`within_warp_shuffle` false): tests/data/triton/ops_registered.
 absl::StatusOr<ScratchNeed> AtomicOpScratch(const TtgirOp& op, const LayoutContext& ctx, bool result_used,
-                                            absl::string_view origin) {
+                                            absl::string_view origin,
+                                            bool within_warp_shuffle = true) {
   ScratchNeed need;
   if (!result_used) return need;
   size_t arrow = op.text.rfind("-> ");
   if (arrow == std::string::npos) return Unsupported(origin, op.line, "atomic without result type");
   absl::string_view result = absl::string_view(op.text).substr(arrow + 3);
-  const bool warp_rule = ctx.release != TritonRelease::k3_6;
+  const bool warp_rule = within_warp_shuffle && ctx.release != TritonRelease::k3_6;
   if (!absl::StartsWith(result, "tensor<")) {
     if (warp_rule && ctx.num_warps <= 1) return need;
     need.bytes = std::max<int64_t>(8, ElementBits(absl::StripAsciiWhitespace(result))) / 8;
@@ -1485,6 +1489,16 @@ absl::StatusOr<ScratchNeed> BufferAtomicOpScratch(const TtgirOp& op, const Layou
     return ScratchNeed{};
   }
   return AtomicOpScratch(op, ctx, result_used, origin);
+}
+
+// tt.atomic_poll: a poll without a timeout can only return true, so its result is not
+// broadcast (no scratch); one with a timeout broadcasts its i1 result (a byte per element) as an
+// atomic's, within a warp too (defaultAllocationAnalysisScratchSizeFn, Triton 3.9; measured:
+// tests/data/triton/ops_registered).
+absl::StatusOr<ScratchNeed> AtomicPollOpScratch(const TtgirOp& op, const LayoutContext& ctx, bool result_used,
+                                                absl::string_view origin) {
+  if (absl::string_view(op.text).find(" timeout ") == absl::string_view::npos) return ScratchNeed{};
+  return AtomicOpScratch(op, ctx, result_used, origin, /*within_warp_shuffle=*/false);
 }
 
 // WarpSpecializeOp::getCaptureSize: the captures packed like a struct, aligned to 8.
@@ -1545,7 +1559,10 @@ ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<ScratchNeed> ScratchForOpWithScratch(
   if (n == "tt.reduce" || n == "tt.scan") return ReduceOrScanOpScratch(op, ctx, origin);
   if (n == "tt.gather") return GatherOpScratch(op, ctx, origin);
   if (n == "tt.histogram") return HistogramOpScratch(op, ctx, origin);
-  if (n == "tt.atomic_rmw" || n == "tt.atomic_cas") return AtomicOpScratch(op, ctx, result_used, origin);
+  if (n == "tt.atomic_rmw" || n == "tt.atomic_cas" || n == "tt.atomic_load" || n == "ttg.local_atomic_scatter_rmw") {
+    return AtomicOpScratch(op, ctx, result_used, origin);
+  }
+  if (n == "tt.atomic_poll") return AtomicPollOpScratch(op, ctx, result_used, origin);
   if (n == "amdg.buffer_atomic_rmw" || n == "amdg.buffer_atomic_cas") {
     return BufferAtomicOpScratch(op, ctx, result_used, origin);
   }
@@ -1566,6 +1583,9 @@ absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& c
     case TtgirOpKind::kGather:
     case TtgirOpKind::kAtomicRmw:
     case TtgirOpKind::kAtomicCas:
+    case TtgirOpKind::kAtomicLoad:
+    case TtgirOpKind::kAtomicPoll:
+    case TtgirOpKind::kLocalAtomicScatterRmw:
     case TtgirOpKind::kBufferAtomicRmw:
     case TtgirOpKind::kBufferAtomicCas:
     case TtgirOpKind::kTensormapCreate:

@@ -268,46 +268,57 @@ namespace {
 
 // The ops Triton 3.6 and 3.9 write into TTGIR that hold no shared memory of their own beyond the
 // rules the planner applies (explicit ttg.local_alloc, the scratch of the ops ScratchFor sizes):
-// every op of the GPU fixtures and of both catalogue releases (tests/data/triton), ops of the
+// every op of the GPU fixtures and of both catalogue releases (tests/data/triton), every op of
+// the registered-op fixture set (tests/data/triton/ops_registered), ops of the
 // same dialects known to the releases without a scratch rule (upstream's
 // defaultAllocationAnalysisScratchSizeFn and the AMD one), and every op of MLIR's arith and math
 // dialects (elementwise: Triton lowers them in registers), and `llvm.intr.assume` (what `tl.assume`
 // becomes; Inductor's mm template writes it: no memory). Sorted (checked at compile time).
 constexpr std::string_view kKnownOps[] = {
-    "amdg.buffer_atomic_cas", "amdg.buffer_atomic_rmw", "amdg.buffer_load", "amdg.buffer_load_to_local", "amdg.buffer_store",
-    "amdg.cond_barrier", "amdg.in_thread_transpose", "amdg.instruction_sched_hint", "amdg.memory_counter_wait",
-    "amdg.scaled_upcast_fp4", "amdg.scaled_upcast_fp8", "amdg.upcast_mxfp", "arith.addf", "arith.addi",
-    "arith.addui_extended", "arith.andi", "arith.bitcast", "arith.ceildivsi", "arith.ceildivui", "arith.cmpf",
-    "arith.cmpi", "arith.constant", "arith.divf", "arith.divsi", "arith.divui", "arith.extf", "arith.extsi",
-    "arith.extui", "arith.floordivsi", "arith.fptosi", "arith.fptoui", "arith.index_cast", "arith.index_castui",
-    "arith.maximumf", "arith.maxnumf", "arith.maxsi", "arith.maxui", "arith.minimumf", "arith.minnumf",
-    "arith.minsi", "arith.minui", "arith.mulf", "arith.muli", "arith.mulsi_extended", "arith.mului_extended",
-    "arith.negf", "arith.ori", "arith.remf", "arith.remsi", "arith.remui", "arith.scaling_extf",
-    "arith.scaling_truncf", "arith.select", "arith.shli", "arith.shrsi", "arith.shrui", "arith.sitofp",
-    "arith.subf", "arith.subi", "arith.truncf", "arith.trunci", "arith.uitofp", "arith.xori", "cf.br", "cf.cond_br",
-    "gpu.barrier", "llvm.fence", "llvm.intr.assume", "math.absf", "math.absi", "math.acos", "math.acosh", "math.asin", "math.asinh",
+    "amdg.arrive_barrier", "amdg.async_copy_local_to_global", "amdg.async_copy_mbarrier_arrive",
+    "amdg.async_tdm_copy_global_to_local", "amdg.async_tdm_copy_local_to_global",
+    "amdg.async_tdm_fused_copy_global_to_local", "amdg.async_tdm_gather", "amdg.async_tdm_scatter",
+    "amdg.async_tdm_wait", "amdg.buffer_atomic_cas", "amdg.buffer_atomic_rmw", "amdg.buffer_load",
+    "amdg.buffer_load_to_local", "amdg.buffer_store", "amdg.cluster_barrier_arrive", "amdg.cluster_barrier_wait",
+    "amdg.cond_barrier", "amdg.extract_slice", "amdg.in_thread_transpose", "amdg.init_barrier",
+    "amdg.instruction_sched_hint", "amdg.local_load_packed_transposed", "amdg.memory_counter_wait",
+    "amdg.scaled_downcast_fp4", "amdg.scaled_downcast_fp8", "amdg.scaled_upcast_fp4", "amdg.scaled_upcast_fp8",
+    "amdg.tdm_prefetch", "amdg.upcast_mxfp", "amdg.update_tensor_descriptor", "amdg.wait_barrier", "arith.addf",
+    "arith.addi", "arith.addui_extended", "arith.andi", "arith.bitcast", "arith.ceildivsi", "arith.ceildivui",
+    "arith.cmpf", "arith.cmpi", "arith.constant", "arith.divf", "arith.divsi", "arith.divui", "arith.extf",
+    "arith.extsi", "arith.extui", "arith.floordivsi", "arith.fptosi", "arith.fptoui", "arith.index_cast",
+    "arith.index_castui", "arith.maximumf", "arith.maxnumf", "arith.maxsi", "arith.maxui", "arith.minimumf",
+    "arith.minnumf", "arith.minsi", "arith.minui", "arith.mulf", "arith.muli", "arith.mulsi_extended",
+    "arith.mului_extended", "arith.negf", "arith.ori", "arith.remf", "arith.remsi", "arith.remui", "arith.scaling_extf",
+    "arith.scaling_truncf", "arith.select", "arith.shli", "arith.shrsi", "arith.shrui", "arith.sitofp", "arith.subf",
+    "arith.subi", "arith.truncf", "arith.trunci", "arith.uitofp", "arith.xori", "cf.br", "cf.cond_br", "gpu.barrier",
+    "llvm.fence", "llvm.intr.assume", "math.absf", "math.absi", "math.acos", "math.acosh", "math.asin", "math.asinh",
     "math.atan", "math.atan2", "math.atanh", "math.cbrt", "math.ceil", "math.clampf", "math.copysign", "math.cos",
-    "math.cosh", "math.ctlz", "math.ctpop", "math.cttz", "math.erf", "math.erfc", "math.exp", "math.exp2",
-    "math.expm1", "math.floor", "math.fma", "math.fpowi", "math.ipowi", "math.isfinite", "math.isinf", "math.isnan",
-    "math.isnormal", "math.log", "math.log10", "math.log1p", "math.log2", "math.powf", "math.round",
-    "math.roundeven", "math.rsqrt", "math.sin", "math.sincos", "math.sinh", "math.sqrt", "math.tan", "math.tanh",
-    "math.trunc", "rocdl.s.barrier", "rocdl.s.setprio", "rocdl.s.waitcnt", "rocdl.sched.barrier",
-    "rocdl.sched.group.barrier", "rocdl.workitem.id.x", "scf.condition", "scf.execute_region", "scf.for", "scf.if",
-    "scf.index_switch", "scf.while", "scf.yield", "tt.addptr", "tt.advance", "tt.approx_divf", "tt.assert",
-    "tt.atomic_cas", "tt.atomic_rmw", "tt.bitcast", "tt.broadcast", "tt.call", "tt.cat", "tt.clampf",
+    "math.cosh", "math.ctlz", "math.ctpop", "math.cttz", "math.erf", "math.erfc", "math.exp", "math.exp2", "math.expm1",
+    "math.floor", "math.fma", "math.fpowi", "math.ipowi", "math.isfinite", "math.isinf", "math.isnan", "math.isnormal",
+    "math.log", "math.log10", "math.log1p", "math.log2", "math.powf", "math.round", "math.roundeven", "math.rsqrt",
+    "math.sin", "math.sincos", "math.sinh", "math.sqrt", "math.tan", "math.tanh", "math.trunc", "rocdl.s.barrier",
+    "rocdl.s.setprio", "rocdl.s.waitcnt", "rocdl.sched.barrier", "rocdl.sched.group.barrier", "rocdl.workitem.id.x",
+    "scf.condition", "scf.execute_region", "scf.for", "scf.if", "scf.index_switch", "scf.while", "scf.yield",
+    "tt.addptr", "tt.advance", "tt.approx_divf", "tt.assert", "tt.atomic_cas", "tt.atomic_load", "tt.atomic_poll",
+    "tt.atomic_rmw", "tt.atomic_store", "tt.bitcast", "tt.broadcast", "tt.call", "tt.cat", "tt.clampf",
     "tt.descriptor_gather", "tt.descriptor_load", "tt.descriptor_scatter", "tt.descriptor_store", "tt.dot",
-    "tt.dot_scaled", "tt.elementwise_inline_asm", "tt.expand_dims", "tt.extern_elementwise", "tt.fp_to_fp",
-    "tt.gather", "tt.get_num_programs", "tt.get_program_id", "tt.histogram", "tt.int_to_ptr", "tt.join", "tt.load",
-    "tt.make_range", "tt.make_tensor_descriptor", "tt.make_tensor_ptr", "tt.mulhiui", "tt.precise_divf",
+    "tt.dot_scaled", "tt.elementwise_inline_asm", "tt.expand_dims", "tt.extern_elementwise", "tt.fp_to_fp", "tt.gather",
+    "tt.get_num_programs", "tt.get_program_id", "tt.grid_dependency_launch_dependents", "tt.grid_dependency_wait",
+    "tt.histogram", "tt.int_to_ptr", "tt.join", "tt.load", "tt.make_range", "tt.make_tensor_descriptor",
+    "tt.make_tensor_ptr", "tt.map_elementwise", "tt.map_elementwise.return", "tt.mulhiui", "tt.precise_divf",
     "tt.precise_sqrt", "tt.print", "tt.ptr_to_int", "tt.reduce", "tt.reduce.return", "tt.reshape", "tt.return",
-    "tt.scan", "tt.scan.return", "tt.splat", "tt.split", "tt.store", "tt.trans", "tt.unsplat",
-    "ttg.async_commit_group", "ttg.async_copy_global_to_local", "ttg.async_wait", "ttg.barrier",
-    "ttg.convert_layout", "ttg.fp4_to_fp", "ttg.global_scratch_alloc", "ttg.local_alloc", "ttg.local_dealloc",
-    "ttg.local_load", "ttg.local_store", "ttg.memdesc_index", "ttg.memdesc_reinterpret", "ttg.memdesc_reshape",
-    "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.warp_return", "ttg.warp_specialize", "ttg.warp_yield",
-    "ttng.arrive_barrier", "ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global",
-    "ttng.async_tma_gather", "ttng.async_tma_scatter", "ttng.async_tma_store_wait", "ttng.barrier_expect",
-    "ttng.fence_async_shared", "ttng.init_barrier", "ttng.inval_barrier", "ttng.reinterpret_tensor_descriptor",
+    "tt.scan", "tt.scan.return", "tt.splat", "tt.split", "tt.store", "tt.trans", "tt.unsplat", "ttg.async_commit_group",
+    "ttg.async_copy_global_to_local", "ttg.async_wait", "ttg.barrier", "ttg.convert_layout", "ttg.fp4_to_fp",
+    "ttg.global_scratch_alloc", "ttg.inline_asm", "ttg.local_alloc", "ttg.local_atomic_scatter_rmw",
+    "ttg.local_dealloc", "ttg.local_gather", "ttg.local_load", "ttg.local_scatter", "ttg.local_store",
+    "ttg.memdesc_index", "ttg.memdesc_reinterpret", "ttg.memdesc_reshape", "ttg.memdesc_subslice", "ttg.memdesc_trans",
+    "ttg.warp_return", "ttg.warp_specialize", "ttg.warp_yield", "ttng.arrive_barrier",
+    "ttng.async_copy_mbarrier_arrive", "ttng.async_shared_store", "ttng.async_tma_copy_global_to_local",
+    "ttng.async_tma_copy_local_to_global", "ttng.async_tma_gather", "ttng.async_tma_reduce", "ttng.async_tma_scatter",
+    "ttng.async_tma_store_wait", "ttng.barrier_expect", "ttng.clc_get_program_id", "ttng.clc_is_canceled",
+    "ttng.clc_load_result", "ttng.clc_try_cancel", "ttng.cluster_barrier", "ttng.fence_async_shared",
+    "ttng.init_barrier", "ttng.inval_barrier", "ttng.packed_arith", "ttng.reinterpret_tensor_descriptor",
     "ttng.tc_gen5_commit", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled", "ttng.tensormap_create",
     "ttng.tensormap_fenceproxy_acquire", "ttng.tmem_alloc", "ttng.tmem_copy", "ttng.tmem_load", "ttng.tmem_store",
     "ttng.tmem_subslice", "ttng.wait_barrier", "ttng.warp_group_dot", "ttng.warp_group_dot_wait", "ub.poison",
@@ -328,7 +339,7 @@ namespace {
 // parser asks for every op, and a binary search of string compares would outweigh the rest of
 // the op's parse.
 struct KnownOpTable {
-  static constexpr size_t kSlots = 1024;  // a power of two, over 4x the names
+  static constexpr size_t kSlots = 2048;  // a power of two, over 4x the names
   std::array<int16_t, kSlots> slot;
   // Op names are at least 5 bytes ("cf.br"): the length and the last four bytes pick the slot.
   static size_t Hash(std::string_view name) {
@@ -394,6 +405,10 @@ TtgirOpKind KindOfOp(std::string_view name) {
       if (name == "tt.atomic_rmw") return TtgirOpKind::kAtomicRmw;
       if (name == "tt.atomic_cas") return TtgirOpKind::kAtomicCas;
       break;
+    case 14:
+      if (name == "tt.atomic_load") return TtgirOpKind::kAtomicLoad;
+      if (name == "tt.atomic_poll") return TtgirOpKind::kAtomicPoll;
+      break;
     case 15:
       if (name == "ttg.local_alloc") return TtgirOpKind::kLocalAlloc;
       break;
@@ -413,6 +428,9 @@ TtgirOpKind KindOfOp(std::string_view name) {
     case 22:
       if (name == "amdg.buffer_atomic_rmw") return TtgirOpKind::kBufferAtomicRmw;
       if (name == "amdg.buffer_atomic_cas") return TtgirOpKind::kBufferAtomicCas;
+      break;
+    case 28:
+      if (name == "ttg.local_atomic_scatter_rmw") return TtgirOpKind::kLocalAtomicScatterRmw;
       break;
     default:
       break;

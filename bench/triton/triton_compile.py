@@ -32,6 +32,9 @@ TARGETS = {
     "sm_120": ("cuda", 120, 32, 101376),
     "gfx942": ("hip", "gfx942", 64, 65536),
     "gfx950": ("hip", "gfx950", 64, 163840),
+    # CDNA5 (wave32), for the ops only it lowers (TDM copies, LDS barriers): compiled here for
+    # metadata.shared only; its LDS limit (320 KiB) is not judged against.
+    "gfx1250": ("hip", "gfx1250", 32, 327680),
 }
 # Blackwell tensor memory: 512 columns per SM (Triton's _init_handles checks tmem_size <= 512).
 TMEM_COLUMNS = 512
@@ -141,7 +144,7 @@ def install_stop_hook(stop_after_llir=True):
 
 
 def compile_kernel(fn, signature, constexprs, attrs, target, options):
-    """Returns (CompiledKernel, seconds). fn: a JITFunction, or the path of a TTGIR file, whose
+    """Returns (CompiledKernel, seconds). fn: a JITFunction (Triton or Gluon), or the path of a TTGIR file, whose
     module says its signature and options (then the other arguments but target are unused)."""
     import triton
     from triton.compiler import ASTSource
@@ -149,7 +152,11 @@ def compile_kernel(fn, signature, constexprs, attrs, target, options):
     if isinstance(fn, str):
         k = triton.compile(fn, target=gpu_target(target))
     else:
-        src = ASTSource(fn, signature, constexprs=constexprs, attrs=attrs)
+        # A Gluon kernel (triton.experimental.gluon.jit) is built by its own AST source.
+        source = ASTSource
+        if type(fn).__name__ == "GluonJITFunction":
+            from triton.experimental.gluon._runtime import GluonASTSource as source
+        src = source(fn, signature, constexprs=constexprs, attrs=attrs)
         k = triton.compile(src, target=gpu_target(target), options=options)
     return k, time.perf_counter() - t0
 
