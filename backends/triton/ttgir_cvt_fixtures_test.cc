@@ -81,8 +81,8 @@ INSTANTIATE_TEST_SUITE_P(Releases, CvtFixturesTest,
                                            FixtureSet{"atomic", "3.6.0", 120}, FixtureSet{"atomic", "3.9.0", 120},
                                            FixtureSet{"xcta", "3.6.0", 24}, FixtureSet{"xcta", "3.9.0", 72, true},
                                            FixtureSet{"cvt_bcast", "3.6.0", 8}, FixtureSet{"cvt_bcast", "3.9.0", 8},
-                                           FixtureSet{"ops_registered", "3.6.0", 9},
-                                           FixtureSet{"ops_registered", "3.9.0", 79}));
+                                           FixtureSet{"ops_registered", "3.6.0", 13},
+                                           FixtureSet{"ops_registered", "3.9.0", 83}));
 
 }  // namespace
 }  // namespace scratchsim::triton

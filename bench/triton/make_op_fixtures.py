@@ -108,6 +108,31 @@ def descriptor_reduce_kernel(x_ptr, y_ptr, BM: tl.constexpr, BN: tl.constexpr):
     d.atomic_add([0, 0], tl.load(x_ptr + r * BN + c))
 
 
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                  DESC: tl.constexpr):
+    # A pipelined fp16 matmul through masked pointer loads or tensor descriptors (on gfx1250 the
+    # tensor data mover: amdg.async_tdm_copy_global_to_local, amdg.update_tensor_descriptor).
+    pm = tl.program_id(0)
+    rm = pm * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    if DESC:
+        da = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BM, BK])
+        db = tl.make_tensor_descriptor(b_ptr, [K, N], [N, 1], [BK, BN])
+        for k in range(0, K, BK):
+            acc += tl.dot(da.load([pm * BM, k]), db.load([k, 0]))
+    else:
+        for k in range(0, K, BK):
+            a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :],
+                        mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.)
+            b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :],
+                        mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.)
+            acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
 # ----------------------------------------------------------------------------------------------
 # Gluon kernels
 # ----------------------------------------------------------------------------------------------
@@ -397,6 +422,14 @@ def kernels():
     for op, label in enumerate(("amdg.update_tensor_descriptor", "amdg.async_tdm_gather",
                                 "amdg.async_tdm_fused_copy_global_to_local", "amdg.tdm_prefetch")):
         yield (f"tdm_more_op{op}_gfx1250", label, tdm_more_kernel, F16, {"N": 64, "OP": op}, "gfx1250", {})
+    mm_types = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
+    # Triton 3.6 lowers gfx1250's descriptor loads to pointer loads; 3.9 to the tensor data mover.
+    tdm = not triton.__version__.startswith("3.6")
+    for desc in (0, 1):
+        for stages in (2, 3):
+            yield (f"matmul_d{desc}_s{stages}_gfx1250", "amdg.async_tdm_copy_global_to_local" if desc and tdm else "tt.dot",
+                   matmul_kernel, mm_types, {"BM": 64, "BN": 64, "BK": 32, "DESC": desc}, "gfx1250",
+                   {"num_stages": stages})
     for barrier in (0, 1):
         label = ("amdg.async_copy_local_to_global", "amdg.async_copy_mbarrier_arrive")[barrier]
         yield (f"async_copy_b{barrier}_gfx1250", label, gfx1250_async_copy_kernel, I32, {"N": 128, "BARRIER": barrier},
