@@ -3,7 +3,7 @@
 # "every op Triton emits". Candidates are the dialect-prefixed names among libtriton's strings;
 # each is confirmed by Triton's own MLIR parser (a registered op fails its verifier, an unknown
 # one is "unregistered"). Prints, and with --out writes, one line per registered op:
-# "<op>\t<classified|refused>".
+# "<op>\t<classified|refused>", a refused op followed by why no fixture classifies it (REFUSED).
 #
 #   python bench/triton/op_registry.py --out docs/validation/data/triton/op_registry_<version>.tsv
 import argparse
@@ -21,6 +21,33 @@ import triton  # noqa: E402
 from triton._C.libtriton import ir  # noqa: E402
 
 DIALECTS = ("tt", "ttg", "ttng", "amdg")
+
+# Why a registered op stays refused: no kernel writes it into TTGIR (asm["ttgir"]), so no fixture
+# can show its figure (bench/triton/make_op_fixtures.py has the kernels that reach the others).
+# "After TTGIR" ones were seen first in the LLVM-IR stage's IR (MLIR_ENABLE_DUMP=1, Triton 3.9.0).
+AFTER_TTGIR = "made after the TTGIR is written, by the LLVM-IR stage's "
+NOT_REACHED = "no Python or Gluon API writes it, and no kernel compiled here left one in its TTGIR"
+REFUSED = {
+    "amdg.async_wait": AFTER_TTGIR + "update-async-wait-count pass (from ttg.async_wait)",
+    "amdg.async_tdm_intrinsic_wait": AFTER_TTGIR + "update-async-wait-count pass (from amdg.async_tdm_wait)",
+    "ttng.tmem_wait": AFTER_TTGIR + "tmem-wait-insertion pass, after the allocation",
+    "ttg.warp_id": AFTER_TTGIR + "lowering to LLVM (warp-specialized and cluster kernels)",
+    "tt.descriptor_reduce": "lowered before the TTGIR is written on every target: to ttng.async_tma_reduce from "
+                            "a shared tile (sm_90, sm_100), to tt.atomic_rmw / amdg.buffer_atomic_rmw elsewhere",
+    "amdg.concat": NOT_REACHED + " (not the LDS-splitting conversions of tests/data/triton/lds either)",
+    "amdg.masked_load": NOT_REACHED + " (masked loads on gfx942/gfx950/gfx1250 become amdg.buffer_load)",
+    "amdg.masked_store": NOT_REACHED + " (as amdg.masked_load)",
+    "amdg.local_load_packed_tranposed": NOT_REACHED + " (Triton 3.6's name; 3.9 spells it "
+                                        "local_load_packed_transposed and Gluon writes that)",
+    "ttg.mask": NOT_REACHED + " (a pipeliner op; pipelined loops here show none)",
+    "ttg.predicate_stage": NOT_REACHED + " (as ttg.mask)",
+    "ttg.local_barrier": NOT_REACHED + " (Triton 3.6)",
+    "ttng.cluster_arrive": NOT_REACHED + " (Triton 3.6: num_ctas=2 kernels show none)",
+    "ttng.cluster_wait": NOT_REACHED + " (as ttng.cluster_arrive)",
+    "ttng.clc_try_cancel_sync": NOT_REACHED + " (Gluon's clc.try_cancel writes ttng.clc_try_cancel)",
+    "ttng.fence_mbarrier_init_release_cluster": NOT_REACHED + " (cluster kernels initializing mbarriers "
+                                                "show none)",
+}
 
 
 def candidates():
@@ -61,7 +88,8 @@ def main():
     amd.load_dialects(ctx)
     # tt.func is read as a function header, not an op of the parser's list.
     known = set(known_ops()) | {"tt.func"}
-    lines = [f"{op}\t{'classified' if op in known else 'refused'}" for op in candidates() if registered(ctx, op)]
+    lines = [f"{op}\tclassified" if op in known else f"{op}\trefused\t{REFUSED.get(op, 'not yet tried')}"
+             for op in candidates() if registered(ctx, op)]
     header = f"# ops registered by Triton {triton.__version__} in {', '.join(DIALECTS)}; bench/triton/op_registry.py"
     text = "\n".join([header] + lines) + "\n"
     if args.out:
