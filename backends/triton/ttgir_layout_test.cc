@@ -89,6 +89,28 @@ TEST(TtgirLayoutTest, AtomicCopiesWithinAWarpTakeNoScratchUnder39) {
   }
 }
 
+// tt.atomic_poll (3.9): no scratch without a timeout; with one, its i1 flags a byte each wherever
+// the layout holds copies, within a warp too (tests/data/triton/ops_registered).
+TEST(TtgirLayoutTest, AtomicPollWithATimeoutBroadcastsItsFlagsWithinAWarpToo) {
+  const std::string lanes = "%ok = tt.atomic_poll acquire, gpu, %p, %c1 timeout %t : tensor<4x!tt.ptr<i32>, "
+                            "#lanecopies>, tensor<4xi32, #lanecopies> -> tensor<4xi1, #lanecopies>";
+  const std::string no_timeout = "%ok = tt.atomic_poll acquire, gpu, %p, %c1 : tensor<4x!tt.ptr<i32>, "
+                                 "#lanecopies>, tensor<4xi32, #lanecopies> -> tensor<4xi1, #lanecopies>";
+  const std::string scalar = "%ok = tt.atomic_poll acquire, gpu, %p, %c1 timeout %t : !tt.ptr<i32>, i32 -> i1";
+  for (const auto& [text, warps, bytes] : {std::tuple{lanes, 4, 4}, std::tuple{no_timeout, 4, 0},
+                                           std::tuple{scalar, 1, 1}}) {
+    auto need = Scratch("tt.atomic_poll", TtgirOpKind::kAtomicPoll, text, TritonRelease::k3_9, warps);
+    ASSERT_TRUE(need.ok()) << need.status();
+    EXPECT_EQ(need->bytes, bytes) << text;
+  }
+  // tt.atomic_load keeps the 3.9 atomic rule: copies within a warp take none.
+  const std::string load = "%v = tt.atomic_load acquire, gpu, %p, %m : (tensor<4x!tt.ptr<i32>, #lanecopies>, "
+                           "tensor<4xi1, #lanecopies>) -> tensor<4xi32, #lanecopies>";
+  auto need = Scratch("tt.atomic_load", TtgirOpKind::kAtomicLoad, load, TritonRelease::k3_9);
+  ASSERT_TRUE(need.ok()) << need.status();
+  EXPECT_EQ(need->bytes, 0);
+}
+
 // A scalar atomic's result: every thread holds it; one warp needs no scratch under 3.9.
 TEST(TtgirLayoutTest, ScalarAtomicAtOneWarpTakesNoScratchUnder39) {
   const std::string text = "%old = tt.atomic_rmw max, acq_rel, gpu, %p, %v, %true : (!tt.ptr<f32>, f32, i1) -> f32";
