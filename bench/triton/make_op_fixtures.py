@@ -139,11 +139,11 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constex
 
 
 @gluon.jit
-def shared_index_kernel(x_ptr, y_ptr, N: gl.constexpr, OP: gl.constexpr, W: gl.constexpr):
+def shared_index_kernel(x_ptr, y_ptr, N: gl.constexpr, OP: gl.constexpr, W: gl.constexpr, TPW: gl.constexpr):
     # An N-element shared buffer read or written at computed indices: ttg.local_gather (0),
     # ttg.local_scatter (1), ttg.local_atomic_scatter_rmw with its old values stored (2) or
     # unused (3).
-    layout: gl.constexpr = gl.BlockedLayout([1], [32], [W], [0])
+    layout: gl.constexpr = gl.BlockedLayout([1], [TPW], [W], [0])
     offs = gl.arange(0, N, layout=layout)
     x = gl.load(x_ptr + offs)
     smem = gl.allocate_shared_memory(gl.int32, [N], gl.SwizzledSharedLayout(1, 1, 1, [0]), x)
@@ -390,13 +390,17 @@ def kernels():
         yield (f"descriptor_reduce_{target}", "ttng.async_tma_reduce", descriptor_reduce_kernel, F32,
                {"BM": 32, "BN": 32}, target, {})
     yield ("grid_dependency_sm_90", "tt.grid_dependency_wait", grid_dependency_kernel, I32, {"BN": 64}, "sm_90", {})
-    for n, warps in ((128, 1), (128, 4), (64, 4), (16, 1), (16, 4)):
-        for op, name in enumerate(("gather", "scatter", "atomic_scatter_used", "atomic_scatter_unused")):
-            if n != 128 and op < 2:
-                continue
-            label = ("ttg.local_gather", "ttg.local_scatter")[op] if op < 2 else "ttg.local_atomic_scatter_rmw"
-            yield (f"shared_{name}_n{n}_sm_90_w{warps}", label, shared_index_kernel, I32,
-                   {"N": n, "OP": op, "W": warps}, "sm_90", {"num_warps": warps})
+    shared_index = {"sm_90": ((128, 1), (128, 4), (64, 4), (16, 1), (16, 4)),
+                    "gfx942": ((256, 4), (64, 1), (64, 4), (16, 1), (16, 2))}
+    for target, sizes in shared_index.items():
+        tpw = tc.TARGETS[target][2]
+        for n, warps in sizes:
+            for op, name in enumerate(("gather", "scatter", "atomic_scatter_used", "atomic_scatter_unused")):
+                if n != sizes[0][0] and op < 2:
+                    continue
+                label = ("ttg.local_gather", "ttg.local_scatter")[op] if op < 2 else "ttg.local_atomic_scatter_rmw"
+                yield (f"shared_{name}_n{n}_{target}_w{warps}", label, shared_index_kernel, I32,
+                       {"N": n, "OP": op, "W": warps, "TPW": tpw}, target, {"num_warps": warps})
     yield ("inline_asm_sm_90", "ttg.inline_asm", inline_asm_kernel, I32, {"N": 128}, "sm_90", {})
     yield ("packed_arith_sm_100", "ttng.packed_arith", packed_arith_kernel, F32, {"N": 256}, "sm_100", {})
     yield ("cp_async_mbarrier_sm_90", "ttng.async_copy_mbarrier_arrive", cp_async_mbarrier_kernel, I32, {"N": 128},
