@@ -276,7 +276,7 @@ def main():
     # Per version and target: the memory encodings and the TritonGPU-level ops (ttg, ttng,
     # amdg, nvws) and the tt ops with scratch, all of them, not only the new ones.
     scratch_tt = {"tt.reduce", "tt.scan", "tt.histogram", "tt.gather", "tt.atomic_rmw",
-                  "tt.atomic_cas"}
+                  "tt.atomic_cas", "tt.atomic_load", "tt.atomic_poll"}
     for v in versions:
         md.append("### Triton %s: memory encodings and TritonGPU ops per target" % v)
         md.append("")
