@@ -82,7 +82,7 @@ INSTANTIATE_TEST_SUITE_P(Releases, CvtFixturesTest,
                                            FixtureSet{"xcta", "3.6.0", 24}, FixtureSet{"xcta", "3.9.0", 72, true},
                                            FixtureSet{"cvt_bcast", "3.6.0", 8}, FixtureSet{"cvt_bcast", "3.9.0", 8},
                                            FixtureSet{"ops_registered", "3.6.0", 13},
-                                           FixtureSet{"ops_registered", "3.9.0", 95}));
+                                           FixtureSet{"ops_registered", "3.9.0", 96}));
 
 }  // namespace
 }  // namespace scratchsim::triton

@@ -45,8 +45,8 @@ REFUSED = {
     "ttng.cluster_arrive": NOT_REACHED + " (Triton 3.6: num_ctas=2 kernels show none)",
     "ttng.cluster_wait": NOT_REACHED + " (as ttng.cluster_arrive)",
     "ttng.clc_try_cancel_sync": NOT_REACHED + " (Gluon's clc.try_cancel writes ttng.clc_try_cancel)",
-    "ttng.fence_mbarrier_init_release_cluster": NOT_REACHED + " (cluster kernels initializing mbarriers "
-                                                "show none)",
+    "ttng.fence_mbarrier_init_release_cluster": AFTER_TTGIR + "membar pass (a 2-CTA sm_100 kernel "
+                                                "initializing an mbarrier)",
 }
 
 
