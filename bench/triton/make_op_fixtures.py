@@ -216,23 +216,11 @@ def async_shared_store_kernel(x_ptr, y_ptr, N: gl.constexpr):
 
 
 @gluon.jit
-def clc_kernel(x_ptr, y_ptr, N: gl.constexpr):
-    # Cluster launch control (ttng.clc_*): cancel a pending program, read whose it was.
-    res = gl.allocate_shared_memory(gl.int64, [2], gl.SwizzledSharedLayout(1, 1, 1, [0]))
-    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    mbarrier.init(bar, count=1)
-    clc.try_cancel(res, bar)
-    mbarrier.wait(bar, 0)
-    r = clc.load_result(res)
-    if r.is_canceled():
-        gl.store(y_ptr, r.program_id(0))
-
-
-@gluon.jit
-def clc_cluster_kernel(x_ptr, y_ptr, N: gl.constexpr):
-    # The same in a 2-CTA cluster: each CTA its own result buffer and barrier (the membar pass
-    # adds ttng.fence_mbarrier_init_release_cluster after the TTGIR is written).
-    res = gl.allocate_shared_memory(gl.int64, [2], gl.SwizzledSharedLayout(1, 1, 1, [0], [[0]]))
+def clc_kernel(x_ptr, y_ptr, N: gl.constexpr, CGA: gl.constexpr):
+    # Cluster launch control (ttng.clc_*): cancel a pending program, read whose it was; CGA [[0]]
+    # in a 2-CTA cluster, each CTA its own result buffer and barrier (there the membar pass adds
+    # ttng.fence_mbarrier_init_release_cluster, after the TTGIR is written).
+    res = gl.allocate_shared_memory(gl.int64, [2], gl.SwizzledSharedLayout(1, 1, 1, [0], CGA))
     bar = mbarrier.allocate_mbarrier()
     mbarrier.init(bar, count=1)
     clc.try_cancel(res, bar)
@@ -423,8 +411,8 @@ def kernels():
            {"num_ctas": 2})
     yield ("async_shared_store_sm_90", "ttng.async_shared_store", async_shared_store_kernel, I32, {"N": 256},
            "sm_90", {"num_ctas": 2})
-    yield ("clc_sm_100", "ttng.clc_try_cancel", clc_kernel, I32, {"N": 128}, "sm_100", {})
-    yield ("clc_cluster_sm_100", "ttng.clc_try_cancel", clc_cluster_kernel, I32, {"N": 128}, "sm_100",
+    yield ("clc_sm_100", "ttng.clc_try_cancel", clc_kernel, I32, {"N": 128, "CGA": []}, "sm_100", {})
+    yield ("clc_cluster_sm_100", "ttng.clc_try_cancel", clc_kernel, I32, {"N": 128, "CGA": [[0]]}, "sm_100",
            {"num_ctas": 2})
     yield ("amd_async_copy_gfx950", "ttg.async_copy_global_to_local", amd_async_copy_kernel, I32, {"N": 256},
            "gfx950", {})
