@@ -1,0 +1,80 @@
+"""Launches the Triton matmul in f32 (TF32 dots) once per (shape, configuration) of the f32 prefill
+check, for Nsight Compute (bench/planner/f32_prefill_ncu.sh): fit-part prefill rows of the workload
+suite, the wgmma tiles the model ranks first (BLOCK_M >= 64) beside the mma.sync tiles (BLOCK_M =
+32) that measure fastest, so that each loop's limiter (tensor pipe, shared-memory wavefronts,
+stall reasons, registers) can be read per launch (docs/validation/planner-h200-workloads.md,
+"The f32 prefill loop under Nsight Compute").
+
+    python3 f32_prefill_ncu.py ORDER.json          # launches (under ncu)
+    python3 f32_prefill_ncu.py --summarize ORDER.json NCU.csv[.gz] OPS.csv[.gz]   # the table, per launch
+"""
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHAPES = [(2000, 6144, 4096), (2000, 3072, 2048)]
+CONFIGS = [(256, 128, 32, 4, 8), (256, 128, 32, 3, 8), (128, 256, 32, 3, 8), (128, 128, 32, 4, 4),
+           (128, 128, 32, 3, 8), (64, 256, 32, 3, 4), (32, 256, 32, 3, 4), (32, 128, 32, 3, 4),
+           (32, 256, 64, 3, 4)]
+NAMES = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS"]
+
+
+def launch_all(order_path):
+    os.environ.setdefault("TRITON_CACHE_DIR", "/tmp/scratchsim_triton_cache")
+    import torch
+    sys.path.insert(0, HERE)
+    from sweep_workloads import launch_matmul
+    torch.backends.cuda.matmul.allow_tf32 = False
+    order = []
+    for M, N, K in SHAPES:
+        a = torch.randn(M, K, device="cuda", dtype=torch.float32)
+        b = torch.randn(K, N, device="cuda", dtype=torch.float32)
+        c = torch.empty(M, N, device="cuda", dtype=torch.float32)
+        for cfg in CONFIGS:
+            launch_matmul(a, b, c, dict(zip(NAMES, cfg)))
+            torch.cuda.synchronize()
+            order.append({"M": M, "N": N, "K": K, "config": dict(zip(NAMES, cfg))})
+    with open(order_path, "w") as f:
+        json.dump(order, f, indent=1)
+
+
+def summarize(order_path, csv_path, ops_path):
+    """Per launch: time, the LSU's shared-memory wavefronts per K element of one block (all, the
+    wgmma operand reads, the rest: LDGSTS copies through L1 with their bank conflicts, and ld.shared),
+    the LDGSTS instructions that bypass L1 (16-byte) and go through it (4-byte), and the L2 traffic
+    and its rate."""
+    sys.path.insert(0, HERE)
+    from ncu_csv import raw_kernels
+
+    def value(k, name):
+        v = k.get(name)
+        v = v[0] if isinstance(v, tuple) else v
+        try:
+            return float(str(v).replace(",", ""))
+        except (TypeError, ValueError):
+            return 0.0
+
+    order = json.load(open(order_path))
+    print("shape       config             us    wf/K  gmma  other  conflicts  bypass    ca  L2_GB  L2_TB/s")
+    for o, k, ops in zip(order, raw_kernels(csv_path), raw_kernels(ops_path)):
+        c = o["config"]
+        blocks = -(-o["M"] // c["BLOCK_M"]) * -(-o["N"] // c["BLOCK_N"])
+        per = lambda name: value(ops, name) / blocks / o["K"]  # noqa: E731
+        wf = per("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum")
+        gmma = per("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum")
+        conflicts = per("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum")
+        ca = per("smsp__sass_inst_executed_op_ldgsts_cache_access.sum")
+        bypass = per("smsp__sass_inst_executed_op_ldgsts_cache_bypass.sum")
+        us = value(k, "gpu__time_duration.sum") / 1e3
+        l2 = value(k, "lts__t_bytes.sum")
+        cfg = "/".join(str(v) for v in c.values())
+        print(f"{o['N']}x{o['K']:<6} {cfg:14} {us:7.1f} {wf:7.1f} {gmma:5.1f} {wf - gmma:6.1f} {conflicts:9.1f} "
+              f"{bypass:6.2f} {ca:5.2f} {l2 / 1e9:6.2f} {l2 / us / 1e6:7.2f}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--summarize":
+        summarize(*sys.argv[2:5])
+    else:
+        launch_all(sys.argv[1])

@@ -1,0 +1,37 @@
+#!/bin/bash
+# Nsight Compute on f32 prefill Triton matmuls (bench/planner/f32_prefill_ncu.py): per launch the
+# duration, the tensor pipe's active cycles, shared-memory wavefronts and bank conflicts, the
+# warps' stall reasons, registers and occupancy. usage (GPU machine, with ncu, Triton and
+# PyTorch): bench/planner/f32_prefill_ncu.sh OUTDIR -> OUTDIR/f32_prefill_ncu.csv (--page raw),
+# f32_prefill_order.json, f32_prefill_ncu.err; then a second pass with every shared-memory wavefront,
+# bank-conflict, LDGSTS and shared-instruction metric the GPU offers, split by op (ld, st, gmma,
+# ldgsts cache-access and bypass): OUTDIR/f32_prefill_ops_ncu.csv.
+set -u
+OUT_DIR=$1
+HERE=$(cd "$(dirname "$0")" && pwd)
+export PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=/tmp/scratchsim_triton_cache
+date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; ncu --version | tail -1
+STALLS=""
+for r in barrier long_scoreboard short_scoreboard wait math_pipe_throttle mio_throttle lg_throttle dispatch_stall \
+         no_instruction not_selected selected sleeping membar drain branch_resolving tex_throttle misc; do
+  STALLS="$STALLS,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
+done
+METRICS="gpu__time_duration.sum,sm__cycles_active.avg,sm__pipe_tensor_op_hmma_cycles_active.avg,\
+sm__pipe_tensor_op_gmma_cycles_active.avg,sm__inst_executed_pipe_tensor_op_gmma.sum,\
+l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,\
+smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.per_cycle_active,\
+launch__registers_per_thread,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,\
+launch__grid_size,dram__bytes_read.sum,lts__t_bytes.sum$STALLS"
+timeout 420 ncu --clock-control none --csv --page raw --kernel-name regex:matmul_kernel --metrics "$METRICS" \
+  python3 "$HERE/f32_prefill_ncu.py" "$OUT_DIR/f32_prefill_order.json" > "$OUT_DIR/f32_prefill_ncu.csv" 2> "$OUT_DIR/f32_prefill_ncu.err"
+echo "ncu rc=$?"; tail -3 "$OUT_DIR/f32_prefill_ncu.err"
+ncu --query-metrics --chip gh100 > "$OUT_DIR/metrics.txt" 2>&1
+OPS=$(grep -oE "^(l1tex__data_pipe_lsu_wavefronts_mem_shared[a-z_]*|l1tex__data_bank_conflicts_pipe_lsu_mem_shared[a-z_]*|\
+smsp__inst_executed_op_[a-z_]*shared[a-z_]*|smsp__inst_executed_op_ldsm|smsp__inst_executed_op_ldgsts[a-z_]*|\
+l1tex__m_xbar2l1tex_read_bytes[a-z_]*|smsp__sass_inst_executed_op_ldgsts[a-z_]*|smsp__sass_inst_executed_op_shared[a-z_]*|\
+smsp__sass_inst_executed_op_ldsm|l1tex__data_pipe_lsu_wavefronts)\b" "$OUT_DIR/metrics.txt" | sort -u | sed 's/$/.sum/' | paste -sd, -)
+timeout 400 ncu --clock-control none --csv --page raw --kernel-name regex:matmul_kernel \
+  --metrics "gpu__time_duration.sum,sm__cycles_active.avg,$OPS" \
+  python3 "$HERE/f32_prefill_ncu.py" "$OUT_DIR/f32_prefill_order.json" > "$OUT_DIR/f32_prefill_ops_ncu.csv" 2>> "$OUT_DIR/f32_prefill_ncu.err"
+echo "ncu (ops) rc=$?"
+date -u
