@@ -15,25 +15,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SHAPES = [(16, 4096, 4096), (16, 4096, 14336), (16, 28672, 4096)]
 CONFIGS = [(64, 64, 128, s, 4) for s in (2, 3, 4)] + [(64, 64, 64, s, 4) for s in (2, 3, 4)] + \
           [(32, 32, 128, s, 4) for s in (2, 3, 4)] + [(64, 128, 128, s, 4) for s in (3, 4)]
-NAMES = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS"]
 
 
 def launch_all(order_path):
-    os.environ.setdefault("TRITON_CACHE_DIR", "/tmp/scratchsim_triton_cache")
-    import torch
     sys.path.insert(0, HERE)
-    from sweep_workloads import launch_matmul
-    order = []
-    for M, N, K in SHAPES:
-        a = torch.randn(M, K, device="cuda", dtype=torch.float16)
-        b = torch.randn(K, N, device="cuda", dtype=torch.float16)
-        c = torch.empty(M, N, device="cuda", dtype=torch.float16)
-        for cfg in CONFIGS:
-            launch_matmul(a, b, c, dict(zip(NAMES, cfg)))
-            torch.cuda.synchronize()
-            order.append({"M": M, "N": N, "K": K, "config": dict(zip(NAMES, cfg))})
-    with open(order_path, "w") as f:
-        json.dump(order, f, indent=1)
+    from sweep_workloads import launch_in_order
+    launch_in_order(order_path, SHAPES, CONFIGS, "f16")
 
 
 def summarize(order_path, csv_path, simulate):

@@ -17,26 +17,12 @@ SHAPES = [(2000, 6144, 4096), (2000, 3072, 2048)]
 CONFIGS = [(256, 128, 32, 4, 8), (256, 128, 32, 3, 8), (128, 256, 32, 3, 8), (128, 128, 32, 4, 4),
            (128, 128, 32, 3, 8), (64, 256, 32, 3, 4), (32, 256, 32, 3, 4), (32, 128, 32, 3, 4),
            (32, 256, 64, 3, 4)]
-NAMES = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS"]
 
 
 def launch_all(order_path):
-    os.environ.setdefault("TRITON_CACHE_DIR", "/tmp/scratchsim_triton_cache")
-    import torch
     sys.path.insert(0, HERE)
-    from sweep_workloads import launch_matmul
-    torch.backends.cuda.matmul.allow_tf32 = False
-    order = []
-    for M, N, K in SHAPES:
-        a = torch.randn(M, K, device="cuda", dtype=torch.float32)
-        b = torch.randn(K, N, device="cuda", dtype=torch.float32)
-        c = torch.empty(M, N, device="cuda", dtype=torch.float32)
-        for cfg in CONFIGS:
-            launch_matmul(a, b, c, dict(zip(NAMES, cfg)))
-            torch.cuda.synchronize()
-            order.append({"M": M, "N": N, "K": K, "config": dict(zip(NAMES, cfg))})
-    with open(order_path, "w") as f:
-        json.dump(order, f, indent=1)
+    from sweep_workloads import launch_in_order
+    launch_in_order(order_path, SHAPES, CONFIGS, "f32")
 
 
 def summarize(order_path, csv_path, ops_path):

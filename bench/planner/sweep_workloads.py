@@ -72,6 +72,24 @@ def launch_matmul(a, b, c, cfg):
     return tk.matmul_kernel[(tiles,)](*args, **common)
 
 
+def launch_in_order(order_path, shapes, configs, dtype_name):
+    """Launches the plain matmul once per (shape, configuration) for a profiler (Nsight Compute
+    profiles launches in this order) and writes the order to ORDER_PATH."""
+    os.environ.setdefault("TRITON_CACHE_DIR", "/tmp/scratchsim_triton_cache")
+    dtype, names = DTYPES[dtype_name], ("BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS")
+    order = []
+    for M, N, K in shapes:
+        a = torch.randn(M, K, device="cuda", dtype=dtype)
+        b = torch.randn(K, N, device="cuda", dtype=dtype)
+        c = torch.empty(M, N, device="cuda", dtype=dtype)
+        for cfg in configs:
+            launch_matmul(a, b, c, dict(zip(names, cfg)))
+            torch.cuda.synchronize()
+            order.append({"M": M, "N": N, "K": K, "config": dict(zip(names, cfg))})
+    with open(order_path, "w") as f:
+        json.dump(order, f, indent=1)
+
+
 def attn_tensors(z, h, n, d, dtype=torch.float16):
     q, k, v = (torch.randn(z, h, n, d, device="cuda", dtype=dtype) for _ in range(3))
     return q, k, v, torch.empty_like(q)
