@@ -259,7 +259,16 @@ absl::Status AllocationAnalysis::GetExplicitValueSize(int i) {
   if (!d || o.results.size() != 1) {
     return PlanError(m_.origin, o.line, "ttg.local_alloc without a !ttg.memdesc result type");
   }
-  if (d->space != "#smem") return absl::OkStatus();
+  // The memory space as written: Triton's printer aliases it `#smem` (its definition may be
+  // left out of a snippet); hand-written IR, Triton's own allocation tests among it, spells it
+  // inline. Tensor memory and other spaces hold no shared memory; a name that is neither is
+  // refused, never dropped.
+  std::string_view space = d->space;
+  if (auto a = m_.aliases.find(std::string(space)); a != m_.aliases.end()) space = a->second;
+  if (space != "#ttg.shared_memory" && space != "#smem") {
+    if (space.starts_with("#ttg.") || space.starts_with("#ttng.")) return absl::OkStatus();
+    return PlanError(m_.origin, o.line, absl::StrCat("unknown memory space ", std::string(d->space)));
+  }
   auto enc = m_.aliases.find(std::string(d->encoding));
   if (enc == m_.aliases.end()) {
     return PlanError(m_.origin, o.line, absl::StrCat("unknown shared encoding ", std::string(d->encoding)));

@@ -176,6 +176,43 @@ TEST(TtgirAllocationTest, NameReusedInASiblingRegionIsAnotherValue) {
   EXPECT_EQ(plan->buffers[0].buffer.end, 6u);
 }
 
+// A memdesc's memory space is shared memory whether the TTGIR aliases it (`#smem`, as Triton's
+// printer does) or writes it inline (`#ttg.shared_memory`, as hand-written IR does): both buffers
+// are Triton's, neither is dropped. Tensor memory holds none; an undefined space is refused.
+TEST(TtgirAllocationTest, SharedMemorySpaceWrittenInlineIsShared) {
+  auto plan = PlanTtgir(kHead + " tt.func @k() {\n"
+                                "  %a = ttg.local_alloc : () -> !ttg.memdesc<32x16xf16, #s, #ttg.shared_memory, mutable>\n"
+                                "  %b = ttg.local_alloc : () -> !ttg.memdesc<32x16xf16, #s, #smem, mutable>\n"
+                                "  ttg.local_dealloc %a : !ttg.memdesc<32x16xf16, #s, #ttg.shared_memory, mutable>\n"
+                                "  tt.return\n }\n}\n",
+                        "inline.ttgir");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->buffers.size(), 2u);
+  EXPECT_EQ(plan->buffers[0].name, "%a");
+  EXPECT_EQ(plan->buffers[0].buffer.size, 1024);
+  EXPECT_EQ(plan->allocation.shared, 2048);  // %a lives to its dealloc, beside %b
+}
+
+TEST(TtgirAllocationTest, TensorMemorySpaceHoldsNoSharedMemory) {
+  auto plan = PlanTtgir("#t = #ttng.tensor_memory_encoding<blockM = 128, blockN = 32, colStride = 1>\n"
+                        "#tmem = #ttng.tensor_memory\n" + kHead.substr(kHead.find("#s ")) +
+                            " tt.func @k() {\n"
+                            "  %a = ttng.tmem_alloc : () -> !ttg.memdesc<128x32xf32, #t, #tmem, mutable>\n"
+                            "  tt.return\n }\n}\n",
+                        "tmem.ttgir");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->allocation.shared, 0);
+}
+
+TEST(TtgirAllocationTest, UndefinedMemorySpaceNamesTheLine) {
+  auto plan = PlanTtgir(kHead + " tt.func @k() {\n"
+                                "  %a = ttg.local_alloc : () -> !ttg.memdesc<4xf32, #s, #nowhere, mutable>\n"
+                                "  tt.return\n }\n}\n",
+                        "space.ttgir");
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(std::string(plan.status().message()), HasSubstr("space.ttgir:4: unknown memory space #nowhere"));
+}
+
 // WarpSpecializeOp::getCaptureSize: captures packed tightly, a shared memdesc 8 bytes plus 4 per
 // dimension, pointers and tensor descriptors 8, scalars their bytes; aligned to 8.
 TEST(TtgirAllocationTest, WarpSpecializeCapturesArePackedTightly) {
