@@ -274,6 +274,27 @@ def ours_from_report(report: dict) -> Ours:
     return Ours([found[k] for k in sorted(found)], total)
 
 
+def in_op_order(function: Function, ours: Ours) -> Ours:
+    """Our buffers in the order Triton's TestAllocation prints them, its walk over the function's
+    ops (an explicit buffer at the local_alloc of its name, a scratch buffer at the next op of its
+    kind), which is not always the plan's order; buffers no op claims keep their place at the end."""
+    left = list(range(len(ours.buffers)))
+    order: List[int] = []
+    for _, line in function.lines[1:]:
+        value, name = _op_of(line)
+        if not name:
+            continue
+        if name == "ttg.local_alloc" and value:
+            pattern = re.compile(re.escape(_sanitized(value)) + r"(_\d+)?")
+            pick = next((i for i in left if not ours.buffers[i][0] and pattern.fullmatch(ours.buffers[i][1])), None)
+        else:
+            pick = next((i for i in left if ours.buffers[i][0] and ours.buffers[i][1] == _sanitized(name)), None)
+        if pick is not None:
+            left.remove(pick)
+            order.append(pick)
+    return Ours([ours.buffers[i] for i in order + left], ours.total)
+
+
 def compare_checks(expectations: List[Expectation], printed: List[str]) -> Tuple[list, list]:
     """FileCheck's reading of CHECK / CHECK-NEXT (substring matches, in order) against what
     Triton would print for our plan. A CHECK-NEXT that does not match reports our next line."""
@@ -369,7 +390,7 @@ def check_file(path: str, simulate: str, release: str, workdir: str) -> Tuple[Li
                 rep, mis, extra = compare_remarks(function.name, stated, ours)
                 outcomes.append(Outcome(function.name, module.line, rep, mis, "", extra))
             else:
-                rep, mis = compare_checks(stated, ours.printed())
+                rep, mis = compare_checks(stated, in_op_order(function, ours).printed())
                 outcomes.append(Outcome(function.name, module.line, rep, mis))
     return outcomes, stray
 
