@@ -259,15 +259,13 @@ absl::Status AllocationAnalysis::GetExplicitValueSize(int i) {
   if (!d || o.results.size() != 1) {
     return PlanError(m_.origin, o.line, "ttg.local_alloc without a !ttg.memdesc result type");
   }
-  // The memory space as written: Triton's printer aliases it `#smem` (its definition may be
-  // left out of a snippet); hand-written IR, Triton's own allocation tests among it, spells it
-  // inline. Tensor memory and other spaces hold no shared memory; a name that is neither is
-  // refused, never dropped.
-  std::string_view space = d->space;
-  if (auto a = m_.aliases.find(std::string(space)); a != m_.aliases.end()) space = a->second;
-  if (space != "#ttg.shared_memory" && space != "#smem") {
-    if (space.starts_with("#ttg.") || space.starts_with("#ttng.")) return absl::OkStatus();
-    return PlanError(m_.origin, o.line, absl::StrCat("unknown memory space ", std::string(d->space)));
+  // Shared memory however the space is written (aliased or inline); tensor memory and the other
+  // spaces hold none; a space that is neither is refused, never dropped.
+  switch (ClassifyMemorySpace(d->space, m_.aliases)) {
+    case MemorySpace::kShared: break;
+    case MemorySpace::kOther: return absl::OkStatus();
+    case MemorySpace::kUnknown:
+      return PlanError(m_.origin, o.line, absl::StrCat("unknown memory space ", std::string(d->space)));
   }
   auto enc = m_.aliases.find(std::string(d->encoding));
   if (enc == m_.aliases.end()) {
@@ -424,13 +422,18 @@ bool AllocationAnalysis::PropagateYields() {
   };
   const int num_ops = static_cast<int>(m_.ops.size());
   for (int i = 0; i < num_ops; ++i) {
-    if (!cf_[i] || !Mine(i)) continue;
+    if (!(cf_[i] || ws_[i]) || !Mine(i)) continue;
     const TtgirOp& o = m_.ops[i];
     for (size_t r = 0; r < o.regions.size(); ++r) {
       if (o.regions[r].empty()) continue;
       const TtgirOp& term = m_.ops[o.regions[r].back()];
       absl::Span<const int> vals = term.uses;
-      if (term.name == "scf.condition") {
+      if (ws_[i]) {
+        // A warp_specialize's results are what its default region yields (ttg.warp_yield;
+        // the op is a region branch to itself in Triton's alias analysis), so a memdesc the
+        // default region yields lives on through the results' uses.
+        if (r != 0 || term.name != "ttg.warp_yield") continue;
+      } else if (term.name == "scf.condition") {
         if (vals.empty()) continue;
         vals.remove_prefix(1);  // the condition itself
       } else if (term.name != "scf.yield") {

@@ -239,6 +239,69 @@ TEST(TtgirAllocationTest, WarpSpecializeCapturesArePackedTightly) {
   EXPECT_EQ(align, 8);
 }
 
+// A warp_specialize that captures nothing (`: () -> ()`) packs no captures: no capture buffer,
+// where it was refused as a capture of an empty type. A shared memdesc captured with its space
+// written inline is packed as one with `#smem`.
+TEST(TtgirAllocationTest, WarpSpecializeWithoutCapturesHasNoCaptureBuffer) {
+  auto plan = PlanTtgir(kHead + " tt.func @k() {\n"
+                                "  ttg.warp_specialize()\n"
+                                "  default {\n"
+                                "    %a = ttg.local_alloc : () -> !ttg.memdesc<4xi32, #s, #ttg.shared_memory, mutable>\n"
+                                "    ttg.warp_yield\n"
+                                "  }\n"
+                                "  partition0() num_warps(4) {\n"
+                                "    ttg.warp_return\n"
+                                "  } : () -> ()\n"
+                                "  tt.return\n }\n}\n",
+                        "none.ttgir");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  for (const SharedBuffer& b : plan->buffers) EXPECT_NE(b.op, "ttg.warp_specialize") << b.name;
+  EXPECT_EQ(plan->buffers[0].name, "%a");
+}
+
+// A memdesc the default region yields is the warp_specialize's result: it lives while the result
+// is used, so a buffer made after the op cannot take its place.
+TEST(TtgirAllocationTest, WarpSpecializeResultAliasesWhatTheDefaultRegionYields) {
+  auto plan = PlanTtgir(kHead + " tt.func @k() {\n"
+                                "  %a = ttg.local_alloc : () -> !ttg.memdesc<4xi32, #s, #smem, mutable>\n"
+                                "  %r = ttg.warp_specialize()\n"
+                                "  default {\n"
+                                "    ttg.warp_yield %a : !ttg.memdesc<4xi32, #s, #smem, mutable>\n"
+                                "  }\n"
+                                "  partition0() num_warps(4) {\n"
+                                "    ttg.warp_return\n"
+                                "  } : () -> !ttg.memdesc<4xi32, #s, #smem, mutable>\n"
+                                "  %b = ttg.local_alloc : () -> !ttg.memdesc<4xi32, #s, #smem, mutable>\n"
+                                "  %v = ttg.local_load %r : !ttg.memdesc<4xi32, #s, #smem, mutable> -> tensor<4xi32>\n"
+                                "  tt.return\n }\n}\n",
+                        "yield.ttgir");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_GE(plan->buffers.size(), 2u);
+  EXPECT_EQ(plan->buffers[0].name, "%a");
+  EXPECT_EQ(plan->buffers[1].name, "%b");
+  EXPECT_NE(plan->allocation.offsets[0], plan->allocation.offsets[1]);  // both live at the load
+}
+
+TEST(TtgirAllocationTest, CapturedMemdescWithItsSpaceInlineIsShared) {
+  auto plan = PlanTtgir(kHead + " tt.func @k() {\n"
+                                "  %a = ttg.local_alloc : () -> !ttg.memdesc<2x8xi32, #s, #ttg.shared_memory, mutable>\n"
+                                "  ttg.warp_specialize(%a)\n"
+                                "  default {\n"
+                                "    ttg.warp_yield\n"
+                                "  }\n"
+                                "  partition0(%a1: !ttg.memdesc<2x8xi32, #s, #ttg.shared_memory, mutable>) num_warps(4) {\n"
+                                "    ttg.warp_return\n"
+                                "  } : (!ttg.memdesc<2x8xi32, #s, #ttg.shared_memory, mutable>) -> ()\n"
+                                "  tt.return\n }\n}\n",
+                        "inline_capture.ttgir");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  int64_t captures = -1;
+  for (const SharedBuffer& b : plan->buffers) {
+    if (b.op == "ttg.warp_specialize") captures = b.buffer.size;
+  }
+  EXPECT_EQ(captures, 8 + 2 * 4);
+}
+
 // Which release's rules apply: what the module says, else what the caller says, else the newest
 // modelled, said as an assumption.
 TtgirModule ModuleOf(const std::string& attrs, const std::string& body) {

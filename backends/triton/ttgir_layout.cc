@@ -1501,13 +1501,26 @@ absl::StatusOr<ScratchNeed> AtomicPollOpScratch(const TtgirOp& op, const LayoutC
   return AtomicOpScratch(op, ctx, result_used, origin, /*within_warp_shuffle=*/false);
 }
 
-// WarpSpecializeOp::getCaptureSize: the captures packed like a struct, aligned to 8.
-absl::StatusOr<ScratchNeed> CaptureScratch(const TtgirOp& op, absl::string_view origin) {
+}  // namespace
+
+MemorySpace ClassifyMemorySpace(std::string_view space, const std::map<std::string, std::string>& aliases) {
+  if (auto a = aliases.find(std::string(space)); a != aliases.end()) space = a->second;
+  if (space == "#ttg.shared_memory" || space == "#smem") return MemorySpace::kShared;
+  if (space.starts_with("#ttg.") || space.starts_with("#ttng.")) return MemorySpace::kOther;
+  return MemorySpace::kUnknown;
+}
+
+namespace {
+
+// WarpSpecializeOp::getCaptureSize: the captures packed like a struct, aligned to 8; none
+// without captures (`: () -> ()`).
+absl::StatusOr<ScratchNeed> CaptureScratch(const TtgirOp& op, const LayoutContext& ctx, absl::string_view origin) {
   ScratchNeed need;
   size_t colon = op.text.rfind(" : (");
   if (colon == std::string::npos) return need;
   absl::string_view types = absl::string_view(op.text).substr(colon + 4);
-  types = types.substr(0, types.rfind(") ->"));
+  types = absl::StripAsciiWhitespace(types.substr(0, types.rfind(") ->")));
+  if (types.empty()) return need;
   int64_t size = 0;
   int depth = 0;
   size_t start = 0;
@@ -1527,11 +1540,15 @@ absl::StatusOr<ScratchNeed> CaptureScratch(const TtgirOp& op, absl::string_view 
     // memdescs of other spaces 8 bytes; scalars their bytes rounded up. The whole is aligned to 8.
     int64_t bytes = 8;
     if (absl::StartsWith(t, "!ttg.memdesc<")) {
-      absl::string_view inner = t.substr(13);
-      absl::string_view dims = inner.substr(0, inner.find(','));
-      const int64_t rank = std::count(dims.begin(), dims.end(), 'x');
-      const bool shared = inner.find("#smem") != absl::string_view::npos;
-      bytes = shared ? 8 + 4 * rank : 8;
+      absl::string_view inner = t.substr(13, t.rfind('>') - 13);
+      std::vector<absl::string_view> parts = absl::StrSplit(inner, ", ");
+      const int64_t rank = std::count(parts[0].begin(), parts[0].end(), 'x');
+      const MemorySpace space = parts.size() > 2 ? ClassifyMemorySpace(std::string_view(parts[2].data(), parts[2].size()), ctx.aliases)
+                                                 : MemorySpace::kUnknown;
+      if (space == MemorySpace::kUnknown) {
+        return Unsupported(origin, op.line, absl::StrCat("warp_specialize capture of type ", t));
+      }
+      bytes = space == MemorySpace::kShared ? 8 + 4 * rank : 8;
     } else if (absl::StartsWith(t, "!tt.ptr") || absl::StartsWith(t, "!tt.tensordesc")) {
       bytes = 8;
     } else {
@@ -1567,7 +1584,7 @@ ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<ScratchNeed> ScratchForOpWithScratch(
     return BufferAtomicOpScratch(op, ctx, result_used, origin);
   }
   if (n == "ttng.tensormap_create") return ScratchNeed{.bytes = 128};  // kTMASize
-  if (n == "ttg.warp_specialize") return CaptureScratch(op, origin);
+  if (n == "ttg.warp_specialize") return CaptureScratch(op, ctx, origin);
   return ScratchNeed{};
 }
 

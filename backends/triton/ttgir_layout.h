@@ -20,6 +20,12 @@ struct TtgirOp;
 // Bits of an MLIR element type ("f16" -> 16, "f8E4M3FN" -> 8, "i1" -> 1); 0 if unknown.
 int64_t ElementBits(absl::string_view type);
 
+// What a memdesc's memory space ("#smem", "#ttg.shared_memory", "#tmem", ...) is, the module's
+// aliases resolved: Triton's printer aliases shared memory `#smem` (its definition may be left out
+// of a snippet), hand-written IR spells it inline.
+enum class MemorySpace { kShared, kOther, kUnknown };  // kOther: tensor memory, other #ttg./#ttng.
+MemorySpace ClassifyMemorySpace(std::string_view space, const std::map<std::string, std::string>& aliases);
+
 struct SharedEncoding {
   int64_t alignment = 16;
   // nvmma_shared with fp4Padded: two e2m1 values per i8 of the memdesc, each padded to a byte in
