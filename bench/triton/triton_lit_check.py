@@ -78,6 +78,7 @@ class Outcome:
     mismatched: List[Tuple[Expectation, str]]   # (expected, ours)
     refused: str = ""                            # simulate's message when it refused
     unexpected: List[str] = dataclasses.field(default_factory=list)  # ours, stated by nothing
+    replaced: List[str] = dataclasses.field(default_factory=list)    # stand-ins written (--stand-ins)
 
 
 def _code(text: str) -> str:
@@ -203,9 +204,41 @@ def _expectation(p: tuple) -> Expectation:
     return Expectation(p[0], p[1], p[2])
 
 
-def module_text(module: Module, function: Function, aliases: List[str]) -> str:
+# Test-only constructs of the lit files and what --stand-ins writes for them: ops with the same
+# effect on allocation that a TTGIR of Triton 3.6 or 3.9 can hold. A view (memdesc_reinterpret)
+# aliases its operand's buffer and, its result unused, ends nowhere later than itself.
+UNREGISTERED_USE = re.compile(r'^(\s*)"use"\((%[\w$.#-]+)\)\s*:\s*\((!ttg\.memdesc<[^()]*>)\)\s*->\s*\(\)\s*$')
+SUBVIEW = re.compile(r"^(\s*%[\w$.-]+\s*=\s*)ttg\.memdesc_subview\s+(%[\w$.-]+)\[[^\]]*\]\s*:\s*(.*)$")
+UNNAMED_ALLOC = re.compile(r"^(\s*)(ttg\.local_alloc\b.*)$")
+
+
+def anonymous_value(lit_line: int) -> str:
+    """The name --stand-ins gives a local_alloc whose result the lit text leaves unnamed."""
+    return f"%anon_L{lit_line}"
+
+
+def stand_in(lit_line: int, code: str) -> Tuple[str, str]:
+    """(the line as the importer reads it, what was replaced or "") for one line of code."""
+    m = UNREGISTERED_USE.match(code)
+    if m:
+        return (f"{m.group(1)}%use_L{lit_line} = ttg.memdesc_reinterpret {m.group(2)} : {m.group(3)} -> {m.group(3)}",
+                'unregistered "use" op -> ttg.memdesc_reinterpret')
+    m = SUBVIEW.match(code)
+    if m:
+        return (f"{m.group(1)}ttg.memdesc_reinterpret {m.group(2)} : {m.group(3)}",
+                "ttg.memdesc_subview (pre-3.6) -> ttg.memdesc_reinterpret")
+    m = UNNAMED_ALLOC.match(code)
+    if m:
+        return (f"{m.group(1)}{anonymous_value(lit_line)} = {m.group(2)}", "unnamed ttg.local_alloc result -> named")
+    return code, ""
+
+
+def module_text(module: Module, function: Function, aliases: List[str], stand_ins: bool = False,
+                replaced: Optional[List[str]] = None) -> str:
     """One module holding `function` as its kernel and its callees (transitively) as private
-    functions: the unit scratchsim's importer plans, and the one Triton plans per function."""
+    functions: the unit scratchsim's importer plans, and the one Triton plans per function.
+    With `stand_ins`, the lit files' test-only constructs are rewritten (stand_in), each named
+    in `replaced`."""
     by_name = {f.name: f for f in module.functions}
     order, todo = [function.name], list(function.callees)
     while todo:
@@ -217,8 +250,12 @@ def module_text(module: Module, function: Function, aliases: List[str]) -> str:
     out = list(aliases) + [module.attributes]
     for i, name in enumerate(order):
         f = by_name[name]
-        for j, (_, line) in enumerate(f.lines):
+        for j, (number, line) in enumerate(f.lines):
             code = _code(line).rstrip()
+            if stand_ins and j > 0:
+                code, what = stand_in(number, code)
+                if what and replaced is not None:
+                    replaced.append(f"line {number}: {what}")
             if j == 0:
                 code = FUNC_HEADER.sub(lambda m: m.group(0).replace(
                     m.group(0)[m.group(0).find("tt.func"):m.group(0).find("@")],
@@ -280,12 +317,12 @@ def in_op_order(function: Function, ours: Ours) -> Ours:
     kind), which is not always the plan's order; buffers no op claims keep their place at the end."""
     left = list(range(len(ours.buffers)))
     order: List[int] = []
-    for _, line in function.lines[1:]:
+    for number, line in function.lines[1:]:
         value, name = _op_of(line)
         if not name:
             continue
-        if name == "ttg.local_alloc" and value:
-            pattern = re.compile(re.escape(_sanitized(value)) + r"(_\d+)?")
+        if name == "ttg.local_alloc":
+            pattern = value_pattern(value or anonymous_value(number))
             pick = next((i for i in left if not ours.buffers[i][0] and pattern.fullmatch(ours.buffers[i][1])), None)
         else:
             pick = next((i for i in left if ours.buffers[i][0] and ours.buffers[i][1] == _sanitized(name)), None)
@@ -333,6 +370,13 @@ def _sanitized(value: str) -> str:
     return re.sub(r"[^0-9A-Za-z_]", "_", value.lstrip("%"))
 
 
+def value_pattern(value: str) -> "re.Pattern[str]":
+    """The buffer names scratchsim gives the local_alloc of `value`: a name used again in a
+    sibling region is another value ("a_1"), and names inside a warp-specialize partition carry
+    the partition's scope ("3.1/%x" -> "_1__x")."""
+    return re.compile(r"(?:.*__)?" + re.escape(_sanitized(value)) + r"(_\d+)?")
+
+
 def compare_remarks(function: str, expectations: List[Expectation], ours: Ours) -> Tuple[list, list, list]:
     """-verify-diagnostics' reading: each remark a substring of one our plan attaches to the same
     op. Ops are matched by their result's name (explicit buffers), by op name in order (scratch),
@@ -350,9 +394,8 @@ def compare_remarks(function: str, expectations: List[Expectation], ours: Ours) 
                 (reproduced if ours_total == e.text else mismatched).append((e, ours_total))
                 continue
             candidates = [i for i, (k, key, _) in enumerate(pool) if not used[i] and key.startswith(("tt_func", "function"))]
-        elif e.op_name == "ttg.local_alloc" and e.op_value:
-            # A name used again in a sibling region is another value: scratchsim numbers it ("a_1").
-            name = re.compile(re.escape(_sanitized(e.op_value)) + r"(_\d+)?")
+        elif e.op_name == "ttg.local_alloc":
+            name = value_pattern(e.op_value or anonymous_value(e.op_line))
             candidates = [i for i, (k, key, _) in enumerate(pool) if not used[i] and k == "" and name.fullmatch(key)]
         else:
             key = _sanitized(e.op_name)
@@ -370,7 +413,8 @@ def compare_remarks(function: str, expectations: List[Expectation], ours: Ours) 
     return reproduced, mismatched, unexpected
 
 
-def check_file(path: str, simulate: str, release: str, workdir: str) -> Tuple[List[Outcome], List[str]]:
+def check_file(path: str, simulate: str, release: str, workdir: str,
+               stand_ins: bool = False) -> Tuple[List[Outcome], List[str]]:
     with open(path) as f:
         text = f.read()
     modules, aliases, stray = parse_modules(text)
@@ -381,17 +425,18 @@ def check_file(path: str, simulate: str, release: str, workdir: str) -> Tuple[Li
                       or (e.style == "remark" and re.search(r"\bsize = \d+", e.text))]
             if not stated:
                 continue
-            ours, refused = run_simulate(simulate, module_text(module, function, aliases), release, workdir,
-                                         f"{module.chunk}_{function.name}")
+            replaced: List[str] = []
+            text = module_text(module, function, aliases, stand_ins, replaced)
+            ours, refused = run_simulate(simulate, text, release, workdir, f"{module.chunk}_{function.name}")
             if ours is None:
-                outcomes.append(Outcome(function.name, module.line, [], [], refused))
+                outcomes.append(Outcome(function.name, module.line, [], [], refused, replaced=replaced))
                 continue
             if stated[0].style == "remark":
                 rep, mis, extra = compare_remarks(function.name, stated, ours)
-                outcomes.append(Outcome(function.name, module.line, rep, mis, "", extra))
+                outcomes.append(Outcome(function.name, module.line, rep, mis, "", extra, replaced))
             else:
                 rep, mis = compare_checks(stated, in_op_order(function, ours).printed())
-                outcomes.append(Outcome(function.name, module.line, rep, mis))
+                outcomes.append(Outcome(function.name, module.line, rep, mis, replaced=replaced))
     return outcomes, stray
 
 
@@ -411,7 +456,7 @@ def summarize(path: str, outcomes: List[Outcome], stray: List[str], counts: Dict
         "per_function": [
             {"function": o.function, "stated": counts.get(o.function, 0), "reproduced": len(o.reproduced),
              "mismatched": [{"line": e.line, "expected": e.text, "ours": ours} for e, ours in o.mismatched],
-             "refused": o.refused, "unexpected": o.unexpected}
+             "refused": o.refused, "unexpected": o.unexpected, "stand_ins": o.replaced}
             for o in outcomes
         ],
     }
@@ -445,7 +490,8 @@ def print_text(summary: dict) -> None:
             print(f"  {f['function']}: refused: {f['refused']}")
             continue
         state = "ok" if not f["mismatched"] else "DIFFERS"
-        print(f"  {f['function']}: {f['reproduced']}/{f['stated']} {state}")
+        print(f"  {f['function']}: {f['reproduced']}/{f['stated']} {state}"
+              + (f" (stand-ins: {'; '.join(f['stand_ins'])})" if f["stand_ins"] else ""))
         for m in f["mismatched"]:
             print(f"    line {m['line']}: Triton '{m['expected']}', ours '{m['ours']}'")
         for u in f["unexpected"]:
@@ -461,13 +507,16 @@ def main(argv: Optional[Iterable[str]] = None) -> int:
     parser.add_argument("--release", default="3.9", choices=["3.6", "3.9"], help="whose allocation rules judge")
     parser.add_argument("--workdir", default=None, help="where the per-function modules are written")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--stand-ins", action="store_true",
+                        help="rewrite the test-only constructs (unregistered \"use\" ops, ttg.memdesc_subview, unnamed "
+                             "local_alloc results) as ops of the same effect that 3.6/3.9 TTGIR holds, each named")
     args = parser.parse_args(list(argv) if argv is not None else None)
     import tempfile
     workdir = args.workdir or tempfile.mkdtemp(prefix="triton_lit_")
     os.makedirs(workdir, exist_ok=True)
     summaries = []
     for path in args.files:
-        outcomes, stray = check_file(path, args.simulate, args.release, workdir)
+        outcomes, stray = check_file(path, args.simulate, args.release, workdir, args.stand_ins)
         summaries.append(summarize(path, outcomes, stray, count_statements(path)))
     if args.json:
         print(json.dumps(summaries, indent=1))
@@ -475,7 +524,7 @@ def main(argv: Optional[Iterable[str]] = None) -> int:
         for s in summaries:
             print_text(s)
         print(f"overall: {sum(s['reproduced'] for s in summaries)} of {sum(s['statements'] for s in summaries)} "
-              f"statements reproduced (release {args.release} rules)")
+              f"statements reproduced (release {args.release} rules{', with stand-ins' if args.stand_ins else ''})")
     return 0
 
 
