@@ -167,3 +167,42 @@ def test_report_placements_become_buffers_in_plan_order():
     assert ours.total == 1088
     assert ours.printed() == ["offset = 1024, size = 64", "scratch offset = 0, size = 1024",
                               "virtual offset = 0, size = 512", "size = 1088"]
+
+
+def test_stand_ins_rewrite_only_the_test_only_constructs_and_name_them():
+    text = """\
+// RUN: triton-opt %s -allow-unregistered-dialect -test-print-allocation -verify-diagnostics -o /dev/null
+#sh = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>
+module attributes {"ttg.num-warps" = 4 : i32} {
+// expected-remark @below {{size = 48}}
+tt.func @views() {
+  // expected-remark @below {{offset = 0, size = 32}}
+  %a = ttg.local_alloc : () -> !ttg.memdesc<2x4xf32, #sh, #ttg.shared_memory, mutable>
+  %i = arith.constant 0 : i32
+  %v = ttg.memdesc_subview %a[%i, %i] : !ttg.memdesc<2x4xf32, #sh, #ttg.shared_memory, mutable> -> !ttg.memdesc<4xf32, #sh, #ttg.shared_memory, mutable>
+  // expected-remark @below {{offset = 32, size = 16}}
+  ttg.local_alloc : () -> !ttg.memdesc<4xf32, #sh, #ttg.shared_memory, mutable>
+  "use"(%v) : (!ttg.memdesc<4xf32, #sh, #ttg.shared_memory, mutable>) -> ()
+  tt.return
+}
+}
+"""
+    modules, aliases, _ = _modules(text)
+    f = modules[0].functions[0]
+    assert "memdesc_subview" in lit.module_text(modules[0], f, aliases)  # untouched by default
+    replaced = []
+    out = lit.module_text(modules[0], f, aliases, stand_ins=True, replaced=replaced)
+    assert "%v = ttg.memdesc_reinterpret %a : !ttg.memdesc<2x4xf32" in out
+    assert "%anon_L11 = ttg.local_alloc" in out
+    assert "%use_L12 = ttg.memdesc_reinterpret %v : !ttg.memdesc<4xf32, #sh, #ttg.shared_memory, mutable> -> " in out
+    assert [r.split(": ", 1)[0] for r in replaced] == ["line 9", "line 11", "line 12"]
+    # The unnamed alloc's remark is matched to the buffer named after its line.
+    ours = _ours([("", "a", 0, 32), ("", "anon_L11", 32, 16)], 48)
+    rep, mis, extra = lit.compare_remarks(f.name, f.expectations, ours)
+    assert (len(rep), mis, extra) == (3, [], [])
+
+
+def test_buffers_of_a_partition_are_matched_through_its_scope():
+    assert lit.value_pattern("%0").fullmatch("_1__0")
+    assert lit.value_pattern("%a").fullmatch("a_1")
+    assert not lit.value_pattern("%a").fullmatch("ba")
