@@ -256,9 +256,10 @@ std::pair<int, int> AllocationAnalysis::AsyncRegion(int op) const {
 absl::Status AllocationAnalysis::GetExplicitValueSize(int i) {
   const TtgirOp& o = m_.ops[i];
   std::optional<MemDesc> d = ResultMemDesc(o.text);
-  if (!d || o.results.size() != 1) {
-    return PlanError(m_.origin, o.line, "ttg.local_alloc without a !ttg.memdesc result type");
-  }
+  if (!d) return PlanError(m_.origin, o.line, "ttg.local_alloc without a !ttg.memdesc result type");
+  // MLIR's printer names every result; hand-written IR may leave it out, and then no use of the
+  // buffer can be followed.
+  if (o.results.size() != 1) return PlanError(m_.origin, o.line, "ttg.local_alloc without one named result");
   // Shared memory however the space is written (aliased or inline); tensor memory and the other
   // spaces hold none; a space that is neither is refused, never dropped.
   switch (ClassifyMemorySpace(d->space, m_.aliases)) {

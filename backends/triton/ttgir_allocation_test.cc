@@ -69,6 +69,14 @@ TEST(TtgirAllocationTest, MemdescShapeThatDoesNotParseNamesTheLine) {
               HasSubstr("j.ttgir:4: ttg.local_alloc without a !ttg.memdesc result type"));
 }
 
+TEST(TtgirAllocationTest, LocalAllocWithoutANamedResultSaysSo) {
+  auto plan = PlanTtgir(kHead + "  tt.func @k() {\n    ttg.local_alloc : () -> !ttg.memdesc<4xf32, #s, #smem, mutable>\n"
+                                "    tt.return\n  }\n}\n",
+                        "u.ttgir");
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(plan.status().message(), HasSubstr("u.ttgir:4: ttg.local_alloc without one named result"));
+}
+
 // A function header over two lines longer than the lexer's vector flush, and brackets inside
 // a string: the buffer keeps its own line.
 TEST(TtgirAllocationTest, BufferAfterALongJoinedHeaderKeepsItsLine) {
