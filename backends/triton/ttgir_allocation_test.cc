@@ -2,6 +2,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 
@@ -17,6 +18,12 @@ using ::testing::HasSubstr;
 const std::string kHead =
     "#s = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>\n"
     "module attributes {\"ttg.num-warps\" = 4 : i32} {\n";
+
+// The plan of a kernel `@k()` of kHead's module whose body (before tt.return) is `body`; its
+// first op is on line 4.
+absl::StatusOr<SharedMemoryPlan> PlanKernelBody(const std::string& body, std::string_view origin) {
+  return PlanTtgir(kHead + " tt.func @k() {\n" + body + "  tt.return\n }\n}\n", origin);
+}
 
 TEST(TtgirAllocationTest, PipelinedBuffersAndEpilogueScratch) {
   auto plan = PlanTtgir(ReadTtgirTestdata("pipelined.ttgir"), "k.ttgir");
@@ -70,9 +77,7 @@ TEST(TtgirAllocationTest, MemdescShapeThatDoesNotParseNamesTheLine) {
 }
 
 TEST(TtgirAllocationTest, LocalAllocWithoutANamedResultSaysSo) {
-  auto plan = PlanTtgir(kHead + "  tt.func @k() {\n    ttg.local_alloc : () -> !ttg.memdesc<4xf32, #s, #smem, mutable>\n"
-                                "    tt.return\n  }\n}\n",
-                        "u.ttgir");
+  auto plan = PlanKernelBody("  ttg.local_alloc : () -> !ttg.memdesc<4xf32, #s, #smem, mutable>\n", "u.ttgir");
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(plan.status().message(), HasSubstr("u.ttgir:4: ttg.local_alloc without one named result"));
 }
@@ -186,14 +191,12 @@ TEST(TtgirAllocationTest, NameReusedInASiblingRegionIsAnotherValue) {
 
 // A memdesc's memory space is shared memory whether the TTGIR aliases it (`#smem`, as Triton's
 // printer does) or writes it inline (`#ttg.shared_memory`, as hand-written IR does): both buffers
-// are Triton's, neither is dropped. Tensor memory holds none; an undefined space is refused.
+// are Triton's, neither is dropped. An undefined space is refused.
 TEST(TtgirAllocationTest, SharedMemorySpaceWrittenInlineIsShared) {
-  auto plan = PlanTtgir(kHead + " tt.func @k() {\n"
-                                "  %a = ttg.local_alloc : () -> !ttg.memdesc<32x16xf16, #s, #ttg.shared_memory, mutable>\n"
-                                "  %b = ttg.local_alloc : () -> !ttg.memdesc<32x16xf16, #s, #smem, mutable>\n"
-                                "  ttg.local_dealloc %a : !ttg.memdesc<32x16xf16, #s, #ttg.shared_memory, mutable>\n"
-                                "  tt.return\n }\n}\n",
-                        "inline.ttgir");
+  auto plan = PlanKernelBody("  %a = ttg.local_alloc : () -> !ttg.memdesc<32x16xf16, #s, #ttg.shared_memory, mutable>\n"
+                             "  %b = ttg.local_alloc : () -> !ttg.memdesc<32x16xf16, #s, #smem, mutable>\n"
+                             "  ttg.local_dealloc %a : !ttg.memdesc<32x16xf16, #s, #ttg.shared_memory, mutable>\n",
+                             "inline.ttgir");
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_EQ(plan->buffers.size(), 2u);
   EXPECT_EQ(plan->buffers[0].name, "%a");
@@ -201,22 +204,9 @@ TEST(TtgirAllocationTest, SharedMemorySpaceWrittenInlineIsShared) {
   EXPECT_EQ(plan->allocation.shared, 2048);  // %a lives to its dealloc, beside %b
 }
 
-TEST(TtgirAllocationTest, TensorMemorySpaceHoldsNoSharedMemory) {
-  auto plan = PlanTtgir("#t = #ttng.tensor_memory_encoding<blockM = 128, blockN = 32, colStride = 1>\n"
-                        "#tmem = #ttng.tensor_memory\n" + kHead.substr(kHead.find("#s ")) +
-                            " tt.func @k() {\n"
-                            "  %a = ttng.tmem_alloc : () -> !ttg.memdesc<128x32xf32, #t, #tmem, mutable>\n"
-                            "  tt.return\n }\n}\n",
-                        "tmem.ttgir");
-  ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_EQ(plan->allocation.shared, 0);
-}
-
 TEST(TtgirAllocationTest, UndefinedMemorySpaceNamesTheLine) {
-  auto plan = PlanTtgir(kHead + " tt.func @k() {\n"
-                                "  %a = ttg.local_alloc : () -> !ttg.memdesc<4xf32, #s, #nowhere, mutable>\n"
-                                "  tt.return\n }\n}\n",
-                        "space.ttgir");
+  auto plan = PlanKernelBody("  %a = ttg.local_alloc : () -> !ttg.memdesc<4xf32, #s, #nowhere, mutable>\n",
+                             "space.ttgir");
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(std::string(plan.status().message()), HasSubstr("space.ttgir:4: unknown memory space #nowhere"));
 }
@@ -251,17 +241,15 @@ TEST(TtgirAllocationTest, WarpSpecializeCapturesArePackedTightly) {
 // where it was refused as a capture of an empty type. A shared memdesc captured with its space
 // written inline is packed as one with `#smem`.
 TEST(TtgirAllocationTest, WarpSpecializeWithoutCapturesHasNoCaptureBuffer) {
-  auto plan = PlanTtgir(kHead + " tt.func @k() {\n"
-                                "  ttg.warp_specialize()\n"
-                                "  default {\n"
-                                "    %a = ttg.local_alloc : () -> !ttg.memdesc<4xi32, #s, #ttg.shared_memory, mutable>\n"
-                                "    ttg.warp_yield\n"
-                                "  }\n"
-                                "  partition0() num_warps(4) {\n"
-                                "    ttg.warp_return\n"
-                                "  } : () -> ()\n"
-                                "  tt.return\n }\n}\n",
-                        "none.ttgir");
+  auto plan = PlanKernelBody("  ttg.warp_specialize()\n"
+                             "  default {\n"
+                             "    %a = ttg.local_alloc : () -> !ttg.memdesc<4xi32, #s, #ttg.shared_memory, mutable>\n"
+                             "    ttg.warp_yield\n"
+                             "  }\n"
+                             "  partition0() num_warps(4) {\n"
+                             "    ttg.warp_return\n"
+                             "  } : () -> ()\n",
+                             "none.ttgir");
   ASSERT_TRUE(plan.ok()) << plan.status();
   for (const SharedBuffer& b : plan->buffers) EXPECT_NE(b.op, "ttg.warp_specialize") << b.name;
   EXPECT_EQ(plan->buffers[0].name, "%a");
@@ -270,19 +258,17 @@ TEST(TtgirAllocationTest, WarpSpecializeWithoutCapturesHasNoCaptureBuffer) {
 // A memdesc the default region yields is the warp_specialize's result: it lives while the result
 // is used, so a buffer made after the op cannot take its place.
 TEST(TtgirAllocationTest, WarpSpecializeResultAliasesWhatTheDefaultRegionYields) {
-  auto plan = PlanTtgir(kHead + " tt.func @k() {\n"
-                                "  %a = ttg.local_alloc : () -> !ttg.memdesc<4xi32, #s, #smem, mutable>\n"
-                                "  %r = ttg.warp_specialize()\n"
-                                "  default {\n"
-                                "    ttg.warp_yield %a : !ttg.memdesc<4xi32, #s, #smem, mutable>\n"
-                                "  }\n"
-                                "  partition0() num_warps(4) {\n"
-                                "    ttg.warp_return\n"
-                                "  } : () -> !ttg.memdesc<4xi32, #s, #smem, mutable>\n"
-                                "  %b = ttg.local_alloc : () -> !ttg.memdesc<4xi32, #s, #smem, mutable>\n"
-                                "  %v = ttg.local_load %r : !ttg.memdesc<4xi32, #s, #smem, mutable> -> tensor<4xi32>\n"
-                                "  tt.return\n }\n}\n",
-                        "yield.ttgir");
+  auto plan = PlanKernelBody("  %a = ttg.local_alloc : () -> !ttg.memdesc<4xi32, #s, #smem, mutable>\n"
+                             "  %r = ttg.warp_specialize()\n"
+                             "  default {\n"
+                             "    ttg.warp_yield %a : !ttg.memdesc<4xi32, #s, #smem, mutable>\n"
+                             "  }\n"
+                             "  partition0() num_warps(4) {\n"
+                             "    ttg.warp_return\n"
+                             "  } : () -> !ttg.memdesc<4xi32, #s, #smem, mutable>\n"
+                             "  %b = ttg.local_alloc : () -> !ttg.memdesc<4xi32, #s, #smem, mutable>\n"
+                             "  %v = ttg.local_load %r : !ttg.memdesc<4xi32, #s, #smem, mutable> -> tensor<4xi32>\n",
+                             "yield.ttgir");
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_GE(plan->buffers.size(), 2u);
   EXPECT_EQ(plan->buffers[0].name, "%a");
@@ -291,17 +277,15 @@ TEST(TtgirAllocationTest, WarpSpecializeResultAliasesWhatTheDefaultRegionYields)
 }
 
 TEST(TtgirAllocationTest, CapturedMemdescWithItsSpaceInlineIsShared) {
-  auto plan = PlanTtgir(kHead + " tt.func @k() {\n"
-                                "  %a = ttg.local_alloc : () -> !ttg.memdesc<2x8xi32, #s, #ttg.shared_memory, mutable>\n"
-                                "  ttg.warp_specialize(%a)\n"
-                                "  default {\n"
-                                "    ttg.warp_yield\n"
-                                "  }\n"
-                                "  partition0(%a1: !ttg.memdesc<2x8xi32, #s, #ttg.shared_memory, mutable>) num_warps(4) {\n"
-                                "    ttg.warp_return\n"
-                                "  } : (!ttg.memdesc<2x8xi32, #s, #ttg.shared_memory, mutable>) -> ()\n"
-                                "  tt.return\n }\n}\n",
-                        "inline_capture.ttgir");
+  auto plan = PlanKernelBody("  %a = ttg.local_alloc : () -> !ttg.memdesc<2x8xi32, #s, #ttg.shared_memory, mutable>\n"
+                             "  ttg.warp_specialize(%a)\n"
+                             "  default {\n"
+                             "    ttg.warp_yield\n"
+                             "  }\n"
+                             "  partition0(%a1: !ttg.memdesc<2x8xi32, #s, #ttg.shared_memory, mutable>) num_warps(4) {\n"
+                             "    ttg.warp_return\n"
+                             "  } : (!ttg.memdesc<2x8xi32, #s, #ttg.shared_memory, mutable>) -> ()\n",
+                             "inline_capture.ttgir");
   ASSERT_TRUE(plan.ok()) << plan.status();
   int64_t captures = -1;
   for (const SharedBuffer& b : plan->buffers) {

@@ -456,5 +456,19 @@ TEST(TtgirLayoutTest, NvmmaSharedAlignmentMatchesTritonsAllocation) {
   }
 }
 
+// A memdesc's space, aliases resolved: shared memory aliased or inline, tensor memory and the
+// other Triton spaces not, anything else unknown.
+TEST(TtgirLayoutTest, MemorySpacesAreClassifiedThroughTheAliases) {
+  const std::map<std::string, std::string> aliases = {{"#smem", "#ttg.shared_memory"},
+                                                      {"#tmem", "#ttng.tensor_memory"}};
+  EXPECT_EQ(ClassifyMemorySpace("#smem", aliases), MemorySpace::kShared);
+  EXPECT_EQ(ClassifyMemorySpace("#ttg.shared_memory", aliases), MemorySpace::kShared);
+  EXPECT_EQ(ClassifyMemorySpace("#smem", {}), MemorySpace::kShared);  // Triton's own name, undefined
+  EXPECT_EQ(ClassifyMemorySpace("#tmem", aliases), MemorySpace::kOther);
+  EXPECT_EQ(ClassifyMemorySpace("#ttng.tensor_memory", {}), MemorySpace::kOther);
+  EXPECT_EQ(ClassifyMemorySpace("#nowhere", aliases), MemorySpace::kUnknown);
+  EXPECT_EQ(ClassifyMemorySpace("", aliases), MemorySpace::kUnknown);
+}
+
 }  // namespace
 }  // namespace scratchsim::triton
