@@ -341,9 +341,14 @@ absl::StatusOr<std::vector<std::string>> WayForward(const CompiledKernel& bound,
   AnalysisOptions options;
   options.simulate.policy = request.planner.policy;
   options.simulate.suggest = true;
-  ASSIGN_OR_RETURN(const Report report, AnalyzeKernel(bound, device, options));
   std::vector<std::string> fixes;
-  for (const Suggestion& s : report.suggestions()) fixes.push_back(s.text());
+  absl::StatusOr<Report> report = AnalyzeKernel(bound, device, options);
+  // The defaults need not be a kernel: where a graph requirement breaks for every configuration
+  // (a size no tile divides), it breaks at the defaults too. There is then no kernel to fix, and
+  // the plan's pruned families name the requirement and the values it ruled out.
+  if (absl::IsInvalidArgument(report.status())) return fixes;
+  RETURN_IF_ERROR(report.status());
+  for (const Suggestion& s : report->suggestions()) fixes.push_back(s.text());
   return fixes;
 }
 

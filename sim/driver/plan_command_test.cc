@@ -57,6 +57,20 @@ TEST(PlanCommandTest, NothingFitsGivesSimulatesWayForward) {
   EXPECT_THAT(out, HasSubstr("I_RED is a problem dimension held whole in one block: split it"));
 }
 
+// Where a size no tile divides breaks a requirement of every configuration, the plan says nothing
+// fits and names that requirement (not one the defaults happen to break first).
+TEST(PlanCommandTest, ASizeNoTileDividesIsNothingFitsNamingItsRequirement) {
+  std::string out, err;
+  EXPECT_EQ(RunPlan({"--device", "h200", "--graph", ExampleGraphPath("gemm.pbtxt"), "--set", "M=16", "--set",
+                     "N=49155", "--set", "K=4096", "--param", "BLOCK_M=16,32", "--param", "BLOCK_N=32,64"},
+                    &out, &err),
+            kExitDoesNotFit)
+      << err;
+  EXPECT_THAT(out, HasSubstr("fits     0 of"));
+  EXPECT_THAT(out, HasSubstr("N % BLOCK_N == 0"));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("\"M % BLOCK_M == 0\" does not hold")));
+}
+
 // A problem size (softmax's row length) is fixed at its value, never swept.
 TEST(PlanCommandTest, ProblemSizeIsNeverSwept) {
   std::string out, err;
