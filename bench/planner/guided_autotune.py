@@ -20,6 +20,7 @@ import sys
 import time
 
 from judge_workloads import KIND_OF_FAMILY, cfg_key, load, measured, row_key
+from workloads import PARTS
 
 
 def measure_lowering(n):
@@ -60,7 +61,7 @@ def main():
         return m.compile_s.get((rk[-1], None, None), {}).get(ck, 0.0) + m.bench_s[rk][ck]
 
     ks = [int(k) for k in args.k.split(",")]
-    for part in ("fit", "heldout", "heldout2", "heldout3", "heldout4"):
+    for part in PARTS:
         rows = [r for r in plans["matmul"] if r["part"] == part and times.get(row_key(r))]
         if not rows:
             continue

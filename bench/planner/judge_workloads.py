@@ -15,6 +15,8 @@ import collections
 import gzip
 import json
 
+from workloads import PARTS
+
 KIND_OF_FAMILY = {"triton_matmul": "matmul", "triton_matmul_splitk": "splitk", "triton_attention": "attention",
                   "gemm": "cuda_gemm"}
 # gemm-timing's files (bench/planner/time_cuda_gemm_workloads.py) name no kind: the CUDA GEMM's.
@@ -120,7 +122,7 @@ def main():
     times, _, anchors, _ = measured(args.timings)
     out = {}
     for section in ("matmul", "attention"):
-        for part in ("fit", "heldout", "heldout2", "heldout3", "heldout4"):
+        for part in PARTS:
             rows = []
             for r in plans.get(section, []):
                 if r["part"] != part:

@@ -42,6 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench", "python"))
 import triton_kernels as tk  # noqa: E402
+from workloads import PARTS  # noqa: E402
 
 PLAIN_SPACE = {"BLOCK_M": [32, 64, 128, 256], "BLOCK_N": [32, 64, 128, 256], "BLOCK_K": [32, 64, 128],
                "NUM_STAGES": [2, 3, 4], "NUM_WARPS": [4, 8]}
@@ -264,7 +265,7 @@ def main():
     p.add_argument("out")
     p.add_argument("--suite", default=os.path.join(ROOT, "tests", "data", "planner", "workload-suite.json"))
     p.add_argument("--dtypes", default="f16")
-    p.add_argument("--part", default="all", choices=["all", "fit", "heldout", "heldout2", "heldout3", "heldout4"])
+    p.add_argument("--part", default="all", choices=["all", *PARTS])
     p.add_argument("--kinds", default="matmul,splitk,attention,anchors")
     p.add_argument("--f32-every", type=int, default=2)
     p.add_argument("--budget-s", type=float, default=540)

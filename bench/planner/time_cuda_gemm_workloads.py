@@ -2,7 +2,7 @@
 real-workload suite (tests/data/planner/workload-suite.json) on the GPU machine (issue 34).
 
     python3 bench/planner/time_cuda_gemm_workloads.py SCRATCHSIM_CUDA OUT.json [--launches N]
-        [--part fit|heldout|heldout2|heldout4] [--regime decode|prefill] [--append]
+        [--part PART] [--regime decode|prefill] [--append]
 
 One `scratchsim_cuda gemm-timing` run per (part, regime) of the suite over the space
 make_workload_plans.py --kernel cuda_gemm ranks (CUDA_GEMM_SPACE: split-K for decode rows, depths
@@ -18,6 +18,7 @@ import sys
 import tempfile
 
 from make_workload_plans import CUDA_GEMM_SPACE, SUITE, cuda_gemm_regime
+from workloads import ATTENTION_ONLY_PARTS, PARTS
 
 
 def stage_range(values):
@@ -30,7 +31,7 @@ def main():
     p.add_argument("binary")
     p.add_argument("out")
     p.add_argument("--launches", type=int, default=10)
-    p.add_argument("--part", choices=["fit", "heldout", "heldout2", "heldout4"], default=None, help="only this part's rows")
+    p.add_argument("--part", choices=[p for p in PARTS if p not in ATTENTION_ONLY_PARTS], default=None, help="only this part's rows")
     p.add_argument("--regime", choices=["decode", "prefill"], default=None,
                    help="only this regime's rows (a part too long for one GPU call is timed in two)")
     p.add_argument("--append", action="store_true", help="add to OUT.json's timings instead of replacing them")
