@@ -239,6 +239,7 @@ void ExpectFloors(const std::string& name, const Quality& q, int rows, int top1_
 // own.
 std::string WorkloadRun(const std::string& part) {
   if (part == "heldout2" || part == "heldout3" || part == "heldout4") return absl::StrCat("h200-", part, "-2026-11-29");
+  if (part == "heldout5") return "h200-heldout5-2026-11-30";
   return "h200-workloads-2026-11-29";
 }
 
@@ -335,6 +336,15 @@ TEST(PlannerQualityTest, TritonMatmulOnTheFourthHeldOutPart) {
   ExpectFloors("Triton matmul, workload fourth held-out part", Judge(WorkloadMatmul("heldout4")), 76, 67, 68);
 }
 
+// The fifth held-out part, planned before it was timed, the model unchanged since the fourth; its
+// sweep's budget ended during the 29th of its 50 matmul rows (16x49155x4096, timed in part).
+TEST(PlannerQualityTest, TritonMatmulOnTheFifthHeldOutPart) {
+  // Misses: f16 16x49155x4096 at 23x (an N no 16 divides: Triton's loads are not vectorized),
+  // 2000x3072x24576 1.26x, 2000x2560x10240 1.20x, 16x4096x12800 1.13x; f32 16x49155x4096 2.97x,
+  // 64x49152x3072 1.22x, 64x20480x2560 1.15x.
+  ExpectFloors("Triton matmul, workload fifth held-out part", Judge(WorkloadMatmul("heldout5")), 58, 51, 49);
+}
+
 // The second held-out part: models added after the terms were chosen, planned before they were
 // timed (tests/data/planner/README.md).
 TEST(PlannerQualityTest, TritonMatmulOnTheSecondHeldOutPart) {
@@ -342,19 +352,21 @@ TEST(PlannerQualityTest, TritonMatmulOnTheSecondHeldOutPart) {
 }
 
 // Attention's chain term (models/graphs/triton_attention.pbtxt) was chosen on the fit part after
-// the first two held-out parts had been seen; the third and the fourth (attention only) were
-// planned before they were timed.
+// the first two held-out parts had been seen; the third and the fourth (attention only) and the
+// fifth were planned before they were timed.
 TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
   const Quality fit = Judge(WorkloadAttention("fit"));
   const Quality held_out = Judge(WorkloadAttention("heldout"));
   const Quality held_out2 = Judge(WorkloadAttention("heldout2"));
   const Quality held_out3 = Judge(WorkloadAttention("heldout3"));
   const Quality held_out4 = Judge(WorkloadAttention("heldout4"));
+  const Quality held_out5 = Judge(WorkloadAttention("heldout5"));
   PrintQuality("Triton attention, workload fit part", fit);
   PrintQuality("Triton attention, workload held-out part", held_out);
   PrintQuality("Triton attention, workload second held-out part", held_out2);
   PrintQuality("Triton attention, workload third held-out part", held_out3);
   PrintQuality("Triton attention, workload fourth held-out part", held_out4);
+  PrintQuality("Triton attention, workload fifth held-out part", held_out5);
   EXPECT_EQ(fit.rows, 5);
   EXPECT_EQ(held_out.rows, 4);
   EXPECT_EQ(held_out2.rows, 6);
@@ -368,6 +380,9 @@ TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
   EXPECT_GE(held_out3.top5_within_3, 7);
   EXPECT_GE(held_out4.top1_within_10, 9) << held_out4.top1_misses;
   EXPECT_GE(held_out4.top5_within_3, 9);
+  EXPECT_EQ(held_out5.rows, 7);
+  EXPECT_GE(held_out5.top1_within_10, 7) << held_out5.top1_misses;
+  EXPECT_GE(held_out5.top5_within_3, 6);  // 30 x 8192 x 64: the top 5's best at 1.05x
 }
 
 }  // namespace

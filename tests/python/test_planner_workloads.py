@@ -9,6 +9,7 @@ RUN = "tests/data/planner/h200-workloads-2026-11-29"
 RUN2 = "tests/data/planner/h200-heldout2-2026-11-29"  # the second held-out part's run
 RUN3 = "tests/data/planner/h200-heldout3-2026-11-29"  # the third (attention only)
 RUN4 = "tests/data/planner/h200-heldout4-2026-11-29"  # the fourth (attention only)
+RUN5 = "tests/data/planner/h200-heldout5-2026-11-30"  # the fifth
 
 
 def _bench(repo, script, *args):
@@ -129,3 +130,14 @@ def test_fourth_held_out_parts_cuda_gemm_judges_as_reported(repo, tmp_path):
     f16, f32 = judged["matmul heldout4 f16"], judged["matmul heldout4 f32"]
     assert (f16["rows"], f16["top1_within_10"], f16["top5_within_3"]) == (38, 38, 38)
     assert (f32["rows"], f32["top1_within_10"], f32["top5_within_3"]) == (38, 37, 37)
+
+
+def test_fifth_held_out_part_judges_as_reported(repo, tmp_path):
+    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", "h200-f32.json.gz",
+                     run_dir=RUN5)
+    # The model at a1395e1, planned before the part was timed; the sweeps' budget ended in the
+    # 29th of the 50 matmul rows.
+    f16, f32, attention = (judged[k] for k in ("matmul heldout5 f16", "matmul heldout5 f32", "attention heldout5 f16"))
+    assert (f16["rows"], f16["top1_within_10"], f16["top5_within_3"]) == (29, 25, 27)
+    assert (f32["rows"], f32["top1_within_10"], f32["top5_within_3"]) == (29, 26, 22)
+    assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (7, 7, 6)
