@@ -581,7 +581,36 @@ class GraphCompiler {
       ASSIGN_OR_RETURN(Expr expr, Compile(requirement.expr(), absl::StrCat("requirements[", i, "] expr")));
       out_.requirements.push_back({std::move(expr), requirement.doc()});
     }
+    return CompileRankingAssumptions();
+  }
+
+  // A ranking assumption is about the problem, not a configuration: it may name problem sizes
+  // and device symbols only, so that one evaluation at the problem's sizes settles it.
+  absl::Status CompileRankingAssumptions() {
+    for (int i = 0; i < out_.graph.ranking_assumptions_size(); ++i) {
+      const Requirement& assumption = out_.graph.ranking_assumptions(i);
+      const std::string field = absl::StrCat("ranking_assumptions[", i, "] expr");
+      ASSIGN_OR_RETURN(Expr expr, Compile(assumption.expr(), field));
+      for (int slot : expr.Parameters()) {
+        if (IsDeviceSymbol(out_, slot)) continue;
+        const int index = ParameterIndexOfSlot(slot);
+        if (index < 0 || !out_.graph.parameters(index).problem_size()) {
+          return Bad(field, absl::StrCat("names '", out_.symbols.names()[slot],
+                                         "', which is not a problem_size parameter: an assumption is about the "
+                                         "problem's sizes, not a configuration (a condition on a configuration "
+                                         "is a requirement)"));
+        }
+      }
+      out_.ranking_assumptions.push_back({std::move(expr), assumption.doc()});
+    }
     return absl::OkStatus();
+  }
+
+  int ParameterIndexOfSlot(int slot) const {
+    for (int p = 0; p < out_.graph.parameters_size(); ++p) {
+      if (out_.symbols.Find(out_.graph.parameters(p).name()) == slot) return p;
+    }
+    return -1;
   }
 
   CompiledGraph out_;
@@ -909,6 +938,24 @@ std::string BrokenRequirementMessage(const CompiledGraph& graph, int index) {
   const CompiledGraph::Requirement& requirement = graph.requirements[index];
   return absl::StrCat(graph.origin, ": requirements[", index, "] \"", requirement.expr.text(), "\" does not hold",
                       requirement.doc.empty() ? "" : absl::StrCat(" (", requirement.doc, ")"));
+}
+
+std::vector<std::string> BrokenRankingAssumptions(const CompiledGraph& graph, absl::Span<const int64_t> values) {
+  std::vector<std::string> warnings;
+  for (const CompiledGraph::Requirement& assumption : graph.ranking_assumptions) {
+    absl::StatusOr<int64_t> holds = assumption.expr.Evaluate(values);
+    if (holds.ok() && *holds != 0) continue;
+    std::vector<std::string> sizes;
+    for (int slot : assumption.expr.Parameters()) {
+      if (IsDeviceSymbol(graph, slot)) continue;
+      sizes.push_back(absl::StrCat(graph.symbols.names()[slot], " = ", values[slot]));
+    }
+    warnings.push_back(absl::StrCat(
+        graph.origin, ": the ranking assumes \"", assumption.expr.text(), "\"",
+        assumption.doc.empty() ? "" : absl::StrCat(" (", assumption.doc, ")"), ", which ", absl::StrJoin(sizes, ", "),
+        " breaks: the ranking is an estimate outside what the model was validated on; time the top configurations"));
+  }
+  return warnings;
 }
 
 absl::Status CheckRequirements(const CompiledGraph& graph, absl::Span<const int64_t> values) {

@@ -155,6 +155,7 @@ struct CompiledGraph {
     std::string doc;
   };
   std::vector<Requirement> requirements;  // graph.requirements, same order
+  std::vector<Requirement> ranking_assumptions;  // graph.ranking_assumptions: problem sizes only
   bool has_estimates = false;             // some buffer has an estimate
 };
 
@@ -221,6 +222,11 @@ std::string BrokenRequirementMessage(const CompiledGraph& graph, int index);
 // OK when every requirement holds, else InvalidArgument with BrokenRequirementMessage and, where
 // the expression failed, its error.
 absl::Status CheckRequirements(const CompiledGraph& graph, absl::Span<const int64_t> values);
+
+// One warning per ranking assumption (graph.ranking_assumptions) that `values`, the problem's
+// sizes bound, break: "gemm.pbtxt: the ranking assumes \"N % 16 == 0\" (why), which N = 49155
+// breaks; ...". Empty when every one holds.
+std::vector<std::string> BrokenRankingAssumptions(const CompiledGraph& graph, absl::Span<const int64_t> values);
 
 // True for a slot BindDeviceSymbols fills: not a parameter the user sets or sweeps.
 bool IsDeviceSymbol(const CompiledGraph& graph, int slot);

@@ -114,6 +114,35 @@ TEST(GraphTest, BadReferencesAndNames) {
               HasSubstr("cycle"));
 }
 
+// A ranking assumption is about the problem's sizes: one naming a configuration parameter is an
+// error of the graph, naming the field and the parameter.
+TEST(GraphTest, ARankingAssumptionOnAConfigurationParameterIsRefused) {
+  EXPECT_THAT(Compile(R"pb(parameters { name: "N" default_value: 64 problem_size: true }
+                           parameters { name: "BN" default_value: 32 }
+                           ranking_assumptions { expr: "N % BN == 0" })pb")
+                  .status()
+                  .message(),
+              HasSubstr("ranking_assumptions[0] expr: names 'BN', which is not a problem_size parameter"));
+}
+
+// A broken ranking assumption is a warning naming the condition, its reason and the sizes that
+// break it; one that holds says nothing.
+TEST(GraphTest, BrokenRankingAssumptionsAreNamedWithTheirSizes) {
+  absl::StatusOr<CompiledGraph> graph = Compile(R"pb(
+    parameters { name: "N" default_value: 64 problem_size: true }
+    parameters { name: "BN" default_value: 32 }
+    ranking_assumptions { expr: "N % 16 == 0" doc: "a specialized stride" })pb");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  const int n = graph->symbols.Find("N");
+  std::vector<int64_t> values(graph->symbols.names().size(), 32);
+  values[n] = 48;
+  EXPECT_TRUE(BrokenRankingAssumptions(*graph, values).empty());
+  values[n] = 49155;
+  const std::vector<std::string> warnings = BrokenRankingAssumptions(*graph, values);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("the ranking assumes \"N % 16 == 0\" (a specialized stride), which N = 49155 breaks"));
+}
+
 TEST(GraphTest, NonPositiveExtentsAndOverflowAreErrors) {
   auto graph = Compile(R"pb(
     parameters { name: "N" default_value: 0 }

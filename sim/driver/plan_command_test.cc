@@ -71,6 +71,25 @@ TEST(PlanCommandTest, ASizeNoTileDividesIsNothingFitsNamingItsRequirement) {
   EXPECT_THAT(out, ::testing::Not(HasSubstr("\"M % BLOCK_M == 0\" does not hold")));
 }
 
+// A size the Triton matmul's ranking was not validated on (an N that 16 does not divide: Triton
+// does not specialize the stride) is ranked with a warning naming the assumption it breaks.
+TEST(PlanCommandTest, ASizeOutsideTheRankingsGroundIsRankedWithAWarning) {
+  std::string out, err;
+  EXPECT_EQ(RunPlan({"--device", "h200", "--graph", ExampleGraphPath("triton_matmul.pbtxt"), "--set", "M=16", "--set",
+                     "N=49155", "--set", "K=4096", "--top", "3"},
+                    &out, &err),
+            kExitFits)
+      << err;
+  EXPECT_THAT(out, HasSubstr("the ranking assumes \"N % 16 == 0\""));
+  EXPECT_THAT(out, HasSubstr("which N = 49155 breaks"));
+  EXPECT_EQ(RunPlan({"--device", "h200", "--graph", ExampleGraphPath("triton_matmul.pbtxt"), "--set", "M=16", "--set",
+                     "N=49152", "--set", "K=4096", "--top", "3"},
+                    &out, &err),
+            kExitFits)
+      << err;
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("the ranking assumes")));
+}
+
 // A problem size (softmax's row length) is fixed at its value, never swept.
 TEST(PlanCommandTest, ProblemSizeIsNeverSwept) {
   std::string out, err;

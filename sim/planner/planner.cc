@@ -407,6 +407,13 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
   ASSIGN_OR_RETURN(FitEngine engine, FitEngine::Create(graph, device, engine_options));
   ASSIGN_OR_RETURN(PerfExpressions perf, CompilePerfExpressions(graph));
   RETURN_IF_ERROR(PreparePerformanceModel(graph, device, perf, options, result));
+  {
+    // The problem's sizes are fixed for the whole sweep: the graph's ranking assumptions are
+    // settled once, at them.
+    std::vector<int64_t> sizes = base_values;
+    BindDeviceSymbols(graph, device, absl::MakeSpan(sizes));
+    for (std::string& warning : BrokenRankingAssumptions(graph, sizes)) result.warnings.push_back(std::move(warning));
+  }
 
   result.axes = std::move(axes);
   result.base_values = std::move(base_values);
