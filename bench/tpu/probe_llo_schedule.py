@@ -30,7 +30,12 @@ It writes one JSON object a line:
       serial_rp  the same, but once the live values fill the register file the op that leaves the
                  fewest live first;
       demand     each sink (an op nothing in the block reads) in program order, after its
-                 not-yet-emitted operands, depth first.
+                 not-yet-emitted operands, depth first;
+      jit        just in time (just_in_time_order): unit ops, stores, barriers and scalar ops
+                 taken by priority, each right after the loads and arithmetic it needs, the
+                 ops that add no live value at once, a unit's pop followed by its chain; memory
+                 ordered by address;
+      jit_bundled  that order packed into VLIW bundles from a window of BUNDLE_WINDOW ops.
 Lines with "machine" give, per generation, the most ops of each slot class one VLIW bundle holds
 (bundles of more than 24 ops, a block's initialization stores, left out), the smallest
 definition-to-use distance in bundles of each vector op family (unit number dropped) and the
@@ -45,6 +50,7 @@ The dumps are tens of MB a compile; --keep keeps the passes read here.
 import collections
 import datetime
 import glob
+import heapq
 import json
 import os
 import re
@@ -238,14 +244,61 @@ def _mem_base(text):
   return m.group(1) if m else None
 
 
-def dependences(block, latency, occupancy):
+_OFFSET_RE = re.compile(r"\[(?:vmem|smem):\[(?:%s\d+|#allocation\d+)(?:\s*\+\s*\$(0x[0-9a-f]+))?\s*\]")
+# A vreg access covers 8 sublane rows of its buffer: offsets closer than this overlap.
+_ROWS = 8
+
+
+class _MemoryOrder:
+  """The loads and stores of each buffer so far. By buffer: each access conflicts with every
+  earlier one of its buffer (a store with loads and stores, a load with stores). By address: only
+  where their constant offsets are within 8 rows (a register offset overlaps everything)."""
+
+  def __init__(self, by_address):
+    self.by_address = by_address
+    self.writes = collections.defaultdict(dict)   # buffer -> offset -> [store]
+    self.reads = collections.defaultdict(dict)    # buffer -> offset -> [loads since its store]
+    self.any_write = collections.defaultdict(list)  # accesses at an unknown offset
+    self.any_read = collections.defaultdict(list)
+
+  def order(self, i, text, store):
+    """The earlier accesses access i must follow, as (j, cycles); records i."""
+    base = _mem_base(text)
+    m = _OFFSET_RE.search(text) if self.by_address else None
+    off = int(m.group(1) or "0", 16) if m else None
+
+    def near(by_offset):
+      if off is None:
+        return [j for js in by_offset.values() for j in js]
+      return [j for o in range(off - _ROWS + 1, off + _ROWS) for j in by_offset.get(o, [])]
+    after = [(j, 1) for j in near(self.writes[base]) + self.any_write[base]]
+    if store:
+      after += [(j, 0) for j in near(self.reads[base]) + self.any_read[base]]
+      if off is None:
+        self.writes[base], self.reads[base] = {}, {}
+        self.any_write[base], self.any_read[base] = [i], []
+      else:
+        self.writes[base][off], self.reads[base][off] = [i], []
+    elif off is None:
+      self.any_read[base].append(i)
+    else:
+      self.reads[base].setdefault(off, []).append(i)
+    return after
+
+
+def is_memory(op, text):
+  return op.startswith(("vld", "vst")) and _mem_base(text) is not None
+
+
+def dependences(block, latency, occupancy, by_address=False):
   """preds[i]: (j, cycles) for the ops i must follow: the values it reads (the latency of their
   op); on each XLU/MXU unit the op before it of the same side (pushes and matmuls in one order,
   pops in another: each a FIFO, one after the other by the unit's occupancy), and an MXU pop after
-  its share of the unit's matmuls; the stores/loads of the same buffer before it; barriers (DMA
-  waits, syncs, branches) against every memory op."""
+  its share of the unit's matmuls; the stores/loads of the same buffer before it (with by_address,
+  only those whose rows overlap it: _MemoryOrder); barriers (DMA waits, syncs, branches) against
+  every memory op."""
   preds = [[] for _ in block]
-  defs, last_on_side, writes, reads = {}, {}, collections.defaultdict(list), collections.defaultdict(list)
+  defs, last_on_side, memory = {}, {}, _MemoryOrder(by_address)
   matmuls, pops = collections.defaultdict(list), collections.defaultdict(list)
   barrier, since_barrier = None, []
   for i, (res, op, operands, text) in enumerate(block):
@@ -264,16 +317,10 @@ def dependences(block, latency, occupancy):
     if _BARRIER_RE.match(op):
       preds[i] += [(j, 0) for j in since_barrier] + ([(barrier, 0)] if barrier is not None else [])
       barrier, since_barrier = i, []
-    elif op.startswith(("vld", "vst")):
+    elif op.startswith(("vld", "vst")) and (is_memory(op, text) or not by_address):
       preds[i] += [(barrier, 1)] if barrier is not None else []
       since_barrier.append(i)
-      base = _mem_base(text)
-      preds[i] += [(j, 1) for j in writes[base]]
-      if op.startswith("vst"):
-        preds[i] += [(j, 0) for j in reads[base]]
-        writes[base], reads[base] = [i], []
-      else:
-        reads[base].append(i)
+      preds[i] += memory.order(i, text, op.startswith("vst"))
     if res:
       defs[res] = i
   for unit, ps in pops.items():   # the k-th pop takes the result of its share of the matmuls
@@ -373,6 +420,188 @@ def demand_order(preds):
   return order
 
 
+_VREG_RE = re.compile(r"%v\d+")
+# From a unit's result (a lane reduction's or matmul's pop), the ops it makes ready follow at once
+# while each adds at most this many live values (docs/tpu.md, "A scheduler that reproduces P").
+CHAIN_GROWTH = 1
+# The bundle scheduler packs each cycle from the first this many ops of the first scheduler's
+# order not yet issued (chosen on the fitting half: 8-32 tried).
+BUNDLE_WINDOW = 16
+
+
+def places_itself(op, text, has_readers):
+  """The ops the just-in-time scheduler places by priority: XLU/MXU ops, memory writes, barriers
+  and scalar ops, and ops nothing in the block reads. Loads and vector arithmetic are issued when
+  something needs them."""
+  if not has_readers or _unit(op):
+    return True
+  if op.startswith("vst"):
+    return is_memory(op, text)
+  return not op.startswith("v") or op.startswith(("vsync", "vwait", "vdelay", "vtrace"))
+
+
+class _JustInTime:
+  """State of just_in_time_order (its docstring)."""
+
+  def __init__(self, block, preds, length):
+    self.block, self.preds, self.length = block, preds, length
+    self.succs = _successors(preds)
+    n = len(block)
+    self.placed = [places_itself(block[i][1], block[i][3], bool(self.succs[i])) for i in range(n)]
+    self.load = [x[1].startswith("vld") for x in block]
+    self.scalar = [bool(x[0]) and x[0][1] in "sp" for x in block]
+    self.store = [self.placed[i] and x[1].startswith("vst") for i, x in enumerate(block)]
+    defs = {x[0]: i for i, x in enumerate(block) if x[0]}
+    self.vreg = [bool(x[0]) and bool(_VREG_RE.fullmatch(x[0])) for x in block]
+    self.readers = collections.Counter(u for x in block for u in set(x[2]) if u in defs and _VREG_RE.fullmatch(u))
+    self.reaches = []   # for each op, the placed ops it waits on (through pulled ones), with the cycles
+    for i in range(n):
+      d = {}
+      for j, c in preds[i]:
+        for a, c2 in ({j: 0} if self.placed[j] else self.reaches[j]).items():
+          d[a] = max(d.get(a, 0), c + c2)
+      self.reaches.append(d)
+    self.waiting = [len(self.reaches[i]) if self.placed[i] else 0 for i in range(n)]
+    self.unblocks = collections.defaultdict(list)
+    for i in range(n):
+      for a in self.reaches[i] if self.placed[i] else ():
+        self.unblocks[a].append(i)
+    self.done, self.order, self.cycle = [False] * n, [], 0
+    self.earliest = [0] * n
+    self.pending = [(0, self.key(i), i) for i in range(n) if self.placed[i] and not self.waiting[i]]
+    heapq.heapify(self.pending)
+
+  def key(self, i):
+    return (0 if self.scalar[i] else 1, -self.length[i], i)
+
+  def growth(self, i):
+    """Live values op i adds: its result, less the operands it reads last."""
+    x = self.block[i]
+    return (1 if self.vreg[i] and self.readers.get(x[0]) else 0) - sum(1 for u in set(x[2]) if self.readers.get(u) == 1)
+
+  def emit(self, i):
+    self.done[i] = True
+    self.order.append(i)
+    self.cycle += 1
+    for u in set(self.block[i][2]):
+      if u in self.readers:
+        self.readers[u] -= 1
+    for k in self.unblocks[i] if self.placed[i] else ():
+      self.earliest[k] = max(self.earliest[k], self.cycle + self.reaches[k][i])
+      self.waiting[k] -= 1
+      if not self.waiting[k]:
+        heapq.heappush(self.pending, (self.earliest[k], self.key(k), k))
+
+  def pull(self, i):
+    """Issues i after the ops it needs that are not placed by priority, operands first."""
+    stack = [(i, False)]
+    while stack:
+      k, expanded = stack.pop()
+      if self.done[k]:
+        continue
+      if expanded:
+        self.emit(k)
+        continue
+      stack.append((k, True))
+      stack += [(j, False) for j, _ in sorted(self.preds[k], reverse=True) if not self.done[j] and not self.placed[j]]
+
+  def follow(self, i):
+    """The ops i makes ready that add no live value; from a unit's pop, its chain (up to
+    CHAIN_GROWTH each, what it needs pulled in)."""
+    chain = self.block[i][1].startswith("vpop") and _unit(self.block[i][1]) is not None
+    work = [(i, chain)]
+    while work:
+      k, chain = work.pop()
+      for s, _ in sorted(self.succs[k], reverse=True):
+        if self.done[s] or (self.placed[s] and not (self.store[s] and not self.waiting[s])):
+          continue
+        if all(self.done[j] for j, _ in self.preds[s]) and self.growth(s) <= 0:
+          self.emit(s)
+          work.append((s, chain))
+        elif chain and all(self.done[a] for a in self.reaches[s]) and self.growth(s) <= CHAIN_GROWTH:
+          self.pull(s)
+          work.append((s, chain))
+
+  def computed(self, k):
+    """A store whose value is computed but for loads and one op over computed values."""
+    for j, _ in self.preds[k]:
+      if not (self.done[j] or self.placed[j] or self.load[j]):
+        if any(not (self.done[j2] or self.placed[j2] or self.load[j2]) for j2, _ in self.preds[j]):
+          return False
+    return True
+
+
+def just_in_time_order(block, preds, length):
+  """LLO's critical-path scheduler as a just-in-time list scheduler, one op a cycle. The ops that
+  place themselves (places_itself: unit ops, stores, barriers, scalar ops) are taken once ready
+  and their latencies have passed: a store whose value is computed first, then scalar ops, then
+  the longest latency path to the block's end; each is issued right after what it needs that
+  is not yet issued (its loads and arithmetic, in program order). After each, the ops it makes
+  ready follow at once if they add no live value (a store, an accumulation, a pack), and a unit's
+  pop is followed by its whole chain (JustInTime.follow)."""
+  st = _JustInTime(block, preds, length)
+  ready, stores = [], []
+  while len(st.order) < len(block):
+    while st.pending and st.pending[0][0] <= st.cycle:
+      _, key, k = heapq.heappop(st.pending)
+      stores += [k] if st.store[k] else []
+      heapq.heappush(ready, (key, k))
+    stores = [k for k in stores if not st.done[k]]
+    k = next((k for k in sorted(stores) if st.computed(k)), None)
+    if k is None:
+      while ready and st.done[ready[0][1]]:
+        heapq.heappop(ready)
+      if not ready:
+        if not st.pending:
+          break
+        st.cycle = max(st.cycle, st.pending[0][0])
+        continue
+      k = heapq.heappop(ready)[1]
+    start = len(st.order)
+    st.pull(k)
+    for j in st.order[start:]:
+      st.follow(j)
+  return st.order + [i for i in range(len(block)) if not st.done[i]]
+
+
+def window_order(block, preds, slots, window):
+  """The VLIW bundle scheduler over a given order: each cycle, from the first `window` ops of the
+  order not yet issued, the ready ones (latencies passed) in order while their slot class has
+  room. Returns the issue order."""
+  succs, waiting = _successors(preds), [len(p) for p in preds]
+  earliest, done, order, front, cycle = [0] * len(block), [False] * len(block), [], 0, 0
+  while len(order) < len(block):
+    used, placed, seen, i = collections.Counter(), [], 0, front
+    while i < len(block) and seen < window:
+      if not done[i]:
+        seen += 1
+        cls = slot_class(block[i][1])
+        if not waiting[i] and earliest[i] <= cycle and used[cls] < slots.get(cls, 1):
+          used[cls] += 1
+          placed.append(i)
+      i += 1
+    for i in placed:
+      done[i] = True
+      order.append(i)
+      for k, c in succs[i]:
+        earliest[k] = max(earliest[k], cycle + c)
+        waiting[k] -= 1
+    while front < len(block) and done[front]:
+      front += 1
+    cycle += 1
+  return order
+
+
+def jit_orders(block, latency, occupancy, slots):
+  """The just-in-time scheduler's order of a block (program order), and that order packed into
+  bundles, over the dependence graph with memory ordered by address."""
+  preds = dependences(block, latency, occupancy, by_address=True)
+  order = just_in_time_order(block, preds, critical_path(block, preds, latency))
+  scheduled = [block[i] for i in order]
+  packed = window_order(scheduled, dependences(scheduled, latency, occupancy, by_address=True), slots, BUNDLE_WINDOW)
+  return order, [order[i] for i in packed]
+
+
 def model_orders(cp_blocks, program_pos, register_file, slots, latencies, occupancy):
   """Each candidate's order of the critical-path scheduler's input (its blocks, from its output,
   whose ops are the same, with their ops in program order), and the longest latency path of any
@@ -391,8 +620,10 @@ def model_orders(cp_blocks, program_pos, register_file, slots, latencies, occupa
         "serial_rp": pressure_aware_order(b, preds, length, register_file),
         "demand": demand_order(preds),
     }
+    real = [x for x in b if x[0] is not None or not re.fullmatch(r"[a-z_]+", x[1])]  # no listing notes
+    orders["jit"], orders["jit_bundled"] = ([real[i] for i in o] for o in jit_orders(real, latency, occupancy, slots))
     for name, order in orders.items():
-      out[name] += [b[i][:3] for i in order]
+      out[name] += [(b[i] if isinstance(i, int) else i)[:3] for i in order]
   return out, longest
 
 
