@@ -422,7 +422,7 @@ def demand_order(preds):
 
 _VREG_RE = re.compile(r"%v\d+")
 # From a unit's result (a lane reduction's or matmul's pop), the ops it makes ready follow at once
-# while each adds at most this many live values (docs/tpu.md, "A scheduler that reproduces P").
+# while each adds at most this many live values (docs/tpu.md, "The just-in-time scheduler").
 CHAIN_GROWTH = 1
 # The bundle scheduler packs each cycle from the first this many ops of the first scheduler's
 # order not yet issued (chosen on the fitting half: 8-32 tried).

@@ -180,3 +180,80 @@ def test_the_machine_has_each_generations_units():
   assert push == {"v4": 8, "v5e": 8, "v5p": 8, "v6e": 4, "v7x": 4}
   matmul = {g: machines[g]["occupancy"]["vmatmul.bf16.gmra.U -> vmatmul.bf16.gmra.U"] for g in ("v4", "v5e", "v5p")}
   assert matmul == {"v4": 16, "v5e": 16, "v5p": 32}
+
+
+# ---------------------------------------------------------------------------------------------
+# the just-in-time scheduler
+
+_TWO_TILES = """%v1 = vld [vmem:[%s9] sm:$0xff]
+%v2 = vld [vmem:[%s9 + $0x8] sm:$0xff]
+%v3 = vld [vmem:[%s8] sm:$0xff]
+%v4 = vld [vmem:[%s8 + $0x8] sm:$0xff]
+%v5 = vadd.f32 %v1, %v3
+%v6 = vadd.f32 %v2, %v4
+%7 = vadd.xlane.f32.xlu0 %v5
+%8 = vadd.xlane.f32.xlu0 %v6
+%v9 = vpop.xlane.xlu0 %7
+%v10 = vpop.xlane.xlu0 %8
+%v11 = vmul.f32 %v9, %v5
+%v12 = vmul.f32 %v10, %v6
+%13 = vst [vmem:[%s9] sm:$0xff] %v11
+%14 = vst [vmem:[%s9 + $0x8] sm:$0xff] %v12
+"""
+
+
+def test_memory_ordered_by_address_lets_a_store_pass_other_rows():
+  block = probe.blocks(_TWO_TILES)[0]
+  by_buffer = probe.dependences(block, lambda op: 1, {})
+  by_address = probe.dependences(block, lambda op: 1, {}, by_address=True)
+  assert {j for j, _ in by_buffer[12]} == {0, 1, 10}   # every load of %s9 before it
+  assert {j for j, _ in by_address[12]} == {0, 10}     # only the load of its rows
+
+
+def test_the_just_in_time_scheduler_runs_one_tile_at_a_time():
+  # Mosaic's order loads both tiles first; the scheduler issues a tile's loads right before their
+  # use, pushes it, then the next tile; each pop is followed by its chain down to the store.
+  block = probe.blocks(_TWO_TILES)[0]
+  latency = lambda op: 79 if "xlane.f32" in op else 1  # noqa: E731
+  occupancy = {("vadd.xlane.f32.U", "vadd.xlane.f32.U"): 8, ("vpop.xlane.U", "vpop.xlane.U"): 8}
+  preds = probe.dependences(block, latency, occupancy, by_address=True)
+  order = probe.just_in_time_order(block, preds, probe.critical_path(block, preds, latency))
+  assert [block[i][0] for i in order] == ["%v1", "%v3", "%v5", "%7", "%v2", "%v4", "%v6", "%8",
+                                          "%v9", "%v11", "%13", "%v10", "%v12", "%14"]
+  assert probe.max_live([block[i][:3] for i in order]) == 3 < probe.max_live([x[:3] for x in block]) == 4
+
+
+def _halves(name):
+  """Kernels within 10% and within 5% of P, on the half the rule was decided on (v4, v5e, v5p) and
+  on the other (v6e, v7x)."""
+  out = {}
+  for half, gens in (("fit", ("v4", "v5e", "v5p")), ("held", ("v6e", "v7x"))):
+    ratios = [r["models"][name] / r["pressure"] for r in _with_pressure() if r["gen"] in gens]
+    out[half] = (len(ratios), sum(abs(x - 1) <= 0.10 for x in ratios), sum(abs(x - 1) <= 0.05 for x in ratios))
+  return out
+
+
+def test_the_just_in_time_scheduler_against_p():
+  # The rule was decided on v4, v5e and v5p and judged once on v6e and v7x. Over Mosaic's program
+  # with loads rematerialized, packed into bundles from a 16-op window: within 10% of P on 15 of 24
+  # and 5 of 10 (within 5%: 5 and 4), between 0.60 and 1.23 x P everywhere; without the bundles 12
+  # and 5 within 10%. No earlier candidate comes within 10% on more than 14 of 34, nor stays within
+  # 2 x P on every kernel.
+  assert _halves("jit_bundled") == {"fit": (24, 15, 5), "held": (10, 5, 4)}
+  assert _halves("jit") == {"fit": (24, 12, 7), "held": (10, 5, 1)}
+  ratios = [r["models"]["jit_bundled"] / r["pressure"] for r in _with_pressure()]
+  assert 0.59 <= min(ratios) and max(ratios) <= 1.24
+  for name in ("list_cp", "serial_cp", "serial_rp", "demand"):
+    assert sum(within for _, within, _ in _halves(name).values()) <= 14, name
+    assert max(r["models"][name] / r["pressure"] for r in _with_pressure()) > 2, name
+
+
+def test_where_the_just_in_time_scheduler_misses_llo_does_too_or_its_graph_differs():
+  # Transpose + add (v6e, v7x): LLO's own first order holds 260 of P = 436, as the model's does;
+  # the rest is the bundle scheduler's, which the window does not reproduce. RMSNorm + matmul on
+  # v5p: the model pushes the weights before the row tiles' reductions, LLO after (0.60 x P).
+  rows = _with_pressure()
+  for r in (r for r in rows if r["kind"] == "transpose_add"):
+    assert r["live_remat"]["cp"] == 260 and _within(r["models"]["jit"], r["live_remat"]["cp"], 0.01)
+  rms = next(r for r in rows if r["kind"] == "rmsnorm_matmul" and r["gen"] == "v5p")
+  assert rms["models"]["jit_bundled"] < 0.65 * rms["pressure"] < rms["live_remat"]["cp"]
