@@ -620,10 +620,11 @@ def model_orders(cp_blocks, program_pos, register_file, slots, latencies, occupa
         "serial_rp": pressure_aware_order(b, preds, length, register_file),
         "demand": demand_order(preds),
     }
-    real = [x for x in b if x[0] is not None or not re.fullmatch(r"[a-z_]+", x[1])]  # no listing notes
-    orders["jit"], orders["jit_bundled"] = ([real[i] for i in o] for o in jit_orders(real, latency, occupancy, slots))
     for name, order in orders.items():
-      out[name] += [(b[i] if isinstance(i, int) else i)[:3] for i in order]
+      out[name] += [b[i][:3] for i in order]
+    ops = [x for x in b if x[0] is not None or not re.fullmatch(r"[a-z_]+", x[1])]  # the notes left out
+    for name, order in zip(("jit", "jit_bundled"), jit_orders(ops, latency, occupancy, slots)):
+      out[name] += [ops[i][:3] for i in order]
   return out, longest
 
 
