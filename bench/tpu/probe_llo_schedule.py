@@ -35,7 +35,8 @@ It writes one JSON object a line:
                  taken by priority, each right after the loads and arithmetic it needs, the
                  ops that add no live value at once, a unit's pop followed by its chain; memory
                  ordered by address;
-      jit_bundled  that order packed into VLIW bundles from a window of BUNDLE_WINDOW ops.
+      jit_bundled  that order packed into VLIW bundles from a window of BUNDLE_WINDOW ops;
+      llo_order_bundled  the critical-path scheduler's own order packed the same way.
 Lines with "machine" give, per generation, the most ops of each slot class one VLIW bundle holds
 (bundles of more than 24 ops, a block's initialization stores, left out), the smallest
 definition-to-use distance in bundles of each vector op family (unit number dropped) and the
@@ -625,6 +626,9 @@ def model_orders(cp_blocks, program_pos, register_file, slots, latencies, occupa
     ops = [x for x in b if x[0] is not None or not re.fullmatch(r"[a-z_]+", x[1])]  # the notes left out
     for name, order in zip(("jit", "jit_bundled"), jit_orders(ops, latency, occupancy, slots)):
       out[name] += [ops[i][:3] for i in order]
+    llo = [x for x in block if x[0] is not None or not re.fullmatch(r"[a-z_]+", x[1])]
+    packed = window_order(llo, dependences(llo, latency, occupancy, by_address=True), slots, BUNDLE_WINDOW)
+    out["llo_order_bundled"] += [llo[i][:3] for i in packed]
   return out, longest
 
 
