@@ -35,8 +35,10 @@ It writes one JSON object a line:
                  taken by priority, each right after the loads and arithmetic it needs, the
                  ops that add no live value at once, a unit's pop followed by its chain; memory
                  ordered by address;
-      jit_bundled  that order packed into VLIW bundles from a window of BUNDLE_WINDOW ops;
-      llo_order_bundled  the critical-path scheduler's own order packed the same way.
+      jit_bundled  that order packed into VLIW bundles from a window of BUNDLE_WINDOW ops, in
+                 order; jit_bundled_cp the same taking the longest path first in the window;
+      llo_order_bundled, llo_order_bundled_cp  the critical-path scheduler's own order packed
+                 the same two ways.
 Lines with "machine" give, per generation, the most ops of each slot class one VLIW bundle holds
 (bundles of more than 24 ops, a block's initialization stores, left out), the smallest
 definition-to-use distance in bundles of each vector op family (unit number dropped) and the
@@ -565,22 +567,26 @@ def just_in_time_order(block, preds, length):
   return st.order + [i for i in range(len(block)) if not st.done[i]]
 
 
-def window_order(block, preds, slots, window):
+def window_order(block, preds, slots, window, priority=None):
   """The VLIW bundle scheduler over a given order: each cycle, from the first `window` ops of the
-  order not yet issued, the ready ones (latencies passed) in order while their slot class has
-  room. Returns the issue order."""
+  order not yet issued, the ready ones (latencies passed) in order, or by `priority` (smallest
+  first), while their slot class has room. Returns the issue order."""
   succs, waiting = _successors(preds), [len(p) for p in preds]
   earliest, done, order, front, cycle = [0] * len(block), [False] * len(block), [], 0, 0
   while len(order) < len(block):
-    used, placed, seen, i = collections.Counter(), [], 0, front
+    ready, seen, i = [], 0, front
     while i < len(block) and seen < window:
       if not done[i]:
         seen += 1
-        cls = slot_class(block[i][1])
-        if not waiting[i] and earliest[i] <= cycle and used[cls] < slots.get(cls, 1):
-          used[cls] += 1
-          placed.append(i)
+        if not waiting[i] and earliest[i] <= cycle:
+          ready.append(i)
       i += 1
+    used, placed = collections.Counter(), []
+    for i in sorted(ready, key=priority) if priority else ready:
+      cls = slot_class(block[i][1])
+      if used[cls] < slots.get(cls, 1):
+        used[cls] += 1
+        placed.append(i)
     for i in placed:
       done[i] = True
       order.append(i)
@@ -593,14 +599,22 @@ def window_order(block, preds, slots, window):
   return order
 
 
+def bundled(ops, latency, occupancy, slots, by_length=False):
+  """ops (a scheduled order) packed by window_order, in order or by the longest latency path."""
+  preds = dependences(ops, latency, occupancy, by_address=True)
+  length = critical_path(ops, preds, latency) if by_length else None
+  return window_order(ops, preds, slots, BUNDLE_WINDOW, (lambda i: (-length[i], i)) if by_length else None)
+
+
 def jit_orders(block, latency, occupancy, slots):
   """The just-in-time scheduler's order of a block (program order), and that order packed into
-  bundles, over the dependence graph with memory ordered by address."""
+  bundles (in order, and by the longest path), over the dependence graph with memory ordered by
+  address."""
   preds = dependences(block, latency, occupancy, by_address=True)
   order = just_in_time_order(block, preds, critical_path(block, preds, latency))
   scheduled = [block[i] for i in order]
-  packed = window_order(scheduled, dependences(scheduled, latency, occupancy, by_address=True), slots, BUNDLE_WINDOW)
-  return order, [order[i] for i in packed]
+  return [order] + [[order[i] for i in bundled(scheduled, latency, occupancy, slots, by_length)]
+                    for by_length in (False, True)]
 
 
 def model_orders(cp_blocks, program_pos, register_file, slots, latencies, occupancy):
@@ -624,11 +638,11 @@ def model_orders(cp_blocks, program_pos, register_file, slots, latencies, occupa
     for name, order in orders.items():
       out[name] += [b[i][:3] for i in order]
     ops = [x for x in b if x[0] is not None or not re.fullmatch(r"[a-z_]+", x[1])]  # the notes left out
-    for name, order in zip(("jit", "jit_bundled"), jit_orders(ops, latency, occupancy, slots)):
+    for name, order in zip(("jit", "jit_bundled", "jit_bundled_cp"), jit_orders(ops, latency, occupancy, slots)):
       out[name] += [ops[i][:3] for i in order]
     llo = [x for x in block if x[0] is not None or not re.fullmatch(r"[a-z_]+", x[1])]
-    packed = window_order(llo, dependences(llo, latency, occupancy, by_address=True), slots, BUNDLE_WINDOW)
-    out["llo_order_bundled"] += [llo[i][:3] for i in packed]
+    for name, by_length in (("llo_order_bundled", False), ("llo_order_bundled_cp", True)):
+      out[name] += [llo[i][:3] for i in bundled(llo, latency, occupancy, slots, by_length)]
   return out, longest
 
 
