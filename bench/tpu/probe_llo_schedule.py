@@ -38,7 +38,9 @@ It writes one JSON object a line:
       jit_bundled  that order packed into VLIW bundles from a window of BUNDLE_WINDOW ops, in
                  order; jit_bundled_cp the same taking the longest path first in the window;
       llo_order_bundled, llo_order_bundled_cp  the critical-path scheduler's own order packed
-                 the same two ways.
+                 the same two ways;
+      jit_lat, jit_lat_bundled_cp  jit and jit_bundled_cp with a priority whose longest path
+                 counts each step of a unit's FIFO as one cycle.
 Lines with "machine" give, per generation, the most ops of each slot class one VLIW bundle holds
 (bundles of more than 24 ops, a block's initialization stores, left out), the smallest
 definition-to-use distance in bundles of each vector op family (unit number dropped) and the
@@ -606,12 +608,14 @@ def bundled(ops, latency, occupancy, slots, by_length=False):
   return window_order(ops, preds, slots, BUNDLE_WINDOW, (lambda i: (-length[i], i)) if by_length else None)
 
 
-def jit_orders(block, latency, occupancy, slots):
+def jit_orders(block, latency, occupancy, slots, unit_occupancy=True):
   """The just-in-time scheduler's order of a block (program order), and that order packed into
   bundles (in order, and by the longest path), over the dependence graph with memory ordered by
-  address."""
+  address. Without unit_occupancy its priority's longest path counts each step of a unit's FIFO
+  as one cycle (the graph itself keeps the occupancies)."""
   preds = dependences(block, latency, occupancy, by_address=True)
-  order = just_in_time_order(block, preds, critical_path(block, preds, latency))
+  paths = preds if unit_occupancy else dependences(block, latency, {}, by_address=True)
+  order = just_in_time_order(block, preds, critical_path(block, paths, latency))
   scheduled = [block[i] for i in order]
   return [order] + [[order[i] for i in bundled(scheduled, latency, occupancy, slots, by_length)]
                     for by_length in (False, True)]
@@ -639,6 +643,9 @@ def model_orders(cp_blocks, program_pos, register_file, slots, latencies, occupa
       out[name] += [b[i][:3] for i in order]
     ops = [x for x in b if x[0] is not None or not re.fullmatch(r"[a-z_]+", x[1])]  # the notes left out
     for name, order in zip(("jit", "jit_bundled", "jit_bundled_cp"), jit_orders(ops, latency, occupancy, slots)):
+      out[name] += [ops[i][:3] for i in order]
+    lat_only = jit_orders(ops, latency, occupancy, slots, unit_occupancy=False)
+    for name, order in (("jit_lat", lat_only[0]), ("jit_lat_bundled_cp", lat_only[2])):
       out[name] += [ops[i][:3] for i in order]
     llo = [x for x in block if x[0] is not None or not re.fullmatch(r"[a-z_]+", x[1])]
     for name, by_length in (("llo_order_bundled", False), ("llo_order_bundled_cp", True)):
