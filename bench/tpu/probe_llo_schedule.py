@@ -40,7 +40,13 @@ It writes one JSON object a line:
       llo_order_bundled, llo_order_bundled_cp  the critical-path scheduler's own order packed
                  the same two ways;
       jit_lat, jit_lat_bundled_cp  jit and jit_bundled_cp with a priority whose longest path
-                 counts each step of a unit's FIFO as one cycle.
+                 counts each step of a unit's FIFO as one cycle;
+      llo_order_sunk, jit_sunk, jit_lat_sunk  the critical-path scheduler's own order, jit's and
+                 jit_lat's packed in order from the window, then each load moved to the latest
+                 cycle its readers allow (sink_loads: what LLO's bundles do with loads);
+  bundle_moves: what LLO's bundle scheduler does to the critical-path scheduler's order (medians:
+    bundles from a load to its first use, from a store's or XLU push's operand to it, places each
+    class moves, and how far past the oldest op not yet issued a bundle reaches: bundle_moves).
 Lines with "machine" give, per generation, the most ops of each slot class one VLIW bundle holds
 (bundles of more than 24 ops, a block's initialization stores, left out), the smallest
 definition-to-use distance in bundles of each vector op family (unit number dropped) and the
@@ -569,11 +575,14 @@ def just_in_time_order(block, preds, length):
   return st.order + [i for i in range(len(block)) if not st.done[i]]
 
 
-def window_order(block, preds, slots, window, priority=None):
+def window_order(block, preds, slots, window, priority=None, cycles=None):
   """The VLIW bundle scheduler over a given order: each cycle, from the first `window` ops of the
   order not yet issued, the ready ones (latencies passed) in order, or by `priority` (smallest
-  first), while their slot class has room. Returns the issue order."""
+  first), while their slot class has room. Returns the issue order (and fills `cycles`, a list,
+  with each op's cycle)."""
   succs, waiting = _successors(preds), [len(p) for p in preds]
+  cycles = [0] * len(block) if cycles is None else cycles
+  cycles[:] = [0] * len(block)
   earliest, done, order, front, cycle = [0] * len(block), [False] * len(block), [], 0, 0
   while len(order) < len(block):
     ready, seen, i = [], 0, front
@@ -592,6 +601,7 @@ def window_order(block, preds, slots, window, priority=None):
     for i in placed:
       done[i] = True
       order.append(i)
+      cycles[i] = cycle
       for k, c in succs[i]:
         earliest[k] = max(earliest[k], cycle + c)
         waiting[k] -= 1
@@ -599,6 +609,25 @@ def window_order(block, preds, slots, window, priority=None):
       front += 1
     cycle += 1
   return order
+
+
+def sink_loads(block, preds, cycles):
+  """The order of a bundle schedule (each op's cycle) with every load moved to the latest cycle
+  its readers and the later accesses of its rows allow: LLO's bundles issue a load 0-2 bundles
+  before its first use (`bundle_moves` rows, docs/tpu.md "The just-in-time scheduler")."""
+  succs, at = _successors(preds), list(cycles)
+  for i in sorted(range(len(block)), key=lambda k: -at[k]):
+    if block[i][1].startswith("vld") and succs[i]:
+      at[i] = max(at[i], min(at[k] - c for k, c in succs[i]))
+  return sorted(range(len(block)), key=lambda k: (at[k], k))
+
+
+def bundled_sunk(ops, latency, occupancy, slots):
+  """ops packed by window_order in order, then their loads sunk to their uses (sink_loads)."""
+  preds = dependences(ops, latency, occupancy, by_address=True)
+  cycles = []
+  window_order(ops, preds, slots, BUNDLE_WINDOW, cycles=cycles)
+  return sink_loads(ops, preds, cycles)
 
 
 def bundled(ops, latency, occupancy, slots, by_length=False):
@@ -610,15 +639,16 @@ def bundled(ops, latency, occupancy, slots, by_length=False):
 
 def jit_orders(block, latency, occupancy, slots, unit_occupancy=True):
   """The just-in-time scheduler's order of a block (program order), and that order packed into
-  bundles (in order, and by the longest path), over the dependence graph with memory ordered by
+  bundles (in order, by the longest path, and in order with its loads sunk), over the dependence graph with memory ordered by
   address. Without unit_occupancy its priority's longest path counts each step of a unit's FIFO
   as one cycle (the graph itself keeps the occupancies)."""
   preds = dependences(block, latency, occupancy, by_address=True)
   paths = preds if unit_occupancy else dependences(block, latency, {}, by_address=True)
   order = just_in_time_order(block, preds, critical_path(block, paths, latency))
   scheduled = [block[i] for i in order]
-  return [order] + [[order[i] for i in bundled(scheduled, latency, occupancy, slots, by_length)]
-                    for by_length in (False, True)]
+  packed = [bundled(scheduled, latency, occupancy, slots, by_length) for by_length in (False, True)]
+  packed.append(bundled_sunk(scheduled, latency, occupancy, slots))
+  return [order] + [[order[i] for i in p] for p in packed]
 
 
 def model_orders(cp_blocks, program_pos, register_file, slots, latencies, occupancy):
@@ -642,15 +672,67 @@ def model_orders(cp_blocks, program_pos, register_file, slots, latencies, occupa
     for name, order in orders.items():
       out[name] += [b[i][:3] for i in order]
     ops = [x for x in b if x[0] is not None or not re.fullmatch(r"[a-z_]+", x[1])]  # the notes left out
-    for name, order in zip(("jit", "jit_bundled", "jit_bundled_cp"), jit_orders(ops, latency, occupancy, slots)):
+    for name, order in zip(("jit", "jit_bundled", "jit_bundled_cp", "jit_sunk"), jit_orders(ops, latency, occupancy, slots)):
       out[name] += [ops[i][:3] for i in order]
     lat_only = jit_orders(ops, latency, occupancy, slots, unit_occupancy=False)
-    for name, order in (("jit_lat", lat_only[0]), ("jit_lat_bundled_cp", lat_only[2])):
+    for name, order in (("jit_lat", lat_only[0]), ("jit_lat_bundled_cp", lat_only[2]), ("jit_lat_sunk", lat_only[3])):
       out[name] += [ops[i][:3] for i in order]
     llo = [x for x in block if x[0] is not None or not re.fullmatch(r"[a-z_]+", x[1])]
     for name, by_length in (("llo_order_bundled", False), ("llo_order_bundled_cp", True)):
       out[name] += [llo[i][:3] for i in bundled(llo, latency, occupancy, slots, by_length)]
+    out["llo_order_sunk"] += [llo[i][:3] for i in bundled_sunk(llo, latency, occupancy, slots)]
   return out, longest
+
+
+# ---------------------------------------------------------------------------------------------
+# what the bundle scheduler moves
+
+
+def _median(xs):
+  return sorted(xs)[len(xs) // 2] if xs else None
+
+
+def bundle_moves(cp_seq, vliw):
+  """How LLO's bundles place the critical-path scheduler's ops (each a median over the kernel):
+  load_to_use: bundles from a load to its first reader; store_after_operand, push_after_operand:
+  bundles from the last definition a store or an XLU push reads to it; shift_<class>: places an op
+  moves in the bundles' order against the first order (negative: earlier), for loads, stores, XLU
+  pushes and XLU pops; lookahead_median, lookahead_max: in each bundle, how far (in ops of the
+  first order) its last op lies past the first op not yet issued."""
+  rank = {x[0]: k for k, x in enumerate(x for x in cp_seq if x[0])}
+  where, first_use, flat = {}, {}, []
+  for at, ops in enumerate(vliw):
+    for res, op, operands in ops:
+      for u in operands:
+        first_use.setdefault(u, at)
+      if res in rank:
+        where[res] = at
+        flat.append((res, op, operands, at))
+  moves = collections.defaultdict(list)
+  order_rank = {res: k for k, res in enumerate(sorted((x[0] for x in flat), key=rank.get))}
+  for k, (res, op, operands, at) in enumerate(flat):
+    cls = ("load" if op.startswith("vld") else "store" if op.startswith("vst")
+           else "xlu_pop" if op.startswith("vpop") and _unit(op) and _unit(op).startswith("xlu")
+           else "xlu_push" if _unit(op) and _unit(op).startswith("xlu") else None)
+    if cls:
+      moves["shift_" + cls].append(k - order_rank[res])
+    if cls == "load" and res in first_use:
+      moves["load_to_use"].append(first_use[res] - at)
+    defs = [where[u] for u in operands if u in where and _VREG_RE.fullmatch(u)]
+    if cls in ("store", "xlu_push") and defs:
+      moves[cls + "_after_operand"].append(at - max(defs))
+  issued, front, ahead = set(), 0, []
+  by_bundle = collections.defaultdict(list)
+  for res, _, _, at in flat:
+    by_bundle[at].append(order_rank[res])
+  for at in sorted(by_bundle):
+    while front in issued:
+      front += 1
+    ahead.append(max(by_bundle[at]) - front)
+    issued.update(by_bundle[at])
+  out = {k: _median(v) for k, v in moves.items()}
+  out["lookahead_median"], out["lookahead_max"] = _median(ahead), max(ahead, default=None)
+  return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -692,7 +774,8 @@ def analyse(dump_dir, kernel):
   row = {"live": {"mosaic": max_live([x[:3] for x in linear(_read(passes["original"][0]))]),
                   "pre_cp": max_live([x[:3] for x in pre_cp_seq]),
                   "cp": max_live(cp_seq), "vliw": max_live(vliw_seq)},
-         "live_remat": {"cp": max_live(cp_seq, REMAT_GAP), "vliw": max_live(vliw_seq, REMAT_GAP)}}
+         "live_remat": {"cp": max_live(cp_seq, REMAT_GAP), "vliw": max_live(vliw_seq, REMAT_GAP)},
+         "bundle_moves": bundle_moves(cp_seq, vliw)}
   before, after = (linear(_read(p)) for p in (ordered[names.index("DGO-post-rematerialization") - 1][1],
                                                 passes["DGO-post-rematerialization"][0]))
   old = {x[0] for x in before}

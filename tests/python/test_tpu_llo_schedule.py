@@ -277,3 +277,28 @@ def test_the_window_packer_is_not_llos_bundle_scheduler():
   assert _halves("llo_order_bundled") == {"fit": (24, 18, 12), "held": (10, 5, 4)}
   assert _halves("llo_order_bundled_cp") == {"fit": (24, 20, 12), "held": (10, 5, 4)}
   assert max(r["models"]["llo_order_bundled"] / r["pressure"] for r in _with_pressure()) > 1.85
+
+
+
+_LOADS_EARLY = """
+%v0 = vld [vmem:[%s1] sm:$0xff]
+%v1 = vld [vmem:[%s1 + $0x8] sm:$0xff]
+%v2 = vld [vmem:[%s2] sm:$0xff]
+%v3 = vmul.f32 %v2, %v2
+%v4 = vmul.f32 %v3, %v2
+%v5 = vadd.f32 %v0, %v4
+%v6 = vadd.f32 %v5, %v1
+%7 = vst [vmem:[%s3] sm:$0xff] %v6
+"""
+
+
+def test_a_sunk_load_is_issued_right_before_its_first_use():
+  # Packed from the window the loads issue in the first two bundles and %v0 and %v1 wait for the
+  # multiplies; sunk, each follows them, as LLO's bundles place loads 0-2 bundles before use.
+  block = probe.blocks(_LOADS_EARLY)[0]
+  slots = {"vld": 2, "valu": 1, "vst": 1}
+  packed = probe.bundled(block, lambda op: 1, {}, slots)
+  sunk = probe.bundled_sunk(block, lambda op: 1, {}, slots)
+  assert [block[i][0] for i in packed] == ["%v0", "%v1", "%v2", "%v3", "%v4", "%v5", "%v6", "%7"]
+  assert [block[i][0] for i in sunk] == ["%v2", "%v3", "%v0", "%v4", "%v1", "%v5", "%v6", "%7"]
+  assert probe.max_live([block[i][:3] for i in sunk]) == 3 < probe.max_live([block[i][:3] for i in packed]) == 4
