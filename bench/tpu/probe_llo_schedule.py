@@ -44,6 +44,8 @@ It writes one JSON object a line:
       llo_order_sunk, jit_sunk, jit_lat_sunk  the critical-path scheduler's own order, jit's and
                  jit_lat's packed in order from the window, then each load moved to the latest
                  cycle its readers allow (sink_loads: what LLO's bundles do with loads);
+      llo_order_listed, jit_listed  the same packed from the whole block, not a window (LLO's
+                 bundles reach thousands of ops ahead);
   bundle_moves: what LLO's bundle scheduler does to the critical-path scheduler's order (medians:
     bundles from a load to its first use, from a store's or XLU push's operand to it, places each
     class moves, and how far past the oldest op not yet issued a bundle reaches: bundle_moves).
@@ -622,11 +624,12 @@ def sink_loads(block, preds, cycles):
   return sorted(range(len(block)), key=lambda k: (at[k], k))
 
 
-def bundled_sunk(ops, latency, occupancy, slots):
-  """ops packed by window_order in order, then their loads sunk to their uses (sink_loads)."""
+def bundled_sunk(ops, latency, occupancy, slots, window=BUNDLE_WINDOW):
+  """ops packed by window_order in order (from the whole block with window=None), then their loads
+  sunk to their uses (sink_loads)."""
   preds = dependences(ops, latency, occupancy, by_address=True)
   cycles = []
-  window_order(ops, preds, slots, BUNDLE_WINDOW, cycles=cycles)
+  window_order(ops, preds, slots, window or len(ops), cycles=cycles)
   return sink_loads(ops, preds, cycles)
 
 
@@ -639,7 +642,8 @@ def bundled(ops, latency, occupancy, slots, by_length=False):
 
 def jit_orders(block, latency, occupancy, slots, unit_occupancy=True):
   """The just-in-time scheduler's order of a block (program order), and that order packed into
-  bundles (in order, by the longest path, and in order with its loads sunk), over the dependence graph with memory ordered by
+  bundles (in order, by the longest path, in order with its loads sunk, and from the whole block
+  with its loads sunk), over the dependence graph with memory ordered by
   address. Without unit_occupancy its priority's longest path counts each step of a unit's FIFO
   as one cycle (the graph itself keeps the occupancies)."""
   preds = dependences(block, latency, occupancy, by_address=True)
@@ -647,7 +651,7 @@ def jit_orders(block, latency, occupancy, slots, unit_occupancy=True):
   order = just_in_time_order(block, preds, critical_path(block, paths, latency))
   scheduled = [block[i] for i in order]
   packed = [bundled(scheduled, latency, occupancy, slots, by_length) for by_length in (False, True)]
-  packed.append(bundled_sunk(scheduled, latency, occupancy, slots))
+  packed += [bundled_sunk(scheduled, latency, occupancy, slots, window) for window in (BUNDLE_WINDOW, None)]
   return [order] + [[order[i] for i in p] for p in packed]
 
 
@@ -672,7 +676,7 @@ def model_orders(cp_blocks, program_pos, register_file, slots, latencies, occupa
     for name, order in orders.items():
       out[name] += [b[i][:3] for i in order]
     ops = [x for x in b if x[0] is not None or not re.fullmatch(r"[a-z_]+", x[1])]  # the notes left out
-    for name, order in zip(("jit", "jit_bundled", "jit_bundled_cp", "jit_sunk"), jit_orders(ops, latency, occupancy, slots)):
+    for name, order in zip(("jit", "jit_bundled", "jit_bundled_cp", "jit_sunk", "jit_listed"), jit_orders(ops, latency, occupancy, slots)):
       out[name] += [ops[i][:3] for i in order]
     lat_only = jit_orders(ops, latency, occupancy, slots, unit_occupancy=False)
     for name, order in (("jit_lat", lat_only[0]), ("jit_lat_bundled_cp", lat_only[2]), ("jit_lat_sunk", lat_only[3])):
@@ -680,7 +684,8 @@ def model_orders(cp_blocks, program_pos, register_file, slots, latencies, occupa
     llo = [x for x in block if x[0] is not None or not re.fullmatch(r"[a-z_]+", x[1])]
     for name, by_length in (("llo_order_bundled", False), ("llo_order_bundled_cp", True)):
       out[name] += [llo[i][:3] for i in bundled(llo, latency, occupancy, slots, by_length)]
-    out["llo_order_sunk"] += [llo[i][:3] for i in bundled_sunk(llo, latency, occupancy, slots)]
+    for name, window in (("llo_order_sunk", BUNDLE_WINDOW), ("llo_order_listed", None)):
+      out[name] += [llo[i][:3] for i in bundled_sunk(llo, latency, occupancy, slots, window)]
   return out, longest
 
 

@@ -336,3 +336,19 @@ def test_loads_sunk_to_their_use_do_not_make_the_window_llos_bundle_scheduler():
   assert max(r["models"]["llo_order_sunk"] / r["pressure"] for r in _with_pressure()) > 1.85
   ratios = [r["models"]["jit_sunk"] / r["pressure"] for r in _with_pressure()]
   assert 0.59 <= min(ratios) and max(ratios) <= 1.24
+
+
+def test_the_whole_block_listed_with_loads_sunk_is_not_llos_bundle_scheduler():
+  # The rule read off the bundles in full (no window, loads sunk): within 10% of P on 11 of 24 and
+  # 3 of 10 over LLO's first order (7 and 3 within 5%), 9 and 5 after jit (6 and 3), up to 2.64 and
+  # 2.88 x P on the fitting half, 4.53 on the other: ready vector work issues far ahead on the MXU
+  # bodies. It does raise transpose + add on v6e to 0.90 x P (LLO's first order: 260 of 436).
+  assert _halves("llo_order_listed") == {"fit": (24, 11, 7), "held": (10, 3, 3)}
+  assert _halves("jit_listed") == {"fit": (24, 9, 6), "held": (10, 5, 3)}
+  rows = _with_pressure()
+  fit = [r for r in rows if r["gen"] in ("v4", "v5e", "v5p")]
+  assert max(r["models"]["llo_order_listed"] / r["pressure"] for r in fit) > 2.6
+  assert max(r["models"]["jit_listed"] / r["pressure"] for r in fit) > 2.85
+  assert max(r["models"]["llo_order_listed"] / r["pressure"] for r in rows) > 4.5
+  turned = next(r for r in rows if r["kind"] == "transpose_add" and r["gen"] == "v6e")
+  assert turned["models"]["llo_order_listed"] == 392 and turned["live_remat"]["cp"] == 260
