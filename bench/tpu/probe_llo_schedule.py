@@ -676,10 +676,11 @@ def model_orders(cp_blocks, program_pos, register_file, slots, latencies, occupa
     for name, order in orders.items():
       out[name] += [b[i][:3] for i in order]
     ops = [x for x in b if x[0] is not None or not re.fullmatch(r"[a-z_]+", x[1])]  # the notes left out
-    for name, order in zip(("jit", "jit_bundled", "jit_bundled_cp", "jit_sunk", "jit_listed"), jit_orders(ops, latency, occupancy, slots)):
+    names = ("jit", "jit_bundled", "jit_bundled_cp", "jit_sunk", "jit_listed")
+    for name, order in zip(names, jit_orders(ops, latency, occupancy, slots)):
       out[name] += [ops[i][:3] for i in order]
     lat_only = jit_orders(ops, latency, occupancy, slots, unit_occupancy=False)
-    for name, order in (("jit_lat", lat_only[0]), ("jit_lat_bundled_cp", lat_only[2]), ("jit_lat_sunk", lat_only[3])):
+    for name, order in zip(("jit_lat", "jit_lat_bundled_cp", "jit_lat_sunk"), (lat_only[0], lat_only[2], lat_only[3])):
       out[name] += [ops[i][:3] for i in order]
     llo = [x for x in block if x[0] is not None or not re.fullmatch(r"[a-z_]+", x[1])]
     for name, by_length in (("llo_order_bundled", False), ("llo_order_bundled_cp", True)):
