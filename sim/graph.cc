@@ -593,8 +593,8 @@ class GraphCompiler {
       ASSIGN_OR_RETURN(Expr expr, Compile(assumption.expr(), field));
       for (int slot : expr.Parameters()) {
         if (IsDeviceSymbol(out_, slot)) continue;
-        const int index = ParameterIndexOfSlot(slot);
-        if (index < 0 || !out_.graph.parameters(index).problem_size()) {
+        // Parameters take the first slots, in order (CompileParameters).
+        if (slot >= out_.graph.parameters_size() || !out_.graph.parameters(slot).problem_size()) {
           return Bad(field, absl::StrCat("names '", out_.symbols.names()[slot],
                                          "', which is not a problem_size parameter: an assumption is about the "
                                          "problem's sizes, not a configuration (a condition on a configuration "
@@ -604,13 +604,6 @@ class GraphCompiler {
       out_.ranking_assumptions.push_back({std::move(expr), assumption.doc()});
     }
     return absl::OkStatus();
-  }
-
-  int ParameterIndexOfSlot(int slot) const {
-    for (int p = 0; p < out_.graph.parameters_size(); ++p) {
-      if (out_.symbols.Find(out_.graph.parameters(p).name()) == slot) return p;
-    }
-    return -1;
   }
 
   CompiledGraph out_;
