@@ -464,9 +464,7 @@ void AllocationAnalysis::CollectUsers() {
   std::vector<uint8_t> interesting(num_values, 0);
   for (size_t v = 0; v < num_values; ++v) interesting[v] = !alias_[v].empty();
   for (const TtgirOp& o : m_.ops)
-    if (o.kind == TtgirOpKind::kAtomicRmw || o.kind == TtgirOpKind::kAtomicCas || o.kind == TtgirOpKind::kAtomicLoad ||
-        o.kind == TtgirOpKind::kAtomicPoll || o.kind == TtgirOpKind::kLocalAtomicScatterRmw ||
-        o.kind == TtgirOpKind::kBufferAtomicRmw || o.kind == TtgirOpKind::kBufferAtomicCas)
+    if (ScratchDependsOnResultUse(o.kind))
       for (int r : o.results) interesting[r] = 1;
   // "%x" of a group "%x:2" uses every member.
   for (size_t i = 0; i < num_ops; ++i) {

@@ -1590,14 +1590,8 @@ ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<ScratchNeed> ScratchForOpWithScratch(
 
 }  // namespace
 
-absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& ctx,
-                                       bool result_used, absl::string_view origin) {
-  switch (op.kind) {
-    case TtgirOpKind::kConvertLayout:
-    case TtgirOpKind::kReduce:
-    case TtgirOpKind::kScan:
-    case TtgirOpKind::kHistogram:
-    case TtgirOpKind::kGather:
+bool ScratchDependsOnResultUse(TtgirOpKind kind) {
+  switch (kind) {
     case TtgirOpKind::kAtomicRmw:
     case TtgirOpKind::kAtomicCas:
     case TtgirOpKind::kAtomicLoad:
@@ -1605,6 +1599,21 @@ absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& c
     case TtgirOpKind::kLocalAtomicScatterRmw:
     case TtgirOpKind::kBufferAtomicRmw:
     case TtgirOpKind::kBufferAtomicCas:
+      return true;
+    default:
+      return false;
+  }
+}
+
+absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& ctx,
+                                       bool result_used, absl::string_view origin) {
+  if (ScratchDependsOnResultUse(op.kind)) return ScratchForOpWithScratch(op, ctx, result_used, origin);
+  switch (op.kind) {
+    case TtgirOpKind::kConvertLayout:
+    case TtgirOpKind::kReduce:
+    case TtgirOpKind::kScan:
+    case TtgirOpKind::kHistogram:
+    case TtgirOpKind::kGather:
     case TtgirOpKind::kTensormapCreate:
     case TtgirOpKind::kWarpSpecialize:
       return ScratchForOpWithScratch(op, ctx, result_used, origin);

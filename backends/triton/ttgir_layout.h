@@ -16,6 +16,7 @@
 namespace scratchsim::triton {
 
 struct TtgirOp;
+enum class TtgirOpKind : uint8_t;
 
 // Bits of an MLIR element type ("f16" -> 16, "f8E4M3FN" -> 8, "i1" -> 1); 0 if unknown.
 int64_t ElementBits(absl::string_view type);
@@ -88,6 +89,10 @@ struct ScratchNeed {
 // naming the line.
 absl::StatusOr<ScratchNeed> ScratchFor(const TtgirOp& op, const LayoutContext& ctx,
                                        bool result_used, absl::string_view origin);
+
+// The ops whose scratch ScratchFor sizes by whether their result is used (the atomics, whose
+// result is broadcast through scratch only when read): the allocation follows their results' users.
+bool ScratchDependsOnResultUse(TtgirOpKind kind);
 
 // LinearEncodingAttr::getOrder of `type`'s layout: the dimensions in the order its register
 // bases first move along them, then the others from the last to the first.
