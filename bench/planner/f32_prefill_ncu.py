@@ -5,7 +5,7 @@ suite, the wgmma tiles the model ranks first (BLOCK_M >= 64) beside the mma.sync
 stall reasons, registers) can be read per launch (docs/validation/planner-h200-workloads.md,
 "The f32 prefill loop under Nsight Compute").
 
-    python3 f32_prefill_ncu.py ORDER.json          # launches (under ncu)
+    NCU_SET=f32_prefill|f16_block_k python3 f32_prefill_ncu.py ORDER.json   # launches (under ncu)
     python3 f32_prefill_ncu.py --summarize ORDER.json NCU.csv[.gz] OPS.csv[.gz]   # the table, per launch
 """
 import json
@@ -13,16 +13,24 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SHAPES = [(2000, 6144, 4096), (2000, 3072, 2048)]
-CONFIGS = [(256, 128, 32, 4, 8), (256, 128, 32, 3, 8), (128, 256, 32, 3, 8), (128, 128, 32, 4, 4),
-           (128, 128, 32, 3, 8), (64, 256, 32, 3, 4), (32, 256, 32, 3, 4), (32, 128, 32, 3, 4),
-           (32, 256, 64, 3, 4)]
+# The launch sets (NCU_SET): (shapes, configurations, dtype).
+SETS = {
+    # The f32 prefill rows: wgmma tiles the model ranks first beside the mma.sync tiles that win.
+    "f32_prefill": ([(2000, 6144, 4096), (2000, 3072, 2048)],
+                    [(256, 128, 32, 4, 8), (256, 128, 32, 3, 8), (128, 256, 32, 3, 8), (128, 128, 32, 4, 4),
+                     (128, 128, 32, 3, 8), (64, 256, 32, 3, 4), (32, 256, 32, 3, 4), (32, 128, 32, 3, 4),
+                     (32, 256, 64, 3, 4)], "f32"),
+    # f16 wgmma 128x128 at BLOCK_K 32 and 64, which the model ties: BLOCK_K 32 measured 1.39x and
+    # 1.42x slower on the first two shapes (384 and 128 blocks) and 0.86x on the third (1024).
+    "f16_block_k": ([(2000, 3072, 23040), (2000, 960, 2560), (2000, 8192, 3696)],
+                    [(128, 128, 32, 4, 4), (128, 128, 64, 4, 4), (128, 128, 32, 3, 4), (128, 128, 64, 3, 4)], "f16"),
+}
 
 
 def launch_all(order_path):
     sys.path.insert(0, HERE)
     from sweep_workloads import launch_in_order
-    launch_in_order(order_path, SHAPES, CONFIGS, "f32")
+    launch_in_order(order_path, *SETS[os.environ.get("NCU_SET", "f32_prefill")])
 
 
 def summarize(order_path, csv_path, ops_path):

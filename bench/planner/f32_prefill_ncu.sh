@@ -5,7 +5,8 @@
 # PyTorch): bench/planner/f32_prefill_ncu.sh OUTDIR -> OUTDIR/f32_prefill_ncu.csv (--page raw),
 # f32_prefill_order.json, f32_prefill_ncu.err; then a second pass with every shared-memory wavefront,
 # bank-conflict, LDGSTS and shared-instruction metric the GPU offers, split by op (ld, st, gmma,
-# ldgsts cache-access and bypass): OUTDIR/f32_prefill_ops_ncu.csv.
+# ldgsts cache-access and bypass): OUTDIR/f32_prefill_ops_ncu.csv. NCU_SET picks the launches
+# (f32_prefill_ncu.py's SETS; default f32_prefill).
 set -u
 OUT_DIR=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -21,10 +22,13 @@ sm__pipe_tensor_op_gmma_cycles_active.avg,sm__inst_executed_pipe_tensor_op_gmma.
 l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,\
 smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.per_cycle_active,\
 launch__registers_per_thread,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,\
-launch__grid_size,dram__bytes_read.sum,lts__t_bytes.sum$STALLS"
+launch__grid_size,dram__bytes_read.sum,lts__t_bytes.sum,sm__cycles_elapsed.avg,sm__cycles_active.max,sm__cycles_active.min,\
+sm__ctas_launched.max,sm__ctas_launched.min,gpc__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second$STALLS"
 timeout 420 ncu --clock-control none --csv --page raw --kernel-name regex:matmul_kernel --metrics "$METRICS" \
   python3 "$HERE/f32_prefill_ncu.py" "$OUT_DIR/f32_prefill_order.json" > "$OUT_DIR/f32_prefill_ncu.csv" 2> "$OUT_DIR/f32_prefill_ncu.err"
 echo "ncu rc=$?"; tail -3 "$OUT_DIR/f32_prefill_ncu.err"
+# The per-op pass is the f32 set's question (its bank counts); other sets stop here.
+[ "${NCU_SET:-f32_prefill}" = f32_prefill ] || { date -u; exit 0; }
 ncu --query-metrics --chip gh100 > "$OUT_DIR/metrics.txt" 2>&1
 OPS=$(grep -oE "^(l1tex__data_pipe_lsu_wavefronts_mem_shared[a-z_]*|l1tex__data_bank_conflicts_pipe_lsu_mem_shared[a-z_]*|\
 smsp__inst_executed_op_[a-z_]*shared[a-z_]*|smsp__inst_executed_op_ldsm|smsp__inst_executed_op_ldgsts[a-z_]*|\

@@ -2,7 +2,7 @@
 with what a user would call instead beside them, on the GPU machine.
 
     python3 bench/planner/sweep_workloads.py OUT.json [--dtypes f16] [--part all|fit|heldout|heldout2|heldout3|heldout4]
-        [--kinds matmul,splitk,attention,anchors] [--budget-s 540] [--f32-every 2]
+        [--kinds matmul,splitk,attention,anchors] [--budget-s 540] [--f32-every 2] [--rows START:STOP]
 
 For every matmul row of tests/data/planner/workload-suite.json and each dtype: every configuration
 of the plain Triton matmul (models/graphs/triton_matmul.pbtxt's 288) and, where M <= 64, of the
@@ -271,6 +271,8 @@ def main():
     p.add_argument("--budget-s", type=float, default=540)
     p.add_argument("--workers", type=int, default=14)
     p.add_argument("--smoke", action="store_true", help="two configurations per family on the first rows: a check")
+    p.add_argument("--rows", default=":", help="START:STOP, a slice of the part's matmul rows in suite order (to time "
+                   "what an earlier run's budget left)")
     args = p.parse_args()
     if args.smoke:
         for s in (PLAIN_SPACE, SPLITK_SPACE, ATTN_SPACE):
@@ -281,14 +283,15 @@ def main():
     with open(args.suite) as f:
         suite = json.load(f)
     pick = (lambda r: True) if args.part == "all" else (lambda r: r["part"] == args.part)
-    mm_rows = [(r, d) for i, r in enumerate(suite["matmul"]) if pick(r) for d in dtypes
-               if d != "f32" or i % args.f32_every == 0]
+    start, stop = (int(x) if x else None for x in args.rows.split(":"))
+    part_rows = [(i, r) for i, r in enumerate(suite["matmul"]) if pick(r)][start:stop]
+    mm_rows = [(r, d) for i, r in part_rows for d in dtypes if d != "f32" or i % args.f32_every == 0]
     at_rows = [r for r in suite["attention"] if pick(r)] if "attention" in kinds or "anchors" in kinds else []
     if args.smoke:
         mm_rows, at_rows = [x for x in mm_rows if x[0]["M"] <= SPLITK_MAX_M][:len(dtypes)], at_rows[:1]
     run = Run(args)
     run.result.update({"suite": os.path.relpath(args.suite, ROOT), "dtypes": dtypes, "part": args.part,
-                       "kinds": sorted(kinds), "f32_every": args.f32_every})
+                       "kinds": sorted(kinds), "f32_every": args.f32_every, "rows": args.rows})
     tasks = []
     for d in dtypes:
         if "matmul" in kinds:

@@ -249,6 +249,8 @@ SweepSpec WorkloadMatmul(const std::string& part) {
   // The fourth part timed its attention first and its matmuls in a run of their own.
   const std::string prefix = WorkloadRun(part) + (part == "heldout4" ? "/h200-matmul-" : "/h200-");
   spec.sweeps = {prefix + "f16.json.gz", prefix + "f32.json.gz"};
+  // The fifth part's first sweeps ended at its 29th row; a second run timed rows 30-50.
+  if (part == "heldout5") spec.sweeps.insert(spec.sweeps.end(), {prefix + "f16-rows29.json.gz", prefix + "f32-rows29.json.gz"});
   spec.sets_by_dtype = {{"f16", {"ELT=2"}}, {"f32", {"ELT=4"}}};
   spec.compute_dtype = {{"f16", "f16"}, {"f32", "tf32"}};
   spec.format.where = {{"kind", "matmul"}, {"part", part}};
@@ -321,6 +323,14 @@ TEST(PlannerQualityTest, CudaGemmOnTheFourthHeldOutPart) {
   ExpectFloors("CUDA GEMM, workload fourth held-out part", JudgeCudaGemmWorkloads("heldout4"), 76, 75, 75);
 }
 
+// Planned at ac6d5c1 before the part was timed (cuda-gemm-plans-before-timing.json.gz beside it);
+// 16x49155x4096 has no plan (no tile divides N).
+TEST(PlannerQualityTest, CudaGemmOnTheFifthHeldOutPart) {
+  // Misses, all f32 at K or N = 960: 16x5120x960 at 1.18x, 64x5120x960 at 1.12x, 64x960x2560 at
+  // 1.11x (its top 5's best at 1.07x).
+  ExpectFloors("CUDA GEMM, workload fifth held-out part", JudgeCudaGemmWorkloads("heldout5"), 98, 95, 97);
+}
+
 TEST(PlannerQualityTest, TritonMatmulOnTheWorkloadSuiteFitPart) {
   // f16 24 of 27 (16x2048x2048 at 1.99x, 16x4096x14336 at 1.15x, 16x3072x2048 at 1.10x), f32 27.
   ExpectFloors("Triton matmul, workload fit part", Judge(WorkloadMatmul("fit")), 54, 51, 50);
@@ -337,12 +347,12 @@ TEST(PlannerQualityTest, TritonMatmulOnTheFourthHeldOutPart) {
 }
 
 // The fifth held-out part, planned before it was timed, the model unchanged since the fourth; its
-// sweep's budget ended during the 29th of its 50 matmul rows (16x49155x4096, timed in part).
+// first sweeps' budget ended during the 29th of its 50 matmul rows (16x49155x4096, timed in part).
 TEST(PlannerQualityTest, TritonMatmulOnTheFifthHeldOutPart) {
   // Misses: f16 16x49155x4096 at 23x (an N no 16 divides: Triton's loads are not vectorized),
   // 2000x3072x24576 1.26x, 2000x2560x10240 1.20x, 16x4096x12800 1.13x; f32 16x49155x4096 2.97x,
-  // 64x49152x3072 1.22x, 64x20480x2560 1.15x.
-  ExpectFloors("Triton matmul, workload fifth held-out part", Judge(WorkloadMatmul("heldout5")), 58, 51, 49);
+  // 64x49152x3072 1.22x, 2000x1600x960 1.16x, 64x20480x2560 1.15x.
+  ExpectFloors("Triton matmul, workload fifth held-out part", Judge(WorkloadMatmul("heldout5")), 100, 92, 86);
 }
 
 // The second held-out part: models added after the terms were chosen, planned before they were
