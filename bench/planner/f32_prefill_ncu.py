@@ -7,6 +7,7 @@ stall reasons, registers) can be read per launch (docs/validation/planner-h200-w
 
     NCU_SET=f32_prefill|f16_block_k python3 f32_prefill_ncu.py ORDER.json   # launches (under ncu)
     python3 f32_prefill_ncu.py --summarize ORDER.json NCU.csv[.gz] OPS.csv[.gz]   # the table, per launch
+    python3 f32_prefill_ncu.py --summarize-waves ORDER.json NCU.csv[.gz]        # f16_block_k's table
 """
 import json
 import os
@@ -67,8 +68,38 @@ def summarize(order_path, csv_path, ops_path):
               f"{bypass:6.2f} {ca:5.2f} {l2 / 1e9:6.2f} {l2 / us / 1e6:7.2f}")
 
 
+def summarize_waves(order_path, csv_path):
+    """Per launch (the f16_block_k set): time, SM clock, elapsed cycles against the least and most
+    active SM, the blocks each SM ran (fewest, most), resident warps, registers and the stalls
+    that tell a K step's fixed wait (barrier) from load latency (long scoreboard)."""
+    sys.path.insert(0, HERE)
+    from ncu_csv import raw_kernels
+
+    def value(k, name):
+        v = k.get(name)
+        v = v[0] if isinstance(v, tuple) else v
+        try:
+            return float(str(v).replace(",", ""))
+        except (TypeError, ValueError):
+            return float("nan")
+
+    stall = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+    print("shape        config            us    GHz  elapsed  active min..max   blocks/SM  warps/SM regs  barrier long_sb")
+    for o, k in zip(json.load(open(order_path)), raw_kernels(csv_path)):
+        c = o["config"]
+        cfg = "/".join(str(v) for v in c.values())
+        print(f"{o['N']}x{o['K']:<6} {cfg:15} {value(k, 'gpu__time_duration.sum') / 1e3:7.1f} "
+              f"{value(k, 'sm__cycles_elapsed.avg.per_second') / 1e9:5.2f} {value(k, 'sm__cycles_elapsed.avg'):8.0f} "
+              f"{value(k, 'sm__cycles_active.min'):8.0f}..{value(k, 'sm__cycles_active.max'):<8.0f} "
+              f"{value(k, 'sm__ctas_launched.min'):3.0f}..{value(k, 'sm__ctas_launched.max'):<3.0f} "
+              f"{value(k, 'sm__warps_active.avg.per_cycle_active'):9.1f} {value(k, 'launch__registers_per_thread'):5.0f} "
+              f"{value(k, stall.format('barrier')):8.2f} {value(k, stall.format('long_scoreboard')):7.2f}")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "--summarize":
         summarize(*sys.argv[2:5])
+    elif sys.argv[1] == "--summarize-waves":
+        summarize_waves(*sys.argv[2:4])
     else:
         launch_all(sys.argv[1])
