@@ -40,15 +40,8 @@ def summarize(order_path, csv_path, ops_path):
     the LDGSTS instructions that bypass L1 (16-byte) and go through it (4-byte), and the L2 traffic
     and its rate."""
     sys.path.insert(0, HERE)
+    from ncu_csv import metric as value
     from ncu_csv import raw_kernels
-
-    def value(k, name):
-        v = k.get(name)
-        v = v[0] if isinstance(v, tuple) else v
-        try:
-            return float(str(v).replace(",", ""))
-        except (TypeError, ValueError):
-            return 0.0
 
     order = json.load(open(order_path))
     print("shape       config             us    wf/K  gmma  other  conflicts  bypass    ca  L2_GB  L2_TB/s")
@@ -73,15 +66,10 @@ def summarize_waves(order_path, csv_path):
     active SM, the blocks each SM ran (fewest, most), resident warps, registers and the stalls
     that tell a K step's fixed wait (barrier) from load latency (long scoreboard)."""
     sys.path.insert(0, HERE)
-    from ncu_csv import raw_kernels
+    from ncu_csv import metric, raw_kernels
 
     def value(k, name):
-        v = k.get(name)
-        v = v[0] if isinstance(v, tuple) else v
-        try:
-            return float(str(v).replace(",", ""))
-        except (TypeError, ValueError):
-            return float("nan")
+        return metric(k, name, float("nan"))
 
     stall = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
     print("shape        config            us    GHz  elapsed  active min..max   blocks/SM  warps/SM regs  barrier long_sb")

@@ -43,6 +43,12 @@ def raw_kernels(csv_path):
     return out
 
 
+def metric(kernel, name, missing=0.0):
+    """One metric's value of a kernel from kernels() or raw_kernels(); `missing` where ncu gave
+    none or not a number."""
+    return kernel[name][0] if name in kernel else missing
+
+
 def named_kernels(csv_path):
     """[(kernel name, {metric: value}), ...] in ncu's order, for runs that profile a subset of the
     launches (a --kernel-name filter), where the name says which configuration ran."""
