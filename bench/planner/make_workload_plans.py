@@ -71,7 +71,7 @@ def main():
     p.add_argument("--device", default="h200")
     p.add_argument("--family", action="append", default=None, help="a matmul family graph; repeatable")
     p.add_argument("--kernel", choices=["triton", "cuda_gemm"], default="triton")
-    p.add_argument("--part", default=None, help="plan only this part's rows (fit, heldout, heldout2, heldout3, heldout4)")
+    p.add_argument("--part", default=None, help="plan only this part's rows (workloads.PARTS)")
     args = p.parse_args()
     families = args.family or MATMUL_FAMILIES
     with open(SUITE) as f:

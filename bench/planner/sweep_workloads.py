@@ -1,7 +1,7 @@
 """Times the planner's kernel families on the real-workload suite (issue 34; bench/planner/workloads.py),
 with what a user would call instead beside them, on the GPU machine.
 
-    python3 bench/planner/sweep_workloads.py OUT.json [--dtypes f16] [--part all|fit|heldout|heldout2|heldout3|heldout4]
+    python3 bench/planner/sweep_workloads.py OUT.json [--dtypes f16] [--part all|PART]
         [--kinds matmul,splitk,attention,anchors] [--budget-s 540] [--f32-every 2] [--rows START:STOP]
 
 For every matmul row of tests/data/planner/workload-suite.json and each dtype: every configuration

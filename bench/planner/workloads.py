@@ -35,6 +35,9 @@ unchanged since; its attention and then its matmuls were each planned before the
 A fifth held-out part ("heldout5": Qwen2.5-72B over 8 GPUs, Yi-6B, Gemma-7B, Phi-2, Granite-3.0-8B,
 Command-R over 4 GPUs, SmolLM2-360M; sizes 960, 1600, 3696, 7392, 24576, a vocabulary of 49,155) was
 added after the fourth was judged, the model unchanged, and planned before it was timed.
+A sixth held-out part ("heldout6": Llama-2-13B, GPT-J-6B, Pythia-1.4B, Falcon-7B, BLOOM-560M,
+Qwen3-0.6B, Gemma-2-27B, CodeLlama-34B over 8 GPUs) is attention only, like the third: added after
+the fifth was judged, the model unchanged, and planned before it was timed.
 """
 import json
 import sys
@@ -133,11 +136,36 @@ MODELS = {
     # https://huggingface.co/HuggingFaceTB/SmolLM2-360M/blob/main/config.json (head_dim = 960 / 15)
     "smollm2-360m": {"part": "heldout5", "hidden": 960, "intermediate": 2560, "heads": 15, "kv_heads": 5,
                      "head_dim": 64, "vocab": 49152, "tp": 1},
+    # The sixth part, attention only (its matmuls are not in the suite).
+    # https://huggingface.co/meta-llama/Llama-2-13b-hf/blob/main/config.json
+    "llama2-13b": {"part": "heldout6", "hidden": 5120, "intermediate": 13824, "heads": 40, "kv_heads": 40,
+                   "head_dim": 128, "vocab": 32000, "tp": 1},
+    # https://huggingface.co/EleutherAI/gpt-j-6b/blob/main/config.json (n_embd 4096, n_head 16)
+    "gpt-j-6b": {"part": "heldout6", "hidden": 4096, "intermediate": 16384, "heads": 16, "kv_heads": 16,
+                 "head_dim": 256, "vocab": 50400, "tp": 1},
+    # https://huggingface.co/EleutherAI/pythia-1.4b/blob/main/config.json
+    "pythia-1.4b": {"part": "heldout6", "hidden": 2048, "intermediate": 8192, "heads": 16, "kv_heads": 16,
+                    "head_dim": 128, "vocab": 50304, "tp": 1},
+    # https://huggingface.co/tiiuae/falcon-7b/blob/main/config.json (multi-query: one KV head)
+    "falcon-7b": {"part": "heldout6", "hidden": 4544, "intermediate": 18176, "heads": 71, "kv_heads": 1,
+                  "head_dim": 64, "vocab": 65024, "tp": 1},
+    # https://huggingface.co/bigscience/bloom-560m/blob/main/config.json (hidden 1024, n_head 16)
+    "bloom-560m": {"part": "heldout6", "hidden": 1024, "intermediate": 4096, "heads": 16, "kv_heads": 16,
+                   "head_dim": 64, "vocab": 250880, "tp": 1},
+    # https://huggingface.co/Qwen/Qwen3-0.6B/blob/main/config.json (head_dim 128 given)
+    "qwen3-0.6b": {"part": "heldout6", "hidden": 1024, "intermediate": 3072, "heads": 16, "kv_heads": 8,
+                   "head_dim": 128, "vocab": 151936, "tp": 1},
+    # https://huggingface.co/google/gemma-2-27b/blob/main/config.json
+    "gemma2-27b": {"part": "heldout6", "hidden": 4608, "intermediate": 36864, "heads": 32, "kv_heads": 16,
+                   "head_dim": 128, "vocab": 256000, "tp": 1},
+    # https://huggingface.co/codellama/CodeLlama-34b-hf/blob/main/config.json, sharded over 8 GPUs
+    "codellama-34b-tp8": {"part": "heldout6", "hidden": 8192, "intermediate": 22016, "heads": 64, "kv_heads": 8,
+                          "head_dim": 128, "vocab": 32000, "tp": 8},
 }
 
 # The parts, in the order they were added, and those whose models are in the suite for attention only.
-PARTS = ("fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5")
-ATTENTION_ONLY_PARTS = ("heldout3",)
+PARTS = ("fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6")
+ATTENTION_ONLY_PARTS = ("heldout3", "heldout6")
 
 # Which layers at which token counts: decode is where small grids live, prefill the large square-ish
 # regime the model was first validated on. The lm_head of a 128k-256k vocabulary is left to the
@@ -162,6 +190,9 @@ ATTENTION = [
     ("falcon3-7b", 8, 1024),
     ("qwen2.5-72b-tp8", 16, 2048), ("yi-6b", 4, 4096), ("gemma-7b", 2, 4096), ("granite-3.0-8b", 1, 8192),
     ("command-r-tp4", 4, 2048), ("smollm2-360m", 8, 2048), ("smollm2-360m", 2, 8192),
+    ("llama2-13b", 1, 4096), ("llama2-13b", 4, 1024), ("gpt-j-6b", 2, 2048), ("pythia-1.4b", 8, 2048),
+    ("falcon-7b", 1, 2048), ("falcon-7b", 2, 8192), ("bloom-560m", 16, 1024), ("bloom-560m", 4, 4096),
+    ("qwen3-0.6b", 4, 8192), ("gemma2-27b", 2, 4096), ("codellama-34b-tp8", 32, 2048),
 ]
 
 
