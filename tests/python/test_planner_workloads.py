@@ -10,6 +10,7 @@ RUN2 = "tests/data/planner/h200-heldout2-2026-11-29"  # the second held-out part
 RUN3 = "tests/data/planner/h200-heldout3-2026-11-29"  # the third (attention only)
 RUN4 = "tests/data/planner/h200-heldout4-2026-11-29"  # the fourth (attention only)
 RUN5 = "tests/data/planner/h200-heldout5-2026-11-30"  # the fifth
+RUN6 = "tests/data/planner/h200-heldout6-2026-11-30"  # the sixth (attention only)
 
 
 def _bench(repo, script, *args):
@@ -151,3 +152,11 @@ def test_fifth_held_out_parts_cuda_gemm_judges_as_reported(repo, tmp_path):
     f16, f32 = judged["matmul heldout5 f16"], judged["matmul heldout5 f32"]
     assert (f16["rows"], f16["top1_within_10"], f16["top5_within_3"]) == (49, 49, 49)
     assert (f32["rows"], f32["top1_within_10"], f32["top5_within_3"]) == (49, 46, 48)
+
+
+def test_sixth_held_out_part_judges_as_reported(repo, tmp_path):
+    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", run_dir=RUN6)
+    # The model at c4923a2 (unchanged since the fifth part), planned before the part was timed.
+    assert set(judged) == {"attention heldout6 f16"}
+    attention = judged["attention heldout6 f16"]
+    assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (11, 11, 10)
