@@ -5,7 +5,7 @@ suite, the wgmma tiles the model ranks first (BLOCK_M >= 64) beside the mma.sync
 stall reasons, registers) can be read per launch (docs/validation/planner-h200-workloads.md,
 "The f32 prefill loop under Nsight Compute").
 
-    NCU_SET=f32_prefill|f16_block_k python3 f32_prefill_ncu.py ORDER.json   # launches (under ncu)
+    NCU_SET=f32_prefill|f16_block_k|f32_l2 python3 f32_prefill_ncu.py ORDER.json   # launches (under ncu)
     python3 f32_prefill_ncu.py --summarize ORDER.json NCU.csv[.gz] OPS.csv[.gz]   # the table, per launch
     python3 f32_prefill_ncu.py --summarize-waves ORDER.json NCU.csv[.gz]        # f16_block_k's table
 """
@@ -25,6 +25,12 @@ SETS = {
     # 1.42x slower on the first two shapes (384 and 128 blocks) and 0.86x on the third (1024).
     "f16_block_k": ([(2000, 3072, 23040), (2000, 960, 2560), (2000, 8192, 3696)],
                     [(128, 128, 32, 4, 4), (128, 128, 64, 4, 4), (128, 128, 32, 3, 4), (128, 128, 64, 3, 4)], "f16"),
+    # f32 32-row mma.sync tiles at BLOCK_K 32 and 64 and 2-4 stages beside the wgmma tile: where
+    # their L2 traffic goes (sectors by source unit, the L2 fabric between the two partitions).
+    "f32_l2": ([(2000, 6144, 4096), (2000, 3072, 2048)],
+               [(32, 256, 32, 2, 4), (32, 256, 32, 3, 4), (32, 256, 32, 4, 4), (32, 256, 64, 2, 4),
+                (32, 256, 64, 3, 4), (32, 256, 64, 4, 4), (32, 128, 32, 4, 4), (32, 128, 64, 4, 4),
+                (256, 128, 32, 4, 8), (256, 128, 64, 2, 8)], "f32"),
 }
 
 

@@ -27,9 +27,20 @@ sm__ctas_launched.max,sm__ctas_launched.min,gpc__cycles_elapsed.max,sm__cycles_e
 timeout 420 ncu --clock-control none --csv --page raw --kernel-name regex:matmul_kernel --metrics "$METRICS" \
   python3 "$HERE/f32_prefill_ncu.py" "$OUT_DIR/f32_prefill_order.json" > "$OUT_DIR/f32_prefill_ncu.csv" 2> "$OUT_DIR/f32_prefill_ncu.err"
 echo "ncu rc=$?"; tail -3 "$OUT_DIR/f32_prefill_ncu.err"
+ncu --query-metrics --chip gh100 > "$OUT_DIR/metrics.txt" 2>&1
+# The f32_l2 set's second pass: L2 sectors by source unit (the SMs' tex path, the fabric between
+# the L2's two partitions), hits and misses, and the L2 request coalescer where the chip has one.
+if [ "${NCU_SET:-f32_prefill}" = f32_l2 ]; then
+  L2=$(grep -oE "^(lts__t_(sectors|requests)_srcunit_(tex|ltcfabric)(_lookup_(hit|miss))?|lrc__[a-z_]*|\
+l1tex__m_xbar2l1tex_read_bytes|lts__t_sectors_op_read|lts__t_sectors_lookup_(hit|miss))\b" "$OUT_DIR/metrics.txt" \
+     | sort -u | sed 's/$/.sum/' | paste -sd, -)
+  timeout 400 ncu --clock-control none --csv --page raw --kernel-name regex:matmul_kernel \
+    --metrics "gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,lts__t_bytes.sum,$L2" \
+    python3 "$HERE/f32_prefill_ncu.py" "$OUT_DIR/f32_prefill_order.json" > "$OUT_DIR/f32_l2_ncu.csv" 2>> "$OUT_DIR/f32_prefill_ncu.err"
+  echo "ncu (L2) rc=$?"
+fi
 # The per-op pass is the f32 set's question (its bank counts); other sets stop here.
 [ "${NCU_SET:-f32_prefill}" = f32_prefill ] || { date -u; exit 0; }
-ncu --query-metrics --chip gh100 > "$OUT_DIR/metrics.txt" 2>&1
 OPS=$(grep -oE "^(l1tex__data_pipe_lsu_wavefronts_mem_shared[a-z_]*|l1tex__data_bank_conflicts_pipe_lsu_mem_shared[a-z_]*|\
 smsp__inst_executed_op_[a-z_]*shared[a-z_]*|smsp__inst_executed_op_ldsm|smsp__inst_executed_op_ldgsts[a-z_]*|\
 l1tex__m_xbar2l1tex_read_bytes[a-z_]*|smsp__sass_inst_executed_op_ldgsts[a-z_]*|smsp__sass_inst_executed_op_shared[a-z_]*|\
