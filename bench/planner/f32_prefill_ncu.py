@@ -5,9 +5,11 @@ suite, the wgmma tiles the model ranks first (BLOCK_M >= 64) beside the mma.sync
 stall reasons, registers) can be read per launch (docs/validation/planner-h200-workloads.md,
 "The f32 prefill loop under Nsight Compute").
 
-    NCU_SET=f32_prefill|f16_block_k|f32_l2 python3 f32_prefill_ncu.py ORDER.json   # launches (under ncu)
+    NCU_SET=f32_prefill|f16_block_k|f32_l2|f32_k_loop python3 f32_prefill_ncu.py ORDER.json   # launches (under ncu)
     python3 f32_prefill_ncu.py --summarize ORDER.json NCU.csv[.gz] OPS.csv[.gz]   # the table, per launch
     python3 f32_prefill_ncu.py --summarize-waves ORDER.json NCU.csv[.gz]        # f16_block_k's table
+    python3 f32_prefill_ncu.py --summarize-l2 ORDER.json NCU.csv[.gz]           # f32_l2's table
+    python3 f32_prefill_ncu.py --summarize-k-loop ORDER.json NCU.csv[.gz]       # f32_k_loop's table
 """
 import json
 import os
@@ -25,12 +27,16 @@ SETS = {
     # 1.42x slower on the first two shapes (384 and 128 blocks) and 0.86x on the third (1024).
     "f16_block_k": ([(2000, 3072, 23040), (2000, 960, 2560), (2000, 8192, 3696)],
                     [(128, 128, 32, 4, 4), (128, 128, 64, 4, 4), (128, 128, 32, 3, 4), (128, 128, 64, 3, 4)], "f16"),
-    # f32 32-row mma.sync tiles at BLOCK_K 32 and 64 and 2-4 stages beside the wgmma tile: where
-    # their L2 traffic goes (sectors by source unit, the L2 fabric between the two partitions).
+    # f32 32-row mma.sync tiles at BLOCK_K 32 and 64 beside the wgmma tile, on two fit rows: where
+    # their L2 traffic goes (bytes the SMs receive, sectors the L2 slices serve, the fabric between
+    # the L2's two partitions).
     "f32_l2": ([(2000, 6144, 4096), (2000, 3072, 2048)],
-               [(32, 256, 32, 2, 4), (32, 256, 32, 3, 4), (32, 256, 32, 4, 4), (32, 256, 64, 2, 4),
-                (32, 256, 64, 3, 4), (32, 256, 64, 4, 4), (32, 128, 32, 4, 4), (32, 128, 64, 4, 4),
-                (256, 128, 32, 4, 8), (256, 128, 64, 2, 8)], "f32"),
+               [(32, 256, 32, 3, 4), (32, 256, 32, 4, 4), (32, 256, 64, 3, 4), (32, 256, 64, 4, 4),
+                (32, 128, 32, 4, 4), (32, 128, 64, 4, 4), (256, 128, 32, 4, 8)], "f32"),
+    # The same 32/256 loop at one block per SM (M = 256: 128 blocks) and at about three a core
+    # (M = 768: 384 blocks), each at K = 1024 and 4096: the difference is the K loop alone.
+    "f32_k_loop": ([(256, 4096, 1024), (256, 4096, 4096), (768, 4096, 1024), (768, 4096, 4096)],
+                   [(32, 256, 32, 4, 4), (32, 256, 64, 4, 4), (32, 256, 32, 3, 4), (32, 256, 64, 3, 4)], "f32"),
 }
 
 
@@ -90,10 +96,61 @@ def summarize_waves(order_path, csv_path):
               f"{value(k, stall.format('barrier')):8.2f} {value(k, stall.format('long_scoreboard')):7.2f}")
 
 
+def summarize_l2(order_path, csv_path):
+    """Per launch (the f32_l2 set): time and SM clock; the bytes the SMs received from L2
+    (l1tex__m_xbar2l1tex_read_bytes) against the graph's global bytes (grid x (BLOCK_M + BLOCK_N) x K
+    x 4) and their rate per second and per SM cycle; the sectors the L2 slices served the SMs, with
+    their hit rate, and the fabric between the two partitions; DRAM reads."""
+    sys.path.insert(0, HERE)
+    from ncu_csv import metric, raw_kernels
+
+    print("shape       config            us   MHz  to_SMs_GB graph_GB  TB/s  B/clk/SM  slices_GB hit%  fabric_GB  dram_GB")
+    for o, k in zip(json.load(open(order_path)), raw_kernels(csv_path)):
+        c = o["config"]
+        blocks = -(-o["M"] // c["BLOCK_M"]) * -(-o["N"] // c["BLOCK_N"])
+        graph = blocks * (c["BLOCK_M"] + c["BLOCK_N"]) * o["K"] * 4
+        us = metric(k, "gpu__time_duration.sum") / 1e3
+        hz = metric(k, "sm__cycles_elapsed.avg.per_second")
+        to_sms = metric(k, "l1tex__m_xbar2l1tex_read_bytes.sum")
+        tex = metric(k, "lts__t_sectors_srcunit_tex.sum")
+        hit = metric(k, "lts__t_sectors_srcunit_tex_lookup_hit.sum")
+        fabric = metric(k, "lts__t_sectors_srcunit_ltcfabric.sum")
+        cfg = "/".join(str(v) for v in c.values())
+        print(f"{o['N']}x{o['K']:<6} {cfg:15} {us:7.1f} {hz / 1e6:5.0f} {to_sms / 1e9:9.2f} {graph / 1e9:8.2f} "
+              f"{to_sms / us / 1e6:5.2f} {to_sms / (us * 1e-6 * hz * 132):9.1f} {tex * 32 / 1e9:10.2f} "
+              f"{100 * hit / tex:4.0f} {fabric * 32 / 1e9:10.2f} {metric(k, 'dram__bytes_read.sum') / 1e9:8.2f}")
+
+
+def summarize_k_loop(order_path, csv_path):
+    """The f32_k_loop set: per configuration and grid, the K loop's cycles per K element on the
+    busiest SM (K = 4096 minus K = 1024), per block on it (blocks / 132 rounded up), and the graph's
+    L2 bytes per block and K element over them."""
+    sys.path.insert(0, HERE)
+    from ncu_csv import metric, raw_kernels
+
+    runs = {}
+    for o, k in zip(json.load(open(order_path)), raw_kernels(csv_path)):
+        runs[(o["M"], o["N"], tuple(o["config"].values()), o["K"])] = k
+    print("M     config           blocks  cycles/K(busiest SM)  per block  L2 B/clk/SM  MHz")
+    for (m, n, cfg, k_hi), hi in sorted(runs.items()):
+        lo = runs.get((m, n, cfg, 1024))
+        if k_hi == 1024 or lo is None:
+            continue
+        blocks = -(-m // cfg[0]) * -(-n // cfg[1])
+        on_sm = -(-blocks // 132)
+        per_k = (metric(hi, "sm__cycles_active.max") - metric(lo, "sm__cycles_active.max")) / (k_hi - 1024)
+        print(f"{m:<5} {'/'.join(map(str, cfg)):16} {blocks:6} {per_k:20.1f} {per_k / on_sm:10.1f} "
+              f"{(cfg[0] + cfg[1]) * 4 * on_sm / per_k:12.1f} {metric(hi, 'sm__cycles_elapsed.avg.per_second') / 1e6:5.0f}")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "--summarize":
         summarize(*sys.argv[2:5])
     elif sys.argv[1] == "--summarize-waves":
         summarize_waves(*sys.argv[2:4])
+    elif sys.argv[1] == "--summarize-l2":
+        summarize_l2(*sys.argv[2:4])
+    elif sys.argv[1] == "--summarize-k-loop":
+        summarize_k_loop(*sys.argv[2:4])
     else:
         launch_all(sys.argv[1])

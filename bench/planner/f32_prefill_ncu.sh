@@ -6,7 +6,7 @@
 # f32_prefill_order.json, f32_prefill_ncu.err; then a second pass with every shared-memory wavefront,
 # bank-conflict, LDGSTS and shared-instruction metric the GPU offers, split by op (ld, st, gmma,
 # ldgsts cache-access and bypass): OUTDIR/f32_prefill_ops_ncu.csv. NCU_SET picks the launches
-# (f32_prefill_ncu.py's SETS; default f32_prefill).
+# (f32_prefill_ncu.py's SETS; default f32_prefill); f32_l2 adds OUTDIR/f32_l2_ncu.csv (L2 traffic).
 set -u
 OUT_DIR=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -28,14 +28,14 @@ timeout 420 ncu --clock-control none --csv --page raw --kernel-name regex:matmul
   python3 "$HERE/f32_prefill_ncu.py" "$OUT_DIR/f32_prefill_order.json" > "$OUT_DIR/f32_prefill_ncu.csv" 2> "$OUT_DIR/f32_prefill_ncu.err"
 echo "ncu rc=$?"; tail -3 "$OUT_DIR/f32_prefill_ncu.err"
 ncu --query-metrics --chip gh100 > "$OUT_DIR/metrics.txt" 2>&1
-# The f32_l2 set's second pass: L2 sectors by source unit (the SMs' tex path, the fabric between
-# the L2's two partitions), hits and misses, and the L2 request coalescer where the chip has one.
+# The f32_l2 set's second pass: the bytes the SMs receive from L2, the L2 sectors by source unit
+# (the SMs, the fabric between the L2's two partitions) and their hits, DRAM reads.
 if [ "${NCU_SET:-f32_prefill}" = f32_l2 ]; then
-  L2=$(grep -oE "^(lts__t_(sectors|requests)_srcunit_(tex|ltcfabric)(_lookup_(hit|miss))?|lrc__[a-z_]*|\
-l1tex__m_xbar2l1tex_read_bytes|lts__t_sectors_op_read|lts__t_sectors_lookup_(hit|miss))\b" "$OUT_DIR/metrics.txt" \
-     | sort -u | sed 's/$/.sum/' | paste -sd, -)
+  L2=$(grep -oE "^(lts__t_sectors_srcunit_(tex|ltcfabric)(_lookup_(hit|miss))?|lts__t_requests_srcunit_tex|\
+l1tex__m_xbar2l1tex_read_bytes)\b" "$OUT_DIR/metrics.txt" | sort -u | sed 's/$/.sum/' | paste -sd, -)
   timeout 400 ncu --clock-control none --csv --page raw --kernel-name regex:matmul_kernel \
-    --metrics "gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,lts__t_bytes.sum,$L2" \
+    --metrics "gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__cycles_active.avg,lts__t_bytes.sum,\
+dram__bytes_read.sum,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,$L2" \
     python3 "$HERE/f32_prefill_ncu.py" "$OUT_DIR/f32_prefill_order.json" > "$OUT_DIR/f32_l2_ncu.csv" 2>> "$OUT_DIR/f32_prefill_ncu.err"
   echo "ncu (L2) rc=$?"
 fi
