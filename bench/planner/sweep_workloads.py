@@ -260,6 +260,17 @@ def smi():
         return f"unknown ({type(e).__name__})"
 
 
+def row_slice(text):
+    """--rows START:STOP as a slice; argparse reports anything else as a usage error."""
+    parts = text.split(":")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        return slice(*(int(x) if x else None for x in parts))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not START:STOP (integers, either may be empty)") from None
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("out")
@@ -271,8 +282,9 @@ def main():
     p.add_argument("--budget-s", type=float, default=540)
     p.add_argument("--workers", type=int, default=14)
     p.add_argument("--smoke", action="store_true", help="two configurations per family on the first rows: a check")
-    p.add_argument("--rows", default=":", help="START:STOP, a slice of the part's matmul rows in suite order (to time "
-                   "what an earlier run's budget left)")
+    p.add_argument("--rows", default=":", type=row_slice,
+                   help="START:STOP, a slice of the part's matmul rows in suite order (to time what an earlier run's "
+                   "budget left)")
     args = p.parse_args()
     if args.smoke:
         for s in (PLAIN_SPACE, SPLITK_SPACE, ATTN_SPACE):
@@ -283,15 +295,15 @@ def main():
     with open(args.suite) as f:
         suite = json.load(f)
     pick = (lambda r: True) if args.part == "all" else (lambda r: r["part"] == args.part)
-    start, stop = (int(x) if x else None for x in args.rows.split(":"))
-    part_rows = [(i, r) for i, r in enumerate(suite["matmul"]) if pick(r)][start:stop]
+    part_rows = [(i, r) for i, r in enumerate(suite["matmul"]) if pick(r)][args.rows]
     mm_rows = [(r, d) for i, r in part_rows for d in dtypes if d != "f32" or i % args.f32_every == 0]
     at_rows = [r for r in suite["attention"] if pick(r)] if "attention" in kinds or "anchors" in kinds else []
     if args.smoke:
         mm_rows, at_rows = [x for x in mm_rows if x[0]["M"] <= SPLITK_MAX_M][:len(dtypes)], at_rows[:1]
     run = Run(args)
     run.result.update({"suite": os.path.relpath(args.suite, ROOT), "dtypes": dtypes, "part": args.part,
-                       "kinds": sorted(kinds), "f32_every": args.f32_every, "rows": args.rows})
+                       "kinds": sorted(kinds), "f32_every": args.f32_every,
+                       "rows": f"{args.rows.start or ''}:{args.rows.stop or ''}"})
     tasks = []
     for d in dtypes:
         if "matmul" in kinds:
