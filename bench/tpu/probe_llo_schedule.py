@@ -16,7 +16,9 @@ It writes one JSON object a line:
     listing's order) over each of those listings: mosaic, pre_cp (the critical-path scheduler's
     input), cp, vliw, pre_pressure;
   live_remat: the same for cp and vliw with every loaded value re-loaded before a use that comes
-    more than REMAT_GAP ops after its previous use (the rematerialization rule below);
+    more than REMAT_GAP ops after its previous use (the rematerialization rule below), and for
+    pre_vliw, the listing the bundle scheduler reads (the critical-path scheduler's order after
+    the passes between them: load CSE, load/store optimization, reassociation, late decomposition);
   remat_loads: the vld the rematerialization pass adds (and that it changes nothing else);
   critical_path: the longest latency path of any block, as LLO's critical-path.txt gives it
     ("Length to end") and as the dependence graph below with the measured machine gives it;
@@ -46,6 +48,13 @@ It writes one JSON object a line:
                  cycle its readers allow (sink_loads: what LLO's bundles do with loads);
       llo_order_listed, jit_listed  the same packed from the whole block, not a window (LLO's
                  bundles reach thousands of ops ahead);
+      jit_sources_sunk, jit_lat_sources_sunk, llo_order_sources_sunk  jit's, jit_lat's and the
+                 critical-path scheduler's own order packed in order from a window of
+                 SOURCE_WINDOW ops, then every op fed by loads alone (source_ops: loads and the
+                 vector ops over them) moved to the latest bundle before its first reader with
+                 room for it (what LLO's bundles do: source_lead);
+  source_lead: where LLO's bundles put the vector ops fed by loads alone (bundles before their first
+    reader) against the other pulled vector ops (bundles after their operands; source_lead);
   bundle_moves: what LLO's bundle scheduler does to the critical-path scheduler's order (medians:
     bundles from a load to its first use, from a store's or XLU push's operand to it, places each
     class moves, and how far past the oldest op not yet issued a bundle reaches: bundle_moves).
@@ -440,6 +449,10 @@ CHAIN_GROWTH = 1
 # The bundle scheduler packs each cycle from the first this many ops of the first scheduler's
 # order not yet issued (chosen on the fitting half: 8-32 tried).
 BUNDLE_WINDOW = 16
+# With the ops fed by loads alone sunk to their readers, the bundle scheduler packs each cycle from
+# the first this many ops not yet issued (chosen on the fitting half: 32-1024 and the whole block
+# tried; docs/tpu.md, "What bounds the bundle scheduler's issue-ahead").
+SOURCE_WINDOW = 256
 
 
 def places_itself(op, text, has_readers):
@@ -613,23 +626,49 @@ def window_order(block, preds, slots, window, priority=None, cycles=None):
   return order
 
 
-def sink_loads(block, preds, cycles):
-  """The order of a bundle schedule (each op's cycle) with every load moved to the latest cycle
-  its readers and the later accesses of its rows allow: LLO's bundles issue a load 0-2 bundles
-  before its first use (`bundle_moves` rows, docs/tpu.md "The just-in-time scheduler")."""
+def sink_loads(block, preds, cycles, movable=None, slots=None):
+  """The order of a bundle schedule (each op's cycle) with every load (or every op `movable` marks)
+  moved to the latest cycle its readers and the later accesses of its rows allow: LLO's bundles
+  issue a load 0-2 bundles before its first use (`bundle_moves` rows, docs/tpu.md "The
+  just-in-time scheduler"). With `slots`, an op moves only into a cycle whose bundle has room for
+  its slot class (the latest such cycle before its readers), else it stays."""
   succs, at = _successors(preds), list(cycles)
+  movable = movable or [x[1].startswith("vld") for x in block]
+  used = collections.Counter((at[i], slot_class(x[1])) for i, x in enumerate(block))
   for i in sorted(range(len(block)), key=lambda k: -at[k]):
-    if block[i][1].startswith("vld") and succs[i]:
-      at[i] = max(at[i], min(at[k] - c for k, c in succs[i]))
+    if not (movable[i] and succs[i]):
+      continue
+    to, cls = min(at[k] - c for k, c in succs[i]), slot_class(block[i][1])
+    while slots is not None and to > at[i] and used[(to, cls)] >= slots.get(cls, 1):
+      to -= 1
+    if to > at[i]:
+      used[(at[i], cls)] -= 1
+      used[(to, cls)] += 1
+      at[i] = to
   return sorted(range(len(block)), key=lambda k: (at[k], k))
 
 
-def bundled_sunk(ops, latency, occupancy, slots, window=BUNDLE_WINDOW):
+def source_ops(block, preds):
+  """The ops fed by loads alone: loads, and the vector ops the just-in-time scheduler pulls in
+  (places_itself: not unit ops, stores or barriers) whose vreg operands are all such ops (a weight
+  block's unpacks, converts and packs before its MXU pushes; the LHS an MXU matmul reads)."""
+  succs, source = _successors(preds), []
+  for i, (res, op, operands, text) in enumerate(block):
+    pulled = not places_itself(op, text, bool(succs[i]))
+    source.append(op.startswith("vld") or pulled and all(
+        source[j] for j, _ in preds[i] if _VREG_RE.fullmatch(block[j][0] or "")))
+  return source
+
+
+def bundled_sunk(ops, latency, occupancy, slots, window=BUNDLE_WINDOW, sources=False):
   """ops packed by window_order in order (from the whole block with window=None), then their loads
-  sunk to their uses (sink_loads)."""
+  sunk to their uses (sink_loads); with sources, every op fed by loads alone (source_ops), each
+  into a bundle with room for it."""
   preds = dependences(ops, latency, occupancy, by_address=True)
   cycles = []
   window_order(ops, preds, slots, window or len(ops), cycles=cycles)
+  if sources:
+    return sink_loads(ops, preds, cycles, source_ops(ops, preds), slots)
   return sink_loads(ops, preds, cycles)
 
 
@@ -642,16 +681,17 @@ def bundled(ops, latency, occupancy, slots, by_length=False):
 
 def jit_orders(block, latency, occupancy, slots, unit_occupancy=True):
   """The just-in-time scheduler's order of a block (program order), and that order packed into
-  bundles (in order, by the longest path, in order with its loads sunk, and from the whole block
-  with its loads sunk), over the dependence graph with memory ordered by
-  address. Without unit_occupancy its priority's longest path counts each step of a unit's FIFO
-  as one cycle (the graph itself keeps the occupancies)."""
+  bundles (in order, by the longest path, in order with its loads sunk, from the whole block
+  with its loads sunk, and from SOURCE_WINDOW ops with the ops fed by loads alone sunk), over the
+  dependence graph with memory ordered by address. Without unit_occupancy its priority's longest
+  path counts each step of a unit's FIFO as one cycle (the graph itself keeps the occupancies)."""
   preds = dependences(block, latency, occupancy, by_address=True)
   paths = preds if unit_occupancy else dependences(block, latency, {}, by_address=True)
   order = just_in_time_order(block, preds, critical_path(block, paths, latency))
   scheduled = [block[i] for i in order]
   packed = [bundled(scheduled, latency, occupancy, slots, by_length) for by_length in (False, True)]
   packed += [bundled_sunk(scheduled, latency, occupancy, slots, window) for window in (BUNDLE_WINDOW, None)]
+  packed += [bundled_sunk(scheduled, latency, occupancy, slots, SOURCE_WINDOW, sources=True)]
   return [order] + [[order[i] for i in p] for p in packed]
 
 
@@ -676,17 +716,20 @@ def model_orders(cp_blocks, program_pos, register_file, slots, latencies, occupa
     for name, order in orders.items():
       out[name] += [b[i][:3] for i in order]
     ops = [x for x in b if x[0] is not None or not re.fullmatch(r"[a-z_]+", x[1])]  # the notes left out
-    names = ("jit", "jit_bundled", "jit_bundled_cp", "jit_sunk", "jit_listed")
+    names = ("jit", "jit_bundled", "jit_bundled_cp", "jit_sunk", "jit_listed", "jit_sources_sunk")
     for name, order in zip(names, jit_orders(ops, latency, occupancy, slots)):
       out[name] += [ops[i][:3] for i in order]
     lat_only = jit_orders(ops, latency, occupancy, slots, unit_occupancy=False)
-    for name, order in zip(("jit_lat", "jit_lat_bundled_cp", "jit_lat_sunk"), (lat_only[0], lat_only[2], lat_only[3])):
+    for name, order in zip(("jit_lat", "jit_lat_bundled_cp", "jit_lat_sunk", "jit_lat_sources_sunk"),
+                           (lat_only[0], lat_only[2], lat_only[3], lat_only[5])):
       out[name] += [ops[i][:3] for i in order]
     llo = [x for x in block if x[0] is not None or not re.fullmatch(r"[a-z_]+", x[1])]
     for name, by_length in (("llo_order_bundled", False), ("llo_order_bundled_cp", True)):
       out[name] += [llo[i][:3] for i in bundled(llo, latency, occupancy, slots, by_length)]
     for name, window in (("llo_order_sunk", BUNDLE_WINDOW), ("llo_order_listed", None)):
       out[name] += [llo[i][:3] for i in bundled_sunk(llo, latency, occupancy, slots, window)]
+    sunk = bundled_sunk(llo, latency, occupancy, slots, SOURCE_WINDOW, sources=True)
+    out["llo_order_sources_sunk"] += [llo[i][:3] for i in sunk]
   return out, longest
 
 
@@ -741,6 +784,56 @@ def bundle_moves(cp_seq, vliw):
   return out
 
 
+def _percentile(xs, q):
+  return sorted(xs)[min(len(xs) - 1, int(q * len(xs)))] if xs else None
+
+
+def source_lead(cp_seq, vliw):
+  """Where LLO's bundles place the vector ops fed by loads alone against the rest (over the
+  critical-path scheduler's values: a vreg value is fed by loads alone if a vld defines it, or a
+  vector op the just-in-time scheduler pulls in whose vreg operands all are): source_to_reader
+  (median, 90th percentile): bundles from such an op (not a load) to its first reader;
+  pulled_after_operand: bundles from the latest operand of a pulled vector op over other values
+  to it; other_lookahead_max: the most first-order places a bundle's ops other than these and
+  memory ops lie past the first such op not yet issued."""
+  source, rank = {}, {}
+  for res, op, operands in cp_seq:
+    if res and _VREG_RE.fullmatch(res):
+      pulled = not places_itself(op, "", True)
+      source[res] = op.startswith("vld") or pulled and all(
+          source.get(u, False) for u in operands if _VREG_RE.fullmatch(u))
+    if res:
+      rank[res] = len(rank)
+  where, first_use = {}, {}
+  for at, ops in enumerate(vliw):
+    for res, op, operands in ops:
+      for u in operands:
+        first_use.setdefault(u, at)
+      where[res] = at
+  lead, after, other = [], [], collections.defaultdict(list)
+  for res, op, operands in cp_seq:
+    if res not in where or not _VREG_RE.fullmatch(res) or op.startswith("vld"):
+      if res in where and res in rank and not op.startswith(("vld", "vst")):
+        other[where[res]].append(rank[res])
+      continue
+    if source[res] and res in first_use:
+      lead.append(first_use[res] - where[res])
+    elif not source[res] and not places_itself(op, "", True):
+      defs = [where[u] for u in operands if u in where and _VREG_RE.fullmatch(u)]
+      after += [where[res] - max(defs)] if defs else []
+    if not source[res]:
+      other[where[res]].append(rank[res])
+  issued, pending, ahead = set(), sorted(r for rs in other.values() for r in rs), []
+  front = 0
+  for at in sorted(other):
+    while front < len(pending) and pending[front] in issued:
+      front += 1
+    ahead.append(max(other[at]) - pending[front] if front < len(pending) else 0)
+    issued.update(other[at])
+  return {"source_to_reader": [_median(lead), _percentile(lead, 0.9)], "pulled_after_operand": _median(after),
+          "other_lookahead_max": max(ahead, default=None)}
+
+
 # ---------------------------------------------------------------------------------------------
 # one kernel's dump
 
@@ -781,9 +874,11 @@ def analyse(dump_dir, kernel):
                   "pre_cp": max_live([x[:3] for x in pre_cp_seq]),
                   "cp": max_live(cp_seq), "vliw": max_live(vliw_seq)},
          "live_remat": {"cp": max_live(cp_seq, REMAT_GAP), "vliw": max_live(vliw_seq, REMAT_GAP)},
-         "bundle_moves": bundle_moves(cp_seq, vliw)}
+         "bundle_moves": bundle_moves(cp_seq, vliw), "source_lead": source_lead(cp_seq, vliw)}
   before, after = (linear(_read(p)) for p in (ordered[names.index("DGO-post-rematerialization") - 1][1],
                                                 passes["DGO-post-rematerialization"][0]))
+  pre_vliw = ordered[names.index("DGO-vliw-packed-bundles") - 1][1]
+  row["live_remat"]["pre_vliw"] = max_live([x[:3] for x in linear(_read(pre_vliw))], REMAT_GAP)
   old = {x[0] for x in before}
   added = collections.Counter(x[1] for x in after if x[0] not in old)
   row["remat_loads"] = sum(added.values())
