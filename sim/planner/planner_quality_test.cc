@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -37,6 +38,8 @@ struct SweepFormat {
   // Only timings whose text field NAME is VALUE: the "kind" of bench/planner/sweep_workloads.py,
   // the "part" (fit, heldout) and "regime" (decode, prefill) of the workload suite.
   std::map<std::string, std::string> where;
+  // Where non-empty, only rows whose row_names values are one of these.
+  std::set<std::array<int64_t, 3>> only_rows;
 };
 
 // Measured milliseconds per configuration, per (dtype, shape), of one sweep file (a path in the
@@ -68,8 +71,9 @@ std::map<Row, std::map<Config, double>> ReadSweep(const std::string& path, const
     Config key;
     for (const std::string& name : format.config_names) key.push_back(integer(config.at(name)));
     const auto& n = format.row_names;
-    rows[{t.at("dtype").string_value(), integer(t.at(n[0])), integer(t.at(n[1])), integer(t.at(n[2]))}][key] =
-        t.at("ms").number_value();
+    const std::array<int64_t, 3> sizes = {integer(t.at(n[0])), integer(t.at(n[1])), integer(t.at(n[2]))};
+    if (!format.only_rows.empty() && !format.only_rows.contains(sizes)) continue;
+    rows[{t.at("dtype").string_value(), sizes[0], sizes[1], sizes[2]}][key] = t.at("ms").number_value();
   }
   return rows;
 }
@@ -257,6 +261,27 @@ SweepSpec WorkloadMatmul(const std::string& part) {
   return spec;
 }
 
+// The attention rows the workload suite gives a part: a later part's timing of a shape an earlier
+// part owns (bench/planner/workloads.py keeps the first) is not judged again.
+std::set<std::array<int64_t, 3>> SuiteAttentionRows(const std::string& part) {
+  std::set<std::array<int64_t, 3>> rows;
+  auto json = testing::ReadTestData("tests/data/planner/workload-suite.json");
+  EXPECT_TRUE(json.ok()) << json.status();
+  google::protobuf::Struct suite;
+  if (!json.ok() || !google::protobuf::util::JsonStringToMessage(*json, &suite).ok()) {
+    ADD_FAILURE() << "tests/data/planner/workload-suite.json does not parse";
+    return rows;
+  }
+  for (const google::protobuf::Value& row : suite.fields().at("attention").list_value().values()) {
+    const auto& r = row.struct_value().fields();
+    if (r.at("part").string_value() != part) continue;
+    rows.insert({std::llround(r.at("BATCH_HEADS").number_value()), std::llround(r.at("N_CTX").number_value()),
+                 std::llround(r.at("HEAD_DIM").number_value())});
+  }
+  EXPECT_FALSE(rows.empty()) << "no attention rows of part " << part << " in the workload suite";
+  return rows;
+}
+
 SweepSpec WorkloadAttention(const std::string& part) {
   SweepSpec spec;
   spec.graph = "models/graphs/triton_attention.pbtxt";
@@ -265,6 +290,7 @@ SweepSpec WorkloadAttention(const std::string& part) {
   spec.format.row_names = {"BATCH_HEADS", "N_CTX", "HEAD_DIM"};
   spec.format.config_names = {"BLOCK_M", "BLOCK_N", "NUM_STAGES", "NUM_WARPS"};
   spec.format.where = {{"kind", "attention"}, {"part", part}};
+  spec.format.only_rows = SuiteAttentionRows(part);
   spec.device = "h200";
   return spec;
 }
@@ -381,22 +407,22 @@ TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
   EXPECT_EQ(fit.rows, 5);
   EXPECT_EQ(held_out.rows, 4);
   EXPECT_EQ(held_out2.rows, 6);
-  EXPECT_EQ(held_out3.rows, 8);
+  EXPECT_EQ(held_out3.rows, 7);
   EXPECT_EQ(held_out4.rows, 9);
   EXPECT_GE(fit.top1_within_10, 5) << fit.top1_misses;
   EXPECT_GE(fit.top5_within_3, 5);
   EXPECT_GE(held_out.top1_within_10, 4) << held_out.top1_misses;
   EXPECT_GE(held_out2.top1_within_10, 5) << held_out2.top1_misses;  // 14 x 8192 x 64 at 1.20x
-  EXPECT_GE(held_out3.top1_within_10, 7) << held_out3.top1_misses;  // 32 x 16384 x 64 at 1.11x
-  EXPECT_GE(held_out3.top5_within_3, 7);
+  EXPECT_GE(held_out3.top1_within_10, 6) << held_out3.top1_misses;  // 32 x 16384 x 64 at 1.11x
+  EXPECT_GE(held_out3.top5_within_3, 6);
   EXPECT_GE(held_out4.top1_within_10, 9) << held_out4.top1_misses;
   EXPECT_GE(held_out4.top5_within_3, 9);
-  EXPECT_EQ(held_out5.rows, 7);
-  EXPECT_GE(held_out5.top1_within_10, 7) << held_out5.top1_misses;
-  EXPECT_GE(held_out5.top5_within_3, 6);  // 30 x 8192 x 64: the top 5's best at 1.05x
-  EXPECT_EQ(held_out6.rows, 11);
-  EXPECT_GE(held_out6.top1_within_10, 11) << held_out6.top1_misses;
-  EXPECT_GE(held_out6.top5_within_3, 10);  // 71 x 2048 x 64: the top 5's best at 1.07x
+  EXPECT_EQ(held_out5.rows, 3);
+  EXPECT_GE(held_out5.top1_within_10, 3) << held_out5.top1_misses;
+  EXPECT_GE(held_out5.top5_within_3, 2);  // 30 x 8192 x 64: the top 5's best at 1.05x
+  EXPECT_EQ(held_out6.rows, 7);
+  EXPECT_GE(held_out6.top1_within_10, 7) << held_out6.top1_misses;
+  EXPECT_GE(held_out6.top5_within_3, 6);  // 71 x 2048 x 64: the top 5's best at 1.07x
 }
 
 }  // namespace
