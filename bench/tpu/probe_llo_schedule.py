@@ -466,6 +466,33 @@ def places_itself(op, text, has_readers):
   return not op.startswith("v") or op.startswith(("vsync", "vwait", "vdelay", "vtrace"))
 
 
+def in_flight_bound(block, preds):
+  """For each unit push whose result a pop reads, the pop it waits for under the unit's in-flight
+  bound: the pop of the push `depth` before it on its unit, depth = ceil(latency / occupancy)
+  (the push-to-pop and push-to-push cycles of the dependence graph). A unit that takes a push every
+  `occupancy` cycles and whose pops issue when due holds that many results in flight (docs/tpu.md,
+  "The unit's in-flight bound"). Returns {push: pop}."""
+  pop_of = {}
+  for i, (res, op, operands, text) in enumerate(block):
+    if op.startswith("vpop") and _unit(op):
+      for j, c in preds[i]:
+        if block[j][0] in operands and _unit(block[j][1]) == _unit(op) and not block[j][1].startswith("vpop"):
+          pop_of[j] = (i, c)
+  pushes, bound = collections.defaultdict(list), {}
+  for i, (res, op, operands, text) in enumerate(block):
+    if i not in pop_of:
+      continue
+    unit = _unit(op)
+    previous = pushes[unit][-1] if pushes[unit] else None
+    occupancy = next((c for j, c in preds[i] if j == previous), 0)
+    pushes[unit].append(i)
+    if occupancy:
+      k = len(pushes[unit]) - 1 + (-pop_of[i][1] // occupancy)   # minus ceil(latency / occupancy)
+      if k >= 0:
+        bound[i] = pop_of[pushes[unit][k]][0]
+  return bound
+
+
 class _JustInTime:
   """State of just_in_time_order (its docstring)."""
 
@@ -557,14 +584,18 @@ class _JustInTime:
     return True
 
 
-def just_in_time_order(block, preds, length):
+def just_in_time_order(block, preds, length, in_flight=False):
   """LLO's critical-path scheduler as a just-in-time list scheduler, one op a cycle. The ops that
   place themselves (places_itself: unit ops, stores, barriers, scalar ops) are taken once ready
   and their latencies have passed: a store whose value is computed first, then scalar ops, then
   the longest latency path to the block's end; each is issued right after what it needs that
   is not yet issued (its loads and arithmetic, in program order). After each, the ops it makes
   ready follow at once if they add no live value (a store, an accumulation, a pack), and a unit's
-  pop is followed by its whole chain (JustInTime.follow)."""
+  pop is followed by its whole chain (JustInTime.follow). With in_flight, a unit's push also waits
+  for the pop in_flight_bound names."""
+  if in_flight:
+    bound = in_flight_bound(block, preds)
+    preds = [p + ([(bound[i], 0)] if i in bound else []) for i, p in enumerate(preds)]
   st = _JustInTime(block, preds, length)
   ready, stores = [], []
   while len(st.order) < len(block):
@@ -679,15 +710,16 @@ def bundled(ops, latency, occupancy, slots, by_length=False):
   return window_order(ops, preds, slots, BUNDLE_WINDOW, (lambda i: (-length[i], i)) if by_length else None)
 
 
-def jit_orders(block, latency, occupancy, slots, unit_occupancy=True):
+def jit_orders(block, latency, occupancy, slots, unit_occupancy=True, in_flight=False):
   """The just-in-time scheduler's order of a block (program order), and that order packed into
   bundles (in order, by the longest path, in order with its loads sunk, from the whole block
   with its loads sunk, and from SOURCE_WINDOW ops with the ops fed by loads alone sunk), over the
   dependence graph with memory ordered by address. Without unit_occupancy its priority's longest
-  path counts each step of a unit's FIFO as one cycle (the graph itself keeps the occupancies)."""
+  path counts each step of a unit's FIFO as one cycle (the graph itself keeps the occupancies);
+  with in_flight, each unit's pushes wait under in_flight_bound."""
   preds = dependences(block, latency, occupancy, by_address=True)
   paths = preds if unit_occupancy else dependences(block, latency, {}, by_address=True)
-  order = just_in_time_order(block, preds, critical_path(block, paths, latency))
+  order = just_in_time_order(block, preds, critical_path(block, paths, latency), in_flight)
   scheduled = [block[i] for i in order]
   packed = [bundled(scheduled, latency, occupancy, slots, by_length) for by_length in (False, True)]
   packed += [bundled_sunk(scheduled, latency, occupancy, slots, window) for window in (BUNDLE_WINDOW, None)]
@@ -722,6 +754,10 @@ def model_orders(cp_blocks, program_pos, register_file, slots, latencies, occupa
     lat_only = jit_orders(ops, latency, occupancy, slots, unit_occupancy=False)
     for name, order in zip(("jit_lat", "jit_lat_bundled_cp", "jit_lat_sunk", "jit_lat_sources_sunk"),
                            (lat_only[0], lat_only[2], lat_only[3], lat_only[5])):
+      out[name] += [ops[i][:3] for i in order]
+    bounded = jit_orders(ops, latency, occupancy, slots, unit_occupancy=False, in_flight=True)
+    for name, order in zip(("jit_lat_bound", "jit_lat_bound_bundled_cp", "jit_lat_bound_sources_sunk"),
+                           (bounded[0], bounded[2], bounded[5])):
       out[name] += [ops[i][:3] for i in order]
     llo = [x for x in block if x[0] is not None or not re.fullmatch(r"[a-z_]+", x[1])]
     for name, by_length in (("llo_order_bundled", False), ("llo_order_bundled_cp", True)):
