@@ -53,6 +53,11 @@ It writes one JSON object a line:
                  SOURCE_WINDOW ops, then every op fed by loads alone (source_ops: loads and the
                  vector ops over them) moved to the latest bundle before its first reader with
                  room for it (what LLO's bundles do: source_lead);
+      jit_lat_bound, jit_lat_bound_bundled_cp, jit_lat_bound_sources_sunk  jit_lat and its two
+                 packings with each unit's pushes waiting under in_flight_bound (at most
+                 ceil(latency / occupancy) results in flight on a unit);
+  xlu_in_flight: the most results each XLU holds in flight in the critical-path scheduler's order
+    (unit_in_flight);
   source_lead: where LLO's bundles put the vector ops fed by loads alone (bundles before their first
     reader) against the other pulled vector ops (bundles after their operands; source_lead);
   bundle_moves: what LLO's bundle scheduler does to the critical-path scheduler's order (medians:
@@ -820,6 +825,23 @@ def bundle_moves(cp_seq, vliw):
   return out
 
 
+def unit_in_flight(seq):
+  """The most results each XLU holds in flight in a listing: pushes whose pop (the pop that reads
+  the push's result) has not come yet."""
+  pushed, out, most = {}, collections.Counter(), {}
+  for res, op, operands in seq:
+    unit = _unit(op)
+    if not unit or not unit.startswith("xlu"):
+      continue
+    if op.startswith("vpop"):
+      out[unit] -= sum(1 for u in operands if pushed.pop(u, None) == unit)
+    elif res:
+      pushed[res] = unit
+      out[unit] += 1
+      most[unit] = max(most.get(unit, 0), out[unit])
+  return most
+
+
 def _percentile(xs, q):
   return sorted(xs)[min(len(xs) - 1, int(q * len(xs)))] if xs else None
 
@@ -910,7 +932,8 @@ def analyse(dump_dir, kernel):
                   "pre_cp": max_live([x[:3] for x in pre_cp_seq]),
                   "cp": max_live(cp_seq), "vliw": max_live(vliw_seq)},
          "live_remat": {"cp": max_live(cp_seq, REMAT_GAP), "vliw": max_live(vliw_seq, REMAT_GAP)},
-         "bundle_moves": bundle_moves(cp_seq, vliw), "source_lead": source_lead(cp_seq, vliw)}
+         "bundle_moves": bundle_moves(cp_seq, vliw), "source_lead": source_lead(cp_seq, vliw),
+         "xlu_in_flight": unit_in_flight(cp_seq)}
   before, after = (linear(_read(p)) for p in (ordered[names.index("DGO-post-rematerialization") - 1][1],
                                                 passes["DGO-post-rematerialization"][0]))
   pre_vliw = ordered[names.index("DGO-vliw-packed-bundles") - 1][1]
