@@ -826,8 +826,8 @@ def bundle_moves(cp_seq, vliw):
 
 
 def unit_in_flight(seq):
-  """The most results each XLU holds in flight in a listing: pushes whose pop (the pop that reads
-  the push's result) has not come yet."""
+  """The most lane reductions each XLU holds in flight in a listing: pushes (`vadd.xlane`,
+  `vmax.xlane`, ...) whose pop (the pop that reads the push's result) has not come yet."""
   pushed, out, most = {}, collections.Counter(), {}
   for res, op, operands in seq:
     unit = _unit(op)
@@ -835,7 +835,7 @@ def unit_in_flight(seq):
       continue
     if op.startswith("vpop"):
       out[unit] -= sum(1 for u in operands if pushed.pop(u, None) == unit)
-    elif res:
+    elif res and ".xlane" in op:
       pushed[res] = unit
       out[unit] += 1
       most[unit] = max(most.get(unit, 0), out[unit])
