@@ -56,8 +56,8 @@ It writes one JSON object a line:
       jit_lat_bound, jit_lat_bound_bundled_cp, jit_lat_bound_sources_sunk  jit_lat and its two
                  packings with each unit's pushes waiting under in_flight_bound (at most
                  ceil(latency / occupancy) results in flight on a unit);
-  xlu_in_flight: the most results each XLU holds in flight in the critical-path scheduler's order
-    (unit_in_flight);
+  xlu_in_flight: the most lane reductions each XLU holds in flight in the critical-path scheduler's
+    order (unit_in_flight);
   source_lead: where LLO's bundles put the vector ops fed by loads alone (bundles before their first
     reader) against the other pulled vector ops (bundles after their operands; source_lead);
   bundle_moves: what LLO's bundle scheduler does to the critical-path scheduler's order (medians:
@@ -472,11 +472,12 @@ def places_itself(op, text, has_readers):
 
 
 def in_flight_bound(block, preds):
-  """For each unit push whose result a pop reads, the pop it waits for under the unit's in-flight
-  bound: the pop of the push `depth` before it on its unit, depth = ceil(latency / occupancy)
-  (the push-to-pop and push-to-push cycles of the dependence graph). A unit that takes a push every
-  `occupancy` cycles and whose pops issue when due holds that many results in flight (docs/tpu.md,
-  "The unit's in-flight bound"). Returns {push: pop}."""
+  """For each unit push whose result a pop reads (on the XLUs a lane reduction or a permute), the
+  pop it waits for under the unit's in-flight bound: the pop of the push `depth` before it on its
+  unit, depth = ceil(latency / occupancy) (the push-to-pop and push-to-push cycles of the
+  dependence graph). A unit that takes a push every `occupancy` cycles and whose pops issue when
+  due holds that many results in flight (docs/tpu.md, "The unit's in-flight bound").
+  Returns {push: pop}."""
   pop_of = {}
   for i, (res, op, operands, text) in enumerate(block):
     if op.startswith("vpop") and _unit(op):
