@@ -783,6 +783,17 @@ def _median(xs):
   return sorted(xs)[len(xs) // 2] if xs else None
 
 
+def bundle_positions(vliw):
+  """({value: the bundle defining it}, {value: the bundle first reading it}) of a bundle listing."""
+  where, first_use = {}, {}
+  for at, ops in enumerate(vliw):
+    for res, op, operands in ops:
+      for u in operands:
+        first_use.setdefault(u, at)
+      where[res] = at
+  return where, first_use
+
+
 def bundle_moves(cp_seq, vliw):
   """How LLO's bundles place the critical-path scheduler's ops (each a median over the kernel):
   load_to_use: bundles from a load to its first reader; store_after_operand, push_after_operand:
@@ -791,14 +802,9 @@ def bundle_moves(cp_seq, vliw):
   pushes and XLU pops; lookahead_median, lookahead_max: in each bundle, how far (in ops of the
   first order) its last op lies past the first op not yet issued."""
   rank = {x[0]: k for k, x in enumerate(x for x in cp_seq if x[0])}
-  where, first_use, flat = {}, {}, []
-  for at, ops in enumerate(vliw):
-    for res, op, operands in ops:
-      for u in operands:
-        first_use.setdefault(u, at)
-      if res in rank:
-        where[res] = at
-        flat.append((res, op, operands, at))
+  where, first_use = bundle_positions(vliw)
+  where = {res: at for res, at in where.items() if res in rank}
+  flat = [(res, op, operands, at) for at, ops in enumerate(vliw) for res, op, operands in ops if res in rank]
   moves = collections.defaultdict(list)
   order_rank = {res: k for k, res in enumerate(sorted((x[0] for x in flat), key=rank.get))}
   for k, (res, op, operands, at) in enumerate(flat):
@@ -863,12 +869,7 @@ def source_lead(cp_seq, vliw):
           source.get(u, False) for u in operands if _VREG_RE.fullmatch(u))
     if res:
       rank[res] = len(rank)
-  where, first_use = {}, {}
-  for at, ops in enumerate(vliw):
-    for res, op, operands in ops:
-      for u in operands:
-        first_use.setdefault(u, at)
-      where[res] = at
+  where, first_use = bundle_positions(vliw)
   lead, after, other = [], [], collections.defaultdict(list)
   for res, op, operands in cp_seq:
     if res not in where or not _VREG_RE.fullmatch(res) or op.startswith("vld"):
