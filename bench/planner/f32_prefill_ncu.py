@@ -15,6 +15,8 @@ import json
 import os
 import sys
 
+from ncu_csv import metric, raw_kernels
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The launch sets (NCU_SET): (shapes, configurations, dtype).
 SETS = {
@@ -51,23 +53,19 @@ def summarize(order_path, csv_path, ops_path):
     wgmma operand reads, the rest: LDGSTS copies through L1 with their bank conflicts, and ld.shared),
     the LDGSTS instructions that bypass L1 (16-byte) and go through it (4-byte), and the L2 traffic
     and its rate."""
-    sys.path.insert(0, HERE)
-    from ncu_csv import metric as value
-    from ncu_csv import raw_kernels
-
     order = json.load(open(order_path))
     print("shape       config             us    wf/K  gmma  other  conflicts  bypass    ca  L2_GB  L2_TB/s")
     for o, k, ops in zip(order, raw_kernels(csv_path), raw_kernels(ops_path)):
         c = o["config"]
         blocks = -(-o["M"] // c["BLOCK_M"]) * -(-o["N"] // c["BLOCK_N"])
-        per = lambda name: value(ops, name) / blocks / o["K"]  # noqa: E731
+        per = lambda name: metric(ops, name) / blocks / o["K"]  # noqa: E731
         wf = per("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum")
         gmma = per("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum")
         conflicts = per("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum")
         ca = per("smsp__sass_inst_executed_op_ldgsts_cache_access.sum")
         bypass = per("smsp__sass_inst_executed_op_ldgsts_cache_bypass.sum")
-        us = value(k, "gpu__time_duration.sum") / 1e3
-        l2 = value(k, "lts__t_bytes.sum")
+        us = metric(k, "gpu__time_duration.sum") / 1e3
+        l2 = metric(k, "lts__t_bytes.sum")
         cfg = "/".join(str(v) for v in c.values())
         print(f"{o['N']}x{o['K']:<6} {cfg:14} {us:7.1f} {wf:7.1f} {gmma:5.1f} {wf - gmma:6.1f} {conflicts:9.1f} "
               f"{bypass:6.2f} {ca:5.2f} {l2 / 1e9:6.2f} {l2 / us / 1e6:7.2f}")
@@ -77,8 +75,6 @@ def summarize_waves(order_path, csv_path):
     """Per launch (the f16_block_k set): time, SM clock, elapsed cycles against the least and most
     active SM, the blocks each SM ran (fewest, most), resident warps, registers and the stalls
     that tell a K step's fixed wait (barrier) from load latency (long scoreboard)."""
-    sys.path.insert(0, HERE)
-    from ncu_csv import metric, raw_kernels
 
     def value(k, name):
         return metric(k, name, float("nan"))
@@ -101,8 +97,6 @@ def summarize_l2(order_path, csv_path):
     (l1tex__m_xbar2l1tex_read_bytes) against the graph's global bytes (grid x (BLOCK_M + BLOCK_N) x K
     x 4) and their rate per second and per SM cycle; the sectors the L2 slices served the SMs, with
     their hit rate, and the fabric between the two partitions; DRAM reads."""
-    sys.path.insert(0, HERE)
-    from ncu_csv import metric, raw_kernels
 
     print("shape       config            us   MHz  to_SMs_GB graph_GB  TB/s  B/clk/SM  slices_GB hit%  fabric_GB  dram_GB")
     for o, k in zip(json.load(open(order_path)), raw_kernels(csv_path)):
@@ -125,8 +119,6 @@ def summarize_k_loop(order_path, csv_path):
     """The f32_k_loop set: per configuration and grid, the K loop's cycles per K element on the
     busiest SM (K = 4096 minus K = 1024), per block on it (blocks / 132 rounded up), and the graph's
     L2 bytes per block and K element over them."""
-    sys.path.insert(0, HERE)
-    from ncu_csv import metric, raw_kernels
 
     runs = {}
     for o, k in zip(json.load(open(order_path)), raw_kernels(csv_path)):

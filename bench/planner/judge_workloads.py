@@ -70,12 +70,9 @@ def owned_rows():
     """{(part, row_key)}: the rows the suite gives each part. A plan file written before the suite
     kept one row per attention shape may hold a later part's copy of an earlier part's shape; it
     is judged with the part that owns the shape, not again."""
-    owned = set()
-    for section in ("matmul", "attention"):
-        for r in suite()[section]:
-            for dtype in (["f16", "f32"] if section == "matmul" else ["f16"]):
-                owned.add((r["part"], row_key(dict(r, dtype=dtype))))
-    return owned
+    rows = suite()
+    return {(r["part"], row_key(dict(r, dtype=dtype)))
+            for section in ("matmul", "attention") for r in rows[section] for dtype in rows["dtypes"][section]}
 
 
 def judge_row(ranking, row_times, top=5):
