@@ -252,7 +252,7 @@ SweepSpec WorkloadMatmul(const std::string& part) {
   // The fourth part timed its attention first and its matmuls in a run of their own.
   const std::string prefix = WorkloadRun(part) + (part == "heldout4" ? "/h200-matmul-" : "/h200-");
   spec.sweeps = {prefix + "f16.json.gz", prefix + "f32.json.gz"};
-  // The fifth part's first sweeps ended at its 29th row; a second run timed rows 30-50.
+  // The fifth part's matmul rows are in two sweep files: rows 1-29 and rows 30-50 (`-rows29`).
   if (part == "heldout5") spec.sweeps.insert(spec.sweeps.end(), {prefix + "f16-rows29.json.gz", prefix + "f32-rows29.json.gz"});
   spec.sets_by_dtype = {{"f16", {"ELT=2"}}, {"f32", {"ELT=4"}}};
   spec.compute_dtype = {{"f16", "f16"}, {"f32", "tf32"}};
@@ -372,7 +372,7 @@ TEST(PlannerQualityTest, TritonMatmulOnTheFourthHeldOutPart) {
 }
 
 // The fifth held-out part, planned before it was timed, the model unchanged since the fourth; its
-// first sweeps' budget ended during the 29th of its 50 matmul rows (16x49155x4096, timed in part).
+// 29th matmul row (16x49155x4096) is timed on 199 (f16) and 187 (f32) of its configurations.
 TEST(PlannerQualityTest, TritonMatmulOnTheFifthHeldOutPart) {
   // Misses: f16 16x49155x4096 at 23x (an N no 16 divides: Triton's loads are not vectorized),
   // 2000x3072x24576 1.26x, 2000x2560x10240 1.20x, 16x4096x12800 1.13x; f32 16x49155x4096 2.97x,

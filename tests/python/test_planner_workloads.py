@@ -141,8 +141,8 @@ def test_fourth_held_out_parts_cuda_gemm_judges_as_reported(repo, tmp_path):
 def test_fifth_held_out_part_judges_as_reported(repo, tmp_path):
     judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", "h200-f32.json.gz",
                      "h200-f16-rows29.json.gz", "h200-f32-rows29.json.gz", run_dir=RUN5)
-    # The model at a1395e1, planned before the part was timed; the first sweeps' budget ended in
-    # the 29th of the 50 matmul rows, a second run timed the other 21.
+    # The model at a1395e1, planned before the part was timed; the matmul rows are in two sweep
+    # files (rows 1-29 and 30-50).
     f16, f32, attention = (judged[k] for k in ("matmul heldout5 f16", "matmul heldout5 f32", "attention heldout5 f16"))
     assert (f16["rows"], f16["top1_within_10"], f16["top5_within_3"]) == (50, 46, 47)
     assert (f32["rows"], f32["top1_within_10"], f32["top5_within_3"]) == (50, 46, 39)
