@@ -11,6 +11,7 @@ RUN3 = "tests/data/planner/h200-heldout3-2026-11-29"  # the third (attention onl
 RUN4 = "tests/data/planner/h200-heldout4-2026-11-29"  # the fourth (attention only)
 RUN5 = "tests/data/planner/h200-heldout5-2026-11-30"  # the fifth
 RUN6 = "tests/data/planner/h200-heldout6-2026-11-30"  # the sixth (attention only)
+RUN7 = "tests/data/planner/h200-heldout7-2026-11-30"  # the seventh (attention only)
 
 
 def _bench(repo, script, *args):
@@ -166,3 +167,11 @@ def test_sixth_held_out_part_judges_as_reported(repo, tmp_path):
     attention = judged["attention heldout6 f16"]
     # 11 rows were timed; 4 repeat an earlier part's shape and are judged there.
     assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (7, 7, 6)
+
+
+def test_seventh_held_out_part_judges_as_reported(repo, tmp_path):
+    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", run_dir=RUN7)
+    # The model at 10f4968 (unchanged since the sixth part), planned before the part was timed.
+    assert set(judged) == {"attention heldout7 f16"}
+    attention = judged["attention heldout7 f16"]
+    assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (12, 11, 9)
