@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
+#include <iterator>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -11,6 +13,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -32,12 +35,48 @@ namespace {
 // A million-buffer graph holds a million of these (docs/performance.md, "Memory of large graphs").
 static_assert(sizeof(CompiledBuffer) <= 208, "CompiledBuffer grew: keep rarely set fields in RareBufferFields");
 
-constexpr char kWarpSizeSymbol[] = "WARP_SIZE";
 
 std::string GraphLimitMessage(int64_t count, int64_t limit) {
   return absl::StrCat("has ", count, " entries, more than the supported ", limit);
 }
-constexpr char kSmArchSymbol[] = "SM_ARCH";
+int64_t WarpSize(const DeviceModel& device) { return device.limits().warp_size() > 0 ? device.limits().warp_size() : 32; }
+
+int64_t SmArch(const DeviceModel& device) {
+  return device.vendor() == "nvidia" ? device.limits().compute_major() * 10 + device.limits().compute_minor() : 0;
+}
+
+// Device facts in core clock cycles, rounded to the nearest integer; 0 where the device model
+// lacks the figure (or a clock or core count to convert it), so a graph can switch a term off.
+int64_t L2LatencyCycles(const DeviceModel& device) {
+  const Performance& perf = device.performance();
+  if (!(perf.l2_latency_ns() > 0) || !(perf.clock_mhz() > 0)) return 0;
+  return std::llround(perf.l2_latency_ns() * perf.clock_mhz() * 1e-3);
+}
+
+int64_t L2BytesPerCoreCycle(const DeviceModel& device) {
+  const Performance& perf = device.performance();
+  const int64_t cores = device.limits().num_cores();
+  if (!(perf.l2_bandwidth_gbps() > 0) || !(perf.clock_mhz() > 0) || cores <= 0) return 0;
+  return std::llround(perf.l2_bandwidth_gbps() * 1e3 / perf.clock_mhz() / static_cast<double>(cores));
+}
+
+// WARP_SIZE: the warp (wavefront) size. SM_ARCH: the NVIDIA compute capability x 10 (90 on the
+// H100; 0 on other vendors), so one graph can say which MMA a target gets. L2_LATENCY_CYCLES:
+// performance.l2_latency_ns at clock_mhz. L2_BYTES_PER_CORE_CYCLE: l2_bandwidth_gbps shared by
+// every core, per core and clock.
+constexpr DeviceSymbol kDeviceSymbols[] = {
+    {"WARP_SIZE", 32, WarpSize},
+    {"SM_ARCH", 0, SmArch},
+    {"L2_LATENCY_CYCLES", 0, L2LatencyCycles},
+    {"L2_BYTES_PER_CORE_CYCLE", 0, L2BytesPerCoreCycle},
+};
+
+bool IsDeviceSymbolName(absl::string_view name) {
+  for (const DeviceSymbol& symbol : kDeviceSymbols) {
+    if (name == symbol.name) return true;
+  }
+  return false;
+}
 
 // Parallel edges are harmless here (in-degrees count them consistently), and vecS is far
 // cheaper than a set per vertex on large graphs.
@@ -170,7 +209,7 @@ class GraphCompiler {
       if (out_.symbols.Find(parameter.name()) >= 0) return Bad(where, "is defined twice");
       // The device's values are the device's: a parameter of the same name would shadow them,
       // as --set NAME=V would (which IsDeviceSymbol refuses).
-      if (parameter.name() == kWarpSizeSymbol || parameter.name() == kSmArchSymbol) {
+      if (IsDeviceSymbolName(parameter.name())) {
         return Bad(where, "has the name of a value that comes from the device (--device); rename the parameter");
       }
       if (parameter.min() != 0 && parameter.max() != 0 && parameter.min() > parameter.max()) {
@@ -179,13 +218,9 @@ class GraphCompiler {
       out_.symbols.Add(parameter.name());
       out_.defaults.push_back(parameter.default_value());
     }
-    if (out_.symbols.Find(kWarpSizeSymbol) < 0) {
-      out_.warp_size_slot = out_.symbols.Add(kWarpSizeSymbol);
-      out_.defaults.push_back(32);
-    }
-    if (out_.symbols.Find(kSmArchSymbol) < 0) {
-      out_.sm_arch_slot = out_.symbols.Add(kSmArchSymbol);
-      out_.defaults.push_back(0);
+    for (const DeviceSymbol& symbol : kDeviceSymbols) {
+      out_.device_symbol_slots.push_back(out_.symbols.Add(symbol.name));
+      out_.defaults.push_back(symbol.unbound_value);
     }
     return absl::OkStatus();
   }
@@ -908,14 +943,20 @@ absl::StatusOr<int64_t> BufferCopies(const CompiledGraph& graph, int buffer, abs
   return *copies;
 }
 
+absl::Span<const DeviceSymbol> DeviceSymbols() { return kDeviceSymbols; }
+
+int DeviceSymbolSlot(const CompiledGraph& graph, absl::string_view name) {
+  for (size_t i = 0; i < graph.device_symbol_slots.size() && i < std::size(kDeviceSymbols); ++i) {
+    if (name == kDeviceSymbols[i].name) return graph.device_symbol_slots[i];
+  }
+  return -1;
+}
+
 void BindDeviceSymbols(const CompiledGraph& graph, const DeviceModel& device, absl::Span<int64_t> values) {
   const int64_t size = static_cast<int64_t>(values.size());
-  if (graph.warp_size_slot >= 0 && graph.warp_size_slot < size && device.limits().warp_size() > 0) {
-    values[graph.warp_size_slot] = device.limits().warp_size();
-  }
-  if (graph.sm_arch_slot >= 0 && graph.sm_arch_slot < size) {
-    values[graph.sm_arch_slot] =
-        device.vendor() == "nvidia" ? device.limits().compute_major() * 10 + device.limits().compute_minor() : 0;
+  for (size_t i = 0; i < graph.device_symbol_slots.size() && i < std::size(kDeviceSymbols); ++i) {
+    const int slot = graph.device_symbol_slots[i];
+    if (slot >= 0 && slot < size) values[slot] = kDeviceSymbols[i].value(device);
   }
 }
 
@@ -960,7 +1001,7 @@ absl::Status CheckRequirements(const CompiledGraph& graph, absl::Span<const int6
 }
 
 bool IsDeviceSymbol(const CompiledGraph& graph, int slot) {
-  return slot >= 0 && (slot == graph.warp_size_slot || slot == graph.sm_arch_slot);
+  return slot >= 0 && absl::c_linear_search(graph.device_symbol_slots, slot);
 }
 
 absl::StatusOr<BufferDims> EvaluateBufferDims(const CompiledGraph& graph, int buffer, absl::Span<const int64_t> values) {

@@ -119,11 +119,8 @@ struct CompiledGraph {
   SymbolTable symbols;
   std::vector<int64_t> defaults;        // one per symbol
   // Slots of the names every expression may use whose values come from the device (bound by
-  // BindDeviceSymbols): WARP_SIZE, the warp (wavefront) size, and SM_ARCH, the NVIDIA compute
-  // capability x 10 (90 on the H100, 120 on the RTX 5090; 0 on other vendors), so one graph
-  // can say which MMA a target gets. -1 when the graph defines its own parameter of that name.
-  int warp_size_slot = -1;
-  int sm_arch_slot = -1;
+  // BindDeviceSymbols; kDeviceSymbols says what each is), in kDeviceSymbols' order.
+  std::vector<int> device_symbol_slots;
   std::vector<CompiledBuffer> buffers;  // same order as graph.buffers
   // Execution order: indices into graph.ops, a topological order of the op DAG that keeps
   // the declared order wherever dependencies allow.
@@ -211,7 +208,20 @@ absl::StatusOr<int64_t> BufferBytesAt(const CompiledGraph& graph, int buffer, ab
 absl::StatusOr<int64_t> BufferCopies(const CompiledGraph& graph, int buffer,
                                      absl::Span<const int64_t> values);
 
-// Writes the device symbols (WARP_SIZE, SM_ARCH) into `values`, which has one slot per symbol.
+// A name every expression may use whose value comes from the device, never from --set.
+struct DeviceSymbol {
+  const char* name;
+  int64_t unbound_value;  // before a device is bound (a graph checked on its own)
+  int64_t (*value)(const DeviceModel& device);
+};
+// WARP_SIZE, SM_ARCH, L2_LATENCY_CYCLES, L2_BYTES_PER_CORE_CYCLE (docs/graph-format.md,
+// "Expressions").
+absl::Span<const DeviceSymbol> DeviceSymbols();
+
+// The slot of device symbol `name` in `graph`, or -1.
+int DeviceSymbolSlot(const CompiledGraph& graph, absl::string_view name);
+
+// Writes the device symbols into `values`, which has one slot per symbol.
 void BindDeviceSymbols(const CompiledGraph& graph, const DeviceModel& device, absl::Span<int64_t> values);
 
 // The index of the first graph requirement that `values` (device symbols bound) break or on

@@ -176,9 +176,11 @@ TEST(GraphTest, DeviceSymbolsFollowTheDevice) {
     ops { name: "use" reads: "a" }
   )pb");
   ASSERT_TRUE(graph.ok()) << graph.status();
-  ASSERT_GE(graph->sm_arch_slot, 0);
-  EXPECT_TRUE(IsDeviceSymbol(*graph, graph->sm_arch_slot));
-  EXPECT_TRUE(IsDeviceSymbol(*graph, graph->warp_size_slot));
+  const int sm_arch = DeviceSymbolSlot(*graph, "SM_ARCH");
+  const int warp_size = DeviceSymbolSlot(*graph, "WARP_SIZE");
+  ASSERT_GE(sm_arch, 0);
+  EXPECT_TRUE(IsDeviceSymbol(*graph, sm_arch));
+  EXPECT_TRUE(IsDeviceSymbol(*graph, warp_size));
   EXPECT_FALSE(IsDeviceSymbol(*graph, 0));
   auto values = BindParameters(*graph, {});
   ASSERT_TRUE(values.ok());
@@ -196,10 +198,50 @@ TEST(GraphTest, DeviceSymbolsFollowTheDevice) {
     device.mutable_limits()->set_warp_size(c.warp);
     std::vector<int64_t> bound = *values;
     BindDeviceSymbols(*graph, device, absl::MakeSpan(bound));
-    EXPECT_EQ(bound[graph->sm_arch_slot], c.sm_arch) << c.vendor << c.major;
-    EXPECT_EQ(bound[graph->warp_size_slot], c.warp);
+    EXPECT_EQ(bound[sm_arch], c.sm_arch) << c.vendor << c.major;
+    EXPECT_EQ(bound[warp_size], c.warp);
     EXPECT_EQ(*BufferBytes(*graph, 0, bound), c.bytes) << c.vendor << c.major;
   }
+}
+
+// The L2 symbols a device binds: {L2_LATENCY_CYCLES, L2_BYTES_PER_CORE_CYCLE}.
+std::pair<int64_t, int64_t> BoundL2Symbols(const DeviceModel& device) {
+  auto graph = Compile(R"pb(
+    buffers { name: "a" shape: "1 + L2_LATENCY_CYCLES + L2_BYTES_PER_CORE_CYCLE" dtype: "i8" memory_space: "smem" }
+    ops { name: "use" reads: "a" }
+  )pb");
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  if (!graph.ok()) return {-1, -1};
+  std::vector<int64_t> values = *BindParameters(*graph, {});
+  BindDeviceSymbols(*graph, device, absl::MakeSpan(values));
+  return {values[DeviceSymbolSlot(*graph, "L2_LATENCY_CYCLES")], values[DeviceSymbolSlot(*graph, "L2_BYTES_PER_CORE_CYCLE")]};
+}
+
+// The L2's latency and per-core bandwidth in core cycles, from the device's performance figures.
+TEST(GraphTest, L2SymbolsAreTheDevicesFiguresInCoreCycles) {
+  DeviceModel device;
+  device.mutable_limits()->set_num_cores(132);
+  device.mutable_performance()->set_clock_mhz(1980);
+  device.mutable_performance()->set_l2_latency_ns(138.9);      // 275.0 cycles
+  device.mutable_performance()->set_l2_bandwidth_gbps(12500);  // 47.8 B per core and cycle
+  EXPECT_EQ(BoundL2Symbols(device), std::make_pair(int64_t{275}, int64_t{48}));
+}
+
+// A device without the figures gives 0, so a graph's term that multiplies by them vanishes.
+TEST(GraphTest, L2SymbolsAreZeroWhereTheDeviceLacksTheFigures) {
+  DeviceModel device;
+  device.mutable_performance()->set_l2_latency_ns(138.9);  // no clock to convert it
+  device.mutable_performance()->set_l2_bandwidth_gbps(12500);
+  EXPECT_EQ(BoundL2Symbols(device), std::make_pair(int64_t{0}, int64_t{0}));
+}
+
+TEST(GraphTest, L2SymbolsCannotBeSet) {
+  auto graph = Compile(R"pb(
+    buffers { name: "a" shape: "L2_LATENCY_CYCLES" dtype: "i8" memory_space: "smem" }
+    ops { name: "use" reads: "a" }
+  )pb");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_THAT(BindParameters(*graph, {"L2_LATENCY_CYCLES=1"}).status().message(), HasSubstr("comes from the device"));
 }
 
 TEST(GraphTest, PaddingAndRounding) {

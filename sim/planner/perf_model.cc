@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cmath>
 #include <optional>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -138,6 +139,51 @@ double DramBytes(const PerfInputs& in, const PerfEstimate& e, double bytes, bool
   return grid * bytes;
 }
 
+struct ClosedNetwork {
+  double throughput = 0;           // customer cycles per unit of time
+  std::vector<double> residence;   // per station: a customer's time there per cycle, queueing included
+};
+
+// Exact mean value analysis of a closed queueing network (Reiser and Lavenberg, "Mean-Value
+// Analysis of Closed Multichain Queuing Networks", J. ACM 27(2), 1980): `customers` each cycle
+// through `demands` (service time per cycle at each of the shared stations, queueing behind one
+// another there) and `delay`, time each customer spends on its own that no other one holds up.
+// Customer k arriving at a station finds the queue the network held with k - 1 customers.
+ClosedNetwork SolveClosedNetwork(int64_t customers, const std::vector<double>& demands, double delay) {
+  ClosedNetwork out;
+  std::vector<double> queue(demands.size(), 0.0);
+  out.residence.assign(demands.size(), 0.0);
+  for (int64_t k = 1; k <= customers; ++k) {
+    double cycle = delay;
+    for (size_t i = 0; i < demands.size(); ++i) {
+      out.residence[i] = demands[i] * (1.0 + queue[i]);
+      cycle += out.residence[i];
+    }
+    if (!(cycle > 0)) return out;
+    out.throughput = static_cast<double>(k) / cycle;
+    for (size_t i = 0; i < demands.size(); ++i) queue[i] = out.throughput * out.residence[i];
+  }
+  return out;
+}
+
+// A round's chains share the core: each cycles through its share of the block's math on the
+// tensor pipe, its share of the sync work on the pipes that run it (a flash-attention softmax:
+// exp2 and fp32), queueing behind the other chains at both, and its own waits, which no other
+// chain holds up. A lone chain takes the sum; many chains approach the busier pipe; in between,
+// the closed network's mean value analysis (docs/planner.md, "Attention: chains"). The chain's
+// own waits set the pace when they outlast its time at either pipe.
+struct ChainRound {
+  double time = 0;
+  bool bound = false;
+};
+ChainRound RunChains(int64_t chains, double chain_math, double chain_sync, double chain_waits) {
+  const ClosedNetwork net = SolveClosedNetwork(chains, {chain_math, chain_sync}, chain_waits);
+  ChainRound out;
+  out.time = net.throughput > 0 ? static_cast<double>(chains) / net.throughput : 0;
+  out.bound = chain_waits > *std::max_element(net.residence.begin(), net.residence.end());
+  return out;
+}
+
 }  // namespace
 
 PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
@@ -162,10 +208,10 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   // per scheduler. A warp's own ld.shared round trips (smem_round_trips x the ld.shared
   // latency) are filled by any other warp on its scheduler: they show only where one warp's
   // issue plus its round trips outlasts the round's math. sync_cycles nobody fills: every
-  // block adds them. A round lasts at least one dependent chain's path (graph chains_per_block,
-  // chain_latency_cycles): its share of a block's math and sync, which it issues itself, plus its
-  // own waits, which the other chains fill but cannot shorten (a flash-attention warpgroup's KV
-  // steps; docs/planner.md, "Attention: chains"). The banks bound the round too: c x the bank
+  // block adds them, unless the graph gives the block's dependent chains (chains_per_block,
+  // chain_latency_cycles: a flash-attention block's warpgroups): then the round's chains share
+  // the math and the sync pipes as a closed queueing network, each also waiting on its own
+  // (docs/planner.md, "Attention: chains"). The banks bound the round too: c x the bank
   // time when that is longer (docs/planner.md, "Ranking"; validated on the H100 with the CUDA
   // backend's GEMM at 1-9 blocks per SM, docs/validation/planner-h100.md).
   const double per_core_peak = peak_flops_ / static_cast<double>(num_cores_) * std::clamp(in.peak_fraction, 1e-3, 1.0);
@@ -192,6 +238,7 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   const int64_t ahead = std::max<int64_t>(in.stages, 1) - 1;  // loads issued ahead of their use
   struct Round {
     double math = 0, smem = 0, wait = 0, sync = 0, chain = 0, time = 0, issue_efficiency = 1, ready_share = 1;
+    bool chain_bound = false;
   };
   auto run_round = [&](int64_t blocks) {
     Round r;
@@ -218,9 +265,12 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
     // bounds the rate instead (latency_s below).
     if (ahead == 0 && load_latency_ > 0) r.wait += static_cast<double>(trips) * load_latency_;
     r.time = std::max(r.smem, r.math + r.wait) + r.sync;
-    if (chain_latency > 0) {
-      r.chain = (round_math + block_sync) / chains + chain_latency;
-      r.time = std::max(r.time, r.chain);
+    if (chain_latency > 0) {  // bank time and unfilled waits bound or add as above
+      const ChainRound chained = RunChains(blocks * std::max<int64_t>(in.chains_per_block, 1),
+                                           round_math / r.issue_efficiency / chains, block_sync / chains, chain_latency);
+      r.chain = chained.time;
+      r.chain_bound = chained.bound;
+      r.time = std::max(r.smem, r.chain + r.wait);
     }
     return r;
   };
@@ -237,7 +287,7 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   e.wait_s = n_full * full.wait + tail.wait;
   e.sync_s = n_full * full.sync + tail.sync;
   e.chain_s = n_full * full.chain + tail.chain;
-  e.chain_bound = full_rounds > 0 ? full.chain >= full.time && full.chain > 0 : tail.chain >= tail.time && tail.chain > 0;
+  e.chain_bound = full_rounds > 0 ? full.chain_bound : tail.chain_bound;
   e.core_s = n_full * full.time + tail.time;
   const double grid = static_cast<double>(e.grid_blocks);
   const double dram_bytes = DramBytes(in, e, bytes, l2_bandwidth_ > 0);

@@ -39,8 +39,9 @@ struct PerfInputs {
   double issue_slots_per_block = 0;
   // Graph warp_stall_percent / 100: the share of cycles one warp alone has nothing ready.
   double warp_stall_share = 0;
-  // Graph chains_per_block and chain_latency_cycles: a round lasts at least one chain's path,
-  // (math + sync) / chains + the chain's own waits; 0 cycles: no such bound.
+  // Graph chains_per_block and chain_latency_cycles: the round's chains share the math and the
+  // sync pipes, each also waiting on its own (a closed network's mean value analysis); 0
+  // cycles: no chains, sync waits nobody fills.
   int64_t chains_per_block = 1;
   double chain_latency_cycles_per_block = 0;
   // The pipelined main loop: its trip count (0: unknown, no latency bound) and the bytes one
@@ -69,9 +70,9 @@ struct PerfEstimate {
   double l2_s = 0;               // all global traffic over the L2 bandwidth (0 without it)
   double wait_s = 0;             // waits left uncovered: per round, one block's block-wide waits and the round trips no other warp covers
   double sync_s = 0;             // waits they do not fill: every block's
-  double chain_s = 0;            // one chain's path per round, summed (0 without chain_latency_cycles)
-  double core_s = 0;             // the on-chip phase: per round max(max(banks, math + wait) + sync, chain)
-  bool chain_bound = false;      // a full round lasts one chain's path, not its blocks' work
+  double chain_s = 0;            // the chains' time per round, summed (0 without chain_latency_cycles)
+  double core_s = 0;             // the on-chip phase: per round max(banks, math + wait) + sync, or with chains max(banks, chains + wait)
+  bool chain_bound = false;      // a chain waits on its own longer than at either pipe: more chains would fill it
   double latency_s = 0;          // the pipeline's latency bound: trips x latency / loads in flight + DRAM time
   double exposed_s = 0;          // the part of the shorter phase not hidden behind the longer
   int64_t grid_blocks = 0;

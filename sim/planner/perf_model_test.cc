@@ -128,42 +128,69 @@ TEST(PerfModelTest, SharedMemoryBanksOverlapTheMathAndQuantize) {
 }
 
 
-// A chain's own waits bound a round: alone, a block of one chain takes its math, sync and waits;
-// co-resident blocks fill them until their work outlasts one chain's path.
-TEST(PerfModelTest, ChainLatencyBoundsARoundUntilOtherChainsFillIt) {
-  DeviceModel device = ToyDevice();
-  device.mutable_performance()->set_clock_mhz(1000);  // 1 cycle = 1 ns
-  auto model = PerfModel::Create(device, "bf16", true);
-  ASSERT_TRUE(model.ok()) << model.status();
-  PerfInputs in;
-  in.flops_per_block = 1e6;      // 1 us of math per block
-  in.bytes_per_block = 1;
-  in.grid_blocks = 10;           // one block on every core
-  in.blocks_per_core = 1;
-  in.warps_per_block = 4;
-  in.sync_cycles_per_block = 500;             // 0.5 us of softmax
-  in.chain_latency_cycles_per_block = 2000;   // 2 us of a chain's own waits
-  PerfEstimate e = model->Estimate(in);
+// Chains share a core as a closed queueing network: a lone chain takes its math, sync and own
+// waits in series; two chains queue at the pipes and each still waits on its own; many chains run
+// at the busier pipe's rate.
+class PerfModelChainsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    DeviceModel device = ToyDevice();
+    device.mutable_performance()->set_clock_mhz(1000);  // 1 cycle = 1 ns
+    auto model = PerfModel::Create(device, "bf16", true);
+    ASSERT_TRUE(model.ok()) << model.status();
+    model_ = *model;
+    in_.flops_per_block = 1e6;      // 1 us of math per block
+    in_.bytes_per_block = 1;
+    in_.grid_blocks = 10;           // one block on every core
+    in_.blocks_per_core = 1;
+    in_.warps_per_block = 4;
+    in_.sync_cycles_per_block = 500;             // 0.5 us of softmax
+    in_.chain_latency_cycles_per_block = 2000;   // 2 us of each chain's own waits
+  }
+  PerfModel model_;
+  PerfInputs in_;
+};
+
+TEST_F(PerfModelChainsTest, ALoneChainTakesItsMathSyncAndWaitsInSeries) {
+  PerfEstimate e = model_.Estimate(in_);
   EXPECT_DOUBLE_EQ(e.core_s, 1e-6 + 0.5e-6 + 2e-6);
   EXPECT_DOUBLE_EQ(e.chain_s, 3.5e-6);
   EXPECT_TRUE(e.chain_bound);
-  // Two chains per block split its math and sync: each path is half of them plus its waits.
-  in.chains_per_block = 2;
-  e = model->Estimate(in);
-  EXPECT_DOUBLE_EQ(e.core_s, 0.75e-6 + 2e-6);
-  // Three co-resident blocks (4.5 us of work) outlast one chain's path (2.75 us).
-  in.grid_blocks = 30;
-  in.blocks_per_core = 3;
-  e = model->Estimate(in);
-  EXPECT_DOUBLE_EQ(e.core_s, 4.5e-6);
+}
+
+TEST_F(PerfModelChainsTest, TwoChainsQueueAtThePipesAndEachWaitsOnItsOwn) {
+  in_.chains_per_block = 2;  // each: 0.5 us of math, 0.25 us of sync, 2 us of waits
+  PerfEstimate e = model_.Estimate(in_);
+  // Mean value analysis: the second chain finds the first at each pipe for its share of a cycle
+  // (2/11 and 1/11), so it resides 0.5 x 13/11 and 0.25 x 12/11 us there; two chains per
+  // 2 + 9.5/11 us.
+  EXPECT_NEAR(e.core_s, 31.5 / 11 * 1e-6, 1e-15);
+  EXPECT_TRUE(e.chain_bound);
+}
+
+TEST_F(PerfModelChainsTest, ManyChainsRunAtTheBusierPipesRate) {
+  in_.chains_per_block = 2;
+  in_.grid_blocks = 300;  // 30 co-resident blocks: 60 chains, 30 us of math, 15 us of sync
+  in_.blocks_per_core = 30;
+  PerfEstimate e = model_.Estimate(in_);
+  EXPECT_NEAR(e.core_s, 30e-6, 1e-9);
   EXPECT_FALSE(e.chain_bound);
-  // Without chain waits there is no chain bound.
-  in.chain_latency_cycles_per_block = 0;
-  in.grid_blocks = 10;
-  in.blocks_per_core = 1;
-  e = model->Estimate(in);
-  EXPECT_DOUBLE_EQ(e.core_s, 1.5e-6);
+  // Three blocks overlap one chain's softmax with another's math: faster than in series.
+  in_.grid_blocks = 30;
+  in_.blocks_per_core = 3;
+  e = model_.Estimate(in_);
+  EXPECT_GT(e.core_s, 3e-6);
+  EXPECT_LT(e.core_s, 4.5e-6);
+}
+
+TEST_F(PerfModelChainsTest, WithoutChainWaitsNobodyFillsTheSync) {
+  in_.chain_latency_cycles_per_block = 0;
+  in_.grid_blocks = 30;
+  in_.blocks_per_core = 3;
+  PerfEstimate e = model_.Estimate(in_);
+  EXPECT_DOUBLE_EQ(e.core_s, 3 * 1.5e-6);
   EXPECT_DOUBLE_EQ(e.chain_s, 0);
+  EXPECT_FALSE(e.chain_bound);
 }
 
 TEST(PerfModelTest, CoResidentBlocksFillWaitsAndATailRoundCostsLess) {

@@ -388,7 +388,10 @@ TEST(PlannerQualityTest, TritonMatmulOnTheSecondHeldOutPart) {
 
 // Attention's chain term (models/graphs/triton_attention.pbtxt) was chosen on the fit part after
 // the first two held-out parts had been seen; the third to the seventh (the third, sixth and
-// seventh attention only) were planned before they were timed.
+// seventh attention only) were planned before they were timed. The chains' sharing of the core as
+// a closed network and the two-stage tile wait came after all seven had been seen, so these
+// floors are no held-out figures for them (docs/validation/planner-h200-workloads.md, "Attention:
+// chains as a closed network").
 TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
   const Quality fit = Judge(WorkloadAttention("fit"));
   const Quality held_out = Judge(WorkloadAttention("heldout"));
@@ -414,20 +417,21 @@ TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
   EXPECT_GE(fit.top1_within_10, 5) << fit.top1_misses;
   EXPECT_GE(fit.top5_within_3, 5);
   EXPECT_GE(held_out.top1_within_10, 4) << held_out.top1_misses;
-  EXPECT_GE(held_out2.top1_within_10, 5) << held_out2.top1_misses;  // 14 x 8192 x 64 at 1.20x
-  EXPECT_GE(held_out3.top1_within_10, 6) << held_out3.top1_misses;  // 32 x 16384 x 64 at 1.11x
-  EXPECT_GE(held_out3.top5_within_3, 6);
+  EXPECT_GE(held_out2.top1_within_10, 6) << held_out2.top1_misses;
+  EXPECT_GE(held_out2.top5_within_3, 6);
+  EXPECT_GE(held_out3.top1_within_10, 7) << held_out3.top1_misses;
+  EXPECT_GE(held_out3.top5_within_3, 6);  // 32 x 16384 x 64: the top 5's best at 1.07x
   EXPECT_GE(held_out4.top1_within_10, 9) << held_out4.top1_misses;
   EXPECT_GE(held_out4.top5_within_3, 9);
   EXPECT_EQ(held_out5.rows, 3);
   EXPECT_GE(held_out5.top1_within_10, 3) << held_out5.top1_misses;
-  EXPECT_GE(held_out5.top5_within_3, 2);  // 30 x 8192 x 64: the top 5's best at 1.05x
+  EXPECT_GE(held_out5.top5_within_3, 2);  // 30 x 8192 x 64: the top 5's best at 1.04x
   EXPECT_EQ(held_out6.rows, 7);
   EXPECT_GE(held_out6.top1_within_10, 7) << held_out6.top1_misses;
-  EXPECT_GE(held_out6.top5_within_3, 6);  // 71 x 2048 x 64: the top 5's best at 1.07x
+  EXPECT_GE(held_out6.top5_within_3, 7);
   EXPECT_EQ(held_out7.rows, 12);
   EXPECT_GE(held_out7.top1_within_10, 11) << held_out7.top1_misses;  // 100 x 2048 x 64 at 1.11x
-  EXPECT_GE(held_out7.top5_within_3, 9);  // three head-dim-64 rows: the top 5's best at 1.03x
+  EXPECT_GE(held_out7.top5_within_3, 10);
 }
 
 }  // namespace
