@@ -12,6 +12,7 @@ RUN4 = "tests/data/planner/h200-heldout4-2026-11-29"  # the fourth (attention on
 RUN5 = "tests/data/planner/h200-heldout5-2026-11-30"  # the fifth
 RUN6 = "tests/data/planner/h200-heldout6-2026-11-30"  # the sixth (attention only)
 RUN7 = "tests/data/planner/h200-heldout7-2026-11-30"  # the seventh (attention only)
+RUN8 = "tests/data/planner/h200-heldout8-2026-11-30"  # the eighth (attention only)
 
 
 def _bench(repo, script, *args):
@@ -175,3 +176,11 @@ def test_seventh_held_out_part_judges_as_reported(repo, tmp_path):
     assert set(judged) == {"attention heldout7 f16"}
     attention = judged["attention heldout7 f16"]
     assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (12, 11, 9)
+
+
+def test_eighth_held_out_part_judges_as_reported(repo, tmp_path):
+    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", run_dir=RUN8)
+    # The model at 1c7fb87 (the chains' closed network and the two-stage tile wait), planned before timing.
+    assert set(judged) == {"attention heldout8 f16"}
+    attention = judged["attention heldout8 f16"]
+    assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (15, 14, 12)
