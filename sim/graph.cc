@@ -47,10 +47,10 @@ int64_t SmArch(const DeviceModel& device) {
 
 // Device facts in core clock cycles, rounded to the nearest integer; 0 where the device model
 // lacks the figure (or a clock or core count to convert it), so a graph can switch a term off.
-int64_t L2LatencyCycles(const DeviceModel& device) {
+int64_t DramLatencyCycles(const DeviceModel& device) {
   const Performance& perf = device.performance();
-  if (!(perf.l2_latency_ns() > 0) || !(perf.clock_mhz() > 0)) return 0;
-  return std::llround(perf.l2_latency_ns() * perf.clock_mhz() * 1e-3);
+  if (!(perf.dram_latency_ns() > 0) || !(perf.clock_mhz() > 0)) return 0;
+  return std::llround(perf.dram_latency_ns() * perf.clock_mhz() * 1e-3);
 }
 
 int64_t L2BytesPerCoreCycle(const DeviceModel& device) {
@@ -61,13 +61,13 @@ int64_t L2BytesPerCoreCycle(const DeviceModel& device) {
 }
 
 // WARP_SIZE: the warp (wavefront) size. SM_ARCH: the NVIDIA compute capability x 10 (90 on the
-// H100; 0 on other vendors), so one graph can say which MMA a target gets. L2_LATENCY_CYCLES:
-// performance.l2_latency_ns at clock_mhz. L2_BYTES_PER_CORE_CYCLE: l2_bandwidth_gbps shared by
-// every core, per core and clock.
+// H100; 0 on other vendors), so one graph can say which MMA a target gets. DRAM_LATENCY_CYCLES:
+// performance.dram_latency_ns at clock_mhz, the latency the perf model charges a pipelined load.
+// L2_BYTES_PER_CORE_CYCLE: l2_bandwidth_gbps shared by every core, per core and clock.
 constexpr DeviceSymbol kDeviceSymbols[] = {
     {"WARP_SIZE", 32, WarpSize},
     {"SM_ARCH", 0, SmArch},
-    {"L2_LATENCY_CYCLES", 0, L2LatencyCycles},
+    {"DRAM_LATENCY_CYCLES", 0, DramLatencyCycles},
     {"L2_BYTES_PER_CORE_CYCLE", 0, L2BytesPerCoreCycle},
 };
 

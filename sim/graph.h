@@ -214,7 +214,7 @@ struct DeviceSymbol {
   int64_t unbound_value;  // before a device is bound (a graph checked on its own)
   int64_t (*value)(const DeviceModel& device);
 };
-// WARP_SIZE, SM_ARCH, L2_LATENCY_CYCLES, L2_BYTES_PER_CORE_CYCLE (docs/graph-format.md,
+// WARP_SIZE, SM_ARCH, DRAM_LATENCY_CYCLES, L2_BYTES_PER_CORE_CYCLE (docs/graph-format.md,
 // "Expressions").
 absl::Span<const DeviceSymbol> DeviceSymbols();
 

@@ -204,44 +204,44 @@ TEST(GraphTest, DeviceSymbolsFollowTheDevice) {
   }
 }
 
-// The L2 symbols a device binds: {L2_LATENCY_CYCLES, L2_BYTES_PER_CORE_CYCLE}.
-std::pair<int64_t, int64_t> BoundL2Symbols(const DeviceModel& device) {
+// The memory symbols a device binds: {DRAM_LATENCY_CYCLES, L2_BYTES_PER_CORE_CYCLE}.
+std::pair<int64_t, int64_t> BoundMemorySymbols(const DeviceModel& device) {
   auto graph = Compile(R"pb(
-    buffers { name: "a" shape: "1 + L2_LATENCY_CYCLES + L2_BYTES_PER_CORE_CYCLE" dtype: "i8" memory_space: "smem" }
+    buffers { name: "a" shape: "1 + DRAM_LATENCY_CYCLES + L2_BYTES_PER_CORE_CYCLE" dtype: "i8" memory_space: "smem" }
     ops { name: "use" reads: "a" }
   )pb");
   EXPECT_TRUE(graph.ok()) << graph.status();
   if (!graph.ok()) return {-1, -1};
   std::vector<int64_t> values = *BindParameters(*graph, {});
   BindDeviceSymbols(*graph, device, absl::MakeSpan(values));
-  return {values[DeviceSymbolSlot(*graph, "L2_LATENCY_CYCLES")], values[DeviceSymbolSlot(*graph, "L2_BYTES_PER_CORE_CYCLE")]};
+  return {values[DeviceSymbolSlot(*graph, "DRAM_LATENCY_CYCLES")], values[DeviceSymbolSlot(*graph, "L2_BYTES_PER_CORE_CYCLE")]};
 }
 
-// The L2's latency and per-core bandwidth in core cycles, from the device's performance figures.
-TEST(GraphTest, L2SymbolsAreTheDevicesFiguresInCoreCycles) {
+// A load's latency and the L2's per-core bandwidth in core cycles, from the device's figures.
+TEST(GraphTest, MemorySymbolsAreTheDevicesFiguresInCoreCycles) {
   DeviceModel device;
   device.mutable_limits()->set_num_cores(132);
   device.mutable_performance()->set_clock_mhz(1980);
-  device.mutable_performance()->set_l2_latency_ns(138.9);      // 275.0 cycles
+  device.mutable_performance()->set_dram_latency_ns(343.1);    // 679.3 cycles
   device.mutable_performance()->set_l2_bandwidth_gbps(12500);  // 47.8 B per core and cycle
-  EXPECT_EQ(BoundL2Symbols(device), std::make_pair(int64_t{275}, int64_t{48}));
+  EXPECT_EQ(BoundMemorySymbols(device), std::make_pair(int64_t{679}, int64_t{48}));
 }
 
 // A device without the figures gives 0, so a graph's term that multiplies by them vanishes.
-TEST(GraphTest, L2SymbolsAreZeroWhereTheDeviceLacksTheFigures) {
+TEST(GraphTest, MemorySymbolsAreZeroWhereTheDeviceLacksTheFigures) {
   DeviceModel device;
-  device.mutable_performance()->set_l2_latency_ns(138.9);  // no clock to convert it
+  device.mutable_performance()->set_dram_latency_ns(343.1);  // no clock to convert it
   device.mutable_performance()->set_l2_bandwidth_gbps(12500);
-  EXPECT_EQ(BoundL2Symbols(device), std::make_pair(int64_t{0}, int64_t{0}));
+  EXPECT_EQ(BoundMemorySymbols(device), std::make_pair(int64_t{0}, int64_t{0}));
 }
 
-TEST(GraphTest, L2SymbolsCannotBeSet) {
+TEST(GraphTest, MemorySymbolsCannotBeSet) {
   auto graph = Compile(R"pb(
-    buffers { name: "a" shape: "L2_LATENCY_CYCLES" dtype: "i8" memory_space: "smem" }
+    buffers { name: "a" shape: "DRAM_LATENCY_CYCLES" dtype: "i8" memory_space: "smem" }
     ops { name: "use" reads: "a" }
   )pb");
   ASSERT_TRUE(graph.ok()) << graph.status();
-  EXPECT_THAT(BindParameters(*graph, {"L2_LATENCY_CYCLES=1"}).status().message(), HasSubstr("comes from the device"));
+  EXPECT_THAT(BindParameters(*graph, {"DRAM_LATENCY_CYCLES=1"}).status().message(), HasSubstr("comes from the device"));
 }
 
 TEST(GraphTest, PaddingAndRounding) {

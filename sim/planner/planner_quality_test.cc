@@ -391,7 +391,9 @@ TEST(PlannerQualityTest, TritonMatmulOnTheSecondHeldOutPart) {
 // seventh attention only) were planned before they were timed. The chains' sharing of the core as
 // a closed network and the two-stage tile wait came after all seven had been seen, so these
 // floors are no held-out figures for them (docs/validation/planner-h200-workloads.md, "Attention:
-// chains as a closed network"); the eighth part, planned with them before it was timed, is.
+// chains as a closed network"); the eighth part, planned with them before it was timed, is. The
+// tile flight's latency moved from the L2's to a pipelined load's after the eighth was seen
+// ("Attention: a lone block's KV step"); the ninth judges it.
 TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
   const Quality fit = Judge(WorkloadAttention("fit"));
   const Quality held_out = Judge(WorkloadAttention("heldout"));
@@ -422,7 +424,7 @@ TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
   EXPECT_GE(held_out2.top1_within_10, 6) << held_out2.top1_misses;
   EXPECT_GE(held_out2.top5_within_3, 6);
   EXPECT_GE(held_out3.top1_within_10, 7) << held_out3.top1_misses;
-  EXPECT_GE(held_out3.top5_within_3, 6);  // 32 x 16384 x 64: the top 5's best at 1.07x
+  EXPECT_GE(held_out3.top5_within_3, 7);
   EXPECT_GE(held_out4.top1_within_10, 9) << held_out4.top1_misses;
   EXPECT_GE(held_out4.top5_within_3, 9);
   EXPECT_EQ(held_out5.rows, 3);
@@ -433,10 +435,10 @@ TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
   EXPECT_GE(held_out6.top5_within_3, 7);
   EXPECT_EQ(held_out7.rows, 12);
   EXPECT_GE(held_out7.top1_within_10, 11) << held_out7.top1_misses;  // 100 x 2048 x 64 at 1.11x
-  EXPECT_GE(held_out7.top5_within_3, 10);
+  EXPECT_GE(held_out7.top5_within_3, 12);
   EXPECT_EQ(held_out8.rows, 15);
   EXPECT_GE(held_out8.top1_within_10, 14) << held_out8.top1_misses;  // 80 x 1024 x 64 at 1.11x
-  EXPECT_GE(held_out8.top5_within_3, 12);  // three short-sequence rows: the top 5's best at 1.03-1.04x
+  EXPECT_GE(held_out8.top5_within_3, 13);  // two short-sequence rows: the top 5's best at 1.03-1.04x
 }
 
 }  // namespace
