@@ -45,6 +45,10 @@ An eighth ("heldout8": OPT-350M, BERT-large, Pythia-160M, Falcon-40B over 8 GPUs
 Whisper-large-v3's decoder, T5-large, Phi-3-medium, DeepSeek-LLM-7B, InternLM2-7B, GPT-Neo-2.7B,
 Qwen3-14B, BLOOM-7B1, Gemma-3-4B, Gemma-3-1B), attention only, judges the attention chains' closed
 network and the two-stage tile wait, added after the seventh was judged: planned before it was
+timed. A ninth ("heldout9": GPT-2 large, Pythia-70M, OPT-125M, RoBERTa-large, DistilBERT,
+Falcon-RW-1B, Qwen1.5-0.5B, Mixtral-8x7B, Yi-34B, Llama-3.1-70B over 4 GPUs, Qwen2-57B-A14B,
+Command-R+ over 8 GPUs, BLOOM-1B7, CodeGemma-7B, Gemma-3-270M), attention only, judges the tile
+flight at a pipelined load's latency, added after the eighth was judged: planned before it was
 timed.
 """
 import json
@@ -243,11 +247,58 @@ MODELS = {
     # https://huggingface.co/google/gemma-3-1b-pt/blob/main/config.json
     "gemma3-1b": {"part": "heldout8", "hidden": 1152, "intermediate": 6912, "heads": 4, "kv_heads": 1,
                   "head_dim": 256, "vocab": 262144, "tp": 1},
+    # The ninth part, attention only.
+    # https://huggingface.co/openai-community/gpt2-large/blob/main/config.json (n_embd 1280, n_head 20)
+    "gpt2-large": {"part": "heldout9", "hidden": 1280, "intermediate": 5120, "heads": 20, "kv_heads": 20,
+                   "head_dim": 64, "vocab": 50257, "tp": 1},
+    # https://huggingface.co/EleutherAI/pythia-70m/blob/main/config.json
+    "pythia-70m": {"part": "heldout9", "hidden": 512, "intermediate": 2048, "heads": 8, "kv_heads": 8,
+                   "head_dim": 64, "vocab": 50304, "tp": 1},
+    # https://huggingface.co/facebook/opt-125m/blob/main/config.json
+    "opt-125m": {"part": "heldout9", "hidden": 768, "intermediate": 3072, "heads": 12, "kv_heads": 12,
+                 "head_dim": 64, "vocab": 50272, "tp": 1},
+    # https://huggingface.co/FacebookAI/roberta-large/blob/main/config.json
+    "roberta-large": {"part": "heldout9", "hidden": 1024, "intermediate": 4096, "heads": 16, "kv_heads": 16,
+                      "head_dim": 64, "vocab": 50265, "tp": 1},
+    # https://huggingface.co/distilbert/distilbert-base-uncased/blob/main/config.json (dim 768, n_heads 12)
+    "distilbert": {"part": "heldout9", "hidden": 768, "intermediate": 3072, "heads": 12, "kv_heads": 12,
+                   "head_dim": 64, "vocab": 30522, "tp": 1},
+    # https://huggingface.co/tiiuae/falcon-rw-1b/blob/main/config.json
+    "falcon-rw-1b": {"part": "heldout9", "hidden": 2048, "intermediate": 8192, "heads": 32, "kv_heads": 32,
+                     "head_dim": 64, "vocab": 50304, "tp": 1},
+    # https://huggingface.co/Qwen/Qwen1.5-0.5B/blob/main/config.json
+    "qwen1.5-0.5b": {"part": "heldout9", "hidden": 1024, "intermediate": 2816, "heads": 16, "kv_heads": 16,
+                     "head_dim": 64, "vocab": 151936, "tp": 1},
+    # https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json
+    "mixtral-8x7b": {"part": "heldout9", "hidden": 4096, "intermediate": 14336, "heads": 32, "kv_heads": 8,
+                     "head_dim": 128, "vocab": 32000, "tp": 1},
+    # https://huggingface.co/01-ai/Yi-34B/blob/main/config.json
+    "yi-34b": {"part": "heldout9", "hidden": 7168, "intermediate": 20480, "heads": 56, "kv_heads": 8,
+               "head_dim": 128, "vocab": 64000, "tp": 1},
+    # https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json, sharded over 4 GPUs
+    "llama3.1-70b-tp4": {"part": "heldout9", "hidden": 8192, "intermediate": 28672, "heads": 64, "kv_heads": 8,
+                         "head_dim": 128, "vocab": 128256, "tp": 4},
+    # https://huggingface.co/Qwen/Qwen2-57B-A14B/blob/main/config.json
+    "qwen2-57b-a14b": {"part": "heldout9", "hidden": 3584, "intermediate": 18944, "heads": 28, "kv_heads": 4,
+                       "head_dim": 128, "vocab": 151936, "tp": 1},
+    # https://huggingface.co/CohereForAI/c4ai-command-r-plus/blob/main/config.json, sharded over 8 GPUs
+    "command-r-plus-tp8": {"part": "heldout9", "hidden": 12288, "intermediate": 33792, "heads": 96, "kv_heads": 8,
+                           "head_dim": 128, "vocab": 256000, "tp": 8},
+    # https://huggingface.co/bigscience/bloom-1b7/blob/main/config.json
+    "bloom-1b7": {"part": "heldout9", "hidden": 2048, "intermediate": 8192, "heads": 16, "kv_heads": 16,
+                  "head_dim": 128, "vocab": 250880, "tp": 1},
+    # https://huggingface.co/google/codegemma-7b/blob/main/config.json
+    "codegemma-7b": {"part": "heldout9", "hidden": 3072, "intermediate": 24576, "heads": 16, "kv_heads": 16,
+                     "head_dim": 256, "vocab": 256000, "tp": 1},
+    # https://huggingface.co/google/gemma-3-270m/blob/main/config.json
+    "gemma3-270m": {"part": "heldout9", "hidden": 640, "intermediate": 2048, "heads": 4, "kv_heads": 1,
+                    "head_dim": 256, "vocab": 262144, "tp": 1},
 }
 
 # The parts, in the order they were added, and those whose models are in the suite for attention only.
-PARTS = ("fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8")
-ATTENTION_ONLY_PARTS = ("heldout3", "heldout6", "heldout7", "heldout8")
+PARTS = ("fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8",
+         "heldout9")
+ATTENTION_ONLY_PARTS = ("heldout3", "heldout6", "heldout7", "heldout8", "heldout9")
 
 # Which layers at which token counts: decode is where small grids live, prefill the large square-ish
 # regime the model was first validated on. The lm_head of a 128k-256k vocabulary is left to the
@@ -282,6 +333,10 @@ ATTENTION = [
     ("smollm-135m", 8, 4096), ("whisper-large-v3", 4, 1024), ("t5-large", 12, 512), ("phi-3-medium", 3, 2048),
     ("deepseek-llm-7b", 5, 2048), ("internlm2-7b", 1, 16384), ("gpt-neo-2.7b", 6, 1024), ("qwen3-14b", 3, 4096),
     ("bloom-7b1", 8, 1024), ("gemma3-4b", 6, 2048), ("gemma3-1b", 16, 2048),
+    ("gpt2-large", 4, 2048), ("pythia-70m", 40, 1024), ("opt-125m", 10, 4096), ("roberta-large", 64, 512),
+    ("distilbert", 48, 512), ("falcon-rw-1b", 5, 2048), ("qwen1.5-0.5b", 9, 2048), ("mixtral-8x7b", 7, 2048),
+    ("yi-34b", 2, 2048), ("llama3.1-70b-tp4", 5, 8192), ("qwen2-57b-a14b", 3, 4096), ("command-r-plus-tp8", 16, 1024),
+    ("bloom-1b7", 6, 8192), ("codegemma-7b", 8, 1024), ("gemma3-270m", 16, 4096),
 ]
 
 
