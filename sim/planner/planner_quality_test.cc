@@ -242,7 +242,8 @@ void ExpectFloors(const std::string& name, const Quality& q, int rows, int top1_
 // The run that timed a part: each held-out part after the first was timed on its own.
 std::string WorkloadRun(const std::string& part) {
   if (part == "heldout2" || part == "heldout3" || part == "heldout4") return absl::StrCat("h200-", part, "-2026-11-29");
-  if (part == "heldout5" || part == "heldout6" || part == "heldout7" || part == "heldout8") return absl::StrCat("h200-", part, "-2026-11-30");
+  if (part == "heldout5" || part == "heldout6" || part == "heldout7" || part == "heldout8" ||
+      part == "heldout9") return absl::StrCat("h200-", part, "-2026-11-30");
   return "h200-workloads-2026-11-29";
 }
 
@@ -404,6 +405,7 @@ TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
   const Quality held_out6 = Judge(WorkloadAttention("heldout6"));
   const Quality held_out7 = Judge(WorkloadAttention("heldout7"));
   const Quality held_out8 = Judge(WorkloadAttention("heldout8"));
+  const Quality held_out9 = Judge(WorkloadAttention("heldout9"));
   PrintQuality("Triton attention, workload fit part", fit);
   PrintQuality("Triton attention, workload held-out part", held_out);
   PrintQuality("Triton attention, workload second held-out part", held_out2);
@@ -413,6 +415,7 @@ TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
   PrintQuality("Triton attention, workload sixth held-out part", held_out6);
   PrintQuality("Triton attention, workload seventh held-out part", held_out7);
   PrintQuality("Triton attention, workload eighth held-out part", held_out8);
+  PrintQuality("Triton attention, workload ninth held-out part", held_out9);
   EXPECT_EQ(fit.rows, 5);
   EXPECT_EQ(held_out.rows, 4);
   EXPECT_EQ(held_out2.rows, 6);
@@ -439,6 +442,9 @@ TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
   EXPECT_EQ(held_out8.rows, 15);
   EXPECT_GE(held_out8.top1_within_10, 14) << held_out8.top1_misses;  // 80 x 1024 x 64 at 1.11x
   EXPECT_GE(held_out8.top5_within_3, 13);  // two short-sequence rows: the top 5's best at 1.03-1.04x
+  EXPECT_EQ(held_out9.rows, 15);
+  EXPECT_GE(held_out9.top1_within_10, 14) << held_out9.top1_misses;  // 64 x 4096 x 256 at 1.11x
+  EXPECT_GE(held_out9.top5_within_3, 15);
 }
 
 }  // namespace

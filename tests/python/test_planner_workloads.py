@@ -13,6 +13,7 @@ RUN5 = "tests/data/planner/h200-heldout5-2026-11-30"  # the fifth
 RUN6 = "tests/data/planner/h200-heldout6-2026-11-30"  # the sixth (attention only)
 RUN7 = "tests/data/planner/h200-heldout7-2026-11-30"  # the seventh (attention only)
 RUN8 = "tests/data/planner/h200-heldout8-2026-11-30"  # the eighth (attention only)
+RUN9 = "tests/data/planner/h200-heldout9-2026-11-30"  # the ninth (attention only)
 
 
 def _bench(repo, script, *args):
@@ -184,3 +185,11 @@ def test_eighth_held_out_part_judges_as_reported(repo, tmp_path):
     assert set(judged) == {"attention heldout8 f16"}
     attention = judged["attention heldout8 f16"]
     assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (15, 14, 12)
+
+
+def test_ninth_held_out_part_judges_as_reported(repo, tmp_path):
+    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", run_dir=RUN9)
+    # The model at f80daef (the tile flight at a pipelined load's latency), planned before timing.
+    assert set(judged) == {"attention heldout9 f16"}
+    attention = judged["attention heldout9 f16"]
+    assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (15, 14, 15)
