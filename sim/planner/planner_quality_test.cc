@@ -241,10 +241,9 @@ void ExpectFloors(const std::string& name, const Quality& q, int rows, int top1_
 
 // The run that timed a part: each held-out part after the first was timed on its own.
 std::string WorkloadRun(const std::string& part) {
-  if (part == "heldout2" || part == "heldout3" || part == "heldout4") return absl::StrCat("h200-", part, "-2026-11-29");
-  if (part == "heldout5" || part == "heldout6" || part == "heldout7" || part == "heldout8" ||
-      part == "heldout9") return absl::StrCat("h200-", part, "-2026-11-30");
-  return "h200-workloads-2026-11-29";
+  if (part == "fit" || part == "heldout") return "h200-workloads-2026-11-29";
+  const bool first_day = part == "heldout2" || part == "heldout3" || part == "heldout4";
+  return absl::StrCat("h200-", part, first_day ? "-2026-11-29" : "-2026-11-30");
 }
 
 SweepSpec WorkloadMatmul(const std::string& part) {
