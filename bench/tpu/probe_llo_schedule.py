@@ -685,15 +685,20 @@ def sink_loads(block, preds, cycles, movable=None, slots=None):
   return sorted(range(len(block)), key=lambda k: (at[k], k))
 
 
+def fed_by_loads_alone(op, text, has_readers, operands_fed):
+  """Whether an op is fed by loads alone: a load, or a vector op the just-in-time scheduler pulls in
+  (places_itself: not unit ops, stores or barriers) whose vreg operands all are (`operands_fed`,
+  an iterable read only for such an op): a weight block's unpacks, converts and packs before its
+  MXU pushes; the LHS an MXU matmul reads."""
+  return op.startswith("vld") or not places_itself(op, text, has_readers) and all(operands_fed)
+
+
 def source_ops(block, preds):
-  """The ops fed by loads alone: loads, and the vector ops the just-in-time scheduler pulls in
-  (places_itself: not unit ops, stores or barriers) whose vreg operands are all such ops (a weight
-  block's unpacks, converts and packs before its MXU pushes; the LHS an MXU matmul reads)."""
+  """Per op of the block, whether it is fed by loads alone (fed_by_loads_alone)."""
   succs, source = _successors(preds), []
   for i, (res, op, operands, text) in enumerate(block):
-    pulled = not places_itself(op, text, bool(succs[i]))
-    source.append(op.startswith("vld") or pulled and all(
-        source[j] for j, _ in preds[i] if _VREG_RE.fullmatch(block[j][0] or "")))
+    source.append(fed_by_loads_alone(op, text, bool(succs[i]), (
+        source[j] for j, _ in preds[i] if _VREG_RE.fullmatch(block[j][0] or ""))))
   return source
 
 
@@ -855,8 +860,7 @@ def _percentile(xs, q):
 
 def source_lead(cp_seq, vliw):
   """Where LLO's bundles place the vector ops fed by loads alone against the rest (over the
-  critical-path scheduler's values: a vreg value is fed by loads alone if a vld defines it, or a
-  vector op the just-in-time scheduler pulls in whose vreg operands all are): source_to_reader
+  critical-path scheduler's values, fed_by_loads_alone): source_to_reader
   (median, 90th percentile): bundles from such an op (not a load) to its first reader;
   pulled_after_operand: bundles from the latest operand of a pulled vector op over other values
   to it; other_lookahead_max: the most first-order places a bundle's ops other than these and
@@ -864,9 +868,7 @@ def source_lead(cp_seq, vliw):
   source, rank = {}, {}
   for res, op, operands in cp_seq:
     if res and _VREG_RE.fullmatch(res):
-      pulled = not places_itself(op, "", True)
-      source[res] = op.startswith("vld") or pulled and all(
-          source.get(u, False) for u in operands if _VREG_RE.fullmatch(u))
+      source[res] = fed_by_loads_alone(op, "", True, (source.get(u, False) for u in operands if _VREG_RE.fullmatch(u)))
     if res:
       rank[res] = len(rank)
   where, first_use = bundle_positions(vliw)
