@@ -5,6 +5,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 RUN = "tests/data/planner/h200-workloads-2026-11-29"
 RUN2 = "tests/data/planner/h200-heldout2-2026-11-29"  # the second held-out part's run
 RUN3 = "tests/data/planner/h200-heldout3-2026-11-29"  # the third (attention only)
@@ -106,23 +108,6 @@ def test_every_timed_row_has_its_anchor(repo):
             assert timed == anchored and len(timed) == rows, (run_dir, name)
 
 
-def test_third_held_out_part_judges_as_reported(repo, tmp_path):
-    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", run_dir=RUN3)
-    # The model at 530e57d (the attention chain term), planned before the part was timed.
-    assert set(judged) == {"attention heldout3 f16"}
-    attention = judged["attention heldout3 f16"]
-    # 8 rows were timed; GPT-2 medium's 256 x 1024 x 64 is the fit part's shape, judged there.
-    assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (7, 6, 6)
-
-
-def test_fourth_held_out_part_judges_as_reported(repo, tmp_path):
-    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", run_dir=RUN4)
-    # The model at 7b6ffce (the chain term unchanged), planned before the part was timed.
-    assert set(judged) == {"attention heldout4 f16"}
-    attention = judged["attention heldout4 f16"]
-    assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (9, 9, 9)
-
-
 def test_fourth_held_out_parts_matmuls_judge_as_reported(repo, tmp_path):
     judged = _judged(repo, tmp_path, "plans-matmul-before-timing.json.gz", "h200-matmul-f16.json.gz",
                      "h200-matmul-f32.json.gz", run_dir=RUN4)
@@ -162,34 +147,23 @@ def test_fifth_held_out_parts_cuda_gemm_judges_as_reported(repo, tmp_path):
     assert (f32["rows"], f32["top1_within_10"], f32["top5_within_3"]) == (49, 46, 48)
 
 
-def test_sixth_held_out_part_judges_as_reported(repo, tmp_path):
-    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", run_dir=RUN6)
-    # The model at c4923a2 (unchanged since the fifth part), planned before the part was timed.
-    assert set(judged) == {"attention heldout6 f16"}
-    attention = judged["attention heldout6 f16"]
-    # 11 rows were timed; 4 repeat an earlier part's shape and are judged there.
-    assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (7, 7, 6)
+# The attention-only parts, each planned before it was timed: (its run, the model its plans came
+# from, and (rows judged, top-1 within 10%, top 5's best within 3%)). A row that repeats an earlier
+# part's shape is judged with that part (the third: GPT-2 medium's 256 x 1024 x 64, the fit
+# part's; the sixth: 4 of its 11).
+ATTENTION_PARTS = [
+    ("heldout3", RUN3, "530e57d, the chain term", (7, 6, 6)),
+    ("heldout4", RUN4, "7b6ffce, the chain term unchanged", (9, 9, 9)),
+    ("heldout6", RUN6, "c4923a2, unchanged since the fifth part", (7, 7, 6)),
+    ("heldout7", RUN7, "10f4968, unchanged since the sixth part", (12, 11, 9)),
+    ("heldout8", RUN8, "1c7fb87, the chains' closed network and the two-stage tile wait", (15, 14, 12)),
+    ("heldout9", RUN9, "f80daef, the tile flight at a pipelined load's latency", (15, 14, 15)),
+]
 
 
-def test_seventh_held_out_part_judges_as_reported(repo, tmp_path):
-    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", run_dir=RUN7)
-    # The model at 10f4968 (unchanged since the sixth part), planned before the part was timed.
-    assert set(judged) == {"attention heldout7 f16"}
-    attention = judged["attention heldout7 f16"]
-    assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (12, 11, 9)
-
-
-def test_eighth_held_out_part_judges_as_reported(repo, tmp_path):
-    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", run_dir=RUN8)
-    # The model at 1c7fb87 (the chains' closed network and the two-stage tile wait), planned before timing.
-    assert set(judged) == {"attention heldout8 f16"}
-    attention = judged["attention heldout8 f16"]
-    assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (15, 14, 12)
-
-
-def test_ninth_held_out_part_judges_as_reported(repo, tmp_path):
-    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", run_dir=RUN9)
-    # The model at f80daef (the tile flight at a pipelined load's latency), planned before timing.
-    assert set(judged) == {"attention heldout9 f16"}
-    attention = judged["attention heldout9 f16"]
-    assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (15, 14, 15)
+@pytest.mark.parametrize("part,run_dir,model,expected", ATTENTION_PARTS, ids=[p[0] for p in ATTENTION_PARTS])
+def test_attention_part_judges_as_reported(repo, tmp_path, part, run_dir, model, expected):
+    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", run_dir=run_dir)
+    assert set(judged) == {f"attention {part} f16"}, model
+    attention = judged[f"attention {part} f16"]
+    assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == expected, model
