@@ -12,6 +12,11 @@ the summary can say how many of the K blocks an SM holds at once.
 
     python3 bench/planner/attention_lone_chain.py OUT.json [--head-dims 64,128] [--per-sm 1,2,3,4]   # GPU machine
     python3 bench/planner/attention_lone_chain.py --summarize OUT.json [SIMULATE]      # anywhere
+    ncu ... python3 bench/planner/attention_lone_chain.py ORDER.json --profile HD/BM/BN/S/W/K,...   # under ncu
+
+--profile launches each listed configuration twice on its 128 x K grid at the longer sequence (the
+first launch compiles) and writes ORDER.json as bench/planner/attention_ncu.py reads it, whose
+--summarize gives the profile's table (bench/planner/attention_ncu.sh shows the ncu line).
 
 The summary gives per configuration and K the step in SM cycles at the GPU's maximum clock and,
 with SIMULATE, beside it what the attention graph charges one block per step (its math at the
@@ -59,6 +64,24 @@ def measure(out_path, head_dims, per_sm):
         json.dump({"date": datetime.datetime.now(datetime.timezone.utc).isoformat(), "device": props.name,
                    "sms": props.multi_processor_count, "torch": torch.__version__, "triton": triton.__version__,
                    "grid_blocks": GRID_BLOCKS, "n_short": N_SHORT, "rows": rows}, f, indent=1)
+
+
+def profile(order_path, launches):
+    import torch
+    from sweep_workloads import attn_tensors, launch_attn
+    order = []
+    for launch in launches:
+        hd, bm, bn, stages, warps, k_blocks = (int(x) for x in launch.split("/"))
+        cfg = {"BLOCK_M": bm, "BLOCK_N": bn, "NUM_STAGES": stages, "NUM_WARPS": warps}
+        n = 2 * N_SHORT
+        heads = GRID_BLOCKS * k_blocks * bm // n
+        q, k, v, o = attn_tensors(1, heads, n, hd)
+        for _ in range(2):
+            launch_attn(q, k, v, o, cfg)
+            torch.cuda.synchronize()
+        order.append({"BATCH_HEADS": heads, "N_CTX": n, "HEAD_DIM": hd, "per_sm": k_blocks, "config": cfg})
+    with open(order_path, "w") as f:
+        json.dump(order, f, indent=1)
 
 
 def graph_terms(simulate, hd, cfg):
@@ -123,11 +146,14 @@ def main():
     p.add_argument("--summarize", action="store_true")
     p.add_argument("--head-dims", default="64,128,256")
     p.add_argument("--per-sm", default="1", help="blocks each SM is given at once, a list: 1,2,3,4")
+    p.add_argument("--profile", default=None, help="HD/BLOCK_M/BLOCK_N/STAGES/WARPS/K,... to launch for ncu")
     p.add_argument("--clock-mhz", type=float, default=1980)
     args = p.parse_args()
     if args.summarize:
         return summarize(args.out, args.simulate, args.clock_mhz)
     sys.path.insert(0, HERE)
+    if args.profile:
+        return profile(args.out, args.profile.split(","))
     return measure(args.out, [int(x) for x in args.head_dims.split(",")], [int(x) for x in args.per_sm.split(",")])
 
 
