@@ -35,10 +35,17 @@ namespace {
 // A million-buffer graph holds a million of these (docs/performance.md, "Memory of large graphs").
 static_assert(sizeof(CompiledBuffer) <= 208, "CompiledBuffer grew: keep rarely set fields in RareBufferFields");
 
-
 std::string GraphLimitMessage(int64_t count, int64_t limit) {
   return absl::StrCat("has ", count, " entries, more than the supported ", limit);
 }
+
+// A name every expression may use whose value comes from the device, never from --set.
+struct DeviceSymbol {
+  const char* name;
+  int64_t unbound_value;  // before a device is bound (a graph checked on its own)
+  int64_t (*value)(const DeviceModel& device);
+};
+
 int64_t WarpSize(const DeviceModel& device) { return device.limits().warp_size() > 0 ? device.limits().warp_size() : 32; }
 
 int64_t SmArch(const DeviceModel& device) {
@@ -942,8 +949,6 @@ absl::StatusOr<int64_t> BufferCopies(const CompiledGraph& graph, int buffer, abs
   }
   return *copies;
 }
-
-absl::Span<const DeviceSymbol> DeviceSymbols() { return kDeviceSymbols; }
 
 int DeviceSymbolSlot(const CompiledGraph& graph, absl::string_view name) {
   for (size_t i = 0; i < graph.device_symbol_slots.size() && i < std::size(kDeviceSymbols); ++i) {

@@ -119,7 +119,7 @@ struct CompiledGraph {
   SymbolTable symbols;
   std::vector<int64_t> defaults;        // one per symbol
   // Slots of the names every expression may use whose values come from the device (bound by
-  // BindDeviceSymbols; kDeviceSymbols says what each is), in kDeviceSymbols' order.
+  // BindDeviceSymbols; graph.cc's kDeviceSymbols says what each is), in that table's order.
   std::vector<int> device_symbol_slots;
   std::vector<CompiledBuffer> buffers;  // same order as graph.buffers
   // Execution order: indices into graph.ops, a topological order of the op DAG that keeps
@@ -208,17 +208,9 @@ absl::StatusOr<int64_t> BufferBytesAt(const CompiledGraph& graph, int buffer, ab
 absl::StatusOr<int64_t> BufferCopies(const CompiledGraph& graph, int buffer,
                                      absl::Span<const int64_t> values);
 
-// A name every expression may use whose value comes from the device, never from --set.
-struct DeviceSymbol {
-  const char* name;
-  int64_t unbound_value;  // before a device is bound (a graph checked on its own)
-  int64_t (*value)(const DeviceModel& device);
-};
-// WARP_SIZE, SM_ARCH, DRAM_LATENCY_CYCLES, L2_BYTES_PER_CORE_CYCLE (docs/graph-format.md,
-// "Expressions").
-absl::Span<const DeviceSymbol> DeviceSymbols();
-
-// The slot of device symbol `name` in `graph`, or -1.
+// The slot of device symbol `name` in `graph`, or -1. The device symbols, names every
+// expression may use whose values come from the device and never from --set: WARP_SIZE, SM_ARCH,
+// DRAM_LATENCY_CYCLES, L2_BYTES_PER_CORE_CYCLE (docs/graph-format.md, "Expressions").
 int DeviceSymbolSlot(const CompiledGraph& graph, absl::string_view name);
 
 // Writes the device symbols into `values`, which has one slot per symbol.
