@@ -49,7 +49,10 @@ timed. A ninth ("heldout9": GPT-2 large, Pythia-70M, OPT-125M, RoBERTa-large, Di
 Falcon-RW-1B, Qwen1.5-0.5B, Mixtral-8x7B, Yi-34B, Llama-3.1-70B over 4 GPUs, Qwen2-57B-A14B,
 Command-R+ over 8 GPUs, BLOOM-1B7, CodeGemma-7B, Gemma-3-270M), attention only, judges the tile
 flight at a pipelined load's latency, added after the eighth was judged: planned before it was
-timed.
+timed. A tenth ("heldout10": BERT-base, GPT-Neo-125M, ELECTRA-large, CodeGen-350M, XLM-R-large,
+E5-large-v2, T5-base, StableLM-alpha-3B, Baichuan2-13B, InternLM2-20B, DeepSeek-Coder-6.7B,
+Llama-2-70B over 8 GPUs, Mistral-Small-24B, Pythia-1B, CodeGemma-2B), attention only, judges the
+split block's doubled softmax, added after the ninth was judged: planned before it was timed.
 """
 import json
 import sys
@@ -293,12 +296,58 @@ MODELS = {
     # https://huggingface.co/google/gemma-3-270m/blob/main/config.json
     "gemma3-270m": {"part": "heldout9", "hidden": 640, "intermediate": 2048, "heads": 4, "kv_heads": 1,
                     "head_dim": 256, "vocab": 262144, "tp": 1},
+    # The tenth part, attention only.
+    # https://huggingface.co/google-bert/bert-base-uncased/blob/main/config.json
+    "bert-base": {"part": "heldout10", "hidden": 768, "intermediate": 3072, "heads": 12, "kv_heads": 12,
+                  "head_dim": 64, "vocab": 30522, "tp": 1},
+    # https://huggingface.co/EleutherAI/gpt-neo-125m/blob/main/config.json
+    "gpt-neo-125m": {"part": "heldout10", "hidden": 768, "intermediate": 3072, "heads": 12, "kv_heads": 12,
+                     "head_dim": 64, "vocab": 50257, "tp": 1},
+    # https://huggingface.co/google/electra-large-discriminator/blob/main/config.json
+    "electra-large": {"part": "heldout10", "hidden": 1024, "intermediate": 4096, "heads": 16, "kv_heads": 16,
+                      "head_dim": 64, "vocab": 30522, "tp": 1},
+    # https://huggingface.co/Salesforce/codegen-350M-mono/blob/main/config.json (n_embd 1024, n_head 16)
+    "codegen-350m": {"part": "heldout10", "hidden": 1024, "intermediate": 4096, "heads": 16, "kv_heads": 16,
+                     "head_dim": 64, "vocab": 51200, "tp": 1},
+    # https://huggingface.co/FacebookAI/xlm-roberta-large/blob/main/config.json
+    "xlm-roberta-large": {"part": "heldout10", "hidden": 1024, "intermediate": 4096, "heads": 16, "kv_heads": 16,
+                          "head_dim": 64, "vocab": 250002, "tp": 1},
+    # https://huggingface.co/intfloat/e5-large-v2/blob/main/config.json
+    "e5-large-v2": {"part": "heldout10", "hidden": 1024, "intermediate": 4096, "heads": 16, "kv_heads": 16,
+                    "head_dim": 64, "vocab": 30522, "tp": 1},
+    # https://huggingface.co/google-t5/t5-base/blob/main/config.json (num_heads 12, d_kv 64)
+    "t5-base": {"part": "heldout10", "hidden": 768, "intermediate": 3072, "heads": 12, "kv_heads": 12,
+                "head_dim": 64, "vocab": 32128, "tp": 1},
+    # https://huggingface.co/stabilityai/stablelm-base-alpha-3b/blob/main/config.json
+    "stablelm-alpha-3b": {"part": "heldout10", "hidden": 4096, "intermediate": 16384, "heads": 32, "kv_heads": 32,
+                          "head_dim": 128, "vocab": 50688, "tp": 1},
+    # https://huggingface.co/baichuan-inc/Baichuan2-13B-Base/blob/main/config.json
+    "baichuan2-13b": {"part": "heldout10", "hidden": 5120, "intermediate": 13696, "heads": 40, "kv_heads": 40,
+                      "head_dim": 128, "vocab": 125696, "tp": 1},
+    # https://huggingface.co/internlm/internlm2-20b/blob/main/config.json
+    "internlm2-20b": {"part": "heldout10", "hidden": 6144, "intermediate": 16384, "heads": 48, "kv_heads": 8,
+                      "head_dim": 128, "vocab": 92544, "tp": 1},
+    # https://huggingface.co/deepseek-ai/deepseek-coder-6.7b-base/blob/main/config.json
+    "deepseek-coder-6.7b": {"part": "heldout10", "hidden": 4096, "intermediate": 11008, "heads": 32, "kv_heads": 32,
+                            "head_dim": 128, "vocab": 32256, "tp": 1},
+    # https://huggingface.co/meta-llama/Llama-2-70b-hf/blob/main/config.json, sharded over 8 GPUs
+    "llama2-70b-tp8": {"part": "heldout10", "hidden": 8192, "intermediate": 28672, "heads": 64, "kv_heads": 8,
+                       "head_dim": 128, "vocab": 32000, "tp": 8},
+    # https://huggingface.co/mistralai/Mistral-Small-24B-Base-2501/blob/main/config.json
+    "mistral-small-24b": {"part": "heldout10", "hidden": 5120, "intermediate": 32768, "heads": 32, "kv_heads": 8,
+                          "head_dim": 128, "vocab": 131072, "tp": 1},
+    # https://huggingface.co/EleutherAI/pythia-1b/blob/main/config.json (hidden 2048, 8 heads)
+    "pythia-1b": {"part": "heldout10", "hidden": 2048, "intermediate": 8192, "heads": 8, "kv_heads": 8,
+                  "head_dim": 256, "vocab": 50304, "tp": 1},
+    # https://huggingface.co/google/codegemma-2b/blob/main/config.json
+    "codegemma-2b": {"part": "heldout10", "hidden": 2048, "intermediate": 16384, "heads": 8, "kv_heads": 1,
+                     "head_dim": 256, "vocab": 256000, "tp": 1},
 }
 
 # The parts, in the order they were added, and those whose models are in the suite for attention only.
 PARTS = ("fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8",
-         "heldout9")
-ATTENTION_ONLY_PARTS = ("heldout3", "heldout6", "heldout7", "heldout8", "heldout9")
+         "heldout9", "heldout10")
+ATTENTION_ONLY_PARTS = ("heldout3", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10")
 
 # Which layers at which token counts: decode is where small grids live, prefill the large square-ish
 # regime the model was first validated on. The lm_head of a 128k-256k vocabulary is left to the
@@ -337,6 +386,10 @@ ATTENTION = [
     ("distilbert", 48, 512), ("falcon-rw-1b", 5, 2048), ("qwen1.5-0.5b", 9, 2048), ("mixtral-8x7b", 7, 2048),
     ("yi-34b", 2, 2048), ("llama3.1-70b-tp4", 5, 8192), ("qwen2-57b-a14b", 3, 4096), ("command-r-plus-tp8", 16, 1024),
     ("bloom-1b7", 6, 8192), ("codegemma-7b", 8, 1024), ("gemma3-270m", 16, 4096),
+    ("bert-base", 64, 512), ("gpt-neo-125m", 20, 1024), ("electra-large", 40, 512), ("codegen-350m", 28, 1024),
+    ("xlm-roberta-large", 80, 512), ("e5-large-v2", 56, 512), ("t5-base", 24, 1024), ("stablelm-alpha-3b", 7, 1024),
+    ("baichuan2-13b", 6, 1024), ("internlm2-20b", 1, 8192), ("deepseek-coder-6.7b", 5, 4096),
+    ("llama2-70b-tp8", 18, 2048), ("mistral-small-24b", 9, 1024), ("pythia-1b", 12, 2048), ("codegemma-2b", 6, 4096),
 ]
 
 
