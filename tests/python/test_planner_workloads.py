@@ -16,6 +16,7 @@ RUN6 = "tests/data/planner/h200-heldout6-2026-11-30"  # the sixth (attention onl
 RUN7 = "tests/data/planner/h200-heldout7-2026-11-30"  # the seventh (attention only)
 RUN8 = "tests/data/planner/h200-heldout8-2026-11-30"  # the eighth (attention only)
 RUN9 = "tests/data/planner/h200-heldout9-2026-11-30"  # the ninth (attention only)
+RUN10 = "tests/data/planner/h200-heldout10-2026-11-30"  # the tenth (attention only)
 
 
 def _bench(repo, script, *args):
@@ -158,6 +159,7 @@ ATTENTION_PARTS = [
     ("heldout7", RUN7, "10f4968, unchanged since the sixth part", (12, 11, 9)),
     ("heldout8", RUN8, "1c7fb87, the chains' closed network and the two-stage tile wait", (15, 14, 12)),
     ("heldout9", RUN9, "f80daef, the tile flight at a pipelined load's latency", (15, 14, 15)),
+    ("heldout10", RUN10, "4d390d5, the split block's doubled softmax", (15, 15, 13)),
 ]
 
 
