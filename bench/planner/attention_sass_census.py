@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "triton"))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import triton_compile as tc  # noqa: E402
+from attention_ttgir_schedule import compile_attention  # noqa: E402
 
 # The opcodes the softmax and the accumulator rescale issue per score or per element.
 SOFTMAX_OPS = ("MUFU", "FFMA", "FMNMX", "FADD", "FMUL", "F2FP")
@@ -64,19 +65,12 @@ def main():
     p.add_argument("--head-dims", default="64,128")
     args = p.parse_args()
     tc.install_stop_hook(False)
-    import triton_kernels as tk
-    div16 = [name for name, t in tk.ATTN_SIGNATURE.items() if t.endswith(":16")]
-    arg_types = {name: t.split(":")[0] for name, t in tk.ATTN_SIGNATURE.items()}
     print("HD BLOCK_M/N/stages/warps  loop instrs  " + "  ".join(f"{op:>6}" for op in SOFTMAX_OPS) +
           "   per score: MUFU  FFMA+FMNMX+FADD+F2FP/2   FMUL per acc element")
     for hd in (int(x) for x in args.head_dims.split(",")):
         for bm, bn, stages, warps in itertools.product((64, 128), (32, 64, 128), (3,), (4, 8)):
-            params = {"HEAD_DIM": hd, "BLOCK_M": bm, "BLOCK_N": bn}
-            sig, constexprs, attrs = tc.build_signature(tk.attn_fwd_kernel, arg_types, params, "jit", "sm_90",
-                                                        div16=div16)
             try:
-                k, _ = tc.compile_kernel(tk.attn_fwd_kernel, sig, constexprs, attrs, "sm_90",
-                                         {"num_warps": warps, "num_stages": stages})
+                k = compile_attention("sm_90", hd, bm, bn, stages, warps)
             except Exception as e:  # noqa: BLE001 (a configuration ptxas refuses is reported, not fatal)
                 print(f"{hd:<3}{bm}/{bn}/{stages}/{warps:<16} compile error: {str(e).splitlines()[0][:100]}")
                 continue

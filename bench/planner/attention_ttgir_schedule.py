@@ -43,23 +43,29 @@ def loop_order(ttgir):
     return order
 
 
+def compile_attention(target, head_dim, bm, bn, stages, warps):
+    """The planner's attention kernel compiled for `target` with the JIT's specialization of the
+    timed launches (the ":16" arguments of ATTN_SIGNATURE divisible by 16), as the sweeps run it."""
+    import triton_kernels as tk
+    div16 = [name for name, t in tk.ATTN_SIGNATURE.items() if t.endswith(":16")]
+    arg_types = {name: t.split(":")[0] for name, t in tk.ATTN_SIGNATURE.items()}
+    params = {"HEAD_DIM": head_dim, "BLOCK_M": bm, "BLOCK_N": bn}
+    sig, constexprs, attrs = tc.build_signature(tk.attn_fwd_kernel, arg_types, params, "jit", target, div16=div16)
+    kernel, _ = tc.compile_kernel(tk.attn_fwd_kernel, sig, constexprs, attrs, target,
+                                  {"num_warps": warps, "num_stages": stages})
+    return kernel
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--target", default="sm_90")
     p.add_argument("--head-dim", type=int, default=64)
     args = p.parse_args()
     tc.install_stop_hook(True)
-    import triton_kernels as tk
-    div16 = [name for name, t in tk.ATTN_SIGNATURE.items() if t.endswith(":16")]
-    arg_types = {name: t.split(":")[0] for name, t in tk.ATTN_SIGNATURE.items()}
     print("BLOCK_M/N/stages/warps  shared  KV loop, in order")
     for bm, bn, stages, warps in itertools.product((64, 128), (32, 64, 128), (2, 3, 4), (4, 8)):
-        params = {"HEAD_DIM": args.head_dim, "BLOCK_M": bm, "BLOCK_N": bn}
-        sig, constexprs, attrs = tc.build_signature(tk.attn_fwd_kernel, arg_types, params, "jit", args.target,
-                                                    div16=div16)
         try:
-            k, _ = tc.compile_kernel(tk.attn_fwd_kernel, sig, constexprs, attrs, args.target,
-                                     {"num_warps": warps, "num_stages": stages})
+            k = compile_attention(args.target, args.head_dim, bm, bn, stages, warps)
         except Exception as e:  # noqa: BLE001 (a configuration Triton refuses is reported, not fatal)
             print(f"{bm}/{bn}/{stages}/{warps:<15} compile error: {str(e).splitlines()[0][:120]}")
             continue
