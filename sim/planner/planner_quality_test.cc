@@ -261,25 +261,35 @@ SweepSpec WorkloadMatmul(const std::string& part) {
   return spec;
 }
 
+// The attention rows of the workload suite, by part (read once).
+const std::map<std::string, std::set<std::array<int64_t, 3>>>& SuiteAttentionRowsByPart() {
+  static const auto* const by_part = [] {
+    auto* rows = new std::map<std::string, std::set<std::array<int64_t, 3>>>();
+    auto json = testing::ReadTestData("tests/data/planner/workload-suite.json");
+    EXPECT_TRUE(json.ok()) << json.status();
+    google::protobuf::Struct suite;
+    if (!json.ok() || !google::protobuf::util::JsonStringToMessage(*json, &suite).ok()) {
+      ADD_FAILURE() << "tests/data/planner/workload-suite.json does not parse";
+      return rows;
+    }
+    for (const google::protobuf::Value& row : suite.fields().at("attention").list_value().values()) {
+      const auto& r = row.struct_value().fields();
+      (*rows)[r.at("part").string_value()].insert({std::llround(r.at("BATCH_HEADS").number_value()),
+                                                   std::llround(r.at("N_CTX").number_value()),
+                                                   std::llround(r.at("HEAD_DIM").number_value())});
+    }
+    return rows;
+  }();
+  return *by_part;
+}
+
 // The attention rows the workload suite gives a part: a later part's timing of a shape an earlier
 // part owns (bench/planner/workloads.py keeps the first) is not judged again.
 std::set<std::array<int64_t, 3>> SuiteAttentionRows(const std::string& part) {
-  std::set<std::array<int64_t, 3>> rows;
-  auto json = testing::ReadTestData("tests/data/planner/workload-suite.json");
-  EXPECT_TRUE(json.ok()) << json.status();
-  google::protobuf::Struct suite;
-  if (!json.ok() || !google::protobuf::util::JsonStringToMessage(*json, &suite).ok()) {
-    ADD_FAILURE() << "tests/data/planner/workload-suite.json does not parse";
-    return rows;
-  }
-  for (const google::protobuf::Value& row : suite.fields().at("attention").list_value().values()) {
-    const auto& r = row.struct_value().fields();
-    if (r.at("part").string_value() != part) continue;
-    rows.insert({std::llround(r.at("BATCH_HEADS").number_value()), std::llround(r.at("N_CTX").number_value()),
-                 std::llround(r.at("HEAD_DIM").number_value())});
-  }
-  EXPECT_FALSE(rows.empty()) << "no attention rows of part " << part << " in the workload suite";
-  return rows;
+  const auto& by_part = SuiteAttentionRowsByPart();
+  const auto it = by_part.find(part);
+  EXPECT_TRUE(it != by_part.end()) << "no attention rows of part " << part << " in the workload suite";
+  return it != by_part.end() ? it->second : std::set<std::array<int64_t, 3>>{};
 }
 
 SweepSpec WorkloadAttention(const std::string& part) {
