@@ -29,9 +29,7 @@ is recorded as skipped, one still running at its deadline as a timeout:
              flexx_nocheck: install(infer_unfit=True), install(in_pool=True), install(fast=True),
              install(fast=True, in_pool=True), install(fast=True, workers=FASTPOOL_WORKERS;
              flexx_fastpoolN: workers=N), install(budget_s=0): installed, nothing checked;
-             flexx_offwarm: no hook, Inductor's compile workers started where fastind starts them;
-             flexx_fastthrN[wait]: install(fast=True, threads=N[, await_pool_s=AWAIT_POOL_S]);
-             flexx_fastwait: the fast path, then the wait; flexx_offwait: no check, the wait alone)
+             flexx_offwarm: no hook, Inductor's compile workers started where fastind starts them)
              FlexAttention forward alone (inference), D=256, over Inductor's exhaustive forward
              space (config.max_autotune_flex_search_space = "EXHAUSTIVE": 144 configs, 56 of them
              over the H200's limit by scratchsim's figure, bench/inductor/hook_cost.py --space 256).
@@ -72,9 +70,6 @@ EXHAUSTIVE_PARTS = ("flexx",)
 # The hook "fastpool": install(fast=True, workers=N). A quarter of a 16-core host, so that the
 # pool's start leaves Inductor's own compile workers most of the CPU while they start.
 FASTPOOL_WORKERS = 4
-# The hook "fastthr": install(fast=True, threads=N), and how long the *wait variants wait for
-# Inductor's compile pool after an op's checks.
-FASTTHR_THREADS, AWAIT_POOL_S = 8, 20.0
 # Interleaved timing: rounds of (A, B) pairs, each side CALLS_PER_SAMPLE calls between CUDA events.
 TIMING_ROUNDS, CALLS_PER_SAMPLE = 200, 5
 
@@ -293,24 +288,6 @@ def child(part, hook, out_path, deadline):
             # The fast path with spawned lowering workers of its own (fastpoolN: N), started here.
             workers = int(hook[len("fastpool"):] or FASTPOOL_WORKERS)
             pruner = ssi.install(target=None, device="h200", keep_ttgir=True, fast=True, workers=workers)
-        elif hook.startswith("fastthr"):
-            # The fast path lowering in threads of this process (fastthrN: N; fastthrNwait: then
-            # waiting for Inductor's compile pool, up to AWAIT_POOL_S).
-            rest = hook[len("fastthr"):]
-            threads = int(rest.replace("wait", "") or FASTTHR_THREADS)
-            pruner = ssi.install(target=None, device="h200", keep_ttgir=True, fast=True, threads=threads,
-                                 await_pool_s=AWAIT_POOL_S if rest.endswith("wait") else 0.0)
-        elif hook == "fastwait":
-            pruner = ssi.install(target=None, device="h200", keep_ttgir=True, fast=True, await_pool_s=AWAIT_POOL_S)
-        elif hook == "offwait":
-            # No check: a preprocessing function that only waits for Inductor's compile pool, as
-            # the *wait variants do after their checks; what the wait alone is worth.
-            from torch._inductor import select_algorithm
-
-            def wait_for_pool(choices):
-                ssi._Torch.await_compile_pool(AWAIT_POOL_S)
-                return choices
-            select_algorithm.add_preprocessing_fn(wait_for_pool)
         elif hook == "nocheck":
             # Installed, but with no time to check anything: every choice is kept unchecked. What
             # the hook's presence alone costs Inductor's compile.

@@ -551,18 +551,6 @@ def test_fast_path_with_workers_drops_the_same(monkeypatch, width):
     assert pool.submitted == pruner.stats["in_pool"] == pruner.stats["checked"] <= 40
 
 
-def test_fast_path_in_threads_drops_the_same(monkeypatch):
-    """threads=N: the lowerings in N threads of this process, ready at once; the same drops."""
-    pool = ssi._ThreadLowerPool(4)
-    try:
-        pruner, entries, truth = fast_replay(monkeypatch, space_rows(256), pool=pool)
-    finally:
-        pool.close()
-    assert pool.ready() and pool.width == 4
-    assert dropped(pruner, entries) == {i for i, row in truth.items() if row[2] > space(256)["limit"]}
-    assert pruner.stats["in_pool"] == pruner.stats["checked"] <= 40
-
-
 class InductorSide:
     """A stand-in for _Torch's view of Inductor's compile pool: `workers` threads, the pool handed
     out once `ready_after` calls have asked for it (each call is AsyncCompile.use_process_pool)."""
@@ -643,35 +631,6 @@ def test_frontier_pick_lowers_the_guessed_frontier_first():
     first = cfgs[ssi.frontier_pick(cfgs, guess)]
     assert (first["BLOCK_M"], first["num_stages"]) in {(32, 3), (64, 2), (128, 1), (64, 3), (128, 2)}
     assert cfgs[ssi.frontier_pick(cfgs)] == {"BLOCK_M": 64, "num_stages": 2, "num_warps": 4}
-
-
-def test_hook_lowering_in_threads_gives_the_figures_lowered_here(inductor_stand_in):
-    """install(threads=2) over real lowerings: every figure and drop as the serial fast path's."""
-    made = [inductor_stand_in(bm, 128, 64, st, warps=4) for bm in (64, 128, 256) for st in (2, 4, 5)]
-    results = []
-    for threads in (0, 2):
-        ssi._VERDICTS.clear()
-        pruner = ssi.install(target="sm_90", device="h200", threads=threads)
-        kept = inductor_stand_in.fns[-1](made)
-        results.append(([c.name for c in kept], sorted((d[1]["BLOCK_M"], d[1]["num_stages"], d[2]["shared"])
-                                                       for d in pruner.dropped)))
-        assert pruner.stats["in_pool"] == (pruner.stats["checked"] if threads else 0)
-        pruner.uninstall()
-    assert results[0] == results[1] and results[0][1]
-
-
-def test_hook_waits_for_inductors_pool_only_when_asked(inductor_stand_in, monkeypatch):
-    """await_pool_s: after an op's checks, the hook waits (up to that long) for Inductor's compile
-    pool to be ready; without it, never."""
-    waits = []
-    monkeypatch.setattr(ssi._Torch, "await_compile_pool", staticmethod(lambda timeout: waits.append(timeout) or 0.25))
-    small = inductor_stand_in(64, 64, 32, 3)
-    for await_s in (0.0, 7.5):
-        pruner = ssi.install(target="sm_90", device="h200", await_pool_s=await_s)
-        inductor_stand_in.fns[-1]([small])
-        assert pruner.stats["pool_wait_s"] == (0.25 if await_s else 0.0)
-        pruner.uninstall()
-    assert waits == [7.5]
 
 
 def test_hook_fast_path_drops_by_triton_figure_or_dominance(inductor_stand_in):

@@ -451,24 +451,6 @@ class _Torch:
             log.debug("scratchsim: no Inductor compile pool (%s)", e)
         return None
 
-    @staticmethod
-    def await_compile_pool(timeout: float) -> float:
-        """Waits up to `timeout` seconds for Inductor's compile pool to be ready (its ready job
-        done: what AsyncCompile.use_process_pool reads to precompile an op's choices in the pool
-        rather than in threads of this process); the seconds waited (0 where Inductor compiles in
-        this process or the pool is ready)."""
-        try:
-            from torch._inductor.async_compile import AsyncCompile
-            if _Torch.compile_threads() <= 1:
-                return 0.0
-            ready = AsyncCompile.process_pool().ready_future
-        except Exception as e:
-            log.debug("scratchsim: no Inductor compile pool to wait for (%s)", e)
-            return 0.0
-        t0 = time.perf_counter()
-        concurrent.futures.wait([ready], timeout)
-        return time.perf_counter() - t0
-
     # -- hooks ----------------------------------------------------------------------------------
     def add_preprocessing_fn(self, fn) -> None:
         self.select_algorithm.add_preprocessing_fn(fn)
@@ -570,7 +552,7 @@ class Pruner:
     does not fit. fast: _decide_fast (docs/inductor.md, "The fast path")."""
 
     def __init__(self, torch_side: _Torch, target, device, any_target, on_empty, keep_ttgir, budget_s, dominance,
-                 infer_unfit=False, in_pool=False, fast=False, workers=0, threads=0, await_pool_s=0.0):
+                 infer_unfit=False, in_pool=False, fast=False, workers=0):
         self._t = torch_side
         self.arch = sst._arch(sst.target_of(target))
         self.device = device
@@ -595,8 +577,7 @@ class Pruner:
         self.chosen: list = []
         self.records: list = []
         self.stats = {"calls": 0, "choices": 0, "checked": 0, "cached": 0, "dominated": 0, "inferred": 0, "over_budget": 0,
-                      "dropped": 0, "kept": 0, "errors": 0, "lower_s": 0.0, "simulate_s": 0.0, "wall_s": 0.0, "in_pool": 0,
-                      "pool_wait_s": 0.0}
+                      "dropped": 0, "kept": 0, "errors": 0, "lower_s": 0.0, "simulate_s": 0.0, "wall_s": 0.0, "in_pool": 0}
         self._verdict: dict = {}   # id(choice) -> verdict (None: kept unchecked)
         self._undo: list = []  # what uninstall() restores (choose_flex's choices class)
         self._settled: dict = {}   # fast: kin family, or template -> {_tiles(params): over the limit}
@@ -605,11 +586,8 @@ class Pruner:
         # fast with workers: a pool of our own, started now so that it is warm by the first op;
         # fast with in_pool: Inductor's compile workers, started now for the same reason.
         self._pool = None
-        self.await_pool_s = float(await_pool_s)
         if self.fast and workers:
             self._pool = _LowerPool(workers, self.arch)
-        elif self.fast and threads:
-            self._pool = _ThreadLowerPool(threads)
         elif self.fast and self.in_pool and torch_side is not None:
             self._pool = _InductorPool(torch_side)
         if self._pool:
@@ -875,8 +853,6 @@ class Pruner:
             log.warning("%s; keeping them all", message)
             kept = list(choices)
         self.stats["kept"] += len(kept)
-        if self.await_pool_s > 0 and self._t is not None:
-            self.stats["pool_wait_s"] += self._t.await_compile_pool(self.await_pool_s)
         self.stats["wall_s"] += time.perf_counter() - t0
         return kept
 
@@ -889,7 +865,7 @@ class Pruner:
 def install(target=None, device: str | None = None, *, any_target: bool = False, on_empty: str = "raise",
             keep_ttgir: bool = False, budget_s: float | None = 30.0, dominance: bool = True,
             infer_unfit: bool = False, in_pool: bool = False, fast: bool = True, workers: int = 0,
-            threads: int = 0, await_pool_s: float = 0.0, allow_untested: bool = False) -> Pruner:
+            allow_untested: bool = False) -> Pruner:
     """Registers a Pruner with Inductor (torch._inductor.select_algorithm.add_preprocessing_fn):
     from now on every autotune_select_algorithm (mm, bmm, addmm, flex_attention and its backward,
     flex_decoding, ...) drops the Triton template choices that cannot fit on `target` (None: the
@@ -906,14 +882,11 @@ def install(target=None, device: str | None = None, *, any_target: bool = False,
     family with few lowerings (frontier_pick: bisect the dominance order, take the frontier of a
     settled kin family as the first guess) and drop by dominance as infer_unfit does; every drop is
     Triton's figure or dominates one (docs/inductor.md, "The fast path"); with workers=N, N
-    lowerings at once in spawned processes of our own, started here; with threads=N, in N threads
-    of this process. await_pool_s: after an op's checks, wait up to that long for Inductor's
-    compile pool to be ready, so that Inductor precompiles the kept choices in its workers, not in
-    threads of this process (docs/inductor.md, "Where Inductor precompiles"). A device of
+    lowerings at once in spawned processes of our own, started here. A device of
     another architecture than the target is an Error unless any_target. Pruner.uninstall()
     removes it."""
     pruner = Pruner(_Torch(allow_untested), target, device, any_target, on_empty, keep_ttgir, budget_s, dominance,
-                    infer_unfit, in_pool, fast, workers, threads, await_pool_s)
+                    infer_unfit, in_pool, fast, workers)
     pruner._t.add_preprocessing_fn(pruner)
     pruner._t.use_workers_ptxas()
     return pruner
@@ -1007,26 +980,6 @@ class _LowerPool:
 
     def wait_ready(self) -> None:
         concurrent.futures.wait(self._started)
-
-    def submit(self, fn, *args) -> concurrent.futures.Future:
-        return self._ex.submit(fn, *args)
-
-    def close(self) -> None:
-        self._ex.shutdown(wait=False, cancel_futures=True)
-
-
-class _ThreadLowerPool:
-    """install(fast=True, threads=N): N lowerings at once in threads of this process, behind
-    _LowerPool's interface. Triton's front end and TTGIR passes leave Python's lock for most of a
-    lowering (two threads lower the tutorial matmul's configs 1.8x faster than one on two cores:
-    docs/inductor.md, "The fast path"), and threads need no start: ready at once."""
-
-    def __init__(self, threads: int):
-        self.width = int(threads)
-        self._ex = concurrent.futures.ThreadPoolExecutor(self.width, thread_name_prefix="scratchsim-lower")
-
-    def ready(self) -> bool:
-        return True
 
     def submit(self, fn, *args) -> concurrent.futures.Future:
         return self._ex.submit(fn, *args)
