@@ -685,6 +685,7 @@ std::string PallasAllocationKind(const KernelGraph& source, absl::string_view na
   if (absl::EndsWith(name, ".spills")) return "spill";
   if (absl::EndsWith(name, ".internal_scratch")) return "internal scratch";
   if (absl::EndsWith(name, ".sublane_replication")) return "sublane replication";
+  if (absl::EndsWith(name, ".pack_temporary")) return "packing temporary";
   if (absl::EndsWith(name, ".libtpu_smem")) return "libtpu SMEM";
   return "graph buffer";
 }

@@ -34,8 +34,8 @@ struct PallasLowering {
 absl::StatusOr<PallasLowering> LowerPallas(const KernelGraph& graph, const DeviceModel& device);
 absl::StatusOr<KernelGraph> LowerPallasCall(const KernelGraph& graph, const DeviceModel& device);
 
-// "input", "output", "scratch", "scalar prefetch", "spill", "internal scratch", "sublane replication"
-// or "graph buffer":
+// "input", "output", "scratch", "scalar prefetch", "spill", "internal scratch", "sublane replication",
+// "packing temporary" or "graph buffer":
 // what a lowered buffer called `name` is in the pallas_call of `source`.
 std::string PallasAllocationKind(const KernelGraph& source, absl::string_view name);
 

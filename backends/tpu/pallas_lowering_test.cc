@@ -944,5 +944,42 @@ TEST(CountedScratchTest, DotsOfTwoToFourRowsGetTheInternalScratchOnV4ToV5p) {
   EXPECT_EQ(internal(OneDotBody(4, 128, 256), "tpu_v5e", true), (std::array<int64_t, 3>{-1, -1, -1}));
 }
 
+// A body whose program converts `from` to `to` (one region: a load, the convert, a store).
+PallasBody ConvertingBody(const char* from, const char* to) {
+  PallasBody body;
+  PallasRegion* region = body.add_program();
+  for (const std::string& type : {std::string("ref"), absl::StrCat(from, "[256,512]"), absl::StrCat(to, "[256,512]")}) {
+    region->add_values(type);
+  }
+  PallasOp* load = region->add_ops();
+  load->set_op("get");
+  load->add_operands(0);
+  load->add_results(1);
+  PallasOp* convert = region->add_ops();
+  convert->set_op("convert_element_type");
+  convert->add_operands(1);
+  convert->add_results(2);
+  return body;
+}
+
+TEST(CountedScratchTest, AConvertOfEightOrFourBitValuesGetsAPackingTemporaryOnV4) {
+  // tests/data/tpu/counted_scratch_probe.txt, part 4: 4 KiB on v4 for int8, int4 and fp8 either
+  // way, none for bf16 and none on v5e; an estimate of 0 to 4 KiB, central 4 KiB.
+  auto packing = [](const PallasBody& body, const char* device) {
+    for (const CountedScratch& c : CountedMosaicScratch(body, testing::ShippedDevice(device), false)) {
+      if (c.suffix == "pack_temporary") {
+        return std::array<int64_t, 3>{EvalConstant(c.low), EvalConstant(c.central), EvalConstant(c.high)};
+      }
+    }
+    return std::array<int64_t, 3>{-1, -1, -1};
+  };
+  for (const auto& [from, to] : {std::pair{"f32", "i8"}, {"i8", "f32"}, {"i4", "f32"}, {"f32", "f8e4m3fn"}}) {
+    EXPECT_EQ(packing(ConvertingBody(from, to), "tpu_v4"), (std::array<int64_t, 3>{0, 4096, 4096})) << from << to;
+    EXPECT_EQ(packing(ConvertingBody(from, to), "tpu_v5e"), (std::array<int64_t, 3>{-1, -1, -1})) << from << to;
+  }
+  EXPECT_EQ(packing(ConvertingBody("f32", "bf16"), "tpu_v4"), (std::array<int64_t, 3>{-1, -1, -1}));
+  EXPECT_EQ(packing(ConvertingBody("i1", "f32"), "tpu_v4"), (std::array<int64_t, 3>{-1, -1, -1}));  // a bool is 32-bit
+}
+
 }  // namespace
 }  // namespace scratchsim

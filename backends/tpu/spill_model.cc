@@ -637,6 +637,24 @@ SpillEstimate EstimateClassSpills(const PallasBody& body, const DeviceModel& dev
 
 }  // namespace
 
+// Whether the body's program converts a vector value to or from a type narrower than 16 bits
+// (int8, int4, fp8; a bool counts as 32 bits, as Mosaic holds it).
+bool ConvertsNarrowValues(const PallasBody& body) {
+  for (const PallasRegion& region : body.program()) {
+    for (const PallasOp& op : region.ops()) {
+      if (op.op() != "convert_element_type") continue;
+      for (const auto* ids : {&op.operands(), &op.results()}) {
+        for (int32_t id : *ids) {
+          if (id < 0 || id >= region.values_size()) continue;  // the replay names a bad index
+          absl::StatusOr<VregValueType> type = ParseValueType(region.values(id), "");
+          if (type.ok() && type->vector && type->bits < 16) return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
 std::vector<CountedScratch> CountedMosaicScratch(const PallasBody& body, const DeviceModel& device,
                                                  bool internal_scratch_given) {
   // Mosaic's internal scratch on v4-v5p: u32[72,128] (tests/data/tpu/internal_scratch_probe.txt).
@@ -649,6 +667,16 @@ std::vector<CountedScratch> CountedMosaicScratch(const PallasBody& body, const D
     out.push_back({"sublane_replication", bytes, bytes, bytes,
                    "Mosaic temporaries for sublane replication: one u32[8,128] per vector register of the row vectors "
                    "broadcast down the block (row_broadcast_bytes; v4, tests/data/tpu/counted_scratch_probe.txt)"});
+  }
+  // v4: a convert to or from an 8- or 4-bit type packs or unpacks through VMEM, in a 4 KiB
+  // temporary scoped to the converting region (tests/data/tpu/counted_scratch_probe.txt, part 4).
+  // libtpu's report counts it in every probe and in the held-out absmax quantization and group
+  // dequant matmul, not in the dev int8 dequant matmul (3 compiles), whose program has the
+  // temporaries too: an estimate of 0 to 4 KiB, central 4 KiB.
+  if (generation == "v4" && ConvertsNarrowValues(body)) {
+    out.push_back({"pack_temporary", "4096", "0", "4096",
+                   "Mosaic temporary for packing or unpacking 8- and 4-bit values, u8[4096] in the converting region "
+                   "(v4; tests/data/tpu/counted_scratch_probe.txt): the limit counts it in most kernels"});
   }
   if (internal_scratch_given || (generation != "v4" && generation != "v5e" && generation != "v5p")) return out;
   const std::string internal = absl::StrCat(kInternalScratchBytes);

@@ -131,7 +131,8 @@ struct CountedScratch {
 // internal scratch too (matmuls and paged attention); with 1 or 5-7 rows some kernels do and
 // some do not, so there it is an estimate of 0 to 36 KiB. v6e and v7x list none. Nothing where
 // the graph sets pallas.internal_scratch_bytes (that buffer is the internal scratch) except the
-// v4 temporaries.
+// v4 temporaries. v4: a convert to or from an 8- or 4-bit type packs through a 4 KiB temporary,
+// an estimate of 0 to 4 KiB (central 4 KiB; some kernels' reports do not count it).
 std::vector<CountedScratch> CountedMosaicScratch(const PallasBody& body, const DeviceModel& device,
                                                  bool internal_scratch_given);
 

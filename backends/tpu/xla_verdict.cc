@@ -185,7 +185,8 @@ absl::Status WordTpuReport(const KernelGraph& source, const PallasLowering& lowe
   if (!report->unsettled().empty()) report->add_notes(report->unsettled());
   report->add_notes("Mosaic's default internal scratch (36 KiB on v4-v5p, 72 KiB on v6e-v7x) is not counted: the "
                     "scoped limit does not count it. What Mosaic adds for some bodies and the limit counts (v4: "
-                    "sublane-replication temporaries; v4-v5p: internal scratch for dots of 2-4 rows) is among the "
+                    "sublane-replication temporaries and a packing temporary for 8- and 4-bit converts; v4-v5p: internal "
+                    "scratch for dots of 2-4 rows) is among the "
                     "buffers above; see docs/tpu.md");
 
   const int64_t capacity = fp.vmem_capacity_bytes;

@@ -14,6 +14,9 @@ per generation, the report's 'temp for sublane replication' allocations (count a
 Part 2, dots whose left operand has few rows: a matmul (m = the block's rows = 1..16, bf16 and
 f32) and the paged attention kernel (m = q_heads / kv_heads) per generation: the report's
 'internal scratch'.
+Part 4, converts to and from 8- and 4-bit types (int8, int4, fp8; bf16 as the control), without
+and with a row vector broadcast down the block: the report's 'scoped memory for <kernel>'
+entries (v4's 4 KiB packing temporary) and its 'internal scratch'.
 Part 3, counted: for one kernel of each part on each generation that lists such scratch, compiles
 at vmem_limit_bytes = the report's total (must fit), total - 1, and total - the scratch (both must
 fail) - so the limit counts it.
@@ -97,6 +100,38 @@ def main():
       print(f"  {gen:4} matmul m=4: internal {internal}: "
             + counted(lambda lim: tk.matmul_noacc(4, 128, 256, dtype="bf16", m=4, limit=lim),
                       r["pallas"]["total_bytes"], internal, gen), flush=True)
+  print("part 4: converts to and from 8- and 4-bit types: Mosaic's packing temporary")
+  for gen in tpu_aot.GENERATIONS:
+    line = []
+    for src, dst in (("f32", "int8"), ("int8", "f32"), ("f32", "int4"), ("int4", "f32"), ("f32", "float8_e4m3fn"),
+                     ("f32", "bf16")):
+      for row_vector in (False, True):
+        fn, args = convert_kernel(src, dst, row_vector)
+        r = tpu_aot.compile_kernel(fn, args, gen)
+        packing = sum(a["size"] for a in allocations(r) if a["what"].startswith("scoped memory for"))
+        line.append(f"{src}->{dst}{' x row' if row_vector else ''}: packing {packing} internal "
+                    f"{scratch_of(r, 'internal scratch')[1]}" if r["verdict"] == "fits" else r["verdict"])
+    print(f"  {gen:4} " + "; ".join(line), flush=True)
+
+
+def convert_kernel(src, dst, row_vector):
+  """A block of 256 x 512 `src` values, doubled in f32 (and scaled by a (1, 512) row vector, where
+  row_vector: Mosaic replicates it down the sublanes) and stored as `dst`, over 4 grid steps."""
+  import jax
+  import jax.numpy as jnp
+  from jax.experimental import pallas as pl
+  dtype = {"f32": jnp.float32, "bf16": jnp.bfloat16, "int8": jnp.int8, "int4": jnp.int4,
+           "float8_e4m3fn": jnp.float8_e4m3fn}
+
+  def kernel(x_ref, w_ref, o_ref):
+    y = x_ref[...].astype(jnp.float32) * 2.0
+    o_ref[...] = (y * w_ref[...] if row_vector else y).astype(o_ref.dtype)
+
+  def fn(x, w):
+    return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((1024, 512), dtype[dst]), grid=(4,),
+                          in_specs=[pl.BlockSpec((256, 512), lambda i: (i, 0)), pl.BlockSpec((1, 512), lambda i: (0, 0))],
+                          out_specs=pl.BlockSpec((256, 512), lambda i: (i, 0)))(x, w)
+  return fn, (jax.ShapeDtypeStruct((1024, 512), dtype[src]), jax.ShapeDtypeStruct((1, 512), jnp.float32))
 
 
 if __name__ == "__main__":
