@@ -942,7 +942,7 @@ TEST(TpuCorpusTest, DevFamiliesHaveNoFalseFitsAtTheDefaultLimit) {
   EXPECT_TRUE(check.false_fits.empty());
   EXPECT_TRUE(check.high_misses.empty());
   // Held as measured: below libtpu's by its internal scratch on the v5e and v5p cumulative sums.
-  EXPECT_EQ(check.exact_part_equal, 276);
+  EXPECT_EQ(check.exact_part_equal, 284);
   EXPECT_EQ(check.exact_below.size(), 6u);
 }
 
@@ -1077,9 +1077,9 @@ TEST(TpuCorpusTest, HeldOutFamiliesHaveNoFalseFits) {
   EXPECT_TRUE(check.false_fits.empty());
   EXPECT_TRUE(check.high_misses.empty());
   // Held as measured (docs/tpu.md, "Where the bytes error lies"): the exactly known part is
-  // libtpu's but for 37 rows, below it on 9 v4 int8 kernels by Mosaic's 4 KiB packing temporary,
+  // libtpu's but for 28 rows, below it on 9 v4 int8 kernels by Mosaic's 4 KiB packing temporary,
   // which the model carries as an estimate (CountedMosaicScratch).
-  EXPECT_EQ(check.exact_part_equal, 482);
+  EXPECT_EQ(check.exact_part_equal, 491);
   EXPECT_EQ(check.exact_below.size(), 9u);
 }
 
