@@ -635,8 +635,6 @@ SpillEstimate EstimateClassSpills(const PallasBody& body, const DeviceModel& dev
   return out;
 }
 
-}  // namespace
-
 // Whether the body's program converts a vector value to or from a type narrower than 16 bits
 // (int8, int4, fp8; a bool counts as 32 bits, as Mosaic holds it).
 bool ConvertsNarrowValues(const PallasBody& body) {
@@ -654,6 +652,8 @@ bool ConvertsNarrowValues(const PallasBody& body) {
   }
   return false;
 }
+
+}  // namespace
 
 std::vector<CountedScratch> CountedMosaicScratch(const PallasBody& body, const DeviceModel& device,
                                                  bool internal_scratch_given) {

@@ -81,11 +81,10 @@ _REF_SET = {"swap", "masked_swap"}
 # costs differently per generation).
 TRANSCENDENTAL = {"exp", "log", "tanh", "logistic", "sqrt", "rsqrt", "pow", "exp2", "log1p", "expm1",
                   "sin", "cos", "erf", "erf_inv", "reciprocal", "div"}
-VECTOR_ALU = (ARITHMETIC - TRANSCENDENTAL) | {"lt", "le", "gt", "ge", "eq", "ne", "select_n",
-                                              "broadcast_in_dim", "iota",
-                                              "clamp"}
+COMPARES_AND_SELECTS = {"lt", "le", "gt", "ge", "eq", "ne", "select_n", "clamp"}
+VECTOR_ALU = (ARITHMETIC - TRANSCENDENTAL) | COMPARES_AND_SELECTS | {"broadcast_in_dim", "iota"}
 # Elementwise ops over whole blocks: a (1, n) operand of one is replicated down the sublanes.
-ELEMENTWISE = ARITHMETIC | {"lt", "le", "gt", "ge", "eq", "ne", "select_n", "clamp"}
+ELEMENTWISE = ARITHMETIC | COMPARES_AND_SELECTS
 VECTOR_FIGURES = ("loads", "stores", "alu", "transcendental", "reductions", "transposes", "converts")
 VREG_BYTES = 4096  # 8 sublanes x 128 lanes x 32 bits
 
