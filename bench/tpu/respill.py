@@ -16,8 +16,6 @@ left as it was and counted as `mismatched`.
 import argparse
 import concurrent.futures
 import datetime
-import gzip
-import json
 import multiprocessing
 import os
 import sys
@@ -25,6 +23,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from retrace import read_file, write_file  # noqa: E402
 
 
 def recount(row):
@@ -43,8 +42,8 @@ def main():
   ap.add_argument("file")
   ap.add_argument("--jobs", type=int, default=1)
   a = ap.parse_args()
-  rows = [json.loads(line) for line in gzip.open(a.file, "rt")]
-  todo = [r for r in rows if not r.get("header") and (r.get("result") or {}).get("verdict") == "fits"]
+  header, rows = read_file(a.file)
+  todo = [r for r in rows if (r.get("result") or {}).get("verdict") == "fits"]
   t0 = time.time()
   found = {}
   with concurrent.futures.ProcessPoolExecutor(a.jobs, mp_context=multiprocessing.get_context("spawn")) as ex:
@@ -54,7 +53,7 @@ def main():
         print(f"{i}/{len(todo)} {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
   changed = mismatched = 0
   for r in rows:
-    if r.get("id") not in found:
+    if r["id"] not in found:
       continue
     spill, total = found[r["id"]]
     res = r["result"]
@@ -66,16 +65,10 @@ def main():
       res["spill_bytes_all_hlos"] = res.get("spill_bytes")
       res["spill_bytes"] = spill
   from product import tpu_aot
-  header = next(r for r in rows if r.get("header"))
-  header.setdefault("respilled", []).append({
+  write_file(a.file, header, rows, "respilled", {
       "at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
       "command": f"bench/tpu/respill.py {a.file}", "versions": tpu_aot.versions(), "rows": len(todo),
       "changed": changed, "mismatched": mismatched, "wall_s": round(time.time() - t0, 1)})
-  tmp = a.file + ".tmp"
-  with gzip.open(tmp, "wt") as f:
-    for r in rows:
-      f.write(json.dumps(r) + "\n")
-  os.replace(tmp, a.file)
   print(f"{a.file}: {len(todo)} rows compiled, {changed} spill figures changed, {mismatched} mismatched")
 
 

@@ -39,6 +39,28 @@ def builder_for(kind):
   return tpu_kernels.build
 
 
+def read_file(path):
+  """(header, rows) of a sweep or corpus file: its header line (a fresh one where it has none)
+  and every other row."""
+  with gzip.open(path, "rt") as f:
+    lines = [json.loads(x) for x in f if x.strip()]
+  header = lines[0] if lines and lines[0].get("header") else None
+  return dict(header or {"header": True}), lines[1:] if header else lines
+
+
+def write_file(path, header, rows, key, note):
+  """Writes `header`, with `note` appended to its list `key` (one note per pass over the file),
+  and `rows` to `path` through a temporary file: sorted keys, gzip -9."""
+  prev = header.get(key)
+  header[key] = (prev if isinstance(prev, list) else [prev] if prev else []) + [note]
+  tmp = path + ".tmp"
+  with gzip.open(tmp, "wt", compresslevel=9) as f:
+    f.write(json.dumps(header, sort_keys=True) + "\n")
+    for r in rows:
+      f.write(json.dumps(r, sort_keys=True) + "\n")
+  os.replace(tmp, path)
+
+
 def retrace_row(row, pallas_trace):
   """(new row, status): status "same", "changed", "error" or "skipped"."""
   if "graph" not in row or "kind" not in row or "params" not in row:
@@ -65,30 +87,19 @@ def main(argv):
   a = ap.parse_args(argv)
   from product import pallas_trace
   t0 = time.time()
-  with gzip.open(a.inp, "rt") as f:
-    lines = [json.loads(x) for x in f if x.strip()]
-  header = lines[0] if lines and lines[0].get("header") else None
-  rows = lines[1:] if header else lines
+  header, rows = read_file(a.inp)
   counts = {"same": 0, "changed": 0, "error": 0, "skipped": 0}
   out_rows = []
   for r in rows:
     nr, status = retrace_row(r, pallas_trace)
     counts[status] += 1
     out_rows.append(nr)
-  header = dict(header or {"header": True})
   note = {"at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
           "command": " ".join(["bench/tpu/retrace.py"] + argv),
           "tracer": "sim/python/scratchsim of this tree", "rows": len(rows), "retraced": counts["same"] + counts["changed"],
           "changed": counts["changed"], "errors": counts["error"], "no_graph": counts["skipped"],
           "wall_s": round(time.time() - t0, 1)}
-  prev = header.get("retraced")  # a list: one note per re-trace
-  header["retraced"] = (prev if isinstance(prev, list) else [prev] if prev else []) + [note]
-  tmp = a.out + ".tmp"
-  with gzip.open(tmp, "wt", compresslevel=9) as f:
-    f.write(json.dumps(header, sort_keys=True) + "\n")
-    for r in out_rows:
-      f.write(json.dumps(r, sort_keys=True) + "\n")
-  os.replace(tmp, a.out)
+  write_file(a.out, header, out_rows, "retraced", note)
   print(json.dumps(note, sort_keys=True))
   return 1 if counts["error"] else 0
 
