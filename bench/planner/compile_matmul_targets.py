@@ -81,10 +81,10 @@ def amd_resources(amdgcn):
     return ((vgpr or 0) + (agpr or 0) if vgpr is not None else None, scratch)
 
 
-def compile_one(job):
-    """One configuration's record: (kernel name, target, dtype, config with SPLIT_K where the
-    kernel has it, whether to stop after LLIR) -> the record the test reads."""
-    kernel_name, target, dtype, cfg, stop_after_llir = job
+def compile_config(kernel_name, target, dtype, cfg):
+    """(compiled kernel, seconds) of one configuration (BLOCK_*, NUM_STAGES, NUM_WARPS, SPLIT_K
+    where the kernel has it) for `target`, its sizes and row strides divisible by 16 and its
+    inner strides 1, as the JIT specializes a contiguous launch."""
     kernel = KERNELS[kernel_name]
     t = TRITON_DTYPE[dtype]
     arg_types = dict(a_ptr="*" + t, b_ptr="*" + t, c_ptr="*" + t, M="i32", N="i32", K="i32",
@@ -93,14 +93,21 @@ def compile_one(job):
     params = {"BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"], "BLOCK_K": cfg["BLOCK_K"], "GROUP_M": 8}
     if "SPLIT_K" in cfg:
         params["SPLIT_K"] = cfg["SPLIT_K"]
+    sig, constexprs, attrs = tc.build_signature(
+        kernel, arg_types, params, "jit", target,
+        div16=("M", "N", "K", "stride_am", "stride_bk", "stride_cm"),
+        unit=("stride_ak", "stride_bn", "stride_cn"))
+    options = {"num_warps": cfg["NUM_WARPS"], "num_stages": cfg["NUM_STAGES"]}
+    return tc.compile_kernel(kernel, sig, constexprs, attrs, target, options)
+
+
+def compile_one(job):
+    """One configuration's record: (kernel name, target, dtype, config with SPLIT_K where the
+    kernel has it, whether to stop after LLIR) -> the record the test reads."""
+    kernel_name, target, dtype, cfg, stop_after_llir = job
     rec = {"target": target, "dtype": dtype, "config": cfg}
     try:
-        sig, constexprs, attrs = tc.build_signature(
-            kernel, arg_types, params, "jit", target,
-            div16=("M", "N", "K", "stride_am", "stride_bk", "stride_cm"),
-            unit=("stride_ak", "stride_bn", "stride_cn"))
-        options = {"num_warps": cfg["NUM_WARPS"], "num_stages": cfg["NUM_STAGES"]}
-        k, seconds = tc.compile_kernel(kernel, sig, constexprs, attrs, target, options)
+        k, seconds = compile_config(kernel_name, target, dtype, cfg)
         meta = tc.metadata_of(k)
         rec["shared"] = meta.get("shared")
         rec["tmem"] = meta.get("tmem_size")

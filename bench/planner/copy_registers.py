@@ -47,14 +47,8 @@ def sass_counts():
     cuobjdump = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
     print(f"Triton {triton.__version__}, sm_90 (its bundled ptxas):")
     for dtype, (bm, bn, bk, stages, warps) in SASS_CONFIGS:
-        t = cmt.TRITON_DTYPE[dtype]
-        arg_types = dict(a_ptr="*" + t, b_ptr="*" + t, c_ptr="*" + t, M="i32", N="i32", K="i32", stride_am="i32",
-                         stride_ak="i32", stride_bk="i32", stride_bn="i32", stride_cm="i32", stride_cn="i32")
-        sig, constexprs, attrs = tc.build_signature(
-            cmt.matmul_kernel, arg_types, {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8}, "jit", "sm_90",
-            div16=("M", "N", "K", "stride_am", "stride_bk", "stride_cm"), unit=("stride_ak", "stride_bn", "stride_cn"))
-        kernel, _ = tc.compile_kernel(cmt.matmul_kernel, sig, constexprs, attrs, "sm_90",
-                                      {"num_warps": warps, "num_stages": stages})
+        kernel, _ = cmt.compile_config("matmul", "sm_90", dtype, {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
+                                                                  "NUM_STAGES": stages, "NUM_WARPS": warps})
         regs, local = cmt.nvidia_resources(kernel.asm["cubin"])
         with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
             f.write(kernel.asm["cubin"])
