@@ -7,6 +7,7 @@
 
 #include "absl/algorithm/container.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "backends/tpu/tpu_tiling.h"
@@ -50,10 +51,18 @@ struct Region {
 absl::StatusOr<VregValueType> ParseValueType(absl::string_view text, absl::string_view field) {
   VregValueType out;
   if (text == "ref") return out;
+  const absl::string_view word = text;
+  // A replicated layout follows the dims: "i32[128,1024]{sublanes replicated}".
+  for (const auto& [suffix, axis] : {std::pair{absl::string_view("{sublanes replicated}"), Replicated::kSublanes},
+                                     std::pair{absl::string_view("{lanes replicated}"), Replicated::kLanes}}) {
+    if (absl::ConsumeSuffix(&text, suffix)) out.replicated = axis;
+  }
   const size_t open = text.find('[');
-  if (open == absl::string_view::npos || text.back() != ']') {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": '", text, "' is not a value type (dtype[dims], as \"f32[256,512]\", or \"ref\")"));
+  if (open == absl::string_view::npos || text.empty() || text.back() != ']') {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ": '", word,
+        "' is not a value type (dtype[dims], as \"f32[256,512]\", optionally followed by {sublanes replicated} "
+        "or {lanes replicated}; or \"ref\")"));
   }
   absl::StatusOr<std::string> dtype = NormalizeTpuDtype(text.substr(0, open));
   if (!dtype.ok()) return absl::InvalidArgumentError(absl::StrCat(field, ": ", dtype.status().message()));
@@ -71,6 +80,10 @@ absl::StatusOr<VregValueType> ParseValueType(absl::string_view text, absl::strin
     }
   }
   out.vector = !out.dims.empty();
+  if (out.replicated != Replicated::kNone && out.dims.size() < 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": '", word, "' is replicated, but only a value of two or more dims has a replicated layout"));
+  }
   return out;
 }
 
@@ -84,8 +97,11 @@ int64_t VregBytes(const VregValueType& value, bool widened) {
   if (value.dims.size() == 1) {
     elements = CheckedRoundUp(value.dims[0], 128 * packing);
   } else {
-    const std::optional<int64_t> rows = CheckedRoundUp(value.dims[value.dims.size() - 2], 8 * packing);
-    const std::optional<int64_t> cols = CheckedRoundUp(value.dims.back(), 128);
+    // A replicated axis holds one tile: every vreg repeats its sublanes (or lanes).
+    const int64_t row_dim = value.replicated == Replicated::kSublanes ? 1 : value.dims[value.dims.size() - 2];
+    const int64_t col_dim = value.replicated == Replicated::kLanes ? 1 : value.dims.back();
+    const std::optional<int64_t> rows = CheckedRoundUp(row_dim, 8 * packing);
+    const std::optional<int64_t> cols = CheckedRoundUp(col_dim, 128);
     elements = rows && cols ? CheckedMul(*rows, *cols) : std::nullopt;
     for (size_t i = 0; elements && i + 2 < value.dims.size(); ++i) elements = CheckedMul(*elements, value.dims[i]);
   }

@@ -27,19 +27,26 @@ namespace scratchsim {
 // libtpu (docs/tpu.md, "How libtpu allocates spill slots"): one offset on every generation.
 inline constexpr int64_t kVregFileBytes = 32 * 4096;
 
-// A vector value of the program by its type ("f32[256,512]").
+// Which axis of a value's vregs Mosaic's layout replicates: an iota along the minor dim is the
+// same in every sublane, one along the second-minor in every lane (infer_vector_layout, IotaOp),
+// and elementwise ops over such values keep it. A replicated axis holds one tile.
+enum class Replicated { kNone, kSublanes, kLanes };
+
+// A vector value of the program by its type ("f32[256,512]", "i32[128,1024]{sublanes replicated}").
 struct VregValueType {
   bool vector = false;  // false: a ref or a scalar
   std::string dtype;    // canonical ("f32", "bf16", "i8", "i1", ...)
   int bits = 32;
   std::vector<int64_t> dims;
+  Replicated replicated = Replicated::kNone;
 };
 // Parses PallasRegion.values' words; `field` names the value in the error.
 absl::StatusOr<VregValueType> ParseValueType(absl::string_view text, absl::string_view field);
 
-// Bytes of `value` in vregs: the two minor dims padded to (8 x packing sublanes, 128 lanes),
-// 16-bit values packed 2 and 8-bit 4 to a 32-bit sublane unless `widened` (then 32 bits each),
-// leading dims multiplied; a 1-d value fills lanes. 0 for refs and scalars.
+// Bytes of `value` in vregs: the two minor dims padded to (8 x packing sublanes, 128 lanes), a
+// replicated one counted as a single row (or lane), 16-bit values packed 2 and 8-bit 4 to a
+// 32-bit sublane unless `widened` (then 32 bits each), leading dims multiplied; a 1-d value fills
+// lanes. 0 for refs and scalars.
 int64_t VregBytes(const VregValueType& value, bool widened);
 
 // Whether `device`'s Mosaic computes 16- and 8-bit vector arithmetic in 32 bits: the generations

@@ -93,6 +93,46 @@ TEST_F(VregReplayTest, PadsToTilesAndPacksNarrowValuesUnlessWidened) {
   EXPECT_EQ(VregBytes(*ParseValueType("f32[100]", "v"), false), 128 * 4);
 }
 
+TEST_F(VregReplayTest, AReplicatedAxisHoldsOneTile) {
+  // An iota along the minor dim: one vreg per 128 lanes, whatever the rows (Mosaic's IotaOp layout).
+  const VregValueType columns = *ParseValueType("i32[128,1024]{sublanes replicated}", "v");
+  EXPECT_EQ(columns.replicated, Replicated::kSublanes);
+  EXPECT_EQ(VregBytes(columns, false), 8 * 4096);
+  // Along the second-minor dim: one vreg per 8 rows; 16-bit values pack 16 rows to a vreg.
+  EXPECT_EQ(VregBytes(*ParseValueType("f32[4,256,512]{lanes replicated}", "v"), false), 4 * 32 * 4096);
+  EXPECT_EQ(VregBytes(*ParseValueType("bf16[256,512]{lanes replicated}", "v"), false), 16 * 4096);
+  EXPECT_EQ(ParseValueType("f32[256,512]", "v")->replicated, Replicated::kNone);
+}
+
+TEST_F(VregReplayTest, RefusesAReplicatedLayoutItCannotHaveNamingTheField) {
+  absl::StatusOr<VregValueType> one_dim = ParseValueType("i32[1024]{sublanes replicated}", "body.program[1].values[0]");
+  ASSERT_FALSE(one_dim.ok());
+  EXPECT_THAT(one_dim.status().message(), HasSubstr("body.program[1].values[0]"));
+  EXPECT_THAT(one_dim.status().message(), HasSubstr("two or more dims"));
+  absl::StatusOr<VregValueType> unknown = ParseValueType("i32[8,128]{rows replicated}", "v");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.status().message(), HasSubstr("{sublanes replicated}"));
+}
+
+TEST_F(VregReplayTest, AReplicatedValueHeldAcrossAReductionHoldsItsTiles) {
+  // topk_mask's round: the column index (an iota along the lanes) is read after the max, as the
+  // block is: 1 MiB of block and 8 vregs of index, not two blocks.
+  absl::StatusOr<VregReplay> r = ReplayVregs(Body(R"pb(
+    program {
+      values: "ref" values: "f32[256,1024]" values: "f32[256,1024]{sublanes replicated}" values: "f32[256]"
+      values: "f32[256,1]" values: "i1[256,1024]" values: "f32[256,1024]"
+      ops { op: "get" operands: 0 results: 1 }
+      ops { op: "iota" results: 2 }
+      ops { op: "reduce_max" operands: 1 results: 3 axes: 1 }
+      ops { op: "broadcast_in_dim" operands: 3 results: 4 }
+      ops { op: "eq" operands: 2 operands: 4 results: 5 }
+      ops { op: "select_n" operands: 5 operands: 1 operands: 2 results: 6 }
+    }
+  )pb"), v5e_);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->peak_held_bytes, 256 * 1024 * 4 + 8 * 4096);
+}
+
 TEST_F(VregReplayTest, SaturatesInsteadOfWrapping) {
   EXPECT_EQ(VregBytes(*ParseValueType("f32[1099511627776,1099511627776,1099511627776]", "v"), false),
             std::numeric_limits<int64_t>::max());

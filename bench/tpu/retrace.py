@@ -61,6 +61,19 @@ def write_file(path, header, rows, key, note):
   os.replace(tmp, path)
 
 
+def keep_traced_with(new_graph, old_graph):
+  """`new_graph` with the traced_with block of `old_graph`, where that has one: the row's results
+  are those of the libtpu that made them (a file compiled under libtpu 0.0.52 stays marked so when
+  re-traced beside 0.0.42.1)."""
+  def block(g):
+    i = g.find("traced_with {")
+    return (i, g.find("}", i) + 1) if i >= 0 else None
+  old, new = block(old_graph), block(new_graph)
+  if old is None or new is None:
+    return new_graph
+  return new_graph[:new[0]] + old_graph[old[0]:old[1]] + new_graph[new[1]:]
+
+
 def retrace_row(row, pallas_trace):
   """(new row, status): status "same", "changed", "error" or "skipped"."""
   if "graph" not in row or "kind" not in row or "params" not in row:
@@ -73,9 +86,9 @@ def retrace_row(row, pallas_trace):
     return out, "error"
   out = dict(row)
   out.pop("retrace_error", None)
-  out["graph"] = graphs[0]
+  out["graph"] = keep_traced_with(graphs[0], row["graph"])
   if len(graphs) > 1 or "graphs" in row:
-    out["graphs"] = graphs
+    out["graphs"] = [keep_traced_with(g, old) for g, old in zip(graphs, row.get("graphs", [row["graph"]] * len(graphs)))]
   changed = out["graph"] != row["graph"] or out.get("graphs") != row.get("graphs")
   return out, "changed" if changed else "same"
 

