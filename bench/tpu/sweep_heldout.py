@@ -21,6 +21,9 @@ structure it follows):
            blocks, sliding-window attention, RMSNorm backward, fused AdamW with aliased outputs,
            absmax int8 quantization, soft-capped attention, one-hot segment sums, im2col conv2d):
            128 shapes per generation. Never fitted on or tuned against.
+  heldout2 5 families written after the replicated-layout rule (greedy argmax, ALiBi attention,
+           causal masked softmax, label-smoothed cross-entropy, gated RMSNorm): 30 shapes per
+           generation. Never fitted on or tuned against.
 
 --per-family N keeps at most N shapes of each family, spread over its list from the smallest
 blocks to the largest (the way a sweep is cut down when compiles run slow; the header records
@@ -180,7 +183,7 @@ def finalize(a, partial, t0, argv):
 def main(argv):
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   ap.add_argument("out")
-  ap.add_argument("--set", choices=("dev", "heldout"), required=True)
+  ap.add_argument("--set", choices=("dev", "heldout", "heldout2"), required=True)
   ap.add_argument("--gens", default="v4,v5e,v5p,v6e,v7x")
   ap.add_argument("--kinds", default="", help="only these families (comma-separated; default all)")
   ap.add_argument("--per-family", type=int, default=0,
