@@ -53,16 +53,21 @@ absl::StatusOr<VregValueType> ParseValueType(absl::string_view text, absl::strin
   if (text == "ref") return out;
   const absl::string_view word = text;
   // A replicated layout follows the dims: "i32[128,1024]{sublanes replicated}".
-  for (const auto& [suffix, axis] : {std::pair{absl::string_view("{sublanes replicated}"), Replicated::kSublanes},
-                                     std::pair{absl::string_view("{lanes replicated}"), Replicated::kLanes}}) {
-    if (absl::ConsumeSuffix(&text, suffix)) out.replicated = axis;
+  for (const auto& [suffix, axis] :
+       {std::pair{absl::string_view("{sublanes and lanes replicated}"), Replicated::kBoth},
+        std::pair{absl::string_view("{sublanes replicated}"), Replicated::kSublanes},
+        std::pair{absl::string_view("{lanes replicated}"), Replicated::kLanes}}) {
+    if (absl::ConsumeSuffix(&text, suffix)) {
+      out.replicated = axis;
+      break;
+    }
   }
   const size_t open = text.find('[');
   if (open == absl::string_view::npos || text.empty() || text.back() != ']') {
     return absl::InvalidArgumentError(absl::StrCat(
         field, ": '", word,
-        "' is not a value type (dtype[dims], as \"f32[256,512]\", optionally followed by {sublanes replicated} "
-        "or {lanes replicated}; or \"ref\")"));
+        "' is not a value type (dtype[dims], as \"f32[256,512]\", optionally followed by {sublanes replicated}, "
+        "{lanes replicated} or {sublanes and lanes replicated}; or \"ref\")"));
   }
   absl::StatusOr<std::string> dtype = NormalizeTpuDtype(text.substr(0, open));
   if (!dtype.ok()) return absl::InvalidArgumentError(absl::StrCat(field, ": ", dtype.status().message()));
@@ -98,8 +103,10 @@ int64_t VregBytes(const VregValueType& value, bool widened) {
     elements = CheckedRoundUp(value.dims[0], 128 * packing);
   } else {
     // A replicated axis holds one tile: every vreg repeats its sublanes (or lanes).
-    const int64_t row_dim = value.replicated == Replicated::kSublanes ? 1 : value.dims[value.dims.size() - 2];
-    const int64_t col_dim = value.replicated == Replicated::kLanes ? 1 : value.dims.back();
+    const bool one_row = value.replicated == Replicated::kSublanes || value.replicated == Replicated::kBoth;
+    const bool one_lane = value.replicated == Replicated::kLanes || value.replicated == Replicated::kBoth;
+    const int64_t row_dim = one_row ? 1 : value.dims[value.dims.size() - 2];
+    const int64_t col_dim = one_lane ? 1 : value.dims.back();
     const std::optional<int64_t> rows = CheckedRoundUp(row_dim, 8 * packing);
     const std::optional<int64_t> cols = CheckedRoundUp(col_dim, 128);
     elements = rows && cols ? CheckedMul(*rows, *cols) : std::nullopt;

@@ -27,10 +27,11 @@ namespace scratchsim {
 // libtpu (docs/tpu.md, "How libtpu allocates spill slots"): one offset on every generation.
 inline constexpr int64_t kVregFileBytes = 32 * 4096;
 
-// Which axis of a value's vregs Mosaic's layout replicates: an iota along the minor dim is the
-// same in every sublane, one along the second-minor in every lane (infer_vector_layout, IotaOp),
-// and elementwise ops over such values keep it. A replicated axis holds one tile.
-enum class Replicated { kNone, kSublanes, kLanes };
+// Which axes of a value's vregs Mosaic's layout replicates (infer_vector_layout): an iota along
+// the minor dim is the same in every sublane, one along the second-minor in every lane; a
+// broadcast replicates the minor dims it expands (a scalar's both); elementwise ops keep what
+// their operands share. A replicated axis holds one tile.
+enum class Replicated { kNone, kSublanes, kLanes, kBoth };
 
 // A vector value of the program by its type ("f32[256,512]", "i32[128,1024]{sublanes replicated}").
 struct VregValueType {

@@ -102,6 +102,10 @@ TEST_F(VregReplayTest, AReplicatedAxisHoldsOneTile) {
   EXPECT_EQ(VregBytes(*ParseValueType("f32[4,256,512]{lanes replicated}", "v"), false), 4 * 32 * 4096);
   EXPECT_EQ(VregBytes(*ParseValueType("bf16[256,512]{lanes replicated}", "v"), false), 16 * 4096);
   EXPECT_EQ(ParseValueType("f32[256,512]", "v")->replicated, Replicated::kNone);
+  // A scalar broadcast replicates both: one vreg per leading index.
+  const VregValueType scalar = *ParseValueType("f32[2,256,512]{sublanes and lanes replicated}", "v");
+  EXPECT_EQ(scalar.replicated, Replicated::kBoth);
+  EXPECT_EQ(VregBytes(scalar, false), 2 * 4096);
 }
 
 TEST_F(VregReplayTest, RefusesAReplicatedLayoutItCannotHaveNamingTheField) {

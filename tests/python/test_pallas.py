@@ -380,3 +380,26 @@ def test_an_iota_and_what_is_computed_from_it_alone_keep_a_replicated_layout():
     assert graph.count('"f32[128,1024]{lanes replicated}"') == 1  # converted in the loop
     # compared against the block's maximum, the result is a whole block again
     assert '"i1[128,1024]{' not in graph
+
+
+def test_a_broadcast_replicates_the_dims_it_expands():
+    # Mosaic's broadcast layout replicates each minor dim the broadcast expands: a (1, n) row down
+    # the sublanes, a (m, 1) column across the lanes, a scalar both; an operand replicated on both
+    # axes does not change what an elementwise op keeps
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    def kernel(x_ref, w_ref, o_ref):
+        x = x_ref[...]
+        row = jnp.broadcast_to(w_ref[...], (128, 1024))
+        col = jnp.broadcast_to(jnp.sum(x, axis=-1, keepdims=True), (128, 1024))
+        o_ref[...] = x * row + col * jnp.full((128, 1024), 2.0, jnp.float32)
+
+    def fn(x, w):
+        return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((128, 1024), jnp.float32))(x, w)
+
+    graph = ssp.to_graph(fn, jax.ShapeDtypeStruct((128, 1024), jnp.float32),
+                         jax.ShapeDtypeStruct((1, 1024), jnp.float32))
+    assert graph.count('"f32[128,1024]{sublanes replicated}"') == 1  # the row
+    assert graph.count('"f32[128,1024]{sublanes and lanes replicated}"') == 1  # the scalar 2.0
+    assert graph.count('"f32[128,1024]{lanes replicated}"') == 2  # the column and its product

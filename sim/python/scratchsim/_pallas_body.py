@@ -87,6 +87,8 @@ VECTOR_ALU = (ARITHMETIC - TRANSCENDENTAL) | COMPARES_AND_SELECTS | {"broadcast_
 ELEMENTWISE = ARITHMETIC | COMPARES_AND_SELECTS
 VECTOR_FIGURES = ("loads", "stores", "alu", "transcendental", "reductions", "transposes", "converts")
 VREG_BYTES = 4096  # 8 sublanes x 128 lanes x 32 bits
+# Replicated layouts by the axes they replicate ("s": sublanes, "l": lanes), as value types name them.
+_REPLICATED = {"sublanes": {"s"}, "lanes": {"l"}, "sublanes and lanes": {"s", "l"}}
 
 _NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int32": "i32",
           "int16": "i16", "int8": "i8", "int4": "i4", "uint32": "u32", "uint16": "u16",
@@ -124,10 +126,9 @@ def vreg_bytes(aval, replicated=None):
     n = -(-shape[0] // (128 * packing)) * 128 * packing
     return n * bits // 8
   *lead, r, c = shape
-  if replicated == "sublanes":
-    r = 1
-  elif replicated == "lanes":
-    c = 1
+  axes = _REPLICATED.get(replicated, set())
+  r = 1 if "s" in axes else r
+  c = 1 if "l" in axes else c
   rows = 8 * packing
   n = -(-r // rows) * rows * (-(-c // 128) * 128)
   for d in lead:
@@ -189,26 +190,46 @@ class _Region:
     return i
 
 
+def _replicated_word(axes):
+  return {frozenset("s"): "sublanes", frozenset("l"): "lanes", frozenset("sl"): "sublanes and lanes"}.get(
+      frozenset(axes))
+
+
 def _replicated_result(region, eqn, ins):
-  """The axis Mosaic's layout of `eqn`'s result replicates, or None. An iota along the minor dim
-  is the same in every sublane, one along the second-minor the same in every lane (Mosaic's
-  infer_vector_layout, IotaOp: that offset is replicated); an elementwise op or convert keeps the
-  replication its vector operands share."""
+  """Which axes Mosaic's layout of `eqn`'s result replicates ("sublanes", "lanes", "sublanes and
+  lanes"), or None (Mosaic's infer_vector_layout): an iota along the minor dim is the same in every
+  sublane, one along the second-minor in every lane; a broadcast replicates each of the two minor
+  dims it expands (a scalar both); an elementwise op or convert keeps what its operands share, an
+  operand replicated on both axes constraining nothing."""
   name = eqn.primitive.name
   out = eqn.outvars[0].aval if len(eqn.outvars) == 1 else None
   shape = tuple(getattr(out, "shape", ()))
   if len(shape) < 2:
     return None
+  rank = len(shape)
+  shape_of = lambda i: tuple(getattr(region.aval.get(i), "shape", ()))
+  axes_of = lambda i: _REPLICATED.get(region.replicated.get(i), set())
   if name == "iota":
-    dim = eqn.params.get("dimension")
-    return {len(shape) - 1: "sublanes", len(shape) - 2: "lanes"}.get(dim)
+    return {rank - 1: "sublanes", rank - 2: "lanes"}.get(eqn.params.get("dimension"))
+  if name == "broadcast_in_dim":
+    src = ins[0] if ins else None
+    src_shape = shape_of(src) if src is not None else ()
+    dims = tuple(eqn.params.get("broadcast_dimensions", ()))
+    axes = set()
+    for axis, res_dim, src_minor in (("s", rank - 2, len(src_shape) - 2), ("l", rank - 1, len(src_shape) - 1)):
+      src_dim = dims.index(res_dim) if res_dim in dims else None
+      if shape[res_dim] > 1 and (src_dim is None or src_shape[src_dim] == 1):
+        axes.add(axis)
+      elif src_dim is not None and src_dim == src_minor and axis in axes_of(src):
+        axes.add(axis)
+    return _replicated_word(axes)
   if name not in ELEMENTWISE and name != "convert_element_type":
     return None
-  vectors = [i for i in ins if tuple(getattr(region.aval.get(i), "shape", ())) != ()]
-  kinds = {region.replicated.get(i) for i in vectors}
-  if len(kinds) != 1 or any(tuple(region.aval[i].shape) != shape for i in vectors):
+  vectors = [i for i in ins if shape_of(i) != ()]
+  if not vectors or any(shape_of(i) != shape for i in vectors):
     return None
-  return kinds.pop()
+  constraining = [axes_of(i) for i in vectors if axes_of(i) != {"s", "l"}]
+  return _replicated_word(set.intersection(*constraining) if constraining else {"s", "l"})
 
 
 def _loop_consts(eqn):
