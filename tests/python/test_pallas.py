@@ -393,13 +393,15 @@ def test_a_broadcast_replicates_the_dims_it_expands():
         x = x_ref[...]
         row = jnp.broadcast_to(w_ref[...], (128, 1024))
         col = jnp.broadcast_to(jnp.sum(x, axis=-1, keepdims=True), (128, 1024))
-        o_ref[...] = x * row + col * jnp.full((128, 1024), 2.0, jnp.float32)
+        lanes = jax.lax.broadcasted_iota(jnp.int32, (128, 1024), 1).astype(jnp.float32)
+        o_ref[...] = x * row + col * jnp.full((128, 1024), 2.0, jnp.float32) + jnp.maximum(lanes, w_ref[...])
 
     def fn(x, w):
         return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((128, 1024), jnp.float32))(x, w)
 
     graph = ssp.to_graph(fn, jax.ShapeDtypeStruct((128, 1024), jnp.float32),
                          jax.ShapeDtypeStruct((1, 1024), jnp.float32))
-    assert graph.count('"f32[128,1024]{sublanes replicated}"') == 1  # the row
+    # the row, the converted lane index and its maximum with the (1, n) row, broadcast implicitly
+    assert graph.count('"f32[128,1024]{sublanes replicated}"') == 3
     assert graph.count('"f32[128,1024]{sublanes and lanes replicated}"') == 1  # the scalar 2.0
     assert graph.count('"f32[128,1024]{lanes replicated}"') == 2  # the column and its product

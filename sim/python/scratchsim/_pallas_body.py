@@ -226,9 +226,16 @@ def _replicated_result(region, eqn, ins):
   if name not in ELEMENTWISE and name != "convert_element_type":
     return None
   vectors = [i for i in ins if shape_of(i) != ()]
-  if not vectors or any(shape_of(i) != shape for i in vectors):
+  if not vectors or any(len(shape_of(i)) != rank for i in vectors):
     return None
-  constraining = [axes_of(i) for i in vectors if axes_of(i) != {"s", "l"}]
+
+  def operand_axes(i):
+    # an operand of size 1 in a minor dim the result spans is broadcast there, as by broadcast_in_dim
+    own = set(axes_of(i))
+    own |= {"s"} if shape_of(i)[-2] == 1 and shape[-2] > 1 else set()
+    own |= {"l"} if shape_of(i)[-1] == 1 and shape[-1] > 1 else set()
+    return own
+  constraining = [a for a in map(operand_axes, vectors) if a != {"s", "l"}]
   return _replicated_word(set.intersection(*constraining) if constraining else {"s", "l"})
 
 
