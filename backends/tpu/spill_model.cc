@@ -339,9 +339,11 @@ void AddWidenedLoads(const PallasBody& body, const DeviceModel& device, SpillEst
 // A body whose ops or pattern no fitted body of its class has, or whose shape lies outside the
 // shapes its band was drawn from (ShapesOutsideTheFit): the class's band is not evidence for it,
 // so the band widens to what the vreg replay proves. Low 0 (nothing fitted says it spills
-// at least that), central the larger of the class's and the replay's held bytes less v4's register
-// file (kVregFileBytes), high the larger of the class's and the replay's bound on spill slots (SpillBoundBytes).
-// The patterns are named in the basis, which the report prints.
+// at least that), central the larger of the class's and the computed values the replay holds
+// across a barrier (loads left out: LLO loads a block again rather than keeping it; docs/tpu.md,
+// "How libtpu allocates spill slots") less v4's register file (kVregFileBytes), high the larger of
+// the class's and the replay's bound on spill slots (SpillBoundBytes). The patterns are named in
+// the basis, which the report prints.
 void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& device, const VregReplay* replay,
                                  SpillEstimate& out) {
   if (body.program_size() == 0 || replay == nullptr) return;
@@ -349,7 +351,7 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& devi
   for (std::string& outside : ShapesOutsideTheFit(body, out, device)) unvalidated.push_back(std::move(outside));
   if (unvalidated.empty()) return;
   out.unvalidated = absl::StrJoin(unvalidated, ", ");
-  const int64_t held_beyond_file = std::max<int64_t>(0, replay->peak_held_bytes - kVregFileBytes);
+  const int64_t held_beyond_file = std::max<int64_t>(0, replay->peak_computed_held_bytes - kVregFileBytes);
   const std::string central = out.central.empty() ? "0" : out.central;
   const std::string high = out.high.empty() ? "0" : out.high;
   out.low = "0";
@@ -360,9 +362,10 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& devi
       out.basis.empty() ? "register spills" : out.basis, "; widened, as the ", BodyClassName(out.body_class),
       " band is not validated for ", out.unvalidated, ": 0 to ",
       replay->rolled ? "every vector value the body defines (a rolled loop)" : "the program-order peak of live values",
-      " (", bound, " B), central at least the vreg replay's ", replay->peak_held_bytes, " B held across ",
-      replay->peak_at.empty() ? "no whole-operand op" : replay->peak_at, " less ", kVregFileBytes,
-      " B (v4's register file)");
+      " (", bound, " B), central at least the ", replay->peak_computed_held_bytes,
+      " B of computed values the vreg replay holds across ",
+      replay->computed_peak_at.empty() ? "no whole-operand op" : replay->computed_peak_at,
+      " (loads are loaded again) less ", kVregFileBytes, " B (v4's register file)");
 }
 
 }  // namespace

@@ -944,6 +944,10 @@ TEST(TpuCorpusTest, DevFamiliesHaveNoFalseFitsAtTheDefaultLimit) {
   // Held as measured: below libtpu's by its internal scratch on the v5e and v5p cumulative sums.
   EXPECT_EQ(check.exact_part_equal, 284);
   EXPECT_EQ(check.exact_below.size(), 6u);
+  // The widened central from computed values was chosen on these figures (docs/tpu.md, "Held-out
+  // families": computed values); held as measured.
+  EXPECT_GE(check.within_5pct, 153);
+  EXPECT_GE(check.within_1pct, 106);
 }
 
 // The register pressure P of LLO's schedule (tests/data/tpu/vreg_alloc_probe.txt, made by
@@ -1096,9 +1100,10 @@ TEST(TpuCorpusTest, HeldOutFamiliesHaveNoFalseFits) {
   // which the model carries as an estimate (CountedMosaicScratch).
   EXPECT_EQ(check.exact_part_equal, 491);
   EXPECT_EQ(check.exact_below.size(), 9u);
-  // Bytes within 5% and 1% of libtpu's requirement, as measured with replicated layouts counted.
-  EXPECT_GE(check.within_5pct, 231);
-  EXPECT_GE(check.within_1pct, 59);
+  // Bytes within 5% and 1% of libtpu's requirement, as measured (replicated layouts, the widened
+  // central from computed values).
+  EXPECT_GE(check.within_5pct, 281);
+  EXPECT_GE(check.within_1pct, 112);
   EXPECT_LE(check.at_risk, 118);
 }
 

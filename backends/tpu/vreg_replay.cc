@@ -271,6 +271,7 @@ std::vector<Base> ReplayRegion(const Region& region, const Base& base, bool wide
     computed_bytes = SaturatingAdd(base.computed, SaturatingMul(computed_bytes, region.copies));
     if (computed_bytes > out->peak_computed_held_bytes) {
       out->peak_computed_held_bytes = computed_bytes;
+      out->computed_peak_at = absl::StrCat(op.op(), " (region ", region.index, ", op ", o, ")");
       out->barrier_results_bytes = SaturatingMul(results, region.copies);
     }
   }

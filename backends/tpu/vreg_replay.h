@@ -71,6 +71,7 @@ struct VregReplay {
   // holds computed blocks and loads a block's values again rather than keeping them (docs/tpu.md,
   // "How libtpu allocates spill slots"). Region inputs count as computed (a loop's carries).
   int64_t peak_computed_held_bytes = 0;
+  std::string computed_peak_at;  // where that figure peaks: "reduce_sum (region 0, op 21)"
   // The results of the barrier where that figure peaks (a reduction's row vector), times the
   // copies: what the cross-lane units yield at it.
   int64_t barrier_results_bytes = 0;

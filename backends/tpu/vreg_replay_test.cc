@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "backends/tpu/spill_model.h"
@@ -196,11 +197,38 @@ TEST_F(VregReplayTest, TheComputedFigureLeavesLoadsOut) {
   // vector is the barrier's result.
   EXPECT_EQ(r->peak_computed_held_bytes, 256 * 1024 * 4);
   EXPECT_EQ(r->barrier_results_bytes, 1024);
+  EXPECT_EQ(r->computed_peak_at, "reduce_sum (region 0, op 5)");
   absl::StatusOr<VregReplay> dot = ReplayVregs(Body(kDequantMatmul), v5e_);
   ASSERT_TRUE(dot.ok());
   // The scaled weights the MXU takes whole are computed; the activations are a load.
   EXPECT_EQ(dot->peak_computed_held_bytes, 512 * 1024 * 4);
   EXPECT_EQ(dot->barrier_results_bytes, 128 * 1024 * 4);
+}
+
+// A widened band's central takes the computed values held across a barrier, not the loads: LLO
+// loads a block again where it needs it. Here a loaded block and its exponential both straddle a
+// cumulative sum (no fitted reduction body has one): 1 MiB computed, 2 MiB with the load.
+TEST_F(VregReplayTest, TheWidenedCentralLeavesLoadsOut) {
+  const PallasBody body = Body(R"pb(
+    reduction_live_bytes: "2097152" reduction_input_bytes: "1048576" reduction_output_bytes: "1048576"
+    program {
+      values: "ref" values: "f32[256,1024]" values: "f32[256,1024]" values: "f32[256,1024]"
+      values: "f32[256,1024]" values: "f32[256,1024]"
+      ops { op: "get" operands: 0 results: 1 }
+      ops { op: "exp" operands: 1 results: 2 }
+      ops { op: "cumsum" operands: 2 results: 3 axes: 1 }
+      ops { op: "sub" operands: 3 operands: 1 results: 4 }
+      ops { op: "mul" operands: 4 operands: 2 results: 5 }
+    }
+  )pb");
+  absl::StatusOr<VregReplay> r = ReplayVregs(body, v5e_);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->peak_held_bytes, 2 * 256 * 1024 * 4);
+  EXPECT_EQ(r->peak_computed_held_bytes, 256 * 1024 * 4);
+  const SpillEstimate estimate = EstimateSpills(body, v5e_, &*r);
+  EXPECT_THAT(estimate.unvalidated, HasSubstr("cumsum"));
+  EXPECT_THAT(estimate.central, HasSubstr(absl::StrCat(256 * 1024 * 4 - kVregFileBytes)));
+  EXPECT_THAT(estimate.basis, HasSubstr("1048576 B of computed values the vreg replay holds across cumsum (region 0, op 2)"));
 }
 
 TEST_F(VregReplayTest, BoundsSpillsByEveryValueTheBodyDefines) {
