@@ -113,7 +113,6 @@ paged_attention, ragged_paged_attention, splash_attention, megablox, matmul exam
 TPU docs), MaxText's kernels (gated MLP, RMSNorm, MoE routing), Mamba's causal_conv1d and Mamba-2
 SSD chunked scans, optax's fused optimizers, AQT quantization, Gemma 2's logit soft-capping.
 """
-import functools
 
 import jax
 import jax.numpy as jnp
