@@ -320,6 +320,7 @@ void AddWidenedLoads(const PallasBody& body, const DeviceModel& device, SpillEst
   if (widened.empty()) return;
   const std::string held = MaxOver(widened, [](const std::string& bytes) { return bytes; });
   const std::string central = absl::StrCat("max(0, ", held, " - ", kWidenedLoadKeptBytes, ")");
+  out.widened_loads_central = central;
   const std::string words = absl::StrCat(
       "0 to 1.000 x the largest 8-bit load of unaligned width widened to 32 bits, central that less ",
       kWidenedLoadKeptBytes / 4096, " vregs (", TpuGeneration(device).empty() ? "a TPU" : TpuGeneration(device),
@@ -339,11 +340,12 @@ void AddWidenedLoads(const PallasBody& body, const DeviceModel& device, SpillEst
 // A body whose ops or pattern no fitted body of its class has, or whose shape lies outside the
 // shapes its band was drawn from (ShapesOutsideTheFit): the class's band is not evidence for it,
 // so the band widens to what the vreg replay proves. Low 0 (nothing fitted says it spills
-// at least that), central the larger of the class's and the computed values the replay holds
-// across a barrier (loads left out: LLO loads a block again rather than keeping it; docs/tpu.md,
-// "How libtpu allocates spill slots") less v4's register file (kVregFileBytes), high the larger of
-// the class's and the replay's bound on spill slots (SpillBoundBytes). The patterns are named in
-// the basis, which the report prints.
+// at least that); central the computed values the replay holds across a barrier (loads left out:
+// LLO loads a block again rather than keeping it; docs/tpu.md, "How libtpu allocates spill
+// slots") less v4's register file (kVregFileBytes), plus any widened unaligned loads' term, and
+// not the class's central, for which the class is no evidence; high the larger of the class's and
+// the replay's bound on spill slots (SpillBoundBytes). The patterns are named in the basis, which
+// the report prints.
 void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& device, const VregReplay* replay,
                                  SpillEstimate& out) {
   if (body.program_size() == 0 || replay == nullptr) return;
@@ -352,17 +354,18 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& devi
   if (unvalidated.empty()) return;
   out.unvalidated = absl::StrJoin(unvalidated, ", ");
   const int64_t held_beyond_file = std::max<int64_t>(0, replay->peak_computed_held_bytes - kVregFileBytes);
-  const std::string central = out.central.empty() ? "0" : out.central;
   const std::string high = out.high.empty() ? "0" : out.high;
   out.low = "0";
-  out.central = absl::StrCat("round_up(max(", central, ", ", held_beyond_file, "), 4096)");
+  out.central = out.widened_loads_central.empty()
+                    ? absl::StrCat("round_up(", held_beyond_file, ", 4096)")
+                    : absl::StrCat("round_up(", held_beyond_file, " + ", out.widened_loads_central, ", 4096)");
   const int64_t bound = SpillBoundBytes(*replay);
   out.high = absl::StrCat("round_up(max(", high, ", ", std::max(bound, held_beyond_file), "), 4096)");
   out.basis = absl::StrCat(
       out.basis.empty() ? "register spills" : out.basis, "; widened, as the ", BodyClassName(out.body_class),
       " band is not validated for ", out.unvalidated, ": 0 to ",
       replay->rolled ? "every vector value the body defines (a rolled loop)" : "the program-order peak of live values",
-      " (", bound, " B), central at least the ", replay->peak_computed_held_bytes,
+      " (", bound, " B), central the ", replay->peak_computed_held_bytes,
       " B of computed values the vreg replay holds across ",
       replay->computed_peak_at.empty() ? "no whole-operand op" : replay->computed_peak_at,
       " (loads are loaded again) less ", kVregFileBytes, " B (v4's register file)");

@@ -965,11 +965,11 @@ FamilyCheck ExpectNoFalseFitsAndFiguresAsMeasured(const std::string& file, const
 TEST(TpuCorpusTest, DevFamiliesHaveNoFalseFitsAtTheDefaultLimit) {
   REQUIRE_SWEEP("dev_families.jsonl.gz");
   // The exactly known part is below libtpu's by its internal scratch on the v5e and v5p cumulative
-  // sums (6); the widened central from computed values was chosen on the bytes figures (docs/tpu.md,
-  // "Held-out families": computed values).
+  // sums (6); the widened central (computed values, the replay's alone) was chosen on the bytes
+  // figures (docs/tpu.md, "Held-out families": computed values).
   ExpectNoFalseFitsAndFiguresAsMeasured(
       "dev_families.jsonl.gz",
-      {.min_rows = 300, .within_5pct = 153, .within_1pct = 106, .exact_part_equal = 284, .exact_below = 6});
+      {.min_rows = 300, .within_5pct = 195, .within_1pct = 115, .exact_part_equal = 284, .exact_below = 6});
 }
 
 // The register pressure P of LLO's schedule (tests/data/tpu/vreg_alloc_probe.txt, made by
@@ -1088,7 +1088,7 @@ TEST(TpuCorpusTest, SpillsStayWithinTheReplaysBound) {
 TEST(TpuCorpusTest, SecondHeldOutSetHasNoFalseFits) {
   REQUIRE_SWEEP("heldout2_families.jsonl.gz");
   ExpectNoFalseFitsAndFiguresAsMeasured(
-      "heldout2_families.jsonl.gz", {.min_rows = 100, .within_5pct = 87, .within_1pct = 46, .max_at_risk = 54});
+      "heldout2_families.jsonl.gz", {.min_rows = 100, .within_5pct = 101, .within_1pct = 53, .max_at_risk = 54});
 }
 
 // The held-out families compiled by the newest libtpu on PyPI (0.0.52, two shapes of each family):
@@ -1110,10 +1110,10 @@ TEST(TpuCorpusTest, HeldOutFamiliesHaveNoFalseFits) {
   REQUIRE_SWEEP("heldout_families.jsonl.gz");
   // The exactly known part is libtpu's but for 28 rows, below it on 9 v4 int8 kernels by Mosaic's
   // 4 KiB packing temporary, which the model carries as an estimate (CountedMosaicScratch); the
-  // bytes with replicated layouts and the widened central from computed values (docs/tpu.md,
-  // "Where the bytes error lies").
+  // bytes with replicated layouts and the widened central from the replay's computed values
+  // (docs/tpu.md, "Where the bytes error lies").
   ExpectNoFalseFitsAndFiguresAsMeasured("heldout_families.jsonl.gz",
-                                        {.min_rows = 400, .within_5pct = 281, .within_1pct = 112, .max_at_risk = 118,
+                                        {.min_rows = 400, .within_5pct = 279, .within_1pct = 106, .max_at_risk = 118,
                                          .exact_part_equal = 491, .exact_below = 9});
 }
 
