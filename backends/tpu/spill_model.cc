@@ -343,9 +343,10 @@ void AddWidenedLoads(const PallasBody& body, const DeviceModel& device, SpillEst
 // at least that); central the computed values the replay holds across a barrier (loads left out:
 // LLO loads a block again rather than keeping it; docs/tpu.md, "How libtpu allocates spill
 // slots") less v4's register file (kVregFileBytes), plus any widened unaligned loads' term, and
-// not the class's central, for which the class is no evidence; high the larger of the class's and
-// the replay's bound on spill slots (SpillBoundBytes). The patterns are named in the basis, which
-// the report prints.
+// not the class's central, for which the class is no evidence; high the replay's bound on spill
+// slots (SpillBoundBytes, which counts a widened load at 32 bits and holds libtpu's slots on every
+// recorded compile), not the class's high either. The patterns are named in the basis, which the
+// report prints.
 void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& device, const VregReplay* replay,
                                  SpillEstimate& out) {
   if (body.program_size() == 0 || replay == nullptr) return;
@@ -354,13 +355,13 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& devi
   if (unvalidated.empty()) return;
   out.unvalidated = absl::StrJoin(unvalidated, ", ");
   const int64_t held_beyond_file = std::max<int64_t>(0, replay->peak_computed_held_bytes - kVregFileBytes);
-  const std::string high = out.high.empty() ? "0" : out.high;
-  out.low = "0";
-  out.central = out.widened_loads_central.empty()
-                    ? absl::StrCat("round_up(", held_beyond_file, ", 4096)")
-                    : absl::StrCat("round_up(", held_beyond_file, " + ", out.widened_loads_central, ", 4096)");
+  const std::string held = out.widened_loads_central.empty()
+                               ? absl::StrCat(held_beyond_file)
+                               : absl::StrCat(held_beyond_file, " + ", out.widened_loads_central);
   const int64_t bound = SpillBoundBytes(*replay);
-  out.high = absl::StrCat("round_up(max(", high, ", ", std::max(bound, held_beyond_file), "), 4096)");
+  out.low = "0";
+  out.central = absl::StrCat("round_up(", held, ", 4096)");
+  out.high = absl::StrCat("round_up(max(", bound, ", ", held, "), 4096)");
   out.basis = absl::StrCat(
       out.basis.empty() ? "register spills" : out.basis, "; widened, as the ", BodyClassName(out.body_class),
       " band is not validated for ", out.unvalidated, ": 0 to ",

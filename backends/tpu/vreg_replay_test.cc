@@ -229,6 +229,9 @@ TEST_F(VregReplayTest, TheWidenedCentralLeavesLoadsOut) {
   EXPECT_THAT(estimate.unvalidated, HasSubstr("cumsum"));
   // The replay's figure alone: the reduction class's fitted central is no evidence for this body.
   EXPECT_EQ(estimate.central, absl::StrCat("round_up(", 256 * 1024 * 4 - kVregFileBytes, ", 4096)"));
+  // The high bound is the replay's proven bound, not the class's fitted high.
+  EXPECT_EQ(estimate.high,
+            absl::StrCat("round_up(max(", SpillBoundBytes(*r), ", ", 256 * 1024 * 4 - kVregFileBytes, "), 4096)"));
   EXPECT_THAT(estimate.basis, HasSubstr("central the 1048576 B of computed values the vreg replay holds across cumsum (region 0, op 2)"));
 }
 
