@@ -309,18 +309,28 @@ std::string UnalignedNarrowLoadHeldBytes(const PallasValue& load, const DeviceMo
 
 namespace {
 
-// The spills of a body's unaligned narrow loads, added to its class's estimate: 0 to the largest
-// widened load, central that less what the registers keep. Unchanged where nothing is widened.
-void AddWidenedLoads(const PallasBody& body, const DeviceModel& device, SpillEstimate& out) {
+// What the largest of the body's unaligned narrow loads holds widened on `device`, as an
+// expression in bytes; "" where nothing is widened.
+std::string WidenedLoadHeldBytes(const PallasBody& body, const DeviceModel& device) {
   std::vector<std::string> widened;  // what each load widened on this device holds
   for (const PallasValue& load : body.unaligned_narrow_loads()) {
     std::string bytes = UnalignedNarrowLoadHeldBytes(load, device);
     if (bytes != "0") widened.push_back(std::move(bytes));
   }
-  if (widened.empty()) return;
-  const std::string held = MaxOver(widened, [](const std::string& bytes) { return bytes; });
-  const std::string central = absl::StrCat("max(0, ", held, " - ", kWidenedLoadKeptBytes, ")");
-  out.widened_loads_central = central;
+  return widened.empty() ? "" : MaxOver(widened, [](const std::string& bytes) { return bytes; });
+}
+
+// The central spills of a widened load holding `held`: that less what the registers keep.
+std::string WidenedLoadCentral(const std::string& held) {
+  return absl::StrCat("max(0, ", held, " - ", kWidenedLoadKeptBytes, ")");
+}
+
+// The spills of a body's unaligned narrow loads, added to its class's estimate: 0 to the largest
+// widened load, central that less what the registers keep. Unchanged where nothing is widened.
+void AddWidenedLoads(const PallasBody& body, const DeviceModel& device, SpillEstimate& out) {
+  const std::string held = WidenedLoadHeldBytes(body, device);
+  if (held.empty()) return;
+  const std::string central = WidenedLoadCentral(held);
   const std::string words = absl::StrCat(
       "0 to 1.000 x the largest 8-bit load of unaligned width widened to 32 bits, central that less ",
       kWidenedLoadKeptBytes / 4096, " vregs (", TpuGeneration(device).empty() ? "a TPU" : TpuGeneration(device),
@@ -355,9 +365,10 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& devi
   if (unvalidated.empty()) return;
   out.unvalidated = absl::StrJoin(unvalidated, ", ");
   const int64_t held_beyond_file = std::max<int64_t>(0, replay->peak_computed_held_bytes - kVregFileBytes);
-  const std::string held = out.widened_loads_central.empty()
+  const std::string widened_load = WidenedLoadHeldBytes(body, device);
+  const std::string held = widened_load.empty()
                                ? absl::StrCat(held_beyond_file)
-                               : absl::StrCat(held_beyond_file, " + ", out.widened_loads_central);
+                               : absl::StrCat(held_beyond_file, " + ", WidenedLoadCentral(widened_load));
   const int64_t bound = SpillBoundBytes(*replay);
   out.low = "0";
   out.central = absl::StrCat("round_up(", held, ", 4096)");

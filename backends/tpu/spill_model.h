@@ -55,9 +55,6 @@ struct SpillEstimate {
   // The ops and patterns of the body no fitted body of its class has ("argmax, cumsum"), for which
   // the band was widened to what the vreg replay proves; empty where the band is validated.
   std::string unvalidated;
-  // The central's term for 8-bit loads of unaligned width widened to 32 bits (an expression; empty
-  // without one): a widened band keeps it beside the replay's figure, which leaves loads out.
-  std::string widened_loads_central;
 };
 
 // Which class `body` falls in, from which of its figures are given (non-empty and not "0") and

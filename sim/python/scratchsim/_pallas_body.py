@@ -171,7 +171,7 @@ class _Region:
     self.ops = []        # (primitive name, [in ids], [out ids], eqn)
     self.bytes = {}      # value id -> vreg bytes
     self.aval = {}
-    self.replicated = {}  # value id -> "sublanes" or "lanes": the axis Mosaic's layout replicates
+    self.replicated = {}  # value id -> a key of _REPLICATED: the axes Mosaic's layout replicates
     self.next_id = 0
     self.multiplier = 1  # how many copies of this code run interleaved (an unrolled loop)
     self.runs = 1        # how many times a grid step runs this code (a scan's length)
@@ -191,8 +191,8 @@ class _Region:
 
 
 def _replicated_word(axes):
-  return {frozenset("s"): "sublanes", frozenset("l"): "lanes", frozenset("sl"): "sublanes and lanes"}.get(
-      frozenset(axes))
+  """The key of _REPLICATED that names `axes`, or None for no axis."""
+  return next((word for word, named in _REPLICATED.items() if named == set(axes)), None)
 
 
 def _replicated_result(region, eqn, ins):
@@ -253,7 +253,7 @@ def _loop_operands(eqn, ins):
   outer = [None if hasattr(v, "val") else next(ids, None) for v in eqn.invars]
   if eqn.primitive.name == "while":
     outer = outer[int(eqn.params.get("cond_nconsts", 0) or 0):]
-  return outer + [None] * max(0, len(eqn.invars) - len(outer))
+  return outer
 
 
 def _flatten(jaxpr, region, env, regions, depth=0):
@@ -289,7 +289,8 @@ def _flatten(jaxpr, region, env, regions, depth=0):
       sub_region.parent, sub_region.at_op = region, len(region.ops)  # the loop op's index, appended below
       consts = _loop_consts(eqn)
       outer = _loop_operands(eqn, ins)
-      sub_env = {var: sub_region.new_value(var.aval, region.replicated.get(outer[k]) if k < consts and k < len(outer) else None)
+      # the consts lead both the body's inputs and the loop's operands
+      sub_env = {var: sub_region.new_value(var.aval, region.replicated.get(outer[k]) if k < consts else None)
                  for k, var in enumerate(body.invars)}
       regions.append((sub_region, body, sub_env))
       _flatten(body, sub_region, sub_env, regions, depth + 1)
