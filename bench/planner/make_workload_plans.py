@@ -6,6 +6,7 @@ graph given, for each attention row the attention graph's, with the commit and t
         [--family models/graphs/triton_matmul.pbtxt ...]
     python3 bench/planner/make_workload_plans.py SIMULATE OUT.json --kernel cuda_gemm
     ... [--part heldout2]   plans only the rows of one part of the suite
+    ... [--attention GRAPH] ranks attention with another graph (a variant judged on timed rows)
 
 --kernel cuda_gemm ranks the CUDA backend's GEMM (models/graphs/gemm.pbtxt) over the space
 bench/planner/time_cuda_gemm_workloads.py times (CUDA_GEMM_SPACE), f32 as DTYPE 0 and f16 as 1.
@@ -72,6 +73,7 @@ def main():
     p.add_argument("--family", action="append", default=None, help="a matmul family graph; repeatable")
     p.add_argument("--kernel", choices=["triton", "cuda_gemm"], default="triton")
     p.add_argument("--part", default=None, help="plan only this part's rows (workloads.PARTS)")
+    p.add_argument("--attention", default=ATTENTION, help="the attention graph (a variant to judge)")
     args = p.parse_args()
     families = args.family or MATMUL_FAMILIES
     with open(SUITE) as f:
@@ -84,7 +86,7 @@ def main():
         return write_cuda_gemm_plans(args, suite, commit, dirty)
     result = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(), "commit": commit,
               "uncommitted_changes_in_sim_models_proto": bool(dirty), "device": args.device,
-              "families": families, "attention_graph": ATTENTION, "matmul": [], "attention": []}
+              "families": families, "attention_graph": args.attention, "matmul": [], "attention": []}
     default_family = os.path.splitext(os.path.basename(families[0]))[0]
     for r in suite["matmul"]:
         for dtype in suite["dtypes"]["matmul"]:
@@ -92,7 +94,7 @@ def main():
                       COMPUTE_DTYPE[dtype])
             result["matmul"].append(dict(r, dtype=dtype, ranking=ranking(pj, default_family)))
     for r in suite["attention"]:
-        pj = plan(args.binary, args.device, [ATTENTION],
+        pj = plan(args.binary, args.device, [args.attention],
                   {k: r[k] for k in ("BATCH_HEADS", "N_CTX", "HEAD_DIM")})
         result["attention"].append(dict(r, dtype="f16", ranking=ranking(pj, "triton_attention")))
     with open(args.out, "w") as f:
