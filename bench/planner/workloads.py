@@ -53,6 +53,10 @@ timed. A tenth ("heldout10": BERT-base, GPT-Neo-125M, ELECTRA-large, CodeGen-350
 E5-large-v2, T5-base, StableLM-alpha-3B, Baichuan2-13B, InternLM2-20B, DeepSeek-Coder-6.7B,
 Llama-2-70B over 8 GPUs, Mistral-Small-24B, Pythia-1B, CodeGemma-2B), attention only, judges the
 split block's doubled softmax, added after the ninth was judged: planned before it was timed.
+An eleventh ("heldout11": Llama-3.1-405B over 8 GPUs, Qwen3-32B, Qwen3-4B, Ministral-8B,
+SmolLM3-3B, OLMo-2-13B, GLM-4-9B), matmuls and attention, judges the mma.sync tiles' register
+estimate (their B tile's share) and the model as it stands, added after the tenth was judged:
+planned before it was timed.
 """
 import json
 import sys
@@ -342,11 +346,33 @@ MODELS = {
     # https://huggingface.co/google/codegemma-2b/blob/main/config.json
     "codegemma-2b": {"part": "heldout10", "hidden": 2048, "intermediate": 16384, "heads": 8, "kv_heads": 1,
                      "head_dim": 256, "vocab": 256000, "tp": 1},
+    # https://huggingface.co/meta-llama/Llama-3.1-405B/blob/main/config.json, sharded over 8 GPUs
+    "llama3.1-405b-tp8": {"part": "heldout11", "hidden": 16384, "intermediate": 53248, "heads": 128, "kv_heads": 8,
+                          "head_dim": 128, "vocab": 128256, "tp": 8},
+    # https://huggingface.co/Qwen/Qwen3-32B/blob/main/config.json
+    "qwen3-32b": {"part": "heldout11", "hidden": 5120, "intermediate": 25600, "heads": 64, "kv_heads": 8,
+                  "head_dim": 128, "vocab": 151936, "tp": 1},
+    # https://huggingface.co/Qwen/Qwen3-4B/blob/main/config.json
+    "qwen3-4b": {"part": "heldout11", "hidden": 2560, "intermediate": 9728, "heads": 32, "kv_heads": 8,
+                 "head_dim": 128, "vocab": 151936, "tp": 1},
+    # https://huggingface.co/mistralai/Ministral-8B-Instruct-2410/blob/main/config.json
+    "ministral-8b": {"part": "heldout11", "hidden": 4096, "intermediate": 12288, "heads": 32, "kv_heads": 8,
+                     "head_dim": 128, "vocab": 131072, "tp": 1},
+    # https://huggingface.co/HuggingFaceTB/SmolLM3-3B/blob/main/config.json
+    "smollm3-3b": {"part": "heldout11", "hidden": 2048, "intermediate": 11008, "heads": 16, "kv_heads": 4,
+                   "head_dim": 128, "vocab": 128256, "tp": 1},
+    # https://huggingface.co/allenai/OLMo-2-1124-13B/blob/main/config.json
+    "olmo2-13b": {"part": "heldout11", "hidden": 5120, "intermediate": 13824, "heads": 40, "kv_heads": 40,
+                  "head_dim": 128, "vocab": 100352, "tp": 1},
+    # https://huggingface.co/THUDM/glm-4-9b/blob/main/config.json (ffn_hidden_size, multi_query_group_num,
+    # padded_vocab_size)
+    "glm4-9b": {"part": "heldout11", "hidden": 4096, "intermediate": 13696, "heads": 32, "kv_heads": 2,
+                "head_dim": 128, "vocab": 151552, "tp": 1},
 }
 
 # The parts, in the order they were added, and those whose models are in the suite for attention only.
 PARTS = ("fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8",
-         "heldout9", "heldout10")
+         "heldout9", "heldout10", "heldout11")
 ATTENTION_ONLY_PARTS = ("heldout3", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10")
 
 # Which layers at which token counts: decode is where small grids live, prefill the large square-ish
@@ -390,6 +416,9 @@ ATTENTION = [
     ("xlm-roberta-large", 80, 512), ("e5-large-v2", 56, 512), ("t5-base", 24, 1024), ("stablelm-alpha-3b", 7, 1024),
     ("baichuan2-13b", 6, 1024), ("internlm2-20b", 1, 8192), ("deepseek-coder-6.7b", 5, 4096),
     ("llama2-70b-tp8", 18, 2048), ("mistral-small-24b", 9, 1024), ("pythia-1b", 12, 2048), ("codegemma-2b", 6, 4096),
+    ("llama3.1-405b-tp8", 11, 2048), ("qwen3-32b", 5, 2048), ("qwen3-32b", 9, 1024), ("qwen3-4b", 11, 1024),
+    ("ministral-8b", 9, 2048), ("smollm3-3b", 3, 2048), ("smollm3-3b", 7, 8192), ("olmo2-13b", 5, 1024),
+    ("glm4-9b", 13, 2048), ("glm4-9b", 3, 4096),
 ]
 
 
