@@ -17,6 +17,7 @@ RUN7 = "tests/data/planner/h200-heldout7-2026-11-30"  # the seventh (attention o
 RUN8 = "tests/data/planner/h200-heldout8-2026-11-30"  # the eighth (attention only)
 RUN9 = "tests/data/planner/h200-heldout9-2026-11-30"  # the ninth (attention only)
 RUN10 = "tests/data/planner/h200-heldout10-2026-11-30"  # the tenth (attention only)
+RUN11 = "tests/data/planner/h200-heldout11-2026-11-30"  # the eleventh
 
 
 def _bench(repo, script, *args):
@@ -147,6 +148,17 @@ def test_fifth_held_out_parts_cuda_gemm_judges_as_reported(repo, tmp_path):
     f16, f32 = judged["matmul heldout5 f16"], judged["matmul heldout5 f32"]
     assert (f16["rows"], f16["top1_within_10"], f16["top5_within_3"]) == (49, 49, 49)
     assert (f32["rows"], f32["top1_within_10"], f32["top5_within_3"]) == (49, 46, 48)
+
+
+def test_eleventh_held_out_part_judges_as_reported(repo, tmp_path):
+    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", "h200-f32.json.gz",
+                     run_dir=RUN11)
+    # The model at c876dc6 (the mma.sync tiles' registers), planned before the part was timed.
+    f16, f32, attention = (judged[k] for k in ("matmul heldout11 f16", "matmul heldout11 f32",
+                                               "attention heldout11 f16"))
+    assert (f16["rows"], f16["top1_within_10"], f16["top5_within_3"]) == (48, 43, 45)
+    assert (f32["rows"], f32["top1_within_10"], f32["top5_within_3"]) == (48, 43, 39)
+    assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (9, 9, 8)
 
 
 # The attention-only parts, each planned before it was timed: (its run, the model its plans came
