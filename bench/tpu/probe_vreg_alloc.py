@@ -26,6 +26,12 @@ each live range the register-pressure dump lists at the peak (peak_ops: op -> co
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 JAX_PLATFORMS=cpu nice -n 10 /tmp/venv-bench/bin/python \\
       bench/tpu/probe_vreg_alloc.py --peak-ops tests/data/tpu/vreg_peak_ops_probe.txt
 
+With --convert-pairs it compiles CONVERT_KERNELS (dev-family bodies that hold a bf16 block widened
+to 32 bits across a reduction) and writes, for each, the slots, P and peak_ops:
+
+  ALLOW_MULTIPLE_LIBTPU_LOAD=1 JAX_PLATFORMS=cpu nice -n 10 /tmp/venv-bench/bin/python \\
+      bench/tpu/probe_vreg_alloc.py --convert-pairs docs/validation/data/tpu/convert-pairs-probe.txt
+
 The LLO text dump is large (tens of MB a compile) and slow: it is on only here.
 """
 import collections
@@ -83,6 +89,18 @@ KERNELS = [
 # Kernels whose values live at LLO's pressure peak are read by op (--peak-ops): dev families whose
 # body holds computed blocks across lane reductions, a transpose and a matmul, on v4 and a 64-vreg
 # generation.
+# Dev-family kernels whose body widens a loaded bf16 block to 32 bits and holds it across a
+# reduction (docs/tpu.md, "Held-out families": a widening convert held packed, tried).
+CONVERT_KERNELS = [
+    ("online_lse", "v5e", {"bk": 4096, "br": 256, "d": 32768, "dtype": "bf16", "rows": 4096}),
+    ("running_argmax", "v5e", {"bk": 8192, "br": 64, "d": 8192, "dtype": "bf16", "rows": 4096}),
+    ("rmsnorm_matmul", "v6e", {"bn": 512, "br": 512, "d": 2048, "dtype": "bf16", "n": 4096, "rows": 4096}),
+    ("rmsnorm_matmul", "v6e", {"bn": 256, "br": 128, "d": 1024, "dtype": "bf16", "n": 1024, "rows": 4096}),
+    ("layernorm_bwd", "v5e", {"br": 256, "d": 2048, "dtype": "bf16", "rows": 8192}),
+    ("manual_dma", "v5e", {"br": 256, "d": 4096, "dtype": "bf16", "rows": 16384}),
+    ("manual_dma", "v4", {"br": 512, "d": 2048, "dtype": "bf16", "rows": 8192}),
+]
+
 PEAK_KERNELS = [
     ("layernorm_bwd", "v4", {"br": 256, "d": 512, "dtype": "f32", "rows": 8192}),
     ("layernorm_bwd", "v7x", {"br": 256, "d": 512, "dtype": "f32", "rows": 8192}),
@@ -173,19 +191,23 @@ def probe(kind, gen, params):
 
 
 def main(argv):
-  peak = argv[:1] == ["--peak-ops"]
-  argv = argv[1:] if peak else argv
+  mode = argv[0] if argv[:1] in (["--peak-ops"], ["--convert-pairs"]) else None
+  argv = argv[1:] if mode else argv
   if len(argv) != 1:
     sys.exit(__doc__)
   os.environ["TPU_AOT_BUNDLES"] = "1"  # before tpu_aot's import: it dumps the LLO text of every compile
   from product import tpu_aot
   lines = [f"# libtpu's spill slots and vector registers, read from its LLO dump: {json.dumps(tpu_aot.versions())}",
-           f"# {datetime.date.today().isoformat()}, bench/tpu/probe_vreg_alloc.py {'--peak-ops ' if peak else ''}{argv[0]} (docs/tpu.md, "
+           f"# {datetime.date.today().isoformat()}, bench/tpu/probe_vreg_alloc.py {mode + ' ' if mode else ''}{argv[0]} (docs/tpu.md, "
            "\"How libtpu allocates spill slots\")"]
-  for kind, gen, params in PEAK_KERNELS if peak else KERNELS:
+  kernels = {"--peak-ops": PEAK_KERNELS, "--convert-pairs": CONVERT_KERNELS}.get(mode, KERNELS)
+  for kind, gen, params in kernels:
     row = probe(kind, gen, params)
-    if peak:
+    if mode == "--peak-ops":
       row = {k: row.get(k) for k in ("kind", "gen", "params", "verdict", "pressure", "peak_ops")}
+    elif mode == "--convert-pairs":
+      row = {k: row.get(k) for k in ("kind", "gen", "params", "verdict", "spill_bytes", "slots", "pressure",
+                                     "spilled_peak", "peak_ops")}
     print(json.dumps(row), flush=True)
     lines.append(json.dumps(row, sort_keys=True))
   with open(argv[0], "w") as f:
