@@ -230,10 +230,8 @@ TEST(PlannerQualityTest, TritonMatmulOnTheRecordedH100Sweeps) {
 // bench/planner/sweep_workloads.py): the layer shapes of public LLMs at decode and
 // prefill. The fit part is what the model's terms were chosen on; the held-out part was never
 // used to choose or tune anything, and its floors only guard against regressions
-// (docs/planner.md, "Real workloads"). The mma.sync tiles' registers (their B tile's share)
-// moved the top 5's best within 3% on the held-out parts already judged: first 45 to 43, second
-// 65 to 61, fourth 68 to 67, fifth 86 to 89; it was kept on the fit data (unchanged) and the H100
-// sweeps (f32 36 to 37), as an exact register figure (TritonMatmulRegisterSpillsAgainstPtxas).
+// (docs/planner.md, "Real workloads"). The floors follow the model as it stands: the mma.sync
+// tiles' registers moved the parts already judged (docs/planner.md, "Limits of the model").
 // Prints a judgement and holds it to its floors: its rows, and at least the rows within 10% (top-1)
 // and 3% (the top 5's best) measured when it was judged.
 void ExpectFloors(const std::string& name, const Quality& q, int rows, int top1_within_10, int top5_within_3) {
