@@ -206,8 +206,9 @@ TEST_F(VregReplayTest, TheComputedFigureLeavesLoadsOut) {
 }
 
 // A widened band's central is the computed values held across a barrier, not the loads (LLO loads
-// a block again where it needs it), and not the class's central. Here a loaded block and its exponential both straddle a
-// cumulative sum (no fitted reduction body has one): 1 MiB computed, 2 MiB with the load.
+// a block again where it needs it), and not the class's central. Here a loaded block and its
+// exponential both straddle a cumulative sum (no fitted reduction body has one): 1 MiB computed,
+// 2 MiB with the load.
 TEST_F(VregReplayTest, TheWidenedCentralLeavesLoadsOut) {
   const PallasBody body = Body(R"pb(
     reduction_live_bytes: "2097152" reduction_input_bytes: "1048576" reduction_output_bytes: "1048576"

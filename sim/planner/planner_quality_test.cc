@@ -16,6 +16,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "sim/device.h"
 #include "sim/graph.h"
+#include "sim/occupancy.h"
 #include "sim/planner/planner.h"
 #include "sim/planner/planner_test_util.h"
 #include "sim/proto_io.h"
@@ -490,7 +491,7 @@ TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
 // Triton 3.6's compiles for the H200 sweeps, every configuration that fits shared memory). Held
 // as measured (models/graphs/triton_matmul.pbtxt, registers_per_thread). The same compiles hold
 // the mma.sync tiles' register counts against the estimate: its mean error, and on how many the
-// blocks a core's 64K registers allow (warps allocated in units of 256 registers) are ptxas's.
+// blocks a core's registers allow (the device's occupancy rules) are ptxas's.
 TEST(PlannerQualityTest, TritonMatmulRegisterSpillsAgainstPtxas) {
   const testing::MatmulFamilies& families = testing::SharedMatmulFamilies();
   struct Tally {
@@ -499,9 +500,15 @@ TEST(PlannerQualityTest, TritonMatmulRegisterSpillsAgainstPtxas) {
   std::map<std::string, Tally> tallies;  // "f16 wgmma", "f32 mma.sync", ...
   int mma_sync_rows = 0, occupancy_equal = 0;
   double relative_error_sum = 0;
-  auto blocks_by_registers = [](int64_t registers, int64_t warps) {
-    const int64_t per_warp = (std::min<int64_t>(registers, 255) * 32 + 255) / 256 * 256;
-    return 65536 / (per_warp * warps);
+  absl::StatusOr<OccupancyCalculator> occupancy = OccupancyCalculator::Create(families.device);
+  ASSERT_TRUE(occupancy.ok()) << occupancy.status();
+  auto blocks_by_registers = [&](int64_t registers, int64_t warps) {
+    OccupancyInput input;
+    input.threads_per_block = warps * 32;
+    input.registers_per_thread = registers;
+    OccupancyFigures figures;
+    EXPECT_TRUE(occupancy->Compute(input, &figures).ok());
+    return figures.limits[static_cast<int>(OccupancyFactor::kRegisters)];
   };
   for (const std::string dtype : {"f16", "f32"}) {
     auto json = testing::ReadTestData(absl::StrCat("tests/data/planner/h200-heldout2-2026-11-29/h200-", dtype, ".json.gz"));
