@@ -339,10 +339,10 @@ Quality JudgeCudaGemmWorkloads(const std::string& part) {
   return total;
 }
 
-// The eleventh held-out part, planned before it was timed (cuda-gemm-plans-before-timing.json.gz
-// beside it): its prefill rows only; the decode rows' timing ran past one GPU call and is not there.
-TEST(PlannerQualityTest, CudaGemmOnTheEleventhHeldOutPartsPrefillRows) {
-  ExpectFloors("CUDA GEMM, workload eleventh held-out part (prefill)", JudgeCudaGemmWorkloads("heldout11"), 22, 22, 22);
+// Planned at f54de2a before the part was timed (cuda-gemm-plans-before-timing.json.gz beside it).
+TEST(PlannerQualityTest, CudaGemmOnTheEleventhHeldOutPart) {
+  // Miss: f16 64x5120x25600 at 1.13x (the top 5's best 1.10x, 64x64 tiles where 64x128 measures best).
+  ExpectFloors("CUDA GEMM, workload eleventh held-out part", JudgeCudaGemmWorkloads("heldout11"), 96, 95, 95);
 }
 
 TEST(PlannerQualityTest, CudaGemmOnTheWorkloadSuiteFitPart) {
