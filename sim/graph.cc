@@ -997,6 +997,32 @@ std::vector<std::string> BrokenRankingAssumptions(const CompiledGraph& graph, ab
   return warnings;
 }
 
+absl::Status CheckProblemRequirements(const CompiledGraph& graph, absl::Span<const int64_t> values) {
+  for (size_t i = 0; i < graph.requirements.size(); ++i) {
+    const Expr& expr = graph.requirements[i].expr;
+    std::vector<std::string> sizes;
+    bool problem_only = true;
+    std::vector<int> slots = expr.Parameters();
+    absl::c_sort(slots);
+    slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
+    for (int slot : slots) {
+      if (IsDeviceSymbol(graph, slot)) continue;
+      if (slot >= graph.graph.parameters_size() || !graph.graph.parameters(slot).problem_size()) {
+        problem_only = false;
+        break;
+      }
+      sizes.push_back(absl::StrCat("--set ", graph.symbols.names()[slot], "=", values[slot]));
+    }
+    if (!problem_only || sizes.empty()) continue;
+    absl::StatusOr<int64_t> holds = expr.Evaluate(values);
+    if (holds.ok() && *holds != 0) continue;
+    return absl::InvalidArgumentError(absl::StrCat(BrokenRequirementMessage(graph, static_cast<int>(i)), " at ",
+                                                   absl::StrJoin(sizes, " "), ": no tiling makes this problem a kernel",
+                                                   holds.ok() ? "" : absl::StrCat(": ", holds.status().message())));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckRequirements(const CompiledGraph& graph, absl::Span<const int64_t> values) {
   const int broken = FirstBrokenRequirement(graph, values);
   if (broken < 0) return absl::OkStatus();

@@ -225,6 +225,12 @@ std::string BrokenRequirementMessage(const CompiledGraph& graph, int index);
 // the expression failed, its error.
 absl::Status CheckRequirements(const CompiledGraph& graph, absl::Span<const int64_t> values);
 
+// The requirements that name no tuning parameter (only problem_size parameters and device
+// symbols) checked at `values`: a problem one of them rules out is no kernel for any tiling, so
+// the planner refuses it before sweeping. The error names the graph, the requirement and the
+// sizes that break it ("--set N=0"), not one configuration of the space.
+absl::Status CheckProblemRequirements(const CompiledGraph& graph, absl::Span<const int64_t> values);
+
 // One warning per ranking assumption (graph.ranking_assumptions) that `values`, the problem's
 // sizes bound, break: "gemm.pbtxt: the ranking assumes \"N % 16 == 0\" (why), which N = 49155
 // breaks; ...". Empty when every one holds.

@@ -143,6 +143,26 @@ TEST(GraphTest, BrokenRankingAssumptionsAreNamedWithTheirSizes) {
   EXPECT_THAT(warnings[0], HasSubstr("the ranking assumes \"N % 16 == 0\" (a specialized stride), which N = 49155 breaks"));
 }
 
+// A requirement on the problem's sizes alone is checked at them, naming each size once; one that
+// also names a tuning parameter is left to each configuration (the planner prunes those).
+TEST(GraphTest, ProblemRequirementsAreCheckedAtTheSizesAlone) {
+  absl::StatusOr<CompiledGraph> graph = Compile(R"pb(
+    parameters { name: "N" default_value: 64 problem_size: true }
+    parameters { name: "BN" default_value: 32 }
+    requirements { expr: "N % BN == 0" doc: "the blocks tile N" }
+    requirements { expr: "N >= 1 && N <= 1048576" doc: "a row at all" })pb");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  const int n = graph->symbols.Find("N");
+  std::vector<int64_t> values(graph->symbols.names().size(), 32);
+  values[n] = 48;  // 48 % 32 != 0: a configuration's matter, not the problem's
+  EXPECT_TRUE(CheckProblemRequirements(*graph, values).ok());
+  values[n] = 0;
+  const absl::Status status = CheckProblemRequirements(*graph, values);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("requirements[1]"));
+  EXPECT_THAT(status.message(), HasSubstr("(a row at all) at --set N=0: no tiling makes this problem a kernel"));
+}
+
 TEST(GraphTest, NonPositiveExtentsAndOverflowAreErrors) {
   auto graph = Compile(R"pb(
     parameters { name: "N" default_value: 0 }

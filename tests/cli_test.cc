@@ -320,6 +320,13 @@ INSTANTIATE_TEST_SUITE_P(
                 {"--device", "h100", "--graph", Source("models/graphs/gemm.pbtxt"), "--set", "NUM_WARPS=3"},
                 {"gemm.pbtxt: requirements[1] \"BLOCK_M % (NUM_WARPS * WARP_SIZE / (BLOCK_N / 4)) == 0\" does not hold",
                  "static_assert: the thread rows tile BLOCK_M"}},
+        // An empty problem, and a block Triton's tl.arange cannot span (not a power of two).
+        BadCase{"EmptyProblem",
+                {"--device", "h100", "--graph", Source("models/graphs/triton_matmul.pbtxt"), "--set", "N=0"},
+                {"triton_matmul.pbtxt: requirements[0] \"M >= 1 && N >= 1 && K >= 1 && ELT >= 1\" does not hold"}},
+        BadCase{"TritonBlockNotAPowerOfTwo",
+                {"--device", "h100", "--graph", Source("models/graphs/triton_matmul.pbtxt"), "--set", "BLOCK_M=96"},
+                {"requirements[1]", "tl.arange over each block dimension needs a power of two"}},
         BadCase{"NonIntegerParameter", Graph("zero_dim.pbtxt", {"--set", "BLOCK_K=big"}), {"not a 64-bit integer"}},
         BadCase{"UnknownFlag", {"--device", "h100", "--grph", "x"}, {"unknown flag --grph"}},
         BadCase{"MissingDevice", {"--graph", Bad("cycle.pbtxt")}, {"--device is required"}},

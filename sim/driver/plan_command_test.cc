@@ -71,6 +71,24 @@ TEST(PlanCommandTest, ASizeNoTileDividesIsNothingFitsNamingItsRequirement) {
   EXPECT_THAT(out, ::testing::Not(HasSubstr("\"M % BLOCK_M == 0\" does not hold")));
 }
 
+// A problem a requirement on its sizes alone rules out (an empty matrix; a head dimension Triton's
+// tl.arange refuses) is bad input naming the sizes, not a sweep in which nothing fits.
+TEST(PlanCommandTest, AProblemNoTilingCanBuildIsExitTwoNamingItsSizes) {
+  std::string out, err;
+  EXPECT_EQ(RunPlan({"--device", "h200", "--graph", ExampleGraphPath("triton_matmul.pbtxt"), "--set", "M=16", "--set",
+                     "N=0", "--set", "K=4096"},
+                    &out, &err),
+            kExitBadInput);
+  EXPECT_THAT(err, HasSubstr("triton_matmul.pbtxt: requirements[0] \"M >= 1 && N >= 1 && K >= 1 && ELT >= 1\""));
+  EXPECT_THAT(err, HasSubstr("at --set M=16 --set N=0 --set K=4096 --set ELT=2: no tiling makes this problem a kernel"));
+  EXPECT_EQ(out, "");
+  EXPECT_EQ(RunPlan({"--device", "h200", "--graph", ExampleGraphPath("triton_attention.pbtxt"), "--set", "HEAD_DIM=96"},
+                    &out, &err),
+            kExitBadInput);
+  EXPECT_THAT(err, HasSubstr("\"pow2ceil(HEAD_DIM) == HEAD_DIM\" does not hold (tl.arange over the head dimension"));
+  EXPECT_THAT(err, HasSubstr("at --set HEAD_DIM=96: no tiling"));
+}
+
 // A size the Triton matmul's ranking was not validated on (an N that 16 does not divide: Triton
 // does not specialize the stride) is ranked with a warning naming the assumption it breaks.
 TEST(PlanCommandTest, ASizeOutsideTheRankingsGroundIsRankedWithAWarning) {

@@ -408,10 +408,11 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
   ASSIGN_OR_RETURN(PerfExpressions perf, CompilePerfExpressions(graph));
   RETURN_IF_ERROR(PreparePerformanceModel(graph, device, perf, options, result));
   {
-    // The problem's sizes are fixed for the whole sweep: the graph's ranking assumptions are
-    // settled once, at them.
+    // The problem's sizes are fixed for the whole sweep: the requirements on them alone and the
+    // graph's ranking assumptions are settled once, at them.
     std::vector<int64_t> sizes = base_values;
     BindDeviceSymbols(graph, device, absl::MakeSpan(sizes));
+    RETURN_IF_ERROR(CheckProblemRequirements(graph, sizes));
     for (std::string& warning : BrokenRankingAssumptions(graph, sizes)) result.warnings.push_back(std::move(warning));
   }
 
