@@ -89,6 +89,20 @@ TEST(PlanCommandTest, AProblemNoTilingCanBuildIsExitTwoNamingItsSizes) {
   EXPECT_THAT(err, HasSubstr("at --set HEAD_DIM=96: no tiling"));
 }
 
+// A latency-bound estimate says how much of its latency is the DRAM's transfers: a wide decode row
+// streams its weights near the bandwidth, and the idle part is what a deeper pipeline could win.
+TEST(PlanCommandTest, ALatencyBoundWhySplitsTheLatencyIntoTransfersAndIdleWaits) {
+  std::string out, err;
+  EXPECT_EQ(RunPlan({"--device", "h200", "--graph", ExampleGraphPath("triton_matmul.pbtxt"), "--set", "M=16", "--set",
+                     "N=151936", "--set", "K=5120", "--top", "1"},
+                    &out, &err),
+            kExitFits)
+      << err;
+  EXPECT_THAT(out, ::testing::ContainsRegex(
+                       "why: latency-bound: the loads' latency \\([0-9.]+ us, [0-9.]+ us of it DRAM transfers, the rest "
+                       "idle along the K loop\\) outlasts on-chip"));
+}
+
 // A size the Triton matmul's ranking was not validated on (an N that 16 does not divide: Triton
 // does not specialize the stride) is ranked with a warning naming the assumption it breaks.
 TEST(PlanCommandTest, ASizeOutsideTheRankingsGroundIsRankedWithAWarning) {

@@ -48,8 +48,14 @@ std::string Assignments(const PlanResult& plan, const std::vector<int64_t>& valu
 std::string BoundWords(const PlanResult& plan, const PerfEstimate& e) {
   auto us = [](double s) { return FormatMicroseconds(s); };
   if (e.latency_bound) {
-    return absl::StrCat("latency-bound: the loads' latency (", us(e.latency_s), " us) outlasts on-chip ", us(e.core_s),
-                        " us and memory ", us(e.memory_s), " us");
+    // The latency term is the chain's idle latencies plus the DRAM's transfer time along it
+    // (sim/planner/perf_model.cc): which of the two dominates says what would shorten it.
+    const double idle_s = std::max(e.latency_s - e.dram_s, 0.0);
+    const std::string parts = e.dram_s > 0 && idle_s > 0
+                                  ? absl::StrCat(", ", us(e.dram_s), " us of it DRAM transfers, the rest idle along the K loop")
+                                  : "";
+    return absl::StrCat("latency-bound: the loads' latency (", us(e.latency_s), " us", parts, ") outlasts on-chip ",
+                        us(e.core_s), " us and memory ", us(e.memory_s), " us");
   }
   const bool below_ridge = e.intensity > 0 && e.intensity < plan.model.ridge();
   const std::string intensity =
