@@ -236,6 +236,10 @@ def test_plan_errors():
     assert str(e.value).startswith("top: must be 0..100000")
     with pytest.raises(scratchsim.Error):
         scratchsim.graph_path("nosuch")
+    # A problem no tiling can build is refused before the sweep, naming the sizes.
+    with pytest.raises(scratchsim.Error) as e:
+        scratchsim.plan("h100", scratchsim.graph_path("triton_matmul"), {"M": 16, "N": 0, "K": 4096})
+    assert "at --set M=16 --set N=0 --set K=4096 --set ELT=2: no tiling makes this problem a kernel" in str(e.value)
 
 
 def test_seed_002_plan_finds_nothing_at_whole_i_red(mlp_graph):
