@@ -21,13 +21,13 @@ using ::testing::Not;
 using namespace ::scratchsim::testing;
 
 // The plain and the split-K Triton matmul planned together on the H200 for a shape both rank in
-// the top 12 of (split-K first: 128 x 128 tiles are 6 x 32, a wave and a half of the 132 SMs),
+// the top 30 of (split-K first: 128 x 256 tiles are 6 x 16, 96 blocks for the 132 SMs),
 // and the plain one alone, once for every test.
 class PlanOutputTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     PlanOptions options;
-    options.top_k = 12;
+    options.top_k = 30;
     options.threads = 1;
     const std::vector<std::string> sets = {"M=768", "N=4096", "K=4096"};
     auto families = PlanFamilies({KernelFamily{&m().plain, options}, KernelFamily{&m().split, options}}, m().device,

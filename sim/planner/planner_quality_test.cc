@@ -221,9 +221,10 @@ TEST(PlannerQualityTest, TritonMatmulOnTheRecordedH100Sweeps) {
   const Quality q = Judge(spec);
   PrintQuality("Triton matmul", q);
   EXPECT_EQ(q.rows, 80);
-  // Round 5's Triton terms: top-1 77 of 80 (f16 2304x2304x6656 at 1.10x; f32 1792x12288x2048 and
-  // 1536x9216x3584 at 1.11-1.12x), best in the top 5 on 66 (f16 40 of 40, f32 26 of 40).
-  EXPECT_GE(q.top1_within_10, 77) << q.top1_misses;
+  // Top-1 78 of 80 (f32 1792x12288x2048 and 1536x9216x3584 at 1.11-1.12x; f16 2304x2304x6656,
+  // at 1.10x before the wgmma K step's wait, within), best in the top 5 on 66 (f16 38 of 40, f32
+  // 28 of 40).
+  EXPECT_GE(q.top1_within_10, 78) << q.top1_misses;
   EXPECT_GE(q.best_in_top5, 66);
 }
 
@@ -381,13 +382,13 @@ TEST(PlannerQualityTest, TritonMatmulOnTheWorkloadSuiteFitPart) {
 }
 
 TEST(PlannerQualityTest, TritonMatmulOnTheWorkloadSuiteHeldOutPart) {
-  ExpectFloors("Triton matmul, workload held-out part", Judge(WorkloadMatmul("heldout")), 50, 43, 43);
+  ExpectFloors("Triton matmul, workload held-out part", Judge(WorkloadMatmul("heldout")), 50, 44, 43);
 }
 
 // The fourth held-out part's matmuls, planned before they were timed, the model unchanged since
 // the second part was judged (tests/data/planner/README.md).
 TEST(PlannerQualityTest, TritonMatmulOnTheFourthHeldOutPart) {
-  ExpectFloors("Triton matmul, workload fourth held-out part", Judge(WorkloadMatmul("heldout4")), 76, 67, 67);
+  ExpectFloors("Triton matmul, workload fourth held-out part", Judge(WorkloadMatmul("heldout4")), 76, 68, 67);
 }
 
 // The fifth held-out part, planned before it was timed, the model unchanged since the fourth; its
@@ -396,7 +397,7 @@ TEST(PlannerQualityTest, TritonMatmulOnTheFifthHeldOutPart) {
   // Misses: f16 16x49155x4096 at 23x (an N no 16 divides: Triton's loads are not vectorized),
   // 2000x3072x24576 1.26x, 2000x2560x10240 1.20x, 16x4096x12800 1.13x; f32 16x49155x4096 2.97x,
   // 64x49152x3072 1.22x, 2000x1600x960 1.16x, 64x20480x2560 1.15x.
-  ExpectFloors("Triton matmul, workload fifth held-out part", Judge(WorkloadMatmul("heldout5")), 100, 92, 89);
+  ExpectFloors("Triton matmul, workload fifth held-out part", Judge(WorkloadMatmul("heldout5")), 100, 94, 89);
 }
 
 // The eleventh held-out part (Llama-3.1-405B over 8 GPUs, Qwen3-32B, Qwen3-4B, Ministral-8B,
@@ -405,7 +406,7 @@ TEST(PlannerQualityTest, TritonMatmulOnTheFifthHeldOutPart) {
 TEST(PlannerQualityTest, TritonMatmulOnTheEleventhHeldOutPart) {
   // Top-1 misses: f16 2000 x 2560 x 9728 1.22x, 2000 x 2304 x 16384 1.21x (their top 5's best at
   // 1.00x) and three decode rows at 1.12x; f32 five decode rows at 1.10-1.26x, four at 64 tokens.
-  ExpectFloors("Triton matmul, workload eleventh held-out part", Judge(WorkloadMatmul("heldout11")), 96, 86, 84);
+  ExpectFloors("Triton matmul, workload eleventh held-out part", Judge(WorkloadMatmul("heldout11")), 96, 88, 84);
 }
 
 // The same part timed a second time, on another lease of the machine: what the figures above
@@ -414,13 +415,13 @@ TEST(PlannerQualityTest, TritonMatmulOnTheEleventhHeldOutPartTimedAgain) {
   SweepSpec spec = WorkloadMatmul("heldout11");
   const std::string run = WorkloadRun("heldout11");
   spec.sweeps = {run + "/h200-f16-repeat.json.gz", run + "/h200-f32-repeat.json.gz"};
-  ExpectFloors("Triton matmul, workload eleventh held-out part, timed again", Judge(spec), 96, 86, 86);
+  ExpectFloors("Triton matmul, workload eleventh held-out part, timed again", Judge(spec), 96, 88, 86);
 }
 
 // The second held-out part: models added after the terms were chosen, planned before they were
 // timed (tests/data/planner/README.md).
 TEST(PlannerQualityTest, TritonMatmulOnTheSecondHeldOutPart) {
-  ExpectFloors("Triton matmul, workload second held-out part", Judge(WorkloadMatmul("heldout2")), 72, 66, 61);
+  ExpectFloors("Triton matmul, workload second held-out part", Judge(WorkloadMatmul("heldout2")), 72, 67, 62);
 }
 
 // Attention's chain term (models/graphs/triton_attention.pbtxt) was chosen on the fit part after
@@ -499,16 +500,19 @@ TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
 // configuration over the budget is pruned as a register spill) against ptxas (the n_spills of
 // Triton 3.6's compiles for the H200 sweeps, every configuration that fits shared memory). Held
 // as measured (models/graphs/triton_matmul.pbtxt, registers_per_thread). The same compiles hold
-// the mma.sync tiles' register counts against the estimate: its mean error, and on how many the
-// blocks a core's registers allow (the device's occupancy rules) are ptxas's.
+// each path's register counts against the estimate (below ptxas's cap): its mean error, and on
+// how many the blocks a core's registers allow (the device's occupancy rules) are ptxas's.
 TEST(PlannerQualityTest, TritonMatmulRegisterSpillsAgainstPtxas) {
   const testing::MatmulFamilies& families = testing::SharedMatmulFamilies();
   struct Tally {
     int caught = 0, missed = 0, falsely = 0, clean = 0;
   };
   std::map<std::string, Tally> tallies;  // "f16 wgmma", "f32 mma.sync", ...
-  int mma_sync_rows = 0, occupancy_equal = 0;
-  double relative_error_sum = 0;
+  struct Accuracy {
+    int rows = 0, occupancy_equal = 0;
+    double relative_error_sum = 0;
+  };
+  std::map<std::string, Accuracy> accuracy;  // the register estimate against ptxas, by the same kinds
   absl::StatusOr<OccupancyCalculator> occupancy = OccupancyCalculator::Create(families.device);
   ASSERT_TRUE(occupancy.ok()) << occupancy.status();
   auto blocks_by_registers = [&](int64_t registers, int64_t warps) {
@@ -551,12 +555,14 @@ TEST(PlannerQualityTest, TritonMatmulRegisterSpillsAgainstPtxas) {
     for (const RankedConfig& config : plan->top) {
       kept.insert(config.values);
       auto measured = registers.find(config.values);
-      if (config.values[0] >= 64 || measured == registers.end()) continue;  // mma.sync: BLOCK_M 32
-      ++mma_sync_rows;
-      relative_error_sum += std::abs(static_cast<double>(config.fit.register_demand - measured->second)) /
-                            static_cast<double>(measured->second);
-      occupancy_equal += blocks_by_registers(config.fit.register_demand, config.values[4]) ==
-                         blocks_by_registers(measured->second, config.values[4]);
+      // ptxas's 255 is its cap, not a count: those compiles say nothing of the estimate's error.
+      if (measured == registers.end() || measured->second >= 255) continue;
+      Accuracy& a = accuracy[absl::StrCat(dtype, config.values[0] >= 64 ? " wgmma" : " mma.sync")];
+      ++a.rows;
+      a.relative_error_sum += std::abs(static_cast<double>(config.fit.register_demand - measured->second)) /
+                              static_cast<double>(measured->second);
+      a.occupancy_equal += blocks_by_registers(config.fit.register_demand, config.values[4]) ==
+                           blocks_by_registers(measured->second, config.values[4]);
     }
     for (const auto& [config, n] : spills) {
       Tally& t = tallies[absl::StrCat(dtype, config[0] >= 64 ? " wgmma" : " mma.sync")];
@@ -568,22 +574,36 @@ TEST(PlannerQualityTest, TritonMatmulRegisterSpillsAgainstPtxas) {
     std::printf("%s: ptxas spills on %d, the estimate prunes %d of them; prunes %d of the %d that do not spill\n",
                 kind.c_str(), t.caught + t.missed, t.caught, t.falsely, t.falsely + t.clean);
   }
-  // The f32 wgmma B copy, 4 bytes per cp.async, keeps a 64-bit address per copy: with it the
-  // estimate prunes 20 of the 22 f32 wgmma configurations ptxas spills on (without: 12).
-  EXPECT_EQ(tallies["f32 wgmma"].caught, 20);
-  EXPECT_EQ(tallies["f32 wgmma"].falsely, 0);
+  // Every cp.async keeps a 64-bit address: the f32 wgmma B copy (4 bytes, one element) and the
+  // 16-byte copies of A and f16 B. With them the estimate prunes all 22 f32 wgmma configurations
+  // ptxas spills on (20 with the B copies alone, 12 with neither), and one that ptxas fits in 255
+  // registers, 256/128/64/2/8 (estimate 256: the budget's edge).
+  EXPECT_EQ(tallies["f32 wgmma"].caught, 22);
+  EXPECT_EQ(tallies["f32 wgmma"].falsely, 1);
   EXPECT_EQ(tallies["f16 wgmma"].missed, 0);
   EXPECT_EQ(tallies["f16 wgmma"].falsely, 0);
   // mma.sync holds its share of the B tile for the K step: the one f32 spill is pruned.
   EXPECT_EQ(tallies["f32 mma.sync"].caught, 1);
   EXPECT_EQ(tallies["f32 mma.sync"].falsely, 0);
   EXPECT_EQ(tallies["f16 mma.sync"].falsely, 0);
-  const double mean_error = relative_error_sum / std::max(mma_sync_rows, 1);
-  std::printf("mma.sync: %d configurations, registers %.0f%% off ptxas on average, blocks a core's registers "
-              "allow equal on %d\n", mma_sync_rows, 100 * mean_error, occupancy_equal);
-  // Without the B tile's share: 35% off, the blocks equal on 5 of 138.
-  EXPECT_LE(mean_error, 0.12);
-  EXPECT_GE(occupancy_equal, mma_sync_rows / 2);
+  auto mean_error = [](const Accuracy& a) { return a.relative_error_sum / std::max(a.rows, 1); };
+  for (const auto& [kind, a] : accuracy) {
+    std::printf("%s: %d configurations below 255, registers %.0f%% off ptxas on average, blocks a core's registers "
+                "allow equal on %d\n", kind.c_str(), a.rows, 100 * mean_error(a), a.occupancy_equal);
+  }
+  // mma.sync holds its share of the B tile for the K step; without it 35% off, the blocks equal
+  // on 5 of 138.
+  const Accuracy mma_sync{accuracy["f16 mma.sync"].rows + accuracy["f32 mma.sync"].rows,
+                          accuracy["f16 mma.sync"].occupancy_equal + accuracy["f32 mma.sync"].occupancy_equal,
+                          accuracy["f16 mma.sync"].relative_error_sum + accuracy["f32 mma.sync"].relative_error_sum};
+  EXPECT_LE(mean_error(mma_sync), 0.12);
+  EXPECT_GE(mma_sync.occupancy_equal, mma_sync.rows / 2);
+  // wgmma's copies' addresses: without the 16-byte copies' 20% and 21% off, the blocks equal on
+  // 68 of 164 (f16) and 39 of 103 (f32).
+  for (const char* kind : {"f16 wgmma", "f32 wgmma"}) {
+    EXPECT_LE(mean_error(accuracy[kind]), 0.12) << kind;
+    EXPECT_GE(accuracy[kind].occupancy_equal, accuracy[kind].rows * 3 / 5) << kind;
+  }
 }
 
 }  // namespace
