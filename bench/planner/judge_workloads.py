@@ -12,9 +12,9 @@ part, and beside the anchors (cuBLAS, SDPA) of the same run.
 """
 import argparse
 import collections
-import gzip
 import json
 
+from compare_plan import load_json as load
 from workloads import PARTS, suite
 
 KIND_OF_FAMILY = {"triton_matmul": "matmul", "triton_matmul_splitk": "splitk", "triton_attention": "attention",
@@ -22,11 +22,6 @@ KIND_OF_FAMILY = {"triton_matmul": "matmul", "triton_matmul_splitk": "splitk", "
 # gemm-timing's files (bench/planner/time_cuda_gemm_workloads.py) name no kind: the CUDA GEMM's.
 DEFAULT_KIND = "cuda_gemm"
 PLAIN = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS", "SPLIT_K"]
-
-
-def load(path):
-    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
-        return json.load(f)
 
 
 def cfg_key(kind, cfg):

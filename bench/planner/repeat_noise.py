@@ -15,21 +15,11 @@ sweep_workloads.py files timing the same matmul rows twice. For each dtype it pr
 * the rows whose verdicts differ between the runs.
 """
 import argparse
-import gzip
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from judge_workloads import measured  # noqa: E402
-
-CONFIG_NAMES = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS"]
-
-
-def load_json(path):
-    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
-        return json.load(f)
-
+from judge_workloads import cfg_key, load, measured  # noqa: E402
 
 def quantile(values, q):
     ordered = sorted(values)
@@ -53,8 +43,7 @@ def compare_dtype(plans, first, again, dtype):
         fastest_a = min(common, key=lambda k: a[k])
         same_best += fastest_a == min(common, key=lambda k: b[k])
         first_best_again.append(b[fastest_a] / best_b)
-        ranked = [tuple(c.get(n) for n in CONFIG_NAMES) for family, c, _ in row["ranking"]
-                  if family == "triton_matmul"]
+        ranked = [cfg_key("matmul", c)[1:] for family, c, _ in row["ranking"] if family == "triton_matmul"]
         top5 = [k for k in ranked if k in a and k in b][:5]
         if not top5:
             continue
@@ -85,7 +74,7 @@ def main():
     p.add_argument("--first", nargs="+", required=True)
     p.add_argument("--again", nargs="+", required=True)
     args = p.parse_args()
-    plans = load_json(args.plans)
+    plans = load(args.plans)
     first, again = measured(args.first), measured(args.again)
     for dtype in sorted({row["dtype"] for row in plans["matmul"]}):
         compare_dtype(plans, first, again, dtype)

@@ -20,10 +20,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, HERE)
-from judge_workloads import measured  # noqa: E402
-
-NAMES = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS"]
-
+from judge_workloads import cfg_key, measured  # noqa: E402
 
 def timing_files(dtype):
     """Each matmul part's H200 sweeps of dtype (the fit and first held-out parts share a run)."""
@@ -39,7 +36,7 @@ def model(simulate, n, k, dtype):
                           "--set", f"K={k}", "--set", f"ELT={elt}", "--compute-dtype", compute, "--format", "json",
                           "--top", "100000"], capture_output=True, text=True, check=False)
     configs = json.loads(out.stdout)["configs"]
-    return {tuple(c["params"][name] for name in NAMES): (c["estimated_us"], c["wave_efficiency"])
+    return {cfg_key("matmul", c["params"])[1:]: (c["estimated_us"], c["wave_efficiency"])
             for c in configs if c["estimated_us"]}
 
 
