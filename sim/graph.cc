@@ -635,8 +635,7 @@ class GraphCompiler {
       ASSIGN_OR_RETURN(Expr expr, Compile(assumption.expr(), field));
       for (int slot : expr.Parameters()) {
         if (IsDeviceSymbol(out_, slot)) continue;
-        // Parameters take the first slots, in order (CompileParameters).
-        if (slot >= out_.graph.parameters_size() || !out_.graph.parameters(slot).problem_size()) {
+        if (!IsProblemSize(out_, slot)) {
           return Bad(field, absl::StrCat("names '", out_.symbols.names()[slot],
                                          "', which is not a problem_size parameter: an assumption is about the "
                                          "problem's sizes, not a configuration (a condition on a configuration "
@@ -1007,7 +1006,7 @@ absl::Status CheckProblemRequirements(const CompiledGraph& graph, absl::Span<con
     slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
     for (int slot : slots) {
       if (IsDeviceSymbol(graph, slot)) continue;
-      if (slot >= graph.graph.parameters_size() || !graph.graph.parameters(slot).problem_size()) {
+      if (!IsProblemSize(graph, slot)) {
         problem_only = false;
         break;
       }
@@ -1029,6 +1028,11 @@ absl::Status CheckRequirements(const CompiledGraph& graph, absl::Span<const int6
   absl::StatusOr<int64_t> holds = graph.requirements[broken].expr.Evaluate(values);
   return absl::InvalidArgumentError(absl::StrCat(BrokenRequirementMessage(graph, broken),
                                                  holds.ok() ? "" : absl::StrCat(": ", holds.status().message())));
+}
+
+bool IsProblemSize(const CompiledGraph& graph, int slot) {
+  // Parameters take the first slots, in order (CompileParameters).
+  return slot >= 0 && slot < graph.graph.parameters_size() && graph.graph.parameters(slot).problem_size();
 }
 
 bool IsDeviceSymbol(const CompiledGraph& graph, int slot) {

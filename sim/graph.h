@@ -239,6 +239,9 @@ std::vector<std::string> BrokenRankingAssumptions(const CompiledGraph& graph, ab
 // True for a slot BindDeviceSymbols fills: not a parameter the user sets or sweeps.
 bool IsDeviceSymbol(const CompiledGraph& graph, int slot);
 
+// True for a slot that holds a problem_size parameter (parameters take the first slots, in order).
+bool IsProblemSize(const CompiledGraph& graph, int slot);
+
 // A buffer's extents for reports: the shape, the shape after round_up, the array it is a block
 // of (empty when the graph gives none). Empty for raw byte sizes.
 struct BufferDims {
