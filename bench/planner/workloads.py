@@ -56,7 +56,10 @@ split block's doubled softmax, added after the ninth was judged: planned before 
 An eleventh ("heldout11": Llama-3.1-405B over 8 GPUs, Qwen3-32B, Qwen3-4B, Ministral-8B,
 SmolLM3-3B, OLMo-2-13B, GLM-4-9B), matmuls and attention, judges the mma.sync tiles' register
 estimate (their B tile's share) and the model as it stands, added after the tenth was judged:
-planned before it was timed.
+planned before it was timed. A twelfth ("heldout12": Gemma-3-27B, Llama-3.3-70B over 2 GPUs,
+Mixtral-8x22B over 8, and the expert FFNs of Qwen3-30B-A3B, Phi-3.5-MoE, Llama-4-Scout and
+OLMoE-1B-7B), matmuls and attention, judges the wgmma K step's wait and register share, added
+after the eleventh was judged: planned before it was timed.
 """
 import json
 import sys
@@ -368,11 +371,35 @@ MODELS = {
     # padded_vocab_size)
     "glm4-9b": {"part": "heldout11", "hidden": 4096, "intermediate": 13696, "heads": 32, "kv_heads": 2,
                 "head_dim": 128, "vocab": 151552, "tp": 1},
+    # The twelfth part: dense models at tensor-parallel degrees no part has, and mixture-of-experts
+    # models whose expert FFN is the matmul (one expert's gate_up and down at the routed tokens).
+    # https://huggingface.co/google/gemma-3-27b-pt/blob/main/config.json (text_config)
+    "gemma3-27b": {"part": "heldout12", "hidden": 5376, "intermediate": 21504, "heads": 32, "kv_heads": 16,
+                   "head_dim": 128, "vocab": 262208, "tp": 1},
+    # https://huggingface.co/meta-llama/Llama-3.3-70B-Instruct/blob/main/config.json, sharded over 2 GPUs
+    "llama3.3-70b-tp2": {"part": "heldout12", "hidden": 8192, "intermediate": 28672, "heads": 64, "kv_heads": 8,
+                         "head_dim": 128, "vocab": 128256, "tp": 2},
+    # https://huggingface.co/mistralai/Mixtral-8x22B-v0.1/blob/main/config.json, sharded over 8 GPUs
+    "mixtral-8x22b-tp8": {"part": "heldout12", "hidden": 6144, "intermediate": 16384, "heads": 48, "kv_heads": 8,
+                          "head_dim": 128, "vocab": 32000, "tp": 8},
+    # https://huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json (moe_intermediate_size)
+    "qwen3-30b-a3b": {"part": "heldout12", "hidden": 2048, "intermediate": 768, "heads": 32, "kv_heads": 4,
+                      "head_dim": 128, "vocab": 151936, "tp": 1},
+    # https://huggingface.co/microsoft/Phi-3.5-MoE-instruct/blob/main/config.json
+    "phi3.5-moe": {"part": "heldout12", "hidden": 4096, "intermediate": 6400, "heads": 32, "kv_heads": 8,
+                   "head_dim": 128, "vocab": 32064, "tp": 1},
+    # https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E/blob/main/config.json (text_config; the
+    # experts' intermediate_size)
+    "llama4-scout": {"part": "heldout12", "hidden": 5120, "intermediate": 8192, "heads": 40, "kv_heads": 8,
+                     "head_dim": 128, "vocab": 202048, "tp": 1},
+    # https://huggingface.co/allenai/OLMoE-1B-7B-0924/blob/main/config.json
+    "olmoe-1b-7b": {"part": "heldout12", "hidden": 2048, "intermediate": 1024, "heads": 16, "kv_heads": 16,
+                    "head_dim": 128, "vocab": 50304, "tp": 1},
 }
 
 # The parts, in the order they were added, and those whose models are in the suite for attention only.
 PARTS = ("fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8",
-         "heldout9", "heldout10", "heldout11")
+         "heldout9", "heldout10", "heldout11", "heldout12")
 ATTENTION_ONLY_PARTS = ("heldout3", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10")
 
 # Which layers at which token counts: decode is where small grids live, prefill the large square-ish
@@ -419,6 +446,10 @@ ATTENTION = [
     ("llama3.1-405b-tp8", 11, 2048), ("qwen3-32b", 5, 2048), ("qwen3-32b", 9, 1024), ("qwen3-4b", 11, 1024),
     ("ministral-8b", 9, 2048), ("smollm3-3b", 3, 2048), ("smollm3-3b", 7, 8192), ("olmo2-13b", 5, 1024),
     ("glm4-9b", 13, 2048), ("glm4-9b", 3, 4096),
+    ("gemma3-27b", 10, 1024), ("gemma3-27b", 7, 4096), ("llama3.3-70b-tp2", 4, 8192),
+    ("llama3.3-70b-tp2", 2, 1024), ("mixtral-8x22b-tp8", 24, 1024), ("mixtral-8x22b-tp8", 3, 8192),
+    ("qwen3-30b-a3b", 6, 4096), ("qwen3-30b-a3b", 2, 16384), ("phi3.5-moe", 9, 4096), ("llama4-scout", 5, 2048),
+    ("llama4-scout", 1, 2048), ("olmoe-1b-7b", 7, 1024),
 ]
 
 
