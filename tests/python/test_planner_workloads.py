@@ -18,6 +18,7 @@ RUN8 = "tests/data/planner/h200-heldout8-2026-11-30"  # the eighth (attention on
 RUN9 = "tests/data/planner/h200-heldout9-2026-11-30"  # the ninth (attention only)
 RUN10 = "tests/data/planner/h200-heldout10-2026-11-30"  # the tenth (attention only)
 RUN11 = "tests/data/planner/h200-heldout11-2026-11-30"  # the eleventh
+RUN12 = "tests/data/planner/h200-heldout12-2026-11-30"  # the twelfth
 
 
 def _bench(repo, script, *args):
@@ -143,6 +144,17 @@ def test_eleventh_held_out_part_judges_as_reported(repo, tmp_path):
     assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (9, 9, 8)
 
 
+def test_twelfth_held_out_part_judges_as_reported(repo, tmp_path):
+    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", "h200-f32.json.gz",
+                     run_dir=RUN12)
+    # The model at 6fb33f4 (the wgmma K step's wait and register share), planned before the part was timed.
+    f16, f32, attention = (judged[k] for k in ("matmul heldout12 f16", "matmul heldout12 f32",
+                                               "attention heldout12 f16"))
+    assert (f16["rows"], f16["top1_within_10"], f16["top5_within_3"]) == (48, 47, 45)
+    assert (f32["rows"], f32["top1_within_10"], f32["top5_within_3"]) == (48, 42, 42)
+    assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (12, 12, 10)
+
+
 def test_eleventh_held_out_part_timed_again_judges_as_reported(repo, tmp_path):
     judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16-repeat.json.gz",
                      "h200-f32-repeat.json.gz", run_dir=RUN11)
@@ -161,6 +173,8 @@ CUDA_GEMM_PARTS = [
     ("heldout5", RUN5, "ac6d5c1", (49, 49, 49), (49, 46, 48)),
     # Decode rows timed in three runs (--chunk), prefill in one.
     ("heldout11", RUN11, "f54de2a", (48, 47, 47), (48, 48, 48)),
+    # Prefill rows and two of three sets of decode rows (--chunk 1/3, 2/3): 36 of 48 shapes.
+    ("heldout12", RUN12, "6fb33f4", (36, 34, 34), (36, 35, 33)),
 ]
 
 
