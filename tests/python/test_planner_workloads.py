@@ -209,3 +209,45 @@ def test_attention_part_judges_as_reported(repo, tmp_path, part, run_dir, model,
     assert set(judged) == {f"attention {part} f16"}, model
     attention = judged[f"attention {part} f16"]
     assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == expected, model
+
+
+FAKE_GEMM_TIMING = """#!{python}
+# Stands in for `scratchsim_cuda gemm-timing` (no GPU here): one timing per call, logged in CALLS;
+# the shape in FAIL fails as a call cut at the GPU machine's limit would.
+import json, os, sys
+args = sys.argv[1:]
+shape, out = args[args.index("--shapes") + 1], args[args.index("--out") + 1]
+with open(os.environ["CALLS"], "a") as f:
+    f.write(shape + "\\n")
+if shape == os.environ.get("FAIL"):
+    sys.exit(137)
+m, n, k = (int(v) for v in shape.split("x"))
+config = {{"BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 16, "NUM_STAGES": 2, "NUM_WARPS": 4, "SPLIT_K": 1}}
+json.dump({{"date": "2026-12-01T00:00:00Z", "device": "fake", "kernel": "gemm", "compiled": {{}},
+           "timings": [{{"dtype": "f32", "M": m, "N": n, "K": k, "config": config, "ms": 1.0}}]}}, open(out, "w"))
+"""
+
+
+def test_cuda_gemm_timing_keeps_finished_shapes_and_resumes(repo, tmp_path, monkeypatch):
+    fake = tmp_path / "gemm_timing"
+    fake.write_text(FAKE_GEMM_TIMING.format(python=sys.executable))
+    fake.chmod(0o755)
+    calls, out = tmp_path / "calls.txt", tmp_path / "cuda-gemm.json"
+    suite = json.loads((repo / "tests/data/planner/workload-suite.json").read_text())
+    shapes = sorted({(r["M"], r["N"], r["K"]) for r in suite["matmul"] if r["part"] == "heldout12" and r["M"] == 2000})
+    cut = "%dx%dx%d" % shapes[3]
+    monkeypatch.setenv("CALLS", str(calls))
+    monkeypatch.setenv("FAIL", cut)
+    args = [fake, out, "--part", "heldout12", "--regime", "prefill"]
+    with pytest.raises(subprocess.CalledProcessError):
+        _bench(repo, "time_cuda_gemm_workloads.py", *args)
+    # The call cut at the fourth shape kept the three before it.
+    kept = json.loads(out.read_text())
+    assert sorted((t["M"], t["N"], t["K"]) for t in kept["timings"]) == shapes[:3]
+    assert {t["part"] for t in kept["timings"]} == {"heldout12"} and len(kept["runs"]) == 3
+    # Run again with --append: only the shapes not yet timed.
+    monkeypatch.delenv("FAIL")
+    calls.write_text("")
+    _bench(repo, "time_cuda_gemm_workloads.py", *args, "--append")
+    assert calls.read_text().split() == ["%dx%dx%d" % s for s in shapes[3:]]
+    assert sorted((t["M"], t["N"], t["K"]) for t in json.loads(out.read_text())["timings"]) == shapes
