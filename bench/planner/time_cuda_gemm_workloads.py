@@ -122,6 +122,9 @@ def main():
                 merged["device"], merged["kernel"] = run["device"], run["kernel"]
                 with open(args.out, "w") as f:
                     json.dump(merged, f, indent=0)
+    # Written once more at the end, so that OUT.json exists even where no shape was timed.
+    with open(args.out, "w") as f:
+        json.dump(merged, f, indent=0)
     print(f"wrote {args.out}: {len(merged['timings'])} timings", file=sys.stderr)
 
 if __name__ == "__main__":

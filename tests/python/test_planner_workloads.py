@@ -228,11 +228,18 @@ json.dump({{"date": "2026-12-01T00:00:00Z", "device": "fake", "kernel": "gemm", 
 """
 
 
-def test_cuda_gemm_timing_keeps_finished_shapes_and_resumes(repo, tmp_path, monkeypatch):
+@pytest.fixture
+def fake_gemm_timing(tmp_path):
+    """The stand-in gemm-timing binary, and the file it logs its calls in."""
     fake = tmp_path / "gemm_timing"
     fake.write_text(FAKE_GEMM_TIMING.format(python=sys.executable))
     fake.chmod(0o755)
-    calls, out = tmp_path / "calls.txt", tmp_path / "cuda-gemm.json"
+    return fake, tmp_path / "calls.txt"
+
+
+def test_cuda_gemm_timing_keeps_finished_shapes_and_resumes(repo, tmp_path, monkeypatch, fake_gemm_timing):
+    fake, calls = fake_gemm_timing
+    out = tmp_path / "cuda-gemm.json"
     suite = json.loads((repo / "tests/data/planner/workload-suite.json").read_text())
     shapes = sorted({(r["M"], r["N"], r["K"]) for r in suite["matmul"] if r["part"] == "heldout12" and r["M"] == 2000})
     cut = "%dx%dx%d" % shapes[3]
@@ -251,3 +258,17 @@ def test_cuda_gemm_timing_keeps_finished_shapes_and_resumes(repo, tmp_path, monk
     _bench(repo, "time_cuda_gemm_workloads.py", *args, "--append")
     assert calls.read_text().split() == ["%dx%dx%d" % s for s in shapes[3:]]
     assert sorted((t["M"], t["N"], t["K"]) for t in json.loads(out.read_text())["timings"]) == shapes
+
+
+def test_cuda_gemm_timing_starts_no_shape_after_its_budget(repo, tmp_path, monkeypatch, fake_gemm_timing):
+    fake, calls = fake_gemm_timing
+    out = tmp_path / "cuda-gemm.json"
+    monkeypatch.setenv("CALLS", str(calls))
+    result = subprocess.run([sys.executable, str(repo / "bench/planner/time_cuda_gemm_workloads.py"), str(fake),
+                             str(out), "--part", "heldout12", "--regime", "prefill", "--budget-s", "0"],
+                            capture_output=True, text=True, cwd=repo / "bench/planner")
+    assert result.returncode == 0, result.stderr
+    assert "budget of 0 s spent" in result.stderr
+    assert not calls.exists()
+    assert json.loads(out.read_text())["timings"] == []
+
