@@ -21,6 +21,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from judge_workloads import cfg_key, load, measured  # noqa: E402
 
+
 def quantile(values, q):
     ordered = sorted(values)
     return ordered[int(q * (len(ordered) - 1))]

@@ -54,7 +54,12 @@ def parse_chunk(text):
     return i, n
 
 
-def time_shape(args, shape, part, regime, rows, tmp, log):
+def write_json(path, data):
+    with open(path, "w") as f:
+        json.dump(data, f, indent=0)
+
+
+def time_shape(args, shape, part, regime, model, tmp, log):
     """gemm-timing over one shape at the regime's space: its run entry and its tagged timings."""
     space = CUDA_GEMM_SPACE[regime]
     m, n, k = shape
@@ -67,7 +72,6 @@ def time_shape(args, shape, part, regime, rows, tmp, log):
     subprocess.run(cmd, check=True, stdout=log, stderr=log)
     with open(out) as f:
         run = json.load(f)
-    model = {(r["M"], r["N"], r["K"]): r["model"] for r in rows}[shape]
     for t in run["timings"]:
         t["part"], t["regime"], t["model"] = part, regime, model
     entry = {"part": part, "regime": regime, "command": " ".join(cmd[1:]),
@@ -105,7 +109,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp, open(args.out + ".log", "a" if args.append else "w") as log:
         # Held-out rows first; OUT.json is rewritten after every shape.
         for (part, regime), rows in sorted(groups.items(), key=lambda g: (not g[0][0].startswith("heldout"), g[0])):
-            shapes = sorted({(r["M"], r["N"], r["K"]) for r in rows})
+            model_of = {(r["M"], r["N"], r["K"]): r["model"] for r in rows}
+            shapes = sorted(model_of)
             if args.chunk:
                 shapes = shape_chunk(shapes, args.chunk)
             for shape in shapes:
@@ -115,17 +120,16 @@ def main():
                     print(f"budget of {args.budget_s:.0f} s spent: {part} {regime} {shape} and after not timed",
                           file=sys.stderr)
                     break
-                run, entry = time_shape(args, shape, part, regime, rows, tmp, log)
+                run, entry = time_shape(args, shape, part, regime, model_of[shape], tmp, log)
                 merged["timings"].extend(run["timings"])
                 merged["compiled"].update(run["compiled"])
                 merged["runs"].append(entry)
                 merged["device"], merged["kernel"] = run["device"], run["kernel"]
-                with open(args.out, "w") as f:
-                    json.dump(merged, f, indent=0)
+                write_json(args.out, merged)
     # Written once more at the end, so that OUT.json exists even where no shape was timed.
-    with open(args.out, "w") as f:
-        json.dump(merged, f, indent=0)
+    write_json(args.out, merged)
     print(f"wrote {args.out}: {len(merged['timings'])} timings", file=sys.stderr)
+
 
 if __name__ == "__main__":
     main()

@@ -22,6 +22,7 @@ ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, HERE)
 from judge_workloads import cfg_key, measured  # noqa: E402
 
+
 def timing_files(dtype):
     """Each matmul part's H200 sweeps of dtype (the fit and first held-out parts share a run)."""
     runs = sorted({os.path.dirname(p) for p in glob.glob(os.path.join(ROOT, "tests/data/planner/h200-*/h200-*.json.gz"))
