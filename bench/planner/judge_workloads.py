@@ -8,7 +8,8 @@ Per (row, dtype), for the families the plan ranks: the measured best over every 
 configuration of those families, the plan's top-1 against it, and the best of its top 5 (timed
 configurations only; a ranked configuration that was not timed is skipped, and one Triton refused
 counts as what a user would hit: it is listed). Reported separately for the fit and the held-out
-part, and beside the anchors (cuBLAS, SDPA) of the same run.
+part, and beside the anchors (cuBLAS, SDPA) of the same run. With --bands (bench/planner/shortlist.py's
+file) each ranking is first reordered as the hedged autotuning shortlist.
 """
 import argparse
 import collections
@@ -121,8 +122,12 @@ def main():
     p.add_argument("timings", nargs="+")
     p.add_argument("--json", default=None)
     p.add_argument("--detail", action="store_true")
+    p.add_argument("--bands", default=None, help="bench/planner/shortlist.py's file: judge the hedged shortlist")
     args = p.parse_args()
     plans = load(args.plans)
+    if args.bands:
+        from shortlist import load_bands, reorder
+        plans = reorder(plans, load_bands(args.bands))
     times, _, anchors, _ = measured(args.timings)
     owned = owned_rows()
     out = {}

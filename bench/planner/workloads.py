@@ -59,7 +59,11 @@ estimate (their B tile's share) and the model as it stands, added after the tent
 planned before it was timed. A twelfth ("heldout12": Gemma-3-27B, Llama-3.3-70B over 2 GPUs,
 Mixtral-8x22B over 8, and the expert FFNs of Qwen3-30B-A3B, Phi-3.5-MoE, Llama-4-Scout and
 OLMoE-1B-7B), matmuls and attention, judges the wgmma K step's wait and register share, added
-after the eleventh was judged: planned before it was timed.
+after the eleventh was judged: planned before it was timed. A thirteenth ("heldout13":
+Mistral-Large-2 over 8 GPUs, Phi-4, Phi-4-mini, InternLM3-8B, and the expert FFNs of
+Qwen3-235B-A22B and DBRX), matmuls and attention, judges the autotuning shortlist hedged across
+block shapes (bench/planner/shortlist.py) beside the ranking, added after the twelfth was judged:
+planned before it was timed.
 """
 import json
 import sys
@@ -395,11 +399,32 @@ MODELS = {
     # https://huggingface.co/allenai/OLMoE-1B-7B-0924/blob/main/config.json
     "olmoe-1b-7b": {"part": "heldout12", "hidden": 2048, "intermediate": 1024, "heads": 16, "kv_heads": 16,
                     "head_dim": 128, "vocab": 50304, "tp": 1},
+    # The thirteenth part: a dense model over 8 GPUs, dense models of vocabularies and widths no part
+    # has, and the expert FFNs of two mixture-of-experts models (one expert's gate_up and down).
+    # https://huggingface.co/mistralai/Mistral-Large-Instruct-2407/blob/main/config.json, sharded over 8 GPUs
+    "mistral-large-2-tp8": {"part": "heldout13", "hidden": 12288, "intermediate": 28672, "heads": 96, "kv_heads": 8,
+                            "head_dim": 128, "vocab": 32768, "tp": 8},
+    # https://huggingface.co/microsoft/phi-4/blob/main/config.json
+    "phi-4": {"part": "heldout13", "hidden": 5120, "intermediate": 17920, "heads": 40, "kv_heads": 10,
+              "head_dim": 128, "vocab": 100352, "tp": 1},
+    # https://huggingface.co/microsoft/Phi-4-mini-instruct/blob/main/config.json
+    "phi-4-mini": {"part": "heldout13", "hidden": 3072, "intermediate": 8192, "heads": 24, "kv_heads": 8,
+                   "head_dim": 128, "vocab": 200064, "tp": 1},
+    # https://huggingface.co/internlm/internlm3-8b-instruct/blob/main/config.json
+    "internlm3-8b": {"part": "heldout13", "hidden": 4096, "intermediate": 10240, "heads": 32, "kv_heads": 2,
+                     "head_dim": 128, "vocab": 128512, "tp": 1},
+    # https://huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json (moe_intermediate_size)
+    "qwen3-235b-a22b": {"part": "heldout13", "hidden": 4096, "intermediate": 1536, "heads": 64, "kv_heads": 4,
+                        "head_dim": 128, "vocab": 151936, "tp": 1},
+    # https://huggingface.co/databricks/dbrx-base/blob/main/config.json (d_model, n_heads,
+    # attn_config.kv_n_heads, ffn_config.ffn_hidden_size)
+    "dbrx": {"part": "heldout13", "hidden": 6144, "intermediate": 10752, "heads": 48, "kv_heads": 8,
+             "head_dim": 128, "vocab": 100352, "tp": 1},
 }
 
 # The parts, in the order they were added, and those whose models are in the suite for attention only.
 PARTS = ("fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8",
-         "heldout9", "heldout10", "heldout11", "heldout12")
+         "heldout9", "heldout10", "heldout11", "heldout12", "heldout13")
 ATTENTION_ONLY_PARTS = ("heldout3", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10")
 
 # Which layers at which token counts: decode is where small grids live, prefill the large square-ish
@@ -450,6 +475,9 @@ ATTENTION = [
     ("llama3.3-70b-tp2", 2, 1024), ("mixtral-8x22b-tp8", 24, 1024), ("mixtral-8x22b-tp8", 3, 8192),
     ("qwen3-30b-a3b", 6, 4096), ("qwen3-30b-a3b", 2, 16384), ("phi3.5-moe", 9, 4096), ("llama4-scout", 5, 2048),
     ("llama4-scout", 1, 2048), ("olmoe-1b-7b", 7, 1024),
+    ("mistral-large-2-tp8", 13, 2048), ("mistral-large-2-tp8", 5, 8192), ("phi-4", 7, 1024), ("phi-4", 2, 16384),
+    ("phi-4-mini", 11, 1024), ("phi-4-mini", 7, 4096), ("internlm3-8b", 13, 1024), ("internlm3-8b", 5, 8192),
+    ("qwen3-235b-a22b", 7, 1024), ("qwen3-235b-a22b", 4, 4096), ("dbrx", 9, 1024), ("dbrx", 5, 2048),
 ]
 
 
