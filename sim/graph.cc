@@ -633,16 +633,27 @@ class GraphCompiler {
       const Requirement& assumption = out_.graph.ranking_assumptions(i);
       const std::string field = absl::StrCat("ranking_assumptions[", i, "] expr");
       ASSIGN_OR_RETURN(Expr expr, Compile(assumption.expr(), field));
-      for (int slot : expr.Parameters()) {
-        if (IsDeviceSymbol(out_, slot)) continue;
-        if (!IsProblemSize(out_, slot)) {
-          return Bad(field, absl::StrCat("names '", out_.symbols.names()[slot],
-                                         "', which is not a problem_size parameter: an assumption is about the "
-                                         "problem's sizes, not a configuration (a condition on a configuration "
-                                         "is a requirement)"));
-        }
-      }
+      RETURN_IF_ERROR(ProblemSizesOnly(expr, field,
+                                       "an assumption is about the problem's sizes, not a configuration (a "
+                                       "condition on a configuration is a requirement)"));
       out_.ranking_assumptions.push_back({std::move(expr), assumption.doc()});
+    }
+    ASSIGN_OR_RETURN(out_.ranking_error_permille,
+                     CompileOptional(out_.graph.ranking_error_permille(), "ranking_error_permille"));
+    if (out_.ranking_error_permille) {
+      RETURN_IF_ERROR(ProblemSizesOnly(*out_.ranking_error_permille, "ranking_error_permille",
+                                       "the ranking error is a figure of the problem, not of a configuration"));
+    }
+    return absl::OkStatus();
+  }
+
+  // Settled by one evaluation at the problem's sizes: `expr` may name problem sizes and device
+  // symbols only.
+  absl::Status ProblemSizesOnly(const Expr& expr, const std::string& field, absl::string_view why) {
+    for (int slot : expr.Parameters()) {
+      if (IsDeviceSymbol(out_, slot) || IsProblemSize(out_, slot)) continue;
+      return Bad(field, absl::StrCat("names '", out_.symbols.names()[slot], "', which is not a problem_size parameter: ",
+                                     why));
     }
     return absl::OkStatus();
   }

@@ -153,6 +153,7 @@ struct CompiledGraph {
   };
   std::vector<Requirement> requirements;  // graph.requirements, same order
   std::vector<Requirement> ranking_assumptions;  // graph.ranking_assumptions: problem sizes only
+  std::optional<Expr> ranking_error_permille;      // problem sizes only
   bool has_estimates = false;             // some buffer has an estimate
 };
 

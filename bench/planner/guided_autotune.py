@@ -8,7 +8,9 @@ Exhaustive: Triton's autotuner compiles and benchmarks every configuration that 
 cost per row is the sum of the recorded compile seconds (compile plus first launch, in the sweep's
 worker pool on the GPU machine) and benchmark seconds (do_bench, 3 ms warm-up and 10 ms of
 repetitions; Triton's autotuner defaults to 25 and 100, so its benchmarks cost about 9x these).
-Guided: early_prune lowers configurations in the planner's order until K fit and keeps those, so
+Guided: early_prune lowers configurations in the planner's autotuning shortlist's order (the plan's
+"shortlist" where it records one; with --ranking, or in an older plan file, the ranking's) until K
+fit and keeps those, so
 the autotuner compiles and benchmarks K; its cost adds early_prune's own lowering (K
 configurations at --lower-cost-s each; measure it with --measure-lowering on the machine at hand).
 The winner is the fastest measured configuration among those kept; its slowdown is against the
@@ -45,6 +47,7 @@ def main():
     p.add_argument("--k", default="1,3,5,10")
     p.add_argument("--lower-cost-s", type=float, default=None)
     p.add_argument("--measure-lowering", type=int, default=0)
+    p.add_argument("--ranking", action="store_true", help="take the ranking's order even where a shortlist is recorded")
     args = p.parse_args()
     lower_s = args.lower_cost_s
     if args.measure_lowering:
@@ -72,7 +75,8 @@ def main():
             costs, slow = [], []
             for r in rows:
                 rk = row_key(r)
-                kept = [cfg_key(KIND_OF_FAMILY[f], prm) for f, prm, _ in r["ranking"]
+                order = r["ranking"] if args.ranking else r.get("shortlist", r["ranking"])
+                kept = [cfg_key(KIND_OF_FAMILY[f], prm) for f, prm, _ in order
                         if cfg_key(KIND_OF_FAMILY[f], prm) in times[rk]][:k]
                 costs.append(sum(cost(rk, ck) for ck in kept) + k * lower_s)
                 slow.append(min(times[rk][ck] for ck in kept) / min(times[rk].values()))

@@ -8,8 +8,9 @@ Per (row, dtype), for the families the plan ranks: the measured best over every 
 configuration of those families, the plan's top-1 against it, and the best of its top 5 (timed
 configurations only; a ranked configuration that was not timed is skipped, and one Triton refused
 counts as what a user would hit: it is listed). Reported separately for the fit and the held-out
-part, and beside the anchors (cuBLAS, SDPA) of the same run. With --bands (bench/planner/shortlist.py's
-file) each ranking is first reordered as the hedged autotuning shortlist.
+part, and beside the anchors (cuBLAS, SDPA) of the same run. With --shortlist the top 5 is the first
+five of the planner's autotuning shortlist (make_workload_plans.py records it beside the ranking);
+the top-1 is the ranking's first either way.
 """
 import argparse
 import collections
@@ -71,18 +72,23 @@ def owned_rows():
             for section in ("matmul", "attention") for r in rows[section] for dtype in rows["dtypes"][section]}
 
 
-def judge_row(ranking, row_times, top=5):
-    """(top-1 ms, best of top 5 ms, best ms, rank of best, timed kinds) over the ranked families."""
+def judge_row(ranking, row_times, top=5, top_list=None):
+    """(top-1 ms, best of top 5 ms, best ms, rank of best, timed kinds) over the ranked families;
+    the top 5 of `top_list` (the shortlist) where given, else of the ranking."""
     kinds = {KIND_OF_FAMILY[f] for f, _, _ in ranking}
     pool = {k: v for k, v in row_times.items() if k[0] in kinds}
     if not pool:
         return None
+
+    def timed_of(entries):
+        return [pool[cfg_key(KIND_OF_FAMILY[f], p)] for f, p, _ in entries if cfg_key(KIND_OF_FAMILY[f], p) in pool]
     best = min(pool.values())
-    timed = [pool[cfg_key(KIND_OF_FAMILY[f], p)] for f, p, _ in ranking if cfg_key(KIND_OF_FAMILY[f], p) in pool]
+    timed = timed_of(ranking)
     if not timed:
         return None
     rank_best = next(i for i, ms in enumerate(timed) if ms <= best * 1.0000001)
-    return {"top1": timed[0], "top5": min(timed[:top]), "best": best, "rank_of_best": rank_best + 1,
+    top_timed = timed_of(top_list) if top_list is not None else timed
+    return {"top1": timed[0], "top5": min(top_timed[:top]), "best": best, "rank_of_best": rank_best + 1,
             "timed_ranked": len(timed), "timed": len(pool)}
 
 
@@ -122,12 +128,15 @@ def main():
     p.add_argument("timings", nargs="+")
     p.add_argument("--json", default=None)
     p.add_argument("--detail", action="store_true")
-    p.add_argument("--bands", default=None, help="bench/planner/shortlist.py's file: judge the hedged shortlist")
+    p.add_argument("--shortlist", action="store_true",
+                   help="judge the top 5 of each row's autotuning shortlist (the plan's 'shortlist') in place of "
+                        "its ranking's")
     args = p.parse_args()
     plans = load(args.plans)
-    if args.bands:
-        from shortlist import load_bands, reorder
-        plans = reorder(plans, load_bands(args.bands))
+    if args.shortlist:
+        for section in ("matmul", "attention"):
+            for r in plans.get(section, []):
+                r["top5_list"] = r["shortlist"]
     times, _, anchors, _ = measured(args.timings)
     owned = owned_rows()
     out = {}
@@ -140,7 +149,7 @@ def main():
                 rk = row_key(r)
                 if rk not in times or (part, rk) not in owned:
                     continue
-                j = judge_row(r["ranking"], times[rk])
+                j = judge_row(r["ranking"], times[rk], top_list=r.get("top5_list"))
                 if j is None:
                     continue
                 anchor = anchors.get(rk, {})

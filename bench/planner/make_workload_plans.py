@@ -60,9 +60,14 @@ def plan(binary, device, graphs, sets, compute_dtype=None, space=None):
     return json.loads(out.stdout)
 
 
-def ranking(plan_json, default_family):
-    """Fastest first: [family, {param: value}, estimated_us]."""
-    return [[c.get("family", default_family), c["params"], c["estimated_us"]] for c in plan_json["configs"]]
+def ranking(plan_json, default_family, key="configs"):
+    """Fastest first: [family, {param: value}, estimated_us]; key="shortlist": the planner's
+    autotuning shortlist in its order."""
+    return [[c.get("family", default_family), c["params"], c["estimated_us"]] for c in plan_json[key]]
+
+
+def ranked(row, pj, default_family):
+    return dict(row, ranking=ranking(pj, default_family), shortlist=ranking(pj, default_family, "shortlist"))
 
 
 def main():
@@ -92,11 +97,11 @@ def main():
         for dtype in suite["dtypes"]["matmul"]:
             pj = plan(args.binary, args.device, families, {"M": r["M"], "N": r["N"], "K": r["K"], "ELT": ELT[dtype]},
                       COMPUTE_DTYPE[dtype])
-            result["matmul"].append(dict(r, dtype=dtype, ranking=ranking(pj, default_family)))
+            result["matmul"].append(ranked(dict(r, dtype=dtype), pj, default_family))
     for r in suite["attention"]:
         pj = plan(args.binary, args.device, [args.attention],
                   {k: r[k] for k in ("BATCH_HEADS", "N_CTX", "HEAD_DIM")})
-        result["attention"].append(dict(r, dtype="f16", ranking=ranking(pj, "triton_attention")))
+        result["attention"].append(ranked(dict(r, dtype="f16"), pj, "triton_attention"))
     with open(args.out, "w") as f:
         json.dump(result, f, indent=0)
     print(f"wrote {args.out}: {len(result['matmul'])} matmul and {len(result['attention'])} attention rows at "
@@ -116,7 +121,7 @@ def write_cuda_gemm_plans(args, suite, commit, dirty):
             pj = plan(args.binary, args.device, [CUDA_GEMM],
                       {"M": r["M"], "N": r["N"], "K": r["K"], "DTYPE": CUDA_GEMM_DTYPE[dtype]},
                       space=CUDA_GEMM_SPACE[cuda_gemm_regime(r)])
-            result["matmul"].append(dict(r, dtype=dtype, ranking=ranking(pj, "gemm")))
+            result["matmul"].append(ranked(dict(r, dtype=dtype), pj, "gemm"))
     with open(args.out, "w") as f:
         json.dump(result, f, indent=0)
     print(f"wrote {args.out}: {len(result['matmul'])} CUDA GEMM rows at {commit[:12]}"

@@ -1,21 +1,24 @@
-"""The autotuning shortlist hedged across block shapes (issue 34), as a rule a plan file's rankings
-can be reordered by, written before the thirteenth held-out part was timed.
+"""Measures, on the workload suite's fit part, what the planner's autotuning shortlist rests on
+(issue 34; docs/planner.md, "The autotuning shortlist"): each family's ranking error, and whether
+its errors lie between block shapes (which the shortlist hedges) or within them.
 
     python3 bench/planner/shortlist.py PLANS.json TIMINGS.json [TIMINGS.json ...] --out BANDS.json
 
-The rule. A ranking's first k configurations are what a guided autotune (early_prune top_k) times.
-Ranked by estimate alone they are often one block shape at several depths and warp counts, and
-where the model misjudges that block shape (an L2 or latency term it lacks) all k miss together.
-So the shortlist keeps the model's pick first, then takes, in the order of their estimates, the
-fastest configuration of each block shape (its BLOCK_* values) not yet listed whose estimate is
-within the band of the pick's, then the rest of the ranking by estimate. The band is the model's
-own ranking error, measured on the suite's fit part only: over each fit row's 20 best-ranked timed
-configurations, |log(measured / measured of the pick) - log(estimate / estimate of the pick)|, its
-90th percentile per family and dtype (the error the model's estimate of a gap between two
-configurations exceeds one time in ten). PLANS.json must rank the fit part (make_workload_plans.py
-without --part); TIMINGS.json are the fit part's timings.
+PLANS.json: make_workload_plans.py's file ranking the fit part (without --part); TIMINGS.json: the
+fit part's timings. Per family and dtype:
 
-bench/planner/judge_workloads.py --bands BANDS.json judges the shortlist in place of the ranking.
+* the ranking error (a graph's ranking_error_permille): over each fit row's 20 best-ranked timed
+  configurations, |log(measured / measured of the pick) - log(estimate / estimate of the pick)|,
+  its 90th percentile: the error the model's estimate of a gap between two configurations
+  exceeds one time in ten;
+* where the error lies: over each fit row's 40 best-ranked timed configurations, the spread
+  (root mean square) of log(measured / estimate) about its block shape's mean (within a block
+  shape: depths, warps, split-K) and of the block shapes' means about the row's (between). On the
+  H200 fit part it does not separate the families the shortlist helps from the one it does not
+  (docs/planner.md), so which family hedges is decided by the shortlist's top 5 on the fit part.
+
+The planner (sim/planner/planner.cc, ShortlistCandidates) applies the rule; this tool measures its
+inputs. The thirteenth held-out part judged the rule blind (tests/data/planner/h200-heldout13-*).
 """
 import argparse
 import collections
@@ -25,7 +28,8 @@ import math
 from compare_plan import load_json as load
 from judge_workloads import KIND_OF_FAMILY, cfg_key, measured, row_key
 
-DEPTH = 20        # configurations of a fit row whose estimated gaps are compared with measured ones
+DEPTH = 20         # configurations of a fit row whose estimated gaps are compared with measured ones
+SPREAD_DEPTH = 40  # configurations of a fit row whose errors are split by block shape
 QUANTILE = 0.9
 
 
@@ -37,62 +41,44 @@ def block_shape(config):
     return tuple(sorted((k, v) for k, v in config.items() if k.startswith("BLOCK_")))
 
 
-def ranking_error(plans, times, quantile=QUANTILE, depth=DEPTH):
-    """{(family, dtype): band} over the fit part's rows of `plans` that `times` has."""
-    errors = collections.defaultdict(list)
+def fit_rows(plans, times):
+    """(family, dtype, [(config, estimate, measured)] in rank order) per fit row timed."""
     for section in ("matmul", "attention"):
         for r in plans.get(section, []):
             rk = row_key(r)
             if r["part"] != "fit" or rk not in times:
                 continue
-            timed = [(f, p, est) for f, p, est in r["ranking"] if cfg_key(KIND_OF_FAMILY[f], p) in times[rk]]
-            if len(timed) < 2:
-                continue
-            pick_f, pick, pick_est = timed[0]
-            pick_ms = times[rk][cfg_key(KIND_OF_FAMILY[pick_f], pick)]
-            for f, p, est in timed[1:depth]:
-                ms = times[rk][cfg_key(KIND_OF_FAMILY[f], p)]
-                errors[(pick_f, dtype_of(r))].append(abs(math.log(ms / pick_ms) - math.log(est / pick_est)))
-    bands = {}
-    for key, e in errors.items():
-        e.sort()
-        bands[key] = math.exp(e[min(len(e) - 1, int(quantile * len(e)))]) - 1
-    return bands
+            timed = [(p, est, times[rk][cfg_key(KIND_OF_FAMILY[f], p)]) for f, p, est in r["ranking"]
+                     if cfg_key(KIND_OF_FAMILY[f], p) in times[rk]]
+            if len(timed) >= 2:
+                yield r["ranking"][0][0], dtype_of(r), timed
 
 
-def hedged(ranking, band):
-    """The ranking reordered as the shortlist: the pick, then each further block shape's fastest
-    configuration within `band` of the pick's estimate, then the rest by estimate."""
-    if not ranking:
-        return ranking
-    first, seen, rest = [ranking[0]], {block_shape(ranking[0][1])}, []
-    limit = ranking[0][2] * (1 + band)
-    for entry in ranking[1:]:
-        shape = block_shape(entry[1])
-        if entry[2] <= limit and shape not in seen:
-            seen.add(shape)
-            first.append(entry)
-        else:
-            rest.append(entry)
-    return first + rest
+def ranking_error(rows, quantile=QUANTILE, depth=DEPTH):
+    """{(family, dtype): band}."""
+    errors = collections.defaultdict(list)
+    for family, dtype, timed in rows:
+        _, pick_est, pick_ms = timed[0]
+        for _, est, ms in timed[1:depth]:
+            errors[(family, dtype)].append(abs(math.log(ms / pick_ms) - math.log(est / pick_est)))
+    return {key: math.exp(sorted(e)[min(len(e) - 1, int(quantile * len(e)))]) - 1 for key, e in errors.items()}
 
 
-def load_bands(path):
-    with open(path) as f:
-        doc = json.load(f)
-    return {(b["family"], b["dtype"]): b["band"] for b in doc["bands"]}
-
-
-def reorder(plans, bands):
-    """Every row's ranking of `plans` replaced by its shortlist (rows of a family and dtype without
-    a band keep their ranking)."""
-    for section in ("matmul", "attention"):
-        for r in plans.get(section, []):
-            if r["ranking"]:
-                band = bands.get((r["ranking"][0][0], dtype_of(r)))
-                if band is not None:
-                    r["ranking"] = hedged(r["ranking"], band)
-    return plans
+def error_spread(rows, depth=SPREAD_DEPTH):
+    """{(family, dtype): (within a block shape, between block shapes)}, root mean squares of log errors."""
+    within, between = collections.defaultdict(list), collections.defaultdict(list)
+    for family, dtype, timed in rows:
+        errors = [(block_shape(p), math.log(ms / est)) for p, est, ms in timed[:depth]]
+        row_mean = sum(e for _, e in errors) / len(errors)
+        by_shape = collections.defaultdict(list)
+        for shape, e in errors:
+            by_shape[shape].append(e - row_mean)
+        for es in by_shape.values():
+            mean = sum(es) / len(es)
+            between[(family, dtype)].append(mean * mean)
+            within[(family, dtype)].extend((e - mean) ** 2 for e in es)
+    return {key: (math.sqrt(sum(within[key]) / len(within[key])), math.sqrt(sum(between[key]) / len(between[key])))
+            for key in within}
 
 
 def main():
@@ -102,14 +88,18 @@ def main():
     p.add_argument("--out", required=True)
     args = p.parse_args()
     plans = load(args.plans)
-    bands = ranking_error(plans, measured(args.timings).times)
-    doc = {"commit": plans.get("commit"), "quantile": QUANTILE, "depth": DEPTH,
-           "bands": [{"family": f, "dtype": d, "band": round(b, 4)} for (f, d), b in sorted(bands.items())]}
+    rows = list(fit_rows(plans, measured(args.timings).times))
+    bands, spread = ranking_error(rows), error_spread(rows)
+    doc = {"commit": plans.get("commit"), "quantile": QUANTILE, "depth": DEPTH, "spread_depth": SPREAD_DEPTH,
+           "bands": [{"family": f, "dtype": d, "band": round(b, 4), "spread_within_block_shape": round(spread[(f, d)][0], 4),
+                      "spread_between_block_shapes": round(spread[(f, d)][1], 4)}
+                     for (f, d), b in sorted(bands.items())]}
     with open(args.out, "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
     for b in doc["bands"]:
-        print(f"{b['family']:18} {b['dtype']}: band {b['band']:.3f}")
+        print(f"{b['family']:18} {b['dtype']}: ranking error {b['band']:.3f}; log error spread within a block shape "
+              f"{b['spread_within_block_shape']:.3f}, between block shapes {b['spread_between_block_shapes']:.3f}")
 
 
 if __name__ == "__main__":

@@ -205,6 +205,29 @@ std::vector<TopRow> RowsOf(const FamiliesPlan& plan) {
   return rows;
 }
 
+std::vector<TopRow> ShortlistOf(const PlanResult& plan) {
+  std::vector<TopRow> rows;
+  for (const RankedConfig& c : plan.shortlist) rows.push_back(TopRow{&plan, &c, ""});
+  return rows;
+}
+
+std::vector<TopRow> ShortlistOf(const FamiliesPlan& plan) {
+  std::vector<TopRow> rows;
+  for (const FamilyRank& r : plan.shortlist) {
+    rows.push_back(
+        TopRow{&plan.plans[r.family], &plan.plans[r.family].shortlist[r.index], plan.summaries[r.family].name});
+  }
+  return rows;
+}
+
+// The row's place in the ranking (1-based); 0 where the ranking does not list it.
+int RankIn(const std::vector<TopRow>& ranking, const TopRow& row) {
+  for (size_t r = 0; r < ranking.size(); ++r) {
+    if (ranking[r].plan == row.plan && ranking[r].config->index == row.config->index) return static_cast<int>(r + 1);
+  }
+  return 0;
+}
+
 // The ranking's parameter columns: every plan's axes, in the order they first appear.
 std::vector<std::string> AxisColumns(const std::vector<const PlanResult*>& plans) {
   std::vector<std::string> names;
@@ -317,6 +340,40 @@ void RenderTextTop(const std::vector<TopRow>& rows, const std::vector<std::strin
   }
 }
 
+// The autotuning shortlist where it is not the ranking's order: what to time, in order, each with
+// its place in the ranking and, for a hedge, why it is there.
+void RenderTextShortlist(const std::vector<TopRow>& shortlist, const std::vector<TopRow>& ranking,
+                         const std::vector<std::string>& columns, bool families, std::ostream& out) {
+  bool reordered = false;
+  for (size_t r = 0; r < shortlist.size(); ++r) reordered = reordered || RankIn(ranking, shortlist[r]) != int(r + 1);
+  if (!reordered) return;
+  const int family_width = static_cast<int>(FamilyWidth(shortlist));
+  const int64_t permille = shortlist.front().plan->ranking_error_permille;
+  out << "\nautotune shortlist: the pick, then the fastest configuration of each other block shape whose estimate "
+         "is within the model's ranking error ("
+      << (families ? std::string("each family's own") : absl::StrFormat("%.1f%%", permille / 10.0))
+      << ") of the pick's, then the ranking's order; time them in this order\n";
+  std::string header = "   try";
+  if (families) header += absl::StrFormat(" %-*s", family_width, "family");
+  for (const std::string& name : columns) header += absl::StrFormat(" %*s", std::max<int>(name.size(), 4), name);
+  out << header << absl::StrFormat(" %10s %6s\n", "time(us)", "rank");
+  for (size_t r = 0; r < shortlist.size(); ++r) {
+    const RankedConfig& c = *shortlist[r].config;
+    std::string row = absl::StrFormat("  %4d", r + 1);
+    if (families) row += absl::StrFormat(" %-*s", family_width, shortlist[r].family);
+    for (const std::string& name : columns) {
+      const std::optional<int64_t> v = AxisValue(shortlist[r], name);
+      const int width = std::max<int>(name.size(), 4);
+      row += v ? absl::StrFormat(" %*d", width, *v) : absl::StrFormat(" %*s", width, "-");
+    }
+    const int rank = RankIn(ranking, shortlist[r]);
+    row += absl::StrFormat(" %10s %6s", c.estimated ? FormatMicroseconds(c.perf.time_s) : std::string("-"),
+                           rank > 0 ? absl::StrCat(rank) : absl::StrCat(">", ranking.size()));
+    if (c.hedge) row += "  the fastest of its block shape";
+    out << row << "\n";
+  }
+}
+
 // A JSON array of `entries` one per line, its brackets at `indent`.
 std::string JsonLines(const std::vector<std::string>& entries, const std::string& indent) {
   if (entries.empty()) return "[]";
@@ -391,6 +448,7 @@ std::string ConfigJson(const TopRow& row, int rank, const DeviceModel& device) {
     absl::StrAppend(&out, ", \"blocks_per_core\": ", c.fit.blocks_per_core(), ", \"occupancy_limit\": ",
                     JsonString(OccupancyFactorName(c.fit.occupancy.first_factor())));
   }
+  if (c.hedge) absl::StrAppend(&out, ", \"hedge\": true");
   absl::StrAppend(&out, ", \"why\": ", JsonString(Why(plan, c)), "}");
   return out;
 }
@@ -426,6 +484,9 @@ void RenderJsonSpace(const PlanResult& plan, const CompiledGraph& graph, const s
   if (plan.partial) out << indent << "\"partial\": true,\n" << indent << "\"evaluated\": " << plan.evaluated << ",\n";
   out << indent << "\"fitting\": " << plan.fitting << ",\n";
   out << indent << "\"at_risk\": " << plan.at_risk << ",\n";
+  out << indent << "\"ranking_error\": "
+      << (plan.ranking_error_permille >= 0 ? JsonNumber(plan.ranking_error_permille / 1000.0) : std::string("null"))
+      << ",\n";
   std::vector<std::string> fixed;
   for (const auto& [name, value] : FixedParameters(plan, graph)) {
     fixed.push_back(absl::StrCat(JsonString(name), ": ", value));
@@ -454,6 +515,7 @@ void RenderJson(const PlanResult& plan, const CompiledGraph& graph, const Device
   out << "  \"device\": " << JsonString(device.name()) << ",\n";
   RenderJsonSpace(plan, graph, "  ", out);
   out << "  \"configs\": " << ConfigsJson(RowsOf(plan), device, "  ") << ",\n";
+  out << "  \"shortlist\": " << ConfigsJson(ShortlistOf(plan), device, "  ") << ",\n";
   RenderJsonFindings(plan, "  ", out);
   out << "}\n";
 }
@@ -553,6 +615,7 @@ void RenderFamiliesText(const FamiliesPlan& plan, absl::Span<const CompiledGraph
   out << "\nfamilies " << FamiliesLine(plan) << "\n";
   out << "why      " << FamilyChoiceLine(plan, device.limits().num_cores()) << "\n";
   RenderTextTop(RowsOf(plan), AxisColumns(PlansOf(plan)), /*families=*/true, device, out);
+  RenderTextShortlist(ShortlistOf(plan), RowsOf(plan), AxisColumns(PlansOf(plan)), /*families=*/true, out);
 }
 
 // Each family's summary and its plan's fields, fastest family first.
@@ -596,7 +659,8 @@ void RenderFamiliesJson(const FamiliesPlan& plan, absl::Span<const CompiledGraph
   out << "  \"device\": " << JsonString(device.name()) << ",\n";
   out << "  \"families\": " << FamiliesJson(plan, graphs) << ",\n";
   out << "  \"choice\": " << ChoiceJson(plan, device.limits().num_cores()) << ",\n";
-  out << "  \"configs\": " << ConfigsJson(RowsOf(plan), device, "  ") << "\n";
+  out << "  \"configs\": " << ConfigsJson(RowsOf(plan), device, "  ") << ",\n";
+  out << "  \"shortlist\": " << ConfigsJson(ShortlistOf(plan), device, "  ") << "\n";
   out << "}\n";
 }
 
@@ -611,6 +675,7 @@ void RenderPlan(const PlanResult& plan, const CompiledGraph& graph, const Device
   } else {
     RenderTextSweep(plan, graph, device, out);
     RenderTextTop(RowsOf(plan), AxisColumns({&plan}), /*families=*/false, device, out);
+    RenderTextShortlist(ShortlistOf(plan), RowsOf(plan), AxisColumns({&plan}), /*families=*/false, out);
   }
 }
 

@@ -84,9 +84,10 @@ TEST_F(PlanOutputTest, TextSaysWhichFamilyWinsAndWhy) {
   EXPECT_THAT(text, HasSubstr("decided by "));
 }
 
-// A family sweeps parameters the other lacks: its rows show "-" there.
+// A family sweeps parameters the other lacks: its rows of the ranking show "-" there.
 TEST_F(PlanOutputTest, TextShowsADashForAParameterAFamilyLacks) {
-  const std::string text = Families("text");
+  const std::string all = Families("text");
+  const std::string text = all.substr(0, all.find("\nautotune shortlist"));
   const std::regex plain_row("^ +[0-9]+ triton_matmul +");
   const std::regex dash_for_split_k("^ +[0-9]+ triton_matmul +( +[0-9]+){5} +- +[0-9.]+ +[0-9.]+  smem");
   int rows = 0;
@@ -117,6 +118,33 @@ TEST_F(PlanOutputTest, JsonGivesEachConfigItsFamilyAndSummarizesTheFamilies) {
   EXPECT_EQ(choice.at("winner").string_value(), "triton_matmul_splitk");
   EXPECT_EQ(choice.at("runner_up").string_value(), "triton_matmul");
   EXPECT_THAT(choice.at("why").string_value(), HasSubstr("decided by"));
+}
+
+// Where the autotuning shortlist is not the ranking's order, the text lists it with each
+// configuration's place in the ranking and why a hedge is there.
+TEST_F(PlanOutputTest, TextListsTheShortlistWithEachPlaceInTheRanking) {
+  const std::string text = Single("text");
+  EXPECT_THAT(text, HasSubstr("\nautotune shortlist: the pick, then the fastest configuration of each other block "
+                              "shape whose estimate is within the model's ranking error (30.2%) of the pick's"));
+  EXPECT_THAT(text, HasSubstr("   try BLOCK_M BLOCK_N BLOCK_K NUM_STAGES NUM_WARPS   time(us)   rank\n"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("\n +2( +[0-9]+){5} +[0-9.]+ +[0-9]+  the fastest of its block shape\n"));
+}
+
+// The JSON gives the ranking error and the shortlist, its hedges marked.
+TEST_F(PlanOutputTest, JsonGivesTheShortlistAndMarksItsHedges) {
+  google::protobuf::Struct json;
+  const std::string text = Single("json");
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(text, &json).ok()) << text;
+  const auto& fields = json.fields();
+  EXPECT_DOUBLE_EQ(fields.at("ranking_error").number_value(), 0.302);
+  const auto& shortlist = fields.at("shortlist").list_value().values();
+  ASSERT_EQ(shortlist.size(), 30);
+  EXPECT_FALSE(shortlist[0].struct_value().fields().contains("hedge"));
+  EXPECT_TRUE(shortlist[1].struct_value().fields().at("hedge").bool_value());
+  EXPECT_EQ(shortlist[1].struct_value().fields().at("rank").number_value(), 2);
+  const auto& families = Families("json");
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(families, &json).ok()) << families;
+  EXPECT_EQ(json.fields().at("shortlist").list_value().values_size(), 30);
 }
 
 TEST_F(PlanOutputTest, CsvHasAFamilyColumn) {

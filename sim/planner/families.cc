@@ -87,6 +87,37 @@ std::vector<FamilyRank> MergeTop(const std::vector<PlanResult>& plans, size_t to
   return all;
 }
 
+// FamiliesPlan::shortlist: the pick, the families' hedges within their ranking error of it,
+// the rest by estimate.
+std::vector<FamilyRank> MergeShortlist(const std::vector<PlanResult>& plans, const std::vector<FamilyRank>& top,
+                                       size_t top_k) {
+  std::vector<FamilyRank> list;
+  if (top.empty()) return list;
+  const FamilyRank pick{top.front().family, 0};  // a plan's shortlist opens with its top's first
+  const RankedConfig& best = plans[pick.family].shortlist.front();
+  list.push_back(pick);
+  std::vector<FamilyRank> hedges, rest;
+  for (int f = 0; f < static_cast<int>(plans.size()); ++f) {
+    const PlanResult& plan = plans[f];
+    for (int i = 0; i < static_cast<int>(plan.shortlist.size()); ++i) {
+      if (f == pick.family && i == 0) continue;
+      const bool hedge = plan.shortlist[i].hedge || (i == 0 && f != pick.family);
+      const bool within = plan.ranking_error_permille >= 0 && plan.shortlist[i].estimated &&
+                          plan.shortlist[i].perf.time_s <= best.perf.time_s * (1 + plan.ranking_error_permille / 1000.0);
+      (hedge && within ? hedges : rest).push_back(FamilyRank{f, i});
+    }
+  }
+  auto faster = [&](const FamilyRank& a, const FamilyRank& b) {
+    return RankKeyOf(plans[a.family].shortlist[a.index]) < RankKeyOf(plans[b.family].shortlist[b.index]);
+  };
+  std::stable_sort(hedges.begin(), hedges.end(), faster);
+  std::stable_sort(rest.begin(), rest.end(), faster);
+  list.insert(list.end(), hedges.begin(), hedges.end());
+  list.insert(list.end(), rest.begin(), rest.end());
+  if (list.size() > top_k) list.resize(top_k);
+  return list;
+}
+
 // An estimate's longest term, the one its time is made of besides the exposed part.
 FamilyTerm BoundTerm(const PerfEstimate& e) {
   if (e.latency_bound) return FamilyTerm::kLatency;
@@ -181,7 +212,9 @@ absl::StatusOr<FamiliesPlan> PlanFamilies(absl::Span<const KernelFamily> familie
     result.plans.push_back(std::move(plan));
     result.summaries.push_back(FamilySummary{graph.graph.name()});
   }
-  result.top = MergeTop(result.plans, static_cast<size_t>(std::max(families.front().options.top_k, 0)));
+  const size_t top_k = static_cast<size_t>(std::max(families.front().options.top_k, 0));
+  result.top = MergeTop(result.plans, top_k);
+  result.shortlist = MergeShortlist(result.plans, result.top, top_k);
   Compare(result);
   return result;
 }

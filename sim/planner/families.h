@@ -65,6 +65,12 @@ struct FamiliesPlan {
   // in the order given); families without an estimated configuration last, in the order given.
   std::vector<int> order;
   std::vector<FamilyRank> top;            // the union of their top, fastest first
+  // The autotuning shortlist over every family (indices into plans[family].shortlist, not top):
+  // the overall pick, then each family's hedges (its own pick where it is not the winner, and
+  // its shortlist's other block shapes) whose estimate is within that family's ranking error of
+  // the pick's, fastest first, then the rest by estimate; at most top_k. A family without a
+  // ranking error adds no hedge.
+  std::vector<FamilyRank> shortlist;
   FamilyChoice choice;
   uint64_t fitting = 0;                   // over every family
   bool partial = false;                   // some family's sweep was cancelled

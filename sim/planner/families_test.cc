@@ -76,6 +76,34 @@ TEST_F(FamiliesTest, TheRankingIsTheUnionInEstimateOrder) {
   EXPECT_EQ(plan->fitting, plan->plans[0].fitting + plan->plans[1].fitting);
 }
 
+// The shortlist over both families: the overall pick, then the hedges within each family's
+// ranking error of the pick, fastest first (the plain family's other block shapes; the split-K
+// graph has no ranking error, so it adds none), then the rest in the ranking's order.
+TEST_F(FamiliesTest, TheShortlistHedgesWithinEachFamilysRankingError) {
+  auto plan = PlanFamilies(Families(/*top_k=*/20), m().device, {"M=8448", "N=8192", "K=8192", "ELT=2"}, {});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->choice.winner, PlainFamily());
+  ASSERT_EQ(plan->shortlist.size(), 20u);
+  auto at = [&](const FamilyRank& r) -> const RankedConfig& { return plan->plans[r.family].shortlist[r.index]; };
+  const FamilyRank& first = plan->top.front();
+  EXPECT_EQ(at(plan->shortlist.front()).index, plan->plans[first.family].top[first.index].index);
+  const double limit =
+      at(plan->shortlist.front()).perf.time_s * (1 + plan->plans[PlainFamily()].ranking_error_permille / 1000.0);
+  size_t hedges = 1;
+  while (hedges < plan->shortlist.size() && at(plan->shortlist[hedges]).hedge) ++hedges;
+  ASSERT_GE(hedges, 2u) << "other block shapes of the plain family are within its ranking error";
+  for (size_t i = 1; i < plan->shortlist.size(); ++i) {
+    const FamilyRank& r = plan->shortlist[i];
+    if (i < hedges) {
+      EXPECT_EQ(r.family, PlainFamily()) << i;
+      EXPECT_LE(at(r).perf.time_s, limit) << i;
+    } else {
+      EXPECT_FALSE(at(r).hedge) << i;
+    }
+    if (i != hedges) EXPECT_FALSE(RankKeyOf(at(r)) < RankKeyOf(at(plan->shortlist[i - 1]))) << i;
+  }
+}
+
 // The winner's summary and the choice: ratios to the best, and the part that decides is the
 // larger of the two parts of the difference.
 TEST_F(FamiliesTest, TheChoiceNamesTheLargerPartOfTheDifference) {

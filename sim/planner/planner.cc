@@ -6,6 +6,7 @@
 #include <limits>
 #include <thread>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -37,6 +38,8 @@ struct WorkerState {
   // [limit][axis value slot]
   std::vector<uint64_t> value_counts;
   std::vector<Candidate> heap;  // max-heap by "worse": top is the worst kept
+  // The fastest estimated configuration of each block shape (Sweep::BlockShape), for the shortlist.
+  absl::flat_hash_map<uint64_t, Candidate> block_best;
   WorkerState() { std::fill(std::begin(first_index), std::end(first_index), UINT64_MAX); }
 };
 
@@ -112,6 +115,36 @@ void DecodeIndex(const PlanResult& result, uint64_t index, std::vector<int64_t>*
   }
 }
 
+// The axes that sweep a block dimension (Parameter.block_dim): what a block shape is made of.
+std::vector<int> BlockAxes(const CompiledGraph& graph, const std::vector<ParamAxis>& axes) {
+  std::vector<int> block_axes;
+  for (size_t a = 0; a < axes.size(); ++a) {
+    const int slot = axes[a].slot;
+    if (slot >= 0 && slot < graph.graph.parameters_size() && graph.graph.parameters(slot).block_dim()) {
+      block_axes.push_back(static_cast<int>(a));
+    }
+  }
+  return block_axes;
+}
+
+// A configuration's block shape as one number: its block axes' value positions, mixed radix.
+uint64_t BlockShape(const std::vector<int>& block_axes, const std::vector<ParamAxis>& axes,
+                    const std::vector<int>& digit) {
+  uint64_t shape = 0;
+  for (int a : block_axes) shape = shape * axes[a].values.size() + digit[a];
+  return shape;
+}
+
+// Each axis's value position in configuration `index` (last axis fastest).
+std::vector<int> Digits(const std::vector<ParamAxis>& axes, uint64_t index) {
+  std::vector<int> digit(axes.size(), 0);
+  for (int a = static_cast<int>(axes.size()) - 1; a >= 0; --a) {
+    digit[a] = static_cast<int>(index % axes[a].values.size());
+    index /= axes[a].values.size();
+  }
+  return digit;
+}
+
 // The sweep over the space: workers take chunks of configurations, ask the engine about each and
 // keep their own tally (what fits and its estimate, what each limit pruned, per axis value).
 class Sweep {
@@ -131,6 +164,8 @@ class Sweep {
     for (size_t a = 0; a < result.axes.size(); ++a) {
       value_offset_[a + 1] = value_offset_[a] + static_cast<int>(result.axes[a].values.size());
     }
+    block_axes_ = BlockAxes(graph, result.axes);
+    hedging_ = top_k_ > 0 && result.ranking_error_permille >= 0 && !block_axes_.empty();
   }
 
   // Evaluates the space (until options.cancel), on as many threads as asked and there are chunks;
@@ -157,6 +192,7 @@ class Sweep {
 
   int total_values() const { return value_offset_.back(); }
   size_t top_k() const { return top_k_; }
+  bool hedging() const { return hedging_; }
   // Where axis a's values start in a row of WorkerState::value_counts.
   int value_offset(int a) const { return value_offset_[a]; }
 
@@ -210,7 +246,7 @@ class Sweep {
     }
     if (fit.fits) {
       ++state.fitting;
-      if (top_k_ > 0 || cell != nullptr) Estimate(index, values, scratch, fit, cell, state);
+      if (top_k_ > 0 || cell != nullptr) Estimate(index, values, digit, scratch, fit, cell, state);
       return;
     }
     const int l = static_cast<int>(fit.limit);
@@ -225,8 +261,8 @@ class Sweep {
   }
 
   // A fitting configuration's estimate, kept among the worker's top_k fastest.
-  void Estimate(uint64_t index, const std::vector<int64_t>& values, FitEngine::Scratch& scratch, const FitResult& fit,
-                PlanCell* cell, WorkerState& state) const {
+  void Estimate(uint64_t index, const std::vector<int64_t>& values, const std::vector<int>& digit,
+                FitEngine::Scratch& scratch, const FitResult& fit, PlanCell* cell, WorkerState& state) const {
     PerfInputs in;
     double time = std::numeric_limits<double>::infinity();
     double inflight = 0;
@@ -246,6 +282,10 @@ class Sweep {
       cell->time_s = cell->estimated ? time : 0;
     }
     Candidate c{RankKey{time, inflight}, index};
+    if (hedging_ && std::isfinite(time)) {
+      auto [it, inserted] = state.block_best.try_emplace(BlockShape(block_axes_, result_.axes, digit), c);
+      if (!inserted && c < it->second) it->second = c;
+    }
     if (top_k_ == 0) {
       // Estimated for the record only.
     } else if (state.heap.size() < top_k_) {
@@ -280,6 +320,8 @@ class Sweep {
   const uint64_t num_chunks_;
   const size_t top_k_;
   std::vector<int> value_offset_;
+  std::vector<int> block_axes_;
+  bool hedging_ = false;
   std::atomic<uint64_t> next_chunk_{0};
   std::atomic<uint64_t> done_{0};
 };
@@ -296,6 +338,10 @@ WorkerState MergeWorkers(const std::vector<WorkerState>& states, size_t top_k, i
     merged.zero_estimates += state.zero_estimates;
     merged.first_zero_estimate = std::min(merged.first_zero_estimate, state.first_zero_estimate);
     merged.heap.insert(merged.heap.end(), state.heap.begin(), state.heap.end());
+    for (const auto& [shape, c] : state.block_best) {
+      auto [it, inserted] = merged.block_best.try_emplace(shape, c);
+      if (!inserted && c < it->second) it->second = c;
+    }
     for (int l = 0; l < kNumLimits; ++l) {
       merged.counts[l] += state.counts[l];
       if (state.first_index[l] < merged.first_index[l]) {
@@ -312,11 +358,13 @@ WorkerState MergeWorkers(const std::vector<WorkerState>& states, size_t top_k, i
   return merged;
 }
 
-// The best configurations again, with every figure the report shows: the engine's result and
-// the estimate (with its residual).
-absl::Status RankTop(const CompiledGraph& graph, const FitEngine& engine, const PerfExpressions& perf,
-                     const PlanOptions& options, const std::vector<Candidate>& candidates, PlanResult& result) {
+// Configurations again, with every figure the report shows: the engine's result and the
+// estimate (with its residual).
+absl::StatusOr<std::vector<RankedConfig>> Rank(const CompiledGraph& graph, const FitEngine& engine,
+                                               const PerfExpressions& perf, const PlanOptions& options,
+                                               const std::vector<Candidate>& candidates, const PlanResult& result) {
   FitEngine::Scratch scratch;
+  std::vector<RankedConfig> ranked_list;
   for (const Candidate& c : candidates) {
     RankedConfig ranked;
     ranked.index = c.index;
@@ -333,9 +381,34 @@ absl::Status RankTop(const CompiledGraph& graph, const FitEngine& engine, const 
         ranked.perf.score /= ranked.residual;
       }
     }
-    result.top.push_back(std::move(ranked));
+    ranked_list.push_back(std::move(ranked));
   }
-  return absl::OkStatus();
+  return ranked_list;
+}
+
+// The shortlist's candidates (PlanResult::shortlist) and which of them are hedges: the pick,
+// each other block shape's fastest within the ranking error of the pick's estimate, the rest of
+// the ranking; at most top_k.
+std::vector<std::pair<Candidate, bool>> ShortlistCandidates(const WorkerState& merged, const std::vector<int>& block_axes,
+                                                            const PlanResult& result, size_t top_k) {
+  std::vector<std::pair<Candidate, bool>> list;
+  if (merged.heap.empty()) return list;
+  const Candidate& pick = merged.heap.front();
+  list.emplace_back(pick, false);
+  const uint64_t pick_shape = BlockShape(block_axes, result.axes, Digits(result.axes, pick.index));
+  const double limit = pick.key.time_s * (1 + result.ranking_error_permille / 1000.0);
+  std::vector<Candidate> hedges;
+  for (const auto& [shape, c] : merged.block_best) {
+    if (shape != pick_shape && c.key.time_s <= limit) hedges.push_back(c);
+  }
+  std::sort(hedges.begin(), hedges.end());
+  for (const Candidate& c : hedges) list.emplace_back(c, true);
+  for (const Candidate& c : merged.heap) {
+    const bool listed = std::any_of(list.begin(), list.end(), [&c](const auto& e) { return e.first.index == c.index; });
+    if (!listed) list.emplace_back(c, false);
+  }
+  if (list.size() > top_k) list.resize(top_k);
+  return list;
 }
 
 // One family per limit that pruned something: its first configuration evaluated again for the
@@ -414,6 +487,16 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
     BindDeviceSymbols(graph, device, absl::MakeSpan(sizes));
     RETURN_IF_ERROR(CheckProblemRequirements(graph, sizes));
     for (std::string& warning : BrokenRankingAssumptions(graph, sizes)) result.warnings.push_back(std::move(warning));
+    if (graph.ranking_error_permille) {
+      absl::StatusOr<int64_t> permille = graph.ranking_error_permille->Evaluate(sizes);
+      if (!permille.ok() || *permille < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            graph.origin, ": ranking_error_permille \"", graph.ranking_error_permille->text(), "\" ",
+            permille.ok() ? absl::StrCat("is ", *permille, " at the problem's sizes; it must be >= 0")
+                          : absl::StrCat("fails at the problem's sizes: ", permille.status().message())));
+      }
+      result.ranking_error_permille = *permille;
+    }
   }
 
   result.axes = std::move(axes);
@@ -438,7 +521,17 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
         " or left its range (peak_percent must be > 0, the cycle, round-trip and issue-slot counts >= 0, "
         "chains_per_block >= 1, warp_stall_percent 0-99); they rank last"));
   }
-  RETURN_IF_ERROR(RankTop(graph, engine, perf, options, merged.heap, result));
+  ASSIGN_OR_RETURN(result.top, Rank(graph, engine, perf, options, merged.heap, result));
+  if (sweep.hedging()) {
+    const std::vector<std::pair<Candidate, bool>> listed =
+        ShortlistCandidates(merged, BlockAxes(graph, result.axes), result, sweep.top_k());
+    std::vector<Candidate> candidates;
+    for (const auto& [c, hedge] : listed) candidates.push_back(c);
+    ASSIGN_OR_RETURN(result.shortlist, Rank(graph, engine, perf, options, candidates, result));
+    for (size_t i = 0; i < listed.size(); ++i) result.shortlist[i].hedge = listed[i].second;
+  } else {
+    result.shortlist = result.top;
+  }
   DescribePruned(graph, engine, sweep, merged, result);
   return result;
 }

@@ -69,6 +69,9 @@ struct RankedConfig {
   bool estimated = true;
   // The measured residual its estimate was multiplied by (perf.time_s includes it); 0: none.
   double residual = 0;
+  // In the shortlist as the fastest configuration of its block shape within the ranking error of
+  // the pick (PlanResult::shortlist), not for its estimate's place.
+  bool hedge = false;
 };
 
 // All configurations one limit pruned, and what they have in common.
@@ -98,6 +101,14 @@ struct PlanResult {
   // limit its central size holds, or the low bound holds it (docs/tpu.md).
   uint64_t at_risk = 0;
   std::vector<RankedConfig> top;     // fastest first; ties by enumeration order
+  // What an autotuner should time, in order, at most top_k: the pick (top's first), then the
+  // fastest configuration of each other block shape (the graph's block_dim parameters) whose
+  // estimate is within the ranking error of the pick's, fastest first, then the rest of top.
+  // Configurations of one block shape share the model's block-dependent terms, so where the model
+  // misjudges a block shape every configuration of it misses together; the hedges bound that.
+  // Without a ranking error or block dimensions: top.
+  std::vector<RankedConfig> shortlist;
+  int64_t ranking_error_permille = -1;  // the graph's, at the problem's sizes; -1: none
   std::vector<PrunedFamily> pruned;  // by Limit order, only limits that pruned something
   std::vector<PlanCell> cells;       // with record_cells: one per configuration, in enumeration order
   std::string compute_dtype;

@@ -83,17 +83,21 @@ std::map<Row, std::map<Config, double>> ReadSweep(const std::string& path, const
 struct Quality {
   int rows = 0;
   int top1_within_10 = 0;  // rows whose top-1 measures within 10% of the measured best
-  int best_in_top5 = 0;    // rows with a configuration measuring the best among the first five
-  int top5_within_3 = 0;   // rows whose first five include one within 3% of the measured best
+  int best_in_top5 = 0;    // rows whose ranking's first five include the configuration measuring best
+  // Rows whose top 5, the first five of the planner's autotuning shortlist (PlanResult::shortlist),
+  // include one within 3% of the measured best; and the same of the ranking's first five.
+  int top5_within_3 = 0;
+  int ranking_top5_within_3 = 0;
   std::string top1_misses;  // "sweep dtype MxNxK: top-1 1.12x the best" per row beyond 10%
-  // dtype -> {rows, top-1 within 10%, best in top 5, top 5's best within 3%}
-  std::map<std::string, std::array<int, 4>> by_dtype;
+  // dtype -> {rows, top-1 within 10%, best in top 5, top 5's best within 3%, the ranking's}
+  std::map<std::string, std::array<int, 5>> by_dtype;
 };
 
 void PrintQuality(const char* kernel, const Quality& q) {
   for (const auto& [dtype, t] : q.by_dtype) {
-    std::printf("%s %s: %d rows, top-1 within 10%% on %d, best in the top 5 on %d, top 5's best within 3%% on %d\n",
-                kernel, dtype.c_str(), t[0], t[1], t[2], t[3]);
+    std::printf("%s %s: %d rows, top-1 within 10%% on %d, best in the top 5 on %d, top 5's best within 3%% on %d "
+                "(the ranking's top 5: %d)\n",
+                kernel, dtype.c_str(), t[0], t[1], t[2], t[3], t[4]);
   }
 }
 
@@ -142,11 +146,17 @@ Quality Judge(const SweepSpec& spec) {
       auto plan = Plan(*graph, *device, *axes, *values, options);
       EXPECT_TRUE(plan.ok()) << plan.status();
       if (!plan.ok()) continue;
-      std::vector<double> ranked_ms;  // measured time of each ranked configuration, in rank order
-      for (const RankedConfig& config : plan->top) {
-        auto it = measured.find(config.values);
-        if (it != measured.end()) ranked_ms.push_back(it->second);
-      }
+      // Measured times of the timed configurations, in the ranking's and in the shortlist's order.
+      auto timed = [&measured](const std::vector<RankedConfig>& list) {
+        std::vector<double> ms;
+        for (const RankedConfig& config : list) {
+          auto it = measured.find(config.values);
+          if (it != measured.end()) ms.push_back(it->second);
+        }
+        return ms;
+      };
+      const std::vector<double> ranked_ms = timed(plan->top);
+      const std::vector<double> shortlist_ms = timed(plan->shortlist);
       EXPECT_FALSE(ranked_ms.empty()) << sweep;
       if (ranked_ms.empty()) continue;
       double best = measured.begin()->second;
@@ -158,16 +168,20 @@ Quality Judge(const SweepSpec& spec) {
         absl::StrAppend(&quality.top1_misses, sweep, " ", dtype, " ", m, "x", n, "x", k, ": top-1 ",
                         ranked_ms[0] / best, "x the best\n");
       }
-      const auto top5_end = ranked_ms.begin() + std::min<size_t>(5, ranked_ms.size());
-      const bool top5_ok = std::find(ranked_ms.begin(), top5_end, best) != top5_end;
+      const auto ranking_top5_end = ranked_ms.begin() + std::min<size_t>(5, ranked_ms.size());
+      const bool top5_ok = std::find(ranked_ms.begin(), ranking_top5_end, best) != ranking_top5_end;
       quality.best_in_top5 += top5_ok;
-      const bool top5_within_3 = *std::min_element(ranked_ms.begin(), top5_end) <= 1.03 * best;
+      const auto top5_end = shortlist_ms.begin() + std::min<size_t>(5, shortlist_ms.size());
+      const bool top5_within_3 = *std::min_element(shortlist_ms.begin(), top5_end) <= 1.03 * best;
       quality.top5_within_3 += top5_within_3;
-      std::array<int, 4>& tally = quality.by_dtype[dtype];
+      const bool ranking_top5_within_3 = *std::min_element(ranked_ms.begin(), ranking_top5_end) <= 1.03 * best;
+      quality.ranking_top5_within_3 += ranking_top5_within_3;
+      std::array<int, 5>& tally = quality.by_dtype[dtype];
       tally[0] += 1;
       tally[1] += top1_ok;
       tally[2] += top5_ok;
       tally[3] += top5_within_3;
+      tally[4] += ranking_top5_within_3;
     }
   }
   return quality;
@@ -247,6 +261,7 @@ void ExpectFloors(const std::string& name, const Quality& q, int rows, int top1_
 std::string WorkloadRun(const std::string& part) {
   if (part == "fit" || part == "heldout") return "h200-workloads-2026-11-29";
   const bool first_day = part == "heldout2" || part == "heldout3" || part == "heldout4";
+  if (part == "heldout13") return "h200-heldout13-2026-12-01";
   return absl::StrCat("h200-", part, first_day ? "-2026-11-29" : "-2026-11-30");
 }
 
@@ -332,6 +347,7 @@ Quality JudgeCudaGemmWorkloads(const std::string& part) {
     total.top1_within_10 += q.top1_within_10;
     total.best_in_top5 += q.best_in_top5;
     total.top5_within_3 += q.top5_within_3;
+    total.ranking_top5_within_3 += q.ranking_top5_within_3;
     total.top1_misses += q.top1_misses;
     for (const auto& [dtype, t] : q.by_dtype) {
       for (size_t i = 0; i < t.size(); ++i) total.by_dtype[dtype][i] += t[i];
@@ -346,12 +362,18 @@ TEST(PlannerQualityTest, CudaGemmOnTheEleventhHeldOutPart) {
   ExpectFloors("CUDA GEMM, workload eleventh held-out part", JudgeCudaGemmWorkloads("heldout11"), 96, 95, 95);
 }
 
-// Planned at 6fb33f4 before the part was timed; 46 of its 48 shapes are timed
-// (tests/data/planner/h200-heldout12-2026-11-30/README.md: 92 of 96 rows).
+// Planned at 6fb33f4 before the part was timed (tests/data/planner/h200-heldout12-2026-11-30/README.md).
 TEST(PlannerQualityTest, CudaGemmOnTheTwelfthHeldOutPart) {
   // Top-1 misses, decode rows of K 768-6144: f16 16x2048x1024 at 1.18x, 64x5120x8192 1.13x,
   // 16x6144x768 1.12x; f32 16x1024x6144 1.16x, 64x2048x768 1.12x. The top 5 misses at 1.04-1.08x.
-  ExpectFloors("CUDA GEMM, workload twelfth held-out part", JudgeCudaGemmWorkloads("heldout12"), 92, 87, 85);
+  ExpectFloors("CUDA GEMM, workload twelfth held-out part", JudgeCudaGemmWorkloads("heldout12"), 96, 91, 89);
+}
+
+// Planned at d4e79cd before the part was timed, the shortlist's rule and bands committed with the
+// plans (tests/data/planner/h200-heldout13-2026-12-01/README.md).
+TEST(PlannerQualityTest, CudaGemmOnTheThirteenthHeldOutPart) {
+  // Top-1 miss: f16 16x12288x1536 at 1.12x.
+  ExpectFloors("CUDA GEMM, workload thirteenth held-out part", JudgeCudaGemmWorkloads("heldout13"), 78, 77, 77);
 }
 
 TEST(PlannerQualityTest, CudaGemmOnTheWorkloadSuiteFitPart) {
@@ -386,17 +408,17 @@ TEST(PlannerQualityTest, CudaGemmOnTheFifthHeldOutPart) {
 
 TEST(PlannerQualityTest, TritonMatmulOnTheWorkloadSuiteFitPart) {
   // f16 24 of 27 (16x2048x2048 at 1.99x, 16x4096x14336 at 1.15x, 16x3072x2048 at 1.10x), f32 27.
-  ExpectFloors("Triton matmul, workload fit part", Judge(WorkloadMatmul("fit")), 54, 51, 50);
+  ExpectFloors("Triton matmul, workload fit part", Judge(WorkloadMatmul("fit")), 54, 51, 51);
 }
 
 TEST(PlannerQualityTest, TritonMatmulOnTheWorkloadSuiteHeldOutPart) {
-  ExpectFloors("Triton matmul, workload held-out part", Judge(WorkloadMatmul("heldout")), 50, 44, 43);
+  ExpectFloors("Triton matmul, workload held-out part", Judge(WorkloadMatmul("heldout")), 50, 44, 45);
 }
 
 // The fourth held-out part's matmuls, planned before they were timed, the model unchanged since
 // the second part was judged (tests/data/planner/README.md).
 TEST(PlannerQualityTest, TritonMatmulOnTheFourthHeldOutPart) {
-  ExpectFloors("Triton matmul, workload fourth held-out part", Judge(WorkloadMatmul("heldout4")), 76, 68, 67);
+  ExpectFloors("Triton matmul, workload fourth held-out part", Judge(WorkloadMatmul("heldout4")), 76, 68, 69);
 }
 
 // The fifth held-out part, planned before it was timed, the model unchanged since the fourth; its
@@ -405,7 +427,7 @@ TEST(PlannerQualityTest, TritonMatmulOnTheFifthHeldOutPart) {
   // Misses: f16 16x49155x4096 at 23x (an N no 16 divides: Triton's loads are not vectorized),
   // 2000x3072x24576 1.26x, 2000x2560x10240 1.20x, 16x4096x12800 1.13x; f32 16x49155x4096 2.97x,
   // 64x49152x3072 1.22x, 2000x1600x960 1.16x, 64x20480x2560 1.15x.
-  ExpectFloors("Triton matmul, workload fifth held-out part", Judge(WorkloadMatmul("heldout5")), 100, 94, 89);
+  ExpectFloors("Triton matmul, workload fifth held-out part", Judge(WorkloadMatmul("heldout5")), 100, 94, 95);
 }
 
 // The eleventh held-out part (Llama-3.1-405B over 8 GPUs, Qwen3-32B, Qwen3-4B, Ministral-8B,
@@ -414,7 +436,7 @@ TEST(PlannerQualityTest, TritonMatmulOnTheFifthHeldOutPart) {
 TEST(PlannerQualityTest, TritonMatmulOnTheEleventhHeldOutPart) {
   // Top-1 misses: f16 2000 x 2560 x 9728 1.22x, 2000 x 2304 x 16384 1.21x (their top 5's best at
   // 1.00x) and three decode rows at 1.12x; f32 five decode rows at 1.10-1.26x, four at 64 tokens.
-  ExpectFloors("Triton matmul, workload eleventh held-out part", Judge(WorkloadMatmul("heldout11")), 96, 88, 84);
+  ExpectFloors("Triton matmul, workload eleventh held-out part", Judge(WorkloadMatmul("heldout11")), 96, 88, 89);
 }
 
 // The twelfth held-out part (Gemma-3-27B, Llama-3.3-70B over 2 GPUs, Mixtral-8x22B over 8, and
@@ -424,7 +446,14 @@ TEST(PlannerQualityTest, TritonMatmulOnTheTwelfthHeldOutPart) {
   // Top-1 misses: f16 16 x 43008 x 5376 at 1.16x (its top 5's best 1.03x); f32 64 x 28672 x 8192
   // 1.30x, 2000 x 2048 x 768 1.17x, 16 x 43008 x 5376 1.14x, 2000 x 2048 x 1024 1.13x,
   // 2000 x 5376 x 21504 1.13x, 2000 x 5120 x 2048 and 16 x 151936 x 2048 1.10x.
-  ExpectFloors("Triton matmul, workload twelfth held-out part", Judge(WorkloadMatmul("heldout12")), 96, 89, 87);
+  ExpectFloors("Triton matmul, workload twelfth held-out part", Judge(WorkloadMatmul("heldout12")), 96, 89, 88);
+}
+
+// The thirteenth held-out part (Mistral-Large-2 over 8 GPUs, Phi-4, Phi-4-mini, InternLM3-8B, the
+// expert FFNs of Qwen3-235B-A22B and DBRX), planned before it was timed; it judged the autotuning
+// shortlist blind (plans-before-timing.json.gz and shortlist-bands.json beside it).
+TEST(PlannerQualityTest, TritonMatmulOnTheThirteenthHeldOutPart) {
+  ExpectFloors("Triton matmul, workload thirteenth held-out part", Judge(WorkloadMatmul("heldout13")), 78, 74, 73);
 }
 
 // The same part timed a second time, on another lease of the machine: what the figures above
@@ -433,13 +462,13 @@ TEST(PlannerQualityTest, TritonMatmulOnTheEleventhHeldOutPartTimedAgain) {
   SweepSpec spec = WorkloadMatmul("heldout11");
   const std::string run = WorkloadRun("heldout11");
   spec.sweeps = {run + "/h200-f16-repeat.json.gz", run + "/h200-f32-repeat.json.gz"};
-  ExpectFloors("Triton matmul, workload eleventh held-out part, timed again", Judge(spec), 96, 88, 86);
+  ExpectFloors("Triton matmul, workload eleventh held-out part, timed again", Judge(spec), 96, 88, 92);
 }
 
 // The second held-out part: models added after the terms were chosen, planned before they were
 // timed (tests/data/planner/README.md).
 TEST(PlannerQualityTest, TritonMatmulOnTheSecondHeldOutPart) {
-  ExpectFloors("Triton matmul, workload second held-out part", Judge(WorkloadMatmul("heldout2")), 72, 67, 62);
+  ExpectFloors("Triton matmul, workload second held-out part", Judge(WorkloadMatmul("heldout2")), 72, 67, 65);
 }
 
 // Attention's chain term (models/graphs/triton_attention.pbtxt) was chosen on the fit part after
@@ -467,6 +496,7 @@ TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
   const Quality held_out10 = Judge(WorkloadAttention("heldout10"));
   const Quality held_out11 = Judge(WorkloadAttention("heldout11"));
   const Quality held_out12 = Judge(WorkloadAttention("heldout12"));
+  const Quality held_out13 = Judge(WorkloadAttention("heldout13"));
   PrintQuality("Triton attention, workload fit part", fit);
   PrintQuality("Triton attention, workload held-out part", held_out);
   PrintQuality("Triton attention, workload second held-out part", held_out2);
@@ -480,6 +510,7 @@ TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
   PrintQuality("Triton attention, workload tenth held-out part", held_out10);
   PrintQuality("Triton attention, workload eleventh held-out part", held_out11);
   PrintQuality("Triton attention, workload twelfth held-out part", held_out12);
+  PrintQuality("Triton attention, workload thirteenth held-out part", held_out13);
   EXPECT_EQ(fit.rows, 5);
   EXPECT_EQ(held_out.rows, 4);
   EXPECT_EQ(held_out2.rows, 6);
@@ -496,7 +527,7 @@ TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
   EXPECT_GE(held_out4.top5_within_3, 9);
   EXPECT_EQ(held_out5.rows, 3);
   EXPECT_GE(held_out5.top1_within_10, 3) << held_out5.top1_misses;
-  EXPECT_GE(held_out5.top5_within_3, 2);  // 30 x 8192 x 64: the top 5's best at 1.04x
+  EXPECT_GE(held_out5.top5_within_3, 3);  // the ranking's top 5: 2 (30 x 8192 x 64 at 1.04x)
   EXPECT_EQ(held_out6.rows, 7);
   EXPECT_GE(held_out6.top1_within_10, 7) << held_out6.top1_misses;
   EXPECT_GE(held_out6.top5_within_3, 7);
@@ -505,19 +536,22 @@ TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
   EXPECT_GE(held_out7.top5_within_3, 12);
   EXPECT_EQ(held_out8.rows, 15);
   EXPECT_GE(held_out8.top1_within_10, 14) << held_out8.top1_misses;  // 80 x 1024 x 64 at 1.11x
-  EXPECT_GE(held_out8.top5_within_3, 13);  // two short-sequence rows: the top 5's best at 1.03-1.04x
+  EXPECT_GE(held_out8.top5_within_3, 15);  // the ranking's top 5: 13 (two short sequences at 1.03-1.04x)
   EXPECT_EQ(held_out9.rows, 15);
   EXPECT_GE(held_out9.top1_within_10, 14) << held_out9.top1_misses;  // 64 x 4096 x 256 at 1.11x
   EXPECT_GE(held_out9.top5_within_3, 15);
   EXPECT_EQ(held_out10.rows, 15);
   EXPECT_GE(held_out10.top1_within_10, 15) << held_out10.top1_misses;
-  EXPECT_GE(held_out10.top5_within_3, 13);  // 240 and 288 x 1024 x 128: the top 5's best at 1.05x
+  EXPECT_GE(held_out10.top5_within_3, 15);  // the ranking's top 5: 13 (240 and 288 x 1024 x 128 at 1.05x)
   EXPECT_EQ(held_out11.rows, 9);
   EXPECT_GE(held_out11.top1_within_10, 9) << held_out11.top1_misses;
-  EXPECT_GE(held_out11.top5_within_3, 8);  // 200 x 1024 x 128: the top 5's best at 1.05x
+  EXPECT_GE(held_out11.top5_within_3, 9);  // the ranking's top 5: 8 (200 x 1024 x 128 at 1.05x)
   EXPECT_EQ(held_out12.rows, 12);
   EXPECT_GE(held_out12.top1_within_10, 12) << held_out12.top1_misses;
-  EXPECT_GE(held_out12.top5_within_3, 10);  // 144 and 112 x 1024 x 128: the top 5's best at 1.04x
+  EXPECT_GE(held_out12.top5_within_3, 12);  // the ranking's top 5: 10 (144 and 112 x 1024 x 128 at 1.04x)
+  EXPECT_EQ(held_out13.rows, 12);
+  EXPECT_GE(held_out13.top1_within_10, 12) << held_out13.top1_misses;
+  EXPECT_GE(held_out13.top5_within_3, 12);
 }
 
 // Which Triton matmul configurations spill registers: the graph's register estimate (a

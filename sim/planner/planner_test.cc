@@ -28,6 +28,106 @@ using namespace ::scratchsim::testing;
 
 
 // ---------------------------------------------------------------------------------------------
+// The autotuning shortlist
+
+// BM (a block dimension) 1..4, STAGES 1..3, X 1..1000 (three chunks of the sweep, so workers keep
+// block shapes of their own): the time follows 10 x BM + STAGES, so every configuration of BM = 1
+// is faster than any of BM = 2. %s adds fields.
+constexpr char kShortlistGraph[] = R"pb(
+  name: "shortlist"
+  parameters { name: "BM" default_value: 1 min: 1 max: 4 block_dim: true }
+  parameters { name: "STAGES" default_value: 1 min: 1 max: 3 }
+  parameters { name: "X" default_value: 1 min: 1 max: 1000 }
+  buffers { name: "a" shape: "64" shape: "64" dtype: "f16" memory_space: "smem" role: OPERAND }
+  ops { name: "load" writes: "a" }
+  ops { name: "use" reads: "a" }
+  launch { num_warps: "4" grid: "132" }
+  flops: "1000000000000 * (10 * BM + STAGES)"
+  global_bytes: "1000"
+  compute_dtype: "f16"
+  %s
+)pb";
+
+// (BM, STAGES) of each configuration of a list.
+std::vector<std::pair<int64_t, int64_t>> BlockAndStages(const std::vector<RankedConfig>& list) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const RankedConfig& c : list) out.emplace_back(c.values[0], c.values[1]);
+  return out;
+}
+
+absl::StatusOr<PlanResult> PlanShortlistGraph(const std::string& fields, int threads) {
+  CompiledGraph graph = CompileGraphText(absl::StrFormat(kShortlistGraph, fields));
+  auto device = LoadDevice("h100");
+  if (!device.ok()) return device.status();
+  auto axes = BuildParamSpace(graph, {}, {});
+  if (!axes.ok()) return axes.status();
+  auto values = BindParameters(graph, {});
+  if (!values.ok()) return values.status();
+  PlanOptions options;
+  options.top_k = 4;
+  options.threads = threads;
+  return Plan(graph, *device, *axes, *values, options);
+}
+
+TEST(ShortlistTest, HedgesWithTheFastestOfEachBlockShapeWithinTheRankingError) {
+  // 100%: BM = 2's fastest (21 against the pick's 11) is within it, BM = 3's (31) is not.
+  for (int threads : {1, 3}) {
+    auto plan = PlanShortlistGraph(R"pb(ranking_error_permille: "1000")pb", threads);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->ranking_error_permille, 1000);
+    using P = std::pair<int64_t, int64_t>;
+    EXPECT_THAT(BlockAndStages(plan->top), ::testing::ElementsAre(P{1, 1}, P{1, 1}, P{1, 1}, P{1, 1}));
+    EXPECT_THAT(BlockAndStages(plan->shortlist), ::testing::ElementsAre(P{1, 1}, P{2, 1}, P{1, 1}, P{1, 1}))
+        << threads << " threads";
+    ASSERT_EQ(plan->shortlist.size(), 4u);
+    EXPECT_FALSE(plan->shortlist[0].hedge);
+    EXPECT_TRUE(plan->shortlist[1].hedge);
+    EXPECT_FALSE(plan->shortlist[2].hedge);
+    // The pick is the ranking's first; the rest of the ranking follows the hedges in its order.
+    EXPECT_EQ(plan->shortlist[0].index, plan->top[0].index);
+    EXPECT_EQ(plan->shortlist[2].index, plan->top[1].index);
+    EXPECT_EQ(plan->shortlist[3].index, plan->top[2].index);
+  }
+}
+
+TEST(ShortlistTest, AWiderRankingErrorHedgesMoreBlockShapesFastestFirst) {
+  auto plan = PlanShortlistGraph(R"pb(ranking_error_permille: "4000")pb", 1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  using P = std::pair<int64_t, int64_t>;
+  EXPECT_THAT(BlockAndStages(plan->shortlist), ::testing::ElementsAre(P{1, 1}, P{2, 1}, P{3, 1}, P{4, 1}));
+}
+
+TEST(ShortlistTest, IsTheRankingWithoutARankingError) {
+  auto plan = PlanShortlistGraph("", 1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->ranking_error_permille, -1);
+  EXPECT_EQ(BlockAndStages(plan->shortlist), BlockAndStages(plan->top));
+  for (const RankedConfig& c : plan->shortlist) EXPECT_FALSE(c.hedge);
+}
+
+TEST(ShortlistTest, IsTheRankingWhenNoParameterIsABlockDimension) {
+  std::string text = absl::StrFormat(kShortlistGraph, R"pb(ranking_error_permille: "1000")pb");
+  text = absl::StrReplaceAll(text, {{" block_dim: true", ""}});
+  CompiledGraph graph = CompileGraphText(text);
+  auto plan = PlanDefaultSpace(graph, 4);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(BlockAndStages(plan->shortlist), BlockAndStages(plan->top));
+}
+
+TEST(ShortlistTest, ARankingErrorNamingATuningParameterIsRefused) {
+  const absl::Status status =
+      CompileGraphTextError(absl::StrFormat(kShortlistGraph, R"pb(ranking_error_permille: "100 * BM")pb"));
+  EXPECT_THAT(status.message(), HasSubstr("ranking_error_permille"));
+  EXPECT_THAT(status.message(), HasSubstr("'BM', which is not a problem_size parameter"));
+}
+
+TEST(ShortlistTest, ANegativeRankingErrorIsAnError) {
+  auto plan = PlanShortlistGraph(R"pb(ranking_error_permille: "0 - 5")pb", 1);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(plan.status().message(), HasSubstr("ranking_error_permille \"0 - 5\" is -5"));
+}
+
+// ---------------------------------------------------------------------------------------------
 // Pruning
 
 TEST(PlanTest, PrunesEachLimitAndCountsIt) {

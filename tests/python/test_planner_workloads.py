@@ -19,6 +19,7 @@ RUN9 = "tests/data/planner/h200-heldout9-2026-11-30"  # the ninth (attention onl
 RUN10 = "tests/data/planner/h200-heldout10-2026-11-30"  # the tenth (attention only)
 RUN11 = "tests/data/planner/h200-heldout11-2026-11-30"  # the eleventh
 RUN12 = "tests/data/planner/h200-heldout12-2026-11-30"  # the twelfth
+RUN13 = "tests/data/planner/h200-heldout13-2026-12-01"  # the thirteenth
 
 
 def _bench(repo, script, *args):
@@ -30,10 +31,10 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     written = json.loads(_bench(repo, "workloads.py"))
     assert written == json.loads((repo / "tests/data/planner/workload-suite.json").read_text())
     parts = {r["part"] for r in written["matmul"]}
-    assert parts == {"fit", "heldout", "heldout2", "heldout4", "heldout5", "heldout11", "heldout12"}
+    assert parts == {"fit", "heldout", "heldout2", "heldout4", "heldout5", "heldout11", "heldout12", "heldout13"}
     assert {r["part"] for r in written["attention"]} == {"fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
                                                         "heldout6", "heldout7", "heldout8", "heldout9", "heldout10",
-                                                        "heldout11", "heldout12"}
+                                                        "heldout11", "heldout12", "heldout13"}
     # One attention row per problem: a later part never repeats an earlier part's shape.
     shapes = [(r["BATCH_HEADS"], r["N_CTX"], r["HEAD_DIM"]) for r in written["attention"]]
     assert len(shapes) == len(set(shapes))
@@ -140,6 +141,8 @@ TRITON_PARTS = [
     ("heldout11", RUN11, "c876dc6", (48, 43, 45), (48, 43, 39), (9, 9, 8)),
     # The wgmma K step's wait and register share.
     ("heldout12", RUN12, "6fb33f4", (48, 47, 45), (48, 42, 42), (12, 12, 10)),
+    # The model unchanged since the twelfth; the ranking's own top 5 (the shortlist's: below).
+    ("heldout13", RUN13, "d4e79cd", (39, 38, 36), (39, 36, 33), (12, 12, 12)),
 ]
 
 
@@ -153,6 +156,27 @@ def test_triton_part_judges_as_reported(repo, tmp_path, part, run_dir, model, f1
                            ("attention %s f16", attention_expected)):
         j = judged[kind % part]
         assert (j["rows"], j["top1_within_10"], j["top5_within_3"]) == expected, (part, kind, model)
+
+
+# The thirteenth part judged the autotuning shortlist blind: its rule and bands were committed with
+# the plans before timing (64fee36). plans-with-shortlist.json.gz is the planner's own shortlist,
+# written after the rule moved into the planner, over rankings equal to the plans before timing.
+def test_thirteenth_part_judges_the_shortlist_blind(repo, tmp_path):
+    run = repo / RUN13
+    with_shortlist = json.loads(subprocess.run(["gzip", "-dc", run / "plans-with-shortlist.json.gz"], check=True,
+                                               capture_output=True).stdout)
+    before = json.loads(subprocess.run(["gzip", "-dc", run / "plans-before-timing.json.gz"], check=True,
+                                       capture_output=True).stdout)
+    for section in ("matmul", "attention"):
+        assert [r["ranking"] for r in with_shortlist[section]] == [r["ranking"] for r in before[section]]
+    out = tmp_path / "judged.json"
+    _bench(repo, "judge_workloads.py", run / "plans-with-shortlist.json.gz", run / "h200-f16.json.gz",
+           run / "h200-f32.json.gz", "--shortlist", "--json", out)
+    judged = json.loads(out.read_text())
+    for kind, expected in (("matmul heldout13 f16", (39, 38, 36)), ("matmul heldout13 f32", (39, 36, 37)),
+                           ("attention heldout13 f16", (12, 12, 12))):
+        j = judged[kind]
+        assert (j["rows"], j["top1_within_10"], j["top5_within_3"]) == expected, kind
 
 
 def test_eleventh_held_out_part_timed_again_judges_as_reported(repo, tmp_path):
@@ -173,8 +197,9 @@ CUDA_GEMM_PARTS = [
     ("heldout5", RUN5, "ac6d5c1", (49, 49, 49), (49, 46, 48)),
     # Decode rows timed in three runs (--chunk), prefill in one.
     ("heldout11", RUN11, "f54de2a", (48, 47, 47), (48, 48, 48)),
-    # 46 of 48 shapes: 64x28672x8192 and 64x43008x5376 are not timed.
-    ("heldout12", RUN12, "6fb33f4", (46, 43, 44), (46, 44, 41)),
+    # Its last two shapes (64x28672x8192, 64x43008x5376) timed in a later call, appended.
+    ("heldout12", RUN12, "6fb33f4", (48, 45, 46), (48, 46, 43)),
+    ("heldout13", RUN13, "d4e79cd", (39, 38, 38), (39, 39, 39)),
 ]
 
 

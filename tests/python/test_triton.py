@@ -347,13 +347,13 @@ def test_early_prune_top_k_maps_constexprs_by_their_role():
     assert len(kept) == 2
     names = prune._names(sst._jit_function(_odd_names_matmul), space, ODD_SIGNATURE, {})
     assert {k: names[k] for k in ("TM", "TN", "BK")} == {"TM": "BLOCK_M", "TN": "BLOCK_N", "BK": "BLOCK_K"}
-    ranked = scratchsim.plan("h100", scratchsim.graph_path("triton_matmul"), {"M": 4096, "N": 4096, "K": 4096,
-                             "ELT": 2}, top=100, compute_dtype="f16",
-                             param={"BLOCK_M": [64, 128], "BLOCK_N": [64, 128], "BLOCK_K": [32, 64],
-                                    "NUM_STAGES": [3], "NUM_WARPS": [4]})
+    ranked = scratchsim.plan_report("h100", scratchsim.graph_path("triton_matmul"),
+                                    {"M": 4096, "N": 4096, "K": 4096, "ELT": 2}, top=100, compute_dtype="f16",
+                                    param={"BLOCK_M": [64, 128], "BLOCK_N": [64, 128], "BLOCK_K": [32, 64],
+                                           "NUM_STAGES": [3], "NUM_WARPS": [4]})["shortlist"]
     best = [(c["params"]["BLOCK_M"], c["params"]["BLOCK_N"], c["params"]["BLOCK_K"]) for c in ranked]
     got = [(c.kwargs["TM"], c.kwargs["TN"], c.kwargs["BK"]) for c in kept]
-    assert got == [b for b in best if b in got]  # the planner's order over the mapped values
+    assert got == [b for b in best if b in got]  # the planner's shortlist order over the mapped values
 
 
 def test_map_by_role_tells_equal_values_apart_with_a_second_config():
@@ -397,20 +397,26 @@ def test_early_prune_top_k_refuses_roles_it_cannot_read():
     assert mapped._names(None, space, sig, {}) is mapped.param_names
 
 
-def test_early_prune_top_k_keeps_the_planners_best():
+# top_k keeps the first configs of the planner's autotuning shortlist: the pick, then the fastest
+# of each other block shape within the model's ranking error, then by estimate.
+def test_early_prune_top_k_keeps_the_planners_shortlist():
     space = tk.matmul_configs(block_m=(64, 128, 256), block_n=(64, 128, 256), block_k=(32, 64), stages=(3, 4),
                               warps=(4, 8))
     named = {"a_ptr": sst.tensor("fp16"), "M": 4096, "N": 4096, "K": 4096}
     prune = sst.early_prune(tk.matmul_kernel, tk.MATMUL_SIGNATURE, target="sm_90", top_k=5)
     kept = prune(space, named)
     assert len(kept) == 5
-    assert prune.stats["lowered"] < len(space)  # lowered in the planner's order until 5 fit
-    ranked = scratchsim.plan("h100", scratchsim.graph_path("triton_matmul"),
-                             {"M": 4096, "N": 4096, "K": 4096, "ELT": 2}, top=1000, compute_dtype="f16",
-                             param={"BLOCK_M": [64, 128, 256], "BLOCK_N": [64, 128, 256], "BLOCK_K": [32, 64],
-                                    "NUM_STAGES": [3, 4], "NUM_WARPS": [4, 8]})
-    best = [(c["params"]["BLOCK_M"], c["params"]["BLOCK_N"], c["params"]["BLOCK_K"], c["params"]["NUM_STAGES"],
-             c["params"]["NUM_WARPS"]) for c in ranked]
+    assert prune.stats["lowered"] < len(space)  # lowered in the shortlist's order until 5 fit
+    report = scratchsim.plan_report("h100", scratchsim.graph_path("triton_matmul"),
+                                    {"M": 4096, "N": 4096, "K": 4096, "ELT": 2}, top=1000, compute_dtype="f16",
+                                    param={"BLOCK_M": [64, 128, 256], "BLOCK_N": [64, 128, 256], "BLOCK_K": [32, 64],
+                                           "NUM_STAGES": [3, 4], "NUM_WARPS": [4, 8]})
+
+    def keys(configs):
+        return [(c["params"]["BLOCK_M"], c["params"]["BLOCK_N"], c["params"]["BLOCK_K"], c["params"]["NUM_STAGES"],
+                 c["params"]["NUM_WARPS"]) for c in configs]
+    shortlist, ranking = keys(report["shortlist"]), keys(report["configs"])
+    assert shortlist[:5] != ranking[:5] and any(c.get("hedge") for c in report["shortlist"][:5])
     got = [(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"], c.num_stages, c.num_warps) for c in kept]
-    assert got == [b for b in best if b in got][:5]
-    assert got[0] == best[0] or prune.last[0][1]["fits"] is False
+    assert got == [b for b in shortlist if b in got][:5]
+    assert got[0] == shortlist[0] == ranking[0] or prune.last[0][1]["fits"] is False

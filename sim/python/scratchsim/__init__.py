@@ -157,7 +157,8 @@ def plan_report(device: str, graph: Any, params: Mapping[str, Any] | None = None
                 compute_dtype: str | None = None, allow_spills: bool = False, policy: str | None = None,
                 map_axes: Iterable[str] | None = None) -> dict:
     """The whole of `simulate plan --format json`: the space, how many fit, the ranked
-    configurations ("configs"), what pruned the rest ("pruned") and notes. See plan().
+    configurations ("configs"), the autotuning shortlist ("shortlist": the order to time them
+    in, its hedges marked "hedge"), what pruned the rest ("pruned") and notes. See plan().
     A list of graphs plans them as kernel families of one problem (one --graph each): every
     config names its "family", and "families" and "choice" say which family wins and why.
     map_axes=("BLOCK_M", "BLOCK_N") adds "map_svg": the plan map over those two swept parameters

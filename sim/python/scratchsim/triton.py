@@ -842,7 +842,12 @@ def _plan_configs(configs, names: Mapping[str, str], problem: dict, graph, devic
         options["compute_dtype"] = {1: "f8", 2: "f16", 4: "f32"}.get(problem["ELT"], "f16")
     report = scratchsim.plan_report(device, graph, problem, top=min(space, 100000),
                                     param={k: sorted(v) for k, v in axes.items()}, **options)
-    return {tuple(sorted(c["params"].items())): c for c in report["configs"]}
+    plan = {tuple(sorted(c["params"].items())): c for c in report["configs"]}
+    # Each config's place in the planner's autotuning shortlist (the order to time them in).
+    for position, c in enumerate(report.get("shortlist", []), 1):
+        key = tuple(sorted(c["params"].items()))
+        plan[key] = dict(plan.get(key, c), shortlist=position)
+    return plan
 
 
 class _Estimator:
@@ -1037,12 +1042,14 @@ class EarlyPrune:
                         "BLOCK_N, BLOCK_K)")
 
     def _plan_rank(self, configs, named_args, names) -> dict:
-        """{graph key: rank} over the configs' own values, by the planner on the graph family."""
+        """{graph key: place} over the configs' own values, by the planner on the graph family:
+        its autotuning shortlist's order (the pick, then the other block shapes within the model's
+        ranking error, then by estimate), then the ranking's for any it leaves out."""
         t0 = time.perf_counter()
         device = self.device or device_for(target_of(self.target))
         plan = _plan_configs(configs, names, self.problem(named_args), self.graph, device)
         self.stats["plan_s"] += time.perf_counter() - t0
-        return {key: c["rank"] for key, c in plan.items()}
+        return {key: c.get("shortlist", len(plan) + c["rank"]) for key, c in plan.items()}
 
     # -- to fit: the nearest configs that fit, for each dropped one -------------------------------
     def _to_fit_for(self, fn, config, verdict, args, launch, named_args) -> dict:
@@ -1171,11 +1178,13 @@ def early_prune(kernel=None, signature_or_args=None, target=None, *, device: str
 
     kernel: the @triton.jit kernel; None finds it from the calling autotuner, a lambda names one
         defined later. signature_or_args: as check(); None takes the launch's own arguments.
-    top_k: keep only the K best fitting configs by the planner's ranking over a shipped graph
-        family (`graph`, default "triton_matmul"; problem(named_args) gives M, N, K, ELT); the
-        tile constexprs are mapped to its BLOCK_M, BLOCK_N, BLOCK_K by their role in the kernel's
-        product (map_by_role) unless param_names maps them; configs are lowered in the planner's
-        order until K fit, and returned best first.
+    top_k: keep only the first K fitting configs of the planner's autotuning shortlist over a
+        shipped graph family (`graph`, default "triton_matmul"; problem(named_args) gives M, N, K,
+        ELT): its pick, then the fastest config of each other block shape within the model's
+        ranking error, then by estimate (docs/planner.md, "The autotuning shortlist"); the tile
+        constexprs are mapped to its BLOCK_M, BLOCK_N, BLOCK_K by their role in the kernel's
+        product (map_by_role) unless param_names maps them; configs are lowered in the
+        shortlist's order until K fit, and returned in it.
     to_fit: each dropped config's record in .last names its `to_fit` nearest configs that fit
         (check()'s search, at most max_lowerings lowerings each beyond the cache; 0: none).
     on_empty: "raise" (scratchsim.Error naming why) or "keep" (return every config) when none fits.
