@@ -191,34 +191,27 @@ struct TopRow {
   std::string family;
 };
 
-std::vector<TopRow> RowsOf(const PlanResult& plan) {
+// The rows of one plan's list: its ranking (`top`) or its shortlist.
+std::vector<TopRow> RowsOf(const PlanResult& plan, std::vector<RankedConfig> PlanResult::*list = &PlanResult::top) {
   std::vector<TopRow> rows;
-  for (const RankedConfig& c : plan.top) rows.push_back(TopRow{&plan, &c, ""});
+  for (const RankedConfig& c : plan.*list) rows.push_back(TopRow{&plan, &c, ""});
   return rows;
 }
 
-std::vector<TopRow> RowsOf(const FamiliesPlan& plan) {
+// The rows of several families' ranking (`plan.top`, indices into each plan's top) or shortlist
+// (`plan.shortlist`, indices into each plan's shortlist).
+std::vector<TopRow> RowsOf(const FamiliesPlan& plan, std::vector<FamilyRank> FamiliesPlan::*ranks = &FamiliesPlan::top) {
+  std::vector<RankedConfig> PlanResult::*list =
+      ranks == &FamiliesPlan::top ? &PlanResult::top : &PlanResult::shortlist;
   std::vector<TopRow> rows;
-  for (const FamilyRank& r : plan.top) {
-    rows.push_back(TopRow{&plan.plans[r.family], &plan.plans[r.family].top[r.index], plan.summaries[r.family].name});
+  for (const FamilyRank& r : plan.*ranks) {
+    rows.push_back(TopRow{&plan.plans[r.family], &(plan.plans[r.family].*list)[r.index], plan.summaries[r.family].name});
   }
   return rows;
 }
 
-std::vector<TopRow> ShortlistOf(const PlanResult& plan) {
-  std::vector<TopRow> rows;
-  for (const RankedConfig& c : plan.shortlist) rows.push_back(TopRow{&plan, &c, ""});
-  return rows;
-}
-
-std::vector<TopRow> ShortlistOf(const FamiliesPlan& plan) {
-  std::vector<TopRow> rows;
-  for (const FamilyRank& r : plan.shortlist) {
-    rows.push_back(
-        TopRow{&plan.plans[r.family], &plan.plans[r.family].shortlist[r.index], plan.summaries[r.family].name});
-  }
-  return rows;
-}
+std::vector<TopRow> ShortlistOf(const PlanResult& plan) { return RowsOf(plan, &PlanResult::shortlist); }
+std::vector<TopRow> ShortlistOf(const FamiliesPlan& plan) { return RowsOf(plan, &FamiliesPlan::shortlist); }
 
 // The row's place in the ranking (1-based); 0 where the ranking does not list it.
 int RankIn(const std::vector<TopRow>& ranking, const TopRow& row) {
@@ -312,26 +305,38 @@ void RenderTextSweep(const PlanResult& plan, const CompiledGraph& graph, const D
   }
 }
 
+// A table's leading header: `label` in 6 columns, the family where there are several, each axis.
+std::string LeadingHeader(const char* label, const std::vector<std::string>& columns, bool families, int family_width) {
+  std::string header = absl::StrFormat("%6s", label);
+  if (families) header += absl::StrFormat(" %-*s", family_width, "family");
+  for (const std::string& name : columns) header += absl::StrFormat(" %*s", std::max<int>(name.size(), 4), name);
+  return header;
+}
+
+// A row's leading cells: its number, its family, its axis values ("-" where its family has none).
+std::string LeadingCells(const TopRow& row, size_t number, const std::vector<std::string>& columns, bool families,
+                         int family_width) {
+  std::string cells = absl::StrFormat("  %4d", number);
+  if (families) cells += absl::StrFormat(" %-*s", family_width, row.family);
+  for (const std::string& name : columns) {
+    const std::optional<int64_t> v = AxisValue(row, name);
+    const int width = std::max<int>(name.size(), 4);
+    cells += v ? absl::StrFormat(" %*d", width, *v) : absl::StrFormat(" %*s", width, "-");
+  }
+  return cells;
+}
+
 // The ranking: one line per configuration (with its family where there are several), then why.
 void RenderTextTop(const std::vector<TopRow>& rows, const std::vector<std::string>& columns, bool families,
                    const DeviceModel& device, std::ostream& out) {
   if (rows.empty()) return;
   const int family_width = static_cast<int>(FamilyWidth(rows));
   out << absl::StrFormat("\ntop %d (estimated; fastest first)\n", rows.size());
-  std::string header = "  rank";
-  if (families) header += absl::StrFormat(" %-*s", family_width, "family");
-  for (const std::string& name : columns) header += absl::StrFormat(" %*s", std::max<int>(name.size(), 4), name);
-  header += absl::StrFormat(" %10s %8s  %s\n", "time(us)", ScoreUnit(rows), "on-chip");
-  out << header;
+  out << LeadingHeader("rank", columns, families, family_width)
+      << absl::StrFormat(" %10s %8s  %s\n", "time(us)", ScoreUnit(rows), "on-chip");
   for (size_t r = 0; r < rows.size(); ++r) {
     const RankedConfig& c = *rows[r].config;
-    std::string row = absl::StrFormat("  %4d", r + 1);
-    if (families) row += absl::StrFormat(" %-*s", family_width, rows[r].family);
-    for (const std::string& name : columns) {
-      const std::optional<int64_t> v = AxisValue(rows[r], name);
-      const int width = std::max<int>(name.size(), 4);
-      row += v ? absl::StrFormat(" %*d", width, *v) : absl::StrFormat(" %*s", width, "-");
-    }
+    std::string row = LeadingCells(rows[r], r + 1, columns, families, family_width);
     const std::string spaces = SpaceSummary(*rows[r].plan, device, c.fit);
     row += c.estimated ? absl::StrFormat(" %10s %8.1f  %s\n", FormatMicroseconds(c.perf.time_s), c.perf.score, spaces)
                        : absl::StrFormat(" %10s %8s  %s\n", "-", "-", spaces);
@@ -353,19 +358,10 @@ void RenderTextShortlist(const std::vector<TopRow>& shortlist, const std::vector
          "is within the model's ranking error ("
       << (families ? std::string("each family's own") : absl::StrFormat("%.1f%%", permille / 10.0))
       << ") of the pick's, then the ranking's order; time them in this order\n";
-  std::string header = "   try";
-  if (families) header += absl::StrFormat(" %-*s", family_width, "family");
-  for (const std::string& name : columns) header += absl::StrFormat(" %*s", std::max<int>(name.size(), 4), name);
-  out << header << absl::StrFormat(" %10s %6s\n", "time(us)", "rank");
+  out << LeadingHeader("try", columns, families, family_width) << absl::StrFormat(" %10s %6s\n", "time(us)", "rank");
   for (size_t r = 0; r < shortlist.size(); ++r) {
     const RankedConfig& c = *shortlist[r].config;
-    std::string row = absl::StrFormat("  %4d", r + 1);
-    if (families) row += absl::StrFormat(" %-*s", family_width, shortlist[r].family);
-    for (const std::string& name : columns) {
-      const std::optional<int64_t> v = AxisValue(shortlist[r], name);
-      const int width = std::max<int>(name.size(), 4);
-      row += v ? absl::StrFormat(" %*d", width, *v) : absl::StrFormat(" %*s", width, "-");
-    }
+    std::string row = LeadingCells(shortlist[r], r + 1, columns, families, family_width);
     const int rank = RankIn(ranking, shortlist[r]);
     row += absl::StrFormat(" %10s %6s", c.estimated ? FormatMicroseconds(c.perf.time_s) : std::string("-"),
                            rank > 0 ? absl::StrCat(rank) : absl::StrCat(">", ranking.size()));

@@ -56,17 +56,7 @@ std::vector<std::pair<int64_t, int64_t>> BlockAndStages(const std::vector<Ranked
 }
 
 absl::StatusOr<PlanResult> PlanShortlistGraph(const std::string& fields, int threads) {
-  CompiledGraph graph = CompileGraphText(absl::StrFormat(kShortlistGraph, fields));
-  auto device = LoadDevice("h100");
-  if (!device.ok()) return device.status();
-  auto axes = BuildParamSpace(graph, {}, {});
-  if (!axes.ok()) return axes.status();
-  auto values = BindParameters(graph, {});
-  if (!values.ok()) return values.status();
-  PlanOptions options;
-  options.top_k = 4;
-  options.threads = threads;
-  return Plan(graph, *device, *axes, *values, options);
+  return PlanDefaultSpace(CompileGraphText(absl::StrFormat(kShortlistGraph, fields)), /*top_k=*/4, threads);
 }
 
 TEST(ShortlistTest, HedgesWithTheFastestOfEachBlockShapeWithinTheRankingError) {

@@ -29,8 +29,9 @@ inline constexpr char kBlockSweepGraph[] = R"pb(
   %s
 )pb";
 
-// Plans the graph's default parameter space on the H100, keeping the best `top_k`.
-inline absl::StatusOr<PlanResult> PlanDefaultSpace(const CompiledGraph& graph, int top_k) {
+// Plans the graph's default parameter space on the H100, keeping the best `top_k` (on `threads`
+// workers; 0: as many as the machine has).
+inline absl::StatusOr<PlanResult> PlanDefaultSpace(const CompiledGraph& graph, int top_k, int threads = 0) {
   absl::StatusOr<DeviceModel> device = LoadDevice("h100");
   if (!device.ok()) return device.status();
   auto axes = BuildParamSpace(graph, {}, {});
@@ -39,6 +40,7 @@ inline absl::StatusOr<PlanResult> PlanDefaultSpace(const CompiledGraph& graph, i
   if (!values.ok()) return values.status();
   PlanOptions options;
   options.top_k = top_k;
+  options.threads = threads;
   return Plan(graph, *device, *std::move(axes), *values, options);
 }
 
