@@ -1,9 +1,14 @@
-"""Launches the Triton matmul once per (shape, configuration) of the decode check, for Nsight
-Compute (bench/planner/decode_ncu.sh): fit-part decode rows of the workload suite, f16, depths 2-4
-at two BLOCK_K, so that the latency chain (trips / (stages - 1)) and the DRAM bytes can be read
-per launch beside the kernel's own duration.
+"""Launches the Triton matmul once per (shape, configuration) of a decode check, for Nsight
+Compute (bench/planner/decode_ncu.sh), f16:
 
-    python3 decode_ncu.py ORDER.json          # launches (under ncu)
+* "fit": fit-part decode rows of the workload suite, depths 2-4 at two BLOCK_K, so that the
+  latency chain (trips / (stages - 1)) and the DRAM bytes can be read per launch beside the
+  kernel's own duration;
+* "wide": 16-token rows of wide outputs (an lm_head of 151,936 columns, Phi-4's gate and up),
+  where 32 x 128 tiles at depths 2-3 measure fastest and the model ranks 32 x 256 at depth 4
+  first: both widths at both BLOCK_K and depths 2-4, for occupancy, waves and DRAM throughput.
+
+    python3 decode_ncu.py ORDER.json [SET]    # launches (under ncu); SET fit (default) or wide
     python3 decode_ncu.py --summarize ORDER.json NCU.csv SIMULATE   # table: ncu against the model
 """
 import json
@@ -17,10 +22,16 @@ CONFIGS = [(64, 64, 128, s, 4) for s in (2, 3, 4)] + [(64, 64, 64, s, 4) for s i
           [(32, 32, 128, s, 4) for s in (2, 3, 4)] + [(64, 128, 128, s, 4) for s in (3, 4)]
 
 
-def launch_all(order_path):
+SETS = {"fit": (SHAPES, CONFIGS),
+        "wide": ([(16, 151936, 4096), (16, 35840, 5120)],
+                 [(32, n, k, s, 4) for n in (128, 256) for k in (64, 128) for s in (2, 3, 4)])}
+
+
+def launch_all(order_path, which="fit"):
     sys.path.insert(0, HERE)
     from sweep_workloads import launch_in_order
-    launch_in_order(order_path, SHAPES, CONFIGS, "f16")
+    shapes, configs = SETS[which]
+    launch_in_order(order_path, shapes, configs, "f16")
 
 
 def summarize(order_path, csv_path, simulate):
@@ -28,7 +39,7 @@ def summarize(order_path, csv_path, simulate):
     order = json.load(open(order_path))
     launches = kernels(csv_path)
     # The first launch of each configuration compiles it: ncu profiles launches, so the order holds.
-    print("shape            config              ncu_us  dram_MB  dram_%  model_us  latency_us  dram_us")
+    print("shape            config              ncu_us  dram_MB  dram_%  occ_%  waves  model_us  latency_us  dram_us")
     for o, m in zip(order, launches):
         sets = [f"{k}={v}" for k, v in o["config"].items()]
         args = [simulate, "plan", "--device", "h200", "--graph", os.path.join(HERE, "..", "..", "models", "graphs",
@@ -41,13 +52,15 @@ def summarize(order_path, csv_path, simulate):
         dram = m.get("dram__bytes_read.sum", (float("nan"), ""))
         scale = {"byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1, "Gbyte": 1e3}.get(dram[1], float("nan"))
         pct = m.get("dram__throughput.avg.pct_of_peak_sustained_elapsed", (float("nan"), ""))[0]
+        occupancy = m.get("sm__warps_active.avg.pct_of_peak_sustained_active", (float("nan"), ""))[0]
+        waves = m.get("launch__waves_per_multiprocessor", (float("nan"), ""))[0]
         cfg = "/".join(str(v) for v in o["config"].values())
-        print(f"{o['M']}x{o['N']}x{o['K']:<6} {cfg:18} {us:8.1f} {dram[0] * scale:8.1f} {pct:6.1f} "
-              f"{plan['estimated_us']:9.1f} {t['latency']:10.1f} {t['dram']:8.1f}")
+        print(f"{o['M']}x{o['N']}x{o['K']:<6} {cfg:18} {us:8.1f} {dram[0] * scale:8.1f} {pct:6.1f} {occupancy:6.1f} "
+              f"{waves:6.2f} {plan['estimated_us']:9.1f} {t['latency']:10.1f} {t['dram']:8.1f}")
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "--summarize":
         summarize(*sys.argv[2:5])
     else:
-        launch_all(sys.argv[1])
+        launch_all(*sys.argv[1:3])
