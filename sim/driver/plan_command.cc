@@ -45,6 +45,10 @@ constexpr char kPlanUsage[] = R"(usage:
       Without --param the graph's parameter ranges (min/max/power_of_two) are swept; --set fixes
       a parameter; problem-size parameters are never swept. --format json lists configurations
       with their parameters for autotuners (Triton prune_configs_by, Helion configs).
+      Beside the ranking, the autotuning shortlist says what to time first: the pick, then the
+      fastest configuration of each other block shape whose estimate is within the graph's
+      ranking error of the pick's (ranking_error_permille), then the ranking's order (text:
+      listed where it differs from the ranking; json: "shortlist").
       Several --graph are kernel families of one problem (the plain and the split-K matmul):
       each is swept, --set and --param apply to every graph that has the parameter (one that no
       graph has is an error), and the configurations of all rank together with a family column;
