@@ -112,6 +112,16 @@ struct SweepSpec {
   std::string device = "h100";
 };
 
+// The measured times of a list's timed configurations, in the list's order.
+std::vector<double> TimedInOrder(const std::map<Config, double>& measured, const std::vector<RankedConfig>& list) {
+  std::vector<double> ms;
+  for (const RankedConfig& config : list) {
+    auto it = measured.find(config.values);
+    if (it != measured.end()) ms.push_back(it->second);
+  }
+  return ms;
+}
+
 // Plans every (dtype, shape) row of the sweep files over `space` (empty: the graph's default
 // space) and compares the ranking with the measured times.
 Quality Judge(const SweepSpec& spec) {
@@ -147,16 +157,8 @@ Quality Judge(const SweepSpec& spec) {
       EXPECT_TRUE(plan.ok()) << plan.status();
       if (!plan.ok()) continue;
       // Measured times of the timed configurations, in the ranking's and in the shortlist's order.
-      auto timed = [&measured](const std::vector<RankedConfig>& list) {
-        std::vector<double> ms;
-        for (const RankedConfig& config : list) {
-          auto it = measured.find(config.values);
-          if (it != measured.end()) ms.push_back(it->second);
-        }
-        return ms;
-      };
-      const std::vector<double> ranked_ms = timed(plan->top);
-      const std::vector<double> shortlist_ms = timed(plan->shortlist);
+      const std::vector<double> ranked_ms = TimedInOrder(measured, plan->top);
+      const std::vector<double> shortlist_ms = TimedInOrder(measured, plan->shortlist);
       EXPECT_FALSE(ranked_ms.empty()) << sweep;
       if (ranked_ms.empty()) continue;
       double best = measured.begin()->second;
