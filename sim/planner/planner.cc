@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -38,7 +39,7 @@ struct WorkerState {
   // [limit][axis value slot]
   std::vector<uint64_t> value_counts;
   std::vector<Candidate> heap;  // max-heap by "worse": top is the worst kept
-  // The fastest estimated configuration of each block shape (Sweep::BlockShape), for the shortlist.
+  // The fastest estimated configuration of each block shape (BlockShape), for the shortlist.
   absl::flat_hash_map<uint64_t, Candidate> block_best;
   WorkerState() { std::fill(std::begin(first_index), std::end(first_index), UINT64_MAX); }
 };
@@ -402,10 +403,13 @@ std::vector<std::pair<Candidate, bool>> ShortlistCandidates(const WorkerState& m
     if (shape != pick_shape && c.key.time_s <= limit) hedges.push_back(c);
   }
   std::sort(hedges.begin(), hedges.end());
-  for (const Candidate& c : hedges) list.emplace_back(c, true);
+  absl::flat_hash_set<uint64_t> listed = {pick.index};
+  for (const Candidate& c : hedges) {
+    list.emplace_back(c, true);
+    listed.insert(c.index);
+  }
   for (const Candidate& c : merged.heap) {
-    const bool listed = std::any_of(list.begin(), list.end(), [&c](const auto& e) { return e.first.index == c.index; });
-    if (!listed) list.emplace_back(c, false);
+    if (!listed.contains(c.index)) list.emplace_back(c, false);
   }
   if (list.size() > top_k) list.resize(top_k);
   return list;
