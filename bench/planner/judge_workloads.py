@@ -133,10 +133,6 @@ def main():
                         "its ranking's")
     args = p.parse_args()
     plans = load(args.plans)
-    if args.shortlist:
-        for section in ("matmul", "attention"):
-            for r in plans.get(section, []):
-                r["top5_list"] = r["shortlist"]
     times, _, anchors, _ = measured(args.timings)
     owned = owned_rows()
     out = {}
@@ -149,7 +145,7 @@ def main():
                 rk = row_key(r)
                 if rk not in times or (part, rk) not in owned:
                     continue
-                j = judge_row(r["ranking"], times[rk], top_list=r.get("top5_list"))
+                j = judge_row(r["ranking"], times[rk], top_list=r["shortlist"] if args.shortlist else None)
                 if j is None:
                     continue
                 anchor = anchors.get(rk, {})

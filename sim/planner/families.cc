@@ -102,8 +102,8 @@ std::vector<FamilyRank> MergeShortlist(const std::vector<PlanResult>& plans, con
     for (int i = 0; i < static_cast<int>(plan.shortlist.size()); ++i) {
       if (f == pick.family && i == 0) continue;
       const bool hedge = plan.shortlist[i].hedge || (i == 0 && f != pick.family);
-      const bool within = plan.ranking_error_permille >= 0 && plan.shortlist[i].estimated &&
-                          plan.shortlist[i].perf.time_s <= best.perf.time_s * (1 + plan.ranking_error_permille / 1000.0);
+      const bool within = plan.shortlist[i].estimated &&
+                          WithinRankingError(plan.shortlist[i].perf.time_s, best.perf.time_s, plan.ranking_error_permille);
       (hedge && within ? hedges : rest).push_back(FamilyRank{f, i});
     }
   }

@@ -194,6 +194,7 @@ class Sweep {
   int total_values() const { return value_offset_.back(); }
   size_t top_k() const { return top_k_; }
   bool hedging() const { return hedging_; }
+  const std::vector<int>& block_axes() const { return block_axes_; }
   // Where axis a's values start in a row of WorkerState::value_counts.
   int value_offset(int a) const { return value_offset_[a]; }
 
@@ -397,10 +398,11 @@ std::vector<std::pair<Candidate, bool>> ShortlistCandidates(const WorkerState& m
   const Candidate& pick = merged.heap.front();
   list.emplace_back(pick, false);
   const uint64_t pick_shape = BlockShape(block_axes, result.axes, Digits(result.axes, pick.index));
-  const double limit = pick.key.time_s * (1 + result.ranking_error_permille / 1000.0);
   std::vector<Candidate> hedges;
   for (const auto& [shape, c] : merged.block_best) {
-    if (shape != pick_shape && c.key.time_s <= limit) hedges.push_back(c);
+    if (shape != pick_shape && WithinRankingError(c.key.time_s, pick.key.time_s, result.ranking_error_permille)) {
+      hedges.push_back(c);
+    }
   }
   std::sort(hedges.begin(), hedges.end());
   absl::flat_hash_set<uint64_t> listed = {pick.index};
@@ -413,6 +415,29 @@ std::vector<std::pair<Candidate, bool>> ShortlistCandidates(const WorkerState& m
   }
   if (list.size() > top_k) list.resize(top_k);
   return list;
+}
+
+// PlanResult::shortlist with every figure the report shows: the ranking's configurations as
+// `result.top` has them, the hedges it lacks ranked here.
+absl::StatusOr<std::vector<RankedConfig>> RankShortlist(const CompiledGraph& graph, const FitEngine& engine,
+                                                        const PerfExpressions& perf, const PlanOptions& options,
+                                                        const WorkerState& merged, const std::vector<int>& block_axes,
+                                                        size_t top_k, const PlanResult& result) {
+  const std::vector<std::pair<Candidate, bool>> listed = ShortlistCandidates(merged, block_axes, result, top_k);
+  absl::flat_hash_map<uint64_t, const RankedConfig*> ranked;
+  for (const RankedConfig& c : result.top) ranked[c.index] = &c;
+  std::vector<Candidate> unranked;
+  for (const auto& [c, hedge] : listed) {
+    if (!ranked.contains(c.index)) unranked.push_back(c);
+  }
+  ASSIGN_OR_RETURN(const std::vector<RankedConfig> hedges, Rank(graph, engine, perf, options, unranked, result));
+  for (const RankedConfig& c : hedges) ranked[c.index] = &c;
+  std::vector<RankedConfig> shortlist;
+  for (const auto& [c, hedge] : listed) {
+    shortlist.push_back(*ranked.at(c.index));
+    shortlist.back().hedge = hedge;
+  }
+  return shortlist;
 }
 
 // One family per limit that pruned something: its first configuration evaluated again for the
@@ -465,6 +490,10 @@ absl::Status ZeroEstimateError(const CompiledGraph& graph, const PlanResult& res
 }
 
 }  // namespace
+
+bool WithinRankingError(double time_s, double pick_time_s, int64_t ranking_error_permille) {
+  return ranking_error_permille >= 0 && time_s <= pick_time_s * (1 + ranking_error_permille / 1000.0);
+}
 
 RankKey RankKeyOf(const RankedConfig& config) {
   if (!config.estimated) return RankKey{std::numeric_limits<double>::infinity(), 0};
@@ -527,12 +556,8 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
   }
   ASSIGN_OR_RETURN(result.top, Rank(graph, engine, perf, options, merged.heap, result));
   if (sweep.hedging()) {
-    const std::vector<std::pair<Candidate, bool>> listed =
-        ShortlistCandidates(merged, BlockAxes(graph, result.axes), result, sweep.top_k());
-    std::vector<Candidate> candidates;
-    for (const auto& [c, hedge] : listed) candidates.push_back(c);
-    ASSIGN_OR_RETURN(result.shortlist, Rank(graph, engine, perf, options, candidates, result));
-    for (size_t i = 0; i < listed.size(); ++i) result.shortlist[i].hedge = listed[i].second;
+    ASSIGN_OR_RETURN(result.shortlist,
+                     RankShortlist(graph, engine, perf, options, merged, sweep.block_axes(), sweep.top_k(), result));
   } else {
     result.shortlist = result.top;
   }

@@ -140,6 +140,10 @@ struct RankKey {
 };
 RankKey RankKeyOf(const RankedConfig& config);
 
+// The shortlist's hedge rule: an estimate within the ranking error (thousandths; negative: none)
+// of the pick's. One rule for one plan (PlanResult::shortlist) and for families planned together.
+bool WithinRankingError(double time_s, double pick_time_s, int64_t ranking_error_permille);
+
 // Sweeps `axes` over `base_values` (BindParameters output). Deterministic: the result does not
 // depend on the thread count.
 absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& device,
