@@ -4,7 +4,7 @@ modules Inductor generated on the GPU machine (tests/data/inductor) handed to a 
 choices, as autotune_select_algorithm hands them, timed for every way of checking them.
 
     python3 bench/inductor/hook_cost.py [--json FILE] [--space D] [--only flex,block] [--modes fast,...]
-    python3 bench/inductor/hook_cost.py --space D --record FILE   # every config's exact figure
+    python3 bench/inductor/hook_cost.py --space D [--backward] --record FILE   # every config's exact figure
 
 Each mode prints: lowered (exact checks), decided by bound (dominance: fits / over), by estimate
 (always 0: no estimate decides, docs/inductor.md), dropped, and the hook's wall time.
@@ -28,7 +28,8 @@ scratchsim. Modes, each in a fresh verdict cache:
 --space D adds Inductor's exhaustive FlexAttention forward list (max_autotune_flex_search_space=
 "EXHAUSTIVE", 144 configs) rendered from the recorded forward kernel of head dim D (128 or 256) and
 judged for sm_90 on the H200 model: how many configs cannot fit, and the hook's cost there
-(--only '' for that set alone).
+(--only '' for that set alone); with --backward (D = 256), the exhaustive backward list instead
+(900 configs, from the recorded backward kernel).
 """
 import argparse
 import json
@@ -65,14 +66,14 @@ def choices_of(sources, directory):
     return out
 
 
-def render(source, block_m, block_n, stages, warps):
-    """The recorded FlexAttention forward module with another config, as Inductor renders its
-    template: the tile constexprs in the kernel body and config_args, num_stages/num_warps in the
-    decorator."""
-    s = re.sub(r"(\bBLOCK_M\s*:\s*tl\.constexpr\s*=\s*)\d+", rf"\g<1>{block_m}", source)
-    s = re.sub(r"(\bBLOCK_N\s*:\s*tl\.constexpr\s*=\s*)\d+", rf"\g<1>{block_n}", s)
-    s = re.sub(r"'BLOCK_M': \d+", f"'BLOCK_M': {block_m}", s)
-    s = re.sub(r"'BLOCK_N': \d+", f"'BLOCK_N': {block_n}", s)
+def render(source, tiles, stages, warps):
+    """A recorded FlexAttention module with another config, as Inductor renders its template: the
+    tile constexprs (`tiles`: {"BLOCK_M": 64, ...}) in the kernel body and config_args,
+    num_stages/num_warps in the decorator."""
+    s = source
+    for name, value in tiles.items():
+        s = re.sub(rf"(\b{name}\s*:\s*tl\.constexpr\s*=\s*)\d+", rf"\g<1>{value}", s)
+        s = re.sub(rf"'{name}': \d+", f"'{name}': {value}", s)
     s = re.sub(r"^num_stages=\d+,", f"num_stages={stages},", s, flags=re.M)
     return re.sub(r"^num_warps=\d+,", f"num_warps={warps},", s, flags=re.M)
 
@@ -91,10 +92,26 @@ def exhaustive_fwd_sources(flex_records, head_dim):
                     and "backward" not in name)
         assert f"QK_HEAD_DIM : tl.constexpr = {head_dim}" in base
     confs = CUDAConfigHeuristic().exhaustive_flex_attn_fwd_configs
-    return [render(base, c.block_m, c.block_n, c.num_stages, c.num_warps) for c in confs]
+    return [render(base, {"BLOCK_M": c.block_m, "BLOCK_N": c.block_n}, c.num_stages, c.num_warps) for c in confs]
 
 
-def record_space(ssi, sources, path, head_dim):
+def exhaustive_bwd_sources(head_dim):
+    """Inductor's exhaustive backward list (900 configs: BLOCK_M1/N1/M2/N2 16-128 where the kernel's
+    static assertions allow, num_stages 1, 3, 4, num_warps 2, 4, 8) rendered from the backward
+    kernel of run1's flex256_off output code (head dim 256, the only recorded backward at it)."""
+    from torch._inductor.template_heuristics.triton import CUDAConfigHeuristic
+    import scratchsim.inductor as ssi
+    with tarfile.open(DATA) as t:
+        code = t.extractfile("run1/flex256_off.code.py").read().decode()
+    base = next(src for name, src in ssi.kernels_from_output_code(code)
+                if name.startswith("triton_tem_fused_flex_attention_backward_"))
+    assert f"QK_HEAD_DIM : tl.constexpr = {head_dim}" in base
+    confs = CUDAConfigHeuristic().exhaustive_flex_attn_bwd_configs
+    return [render(base, {"BLOCK_M1": c.block_m1, "BLOCK_N1": c.block_n1, "BLOCK_M2": c.block_m2,
+                          "BLOCK_N2": c.block_n2}, c.num_stages, c.num_warps) for c in confs]
+
+
+def record_space(ssi, sources, path, head_dim, backward=False):
     """Every config of an exhaustive space lowered and judged (Triton's exact figure): the truth
     the fast path's tests replay (tests/data/inductor/space_fwd_d<D>_sm90.json)."""
     rows = []
@@ -104,10 +121,12 @@ def record_space(ssi, sources, path, head_dim):
         limit = v["limit"]
     import torch
     import triton
-    out = {"what": f"Inductor's exhaustive FlexAttention forward space (max_autotune_flex_search_space="
-                   f"EXHAUSTIVE), head dim {head_dim}, bf16, rendered from run1's recorded forward kernel; "
+    way = "backward" if backward else "forward"
+    out = {"what": f"Inductor's exhaustive FlexAttention {way} space (max_autotune_flex_search_space="
+                   f"EXHAUSTIVE), head dim {head_dim}, bf16, rendered from run1's recorded {way} kernel; "
                    "each config lowered to TTGIR for sm_90 and judged on the h200 model (Triton's allocation)",
-           "command": f"bench/inductor/hook_cost.py --space {head_dim} --record {os.path.basename(path)}",
+           "command": f"bench/inductor/hook_cost.py --space {head_dim}{' --backward' if backward else ''} "
+                      f"--record {os.path.basename(path)}",
            "date_utc": time.strftime("%Y-%m-%d", time.gmtime()), "torch": torch.__version__,
            "triton": triton.__version__, "target": "sm_90", "device": "h200",
            "limit": limit}
@@ -151,6 +170,8 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--only", default="flex,block")
     ap.add_argument("--space", type=int, choices=(128, 256), help="head dim of the exhaustive forward space")
+    ap.add_argument("--backward", action="store_true",
+                    help="with --space 256: Inductor's exhaustive backward list (900 configs) instead")
     ap.add_argument("--modes", default="every,dominance,infer,fast,again")
     ap.add_argument("--record", help="with --space: write every config's exact figure to this JSON file")
     a = ap.parse_args()
@@ -165,9 +186,14 @@ def main():
         for r in recs[key]:
             by_template.setdefault(r["template"], []).append(r["source"])
         sets[key] = [(tpl, choices_of(srcs, tmp)) for tpl, srcs in by_template.items()]
+    if a.backward and a.space != 256:
+        ap.error("--backward needs --space 256: the only recorded backward kernel is at head dim 256")
+    space_sources = []
     if a.space:
-        sets[f"flex_fwd_exhaustive_d{a.space}"] = [
-            ("flex_attention", choices_of(exhaustive_fwd_sources(recs["flex"], a.space), tmp))]
+        space_sources = exhaustive_bwd_sources(a.space) if a.backward else exhaustive_fwd_sources(recs["flex"], a.space)
+        way = "bwd" if a.backward else "fwd"
+        sets[f"flex_{way}_exhaustive_d{a.space}"] = [
+            ("flex_attention_backward" if a.backward else "flex_attention", choices_of(space_sources, tmp))]
     out = {"date_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpu": platform.processor() or
            platform.machine(), "cores": os.cpu_count(), "python": sys.version.split()[0], "torch": torch.__version__,
            "triton": triton.__version__, "target": "sm_90", "device": "h200", "sets": {}}
@@ -176,7 +202,7 @@ def main():
     except (OSError, StopIteration):
         pass
     if a.record:
-        return record_space(ssi, exhaustive_fwd_sources(recs["flex"], a.space), a.record, a.space)
+        return record_space(ssi, space_sources, a.record, a.space, a.backward)
     # Warm-up outside the timings: Triton's and Inductor's imports, one lowering.
     ssi.check_source(recs["block"][0]["source"], "triton_mm", "sm_90", "h200")
     if "pool" in a.modes.split(","):

@@ -222,6 +222,89 @@ def _scaled_guess(params: Mapping, figures: Sequence[tuple]) -> bool:
     return shared * _size(params) / _size(near) > limit
 
 
+# Lowered figures of a family (its kin's included) from which _fitted_guess orders the lowerings:
+# fewer leave the fit underdetermined, and the nearest-figure guess (_scaled_guess) orders instead.
+FIT_MIN_FIGURES = 3
+# The ridge term of that fit, small beside the bytes it fits: it only keeps the normal equations
+# solvable while fewer figures than coefficients are known.
+_FIT_RIDGE = 1e-3
+
+
+def _figure_terms(params: Mapping, names: Sequence[str]) -> list:
+    """The terms of _fitted_guess's linear form over the tiles `names`: a constant, each tile and
+    each product of two tiles, and each of these times num_stages. Triton's buffers are operand
+    tiles (a tile by a fixed dimension, FlexAttention's head dim; or a product of two, a matmul's
+    BLOCK_M x BLOCK_K), alone or in a ring of num_stages slots."""
+    stages = params.get("num_stages", 1) or 1
+    tiles = [params.get(n) or 1 for n in names]
+    products = [tiles[i] * tiles[j] for i in range(len(tiles)) for j in range(i + 1, len(tiles))]
+    plain = [1.0] + tiles + products
+    return plain + [t * stages for t in plain]
+
+
+def _solve(a: list, b: list) -> list:
+    """The solution of the square system a x = b (Gaussian elimination with partial pivoting)."""
+    n = len(b)
+    m = [row[:] + [rhs] for row, rhs in zip(a, b)]
+    for col in range(n):
+        piv = max(range(col, n), key=lambda r: abs(m[r][col]))
+        m[col], m[piv] = m[piv], m[col]
+        if m[col][col] == 0:
+            continue
+        for r in range(col + 1, n):
+            f = m[r][col] / m[col][col]
+            for c in range(col, n + 1):
+                m[r][c] -= f * m[col][c]
+    x = [0.0] * n
+    for r in reversed(range(n)):
+        acc = m[r][n] - sum(m[r][c] * x[c] for c in range(r + 1, n))
+        x[r] = acc / m[r][r] if m[r][r] else 0.0
+    return x
+
+
+def _fit_linear(points: Sequence[tuple], names: Sequence[str]) -> Callable[[Mapping], float]:
+    """The least-squares fit of figures [(params, shared)] to _figure_terms over the tiles `names`."""
+    rows = [_figure_terms(p, names) for p, _ in points]
+    n = len(rows[0])
+    gram = [[sum(r[i] * r[j] for r in rows) + (_FIT_RIDGE if i == j else 0.0) for j in range(n)] for i in range(n)]
+    coef = _solve(gram, [sum(r[i] * y for r, (_, y) in zip(rows, points)) for i in range(n)])
+    return lambda params: sum(c * t for c, t in zip(coef, _figure_terms(params, names)))
+
+
+# Rounds of _fitted_guess's assignment of figures to loops: it settles in two or three on the
+# recorded spaces; the cap only bounds a figure that flips between two loops.
+_LOOP_FIT_ROUNDS = 8
+
+
+def _fitted_guess(figures: Sequence[tuple]) -> Callable[[Mapping], bool]:
+    """Whether a config is guessed over the limit, from the lowered figures [(params, shared,
+    limit)] of its family and its kin (which differ in num_warps only by their layout-conversion
+    scratch). Within one loop of a template the allocation is a sum of _figure_terms' buffers; tiles
+    whose names end in one index (BLOCK_M1 and BLOCK_N1; BLOCK_M2 and BLOCK_N2) are one loop's, and
+    Triton's allocator overlaps the buffers of loops that are not live together, so the figure is
+    the largest loop's (FlexAttention's backward: dK and dV over BLOCK_M1/N1, then dQ over
+    BLOCK_M2/N2, tests/data/inductor/space_bwd_d256_sm90.json). Each loop's sum is fitted by least
+    squares to the figures it is the largest for, alternating with that assignment. Only an order for
+    frontier_pick, never a verdict: a nearest figure scaled by the tile product (_scaled_guess)
+    misjudges a template of several loops."""
+    names = sorted({k for f in figures for k in f[0] if k.startswith("BLOCK_")})
+    loops: dict = {}
+    for name in names:
+        loops.setdefault(re.sub(r"^BLOCK_[A-Z]+", "", name), []).append(name)
+    groups = list(loops.values()) or [[]]
+    points = [(f[0], f[1]) for f in figures]
+    models = [_fit_linear(points, g) for g in groups]
+    owner = None
+    for _ in range(_LOOP_FIT_ROUNDS if len(groups) > 1 else 0):
+        new_owner = [max(range(len(groups)), key=lambda i: models[i](p)) for p, _ in points]
+        if new_owner == owner:
+            break
+        owner = new_owner
+        models = [_fit_linear([pt for pt, o in zip(points, owner) if o == i] or points, g) for i, g in enumerate(groups)]
+    limit = figures[0][2]
+    return lambda params: max(m(params) for m in models) > limit
+
+
 def frontier_pick(undecided: Sequence[Mapping], predicted: Mapping[tuple, bool] | None = None,
                   candidates: int = 48) -> int:
     """The index of the config of one family (params, all undecided) to lower next, so that few
@@ -662,13 +745,20 @@ class Pruner:
 
     def _guess(self, family: tuple, undecided: list) -> dict | None:
         """fast: frontier_pick's guess for a family: how its kin (other num_warps) settled, else the
-        last family of its template (another op, shape), else, until a lowering says otherwise,
-        that all fit (most of Inductor's default spaces do: then the maximal choices, as few as
-        possible, settle it); once one does not fit, _scaled_guess from the family's figures."""
-        guess = self._settled.get(_kin(family)) or self._settled.get(family[0])
-        if guess:
+        last family of its template (another op, shape), as long as no lowering of this family has
+        contradicted it; else, with FIT_MIN_FIGURES lowered figures of the family and its kin,
+        _fitted_guess over them; else, until a lowering says otherwise, that all fit (most of
+        Inductor's default spaces do: then the maximal choices, as few as possible, settle it);
+        once one does not fit, _scaled_guess from the family's figures."""
+        settled = self._settled.get(_kin(family)) or self._settled.get(family[0])
+        own = self._figures.get(family, [])
+        if settled and all(settled.get(_tiles(p)) in (None, shared > limit) for p, shared, limit in own):
             rest = None if family in self._over_seen else False
-            return {_tiles(e[3]): guess.get(_tiles(e[3]), rest) for e in undecided}
+            return {_tiles(e[3]): settled.get(_tiles(e[3]), rest) for e in undecided}
+        figures = [fig for g, figs in self._figures.items() if _kin(g) == _kin(family) for fig in figs]
+        if len(figures) >= FIT_MIN_FIGURES:
+            over = _fitted_guess(figures)
+            return {_tiles(e[3]): over(e[3]) for e in undecided}
         if family not in self._over_seen:
             return {_tiles(e[3]): False for e in undecided}
         return {_tiles(e[3]): _scaled_guess(e[3], self._figures[family]) for e in undecided}
