@@ -63,7 +63,10 @@ after the eleventh was judged: planned before it was timed. A thirteenth ("heldo
 Mistral-Large-2 over 8 GPUs, Phi-4, Phi-4-mini, InternLM3-8B, and the expert FFNs of
 Qwen3-235B-A22B and DBRX), matmuls and attention, judges the autotuning shortlist hedged across
 block shapes (bench/planner/shortlist.py) beside the ranking, added after the twelfth was judged:
-planned before it was timed.
+planned before it was timed. A fourteenth ("heldout14": gpt-oss-20b's expert FFNs, Mistral-NeMo-
+Minitron-8B, Qwen3-1.7B, ERNIE-4.5-0.3B, Qwen2.5-Omni-3B's text model), matmuls and attention,
+judges the planner as it stands, the shortlist in the planner, a second time blind, added after
+the thirteenth was judged: planned before it was timed.
 """
 import json
 import sys
@@ -420,11 +423,29 @@ MODELS = {
     # attn_config.kv_n_heads, ffn_config.ffn_hidden_size)
     "dbrx": {"part": "heldout13", "hidden": 6144, "intermediate": 10752, "heads": 48, "kv_heads": 8,
              "head_dim": 128, "vocab": 100352, "tp": 1},
+    # https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json (intermediate_size is an
+    # expert's: the expert FFNs)
+    "gpt-oss-20b": {"part": "heldout14", "hidden": 2880, "intermediate": 2880, "heads": 64, "kv_heads": 8,
+                    "head_dim": 64, "vocab": 201088, "tp": 1},
+    # https://huggingface.co/nvidia/Mistral-NeMo-Minitron-8B-Base (model card: embedding 4096, 32
+    # heads, MLP 11520; the attention's 8 KV heads of 128 and the vocabulary are Mistral-NeMo-12B's,
+    # config.json)
+    "minitron-8b": {"part": "heldout14", "hidden": 4096, "intermediate": 11520, "heads": 32, "kv_heads": 8,
+                    "head_dim": 128, "vocab": 131072, "tp": 1},
+    # https://huggingface.co/Qwen/Qwen3-1.7B/blob/main/config.json
+    "qwen3-1.7b": {"part": "heldout14", "hidden": 2048, "intermediate": 6144, "heads": 16, "kv_heads": 8,
+                   "head_dim": 128, "vocab": 151936, "tp": 1},
+    # https://huggingface.co/baidu/ERNIE-4.5-0.3B-PT/blob/main/config.json
+    "ernie-4.5-0.3b": {"part": "heldout14", "hidden": 1024, "intermediate": 3072, "heads": 16, "kv_heads": 2,
+                       "head_dim": 128, "vocab": 103424, "tp": 1},
+    # https://huggingface.co/Qwen/Qwen2.5-Omni-3B/blob/main/config.json (thinker_config.text_config)
+    "qwen2.5-omni-3b": {"part": "heldout14", "hidden": 2048, "intermediate": 11008, "heads": 16, "kv_heads": 2,
+                        "head_dim": 128, "vocab": 151936, "tp": 1},
 }
 
 # The parts, in the order they were added, and those whose models are in the suite for attention only.
 PARTS = ("fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8",
-         "heldout9", "heldout10", "heldout11", "heldout12", "heldout13")
+         "heldout9", "heldout10", "heldout11", "heldout12", "heldout13", "heldout14")
 ATTENTION_ONLY_PARTS = ("heldout3", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10")
 
 # Which layers at which token counts: decode is where small grids live, prefill the large square-ish
@@ -478,6 +499,9 @@ ATTENTION = [
     ("mistral-large-2-tp8", 13, 2048), ("mistral-large-2-tp8", 5, 8192), ("phi-4", 7, 1024), ("phi-4", 2, 16384),
     ("phi-4-mini", 11, 1024), ("phi-4-mini", 7, 4096), ("internlm3-8b", 13, 1024), ("internlm3-8b", 5, 8192),
     ("qwen3-235b-a22b", 7, 1024), ("qwen3-235b-a22b", 4, 4096), ("dbrx", 9, 1024), ("dbrx", 5, 2048),
+    ("gpt-oss-20b", 5, 2048), ("gpt-oss-20b", 4, 4096), ("minitron-8b", 11, 2048), ("minitron-8b", 6, 8192),
+    ("qwen3-1.7b", 13, 1024), ("qwen3-1.7b", 7, 4096), ("ernie-4.5-0.3b", 21, 1024), ("ernie-4.5-0.3b", 13, 2048),
+    ("qwen2.5-omni-3b", 17, 1024), ("qwen2.5-omni-3b", 3, 16384),
 ]
 
 
