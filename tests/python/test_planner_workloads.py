@@ -20,6 +20,7 @@ RUN10 = "tests/data/planner/h200-heldout10-2026-11-30"  # the tenth (attention o
 RUN11 = "tests/data/planner/h200-heldout11-2026-11-30"  # the eleventh
 RUN12 = "tests/data/planner/h200-heldout12-2026-11-30"  # the twelfth
 RUN13 = "tests/data/planner/h200-heldout13-2026-12-01"  # the thirteenth
+RUN14 = "tests/data/planner/h200-heldout14-2026-12-01"  # the fourteenth
 
 
 def _bench(repo, script, *args):
@@ -144,6 +145,8 @@ TRITON_PARTS = [
     ("heldout12", RUN12, "6fb33f4", (48, 47, 45), (48, 42, 42), (12, 12, 10)),
     # The model unchanged since the twelfth; the ranking's own top 5 (the shortlist's: below).
     ("heldout13", RUN13, "d4e79cd", (39, 38, 36), (39, 36, 33), (12, 12, 12)),
+    # The model and the shortlist as they stand; the ranking's own top 5 (the shortlist's: below).
+    ("heldout14", RUN14, "fb33a38", (30, 27, 29), (30, 27, 26), (10, 10, 9)),
 ]
 
 
@@ -185,6 +188,20 @@ def test_thirteenth_part_judges_the_shortlist_blind(repo, tmp_path):
     assert (j["rows"], j["top1_within_10"], j["top5_within_3"]) == (39, 34, 37)
 
 
+# The fourteenth part judged the planner's own shortlist blind: its plans, shortlist included, were
+# committed before the part was timed (0ef9137).
+def test_fourteenth_part_judges_the_shortlist_blind(repo, tmp_path):
+    run = repo / RUN14
+    out = tmp_path / "judged.json"
+    _bench(repo, "judge_workloads.py", run / "plans-before-timing.json.gz", run / "h200-f16.json.gz",
+           run / "h200-f32.json.gz", "--shortlist", "--json", out)
+    judged = json.loads(out.read_text())
+    for kind, expected in (("matmul heldout14 f16", (30, 27, 28)), ("matmul heldout14 f32", (30, 27, 28)),
+                           ("attention heldout14 f16", (10, 10, 10))):
+        j = judged[kind]
+        assert (j["rows"], j["top1_within_10"], j["top5_within_3"]) == expected, kind
+
+
 def test_eleventh_held_out_part_timed_again_judges_as_reported(repo, tmp_path):
     judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16-repeat.json.gz",
                      "h200-f32-repeat.json.gz", run_dir=RUN11)
@@ -206,6 +223,7 @@ CUDA_GEMM_PARTS = [
     # Its last two shapes (64x28672x8192, 64x43008x5376) timed in a later call, appended.
     ("heldout12", RUN12, "6fb33f4", (48, 45, 46), (48, 46, 43)),
     ("heldout13", RUN13, "d4e79cd", (39, 38, 38), (39, 39, 39)),
+    ("heldout14", RUN14, "fb33a38", (30, 30, 30), (30, 26, 27)),
 ]
 
 
