@@ -47,12 +47,21 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     assert all(len(p) == 1 for p in by_model.values())
 
 
-def _judged(repo, tmp_path, plans, *timings, run_dir=RUN):
-    """judge_workloads.py's --json summary of the recorded run's PLANS against its TIMINGS."""
+def _judged(repo, tmp_path, plans, *timings, run_dir=RUN, shortlist=False):
+    """judge_workloads.py's --json summary of the recorded run's PLANS against its TIMINGS (with
+    shortlist, the top 5 is the plans' autotuning shortlist's)."""
     out = tmp_path / "judged.json"
     run = repo / run_dir
-    _bench(repo, "judge_workloads.py", run / plans, *(run / t for t in timings), "--json", out)
+    _bench(repo, "judge_workloads.py", run / plans, *(run / t for t in timings), "--json", out,
+           *(["--shortlist"] if shortlist else []))
     return json.loads(out.read_text())
+
+
+def _expect(judged, expected):
+    """Each judged kind's (rows, top-1 within 10%, top 5's best within 3%) as expected."""
+    for kind, figures in expected.items():
+        j = judged[kind]
+        assert (j["rows"], j["top1_within_10"], j["top5_within_3"]) == figures, kind
 
 
 def test_plans_before_timing_judge_as_reported(repo, tmp_path):
@@ -173,33 +182,23 @@ def test_thirteenth_part_judges_the_shortlist_blind(repo, tmp_path):
                                        capture_output=True).stdout)
     for section in ("matmul", "attention"):
         assert [r["ranking"] for r in with_shortlist[section]] == [r["ranking"] for r in before[section]]
-    out = tmp_path / "judged.json"
-    _bench(repo, "judge_workloads.py", run / "plans-with-shortlist.json.gz", run / "h200-f16.json.gz",
-           run / "h200-f32.json.gz", "--shortlist", "--json", out)
-    judged = json.loads(out.read_text())
-    for kind, expected in (("matmul heldout13 f16", (39, 38, 36)), ("matmul heldout13 f32", (39, 36, 37)),
-                           ("attention heldout13 f16", (12, 12, 12))):
-        j = judged[kind]
-        assert (j["rows"], j["top1_within_10"], j["top5_within_3"]) == expected, kind
+    judged = _judged(repo, tmp_path, "plans-with-shortlist.json.gz", "h200-f16.json.gz", "h200-f32.json.gz",
+                     run_dir=RUN13, shortlist=True)
+    _expect(judged, {"matmul heldout13 f16": (39, 38, 36), "matmul heldout13 f32": (39, 36, 37),
+                     "attention heldout13 f16": (12, 12, 12)})
     # The f32 rows timed again on another lease: the same top 5, two rows fewer on the top-1.
-    _bench(repo, "judge_workloads.py", run / "plans-with-shortlist.json.gz", run / "h200-f32-repeat.json.gz",
-           "--shortlist", "--json", out)
-    j = json.loads(out.read_text())["matmul heldout13 f32"]
-    assert (j["rows"], j["top1_within_10"], j["top5_within_3"]) == (39, 34, 37)
+    judged = _judged(repo, tmp_path, "plans-with-shortlist.json.gz", "h200-f32-repeat.json.gz", run_dir=RUN13,
+                     shortlist=True)
+    _expect(judged, {"matmul heldout13 f32": (39, 34, 37)})
 
 
 # The fourteenth part judged the planner's own shortlist blind: its plans, shortlist included, were
 # committed before the part was timed (0ef9137).
 def test_fourteenth_part_judges_the_shortlist_blind(repo, tmp_path):
-    run = repo / RUN14
-    out = tmp_path / "judged.json"
-    _bench(repo, "judge_workloads.py", run / "plans-before-timing.json.gz", run / "h200-f16.json.gz",
-           run / "h200-f32.json.gz", "--shortlist", "--json", out)
-    judged = json.loads(out.read_text())
-    for kind, expected in (("matmul heldout14 f16", (30, 27, 28)), ("matmul heldout14 f32", (30, 27, 28)),
-                           ("attention heldout14 f16", (10, 10, 10))):
-        j = judged[kind]
-        assert (j["rows"], j["top1_within_10"], j["top5_within_3"]) == expected, kind
+    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", "h200-f32.json.gz",
+                     run_dir=RUN14, shortlist=True)
+    _expect(judged, {"matmul heldout14 f16": (30, 27, 28), "matmul heldout14 f32": (30, 27, 28),
+                     "attention heldout14 f16": (10, 10, 10)})
 
 
 def test_eleventh_held_out_part_timed_again_judges_as_reported(repo, tmp_path):
