@@ -224,7 +224,7 @@ def _scaled_guess(params: Mapping, figures: Sequence[tuple]) -> bool:
 
 # Lowered figures of a family (its kin's included) from which _fitted_guess orders the lowerings:
 # fewer leave the fit underdetermined, and the nearest-figure guess (_scaled_guess) orders instead.
-FIT_MIN_FIGURES = 3
+_FIT_MIN_FIGURES = 3
 # The ridge term of that fit, small beside the bytes it fits: it only keeps the normal equations
 # solvable while fewer figures than coefficients are known.
 _FIT_RIDGE = 1e-3
@@ -746,7 +746,7 @@ class Pruner:
     def _guess(self, family: tuple, undecided: list) -> dict | None:
         """fast: frontier_pick's guess for a family: how its kin (other num_warps) settled, else the
         last family of its template (another op, shape), as long as no lowering of this family has
-        contradicted it; else, with FIT_MIN_FIGURES lowered figures of the family and its kin,
+        contradicted it; else, with _FIT_MIN_FIGURES lowered figures of the family and its kin,
         _fitted_guess over them; else, until a lowering says otherwise, that all fit (most of
         Inductor's default spaces do: then the maximal choices, as few as possible, settle it);
         once one does not fit, _scaled_guess from the family's figures."""
@@ -756,7 +756,7 @@ class Pruner:
             rest = None if family in self._over_seen else False
             return {_tiles(e[3]): settled.get(_tiles(e[3]), rest) for e in undecided}
         figures = [fig for g, figs in self._figures.items() if _kin(g) == _kin(family) for fig in figs]
-        if len(figures) >= FIT_MIN_FIGURES:
+        if len(figures) >= _FIT_MIN_FIGURES:
             over = _fitted_guess(figures)
             return {_tiles(e[3]): over(e[3]) for e in undecided}
         if family not in self._over_seen:
