@@ -113,7 +113,7 @@ def exhaustive_bwd_sources(head_dim):
 
 def record_space(ssi, sources, path, head_dim, backward=False):
     """Every config of an exhaustive space lowered and judged (Triton's exact figure): the truth
-    the fast path's tests replay (tests/data/inductor/space_fwd_d<D>_sm90.json)."""
+    the fast path's tests replay (tests/data/inductor/space_{fwd,bwd}_d<D>_sm90.json)."""
     rows = []
     for src in sources:
         v = ssi.check_source(src, re.search(r"^def (triton_\w+)\(", src, re.M).group(1), "sm_90", "h200")
@@ -175,6 +175,10 @@ def main():
     ap.add_argument("--modes", default="every,dominance,infer,fast,again")
     ap.add_argument("--record", help="with --space: write every config's exact figure to this JSON file")
     a = ap.parse_args()
+    if a.backward and a.space != 256:
+        ap.error("--backward needs --space 256: the only recorded backward kernel is at head dim 256")
+    if a.record and not a.space:
+        ap.error("--record needs --space: it records an exhaustive space")
     import torch
     import triton
     import scratchsim.inductor as ssi
@@ -186,8 +190,6 @@ def main():
         for r in recs[key]:
             by_template.setdefault(r["template"], []).append(r["source"])
         sets[key] = [(tpl, choices_of(srcs, tmp)) for tpl, srcs in by_template.items()]
-    if a.backward and a.space != 256:
-        ap.error("--backward needs --space 256: the only recorded backward kernel is at head dim 256")
     space_sources = []
     if a.space:
         space_sources = exhaustive_bwd_sources(a.space) if a.backward else exhaustive_fwd_sources(recs["flex"], a.space)
