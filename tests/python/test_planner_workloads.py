@@ -199,10 +199,14 @@ def test_fourteenth_part_judges_the_shortlist_blind(repo, tmp_path):
                      run_dir=RUN14, shortlist=True)
     _expect(judged, {"matmul heldout14 f16": (30, 27, 28), "matmul heldout14 f32": (30, 27, 28),
                      "attention heldout14 f16": (10, 10, 10)})
-    # The matmul rows timed again on another lease: the smallest kernels move (the part's README).
+    # The matmul rows and the attention rows timed again on other leases: the smallest kernels move
+    # (the part's README).
     judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16-repeat.json.gz",
                      "h200-f32-repeat.json.gz", run_dir=RUN14, shortlist=True)
     _expect(judged, {"matmul heldout14 f16": (30, 27, 29), "matmul heldout14 f32": (30, 26, 26)})
+    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-attention-repeat.json.gz", run_dir=RUN14,
+                     shortlist=True)
+    _expect(judged, {"attention heldout14 f16": (10, 10, 10)})
 
 
 def test_eleventh_held_out_part_timed_again_judges_as_reported(repo, tmp_path):
