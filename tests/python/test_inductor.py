@@ -548,6 +548,24 @@ def test_fitted_guess_takes_the_larger_loop():
     assert sum((single(p) > limit) != (figure(p) > limit) for p in grid) > 10
 
 
+def test_kin_guess_gives_way_to_the_fit_once_contradicted():
+    """A family follows its settled kin's verdicts until one of its own lowerings contradicts
+    them; from then on the fit of the lowered figures guesses (kin at 4 warps, this family at 8,
+    where every tile needs twice the bytes)."""
+    pruner = ssi.Pruner(None, "sm_90", "h200", False, "keep", False, None, True, fast=True)
+    kin, family = ("flex_attention", "num_warps=#", 4), ("flex_attention", "num_warps=#", 8)
+    configs = [{"BLOCK_M": m, "num_stages": s} for m in (32, 64, 128) for s in (1, 2, 3)]
+    pruner._settled[ssi._kin(kin)] = {ssi._tiles(c): c["BLOCK_M"] * c["num_stages"] * 1024 > 232448 for c in configs}
+    undecided = [(None, "flex_attention", "", {**c, "num_warps": 8}) for c in configs]
+    assert pruner._guess(family, undecided) == pruner._settled[ssi._kin(kin)]
+    # Lowered at 8 warps: 64 x 2 needs 262144 B, over the limit where the kin's 4 warps fit.
+    for c in ({"BLOCK_M": 64, "num_stages": 2}, {"BLOCK_M": 32, "num_stages": 1}, {"BLOCK_M": 32, "num_stages": 2}):
+        pruner._figures.setdefault(family, []).append(({**c, "num_warps": 8}, c["BLOCK_M"] * c["num_stages"] * 2048, 232448))
+    guess = pruner._guess(family, undecided)
+    assert guess != pruner._settled[ssi._kin(kin)]
+    assert guess == {ssi._tiles(c): c["BLOCK_M"] * c["num_stages"] * 2048 > 232448 for c in configs}
+
+
 def test_fast_path_budget_keeps_the_rest_unchecked(monkeypatch):
     """Past the budget nothing more is lowered: every choice left is kept unchecked."""
     pruner, entries, _ = fast_replay(monkeypatch, space_rows("fwd_d256"), deadline_s=-1.0)
