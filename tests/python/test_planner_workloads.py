@@ -57,11 +57,12 @@ def _judged(repo, tmp_path, plans, *timings, run_dir=RUN, shortlist=False):
     return json.loads(out.read_text())
 
 
-def _expect(judged, expected):
-    """Each judged kind's (rows, top-1 within 10%, top 5's best within 3%) as expected."""
+def _expect(judged, expected, plans_model=None):
+    """Each judged kind's (rows, top-1 within 10%, top 5's best within 3%) as expected; a failure
+    names the kind and the model the plans came from."""
     for kind, figures in expected.items():
         j = judged[kind]
-        assert (j["rows"], j["top1_within_10"], j["top5_within_3"]) == figures, kind
+        assert (j["rows"], j["top1_within_10"], j["top5_within_3"]) == figures, (kind, plans_model)
 
 
 def test_plans_before_timing_judge_as_reported(repo, tmp_path):
@@ -79,9 +80,8 @@ def test_second_held_out_part_judges_as_reported(repo, tmp_path):
                      run_dir=RUN2)
     # The model at 48fec93, planned before the part was timed.
     assert set(judged) == {"matmul heldout2 f16", "matmul heldout2 f32", "attention heldout2 f16"}
-    f16, f32, attention = (judged[k] for k in ("matmul heldout2 f16", "matmul heldout2 f32", "attention heldout2 f16"))
-    assert (f16["rows"], f16["top1_within_10"], f16["top5_within_3"]) == (36, 34, 34)
-    assert (f32["rows"], f32["top1_within_10"], f32["top5_within_3"]) == (36, 32, 31)
+    _expect(judged, {"matmul heldout2 f16": (36, 34, 34), "matmul heldout2 f32": (36, 32, 31)})
+    attention = judged["attention heldout2 f16"]
     assert (attention["rows"], attention["top1_within_10"]) == (6, 4)
     families = _judged(repo, tmp_path, "plans-families-before-timing.json.gz", "h200-f16.json.gz",
                        "h200-f32.json.gz", run_dir=RUN2)
@@ -128,9 +128,7 @@ def test_fourth_held_out_parts_matmuls_judge_as_reported(repo, tmp_path):
     judged = _judged(repo, tmp_path, "plans-matmul-before-timing.json.gz", "h200-matmul-f16.json.gz",
                      "h200-matmul-f32.json.gz", run_dir=RUN4)
     # The model at 20c7631, planned before the part's matmuls were timed.
-    f16, f32 = judged["matmul heldout4 f16"], judged["matmul heldout4 f32"]
-    assert (f16["rows"], f16["top1_within_10"], f16["top5_within_3"]) == (38, 34, 36)
-    assert (f32["rows"], f32["top1_within_10"], f32["top5_within_3"]) == (38, 33, 32)
+    _expect(judged, {"matmul heldout4 f16": (38, 34, 36), "matmul heldout4 f32": (38, 33, 32)})
 
 
 def test_fifth_held_out_part_judges_as_reported(repo, tmp_path):
@@ -138,11 +136,9 @@ def test_fifth_held_out_part_judges_as_reported(repo, tmp_path):
                      "h200-f16-rows29.json.gz", "h200-f32-rows29.json.gz", run_dir=RUN5)
     # The model at a1395e1, planned before the part was timed; the matmul rows are in two sweep
     # files (rows 1-29 and 30-50).
-    f16, f32, attention = (judged[k] for k in ("matmul heldout5 f16", "matmul heldout5 f32", "attention heldout5 f16"))
-    assert (f16["rows"], f16["top1_within_10"], f16["top5_within_3"]) == (50, 46, 47)
-    assert (f32["rows"], f32["top1_within_10"], f32["top5_within_3"]) == (50, 46, 39)
     # 7 attention rows were timed; 4 repeat an earlier part's shape and are judged there.
-    assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == (3, 3, 2)
+    _expect(judged, {"matmul heldout5 f16": (50, 46, 47), "matmul heldout5 f32": (50, 46, 39),
+                     "attention heldout5 f16": (3, 3, 2)})
 
 
 # Parts timed whole after their plans were committed: (part, its run, the plans' model, (rows, top-1
@@ -165,10 +161,8 @@ def test_triton_part_judges_as_reported(repo, tmp_path, part, run_dir, model, f1
                                         attention_expected):
     judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", "h200-f32.json.gz",
                      run_dir=run_dir)
-    for kind, expected in (("matmul %s f16", f16_expected), ("matmul %s f32", f32_expected),
-                           ("attention %s f16", attention_expected)):
-        j = judged[kind % part]
-        assert (j["rows"], j["top1_within_10"], j["top5_within_3"]) == expected, (part, kind, model)
+    _expect(judged, {f"matmul {part} f16": f16_expected, f"matmul {part} f32": f32_expected,
+                     f"attention {part} f16": attention_expected}, model)
 
 
 # The thirteenth part judged the autotuning shortlist blind: its rule and bands were committed with
@@ -213,9 +207,7 @@ def test_eleventh_held_out_part_timed_again_judges_as_reported(repo, tmp_path):
     judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16-repeat.json.gz",
                      "h200-f32-repeat.json.gz", run_dir=RUN11)
     # The same plans against the matmul rows' second timing (the part's README, "Timed twice").
-    f16, f32 = judged["matmul heldout11 f16"], judged["matmul heldout11 f32"]
-    assert (f16["rows"], f16["top1_within_10"], f16["top5_within_3"]) == (48, 43, 45)
-    assert (f32["rows"], f32["top1_within_10"], f32["top5_within_3"]) == (48, 43, 41)
+    _expect(judged, {"matmul heldout11 f16": (48, 43, 45), "matmul heldout11 f32": (48, 43, 41)})
 
 
 # The CUDA GEMM on the held-out parts it was planned for before timing: (its run, the plans' model,
@@ -239,9 +231,7 @@ CUDA_GEMM_PARTS = [
 def test_cuda_gemm_part_judges_as_reported(repo, tmp_path, part, run_dir, model, f16_expected, f32_expected):
     judged = _judged(repo, tmp_path, "cuda-gemm-plans-before-timing.json.gz", f"cuda-gemm-{part}.json.gz",
                      run_dir=run_dir)
-    for dtype, expected in (("f16", f16_expected), ("f32", f32_expected)):
-        j = judged[f"matmul {part} {dtype}"]
-        assert (j["rows"], j["top1_within_10"], j["top5_within_3"]) == expected, (part, dtype, model)
+    _expect(judged, {f"matmul {part} f16": f16_expected, f"matmul {part} f32": f32_expected}, model)
 
 
 # The attention-only parts, each planned before it was timed: (its run, the model its plans came
@@ -263,8 +253,7 @@ ATTENTION_PARTS = [
 def test_attention_part_judges_as_reported(repo, tmp_path, part, run_dir, model, expected):
     judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", run_dir=run_dir)
     assert set(judged) == {f"attention {part} f16"}, model
-    attention = judged[f"attention {part} f16"]
-    assert (attention["rows"], attention["top1_within_10"], attention["top5_within_3"]) == expected, model
+    _expect(judged, {f"attention {part} f16": expected}, model)
 
 
 FAKE_GEMM_TIMING = """#!{python}
