@@ -195,6 +195,7 @@ void FitResult::Clear(int num_spaces) {
   threads = warps = thread_limit = 0;
   thread_limit_declared = false;
   register_demand = -1;
+  registers_compiled = false;
   register_budget = registers_allocated = spill_bytes_per_thread = spill_bytes_per_block = 0;
   has_occupancy = false;
   cannot_launch = Limit::kInvalid;
@@ -587,9 +588,18 @@ absl::Status FitEngine::EvaluateExecution(absl::Span<const int64_t> values, Scra
                    EvaluateField(graph, Optional(launch.max_registers_per_thread), 0, Named("launch.max_registers_per_thread"), values));
   const int64_t launch_threads = std::min(out->threads, out->thread_limit);
   out->register_budget = RegisterBudgetFor(device, launch.max_threads_per_block ? launch_threads : 0, min_blocks, declared_cap);
-  if (launch.registers_per_thread) {
+  const CompiledFigure* compiled =
+      options_.compiled_registers ? options_.compiled_registers->Find(values) : nullptr;
+  if (compiled != nullptr) {
+    // What the compiler allocated, and a register for each 4 bytes it spilled: the demand its
+    // allocation did not hold.
+    out->register_demand = compiled->registers + compiled->spill_bytes / 4 + (compiled->spill_bytes % 4 != 0);
+    out->registers_compiled = true;
+  } else if (launch.registers_per_thread) {
     ASSIGN_OR_RETURN(out->register_demand, EvaluateField(graph, Optional(launch.registers_per_thread), 0,
                                                          Named("launch.registers_per_thread"), values));
+  }
+  if (out->register_demand >= 0) {
     out->registers_allocated = std::min(out->register_demand, out->register_budget);
     const int64_t over = out->register_demand - out->registers_allocated;
     const auto per_thread = CheckedMul(over, 4);

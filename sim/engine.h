@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "proto/device.pb.h"
+#include "sim/compiled_registers.h"
 #include "sim/graph.h"
 #include "sim/liveness.h"
 #include "sim/occupancy.h"
@@ -105,6 +106,7 @@ struct FitResult {
   int64_t thread_limit = 0;
   bool thread_limit_declared = false;  // the kernel's maxntid / launch bounds, not the hardware's
   int64_t register_demand = -1;  // -1: the graph gives none
+  bool registers_compiled = false;  // register_demand is a compiler's (EngineOptions::compiled_registers)
   int64_t register_budget = 0;
   int64_t registers_allocated = 0;
   int64_t spill_bytes_per_thread = 0;
@@ -128,6 +130,9 @@ struct EngineOptions {
   std::shared_ptr<const PlacementPolicy> policy_override;
   // Register spills make a configuration not fit (the planner's default; Simulate warns).
   bool spills_fatal = false;
+  // A compiler's registers for the configurations it compiled, in place of the graph's
+  // launch.registers_per_thread (null: the graph's estimate everywhere).
+  std::shared_ptr<const CompiledRegisterTable> compiled_registers;
 };
 
 // One placed copy of a buffer.

@@ -86,7 +86,8 @@ def judge_row(ranking, row_times, top=5, top_list=None):
     timed = timed_of(ranking)
     if not timed:
         return None
-    rank_best = next(i for i, ms in enumerate(timed) if ms <= best * 1.0000001)
+    # The measured best may be one the plan pruned (a compiler's spills, say): then it ranks after all.
+    rank_best = next((i for i, ms in enumerate(timed) if ms <= best * 1.0000001), len(timed))
     top_timed = timed_of(top_list) if top_list is not None else timed
     return {"top1": timed[0], "top5": min(top_timed[:top]), "best": best, "rank_of_best": rank_best + 1,
             "timed_ranked": len(timed), "timed": len(pool)}

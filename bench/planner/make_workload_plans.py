@@ -7,6 +7,8 @@ graph given, for each attention row the attention graph's, with the commit and t
     python3 bench/planner/make_workload_plans.py SIMULATE OUT.json --kernel cuda_gemm
     ... [--part heldout2]   plans only the rows of one part of the suite
     ... [--attention GRAPH] ranks attention with another graph (a variant judged on timed rows)
+    ... [--registers FILE ...] plans with a compiler's registers (simulate plan --registers; each file
+        is passed to the plans of the graph it names: bench/planner/sweep_registers.py writes them)
 
 --kernel cuda_gemm ranks the CUDA backend's GEMM (models/graphs/gemm.pbtxt) over the space
 bench/planner/time_cuda_gemm_workloads.py times (CUDA_GEMM_SPACE), f32 as DTYPE 0 and f16 as 1.
@@ -42,12 +44,22 @@ CUDA_GEMM_SPACE = {
 }
 
 
-def plan(binary, device, graphs, sets, compute_dtype=None, space=None):
+def graph_name(path):
+    return os.path.basename(path).split(".")[0]
+
+
+def plan(binary, device, graphs, sets, compute_dtype=None, space=None, registers=()):
     """`simulate plan --format json`, every configuration of the graphs' spaces (or of `space`,
-    {param: "V1,V2,..."}) ranked."""
+    {param: "V1,V2,..."}) ranked; `registers`: CompiledRegisters files, each passed where it names
+    one of the graphs."""
     args = [binary, "plan", "--device", device, "--format", "json", "--top", "100000", "--threads", "1"]
     for g in graphs:
         args += ["--graph", os.path.join(ROOT, g)]
+    planned = {graph_name(g) for g in graphs}
+    for path in registers:
+        with open(path) as f:
+            if json.load(f)["graph"] in planned:
+                args += ["--registers", path]
     for name, value in sets.items():
         args += ["--set", f"{name}={value}"]
     for name, values in (space or {}).items():
@@ -79,6 +91,7 @@ def main():
     p.add_argument("--kernel", choices=["triton", "cuda_gemm"], default="triton")
     p.add_argument("--part", default=None, help="plan only this part's rows (workloads.PARTS)")
     p.add_argument("--attention", default=ATTENTION, help="the attention graph (a variant to judge)")
+    p.add_argument("--registers", action="append", default=[], help="a CompiledRegisters JSON file; repeatable")
     args = p.parse_args()
     families = args.family or MATMUL_FAMILIES
     with open(SUITE) as f:
@@ -91,16 +104,17 @@ def main():
         return write_cuda_gemm_plans(args, suite, commit, dirty)
     result = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(), "commit": commit,
               "uncommitted_changes_in_sim_models_proto": bool(dirty), "device": args.device,
-              "families": families, "attention_graph": args.attention, "matmul": [], "attention": []}
+              "families": families, "attention_graph": args.attention, "registers": args.registers, "matmul": [],
+              "attention": []}
     default_family = os.path.splitext(os.path.basename(families[0]))[0]
     for r in suite["matmul"]:
         for dtype in suite["dtypes"]["matmul"]:
             pj = plan(args.binary, args.device, families, {"M": r["M"], "N": r["N"], "K": r["K"], "ELT": ELT[dtype]},
-                      COMPUTE_DTYPE[dtype])
+                      COMPUTE_DTYPE[dtype], registers=args.registers)
             result["matmul"].append(ranked(dict(r, dtype=dtype), pj, default_family))
     for r in suite["attention"]:
         pj = plan(args.binary, args.device, [args.attention],
-                  {k: r[k] for k in ("BATCH_HEADS", "N_CTX", "HEAD_DIM")})
+                  {k: r[k] for k in ("BATCH_HEADS", "N_CTX", "HEAD_DIM")}, registers=args.registers)
         result["attention"].append(ranked(dict(r, dtype="f16"), pj, "triton_attention"))
     with open(args.out, "w") as f:
         json.dump(result, f, indent=0)

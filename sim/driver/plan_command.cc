@@ -37,7 +37,7 @@ constexpr char kPlanUsage[] = R"(usage:
                 [--compute-dtype DT] [--allow-spills] [--policy first-fit|best-fit] [--stats]
                 [--progress-seconds S]
                 [--map FILE.svg [--map-axes X,Y]]
-                [--calibration FILE]
+                [--calibration FILE] [--registers FILE ...]
       Sweep the kernel's tile parameters on device DEV: every configuration that does not fit
       (shared memory / LDS / TMEM / VMEM, threads, registers and spills, no resident block) is
       pruned, the rest ranked by an analytic model (roofline over the device's peak for the
@@ -62,6 +62,11 @@ constexpr char kPlanUsage[] = R"(usage:
       (--residuals) for this graph: each configuration that has one has its estimate multiplied
       by it. The plan lists the device terms it used and where each
       came from, and warns about every term the device model does not give (a stand-in is used).
+      --registers FILE: a compiler's registers per configuration (a CompiledRegisters textproto,
+      binary or JSON file, as scratchsim.triton.compiled_registers writes it from Triton's
+      compiles for the device's architecture): each configuration it names has its occupancy and
+      spills from what the compiler allocated, not from the graph's estimate. One file per
+      graph, repeatable for kernel families; the plan notes how many ranked configurations use it.
       Long sweeps report progress on stderr: a bar on a terminal, else a line every S seconds
       (--progress-seconds, default 5; 0: none). Ctrl-C (SIGINT) stops the sweep cleanly: what was
       evaluated so far is printed, marked partial.
@@ -76,7 +81,7 @@ FlagSpec PlanFlags() {
   spec.values = {"device", "top", "format", "threads", "compute-dtype", "policy", "max-input-mib", "calibration"};
   spec.values.insert("progress-seconds");
   // Several --graph: kernel families of one problem, ranked together.
-  spec.lists = {"param", "set", "graph"};
+  spec.lists = {"param", "set", "graph", "registers"};
   spec.switches = {"help", "allow-spills", "stats", "any-target"};
   AddFrontEndFlags(&spec);
   AddPlanMapFlags(&spec);
@@ -233,6 +238,10 @@ absl::StatusOr<PlanRequest> PlanRequestFromFlags(const ParsedFlags& flags) {
   request.planner.compute_dtype = flags.Get("compute-dtype", "");
   ASSIGN_OR_RETURN(request.planner.policy, ParsePlacementPolicy(flags.Get("policy", "first-fit")));
   request.calibration = flags.Get("calibration", "");
+  for (const std::string& path : flags.GetList("registers")) {
+    auto& [origin, figures] = request.compiled_registers.emplace_back(path, CompiledRegisters());
+    RETURN_IF_ERROR(LoadProtoFile(path, &figures));
+  }
   ASSIGN_OR_RETURN(request.progress_seconds, flags.GetInt("progress-seconds", 5));
   request.stats = flags.Has("stats");
   request.map = flags.Has("map");
@@ -258,7 +267,40 @@ absl::StatusOr<PlanOptions> OptionsFor(const PlanRequest& request, const Compile
   ASSIGN_OR_RETURN(ResidualTable residuals,
                    ResidualTable::Build(compiled, device, PlanComputeDtype(compiled, options.compute_dtype)));
   if (!residuals.empty()) options.residuals = std::make_shared<const ResidualTable>(std::move(residuals));
+  for (const auto& [origin, figures] : request.compiled_registers) {
+    if (figures.graph() != compiled.graph.name()) continue;
+    ASSIGN_OR_RETURN(CompiledRegisterTable table, CompiledRegisterTable::Build(compiled, device, figures, origin));
+    options.compiled_registers = std::make_shared<const CompiledRegisterTable>(std::move(table));
+  }
   return options;
+}
+
+// Every --registers file names one of the planned graphs: figures for none of them would be
+// silently unused.
+absl::Status CheckRegistersNamePlannedGraphs(const PlanRequest& request, absl::Span<const CompiledGraph* const> graphs) {
+  for (const auto& [origin, figures] : request.compiled_registers) {
+    std::vector<std::string> names;
+    for (const CompiledGraph* g : graphs) names.push_back(absl::StrCat("'", g->graph.name(), "'"));
+    if (std::none_of(graphs.begin(), graphs.end(),
+                     [&](const CompiledGraph* g) { return g->graph.name() == figures.graph(); })) {
+      return absl::InvalidArgumentError(absl::StrCat("--registers ", origin, ": graph: '", figures.graph(),
+                                                     "' is not a planned graph (", absl::StrJoin(names, ", "), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Says in the plan's notes how many of its ranked configurations have a compiler's registers.
+void NoteCompiledRegisters(const CompiledGraph& compiled, const PlanOptions& options, PlanResult& plan) {
+  if (!options.compiled_registers) return;
+  const CompiledRegisterTable& table = *options.compiled_registers;
+  int with = 0;
+  for (const RankedConfig& c : plan.top) with += c.fit.registers_compiled;
+  plan.notes.push_back(absl::StrFormat(
+      "registers of %d compiled configurations of %s from %s (%s, keyed by %s): %d of the %d ranked configurations "
+      "have their occupancy and spills from what the compiler allocated; the others from the graph's estimate",
+      table.size(), compiled.graph.name(), table.origin(), table.compiler().empty() ? "compiler not named" : table.compiler(),
+      absl::StrJoin(table.parameters(), ", "), with, plan.top.size()));
 }
 
 // Says in the plan's notes how many of its ranked configurations a measured residual corrects.
@@ -319,6 +361,11 @@ absl::StatusOr<int> PlanFamiliesOf(std::vector<Kernel> kernels, const DeviceMode
     ASSIGN_OR_RETURN(PlanOptions options, OptionsFor(request, compiled.back().compiled, device, std::move(policy)));
     families.push_back(KernelFamily{&compiled.back().compiled, std::move(options)});
   }
+  {
+    std::vector<const CompiledGraph*> planned;
+    for (const KernelFamily& family : families) planned.push_back(family.graph);
+    RETURN_IF_ERROR(CheckRegistersNamePlannedGraphs(request, planned));
+  }
   const bool terminal = &err == &std::cerr && isatty(STDERR_FILENO);
   const auto start = std::chrono::steady_clock::now();
   SigintScope sigint;
@@ -330,6 +377,7 @@ absl::StatusOr<int> PlanFamiliesOf(std::vector<Kernel> kernels, const DeviceMode
   std::vector<const CompiledGraph*> graphs;
   for (size_t f = 0; f < families.size(); ++f) {
     NoteResiduals(request, device, *families[f].graph, families[f].options, plan.plans[f]);
+    NoteCompiledRegisters(*families[f].graph, families[f].options, plan.plans[f]);
     graphs.push_back(families[f].graph);
   }
   ReportSweeps(request, plan.plans, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), err);
@@ -374,6 +422,7 @@ absl::StatusOr<int> PlanKernel(Kernel kernel, const DeviceModel& device, const P
         "(models/graphs/triton_matmul.pbtxt)"));
   }
   ASSIGN_OR_RETURN(PlanOptions options, OptionsFor(request, compiled, device, std::move(policy)));
+  RETURN_IF_ERROR(CheckRegistersNamePlannedGraphs(request, {&compiled}));
   ASSIGN_OR_RETURN(std::vector<ParamAxis> axes, BuildParamSpace(compiled, request.params, request.sets, request.spelling));
 
   const bool terminal = &err == &std::cerr && isatty(STDERR_FILENO);
@@ -383,6 +432,7 @@ absl::StatusOr<int> PlanKernel(Kernel kernel, const DeviceModel& device, const P
   options.cancel = &interrupted;
   ASSIGN_OR_RETURN(PlanResult plan, Plan(compiled, device, std::move(axes), bound.values, options));
   NoteResiduals(request, device, compiled, options, plan);
+  NoteCompiledRegisters(compiled, options, plan);
   if (plan.fitting == 0 && !plan.partial) {
     ASSIGN_OR_RETURN(plan.to_fit, WayForward(bound, device, request));
   }

@@ -5,10 +5,12 @@
 
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "proto/device.pb.h"
+#include "proto/graph.pb.h"
 #include "sim/flags.h"
 #include "sim/frontend.h"
 #include "sim/planner/planner.h"
@@ -36,6 +38,9 @@ struct PlanRequest {
   // --allow-spills, --compute-dtype, --policy (top_k and threads come from the fields above).
   PlanOptions planner;
   std::string calibration;          // --calibration FILE, applied to the device already: names it in notes
+  // --registers FILE (repeatable): a compiler's registers per configuration, each for the planned
+  // graph it names; (the file, its figures).
+  std::vector<std::pair<std::string, CompiledRegisters>> compiled_registers;
   int64_t progress_seconds = 5;     // --progress-seconds: 0..86400
   bool stats = false;               // --stats
   bool map = false;                 // --map: draw the plan map

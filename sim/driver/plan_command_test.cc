@@ -358,5 +358,73 @@ TEST_F(PlanFamiliesCommandTest, AMapOfSeveralGraphsIsExitTwo) {
   EXPECT_THAT(err, HasSubstr("--map draws one graph's space: give one --graph, not 2"));
 }
 
+// `--registers FILE`: a compiler's registers per configuration (CompiledRegisters), one fixture.
+class PlanRegistersCommandTest : public ::testing::Test {
+ protected:
+  // A file of `text` (textproto), returned by path.
+  std::string Write(const std::string& name, const std::string& text) {
+    const std::string path = ::testing::TempDir() + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+  std::vector<std::string> Args(const std::vector<std::string>& more) {
+    std::vector<std::string> args = {"--device", "h200", "--graph", ExampleGraphPath("triton_matmul.pbtxt"),
+                                     "--set", "M=64", "--set", "N=28672", "--set", "K=8192", "--set", "ELT=4",
+                                     "--compute-dtype", "tf32", "--param", "BLOCK_M=32", "--param", "BLOCK_N=256",
+                                     "--param", "BLOCK_K=32", "--param", "NUM_STAGES=3,4", "--param", "NUM_WARPS=4",
+                                     "--format", "json"};
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  }
+  // ptxas's figures for 32 x 256 x 32, 3 stages, 4 warps, f32 (the H200 sweeps' compiles).
+  const std::string figures_ = R"pb(graph: "triton_matmul" target: "sm_90" compiler: "Triton 3.6.0"
+configs { sets: "BLOCK_M=32" sets: "BLOCK_N=256" sets: "BLOCK_K=32" sets: "NUM_STAGES=3" sets: "NUM_WARPS=4"
+          sets: "ELT=4" registers: 167 })pb";
+};
+
+TEST_F(PlanRegistersCommandTest, AConfigurationItNamesHasTheCompilersRegisters) {
+  std::string out, err;
+  const std::string path = Write("registers.textproto", figures_);
+  ASSERT_EQ(RunPlan(Args({"--registers", path}), &out, &err), kExitFits) << err;
+  EXPECT_THAT(out, HasSubstr("\"registers_per_thread\": 167, \"registers_from\": \"compiler\""));
+  EXPECT_THAT(out, HasSubstr("registers of 1 compiled configurations of triton_matmul from " + path +
+                             " (Triton 3.6.0, keyed by BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, NUM_WARPS, ELT): 1 of the 2 "
+                             "ranked configurations"));
+}
+
+TEST_F(PlanRegistersCommandTest, WithoutTheFlagTheEstimateStands) {
+  std::string out, err;
+  ASSERT_EQ(RunPlan(Args({}), &out, &err), kExitFits) << err;
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("registers_from")));
+}
+
+TEST_F(PlanRegistersCommandTest, AnotherTargetsFileIsExitTwoNamingTheFileAndField) {
+  std::string out, err;
+  const std::string path = Write("registers_sm80.textproto", absl::StrReplaceAll(figures_, {{"sm_90", "sm_80"}}));
+  EXPECT_EQ(RunPlan(Args({"--registers", path}), &out, &err), kExitBadInput);
+  EXPECT_THAT(err, HasSubstr(path + ": target: 'sm_80' is not the architecture of device 'h200'"));
+  EXPECT_EQ(out, "");
+}
+
+TEST_F(PlanRegistersCommandTest, AFileForAGraphNotPlannedIsExitTwo) {
+  std::string out, err;
+  const std::string path = Write("registers_gemm.textproto", absl::StrReplaceAll(figures_, {{"\"triton_matmul\"", "\"gemm\""}}));
+  EXPECT_EQ(RunPlan(Args({"--registers", path}), &out, &err), kExitBadInput);
+  EXPECT_THAT(err, HasSubstr("--registers " + path + ": graph: 'gemm' is not a planned graph ('triton_matmul')"));
+}
+
+TEST_F(PlanRegistersCommandTest, AMalformedFileIsExitTwoNamingIt) {
+  std::string out, err;
+  const std::string path = Write("registers_bad.textproto", "graph: \"triton_matmul\" configs { registers: \"many\" }");
+  EXPECT_EQ(RunPlan(Args({"--registers", path}), &out, &err), kExitBadInput);
+  EXPECT_THAT(err, HasSubstr(path));
+}
+
+TEST_F(PlanRegistersCommandTest, AMissingFileIsExitTwoNamingIt) {
+  std::string out, err;
+  EXPECT_EQ(RunPlan(Args({"--registers", "/nonexistent/registers.textproto"}), &out, &err), kExitBadInput);
+  EXPECT_THAT(err, HasSubstr("/nonexistent/registers.textproto"));
+}
+
 }  // namespace
 }  // namespace scratchsim

@@ -440,6 +440,8 @@ std::string ConfigJson(const TopRow& row, int rank, const DeviceModel& device) {
   if (c.fit.has_estimates) absl::StrAppend(&out, HighBoundJson(c, device));
   if (c.fit.threads > 0) absl::StrAppend(&out, ", \"threads\": ", c.fit.threads);
   if (c.fit.register_demand >= 0) absl::StrAppend(&out, ", \"registers_per_thread\": ", c.fit.register_demand);
+  // Where a compiler's figure replaced the graph's estimate (simulate plan --registers).
+  if (c.fit.registers_compiled) absl::StrAppend(&out, ", \"registers_from\": \"compiler\"");
   if (c.fit.has_occupancy) {
     absl::StrAppend(&out, ", \"blocks_per_core\": ", c.fit.blocks_per_core(), ", \"occupancy_limit\": ",
                     JsonString(OccupancyFactorName(c.fit.occupancy.first_factor())));

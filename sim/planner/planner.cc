@@ -510,6 +510,7 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
   engine_options.policy = options.policy;
   engine_options.policy_override = options.policy_override;
   engine_options.spills_fatal = !options.allow_spills;
+  engine_options.compiled_registers = options.compiled_registers;
   ASSIGN_OR_RETURN(FitEngine engine, FitEngine::Create(graph, device, engine_options));
   ASSIGN_OR_RETURN(PerfExpressions perf, CompilePerfExpressions(graph));
   RETURN_IF_ERROR(PreparePerformanceModel(graph, device, perf, options, result));

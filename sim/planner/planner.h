@@ -44,6 +44,9 @@ struct PlanOptions {
   // Measured corrections per configuration (`simulate calibrate --residuals`): each estimate is
   // multiplied by its configuration's factor. Null or empty: the model's estimates.
   std::shared_ptr<const ResidualTable> residuals;
+  // A compiler's registers for the configurations it compiled (`simulate plan --registers`), in
+  // place of the graph's estimate: occupancy and spills from what was allocated. Null: estimates.
+  std::shared_ptr<const CompiledRegisterTable> compiled_registers;
 };
 
 inline constexpr uint64_t kMaxRecordedCells = uint64_t{1} << 20;

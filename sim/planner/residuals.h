@@ -4,7 +4,6 @@
 #define SCRATCHSIM_SIM_PLANNER_RESIDUALS_H_
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "proto/device.pb.h"
+#include "sim/config_index.h"
 #include "sim/graph.h"
 
 namespace scratchsim {
@@ -32,15 +32,14 @@ class ResidualTable {
   // table has no residual for it (the model's estimate stands).
   std::optional<double> Factor(absl::Span<const int64_t> values) const;
 
-  bool empty() const { return factors_.empty(); }
-  int size() const { return static_cast<int>(factors_.size()); }
+  bool empty() const { return index_.empty(); }
+  int size() const { return index_.size(); }
   // The parameters a residual is keyed by, in the graph's order of symbols.
-  const std::vector<std::string>& parameters() const { return names_; }
+  const std::vector<std::string>& parameters() const { return index_.parameters(); }
 
  private:
-  std::vector<int> slots_;  // graph symbol slots of the key's parameters
-  std::vector<std::string> names_;
-  std::map<std::vector<int64_t>, double> factors_;
+  ConfigIndex index_;
+  std::vector<double> factors_;  // per entry of index_
 };
 
 // The residual key of a timed configuration: its configuration sets (NAME=VALUE, the shape left

@@ -7,10 +7,12 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -115,14 +117,16 @@ std::tuple<int, std::string, std::string, std::string> SimulateOf(
 // A kernel as the package hands it over: (reader, path, contents, format, origin), InputOf's.
 using KernelArgs = std::tuple<std::string, std::string, std::optional<nb::bytes>, std::string, std::string>;
 
-// plan(device, kernels, sets, params, top, threads, compute_dtype, allow_spills, policy, map_axes)
-// -> (exit code, plan JSON, map SVG): `simulate plan --format json` with typed arguments, one
-// --graph per kernel (several: kernel families ranked together); map_axes None draws no map, ""
-// the first two swept parameters.
+// plan(device, kernels, sets, params, top, threads, compute_dtype, allow_spills, policy, map_axes,
+// registers) -> (exit code, plan JSON, map SVG): `simulate plan --format json` with typed
+// arguments, one --graph per kernel (several: kernel families ranked together); map_axes None
+// draws no map, "" the first two swept parameters; registers: (origin, CompiledRegisters JSON)
+// pairs, each what a --registers file holds.
 std::tuple<int, std::string, std::string> PlanOf(
     const std::string& device_name, const std::vector<KernelArgs>& kernels, const std::vector<std::string>& sets,
     const std::vector<std::string>& params, int64_t top, int64_t threads, const std::string& compute_dtype,
-    bool allow_spills, const std::string& policy, const std::optional<std::string>& map_axes) {
+    bool allow_spills, const std::string& policy, const std::optional<std::string>& map_axes,
+    const std::vector<std::pair<std::string, std::string>>& registers) {
   std::vector<std::tuple<std::string, std::string, std::optional<std::string>, std::string, std::string>> inputs;
   for (const auto& [reader, path, contents, format, origin] : kernels) {
     std::optional<std::string> buffer;
@@ -147,6 +151,10 @@ std::tuple<int, std::string, std::string> PlanOf(
       request.progress_seconds = 0;
       request.map = map_axes.has_value();
       if (map_axes) request.map_axes = *map_axes;
+      for (const auto& [origin, json] : registers) {
+        auto& [name, figures] = request.compiled_registers.emplace_back(origin, CompiledRegisters());
+        RETURN_IF_ERROR(ParseProto(json, ProtoFormat::kJson, origin, &figures));
+      }
       ASSIGN_OR_RETURN(DeviceModel device, LoadDevice(device_name));
       std::vector<Kernel> loaded;
       for (const auto& [reader, path, buffer, format, origin] : inputs) {
@@ -200,7 +208,7 @@ NB_MODULE(_ext, m) {
         nb::arg("producer_release"));
   m.def("plan", &PlanOf, nb::arg("device"), nb::arg("kernels"), nb::arg("sets"), nb::arg("params"), nb::arg("top"),
         nb::arg("threads"), nb::arg("compute_dtype"), nb::arg("allow_spills"), nb::arg("policy"),
-        nb::arg("map_axes").none());
+        nb::arg("map_axes").none(), nb::arg("registers"));
   m.def("devices", &Devices);
   m.def("device", &Device, nb::arg("name"));
   m.def("run", &Run, nb::arg("args"));

@@ -1,5 +1,6 @@
 """scratchsim.triton on the CPU with PyPI Triton: TTGIR lowering for named targets, the verdict
 against Triton's own metadata.shared, early_prune through triton.autotune, top_k."""
+import json
 import sys
 import time
 
@@ -420,3 +421,78 @@ def test_early_prune_top_k_keeps_the_planners_shortlist():
     got = [(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"], c.num_stages, c.num_warps) for c in kept]
     assert got == [b for b in shortlist if b in got][:5]
     assert got[0] == shortlist[0] == ranking[0] or prune.last[0][1]["fits"] is False
+
+
+# compiled_registers: ptxas's registers per config, compiled on the CPU for sm_90 (no GPU), equal
+# to what the H200 sweeps' compiles of the same configs recorded (tests/data/planner/compiled-registers,
+# bench/planner/sweep_registers.py), keyed by the graph parameters the constexprs' roles map to.
+F32_SIGNATURE = {k: v.replace("fp16", "fp32") if isinstance(v, str) else v for k, v in tk.MATMUL_SIGNATURE.items()}
+
+
+def _recorded_registers(graph: str) -> dict:
+    with open(REPO / "tests" / "data" / "planner" / "compiled-registers" / f"{graph}.registers.json") as f:
+        recorded = json.load(f)
+    return {tuple(sorted(c["sets"])): c for c in recorded["configs"]}
+
+
+def test_compiled_registers_are_the_recorded_ptxas_counts():
+    configs = tk.matmul_configs(block_m=(32, 128), block_n=(256,), block_k=(32,), stages=(3, 4), warps=(4,))
+    figures = sst.compiled_registers(tk.matmul_kernel, configs, F32_SIGNATURE, "sm_90", fixed={"ELT": 4})
+    assert figures["graph"] == "triton_matmul" and figures["target"] == "sm_90"
+    assert figures["compiler"].startswith(f"Triton {triton.__version__}")
+    recorded = _recorded_registers("triton_matmul")
+    assert len(figures["configs"]) == 4
+    for entry in figures["configs"]:
+        assert {s.split("=")[0] for s in entry["sets"]} == {"BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS",
+                                                          "ELT"}
+        key = tuple(sorted(entry["sets"]))
+        if key in recorded and triton.__version__ == "3.6.0":  # recorded with Triton 3.6.0's ptxas
+            assert (entry["registers"], entry["spill_bytes"] > 0) == \
+                (recorded[key]["registers"], recorded[key]["spill_bytes"] > 0), key
+
+
+def test_plan_report_takes_a_compilers_registers():
+    configs = tk.matmul_configs(block_m=(32,), block_n=(256,), block_k=(32,), stages=(3, 4), warps=(4,))
+    figures = sst.compiled_registers(tk.matmul_kernel, configs, F32_SIGNATURE, "sm_90", fixed={"ELT": 4})
+    space = {"BLOCK_M": [32], "BLOCK_N": [256], "BLOCK_K": [32], "NUM_STAGES": [3, 4], "NUM_WARPS": [4]}
+    report = scratchsim.plan_report("h200", scratchsim.graph_path("triton_matmul"),
+                                    {"M": 64, "N": 28672, "K": 8192, "ELT": 4}, top=5, param=space,
+                                    compute_dtype="tf32", registers=[figures])
+    by_stages = {c["params"]["NUM_STAGES"]: c for c in report["configs"]}
+    for entry in figures["configs"]:
+        stages = int(next(s for s in entry["sets"] if s.startswith("NUM_STAGES=")).split("=")[1])
+        assert by_stages[stages]["registers_per_thread"] == entry["registers"]
+        assert by_stages[stages]["registers_from"] == "compiler"
+    assert any("registers of 2 compiled configurations of triton_matmul" in n for n in report["notes"])
+
+
+def test_plan_report_refuses_registers_it_cannot_read(tmp_path):
+    with pytest.raises(scratchsim.Error, match="registers\\[0\\]: cannot read"):
+        scratchsim.plan_report("h200", scratchsim.graph_path("triton_matmul"), {"M": 64, "N": 64, "K": 64},
+                               registers=[str(tmp_path / "missing.json")])
+    with pytest.raises(scratchsim.Error, match="registers\\[0\\]: a CompiledRegisters dict"):
+        scratchsim.plan_report("h200", scratchsim.graph_path("triton_matmul"), {"M": 64, "N": 64, "K": 64},
+                               registers=[42])
+    with pytest.raises(scratchsim.Error, match="target: 'sm_80' is not the architecture of device 'h200'"):
+        scratchsim.plan_report("h200", scratchsim.graph_path("triton_matmul"), {"M": 64, "N": 64, "K": 64},
+                               registers=[{"graph": "triton_matmul", "target": "sm_80", "configs": []}])
+
+
+def test_early_prune_top_k_ranks_with_ptxas_registers():
+    space = tk.matmul_configs(block_m=(32, 64), block_n=(128, 256), block_k=(32,), stages=(3, 4), warps=(4,))
+    named = {"a_ptr": sst.tensor("fp32"), "M": 64, "N": 28672, "K": 8192}
+    prune = sst.early_prune(tk.matmul_kernel, F32_SIGNATURE, target="sm_90", top_k=3, registers=True, to_fit=0)
+    kept = prune(space, named)
+    assert len(kept) == 3
+    assert prune.stats["compiled"] == len(space) and prune.stats["compile_s"] > 0
+    again = prune(space, named)  # compiled once per config and specialization
+    assert prune.stats["compiled"] == len(space) and again == kept
+    with pytest.raises(scratchsim.Error, match="registers: True"):
+        sst.early_prune(tk.matmul_kernel, F32_SIGNATURE, target="sm_90", top_k=3, registers="yes")
+
+
+def test_compiled_registers_refuse_a_target_without_ptxas():
+    configs = tk.matmul_configs(block_m=(64,), block_n=(64,), block_k=(32,), stages=(2,), warps=(4,))
+    with pytest.raises(scratchsim.Error, match="NVIDIA targets only"):
+        sst.compiled_registers(tk.matmul_kernel, configs, tk.MATMUL_SIGNATURE, "gfx942",
+                               param_names={"BLOCK_M": "BLOCK_M", "BLOCK_N": "BLOCK_N", "BLOCK_K": "BLOCK_K"})

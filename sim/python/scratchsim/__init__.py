@@ -155,14 +155,17 @@ def _param_flag(name: str, values: Any) -> str:
 def plan_report(device: str, graph: Any, params: Mapping[str, Any] | None = None, top: int = 10, *,
                 param: Mapping[str, Any] | None = None, threads: int | None = None,
                 compute_dtype: str | None = None, allow_spills: bool = False, policy: str | None = None,
-                map_axes: Iterable[str] | None = None) -> dict:
+                map_axes: Iterable[str] | None = None, registers: Iterable[Any] | None = None) -> dict:
     """The whole of `simulate plan --format json`: the space, how many fit, the ranked
     configurations ("configs"), the autotuning shortlist ("shortlist": the order to time them
     in, its hedges marked "hedge"), what pruned the rest ("pruned") and notes. See plan().
     A list of graphs plans them as kernel families of one problem (one --graph each): every
     config names its "family", and "families" and "choice" say which family wins and why.
     map_axes=("BLOCK_M", "BLOCK_N") adds "map_svg": the plan map over those two swept parameters
-    as SVG text (`simulate plan --map`, docs/pictures.md; one graph only)."""
+    as SVG text (`simulate plan --map`, docs/pictures.md; one graph only).
+    registers: a compiler's registers per configuration (`simulate plan --registers`): each a
+    CompiledRegisters dict (scratchsim.triton.compiled_registers) or a path to such a file; a
+    configuration it names has its occupancy and spills from them ("registers_from": "compiler")."""
     graphs = list(graph) if isinstance(graph, (list, tuple)) else [graph]
     kernels = [_kernel_input(g, "graph", "graph") for g in graphs]
     sets = _sets(params)
@@ -170,11 +173,25 @@ def plan_report(device: str, graph: Any, params: Mapping[str, Any] | None = None
     map_text = None if map_axes is None else ",".join(str(a) for a in map_axes)
     _, text, map_svg = _ext.plan(str(device), kernels, sets, axes_flags, int(top),
                                  0 if threads is None else int(threads), compute_dtype or "", bool(allow_spills),
-                                 policy or "", map_text)
+                                 policy or "", map_text, [_registers_input(r, i) for i, r in enumerate(registers or ())])
     report = json.loads(text)
     if map_axes is not None:
         report["map_svg"] = map_svg
     return report
+
+
+def _registers_input(figures: Any, index: int) -> tuple:
+    """(origin, JSON text) of one registers= entry: a CompiledRegisters dict or a file's path."""
+    if isinstance(figures, Mapping):
+        return f"registers[{index}]", json.dumps(figures)
+    if isinstance(figures, (str, os.PathLike)):
+        path = os.fspath(figures)
+        try:
+            with open(path) as f:
+                return path, f.read()
+        except OSError as e:
+            raise Error(f"registers[{index}]: cannot read {path}: {e.strerror}") from None
+    raise Error(f"registers[{index}]: a CompiledRegisters dict or a JSON file's path, not {type(figures).__name__}")
 
 
 def plan(device: str, graph: Any, params: Mapping[str, Any] | None = None, top: int = 10, *,

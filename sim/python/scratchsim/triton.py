@@ -39,7 +39,7 @@ from scratchsim import _to_fit
 
 __all__ = ["check", "lower", "lower_compiled", "early_prune", "device_for_arch", "tensor", "target_of",
            "device_for", "default_workers", "load_source_module", "Lowered", "map_by_role", "dot_shapes",
-           "EarlyPrune", "installed_release"]
+           "EarlyPrune", "installed_release", "compiled_registers"]
 
 log = logging.getLogger("scratchsim.triton")
 
@@ -321,8 +321,9 @@ def _prepare(kernel, config, signature_or_args, target, launch_kwargs) -> _Sourc
     return _Source(fn, tgt, options, signature, constexprs, attrs)
 
 
-def _lower_source(source: _Source) -> Lowered:
-    """triton.compile's first steps on one specialized config, stopped after the TTGIR stage."""
+def _run_stages(source: _Source, until: str):
+    """triton.compile's steps on one specialized config, stopped after stage `until` ("ttgir",
+    "cubin", ...): (that stage's module, the TTIR text on the way, the options, seconds)."""
     from triton._C.libtriton import ir
     from triton.compiler.compiler import ASTSource, make_backend
     tgt = source.target
@@ -345,12 +346,54 @@ def _lower_source(source: _Source) -> Lowered:
         module = stages[ext](module, metadata)
         if ext == "ttir":
             ttir = str(module)
-        if ext == "ttgir":
-            break
-    else:
-        raise Error(f"Triton's pipeline for {_arch(tgt)} has no ttgir stage")
-    text = str(module)
-    return Lowered(text, tgt, source.fn.__name__, time.perf_counter() - t0, opts, ttir)
+        if ext == until:
+            return module, ttir, opts, time.perf_counter() - t0
+    raise Error(f"Triton's pipeline for {_arch(tgt)} has no {until} stage")
+
+
+def _lower_source(source: _Source) -> Lowered:
+    """triton.compile's first steps on one specialized config, stopped after the TTGIR stage."""
+    module, ttir, opts, seconds = _run_stages(source, "ttgir")
+    return Lowered(str(module), source.target, source.fn.__name__, seconds, opts, ttir)
+
+
+# ptxas -v's lines (Triton passes -v and keeps the log: knobs.nvidia.dump_ptxas_log prints it).
+_PTXAS_REGISTERS = re.compile(r"Used (\d+) registers")
+_PTXAS_SPILL_STORES = re.compile(r"(\d+) bytes spill stores")
+
+
+def _compiled_figure(source: _Source) -> dict:
+    """{"registers", "spill_bytes"} ptxas allocates for one specialized config: Triton's whole
+    NVIDIA pipeline, its own ptxas command (options as Triton's release sets them), read from the
+    log Triton keeps with knobs.nvidia.dump_ptxas_log. No GPU is needed."""
+    import contextlib
+    import io
+    if getattr(source.target, "backend", None) != "cuda":
+        raise Error(f"registers come from ptxas's log: NVIDIA targets only, not {_arch(source.target)}")
+    from triton import knobs
+    log_text = io.StringIO()
+    before = knobs.nvidia.dump_ptxas_log
+    knobs.nvidia.dump_ptxas_log = True
+    try:
+        with contextlib.redirect_stdout(log_text):
+            _run_stages(source, "cubin")
+    finally:
+        knobs.nvidia.dump_ptxas_log = before
+    text = log_text.getvalue()
+    registers = _PTXAS_REGISTERS.search(text)
+    if registers is None:
+        raise Error(f"{source.fn.__name__}: ptxas's log names no register count:\n{text[-2000:]}")
+    spills = _PTXAS_SPILL_STORES.search(text)
+    return {"registers": int(registers.group(1)), "spill_bytes": int(spills.group(1)) if spills else 0}
+
+
+def _ptxas_version(target) -> str:
+    try:
+        from triton.backends.nvidia.compiler import get_ptxas_version
+        return "ptxas " + get_ptxas_version(target.arch).strip().splitlines()[-1].replace("Build ", "")
+    except Exception as e:  # a Triton without the helper: the report names Triton alone
+        log.debug("scratchsim: no ptxas version (%s)", e)
+        return ""
 
 
 def lower(kernel, config=None, signature_or_args=None, target=None, **launch_kwargs) -> Lowered:
@@ -380,6 +423,61 @@ def lower_compiled(fn, signature: Mapping[str, str], constants: Mapping, attrs: 
     backend = make_backend(tgt)
     opts = backend.parse_options(dict(options or {}))
     return _lower_source(_Source(jit, tgt, opts, dict(signature), dict(constants), dict(attrs)))
+
+
+def compiled_registers(kernel, configs: Sequence, signature_or_args=None, target=None, *,
+                       graph: str = "triton_matmul", param_names: Mapping[str, str] | None = None,
+                       fixed: Mapping[str, int] | None = None, **launch_kwargs) -> dict:
+    """The registers ptxas allocates to each config of `kernel` for `target` (None: the local GPU;
+    "sm_90" needs no GPU), each compiled by Triton's whole NVIDIA pipeline, as the CompiledRegisters
+    dict scratchsim.plan_report(registers=[...]) and `simulate plan --registers FILE` (as JSON)
+    take: {"graph", "target", "compiler", "configs": [{"sets", "registers", "spill_bytes"}]}. The
+    planner then has each config's occupancy and spills from what was allocated, not from the
+    graph's estimate (docs/planner.md, "A compiler's registers").
+
+    graph: the name of the graph planned with them. param_names: config names -> the graph's
+    parameters (num_warps and num_stages are NUM_WARPS and NUM_STAGES); without it the tile
+    constexprs are mapped by their role in the kernel's product, as early_prune(top_k=...) maps
+    them. fixed: graph parameters every compile shares, added to each config's sets (the element
+    size: {"ELT": 2}). signature_or_args and launch_kwargs: as lower()."""
+    _triton()
+    fn = _jit_function(kernel)
+    configs = list(configs)
+    if param_names is not None:
+        names = {**_LAUNCH_OPTION_NAMES, **param_names}
+    else:
+        def dots_of(c):
+            lowered = lower(fn, c, signature_or_args, target, **launch_kwargs)
+            return dot_shapes(lowered.ttir or lowered.ttgir)
+        names = {**_LAUNCH_OPTION_NAMES, **map_by_role(configs, _constexpr_names(fn), dots_of, "compiled_registers")}
+    shared = [f"{k}={int(v)}" for k, v in sorted((fixed or {}).items())]
+    entries = []
+    for c in configs:
+        figure = _compiled_figure(_prepare(fn, c, signature_or_args, target, launch_kwargs))
+        entries.append({"sets": [f"{k}={v}" for k, v in _graph_key(c, names)] + shared, **figure})
+    return _registers_dict(graph, target_of(target), entries)
+
+
+def _registers_dict(graph: str, tgt, entries: list) -> dict:
+    """A CompiledRegisters message as a dict (proto/graph.proto), naming the Triton and ptxas."""
+    import triton
+    ptxas = _ptxas_version(tgt)
+    return {"graph": graph, "target": _arch(tgt), "configs": entries,
+            "compiler": f"Triton {triton.__version__}" + (f", {ptxas}" if ptxas else "")}
+
+
+def _graph_name(graph) -> str:
+    """The name a graph states (its `name:` field): a shipped graph's name, a file's or text's."""
+    if isinstance(graph, str) and "\n" not in graph and not graph.endswith((".pbtxt", ".textproto")):
+        return graph
+    text = graph
+    if isinstance(graph, (str, os.PathLike)) and "\n" not in str(graph):
+        with open(graph) as f:
+            text = f.read()
+    found = re.search(r'^name:\s*"([^"]+)"', str(text), re.M)
+    if found is None:
+        raise Error("registers: the graph states no name (name: \"...\"), so the compiler's registers cannot name it")
+    return found.group(1)
 
 
 def load_source_module(code: str, prefix: str = "source"):
@@ -826,9 +924,10 @@ def _graph_key(config, names: Mapping[str, str]) -> tuple:
     return tuple(sorted(out.items()))
 
 
-def _plan_configs(configs, names: Mapping[str, str], problem: dict, graph, device: str) -> dict:
+def _plan_configs(configs, names: Mapping[str, str], problem: dict, graph, device: str, registers=None) -> dict:
     """{graph key: the planner's entry} for the configs' own values of the graph's parameters
-    (names maps config names to them) at the problem size: one plan over their product."""
+    (names maps config names to them) at the problem size: one plan over their product
+    (registers: a compiler's, as plan_report takes them)."""
     axes: dict = {}
     for c in configs:
         for k, v in _config_kwargs(c).items():
@@ -841,7 +940,7 @@ def _plan_configs(configs, names: Mapping[str, str], problem: dict, graph, devic
     if "ELT" in problem:  # the dot's operand type: the planner's peak for it
         options["compute_dtype"] = {1: "f8", 2: "f16", 4: "f32"}.get(problem["ELT"], "f16")
     report = scratchsim.plan_report(device, graph, problem, top=min(space, 100000),
-                                    param={k: sorted(v) for k, v in axes.items()}, **options)
+                                    param={k: sorted(v) for k, v in axes.items()}, registers=registers, **options)
     plan = {tuple(sorted(c["params"].items())): c for c in report["configs"]}
     # Each config's place in the planner's autotuning shortlist (the order to time them in).
     for position, c in enumerate(report.get("shortlist", []), 1):
@@ -890,7 +989,7 @@ class EarlyPrune:
 
     def __init__(self, kernel=None, signature_or_args=None, target=None, device=None, top_k=None, graph=None,
                  param_names=None, problem=None, on_empty="raise", verbose=False, workers=None, any_target=False,
-                 to_fit=1, max_lowerings=_to_fit.MAX_LOWERINGS):
+                 to_fit=1, max_lowerings=_to_fit.MAX_LOWERINGS, registers=False):
         self.kernel = kernel
         self.signature_or_args = signature_or_args
         self.target = target
@@ -906,6 +1005,10 @@ class EarlyPrune:
             raise Error(f"to_fit: how many fitting configs to name per dropped config (0: none), got {to_fit!r}")
         self.to_fit, self.max_lowerings = to_fit, max_lowerings
         self._to_fit_cache: dict = {}
+        if not isinstance(registers, bool):
+            raise Error(f"registers: True (rank with ptxas's registers, each config compiled) or False, got {registers!r}")
+        self.registers = registers
+        self._figures: dict = {}  # compiled registers by (kernel, config, specialization, target)
         self.problem = problem or _matmul_problem
         if on_empty not in ("raise", "keep"):
             raise Error("on_empty: 'raise' or 'keep'")
@@ -918,6 +1021,7 @@ class EarlyPrune:
         self._lock = threading.Lock()
         self.stats = {"calls": 0, "lowered": 0, "cached": 0, "kept": 0, "dropped": 0, "lower_s": 0.0,
                       "simulate_s": 0.0, "plan_s": 0.0, "workers": 0, "parallel_s": 0.0, "to_fit_lowered": 0,
+                      "compiled": 0, "compile_s": 0.0,
                       "to_fit_s": 0.0}
         self.last: list = []  # (config, verdict dict) of the last call
 
@@ -1041,15 +1145,30 @@ class EarlyPrune:
                         f"param_names={{{mapping}}} naming each's graph parameter (for triton_matmul: BLOCK_M, "
                         "BLOCK_N, BLOCK_K)")
 
-    def _plan_rank(self, configs, named_args, names) -> dict:
+    def _plan_rank(self, fn, configs, named_args, names, args, launch: dict) -> dict:
         """{graph key: place} over the configs' own values, by the planner on the graph family:
         its autotuning shortlist's order (the pick, then the other block shapes within the model's
         ranking error, then by estimate), then the ranking's for any it leaves out."""
         t0 = time.perf_counter()
         device = self.device or device_for(target_of(self.target))
-        plan = _plan_configs(configs, names, self.problem(named_args), self.graph, device)
+        registers = [self._compiled_registers(fn, configs, args, launch, names)] if self.registers else None
+        plan = _plan_configs(configs, names, self.problem(named_args), self.graph, device, registers)
         self.stats["plan_s"] += time.perf_counter() - t0
         return {key: c.get("shortlist", len(plan) + c["rank"]) for key, c in plan.items()}
+
+    def _compiled_registers(self, fn, configs, args, launch: dict, names) -> dict:
+        """ptxas's registers for the configs (compiled here once each, compiled_registers' way),
+        keyed by the graph parameters the plan ranks them by."""
+        t0 = time.perf_counter()
+        entries = []
+        for c in configs:
+            key = self._key(fn, c, args, launch)
+            if key not in self._figures:
+                self._figures[key] = _compiled_figure(_prepare(fn, c, args, target_of(self.target), launch))
+                self.stats["compiled"] += 1
+            entries.append({"sets": [f"{k}={v}" for k, v in _graph_key(c, names)], **self._figures[key]})
+        self.stats["compile_s"] += time.perf_counter() - t0
+        return _registers_dict(_graph_name(self.graph), target_of(self.target), entries)
 
     # -- to fit: the nearest configs that fit, for each dropped one -------------------------------
     def _to_fit_for(self, fn, config, verdict, args, launch, named_args) -> dict:
@@ -1116,7 +1235,7 @@ class EarlyPrune:
             # Never the list's order in place of a ranking: a tile it cannot map or a failed plan is an Error.
             names = self._names(fn, order, args, launch)
             self._check_mapping(fn, order, names)
-            rank = self._plan_rank(order, {**named_args, **kwargs}, names)
+            rank = self._plan_rank(fn, order, {**named_args, **kwargs}, names, args, launch)
             if rank:
                 worst = len(rank) + 1
                 position = {id(c): i for i, c in enumerate(order)}
@@ -1167,7 +1286,7 @@ def early_prune(kernel=None, signature_or_args=None, target=None, *, device: str
                 top_k: int | None = None, graph=None, param_names: Mapping[str, str] | None = None,
                 problem: Callable[[Mapping[str, Any]], dict] | None = None, on_empty: str = "raise",
                 verbose: bool = False, workers: int | None = None, any_target: bool = False, to_fit: int = 1,
-                max_lowerings: int = _to_fit.MAX_LOWERINGS) -> EarlyPrune:
+                max_lowerings: int = _to_fit.MAX_LOWERINGS, registers: bool = False) -> EarlyPrune:
     """A callable for triton.autotune(..., prune_configs_by={"early_config_prune": ...}).
 
     It lowers each config to TTGIR (for `target`, None: the local GPU), simulates it, drops every
@@ -1185,6 +1304,9 @@ def early_prune(kernel=None, signature_or_args=None, target=None, *, device: str
         constexprs are mapped to its BLOCK_M, BLOCK_N, BLOCK_K by their role in the kernel's
         product (map_by_role) unless param_names maps them; configs are lowered in the
         shortlist's order until K fit, and returned in it.
+    registers: with top_k, rank with the registers ptxas allocates (every config compiled here
+        once, as compiled_registers does: about a second each on a CPU) in place of the graph's
+        estimate; .stats["compiled"] and ["compile_s"] say what it cost.
     to_fit: each dropped config's record in .last names its `to_fit` nearest configs that fit
         (check()'s search, at most max_lowerings lowerings each beyond the cache; 0: none).
     on_empty: "raise" (scratchsim.Error naming why) or "keep" (return every config) when none fits.
@@ -1195,4 +1317,4 @@ def early_prune(kernel=None, signature_or_args=None, target=None, *, device: str
         module other than __main__); the verdicts are the same either way.
     """
     return EarlyPrune(kernel, signature_or_args, target, device, top_k, graph, param_names, problem, on_empty,
-                      verbose, workers, any_target, to_fit, max_lowerings)
+                      verbose, workers, any_target, to_fit, max_lowerings, registers)
