@@ -304,6 +304,129 @@ def test_install_has_this_process_use_the_workers_ptxas(inductor_stand_in, monke
     pruner.uninstall()
 
 
+def test_a_cpu_checked_torch_is_accepted_with_a_warning(monkeypatch, caplog):
+    """PyTorch 2.15's internals were checked on the CPU only: accepted, and the log says so."""
+    fake = types.ModuleType("torch")
+    fake.__version__ = "2.15.0+cu132"
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    monkeypatch.setattr(ssi, "_WARNED", set())
+    with caplog.at_level("WARNING", logger="scratchsim.inductor"):
+        assert ssi._Torch().version == "2.15.0+cu132"
+    assert "checked on the CPU only" in caplog.text
+
+
+def test_a_choice_whose_bmreq_raises_is_not_a_template():
+    """PyTorch 2.15's SubgraphChoiceCaller.bmreq raises unless pipeline_max_autotune_gemm is on: such a
+    choice is kept unchecked, as ATen's are; so is a request not named triton_<template>."""
+    class Subgraph:
+        @property
+        def bmreq(self):
+            raise AssertionError("bmreq accessed but pipeline_max_autotune_gemm was not enabled")
+    assert ssi._Torch.template_name(Subgraph()) is None
+    flydsl = types.SimpleNamespace(bmreq=types.SimpleNamespace(kernel_name="flydsl_mm", module_path="/tmp/m.py"))
+    assert ssi._Torch.template_name(flydsl) is None
+    triton_mm = types.SimpleNamespace(bmreq=types.SimpleNamespace(kernel_name="triton_mm", module_path="/tmp/m.py"))
+    assert ssi._Torch.template_name(triton_mm) == "mm"
+
+
+class _FlexConfig(types.SimpleNamespace):
+    def __eq__(self, other):
+        return vars(self) == vars(other)
+
+    __hash__ = None
+
+
+def _flex_conf(bm, bn, stages, warps):
+    return _FlexConfig(block_m=bm, block_n=bn, num_stages=stages, num_warps=warps)
+
+
+def _choices_stand_in(monkeypatch, version: str):
+    """torch.<version>'s InductorChoices as the chooser reads it: 2.11's forward takes (head_dim,
+    dtype, device_type), 2.15's (head_dim, seq_len, dtype, device_type); one default config, and
+    the heuristic's autotune list."""
+    default, autotune = [_flex_conf(128, 64, 3, 4)], [_flex_conf(128, 64, 3, 4), _flex_conf(64, 64, 2, 4),
+                                                         _flex_conf(128, 128, 3, 8)]
+    heuristic = types.SimpleNamespace(flex_attn_fwd_autotune_configs=autotune, flex_attn_bwd_autotune_configs=[],
+                                      flex_decode_autotune_configs=[])
+    seen = []
+
+    class InductorChoices:
+        def get_config_heuristics(self, device_type="cuda"):
+            seen.append(device_type)
+            return heuristic
+
+        if version == "2.15":
+            def get_flex_attention_fwd_configs(self, head_dim, seq_len, dtype, device_type="cuda"):
+                return list(default)
+        else:
+            def get_flex_attention_fwd_configs(self, head_dim, dtype, device_type="cuda"):
+                return list(default)
+
+        def get_flex_attention_bwd_configs(self, head_dim, dtype, device_type="cuda"):
+            return []
+
+        def get_flex_decode_configs(self, head_dim, dtype, device_type="cuda"):
+            return []
+
+    class Restore:
+        def __init__(self, previous):
+            self.previous = previous
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            handler["current"] = self.previous
+
+    config = sys.modules["torch._inductor.config"]
+    config.inductor_choices_class = None
+    handler = {"current": None}
+
+    def set_choices_handler(obj):
+        # As virtualized.py: the thread's prior handler, made from inductor_choices_class if none.
+        previous = handler["current"]
+        if previous is None:
+            previous = (config.inductor_choices_class or InductorChoices)()
+        handler["current"] = obj
+        return Restore(previous)
+    choices = types.ModuleType("torch._inductor.choices")
+    choices.InductorChoices = InductorChoices
+    virtualized = types.ModuleType("torch._inductor.virtualized")
+    virtualized.V = types.SimpleNamespace(set_choices_handler=set_choices_handler)
+    monkeypatch.setitem(sys.modules, "torch._inductor.choices", choices)
+    monkeypatch.setitem(sys.modules, "torch._inductor.virtualized", virtualized)
+    sys.modules["torch"].__version__ = f"{version}.0+cpu"
+    return handler, seen, autotune
+
+
+@pytest.mark.parametrize("version", ["2.11", "2.15"])
+def test_the_chooser_widens_the_forward_list_as_each_torch_calls_it(inductor_stand_in, monkeypatch, version):
+    sys.modules["torch._inductor.config"].max_autotune = False
+    handler, seen, autotune = _choices_stand_in(monkeypatch, version)
+    pruner = ssi.choose_flex(target="sm_89", device="rtx4090")
+    fit = handler["current"]
+    args = (128, 2048, "bf16", "cuda") if version == "2.15" else (128, "bf16", "cuda")
+    got = fit.get_flex_attention_fwd_configs(*args)
+    # The default first, then the autotune list's others, larger tiles first.
+    assert got == [_flex_conf(128, 64, 3, 4), _flex_conf(128, 128, 3, 8), _flex_conf(64, 64, 2, 4)]
+    assert seen == ["cuda"]
+    assert fit.uuid()[0] == "scratchsim.inductor.FitChoices"  # 2.15 keys its FX graph cache by it
+    pruner.uninstall()
+    # The thread's prior handler is put back, and it is not the chooser's.
+    assert sys.modules["torch._inductor.config"].inductor_choices_class is None
+    assert type(handler["current"]).__name__ == "InductorChoices"
+
+
+def test_compile_threads_are_read_where_inductor_keeps_them(monkeypatch):
+    """get_compile_threads lives in torch._inductor.async_compile (2.11 and 2.15), not in utils:
+    read elsewhere it failed, and in_pool=True never used Inductor's pool."""
+    async_compile = types.ModuleType("torch._inductor.async_compile")
+    async_compile.get_compile_threads = lambda: 16
+    monkeypatch.setitem(sys.modules, "torch._inductor", types.ModuleType("torch._inductor"))
+    monkeypatch.setitem(sys.modules, "torch._inductor.async_compile", async_compile)
+    assert ssi._Torch.compile_threads() == 16
+
+
 def test_install_refuses_a_device_of_another_target(inductor_stand_in):
     with pytest.raises(scratchsim.Error, match="device 'h100' is sm_90, the target sm_89"):
         ssi.install(target="sm_89", device="h100")

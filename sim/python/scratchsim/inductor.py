@@ -23,7 +23,8 @@ flex_attention_backward, flex_decoding); the chooser widens FlexAttention's cand
 `torch._inductor.config.inductor_choices_class` (InductorChoices, Inductor's documented
 out-of-tree heuristics hook). What is read from Inductor's private objects (a template choice's
 generated module, the compile pieces of its CachingAutotuner) is read in one place, `_Torch`, for
-the PyTorch versions in SUPPORTED_TORCH; another version is refused with a message saying so.
+the PyTorch versions in SUPPORTED_TORCH (measured on the GPU) and CPU_CHECKED_TORCH (checked on the
+CPU, accepted with a warning); another version is refused with a message saying so.
 
 The judging, pruning, choosing and reporting below `_Torch` take plain records (names, config
 parameters, TTGIR text per target) and need neither torch nor Triton: tests replay kernels
@@ -44,8 +45,8 @@ import scratchsim
 from scratchsim import Error
 from scratchsim import triton as sst
 
-__all__ = ["SUPPORTED_TORCH", "TARGETS", "judge", "prune", "first_fit", "kernels_from_output_code",
-           "template_params", "dominates", "frontier_pick", "check_source", "report", "pictures",
+__all__ = ["SUPPORTED_TORCH", "CPU_CHECKED_TORCH", "TARGETS", "judge", "prune", "first_fit",
+           "kernels_from_output_code", "template_params", "dominates", "frontier_pick", "check_source", "report", "pictures",
            "report_text", "install", "Pruner", "choose_flex", "flex_kernel_options", "model_report",
            "lower_kernel_source", "output_code_records", "dumps"]
 
@@ -54,6 +55,10 @@ log = logging.getLogger("scratchsim.inductor")
 # The PyTorch versions (major.minor) whose Inductor internals _Torch reads; checked on the GPU
 # machine's compiles (docs/validation/inductor-gpu.md).
 SUPPORTED_TORCH = ("2.11",)
+# Versions whose internals were read against SUPPORTED_TORCH's and whose recorded kernels and CPU
+# paths were checked, but no compile measured on a GPU (docs/inductor.md, "PyTorch versions"):
+# accepted, with a warning saying so.
+CPU_CHECKED_TORCH = ("2.15",)
 # The targets a model report covers by default (issue 39).
 TARGETS = ("sm_80", "sm_89", "sm_90", "sm_100", "sm_120", "gfx942", "gfx950")
 # Inductor's template names (TritonTemplate.name) of the FlexAttention family: the chooser's scope.
@@ -439,6 +444,15 @@ def pictures(records: Sequence[Mapping], targets: Iterable[str] = TARGETS, devic
 # The thin adapter: the one place that reads Inductor's objects (version-checked).
 # ----------------------------------------------------------------------------------------------
 
+_WARNED: set = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _WARNED:
+        _WARNED.add(message)
+        log.warning(message)
+
+
 class _Torch:
     """Inductor's objects as read here. Every access to a non-public attribute of PyTorch sits in
     this class, for the versions in SUPPORTED_TORCH."""
@@ -450,9 +464,14 @@ class _Torch:
             raise Error("scratchsim.inductor needs PyTorch (pip install torch)") from e
         version = torch.__version__.split("+")[0]
         minor = ".".join(version.split(".")[:2])
-        if minor not in SUPPORTED_TORCH and not allow_untested:
-            raise Error(f"scratchsim.inductor reads Inductor's internals as PyTorch {', '.join(SUPPORTED_TORCH)} "
-                        f"lays them out; this is PyTorch {torch.__version__} (allow_untested=True to try anyway)")
+        if minor in CPU_CHECKED_TORCH:
+            _warn_once(f"scratchsim.inductor: PyTorch {torch.__version__}'s Inductor internals were checked on the "
+                       "CPU only (docs/inductor.md, \"PyTorch versions\"); the GPU measurements are PyTorch "
+                       f"{', '.join(SUPPORTED_TORCH)}'s")
+        elif minor not in SUPPORTED_TORCH and not allow_untested:
+            raise Error(f"scratchsim.inductor reads Inductor's internals as PyTorch "
+                        f"{', '.join(SUPPORTED_TORCH + CPU_CHECKED_TORCH)} lays them out; this is PyTorch "
+                        f"{torch.__version__} (allow_untested=True to try anyway)")
         self.torch = torch
         self.version = torch.__version__
 
@@ -487,12 +506,18 @@ class _Torch:
     @staticmethod
     def template_name(choice) -> str | None:
         """The TritonTemplate name of a TritonTemplateCaller ("mm", "bmm", "flex_attention"...),
-        None for other choices (ATen, subgraphs, CUTLASS)."""
-        bmreq = getattr(choice, "bmreq", None)
-        name = getattr(bmreq, "kernel_name", None)
-        if not name or not getattr(bmreq, "module_path", None):
+        None for other choices (ATen, subgraphs, CUTLASS, CuteDSL). A TritonTemplate's kernel is
+        named triton_<template> (select_algorithm.py, TritonTemplate.generate); PyTorch 2.15's
+        SubgraphChoiceCaller.bmreq is a property that raises AssertionError unless
+        config.pipeline_max_autotune_gemm (codegen/subgraph.py), so it is read guarded."""
+        try:
+            bmreq = getattr(choice, "bmreq", None)
+        except Exception:
             return None
-        return name[len("triton_"):] if name.startswith("triton_") else name
+        name = getattr(bmreq, "kernel_name", None)
+        if not name or not name.startswith("triton_") or not getattr(bmreq, "module_path", None):
+            return None
+        return name[len("triton_"):]
 
     @staticmethod
     def source_kernel(name: str, source: str):
@@ -503,7 +528,7 @@ class _Torch:
     @staticmethod
     def compile_pieces(autotuner, cfg) -> tuple:
         """(fn, signature, constants, attrs, options): what CachingAutotuner._precompile_config
-        hands triton.compile for `cfg`."""
+        hands triton.compile for `cfg` (2.11 and 2.15: the same pieces)."""
         meta = autotuner._create_compile_meta(cfg)
         options = autotuner._create_compile_options(cfg, meta)
         return autotuner.fn, meta["signature"], meta["constants"], meta["configs"][0], options
@@ -516,7 +541,8 @@ class _Torch:
     def compile_threads() -> int:
         """How many compile workers Inductor's pool has (1: Inductor compiles in this process)."""
         try:
-            from torch._inductor.utils import get_compile_threads
+            # async_compile.get_compile_threads (2.11 and 2.15; torch._inductor.utils has none).
+            from torch._inductor.async_compile import get_compile_threads
             return int(get_compile_threads())
         except Exception as e:
             log.debug("scratchsim: no Inductor compile threads (%s)", e)
@@ -543,12 +569,20 @@ class _Torch:
         while fn in fns:
             fns.remove(fn)
 
-    def flex_candidates(self, choices_obj, kind: str, head_dim: int, dtype, device_type) -> list:
-        """Inductor's own list for the op, then, when it is the single default (no max-autotune),
-        the heuristic's autotune list after it, larger tiles first: candidates for first-fit."""
+    @staticmethod
+    def flex_device_type(method, choices_obj, args: tuple, kwargs: dict):
+        """The device_type argument of an InductorChoices.get_flex_* call, however the PyTorch
+        version lays out the others (2.15's forward takes seq_len before dtype: choices.py)."""
+        import inspect
+        bound = inspect.signature(method).bind(choices_obj, *args, **kwargs)
+        bound.apply_defaults()
+        return bound.arguments.get("device_type", "cuda")
+
+    def flex_candidates(self, choices_obj, kind: str, base: list, device_type) -> list:
+        """Inductor's own list for the op (`base`: what InductorChoices returns for it), then, when it
+        is the single default (no max-autotune), the heuristic's autotune list after it, larger
+        tiles first: candidates for first-fit."""
         heur = choices_obj.get_config_heuristics(device_type)
-        base = {"fwd": heur.get_flex_attn_fwd_configs, "bwd": heur.get_flex_attn_bwd_configs,
-                "decode": heur.get_flex_decode_configs}[kind](head_dim, dtype)
         if self.config.max_autotune:
             return base
         extra = {"fwd": heur.flex_attn_fwd_autotune_configs, "bwd": heur.flex_attn_bwd_autotune_configs,
@@ -997,19 +1031,36 @@ def choose_flex(target=None, device: str | None = None, *, any_target: bool = Fa
     from torch._inductor.choices import InductorChoices
 
     class FitChoices(InductorChoices):
-        def get_flex_attention_fwd_configs(self, head_dim, dtype, device_type="cuda"):
-            return t.flex_candidates(self, "fwd", head_dim, dtype, device_type)
+        # Arguments passed through as Inductor gives them: 2.11 calls the forward with (head_dim,
+        # dtype, device_type), 2.15 with (head_dim, seq_len, dtype, device_type).
+        def get_flex_attention_fwd_configs(self, *args, **kwargs):
+            base = super().get_flex_attention_fwd_configs(*args, **kwargs)
+            dev = t.flex_device_type(InductorChoices.get_flex_attention_fwd_configs, self, args, kwargs)
+            return t.flex_candidates(self, "fwd", base, dev)
 
-        def get_flex_attention_bwd_configs(self, head_dim, dtype, device_type="cuda"):
-            return t.flex_candidates(self, "bwd", head_dim, dtype, device_type)
+        def get_flex_attention_bwd_configs(self, *args, **kwargs):
+            base = super().get_flex_attention_bwd_configs(*args, **kwargs)
+            dev = t.flex_device_type(InductorChoices.get_flex_attention_bwd_configs, self, args, kwargs)
+            return t.flex_candidates(self, "bwd", base, dev)
 
-        def get_flex_decode_configs(self, head_dim, dtype, device_type="cuda"):
-            return t.flex_candidates(self, "decode", head_dim, dtype, device_type)
+        def get_flex_decode_configs(self, *args, **kwargs):
+            base = super().get_flex_decode_configs(*args, **kwargs)
+            dev = t.flex_device_type(InductorChoices.get_flex_decode_configs, self, args, kwargs)
+            return t.flex_candidates(self, "decode", base, dev)
 
+        def uuid(self):
+            # 2.15 hashes config.inductor_choices_class into the FX graph cache key through uuid()
+            # (choices.py inductor_choices_cache_key; without it every compile raises RuntimeError).
+            # The chooser changes which config is compiled, so the key names what it judges for.
+            return ("scratchsim.inductor.FitChoices", pruner.arch, pruner.device, pruner.any_target)
+
+    from torch._inductor.virtualized import V
+    # Set before inductor_choices_class: where this thread has no handler yet, set_choices_handler
+    # makes the prior one from inductor_choices_class (virtualized.py _choices_default), which
+    # uninstall() puts back; made after it, that prior would be a FitChoices.
+    restore_handler = V.set_choices_handler(FitChoices())  # this thread's, if Inductor made one already
     previous = t.config.inductor_choices_class
     t.config.inductor_choices_class = FitChoices
-    from torch._inductor.virtualized import V
-    restore_handler = V.set_choices_handler(FitChoices())  # this thread's, if Inductor made one already
 
     def undo():
         t.config.inductor_choices_class = previous
