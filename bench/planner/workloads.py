@@ -66,7 +66,10 @@ block shapes (bench/planner/shortlist.py) beside the ranking, added after the tw
 planned before it was timed. A fourteenth ("heldout14": gpt-oss-20b's expert FFNs, Mistral-NeMo-
 Minitron-8B, Qwen3-1.7B, ERNIE-4.5-0.3B, Qwen2.5-Omni-3B's text model), matmuls and attention,
 judges the planner as it stands, the shortlist in the planner, a second time blind, added after
-the thirteenth was judged: planned before it was timed.
+the thirteenth was judged: planned before it was timed. A fifteenth ("heldout15": Qwen2.5-72B over
+4 GPUs, Qwen3-32B, Gemma-3-27B and Phi-4 over 2, Mistral-Large-2 over 4), matmuls only, judges
+ptxas's registers in the ranking (simulate plan --registers, compiled on the CPU) blind beside the
+planner as it stands, added after the fourteenth was judged: planned both ways before it was timed.
 """
 import json
 import sys
@@ -441,11 +444,29 @@ MODELS = {
     # https://huggingface.co/Qwen/Qwen2.5-Omni-3B/blob/main/config.json (thinker_config.text_config)
     "qwen2.5-omni-3b": {"part": "heldout14", "hidden": 2048, "intermediate": 11008, "heads": 16, "kv_heads": 2,
                         "head_dim": 128, "vocab": 151936, "tp": 1},
+    # The fifteenth part: dense models of the suite at tensor-parallel degrees no part has (each
+    # shard's matmuls are new shapes), matmuls only: it judges ptxas's registers in the ranking
+    # (simulate plan --registers) blind, beside the planner as it stands.
+    # https://huggingface.co/Qwen/Qwen2.5-72B/blob/main/config.json, sharded over 4 GPUs
+    "qwen2.5-72b-tp4": {"part": "heldout15", "hidden": 8192, "intermediate": 29568, "heads": 64, "kv_heads": 8,
+                        "head_dim": 128, "vocab": 152064, "tp": 4},
+    # https://huggingface.co/Qwen/Qwen3-32B/blob/main/config.json, sharded over 2 GPUs
+    "qwen3-32b-tp2": {"part": "heldout15", "hidden": 5120, "intermediate": 25600, "heads": 64, "kv_heads": 8,
+                      "head_dim": 128, "vocab": 151936, "tp": 2},
+    # https://huggingface.co/google/gemma-3-27b-pt/blob/main/config.json (text_config), over 2 GPUs
+    "gemma3-27b-tp2": {"part": "heldout15", "hidden": 5376, "intermediate": 21504, "heads": 32, "kv_heads": 16,
+                       "head_dim": 128, "vocab": 262208, "tp": 2},
+    # https://huggingface.co/microsoft/phi-4/blob/main/config.json, sharded over 2 GPUs
+    "phi-4-tp2": {"part": "heldout15", "hidden": 5120, "intermediate": 17920, "heads": 40, "kv_heads": 10,
+                  "head_dim": 128, "vocab": 100352, "tp": 2},
+    # https://huggingface.co/mistralai/Mistral-Large-Instruct-2407/blob/main/config.json, over 4 GPUs
+    "mistral-large-2-tp4": {"part": "heldout15", "hidden": 12288, "intermediate": 28672, "heads": 96, "kv_heads": 8,
+                            "head_dim": 128, "vocab": 32768, "tp": 4},
 }
 
 # The parts, in the order they were added, and those whose models are in the suite for attention only.
 PARTS = ("fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8",
-         "heldout9", "heldout10", "heldout11", "heldout12", "heldout13", "heldout14")
+         "heldout9", "heldout10", "heldout11", "heldout12", "heldout13", "heldout14", "heldout15")
 ATTENTION_ONLY_PARTS = ("heldout3", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10")
 
 # Which layers at which token counts: decode is where small grids live, prefill the large square-ish
