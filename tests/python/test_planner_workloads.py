@@ -21,6 +21,7 @@ RUN11 = "tests/data/planner/h200-heldout11-2026-11-30"  # the eleventh
 RUN12 = "tests/data/planner/h200-heldout12-2026-11-30"  # the twelfth
 RUN13 = "tests/data/planner/h200-heldout13-2026-12-01"  # the thirteenth
 RUN14 = "tests/data/planner/h200-heldout14-2026-12-01"  # the fourteenth
+RUN15 = "tests/data/planner/h200-heldout15-2026-12-01"  # the fifteenth (matmul only)
 
 
 def _bench(repo, script, *args):
@@ -33,7 +34,7 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     assert written == json.loads((repo / "tests/data/planner/workload-suite.json").read_text())
     parts = {r["part"] for r in written["matmul"]}
     assert parts == {"fit", "heldout", "heldout2", "heldout4", "heldout5", "heldout11", "heldout12", "heldout13",
-                     "heldout14"}
+                     "heldout14", "heldout15"}
     assert {r["part"] for r in written["attention"]} == {"fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
                                                         "heldout6", "heldout7", "heldout8", "heldout9", "heldout10",
                                                         "heldout11", "heldout12", "heldout13", "heldout14"}
@@ -201,6 +202,21 @@ def test_fourteenth_part_judges_the_shortlist_blind(repo, tmp_path):
     judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-attention-repeat.json.gz", run_dir=RUN14,
                      shortlist=True)
     _expect(judged, {"attention heldout14 f16": (10, 10, 10)})
+
+
+# The fifteenth part judged ptxas's registers in the ranking blind: its plans with the graph's
+# estimate and with the registers compiled on the CPU (registers-cpu.json) were both committed
+# before it was timed (fa5564f). They judge the same, on the first timing and on the second.
+@pytest.mark.parametrize("plans", ["plans-before-timing.json.gz", "plans-with-registers-before-timing.json.gz"])
+def test_fifteenth_part_judges_the_registers_blind(repo, tmp_path, plans):
+    for shortlist, figures in ((False, {"matmul heldout15 f16": (41, 39, 40), "matmul heldout15 f32": (41, 35, 38)}),
+                               (True, {"matmul heldout15 f16": (41, 39, 38), "matmul heldout15 f32": (41, 35, 37)})):
+        judged = _judged(repo, tmp_path, plans, "h200-f16.json.gz", "h200-f32.json.gz", run_dir=RUN15,
+                         shortlist=shortlist)
+        _expect(judged, figures, plans)
+    judged = _judged(repo, tmp_path, plans, "h200-f16-repeat.json.gz", "h200-f32-repeat.json.gz", run_dir=RUN15,
+                     shortlist=True)
+    _expect(judged, {"matmul heldout15 f16": (41, 39, 40), "matmul heldout15 f32": (41, 35, 37)}, plans)
 
 
 def test_eleventh_held_out_part_timed_again_judges_as_reported(repo, tmp_path):
