@@ -26,6 +26,12 @@ class CompiledRegistersTest : public ::testing::Test {
   absl::StatusOr<CompiledRegisterTable> Build() {
     return CompiledRegisterTable::Build(graph_, device_, compiled_, "ptxas.textproto");
   }
+  // The table of compiled_ is refused with a message containing `message`.
+  void ExpectRefused(const std::string& message) {
+    auto table = Build();
+    ASSERT_FALSE(table.ok());
+    EXPECT_TRUE(absl::StrContains(table.status().message(), message)) << table.status();
+  }
   // The engine's verdict on `sets` (the tile, a shape) with the table built from compiled_, or
   // with the graph's estimate alone.
   FitResult Evaluate(const std::vector<std::string>& sets, bool with_table = true) {
@@ -110,35 +116,26 @@ TEST_F(CompiledRegistersTest, TheShapeIsNotPartOfTheKey) {
 TEST_F(CompiledRegistersTest, AnotherTargetsFiguresAreAnErrorNamingIt) {
   Add(tile_, 167);
   compiled_.set_target("sm_80");
-  auto table = Build();
-  ASSERT_FALSE(table.ok());
-  EXPECT_TRUE(absl::StrContains(table.status().message(), "ptxas.textproto: target: 'sm_80'")) << table.status();
+  ExpectRefused("ptxas.textproto: target: 'sm_80'");
 }
 
 TEST_F(CompiledRegistersTest, AnotherGraphsFiguresAreAnError) {
   Add(tile_, 167);
   compiled_.set_graph("gemm");
-  auto table = Build();
-  ASSERT_FALSE(table.ok());
-  EXPECT_TRUE(absl::StrContains(table.status().message(), "graph: 'gemm' is not the planned graph")) << table.status();
+  ExpectRefused("graph: 'gemm' is not the planned graph");
 }
 
-TEST_F(CompiledRegistersTest, RegistersOutsideTheFileAreAnErrorNamingTheConfig) {
+TEST_F(CompiledRegistersTest, RegistersOutOfRangeAreAnErrorNamingTheConfig) {
   Add(tile_, 167);
   std::vector<std::string> other = tile_;
   other[3] = "NUM_STAGES=4";
   Add(other, 300);
-  auto table = Build();
-  ASSERT_FALSE(table.ok());
-  EXPECT_TRUE(absl::StrContains(table.status().message(), "configs[1].registers: 300 is outside 1..255"))
-      << table.status();
+  ExpectRefused("configs[1].registers: 300 is outside 1..255");
 }
 
 TEST_F(CompiledRegistersTest, NegativeSpillBytesAreAnError) {
   Add(tile_, 167, -4);
-  auto table = Build();
-  ASSERT_FALSE(table.ok());
-  EXPECT_TRUE(absl::StrContains(table.status().message(), "configs[0].spill_bytes: -4 is negative")) << table.status();
+  ExpectRefused("configs[0].spill_bytes: -4 is negative");
 }
 
 TEST_F(CompiledRegistersTest, AConfigurationRepeatedWithOtherFiguresIsAnError) {
@@ -146,25 +143,18 @@ TEST_F(CompiledRegistersTest, AConfigurationRepeatedWithOtherFiguresIsAnError) {
   Add(tile_, 167);  // the same figures again: one entry
   EXPECT_EQ(Build()->size(), 1);
   Add(tile_, 160);
-  auto table = Build();
-  ASSERT_FALSE(table.ok());
-  EXPECT_TRUE(absl::StrContains(table.status().message(), "configs[2]: repeats an earlier configuration"))
-      << table.status();
+  ExpectRefused("configs[2]: repeats an earlier configuration");
 }
 
 TEST_F(CompiledRegistersTest, AnUnknownParameterIsAnErrorNamingTheSets) {
   Add({"BLOCK_Q=64"}, 167);
-  auto table = Build();
-  ASSERT_FALSE(table.ok());
-  EXPECT_TRUE(absl::StrContains(table.status().message(), "configs[0].sets: 'BLOCK_Q=64'")) << table.status();
+  ExpectRefused("configs[0].sets: 'BLOCK_Q=64'");
 }
 
 TEST_F(CompiledRegistersTest, ConfigurationsKeyedByOtherParametersAreAnError) {
   Add(tile_, 167);
   Add({"BLOCK_M=64", "BLOCK_N=128"}, 100);
-  auto table = Build();
-  ASSERT_FALSE(table.ok());
-  EXPECT_TRUE(absl::StrContains(table.status().message(), "configs[1].sets: names other parameters")) << table.status();
+  ExpectRefused("configs[1].sets: names other parameters");
 }
 
 }  // namespace
