@@ -279,11 +279,12 @@ absl::StatusOr<PlanOptions> OptionsFor(const PlanRequest& request, const Compile
 // silently unused.
 absl::Status CheckRegistersNamePlannedGraphs(const PlanRequest& request, absl::Span<const CompiledGraph* const> graphs) {
   for (const auto& [origin, figures] : request.compiled_registers) {
+    const std::string& named = figures.graph();
     std::vector<std::string> names;
     for (const CompiledGraph* g : graphs) names.push_back(absl::StrCat("'", g->graph.name(), "'"));
     if (std::none_of(graphs.begin(), graphs.end(),
-                     [&](const CompiledGraph* g) { return g->graph.name() == figures.graph(); })) {
-      return absl::InvalidArgumentError(absl::StrCat("--registers ", origin, ": graph: '", figures.graph(),
+                     [&named](const CompiledGraph* g) { return g->graph.name() == named; })) {
+      return absl::InvalidArgumentError(absl::StrCat("--registers ", origin, ": graph: '", named,
                                                      "' is not a planned graph (", absl::StrJoin(names, ", "), ")"));
     }
   }
