@@ -1,6 +1,7 @@
 #include "sim/compiled_registers.h"
 
 #include "absl/strings/str_cat.h"
+#include "sim/device.h"
 #include "sim/status_macros.h"
 
 namespace scratchsim {
@@ -18,8 +19,7 @@ absl::StatusOr<CompiledRegisterTable> CompiledRegisterTable::Build(const Compile
         origin, ": target: '", compiled.target(), "' is not the architecture of device '", device.name(), "' ('",
         device.arch(), "'): registers are the compiler's for one target; compile for ", device.arch()));
   }
-  const int64_t max_registers = device.limits().max_registers_per_thread() > 0
-                                    ? device.limits().max_registers_per_thread() : 255;
+  const int64_t max_registers = MaxRegistersPerThread(device);
   CompiledRegisterTable table;
   table.compiler_ = compiled.compiler();
   table.origin_ = origin;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "sim/assignment.h"
@@ -39,10 +40,9 @@ absl::StatusOr<ConfigIndex::Added> ConfigIndex::Add(const CompiledGraph& graph, 
 
 std::optional<int> ConfigIndex::Find(absl::Span<const int64_t> values) const {
   if (entries_.empty()) return std::nullopt;
-  std::vector<int64_t> key;
-  key.reserve(slots_.size());
+  absl::InlinedVector<int64_t, 8> key;
   for (int slot : slots_) key.push_back(slot < static_cast<int>(values.size()) ? values[slot] : 0);
-  auto it = entries_.find(key);
+  auto it = entries_.find(absl::MakeConstSpan(key));
   if (it == entries_.end()) return std::nullopt;
   return it->second;
 }

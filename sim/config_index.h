@@ -3,6 +3,7 @@
 #ifndef SCRATCHSIM_SIM_CONFIG_INDEX_H_
 #define SCRATCHSIM_SIM_CONFIG_INDEX_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -39,7 +40,15 @@ class ConfigIndex {
  private:
   std::vector<int> slots_;  // graph symbol slots of the key's parameters
   std::vector<std::string> names_;
-  std::map<std::vector<int64_t>, int> entries_;
+  // Ordered by value, and looked up by a span too: the engine asks once per configuration it
+  // evaluates, and the lookup's key lives on the stack.
+  struct KeyLess {
+    using is_transparent = void;
+    bool operator()(absl::Span<const int64_t> a, absl::Span<const int64_t> b) const {
+      return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
+    }
+  };
+  std::map<std::vector<int64_t>, int, KeyLess> entries_;
 };
 
 }  // namespace scratchsim

@@ -413,4 +413,8 @@ const MemorySpace* FindSpaceOfKind(const DeviceModel& device, MemoryKind kind) {
   return nullptr;
 }
 
+int64_t MaxRegistersPerThread(const DeviceModel& device) {
+  return device.limits().max_registers_per_thread() > 0 ? device.limits().max_registers_per_thread() : 255;
+}
+
 }  // namespace scratchsim

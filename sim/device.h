@@ -56,6 +56,10 @@ int64_t UsableBytesPerCore(const MemorySpace& space);
 // The first memory space of `kind`, or nullptr.
 const MemorySpace* FindSpaceOfKind(const DeviceModel& device, MemoryKind kind);
 
+// The most registers one thread may have: the model's max_registers_per_thread, else 255 (the
+// NVIDIA ISA's per-thread limit, which every GPU model without the field shares).
+int64_t MaxRegistersPerThread(const DeviceModel& device);
+
 }  // namespace scratchsim
 
 #endif  // SCRATCHSIM_SIM_DEVICE_H_

@@ -57,7 +57,7 @@ absl::StatusOr<int64_t> SpaceFootprint(const MemorySpace& space, int64_t first, 
 // cap, and what lets `min_blocks` blocks of `threads` threads be resident (0: not known).
 int64_t RegisterBudgetFor(const DeviceModel& device, int64_t threads, int64_t min_blocks, int64_t declared_cap) {
   const ExecutionLimits& limits = device.limits();
-  int64_t budget = limits.max_registers_per_thread() > 0 ? limits.max_registers_per_thread() : 255;
+  int64_t budget = MaxRegistersPerThread(device);
   if (declared_cap > 0) budget = std::min(budget, declared_cap);
   if (threads > 0 && limits.registers_per_block() > 0 && limits.warp_size() > 0) {
     // Registers go to whole warps in units of register_allocation_unit per warp, so the

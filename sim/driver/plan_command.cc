@@ -278,10 +278,10 @@ absl::StatusOr<PlanOptions> OptionsFor(const PlanRequest& request, const Compile
 // Every --registers file names one of the planned graphs: figures for none of them would be
 // silently unused.
 absl::Status CheckRegistersNamePlannedGraphs(const PlanRequest& request, absl::Span<const CompiledGraph* const> graphs) {
+  std::vector<std::string> names;
+  for (const CompiledGraph* g : graphs) names.push_back(absl::StrCat("'", g->graph.name(), "'"));
   for (const auto& [origin, figures] : request.compiled_registers) {
     const std::string& named = figures.graph();
-    std::vector<std::string> names;
-    for (const CompiledGraph* g : graphs) names.push_back(absl::StrCat("'", g->graph.name(), "'"));
     if (std::none_of(graphs.begin(), graphs.end(),
                      [&named](const CompiledGraph* g) { return g->graph.name() == named; })) {
       return absl::InvalidArgumentError(absl::StrCat("--registers ", origin, ": graph: '", named,

@@ -450,18 +450,19 @@ def compiled_registers(kernel, configs: Sequence, signature_or_args=None, target
             lowered = lower(fn, c, signature_or_args, target, **launch_kwargs)
             return dot_shapes(lowered.ttir or lowered.ttgir)
         names = {**_LAUNCH_OPTION_NAMES, **map_by_role(configs, _constexpr_names(fn), dots_of, "compiled_registers")}
-    shared = [f"{k}={int(v)}" for k, v in sorted((fixed or {}).items())]
-    entries = []
-    for c in configs:
-        figure = _compiled_figure(_prepare(fn, c, signature_or_args, target, launch_kwargs))
-        entries.append({"sets": [f"{k}={v}" for k, v in _graph_key(c, names)] + shared, **figure})
-    return _registers_dict(graph, target_of(target), entries)
+    figures = [(c, _compiled_figure(_prepare(fn, c, signature_or_args, target, launch_kwargs))) for c in configs]
+    return _registers_dict(graph, target_of(target), figures, names, fixed)
 
 
-def _registers_dict(graph: str, tgt, entries: list) -> dict:
-    """A CompiledRegisters message as a dict (proto/graph.proto), naming the Triton and ptxas."""
+def _registers_dict(graph: str, tgt, figures: Sequence, names: Mapping[str, str],
+                    fixed: Mapping[str, int] | None = None) -> dict:
+    """A CompiledRegisters message as a dict (proto/graph.proto), naming the Triton and ptxas:
+    each (config, figure) of `figures` keyed by the graph parameters `names` maps its values to,
+    and the `fixed` ones every compile shares."""
     import triton
     ptxas = _ptxas_version(tgt)
+    shared = [f"{k}={int(v)}" for k, v in sorted((fixed or {}).items())]
+    entries = [{"sets": [f"{k}={v}" for k, v in _graph_key(c, names)] + shared, **figure} for c, figure in figures]
     return {"graph": graph, "target": _arch(tgt), "configs": entries,
             "compiler": f"Triton {triton.__version__}" + (f", {ptxas}" if ptxas else "")}
 
@@ -1160,15 +1161,15 @@ class EarlyPrune:
         """ptxas's registers for the configs (compiled here once each, compiled_registers' way),
         keyed by the graph parameters the plan ranks them by."""
         t0 = time.perf_counter()
-        entries = []
+        figures = []
         for c in configs:
             key = self._key(fn, c, args, launch)
             if key not in self._figures:
                 self._figures[key] = _compiled_figure(_prepare(fn, c, args, target_of(self.target), launch))
                 self.stats["compiled"] += 1
-            entries.append({"sets": [f"{k}={v}" for k, v in _graph_key(c, names)], **self._figures[key]})
+            figures.append((c, self._figures[key]))
         self.stats["compile_s"] += time.perf_counter() - t0
-        return _registers_dict(_graph_name(self.graph), target_of(self.target), entries)
+        return _registers_dict(_graph_name(self.graph), target_of(self.target), figures, names)
 
     # -- to fit: the nearest configs that fit, for each dropped one -------------------------------
     def _to_fit_for(self, fn, config, verdict, args, launch, named_args) -> dict:
