@@ -124,7 +124,6 @@ def time_rows(args):
                 rounds[k].append(bench(lambda: launch_matmul(a, b, c, cfg)))
         result["rows"].append({"part": part, "M": r["M"], "N": r["N"], "K": r["K"], "dtype": r["dtype"],
                                "ms": {k: statistics.median(v) for k, v in rounds.items()}, "rounds_ms": rounds})
-        del a, b, c
         torch.cuda.empty_cache()
         with open(args.out, "w") as f:
             json.dump(result, f, indent=0)
