@@ -155,7 +155,7 @@ def judge(args):
     for path in args.retimed:
         for r in load(path)["rows"]:
             retimed[(r["part"], r["M"], r["N"], r["K"], r["dtype"])] = r["ms"]
-    groups, flips, curse = {}, [], []
+    groups, flips, curse, misses = {}, [], [], []
     for key, r in selected.items():
         if key not in retimed:
             continue
@@ -169,6 +169,11 @@ def judge(args):
             g[2][i] += after[i]
         first_pick = min(first, key=first.get)
         curse.append(ms[first_pick] / first[first_pick])
+        if not after[2]:
+            best = min(ms.values())
+            misses.append(f"{key[0]} {key[4]} {key[1]} x {key[2]} x {key[3]}: the shortlist's top 5 at "
+                          f"{min(ms[k] for k in r['shortlist_top5'] if k in ms) / best:.3f}x of the re-timed best "
+                          f"(first timing {min(first[k] for k in r['shortlist_top5'] if k in first) / min(first.values()):.3f}x)")
         if before != after:
             flips.append(f"{key[0]} {key[4]} {key[1]} x {key[2]} x {key[3]}: top-1/ranking/shortlist "
                          f"{''.join('+' if v else '-' for v in before)} -> {''.join('+' if v else '-' for v in after)}"
@@ -185,6 +190,7 @@ def judge(args):
         print(f"the first timing's fastest configuration, re-timed over its first time: median {curse[len(curse) // 2]:.3f}"
               f", 10th-90th percentile {curse[len(curse) // 10]:.3f}-{curse[9 * len(curse) // 10]:.3f}")
     print("\n".join(["rows whose verdicts change:"] + flips) if flips else "no verdict changes")
+    print("\n".join(["the shortlist's misses, re-timed:"] + misses) if misses else "the shortlist misses no row re-timed")
 
 
 def main():
