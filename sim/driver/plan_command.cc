@@ -11,6 +11,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -275,13 +276,19 @@ absl::StatusOr<PlanOptions> OptionsFor(const PlanRequest& request, const Compile
   return options;
 }
 
-// Every --registers file names one of the planned graphs: figures for none of them would be
-// silently unused.
+// Every --registers file names one of the planned graphs, and no two name the same one: figures
+// for none of them would be silently unused, and of two tables for one graph one would be.
 absl::Status CheckRegistersNamePlannedGraphs(const PlanRequest& request, absl::Span<const CompiledGraph* const> graphs) {
   std::vector<std::string> names;
   for (const CompiledGraph* g : graphs) names.push_back(absl::StrCat("'", g->graph.name(), "'"));
+  absl::flat_hash_map<std::string, std::string> file_of_graph;
   for (const auto& [origin, figures] : request.compiled_registers) {
     const std::string& named = figures.graph();
+    if (const auto [it, inserted] = file_of_graph.emplace(named, origin); !inserted) {
+      return absl::InvalidArgumentError(absl::StrCat("--registers ", origin, ": graph: '", named,
+                                                     "' is named by --registers ", it->second,
+                                                     " too: give one file per graph"));
+    }
     if (std::none_of(graphs.begin(), graphs.end(),
                      [&named](const CompiledGraph* g) { return g->graph.name() == named; })) {
       return absl::InvalidArgumentError(absl::StrCat("--registers ", origin, ": graph: '", named,

@@ -413,6 +413,16 @@ TEST_F(PlanRegistersCommandTest, AFileForAGraphNotPlannedIsExitTwo) {
   EXPECT_THAT(err, HasSubstr("--registers " + path + ": graph: 'gemm' is not a planned graph ('triton_matmul')"));
 }
 
+TEST_F(PlanRegistersCommandTest, TwoFilesForOneGraphAreExitTwoNamingBoth) {
+  std::string out, err;
+  const std::string first = Write("registers_a.textproto", figures_);
+  const std::string second = Write("registers_b.textproto", figures_);
+  EXPECT_EQ(RunPlan(Args({"--registers", first, "--registers", second}), &out, &err), kExitBadInput);
+  EXPECT_THAT(err, HasSubstr("--registers " + second + ": graph: 'triton_matmul' is named by --registers " + first +
+                             " too: give one file per graph"));
+  EXPECT_EQ(out, "");
+}
+
 TEST_F(PlanRegistersCommandTest, AMalformedFileIsExitTwoNamingIt) {
   std::string out, err;
   const std::string path = Write("registers_bad.textproto", "graph: \"triton_matmul\" configs { registers: \"many\" }");
