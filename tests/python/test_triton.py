@@ -476,6 +476,9 @@ def test_plan_report_refuses_registers_it_cannot_read(tmp_path):
     with pytest.raises(scratchsim.Error, match="target: 'sm_80' is not the architecture of device 'h200'"):
         scratchsim.plan_report("h200", scratchsim.graph_path("triton_matmul"), {"M": 64, "N": 64, "K": 64},
                                registers=[{"graph": "triton_matmul", "target": "sm_80", "configs": []}])
+    with pytest.raises(scratchsim.Error, match="graph: 'triton_matmul' is named by --registers registers\\[0\\] too"):
+        scratchsim.plan_report("h200", scratchsim.graph_path("triton_matmul"), {"M": 64, "N": 64, "K": 64},
+                               registers=[{"graph": "triton_matmul", "target": "sm_90", "configs": []}] * 2)
 
 
 def test_early_prune_top_k_ranks_with_ptxas_registers():
