@@ -48,11 +48,13 @@ def graph_name(path):
     return os.path.basename(path).split(".")[0]
 
 
-def plan(binary, device, graphs, sets, compute_dtype=None, space=None, registers=()):
+def plan(binary, device, graphs, sets, compute_dtype=None, space=None, registers=(), allow_spills=False):
     """`simulate plan --format json`, every configuration of the graphs' spaces (or of `space`,
     {param: "V1,V2,..."}) ranked; `registers`: CompiledRegisters files, each passed where it names
-    one of the graphs."""
+    one of the graphs; `allow_spills`: --allow-spills."""
     args = [binary, "plan", "--device", device, "--format", "json", "--top", "100000", "--threads", "1"]
+    if allow_spills:
+        args.append("--allow-spills")
     for g in graphs:
         args += ["--graph", os.path.join(ROOT, g)]
     planned = {graph_name(g) for g in graphs}

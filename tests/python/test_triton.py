@@ -423,6 +423,36 @@ def test_early_prune_top_k_keeps_the_planners_shortlist():
     assert got[0] == shortlist[0] == ranking[0] or prune.last[0][1]["fits"] is False
 
 
+# A product of 32-bit operands runs at the precision Triton's TTIR gives its tl.dot: tf32 on the
+# tensor cores by default on NVIDIA targets, so top_k plans it at the tf32 peak, not the CUDA cores'.
+def test_early_prune_top_k_plans_a_tf32_product_at_the_tf32_peak():
+    space = tk.matmul_configs(block_m=(32, 64, 128), block_n=(64, 128), block_k=(32, 64), stages=(3,), warps=(4,))
+    lowered = sst.lower(tk.matmul_kernel, space[0], F32_SIGNATURE, "sm_90")
+    assert sst.dot_input_precision(lowered.ttir) == "tf32"
+    named = {"a_ptr": sst.tensor("fp32"), "M": 2048, "N": 2048, "K": 4096}
+    prune = sst.early_prune(tk.matmul_kernel, F32_SIGNATURE, target="sm_90", top_k=3, to_fit=0)
+    kept = prune(space, named)
+    axes = {"BLOCK_M": [32, 64, 128], "BLOCK_N": [64, 128], "BLOCK_K": [32, 64], "NUM_STAGES": [3], "NUM_WARPS": [4]}
+
+    def order(compute_dtype):
+        report = scratchsim.plan_report("h100", scratchsim.graph_path("triton_matmul"),
+                                        {"M": 2048, "N": 2048, "K": 4096, "ELT": 4}, top=100, param=axes,
+                                        compute_dtype=compute_dtype)
+        return [(c["params"]["BLOCK_M"], c["params"]["BLOCK_N"], c["params"]["BLOCK_K"]) for c in report["shortlist"]]
+    tf32, f32 = order("tf32"), order("f32")
+    assert tf32[:3] != f32[:3]  # the peak decides this product's order
+    got = [(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"]) for c in kept]
+    assert got == [b for b in tf32 if b in got][:3]
+
+
+def test_dot_input_precision_reads_what_the_kernel_asks():
+    ttir = "%acc = tt.dot %a, %b, %c, inputPrecision = ieee : tensor<64x32xf32> * tensor<32x64xf32> -> tensor<64x64xf32>"
+    assert sst.dot_input_precision(ttir) == "ieee"
+    assert sst.dot_input_precision("%x = arith.addf %a, %b : tensor<64xf32>") is None
+    assert sst._compute_dtype({"ELT": 4}, "ieee") == "f32" and sst._compute_dtype({"ELT": 4}, "tf32") == "tf32"
+    assert sst._compute_dtype({"ELT": 2}, "tf32") == "f16" and sst._compute_dtype({"M": 64}, "tf32") is None
+
+
 # compiled_registers: ptxas's registers per config, compiled on the CPU for sm_90 (no GPU), equal
 # to what the H200 sweeps' compiles of the same configs recorded (tests/data/planner/compiled-registers,
 # bench/planner/sweep_registers.py), keyed by the graph parameters the constexprs' roles map to.
@@ -487,11 +517,32 @@ def test_early_prune_top_k_ranks_with_ptxas_registers():
     prune = sst.early_prune(tk.matmul_kernel, F32_SIGNATURE, target="sm_90", top_k=3, registers=True, to_fit=0)
     kept = prune(space, named)
     assert len(kept) == 3
-    assert prune.stats["compiled"] == len(space) and prune.stats["compile_s"] > 0
+    compiled = prune.stats["compiled"]
+    assert 0 < compiled <= len(space) and prune.stats["compile_s"] > 0
     again = prune(space, named)  # compiled once per config and specialization
-    assert prune.stats["compiled"] == len(space) and again == kept
+    assert prune.stats["compiled"] == compiled and again == kept
     with pytest.raises(scratchsim.Error, match="registers: True"):
         sst.early_prune(tk.matmul_kernel, F32_SIGNATURE, target="sm_90", top_k=3, registers="yes")
+
+
+# registers=True compiles what can change the first top_k (the configs the estimate prunes for
+# spills, then the first 2 x top_k until all are compiled), not every config; the first top_k is
+# what the plan with every config's compiled figure places first.
+def test_early_prune_compiles_only_what_can_reach_its_top_k():
+    space = tk.matmul_configs(block_m=(32, 64), block_n=(64, 128, 256), block_k=(32, 64), stages=(3, 4), warps=(4,))
+    named = {"a_ptr": sst.tensor("fp32"), "M": 64, "N": 28672, "K": 8192}
+    prune = sst.early_prune(tk.matmul_kernel, F32_SIGNATURE, target="sm_90", top_k=2, registers=True, to_fit=0)
+    kept = prune(space, named)
+    assert 0 < prune.stats["compiled"] < len(space)
+    figures = sst.compiled_registers(tk.matmul_kernel, space, F32_SIGNATURE, "sm_90", fixed={"ELT": 4})
+    report = scratchsim.plan_report(prune.device or sst.device_for_arch("sm_90"), scratchsim.graph_path("triton_matmul"),
+                                    {"M": 64, "N": 28672, "K": 8192, "ELT": 4}, top=100, compute_dtype="tf32",
+                                    param={"BLOCK_M": [32, 64], "BLOCK_N": [64, 128, 256], "BLOCK_K": [32, 64],
+                                           "NUM_STAGES": [3, 4], "NUM_WARPS": [4]}, registers=[figures])
+    every = [(c["params"]["BLOCK_M"], c["params"]["BLOCK_N"], c["params"]["BLOCK_K"], c["params"]["NUM_STAGES"])
+             for c in report["shortlist"]]
+    got = [(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"], c.num_stages) for c in kept]
+    assert got == [b for b in every if b in got][:2] and got[0] == every[0]
 
 
 def test_compiled_registers_refuse_a_target_without_ptxas():

@@ -124,6 +124,28 @@ def dot_shapes(ttgir: str) -> list:
     return out
 
 
+_DOT_PRECISION = re.compile(r"\btt\.dot\s[^\n]*?\binputPrecision\s*=\s*(\w+)")
+
+
+def dot_input_precision(ttir: str) -> str | None:
+    """The input precision Triton gives the first tt.dot of lowered TTIR (tl.dot's
+    input_precision, or the backend's default: "tf32" for 32-bit operands on NVIDIA targets,
+    "ieee" on AMD's), or None where no product states one."""
+    m = _DOT_PRECISION.search(ttir or "")
+    return m.group(1) if m else None
+
+
+def _compute_dtype(problem: dict, precision: str | None = None) -> str | None:
+    """The planner's peak for the product's operands: their element size (ELT), and for 32-bit
+    operands the precision the TTIR gives the dot: "tf32" on the tensor cores, else the CUDA cores'
+    f32 (ieee, and tf32x3, which runs several products of the tf32 rate the graph does not count)."""
+    if "ELT" not in problem:
+        return None
+    if problem["ELT"] == 4 and precision == "tf32":
+        return "tf32"
+    return {1: "f8", 2: "f16", 4: "f32"}.get(problem["ELT"], "f16")
+
+
 def _ttgir_dims(ttgir: str) -> frozenset:
     """Every dimension of a tensor or shared-memory type in lowered TTGIR."""
     return frozenset(int(d) for s in _SHAPE.findall(ttgir) for d in s.split("x"))
@@ -641,7 +663,8 @@ def _verdict(report: dict, lowered: "Lowered") -> dict:
             "spaces": {s["space"]: (s.get("peak_bytes"), s.get("limit_bytes")) for s in report.get("spaces", [])},
             "num_stages": getattr(lowered.options, "num_stages", None),
             "num_warps": getattr(lowered.options, "num_warps", None),
-            "dots": dot_shapes(lowered.ttir or lowered.ttgir), "dims": _ttgir_dims(lowered.ttgir)}
+            "dots": dot_shapes(lowered.ttir or lowered.ttgir), "dims": _ttgir_dims(lowered.ttgir),
+            "dot_precision": dot_input_precision(lowered.ttir or lowered.ttgir)}
 
 
 def _nearest_configs(fn, config, original: dict, judge: Callable[[dict], dict], want: int, max_lowerings: int,
@@ -720,7 +743,8 @@ def _check_to_fit(report, lowered, kernel, config, args, target, device, any_tar
 
     named = _named_args(fn, args)
     estimator = _Estimator(fn, config, named, _matmul_problem, "triton_matmul", None,
-                           device or device_for(lowered.target), lambda c: dots.get(_config_key(c)))
+                           device or device_for(lowered.target), lambda c: dots.get(_config_key(c)),
+                           original["dot_precision"])
     result = _nearest_configs(fn, config, original, judge, want, max_lowerings, estimator)
     result["search"]["estimate"] = estimator.why
     _attach_to_fit(report, result)
@@ -925,10 +949,12 @@ def _graph_key(config, names: Mapping[str, str]) -> tuple:
     return tuple(sorted(out.items()))
 
 
-def _plan_configs(configs, names: Mapping[str, str], problem: dict, graph, device: str, registers=None) -> dict:
+def _plan_configs(configs, names: Mapping[str, str], problem: dict, graph, device: str, registers=None,
+                  allow_spills: bool = False, precision: str | None = None) -> dict:
     """{graph key: the planner's entry} for the configs' own values of the graph's parameters
     (names maps config names to them) at the problem size: one plan over their product
-    (registers: a compiler's, as plan_report takes them)."""
+    (registers: a compiler's, as plan_report takes them; allow_spills: rank the configs an estimate
+    spills too; precision: the dot's input precision in the TTIR, which sets 32-bit operands' peak)."""
     axes: dict = {}
     for c in configs:
         for k, v in _config_kwargs(c).items():
@@ -938,10 +964,12 @@ def _plan_configs(configs, names: Mapping[str, str], problem: dict, graph, devic
         graph = scratchsim.graph_path(graph)
     space = math.prod(len(v) for v in axes.values()) if axes else 1
     options = {}
-    if "ELT" in problem:  # the dot's operand type: the planner's peak for it
-        options["compute_dtype"] = {1: "f8", 2: "f16", 4: "f32"}.get(problem["ELT"], "f16")
+    compute_dtype = _compute_dtype(problem, precision)
+    if compute_dtype:  # the dot's operand type: the planner's peak for it
+        options["compute_dtype"] = compute_dtype
     report = scratchsim.plan_report(device, graph, problem, top=min(space, 100000),
-                                    param={k: sorted(v) for k, v in axes.items()}, registers=registers, **options)
+                                    param={k: sorted(v) for k, v in axes.items()}, registers=registers,
+                                    allow_spills=allow_spills, **options)
     plan = {tuple(sorted(c["params"].items())): c for c in report["configs"]}
     # Each config's place in the planner's autotuning shortlist (the order to time them in).
     for position, c in enumerate(report.get("shortlist", []), 1):
@@ -950,14 +978,20 @@ def _plan_configs(configs, names: Mapping[str, str], problem: dict, graph, devic
     return plan
 
 
+def _places(plan: dict) -> dict:
+    """{graph key: place}: the autotuning shortlist's order, then the ranking's for any it leaves out."""
+    return {key: c.get("shortlist", len(plan) + c["rank"]) for key, c in plan.items()}
+
+
 class _Estimator:
     """The planner's estimate for the to-fit search's configs: the graph family at the launch's
     problem size, the kernel's constexprs mapped by `names` (a user's param_names) or by role.
     .why says where the estimates come from, or why there are none."""
 
-    def __init__(self, fn, config, named_args, problem, graph, names, device, dots_of):
+    def __init__(self, fn, config, named_args, problem, graph, names, device, dots_of, precision=None):
         self.fn, self.config, self.named_args, self.problem = fn, config, named_args, problem
         self.graph, self.names, self.device, self.dots_of = graph, names, device, dots_of
+        self.precision = precision
         self.why = "absent: no config to estimate"
 
     def __call__(self, values_list: list) -> list:
@@ -973,7 +1007,7 @@ class _Estimator:
             if names is None:
                 names = {**_LAUNCH_OPTION_NAMES, **map_by_role([self.config] + configs, _constexpr_names(self.fn),
                                                                 self.dots_of, "estimate")}
-            plan = _plan_configs(configs, names, problem, self.graph, self.device)
+            plan = _plan_configs(configs, names, problem, self.graph, self.device, precision=self.precision)
         except Error as e:
             self.why = f"absent: {e}"
             return none
@@ -1152,10 +1186,45 @@ class EarlyPrune:
         ranking error, then by estimate), then the ranking's for any it leaves out."""
         t0 = time.perf_counter()
         device = self.device or device_for(target_of(self.target))
-        registers = [self._compiled_registers(fn, configs, args, launch, names)] if self.registers else None
-        plan = _plan_configs(configs, names, self.problem(named_args), self.graph, device, registers)
+        problem = self.problem(named_args)
+        precision = self._dot_precision(fn, configs, args, launch) if problem.get("ELT") == 4 else None
+        if self.registers:
+            plan = self._plan_with_registers(fn, configs, names, problem, device, args, launch, precision)
+        else:
+            plan = _plan_configs(configs, names, problem, self.graph, device, precision=precision)
         self.stats["plan_s"] += time.perf_counter() - t0
-        return {key: c.get("shortlist", len(plan) + c["rank"]) for key, c in plan.items()}
+        return _places(plan)
+
+    def _dot_precision(self, fn, configs, args, launch: dict) -> str | None:
+        """The input precision the TTIR gives the kernel's product (the first config that lowers)."""
+        for c in configs:
+            v = self.verdict(fn, c, args, launch)
+            if v.get("dots") is not None:
+                return v.get("dot_precision")
+        return None
+
+    def _plan_with_registers(self, fn, configs, names, problem: dict, device: str, args, launch: dict,
+                             precision: str | None) -> dict:
+        """The plan with ptxas's registers where they can change its first top_k: the configs the
+        estimate prunes for register spills alone (only a compile can bring one back), then the
+        configs placed in the first 2 x top_k, compiled and ranked again until all of those are
+        compiled. On the workload suite's fit part this gives the first top_k that compiling every
+        config gives (docs/planner.md, "A compiler's registers": bench/planner/registers_on_demand.py)."""
+        by_key = {_graph_key(c, names): c for c in configs}
+        plan = _plan_configs(configs, names, problem, self.graph, device, precision=precision)
+        spilling = _plan_configs(configs, names, problem, self.graph, device, allow_spills=True, precision=precision)
+        compiled = {key: by_key[key] for key in spilling if key not in plan and key in by_key}
+        with_figures = False
+        while True:
+            places = _places(plan)
+            head = sorted(places, key=places.get)[:2 * self.top_k]
+            missing = [key for key in head if key not in compiled and key in by_key]
+            if not missing and (with_figures or not compiled):
+                return plan
+            compiled.update((key, by_key[key]) for key in missing)
+            figures = self._compiled_registers(fn, list(compiled.values()), args, launch, names)
+            plan = _plan_configs(configs, names, problem, self.graph, device, [figures], precision=precision)
+            with_figures = True
 
     def _compiled_registers(self, fn, configs, args, launch: dict, names) -> dict:
         """ptxas's registers for the configs (compiled here once each, compiled_registers' way),
@@ -1183,7 +1252,8 @@ class EarlyPrune:
         def dots_of(c):
             return self.verdict(fn, c, args, launch).get("dots")
         estimator = _Estimator(fn, config, named_args or None, self.problem, graph, self.param_names,
-                               self.device or device_for(target_of(self.target)), dots_of)
+                               self.device or device_for(target_of(self.target)), dots_of,
+                               verdict.get("dot_precision"))
         result = _nearest_configs(fn, config, verdict, lambda kw: self.verdict(fn, kw, args, launch), self.to_fit,
                                   self.max_lowerings, estimator)
         result["search"]["estimate"] = estimator.why
@@ -1305,9 +1375,11 @@ def early_prune(kernel=None, signature_or_args=None, target=None, *, device: str
         constexprs are mapped to its BLOCK_M, BLOCK_N, BLOCK_K by their role in the kernel's
         product (map_by_role) unless param_names maps them; configs are lowered in the
         shortlist's order until K fit, and returned in it.
-    registers: with top_k, rank with the registers ptxas allocates (every config compiled here
-        once, as compiled_registers does: about a second each on a CPU) in place of the graph's
-        estimate; .stats["compiled"] and ["compile_s"] say what it cost.
+    registers: with top_k, rank with the registers ptxas allocates in place of the graph's
+        estimate wherever they can change the first top_k: the configs the estimate prunes for
+        spills and those the ranking places in its first 2 x top_k are compiled here (once each,
+        as compiled_registers does: 0.3-0.7 s each on a CPU) until all of those are compiled;
+        .stats["compiled"] and ["compile_s"] say what it cost.
     to_fit: each dropped config's record in .last names its `to_fit` nearest configs that fit
         (check()'s search, at most max_lowerings lowerings each beyond the cache; 0: none).
     on_empty: "raise" (scratchsim.Error naming why) or "keep" (return every config) when none fits.
