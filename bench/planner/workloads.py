@@ -70,6 +70,10 @@ the thirteenth was judged: planned before it was timed. A fifteenth ("heldout15"
 4 GPUs, Qwen3-32B, Gemma-3-27B and Phi-4 over 2, Mistral-Large-2 over 4), matmuls only, judges
 ptxas's registers in the ranking (simulate plan --registers, compiled on the CPU) blind beside the
 planner as it stands, added after the fourteenth was judged: planned both ways before it was timed.
+A sixteenth ("heldout16": Yi-1.5-9B, Granite-3.1-2B, Command-R7B, SmolLM2-135M, MiniCPM-2B, and
+Llama-3-8B and Gemma-2-9B over 2 GPUs), matmuls and attention, judges the planner as it stands blind
+a fourth time, added after the fifteenth was judged and its contenders re-timed: planned before it
+was timed.
 """
 import json
 import sys
@@ -462,11 +466,34 @@ MODELS = {
     # https://huggingface.co/mistralai/Mistral-Large-Instruct-2407/blob/main/config.json, over 4 GPUs
     "mistral-large-2-tp4": {"part": "heldout15", "hidden": 12288, "intermediate": 28672, "heads": 96, "kv_heads": 8,
                             "head_dim": 128, "vocab": 32768, "tp": 4},
+    # The sixteenth part: models new to the suite and two of its models at a tensor-parallel degree no
+    # part has, matmuls and attention: it judges the planner as it stands blind a fourth time.
+    # https://huggingface.co/01-ai/Yi-1.5-9B/blob/main/config.json
+    "yi-1.5-9b": {"part": "heldout16", "hidden": 4096, "intermediate": 11008, "heads": 32, "kv_heads": 4,
+                  "head_dim": 128, "vocab": 64000, "tp": 1},
+    # https://huggingface.co/ibm-granite/granite-3.1-2b-base/blob/main/config.json
+    "granite-3.1-2b": {"part": "heldout16", "hidden": 2048, "intermediate": 8192, "heads": 32, "kv_heads": 8,
+                       "head_dim": 64, "vocab": 49155, "tp": 1},
+    # https://huggingface.co/CohereForAI/c4ai-command-r7b-12-2024/blob/main/config.json
+    "command-r7b": {"part": "heldout16", "hidden": 4096, "intermediate": 14336, "heads": 32, "kv_heads": 8,
+                    "head_dim": 128, "vocab": 256000, "tp": 1},
+    # https://huggingface.co/HuggingFaceTB/SmolLM2-135M/blob/main/config.json
+    "smollm2-135m": {"part": "heldout16", "hidden": 576, "intermediate": 1536, "heads": 9, "kv_heads": 3,
+                     "head_dim": 64, "vocab": 49152, "tp": 1},
+    # https://huggingface.co/openbmb/MiniCPM-2B-sft-bf16/blob/main/config.json
+    "minicpm-2b": {"part": "heldout16", "hidden": 2304, "intermediate": 5760, "heads": 36, "kv_heads": 36,
+                   "head_dim": 64, "vocab": 122753, "tp": 1},
+    # https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json, sharded over 2 GPUs
+    "llama3-8b-tp2": {"part": "heldout16", "hidden": 4096, "intermediate": 14336, "heads": 32, "kv_heads": 8,
+                      "head_dim": 128, "vocab": 128256, "tp": 2},
+    # https://huggingface.co/google/gemma-2-9b/blob/main/config.json, sharded over 2 GPUs
+    "gemma2-9b-tp2": {"part": "heldout16", "hidden": 3584, "intermediate": 14336, "heads": 16, "kv_heads": 8,
+                      "head_dim": 256, "vocab": 256000, "tp": 2},
 }
 
 # The parts, in the order they were added, and those whose models are in the suite for attention only.
 PARTS = ("fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8",
-         "heldout9", "heldout10", "heldout11", "heldout12", "heldout13", "heldout14", "heldout15")
+         "heldout9", "heldout10", "heldout11", "heldout12", "heldout13", "heldout14", "heldout15", "heldout16")
 ATTENTION_ONLY_PARTS = ("heldout3", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10")
 
 # Which layers at which token counts: decode is where small grids live, prefill the large square-ish
@@ -523,6 +550,8 @@ ATTENTION = [
     ("gpt-oss-20b", 5, 2048), ("gpt-oss-20b", 4, 4096), ("minitron-8b", 11, 2048), ("minitron-8b", 6, 8192),
     ("qwen3-1.7b", 13, 1024), ("qwen3-1.7b", 7, 4096), ("ernie-4.5-0.3b", 21, 1024), ("ernie-4.5-0.3b", 13, 2048),
     ("qwen2.5-omni-3b", 17, 1024), ("qwen2.5-omni-3b", 3, 16384),
+    ("yi-1.5-9b", 3, 1024), ("granite-3.1-2b", 3, 2048), ("smollm2-135m", 24, 2048), ("command-r7b", 7, 8192),
+    ("gemma2-9b-tp2", 5, 2048), ("llama3-8b-tp2", 1, 8192), ("minicpm-2b", 3, 4096), ("minicpm-2b", 7, 1024),
 ]
 
 
