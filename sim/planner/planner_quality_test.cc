@@ -107,6 +107,10 @@ void PrintQuality(const char* kernel, const Quality& q) {
 struct SweepSpec {
   std::string graph;                    // relative to the source tree
   std::vector<std::string> sweeps;      // relative to tests/data/planner
+  // The sweeps resume one another (a run stopped at its budget, the next one started from the row
+  // it stopped in): a row in two of them is judged once. Otherwise each sweep's rows are judged on
+  // their own: the H100 sweeps time some shapes again.
+  bool sweeps_resume = false;
   std::vector<std::string> space;       // --param specs
   std::map<std::string, std::vector<std::string>> sets_by_dtype;  // --set beyond M, N, K
   std::map<std::string, std::string> compute_dtype;                // per dtype; empty: the graph's
@@ -152,58 +156,69 @@ Quality Judge(const SweepSpec& spec) {
     if (!table.ok()) return quality;
     registers = std::make_shared<const CompiledRegisterTable>(*std::move(table));
   }
-  for (const std::string& sweep : spec.sweeps) {
+  // Each sweep's rows, keyed by the sweep; sweeps that resume one another share one key, so that a
+  // row timed in two of them is one row with the later sweep's time of each configuration.
+  std::map<std::pair<size_t, Row>, std::map<Config, double>> timed;
+  std::map<std::pair<size_t, Row>, std::string> timed_in;
+  for (size_t i = 0; i < spec.sweeps.size(); ++i) {
+    const std::string& sweep = spec.sweeps[i];
     for (const auto& [row, measured] : ReadSweep(absl::StrCat("tests/data/planner/", sweep), spec.format)) {
-      const auto& [dtype, m, n, k] = row;
-      std::vector<std::string> sets = spec.sets_by_dtype.at(dtype);
-      // The timings kept ran at the fixed values: plan them there.
-      for (const auto& [name, value] : spec.format.fixed) sets.push_back(absl::StrCat(name, "=", value));
-      const std::vector<std::string>& names = spec.format.row_names;
-      for (const std::string& s : {absl::StrCat(names[0], "=", m), absl::StrCat(names[1], "=", n),
-                                   absl::StrCat(names[2], "=", k)}) {
-        sets.push_back(s);
-      }
-      auto values = BindParameters(*graph, sets);
-      auto axes = BuildParamSpace(*graph, spec.space, sets);
-      EXPECT_TRUE(values.ok() && axes.ok()) << sweep;
-      if (!values.ok() || !axes.ok()) continue;
-      PlanOptions options;
-      options.top_k = 100000;
-      options.threads = 1;
-      options.compiled_registers = registers;
-      if (spec.compute_dtype.contains(dtype)) options.compute_dtype = spec.compute_dtype.at(dtype);
-      auto plan = Plan(*graph, *device, *axes, *values, options);
-      EXPECT_TRUE(plan.ok()) << plan.status();
-      if (!plan.ok()) continue;
-      // Measured times of the timed configurations, in the ranking's and in the shortlist's order.
-      const std::vector<double> ranked_ms = TimedInOrder(measured, plan->top);
-      const std::vector<double> shortlist_ms = TimedInOrder(measured, plan->shortlist);
-      EXPECT_FALSE(ranked_ms.empty()) << sweep;
-      if (ranked_ms.empty()) continue;
-      double best = measured.begin()->second;
-      for (const auto& [config, ms] : measured) best = std::min(best, ms);
-      ++quality.rows;
-      const bool top1_ok = ranked_ms[0] <= 1.10 * best;
-      quality.top1_within_10 += top1_ok;
-      if (!top1_ok) {
-        absl::StrAppend(&quality.top1_misses, sweep, " ", dtype, " ", m, "x", n, "x", k, ": top-1 ",
-                        ranked_ms[0] / best, "x the best\n");
-      }
-      const auto ranking_top5_end = ranked_ms.begin() + std::min<size_t>(5, ranked_ms.size());
-      const bool top5_ok = std::find(ranked_ms.begin(), ranking_top5_end, best) != ranking_top5_end;
-      quality.best_in_top5 += top5_ok;
-      const auto top5_end = shortlist_ms.begin() + std::min<size_t>(5, shortlist_ms.size());
-      const bool top5_within_3 = *std::min_element(shortlist_ms.begin(), top5_end) <= 1.03 * best;
-      quality.top5_within_3 += top5_within_3;
-      const bool ranking_top5_within_3 = *std::min_element(ranked_ms.begin(), ranking_top5_end) <= 1.03 * best;
-      quality.ranking_top5_within_3 += ranking_top5_within_3;
-      std::array<int, 5>& tally = quality.by_dtype[dtype];
-      tally[0] += 1;
-      tally[1] += top1_ok;
-      tally[2] += top5_ok;
-      tally[3] += top5_within_3;
-      tally[4] += ranking_top5_within_3;
+      const std::pair<size_t, Row> key{spec.sweeps_resume ? 0 : i, row};
+      for (const auto& [config, ms] : measured) timed[key][config] = ms;
+      timed_in[key] = sweep;
     }
+  }
+  for (const auto& [key, measured] : timed) {
+    const std::string& sweep = timed_in.at(key);
+    const auto& [dtype, m, n, k] = key.second;
+    std::vector<std::string> sets = spec.sets_by_dtype.at(dtype);
+    // The timings kept ran at the fixed values: plan them there.
+    for (const auto& [name, value] : spec.format.fixed) sets.push_back(absl::StrCat(name, "=", value));
+    const std::vector<std::string>& names = spec.format.row_names;
+    for (const std::string& s : {absl::StrCat(names[0], "=", m), absl::StrCat(names[1], "=", n),
+                                 absl::StrCat(names[2], "=", k)}) {
+      sets.push_back(s);
+    }
+    auto values = BindParameters(*graph, sets);
+    auto axes = BuildParamSpace(*graph, spec.space, sets);
+    EXPECT_TRUE(values.ok() && axes.ok()) << sweep;
+    if (!values.ok() || !axes.ok()) continue;
+    PlanOptions options;
+    options.top_k = 100000;
+    options.threads = 1;
+    options.compiled_registers = registers;
+    if (spec.compute_dtype.contains(dtype)) options.compute_dtype = spec.compute_dtype.at(dtype);
+    auto plan = Plan(*graph, *device, *axes, *values, options);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    if (!plan.ok()) continue;
+    // Measured times of the timed configurations, in the ranking's and in the shortlist's order.
+    const std::vector<double> ranked_ms = TimedInOrder(measured, plan->top);
+    const std::vector<double> shortlist_ms = TimedInOrder(measured, plan->shortlist);
+    EXPECT_FALSE(ranked_ms.empty()) << sweep;
+    if (ranked_ms.empty()) continue;
+    double best = measured.begin()->second;
+    for (const auto& [config, ms] : measured) best = std::min(best, ms);
+    ++quality.rows;
+    const bool top1_ok = ranked_ms[0] <= 1.10 * best;
+    quality.top1_within_10 += top1_ok;
+    if (!top1_ok) {
+      absl::StrAppend(&quality.top1_misses, sweep, " ", dtype, " ", m, "x", n, "x", k, ": top-1 ",
+                      ranked_ms[0] / best, "x the best\n");
+    }
+    const auto ranking_top5_end = ranked_ms.begin() + std::min<size_t>(5, ranked_ms.size());
+    const bool top5_ok = std::find(ranked_ms.begin(), ranking_top5_end, best) != ranking_top5_end;
+    quality.best_in_top5 += top5_ok;
+    const auto top5_end = shortlist_ms.begin() + std::min<size_t>(5, shortlist_ms.size());
+    const bool top5_within_3 = *std::min_element(shortlist_ms.begin(), top5_end) <= 1.03 * best;
+    quality.top5_within_3 += top5_within_3;
+    const bool ranking_top5_within_3 = *std::min_element(ranked_ms.begin(), ranking_top5_end) <= 1.03 * best;
+    quality.ranking_top5_within_3 += ranking_top5_within_3;
+    std::array<int, 5>& tally = quality.by_dtype[dtype];
+    tally[0] += 1;
+    tally[1] += top1_ok;
+    tally[2] += top5_ok;
+    tally[3] += top5_within_3;
+    tally[4] += ranking_top5_within_3;
   }
   return quality;
 }
@@ -285,17 +300,25 @@ std::string WorkloadRun(const std::string& part) {
   if (part == "heldout13" || part == "heldout14" || part == "heldout15") {
     return absl::StrCat("h200-", part, "-2026-12-01");
   }
+  if (part == "heldout16") return "h200-heldout16-2026-12-02";
   return absl::StrCat("h200-", part, first_day ? "-2026-11-29" : "-2026-11-30");
 }
 
 SweepSpec WorkloadMatmul(const std::string& part) {
   SweepSpec spec;
   spec.graph = "models/graphs/triton_matmul.pbtxt";
-  // The fourth part timed its attention first and its matmuls in a run of their own.
-  const std::string prefix = WorkloadRun(part) + (part == "heldout4" ? "/h200-matmul-" : "/h200-");
+  // The fourth and sixteenth parts timed their attention first and their matmuls in runs of their own.
+  const bool own_matmul_runs = part == "heldout4" || part == "heldout16";
+  const std::string prefix = WorkloadRun(part) + (own_matmul_runs ? "/h200-matmul-" : "/h200-");
   spec.sweeps = {prefix + "f16.json.gz", prefix + "f32.json.gz"};
-  // The fifth part's matmul rows are in two sweep files: rows 1-29 and rows 30-50 (`-rows29`).
+  // The fifth part's matmul rows are in two sweep files: rows 1-29 and rows 30-50 (`-rows29`); the
+  // sixteenth's in two per dtype, the second from the row the first stopped in (a later file's time
+  // of a configuration replaces an earlier one's).
   if (part == "heldout5") spec.sweeps.insert(spec.sweeps.end(), {prefix + "f16-rows29.json.gz", prefix + "f32-rows29.json.gz"});
+  if (part == "heldout16") {
+    spec.sweeps.insert(spec.sweeps.end(), {prefix + "f16-rest.json.gz", prefix + "f32-rest.json.gz"});
+    spec.sweeps_resume = true;
+  }
   spec.sets_by_dtype = {{"f16", {"ELT=2"}}, {"f32", {"ELT=4"}}};
   spec.compute_dtype = {{"f16", "f16"}, {"f32", "tf32"}};
   spec.format.where = {{"kind", "matmul"}, {"part", part}};
@@ -506,6 +529,16 @@ TEST(PlannerQualityTest, TritonMatmulOnTheFifteenthHeldOutPart) {
   ExpectFloors("Triton matmul, workload fifteenth held-out part", Judge(WorkloadMatmul("heldout15")), 82, 74, 75);
 }
 
+// The sixteenth held-out part (Yi-1.5-9B, Granite-3.1-2B, Command-R7B, SmolLM2-135M, MiniCPM-2B,
+// and Llama-3-8B and Gemma-2-9B over 2 GPUs), planned before it was timed with the planner as it
+// stands, the shortlist's fourth blind judgement (plans-before-timing.json.gz beside it).
+TEST(PlannerQualityTest, TritonMatmulOnTheSixteenthHeldOutPart) {
+  // Top-1 misses: f16 16x49155x2048 22.6x and 16x122753x2304 20.8x (an N no 16 divides: Triton's
+  // loads are not vectorized), 16x6912x2304 1.64x, 16x4096x3584 1.11x; f32 16x49155x2048 3.02x,
+  // 16x122753x2304 2.43x, 64x3072x576 2.21x, 64x576x1536 1.26x, 2000x3584x7168 1.18x.
+  ExpectFloors("Triton matmul, workload sixteenth held-out part", Judge(WorkloadMatmul("heldout16")), 72, 61, 63);
+}
+
 // The same part timed a second time, on another lease of the machine: what the figures above
 // owe to the run (tests/data/planner/h200-heldout11-2026-11-30/README.md, "Timed twice").
 TEST(PlannerQualityTest, TritonMatmulOnTheEleventhHeldOutPartTimedAgain) {
@@ -548,6 +581,7 @@ TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
   const Quality held_out12 = Judge(WorkloadAttention("heldout12"));
   const Quality held_out13 = Judge(WorkloadAttention("heldout13"));
   const Quality held_out14 = Judge(WorkloadAttention("heldout14"));
+  const Quality held_out16 = Judge(WorkloadAttention("heldout16"));
   PrintQuality("Triton attention, workload fit part", fit);
   PrintQuality("Triton attention, workload held-out part", held_out);
   PrintQuality("Triton attention, workload second held-out part", held_out2);
@@ -563,6 +597,7 @@ TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
   PrintQuality("Triton attention, workload twelfth held-out part", held_out12);
   PrintQuality("Triton attention, workload thirteenth held-out part", held_out13);
   PrintQuality("Triton attention, workload fourteenth held-out part", held_out14);
+  PrintQuality("Triton attention, workload sixteenth held-out part", held_out16);
   EXPECT_EQ(fit.rows, 5);
   EXPECT_EQ(held_out.rows, 4);
   EXPECT_EQ(held_out2.rows, 6);
@@ -607,6 +642,9 @@ TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
   EXPECT_EQ(held_out14.rows, 10);
   EXPECT_GE(held_out14.top1_within_10, 10) << held_out14.top1_misses;
   EXPECT_GE(held_out14.top5_within_3, 10);  // the ranking's top 5: 9 (208 x 1024 x 128 at 1.05x)
+  EXPECT_EQ(held_out16.rows, 8);
+  EXPECT_GE(held_out16.top1_within_10, 8) << held_out16.top1_misses;
+  EXPECT_GE(held_out16.top5_within_3, 8);
 }
 
 // The Triton matmul planned with ptxas's registers in place of the graph's estimate (simulate

@@ -22,6 +22,7 @@ RUN12 = "tests/data/planner/h200-heldout12-2026-11-30"  # the twelfth
 RUN13 = "tests/data/planner/h200-heldout13-2026-12-01"  # the thirteenth
 RUN14 = "tests/data/planner/h200-heldout14-2026-12-01"  # the fourteenth
 RUN15 = "tests/data/planner/h200-heldout15-2026-12-01"  # the fifteenth (matmul only)
+RUN16 = "tests/data/planner/h200-heldout16-2026-12-02"  # the sixteenth
 
 
 def _bench(repo, script, *args):
@@ -217,6 +218,21 @@ def test_fifteenth_part_judges_the_registers_blind(repo, tmp_path, plans):
     judged = _judged(repo, tmp_path, plans, "h200-f16-repeat.json.gz", "h200-f32-repeat.json.gz", run_dir=RUN15,
                      shortlist=True)
     _expect(judged, {"matmul heldout15 f16": (41, 39, 40), "matmul heldout15 f32": (41, 35, 37)}, plans)
+
+
+# The sixteenth part judged the planner as it stands blind, a fourth time for the shortlist. Its
+# rows were timed over three calls: the attention rows first, then the matmuls, each call resuming
+# from the row the one before stopped in (a later file's time of a configuration replaces the
+# earlier one's).
+def test_sixteenth_part_judges_the_planner_blind(repo, tmp_path):
+    timings = ("h200-f16.json.gz", "h200-matmul-f16.json.gz", "h200-matmul-f16-rest.json.gz",
+               "h200-matmul-f32.json.gz", "h200-matmul-f32-rest.json.gz")
+    for shortlist, figures in ((False, {"matmul heldout16 f16": (36, 32, 35), "matmul heldout16 f32": (36, 29, 29),
+                                        "attention heldout16 f16": (8, 8, 8)}),
+                               (True, {"matmul heldout16 f16": (36, 32, 35), "matmul heldout16 f32": (36, 29, 28),
+                                       "attention heldout16 f16": (8, 8, 8)})):
+        _expect(_judged(repo, tmp_path, "plans-before-timing.json.gz", *timings, run_dir=RUN16, shortlist=shortlist),
+                figures)
 
 
 def test_eleventh_held_out_part_timed_again_judges_as_reported(repo, tmp_path):
