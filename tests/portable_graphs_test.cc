@@ -164,6 +164,14 @@ struct CompileComparison {
   std::vector<std::string> spill_misses;  // "NAME: graph X registers, ptxas Y (Z spill bytes)"
 };
 
+// "NAME=VALUE" for each field of a compile record's object of integers, in name order.
+std::vector<std::string> IntegerSets(const google::protobuf::Struct& object) {
+  const std::map<std::string, google::protobuf::Value> sorted(object.fields().begin(), object.fields().end());
+  std::vector<std::string> sets;
+  for (const auto& [name, v] : sorted) sets.push_back(absl::StrCat(name, "=", static_cast<int64_t>(v.number_value())));
+  return sets;
+}
+
 // Every record of a compile file (bench/planner/compile_matmul_targets.py) as one configuration
 // of `graph` on the target's device, through the analysis pipeline, at the record's problem sizes
 // where it names them: the verdict on shared memory must be Triton's OutOfResources, TMEM its
@@ -190,15 +198,11 @@ CompileComparison CompareWithTritonsCompiles(const std::string& data_file, const
     std::string name = target + " " + record.at("dtype").string_value();
     options.sets = {record.at("dtype").string_value() == "f16" ? "ELT=2" : "ELT=4"};
     if (record.contains("problem")) {
-      const auto& problem = record.at("problem").struct_value().fields();
-      for (const auto& [size, v] : std::map<std::string, google::protobuf::Value>(problem.begin(), problem.end())) {
-        options.sets.push_back(absl::StrCat(size, "=", static_cast<int64_t>(v.number_value())));
-      }
+      for (const std::string& set : IntegerSets(record.at("problem").struct_value())) options.sets.push_back(set);
     }
-    const auto& config = record.at("config").struct_value().fields();
-    for (const auto& [param, v] : std::map<std::string, google::protobuf::Value>(config.begin(), config.end())) {
-      options.sets.push_back(absl::StrCat(param, "=", static_cast<int64_t>(v.number_value())));
-      absl::StrAppend(&name, " ", param, "=", static_cast<int64_t>(v.number_value()));
+    for (const std::string& set : IntegerSets(record.at("config").struct_value())) {
+      options.sets.push_back(set);
+      absl::StrAppend(&name, " ", set);
     }
     absl::StatusOr<Report> report = Analyze(KernelInput::GraphFile(Source(graph)), device_of.at(target), options);
     EXPECT_TRUE(report.ok()) << name << ": " << report.status();

@@ -17,9 +17,10 @@ and the split-K record as triton-matmul-splitk-targets-3.6.0.json.gz.
 
 NVIDIA: the full compile (Triton's bundled ptxas) to a cubin; registers and spill bytes (the stack
 frame) from `cuobjdump --dump-resource-usage` of that cubin (the targets files recorded LOCAL,
-which is 0 for spills: their NVIDIA spill_bytes are not ptxas's; tests/data/planner/README.md). AMD: the compile to AMDGCN assembly;
-registers are .vgpr_count + .agpr_count (the unified file of gfx90a+) and spills
-.private_segment_fixed_size (scratch), from the kernel's metadata. No GPU, no driver.
+which is 0 for spills: their NVIDIA spill_bytes are not ptxas's; tests/data/planner/README.md).
+AMD: the compile to AMDGCN assembly; registers are .vgpr_count + .agpr_count (the unified file of
+gfx90a+) and spills .private_segment_fixed_size (scratch), from the kernel's metadata. No GPU, no
+driver.
 --stop-after-llir ends each compile once Triton has set metadata.shared and tmem_size (no ptxas,
 no AMDGCN): registers and spills are then not recorded. --jobs compiles in that many processes.
 --unaligned-n N compiles as the JIT specializes a launch whose N (the B and C row stride) 16 does
