@@ -23,6 +23,14 @@ absl::StatusOr<CompiledRegisterTable> CompiledRegisterTable::Build(const Compile
   CompiledRegisterTable table;
   table.compiler_ = compiled.compiler();
   table.origin_ = origin;
+  for (int i = 0; i < compiled.compiled_where_size(); ++i) {
+    absl::StatusOr<Expr> condition = Expr::Parse(compiled.compiled_where(i), graph.symbols);
+    if (!condition.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(origin, ": compiled_where[", i, "]: '", compiled.compiled_where(i),
+                                                     "': ", condition.status().message()));
+    }
+    table.compiled_where_.push_back(*std::move(condition));
+  }
   for (int i = 0; i < compiled.configs_size(); ++i) {
     const CompiledConfig& c = compiled.configs(i);
     const std::string field = absl::StrCat(origin, ": configs[", i, "]");
@@ -50,7 +58,22 @@ absl::StatusOr<CompiledRegisterTable> CompiledRegisterTable::Build(const Compile
   return table;
 }
 
+bool CompiledRegisterTable::Assumed(absl::Span<const int64_t> values) const {
+  for (const Expr& condition : compiled_where_) {
+    const absl::StatusOr<int64_t> holds = condition.Evaluate(values);
+    if (!holds.ok() || *holds == 0) return false;
+  }
+  return true;
+}
+
+std::vector<std::string> CompiledRegisterTable::assumptions() const {
+  std::vector<std::string> texts;
+  for (const Expr& condition : compiled_where_) texts.push_back(condition.text());
+  return texts;
+}
+
 const CompiledFigure* CompiledRegisterTable::Find(absl::Span<const int64_t> values) const {
+  if (!Assumed(values)) return nullptr;
   const std::optional<int> entry = index_.Find(values);
   return entry ? &figures_[*entry] : nullptr;
 }

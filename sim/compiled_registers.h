@@ -12,6 +12,7 @@
 #include "proto/device.pb.h"
 #include "proto/graph.pb.h"
 #include "sim/config_index.h"
+#include "sim/expr.h"
 #include "sim/graph.h"
 
 namespace scratchsim {
@@ -26,13 +27,20 @@ class CompiledRegisterTable {
   // The table of `compiled` (read from `origin`, which errors name) for `graph` planned on
   // `device`. Errors: another graph's or another target's figures (registers are the compile's,
   // for one architecture), a configuration named twice with different figures, registers
-  // outside 1..the device's per-thread maximum, negative spill bytes, sets as ConfigIndex::Add.
+  // outside 1..the device's per-thread maximum, negative spill bytes, sets as ConfigIndex::Add,
+  // a compiled_where that is not an expression over the graph's parameters.
   static absl::StatusOr<CompiledRegisterTable> Build(const CompiledGraph& graph, const DeviceModel& device,
                                                      const CompiledRegisters& compiled, const std::string& origin);
 
   // The compiler's figure for a configuration's parameter values (one per graph symbol), if it
-  // compiled that configuration.
+  // compiled that configuration for a problem like this one (every compiled_where holds).
   const CompiledFigure* Find(absl::Span<const int64_t> values) const;
+
+  // Whether the problem of `values` is one the compiles assumed (every compiled_where is nonzero;
+  // one that cannot be evaluated, as a division by zero, does not hold).
+  bool Assumed(absl::Span<const int64_t> values) const;
+  // The compiled_where expressions, as written.
+  std::vector<std::string> assumptions() const;
 
   int size() const { return index_.size(); }
   const std::vector<std::string>& parameters() const { return index_.parameters(); }
@@ -42,6 +50,7 @@ class CompiledRegisterTable {
  private:
   ConfigIndex index_;
   std::vector<CompiledFigure> figures_;  // per entry of index_
+  std::vector<Expr> compiled_where_;
   std::string compiler_;
   std::string origin_;
 };

@@ -113,6 +113,34 @@ TEST_F(CompiledRegistersTest, TheShapeIsNotPartOfTheKey) {
   EXPECT_TRUE(Evaluate(sets).registers_compiled);
 }
 
+TEST_F(CompiledRegistersTest, AProblemTheCompilesAssumedHasTheCompilersRegisters) {
+  Add(tile_, 167);
+  compiled_.add_compiled_where("N % 16 == 0");
+  const FitResult fit = Evaluate(WithShape(tile_));
+  EXPECT_TRUE(fit.registers_compiled);
+  EXPECT_FALSE(fit.registers_for_other_problems);
+}
+
+TEST_F(CompiledRegistersTest, AProblemTheCompilesDidNotAssumeKeepsTheGraphsEstimate) {
+  // Triton's JIT compiles another kernel for an N that 16 does not divide (B element by element).
+  Add(tile_, 167);
+  compiled_.add_compiled_where("N % 16 == 0");
+  std::vector<std::string> sets = tile_;
+  for (const char* s : {"M=16", "N=49155", "K=4096"}) sets.push_back(s);
+  const FitResult with = Evaluate(sets);
+  const FitResult without = Evaluate(sets, /*with_table=*/false);
+  EXPECT_FALSE(with.registers_compiled);
+  EXPECT_TRUE(with.registers_for_other_problems);
+  EXPECT_EQ(with.register_demand, without.register_demand);
+}
+
+TEST_F(CompiledRegistersTest, AnAssumptionNotOverTheGraphsParametersIsAnErrorNamingIt) {
+  Add(tile_, 167);
+  compiled_.add_compiled_where("N % 16 == 0");
+  compiled_.add_compiled_where("stride_bk % 16 == 0");
+  ExpectRefused("ptxas.textproto: compiled_where[1]: 'stride_bk % 16 == 0'");
+}
+
 TEST_F(CompiledRegistersTest, AnotherTargetsFiguresAreAnErrorNamingIt) {
   Add(tile_, 167);
   compiled_.set_target("sm_80");

@@ -590,6 +590,7 @@ absl::Status FitEngine::EvaluateExecution(absl::Span<const int64_t> values, Scra
   out->register_budget = RegisterBudgetFor(device, launch.max_threads_per_block ? launch_threads : 0, min_blocks, declared_cap);
   const CompiledFigure* compiled =
       options_.compiled_registers ? options_.compiled_registers->Find(values) : nullptr;
+  out->registers_for_other_problems = options_.compiled_registers && !options_.compiled_registers->Assumed(values);
   if (compiled != nullptr) {
     // What the compiler allocated, and a register for each 4 bytes it spilled: the demand its
     // allocation did not hold.

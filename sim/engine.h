@@ -107,6 +107,9 @@ struct FitResult {
   bool thread_limit_declared = false;  // the kernel's maxntid / launch bounds, not the hardware's
   int64_t register_demand = -1;  // -1: the graph gives none
   bool registers_compiled = false;  // register_demand is a compiler's (EngineOptions::compiled_registers)
+  // The compiled registers were for other problems (a compiled_where this one breaks), so
+  // register_demand is the graph's estimate.
+  bool registers_for_other_problems = false;
   int64_t register_budget = 0;
   int64_t registers_allocated = 0;
   int64_t spill_bytes_per_thread = 0;

@@ -302,13 +302,21 @@ absl::Status CheckRegistersNamePlannedGraphs(const PlanRequest& request, absl::S
 void NoteCompiledRegisters(const CompiledGraph& compiled, const PlanOptions& options, PlanResult& plan) {
   if (!options.compiled_registers) return;
   const CompiledRegisterTable& table = *options.compiled_registers;
-  int with = 0;
-  for (const RankedConfig& c : plan.top) with += c.fit.registers_compiled;
+  int with = 0, other_problems = 0;
+  for (const RankedConfig& c : plan.top) {
+    with += c.fit.registers_compiled;
+    other_problems += c.fit.registers_for_other_problems;
+  }
+  const std::vector<std::string> assumed = table.assumptions();
   plan.notes.push_back(absl::StrFormat(
-      "registers of %d compiled configurations of %s from %s (%s, keyed by %s): %d of the %d ranked configurations "
-      "have their occupancy and spills from what the compiler allocated; the others from the graph's estimate",
+      "registers of %d compiled configurations of %s from %s (%s, keyed by %s%s): %d of the %d ranked configurations "
+      "have their occupancy and spills from what the compiler allocated; the others from the graph's estimate%s",
       table.size(), compiled.graph.name(), table.origin(), table.compiler().empty() ? "compiler not named" : table.compiler(),
-      absl::StrJoin(table.parameters(), ", "), with, plan.top.size()));
+      absl::StrJoin(table.parameters(), ", "),
+      assumed.empty() ? "" : absl::StrCat(", compiled where ", absl::StrJoin(assumed, " and ")), with, plan.top.size(),
+      other_problems == 0 ? ""
+                          : absl::StrCat(" (", other_problems, " because this problem breaks ",
+                                         absl::StrJoin(assumed, " or "), ": the compiler's kernel for it is another)")));
 }
 
 // Says in the plan's notes how many of its ranked configurations a measured residual corrects.

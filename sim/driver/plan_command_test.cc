@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -390,6 +391,18 @@ TEST_F(PlanRegistersCommandTest, AConfigurationItNamesHasTheCompilersRegisters) 
   EXPECT_THAT(out, HasSubstr("registers of 1 compiled configurations of triton_matmul from " + path +
                              " (Triton 3.6.0, keyed by BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, NUM_WARPS, ELT): 1 of the 2 "
                              "ranked configurations"));
+}
+
+TEST_F(PlanRegistersCommandTest, AProblemTheCompilesDidNotAssumeIsNamedInTheNote) {
+  std::string out, err;
+  const std::string path = Write("registers_aligned.textproto", figures_ + "\ncompiled_where: \"N % 16 == 0\"");
+  std::vector<std::string> args = Args({"--registers", path});
+  *std::find(args.begin(), args.end(), "N=28672") = "N=28675";
+  ASSERT_EQ(RunPlan(args, &out, &err), kExitFits) << err;
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("registers_from")));
+  EXPECT_THAT(out, HasSubstr("keyed by BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, NUM_WARPS, ELT, compiled where N % 16 == 0): "
+                             "0 of the 2 ranked configurations"));
+  EXPECT_THAT(out, HasSubstr("(2 because this problem breaks N % 16 == 0: the compiler's kernel for it is another)"));
 }
 
 TEST_F(PlanRegistersCommandTest, WithoutTheFlagTheEstimateStands) {

@@ -496,6 +496,20 @@ def test_plan_report_takes_a_compilers_registers():
     assert any("registers of 2 compiled configurations of triton_matmul" in n for n in report["notes"])
 
 
+def test_registers_compiled_for_aligned_sizes_do_not_stand_in_for_an_unaligned_n():
+    configs = tk.matmul_configs(block_m=(32,), block_n=(256,), block_k=(32,), stages=(3,), warps=(4,))
+    figures = sst.compiled_registers(tk.matmul_kernel, configs, F32_SIGNATURE, "sm_90", fixed={"ELT": 4},
+                                     compiled_where=["N % 16 == 0"])
+    assert figures["compiled_where"] == ["N % 16 == 0"]
+    space = {"BLOCK_M": [32], "BLOCK_N": [256], "BLOCK_K": [32], "NUM_STAGES": [3], "NUM_WARPS": [4]}
+    for n, compiler in ((28672, True), (28675, False)):
+        report = scratchsim.plan_report("h200", scratchsim.graph_path("triton_matmul"),
+                                        {"M": 64, "N": n, "K": 8192, "ELT": 4}, top=5, param=space,
+                                        compute_dtype="tf32", registers=[figures])
+        assert (report["configs"][0].get("registers_from") == "compiler") == compiler, n
+    assert any("this problem breaks N % 16 == 0" in note for note in report["notes"])
+
+
 def test_plan_report_refuses_registers_it_cannot_read(tmp_path):
     with pytest.raises(scratchsim.Error, match="registers\\[0\\]: cannot read"):
         scratchsim.plan_report("h200", scratchsim.graph_path("triton_matmul"), {"M": 64, "N": 64, "K": 64},

@@ -449,7 +449,8 @@ def lower_compiled(fn, signature: Mapping[str, str], constants: Mapping, attrs: 
 
 def compiled_registers(kernel, configs: Sequence, signature_or_args=None, target=None, *,
                        graph: str = "triton_matmul", param_names: Mapping[str, str] | None = None,
-                       fixed: Mapping[str, int] | None = None, **launch_kwargs) -> dict:
+                       fixed: Mapping[str, int] | None = None, compiled_where: Sequence[str] = (),
+                       **launch_kwargs) -> dict:
     """The registers ptxas allocates to each config of `kernel` for `target` (None: the local GPU;
     "sm_90" needs no GPU), each compiled by Triton's whole NVIDIA pipeline, as the CompiledRegisters
     dict scratchsim.plan_report(registers=[...]) and `simulate plan --registers FILE` (as JSON)
@@ -461,7 +462,10 @@ def compiled_registers(kernel, configs: Sequence, signature_or_args=None, target
     parameters (num_warps and num_stages are NUM_WARPS and NUM_STAGES); without it the tile
     constexprs are mapped by their role in the kernel's product, as early_prune(top_k=...) maps
     them. fixed: graph parameters every compile shares, added to each config's sets (the element
-    size: {"ELT": 2}). signature_or_args and launch_kwargs: as lower()."""
+    size: {"ELT": 2}). compiled_where: what the compiles assumed of the problem, as expressions
+    over the graph's parameters ("N % 16 == 0" where the arguments had Triton's JIT specialize N as
+    divisible by 16); a problem that breaks one keeps the graph's estimate, since the JIT compiles
+    another kernel for it. signature_or_args and launch_kwargs: as lower()."""
     _triton()
     fn = _jit_function(kernel)
     configs = list(configs)
@@ -473,7 +477,10 @@ def compiled_registers(kernel, configs: Sequence, signature_or_args=None, target
             return dot_shapes(lowered.ttir or lowered.ttgir)
         names = {**_LAUNCH_OPTION_NAMES, **map_by_role(configs, _constexpr_names(fn), dots_of, "compiled_registers")}
     figures = [(c, _compiled_figure(_prepare(fn, c, signature_or_args, target, launch_kwargs))) for c in configs]
-    return _registers_dict(graph, target_of(target), figures, names, fixed)
+    registers = _registers_dict(graph, target_of(target), figures, names, fixed)
+    if compiled_where:
+        registers["compiled_where"] = [str(c) for c in compiled_where]
+    return registers
 
 
 def _registers_dict(graph: str, tgt, figures: Sequence, names: Mapping[str, str],
