@@ -157,6 +157,7 @@ struct CompileComparison {
   int compared = 0;
   int exact = 0;                     // shared memory to the byte
   std::vector<std::string> misses;   // "NAME: graph X, Triton Y"
+  int under_counts = 0;              // misses where the graph's figure is below Triton's
   // Records with ptxas's registers: how many, and on how many the graph's estimate is over the
   // register budget exactly where ptxas spilled.
   int with_registers = 0;
@@ -185,7 +186,8 @@ CompileComparison CompareWithTritonsCompiles(const std::string& data_file, const
   if (!text.ok() || !google::protobuf::util::JsonStringToMessage(*text, &data).ok()) return result;
   std::map<std::string, DeviceModel> device_of;
   for (const auto& [target, name] : std::map<std::string, std::string>{
-           {"sm_90", "h100"}, {"sm_100", "b200"}, {"sm_120", "rtx5090"}, {"gfx942", "mi300x"}, {"gfx950", "mi355x"}}) {
+           {"sm_80", "a100"}, {"sm_89", "rtx4090"}, {"sm_90", "h100"}, {"sm_100", "b200"}, {"sm_120", "rtx5090"},
+           {"gfx942", "mi300x"}, {"gfx950", "mi355x"}}) {
     absl::StatusOr<DeviceModel> device = LoadDevice(name);
     EXPECT_TRUE(device.ok()) << device.status();
     if (device.ok()) device_of[target] = *device;
@@ -224,6 +226,7 @@ CompileComparison CompareWithTritonsCompiles(const std::string& data_file, const
       ++result.exact;
     } else {
       result.misses.push_back(absl::StrCat(name, ": graph ", shared, ", Triton ", triton));
+      result.under_counts += shared < triton;
     }
     if (record.contains("registers") && record.at("registers").has_number_value()) {
       ++result.with_registers;
@@ -274,6 +277,28 @@ TEST(PortableGraphsTest, TheTritonMatmulGraphSpillsWherePtxasDoesOnTcgen05) {
   // registers: 494); the misses are within 31 registers of the budget, 8-184 bytes a thread.
   EXPECT_EQ(c.with_registers, 576);
   EXPECT_GE(c.spill_agrees, 560) << ::testing::PrintToString(c.spill_misses);
+}
+
+// Triton 3.6's compiles of the same kernel for the mma.sync targets, sm_80 (A100), sm_89 (RTX
+// 4090) and sm_120 (RTX 5090), with ptxas's registers and its spills read from the stack frame
+// (tests/data/planner/triton-matmul-mma-sync-3.6.0.json.gz; README there): shared memory, the
+// verdict on every record, and where the register estimate spills against where ptxas did.
+TEST(PortableGraphsTest, TheTritonMatmulGraphHoldsTritonsMmaSyncCompiles) {
+  SCRATCHSIM_REQUIRE_TEST_DATA("tests/data/planner/triton-matmul-mma-sync-3.6.0.json.gz");
+  const CompileComparison c = CompareWithTritonsCompiles("tests/data/planner/triton-matmul-mma-sync-3.6.0.json.gz",
+                                                         "models/graphs/triton_matmul.pbtxt");
+  EXPECT_EQ(c.compared, 1728);
+  // The misses are the sm_120 exception above on every mma.sync target: the epilogue converts the
+  // accumulator through a BLOCK_M x BLOCK_N buffer larger than the stages (2 stages, mostly 8
+  // warps: 9 on sm_80, 9 on sm_89, 1 on sm_120), which the graph does not charge. Under-counts
+  // of at most 64 KiB that keep every verdict.
+  EXPECT_EQ(c.exact, 1709);
+  EXPECT_EQ(c.under_counts, 19) << ::testing::PrintToString(c.misses);
+  // ptxas compiled every record. The estimate is over the budget exactly where ptxas spilled on
+  // 1,636 of 1,728 (1,218 of the 1,252 that fit shared memory); most misses are 16-bit tiles of
+  // BLOCK_K = 128 it places 20-80 registers under the budget where ptxas spills 8-184 bytes.
+  EXPECT_EQ(c.with_registers, 1728);
+  EXPECT_GE(c.spill_agrees, 1636) << ::testing::PrintToString(c.spill_misses);
 }
 
 // Triton 3.6's compiles of the same kernel at N = 49,155, which 16 does not divide: the JIT leaves N

@@ -190,7 +190,9 @@ def main():
               "stages": "to LLVM IR (no ptxas, no AMDGCN)" if args.stop_after_llir else "full",
               "records": []}
     start = time.time()
-    pool = multiprocessing.Pool(args.jobs, init_worker, (cache_dir, args.stop_after_llir)) if args.jobs > 1 else None
+    # spawn, not fork: a forked child inherits the parent's driver and compiler state.
+    pool = (multiprocessing.get_context("spawn").Pool(args.jobs, init_worker, (cache_dir, args.stop_after_llir))
+            if args.jobs > 1 else None)
     for target, dtype in itertools.product(args.targets.split(","), args.dtypes.split(",")):
         jobs = [(args.kernel, target, dtype, cfg, args.stop_after_llir, args.unaligned_n)
                 for cfg in configurations(args.limit, split_k)]
