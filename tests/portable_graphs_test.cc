@@ -295,10 +295,10 @@ TEST(PortableGraphsTest, TheTritonMatmulGraphHoldsTritonsMmaSyncCompiles) {
   EXPECT_EQ(c.exact, 1709);
   EXPECT_EQ(c.under_counts, 19) << ::testing::PrintToString(c.misses);
   // ptxas compiled every record. The estimate is over the budget exactly where ptxas spilled on
-  // 1,636 of 1,728 (1,218 of the 1,252 that fit shared memory); most misses are 16-bit tiles of
-  // BLOCK_K = 128 it places 20-80 registers under the budget where ptxas spills 8-184 bytes.
+  // 1,662 of 1,728 (1,228 of the 1,252 that fit shared memory; with B's operand registers alone,
+  // not 16-bit A's: 1,636 and 1,218).
   EXPECT_EQ(c.with_registers, 1728);
-  EXPECT_GE(c.spill_agrees, 1636) << ::testing::PrintToString(c.spill_misses);
+  EXPECT_GE(c.spill_agrees, 1662) << ::testing::PrintToString(c.spill_misses);
 }
 
 // Triton 3.6's compiles of the same kernel at N = 49,155, which 16 does not divide: the JIT leaves N

@@ -686,9 +686,9 @@ TEST(PlannerQualityTest, TritonMatmulWithPtxasRegistersOnTheWorkloadSuite) {
   std::printf("Triton matmul, workload suite: rows %d; estimate top-1 %d, top 5 %d, shortlist %d; ptxas's registers "
               "top-1 %d, top 5 %d, shortlist %d\n",
               estimate[0], estimate[1], estimate[2], estimate[3], compiled[1], compiled[2], compiled[3]);
-  // As judged (764 rows): top-1 703 either way; the ranking's top 5 684 -> 688, the shortlist's
-  // 706 -> 711, every gain on an f16 row of a held-out part (the fit part and the fifteenth, which
-  // judged it blind, do not move).
+  // As judged (764 rows): top-1 703 either way; the ranking's top 5 686 -> 688, the shortlist's
+  // 711 either way (with B's operand registers alone in the mma.sync estimate, not 16-bit A's:
+  // 684 -> 688 and 706 -> 711, every gain on an f16 row of a held-out part).
   EXPECT_EQ(compiled[0], 764);
   EXPECT_GE(compiled[1], 703) << "top-1 within 10%";
   EXPECT_GE(compiled[2], 688) << "the ranking's top 5 within 3%";
@@ -790,13 +790,16 @@ TEST(PlannerQualityTest, TritonMatmulRegisterSpillsAgainstPtxas) {
     std::printf("%s: %d configurations below 255, registers %.0f%% off ptxas on average, blocks a core's registers "
                 "allow equal on %d\n", kind.c_str(), a.rows, 100 * mean_error(a), a.occupancy_equal);
   }
-  // mma.sync holds its share of the B tile for the K step; without it 35% off, the blocks equal
-  // on 5 of 138.
+  // mma.sync holds its share of the B tile for the K step, and with 16-bit operands of the A
+  // tile: f16 8% off, the blocks equal on 48 of 69 (with B's share alone 11% and 29; with neither,
+  // both dtypes, 35% off and 5 of 138).
   const Accuracy mma_sync{accuracy["f16 mma.sync"].rows + accuracy["f32 mma.sync"].rows,
                           accuracy["f16 mma.sync"].occupancy_equal + accuracy["f32 mma.sync"].occupancy_equal,
                           accuracy["f16 mma.sync"].relative_error_sum + accuracy["f32 mma.sync"].relative_error_sum};
   EXPECT_LE(mean_error(mma_sync), 0.12);
   EXPECT_GE(mma_sync.occupancy_equal, mma_sync.rows / 2);
+  EXPECT_LE(mean_error(accuracy["f16 mma.sync"]), 0.09);
+  EXPECT_GE(accuracy["f16 mma.sync"].occupancy_equal, 48);
   // wgmma's copies' addresses: without the 16-byte copies' 20% and 21% off, the blocks equal on
   // 68 of 164 (f16) and 39 of 103 (f32).
   for (const char* kind : {"f16 wgmma", "f32 wgmma"}) {
