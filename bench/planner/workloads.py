@@ -73,7 +73,9 @@ planner as it stands, added after the fourteenth was judged: planned both ways b
 A sixteenth ("heldout16": Yi-1.5-9B, Granite-3.1-2B, Command-R7B, SmolLM2-135M, MiniCPM-2B, and
 Llama-3-8B and Gemma-2-9B over 2 GPUs), matmuls and attention, judges the planner as it stands blind
 a fourth time, added after the fifteenth was judged and its contenders re-timed: planned before it
-was timed.
+was timed. A seventeenth ("heldout17": StarCoder2-3B, EXAONE-3.5-2.4B, OLMo-2-32B), matmuls only,
+judges the planner as it stands a fifth time blind, with the mma.sync estimate's 16-bit A operand,
+added after the sixteenth was judged: planned before it was timed.
 """
 import json
 import sys
@@ -489,11 +491,23 @@ MODELS = {
     # https://huggingface.co/google/gemma-2-9b/blob/main/config.json, sharded over 2 GPUs
     "gemma2-9b-tp2": {"part": "heldout16", "hidden": 3584, "intermediate": 14336, "heads": 16, "kv_heads": 8,
                       "head_dim": 256, "vocab": 256000, "tp": 2},
+    # The seventeenth part: models new to the suite, matmuls only: it judges the planner as it
+    # stands blind a fifth time, with the mma.sync estimate's 16-bit A operand and tcgen05's rule.
+    # https://huggingface.co/bigcode/starcoder2-3b/blob/main/config.json
+    "starcoder2-3b": {"part": "heldout17", "hidden": 3072, "intermediate": 12288, "heads": 24, "kv_heads": 2,
+                      "head_dim": 128, "vocab": 49152, "tp": 1},
+    # https://huggingface.co/LGAI-EXAONE/EXAONE-3.5-2.4B-Instruct/blob/main/config.json
+    "exaone-3.5-2.4b": {"part": "heldout17", "hidden": 2560, "intermediate": 7168, "heads": 32, "kv_heads": 8,
+                        "head_dim": 80, "vocab": 102400, "tp": 1},
+    # https://huggingface.co/allenai/OLMo-2-0325-32B/blob/main/config.json
+    "olmo2-32b": {"part": "heldout17", "hidden": 5120, "intermediate": 27648, "heads": 40, "kv_heads": 8,
+                  "head_dim": 128, "vocab": 100352, "tp": 1},
 }
 
 # The parts, in the order they were added, and those whose models are in the suite for attention only.
 PARTS = ("fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8",
-         "heldout9", "heldout10", "heldout11", "heldout12", "heldout13", "heldout14", "heldout15", "heldout16")
+         "heldout9", "heldout10", "heldout11", "heldout12", "heldout13", "heldout14", "heldout15", "heldout16",
+         "heldout17")
 ATTENTION_ONLY_PARTS = ("heldout3", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10")
 
 # Which layers at which token counts: decode is where small grids live, prefill the large square-ish

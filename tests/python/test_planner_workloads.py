@@ -35,7 +35,7 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     assert written == json.loads((repo / "tests/data/planner/workload-suite.json").read_text())
     parts = {r["part"] for r in written["matmul"]}
     assert parts == {"fit", "heldout", "heldout2", "heldout4", "heldout5", "heldout11", "heldout12", "heldout13",
-                     "heldout14", "heldout15", "heldout16"}
+                     "heldout14", "heldout15", "heldout16", "heldout17"}
     assert {r["part"] for r in written["attention"]} == {"fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
                                                         "heldout6", "heldout7", "heldout8", "heldout9", "heldout10",
                                                         "heldout11", "heldout12", "heldout13", "heldout14", "heldout16"}
