@@ -23,6 +23,7 @@ RUN13 = "tests/data/planner/h200-heldout13-2026-12-01"  # the thirteenth
 RUN14 = "tests/data/planner/h200-heldout14-2026-12-01"  # the fourteenth
 RUN15 = "tests/data/planner/h200-heldout15-2026-12-01"  # the fifteenth (matmul only)
 RUN16 = "tests/data/planner/h200-heldout16-2026-12-02"  # the sixteenth
+RUN17 = "tests/data/planner/h200-heldout17-2026-12-02"  # the seventeenth
 
 
 def _bench(repo, script, *args):
@@ -233,6 +234,15 @@ def test_sixteenth_part_judges_the_planner_blind(repo, tmp_path):
                                        "attention heldout16 f16": (8, 8, 8)})):
         _expect(_judged(repo, tmp_path, "plans-before-timing.json.gz", *timings, run_dir=RUN16, shortlist=shortlist),
                 figures)
+
+
+# The seventeenth part judged the planner as it stands blind a fifth time, with tcgen05's
+# registers and the mma.sync estimate's 16-bit A operand in the model it was planned with.
+def test_seventeenth_part_judges_the_planner_blind(repo, tmp_path):
+    for shortlist, figures in ((False, {"matmul heldout17 f16": (20, 19, 20), "matmul heldout17 f32": (20, 17, 15)}),
+                               (True, {"matmul heldout17 f16": (20, 19, 20), "matmul heldout17 f32": (20, 17, 17)})):
+        _expect(_judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", "h200-f32.json.gz",
+                        run_dir=RUN17, shortlist=shortlist), figures)
 
 
 def test_eleventh_held_out_part_timed_again_judges_as_reported(repo, tmp_path):
