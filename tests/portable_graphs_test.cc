@@ -245,6 +245,17 @@ CompileComparison CompareWithTritonsCompiles(const std::string& data_file, const
   return result;
 }
 
+// A compile file with ptxas's registers on all of its `records` against the plain matmul graph:
+// every record compared, and the register estimate over the budget exactly where ptxas spilled on
+// at least `spill_agrees` of them.
+CompileComparison ExpectPtxasCompiledEveryRecord(const std::string& data_file, int records, int spill_agrees) {
+  CompileComparison c = CompareWithTritonsCompiles(data_file, "models/graphs/triton_matmul.pbtxt");
+  EXPECT_EQ(c.compared, records) << data_file;
+  EXPECT_EQ(c.with_registers, records) << data_file;
+  EXPECT_GE(c.spill_agrees, spill_agrees) << data_file << ::testing::PrintToString(c.spill_misses);
+  return c;
+}
+
 // Triton 3.6's own compiles of triton_matmul.pbtxt's kernel for the targets we cannot run, 288
 // configurations per (target, dtype) (tests/data/planner/triton-matmul-targets-3.6.0.json.gz, from
 // bench/planner/compile_matmul_targets.py; README there): shared memory, TMEM and the verdict on
@@ -268,15 +279,11 @@ TEST(PortableGraphsTest, TheTritonMatmulGraphIsTritonsOwnCompileOnEveryTarget) {
 // addresses and the epilogue's converted accumulator (models/graphs/triton_matmul.pbtxt, launch).
 TEST(PortableGraphsTest, TheTritonMatmulGraphSpillsWherePtxasDoesOnTcgen05) {
   SCRATCHSIM_REQUIRE_TEST_DATA("tests/data/planner/triton-matmul-sm100-3.6.0.json.gz");
-  const CompileComparison c =
-      CompareWithTritonsCompiles("tests/data/planner/triton-matmul-sm100-3.6.0.json.gz", "models/graphs/triton_matmul.pbtxt");
-  EXPECT_EQ(c.compared, 576);
-  EXPECT_EQ(c.exact, 576) << ::testing::PrintToString(c.misses);
   // ptxas compiled every record, those over the shared limit too. The estimate is over the budget
   // exactly where ptxas spilled on 560 of 576 (capped at 255 as if the accumulator never reached
   // registers: 494); the misses are within 31 registers of the budget, 8-184 bytes a thread.
-  EXPECT_EQ(c.with_registers, 576);
-  EXPECT_GE(c.spill_agrees, 560) << ::testing::PrintToString(c.spill_misses);
+  const CompileComparison c = ExpectPtxasCompiledEveryRecord("tests/data/planner/triton-matmul-sm100-3.6.0.json.gz", 576, 560);
+  EXPECT_EQ(c.exact, 576) << ::testing::PrintToString(c.misses);
 }
 
 // Triton 3.6's compiles of the same kernel for the mma.sync targets, sm_80 (A100), sm_89 (RTX
@@ -285,20 +292,17 @@ TEST(PortableGraphsTest, TheTritonMatmulGraphSpillsWherePtxasDoesOnTcgen05) {
 // verdict on every record, and where the register estimate spills against where ptxas did.
 TEST(PortableGraphsTest, TheTritonMatmulGraphHoldsTritonsMmaSyncCompiles) {
   SCRATCHSIM_REQUIRE_TEST_DATA("tests/data/planner/triton-matmul-mma-sync-3.6.0.json.gz");
-  const CompileComparison c = CompareWithTritonsCompiles("tests/data/planner/triton-matmul-mma-sync-3.6.0.json.gz",
-                                                         "models/graphs/triton_matmul.pbtxt");
-  EXPECT_EQ(c.compared, 1728);
+  // ptxas compiled every record. The estimate is over the budget exactly where ptxas spilled on
+  // 1,662 of 1,728 (1,228 of the 1,252 that fit shared memory; with B's operand registers alone,
+  // not 16-bit A's: 1,636 and 1,218).
+  const CompileComparison c =
+      ExpectPtxasCompiledEveryRecord("tests/data/planner/triton-matmul-mma-sync-3.6.0.json.gz", 1728, 1662);
   // The misses are the sm_120 exception above on every mma.sync target: the epilogue converts the
   // accumulator through a BLOCK_M x BLOCK_N buffer larger than the stages (2 stages, mostly 8
   // warps: 9 on sm_80, 9 on sm_89, 1 on sm_120), which the graph does not charge. Under-counts
   // of at most 64 KiB that keep every verdict.
   EXPECT_EQ(c.exact, 1709);
   EXPECT_EQ(c.under_counts, 19) << ::testing::PrintToString(c.misses);
-  // ptxas compiled every record. The estimate is over the budget exactly where ptxas spilled on
-  // 1,662 of 1,728 (1,228 of the 1,252 that fit shared memory; with B's operand registers alone,
-  // not 16-bit A's: 1,636 and 1,218).
-  EXPECT_EQ(c.with_registers, 1728);
-  EXPECT_GE(c.spill_agrees, 1662) << ::testing::PrintToString(c.spill_misses);
 }
 
 // Triton 3.6's compiles of the same kernel at N = 49,155, which 16 does not divide: the JIT leaves N
