@@ -72,8 +72,10 @@ std::vector<std::string> CompiledRegisterTable::assumptions() const {
   return texts;
 }
 
-const CompiledFigure* CompiledRegisterTable::Find(absl::Span<const int64_t> values) const {
-  if (!Assumed(values)) return nullptr;
+const CompiledFigure* CompiledRegisterTable::Find(absl::Span<const int64_t> values, bool* assumed) const {
+  const bool holds = Assumed(values);
+  if (assumed != nullptr) *assumed = holds;
+  if (!holds) return nullptr;
   const std::optional<int> entry = index_.Find(values);
   return entry ? &figures_[*entry] : nullptr;
 }

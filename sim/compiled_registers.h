@@ -33,12 +33,11 @@ class CompiledRegisterTable {
                                                      const CompiledRegisters& compiled, const std::string& origin);
 
   // The compiler's figure for a configuration's parameter values (one per graph symbol), if it
-  // compiled that configuration for a problem like this one (every compiled_where holds).
-  const CompiledFigure* Find(absl::Span<const int64_t> values) const;
+  // compiled that configuration for a problem like this one: every compiled_where is nonzero (one
+  // that cannot be evaluated, as a division by zero, does not hold). `assumed`, where given, says
+  // whether they all hold, so a miss for another problem is told from a configuration not compiled.
+  const CompiledFigure* Find(absl::Span<const int64_t> values, bool* assumed = nullptr) const;
 
-  // Whether the problem of `values` is one the compiles assumed (every compiled_where is nonzero;
-  // one that cannot be evaluated, as a division by zero, does not hold).
-  bool Assumed(absl::Span<const int64_t> values) const;
   // The compiled_where expressions, as written.
   std::vector<std::string> assumptions() const;
 
@@ -51,6 +50,8 @@ class CompiledRegisterTable {
   ConfigIndex index_;
   std::vector<CompiledFigure> figures_;  // per entry of index_
   std::vector<Expr> compiled_where_;
+
+  bool Assumed(absl::Span<const int64_t> values) const;
   std::string compiler_;
   std::string origin_;
 };

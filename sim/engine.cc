@@ -588,9 +588,10 @@ absl::Status FitEngine::EvaluateExecution(absl::Span<const int64_t> values, Scra
                    EvaluateField(graph, Optional(launch.max_registers_per_thread), 0, Named("launch.max_registers_per_thread"), values));
   const int64_t launch_threads = std::min(out->threads, out->thread_limit);
   out->register_budget = RegisterBudgetFor(device, launch.max_threads_per_block ? launch_threads : 0, min_blocks, declared_cap);
+  bool assumed = true;
   const CompiledFigure* compiled =
-      options_.compiled_registers ? options_.compiled_registers->Find(values) : nullptr;
-  out->registers_for_other_problems = options_.compiled_registers && !options_.compiled_registers->Assumed(values);
+      options_.compiled_registers ? options_.compiled_registers->Find(values, &assumed) : nullptr;
+  out->registers_for_other_problems = !assumed;
   if (compiled != nullptr) {
     // What the compiler allocated, and a register for each 4 bytes it spilled: the demand its
     // allocation did not hold.

@@ -21,8 +21,8 @@ GRAPH_OF_KIND = {"matmul": "triton_matmul", "splitk": "triton_matmul_splitk", "a
 # at 512 x 512 x 512 (attention: a sequence of 1,024), so Triton's JIT saw every size divisible by
 # 16 and specialized it so; a problem where one is not compiles to another kernel (an N that 16
 # does not divide loads B element by element), which these figures are not.
-COMPILED_WHERE = {"triton_matmul": ["M % 16 == 0", "N % 16 == 0", "K % 16 == 0"],
-                  "triton_matmul_splitk": ["M % 16 == 0", "N % 16 == 0", "K % 16 == 0"],
+MATMUL_SIZES_ALIGNED = ["M % 16 == 0", "N % 16 == 0", "K % 16 == 0"]
+COMPILED_WHERE = {"triton_matmul": MATMUL_SIZES_ALIGNED, "triton_matmul_splitk": MATMUL_SIZES_ALIGNED,
                   "triton_attention": ["N_CTX % 16 == 0"]}
 ELT = {"f16": 2, "f32": 4}
 
