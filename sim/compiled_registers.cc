@@ -24,7 +24,7 @@ absl::StatusOr<CompiledRegisterTable> CompiledRegisterTable::Build(const Compile
   table.compiler_ = compiled.compiler();
   table.origin_ = origin;
   for (int i = 0; i < compiled.compiled_where_size(); ++i) {
-    absl::StatusOr<Expr> condition = Expr::Parse(compiled.compiled_where(i), graph.symbols);
+    absl::StatusOr<Expr> condition = Expr::Parse(compiled.compiled_where(i), graph.symbols, &graph.definitions);
     if (!condition.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(origin, ": compiled_where[", i, "]: '", compiled.compiled_where(i),
                                                      "': ", condition.status().message()));

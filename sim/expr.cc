@@ -25,6 +25,18 @@ int SymbolTable::Add(std::string name) {
   return static_cast<int>(names_.size()) - 1;
 }
 
+const Expr* ExprDefinitions::Find(absl::string_view name) const {
+  for (size_t i = 0; i < names_.size(); ++i) {
+    if (names_[i] == name) return exprs_[i].get();
+  }
+  return nullptr;
+}
+
+void ExprDefinitions::Add(std::string name, Expr expr) {
+  names_.push_back(std::move(name));
+  exprs_.push_back(std::make_shared<const Expr>(std::move(expr)));
+}
+
 // Recursive-descent parser emitting postfix code:
 //   logic := both ('||' both)*          both := top ('&&' top)*   (1 when it holds, else 0)
 //   top := expr (('=='|'!='|'<='|'>='|'<'|'>') expr)?   (1 when it holds, else 0)
@@ -40,8 +52,9 @@ static std::string QuoteExpression(absl::string_view text) {
 
 class ExprParser {
  public:
-  ExprParser(absl::string_view text, const SymbolTable& symbols, Expr::Code& out)
-      : text_(text), symbols_(symbols), out_(out) {}
+  ExprParser(absl::string_view text, const SymbolTable& symbols, const ExprDefinitions* definitions,
+             Expr::Code& out)
+      : text_(text), symbols_(symbols), definitions_(definitions), out_(out) {}
 
   absl::Status Parse() {
     RETURN_IF_ERROR(ParseLogic());
@@ -201,6 +214,17 @@ class ExprParser {
       absl::string_view name = text_.substr(start, pos_ - start);
       if (Accept('(')) return ParseCall(name);
       int slot = symbols_.Find(name);
+      if (slot < 0 && definitions_ != nullptr) {
+        if (const Expr* definition = definitions_->Find(name); definition != nullptr) {
+          // Postfix code composes: the definition's code leaves its one value on the stack.
+          if (out_.size() + definition->body_->code.size() > Expr::kMaxCode) {
+            pos_ = start;
+            return Error(absl::StrCat("expands '", name, "' past ", Expr::kMaxCode, " operations"));
+          }
+          out_.insert(out_.end(), definition->body_->code.begin(), definition->body_->code.end());
+          return absl::OkStatus();
+        }
+      }
       if (slot < 0) {
         pos_ = start;
         return Error(absl::StrCat("unknown parameter '", name, "'"));
@@ -242,6 +266,7 @@ class ExprParser {
   static constexpr int kMaxNesting = Expr::kMaxNesting;
   absl::string_view text_;
   const SymbolTable& symbols_;
+  const ExprDefinitions* definitions_;
   Expr::Code& out_;
   size_t pos_ = 0;
   int depth_ = 0;
@@ -259,10 +284,11 @@ Expr Expr::Constant(int64_t value) {
   return Expr(std::move(body));
 }
 
-absl::StatusOr<Expr> Expr::Parse(absl::string_view text, const SymbolTable& symbols) {
+absl::StatusOr<Expr> Expr::Parse(absl::string_view text, const SymbolTable& symbols,
+                                 const ExprDefinitions* definitions) {
   auto body = std::make_shared<Body>();
   body->text = std::string(text);
-  ExprParser parser(text, symbols, body->code);
+  ExprParser parser(text, symbols, definitions, body->code);
   RETURN_IF_ERROR(parser.Parse());
   // Evaluate keeps a fixed stack: refuse here what it could not evaluate.
   int depth = 0, deepest = 0;

@@ -27,10 +27,30 @@ class SymbolTable {
   std::vector<std::string> names_;
 };
 
+class Expr;
+
+// Named sub-expressions an expression may use like parameters (KernelGraph.definitions). A
+// definition's code is expanded where its name is used: evaluation is the same as if its text
+// were written there, and Expr::Parameters() lists the parameters it reads.
+class ExprDefinitions {
+ public:
+  // The definition named `name`, or nullptr.
+  const Expr* Find(absl::string_view name) const;
+  void Add(std::string name, Expr expr);
+  int size() const { return static_cast<int>(names_.size()); }
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<std::shared_ptr<const Expr>> exprs_;
+};
+
 class Expr {
  public:
   static constexpr int kMaxNesting = 256;
   static constexpr int kMaxStack = 64;  // operands pending at once during evaluation
+  // Operations of one expression with its definitions expanded: definitions that use each other
+  // twice over would otherwise double the code with every level.
+  static constexpr size_t kMaxCode = size_t{1} << 16;
 
   // The empty expression (no code, no text).
   Expr();
@@ -44,7 +64,9 @@ class Expr {
   // top an expression or a parenthesized part; it gives 1 when it holds, else 0; && and ||
   // (lowest, || below &&) combine such conditions. Nesting deeper than kMaxNesting levels
   // (parentheses, calls, unary minus) is an error.
-  static absl::StatusOr<Expr> Parse(absl::string_view text, const SymbolTable& symbols);
+  // A name in `definitions` (optional) stands for that definition; parameters are looked up first.
+  static absl::StatusOr<Expr> Parse(absl::string_view text, const SymbolTable& symbols,
+                                    const ExprDefinitions* definitions = nullptr);
 
   // Division by zero and overflow are errors, never wrapped values.
   absl::StatusOr<int64_t> Evaluate(absl::Span<const int64_t> values) const;

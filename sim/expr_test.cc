@@ -2,7 +2,9 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 
+#include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -106,6 +108,45 @@ TEST_F(ExprTest, ParametersListsSlots) {
   EXPECT_TRUE(Expr::Constant(5).IsConstant());
 }
 
+
+// A definition reads as if its text were written where its name is, and Parameters() sees
+// through it to the parameters it reads.
+TEST_F(ExprTest, ADefinitionStandsForItsExpression) {
+  ExprDefinitions definitions;
+  definitions.Add("TILE", *Expr::Parse("BLOCK_M * STAGES", symbols_));
+  definitions.Add("TWICE", *Expr::Parse("2 * TILE", symbols_, &definitions));
+  auto expr = Expr::Parse("TWICE + 1", symbols_, &definitions);
+  ASSERT_TRUE(expr.ok()) << expr.status();
+  EXPECT_EQ(*expr->Evaluate({128, 3}), 2 * 128 * 3 + 1);
+  EXPECT_EQ(*Expr::Parse("TILE - BLOCK_M * STAGES", symbols_, &definitions)->Evaluate({64, 2}), 0);
+  EXPECT_THAT(expr->Parameters(), ::testing::ElementsAre(0, 1));
+  EXPECT_EQ(expr->text(), "TWICE + 1");
+}
+
+TEST_F(ExprTest, ADefinitionIsUnknownWithoutItsTable) {
+  auto expr = Expr::Parse("TILE + 1", symbols_);
+  ASSERT_FALSE(expr.ok());
+  EXPECT_THAT(expr.status().message(), HasSubstr("unknown parameter 'TILE'"));
+}
+
+// Definitions that use the one before twice double with each level: the expansion is refused at
+// its bound, not built.
+TEST_F(ExprTest, DefinitionsThatDoubleEachLevelAreRefusedAtTheBound) {
+  ExprDefinitions definitions;
+  definitions.Add("D0", *Expr::Parse("BLOCK_M", symbols_));
+  absl::Status last;
+  for (int level = 1; level < 40 && last.ok(); ++level) {
+    const std::string previous = "D" + std::to_string(level - 1);
+    auto expr = Expr::Parse(previous + " + " + previous, symbols_, &definitions);
+    if (!expr.ok()) {
+      last = expr.status();
+      break;
+    }
+    definitions.Add("D" + std::to_string(level), *expr);
+  }
+  ASSERT_FALSE(last.ok());
+  EXPECT_THAT(last.message(), HasSubstr("past 65536 operations"));
+}
 
 // Reproducer of issue 17 (shared/reliability/expr_nested_parens.expr, generated here): 20,000
 // nested '(' overflowed the parser's stack. Now an error at the bound, quoting the text briefly.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <filesystem>
 #include <iterator>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -137,6 +138,7 @@ class GraphCompiler {
   absl::StatusOr<CompiledGraph> Run() {
     RETURN_IF_ERROR(CheckSizes());
     RETURN_IF_ERROR(CompileParameters());
+    RETURN_IF_ERROR(CompileDefinitions());
     RETURN_IF_ERROR(CompileBuffers());
     RETURN_IF_ERROR(CompileLoops());
     RETURN_IF_ERROR(CompileOps());
@@ -168,7 +170,7 @@ class GraphCompiler {
   absl::StatusOr<Expr> Compile(absl::string_view text, const Where& where) {
     if (text.empty()) return Bad(Location(where), "is empty");
     if (auto it = expressions_.find(text); it != expressions_.end()) return it->second;
-    auto expr = Expr::Parse(text, out_.symbols);
+    auto expr = Expr::Parse(text, out_.symbols, &out_.definitions);
     if (!expr.ok()) return Bad(Location(where), expr.status().message());
     // Keyed by the Expr's own text, which lives as long as the Expr.
     expressions_.emplace(expr->text(), *expr);
@@ -197,6 +199,7 @@ class GraphCompiler {
           {"loops", g.loops_size(), kMaxGraphLoops},
           {"parameters", g.parameters_size(), kMaxGraphParameters},
           {"requirements", g.requirements_size(), kMaxGraphRequirements},
+          {"definitions", g.definitions_size(), kMaxGraphDefinitions},
           {"launch.partitions", g.launch().partitions_size(), kMaxLaunchPartitions}}) {
       if (count > limit) return Bad(field, GraphLimitMessage(count, limit));
     }
@@ -228,6 +231,33 @@ class GraphCompiler {
     for (const DeviceSymbol& symbol : kDeviceSymbols) {
       out_.device_symbol_slots.push_back(out_.symbols.Add(symbol.name));
       out_.defaults.push_back(symbol.unbound_value);
+    }
+    return absl::OkStatus();
+  }
+
+  // After the parameters and device values: a definition may use those and the definitions
+  // before it, and every later expression may use them all.
+  absl::Status CompileDefinitions() {
+    if (out_.graph.definitions_from_size() > 0) {
+      return Bad("definitions_from", absl::StrCat("'", out_.graph.definitions_from(0),
+                                                  "' is not resolved: give the graph as a file, whose directory the "
+                                                  "path is relative to"));
+    }
+    for (const Definition& definition : out_.graph.definitions()) {
+      const std::string where =
+          absl::StrCat("definition '", definition.name(), "'",
+                       definition.from_file().empty() ? "" : absl::StrCat(" (from ", definition.from_file(), ")"));
+      if (!IsIdentifier(definition.name())) return Bad(where, "name must be an identifier");
+      for (absl::string_view function : {"min", "max", "cdiv", "round_up", "pow2ceil"}) {
+        if (definition.name() == function) return Bad(where, "has the name of a function");
+      }
+      if (IsDeviceSymbolName(definition.name())) {
+        return Bad(where, "has the name of a value that comes from the device (--device)");
+      }
+      if (out_.symbols.Find(definition.name()) >= 0) return Bad(where, "has the name of a parameter");
+      if (out_.definitions.Find(definition.name()) != nullptr) return Bad(where, "is defined twice");
+      ASSIGN_OR_RETURN(Expr expr, Compile(definition.expr(), [&where] { return absl::StrCat(where, " expr"); }));
+      out_.definitions.Add(definition.name(), std::move(expr));
     }
     return absl::OkStatus();
   }
@@ -717,13 +747,74 @@ absl::Status RefuseEmptyGraph(const KernelGraph& graph, absl::string_view wire, 
       absl::StrCat(path, ": graph is empty (the file sets no field: only whitespace or comments?)"));
 }
 
+// The files a graph's definitions come from, while ImportDefinitions resolves them: `chain` the
+// files from the graph to the one being read (a cycle), `taken` every file already taken (a file
+// two others import gives its definitions once).
+struct DefinitionImports {
+  std::vector<std::string> chain;
+  std::vector<std::string> taken;
+};
+
+absl::Status ImportDefinitionsFrom(KernelGraph* graph, absl::string_view path, DefinitionImports* imports) {
+  if (graph->definitions_from_size() == 0) return absl::OkStatus();
+  const std::filesystem::path directory = std::filesystem::path(std::string(path)).parent_path();
+  google::protobuf::RepeatedPtrField<Definition> definitions;
+  for (int i = 0; i < graph->definitions_from_size(); ++i) {
+    const std::string& name = graph->definitions_from(i);
+    const std::string where = absl::StrCat(path, ": definitions_from[", i, "] '", name, "'");
+    if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": definitions_from[", i, "]: is empty"));
+    const std::string file = (directory / name).lexically_normal().string();
+    if (absl::c_linear_search(imports->chain, file)) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": imports itself through ",
+                                                     absl::StrJoin(imports->chain, " -> "), " -> ", file));
+    }
+    if (absl::c_linear_search(imports->taken, file)) continue;
+    if (static_cast<int>(imports->chain.size()) > kMaxDefinitionImportDepth) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": definitions nested more than ", kMaxDefinitionImportDepth, " files deep"));
+    }
+    auto wrap = [&where](const absl::Status& status) {
+      return absl::Status(status.code(), absl::StrCat(where, ": ", status.message()));
+    };
+    absl::StatusOr<ProtoFormat> format = FormatFromPath(file);
+    if (!format.ok()) return wrap(format.status());
+    absl::StatusOr<std::string> contents = ReadFileToString(file);
+    if (!contents.ok()) return wrap(contents.status());
+    absl::StatusOr<KernelGraph> library = ParseGraph(*contents, *format, file);
+    if (!library.ok()) return wrap(library.status());
+    if (library->buffers_size() > 0 || library->ops_size() > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": gives buffers or ops; a file named here gives definitions only"));
+    }
+    imports->chain.push_back(file);
+    RETURN_IF_ERROR(ImportDefinitionsFrom(&*library, file, imports));
+    imports->chain.pop_back();
+    imports->taken.push_back(file);
+    for (Definition& definition : *library->mutable_definitions()) {
+      if (definition.from_file().empty()) definition.set_from_file(file);
+      *definitions.Add() = std::move(definition);
+    }
+  }
+  for (Definition& definition : *graph->mutable_definitions()) *definitions.Add() = std::move(definition);
+  graph->mutable_definitions()->Swap(&definitions);
+  graph->clear_definitions_from();
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::Status ImportDefinitions(KernelGraph* graph, absl::string_view path) {
+  DefinitionImports imports;
+  imports.chain.push_back(std::filesystem::path(std::string(path)).lexically_normal().string());
+  return ImportDefinitionsFrom(graph, path, &imports);
+}
 
 absl::StatusOr<KernelGraph> LoadGraph(absl::string_view path) {
   ASSIGN_OR_RETURN(ProtoFormat format, FormatFromPath(path));
   ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
   ASSIGN_OR_RETURN(KernelGraph graph, ParseGraph(contents, format, path));
   RETURN_IF_ERROR(RefuseEmptyGraph(graph, "", path));
+  RETURN_IF_ERROR(ImportDefinitions(&graph, path));
   return graph;
 }
 
@@ -769,6 +860,7 @@ absl::StatusOr<GraphFile> ReadGraphFile(absl::string_view path) {
     std::string().swap(contents);
     ReturnFreedHeapToTheSystem();
     RETURN_IF_ERROR(RefuseEmptyGraph(file.graph, file.wire, path));
+    RETURN_IF_ERROR(ImportDefinitions(&file.graph, path));
     return file;
   }
   if (contents.empty()) {
@@ -807,9 +899,11 @@ absl::StatusOr<GraphFile> ReadGraphFile(absl::string_view path) {
   // ParseProto's messages.
   if (!well_formed || !deferred || (!rest.empty() && !ParseProto(rest, format, path, &file.graph).ok())) {
     ASSIGN_OR_RETURN(file.graph, ParseGraph(contents, format, path));
+    RETURN_IF_ERROR(ImportDefinitions(&file.graph, path));
     return file;
   }
   file.wire = std::move(contents);
+  RETURN_IF_ERROR(ImportDefinitions(&file.graph, path));
   return file;
 }
 

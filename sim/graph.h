@@ -28,6 +28,9 @@ inline constexpr int kMaxGraphOps = 1 << 20;
 inline constexpr int kMaxGraphLoops = 1 << 16;
 inline constexpr int kMaxGraphParameters = 1 << 12;
 inline constexpr int kMaxGraphRequirements = 1 << 12;
+inline constexpr int kMaxGraphDefinitions = 1 << 12;
+// At most this many files deep: a definitions file that imports another (definitions_from).
+inline constexpr int kMaxDefinitionImportDepth = 8;
 inline constexpr int kMaxBufferRank = 64;
 inline constexpr int kMaxLaunchPartitions = 1 << 10;
 
@@ -117,6 +120,7 @@ struct CompiledGraph {
   KernelGraph graph;
   std::string origin;                   // file name, for messages
   SymbolTable symbols;
+  ExprDefinitions definitions;          // graph.definitions, compiled in order
   std::vector<int64_t> defaults;        // one per symbol
   // Slots of the names every expression may use whose values come from the device (bound by
   // BindDeviceSymbols; graph.cc's kDeviceSymbols says what each is), in that table's order.
@@ -157,8 +161,14 @@ struct CompiledGraph {
   bool has_estimates = false;             // some buffer has an estimate
 };
 
-// Reads a graph from .pb, .pbtxt/.textproto or .json.
+// Reads a graph from .pb, .pbtxt/.textproto or .json, its definitions_from resolved.
 absl::StatusOr<KernelGraph> LoadGraph(absl::string_view path);
+
+// Puts the definitions of the files `graph->definitions_from` names (relative to `path`, the
+// graph's own file) before the graph's own, each marked with its file, and clears the list.
+// Errors name the file and the field: a file that cannot be read, one that gives buffers or
+// ops (a kernel, not definitions), a chain deeper than kMaxDefinitionImportDepth or a cycle.
+absl::Status ImportDefinitions(KernelGraph* graph, absl::string_view path);
 
 // A graph file read for CompileGraph. A binary graph's buffers and ops stay on the wire: `wire`
 // holds the file, `graph` every other field, and CompileGraph decodes and compiles the buffers

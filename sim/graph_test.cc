@@ -1,5 +1,6 @@
 #include "sim/graph.h"
 
+#include <filesystem>
 #include <fstream>
 
 #include "gmock/gmock.h"
@@ -423,6 +424,132 @@ TEST(GraphLimitsTest, AnOverflowingSizeExpressionNamesFileBufferAndField) {
   EXPECT_THAT(a.status().message(), HasSubstr("test.pbtxt: buffer 'a' size_bytes: expression \"9223372036854775807 + 1\" overflows 64 bits"));
   auto b = BufferBytes(graph, 1, graph.defaults);
   EXPECT_THAT(b.status().message(), HasSubstr("test.pbtxt: buffer 'b' round_up[0]: expression"));
+}
+
+// Definitions (docs/graph-format.md, "Definitions"): a name any expression of the graph may use.
+constexpr char kDefined[] = R"pb(
+  parameters { name: "BM" default_value: 64 }
+  parameters { name: "STAGES" default_value: 3 }
+  definitions { name: "TILE_BYTES" expr: "BM * 32 * 2" }
+  definitions { name: "ALL_STAGES" expr: "STAGES * TILE_BYTES" }
+  buffers { name: "a" size_bytes: "ALL_STAGES" memory_space: "smem" }
+)pb";
+
+TEST(GraphDefinitionsTest, AnExpressionUsesTheDefinitionsBeforeIt) {
+  const CompiledGraph graph = CompileGraphText(kDefined);
+  auto values = BindParameters(graph, {"BM=128"});
+  ASSERT_TRUE(values.ok());
+  EXPECT_EQ(*BufferBytes(graph, 0, *values), 3 * 128 * 32 * 2);
+}
+
+TEST(GraphDefinitionsTest, ADefinitionCannotUseOneAfterIt) {
+  EXPECT_THAT(CompileGraphTextError(R"pb(definitions { name: "A" expr: "B + 1" }
+                                         definitions { name: "B" expr: "2" })pb").message(),
+              HasSubstr("definition 'A' expr: expression \"B + 1\": unknown parameter 'B'"));
+}
+
+TEST(GraphDefinitionsTest, ADefinitionCannotTakeTheNameOfAnotherName) {
+  EXPECT_THAT(CompileGraphTextError(R"pb(parameters { name: "BM" }
+                                         definitions { name: "BM" expr: "2" })pb").message(),
+              HasSubstr("definition 'BM': has the name of a parameter"));
+  EXPECT_THAT(CompileGraphTextError(R"pb(definitions { name: "SM_ARCH" expr: "2" })pb").message(),
+              HasSubstr("definition 'SM_ARCH': has the name of a value that comes from the device"));
+  EXPECT_THAT(CompileGraphTextError(R"pb(definitions { name: "cdiv" expr: "2" })pb").message(),
+              HasSubstr("definition 'cdiv': has the name of a function"));
+  EXPECT_THAT(CompileGraphTextError(R"pb(definitions { name: "A" expr: "1" }
+                                         definitions { name: "A" expr: "2" })pb").message(),
+              HasSubstr("definition 'A': is defined twice"));
+  EXPECT_THAT(CompileGraphTextError(R"pb(definitions { name: "2A" expr: "1" })pb").message(),
+              HasSubstr("definition '2A': name must be an identifier"));
+}
+
+// Writes `contents` to `name` under a directory of the test's own; returns its path.
+std::string WriteDefinitionsFile(const std::string& name, const std::string& contents) {
+  const std::filesystem::path path = std::filesystem::path(::testing::TempDir()) / "definitions" / name;
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << contents;
+  return path.string();
+}
+
+TEST(GraphDefinitionsTest, DefinitionsFromAnotherFileComeFirstAndNameIt) {
+  WriteDefinitionsFile("rules/tiles.pbtxt", R"pb(name: "tiles" definitions { name: "TILE_BYTES" expr: "BM * 32 * 2" })pb");
+  const std::string graph_path = WriteDefinitionsFile("kernel.pbtxt", R"pb(
+    parameters { name: "BM" default_value: 64 }
+    definitions_from: "rules/tiles.pbtxt"
+    definitions { name: "TWICE" expr: "2 * TILE_BYTES" }
+    buffers { name: "a" size_bytes: "TWICE" memory_space: "smem" }
+  )pb");
+  absl::StatusOr<KernelGraph> graph = LoadGraph(graph_path);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(graph->definitions_from_size(), 0);
+  ASSERT_EQ(graph->definitions_size(), 2);
+  EXPECT_EQ(graph->definitions(0).name(), "TILE_BYTES");
+  EXPECT_THAT(graph->definitions(0).from_file(), HasSubstr("definitions/rules/tiles.pbtxt"));
+  EXPECT_EQ(graph->definitions(1).from_file(), "");
+  absl::StatusOr<CompiledGraph> compiled = CompileGraph(*graph, graph_path);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_EQ(*BufferBytes(*compiled, 0, compiled->defaults), 2 * 64 * 32 * 2);
+
+  // ReadGraphFile, the pipeline's reader, resolves them as LoadGraph does.
+  absl::StatusOr<GraphFile> file = ReadGraphFile(graph_path);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->graph.definitions_size(), 2);
+}
+
+TEST(GraphDefinitionsTest, AnImportedDefinitionsErrorNamesItsFile) {
+  WriteDefinitionsFile("rules/bad.pbtxt", R"pb(definitions { name: "TILE_BYTES" expr: "BM *" })pb");
+  const std::string graph_path = WriteDefinitionsFile("uses_bad.pbtxt", R"pb(
+    parameters { name: "BM" default_value: 64 }
+    definitions_from: "rules/bad.pbtxt"
+  )pb");
+  absl::StatusOr<KernelGraph> graph = LoadGraph(graph_path);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_THAT(CompileGraph(*graph, graph_path).status().message(),
+              HasSubstr("definition 'TILE_BYTES' (from "));
+}
+
+TEST(GraphDefinitionsTest, AMissingDefinitionsFileIsNamedWithTheField) {
+  const std::string graph_path = WriteDefinitionsFile("uses_missing.pbtxt", R"pb(definitions_from: "rules/none.pbtxt")pb");
+  EXPECT_THAT(LoadGraph(graph_path).status().message(),
+              HasSubstr("uses_missing.pbtxt: definitions_from[0] 'rules/none.pbtxt': "));
+}
+
+TEST(GraphDefinitionsTest, AKernelGraphIsNotADefinitionsFile) {
+  WriteDefinitionsFile("rules/kernel.pbtxt", R"pb(buffers { name: "a" size_bytes: "4" memory_space: "smem" })pb");
+  const std::string graph_path = WriteDefinitionsFile("uses_kernel.pbtxt", R"pb(definitions_from: "rules/kernel.pbtxt")pb");
+  EXPECT_THAT(LoadGraph(graph_path).status().message(), HasSubstr("gives buffers or ops; a file named here gives definitions only"));
+}
+
+TEST(GraphDefinitionsTest, DefinitionFilesThatImportEachOtherAreACycle) {
+  WriteDefinitionsFile("rules/one.pbtxt", R"pb(definitions_from: "two.pbtxt" definitions { name: "ONE" expr: "1" })pb");
+  WriteDefinitionsFile("rules/two.pbtxt", R"pb(definitions_from: "one.pbtxt" definitions { name: "TWO" expr: "2" })pb");
+  const std::string graph_path = WriteDefinitionsFile("uses_cycle.pbtxt", R"pb(definitions_from: "rules/one.pbtxt")pb");
+  EXPECT_THAT(LoadGraph(graph_path).status().message(), HasSubstr("imports itself through"));
+}
+
+// A file two others import gives its definitions once, so names are not defined twice.
+TEST(GraphDefinitionsTest, AFileImportedTwiceGivesItsDefinitionsOnce) {
+  WriteDefinitionsFile("rules/base.pbtxt", R"pb(definitions { name: "BASE" expr: "8" })pb");
+  WriteDefinitionsFile("rules/left.pbtxt", R"pb(definitions_from: "base.pbtxt" definitions { name: "LEFT" expr: "BASE + 1" })pb");
+  WriteDefinitionsFile("rules/right.pbtxt", R"pb(definitions_from: "base.pbtxt" definitions { name: "RIGHT" expr: "BASE + 2" })pb");
+  const std::string graph_path = WriteDefinitionsFile("uses_diamond.pbtxt", R"pb(
+    definitions_from: "rules/left.pbtxt"
+    definitions_from: "rules/right.pbtxt"
+    buffers { name: "a" size_bytes: "LEFT * RIGHT" memory_space: "smem" }
+  )pb");
+  absl::StatusOr<KernelGraph> graph = LoadGraph(graph_path);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(graph->definitions_size(), 3);
+  absl::StatusOr<CompiledGraph> compiled = CompileGraph(*graph, graph_path);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_EQ(*BufferBytes(*compiled, 0, compiled->defaults), 9 * 10);
+}
+
+// A graph given as contents (the Python module's `contents=`) has no directory to resolve
+// definitions_from in: an error, never the definitions silently missing.
+TEST(GraphDefinitionsTest, DefinitionsFromAGraphNotReadFromAFileAreRefused) {
+  EXPECT_THAT(CompileGraphTextError(R"pb(definitions_from: "rules/tiles.pbtxt")pb").message(),
+              HasSubstr("definitions_from: 'rules/tiles.pbtxt' is not resolved"));
 }
 
 }  // namespace

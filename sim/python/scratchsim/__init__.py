@@ -53,7 +53,8 @@ def graph_path(name: str) -> str:
     the planner was validated on) or "mlp" (seed 002's GeGLU)."""
     path = os.path.join(_GRAPHS, name if name.endswith(".pbtxt") else name + ".pbtxt")
     if not os.path.isfile(path):
-        known = sorted(f[:-len(".pbtxt")] for f in os.listdir(_GRAPHS)) if os.path.isdir(_GRAPHS) else []
+        known = sorted(f[:-len(".pbtxt")] for f in os.listdir(_GRAPHS)
+                       if f.endswith(".pbtxt")) if os.path.isdir(_GRAPHS) else []
         raise Error(f"no shipped graph '{name}' (shipped: {', '.join(known) or 'none'})")
     return path
 
