@@ -128,6 +128,26 @@ def test_bad_input_never_crashes(bad):
         pass
 
 
+def test_definitions_from_text_has_no_directory_and_says_so():
+    # A graph given as text has no file whose directory definitions_from is relative to: an error
+    # naming the field, never the definitions silently missing.
+    with pytest.raises(scratchsim.Error) as e:
+        scratchsim.simulate("h100", 'definitions_from: "rules/triton_mma.pbtxt"\n'
+                                    'buffers { name: "a" size_bytes: "4" memory_space: "smem" }\n')
+    assert "definitions_from: 'rules/triton_mma.pbtxt' is not resolved" in str(e.value)
+
+
+def test_a_shipped_graph_finds_its_definitions_files(tmp_path):
+    # The package ships the rules files beside the graphs; a copy elsewhere names the missing file.
+    report = scratchsim.simulate("h100", scratchsim.graph_path("triton_matmul"), {"M": 64, "N": 4096, "K": 4096})
+    assert report["fits"] is True
+    copy = tmp_path / "triton_matmul.pbtxt"
+    copy.write_text(open(scratchsim.graph_path("triton_matmul")).read())
+    with pytest.raises(scratchsim.Error) as e:
+        scratchsim.simulate("h100", str(copy))
+    assert "definitions_from[0] 'rules/triton_dot.pbtxt'" in str(e.value)
+
+
 def test_devices():
     devices = scratchsim.devices()
     names = {d["name"] for d in devices}
