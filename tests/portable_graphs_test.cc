@@ -329,10 +329,10 @@ TEST(PortableGraphsTest, TheTritonMatmulGraphHoldsTritonsCompileOfAnUnalignedN) 
   EXPECT_EQ(sm120_under, 11) << ::testing::PrintToString(c.misses);
   // ptxas's registers (sm_90): the estimate is over the budget exactly where ptxas spilled on 273
   // of 288 f16 configurations (the misses within a few registers of 255, and 256-row tiles) and on
-  // 260 of 288 f32 ones, where the aligned estimate stands (its 4-byte copies were already one
-  // element a copy for wgmma; 28 spills it does not see, most on 32-row tiles).
+  // 266 of 288 f32 ones: wgmma's 4-byte B copies were already one element a copy, and mma.sync's
+  // now are too, each with its own address (UNALIGNED_F32_B_REGISTERS; 260 without).
   EXPECT_EQ(c.with_registers, 576);
-  EXPECT_GE(c.spill_agrees, 273 + 260) << ::testing::PrintToString(c.spill_misses);
+  EXPECT_GE(c.spill_agrees, 273 + 266) << ::testing::PrintToString(c.spill_misses);
 }
 
 // Triton 3.6's compiles of the split-K kernel at N = 49,155 (SPLIT_K 4, f16: sm_90, sm_100 and
