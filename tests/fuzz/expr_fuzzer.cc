@@ -1,5 +1,6 @@
 // libFuzzer target: the expression engine. The first line is the expression, the rest gives the
-// parameter values; Parse must refuse or compile, Evaluate must return a value or an error.
+// parameter values; Parse must refuse or compile, Evaluate must return a value or an error. Two
+// definitions (TILE, TWICE) are in scope, so expanded definitions are fuzzed too.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -16,6 +17,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const char* name : {"A", "B", "BLOCK_M", "NUM_STAGES", "WARP_SIZE"}) table->Add(name);
     return table;
   }();
+  static const ExprDefinitions* definitions = [] {
+    auto* table = new ExprDefinitions();
+    table->Add("TILE", *Expr::Parse("BLOCK_M * NUM_STAGES + A", *symbols));
+    table->Add("TWICE", *Expr::Parse("2 * TILE - B", *symbols, table));
+    return table;
+  }();
   const absl::string_view input(reinterpret_cast<const char*>(data), size);
   const size_t newline = input.find('\n');
   const absl::string_view text = input.substr(0, newline);
@@ -27,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::memcpy(&values[i], rest.data(), n);
     rest.remove_prefix(n);
   }
-  absl::StatusOr<Expr> expr = Expr::Parse(text, *symbols);
+  absl::StatusOr<Expr> expr = Expr::Parse(text, *symbols, definitions);
   if (!expr.ok()) return 0;
   (void)expr->Parameters();
   absl::StatusOr<int64_t> value = expr->Evaluate(values);
