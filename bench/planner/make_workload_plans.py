@@ -94,9 +94,10 @@ def main():
     p.add_argument("--part", default=None, help="plan only this part's rows (workloads.PARTS)")
     p.add_argument("--attention", default=ATTENTION, help="the attention graph (a variant to judge)")
     p.add_argument("--registers", action="append", default=[], help="a CompiledRegisters JSON file; repeatable")
+    p.add_argument("--suite", default=SUITE, help="the rows to plan (workload-suite.json's form)")
     args = p.parse_args()
     families = args.family or MATMUL_FAMILIES
-    with open(SUITE) as f:
+    with open(args.suite) as f:
         suite = json.load(f)
     if args.part:
         for section in ("matmul", "attention"):
