@@ -63,11 +63,10 @@ def measured(timing_files):
     return m
 
 
-def owned_rows():
+def owned_rows(rows):
     """{(part, row_key)}: the rows the suite gives each part. A plan file written before the suite
     kept one row per attention shape may hold a later part's copy of an earlier part's shape; it
     is judged with the part that owns the shape, not again."""
-    rows = suite()
     return {(r["part"], row_key(dict(r, dtype=dtype)))
             for section in ("matmul", "attention") for r in rows[section] for dtype in rows["dtypes"][section]}
 
@@ -132,13 +131,19 @@ def main():
     p.add_argument("--shortlist", action="store_true",
                    help="judge the top 5 of each row's autotuning shortlist (the plan's 'shortlist') in place of "
                         "its ranking's")
+    p.add_argument("--suite", default=None,
+                   help="rows beside the suite, in workload-suite.json's form (make_workload_plans.py --suite); "
+                        "their parts are judged in their order")
     args = p.parse_args()
     plans = load(args.plans)
     times, _, anchors, _ = measured(args.timings)
-    owned = owned_rows()
+    rows_of_suite = load(args.suite) if args.suite else suite()
+    owned = owned_rows(rows_of_suite)
+    parts = list(dict.fromkeys(r["part"] for r in rows_of_suite["matmul"] + rows_of_suite["attention"])) \
+        if args.suite else PARTS
     out = {}
     for section in ("matmul", "attention"):
-        for part in PARTS:
+        for part in parts:
             rows = []
             for r in plans.get(section, []):
                 if r["part"] != part:
