@@ -6,9 +6,13 @@ Compute (bench/planner/decode_ncu.sh), f16:
   kernel's own duration;
 * "wide": 16-token rows of wide outputs (an lm_head of 151,936 columns, Phi-4's gate and up),
   where 32 x 128 tiles at depths 2-3 measure fastest and the model ranks 32 x 256 at depth 4
-  first: both widths at both BLOCK_K and depths 2-4, for occupancy, waves and DRAM throughput.
+  first: both widths at both BLOCK_K and depths 2-4, for occupancy, waves and DRAM throughput;
+* "unaligned": GPT-2-medium's lm_head at 16 tokens, N = 50,257 (16 does not divide it: B loaded
+  element by element) beside N = 50,256 (aligned), the planner's picks and the measured best of
+  the unaligned row (docs/validation/planner-h200-workloads.md, "Unaligned lm_heads, judged
+  blind"), for the instructions and stalls the unaligned loads add.
 
-    python3 decode_ncu.py ORDER.json [SET]    # launches (under ncu); SET fit (default) or wide
+    python3 decode_ncu.py ORDER.json [SET]    # launches (under ncu); SET fit (default), wide or unaligned
     python3 decode_ncu.py --summarize ORDER.json NCU.csv SIMULATE   # table: ncu against the model
 """
 import json
@@ -24,7 +28,10 @@ CONFIGS = [(64, 64, 128, s, 4) for s in (2, 3, 4)] + [(64, 64, 64, s, 4) for s i
 
 SETS = {"fit": (SHAPES, CONFIGS),
         "wide": ([(16, 151936, 4096), (16, 35840, 5120)],
-                 [(32, n, k, s, 4) for n in (128, 256) for k in (64, 128) for s in (2, 3, 4)])}
+                 [(32, n, k, s, 4) for n in (128, 256) for k in (64, 128) for s in (2, 3, 4)]),
+        "unaligned": ([(16, 50257, 1024), (16, 50256, 1024)],
+                      [(64, 64, 64, 4, 4), (64, 128, 64, 4, 8), (32, 64, 64, 3, 4), (32, 64, 64, 4, 4),
+                       (64, 128, 32, 3, 4), (32, 128, 32, 3, 4), (32, 32, 64, 3, 4), (64, 64, 64, 4, 8)])}
 
 
 def launch_all(order_path, which="fit"):

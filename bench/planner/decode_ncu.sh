@@ -3,7 +3,8 @@
 # each launch's duration, DRAM bytes read and DRAM throughput, to set beside the model's latency
 # chain and DRAM time, with the achieved occupancy and the waves. usage (GPU machine, with ncu,
 # Triton and PyTorch): bench/planner/decode_ncu.sh OUTDIR [SET] (SET: decode_ncu.py's, fit by
-# default) writes OUTDIR/decode_ncu.csv, decode_order.json, decode_ncu.err.
+# default) writes OUTDIR/decode_ncu.csv, decode_order.json, decode_ncu.err. NCU_METRICS replaces
+# the metrics list (the set "unaligned" adds instructions and stall reasons).
 set -u
 OUT_DIR=$1
 SET=${2:-fit}
@@ -11,7 +12,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 export PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=/tmp/scratchsim_triton_cache
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; ncu --version | tail -1
 timeout 240 ncu --clock-control none --csv --kernel-name regex:matmul_kernel \
-  --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__cycles_active.avg,sm__warps_active.avg.pct_of_peak_sustained_active,launch__waves_per_multiprocessor \
+  --metrics "${NCU_METRICS:-gpu__time_duration.sum,dram__bytes_read.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__cycles_active.avg,sm__warps_active.avg.pct_of_peak_sustained_active,launch__waves_per_multiprocessor}" \
   python3 "$HERE/decode_ncu.py" "$OUT_DIR/decode_order.json" "$SET" > "$OUT_DIR/decode_ncu.csv" 2> "$OUT_DIR/decode_ncu.err"
 echo "ncu rc=$?"; tail -3 "$OUT_DIR/decode_ncu.err"
 date -u
