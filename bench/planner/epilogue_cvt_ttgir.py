@@ -3,7 +3,7 @@ how large that buffer is, read off Triton's own TTGIR on the CPU: compiles the p
 (bench/python/triton_kernels.py) for an mma.sync target over the plain space, writes each TTGIR,
 and prints per configuration the epilogue's ttg.convert_layout (source and destination layouts),
 the scratch `simulate --ttgir` places for it (Triton's allocator, replicated in backends/triton)
-and metadata.shared (models/graphs/rules/triton_dot.pbtxt, EPILOGUE_CVT_BYTES).
+and metadata.shared (docs/planner.md, "The mma.sync epilogue's conversion").
 
     /work/venvs/triton36/bin/python bench/planner/epilogue_cvt_ttgir.py build/simulate OUT_DIR \
         [--target sm_80] [--dtypes f16,f32] [--jobs 2]
@@ -15,7 +15,6 @@ docs/validation/data/planner/epilogue-cvt-sm80-2026-12-02/).
 import argparse
 import datetime
 import gzip
-import itertools
 import json
 import multiprocessing
 import os
@@ -24,37 +23,27 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "triton"))
-sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, HERE)
+from compile_matmul_targets import compile_config, configurations  # noqa: E402
 
-SPACE = [(bm, bn, bk, s, w) for bm, bn, bk, s, w in
-         itertools.product([32, 64, 128, 256], [32, 64, 128, 256], [32, 64, 128], [2, 3, 4], [4, 8])]
-TRITON_DTYPE = {"f16": "fp16", "f32": "fp32"}
 DEVICE_OF = {"sm_80": "a100", "sm_89": "rtx4090", "sm_120": "rtx5090"}
 
 
 def compile_one(job):
-    target, dtype, (bm, bn, bk, stages, warps), out_dir = job
+    """One configuration compiled as compile_matmul_targets.py compiles it (to LLVM IR), its
+    TTGIR written to OUT_DIR, and the epilogue's conversions read off it."""
+    target, dtype, cfg, out_dir = job
     import triton_compile as tc
-    import triton_kernels as tk
     tc.install_stop_hook(True)
-    arg_types = {name: "*" + TRITON_DTYPE[dtype] for name in ("a_ptr", "b_ptr", "c_ptr")}
-    arg_types.update({name: "i32" for name in ("M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn",
-                                                 "stride_cm", "stride_cn")})
-    params = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8}
-    sig, constexprs, attrs = tc.build_signature(tk.matmul_kernel, arg_types, params, "jit", target,
-                                                div16=("M", "N", "K", "stride_am", "stride_bk", "stride_cm"),
-                                                unit=("stride_ak", "stride_bn", "stride_cn"))
-    k, _ = tc.compile_kernel(tk.matmul_kernel, sig, constexprs, attrs, target,
-                             {"num_warps": warps, "num_stages": stages})
+    k, _ = compile_config("matmul", target, dtype, cfg)
     ttgir = k.asm["ttgir"]
-    path = os.path.join(out_dir, f"{target}-{dtype}-{bm}x{bn}x{bk}-{stages}-{warps}.ttgir")
+    name = "{BLOCK_M}x{BLOCK_N}x{BLOCK_K}-{NUM_STAGES}-{NUM_WARPS}".format(**cfg)
+    path = os.path.join(out_dir, f"{target}-{dtype}-{name}.ttgir")
     with open(path, "w") as f:
         f.write(ttgir)
     converts = re.findall(r"ttg\.convert_layout %\S+ : tensor<([^>]*)> -> tensor<([^>]*)>", ttgir)
-    return {"target": target, "dtype": dtype,
-            "config": {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "NUM_STAGES": stages, "NUM_WARPS": warps},
-            "shared": tc.metadata_of(k).get("shared"), "converts": converts, "ttgir": path}
+    return {"target": target, "dtype": dtype, "config": cfg, "shared": tc.metadata_of(k).get("shared"),
+            "converts": converts, "ttgir": path}
 
 
 def scratch_of(simulate, device, path):
@@ -77,7 +66,8 @@ def main():
     p.add_argument("--jobs", type=int, default=2)
     args = p.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
-    jobs = [(args.target, dtype, config, args.out_dir) for dtype in args.dtypes.split(",") for config in SPACE]
+    jobs = [(args.target, dtype, config, args.out_dir) for dtype in args.dtypes.split(",")
+            for config in configurations(0, None)]
     with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
         records = pool.map(compile_one, jobs)
     for record in records:
