@@ -52,6 +52,24 @@ static std::string QuoteExpression(absl::string_view text) {
 
 class ExprParser {
  public:
+  // The functions an expression may call: each name once, here.
+  struct Function {
+    const char* name;
+    Expr::Op op;
+    int arity;
+  };
+  static const Function* FindFunction(absl::string_view name) {
+    static constexpr Function kFunctions[] = {{"min", Expr::Op::kMin, 2},
+                                              {"max", Expr::Op::kMax, 2},
+                                              {"cdiv", Expr::Op::kCeilDiv, 2},
+                                              {"round_up", Expr::Op::kRoundUp, 2},
+                                              {"pow2ceil", Expr::Op::kPow2Ceil, 1}};
+    for (const Function& function : kFunctions) {
+      if (name == function.name) return &function;
+    }
+    return nullptr;
+  }
+
   ExprParser(absl::string_view text, const SymbolTable& symbols, const ExprDefinitions* definitions,
              Expr::Code& out)
       : text_(text), symbols_(symbols), definitions_(definitions), out_(out) {}
@@ -236,22 +254,10 @@ class ExprParser {
   }
 
   absl::Status ParseCall(absl::string_view name) {
-    Op op;
-    int arity = 2;
-    if (name == "min") {
-      op = Op::kMin;
-    } else if (name == "max") {
-      op = Op::kMax;
-    } else if (name == "cdiv") {
-      op = Op::kCeilDiv;
-    } else if (name == "round_up") {
-      op = Op::kRoundUp;
-    } else if (name == "pow2ceil") {
-      op = Op::kPow2Ceil;
-      arity = 1;
-    } else {
-      return Error(absl::StrCat("unknown function '", name, "'"));
-    }
+    const Function* function = FindFunction(name);
+    if (function == nullptr) return Error(absl::StrCat("unknown function '", name, "'"));
+    const Op op = function->op;
+    const int arity = function->arity;
     RETURN_IF_ERROR(Enter());
     for (int i = 0; i < arity; ++i) {
       if (i > 0 && !Accept(',')) return Error(absl::StrCat("'", name, "' takes ", arity, " arguments"));
@@ -271,6 +277,8 @@ class ExprParser {
   size_t pos_ = 0;
   int depth_ = 0;
 };
+
+bool Expr::IsFunction(absl::string_view name) { return ExprParser::FindFunction(name) != nullptr; }
 
 Expr::Expr() {
   static const auto* const empty = new std::shared_ptr<const Body>(std::make_shared<const Body>());

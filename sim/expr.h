@@ -37,7 +37,6 @@ class ExprDefinitions {
   // The definition named `name`, or nullptr.
   const Expr* Find(absl::string_view name) const;
   void Add(std::string name, Expr expr);
-  int size() const { return static_cast<int>(names_.size()); }
 
  private:
   std::vector<std::string> names_;
@@ -70,6 +69,9 @@ class Expr {
 
   // Division by zero and overflow are errors, never wrapped values.
   absl::StatusOr<int64_t> Evaluate(absl::Span<const int64_t> values) const;
+
+  // Whether `name` is one of the functions Parse knows (min, max, cdiv, round_up, pow2ceil).
+  static bool IsFunction(absl::string_view name);
 
   // Parses and evaluates `text`, which names no parameters (a traced kernel's figures).
   static absl::StatusOr<int64_t> EvaluateConstant(absl::string_view text);

@@ -248,9 +248,7 @@ class GraphCompiler {
           absl::StrCat("definition '", definition.name(), "'",
                        definition.from_file().empty() ? "" : absl::StrCat(" (from ", definition.from_file(), ")"));
       if (!IsIdentifier(definition.name())) return Bad(where, "name must be an identifier");
-      for (absl::string_view function : {"min", "max", "cdiv", "round_up", "pow2ceil"}) {
-        if (definition.name() == function) return Bad(where, "has the name of a function");
-      }
+      if (Expr::IsFunction(definition.name())) return Bad(where, "has the name of a function");
       if (IsDeviceSymbolName(definition.name())) {
         return Bad(where, "has the name of a value that comes from the device (--device)");
       }
@@ -747,6 +745,14 @@ absl::Status RefuseEmptyGraph(const KernelGraph& graph, absl::string_view wire, 
       absl::StrCat(path, ": graph is empty (the file sets no field: only whitespace or comments?)"));
 }
 
+// A graph file's message as written (its definitions_from not resolved): the format from the
+// extension, the file read and parsed.
+absl::StatusOr<KernelGraph> ParseGraphFile(absl::string_view path) {
+  ASSIGN_OR_RETURN(ProtoFormat format, FormatFromPath(path));
+  ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
+  return ParseGraph(contents, format, path);
+}
+
 // The files a graph's definitions come from, while ImportDefinitions resolves them: `chain` the
 // files from the graph to the one being read (a cycle), `taken` every file already taken (a file
 // two others import gives its definitions once).
@@ -776,11 +782,7 @@ absl::Status ImportDefinitionsFrom(KernelGraph* graph, absl::string_view path, D
     auto wrap = [&where](const absl::Status& status) {
       return absl::Status(status.code(), absl::StrCat(where, ": ", status.message()));
     };
-    absl::StatusOr<ProtoFormat> format = FormatFromPath(file);
-    if (!format.ok()) return wrap(format.status());
-    absl::StatusOr<std::string> contents = ReadFileToString(file);
-    if (!contents.ok()) return wrap(contents.status());
-    absl::StatusOr<KernelGraph> library = ParseGraph(*contents, *format, file);
+    absl::StatusOr<KernelGraph> library = ParseGraphFile(file);
     if (!library.ok()) return wrap(library.status());
     if (library->buffers_size() > 0 || library->ops_size() > 0) {
       return absl::InvalidArgumentError(
@@ -810,9 +812,7 @@ absl::Status ImportDefinitions(KernelGraph* graph, absl::string_view path) {
 }
 
 absl::StatusOr<KernelGraph> LoadGraph(absl::string_view path) {
-  ASSIGN_OR_RETURN(ProtoFormat format, FormatFromPath(path));
-  ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
-  ASSIGN_OR_RETURN(KernelGraph graph, ParseGraph(contents, format, path));
+  ASSIGN_OR_RETURN(KernelGraph graph, ParseGraphFile(path));
   RETURN_IF_ERROR(RefuseEmptyGraph(graph, "", path));
   RETURN_IF_ERROR(ImportDefinitions(&graph, path));
   return graph;
@@ -851,7 +851,10 @@ absl::StatusOr<GraphFile> ParseGraphToWire(absl::string_view contents, ProtoForm
   return file;
 }
 
-absl::StatusOr<GraphFile> ReadGraphFile(absl::string_view path) {
+namespace {
+
+// ReadGraphFile's reading, the graph's definitions_from not yet resolved.
+absl::StatusOr<GraphFile> ReadGraphFileAsWritten(absl::string_view path) {
   ASSIGN_OR_RETURN(ProtoFormat format, FormatFromPath(path));
   ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
   GraphFile file;
@@ -860,7 +863,6 @@ absl::StatusOr<GraphFile> ReadGraphFile(absl::string_view path) {
     std::string().swap(contents);
     ReturnFreedHeapToTheSystem();
     RETURN_IF_ERROR(RefuseEmptyGraph(file.graph, file.wire, path));
-    RETURN_IF_ERROR(ImportDefinitions(&file.graph, path));
     return file;
   }
   if (contents.empty()) {
@@ -899,10 +901,16 @@ absl::StatusOr<GraphFile> ReadGraphFile(absl::string_view path) {
   // ParseProto's messages.
   if (!well_formed || !deferred || (!rest.empty() && !ParseProto(rest, format, path, &file.graph).ok())) {
     ASSIGN_OR_RETURN(file.graph, ParseGraph(contents, format, path));
-    RETURN_IF_ERROR(ImportDefinitions(&file.graph, path));
     return file;
   }
   file.wire = std::move(contents);
+  return file;
+}
+
+}  // namespace
+
+absl::StatusOr<GraphFile> ReadGraphFile(absl::string_view path) {
+  ASSIGN_OR_RETURN(GraphFile file, ReadGraphFileAsWritten(path));
   RETURN_IF_ERROR(ImportDefinitions(&file.graph, path));
   return file;
 }
