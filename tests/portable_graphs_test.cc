@@ -329,8 +329,9 @@ TEST(PortableGraphsTest, TheTritonMatmulGraphHoldsTritonsCompileOfAnUnalignedN) 
   EXPECT_EQ(sm120_under, 11) << ::testing::PrintToString(c.misses);
   // ptxas's registers (sm_90): the estimate is over the budget exactly where ptxas spilled on 273
   // of 288 f16 configurations (the misses within a few registers of 255, and 256-row tiles) and on
-  // 266 of 288 f32 ones: wgmma's 4-byte B copies were already one element a copy, and mma.sync's
-  // now are too, each with its own address (UNALIGNED_F32_B_REGISTERS; 260 without).
+  // 266 of 288 f32 ones: wgmma's 4-byte B copies are one element a copy whether N is aligned or
+  // not, and unaligned mma.sync's are too, each with its own address (UNALIGNED_F32_B_REGISTERS;
+  // 260 without).
   EXPECT_EQ(c.with_registers, 576);
   EXPECT_GE(c.spill_agrees, 273 + 266) << ::testing::PrintToString(c.spill_misses);
 }
@@ -341,8 +342,8 @@ TEST(PortableGraphsTest, TheTritonMatmulGraphHoldsTritonsCompileOfAnUnalignedN) 
 // the plain kernel's unaligned rules from the file both graphs share (models/graphs/rules/triton_dot.pbtxt,
 // B_COPIES, UNALIGNED_B_REGISTERS and UNALIGNED_STORE_CVT_BYTES): one B buffer loaded element by
 // element, and the accumulator converted through shared memory for the element-by-element atomic
-// add. With the aligned rules it had before, shared memory was exact on 301 and the spills right
-// on 831.
+// add. With the aligned rules in their place (B staged, no element registers or conversion),
+// shared memory is exact on 301 and the spills right on 831.
 TEST(PortableGraphsTest, TheSplitKMatmulGraphHoldsTritonsCompileOfAnUnalignedN) {
   SCRATCHSIM_REQUIRE_TEST_DATA("tests/data/planner/triton-matmul-splitk-unaligned-n-3.6.0.json.gz");
   const CompileComparison c = CompareWithTritonsCompiles("tests/data/planner/triton-matmul-splitk-unaligned-n-3.6.0.json.gz",

@@ -492,8 +492,8 @@ TEST(PlannerQualityTest, TritonMatmulOnTheFourthHeldOutPart) {
 TEST(PlannerQualityTest, TritonMatmulOnTheFifthHeldOutPart) {
   // Misses: f16 16x49155x4096 at 23x (an N no 16 divides: Triton's loads are not vectorized),
   // 2000x3072x24576 1.26x, 2000x2560x10240 1.20x, 16x4096x12800 1.13x; f32 16x49155x4096 1.70x
-  // (2.97x before its 4-byte B copies' registers were counted: its top 5's best went from 1.09x to
-  // 1.60x), 64x49152x3072 1.22x, 2000x1600x960 1.16x, 64x20480x2560 1.15x.
+  // (2.97x without the 4-byte B copies' registers, its top 5's best 1.60x, 1.09x without),
+  // 64x49152x3072 1.22x, 2000x1600x960 1.16x, 64x20480x2560 1.15x.
   ExpectFloors("Triton matmul, workload fifth held-out part", Judge(WorkloadMatmul("heldout5")), 100, 94, 95);
 }
 
