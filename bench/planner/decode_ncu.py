@@ -12,7 +12,7 @@ Compute (bench/planner/decode_ncu.sh), f16:
   the unaligned row (docs/validation/planner-h200-workloads.md, "Unaligned lm_heads, judged
   blind"), for the instructions and stalls the unaligned loads add.
 
-    python3 decode_ncu.py ORDER.json [SET]    # launches (under ncu); SET fit (default), wide or unaligned
+    python3 decode_ncu.py ORDER.json [SET]    # launches (under ncu); SET fit (default), wide, unaligned or unaligned_l1
     python3 decode_ncu.py --summarize ORDER.json NCU.csv SIMULATE   # table: ncu against the model
 """
 import json
@@ -32,13 +32,22 @@ SETS = {"fit": (SHAPES, CONFIGS),
         "unaligned": ([(16, 50257, 1024), (16, 50256, 1024)],
                       [(64, 64, 64, 4, 4), (64, 128, 64, 4, 8), (32, 64, 64, 3, 4), (32, 64, 64, 4, 4),
                        (64, 128, 32, 3, 4), (32, 128, 32, 3, 4), (32, 32, 64, 3, 4), (64, 64, 64, 4, 8)])}
+# "unaligned_l1": the L1's side of an unaligned B (sectors, wavefronts and shared-memory store
+# conflicts per element) at decode and prefill in f16, and at decode in f32 (the mma.sync pick
+# and the wgmma best of the unaligned lm_heads), each beside its aligned twin.
+GROUPS = {"unaligned_l1": [
+    SETS["unaligned"] + ("f16",),
+    ([(1024, 50257, 768), (1024, 50256, 768)],
+     [(256, 64, 32, 3, 4), (256, 128, 32, 4, 8), (128, 128, 32, 4, 4), (128, 64, 64, 3, 4)], "f16"),
+    ([(16, 50257, 1024), (16, 50256, 1024)],
+     [(64, 128, 32, 2, 4), (32, 128, 32, 4, 4), (32, 64, 32, 3, 4), (64, 64, 32, 3, 4)], "f32")]}
 
 
 def launch_all(order_path, which="fit"):
     sys.path.insert(0, HERE)
-    from sweep_workloads import launch_in_order
-    shapes, configs = SETS[which]
-    launch_in_order(order_path, shapes, configs, "f16")
+    from sweep_workloads import launch_groups_in_order
+    groups = GROUPS.get(which) or [SETS[which] + ("f16",)]
+    launch_groups_in_order(order_path, groups)
 
 
 def summarize(order_path, csv_path, simulate):

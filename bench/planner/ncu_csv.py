@@ -2,7 +2,7 @@
 (ncu_smem_conflicts.py, ncu_full_size.py, cuda_gemm_ncu_summary.py, attention_ncu.py).
 
 kernels(csv_path) -> [{metric: (value, unit)}, ...], one dict per profiled kernel in ncu's order
-(rows whose value is not a number are skipped); raw_kernels(csv_path) the same of `--page raw`
+(rows whose value is not a number are skipped; .gz read as it is); raw_kernels(csv_path) the same of `--page raw`
 output (one row per kernel, a column per metric; .gz read as it is). k_loop(lo, hi, blocks) turns the metrics of one
 configuration launched at two K into per-K-element figures of the loop alone: counts per block,
 cycles (per SM) not divided by the blocks.
@@ -14,7 +14,9 @@ import sys
 
 
 def kernels(csv_path):
-    text = open(csv_path).read()
+    opener = gzip.open if csv_path.endswith(".gz") else open
+    with opener(csv_path, "rt") as f:
+        text = f.read()
     by_id = {}
     for r in csv.DictReader(io.StringIO(text[text.find('"ID"'):])):
         try:

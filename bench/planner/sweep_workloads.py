@@ -76,17 +76,25 @@ def launch_matmul(a, b, c, cfg):
 def launch_in_order(order_path, shapes, configs, dtype_name):
     """Launches the plain matmul once per (shape, configuration) for a profiler (Nsight Compute
     profiles launches in this order) and writes the order to ORDER_PATH."""
+    launch_groups_in_order(order_path, [(shapes, configs, dtype_name)])
+
+
+def launch_groups_in_order(order_path, groups):
+    """launch_in_order over (shapes, configurations, dtype) groups, one after the other; each
+    launch's entry in ORDER_PATH names its dtype."""
     os.environ.setdefault("TRITON_CACHE_DIR", "/tmp/scratchsim_triton_cache")
-    dtype, names = DTYPES[dtype_name], ("BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS")
+    names = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES", "NUM_WARPS")
     order = []
-    for M, N, K in shapes:
-        a = torch.randn(M, K, device="cuda", dtype=dtype)
-        b = torch.randn(K, N, device="cuda", dtype=dtype)
-        c = torch.empty(M, N, device="cuda", dtype=dtype)
-        for cfg in configs:
-            launch_matmul(a, b, c, dict(zip(names, cfg)))
-            torch.cuda.synchronize()
-            order.append({"M": M, "N": N, "K": K, "config": dict(zip(names, cfg))})
+    for shapes, configs, dtype_name in groups:
+        dtype = DTYPES[dtype_name]
+        for M, N, K in shapes:
+            a = torch.randn(M, K, device="cuda", dtype=dtype)
+            b = torch.randn(K, N, device="cuda", dtype=dtype)
+            c = torch.empty(M, N, device="cuda", dtype=dtype)
+            for cfg in configs:
+                launch_matmul(a, b, c, dict(zip(names, cfg)))
+                torch.cuda.synchronize()
+                order.append({"M": M, "N": N, "K": K, "dtype": dtype_name, "config": dict(zip(names, cfg))})
     with open(order_path, "w") as f:
         json.dump(order, f, indent=1)
 

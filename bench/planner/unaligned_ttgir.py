@@ -1,7 +1,9 @@
 """What Triton makes of the planner's matmul (bench/python/triton_kernels.py) when N is not
 divisible by 16, on the CPU: the JIT then does not specialize N and the B and C row strides as
 divisible by 16 (tt.divisibility), and this prints, per configuration, the TTGIR's copies of each
-kind, the loads' sizePerThread and metadata.shared, with and without that specialization
+kind, the loads' sizePerThread and metadata.shared, with and without that specialization, and
+the layouts of one element a thread (threadsPerWarp, order: lanes down K where N is unaligned;
+models/graphs/rules/triton_dot.pbtxt, UNALIGNED_B_L1_BYTES_PER_K)
 (docs/validation/planner-h200-workloads.md, "The fifth held-out part";
 models/graphs/triton_matmul.pbtxt, ranking_assumptions).
 
@@ -43,8 +45,12 @@ def main():
             ttgir = k.asm["ttgir"]
             counts = "  ".join(f"{ttgir.count(op + ' '):>{len(op)}}" for op in OPS)
             spt = sorted(set(re.findall(r"sizePerThread = \[([0-9, ]+)\]", ttgir)))
+            one_a_thread = sorted(set(re.findall(
+                r"sizePerThread = \[1, 1\], threadsPerWarp = (\[[0-9, ]+\]), warpsPerCTA = \[[0-9, ]+\], "
+                r"order = (\[[0-9, ]+\])", ttgir)))
             print(f"{'0' if n_divisible else 'not 0':7} {bm}/{bn}/{bk}/{stages}/{warps:<14} "
-                  f"{tc.metadata_of(k).get('shared'):6}  {counts}  {' '.join('[' + s + ']' for s in spt)}")
+                  f"{tc.metadata_of(k).get('shared'):6}  {counts}  {' '.join('[' + s + ']' for s in spt)}"
+                  + "".join(f"  lanes {t} order {o}" for t, o in one_a_thread))
 
 
 if __name__ == "__main__":

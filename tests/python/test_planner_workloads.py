@@ -359,3 +359,67 @@ def test_cuda_gemm_timing_starts_no_shape_after_its_budget(repo, tmp_path, monke
     assert not calls.exists()
     assert json.loads(out.read_text())["timings"] == []
 
+
+
+# The unaligned B's L1 rule (models/graphs/rules/triton_dot.pbtxt, UNALIGNED_B_L1_BYTES_PER_K)
+# against the Nsight Compute run it cites: per decode launch, the L1 wavefronts a B element costs
+# beside the extra the model charges an unaligned N for the same configuration.
+NCU_L1 = "tests/data/planner/h200-unaligned-l1-ncu-2026-12-02"
+
+
+def _ncu_l1_launches(repo):
+    sys.path.insert(0, str(repo / "bench/planner"))
+    from ncu_csv import kernels
+    order = json.loads((repo / NCU_L1 / "decode_order.json").read_text())
+    launches = kernels(str(repo / NCU_L1 / "decode_ncu.csv.gz"))
+    assert len(order) == len(launches) == 32
+    return list(zip(order, launches))
+
+
+def _b_elements(o):
+    c = o["config"]
+    return -(-o["M"] // c["BLOCK_M"]) * -(-o["N"] // c["BLOCK_N"]) * c["BLOCK_N"] * o["K"]
+
+
+def _model_l1_wavefronts_per_b_element(o):
+    """The model's bank term at this launch's N less the same at the aligned N, in 128-byte
+    wavefronts per B element (the busiest core runs ceil(grid / cores) blocks)."""
+    import scratchsim
+    c = o["config"]
+    banks, terms = [], None
+    for n in (o["N"], o["N"] - o["N"] % 16):
+        report = scratchsim.plan_report("h200", scratchsim.graph_path("triton_matmul"),
+                                        {"M": o["M"], "N": n, "K": o["K"], "ELT": 2}, top=1,
+                                        param={k: [v] for k, v in c.items()})
+        banks.append(report["configs"][0]["terms_us"]["banks"])
+        terms = {t["term"]: t["value"] for t in report["model_terms"]}
+    blocks = -(-o["M"] // c["BLOCK_M"]) * -(-o["N"] // c["BLOCK_N"])
+    per_core = -(-blocks // 132)
+    extra_bytes_per_block = (banks[0] - banks[1]) * terms["clock_mhz"] * terms["smem_bytes_per_clk"] / per_core
+    return extra_bytes_per_block / (c["BLOCK_N"] * o["K"]) / 128
+
+
+def test_an_unaligned_b_costs_the_l1_wavefronts_nsight_compute_counts(repo):
+    measured = {}
+    for o, m in _ncu_l1_launches(repo):
+        wavefronts = m["l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_ld.sum"][0]
+        requests = m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"][0]
+        if o["M"] == 16:
+            measured.setdefault((o["N"] % 16 > 0, o["dtype"]), []).append(wavefronts / _b_elements(o))
+        if o["N"] % 16:
+            assert 9.0 <= wavefronts / requests <= 11.4, o  # 32 lanes on 32 lines: a third of them
+    for dtype in ("f16", "f32"):
+        assert 0.34 <= min(measured[True, dtype]) and max(measured[True, dtype]) <= 0.38
+        assert max(measured[False, dtype]) <= 0.15
+    for o, _ in _ncu_l1_launches(repo):
+        if o["N"] % 16 and o["dtype"] == "f16" and o["M"] == 16:
+            assert _model_l1_wavefronts_per_b_element(o) == pytest.approx(1 / 3, rel=0.02), o
+
+
+def test_an_aligned_f32_wgmma_copy_conflicts_and_an_unaligned_one_does_not(repo):
+    # The f32 wgmma B copy's 16-way conflict: 15 x 4 / 128 = 0.47 replays per element aligned; the
+    # lanes down K write the K-major tile conflict-free.
+    for o, m in _ncu_l1_launches(repo):
+        if o["dtype"] == "f32" and o["config"]["BLOCK_M"] == 64:
+            conflicts = m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum"][0] / _b_elements(o)
+            assert (conflicts < 0.03) if o["N"] % 16 else (0.43 <= conflicts <= 0.48), (o, conflicts)
