@@ -50,13 +50,14 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     assert all(len(p) == 1 for p in by_model.values())
 
 
-def _judged(repo, tmp_path, plans, *timings, run_dir=RUN, shortlist=False):
+def _judged(repo, tmp_path, plans, *timings, run_dir=RUN, shortlist=False, suite=None):
     """judge_workloads.py's --json summary of the recorded run's PLANS against its TIMINGS (with
-    shortlist, the top 5 is the plans' autotuning shortlist's)."""
+    shortlist, the top 5 is the plans' autotuning shortlist's; suite, a file in RUN_DIR, for rows
+    beside the workload suite)."""
     out = tmp_path / "judged.json"
     run = repo / run_dir
     _bench(repo, "judge_workloads.py", run / plans, *(run / t for t in timings), "--json", out,
-           *(["--shortlist"] if shortlist else []))
+           *(["--shortlist"] if shortlist else []), *(["--suite", run / suite] if suite else []))
     return json.loads(out.read_text())
 
 
@@ -361,6 +362,17 @@ def test_cuda_gemm_timing_starts_no_shape_after_its_budget(repo, tmp_path, monke
 
 
 
+# Ten unaligned heads planned with the unaligned B's L1 rule at 81c12f7 and committed before they
+# were timed (1efd579): the rule judged blind.
+def test_unaligned_heads_judge_blind_as_reported(repo, tmp_path):
+    timings = ("h200-f16.json.gz", "h200-f16-rest.json.gz", "h200-f32.json.gz")
+    for shortlist, figures in ((False, {"matmul unaligned_blind f16": (10, 2, 3), "matmul unaligned_blind f32": (10, 6, 6)}),
+                               (True, {"matmul unaligned_blind f16": (10, 2, 4), "matmul unaligned_blind f32": (10, 6, 6)})):
+        _expect(_judged(repo, tmp_path, "plans-before-timing.json.gz", *timings,
+                        run_dir="tests/data/planner/h200-unaligned-heads-blind-2026-12-02", shortlist=shortlist,
+                        suite="suite.json"), figures)
+
+
 # The unaligned B's L1 rule (models/graphs/rules/triton_dot.pbtxt, UNALIGNED_B_L1_BYTES_PER_K)
 # against the Nsight Compute run it cites: per decode launch, the L1 wavefronts a B element costs
 # beside the extra the model charges an unaligned N for the same configuration.
@@ -407,7 +419,7 @@ def test_an_unaligned_b_costs_the_l1_wavefronts_nsight_compute_counts(repo):
         if o["M"] == 16:
             measured.setdefault((o["N"] % 16 > 0, o["dtype"]), []).append(wavefronts / _b_elements(o))
         if o["N"] % 16:
-            assert 9.0 <= wavefronts / requests <= 11.4, o  # 32 lanes on 32 lines: a third of them
+            assert 8.95 <= wavefronts / requests <= 11.45, o  # 32 lanes on 32 lines: a third of them
     for dtype in ("f16", "f32"):
         assert 0.34 <= min(measured[True, dtype]) and max(measured[True, dtype]) <= 0.38
         assert max(measured[False, dtype]) <= 0.15
