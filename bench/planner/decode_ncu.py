@@ -12,7 +12,8 @@ Compute (bench/planner/decode_ncu.sh), f16:
   the unaligned row (docs/validation/planner-h200-workloads.md, "Unaligned lm_heads, judged
   blind"), for the instructions and stalls the unaligned loads add.
 
-    python3 decode_ncu.py ORDER.json [SET]    # launches (under ncu); SET fit (default), wide, unaligned or unaligned_l1
+    python3 decode_ncu.py ORDER.json [SET]    # launches (under ncu); SET fit (default), wide, unaligned,
+                                              # unaligned_l1 or unaligned_depth
     python3 decode_ncu.py --summarize ORDER.json NCU.csv SIMULATE   # table: ncu against the model
 """
 import json
@@ -40,7 +41,17 @@ GROUPS = {"unaligned_l1": [
     ([(1024, 50257, 768), (1024, 50256, 768)],
      [(256, 64, 32, 3, 4), (256, 128, 32, 4, 8), (128, 128, 32, 4, 4), (128, 64, 64, 3, 4)], "f16"),
     ([(16, 50257, 1024), (16, 50256, 1024)],
-     [(64, 128, 32, 2, 4), (32, 128, 32, 4, 4), (32, 64, 32, 3, 4), (64, 64, 32, 3, 4)], "f32")]}
+     [(64, 128, 32, 2, 4), (32, 128, 32, 4, 4), (32, 64, 32, 3, 4), (64, 64, 32, 3, 4)], "f32")],
+    # "unaligned_depth": what the pipeline depth does to an unaligned B (the f32 wgmma tile takes
+    # 1.0x the best at 2 stages and 1.5-2.5x at 3-4 on every timed unaligned decode row; f16
+    # tiles of equal L1 work 1.0-1.5x): the L1's hits, the L2 sectors behind them and the
+    # shared-memory carve-out, per depth.
+    "unaligned_depth": [
+        ([(16, 50257, 1024)], [(bm, bn, 32, s, 4) for bm, bn in ((64, 128), (32, 128), (32, 64), (64, 64))
+                               for s in (2, 3, 4)], "f32"),
+        ([(16, 50256, 1024)], [(64, 128, 32, s, 4) for s in (2, 3, 4)], "f32"),
+        ([(16, 51865, 768)], [(bm, bn, bk, s, 4) for bm, bn, bk in ((64, 64, 64), (32, 64, 64), (64, 32, 32), (32, 32, 64))
+                              for s in (2, 3, 4)], "f16")]}
 
 
 def launch_all(order_path, which="fit"):

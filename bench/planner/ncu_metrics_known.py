@@ -12,7 +12,8 @@ def known(metrics, query_text):
     bases = {line.split()[0] for line in query_text.splitlines() if re.match(r"^[a-z]\w*__\w+", line)}
     kept, dropped = [], []
     for m in metrics:
-        (kept if m.split(".")[0] in bases else dropped).append(m)
+        # launch__ figures are the launch's attributes, which --query-metrics does not list.
+        (kept if m.startswith("launch__") or m.split(".")[0] in bases else dropped).append(m)
     return kept, dropped
 
 
