@@ -6,6 +6,8 @@ import json
 import os
 import sys
 
+import pytest
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "bench", "tpu"))
 import retrace  # noqa: E402  (imports jax only when it re-traces)
@@ -30,10 +32,12 @@ def test_a_graph_recorded_without_traced_with_takes_the_new_one():
   assert retrace.keep_traced_with(new, old) == new
 
 
-def test_the_libtpu_0052_file_still_names_its_libtpu():
-  path = os.path.join(REPO, "tests", "data", "tpu", "heldout_families_libtpu0052.jsonl.gz")
+@pytest.mark.parametrize("name, rows", [("heldout_families_libtpu0052.jsonl.gz", 200),
+                                         ("heldout2_families_libtpu0052.jsonl.gz", 150)])
+def test_the_libtpu_0052_files_name_their_libtpu(name, rows):
+  path = os.path.join(REPO, "tests", "data", "tpu", name)
   with gzip.open(path, "rt") as f:
     graphs = [json.loads(line).get("graph") for line in f if line.strip()]
   graphs = [g for g in graphs if g]
-  assert len(graphs) >= 200
+  assert len(graphs) >= rows
   assert all('libtpu: "0.0.52"' in g for g in graphs)
