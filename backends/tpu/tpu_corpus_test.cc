@@ -409,6 +409,18 @@ TEST(TpuCorpusTest, PrintsTheAgreementTable) {
   EXPECT_TRUE(c.errors.empty());
 }
 
+// The same catalogue compiled by the newest libtpu on PyPI (0.0.52, jax 0.10.2), which the model
+// was not fitted on: the table printed for docs/tpu.md ("Against the compiler"), no false FITS, and
+// the figures held as measured.
+TEST(TpuCorpusTest, TheCorpusUnderTheNewestLibtpuHasNoFalseFits) {
+  REQUIRE_SWEEP("corpus_libtpu0052.jsonl.gz");
+  const CorpusResult& c = Corpus("corpus_libtpu0052.jsonl.gz");
+  ASSERT_GT(c.rows, 1000) << "tests/data/tpu/corpus_libtpu0052.jsonl.gz unreadable";
+  PrintAgreementTable(c);
+  EXPECT_TRUE(c.errors.empty());
+  EXPECT_TRUE(c.false_fits.empty()) << c.false_fits.front();
+}
+
 TEST(TpuCorpusTest, CountedMosaicScratchIsExact) {
   // Where libtpu lists scratch of its own that the limit counts, our exact part (windows, scratch
   // operands and that scratch) is the report's total less its spill slots, to the byte: every v4
