@@ -361,7 +361,6 @@ def test_cuda_gemm_timing_starts_no_shape_after_its_budget(repo, tmp_path, monke
     assert json.loads(out.read_text())["timings"] == []
 
 
-
 # Ten unaligned heads planned with the unaligned B's L1 rule at 81c12f7 and committed before they
 # were timed (1efd579): the rule judged blind.
 def test_unaligned_heads_judge_blind_as_reported(repo, tmp_path):
@@ -412,8 +411,9 @@ def _model_l1_wavefronts_per_b_element(o):
 
 
 def test_an_unaligned_b_costs_the_l1_wavefronts_nsight_compute_counts(repo):
+    launches = _ncu_l1_launches(repo)
     measured = {}
-    for o, m in _ncu_l1_launches(repo):
+    for o, m in launches:
         wavefronts = m["l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_ld.sum"][0]
         requests = m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"][0]
         if o["M"] == 16:
@@ -423,7 +423,7 @@ def test_an_unaligned_b_costs_the_l1_wavefronts_nsight_compute_counts(repo):
     for dtype in ("f16", "f32"):
         assert 0.34 <= min(measured[True, dtype]) and max(measured[True, dtype]) <= 0.38
         assert max(measured[False, dtype]) <= 0.15
-    for o, _ in _ncu_l1_launches(repo):
+    for o, _ in launches:
         if o["N"] % 16 and o["dtype"] == "f16" and o["M"] == 16:
             assert _model_l1_wavefronts_per_b_element(o) == pytest.approx(1 / 3, rel=0.02), o
 
