@@ -158,6 +158,25 @@ class DeviceChecker {
     return InRange("limits.compute_minor", limits.compute_minor(), 0, 9);
   }
 
+  // The launch carve-out rule picks among carveout_kib steps and leaves unified - step to L1.
+  absl::Status CheckLaunchCarveout(const MemorySpace& space, const std::string& field) const {
+    auto sub = [&field](absl::string_view name) { return absl::StrCat(field, ".", name); };
+    const LaunchCarveoutRule& rule = space.launch_carveout();
+    if (space.carveout_kib().empty()) return Bad(field, "is set but the space has no carveout_kib steps");
+    const int64_t capacity = space.capacity_per_core_bytes();
+    RETURN_IF_ERROR(InRange(sub("headroom_factor"), rule.headroom_factor(), 1, 64));
+    RETURN_IF_ERROR(InRange(sub("headroom_cap_bytes"), rule.headroom_cap_bytes(), 0, capacity));
+    RETURN_IF_ERROR(InRange(sub("prefer_l1_bytes"), rule.prefer_l1_bytes(), 0, capacity));
+    RETURN_IF_ERROR(InRange(sub("prefer_equal_bytes"), rule.prefer_equal_bytes(), 0, capacity));
+    RETURN_IF_ERROR(InRange(sub("unified_bytes_per_core"), rule.unified_bytes_per_core(), capacity, kMaxDeviceSpaceBytes));
+    for (int64_t kib : space.carveout_kib()) {
+      if (kib * 1024 > rule.unified_bytes_per_core()) {
+        return Bad(sub("unified_bytes_per_core"), absl::StrCat("is below the carve-out step of ", kib, " KiB"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status CheckSpace(const MemorySpace& space) const {
     const std::string field = absl::StrCat("memory_spaces[", space.name(), "]");
     auto sub = [&field](absl::string_view name) { return absl::StrCat(field, ".", name); };
@@ -200,6 +219,7 @@ class DeviceChecker {
         return Bad(sub("carveout_kib"), absl::StrCat("has no step of at least capacity_per_core_bytes ", capacity, " B"));
       }
     }
+    if (space.has_launch_carveout()) RETURN_IF_ERROR(CheckLaunchCarveout(space, sub("launch_carveout")));
     if (space.kind() == TENSOR_MEMORY) {
       RETURN_IF_ERROR(InRange(sub("lanes"), space.lanes(), 1, 1 << 16));
       RETURN_IF_ERROR(InRange(sub("columns"), space.columns(), 1, 1 << 20));

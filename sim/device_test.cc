@@ -139,6 +139,27 @@ TEST(DeviceTest, ACarveoutStepPastTheLimitNamesFileAndField) {
   EXPECT_THAT(device.status().message(), HasSubstr(path + ": field 'memory_spaces[smem].carveout_kib' must be 0.."));
 }
 
+TEST(DeviceTest, ALaunchCarveoutWithoutHeadroomIsRefused) {
+  EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) {
+                d.mutable_memory_spaces(0)->mutable_launch_carveout()->set_headroom_factor(0);
+              }),
+              HasSubstr("field 'memory_spaces[smem].launch_carveout.headroom_factor' must be 1..64, got 0"));
+}
+
+TEST(DeviceTest, ALaunchCarveoutBelowTheLargestStepIsRefused) {
+  EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) {
+                d.mutable_memory_spaces(0)->mutable_launch_carveout()->set_unified_bytes_per_core(233472);
+                d.mutable_memory_spaces(0)->add_carveout_kib(240);
+              }),
+              HasSubstr("field 'memory_spaces[smem].launch_carveout.unified_bytes_per_core' is below the carve-out "
+                        "step of 240 KiB"));
+}
+
+TEST(DeviceTest, ALaunchCarveoutWithoutStepsIsRefused) {
+  EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) { d.mutable_memory_spaces(0)->clear_carveout_kib(); }),
+              HasSubstr("field 'memory_spaces[smem].launch_carveout' is set but the space has no carveout_kib steps"));
+}
+
 TEST(DeviceTest, RegisterAllocationUnitOfZeroIsRefused) {
   EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) { d.mutable_limits()->set_register_allocation_unit(0); }),
               HasSubstr("x.textproto: field 'limits.register_allocation_unit' must be a power of two"));

@@ -599,6 +599,21 @@ class GraphCompiler {
     return absl::OkStatus();
   }
 
+  absl::StatusOr<LaunchCacheConfig> ParseCacheConfig(const std::string& text) const {
+    static constexpr std::pair<absl::string_view, LaunchCacheConfig> kNames[] = {
+        {"", LaunchCacheConfig::kTriton},
+        {"triton", LaunchCacheConfig::kTriton},
+        {"default", LaunchCacheConfig::kDefault},
+        {"prefer_shared", LaunchCacheConfig::kPreferShared},
+        {"prefer_l1", LaunchCacheConfig::kPreferL1},
+        {"prefer_equal", LaunchCacheConfig::kPreferEqual}};
+    for (const auto& [name, config] : kNames) {
+      if (text == name) return config;
+    }
+    return Bad("launch.cache_config", absl::StrCat("is '", text,
+                                                   "'; one of triton, default, prefer_shared, prefer_l1, prefer_equal"));
+  }
+
   absl::Status CompileLaunch() {
     const Launch& launch = out_.graph.launch();
     CompiledLaunch& out = out_.launch;
@@ -624,6 +639,7 @@ class GraphCompiler {
       out.partitions.push_back({partition.name(), std::move(warps), std::move(regs)});
     }
     out.shared_memory_opt_in = !launch.has_shared_memory_opt_in() || launch.shared_memory_opt_in();
+    ASSIGN_OR_RETURN(out.cache_config, ParseCacheConfig(launch.cache_config()));
     const TpuSettings& tpu = out_.graph.tpu();
     ASSIGN_OR_RETURN(out_.vmem_limit_bytes, CompileOptional(tpu.vmem_limit_bytes(), "tpu.vmem_limit_bytes"));
     ASSIGN_OR_RETURN(out_.scoped_vmem_limit_kib,

@@ -102,6 +102,10 @@ struct CompiledPartition {
   std::optional<Expr> registers_per_thread;
 };
 
+// launch.cache_config: the cache preference the launcher sets. kTriton is Triton's launcher:
+// PREFER_SHARED above 48 KiB of shared memory, the default below (sim/engine.cc applies it).
+enum class LaunchCacheConfig : int8_t { kTriton, kDefault, kPreferShared, kPreferL1, kPreferEqual };
+
 struct CompiledLaunch {
   std::optional<Expr> num_warps;
   std::vector<CompiledPartition> partitions;
@@ -111,6 +115,7 @@ struct CompiledLaunch {
   std::optional<Expr> min_blocks_per_core;
   std::vector<Expr> grid;
   bool shared_memory_opt_in = true;
+  LaunchCacheConfig cache_config = LaunchCacheConfig::kTriton;
 };
 
 struct CompiledGraph {

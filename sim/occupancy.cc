@@ -137,6 +137,23 @@ struct SharedMemoryLimit {
   int64_t per_block_ceiling = 0;  // what allocated_per_block was held against
 };
 
+// The carve-out the preference asks for before it is raised to hold a block: a percent of the
+// capacity when set, else the cache preference's target where the device's rule measured one,
+// else the whole capacity (cuda_occupancy.h's default).
+int64_t PreferredCarveout(const MemorySpace& space, int64_t default_carveout, const OccupancyInput& input) {
+  if (input.carveout_percent >= 0) {
+    return CarveoutStepAtLeast(space, input.carveout_percent * space.capacity_per_core_bytes() / 100);
+  }
+  if (space.has_launch_carveout()) {
+    const LaunchCarveoutRule& rule = space.launch_carveout();
+    if (input.cache_preference == CachePreference::kPreferL1) return CarveoutStepAtLeast(space, rule.prefer_l1_bytes());
+    if (input.cache_preference == CachePreference::kPreferEqual) {
+      return CarveoutStepAtLeast(space, rule.prefer_equal_bytes());
+    }
+  }
+  return default_carveout;
+}
+
 absl::Status SharedMemoryBlocks(const MemorySpace& space, int64_t static_cap, int64_t default_carveout,
                                 const OccupancyInput& input, SharedMemoryLimit* result) {
   const int64_t reserved = space.reserved_per_block_bytes();
@@ -174,10 +191,7 @@ absl::Status SharedMemoryBlocks(const MemorySpace& space, int64_t static_cap, in
     // The preferred carveout is honoured when a block fits in it; otherwise the driver raises
     // the carveout to the smallest step that holds one block. CheckDevice made sure a step
     // holds the whole capacity, which bounds every block that passed the ceiling above.
-    const int64_t capacity = space.capacity_per_core_bytes();
-    const int64_t preferred = input.carveout_percent < 0
-                                  ? default_carveout
-                                  : CarveoutStepAtLeast(space, input.carveout_percent * capacity / 100);
+    const int64_t preferred = PreferredCarveout(space, default_carveout, input);
     result->bytes_per_core = preferred >= *allocated ? preferred : CarveoutStepAtLeast(space, *allocated);
     if (result->bytes_per_core < 0) {
       return BadInput("static_shared_bytes + dynamic_shared_bytes",
@@ -186,6 +200,35 @@ absl::Status SharedMemoryBlocks(const MemorySpace& space, int64_t static_cap, in
   }
   result->blocks = *allocated > 0 ? result->bytes_per_core / *allocated : kUnlimitedBlocks;
   return absl::OkStatus();
+}
+
+// The carve-out the driver configures at the default preference (MemorySpace.launch_carveout):
+// room for min(headroom_factor x L, max_blocks) blocks, at most headroom_cap_bytes unless L
+// blocks need more, one block's worth when L is 1; the smallest step that large, else the
+// smallest step holding the most blocks. `other_limit` is L, the blocks every resource but
+// shared memory allows. Measured: docs/validation/carveout.md.
+int64_t DefaultLaunchCarveout(const MemorySpace& space, int64_t max_blocks, int64_t other_limit, int64_t per_block) {
+  const LaunchCarveoutRule& rule = space.launch_carveout();
+  const int64_t blocks = std::max<int64_t>(other_limit, 1);
+  int64_t want = per_block;
+  if (blocks > 1) {
+    const int64_t headroom_blocks = std::min<int64_t>(rule.headroom_factor() * blocks, max_blocks);
+    // blocks <= max_blocks_per_core (<= 2^20) and per_block passed the per-block ceiling (< 2^42): no overflow.
+    want = std::max(blocks * per_block, std::min(headroom_blocks * per_block, rule.headroom_cap_bytes()));
+  }
+  const int64_t step = CarveoutStepAtLeast(space, want);
+  if (step >= 0) return step;
+  int64_t best_step = -1;
+  int64_t best_blocks = -1;
+  for (int64_t kib : space.carveout_kib()) {
+    const int64_t bytes = kib * 1024;
+    const int64_t held = per_block > 0 ? std::min(blocks, bytes / per_block) : blocks;
+    if (held > best_blocks || (held == best_blocks && bytes < best_step)) {
+      best_blocks = held;
+      best_step = bytes;
+    }
+  }
+  return best_step;
 }
 
 struct RegisterLimit {
@@ -221,6 +264,30 @@ RegisterLimit RegisterBlocks(const ExecutionLimits& limits, const OccupancyInput
 }
 
 }  // namespace
+
+const char* CachePreferenceName(CachePreference preference) {
+  switch (preference) {
+    case CachePreference::kDefault: return "default";
+    case CachePreference::kPreferShared: return "prefer_shared";
+    case CachePreference::kPreferL1: return "prefer_l1";
+    case CachePreference::kPreferEqual: return "prefer_equal";
+  }
+  return "?";
+}
+
+const char* CarveoutBasisText(CarveoutBasis basis) {
+  switch (basis) {
+    case CarveoutBasis::kMeasuredRule: return "the driver's rule, measured (device model launch_carveout)";
+    case CarveoutBasis::kFixedCapacity: return "fixed: the space has no carve-out steps";
+    case CarveoutBasis::kAssumed:
+      return "assumed: the preference's step as cuda_occupancy.h computes it; the driver's choice is not measured on "
+             "this device";
+    case CarveoutBasis::kNoSharedMemory:
+      return "estimate: the measured rule was not validated for blocks without shared memory";
+    case CarveoutBasis::kNotResident: return "no block fits: no carve-out";
+  }
+  return "?";
+}
 
 const char* OccupancyFactorName(OccupancyFactor factor) {
   switch (factor) {
@@ -290,7 +357,40 @@ absl::Status OccupancyCalculator::Compute(const OccupancyInput& input, Occupancy
   out->allocated_shared_per_block = shared.allocated_per_block;
   out->allocated_registers_per_block = registers.allocated_per_block;
   out->shared_bytes_per_core = shared.bytes_per_core;
+  ResolveLaunchCarveout(input, out);
   return absl::OkStatus();
+}
+
+void OccupancyCalculator::ResolveLaunchCarveout(const OccupancyInput& input, OccupancyFigures* out) const {
+  const MemorySpace& space = *shared_;
+  out->launch_carveout_bytes = out->shared_bytes_per_core;
+  if (out->blocks == 0) {
+    out->launch_carveout_bytes = 0;
+    out->launch_carveout_basis = CarveoutBasis::kNotResident;
+    return;
+  }
+  if (space.carveout_kib().empty()) {
+    out->launch_carveout_basis = CarveoutBasis::kFixedCapacity;
+    return;
+  }
+  if (!space.has_launch_carveout()) {
+    out->launch_carveout_basis = CarveoutBasis::kAssumed;
+    return;
+  }
+  const int64_t per_block = out->allocated_shared_per_block;
+  const bool driver_decides = input.carveout_percent < 0 && input.cache_preference == CachePreference::kDefault;
+  out->launch_carveout_basis = CarveoutBasis::kMeasuredRule;
+  if (driver_decides) {
+    int64_t other_limit = kUnlimitedBlocks;
+    for (int f = 0; f < kNumOccupancyFactors; ++f) {
+      if (f != static_cast<int>(OccupancyFactor::kSharedMemory)) other_limit = std::min(other_limit, out->limits[f]);
+    }
+    out->launch_carveout_bytes =
+        DefaultLaunchCarveout(space, device_->limits().max_blocks_per_core(), other_limit, per_block);
+    const bool no_shared = input.static_shared_bytes == 0 && input.dynamic_shared_bytes == 0;
+    if (no_shared) out->launch_carveout_basis = CarveoutBasis::kNoSharedMemory;
+  }
+  out->l1_bytes_per_core = space.launch_carveout().unified_bytes_per_core() - out->launch_carveout_bytes;
 }
 
 Occupancy OccupancyCalculator::Describe(const OccupancyInput& input, const OccupancyFigures& f) const {
@@ -318,6 +418,12 @@ Occupancy OccupancyCalculator::Describe(const OccupancyInput& input, const Occup
   occupancy.set_allocated_shared_bytes_per_block(f.allocated_shared_per_block);
   occupancy.set_allocated_registers_per_block(f.allocated_registers_per_block);
   occupancy.set_shared_bytes_per_core(f.shared_bytes_per_core);
+  occupancy.set_launch_carveout_bytes(f.launch_carveout_bytes);
+  occupancy.set_l1_bytes_per_core(f.l1_bytes_per_core);
+  occupancy.set_launch_carveout_basis(
+      f.launch_carveout_basis == CarveoutBasis::kMeasuredRule && !shared_->launch_carveout().source().empty()
+          ? absl::StrCat("the driver's rule measured on ", shared_->launch_carveout().source())
+          : CarveoutBasisText(f.launch_carveout_basis));
   if (f.blocks > 0) return occupancy;
 
   // Why not one block is resident, for the first factor at zero.

@@ -14,6 +14,12 @@
 
 namespace scratchsim {
 
+// The cache preference the launcher sets (cudaFuncSetCacheConfig); with a carve-out percent
+// unset, it decides the carve-out the driver configures (MemorySpace.launch_carveout).
+enum class CachePreference : int8_t { kDefault, kPreferShared, kPreferL1, kPreferEqual };
+// "default", "prefer_shared", "prefer_l1", "prefer_equal".
+const char* CachePreferenceName(CachePreference preference);
+
 struct OccupancyInput {
   int64_t threads_per_block = 0;
   int64_t registers_per_thread = 0;      // as compiled (cudaFuncAttributes.numRegs)
@@ -21,6 +27,7 @@ struct OccupancyInput {
   int64_t dynamic_shared_bytes = 0;
   bool shared_memory_opt_in = true;      // cudaFuncAttributeMaxDynamicSharedMemorySize set to dynamic size
   int64_t carveout_percent = -1;         // cudaFuncAttributePreferredSharedMemoryCarveout; -1 default
+  CachePreference cache_preference = CachePreference::kDefault;
   int64_t block_barriers = 0;            // named barriers used (Hopper+)
   int64_t tensor_memory_columns = 0;     // TMEM columns a block allocates (Blackwell)
 };
@@ -48,6 +55,17 @@ inline constexpr int64_t kUnlimitedBlocks = INT32_MAX;
 // declares LDS statically up to the whole per-block size).
 int64_t StaticSharedCap(const MemorySpace& space);
 
+// What the launch carve-out figure rests on.
+enum class CarveoutBasis : int8_t {
+  kMeasuredRule,     // the device model's launch_carveout rule
+  kFixedCapacity,    // no carve-out steps (AMD LDS, pre-Volta): the capacity, exactly
+  kAssumed,          // the device has no measured rule: the preference's step, as cuda_occupancy.h
+  kNoSharedMemory,   // the rule, for a block without shared memory, where it was not validated
+  kNotResident,      // no block fits: no carve-out is configured
+};
+// The report's words for a basis.
+const char* CarveoutBasisText(CarveoutBasis basis);
+
 // Blocks per core with no strings attached: what the fit engine evaluates per configuration.
 struct OccupancyFigures {
   int64_t blocks = 0;
@@ -57,7 +75,10 @@ struct OccupancyFigures {
   int64_t max_warps = 0;
   int64_t allocated_shared_per_block = 0;     // reservation and granularity included
   int64_t allocated_registers_per_block = 0;
-  int64_t shared_bytes_per_core = 0;          // the carveout the driver picks
+  int64_t shared_bytes_per_core = 0;          // the carve-out the block limit is computed against
+  int64_t launch_carveout_bytes = 0;          // the carve-out the driver configures at launch
+  int64_t l1_bytes_per_core = 0;              // unified bytes less the launch carve-out; 0: unknown
+  CarveoutBasis launch_carveout_basis = CarveoutBasis::kAssumed;
   OccupancyFactor first_factor() const;
 };
 
@@ -77,6 +98,9 @@ class OccupancyCalculator {
   Occupancy Describe(const OccupancyInput& input, const OccupancyFigures& figures) const;
 
  private:
+  // The carve-out the driver configures and the L1 it leaves, once the limits are known.
+  void ResolveLaunchCarveout(const OccupancyInput& input, OccupancyFigures* out) const;
+
   const DeviceModel* device_ = nullptr;
   const MemorySpace* shared_ = nullptr;
   const MemorySpace* tensor_ = nullptr;

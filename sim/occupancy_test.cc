@@ -3,12 +3,16 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <fstream>
 #include <iterator>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/checked_math.h"
@@ -292,6 +296,175 @@ TEST(OccupancyTest, EveryShippedGpuModelComputes) {
     EXPECT_LE(occupancy->occupancy(), 1.0) << device.name();
   }
   EXPECT_GE(gpus, static_cast<int>(std::size(kNvidiaDevices)) + 1);
+}
+
+// Launches measured on an H200 with Nsight Compute (tests/data/occupancy/README.md): what each
+// asked for and the carve-out (launch__shared_mem_config_size) and block limits the driver
+// reported, one row per launch.
+struct MeasuredLaunch {
+  std::string source;
+  OccupancyInput input;
+  int64_t config_bytes = 0;
+  int64_t limit_registers = 0;
+  int64_t limit_warps = 0;
+  int64_t limit_blocks = 0;
+  int64_t limit_shared = 0;
+};
+
+std::vector<MeasuredLaunch> ReadMeasuredLaunches(const std::string& path) {
+  std::ifstream file(path);
+  EXPECT_TRUE(file.good()) << "missing committed test data " << path;
+  std::vector<MeasuredLaunch> launches;
+  std::string line;
+  std::getline(file, line);
+  EXPECT_EQ(line,
+            "source,threads,registers,static_bytes,dynamic_bytes,grid,cache,carveout_percent,config_bytes,"
+            "limit_registers,limit_warps,limit_blocks,limit_shared");
+  while (std::getline(file, line)) {
+    std::vector<std::string> cells = absl::StrSplit(line, ',');
+    if (cells.size() != 13) {
+      ADD_FAILURE() << path << ": row has " << cells.size() << " cells: " << line;
+      continue;
+    }
+    auto number = [&](int column) {
+      int64_t value = 0;
+      EXPECT_TRUE(absl::SimpleAtoi(cells[column], &value)) << path << ": " << line;
+      return value;
+    };
+    MeasuredLaunch launch;
+    launch.source = cells[0];
+    launch.input = Input(number(1), number(2), number(4));
+    launch.input.static_shared_bytes = number(3);
+    const std::string& cache = cells[6];
+    launch.input.cache_preference = cache == "shared" ? CachePreference::kPreferShared
+                                    : cache == "l1"   ? CachePreference::kPreferL1
+                                    : cache == "equal" ? CachePreference::kPreferEqual
+                                                       : CachePreference::kDefault;
+    EXPECT_THAT(cache, ::testing::AnyOf("none", "shared", "l1", "equal")) << line;
+    launch.input.carveout_percent = number(7);
+    launch.config_bytes = number(8);
+    launch.limit_registers = number(9);
+    launch.limit_warps = number(10);
+    launch.limit_blocks = number(11);
+    launch.limit_shared = number(12);
+    launches.push_back(launch);
+  }
+  return launches;
+}
+
+class MeasuredLaunchesTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    launches_ = new std::vector<MeasuredLaunch>(
+        ReadMeasuredLaunches(absl::StrCat(SCRATCHSIM_SOURCE_DIR, "/tests/data/occupancy/h200_carveout.csv")));
+  }
+  static void TearDownTestSuite() { delete launches_; }
+
+  OccupancyFigures Figures(const MeasuredLaunch& launch) const {
+    OccupancyFigures figures;
+    EXPECT_TRUE(calculator_.Compute(launch.input, &figures).ok()) << launch.source;
+    return figures;
+  }
+
+  static std::vector<MeasuredLaunch>* launches_;
+  DeviceModel device_ = Device("h200");
+  OccupancyCalculator calculator_ = *OccupancyCalculator::Create(device_);
+};
+std::vector<MeasuredLaunch>* MeasuredLaunchesTest::launches_ = nullptr;
+
+TEST_F(MeasuredLaunchesTest, TheFixtureHoldsEverySet) {
+  std::map<std::string, int> per_source;
+  for (const MeasuredLaunch& launch : *launches_) ++per_source[launch.source];
+  EXPECT_EQ(per_source["probe_fit"], 620);
+  EXPECT_EQ(per_source["probe_heldout"], 344);
+  EXPECT_EQ(per_source["probe_heldout2"], 283);
+  EXPECT_EQ(per_source["triton_decode_fit"] + per_source["triton_decode_unaligned_l1"] +
+                per_source["triton_decode_wide"] + per_source["triton_earlier"],
+            217);
+}
+
+// The register, warp and block limits are the occupancy model's own; Nsight Compute reports
+// the driver's.
+TEST_F(MeasuredLaunchesTest, OtherLimitsAgreeWithNsightCompute) {
+  for (const MeasuredLaunch& launch : *launches_) {
+    const OccupancyFigures figures = Figures(launch);
+    EXPECT_EQ(figures.limits[static_cast<int>(OccupancyFactor::kRegisters)], launch.limit_registers) << launch.source;
+    EXPECT_EQ(figures.limits[static_cast<int>(OccupancyFactor::kWarps)], launch.limit_warps) << launch.source;
+    EXPECT_EQ(figures.limits[static_cast<int>(OccupancyFactor::kBlocks)], launch.limit_blocks) << launch.source;
+  }
+}
+
+// The blocks resident are the driver's: the smaller of the other limits and the blocks the
+// configured carve-out holds, which the default preference never lowers below what the
+// largest step would allow.
+TEST_F(MeasuredLaunchesTest, BlocksAgreeWithTheDriversLimits) {
+  for (const MeasuredLaunch& launch : *launches_) {
+    const OccupancyFigures figures = Figures(launch);
+    const int64_t driver_blocks =
+        std::min({launch.limit_registers, launch.limit_warps, launch.limit_blocks, launch.limit_shared});
+    EXPECT_EQ(figures.blocks, driver_blocks) << launch.source << " threads " << launch.input.threads_per_block
+                                             << " dynamic " << launch.input.dynamic_shared_bytes;
+  }
+}
+
+// The launch carve-out rule against the driver, every launch with shared memory. The one class
+// it misses is blocks of 1024 threads, two per SM: the driver sizes for the two blocks alone,
+// without the headroom it gives every other block size (docs/validation/carveout.md).
+TEST_F(MeasuredLaunchesTest, LaunchCarveoutMatchesTheDriver) {
+  int compared = 0;
+  int missed_1024 = 0;
+  for (const MeasuredLaunch& launch : *launches_) {
+    const OccupancyFigures figures = Figures(launch);
+    if (launch.input.static_shared_bytes + launch.input.dynamic_shared_bytes == 0) {
+      EXPECT_EQ(figures.launch_carveout_basis, CarveoutBasis::kNoSharedMemory);
+      continue;
+    }
+    ++compared;
+    EXPECT_EQ(figures.launch_carveout_basis, CarveoutBasis::kMeasuredRule);
+    EXPECT_EQ(figures.l1_bytes_per_core, 262144 - figures.launch_carveout_bytes);
+    if (figures.launch_carveout_bytes == launch.config_bytes) continue;
+    if (launch.input.threads_per_block == 1024 && launch.limit_warps == 2) {
+      ++missed_1024;
+      continue;
+    }
+    ADD_FAILURE() << launch.source << " threads " << launch.input.threads_per_block << " registers "
+                  << launch.input.registers_per_thread << " static " << launch.input.static_shared_bytes << " dynamic "
+                  << launch.input.dynamic_shared_bytes << " cache "
+                  << CachePreferenceName(launch.input.cache_preference) << " percent "
+                  << launch.input.carveout_percent << ": ours " << figures.launch_carveout_bytes << ", driver "
+                  << launch.config_bytes;
+  }
+  EXPECT_EQ(compared, 1448);
+  EXPECT_EQ(missed_1024, 14);
+}
+
+// A device without a measured rule reports the preference's step, labelled assumed.
+TEST(LaunchCarveoutTest, WithoutARuleTheCarveoutIsAssumed) {
+  absl::StatusOr<Occupancy> occupancy = ComputeOccupancy(Device("a100"), Input(128, 32, 2048));
+  ASSERT_TRUE(occupancy.ok()) << occupancy.status();
+  EXPECT_EQ(occupancy->launch_carveout_bytes(), 164 * 1024);
+  EXPECT_EQ(occupancy->l1_bytes_per_core(), 0);
+  EXPECT_THAT(occupancy->launch_carveout_basis(), HasSubstr("assumed"));
+}
+
+// PREFER_L1 asks for a small carve-out; like a carve-out percent it bounds the blocks.
+TEST(LaunchCarveoutTest, PreferL1LowersTheBlocksSharedMemoryAllows) {
+  OccupancyInput input = Input(128, 56, 8 * 1024);
+  input.cache_preference = CachePreference::kPreferL1;
+  absl::StatusOr<Occupancy> occupancy = ComputeOccupancy(Device("h200"), input);
+  ASSERT_TRUE(occupancy.ok()) << occupancy.status();
+  EXPECT_EQ(occupancy->launch_carveout_bytes(), 32 * 1024);
+  EXPECT_EQ(occupancy->blocks_per_core(), 3);
+  EXPECT_EQ(occupancy->limiting_factor(), "shared memory");
+}
+
+// No block fits: no carve-out is configured.
+TEST(LaunchCarveoutTest, NoCarveoutWhenNoBlockFits) {
+  absl::StatusOr<Occupancy> occupancy = ComputeOccupancy(Device("h200"), Input(128, 32, 300 * 1024));
+  ASSERT_TRUE(occupancy.ok()) << occupancy.status();
+  EXPECT_EQ(occupancy->blocks_per_core(), 0);
+  EXPECT_EQ(occupancy->launch_carveout_bytes(), 0);
+  EXPECT_THAT(occupancy->launch_carveout_basis(), HasSubstr("no block fits"));
 }
 
 #ifdef SCRATCHSIM_CUDA_OCCUPANCY_H

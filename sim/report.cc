@@ -1,5 +1,7 @@
 #include "sim/report.h"
 
+#include "sim/occupancy.h"
+
 #include <algorithm>
 
 #include "absl/algorithm/container.h"
@@ -7,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "sim/json_text.h"
+#include "sim/occupancy.h"
 
 namespace scratchsim {
 namespace {
@@ -230,6 +233,8 @@ std::string RenderText(const Report& report, const DeviceModel& device) {
       absl::StrAppendFormat(&out, "occupancy: %d blocks per SM, %d of %d warps (%.0f%%), limited by %s\n",
                             o.blocks_per_core(), o.active_warps(), o.max_warps(), 100.0 * o.occupancy(),
                             o.limiting_factor());
+      // Where the driver's choice is measured: the L1 a kernel runs with depends on it.
+      if (o.l1_bytes_per_core() > 0) absl::StrAppend(&out, LaunchCarveoutLine(o));
     }
   }
   if (!report.suggestions().empty()) {
@@ -241,6 +246,21 @@ std::string RenderText(const Report& report, const DeviceModel& device) {
     for (const std::string& n : report.notes()) absl::StrAppend(&out, "  - ", n, "\n");
   }
   return out;
+}
+
+std::string LaunchCarveoutLine(const Occupancy& o) {
+  if (o.blocks_per_core() == 0 || o.launch_carveout_bytes() == 0 ||
+      o.launch_carveout_basis() == CarveoutBasisText(CarveoutBasis::kFixedCapacity)) {
+    return "";
+  }
+  const std::string l1 =
+      o.l1_bytes_per_core() > 0 ? absl::StrFormat(", leaving %d KiB of L1", o.l1_bytes_per_core() / 1024) : "";
+  const int64_t room = o.allocated_shared_bytes_per_block() > 0
+                           ? o.launch_carveout_bytes() / o.allocated_shared_bytes_per_block()
+                           : 0;
+  const std::string blocks = room > 0 ? absl::StrFormat(", room for %d blocks", room) : "";
+  return absl::StrFormat("carve-out at launch: %d KiB of shared memory per SM%s%s (%s)\n",
+                         o.launch_carveout_bytes() / 1024, blocks, l1, o.launch_carveout_basis());
 }
 
 std::string RenderJson(const Report& report) { return MessageToJson(report); }

@@ -13,6 +13,10 @@ namespace scratchsim {
 
 std::string RenderText(const Report& report, const DeviceModel& device);
 // The report in the JSON mapping of sim/json_text.h (the same as every other JSON the tools write).
+// "carve-out at launch: ..." with the L1 it leaves and what the figure rests on; empty where
+// the space has no carve-out (AMD LDS) or no block fits.
+std::string LaunchCarveoutLine(const Occupancy& occupancy);
+
 std::string RenderJson(const Report& report);
 
 // "526336 B (514.0 KiB)".

@@ -356,6 +356,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"BadSetValueOnAPallasGraph",
                 {"--device", "tpu_v5e", "--graph", Source("models/graphs/tpu_e1001.pbtxt"), "--set", "BM=big"},
                 {"not a 64-bit integer"}},
+        BadCase{"UnknownCacheConfig", Graph("unknown_cache_config.pbtxt"),
+                {"unknown_cache_config.pbtxt: launch.cache_config: is 'prefer_texture'; one of triton, default"}},
+        BadCase{"UnknownCacheConfigFlag", {"--device", "h100", "--threads", "128", "--cache-config", "prefer_l2"},
+                {"--cache-config: 'prefer_l2' is not one of default, prefer_shared, prefer_l1, prefer_equal"}},
         BadCase{"UnknownConfirmMode",
                 {"--device", "tpu_v5e", "--graph", Source("backends/tpu/testdata/confirm_matmul_2048.pbtxt"),
                  "--confirm", "maybe"},
@@ -369,6 +373,19 @@ INSTANTIATE_TEST_SUITE_P(
                 {"traced_matmul.pbtxt: field 'pallas.jax_export': empty"}}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
+
+// Triton's launcher prefers shared memory above 48 KiB (the whole 228 KiB carve-out); below, the
+// driver's default rule sizes it (docs/validation/carveout.md): 7 blocks of 25 KiB, room for
+// them in the 196 KiB step, 60 KiB of L1.
+TEST(CliTest, TritonLaunchesGetTheCarveoutTheirLauncherAsksFor) {
+  const std::string graph = Source("models/graphs/triton_matmul.pbtxt");
+  Result large = Simulate({"--device", "h200", "--graph", graph, "--format=json"});
+  EXPECT_THAT(large.out, HasSubstr("\"launch_carveout_bytes\": 233472"));
+  Result small = Simulate({"--device", "h200", "--graph", graph, "--set", "BLOCK_M=64", "--set", "BLOCK_N=64", "--set",
+                           "BLOCK_K=32", "--set", "NUM_STAGES=3", "--format=json"});
+  EXPECT_THAT(small.out, HasSubstr("\"launch_carveout_bytes\": 200704"));
+  EXPECT_THAT(small.out, HasSubstr("\"l1_bytes_per_core\": 61440"));
+}
 
 // Issue 17: --carveout was narrowed to int, so 2^32 + 50 became 50. It is a 64-bit value held to
 // -1..100 end to end.

@@ -39,8 +39,10 @@ constexpr char kUsage[] = R"(usage:
       device's generation, no TPU needed ($SCRATCHSIM_PYTHON, else python3, with jax[tpu]).
       Where the compiler cannot run (or runs past $SCRATCHSIM_CONFIRM_TIMEOUT seconds, 1 to
       86400, default 900), the report says why and the model's verdict stands.
-  simulate --device DEV --threads N [--regs R] [--smem BYTES] [--static-smem BYTES] [--carveout PCT] [--no-opt-in]
-      What-if occupancy without a graph, like NVIDIA's occupancy calculator.
+  simulate --device DEV --threads N [--regs R] [--smem BYTES] [--static-smem BYTES] [--carveout PCT]
+           [--cache-config default|prefer_shared|prefer_l1|prefer_equal] [--no-opt-in]
+      What-if occupancy without a graph, like NVIDIA's occupancy calculator, with the carve-out
+      the driver configures at launch and the L1 it leaves.
   simulate --list-devices
       The shipped device models and their key limits.
 )";
@@ -79,7 +81,7 @@ std::string Usage() {
 FlagSpec SimulateFlags() {
   FlagSpec spec;
   spec.values = {"device", "graph", "format", "policy", "threads", "regs", "smem", "static-smem", "carveout",
-                 "max-input-mib", "confirm"};
+                 "cache-config", "max-input-mib", "confirm"};
   spec.lists = {"set"};
   spec.switches = {"list-devices", "help", "no-opt-in", "no-suggest", "any-target"};
   AddFrontEndFlags(&spec);
@@ -132,6 +134,15 @@ std::string ListDevices(const std::vector<DeviceModel>& devices) {
   return out;
 }
 
+absl::StatusOr<CachePreference> ParseCachePreference(absl::string_view text) {
+  for (CachePreference preference : {CachePreference::kDefault, CachePreference::kPreferShared,
+                                     CachePreference::kPreferL1, CachePreference::kPreferEqual}) {
+    if (text == CachePreferenceName(preference)) return preference;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--cache-config: '", text, "' is not one of default, prefer_shared, prefer_l1, prefer_equal"));
+}
+
 absl::StatusOr<int> WhatIf(const ParsedFlags& flags, const DeviceModel& device, std::ostream& out) {
   OccupancyInput input;
   ASSIGN_OR_RETURN(input.threads_per_block, flags.GetInt("threads", 0));
@@ -140,6 +151,7 @@ absl::StatusOr<int> WhatIf(const ParsedFlags& flags, const DeviceModel& device, 
   ASSIGN_OR_RETURN(input.static_shared_bytes, flags.GetInt("static-smem", 0));
   ASSIGN_OR_RETURN(input.carveout_percent, flags.GetInt("carveout", -1));
   input.shared_memory_opt_in = !flags.Has("no-opt-in");
+  ASSIGN_OR_RETURN(input.cache_preference, ParseCachePreference(flags.Get("cache-config", "default")));
   // The engine judges the launch; the calculator words the engine's figures, as Explain does.
   ASSIGN_OR_RETURN(const FitResult fit, EvaluateLaunch(device, input));
   ASSIGN_OR_RETURN(const OccupancyCalculator calculator, OccupancyCalculator::Create(device));
@@ -176,6 +188,7 @@ absl::StatusOr<int> WhatIf(const ParsedFlags& flags, const DeviceModel& device, 
       << limit(occupancy.has_limit_blocks(), occupancy.limit_blocks()) << " (blocks per SM each allows)\n";
   out << absl::StrFormat("allocated per block: %d B shared memory (reservation and granularity included), %d registers\n",
                          occupancy.allocated_shared_bytes_per_block(), occupancy.allocated_registers_per_block());
+  out << LaunchCarveoutLine(occupancy);
   return fits ? kExitFits : kExitDoesNotFit;
 }
 
