@@ -405,7 +405,7 @@ def _model_l1_wavefronts_per_b_element(o):
         banks.append(report["configs"][0]["terms_us"]["banks"])
         terms = {t["term"]: t["value"] for t in report["model_terms"]}
     blocks = -(-o["M"] // c["BLOCK_M"]) * -(-o["N"] // c["BLOCK_N"])
-    per_core = -(-blocks // 132)
+    per_core = -(-blocks // scratchsim.device("h200")["limits"]["num_cores"])
     extra_bytes_per_block = (banks[0] - banks[1]) * terms["clock_mhz"] * terms["smem_bytes_per_clk"] / per_core
     return extra_bytes_per_block / (c["BLOCK_N"] * o["K"]) / 128
 
