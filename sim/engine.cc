@@ -21,18 +21,12 @@ bool IsTpuSpace(const MemorySpace& space) { return space.kind() == VMEM || space
 // 49152 B (triton/backends/nvidia/driver.c, loadBinary), and leaves the default below.
 constexpr int64_t kTritonPreferSharedAboveBytes = 49152;
 
-CachePreference LaunchCachePreference(LaunchCacheConfig config, const OccupancyInput& input) {
-  switch (config) {
-    case LaunchCacheConfig::kTriton:
-      return input.static_shared_bytes + input.dynamic_shared_bytes > kTritonPreferSharedAboveBytes
-                 ? CachePreference::kPreferShared
-                 : CachePreference::kDefault;
-    case LaunchCacheConfig::kDefault: return CachePreference::kDefault;
-    case LaunchCacheConfig::kPreferShared: return CachePreference::kPreferShared;
-    case LaunchCacheConfig::kPreferL1: return CachePreference::kPreferL1;
-    case LaunchCacheConfig::kPreferEqual: return CachePreference::kPreferEqual;
-  }
-  return CachePreference::kDefault;
+// The launch's own preference, else Triton's launcher's.
+CachePreference LaunchCachePreference(const std::optional<CachePreference>& declared, const OccupancyInput& input) {
+  if (declared.has_value()) return *declared;
+  return input.static_shared_bytes + input.dynamic_shared_bytes > kTritonPreferSharedAboveBytes
+             ? CachePreference::kPreferShared
+             : CachePreference::kDefault;
 }
 
 int64_t ColumnBytes(const MemorySpace& space) { return space.lanes() * space.column_bytes_per_lane(); }
@@ -659,7 +653,7 @@ absl::Status FitEngine::EvaluateExecution(absl::Span<const int64_t> values, Scra
       input.tensor_memory_columns = fig.columns;
     }
   }
-  input.cache_preference = LaunchCachePreference(launch.cache_config, input);
+  input.cache_preference = LaunchCachePreference(launch.cache_preference, input);
   if (!ResolveResidency(occupancy_, out).ok()) out->has_occupancy = false;  // Simulate says why in a note
   return absl::OkStatus();
 }

@@ -599,19 +599,12 @@ class GraphCompiler {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<LaunchCacheConfig> ParseCacheConfig(const std::string& text) const {
-    static constexpr std::pair<absl::string_view, LaunchCacheConfig> kNames[] = {
-        {"", LaunchCacheConfig::kTriton},
-        {"triton", LaunchCacheConfig::kTriton},
-        {"default", LaunchCacheConfig::kDefault},
-        {"prefer_shared", LaunchCacheConfig::kPreferShared},
-        {"prefer_l1", LaunchCacheConfig::kPreferL1},
-        {"prefer_equal", LaunchCacheConfig::kPreferEqual}};
-    for (const auto& [name, config] : kNames) {
-      if (text == name) return config;
-    }
-    return Bad("launch.cache_config", absl::StrCat("is '", text,
-                                                   "'; one of triton, default, prefer_shared, prefer_l1, prefer_equal"));
+  absl::Status CompileCacheConfig(const std::string& text, std::optional<CachePreference>* out) const {
+    if (text.empty() || text == "triton") return absl::OkStatus();
+    absl::StatusOr<CachePreference> preference = ParseCachePreference(text);
+    if (!preference.ok()) return Bad("launch.cache_config", absl::StrCat(preference.status().message(), " or triton"));
+    *out = *preference;
+    return absl::OkStatus();
   }
 
   absl::Status CompileLaunch() {
@@ -639,7 +632,7 @@ class GraphCompiler {
       out.partitions.push_back({partition.name(), std::move(warps), std::move(regs)});
     }
     out.shared_memory_opt_in = !launch.has_shared_memory_opt_in() || launch.shared_memory_opt_in();
-    ASSIGN_OR_RETURN(out.cache_config, ParseCacheConfig(launch.cache_config()));
+    RETURN_IF_ERROR(CompileCacheConfig(launch.cache_config(), &out.cache_preference));
     const TpuSettings& tpu = out_.graph.tpu();
     ASSIGN_OR_RETURN(out_.vmem_limit_bytes, CompileOptional(tpu.vmem_limit_bytes(), "tpu.vmem_limit_bytes"));
     ASSIGN_OR_RETURN(out_.scoped_vmem_limit_kib,

@@ -14,6 +14,7 @@
 #include "absl/types/span.h"
 #include "proto/device.pb.h"
 #include "proto/graph.pb.h"
+#include "sim/occupancy.h"
 #include "sim/expr.h"
 #include "sim/proto_io.h"
 #include "sim/spelling.h"
@@ -102,10 +103,6 @@ struct CompiledPartition {
   std::optional<Expr> registers_per_thread;
 };
 
-// launch.cache_config: the cache preference the launcher sets. kTriton is Triton's launcher:
-// PREFER_SHARED above 48 KiB of shared memory, the default below (sim/engine.cc applies it).
-enum class LaunchCacheConfig : int8_t { kTriton, kDefault, kPreferShared, kPreferL1, kPreferEqual };
-
 struct CompiledLaunch {
   std::optional<Expr> num_warps;
   std::vector<CompiledPartition> partitions;
@@ -115,7 +112,9 @@ struct CompiledLaunch {
   std::optional<Expr> min_blocks_per_core;
   std::vector<Expr> grid;
   bool shared_memory_opt_in = true;
-  LaunchCacheConfig cache_config = LaunchCacheConfig::kTriton;
+  // launch.cache_config; unset ("triton"): Triton's launcher's choice, which depends on the
+  // shared memory (sim/engine.cc applies it).
+  std::optional<CachePreference> cache_preference;
 };
 
 struct CompiledGraph {

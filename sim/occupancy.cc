@@ -275,6 +275,15 @@ const char* CachePreferenceName(CachePreference preference) {
   return "?";
 }
 
+absl::StatusOr<CachePreference> ParseCachePreference(absl::string_view name) {
+  for (CachePreference preference : {CachePreference::kDefault, CachePreference::kPreferShared,
+                                     CachePreference::kPreferL1, CachePreference::kPreferEqual}) {
+    if (name == CachePreferenceName(preference)) return preference;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("'", name, "' is not one of default, prefer_shared, prefer_l1, prefer_equal"));
+}
+
 const char* CarveoutBasisText(CarveoutBasis basis) {
   switch (basis) {
     case CarveoutBasis::kMeasuredRule: return "the driver's rule, measured (device model launch_carveout)";

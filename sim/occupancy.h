@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "proto/device.pb.h"
 #include "proto/report.pb.h"
 
@@ -19,6 +20,8 @@ namespace scratchsim {
 enum class CachePreference : int8_t { kDefault, kPreferShared, kPreferL1, kPreferEqual };
 // "default", "prefer_shared", "prefer_l1", "prefer_equal".
 const char* CachePreferenceName(CachePreference preference);
+// The preference CachePreferenceName names; InvalidArgument listing the names otherwise.
+absl::StatusOr<CachePreference> ParseCachePreference(absl::string_view name);
 
 struct OccupancyInput {
   int64_t threads_per_block = 0;

@@ -357,7 +357,7 @@ INSTANTIATE_TEST_SUITE_P(
                 {"--device", "tpu_v5e", "--graph", Source("models/graphs/tpu_e1001.pbtxt"), "--set", "BM=big"},
                 {"not a 64-bit integer"}},
         BadCase{"UnknownCacheConfig", Graph("unknown_cache_config.pbtxt"),
-                {"unknown_cache_config.pbtxt: launch.cache_config: is 'prefer_texture'; one of triton, default"}},
+                {"unknown_cache_config.pbtxt: launch.cache_config: 'prefer_texture' is not one of default, prefer_shared, prefer_l1, prefer_equal or triton"}},
         BadCase{"UnknownCacheConfigFlag", {"--device", "h100", "--threads", "128", "--cache-config", "prefer_l2"},
                 {"--cache-config: 'prefer_l2' is not one of default, prefer_shared, prefer_l1, prefer_equal"}},
         BadCase{"UnknownConfirmMode",

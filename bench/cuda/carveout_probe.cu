@@ -176,6 +176,20 @@ std::vector<Launch> SecondHeldOutSweep(int sms) {
   return launches;
 }
 
+// Blocks near the 1024-thread maximum, two or one per SM, where the default rule misses: which
+// block sizes lose the headroom.
+std::vector<Launch> LargeBlockSweep(int sms) {
+  std::vector<Launch> launches;
+  for (int threads : {832, 960, 992, 1024}) {
+    for (int vi : {0, 1}) {
+      for (int bytes : {1500, 6000, 12345, 20000, 30000}) {
+        launches.push_back({threads, &Variants()[vi], bytes, 4 * sms, cudaFuncCachePreferNone, -1, false});
+      }
+    }
+  }
+  return launches;
+}
+
 // The sweep: every (threads, registers, dynamic size) at the default preference and a grid of
 // 16 blocks per SM; then grids from one block to many on a subset; then the explicit cache
 // preferences and carve-out percentages on another.
@@ -222,8 +236,8 @@ std::vector<Launch> Sweep(int sms) {
 
 int main(int argc, char** argv) {
   const std::string set = argc > 1 ? argv[1] : "fit";
-  if (set != "fit" && set != "heldout" && set != "heldout2") {
-    std::fprintf(stderr, "usage: %s [fit|heldout|heldout2]\n", argv[0]);
+  if (set != "fit" && set != "heldout" && set != "heldout2" && set != "large_blocks") {
+    std::fprintf(stderr, "usage: %s [fit|heldout|heldout2|large_blocks]\n", argv[0]);
     return 2;
   }
   int device = 0;
@@ -241,7 +255,10 @@ int main(int argc, char** argv) {
   std::printf("launch,threads,register_cap,registers,static_bytes,dynamic_bytes,grid,cache,carveout_percent,opt_in\n");
   int index = 0;
   const std::vector<Launch> launches =
-      set == "fit" ? Sweep(sms) : set == "heldout" ? HeldOutSweep(sms) : SecondHeldOutSweep(sms);
+      set == "fit"        ? Sweep(sms)
+      : set == "heldout"  ? HeldOutSweep(sms)
+      : set == "heldout2" ? SecondHeldOutSweep(sms)
+                          : LargeBlockSweep(sms);
   for (const Launch& l : launches) {
     cudaFuncAttributes attributes{};
     CHECK_CUDA(cudaFuncGetAttributes(&attributes, l.variant->kernel));

@@ -134,15 +134,6 @@ std::string ListDevices(const std::vector<DeviceModel>& devices) {
   return out;
 }
 
-absl::StatusOr<CachePreference> ParseCachePreference(absl::string_view text) {
-  for (CachePreference preference : {CachePreference::kDefault, CachePreference::kPreferShared,
-                                     CachePreference::kPreferL1, CachePreference::kPreferEqual}) {
-    if (text == CachePreferenceName(preference)) return preference;
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "--cache-config: '", text, "' is not one of default, prefer_shared, prefer_l1, prefer_equal"));
-}
-
 absl::StatusOr<int> WhatIf(const ParsedFlags& flags, const DeviceModel& device, std::ostream& out) {
   OccupancyInput input;
   ASSIGN_OR_RETURN(input.threads_per_block, flags.GetInt("threads", 0));
@@ -151,7 +142,9 @@ absl::StatusOr<int> WhatIf(const ParsedFlags& flags, const DeviceModel& device, 
   ASSIGN_OR_RETURN(input.static_shared_bytes, flags.GetInt("static-smem", 0));
   ASSIGN_OR_RETURN(input.carveout_percent, flags.GetInt("carveout", -1));
   input.shared_memory_opt_in = !flags.Has("no-opt-in");
-  ASSIGN_OR_RETURN(input.cache_preference, ParseCachePreference(flags.Get("cache-config", "default")));
+  absl::StatusOr<CachePreference> preference = ParseCachePreference(flags.Get("cache-config", "default"));
+  if (!preference.ok()) return absl::InvalidArgumentError(absl::StrCat("--cache-config: ", preference.status().message()));
+  input.cache_preference = *preference;
   // The engine judges the launch; the calculator words the engine's figures, as Explain does.
   ASSIGN_OR_RETURN(const FitResult fit, EvaluateLaunch(device, input));
   ASSIGN_OR_RETURN(const OccupancyCalculator calculator, OccupancyCalculator::Create(device));
