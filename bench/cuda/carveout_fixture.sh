@@ -12,9 +12,8 @@ TABLE="python3 $ROOT/bench/cuda/carveout_table.py"
 {
   $TABLE probe "$RAW/probe_fit_launches.csv" <(gzip -dc "$RAW/probe_fit_ncu.csv.gz") probe_fit --header
   $TABLE probe "$RAW/probe_heldout_launches.csv" <(gzip -dc "$RAW/probe_heldout_ncu.csv.gz") probe_heldout
-  if [ -f "$RAW/probe_heldout2_launches.csv" ]; then
-    $TABLE probe "$RAW/probe_heldout2_launches.csv" <(gzip -dc "$RAW/probe_heldout2_ncu.csv.gz") probe_heldout2
-  fi
+  $TABLE probe "$RAW/probe_heldout2_launches.csv" <(gzip -dc "$RAW/probe_heldout2_ncu.csv.gz") probe_heldout2
+  $TABLE probe "$RAW/probe_large_blocks_launches.csv" <(gzip -dc "$RAW/probe_large_blocks_ncu.csv.gz") probe_large_blocks
   for s in fit unaligned_l1 wide; do $TABLE triton "$RAW/triton_${s}_ncu.csv.gz" "triton_decode_$s"; done
   # Triton launches profiled before the rule was read (planner runs of 2026-11-29 and -30).
   for f in h200-attention-lone-chain-2026-11-30/ncu-per-sm.csv.gz h200-attention-short-ncu-2026-11-30/attention_ncu.csv.gz \

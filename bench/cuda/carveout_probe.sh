@@ -1,9 +1,10 @@
 #!/bin/bash
 # The shared-memory carve-out the driver picks, read by Nsight Compute over carveout_probe.cu's
-# two sweeps (docs/validation/carveout.md). usage (GPU machine, with nvcc and ncu):
-# bench/cuda/carveout_probe.sh OUTDIR writes, for SET in fit, heldout and heldout2 (or $SETS), OUTDIR/SET_launches.csv
-# (what each launch asked for, in order) and OUTDIR/SET_ncu.csv (ncu's launch attributes, same
-# order), with SET_ncu.err and nvidia-smi.csv; bench/cuda/carveout_table.py joins them.
+# sweeps (docs/validation/carveout.md). usage (GPU machine, with nvcc and ncu):
+# bench/cuda/carveout_probe.sh OUTDIR writes, for each SET of $SETS (fit heldout heldout2
+# large_blocks by default), OUTDIR/SET_launches.csv (what each launch asked for, in order) and
+# OUTDIR/SET_ncu.csv (ncu's launch attributes, same order), with SET_ncu.err and nvidia-smi.csv;
+# bench/cuda/carveout_table.py joins them.
 set -u
 OUT_DIR=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -13,7 +14,7 @@ ncu --version | tail -1
 nvcc --version | tail -1
 nvcc -std=c++20 -arch=sm_90a -O2 -o /tmp/carveout_probe "$HERE/carveout_probe.cu" || exit 1
 METRICS=launch__shared_mem_config_size,launch__shared_mem_per_block_dynamic,launch__shared_mem_per_block_static,launch__registers_per_thread,launch__block_size,launch__grid_size,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,launch__occupancy_limit_warps,launch__occupancy_limit_blocks
-for SET in ${SETS:-fit heldout heldout2}; do
+for SET in ${SETS:-fit heldout heldout2 large_blocks}; do
   timeout "${NCU_TIMEOUT:-400}" ncu --clock-control none --csv --metrics "$METRICS" \
     /tmp/carveout_probe "$SET" > "$OUT_DIR/$SET.raw" 2> "$OUT_DIR/${SET}_ncu.err"
   echo "$SET: ncu rc=$?"
