@@ -13,7 +13,7 @@ Compute (bench/planner/decode_ncu.sh), f16:
   blind"), for the instructions and stalls the unaligned loads add.
 
     python3 decode_ncu.py ORDER.json [SET]    # launches (under ncu); SET fit (default), wide, unaligned,
-                                              # unaligned_l1 or unaligned_depth
+                                              # unaligned_l1, unaligned_depth or unaligned_window
     python3 decode_ncu.py --summarize ORDER.json NCU.csv SIMULATE   # table: ncu against the model
 """
 import json
@@ -51,7 +51,18 @@ GROUPS = {"unaligned_l1": [
                                for s in (2, 3, 4)], "f32"),
         ([(16, 50256, 1024)], [(64, 128, 32, s, 4) for s in (2, 3, 4)], "f32"),
         ([(16, 51865, 768)], [(bm, bn, bk, s, 4) for bm, bn, bk in ((64, 64, 64), (32, 64, 64), (64, 32, 32), (32, 32, 64))
-                              for s in (2, 3, 4)], "f16")]}
+                              for s in (2, 3, 4)], "f16")],
+    # "unaligned_window": the blind check of the reuse-window criterion (l1_reuse_window.py, whose
+    # predictions were committed before this set was profiled): other unaligned N, K and M.
+    "unaligned_window": [
+        ([(16, 32001, 2048)], [(bm, bn, 32, s, 4) for bm, bn in ((64, 128), (32, 128), (32, 64), (64, 64), (16, 64))
+                               for s in (2, 3, 4)], "f32"),
+        ([(48, 51865, 1280)], [(bm, bn, 32, s, 4) for bm, bn in ((64, 128), (32, 64), (64, 64), (32, 256))
+                               for s in (2, 3, 4)], "f32"),
+        ([(16, 32001, 4096)], [(bm, bn, bk, s, 4) for bm, bn, bk in ((64, 64, 64), (32, 64, 64), (64, 32, 32), (32, 32, 64),
+                                                                   (64, 128, 64)) for s in (2, 3, 4)], "f16"),
+        ([(64, 51866, 1280)], [(bm, bn, bk, s, 4) for bm, bn, bk in ((64, 64, 64), (64, 128, 32), (32, 64, 64))
+                               for s in (2, 3, 4)], "f16")]}
 
 
 def launch_all(order_path, which="fit"):
