@@ -435,3 +435,17 @@ def test_an_aligned_f32_wgmma_copy_conflicts_and_an_unaligned_one_does_not(repo)
         if o["dtype"] == "f32" and o["config"]["BLOCK_M"] == 64:
             conflicts = m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum"][0] / _b_elements(o)
             assert (conflicts < 0.03) if o["N"] % 16 else (0.43 <= conflicts <= 0.48), (o, conflicts)
+
+
+WINDOW = "tests/data/planner/h200-l1-window-blind-2026-12-03"  # the reuse window judged blind
+
+
+def test_reuse_window_blind_check_judges_as_reported(repo):
+    """The predictions committed before the profile, against the L1 hits Nsight Compute read:
+    50 of 51, and the one miss is the launch recorded as such."""
+    out = _bench(repo, "l1_reuse_window.py", "judge", repo / WINDOW / "predictions.csv",
+                 repo / WINDOW / "decode_order.json", repo / WINDOW / "decode_ncu.csv.gz")
+    assert out == (repo / WINDOW / "judged.txt").read_text()
+    misses = [line for line in out.splitlines() if "MISS" in line]
+    assert out.splitlines()[-1] == "agree 50 of 51"
+    assert len(misses) == 1 and misses[0].startswith("f32 16x32001x2048 32/128/32/4")
