@@ -17,16 +17,10 @@ namespace {
 bool IsGpuShared(const MemorySpace& space) { return space.kind() == SHARED_MEMORY || space.kind() == LDS; }
 bool IsTpuSpace(const MemorySpace& space) { return space.kind() == VMEM || space.kind() == SMEM; }
 
-// Triton's launcher sets CU_FUNC_CACHE_PREFER_SHARED when a kernel's shared memory exceeds
-// 49152 B (triton/backends/nvidia/driver.c, loadBinary), and leaves the default below.
-constexpr int64_t kTritonPreferSharedAboveBytes = 49152;
-
 // The launch's own preference, else Triton's launcher's.
 CachePreference LaunchCachePreference(const std::optional<CachePreference>& declared, const OccupancyInput& input) {
   if (declared.has_value()) return *declared;
-  return input.static_shared_bytes + input.dynamic_shared_bytes > kTritonPreferSharedAboveBytes
-             ? CachePreference::kPreferShared
-             : CachePreference::kDefault;
+  return TritonLauncherPreference(input.static_shared_bytes + input.dynamic_shared_bytes);
 }
 
 int64_t ColumnBytes(const MemorySpace& space) { return space.lanes() * space.column_bytes_per_lane(); }

@@ -14,8 +14,8 @@
 #include "absl/types/span.h"
 #include "proto/device.pb.h"
 #include "proto/graph.pb.h"
-#include "sim/occupancy.h"
 #include "sim/expr.h"
+#include "sim/occupancy.h"
 #include "sim/proto_io.h"
 #include "sim/spelling.h"
 

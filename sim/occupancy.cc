@@ -284,6 +284,11 @@ absl::StatusOr<CachePreference> ParseCachePreference(absl::string_view name) {
       absl::StrCat("'", name, "' is not one of default, prefer_shared, prefer_l1, prefer_equal"));
 }
 
+CachePreference TritonLauncherPreference(int64_t shared_bytes) {
+  constexpr int64_t kPreferSharedAboveBytes = 49152;
+  return shared_bytes > kPreferSharedAboveBytes ? CachePreference::kPreferShared : CachePreference::kDefault;
+}
+
 const char* CarveoutBasisText(CarveoutBasis basis) {
   switch (basis) {
     case CarveoutBasis::kMeasuredRule: return "the driver's rule, measured (device model launch_carveout)";

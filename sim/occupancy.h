@@ -22,6 +22,9 @@ enum class CachePreference : int8_t { kDefault, kPreferShared, kPreferL1, kPrefe
 const char* CachePreferenceName(CachePreference preference);
 // The preference CachePreferenceName names; InvalidArgument listing the names otherwise.
 absl::StatusOr<CachePreference> ParseCachePreference(absl::string_view name);
+// What Triton's launcher sets for a kernel of `shared_bytes` (static + dynamic): PREFER_SHARED
+// above 48 KiB, the default below (triton/backends/nvidia/driver.c, loadBinary).
+CachePreference TritonLauncherPreference(int64_t shared_bytes);
 
 struct OccupancyInput {
   int64_t threads_per_block = 0;

@@ -335,12 +335,15 @@ std::vector<MeasuredLaunch> ReadMeasuredLaunches(const std::string& path) {
     launch.source = cells[0];
     launch.input = Input(number(1), number(2), number(4));
     launch.input.static_shared_bytes = number(3);
+    // The probe's preferences in the runtime's words; "triton": what Triton's launcher sets.
     const std::string& cache = cells[6];
-    launch.input.cache_preference = cache == "shared" ? CachePreference::kPreferShared
-                                    : cache == "l1"   ? CachePreference::kPreferL1
-                                    : cache == "equal" ? CachePreference::kPreferEqual
-                                                       : CachePreference::kDefault;
-    EXPECT_THAT(cache, ::testing::AnyOf("none", "shared", "l1", "equal")) << line;
+    launch.input.cache_preference =
+        cache == "triton" ? TritonLauncherPreference(launch.input.static_shared_bytes + launch.input.dynamic_shared_bytes)
+        : cache == "shared" ? CachePreference::kPreferShared
+        : cache == "l1"     ? CachePreference::kPreferL1
+        : cache == "equal"  ? CachePreference::kPreferEqual
+                            : CachePreference::kDefault;
+    EXPECT_THAT(cache, ::testing::AnyOf("none", "shared", "l1", "equal", "triton")) << line;
     launch.input.carveout_percent = number(7);
     launch.config_bytes = number(8);
     launch.limit_registers = number(9);

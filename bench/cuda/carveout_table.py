@@ -5,9 +5,9 @@ carve-out fixture tests/data/occupancy/ reads (docs/validation/carveout.md).
     python3 carveout_table.py triton NCU.csv SOURCE                    # Triton launches profiled with
                                                                        # the launch__ metrics
 
-Both print CSV rows (header first with --header) on stdout. A Triton launch's cache preference is
-the one Triton's launcher sets: PREFER_SHARED when the kernel's shared memory exceeds 48 KiB
-(triton/backends/nvidia/driver.c), the default otherwise; Triton never sets a carve-out percent.
+Both print CSV rows (header first with --header) on stdout. A Triton launch's cache column is
+"triton": the preference Triton's launcher sets, which sim/occupancy (TritonLauncherPreference)
+derives from the shared memory; Triton never sets a carve-out percent.
 """
 import csv
 import gzip
@@ -20,7 +20,6 @@ import ncu_csv  # noqa: E402
 COLUMNS = ["source", "threads", "registers", "static_bytes", "dynamic_bytes", "grid", "cache",
            "carveout_percent", "config_bytes", "limit_registers", "limit_warps", "limit_blocks",
            "limit_shared"]
-TRITON_PREFER_SHARED_ABOVE = 49152
 
 
 def _launch_attributes(kernel):
@@ -28,20 +27,11 @@ def _launch_attributes(kernel):
     return {"threads": m("launch__block_size"), "registers": m("launch__registers_per_thread"),
             "static_bytes": m("launch__shared_mem_per_block_static"),
             "dynamic_bytes": m("launch__shared_mem_per_block_dynamic"), "grid": m("launch__grid_size"),
-            "config_bytes": m("launch__shared_mem_config_size"),
+            "config_bytes": ncu_csv.shared_mem_config_bytes(kernel),
             "limit_registers": m("launch__occupancy_limit_registers"),
             "limit_warps": m("launch__occupancy_limit_warps"),
             "limit_blocks": m("launch__occupancy_limit_blocks"),
             "limit_shared": m("launch__occupancy_limit_shared_mem")}
-
-
-def _config_in_bytes(kernel):
-    """ncu states the config size in KB or bytes depending on its version: bytes here."""
-    value, unit = kernel.get("launch__shared_mem_config_size", (-1, ""))
-    scale = {"Kbyte": 1024, "KB": 1024, "byte": 1, "": 1}.get(unit)
-    if scale is None:
-        sys.exit(f"carveout_table: launch__shared_mem_config_size in unit {unit!r}, not known")
-    return int(value * scale)
 
 
 def probe_rows(launches_path, ncu_path, source):
@@ -52,7 +42,6 @@ def probe_rows(launches_path, ncu_path, source):
     rows = []
     for a, k in zip(asked, kernels):
         row = _launch_attributes(k)
-        row["config_bytes"] = _config_in_bytes(k)
         if row["dynamic_bytes"] != int(a["dynamic_bytes"]) or row["threads"] != int(a["threads"]):
             sys.exit(f"carveout_table: launch {a['launch']} does not match ncu's kernel (order lost)")
         row.update(source=source, cache=a["cache"], carveout_percent=int(a["carveout_percent"]))
@@ -75,10 +64,7 @@ def triton_rows(ncu_path, source):
     read = ncu_csv.raw_kernels if _is_raw_page(ncu_path) else ncu_csv.kernels
     for k in read(ncu_path):
         row = _launch_attributes(k)
-        row["config_bytes"] = _config_in_bytes(k)
-        shared = row["static_bytes"] + row["dynamic_bytes"]
-        row.update(source=source, cache="shared" if shared > TRITON_PREFER_SHARED_ABOVE else "none",
-                   carveout_percent=-1)
+        row.update(source=source, cache="triton", carveout_percent=-1)
         rows.append(row)
     return rows
 

@@ -62,7 +62,7 @@ def predict(which, simulate):
 
 def judge(predictions_path, order_path, ncu_path):
     sys.path.insert(0, HERE)
-    from ncu_csv import kernels
+    from ncu_csv import kernels, shared_mem_config_bytes
     predictions = list(csv.DictReader(open(predictions_path)))
     order = json.load(open(order_path))
     launches = kernels(ncu_path)
@@ -77,7 +77,7 @@ def judge(predictions_path, order_path, ncu_path):
         sectors = m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"][0]
         rate = hits / sectors if sectors else 0.0
         measured = int(rate < THRASH_BELOW_HIT_RATE)
-        carveout = int(m["launch__shared_mem_config_size"][0] * (1024 if m["launch__shared_mem_config_size"][1] in ("Kbyte", "KB") else 1))
+        carveout = shared_mem_config_bytes(m)
         agree += measured == int(p["predicted_thrash"])
         print(f"{p['dtype']} {p['M']}x{p['N']}x{p['K']} {p['BLOCK_M']}/{p['BLOCK_N']}/{p['BLOCK_K']}/{p['NUM_STAGES']}: "
               f"window {int(p['window_bytes']) // 1024} KiB, L1 {int(p['l1_bytes']) // 1024} KiB "

@@ -51,6 +51,16 @@ def metric(kernel, name, missing=0.0):
     return kernel[name][0] if name in kernel else missing
 
 
+def shared_mem_config_bytes(kernel):
+    """launch__shared_mem_config_size in bytes (ncu states it in KB or bytes depending on its
+    version); -1 where the profile lacks it."""
+    value, unit = kernel.get("launch__shared_mem_config_size", (-1, ""))
+    scale = {"Kbyte": 1024, "KB": 1024, "byte": 1, "": 1}.get(unit)
+    if scale is None:
+        sys.exit(f"ncu_csv: launch__shared_mem_config_size in unit {unit!r}, not known")
+    return int(value * scale)
+
+
 def named_kernels(csv_path):
     """[(kernel name, {metric: value}), ...] in ncu's order, for runs that profile a subset of the
     launches (a --kernel-name filter), where the name says which configuration ran."""
