@@ -652,8 +652,14 @@ class GraphCompiler {
           std::tuple{"issue_slots", &g.issue_slots(), &out_.issue_slots},
           std::tuple{"warp_stall_percent", &g.warp_stall_percent(), &out_.warp_stall_percent},
           std::tuple{"chains_per_block", &g.chains_per_block(), &out_.chains_per_block},
-          std::tuple{"chain_latency_cycles", &g.chain_latency_cycles(), &out_.chain_latency_cycles}}) {
+          std::tuple{"chain_latency_cycles", &g.chain_latency_cycles(), &out_.chain_latency_cycles},
+          std::tuple{"l1_window_bytes", &g.l1_window_bytes(), &out_.l1_window_bytes},
+          std::tuple{"l1_refetch_bytes", &g.l1_refetch_bytes(), &out_.l1_refetch_bytes}}) {
       ASSIGN_OR_RETURN(*expr, CompileOptional(*text, field));
+    }
+    if (out_.l1_window_bytes.has_value() != out_.l1_refetch_bytes.has_value()) {
+      return Bad(out_.l1_window_bytes ? "l1_refetch_bytes" : "l1_window_bytes",
+                 "missing: l1_window_bytes and l1_refetch_bytes go together (the L1's reuse window)");
     }
     for (int i = 0; i < out_.graph.requirements_size(); ++i) {
       const Requirement& requirement = out_.graph.requirements(i);

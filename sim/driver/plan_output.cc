@@ -86,6 +86,11 @@ std::string Why(const PlanResult& plan, const RankedConfig& c) {
   if (e.smem_s > 0 && e.compute_s > 0) {
     parts.push_back(absl::StrFormat("shared-memory banks at %.0f%% of the math time", 100.0 * e.smem_s / e.compute_s));
   }
+  if (e.l1_overflow) {
+    parts.push_back(absl::StrCat("L1 reuse window ", FormatBytesShort(static_cast<int64_t>(e.l1_window_bytes_per_core)),
+                                 " over the ", FormatBytesShort(c.fit.occupancy.l1_bytes_per_core),
+                                 " of L1 the carve-out leaves: lines fetched again"));
+  }
   if (e.wait_s > 0 && e.core_s > 0 && !e.smem_bound) {
     // Per round: one block's block-wide waits and the round trips no other warp covered.
     parts.push_back(absl::StrFormat("unfilled waits %.0f%% of the on-chip time", 100.0 * e.wait_s / e.core_s));

@@ -148,7 +148,9 @@ bool EvaluatePerfInputs(const CompiledGraph& graph, const PerfExpressions& perf,
       !non_negative(graph.smem_round_trips, &in->smem_round_trips) ||
       !non_negative(graph.wait_cycles, &in->wait_cycles_per_block) ||
       !non_negative(graph.issue_slots, &in->issue_slots_per_block) ||
-      !non_negative(graph.chain_latency_cycles, &in->chain_latency_cycles_per_block)) {
+      !non_negative(graph.chain_latency_cycles, &in->chain_latency_cycles_per_block) ||
+      !non_negative(graph.l1_window_bytes, &in->l1_window_bytes_per_block) ||
+      !non_negative(graph.l1_refetch_bytes, &in->l1_refetch_bytes_per_block)) {
     return false;
   }
   if (graph.chains_per_block) {
@@ -170,6 +172,7 @@ bool EvaluatePerfInputs(const CompiledGraph& graph, const PerfExpressions& perf,
   for (int b : perf.stage_buffers) in->stage_bytes_per_block += static_cast<double>(scratch.bytes[b]);
   in->blocks_per_core = fit.has_occupancy ? std::max<int32_t>(fit.blocks_per_core(), 1) : 1;
   in->warps_per_block = fit.warps;
+  in->l1_bytes_per_core = fit.has_occupancy ? fit.occupancy.l1_bytes_per_core : 0;
   return true;
 }
 

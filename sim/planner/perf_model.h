@@ -48,6 +48,11 @@ struct PerfInputs {
   // stage of it copies asynchronously per block (the tiles a load in flight carries).
   int64_t pipeline_trips = 0;
   double stage_bytes_per_block = 0;
+  // The L1's reuse window (graph l1_window_bytes, l1_refetch_bytes; 0: none) and the L1 the
+  // launch carve-out leaves a core (OccupancyFigures.l1_bytes_per_core; 0: unknown).
+  double l1_window_bytes_per_block = 0;
+  double l1_refetch_bytes_per_block = 0;
+  int64_t l1_bytes_per_core = 0;
 };
 
 // Distinct row and column indices of the grid, summed over the waves of `wave` consecutive
@@ -91,6 +96,10 @@ struct PerfEstimate {
   bool compute_bound = false;    // the on-chip phase (core_s) is the longer one
   bool smem_bound = false;       // ... and within it shared memory outweighs the math
   bool latency_bound = false;    // the pipeline's latency bound is the longest term
+  // The co-resident blocks' L1 reuse windows exceed the L1 the carve-out leaves: each block
+  // fetches l1_refetch_bytes again (on the L2 side and the banks).
+  bool l1_overflow = false;
+  double l1_window_bytes_per_core = 0;  // resident blocks x the window (0: no window)
   // Achieved TFLOP/s when flops are known, else GB/s moved; the ranking sorts by time_s.
   double score = 0;
 };
