@@ -356,6 +356,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"BadSetValueOnAPallasGraph",
                 {"--device", "tpu_v5e", "--graph", Source("models/graphs/tpu_e1001.pbtxt"), "--set", "BM=big"},
                 {"not a 64-bit integer"}},
+        BadCase{"L1WindowWithoutRefetch", Graph("l1_window_without_refetch.pbtxt"),
+                {"l1_window_without_refetch.pbtxt: l1_refetch_bytes: missing: l1_window_bytes and l1_refetch_bytes go together"}},
         BadCase{"UnknownCacheConfig", Graph("unknown_cache_config.pbtxt"),
                 {"unknown_cache_config.pbtxt: launch.cache_config: 'prefer_texture' is not one of default, prefer_shared, prefer_l1, prefer_equal or triton"}},
         BadCase{"UnknownCacheConfigFlag", {"--device", "h100", "--threads", "128", "--cache-config", "prefer_l2"},

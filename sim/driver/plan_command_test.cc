@@ -123,6 +123,28 @@ TEST(PlanCommandTest, ASizeOutsideTheRankingsGroundIsRankedWithAWarning) {
   EXPECT_THAT(out, ::testing::Not(HasSubstr("the ranking assumes")));
 }
 
+// An unaligned f32 B whose co-resident blocks' K-step lines exceed the L1 the 228 KiB carve-out
+// leaves (Triton's launcher prefers shared memory above 48 KiB) is charged its refetched lines,
+// and the why line says so; at two stages (48 KiB, a 164 KiB carve-out) the window fits.
+TEST(PlanCommandTest, AnOverflowingL1WindowIsChargedAndSaid) {
+  std::string out, err;
+  const std::vector<std::string> base = {"--device", "h200", "--graph", ExampleGraphPath("triton_matmul.pbtxt"),
+                                         "--set", "M=16", "--set", "N=32001", "--set", "K=2048", "--set", "ELT=4",
+                                         "--param", "BLOCK_M=64", "--param", "BLOCK_N=128", "--param", "BLOCK_K=32",
+                                         "--param", "NUM_WARPS=4"};
+  std::vector<std::string> deep = base;
+  deep.insert(deep.end(), {"--param", "NUM_STAGES=4"});
+  ASSERT_EQ(RunPlan(deep, &out, &err), kExitFits) << err;
+  EXPECT_THAT(out, HasSubstr("L1 reuse window 40.0 KiB over the 28.0 KiB of L1 the carve-out leaves: lines fetched again"));
+  deep.insert(deep.end(), {"--format", "json"});
+  ASSERT_EQ(RunPlan(deep, &out, &err), kExitFits) << err;
+  EXPECT_THAT(out, HasSubstr("\"l1_window\": {\"bytes_per_core\": 40960, \"l1_bytes_per_core\": 28672, \"overflows\": true}"));
+  std::vector<std::string> shallow = base;
+  shallow.insert(shallow.end(), {"--param", "NUM_STAGES=2"});
+  ASSERT_EQ(RunPlan(shallow, &out, &err), kExitFits) << err;
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("L1 reuse window")));
+}
+
 // A problem size (softmax's row length) is fixed at its value, never swept.
 TEST(PlanCommandTest, ProblemSizeIsNeverSwept) {
   std::string out, err;

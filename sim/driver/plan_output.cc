@@ -440,6 +440,11 @@ std::string ConfigJson(const TopRow& row, int rank, const DeviceModel& device) {
     absl::StrAppend(&out, ", \"dram\": ", JsonNumber(e.dram_s * 1e6), ", \"l2\": ", JsonNumber(e.l2_s * 1e6),
                     ", \"latency\": ", JsonNumber(e.latency_s * 1e6), ", \"exposed\": ", JsonNumber(e.exposed_s * 1e6),
                     "}");
+    if (e.l1_window_bytes_per_core > 0) {
+      absl::StrAppend(&out, ", \"l1_window\": {\"bytes_per_core\": ", JsonNumber(e.l1_window_bytes_per_core),
+                      ", \"l1_bytes_per_core\": ", c.fit.occupancy.l1_bytes_per_core,
+                      ", \"overflows\": ", e.l1_overflow ? "true" : "false", "}");
+    }
   }
   absl::StrAppend(&out, ", \"peak_bytes\": {", absl::StrJoin(spaces, ", "), "}");
   if (c.fit.has_estimates) absl::StrAppend(&out, HighBoundJson(c, device));

@@ -184,6 +184,39 @@ ChainRound RunChains(int64_t chains, double chain_math, double chain_sync, doubl
   return out;
 }
 
+// The L1's reuse window: where the blocks of a round need more lines within a loop step than
+// the L1 the launch carve-out leaves, lines are evicted before their last use and each block
+// fetches l1_refetch_bytes again from L2; every 32-byte sector filled takes one 128-byte
+// wavefront of the L1's data stage, which the banks' term stands for (Nsight Compute on the
+// H200: 0.79-0.97 more data-stage wavefronts per extra L2 sector on the thrashing unaligned
+// launches; docs/validation/planner-h200-workloads.md, "The refetched lines' time").
+struct L1Refetch {
+  static constexpr double kWavefrontBytesPerSectorByte = 128.0 / 32.0;
+  L1Refetch(const PerfInputs& in, double smem_bandwidth_per_core)
+      : window(std::max(in.l1_window_bytes_per_block, 0.0)),
+        l1(in.l1_bytes_per_core),
+        bytes(std::max(in.l1_refetch_bytes_per_block, 0.0)),
+        smem_s(smem_bandwidth_per_core > 0 ? bytes * kWavefrontBytesPerSectorByte / smem_bandwidth_per_core : 0) {}
+  bool Overflows(int64_t blocks) const {
+    return window > 0 && l1 > 0 && static_cast<double>(blocks) * window > static_cast<double>(l1);
+  }
+  double window;   // bytes a block's round reuses
+  int64_t l1;      // bytes of L1 a core has beside the carve-out (0: unknown)
+  double bytes;    // refetched per block on overflow
+  double smem_s;   // their fills' bank time per block
+};
+
+// What bounds the estimate and its score, once the phases are known.
+void Classify(double flops, double bytes, PerfEstimate* e) {
+  e->compute_bound = !e->latency_bound && e->core_s >= e->memory_s;
+  e->smem_bound = e->compute_bound && e->smem_s > 0 && e->smem_s > e->compute_s + e->wait_s;
+  e->intensity = bytes > 0 && flops > 0 ? flops / bytes : 0;
+  if (e->time_s > 0) {
+    e->score = flops > 0 ? static_cast<double>(e->grid_blocks) * flops / e->time_s / 1e12
+                         : static_cast<double>(e->grid_blocks) * bytes / e->time_s / 1e9;
+  }
+}
+
 }  // namespace
 
 PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
@@ -236,22 +269,7 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   const double warp_round_trips = std::max(in.smem_round_trips, 0.0) * smem_latency_;
   const int64_t trips = std::max<int64_t>(in.pipeline_trips, 0);
   const int64_t ahead = std::max<int64_t>(in.stages, 1) - 1;  // loads issued ahead of their use
-  // The L1's reuse window: where the blocks of a round need more lines within a loop step than
-  // the L1 the launch carve-out leaves, lines are evicted before their last use and each block
-  // fetches l1_refetch_bytes again from L2; every 32-byte sector filled takes one 128-byte
-  // wavefront of the L1's data stage, which the banks' term stands for (Nsight Compute on the
-  // H200: 0.79-0.83 more data-stage wavefronts per extra L2 sector on the thrashing unaligned
-  // launches; docs/validation/planner-h200-workloads.md, "The refetched lines' time").
-  constexpr double kL1WavefrontsPerSectorByte = 128.0 / 32.0;
-  const double window = std::max(in.l1_window_bytes_per_block, 0.0);
-  auto l1_overflows = [&](int64_t blocks) {
-    return window > 0 && in.l1_bytes_per_core > 0 &&
-           static_cast<double>(blocks) * window > static_cast<double>(in.l1_bytes_per_core);
-  };
-  const double refetch_bytes = std::max(in.l1_refetch_bytes_per_block, 0.0);
-  const double block_refetch_smem = smem_bandwidth_per_core_ > 0
-                                        ? refetch_bytes * kL1WavefrontsPerSectorByte / smem_bandwidth_per_core_
-                                        : 0;
+  const L1Refetch refetch(in, smem_bandwidth_per_core_);
   struct Round {
     double math = 0, smem = 0, wait = 0, sync = 0, chain = 0, time = 0, issue_efficiency = 1, ready_share = 1;
     bool chain_bound = false;
@@ -272,7 +290,7 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
       }
     }
     r.math = c * round_math / r.issue_efficiency;
-    r.smem = c * (block_smem + (l1_overflows(blocks) ? block_refetch_smem : 0));
+    r.smem = c * (block_smem + (refetch.Overflows(blocks) ? refetch.smem_s : 0));
     // The round trips other warps do not cover, then the block-wide waits.
     r.wait = std::max(0.0, warp_math + warp_round_trips - r.math) + block_wait;
     r.sync = c * block_sync;
@@ -310,9 +328,9 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   e.dram_s = dram_bytes / bandwidth_;
   // The round that sets the pace decides whether the lines are fetched again (from L2, not DRAM).
   const int64_t pace_blocks = full_rounds > 0 ? per_core : tail_blocks;
-  e.l1_window_bytes_per_core = static_cast<double>(pace_blocks) * window;
-  e.l1_overflow = l1_overflows(pace_blocks);
-  const double l2_bytes = bytes + (e.l1_overflow ? refetch_bytes : 0);
+  e.l1_window_bytes_per_core = static_cast<double>(pace_blocks) * refetch.window;
+  e.l1_overflow = refetch.Overflows(pace_blocks);
+  const double l2_bytes = bytes + (e.l1_overflow ? refetch.bytes : 0);
   e.l2_s = l2_bandwidth_ > 0 ? grid * l2_bytes / l2_bandwidth_ : 0;
   e.memory_s = std::max(e.dram_s, e.l2_s);
   // Loads in flight per core: a block's pipeline keeps stages - 1 tiles coming while it
@@ -346,13 +364,7 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   e.exposed_s = shorter / static_cast<double>(1 + e.loads_in_flight);
   e.time_s = std::max(longer, e.latency_s) + e.exposed_s;
   e.latency_bound = e.latency_s > longer;
-  e.compute_bound = !e.latency_bound && e.core_s >= e.memory_s;
-  e.smem_bound = e.compute_bound && e.smem_s > 0 && e.smem_s > e.compute_s + e.wait_s;
-  e.intensity = bytes > 0 && flops > 0 ? flops / bytes : 0;
-  if (e.time_s > 0) {
-    e.score = flops > 0 ? static_cast<double>(e.grid_blocks) * flops / e.time_s / 1e12
-                        : static_cast<double>(e.grid_blocks) * bytes / e.time_s / 1e9;
-  }
+  Classify(flops, bytes, &e);
   return e;
 }
 

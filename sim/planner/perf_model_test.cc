@@ -469,6 +469,73 @@ TEST(PerfModelTest, L2ReuseCutsDramTrafficAndL2BandwidthBoundsIt) {
 }
 
 
+// The L1's reuse window (graph l1_window_bytes, l1_refetch_bytes): 10 cores of 100 B/clk banks at
+// 1 GHz (1e11 B/s a core) and 1e13 B/s of L2; a block moves 1e6 bytes through the banks and
+// refetches 1e6 bytes where its round's windows overflow the L1 the carve-out leaves.
+class PerfModelL1WindowTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    DeviceModel device = ToyDevice();
+    device.mutable_performance()->set_clock_mhz(1000);
+    device.mutable_performance()->set_smem_bytes_per_clk(100);
+    device.mutable_performance()->set_l2_bandwidth_gbps(10000);
+    auto model = PerfModel::Create(device, "bf16", true);
+    ASSERT_TRUE(model.ok()) << model.status();
+    model_ = *model;
+    in_.flops_per_block = 1;
+    in_.bytes_per_block = 1e6;
+    in_.smem_bytes_per_block = 1e6;  // 10 us a block in the banks
+    in_.grid_blocks = 20;            // one full round of 2 blocks a core
+    in_.blocks_per_core = 2;
+    in_.warps_per_block = 4;
+    in_.stages = 2;
+    in_.l1_window_bytes_per_block = 40 * 1024;
+    in_.l1_refetch_bytes_per_block = 1e6;
+  }
+  PerfModel model_;
+  PerfInputs in_;
+};
+
+TEST_F(PerfModelL1WindowTest, AWindowTheL1HoldsCostsNothing) {
+  in_.l1_bytes_per_core = 92 * 1024;  // two windows of 40 KiB fit
+  const PerfEstimate e = model_.Estimate(in_);
+  EXPECT_FALSE(e.l1_overflow);
+  EXPECT_DOUBLE_EQ(e.l1_window_bytes_per_core, 80 * 1024);
+  EXPECT_DOUBLE_EQ(e.smem_s, 2 * 10e-6);
+  EXPECT_DOUBLE_EQ(e.l2_s, 20 * 1e6 / 1e13);
+}
+
+TEST_F(PerfModelL1WindowTest, AnOverflowingWindowFillsEachRefetchedSectorThroughTheBanks) {
+  in_.l1_bytes_per_core = 28 * 1024;
+  const PerfEstimate e = model_.Estimate(in_);
+  EXPECT_TRUE(e.l1_overflow);
+  // 1e6 refetched bytes are 31,250 sectors, each one 128-byte wavefront: 4e6 bank bytes, 40 us.
+  EXPECT_DOUBLE_EQ(e.smem_s, 2 * (10e-6 + 40e-6));
+  // And they cross the L2 again.
+  EXPECT_DOUBLE_EQ(e.l2_s, 20 * 2e6 / 1e13);
+}
+
+TEST_F(PerfModelL1WindowTest, OneBlockAloneKeepsItsLinesWhereTwoOverflow) {
+  in_.l1_bytes_per_core = 60 * 1024;
+  in_.blocks_per_core = 1;
+  EXPECT_FALSE(model_.Estimate(in_).l1_overflow);
+  in_.blocks_per_core = 2;
+  EXPECT_TRUE(model_.Estimate(in_).l1_overflow);
+  // A grid that gives a core one block keeps it alone whatever the occupancy allows.
+  in_.grid_blocks = 10;
+  EXPECT_FALSE(model_.Estimate(in_).l1_overflow);
+}
+
+TEST_F(PerfModelL1WindowTest, WithoutTheL1FigureOrTheWindowNothingIsRefetched) {
+  in_.l1_bytes_per_core = 0;  // unknown: no carve-out model
+  EXPECT_FALSE(model_.Estimate(in_).l1_overflow);
+  in_.l1_bytes_per_core = 28 * 1024;
+  in_.l1_window_bytes_per_block = 0;
+  const PerfEstimate e = model_.Estimate(in_);
+  EXPECT_FALSE(e.l1_overflow);
+  EXPECT_DOUBLE_EQ(e.smem_s, 2 * 10e-6);
+}
+
 // Issue 17: the L2 strips were counted wave by wave, so a grid of 2^48 blocks (gemm.pbtxt with
 // M = N = 2^31) took hours per configuration. Past 4,096 waves the count is scaled.
 TEST(PerfModelTest, CountWaveStripsOfAHugeGridReturnsAtOnce) {

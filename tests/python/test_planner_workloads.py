@@ -449,3 +449,74 @@ def test_reuse_window_blind_check_judges_as_reported(repo):
     misses = [line for line in out.splitlines() if "MISS" in line]
     assert out.splitlines()[-1] == "agree 50 of 51"
     assert len(misses) == 1 and misses[0].startswith("f32 16x32001x2048 32/128/32/4")
+
+
+# Twelve unaligned heads ranked before they were timed by the model with the refetched lines
+# (l1_window_bytes, l1_refetch_bytes) and by the same binary without them: the rule judged blind.
+REFETCH = "tests/data/planner/h200-unaligned-refetch-blind-2026-12-03"
+REFETCH_TIMINGS = ("h200-f16.json.gz", "h200-f16-rest.json.gz", "h200-f32.json.gz")
+
+
+@pytest.mark.parametrize("plans, shortlist, figures", [
+    ("plans-before-timing.json.gz", False, {"matmul unaligned_refetch_blind f32": (12, 11, 7),
+                                            "matmul unaligned_refetch_blind f16": (12, 4, 4)}),
+    ("plans-before-timing.json.gz", True, {"matmul unaligned_refetch_blind f32": (12, 11, 10),
+                                           "matmul unaligned_refetch_blind f16": (12, 4, 4)}),
+    ("plans-without-refetch.json.gz", False, {"matmul unaligned_refetch_blind f32": (12, 5, 4),
+                                              "matmul unaligned_refetch_blind f16": (12, 4, 4)}),
+    ("plans-without-refetch.json.gz", True, {"matmul unaligned_refetch_blind f32": (12, 5, 4)}),
+])
+def test_refetched_lines_judge_blind_as_reported(repo, tmp_path, plans, shortlist, figures):
+    _expect(_judged(repo, tmp_path, plans, *REFETCH_TIMINGS, run_dir=REFETCH, shortlist=shortlist,
+                    suite="suite.json"), figures, plans)
+
+
+DEPTH = "tests/data/planner/h200-unaligned-depth-ncu-2026-12-02"  # 2-4 stages of four f32 tiles
+
+
+def _thrash_against_kept(repo, run_dir):
+    """Each f32 launch whose L1 hit rate says it thrashes (below 72% of the global-load sectors)
+    beside the same tile at the depth with the fewest L2 sectors, which keeps its lines."""
+    sys.path.insert(0, str(repo / "bench/planner"))
+    from ncu_csv import kernels
+    order = json.loads((repo / run_dir / "decode_order.json").read_text())
+    launches = [(o, m) for o, m in zip(order, kernels(str(repo / run_dir / "decode_ncu.csv.gz")))
+                if o["dtype"] == "f32" and o["N"] % 16]
+    tile = lambda o: (o["M"], o["N"], o["K"], *(o["config"][k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K")))
+    hit = lambda m: (m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum"][0]
+                     / m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"][0])
+    l2 = lambda m: m["lts__t_sectors_srcunit_tex_op_read.sum"][0]
+    pairs = []
+    for o, m in launches:
+        if hit(m) < 0.72:
+            kept = min((k for k in launches if tile(k[0]) == tile(o) and hit(k[1]) >= 0.72), key=lambda k: l2(k[1]))
+            pairs.append((o, m, kept[1]))
+    return pairs
+
+
+def test_a_thrashing_window_reads_about_one_b_tile_more_from_l2(repo):
+    """The rule's count (UNALIGNED_B_REFETCH_BYTES_PER_K: B once more) against every thrashing f32
+    launch with a twin that keeps its lines: the extra L2 sectors over the B the grid reads
+    (each row of blocks reads all of B) lie between 0.94 and 1.73 B's, median 1.3: one is the
+    fewest, every line evicted once before its last column."""
+    ratios = []
+    for run_dir in (WINDOW, DEPTH):
+        for o, m, kept in _thrash_against_kept(repo, run_dir):
+            b_sectors = -(-o["M"] // o["config"]["BLOCK_M"]) * o["N"] * o["K"] * 4 / 32
+            extra = m["lts__t_sectors_srcunit_tex_op_read.sum"][0] - kept["lts__t_sectors_srcunit_tex_op_read.sum"][0]
+            ratios.append(extra / b_sectors)
+    assert len(ratios) == 12
+    assert 0.9 <= min(ratios) and max(ratios) <= 1.75
+    assert 1.2 <= sorted(ratios)[len(ratios) // 2] <= 1.35
+
+
+def test_each_refetched_sector_costs_about_one_l1_data_stage_wavefront(repo):
+    """The perf model charges a refetched 32-byte sector one 128-byte wavefront of the banks: the
+    depth run's thrashing launches show 0.79-0.97 more data-stage wavefronts per extra L2 sector."""
+    per_sector = []
+    for o, m, kept in _thrash_against_kept(repo, DEPTH):
+        waves = m["l1tex__data_pipe_lsu_wavefronts.sum"][0] - kept["l1tex__data_pipe_lsu_wavefronts.sum"][0]
+        sectors = m["lts__t_sectors_srcunit_tex_op_read.sum"][0] - kept["lts__t_sectors_srcunit_tex_op_read.sum"][0]
+        per_sector.append(waves / sectors)
+    assert len(per_sector) == 4
+    assert all(0.75 <= r <= 1.0 for r in per_sector), per_sector
