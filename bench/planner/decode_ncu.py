@@ -13,7 +13,8 @@ Compute (bench/planner/decode_ncu.sh), f16:
   blind"), for the instructions and stalls the unaligned loads add.
 
     python3 decode_ncu.py ORDER.json [SET]    # launches (under ncu); SET fit (default), wide, unaligned,
-                                              # unaligned_l1, unaligned_depth or unaligned_window
+                                              # unaligned_l1, unaligned_depth, unaligned_window
+                                              # or unaligned_f16_overflow
     python3 decode_ncu.py --summarize ORDER.json NCU.csv SIMULATE   # table: ncu against the model
 """
 import json
@@ -62,7 +63,14 @@ GROUPS = {"unaligned_l1": [
         ([(16, 32001, 4096)], [(bm, bn, bk, s, 4) for bm, bn, bk in ((64, 64, 64), (32, 64, 64), (64, 32, 32), (32, 32, 64),
                                                                    (64, 128, 64)) for s in (2, 3, 4)], "f16"),
         ([(64, 51866, 1280)], [(bm, bn, bk, s, 4) for bm, bn, bk in ((64, 64, 64), (64, 128, 32), (32, 64, 64))
-                               for s in (2, 3, 4)], "f16")]}
+                               for s in (2, 3, 4)], "f16")],
+    # "unaligned_f16_overflow": f16 tiles whose windows the model says overflow at some depth (the
+    # planner charges their refetched lines; no f16 launch profiled before had lost its lines),
+    # each at 2-4 stages, at decode and prefill.
+    "unaligned_f16_overflow": [
+        ([(16, 50280, 2048), (512, 32005, 768)],
+         [(bm, bn, bk, s, 4) for bm, bn, bk in ((64, 32, 128), (128, 64, 64), (64, 64, 128)) for s in (2, 3, 4)],
+         "f16")]}
 
 
 def launch_all(order_path, which="fit"):
