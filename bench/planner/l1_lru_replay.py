@@ -14,6 +14,8 @@ h200-l1-window-f16-blind-2026-12-03).
     python3 bench/planner/l1_lru_replay.py
 """
 import collections
+import csv
+import os
 
 
 def simulate(N, elt, BK, BN, wk, wn, blocks, l1_lines, steps=4):
@@ -56,25 +58,18 @@ def simulate(N, elt, BK, BN, wk, wn, blocks, l1_lines, steps=4):
                         if len(lru) > l1_lines: lru.popitem(last=False)
     return fetched / steps / blocks
 
-CASES = [  # (label, N, elt, BK, BN, wk, wn, blocks, measured extra B's)
- ("f32 16x50257 64/128/32/3", 50257, 4, 32, 128, 1, 4, 2, 1.65),
- ("f32 16x50257 64/128/32/4", 50257, 4, 32, 128, 1, 4, 2, 1.30),
- ("f32 16x50257 32/128/32/4", 50257, 4, 32, 128, 1, 4, 2, 1.64),
- ("f32 16x50257 64/64/32/4", 50257, 4, 32, 64, 1, 4, 3, 1.0),
- ("f32 16x32001 64/128/32/3", 32001, 4, 32, 128, 1, 4, 2, 1.06),
- ("f32 16x32001 64/64/32/4", 32001, 4, 32, 64, 1, 4, 3, 1.05),
- ("f32 48x51865 32/256/32/3", 51865, 4, 32, 256, 1, 4, 2, 1.55),
- ("f16 16x50280 64/32/128/3", 50280, 2, 128, 32, 4, 1, 3, 5.30),
- ("f16 16x50280 128/64/64/3", 50280, 2, 64, 64, 2, 2, 2, 2.89),
- ("f16 16x50280 64/64/128/3", 50280, 2, 128, 64, 4, 1, 2, 1.81),
- ("f16 512x32005 64/32/128/3", 32005, 2, 128, 32, 4, 1, 3, 4.13),
- ("f16 512x32005 128/64/64/3", 32005, 2, 64, 64, 2, 2, 2, 2.44),
- ("f16 512x32005 64/64/128/3", 32005, 2, 128, 64, 4, 1, 2, 1.39),
-]
+
+def cases():
+    """The thrashing launches (l1_lru_replay_cases.csv): warps along K and N are the warpsPerCTA of
+    B's layout; the measured count is the extra L2 sectors over B against the twin that keeps."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "l1_lru_replay_cases.csv")) as f:
+        for r in csv.DictReader(f):
+            yield (r["launch"], *(int(r[k]) for k in ("N", "elt", "BLOCK_K", "BLOCK_N", "warps_k", "warps_n", "blocks")),
+                   float(r["measured_extra_b"]))
 
 
 def main():
-    for label, N, elt, BK, BN, wk, wn, blocks, meas in CASES:
+    for label, N, elt, BK, BN, wk, wn, blocks, meas in cases():
         big = simulate(N, elt, BK, BN, wk, wn, blocks, 10**6)
         small = simulate(N, elt, BK, BN, wk, wn, blocks, 224)
         bsec = BK * BN * elt / 32
