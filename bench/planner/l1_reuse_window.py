@@ -7,7 +7,8 @@ reused only if the L1 still holds it then, so the L1 must hold one K step's line
 co-resident block: BLOCK_K x (BLOCK_N x ELT / 128 + 1) lines of 128 B (the + 1: an unaligned row
 straddles one more line) times the blocks per SM. The L1 is the unified 256 KiB less the carve-out
 the driver configures, which `simulate` models; the co-resident blocks are its occupancy, at most
-the grid's blocks per SM. No term is fitted.
+the grid's blocks per SM. No term is fitted. The window, the L1 and the verdict are the planner's
+(`simulate plan`'s `l1_window`: the graph's l1_window_bytes, sim/planner/perf_model.cc).
 
     python3 l1_reuse_window.py predict SET SIMULATE > PREDICTIONS.csv   # from decode_ncu.py's GROUPS
     python3 l1_reuse_window.py judge PREDICTIONS.csv ORDER.json NCU.csv  # against the L1 hit rates
@@ -30,21 +31,25 @@ COLUMNS = ["M", "N", "K", "dtype", "BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_STAGES"
 
 
 def predict_one(simulate, M, N, K, dtype, cfg, sms):
+    """The window and the L1 as the planner charges them (`simulate plan`'s `l1_window`, from the
+    graph's l1_window_bytes and the modelled carve-out), beside the occupancy `simulate` reports."""
     bm, bn, bk, stages, warps = cfg
-    args = [simulate, "--device", "h200", "--graph", GRAPH, "--format=json"]
-    for name, value in (("M", M), ("N", N), ("K", K), ("ELT", ELT[dtype]), ("BLOCK_M", bm), ("BLOCK_N", bn),
-                        ("BLOCK_K", bk), ("NUM_STAGES", stages), ("NUM_WARPS", warps)):
-        args += ["--set", f"{name}={value}"]
-    report = json.loads(subprocess.run(args, capture_output=True, text=True).stdout)
-    occupancy = report["occupancy"]
-    grid = -(-M // bm) * -(-N // bn)
-    blocks = min(int(occupancy["blocks_per_core"]), -(-grid // sms))
-    window = blocks * bk * (bn * ELT[dtype] // 128 + 1) * 128
-    l1 = int(occupancy["l1_bytes_per_core"])
+    sizes = (("M", M), ("N", N), ("K", K), ("ELT", ELT[dtype]))
+    tile = (("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_K", bk), ("NUM_STAGES", stages), ("NUM_WARPS", warps))
+    fit_args = [simulate, "--device", "h200", "--graph", GRAPH, "--format=json"]
+    plan_args = [simulate, "plan", "--device", "h200", "--graph", GRAPH, "--format", "json", "--allow-spills"]
+    for name, value in sizes + tile:
+        fit_args += ["--set", f"{name}={value}"]
+        plan_args += ["--set" if (name, value) in sizes else "--param", f"{name}={value}"]
+    occupancy = json.loads(subprocess.run(fit_args, capture_output=True, text=True).stdout)["occupancy"]
+    plan = json.loads(subprocess.run(plan_args, capture_output=True, text=True).stdout)
+    window = plan["configs"][0]["l1_window"]
     return {"M": M, "N": N, "K": K, "dtype": dtype, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
-            "NUM_STAGES": stages, "NUM_WARPS": warps, "blocks_per_sm": blocks, "window_bytes": window,
-            "carveout_bytes": int(occupancy["launch_carveout_bytes"]), "l1_bytes": l1,
-            "predicted_thrash": int(window > l1)}
+            "NUM_STAGES": stages, "NUM_WARPS": warps,
+            "blocks_per_sm": min(int(occupancy["blocks_per_core"]), -(-(-(-M // bm) * -(-N // bn)) // sms)),
+            "window_bytes": int(window["bytes_per_core"]),
+            "carveout_bytes": int(occupancy["launch_carveout_bytes"]), "l1_bytes": int(window["l1_bytes_per_core"]),
+            "predicted_thrash": int(window["overflows"])}
 
 
 def predict(which, simulate):
