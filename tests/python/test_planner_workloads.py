@@ -379,13 +379,25 @@ def test_unaligned_heads_judge_blind_as_reported(repo, tmp_path):
 NCU_L1 = "tests/data/planner/h200-unaligned-l1-ncu-2026-12-02"
 
 
-def _ncu_l1_launches(repo):
+def _ncu_run(repo, run_dir):
+    """A recorded Nsight Compute run of decode_ncu.sh: each launch's order entry beside its metrics."""
     sys.path.insert(0, str(repo / "bench/planner"))
     from ncu_csv import kernels
-    order = json.loads((repo / NCU_L1 / "decode_order.json").read_text())
-    launches = kernels(str(repo / NCU_L1 / "decode_ncu.csv.gz"))
-    assert len(order) == len(launches) == 32
+    order = json.loads((repo / run_dir / "decode_order.json").read_text())
+    launches = kernels(str(repo / run_dir / "decode_ncu.csv.gz"))
+    assert len(order) == len(launches), run_dir
     return list(zip(order, launches))
+
+
+def _tile(o):
+    """A launch's problem and block shape, whatever its depth."""
+    return (o["M"], o["N"], o["K"], *(o["config"][k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K")))
+
+
+def _ncu_l1_launches(repo):
+    launches = _ncu_run(repo, NCU_L1)
+    assert len(launches) == 32
+    return launches
 
 
 def _b_elements(o):
@@ -457,13 +469,9 @@ WINDOW_F16 = "tests/data/planner/h200-l1-window-f16-blind-2026-12-03"  # f16 win
 
 def _launches_with_twins(repo, run_dir):
     """Each launch of a run beside its tile at two stages (the set's depth that keeps its lines)."""
-    sys.path.insert(0, str(repo / "bench/planner"))
-    from ncu_csv import kernels
-    order = json.loads((repo / run_dir / "decode_order.json").read_text())
-    launches = list(zip(order, kernels(str(repo / run_dir / "decode_ncu.csv.gz"))))
-    tile = lambda o: (o["M"], o["N"], o["K"], *(o["config"][k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K")))
-    twins = {tile(o): m for o, m in launches if o["config"]["NUM_STAGES"] == 2}
-    return [(o, m, twins[tile(o)]) for o, m in launches]
+    launches = _ncu_run(repo, run_dir)
+    twins = {_tile(o): m for o, m in launches if o["config"]["NUM_STAGES"] == 2}
+    return [(o, m, twins[_tile(o)]) for o, m in launches]
 
 
 def test_f16_windows_said_to_overflow_judge_as_reported(repo):
@@ -526,19 +534,14 @@ DEPTH = "tests/data/planner/h200-unaligned-depth-ncu-2026-12-02"  # 2-4 stages o
 def _thrash_against_kept(repo, run_dir):
     """Each f32 launch whose L1 hit rate says it thrashes (below 72% of the global-load sectors)
     beside the same tile at the depth with the fewest L2 sectors, which keeps its lines."""
-    sys.path.insert(0, str(repo / "bench/planner"))
-    from ncu_csv import kernels
-    order = json.loads((repo / run_dir / "decode_order.json").read_text())
-    launches = [(o, m) for o, m in zip(order, kernels(str(repo / run_dir / "decode_ncu.csv.gz")))
-                if o["dtype"] == "f32" and o["N"] % 16]
-    tile = lambda o: (o["M"], o["N"], o["K"], *(o["config"][k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K")))
+    launches = [(o, m) for o, m in _ncu_run(repo, run_dir) if o["dtype"] == "f32" and o["N"] % 16]
     hit = lambda m: (m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum"][0]
                      / m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"][0])
     l2 = lambda m: m["lts__t_sectors_srcunit_tex_op_read.sum"][0]
     pairs = []
     for o, m in launches:
         if hit(m) < 0.72:
-            kept = min((k for k in launches if tile(k[0]) == tile(o) and hit(k[1]) >= 0.72), key=lambda k: l2(k[1]))
+            kept = min((k for k in launches if _tile(k[0]) == _tile(o) and hit(k[1]) >= 0.72), key=lambda k: l2(k[1]))
             pairs.append((o, m, kept[1]))
     return pairs
 
