@@ -14,7 +14,7 @@ Compute (bench/planner/decode_ncu.sh), f16:
 
     python3 decode_ncu.py ORDER.json [SET]    # launches (under ncu); SET fit (default), wide, unaligned,
                                               # unaligned_l1, unaligned_depth, unaligned_window
-                                              # or unaligned_f16_overflow
+                                              # unaligned_f16_overflow or unaligned_warps
     python3 decode_ncu.py --summarize ORDER.json NCU.csv SIMULATE   # table: ncu against the model
 """
 import json
@@ -70,6 +70,15 @@ GROUPS = {"unaligned_l1": [
     "unaligned_f16_overflow": [
         ([(16, 50280, 2048), (512, 32005, 768)],
          [(bm, bn, bk, s, 4) for bm, bn, bk in ((64, 32, 128), (128, 64, 64), (64, 64, 128)) for s in (2, 3, 4)],
+         "f16")],
+    # "unaligned_warps": 4- and 8-warp twins of unaligned f16 tiles (the blind heads' 8-warp picks
+    # measured 1.1-1.9x their 4-warp twins at equal L1 work), at decode and prefill: the per-step
+    # stalls, issue and L1 stages that set the block's K step apart from the L1's throughput.
+    "unaligned_warps": [
+        ([(16, 50280, 768)], [(bm, bn, bk, 4, w) for bm, bn, bk in ((64, 128, 32), (64, 128, 64), (64, 64, 32),
+                                                                   (64, 256, 32), (32, 64, 64)) for w in (4, 8)],
+         "f16"),
+        ([(512, 32005, 768)], [(256, 64, 32, 3, 4), (256, 64, 32, 3, 8), (256, 128, 32, 4, 8), (128, 64, 32, 3, 4)],
          "f16")]}
 
 
