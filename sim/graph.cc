@@ -654,7 +654,8 @@ class GraphCompiler {
           std::tuple{"chains_per_block", &g.chains_per_block(), &out_.chains_per_block},
           std::tuple{"chain_latency_cycles", &g.chain_latency_cycles(), &out_.chain_latency_cycles},
           std::tuple{"l1_window_bytes", &g.l1_window_bytes(), &out_.l1_window_bytes},
-          std::tuple{"l1_refetch_bytes", &g.l1_refetch_bytes(), &out_.l1_refetch_bytes}}) {
+          std::tuple{"l1_refetch_bytes", &g.l1_refetch_bytes(), &out_.l1_refetch_bytes},
+          std::tuple{"synchronous_load_steps", &g.synchronous_load_steps(), &out_.synchronous_load_steps}}) {
       ASSIGN_OR_RETURN(*expr, CompileOptional(*text, field));
     }
     if (out_.l1_window_bytes.has_value() != out_.l1_refetch_bytes.has_value()) {

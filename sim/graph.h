@@ -153,7 +153,7 @@ struct CompiledGraph {
   // malformed one is an error of the graph whatever the command.
   std::optional<Expr> smem_bytes, grid_row_bytes, grid_col_bytes, tile_group_rows, peak_percent, sync_cycles,
       smem_round_trips, wait_cycles, issue_slots, warp_stall_percent, chains_per_block,
-      chain_latency_cycles, l1_window_bytes, l1_refetch_bytes;
+      chain_latency_cycles, l1_window_bytes, l1_refetch_bytes, synchronous_load_steps;
   std::vector<std::optional<Expr>> loop_trips;  // graph.loops trip_count, same order
   struct Requirement {
     Expr expr;

@@ -145,6 +145,25 @@ TEST(PlanCommandTest, AnOverflowingL1WindowIsChargedAndSaid) {
   EXPECT_THAT(out, ::testing::Not(HasSubstr("L1 reuse window")));
 }
 
+// An unaligned 16-bit B is loaded synchronously each K step: the plan says how busy that leaves
+// the L1; a 32-bit one is copied asynchronously and says nothing of it.
+TEST(PlanCommandTest, SynchronousStepsAreChargedAndSaid) {
+  std::string out, err;
+  std::vector<std::string> args = {"--device", "h200", "--graph", ExampleGraphPath("triton_matmul.pbtxt"),
+                                   "--set", "M=16", "--set", "N=50257", "--set", "K=1024", "--set", "ELT=2",
+                                   "--param", "BLOCK_M=64", "--param", "BLOCK_N=128", "--param", "BLOCK_K=64",
+                                   "--param", "NUM_WARPS=8", "--param", "NUM_STAGES=4"};
+  ASSERT_EQ(RunPlan(args, &out, &err), kExitFits) << err;
+  EXPECT_THAT(out, HasSubstr("synchronous loads keep the L1 busy "));
+  args.insert(args.end(), {"--format", "json"});
+  ASSERT_EQ(RunPlan(args, &out, &err), kExitFits) << err;
+  EXPECT_THAT(out, HasSubstr("\"synchronous_steps\": {\"l1_busy_share\": "));
+  args.back() = "text";
+  args[11] = "ELT=4";
+  ASSERT_EQ(RunPlan(args, &out, &err), kExitFits) << err;
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("synchronous loads")));
+}
+
 // A problem size (softmax's row length) is fixed at its value, never swept.
 TEST(PlanCommandTest, ProblemSizeIsNeverSwept) {
   std::string out, err;

@@ -91,6 +91,10 @@ std::string Why(const PlanResult& plan, const RankedConfig& c) {
                                  " over the ", FormatBytesShort(c.fit.occupancy.l1_bytes_per_core),
                                  " of L1 the carve-out leaves: lines fetched again"));
   }
+  if (e.l1_busy_share > 0) {
+    parts.push_back(absl::StrFormat("synchronous loads keep the L1 busy %.0f%% of the time (a block %.2f us a step away from it)",
+                                    100.0 * e.l1_busy_share, e.step_away_s * 1e6));
+  }
   if (e.wait_s > 0 && e.core_s > 0 && !e.smem_bound) {
     // Per round: one block's block-wide waits and the round trips no other warp covered.
     parts.push_back(absl::StrFormat("unfilled waits %.0f%% of the on-chip time", 100.0 * e.wait_s / e.core_s));
@@ -444,6 +448,10 @@ std::string ConfigJson(const TopRow& row, int rank, const DeviceModel& device) {
       absl::StrAppend(&out, ", \"l1_window\": {\"bytes_per_core\": ", JsonNumber(e.l1_window_bytes_per_core),
                       ", \"l1_bytes_per_core\": ", c.fit.occupancy.l1_bytes_per_core,
                       ", \"overflows\": ", e.l1_overflow ? "true" : "false", "}");
+    }
+    if (e.l1_busy_share > 0) {
+      absl::StrAppend(&out, ", \"synchronous_steps\": {\"l1_busy_share\": ", JsonNumber(e.l1_busy_share),
+                      ", \"step_away_us\": ", JsonNumber(e.step_away_s * 1e6), "}");
     }
   }
   absl::StrAppend(&out, ", \"peak_bytes\": {", absl::StrJoin(spaces, ", "), "}");

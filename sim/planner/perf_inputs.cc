@@ -150,7 +150,8 @@ bool EvaluatePerfInputs(const CompiledGraph& graph, const PerfExpressions& perf,
       !non_negative(graph.issue_slots, &in->issue_slots_per_block) ||
       !non_negative(graph.chain_latency_cycles, &in->chain_latency_cycles_per_block) ||
       !non_negative(graph.l1_window_bytes, &in->l1_window_bytes_per_block) ||
-      !non_negative(graph.l1_refetch_bytes, &in->l1_refetch_bytes_per_block)) {
+      !non_negative(graph.l1_refetch_bytes, &in->l1_refetch_bytes_per_block) ||
+      !non_negative(graph.synchronous_load_steps, &in->synchronous_load_steps)) {
     return false;
   }
   if (graph.chains_per_block) {

@@ -206,6 +206,31 @@ struct L1Refetch {
   double smem_s;   // their fills' bank time per block
 };
 
+// Synchronous loads (graph synchronous_load_steps): such a step's loads land in registers and
+// its math waits on their results, so within a block the L1's work on the step and the block's
+// time away from the L1 (the last load's latency from DRAM, the step's math and waits) follow
+// one another, and only co-resident blocks fill each other's time away. Each block cycles, per
+// step, through the L1 (its bank time a step, queueing behind the other blocks) and its time
+// away: a closed network's mean value analysis. One block adds the two; many approach c x the
+// bank time (Nsight Compute on the H200: the L1 busy 43-64% of the time with one block a core,
+// 65-86% with two to five; docs/validation/planner-h200-workloads.md, "Synchronous steps").
+struct SynchronousRound {
+  double banks = 0;      // the round's bank time, every block's steps
+  double busy_share = 0; // the share of it the L1 works
+  double away = 0;       // one block's time away from the L1 a step
+};
+SynchronousRound RunSynchronousSteps(int64_t blocks, double steps, double block_banks, double block_away,
+                                     double load_latency) {
+  SynchronousRound out;
+  const double step_banks = block_banks / steps;
+  out.away = load_latency + block_away / steps;
+  const ClosedNetwork net = SolveClosedNetwork(blocks, {step_banks}, out.away);
+  if (!(net.throughput > 0)) return out;
+  out.banks = steps * static_cast<double>(blocks) / net.throughput;
+  out.busy_share = net.throughput * step_banks;
+  return out;
+}
+
 // What bounds the estimate and its score, once the phases are known.
 void Classify(double flops, double bytes, PerfEstimate* e) {
   e->compute_bound = !e->latency_bound && e->core_s >= e->memory_s;
@@ -272,6 +297,7 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   const L1Refetch refetch(in, smem_bandwidth_per_core_);
   struct Round {
     double math = 0, smem = 0, wait = 0, sync = 0, chain = 0, time = 0, issue_efficiency = 1, ready_share = 1;
+    double l1_busy_share = 0, step_away = 0;
     bool chain_bound = false;
   };
   auto run_round = [&](int64_t blocks) {
@@ -290,9 +316,17 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
       }
     }
     r.math = c * round_math / r.issue_efficiency;
-    r.smem = c * (block_smem + (refetch.Overflows(blocks) ? refetch.smem_s : 0));
+    const double block_banks = block_smem + (refetch.Overflows(blocks) ? refetch.smem_s : 0);
+    r.smem = c * block_banks;
     // The round trips other warps do not cover, then the block-wide waits.
     r.wait = std::max(0.0, warp_math + warp_round_trips - r.math) + block_wait;
+    if (in.synchronous_load_steps > 0 && block_banks > 0) {
+      const SynchronousRound steps = RunSynchronousSteps(blocks, in.synchronous_load_steps, block_banks,
+                                                         round_math + block_wait, load_latency_);
+      r.smem = std::max(r.smem, steps.banks);
+      r.l1_busy_share = steps.busy_share;
+      r.step_away = steps.away;
+    }
     r.sync = c * block_sync;
     // Without loads issued ahead (one stage) every K step waits the load latency after its
     // math; co-resident blocks fill that wait like the others. With loads ahead, the latency
@@ -330,6 +364,9 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   const int64_t pace_blocks = full_rounds > 0 ? per_core : tail_blocks;
   e.l1_window_bytes_per_core = static_cast<double>(pace_blocks) * refetch.window;
   e.l1_overflow = refetch.Overflows(pace_blocks);
+  const Round& pace = full_rounds > 0 ? full : tail;
+  e.l1_busy_share = pace.l1_busy_share;
+  e.step_away_s = pace.step_away;
   const double l2_bytes = bytes + (e.l1_overflow ? refetch.bytes : 0);
   e.l2_s = l2_bandwidth_ > 0 ? grid * l2_bytes / l2_bandwidth_ : 0;
   e.memory_s = std::max(e.dram_s, e.l2_s);

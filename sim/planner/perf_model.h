@@ -53,6 +53,9 @@ struct PerfInputs {
   double l1_window_bytes_per_block = 0;
   double l1_refetch_bytes_per_block = 0;
   int64_t l1_bytes_per_core = 0;
+  // Graph synchronous_load_steps: steps per block that alternate between the L1's work and the
+  // block's time away from it (0: none; the bank time then overlaps the block's other work).
+  double synchronous_load_steps = 0;
 };
 
 // Distinct row and column indices of the grid, summed over the waves of `wave` consecutive
@@ -100,6 +103,10 @@ struct PerfEstimate {
   // fetches l1_refetch_bytes again (on the L2 side and the banks).
   bool l1_overflow = false;
   double l1_window_bytes_per_core = 0;  // resident blocks x the window (0: no window)
+  // With synchronous loads (graph synchronous_load_steps): the share of the pace round's time
+  // the L1 works on them, and what a block spends away from it per step (0: no such steps).
+  double l1_busy_share = 0;
+  double step_away_s = 0;
   // Achieved TFLOP/s when flops are known, else GB/s moved; the ranking sorts by time_s.
   double score = 0;
 };

@@ -536,6 +536,64 @@ TEST_F(PerfModelL1WindowTest, WithoutTheL1FigureOrTheWindowNothingIsRefetched) {
   EXPECT_DOUBLE_EQ(e.smem_s, 2 * 10e-6);
 }
 
+// Synchronous loads: each block alternates per step between the L1 (1 us of banks a step) and its
+// time away from it (the 1 us load latency; its math is negligible), ten steps a block.
+class PerfModelSynchronousStepsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    DeviceModel device = ToyDevice();
+    device.mutable_performance()->set_clock_mhz(1000);
+    device.mutable_performance()->set_smem_bytes_per_clk(100);
+    device.mutable_performance()->set_dram_latency_ns(1000);
+    auto model = PerfModel::Create(device, "bf16", true);
+    ASSERT_TRUE(model.ok()) << model.status();
+    model_ = *model;
+    in_.flops_per_block = 1;
+    in_.bytes_per_block = 1e3;
+    in_.smem_bytes_per_block = 1e6;  // 10 us a block in the banks
+    in_.warps_per_block = 4;
+    in_.stages = 2;
+    in_.synchronous_load_steps = 10;
+  }
+  PerfEstimate Run(int64_t blocks_per_core) {
+    in_.blocks_per_core = blocks_per_core;
+    in_.grid_blocks = 10 * blocks_per_core;  // one full round on each core
+    return model_.Estimate(in_);
+  }
+  PerfModel model_;
+  PerfInputs in_;
+};
+
+TEST_F(PerfModelSynchronousStepsTest, OneBlockAddsItsTimeAwayToItsBankTime) {
+  const PerfEstimate e = Run(1);
+  EXPECT_NEAR(e.smem_s, 10 * (1e-6 + 1e-6), 1e-12);
+  EXPECT_NEAR(e.l1_busy_share, 0.5, 1e-6);
+  EXPECT_NEAR(e.step_away_s, 1e-6, 1e-12);
+}
+
+TEST_F(PerfModelSynchronousStepsTest, TwoBlocksFillEachOthersTimeAwayAsTheClosedNetworkSays) {
+  // Mean value analysis: one block cycles in 2 us (queue 0.5 at the L1); the second finds it
+  // there, 1.5 us at the L1, 2.5 us a cycle for two steps: 25 us for the round's 20 steps.
+  const PerfEstimate e = Run(2);
+  EXPECT_NEAR(e.smem_s, 25e-6, 1e-12);
+  EXPECT_NEAR(e.l1_busy_share, 0.8, 1e-6);
+}
+
+TEST_F(PerfModelSynchronousStepsTest, ManyBlocksApproachTheBanksAlone) {
+  const PerfEstimate e = Run(8);
+  EXPECT_GT(e.smem_s, 8 * 10e-6);
+  EXPECT_LT(e.smem_s, 8 * 10e-6 * 1.01);
+  EXPECT_GT(e.l1_busy_share, 0.99);
+}
+
+TEST_F(PerfModelSynchronousStepsTest, WithoutSynchronousStepsTheBanksOverlapTheRest) {
+  in_.synchronous_load_steps = 0;
+  const PerfEstimate e = Run(1);
+  EXPECT_DOUBLE_EQ(e.smem_s, 10e-6);
+  EXPECT_EQ(e.l1_busy_share, 0);
+  EXPECT_EQ(e.step_away_s, 0);
+}
+
 // Issue 17: the L2 strips were counted wave by wave, so a grid of 2^48 blocks (gemm.pbtxt with
 // M = N = 2^31) took hours per configuration. Past 4,096 waves the count is scaled.
 TEST(PerfModelTest, CountWaveStripsOfAHugeGridReturnsAtOnce) {
