@@ -440,7 +440,8 @@ std::string ConfigJson(const TopRow& row, int rank, const DeviceModel& device) {
     // The model's terms for the busiest core, so a tool can see what the ranking weighed.
     absl::StrAppend(&out, ", \"terms_us\": {\"math\": ", JsonNumber(e.compute_s * 1e6), ", \"banks\": ",
                     JsonNumber(e.smem_s * 1e6), ", \"unfilled_waits\": ", JsonNumber(e.wait_s * 1e6), ", \"sync\": ",
-                    JsonNumber(e.sync_s * 1e6), ", \"chain\": ", JsonNumber(e.chain_s * 1e6), ", \"on_chip\": ", JsonNumber(e.core_s * 1e6));
+                    JsonNumber(e.sync_s * 1e6), ", \"chain\": ", JsonNumber(e.chain_s * 1e6), ", \"alternation\": ",
+                    JsonNumber(e.alternation_s * 1e6), ", \"on_chip\": ", JsonNumber(e.core_s * 1e6));
     absl::StrAppend(&out, ", \"dram\": ", JsonNumber(e.dram_s * 1e6), ", \"l2\": ", JsonNumber(e.l2_s * 1e6),
                     ", \"latency\": ", JsonNumber(e.latency_s * 1e6), ", \"exposed\": ", JsonNumber(e.exposed_s * 1e6),
                     "}");

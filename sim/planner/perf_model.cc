@@ -215,7 +215,7 @@ struct L1Refetch {
 // bank time (Nsight Compute on the H200: the L1 busy 43-64% of the time with one block a core,
 // 65-86% with two to five; docs/validation/planner-h200-workloads.md, "Synchronous steps").
 struct SynchronousRound {
-  double banks = 0;      // the round's bank time, every block's steps
+  double time = 0;       // the round's time at the L1 and away from it, every block's steps
   double busy_share = 0; // the share of it the L1 works
   double away = 0;       // one block's time away from the L1 a step
 };
@@ -226,7 +226,7 @@ SynchronousRound RunSynchronousSteps(int64_t blocks, double steps, double block_
   out.away = load_latency + block_away / steps;
   const ClosedNetwork net = SolveClosedNetwork(blocks, {step_banks}, out.away);
   if (!(net.throughput > 0)) return out;
-  out.banks = steps * static_cast<double>(blocks) / net.throughput;
+  out.time = steps * static_cast<double>(blocks) / net.throughput;
   out.busy_share = net.throughput * step_banks;
   return out;
 }
@@ -234,7 +234,9 @@ SynchronousRound RunSynchronousSteps(int64_t blocks, double steps, double block_
 // What bounds the estimate and its score, once the phases are known.
 void Classify(double flops, double bytes, PerfEstimate* e) {
   e->compute_bound = !e->latency_bound && e->core_s >= e->memory_s;
-  e->smem_bound = e->compute_bound && e->smem_s > 0 && e->smem_s > e->compute_s + e->wait_s;
+  // The L1's alternation with synchronous loads is the banks' bound too.
+  const double banks = std::max(e->smem_s, e->alternation_s);
+  e->smem_bound = e->compute_bound && banks > 0 && banks > e->compute_s + e->wait_s;
   e->intensity = bytes > 0 && flops > 0 ? flops / bytes : 0;
   if (e->time_s > 0) {
     e->score = flops > 0 ? static_cast<double>(e->grid_blocks) * flops / e->time_s / 1e12
@@ -297,7 +299,7 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   const L1Refetch refetch(in, smem_bandwidth_per_core_);
   struct Round {
     double math = 0, smem = 0, wait = 0, sync = 0, chain = 0, time = 0, issue_efficiency = 1, ready_share = 1;
-    double l1_busy_share = 0, step_away = 0;
+    double alternation = 0, l1_busy_share = 0, step_away = 0;
     bool chain_bound = false;
   };
   auto run_round = [&](int64_t blocks) {
@@ -323,7 +325,7 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
     if (in.synchronous_load_steps > 0 && block_banks > 0) {
       const SynchronousRound steps = RunSynchronousSteps(blocks, in.synchronous_load_steps, block_banks,
                                                          round_math + block_wait, load_latency_);
-      r.smem = std::max(r.smem, steps.banks);
+      r.alternation = steps.time;
       r.l1_busy_share = steps.busy_share;
       r.step_away = steps.away;
     }
@@ -332,13 +334,13 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
     // math; co-resident blocks fill that wait like the others. With loads ahead, the latency
     // bounds the rate instead (latency_s below).
     if (ahead == 0 && load_latency_ > 0) r.wait += static_cast<double>(trips) * load_latency_;
-    r.time = std::max(r.smem, r.math + r.wait) + r.sync;
+    r.time = std::max({r.smem, r.alternation, r.math + r.wait}) + r.sync;
     if (chain_latency > 0) {  // bank time and unfilled waits bound or add as above
       const ChainRound chained = RunChains(blocks * std::max<int64_t>(in.chains_per_block, 1),
                                            round_math / r.issue_efficiency / chains, block_sync / chains, chain_latency);
       r.chain = chained.time;
       r.chain_bound = chained.bound;
-      r.time = std::max(r.smem, r.chain + r.wait);
+      r.time = std::max({r.smem, r.alternation, r.chain + r.wait});
     }
     return r;
   };
@@ -355,6 +357,7 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   e.wait_s = n_full * full.wait + tail.wait;
   e.sync_s = n_full * full.sync + tail.sync;
   e.chain_s = n_full * full.chain + tail.chain;
+  e.alternation_s = n_full * full.alternation + tail.alternation;
   e.chain_bound = full_rounds > 0 ? full.chain_bound : tail.chain_bound;
   e.core_s = n_full * full.time + tail.time;
   const double grid = static_cast<double>(e.grid_blocks);

@@ -79,7 +79,8 @@ struct PerfEstimate {
   double wait_s = 0;             // waits left uncovered: per round, one block's block-wide waits and the round trips no other warp covers
   double sync_s = 0;             // waits they do not fill: every block's
   double chain_s = 0;            // the chains' time per round, summed (0 without chain_latency_cycles)
-  double core_s = 0;             // the on-chip phase: per round max(banks, math + wait) + sync, or with chains max(banks, chains + wait)
+  double alternation_s = 0;      // with synchronous loads: the rounds' steps at the L1 and away from it (0: none)
+  double core_s = 0;             // the on-chip phase: per round max(banks, alternation, math + wait) + sync, or with chains max(banks, alternation, chains + wait)
   bool chain_bound = false;      // a chain waits on its own longer than at either pipe: more chains would fill it
   double latency_s = 0;          // the pipeline's latency bound: trips x latency / loads in flight + DRAM time
   double exposed_s = 0;          // the part of the shorter phase not hidden behind the longer
