@@ -213,7 +213,7 @@ struct L1Refetch {
 // step, through the L1 (its bank time a step, queueing behind the other blocks) and its time
 // away: a closed network's mean value analysis. One block adds the two; many approach c x the
 // bank time (Nsight Compute on the H200: the L1 busy 43-64% of the time with one block a core,
-// 65-86% with two to five; docs/validation/planner-h200-workloads.md, "Synchronous steps").
+// 69-86% with two to five; docs/validation/planner-h200-workloads.md, "Synchronous steps").
 struct SynchronousRound {
   double time = 0;       // the round's time at the L1 and away from it, every block's steps
   double busy_share = 0; // the share of it the L1 works
