@@ -469,15 +469,21 @@ TEST(PerfModelTest, L2ReuseCutsDramTrafficAndL2BandwidthBoundsIt) {
 }
 
 
+// The toy device with 100 B/clk of banks a core at 1 GHz (1e11 B/s), for the L1's terms.
+DeviceModel ToyDeviceWithBanks() {
+  DeviceModel device = ToyDevice();
+  device.mutable_performance()->set_clock_mhz(1000);
+  device.mutable_performance()->set_smem_bytes_per_clk(100);
+  return device;
+}
+
 // The L1's reuse window (graph l1_window_bytes, l1_refetch_bytes): 10 cores of 100 B/clk banks at
 // 1 GHz (1e11 B/s a core) and 1e13 B/s of L2; a block moves 1e6 bytes through the banks and
 // refetches 1e6 bytes where its round's windows overflow the L1 the carve-out leaves.
 class PerfModelL1WindowTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    DeviceModel device = ToyDevice();
-    device.mutable_performance()->set_clock_mhz(1000);
-    device.mutable_performance()->set_smem_bytes_per_clk(100);
+    DeviceModel device = ToyDeviceWithBanks();
     device.mutable_performance()->set_l2_bandwidth_gbps(10000);
     auto model = PerfModel::Create(device, "bf16", true);
     ASSERT_TRUE(model.ok()) << model.status();
@@ -541,9 +547,7 @@ TEST_F(PerfModelL1WindowTest, WithoutTheL1FigureOrTheWindowNothingIsRefetched) {
 class PerfModelSynchronousStepsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    DeviceModel device = ToyDevice();
-    device.mutable_performance()->set_clock_mhz(1000);
-    device.mutable_performance()->set_smem_bytes_per_clk(100);
+    DeviceModel device = ToyDeviceWithBanks();
     device.mutable_performance()->set_dram_latency_ns(1000);
     auto model = PerfModel::Create(device, "bf16", true);
     ASSERT_TRUE(model.ok()) << model.status();
