@@ -14,7 +14,8 @@ Compute (bench/planner/decode_ncu.sh), f16:
 
     python3 decode_ncu.py ORDER.json [SET]    # launches (under ncu); SET fit (default), wide, unaligned,
                                               # unaligned_l1, unaligned_depth, unaligned_window
-                                              # unaligned_f16_overflow or unaligned_warps
+                                              # unaligned_f16_overflow, unaligned_warps
+                                              # or unaligned_source
     python3 decode_ncu.py --summarize ORDER.json NCU.csv SIMULATE   # table: ncu against the model
 """
 import json
@@ -79,7 +80,12 @@ GROUPS = {"unaligned_l1": [
                                                                    (64, 256, 32), (32, 64, 64)) for w in (4, 8)],
          "f16"),
         ([(512, 32005, 768)], [(256, 64, 32, 3, 4), (256, 64, 32, 3, 8), (256, 128, 32, 4, 8), (128, 64, 32, 3, 4)],
-         "f16")]}
+         "f16")],
+    # "unaligned_source": where a K step's time away from the L1 goes, instruction by instruction
+    # (unaligned_source_ncu.sh): 64-row wgmma tiles against 32-row mma.sync tiles at decode, whose
+    # implied times away differ 2-4x (sync_steps_implied_away.py).
+    "unaligned_source": [
+        ([(16, 50265, 768)], [(64, 32, 32, 4, 4), (32, 32, 64, 3, 4), (64, 64, 64, 4, 4), (32, 64, 64, 3, 4)], "f16")]}
 
 
 def launch_all(order_path, which="fit"):
