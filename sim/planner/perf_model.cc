@@ -244,6 +244,41 @@ void Classify(double flops, double bytes, PerfEstimate* e) {
   }
 }
 
+// The memory phase against the on-chip one: loads in flight, the latency bound and what stays
+// exposed. `resident`: the blocks a core runs at once, only those the grid gives it (a grid
+// smaller than the resident capacity leaves the rest of the occupancy empty); `rounds`: the
+// rounds the busiest core runs.
+void OverlapPhases(const PerfInputs& in, int64_t resident, int64_t rounds, double load_latency, PerfEstimate* e) {
+  // Loads in flight per core: a block's pipeline keeps stages - 1 tiles coming while it
+  // consumes one; co-resident blocks, launched together, hide each other's loads instead. The
+  // deeper of the two counts, not their product (blocks x stages over-credits resident blocks:
+  // docs/validation/planner-h100.md). With none in flight compute and memory serialize; each
+  // further load in flight hides a larger share of the shorter phase (n / (n + 1)).
+  // A block cannot have more loads in flight than its loop has K steps: the prologue of a
+  // pipeline deeper than the loop issues every load at once and the further slots stay empty.
+  const int64_t trips = std::max<int64_t>(in.pipeline_trips, 0);
+  const int64_t block_ahead = trips > 0 ? std::min<int64_t>(std::max<int64_t>(in.stages, 1) - 1, trips)
+                                        : std::max<int64_t>(in.stages, 1) - 1;
+  e->loads_in_flight = std::max<int64_t>(block_ahead, resident - 1);
+  e->inflight_bytes_per_core = static_cast<double>(resident) * static_cast<double>(std::max<int64_t>(in.stages - 1, 0)) *
+                              std::max(in.stage_bytes_per_block, 0.0);
+  // Latency: a block with block_ahead loads in flight, each taking the load latency, completes at
+  // most block_ahead K steps per latency, whatever the bandwidth (Little's law per block). A load
+  // also waits behind the bytes the DRAM delivers ahead of it: along such a chain the idle
+  // latencies and the DRAM's transfer time add, they do not overlap (the decode-shaped rows of
+  // the workload suite, docs/planner.md "Latency bound and overlap").
+  if (load_latency > 0 && in.pipeline_trips > 0) {
+    e->latency_s = static_cast<double>(rounds) * static_cast<double>(in.pipeline_trips) * load_latency /
+                      static_cast<double>(std::max<int64_t>(block_ahead, 1)) +
+                  e->dram_s;
+  }
+  const double longer = std::max(e->core_s, e->memory_s);
+  const double shorter = std::min(e->core_s, e->memory_s);
+  e->exposed_s = shorter / static_cast<double>(1 + e->loads_in_flight);
+  e->time_s = std::max(longer, e->latency_s) + e->exposed_s;
+  e->latency_bound = e->latency_s > longer;
+}
+
 }  // namespace
 
 PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
@@ -373,37 +408,8 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   const double l2_bytes = bytes + (e.l1_overflow ? refetch.bytes : 0);
   e.l2_s = l2_bandwidth_ > 0 ? grid * l2_bytes / l2_bandwidth_ : 0;
   e.memory_s = std::max(e.dram_s, e.l2_s);
-  // Loads in flight per core: a block's pipeline keeps stages - 1 tiles coming while it
-  // consumes one; co-resident blocks, launched together, hide each other's loads instead. The
-  // deeper of the two counts, not their product (blocks x stages over-credits resident blocks:
-  // docs/validation/planner-h100.md). With none in flight compute and memory serialize; each
-  // further load in flight hides a larger share of the shorter phase (n / (n + 1)).
-  // Only blocks the grid gives a core can hide each other's loads: a grid smaller than the
-  // resident capacity leaves the rest of the occupancy empty.
-  const int64_t resident = std::max<int64_t>(std::min(per_core, blocks_on_core), 1);
-  // A block cannot have more loads in flight than its loop has K steps: the prologue of a
-  // pipeline deeper than the loop issues every load at once and the further slots stay empty.
-  const int64_t block_ahead = trips > 0 ? std::min<int64_t>(std::max<int64_t>(in.stages, 1) - 1, trips)
-                                        : std::max<int64_t>(in.stages, 1) - 1;
-  e.loads_in_flight = std::max<int64_t>(block_ahead, resident - 1);
-  e.inflight_bytes_per_core = static_cast<double>(resident) * static_cast<double>(std::max<int64_t>(in.stages - 1, 0)) *
-                              std::max(in.stage_bytes_per_block, 0.0);
-  // Latency: a block with block_ahead loads in flight, each taking the load latency, completes at
-  // most block_ahead K steps per latency, whatever the bandwidth (Little's law per block). A load
-  // also waits behind the bytes the DRAM delivers ahead of it: along such a chain the idle
-  // latencies and the DRAM's transfer time add, they do not overlap (the decode-shaped rows of
-  // the workload suite, docs/planner.md "Latency bound and overlap").
-  if (load_latency_ > 0 && in.pipeline_trips > 0) {
-    const int64_t rounds = full_rounds + (tail_blocks > 0 ? 1 : 0);
-    e.latency_s = static_cast<double>(rounds) * static_cast<double>(in.pipeline_trips) * load_latency_ /
-                      static_cast<double>(std::max<int64_t>(block_ahead, 1)) +
-                  e.dram_s;
-  }
-  const double longer = std::max(e.core_s, e.memory_s);
-  const double shorter = std::min(e.core_s, e.memory_s);
-  e.exposed_s = shorter / static_cast<double>(1 + e.loads_in_flight);
-  e.time_s = std::max(longer, e.latency_s) + e.exposed_s;
-  e.latency_bound = e.latency_s > longer;
+  const int64_t rounds = full_rounds + (tail_blocks > 0 ? 1 : 0);
+  OverlapPhases(in, std::max<int64_t>(std::min(per_core, blocks_on_core), 1), rounds, load_latency_, &e);
   Classify(flops, bytes, &e);
   return e;
 }
