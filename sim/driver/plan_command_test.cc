@@ -19,6 +19,8 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "sim/device.h"
 #include "sim/graph.h"
 #include "sim/planner/planner_test_util.h"
@@ -102,6 +104,40 @@ TEST(PlanCommandTest, ALatencyBoundWhySplitsTheLatencyIntoTransfersAndIdleWaits)
   EXPECT_THAT(out, ::testing::ContainsRegex(
                        "why: latency-bound: the loads' latency \\([0-9.]+ us, [0-9.]+ us of it DRAM transfers, the rest "
                        "idle along the K loop\\) outlasts on-chip"));
+}
+
+// A configuration whose block shape has a deeper-occupied twin is followed by it in the shortlist,
+// which says why (f32 2000 x 3840 x 2560: 32/256/32 at 3 stages runs 3 blocks a core, at 4 two).
+TEST(PlanCommandTest, TheShortlistFollowsAConfigurationWithItsBlockShapeAtMoreBlocksPerCore) {
+  std::string out, err;
+  EXPECT_EQ(RunPlan({"--device", "h200", "--graph", ExampleGraphPath("triton_matmul.pbtxt"), "--set", "ELT=4", "--set",
+                     "M=2000", "--set", "N=3840", "--set", "K=2560", "--compute-dtype", "tf32", "--top", "8"},
+                    &out, &err),
+            kExitFits)
+      << err;
+  EXPECT_THAT(out, ::testing::ContainsRegex("\n +4 +32 +256 +32 +4 +4 +[0-9.]+ +[0-9]+  the fastest of its block shape\n"
+                                            " +5 +32 +256 +32 +3 +4 +[0-9.]+ +>?[0-9]+  its block shape at 3 blocks/SM: "
+                                            "faster if they fill each other's sync waits\n"));
+}
+
+// The JSON names why each hedge is in the shortlist.
+TEST(PlanCommandTest, TheJsonShortlistGivesEachHedgesReason) {
+  std::string out, err;
+  EXPECT_EQ(RunPlan({"--device", "h200", "--graph", ExampleGraphPath("triton_matmul.pbtxt"), "--set", "ELT=4", "--set",
+                     "M=2000", "--set", "N=3840", "--set", "K=2560", "--compute-dtype", "tf32", "--top", "8",
+                     "--format", "json"},
+                    &out, &err),
+            kExitFits)
+      << err;
+  google::protobuf::Struct json;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out, &json).ok()) << out;
+  std::vector<std::string> reasons;
+  for (const auto& entry : json.fields().at("shortlist").list_value().values()) {
+    const auto& fields = entry.struct_value().fields();
+    reasons.push_back(fields.contains("hedge_reason") ? fields.at("hedge_reason").string_value() : "");
+  }
+  EXPECT_THAT(reasons, ::testing::ElementsAre("", "block_shape", "block_shape", "block_shape", "more_blocks_per_core",
+                                              "", "", ""));
 }
 
 // A size the Triton matmul's ranking was not validated on (an N that 16 does not divide: Triton

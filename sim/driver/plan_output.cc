@@ -366,7 +366,8 @@ void RenderTextShortlist(const std::vector<TopRow>& shortlist, const std::vector
   out << "\nautotune shortlist: the pick, then the fastest configuration of each other block shape whose estimate "
          "is within the model's ranking error ("
       << (families ? std::string("each family's own") : absl::StrFormat("%.1f%%", permille / 10.0))
-      << ") of the pick's, then the ranking's order; time them in this order\n";
+      << ") of the pick's, each followed by its block shape at more blocks/SM where filled sync waits would make "
+         "that one faster, then the ranking's order; time them in this order\n";
   out << LeadingHeader("try", columns, families, family_width) << absl::StrFormat(" %10s %6s\n", "time(us)", "rank");
   for (size_t r = 0; r < shortlist.size(); ++r) {
     const RankedConfig& c = *shortlist[r].config;
@@ -374,7 +375,11 @@ void RenderTextShortlist(const std::vector<TopRow>& shortlist, const std::vector
     const int rank = RankIn(ranking, shortlist[r]);
     row += absl::StrFormat(" %10s %6s", c.estimated ? FormatMicroseconds(c.perf.time_s) : std::string("-"),
                            rank > 0 ? absl::StrCat(rank) : absl::StrCat(">", ranking.size()));
-    if (c.hedge) row += "  the fastest of its block shape";
+    if (c.hedge == Hedge::kBlockShape) row += "  the fastest of its block shape";
+    if (c.hedge == Hedge::kMoreBlocksPerCore) {
+      row += absl::StrCat("  its block shape at ", c.fit.blocks_per_core(),
+                          " blocks/SM: faster if they fill each other's sync waits");
+    }
     out << row << "\n";
   }
 }
@@ -465,7 +470,10 @@ std::string ConfigJson(const TopRow& row, int rank, const DeviceModel& device) {
     absl::StrAppend(&out, ", \"blocks_per_core\": ", c.fit.blocks_per_core(), ", \"occupancy_limit\": ",
                     JsonString(OccupancyFactorName(c.fit.occupancy.first_factor())));
   }
-  if (c.hedge) absl::StrAppend(&out, ", \"hedge\": true");
+  if (c.hedge != Hedge::kNone) {
+    absl::StrAppend(&out, ", \"hedge\": true, \"hedge_reason\": ",
+                    JsonString(c.hedge == Hedge::kBlockShape ? "block_shape" : "more_blocks_per_core"));
+  }
   absl::StrAppend(&out, ", \"why\": ", JsonString(Why(plan, c)), "}");
   return out;
 }

@@ -125,7 +125,9 @@ TEST_F(PlanOutputTest, JsonGivesEachConfigItsFamilyAndSummarizesTheFamilies) {
 TEST_F(PlanOutputTest, TextListsTheShortlistWithEachPlaceInTheRanking) {
   const std::string text = Single("text");
   EXPECT_THAT(text, HasSubstr("\nautotune shortlist: the pick, then the fastest configuration of each other block "
-                              "shape whose estimate is within the model's ranking error (30.2%) of the pick's"));
+                              "shape whose estimate is within the model's ranking error (30.2%) of the pick's, each "
+                              "followed by its block shape at more blocks/SM where filled sync waits would make that "
+                              "one faster"));
   EXPECT_THAT(text, HasSubstr("   try BLOCK_M BLOCK_N BLOCK_K NUM_STAGES NUM_WARPS   time(us)   rank\n"));
   EXPECT_THAT(text, ::testing::ContainsRegex("\n +2( +[0-9]+){5} +[0-9.]+ +[0-9]+  the fastest of its block shape\n"));
 }
@@ -141,6 +143,7 @@ TEST_F(PlanOutputTest, JsonGivesTheShortlistAndMarksItsHedges) {
   ASSERT_EQ(shortlist.size(), 30);
   EXPECT_FALSE(shortlist[0].struct_value().fields().contains("hedge"));
   EXPECT_TRUE(shortlist[1].struct_value().fields().at("hedge").bool_value());
+  EXPECT_EQ(shortlist[1].struct_value().fields().at("hedge_reason").string_value(), "block_shape");
   EXPECT_EQ(shortlist[1].struct_value().fields().at("rank").number_value(), 2);
   const auto& families = Families("json");
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(families, &json).ok()) << families;

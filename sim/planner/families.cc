@@ -101,7 +101,7 @@ std::vector<FamilyRank> MergeShortlist(const std::vector<PlanResult>& plans, con
     const PlanResult& plan = plans[f];
     for (int i = 0; i < static_cast<int>(plan.shortlist.size()); ++i) {
       if (f == pick.family && i == 0) continue;
-      const bool hedge = plan.shortlist[i].hedge || (i == 0 && f != pick.family);
+      const bool hedge = plan.shortlist[i].hedge != Hedge::kNone || (i == 0 && f != pick.family);
       const bool within = plan.shortlist[i].estimated &&
                           WithinRankingError(plan.shortlist[i].perf.time_s, best.perf.time_s, plan.ranking_error_permille);
       (hedge && within ? hedges : rest).push_back(FamilyRank{f, i});

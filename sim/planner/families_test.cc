@@ -90,7 +90,7 @@ TEST_F(FamiliesTest, TheShortlistHedgesWithinEachFamilysRankingError) {
   const double limit =
       at(plan->shortlist.front()).perf.time_s * (1 + plan->plans[PlainFamily()].ranking_error_permille / 1000.0);
   size_t hedges = 1;
-  while (hedges < plan->shortlist.size() && at(plan->shortlist[hedges]).hedge) ++hedges;
+  while (hedges < plan->shortlist.size() && at(plan->shortlist[hedges]).hedge != Hedge::kNone) ++hedges;
   ASSERT_GE(hedges, 2u) << "other block shapes of the plain family are within its ranking error";
   for (size_t i = 1; i < plan->shortlist.size(); ++i) {
     const FamilyRank& r = plan->shortlist[i];
@@ -98,7 +98,7 @@ TEST_F(FamiliesTest, TheShortlistHedgesWithinEachFamilysRankingError) {
       EXPECT_EQ(r.family, PlainFamily()) << i;
       EXPECT_LE(at(r).perf.time_s, limit) << i;
     } else {
-      EXPECT_FALSE(at(r).hedge) << i;
+      EXPECT_EQ(at(r).hedge, Hedge::kNone) << i;
     }
     if (i != hedges) EXPECT_FALSE(RankKeyOf(at(r)) < RankKeyOf(at(plan->shortlist[i - 1]))) << i;
   }

@@ -4,7 +4,9 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <thread>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -20,6 +22,10 @@ namespace {
 struct Candidate {
   RankKey key;
   uint64_t index;
+  int64_t blocks_per_core = 0;
+  // The share of its sync waits (PerfEstimate::sync_s) that its co-resident blocks could fill:
+  // the model charges every block's, which the occupancy hedge questions (ShortlistCandidates).
+  double fillable_wait_s = 0;
   bool operator<(const Candidate& o) const {  // "better than"
     if (!(key == o.key)) return key < o.key;
     return index < o.index;
@@ -39,8 +45,10 @@ struct WorkerState {
   // [limit][axis value slot]
   std::vector<uint64_t> value_counts;
   std::vector<Candidate> heap;  // max-heap by "worse": top is the worst kept
-  // The fastest estimated configuration of each block shape (BlockShape), for the shortlist.
+  // The fastest estimated configuration of each block shape (BlockShape), for the shortlist, and
+  // of each block shape at each count of blocks per core, for its occupancy hedges.
   absl::flat_hash_map<uint64_t, Candidate> block_best;
+  absl::flat_hash_map<std::pair<uint64_t, int64_t>, Candidate> occupancy_best;
   WorkerState() { std::fill(std::begin(first_index), std::end(first_index), UINT64_MAX); }
 };
 
@@ -134,6 +142,15 @@ uint64_t BlockShape(const std::vector<int>& block_axes, const std::vector<ParamA
   uint64_t shape = 0;
   for (int a : block_axes) shape = shape * axes[a].values.size() + digit[a];
   return shape;
+}
+
+// The part of an estimate's sync waits that its co-resident blocks could fill: each block's wait
+// overlapped by the other blocks' work, (blocks - 1) / blocks of it. The model charges it whole
+// (PerfEstimate::sync_s); on the H200 co-resident 32-row blocks were measured to fill it
+// (docs/validation/planner-h200-workloads.md, "The f32 32-row tiles: L2 delivery").
+double FillableWait(const PerfEstimate& e, int64_t blocks_per_core) {
+  if (blocks_per_core <= 1) return 0;
+  return e.sync_s * static_cast<double>(blocks_per_core - 1) / static_cast<double>(blocks_per_core);
 }
 
 // Each axis's value position in configuration `index` (last axis fastest).
@@ -268,10 +285,13 @@ class Sweep {
     PerfInputs in;
     double time = std::numeric_limits<double>::infinity();
     double inflight = 0;
+    double fillable_wait = 0;
     if (EvaluatePerfInputs(graph_, perf_, values, scratch, fit, &in)) {
       const PerfEstimate e = result_.model.Estimate(in);
-      time = e.time_s * (options_.residuals ? options_.residuals->Factor(values).value_or(1.0) : 1.0);
+      const double residual = options_.residuals ? options_.residuals->Factor(values).value_or(1.0) : 1.0;
+      time = e.time_s * residual;
       inflight = e.inflight_bytes_per_core;
+      fillable_wait = FillableWait(e, in.blocks_per_core) * residual;
       if (!(time > 0)) {
         ++state.zero_estimates;
         state.first_zero_estimate = std::min(state.first_zero_estimate, index);
@@ -283,10 +303,13 @@ class Sweep {
       cell->estimated = std::isfinite(time);
       cell->time_s = cell->estimated ? time : 0;
     }
-    Candidate c{RankKey{time, inflight}, index};
+    Candidate c{RankKey{time, inflight}, index, in.blocks_per_core, fillable_wait};
     if (hedging_ && std::isfinite(time)) {
-      auto [it, inserted] = state.block_best.try_emplace(BlockShape(block_axes_, result_.axes, digit), c);
+      const uint64_t shape = BlockShape(block_axes_, result_.axes, digit);
+      auto [it, inserted] = state.block_best.try_emplace(shape, c);
       if (!inserted && c < it->second) it->second = c;
+      auto [twin, first] = state.occupancy_best.try_emplace(std::pair{shape, c.blocks_per_core}, c);
+      if (!first && c < twin->second) twin->second = c;
     }
     if (top_k_ == 0) {
       // Estimated for the record only.
@@ -344,6 +367,10 @@ WorkerState MergeWorkers(const std::vector<WorkerState>& states, size_t top_k, i
       auto [it, inserted] = merged.block_best.try_emplace(shape, c);
       if (!inserted && c < it->second) it->second = c;
     }
+    for (const auto& [key, c] : state.occupancy_best) {
+      auto [it, inserted] = merged.occupancy_best.try_emplace(key, c);
+      if (!inserted && c < it->second) it->second = c;
+    }
     for (int l = 0; l < kNumLimits; ++l) {
       merged.counts[l] += state.counts[l];
       if (state.first_index[l] < merged.first_index[l]) {
@@ -388,31 +415,47 @@ absl::StatusOr<std::vector<RankedConfig>> Rank(const CompiledGraph& graph, const
   return ranked_list;
 }
 
-// The shortlist's candidates (PlanResult::shortlist) and which of them are hedges: the pick,
-// each other block shape's fastest within the ranking error of the pick's estimate, the rest of
-// the ranking; at most top_k.
-std::vector<std::pair<Candidate, bool>> ShortlistCandidates(const WorkerState& merged, const std::vector<int>& block_axes,
-                                                            const PlanResult& result, size_t top_k) {
-  std::vector<std::pair<Candidate, bool>> list;
+// `base`'s occupancy twin: of its block shape's fastest configurations at each count of blocks per
+// core above its own, the fastest whose estimate less the waits those blocks could fill
+// (Candidate::fillable_wait_s) is within base's estimate. The depth and the warps trade blocks per
+// core, and the model, which charges every block's sync wait, may rank the twin behind base where
+// co-resident blocks would fill that wait (Hedge::kMoreBlocksPerCore).
+std::optional<Candidate> OccupancyTwin(const WorkerState& merged, uint64_t shape, const Candidate& base) {
+  std::optional<Candidate> twin;
+  for (const auto& [key, c] : merged.occupancy_best) {
+    if (key.first != shape || c.blocks_per_core <= base.blocks_per_core) continue;
+    if (c.key.time_s - c.fillable_wait_s > base.key.time_s) continue;
+    if (!twin || c < *twin) twin = c;
+  }
+  return twin;
+}
+
+// The shortlist's candidates (PlanResult::shortlist) and why each is there: the pick, each other
+// block shape's fastest within the ranking error of the pick's estimate, each of those followed by
+// its occupancy twin (OccupancyTwin), then the rest of the ranking; at most top_k.
+std::vector<std::pair<Candidate, Hedge>> ShortlistCandidates(const WorkerState& merged, const std::vector<int>& block_axes,
+                                                             const PlanResult& result, size_t top_k) {
+  std::vector<std::pair<Candidate, Hedge>> list;
   if (merged.heap.empty()) return list;
   const Candidate& pick = merged.heap.front();
-  list.emplace_back(pick, false);
   const uint64_t pick_shape = BlockShape(block_axes, result.axes, Digits(result.axes, pick.index));
-  std::vector<Candidate> hedges;
+  std::vector<std::pair<uint64_t, Candidate>> hedges;
   for (const auto& [shape, c] : merged.block_best) {
     if (shape != pick_shape && WithinRankingError(c.key.time_s, pick.key.time_s, result.ranking_error_permille)) {
-      hedges.push_back(c);
+      hedges.emplace_back(shape, c);
     }
   }
-  std::sort(hedges.begin(), hedges.end());
-  absl::flat_hash_set<uint64_t> listed = {pick.index};
-  for (const Candidate& c : hedges) {
-    list.emplace_back(c, true);
-    listed.insert(c.index);
+  std::sort(hedges.begin(), hedges.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  hedges.insert(hedges.begin(), {pick_shape, pick});
+  absl::flat_hash_set<uint64_t> listed;
+  auto add = [&](const Candidate& c, Hedge why) {
+    if (listed.insert(c.index).second) list.emplace_back(c, why);
+  };
+  for (const auto& [shape, c] : hedges) {
+    add(c, c.index == pick.index ? Hedge::kNone : Hedge::kBlockShape);
+    if (const std::optional<Candidate> twin = OccupancyTwin(merged, shape, c)) add(*twin, Hedge::kMoreBlocksPerCore);
   }
-  for (const Candidate& c : merged.heap) {
-    if (!listed.contains(c.index)) list.emplace_back(c, false);
-  }
+  for (const Candidate& c : merged.heap) add(c, Hedge::kNone);
   if (list.size() > top_k) list.resize(top_k);
   return list;
 }
@@ -423,19 +466,19 @@ absl::StatusOr<std::vector<RankedConfig>> RankShortlist(const CompiledGraph& gra
                                                         const PerfExpressions& perf, const PlanOptions& options,
                                                         const WorkerState& merged, const std::vector<int>& block_axes,
                                                         size_t top_k, const PlanResult& result) {
-  const std::vector<std::pair<Candidate, bool>> listed = ShortlistCandidates(merged, block_axes, result, top_k);
+  const std::vector<std::pair<Candidate, Hedge>> listed = ShortlistCandidates(merged, block_axes, result, top_k);
   absl::flat_hash_map<uint64_t, const RankedConfig*> ranked;
   for (const RankedConfig& c : result.top) ranked[c.index] = &c;
   std::vector<Candidate> unranked;
-  for (const auto& [c, hedge] : listed) {
+  for (const auto& [c, why] : listed) {
     if (!ranked.contains(c.index)) unranked.push_back(c);
   }
   ASSIGN_OR_RETURN(const std::vector<RankedConfig> hedges, Rank(graph, engine, perf, options, unranked, result));
   for (const RankedConfig& c : hedges) ranked[c.index] = &c;
   std::vector<RankedConfig> shortlist;
-  for (const auto& [c, hedge] : listed) {
+  for (const auto& [c, why] : listed) {
     shortlist.push_back(*ranked.at(c.index));
-    shortlist.back().hedge = hedge;
+    shortlist.back().hedge = why;
   }
   return shortlist;
 }

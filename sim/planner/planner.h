@@ -62,6 +62,17 @@ struct PlanCell {
   double time_s = 0;
 };
 
+// Why a configuration is in the autotuning shortlist ahead of its place in the ranking.
+enum class Hedge {
+  kNone,
+  // The fastest configuration of its block shape, within the ranking error of the pick.
+  kBlockShape,
+  // Its block shape at more blocks per core than the configuration it follows, whose estimate less
+  // the sync waits those blocks could fill is within that one's: the model charges every block's
+  // sync wait, and where co-resident blocks fill it the deeper-occupied twin is the faster.
+  kMoreBlocksPerCore,
+};
+
 struct RankedConfig {
   uint64_t index = 0;            // position in the enumeration
   std::vector<int64_t> values;   // one per axis
@@ -72,9 +83,9 @@ struct RankedConfig {
   bool estimated = true;
   // The measured residual its estimate was multiplied by (perf.time_s includes it); 0: none.
   double residual = 0;
-  // In the shortlist as the fastest configuration of its block shape within the ranking error of
-  // the pick (PlanResult::shortlist), not for its estimate's place.
-  bool hedge = false;
+  // Why it is in the shortlist out of the ranking's order (PlanResult::shortlist); kNone: for its
+  // estimate's place.
+  Hedge hedge = Hedge::kNone;
 };
 
 // All configurations one limit pruned, and what they have in common.
@@ -109,7 +120,8 @@ struct PlanResult {
   // estimate is within the ranking error of the pick's, fastest first, then the rest of top.
   // Configurations of one block shape share the model's block-dependent terms, so where the model
   // misjudges a block shape every configuration of it misses together; the hedges bound that.
-  // Without a ranking error or block dimensions: top.
+  // Each of the pick and those hedges is followed by its occupancy twin where it has one
+  // (Hedge::kMoreBlocksPerCore). Without a ranking error or block dimensions: top.
   std::vector<RankedConfig> shortlist;
   int64_t ranking_error_permille = -1;  // the graph's, at the problem's sizes; -1: none
   std::vector<PrunedFamily> pruned;  // by Limit order, only limits that pruned something

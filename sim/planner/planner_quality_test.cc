@@ -478,7 +478,7 @@ TEST(PlannerQualityTest, TritonMatmulOnTheWorkloadSuiteFitPart) {
 }
 
 TEST(PlannerQualityTest, TritonMatmulOnTheWorkloadSuiteHeldOutPart) {
-  ExpectFloors("Triton matmul, workload held-out part", Judge(WorkloadMatmul("heldout")), 50, 44, 45);
+  ExpectFloors("Triton matmul, workload held-out part", Judge(WorkloadMatmul("heldout")), 50, 44, 48);
 }
 
 // The fourth held-out part's matmuls, planned before they were timed, the model unchanged since
@@ -498,7 +498,7 @@ TEST(PlannerQualityTest, TritonMatmulOnTheFifthHeldOutPart) {
   // come within 10% and 3%: 96 and 96 (not blind: these rows were seen). With the synchronous
   // steps (synchronous_load_steps) f16 16x49155x4096's pick is a 64-row wgmma tile at 1.34x, its
   // top 5's best 1.16x, where 32-row mma.sync tiles measure best: 95 and 95.
-  ExpectFloors("Triton matmul, workload fifth held-out part", Judge(WorkloadMatmul("heldout5")), 100, 95, 95);
+  ExpectFloors("Triton matmul, workload fifth held-out part", Judge(WorkloadMatmul("heldout5")), 100, 95, 97);
 }
 
 // The eleventh held-out part (Llama-3.1-405B over 8 GPUs, Qwen3-32B, Qwen3-4B, Ministral-8B,
@@ -517,7 +517,7 @@ TEST(PlannerQualityTest, TritonMatmulOnTheTwelfthHeldOutPart) {
   // Top-1 misses: f16 16 x 43008 x 5376 at 1.16x (its top 5's best 1.03x); f32 64 x 28672 x 8192
   // 1.30x, 2000 x 2048 x 768 1.17x, 16 x 43008 x 5376 1.14x, 2000 x 2048 x 1024 1.13x,
   // 2000 x 5376 x 21504 1.13x, 2000 x 5120 x 2048 and 16 x 151936 x 2048 1.10x.
-  ExpectFloors("Triton matmul, workload twelfth held-out part", Judge(WorkloadMatmul("heldout12")), 96, 89, 88);
+  ExpectFloors("Triton matmul, workload twelfth held-out part", Judge(WorkloadMatmul("heldout12")), 96, 89, 92);
 }
 
 // The thirteenth held-out part (Mistral-Large-2 over 8 GPUs, Phi-4, Phi-4-mini, InternLM3-8B, the
@@ -533,7 +533,7 @@ TEST(PlannerQualityTest, TritonMatmulOnTheThirteenthHeldOutPart) {
 TEST(PlannerQualityTest, TritonMatmulOnTheFourteenthHeldOutPart) {
   // Top-1 misses: f16 16x6144x1024 at 1.36x, 16x4096x11520 1.17x, 16x2560x1024 1.13x; f32
   // 64x23040x4096 1.19x, 2000x2880x2880 and 2000x2560x1024 1.12x.
-  ExpectFloors("Triton matmul, workload fourteenth held-out part", Judge(WorkloadMatmul("heldout14")), 60, 54, 56);
+  ExpectFloors("Triton matmul, workload fourteenth held-out part", Judge(WorkloadMatmul("heldout14")), 60, 54, 57);
 }
 
 // The fifteenth held-out part (Qwen2.5-72B and Mistral-Large-2 over 4 GPUs, Qwen3-32B, Gemma-3-27B
@@ -544,7 +544,7 @@ TEST(PlannerQualityTest, TritonMatmulOnTheFifteenthHeldOutPart) {
   // Top-1 misses: f16 16x38016x8192 1.17x, 16x21504x5376 1.12x; f32 2000x3584x12288 1.19x,
   // 16x38016x8192 1.17x, 2000x5376x10752 1.16x, 16x75968x5120 1.13x, 16x50176x5120 1.12x,
   // 16x21504x5376 1.11x.
-  ExpectFloors("Triton matmul, workload fifteenth held-out part", Judge(WorkloadMatmul("heldout15")), 82, 74, 75);
+  ExpectFloors("Triton matmul, workload fifteenth held-out part", Judge(WorkloadMatmul("heldout15")), 82, 74, 78);
 }
 
 // The sixteenth held-out part (Yi-1.5-9B, Granite-3.1-2B, Command-R7B, SmolLM2-135M, MiniCPM-2B,
@@ -563,7 +563,7 @@ TEST(PlannerQualityTest, TritonMatmulOnTheSixteenthHeldOutPart) {
   // and 16x122753x2304's picks within 10% and one more top 5: 65 and 63 (not blind either). With
   // the synchronous steps f16 16x49155x2048's pick is a 64-row wgmma tile at 1.32x, its top 5's
   // best 1.28x (32-row mma.sync tiles measure best): 64 and 62.
-  ExpectFloors("Triton matmul, workload sixteenth held-out part", Judge(WorkloadMatmul("heldout16")), 72, 64, 62);
+  ExpectFloors("Triton matmul, workload sixteenth held-out part", Judge(WorkloadMatmul("heldout16")), 72, 64, 65);
 }
 
 // Planned at a99c534 before the part was timed: the planner as it stands, with tcgen05's
@@ -588,7 +588,7 @@ TEST(PlannerQualityTest, TritonMatmulOnTheEleventhHeldOutPartTimedAgain) {
 // The second held-out part: models added after the terms were chosen, planned before they were
 // timed (tests/data/planner/README.md).
 TEST(PlannerQualityTest, TritonMatmulOnTheSecondHeldOutPart) {
-  ExpectFloors("Triton matmul, workload second held-out part", Judge(WorkloadMatmul("heldout2")), 72, 67, 65);
+  ExpectFloors("Triton matmul, workload second held-out part", Judge(WorkloadMatmul("heldout2")), 72, 67, 66);
 }
 
 // Attention's chain term (models/graphs/triton_attention.pbtxt) was chosen on the fit part after
@@ -686,8 +686,10 @@ TEST(PlannerQualityTest, TritonAttentionOnTheWorkloadSuite) {
 
 // The Triton matmul planned with ptxas's registers in place of the graph's estimate (simulate
 // plan --registers; tests/data/planner/compiled-registers, every configuration the H200 sweeps
-// compiled) on every part of the workload suite with matmul rows: no part loses a row, top-1 or
-// top 5, and the totals gain what docs/planner.md ("A compiler's registers") reports.
+// compiled) on every part of the workload suite with matmul rows: no part loses a row at top-1 or
+// in the ranking's top 5, and the totals gain what docs/planner.md ("A compiler's registers")
+// reports. The shortlist is held in total only: ptxas's registers move some block shapes' fastest
+// estimates into the ranking error, and those hedges can take the slots of occupancy hedges.
 TEST(PlannerQualityTest, TritonMatmulWithPtxasRegistersOnTheWorkloadSuite) {
   std::array<int, 4> estimate{}, compiled{};  // rows, top-1 within 10%, ranking's and shortlist's top 5 within 3%
   for (const char* part : {"fit", "heldout", "heldout2", "heldout4", "heldout5", "heldout11", "heldout12",
@@ -703,7 +705,6 @@ TEST(PlannerQualityTest, TritonMatmulWithPtxasRegistersOnTheWorkloadSuite) {
     EXPECT_EQ(by_ptxas.rows, by_estimate.rows) << part;
     EXPECT_GE(by_ptxas.top1_within_10, by_estimate.top1_within_10) << part << by_ptxas.top1_misses;
     EXPECT_GE(by_ptxas.ranking_top5_within_3, by_estimate.ranking_top5_within_3) << part;
-    EXPECT_GE(by_ptxas.top5_within_3, by_estimate.top5_within_3) << part;
     for (auto [total, q] : {std::pair{&estimate, &by_estimate}, std::pair{&compiled, &by_ptxas}}) {
       (*total)[0] += q->rows;
       (*total)[1] += q->top1_within_10;
@@ -714,13 +715,15 @@ TEST(PlannerQualityTest, TritonMatmulWithPtxasRegistersOnTheWorkloadSuite) {
   std::printf("Triton matmul, workload suite: rows %d; estimate top-1 %d, top 5 %d, shortlist %d; ptxas's registers "
               "top-1 %d, top 5 %d, shortlist %d\n",
               estimate[0], estimate[1], estimate[2], estimate[3], compiled[1], compiled[2], compiled[3]);
-  // As judged (764 rows): top-1 703 either way; the ranking's top 5 686 -> 688, the shortlist's
-  // 711 either way (with B's operand registers alone in the mma.sync estimate, not 16-bit A's:
-  // 684 -> 688 and 706 -> 711, every gain on an f16 row of a held-out part).
+  // As judged (764 rows): top-1 704 either way; the ranking's top 5 686 -> 688; the shortlist's
+  // 721 with the estimate, 713 with ptxas's registers (711 either way before the occupancy hedges:
+  // on 9 f32 rows ptxas's registers bring 256/128/64/2/8 or 32/64/64/2/4 into the ranking error as
+  // a block shape's fastest, ahead of the twin 32/256/32/3/4 that measures best or within 3%).
   EXPECT_EQ(compiled[0], 764);
-  EXPECT_GE(compiled[1], 703) << "top-1 within 10%";
+  EXPECT_GE(compiled[1], 704) << "top-1 within 10%";
   EXPECT_GE(compiled[2], 688) << "the ranking's top 5 within 3%";
-  EXPECT_GE(compiled[3], 711) << "the shortlist's top 5 within 3%";
+  EXPECT_GE(estimate[3], 721) << "the shortlist's top 5 within 3%, by the estimate";
+  EXPECT_GE(compiled[3], 713) << "the shortlist's top 5 within 3%, by ptxas's registers";
 }
 
 // Which Triton matmul configurations spill registers: the graph's register estimate (a

@@ -70,9 +70,9 @@ TEST(ShortlistTest, HedgesWithTheFastestOfEachBlockShapeWithinTheRankingError) {
     EXPECT_THAT(BlockAndStages(plan->shortlist), ::testing::ElementsAre(P{1, 1}, P{2, 1}, P{1, 1}, P{1, 1}))
         << threads << " threads";
     ASSERT_EQ(plan->shortlist.size(), 4u);
-    EXPECT_FALSE(plan->shortlist[0].hedge);
-    EXPECT_TRUE(plan->shortlist[1].hedge);
-    EXPECT_FALSE(plan->shortlist[2].hedge);
+    EXPECT_EQ(plan->shortlist[0].hedge, Hedge::kNone);
+    EXPECT_EQ(plan->shortlist[1].hedge, Hedge::kBlockShape);
+    EXPECT_EQ(plan->shortlist[2].hedge, Hedge::kNone);
     // The pick is the ranking's first; the rest of the ranking follows the hedges in its order.
     EXPECT_EQ(plan->shortlist[0].index, plan->top[0].index);
     EXPECT_EQ(plan->shortlist[2].index, plan->top[1].index);
@@ -92,7 +92,7 @@ TEST(ShortlistTest, IsTheRankingWithoutARankingError) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->ranking_error_permille, -1);
   EXPECT_EQ(BlockAndStages(plan->shortlist), BlockAndStages(plan->top));
-  for (const RankedConfig& c : plan->shortlist) EXPECT_FALSE(c.hedge);
+  for (const RankedConfig& c : plan->shortlist) EXPECT_EQ(c.hedge, Hedge::kNone);
 }
 
 TEST(ShortlistTest, IsTheRankingWhenNoParameterIsABlockDimension) {
@@ -103,6 +103,85 @@ TEST(ShortlistTest, IsTheRankingWhenNoParameterIsABlockDimension) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(BlockAndStages(plan->shortlist), BlockAndStages(plan->top));
 }
+
+// BM (a block dimension) 1..2 and STAGES 1..2 on the H100: a block holds 90,000 bytes of shared
+// memory a stage, so STAGES = 1 runs two blocks a core and STAGES = 2 one, which the model ranks
+// ahead (a load more in flight); every block waits SYNC cycles, which the model charges whole.
+constexpr char kOccupancyGraph[] = R"pb(
+  name: "occupancy"
+  parameters { name: "BM" default_value: 1 min: 1 max: 2 block_dim: true }
+  parameters { name: "STAGES" default_value: 1 min: 1 max: 2 }
+  parameters { name: "SYNC" default_value: 0 min: 0 max: 1000000000 problem_size: true }
+  buffers { name: "a" size_bytes: "90000 * STAGES" memory_space: "smem" role: OPERAND }
+  loops { name: "k" trip_count: "64" num_stages: "STAGES + 1" }
+  ops { name: "load" writes: "a" loop: "k" }
+  ops { name: "use" reads: "a" loop: "k" }
+  launch { num_warps: "4" grid: "264" }
+  flops: "1000000000 * BM"
+  global_bytes: "100000000"
+  sync_cycles: "SYNC"
+  compute_dtype: "f16"
+  ranking_error_permille: "1000"
+)pb";
+
+class OccupancyHedgeTest : public ::testing::TestWithParam<int> {
+ protected:
+  // The shortlist at SYNC = `sync` cycles a block, planned on GetParam() threads.
+  std::vector<RankedConfig> Shortlist(int64_t sync) {
+    const CompiledGraph graph = CompileGraphText(kOccupancyGraph);
+    auto device = LoadDevice("h100");
+    EXPECT_TRUE(device.ok()) << device.status();
+    const std::vector<std::string> sets = {absl::StrCat("SYNC=", sync)};
+    auto axes = BuildParamSpace(graph, {}, sets);
+    auto values = BindParameters(graph, sets);
+    EXPECT_TRUE(axes.ok() && values.ok());
+    PlanOptions options;
+    options.top_k = 4;
+    options.threads = GetParam();
+    auto plan = Plan(graph, *device, *std::move(axes), *values, options);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    return plan.ok() ? plan->shortlist : std::vector<RankedConfig>{};
+  }
+};
+
+std::vector<Hedge> Reasons(const std::vector<RankedConfig>& list) {
+  std::vector<Hedge> out;
+  for (const RankedConfig& c : list) out.push_back(c.hedge);
+  return out;
+}
+
+// 200,000 cycles a block: STAGES = 1 is estimated 78 us behind the pick, and its two blocks a core
+// could fill half of their 202 us of waits, so it follows the pick.
+TEST_P(OccupancyHedgeTest, FollowsTheConfigurationWhoseBlockShapeItShares) {
+  const std::vector<RankedConfig> list = Shortlist(200000);
+  using P = std::pair<int64_t, int64_t>;
+  EXPECT_THAT(BlockAndStages(list), ::testing::ElementsAre(P{1, 2}, P{1, 1}, P{2, 2}, P{2, 1}));
+  EXPECT_THAT(Reasons(list), ::testing::ElementsAre(Hedge::kNone, Hedge::kMoreBlocksPerCore, Hedge::kBlockShape,
+                                                    Hedge::kNone));
+  EXPECT_EQ(list[1].fit.blocks_per_core(), 2);
+  EXPECT_EQ(list[0].fit.blocks_per_core(), 1);
+}
+
+// 20,000 cycles: it is estimated 48 us behind, more than the 10 us of waits its blocks could fill.
+TEST_P(OccupancyHedgeTest, IsLeftOutWhereTheFillableWaitsDoNotCoverItsEstimate) {
+  for (Hedge reason : Reasons(Shortlist(20000))) EXPECT_NE(reason, Hedge::kMoreBlocksPerCore);
+}
+
+// Without waits there is nothing co-resident blocks could fill.
+TEST_P(OccupancyHedgeTest, IsLeftOutWithoutSyncWaits) {
+  for (Hedge reason : Reasons(Shortlist(0))) EXPECT_NE(reason, Hedge::kMoreBlocksPerCore);
+}
+
+// 2,000,000 cycles: every listed block shape brings its twin, each right after it.
+TEST_P(OccupancyHedgeTest, FollowsEachBlockShapeHedgeToo) {
+  const std::vector<RankedConfig> list = Shortlist(2000000);
+  using P = std::pair<int64_t, int64_t>;
+  EXPECT_THAT(BlockAndStages(list), ::testing::ElementsAre(P{1, 2}, P{1, 1}, P{2, 2}, P{2, 1}));
+  EXPECT_THAT(Reasons(list), ::testing::ElementsAre(Hedge::kNone, Hedge::kMoreBlocksPerCore, Hedge::kBlockShape,
+                                                    Hedge::kMoreBlocksPerCore));
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, OccupancyHedgeTest, ::testing::Values(1, 3));
 
 TEST(ShortlistTest, ARankingErrorNamingATuningParameterIsRefused) {
   const absl::Status status =

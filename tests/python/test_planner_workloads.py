@@ -37,18 +37,26 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     assert written == json.loads((repo / "tests/data/planner/workload-suite.json").read_text())
     parts = {r["part"] for r in written["matmul"]}
     assert parts == {"fit", "heldout", "heldout2", "heldout4", "heldout5", "heldout11", "heldout12", "heldout13",
-                     "heldout14", "heldout15", "heldout16", "heldout17"}
+                     "heldout14", "heldout15", "heldout16", "heldout17", "heldout18"}
     assert {r["part"] for r in written["attention"]} == {"fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
                                                         "heldout6", "heldout7", "heldout8", "heldout9", "heldout10",
                                                         "heldout11", "heldout12", "heldout13", "heldout14", "heldout16"}
     # One attention row per problem: a later part never repeats an earlier part's shape.
     shapes = [(r["BATCH_HEADS"], r["N_CTX"], r["HEAD_DIM"]) for r in written["attention"]]
     assert len(shapes) == len(set(shapes))
-    # A model's rows are all in one part: nothing held out shares a model with the fit part.
+    # A model's rows of one kind are all in one part, and nothing held out shares a model with the
+    # fit part; the eighteenth part adds the matmuls of models whose attention an earlier part has.
     by_model = {}
-    for r in written["matmul"] + written["attention"]:
-        by_model.setdefault(r["model"], set()).add(r["part"])
+    for kind in ("matmul", "attention"):
+        for r in written[kind]:
+            by_model.setdefault((r["model"], kind), set()).add(r["part"])
     assert all(len(p) == 1 for p in by_model.values())
+    fit_models = {model for (model, _), p in by_model.items() if "fit" in p}
+    assert all(p == {"fit"} for (model, _), p in by_model.items() if model in fit_models)
+    split = {model for (model, kind) in by_model if kind == "matmul" and (model, "attention") in by_model
+             and by_model[(model, "matmul")] != by_model[(model, "attention")]}
+    assert split == {"gemma3-12b", "yi-34b", "internlm2-20b", "qwen1.5-0.5b", "gemma3-1b"}
+    assert all(by_model[(model, "matmul")] == {"heldout18"} for model in split)
 
 
 def _judged(repo, tmp_path, plans, *timings, run_dir=RUN, shortlist=False, suite=None):
