@@ -301,6 +301,7 @@ std::string WorkloadRun(const std::string& part) {
     return absl::StrCat("h200-", part, "-2026-12-01");
   }
   if (part == "heldout16" || part == "heldout17") return absl::StrCat("h200-", part, "-2026-12-02");
+  if (part == "heldout18") return "h200-heldout18-2026-12-03";
   return absl::StrCat("h200-", part, first_day ? "-2026-11-29" : "-2026-11-30");
 }
 
@@ -574,6 +575,20 @@ TEST(PlannerQualityTest, TritonMatmulOnTheSeventeenthHeldOutPart) {
   // 2000x3840x2560 1.10x. The shortlist's top 5 misses f32 2000x3840x2560 (1.10x), 16x55296x5120
   // (1.05x) and 2000x3584x3072 (1.04x).
   ExpectFloors("Triton matmul, workload seventeenth held-out part", Judge(WorkloadMatmul("heldout17")), 40, 36, 37);
+}
+
+// Planned at 5220224 before the part was timed, with the shortlist's occupancy hedges and without
+// them (tests/data/planner/h200-heldout18-2026-12-03/README.md): the matmuls of five models whose
+// attention earlier parts have.
+TEST(PlannerQualityTest, TritonMatmulOnTheEighteenthHeldOutPart) {
+  // Top-1 misses: f16 64x1024x2816 1.59x, 16x1024x1024 1.54x, 16x1536x1152 1.53x (kernels of
+  // 8-13 us), 64x13824x1152 1.24x, 16x40960x7168 1.20x, 16x1152x6912 1.19x, 16x3840x15360 1.14x,
+  // 2000x1536x1152 and 2000x3072x1024 1.11-1.12x, 64x5632x1024 1.11x; f32 64x32768x6144 1.35x,
+  // 16x40960x7168 1.23x, 64x40960x7168 1.22x, 2000x3072x1024 1.12x, 2000x7168x20480 1.12x,
+  // 2000x9216x7168 1.11x. The shortlist's top 5 misses f16 16x1536x1152 (1.39x), 2000x1536x1152
+  // (1.12x), 2000x3072x1024 (1.05x); f32 64x40960x7168 (1.13x), 2000x1152x6912 (1.05x),
+  // 16x151936x1024 (1.03x).
+  ExpectFloors("Triton matmul, workload eighteenth held-out part", Judge(WorkloadMatmul("heldout18")), 84, 68, 78);
 }
 
 // The same part timed a second time, on another lease of the machine: what the figures above

@@ -25,6 +25,7 @@ RUN14 = "tests/data/planner/h200-heldout14-2026-12-01"  # the fourteenth
 RUN15 = "tests/data/planner/h200-heldout15-2026-12-01"  # the fifteenth (matmul only)
 RUN16 = "tests/data/planner/h200-heldout16-2026-12-02"  # the sixteenth
 RUN17 = "tests/data/planner/h200-heldout17-2026-12-02"  # the seventeenth
+RUN18 = "tests/data/planner/h200-heldout18-2026-12-03"  # the eighteenth (matmul only)
 
 
 def _bench(repo, script, *args):
@@ -253,6 +254,23 @@ def test_seventeenth_part_judges_the_planner_blind(repo, tmp_path):
                                (True, {"matmul heldout17 f16": (20, 19, 20), "matmul heldout17 f32": (20, 17, 17)})):
         _expect(_judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", "h200-f32.json.gz",
                         run_dir=RUN17, shortlist=shortlist), figures)
+
+
+def test_eighteenth_part_judges_the_occupancy_hedges_blind(repo, tmp_path):
+    # (plans, shortlist or the ranking, timings: figures); both plan files committed before timing.
+    both = ("h200-f16.json.gz", "h200-f32.json.gz")
+    for plans, shortlist, timings, figures in (
+            ("plans-before-timing.json.gz", False, both,
+             {"matmul heldout18 f16": (42, 32, 36), "matmul heldout18 f32": (42, 36, 35)}),
+            ("plans-without-occupancy-hedges.json.gz", True, both,
+             {"matmul heldout18 f16": (42, 32, 38), "matmul heldout18 f32": (42, 36, 38)}),
+            ("plans-before-timing.json.gz", True, both,
+             {"matmul heldout18 f16": (42, 32, 39), "matmul heldout18 f32": (42, 36, 39)}),
+            ("plans-without-occupancy-hedges.json.gz", True, ("h200-f32-repeat.json.gz",),
+             {"matmul heldout18 f32": (42, 33, 36)}),
+            ("plans-before-timing.json.gz", True, ("h200-f32-repeat.json.gz",),
+             {"matmul heldout18 f32": (42, 33, 37)})):
+        _expect(_judged(repo, tmp_path, plans, *timings, run_dir=RUN18, shortlist=shortlist), figures)
 
 
 def test_eleventh_held_out_part_timed_again_judges_as_reported(repo, tmp_path):
