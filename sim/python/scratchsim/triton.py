@@ -1190,7 +1190,8 @@ class EarlyPrune:
     def _plan_rank(self, fn, configs, named_args, names, args, launch: dict) -> dict:
         """{graph key: place} over the configs' own values, by the planner on the graph family:
         its autotuning shortlist's order (the pick, then the other block shapes within the model's
-        ranking error, then by estimate), then the ranking's for any it leaves out."""
+        ranking error, each followed by its occupancy twin, then by estimate), then the ranking's
+        for any it leaves out."""
         t0 = time.perf_counter()
         device = self.device or device_for(target_of(self.target))
         problem = self.problem(named_args)
@@ -1378,7 +1379,8 @@ def early_prune(kernel=None, signature_or_args=None, target=None, *, device: str
     top_k: keep only the first K fitting configs of the planner's autotuning shortlist over a
         shipped graph family (`graph`, default "triton_matmul"; problem(named_args) gives M, N, K,
         ELT): its pick, then the fastest config of each other block shape within the model's
-        ranking error, then by estimate (docs/planner.md, "The autotuning shortlist"); the tile
+        ranking error, each followed by its occupancy twin, then by estimate (docs/planner.md,
+        "The autotuning shortlist"); the tile
         constexprs are mapped to its BLOCK_M, BLOCK_N, BLOCK_K by their role in the kernel's
         product (map_by_role) unless param_names maps them; configs are lowered in the
         shortlist's order until K fit, and returned in it.
