@@ -2,7 +2,7 @@
 rows (issue 34): is a top 5 that misses the measured best by more than 3% slower, or did one burst
 timing of 288 configurations pick a lucky minimum?
 
-    python3 bench/planner/retime_near_best.py select OUT.json --part PART PLANS TIMING [TIMING ...]
+    python3 bench/planner/retime_near_best.py select OUT.json --part PART PLANS TIMING [TIMING ...] [--plans-also PLANS2]
     python3 bench/planner/retime_near_best.py time OUT.json CANDIDATES.json [...] [--dtypes f16] [--rounds 6]
     python3 bench/planner/retime_near_best.py judge CANDIDATES.json [...] --retimed RETIMED.json [...]
 
@@ -54,9 +54,22 @@ def first_times(timing_files, part):
     return times
 
 
+def shortlist_keys(r, timed):
+    """The first five of a plan row's shortlist (its ranking where it has none) that were timed."""
+    return [key_of(c) for f, c, _ in r.get("shortlist", r["ranking"]) if f == "triton_matmul" and key_of(c) in timed][:5]
+
+
 def select(args):
     plans = load(args.plans)
     times = first_times(args.timings, args.part)
+    # Another plan file's shortlists, timed too, so that a second `select` with the two files
+    # swapped judges that shortlist against the same re-timing.
+    also = {}
+    if args.plans_also:
+        for r in load(args.plans_also)["matmul"]:
+            rk = (r["M"], r["N"], r["K"], r["dtype"])
+            if r["part"] == args.part and rk in times:
+                also[rk] = shortlist_keys(r, times[rk])
     rows = []
     for r in plans["matmul"]:
         rk = (r["M"], r["N"], r["K"], r["dtype"])
@@ -66,14 +79,13 @@ def select(args):
         best = min(t.values())
         near = sorted((k for k in t if t[k] <= NEAR_BEST * best), key=t.get)[:MAX_NEAR]
         ranking = [key_of(c) for f, c, _ in r["ranking"] if f == "triton_matmul" and key_of(c) in t][:5]
-        shortlist = [key_of(c) for f, c, _ in r.get("shortlist", r["ranking"])
-                     if f == "triton_matmul" and key_of(c) in t][:5]
-        candidates = list(dict.fromkeys(near + ranking + shortlist))
+        shortlist = shortlist_keys(r, t)
+        candidates = list(dict.fromkeys(near + ranking + shortlist + also.get(rk, [])))
         rows.append({"M": r["M"], "N": r["N"], "K": r["K"], "dtype": r["dtype"], "model": r["model"],
                      "layer": r.get("layer"), "ranking_top5": ranking, "shortlist_top5": shortlist,
                      "near_best": near, "candidates": candidates, "first_ms": {k: t[k] for k in candidates},
                      "first_best_ms": best})
-    out = {"part": args.part, "plans": args.plans, "timings": args.timings,
+    out = {"part": args.part, "plans": args.plans, "plans_also": args.plans_also, "timings": args.timings,
            "rule": f"within {NEAR_BEST:.2f}x of the first timing's best (at most {MAX_NEAR}), the ranking's and "
                    "the shortlist's top 5",
            "rows": rows}
@@ -201,6 +213,7 @@ def main():
     s.add_argument("--part", required=True)
     s.add_argument("plans")
     s.add_argument("timings", nargs="+")
+    s.add_argument("--plans-also", help="another plan file whose shortlists' top 5 are candidates too")
     t = sub.add_parser("time")
     t.add_argument("out")
     t.add_argument("candidates", nargs="+")
