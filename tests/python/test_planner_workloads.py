@@ -273,6 +273,19 @@ def test_eighteenth_part_judges_the_occupancy_hedges_blind(repo, tmp_path):
         _expect(_judged(repo, tmp_path, plans, *timings, run_dir=RUN18, shortlist=shortlist), figures)
 
 
+def test_eighteenth_parts_contenders_retimed_judge_both_shortlists_as_reported(repo):
+    # Both candidate files hold the same contenders (retime_near_best.py select --plans-also), so the
+    # two shortlists are judged against one interleaved re-timing: (rows, top-1, ranking's top 5,
+    # shortlist's top 5) by the first timing, then re-timed.
+    run = repo / RUN18
+    for candidates, first, retimed in (("retime-candidates.json.gz", "68   71   78", "70   75   79"),
+                                       ("retime-candidates-without-occupancy-hedges.json.gz", "68   71   76",
+                                        "70   75   78")):
+        out = _bench(repo, "retime_near_best.py", "judge", run / candidates, "--retimed", run / "retimed-h200.json.gz")
+        line = next(l for l in out.splitlines() if l.startswith("all "))
+        assert line.split("|")[1].strip() == first and line.split("|")[2].strip() == retimed, line
+
+
 def test_eleventh_held_out_part_timed_again_judges_as_reported(repo, tmp_path):
     judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16-repeat.json.gz",
                      "h200-f32-repeat.json.gz", run_dir=RUN11)
