@@ -5,9 +5,9 @@ suite, the wgmma tiles the model ranks first (BLOCK_M >= 64) beside the mma.sync
 stall reasons, registers) can be read per launch (docs/validation/planner-h200-workloads.md,
 "The f32 prefill loop under Nsight Compute").
 
-    NCU_SET=f32_prefill|f16_block_k|f32_l2|f32_k_loop python3 f32_prefill_ncu.py ORDER.json   # launches (under ncu)
+    NCU_SET=f32_prefill|f16_block_k|f32_l2|f32_k_loop|f32_stages python3 f32_prefill_ncu.py ORDER.json   # launches (under ncu)
     python3 f32_prefill_ncu.py --summarize ORDER.json NCU.csv[.gz] OPS.csv[.gz]   # the table, per launch
-    python3 f32_prefill_ncu.py --summarize-waves ORDER.json NCU.csv[.gz]        # f16_block_k's table
+    python3 f32_prefill_ncu.py --summarize-waves ORDER.json NCU.csv[.gz]        # f16_block_k's and f32_stages' table
     python3 f32_prefill_ncu.py --summarize-l2 ORDER.json NCU.csv[.gz]           # f32_l2's table
     python3 f32_prefill_ncu.py --summarize-k-loop ORDER.json NCU.csv[.gz]       # f32_k_loop's table
 """
@@ -39,6 +39,11 @@ SETS = {
     # (M = 768: 384 blocks), each at K = 1024 and 4096: the difference is the K loop alone.
     "f32_k_loop": ([(256, 4096, 1024), (256, 4096, 4096), (768, 4096, 1024), (768, 4096, 4096)],
                    [(32, 256, 32, 4, 4), (32, 256, 64, 4, 4), (32, 256, 32, 3, 4), (32, 256, 64, 3, 4)], "f32"),
+    # The 32-row tiles at 3 and 4 stages where 3 measured 1.18-1.30x faster (grids of 149 to 1,008
+    # blocks) beside a row where 4 measured 0.85x (112 blocks): what the deeper pipeline costs once
+    # blocks share a core, or where they do not (149 blocks: 17 cores run two either way).
+    "f32_stages": ([(2000, 3840, 2560), (2000, 4096, 2304), (64, 28672, 8192), (16, 38016, 8192), (64, 14336, 3584)],
+                   [(32, 256, 32, 3, 4), (32, 256, 32, 4, 4), (32, 128, 32, 3, 4), (32, 128, 32, 4, 4)], "f32"),
 }
 
 

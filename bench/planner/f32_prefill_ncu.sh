@@ -23,7 +23,8 @@ l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_l
 smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.per_cycle_active,\
 launch__registers_per_thread,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,\
 launch__grid_size,dram__bytes_read.sum,lts__t_bytes.sum,sm__cycles_elapsed.avg,sm__cycles_active.max,sm__cycles_active.min,\
-sm__ctas_launched.max,sm__ctas_launched.min,gpc__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second$STALLS"
+sm__ctas_launched.max,sm__ctas_launched.min,gpc__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second,\
+lts__t_sector_hit_rate.pct,dram__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__m_xbar2l1tex_read_bytes.sum$STALLS"
 timeout 420 ncu --clock-control none --csv --page raw --kernel-name regex:matmul_kernel --metrics "$METRICS" \
   python3 "$HERE/f32_prefill_ncu.py" "$OUT_DIR/f32_prefill_order.json" > "$OUT_DIR/f32_prefill_ncu.csv" 2> "$OUT_DIR/f32_prefill_ncu.err"
 echo "ncu rc=$?"; tail -3 "$OUT_DIR/f32_prefill_ncu.err"
