@@ -38,7 +38,7 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     assert written == json.loads((repo / "tests/data/planner/workload-suite.json").read_text())
     parts = {r["part"] for r in written["matmul"]}
     assert parts == {"fit", "heldout", "heldout2", "heldout4", "heldout5", "heldout11", "heldout12", "heldout13",
-                     "heldout14", "heldout15", "heldout16", "heldout17", "heldout18"}
+                     "heldout14", "heldout15", "heldout16", "heldout17", "heldout18", "heldout19"}
     assert {r["part"] for r in written["attention"]} == {"fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
                                                         "heldout6", "heldout7", "heldout8", "heldout9", "heldout10",
                                                         "heldout11", "heldout12", "heldout13", "heldout14", "heldout16"}
@@ -46,7 +46,8 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     shapes = [(r["BATCH_HEADS"], r["N_CTX"], r["HEAD_DIM"]) for r in written["attention"]]
     assert len(shapes) == len(set(shapes))
     # A model's rows of one kind are all in one part, and nothing held out shares a model with the
-    # fit part; the eighteenth part adds the matmuls of models whose attention an earlier part has.
+    # fit part; the eighteenth and nineteenth parts add the matmuls of models whose attention an
+    # earlier part has.
     by_model = {}
     for kind in ("matmul", "attention"):
         for r in written[kind]:
@@ -56,8 +57,12 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     assert all(p == {"fit"} for (model, _), p in by_model.items() if model in fit_models)
     split = {model for (model, kind) in by_model if kind == "matmul" and (model, "attention") in by_model
              and by_model[(model, "matmul")] != by_model[(model, "attention")]}
-    assert split == {"gemma3-12b", "yi-34b", "internlm2-20b", "qwen1.5-0.5b", "gemma3-1b"}
-    assert all(by_model[(model, "matmul")] == {"heldout18"} for model in split)
+    added = {"gemma3-12b": "heldout18", "yi-34b": "heldout18", "internlm2-20b": "heldout18",
+             "qwen1.5-0.5b": "heldout18", "gemma3-1b": "heldout18", "gemma2-27b": "heldout19",
+             "codellama-34b-tp8": "heldout19", "llama3.1-70b-tp4": "heldout19", "command-r-plus-tp8": "heldout19",
+             "mistral-small-24b": "heldout19"}
+    assert split == set(added)
+    assert all(by_model[(model, "matmul")] == {part} for model, part in added.items())
 
 
 def _judged(repo, tmp_path, plans, *timings, run_dir=RUN, shortlist=False, suite=None):
