@@ -61,7 +61,7 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
              "qwen1.5-0.5b": "heldout18", "gemma3-1b": "heldout18", "gemma2-27b": "heldout19",
              "codellama-34b-tp8": "heldout19", "llama3.1-70b-tp4": "heldout19", "command-r-plus-tp8": "heldout19",
              "mistral-small-24b": "heldout19"}
-    assert split == set(added)
+    assert split == set(added) - {"gemma2-27b"}  # its attention shape is an earlier model's
     assert all(by_model[(model, "matmul")] == {part} for model, part in added.items())
 
 
