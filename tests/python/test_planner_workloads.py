@@ -26,6 +26,7 @@ RUN15 = "tests/data/planner/h200-heldout15-2026-12-01"  # the fifteenth (matmul 
 RUN16 = "tests/data/planner/h200-heldout16-2026-12-02"  # the sixteenth
 RUN17 = "tests/data/planner/h200-heldout17-2026-12-02"  # the seventeenth
 RUN18 = "tests/data/planner/h200-heldout18-2026-12-03"  # the eighteenth (matmul only)
+RUN19 = "tests/data/planner/h200-heldout19-2026-12-03"  # the nineteenth (matmul only)
 
 
 def _bench(repo, script, *args):
@@ -276,6 +277,16 @@ def test_eighteenth_part_judges_the_occupancy_hedges_blind(repo, tmp_path):
             ("plans-before-timing.json.gz", True, ("h200-f32-repeat.json.gz",),
              {"matmul heldout18 f32": (42, 33, 37)})):
         _expect(_judged(repo, tmp_path, plans, *timings, run_dir=RUN18, shortlist=shortlist), figures)
+
+
+def test_nineteenth_part_judges_the_occupancy_hedges_blind_again(repo, tmp_path):
+    both = ("h200-f16.json.gz", "h200-f32.json.gz")
+    for plans, shortlist, figures in (
+            ("plans-before-timing.json.gz", False, {"matmul heldout19 f16": (31, 31, 31), "matmul heldout19 f32": (31, 29, 26)}),
+            ("plans-without-occupancy-hedges.json.gz", True,
+             {"matmul heldout19 f16": (31, 31, 31), "matmul heldout19 f32": (31, 29, 30)}),
+            ("plans-before-timing.json.gz", True, {"matmul heldout19 f16": (31, 31, 31), "matmul heldout19 f32": (31, 29, 29)})):
+        _expect(_judged(repo, tmp_path, plans, *both, run_dir=RUN19, shortlist=shortlist), figures)
 
 
 def test_eighteenth_parts_contenders_retimed_judge_both_shortlists_as_reported(repo):
