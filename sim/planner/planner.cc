@@ -45,12 +45,19 @@ struct WorkerState {
   // [limit][axis value slot]
   std::vector<uint64_t> value_counts;
   std::vector<Candidate> heap;  // max-heap by "worse": top is the worst kept
-  // The fastest estimated configuration of each block shape (BlockShape), for the shortlist, and
-  // of each block shape at each count of blocks per core, for its occupancy hedges.
-  absl::flat_hash_map<uint64_t, Candidate> block_best;
+  // The fastest estimated configuration of each block shape (BlockShape) at each count of blocks
+  // per core, for the shortlist: a block shape's fastest is the fastest of its entries, its
+  // occupancy twins are the others.
   absl::flat_hash_map<std::pair<uint64_t, int64_t>, Candidate> occupancy_best;
   WorkerState() { std::fill(std::begin(first_index), std::end(first_index), UINT64_MAX); }
 };
+
+// Keeps in `best` the faster of its entry at `key` and `c`.
+template <typename Key>
+void KeepFaster(absl::flat_hash_map<Key, Candidate>& best, const Key& key, const Candidate& c) {
+  auto [it, inserted] = best.try_emplace(key, c);
+  if (!inserted && c < it->second) it->second = c;
+}
 
 // Configurations are handed to workers in chunks of this many.
 constexpr uint64_t kChunk = 4096;
@@ -305,11 +312,7 @@ class Sweep {
     }
     Candidate c{RankKey{time, inflight}, index, in.blocks_per_core, fillable_wait};
     if (hedging_ && std::isfinite(time)) {
-      const uint64_t shape = BlockShape(block_axes_, result_.axes, digit);
-      auto [it, inserted] = state.block_best.try_emplace(shape, c);
-      if (!inserted && c < it->second) it->second = c;
-      auto [twin, first] = state.occupancy_best.try_emplace(std::pair{shape, c.blocks_per_core}, c);
-      if (!first && c < twin->second) twin->second = c;
+      KeepFaster(state.occupancy_best, std::pair{BlockShape(block_axes_, result_.axes, digit), c.blocks_per_core}, c);
     }
     if (top_k_ == 0) {
       // Estimated for the record only.
@@ -363,14 +366,7 @@ WorkerState MergeWorkers(const std::vector<WorkerState>& states, size_t top_k, i
     merged.zero_estimates += state.zero_estimates;
     merged.first_zero_estimate = std::min(merged.first_zero_estimate, state.first_zero_estimate);
     merged.heap.insert(merged.heap.end(), state.heap.begin(), state.heap.end());
-    for (const auto& [shape, c] : state.block_best) {
-      auto [it, inserted] = merged.block_best.try_emplace(shape, c);
-      if (!inserted && c < it->second) it->second = c;
-    }
-    for (const auto& [key, c] : state.occupancy_best) {
-      auto [it, inserted] = merged.occupancy_best.try_emplace(key, c);
-      if (!inserted && c < it->second) it->second = c;
-    }
+    for (const auto& [key, c] : state.occupancy_best) KeepFaster(merged.occupancy_best, key, c);
     for (int l = 0; l < kNumLimits; ++l) {
       merged.counts[l] += state.counts[l];
       if (state.first_index[l] < merged.first_index[l]) {
@@ -439,8 +435,10 @@ std::vector<std::pair<Candidate, Hedge>> ShortlistCandidates(const WorkerState& 
   if (merged.heap.empty()) return list;
   const Candidate& pick = merged.heap.front();
   const uint64_t pick_shape = BlockShape(block_axes, result.axes, Digits(result.axes, pick.index));
+  absl::flat_hash_map<uint64_t, Candidate> block_best;
+  for (const auto& [key, c] : merged.occupancy_best) KeepFaster(block_best, key.first, c);
   std::vector<std::pair<uint64_t, Candidate>> hedges;
-  for (const auto& [shape, c] : merged.block_best) {
+  for (const auto& [shape, c] : block_best) {
     if (shape != pick_shape && WithinRankingError(c.key.time_s, pick.key.time_s, result.ranking_error_permille)) {
       hedges.emplace_back(shape, c);
     }
