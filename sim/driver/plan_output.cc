@@ -366,8 +366,8 @@ void RenderTextShortlist(const std::vector<TopRow>& shortlist, const std::vector
   out << "\nautotune shortlist: the pick, then the fastest configuration of each other block shape whose estimate "
          "is within the model's ranking error ("
       << (families ? std::string("each family's own") : absl::StrFormat("%.1f%%", permille / 10.0))
-      << ") of the pick's, each followed by its block shape at more blocks/SM where filled sync waits would make "
-         "that one faster, then the ranking's order; time them in this order\n";
+      << ") of the pick's, each followed by the fastest at more blocks/SM if their sync waits were filled, where "
+         "that would make it faster, then the ranking's order; time them in this order\n";
   out << LeadingHeader("try", columns, families, family_width) << absl::StrFormat(" %10s %6s\n", "time(us)", "rank");
   for (size_t r = 0; r < shortlist.size(); ++r) {
     const RankedConfig& c = *shortlist[r].config;
@@ -377,8 +377,7 @@ void RenderTextShortlist(const std::vector<TopRow>& shortlist, const std::vector
                            rank > 0 ? absl::StrCat(rank) : absl::StrCat(">", ranking.size()));
     if (c.hedge == Hedge::kBlockShape) row += "  the fastest of its block shape";
     if (c.hedge == Hedge::kMoreBlocksPerCore) {
-      row += absl::StrCat("  its block shape at ", c.fit.blocks_per_core(),
-                          " blocks/SM: faster if they fill each other's sync waits");
+      row += absl::StrCat("  ", c.fit.blocks_per_core(), " blocks/SM: faster if they fill each other's sync waits");
     }
     out << row << "\n";
   }

@@ -126,8 +126,8 @@ TEST_F(PlanOutputTest, TextListsTheShortlistWithEachPlaceInTheRanking) {
   const std::string text = Single("text");
   EXPECT_THAT(text, HasSubstr("\nautotune shortlist: the pick, then the fastest configuration of each other block "
                               "shape whose estimate is within the model's ranking error (30.2%) of the pick's, each "
-                              "followed by its block shape at more blocks/SM where filled sync waits would make that "
-                              "one faster"));
+                              "followed by the fastest at more blocks/SM if their sync waits were filled, where that "
+                              "would make it faster"));
   EXPECT_THAT(text, HasSubstr("   try BLOCK_M BLOCK_N BLOCK_K NUM_STAGES NUM_WARPS   time(us)   rank\n"));
   EXPECT_THAT(text, ::testing::ContainsRegex("\n +2( +[0-9]+){5} +[0-9.]+ +[0-9]+  the fastest of its block shape\n"));
 }

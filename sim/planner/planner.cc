@@ -45,18 +45,29 @@ struct WorkerState {
   // [limit][axis value slot]
   std::vector<uint64_t> value_counts;
   std::vector<Candidate> heap;  // max-heap by "worse": top is the worst kept
-  // The fastest estimated configuration of each block shape (BlockShape) at each count of blocks
-  // per core, for the shortlist: a block shape's fastest is the fastest of its entries, its
-  // occupancy twins are the others.
-  absl::flat_hash_map<std::pair<uint64_t, int64_t>, Candidate> occupancy_best;
+  // For the shortlist: the fastest estimated configuration of each block shape (BlockShape), and
+  // of each block shape at each count of blocks per core the one fastest once its fillable waits
+  // are filled (FilledTime), the occupancy twins' candidates.
+  absl::flat_hash_map<uint64_t, Candidate> block_best;
+  absl::flat_hash_map<std::pair<uint64_t, int64_t>, Candidate> filled_best;
   WorkerState() { std::fill(std::begin(first_index), std::end(first_index), UINT64_MAX); }
 };
 
-// Keeps in `best` the faster of its entry at `key` and `c`.
-template <typename Key>
-void KeepFaster(absl::flat_hash_map<Key, Candidate>& best, const Key& key, const Candidate& c) {
+// A candidate's estimate less the sync waits its co-resident blocks could fill.
+double FilledTime(const Candidate& c) { return c.key.time_s - c.fillable_wait_s; }
+
+// "Faster once the fillable waits are filled", ties broken as Candidate orders them, so that the
+// choice does not depend on how the workers split the space.
+bool FasterFilled(const Candidate& a, const Candidate& b) {
+  if (FilledTime(a) != FilledTime(b)) return FilledTime(a) < FilledTime(b);
+  return a < b;
+}
+
+// Keeps in `best` the better by `better` of its entry at `key` and `c`.
+template <typename Key, typename Better = std::less<Candidate>>
+void KeepBetter(absl::flat_hash_map<Key, Candidate>& best, const Key& key, const Candidate& c, Better better = {}) {
   auto [it, inserted] = best.try_emplace(key, c);
-  if (!inserted && c < it->second) it->second = c;
+  if (!inserted && better(c, it->second)) it->second = c;
 }
 
 // Configurations are handed to workers in chunks of this many.
@@ -312,7 +323,9 @@ class Sweep {
     }
     Candidate c{RankKey{time, inflight}, index, in.blocks_per_core, fillable_wait};
     if (hedging_ && std::isfinite(time)) {
-      KeepFaster(state.occupancy_best, std::pair{BlockShape(block_axes_, result_.axes, digit), c.blocks_per_core}, c);
+      const uint64_t shape = BlockShape(block_axes_, result_.axes, digit);
+      KeepBetter(state.block_best, shape, c);
+      KeepBetter(state.filled_best, std::pair{shape, c.blocks_per_core}, c, FasterFilled);
     }
     if (top_k_ == 0) {
       // Estimated for the record only.
@@ -366,7 +379,8 @@ WorkerState MergeWorkers(const std::vector<WorkerState>& states, size_t top_k, i
     merged.zero_estimates += state.zero_estimates;
     merged.first_zero_estimate = std::min(merged.first_zero_estimate, state.first_zero_estimate);
     merged.heap.insert(merged.heap.end(), state.heap.begin(), state.heap.end());
-    for (const auto& [key, c] : state.occupancy_best) KeepFaster(merged.occupancy_best, key, c);
+    for (const auto& [shape, c] : state.block_best) KeepBetter(merged.block_best, shape, c);
+    for (const auto& [key, c] : state.filled_best) KeepBetter(merged.filled_best, key, c, FasterFilled);
     for (int l = 0; l < kNumLimits; ++l) {
       merged.counts[l] += state.counts[l];
       if (state.first_index[l] < merged.first_index[l]) {
@@ -411,17 +425,19 @@ absl::StatusOr<std::vector<RankedConfig>> Rank(const CompiledGraph& graph, const
   return ranked_list;
 }
 
-// `base`'s occupancy twin: of its block shape's fastest configurations at each count of blocks per
-// core above its own, the fastest whose estimate less the waits those blocks could fill
-// (Candidate::fillable_wait_s) is within base's estimate. The depth and the warps trade blocks per
-// core, and the model, which charges every block's sync wait, may rank the twin behind base where
-// co-resident blocks would fill that wait (Hedge::kMoreBlocksPerCore).
-std::optional<Candidate> OccupancyTwin(const WorkerState& merged, uint64_t shape, const Candidate& base) {
+// `base`'s occupancy twin: of the configurations not yet `listed` that the ranking puts behind base
+// at more blocks per core, of any block shape, the fastest once the sync waits their co-resident
+// blocks could fill are filled (FilledTime), where that is within base's estimate. The depth, the
+// warps and the K step trade blocks per core against sync waits per block, and the model, which
+// charges every block's sync wait, may rank the twin behind base where co-resident blocks would
+// fill those waits (Hedge::kMoreBlocksPerCore).
+std::optional<Candidate> OccupancyTwin(const WorkerState& merged, const Candidate& base,
+                                       const absl::flat_hash_set<uint64_t>& listed) {
   std::optional<Candidate> twin;
-  for (const auto& [key, c] : merged.occupancy_best) {
-    if (key.first != shape || c.blocks_per_core <= base.blocks_per_core) continue;
-    if (c.key.time_s - c.fillable_wait_s > base.key.time_s) continue;
-    if (!twin || c < *twin) twin = c;
+  for (const auto& [key, c] : merged.filled_best) {
+    if (c.blocks_per_core <= base.blocks_per_core || FilledTime(c) > base.key.time_s || !(base < c)) continue;
+    if (listed.contains(c.index)) continue;
+    if (!twin || FasterFilled(c, *twin)) twin = c;
   }
   return twin;
 }
@@ -435,23 +451,21 @@ std::vector<std::pair<Candidate, Hedge>> ShortlistCandidates(const WorkerState& 
   if (merged.heap.empty()) return list;
   const Candidate& pick = merged.heap.front();
   const uint64_t pick_shape = BlockShape(block_axes, result.axes, Digits(result.axes, pick.index));
-  absl::flat_hash_map<uint64_t, Candidate> block_best;
-  for (const auto& [key, c] : merged.occupancy_best) KeepFaster(block_best, key.first, c);
-  std::vector<std::pair<uint64_t, Candidate>> hedges;
-  for (const auto& [shape, c] : block_best) {
+  std::vector<Candidate> hedges;
+  for (const auto& [shape, c] : merged.block_best) {
     if (shape != pick_shape && WithinRankingError(c.key.time_s, pick.key.time_s, result.ranking_error_permille)) {
-      hedges.emplace_back(shape, c);
+      hedges.push_back(c);
     }
   }
-  std::sort(hedges.begin(), hedges.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-  hedges.insert(hedges.begin(), {pick_shape, pick});
+  std::sort(hedges.begin(), hedges.end());
+  hedges.insert(hedges.begin(), pick);
   absl::flat_hash_set<uint64_t> listed;
   auto add = [&](const Candidate& c, Hedge why) {
     if (listed.insert(c.index).second) list.emplace_back(c, why);
   };
-  for (const auto& [shape, c] : hedges) {
+  for (const Candidate& c : hedges) {
     add(c, c.index == pick.index ? Hedge::kNone : Hedge::kBlockShape);
-    if (const std::optional<Candidate> twin = OccupancyTwin(merged, shape, c)) add(*twin, Hedge::kMoreBlocksPerCore);
+    if (const std::optional<Candidate> twin = OccupancyTwin(merged, c, listed)) add(*twin, Hedge::kMoreBlocksPerCore);
   }
   for (const Candidate& c : merged.heap) add(c, Hedge::kNone);
   if (list.size() > top_k) list.resize(top_k);

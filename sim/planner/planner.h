@@ -67,7 +67,7 @@ enum class Hedge {
   kNone,
   // The fastest configuration of its block shape, within the ranking error of the pick.
   kBlockShape,
-  // Its block shape at more blocks per core than the configuration it follows, whose estimate less
+  // A configuration ranked behind the one it follows, at more blocks per core, whose estimate less
   // the sync waits those blocks could fill is within that one's: the model charges every block's
   // sync wait, and where co-resident blocks fill it the deeper-occupied twin is the faster.
   kMoreBlocksPerCore,

@@ -475,7 +475,7 @@ TEST(PlannerQualityTest, CudaGemmOnTheFifthHeldOutPart) {
 
 TEST(PlannerQualityTest, TritonMatmulOnTheWorkloadSuiteFitPart) {
   // f16 24 of 27 (16x2048x2048 at 1.99x, 16x4096x14336 at 1.15x, 16x3072x2048 at 1.10x), f32 27.
-  ExpectFloors("Triton matmul, workload fit part", Judge(WorkloadMatmul("fit")), 54, 51, 51);
+  ExpectFloors("Triton matmul, workload fit part", Judge(WorkloadMatmul("fit")), 54, 51, 52);
 }
 
 TEST(PlannerQualityTest, TritonMatmulOnTheWorkloadSuiteHeldOutPart) {
@@ -485,7 +485,7 @@ TEST(PlannerQualityTest, TritonMatmulOnTheWorkloadSuiteHeldOutPart) {
 // The fourth held-out part's matmuls, planned before they were timed, the model unchanged since
 // the second part was judged (tests/data/planner/README.md).
 TEST(PlannerQualityTest, TritonMatmulOnTheFourthHeldOutPart) {
-  ExpectFloors("Triton matmul, workload fourth held-out part", Judge(WorkloadMatmul("heldout4")), 76, 68, 69);
+  ExpectFloors("Triton matmul, workload fourth held-out part", Judge(WorkloadMatmul("heldout4")), 76, 68, 72);
 }
 
 // The fifth held-out part, planned before it was timed, the model unchanged since the fourth; its
@@ -498,8 +498,10 @@ TEST(PlannerQualityTest, TritonMatmulOnTheFifthHeldOutPart) {
   // refetched lines (triton_matmul.pbtxt, l1_refetch_bytes) f32 16x49155x4096's pick and top 5
   // come within 10% and 3%: 96 and 96 (not blind: these rows were seen). With the synchronous
   // steps (synchronous_load_steps) f16 16x49155x4096's pick is a 64-row wgmma tile at 1.34x, its
-  // top 5's best 1.16x, where 32-row mma.sync tiles measure best: 95 and 95.
-  ExpectFloors("Triton matmul, workload fifth held-out part", Judge(WorkloadMatmul("heldout5")), 100, 95, 97);
+  // top 5's best 1.16x, where 32-row mma.sync tiles measure best: 95 and 95. The shortlist's
+  // occupancy twin of another block shape catches f32 64x20480x2560 (1.00x) and costs f16
+  // 16x49152x3072 (1.04x against 1.02x).
+  ExpectFloors("Triton matmul, workload fifth held-out part", Judge(WorkloadMatmul("heldout5")), 100, 95, 96);
 }
 
 // The eleventh held-out part (Llama-3.1-405B over 8 GPUs, Qwen3-32B, Qwen3-4B, Ministral-8B,
@@ -508,7 +510,7 @@ TEST(PlannerQualityTest, TritonMatmulOnTheFifthHeldOutPart) {
 TEST(PlannerQualityTest, TritonMatmulOnTheEleventhHeldOutPart) {
   // Top-1 misses: f16 2000 x 2560 x 9728 1.22x, 2000 x 2304 x 16384 1.21x (their top 5's best at
   // 1.00x) and three decode rows at 1.12x; f32 five decode rows at 1.10-1.26x, four at 64 tokens.
-  ExpectFloors("Triton matmul, workload eleventh held-out part", Judge(WorkloadMatmul("heldout11")), 96, 88, 89);
+  ExpectFloors("Triton matmul, workload eleventh held-out part", Judge(WorkloadMatmul("heldout11")), 96, 88, 90);
 }
 
 // The twelfth held-out part (Gemma-3-27B, Llama-3.3-70B over 2 GPUs, Mixtral-8x22B over 8, and
@@ -525,7 +527,7 @@ TEST(PlannerQualityTest, TritonMatmulOnTheTwelfthHeldOutPart) {
 // expert FFNs of Qwen3-235B-A22B and DBRX), planned before it was timed; it judged the autotuning
 // shortlist blind (plans-before-timing.json.gz and shortlist-bands.json beside it).
 TEST(PlannerQualityTest, TritonMatmulOnTheThirteenthHeldOutPart) {
-  ExpectFloors("Triton matmul, workload thirteenth held-out part", Judge(WorkloadMatmul("heldout13")), 78, 74, 73);
+  ExpectFloors("Triton matmul, workload thirteenth held-out part", Judge(WorkloadMatmul("heldout13")), 78, 74, 74);
 }
 
 // The fourteenth held-out part (gpt-oss-20b's expert FFNs, Mistral-NeMo-Minitron-8B, Qwen3-1.7B,
@@ -534,7 +536,7 @@ TEST(PlannerQualityTest, TritonMatmulOnTheThirteenthHeldOutPart) {
 TEST(PlannerQualityTest, TritonMatmulOnTheFourteenthHeldOutPart) {
   // Top-1 misses: f16 16x6144x1024 at 1.36x, 16x4096x11520 1.17x, 16x2560x1024 1.13x; f32
   // 64x23040x4096 1.19x, 2000x2880x2880 and 2000x2560x1024 1.12x.
-  ExpectFloors("Triton matmul, workload fourteenth held-out part", Judge(WorkloadMatmul("heldout14")), 60, 54, 57);
+  ExpectFloors("Triton matmul, workload fourteenth held-out part", Judge(WorkloadMatmul("heldout14")), 60, 54, 58);
 }
 
 // The fifteenth held-out part (Qwen2.5-72B and Mistral-Large-2 over 4 GPUs, Qwen3-32B, Gemma-3-27B
@@ -545,7 +547,7 @@ TEST(PlannerQualityTest, TritonMatmulOnTheFifteenthHeldOutPart) {
   // Top-1 misses: f16 16x38016x8192 1.17x, 16x21504x5376 1.12x; f32 2000x3584x12288 1.19x,
   // 16x38016x8192 1.17x, 2000x5376x10752 1.16x, 16x75968x5120 1.13x, 16x50176x5120 1.12x,
   // 16x21504x5376 1.11x.
-  ExpectFloors("Triton matmul, workload fifteenth held-out part", Judge(WorkloadMatmul("heldout15")), 82, 74, 78);
+  ExpectFloors("Triton matmul, workload fifteenth held-out part", Judge(WorkloadMatmul("heldout15")), 82, 74, 79);
 }
 
 // The sixteenth held-out part (Yi-1.5-9B, Granite-3.1-2B, Command-R7B, SmolLM2-135M, MiniCPM-2B,
@@ -574,7 +576,7 @@ TEST(PlannerQualityTest, TritonMatmulOnTheSeventeenthHeldOutPart) {
   // Top-1 misses: f16 16x24576x3072 1.11x; f32 64x24576x3072 1.20x, 2000x3584x3072 1.16x,
   // 2000x3840x2560 1.10x. The shortlist's top 5 misses f32 2000x3840x2560 (1.10x), 16x55296x5120
   // (1.05x) and 2000x3584x3072 (1.04x).
-  ExpectFloors("Triton matmul, workload seventeenth held-out part", Judge(WorkloadMatmul("heldout17")), 40, 36, 37);
+  ExpectFloors("Triton matmul, workload seventeenth held-out part", Judge(WorkloadMatmul("heldout17")), 40, 36, 39);
 }
 
 // Planned at 5220224 before the part was timed, with the shortlist's occupancy hedges and without
@@ -595,9 +597,9 @@ TEST(PlannerQualityTest, TritonMatmulOnTheEighteenthHeldOutPart) {
 // hedges and without them (tests/data/planner/h200-heldout19-2026-12-03/README.md).
 TEST(PlannerQualityTest, TritonMatmulOnTheNineteenthHeldOutPart) {
   // Top-1 misses: f32 64x73728x4608 1.12x, 64x65536x5120 1.11x. The shortlist's top 5 misses f32
-  // 64x73728x4608 (1.05x) and 16x73728x4608 (1.04x), where the twin 32/256/32/3/4 took the place
-  // of the 32/128/32/3/4 and 32/64/32/4/4 that measure best or within 3%.
-  ExpectFloors("Triton matmul, workload nineteenth held-out part", Judge(WorkloadMatmul("heldout19")), 62, 60, 60);
+  // 16x73728x4608 (1.04x); 64x73728x4608's best, 32/128/32/3/4, is the pick's occupancy twin (of
+  // another K step).
+  ExpectFloors("Triton matmul, workload nineteenth held-out part", Judge(WorkloadMatmul("heldout19")), 62, 60, 61);
 }
 
 // The same part timed a second time, on another lease of the machine: what the figures above
@@ -612,7 +614,7 @@ TEST(PlannerQualityTest, TritonMatmulOnTheEleventhHeldOutPartTimedAgain) {
 // The second held-out part: models added after the terms were chosen, planned before they were
 // timed (tests/data/planner/README.md).
 TEST(PlannerQualityTest, TritonMatmulOnTheSecondHeldOutPart) {
-  ExpectFloors("Triton matmul, workload second held-out part", Judge(WorkloadMatmul("heldout2")), 72, 67, 66);
+  ExpectFloors("Triton matmul, workload second held-out part", Judge(WorkloadMatmul("heldout2")), 72, 67, 68);
 }
 
 // Attention's chain term (models/graphs/triton_attention.pbtxt) was chosen on the fit part after

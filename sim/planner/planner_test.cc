@@ -127,8 +127,8 @@ constexpr char kOccupancyGraph[] = R"pb(
 class OccupancyHedgeTest : public ::testing::TestWithParam<int> {
  protected:
   // The shortlist at SYNC = `sync` cycles a block, planned on GetParam() threads.
-  std::vector<RankedConfig> Shortlist(int64_t sync) {
-    const CompiledGraph graph = CompileGraphText(kOccupancyGraph);
+  std::vector<RankedConfig> Shortlist(int64_t sync, const char* graph_text = kOccupancyGraph) {
+    const CompiledGraph graph = CompileGraphText(graph_text);
     auto device = LoadDevice("h100");
     EXPECT_TRUE(device.ok()) << device.status();
     const std::vector<std::string> sets = {absl::StrCat("SYNC=", sync)};
@@ -152,7 +152,7 @@ std::vector<Hedge> Reasons(const std::vector<RankedConfig>& list) {
 
 // 200,000 cycles a block: STAGES = 1 is estimated 78 us behind the pick, and its two blocks a core
 // could fill half of their 202 us of waits, so it follows the pick.
-TEST_P(OccupancyHedgeTest, FollowsTheConfigurationWhoseBlockShapeItShares) {
+TEST_P(OccupancyHedgeTest, FollowsTheConfigurationItCouldOutrun) {
   const std::vector<RankedConfig> list = Shortlist(200000);
   using P = std::pair<int64_t, int64_t>;
   EXPECT_THAT(BlockAndStages(list), ::testing::ElementsAre(P{1, 2}, P{1, 1}, P{2, 2}, P{2, 1}));
@@ -179,6 +179,36 @@ TEST_P(OccupancyHedgeTest, FollowsEachBlockShapeHedgeToo) {
   EXPECT_THAT(BlockAndStages(list), ::testing::ElementsAre(P{1, 2}, P{1, 1}, P{2, 2}, P{2, 1}));
   EXPECT_THAT(Reasons(list), ::testing::ElementsAre(Hedge::kNone, Hedge::kMoreBlocksPerCore, Hedge::kBlockShape,
                                                     Hedge::kMoreBlocksPerCore));
+}
+
+// BK (a block dimension) 1..2 on the H100: BK = 1 holds 60,000 bytes of shared memory and runs
+// three blocks a core, BK = 2 one, and BK = 1 has twice the K steps and their sync waits, so the
+// model ranks BK = 2 first; no other block shape is within the ranking error of 0.
+constexpr char kKStepGraph[] = R"pb(
+  name: "k_step"
+  parameters { name: "BK" default_value: 1 min: 1 max: 2 block_dim: true }
+  parameters { name: "SYNC" default_value: 0 min: 0 max: 1000000000 problem_size: true }
+  buffers { name: "a" size_bytes: "60000 * BK" memory_space: "smem" role: OPERAND }
+  loops { name: "k" trip_count: "64 / BK" num_stages: "2" }
+  ops { name: "load" writes: "a" loop: "k" }
+  ops { name: "use" reads: "a" loop: "k" }
+  launch { num_warps: "4" grid: "264" }
+  flops: "100000000000"
+  global_bytes: "1000000"
+  sync_cycles: "SYNC * 64 / BK"
+  compute_dtype: "f16"
+  ranking_error_permille: "0"
+)pb";
+
+// 100,000 cycles a K step: BK = 1 is estimated 3.2 ms behind, and its three blocks a core could
+// fill two thirds of their waits, more than that: the twin is of another block shape.
+TEST_P(OccupancyHedgeTest, MayBeOfAnotherBlockShape) {
+  const std::vector<RankedConfig> list = Shortlist(100000, kKStepGraph);
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0].values[0], 2);
+  EXPECT_EQ(list[1].values[0], 1);
+  EXPECT_THAT(Reasons(list), ::testing::ElementsAre(Hedge::kNone, Hedge::kMoreBlocksPerCore));
+  EXPECT_EQ(list[1].fit.blocks_per_core(), 3);
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, OccupancyHedgeTest, ::testing::Values(1, 3));
