@@ -82,7 +82,10 @@ blind beside the shortlist before them, added after the seventeenth was judged: 
 before it was timed. A nineteenth ("heldout19": the matmuls of Gemma-2-27B, CodeLlama-34B over 8
 GPUs, Llama-3.1-70B over 4, Command-R+ over 8 and Mistral-Small-24B, the same way) judges them a
 second time, added after the eighteenth was judged and its f32 tiles measured against the power
-limit: planned both ways before it was timed.
+limit: planned both ways before it was timed. A twentieth ("heldout20": the matmuls of
+StarCoder2-7B, Falcon-7B, Falcon-40B over 8 GPUs, Baichuan2-13B, BLOOM-7B1 and Qwen3-14B, the same
+way) judges the occupancy twins taken across block shapes, added after the nineteenth was judged:
+planned both ways before it was timed.
 """
 import json
 import sys
@@ -511,18 +514,20 @@ MODELS = {
                   "head_dim": 128, "vocab": 100352, "tp": 1},
 }
 
-# The eighteenth and nineteenth parts: the matmuls of models an attention-only part brought in,
+# The eighteenth to twentieth parts: the matmuls of models an attention-only part brought in,
 # never timed as matmuls (their configurations are cited above); they judge the shortlist's
-# occupancy hedges blind, the nineteenth after the eighteenth was judged.
+# occupancy hedges blind, each after the one before was judged.
 MATMULS_ADDED = {"gemma3-12b": "heldout18", "yi-34b": "heldout18", "internlm2-20b": "heldout18",
                  "qwen1.5-0.5b": "heldout18", "gemma3-1b": "heldout18",
                  "gemma2-27b": "heldout19", "codellama-34b-tp8": "heldout19", "llama3.1-70b-tp4": "heldout19",
-                 "command-r-plus-tp8": "heldout19", "mistral-small-24b": "heldout19"}
+                 "command-r-plus-tp8": "heldout19", "mistral-small-24b": "heldout19",
+                 "starcoder2-7b": "heldout20", "falcon-7b": "heldout20", "falcon-40b-tp8": "heldout20",
+                 "baichuan2-13b": "heldout20", "bloom-7b1": "heldout20", "qwen3-14b": "heldout20"}
 
 # The parts, in the order they were added, and those whose models are in the suite for attention only.
 PARTS = ("fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8",
          "heldout9", "heldout10", "heldout11", "heldout12", "heldout13", "heldout14", "heldout15", "heldout16",
-         "heldout17", "heldout18", "heldout19")
+         "heldout17", "heldout18", "heldout19", "heldout20")
 ATTENTION_ONLY_PARTS = ("heldout3", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10")
 
 # Which layers at which token counts: decode is where small grids live, prefill the large square-ish

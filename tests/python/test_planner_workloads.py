@@ -39,7 +39,7 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     assert written == json.loads((repo / "tests/data/planner/workload-suite.json").read_text())
     parts = {r["part"] for r in written["matmul"]}
     assert parts == {"fit", "heldout", "heldout2", "heldout4", "heldout5", "heldout11", "heldout12", "heldout13",
-                     "heldout14", "heldout15", "heldout16", "heldout17", "heldout18", "heldout19"}
+                     "heldout14", "heldout15", "heldout16", "heldout17", "heldout18", "heldout19", "heldout20"}
     assert {r["part"] for r in written["attention"]} == {"fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
                                                         "heldout6", "heldout7", "heldout8", "heldout9", "heldout10",
                                                         "heldout11", "heldout12", "heldout13", "heldout14", "heldout16"}
@@ -47,7 +47,7 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     shapes = [(r["BATCH_HEADS"], r["N_CTX"], r["HEAD_DIM"]) for r in written["attention"]]
     assert len(shapes) == len(set(shapes))
     # A model's rows of one kind are all in one part, and nothing held out shares a model with the
-    # fit part; the eighteenth and nineteenth parts add the matmuls of models whose attention an
+    # fit part; the eighteenth to twentieth parts add the matmuls of models whose attention an
     # earlier part has.
     by_model = {}
     for kind in ("matmul", "attention"):
@@ -61,7 +61,9 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     added = {"gemma3-12b": "heldout18", "yi-34b": "heldout18", "internlm2-20b": "heldout18",
              "qwen1.5-0.5b": "heldout18", "gemma3-1b": "heldout18", "gemma2-27b": "heldout19",
              "codellama-34b-tp8": "heldout19", "llama3.1-70b-tp4": "heldout19", "command-r-plus-tp8": "heldout19",
-             "mistral-small-24b": "heldout19"}
+             "mistral-small-24b": "heldout19", "starcoder2-7b": "heldout20", "falcon-7b": "heldout20",
+             "falcon-40b-tp8": "heldout20", "baichuan2-13b": "heldout20", "bloom-7b1": "heldout20",
+             "qwen3-14b": "heldout20"}
     assert split == set(added) - {"gemma2-27b"}  # its attention shape is an earlier model's
     assert all(by_model[(model, "matmul")] == {part} for model, part in added.items())
 
@@ -641,13 +643,15 @@ def test_one_block_a_core_leaves_the_l1_idle_half_its_steps(repo):
     launches = _ncu_run(repo, WARPS)
     spills = kernels(str(repo / WARPS / "decode_ncu_stalls.csv.gz"))
     assert len(launches) == len(spills) == 14
+    import scratchsim
+    cores = scratchsim.device("h200")["limits"]["num_cores"]  # the launches' GPU
     alone, shared = [], []
     for (o, m), s in zip(launches, spills):
         if s["l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum"][0] > 0:
             continue  # a spilling launch's local traffic is not the B's
         resident = min(m["launch__occupancy_limit_registers"][0], m["launch__occupancy_limit_shared_mem"][0],
-                       -(-m["launch__grid_size"][0] // 132))
-        busy = m["l1tex__data_pipe_lsu_wavefronts.sum"][0] / 132 / m["sm__cycles_active.avg"][0]
+                       -(-m["launch__grid_size"][0] // cores))
+        busy = m["l1tex__data_pipe_lsu_wavefronts.sum"][0] / cores / m["sm__cycles_active.avg"][0]
         (alone if resident == 1 else shared).append(busy)
     assert len(alone) == 3 and len(shared) == 7
     assert 0.43 <= min(alone) and max(alone) < 0.65
