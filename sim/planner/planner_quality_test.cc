@@ -302,6 +302,7 @@ std::string WorkloadRun(const std::string& part) {
   }
   if (part == "heldout16" || part == "heldout17") return absl::StrCat("h200-", part, "-2026-12-02");
   if (part == "heldout18" || part == "heldout19") return absl::StrCat("h200-", part, "-2026-12-03");
+  if (part == "heldout20") return "h200-heldout20-2026-12-04";
   return absl::StrCat("h200-", part, first_day ? "-2026-11-29" : "-2026-11-30");
 }
 
@@ -600,6 +601,15 @@ TEST(PlannerQualityTest, TritonMatmulOnTheNineteenthHeldOutPart) {
   // 16x73728x4608 (1.04x); 64x73728x4608's best, 32/128/32/3/4, is the pick's occupancy twin (of
   // another K step).
   ExpectFloors("Triton matmul, workload nineteenth held-out part", Judge(WorkloadMatmul("heldout19")), 62, 60, 61);
+}
+
+// Planned at b4b3c42 before the part was timed, with occupancy twins of any block shape and without
+// them (tests/data/planner/h200-heldout20-2026-12-04/README.md).
+TEST(PlannerQualityTest, TritonMatmulOnTheTwentiethHeldOutPart) {
+  // Top-1 misses: f16 64x36352x4544 1.85x and four 16-row products at 1.11-1.21x; f32 the 16- and
+  // 64-row gate_up products (N 32,768-36,864) at 1.10-1.19x and 2000x5632x4608 1.17x. The shortlist's top 5 misses f32 16x36864x4608 (1.05x),
+  // 16x49152x4608 (1.04x) and 2000x4672x4544 (1.03x), and f16 16x49152x4608 (1.03x).
+  ExpectFloors("Triton matmul, workload twentieth held-out part", Judge(WorkloadMatmul("heldout20")), 84, 71, 80);
 }
 
 // The same part timed a second time, on another lease of the machine: what the figures above

@@ -27,6 +27,7 @@ RUN16 = "tests/data/planner/h200-heldout16-2026-12-02"  # the sixteenth
 RUN17 = "tests/data/planner/h200-heldout17-2026-12-02"  # the seventeenth
 RUN18 = "tests/data/planner/h200-heldout18-2026-12-03"  # the eighteenth (matmul only)
 RUN19 = "tests/data/planner/h200-heldout19-2026-12-03"  # the nineteenth (matmul only)
+RUN20 = "tests/data/planner/h200-heldout20-2026-12-04"  # the twentieth (matmul only)
 
 
 def _bench(repo, script, *args):
@@ -289,6 +290,22 @@ def test_nineteenth_part_judges_the_occupancy_hedges_blind_again(repo, tmp_path)
              {"matmul heldout19 f16": (31, 31, 31), "matmul heldout19 f32": (31, 29, 30)}),
             ("plans-before-timing.json.gz", True, {"matmul heldout19 f16": (31, 31, 31), "matmul heldout19 f32": (31, 29, 29)})):
         _expect(_judged(repo, tmp_path, plans, *both, run_dir=RUN19, shortlist=shortlist), figures)
+
+
+def test_twentieth_part_judges_occupancy_twins_of_any_block_shape_blind(repo, tmp_path):
+    # The ranking, then the shortlist without twins of another block shape and with them, on the
+    # first timing and on the f32 timed again.
+    f16, f32 = "matmul heldout20 f16", "matmul heldout20 f32"
+    for plans, shortlist, timings, figures in (
+            ("plans-before-timing.json.gz", False, ("h200-f16.json.gz", "h200-f32.json.gz"),
+             {f16: (42, 37, 38), f32: (42, 34, 33)}),
+            ("plans-without-cross-shape-twins.json.gz", True, ("h200-f16.json.gz", "h200-f32.json.gz"),
+             {f16: (42, 37, 39), f32: (42, 34, 40)}),
+            ("plans-before-timing.json.gz", True, ("h200-f16.json.gz", "h200-f32.json.gz"),
+             {f16: (42, 37, 41), f32: (42, 34, 39)}),
+            ("plans-without-cross-shape-twins.json.gz", True, ("h200-f32-repeat.json.gz",), {f32: (42, 31, 39)}),
+            ("plans-before-timing.json.gz", True, ("h200-f32-repeat.json.gz",), {f32: (42, 31, 40)})):
+        _expect(_judged(repo, tmp_path, plans, *timings, run_dir=RUN20, shortlist=shortlist), figures)
 
 
 def test_eighteenth_parts_contenders_retimed_judge_both_shortlists_as_reported(repo):
