@@ -85,7 +85,15 @@ GROUPS = {"unaligned_l1": [
     # (unaligned_source_ncu.sh): 64-row wgmma tiles against 32-row mma.sync tiles at decode, whose
     # implied times away differ 2-4x (sync_steps_implied_away.py).
     "unaligned_source": [
-        ([(16, 50265, 768)], [(64, 32, 32, 4, 4), (32, 32, 64, 3, 4), (64, 64, 64, 4, 4), (32, 64, 64, 3, 4)], "f16")]}
+        ([(16, 50265, 768)], [(64, 32, 32, 4, 4), (32, 32, 64, 3, 4), (64, 64, 64, 4, 4), (32, 64, 64, 3, 4)], "f16")],
+    # "narrow_wgmma" (narrow_wgmma_ncu.sh): the 64 x 32 wgmma tile, measured 1.4-1.8x its estimate on
+    # the blind parts' f16 decode rows (docs/validation/planner-h200-workloads.md, "The twentieth
+    # held-out part"), beside the 64 x 64 tile and the 32 x 32 mma.sync tile at a narrow and a wide N:
+    # the tensor pipe, the shared-memory wavefronts, the L2 bytes and the stalls that set it apart.
+    "narrow_wgmma": [
+        ([(64, 36352, 4544), (64, 4608, 18432), (16, 36864, 4608)],
+         [(64, 32, 32, 4, 4), (64, 64, 32, 4, 4), (64, 128, 64, 3, 4), (32, 32, 32, 4, 4), (64, 32, 64, 4, 4)],
+         "f16")]}
 
 
 def launch_all(order_path, which="fit"):

@@ -1,0 +1,44 @@
+"""The table of bench/planner/narrow_wgmma_ncu.sh's profile: per launch the duration, the bytes the
+SMs received from L2 (l1tex__m_xbar2l1tex_read_bytes) and their rate, the L2 slices' bytes and
+throughput, DRAM reads, issue activity, warps a cycle, registers and the largest stall reasons.
+
+    python3 bench/planner/narrow_wgmma_summary.py ORDER.json NCU.csv[.gz]
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ncu_csv import metric, raw_kernels  # noqa: E402
+
+SCALE_TO_MB = {"byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1.0, "Gbyte": 1e3}
+SCALE_TO_US = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}
+
+
+def scaled(kernel, name, scales):
+    value, unit = kernel.get(name, (float("nan"), ""))
+    return value * scales.get(unit, float("nan"))
+
+
+def main(order_path, csv_path):
+    order = json.load(open(order_path))
+    launches = raw_kernels(csv_path)
+    if len(order) != len(launches):
+        sys.exit(f"{csv_path}: {len(launches)} profiled launches, {order_path} names {len(order)}")
+    print("shape             tile         us  to_SMs_MB  TB/s  L2_MB  L2_%  dram_MB  issue_%  warps  regs  stalls")
+    for o, k in zip(order, launches):
+        us = scaled(k, "gpu__time_duration.sum", SCALE_TO_US)
+        to_sms = scaled(k, "l1tex__m_xbar2l1tex_read_bytes.sum", SCALE_TO_MB)
+        stalls = {n.split("stalled_")[1].split("_per_")[0]: v for n, (v, _) in k.items() if "_issue_stalled_" in n}
+        top = " ".join(f"{n} {v:.1f}" for n, v in sorted(stalls.items(), key=lambda s: -s[1])[:3])
+        tile = "/".join(str(v) for v in o["config"].values())
+        print(f"{o['M']}x{o['N']}x{o['K']:<7} {tile:11} {us:6.1f} {to_sms:9.0f} {to_sms / us:5.1f} "
+              f"{scaled(k, 'lts__t_bytes.sum', SCALE_TO_MB):6.0f} "
+              f"{metric(k, 'lts__throughput.avg.pct_of_peak_sustained_elapsed'):5.1f} "
+              f"{scaled(k, 'dram__bytes_read.sum', SCALE_TO_MB):8.0f} "
+              f"{metric(k, 'smsp__issue_active.avg.pct_of_peak_sustained_active'):7.1f} "
+              f"{metric(k, 'sm__warps_active.avg.per_cycle_active'):6.1f} {metric(k, 'launch__registers_per_thread'):5.0f}  {top}")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])
