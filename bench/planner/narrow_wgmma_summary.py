@@ -1,8 +1,10 @@
 """The table of bench/planner/narrow_wgmma_ncu.sh's profile: per launch the duration, the bytes the
 SMs received from L2 (l1tex__m_xbar2l1tex_read_bytes) and their rate, the L2 slices' bytes and
-throughput, DRAM reads, issue activity, warps a cycle, registers and the largest stall reasons.
+throughput, DRAM reads, issue activity, warps a cycle, registers and the largest stall reasons;
+with the second pass's L2 counters, per launch the SMs' requests and sectors at the L2, sectors a
+request, their rates, the sectors from the fabric between the L2's partitions and the SMs' hit rate.
 
-    python3 bench/planner/narrow_wgmma_summary.py ORDER.json NCU.csv[.gz]
+    python3 bench/planner/narrow_wgmma_summary.py ORDER.json NCU.csv[.gz] [L2.csv[.gz]]
 """
 import json
 import os
@@ -40,5 +42,24 @@ def main(order_path, csv_path):
               f"{metric(k, 'sm__warps_active.avg.per_cycle_active'):6.1f} {metric(k, 'launch__registers_per_thread'):5.0f}  {top}")
 
 
+def l2_table(order, csv_path):
+    launches = raw_kernels(csv_path)
+    if len(order) != len(launches):
+        sys.exit(f"{csv_path}: {len(launches)} profiled launches, the order names {len(order)}")
+    print("\nshape             tile         us  requests_M  sectors_M  sectors/request  requests/ns  sectors/ns  "
+          "fabric_sectors_M  hit_%")
+    for o, k in zip(order, launches):
+        ns = scaled(k, "gpu__time_duration.sum", SCALE_TO_US) * 1e3
+        requests = metric(k, "lts__t_requests_srcunit_tex.sum")
+        sectors = metric(k, "lts__t_sectors_srcunit_tex.sum")
+        hits = metric(k, "lts__t_sectors_srcunit_tex_lookup_hit.sum")
+        tile = "/".join(str(v) for v in o["config"].values())
+        print(f"{o['M']}x{o['N']}x{o['K']:<7} {tile:11} {ns / 1e3:6.1f} {requests / 1e6:11.2f} {sectors / 1e6:10.2f} "
+              f"{sectors / requests:16.2f} {requests / ns:12.1f} {sectors / ns:11.1f} "
+              f"{metric(k, 'lts__t_sectors_srcunit_ltcfabric.sum') / 1e6:17.2f} {100 * hits / sectors:6.1f}")
+
+
 if __name__ == "__main__":
     main(*sys.argv[1:3])
+    if len(sys.argv) > 3:
+        l2_table(json.load(open(sys.argv[1])), sys.argv[3])
