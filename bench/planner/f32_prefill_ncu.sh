@@ -10,13 +10,7 @@
 set -u
 OUT_DIR=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
-export PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=/tmp/scratchsim_triton_cache
-date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; ncu --version | tail -1
-STALLS=""
-for r in barrier long_scoreboard short_scoreboard wait math_pipe_throttle mio_throttle lg_throttle dispatch_stall \
-         no_instruction not_selected selected sleeping membar drain branch_resolving tex_throttle misc; do
-  STALLS="$STALLS,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
-done
+source "$HERE/ncu_common.sh"
 METRICS="gpu__time_duration.sum,sm__cycles_active.avg,sm__pipe_tensor_op_hmma_cycles_active.avg,\
 sm__pipe_tensor_op_gmma_cycles_active.avg,sm__inst_executed_pipe_tensor_op_gmma.sum,\
 l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,\
