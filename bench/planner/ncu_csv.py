@@ -51,6 +51,19 @@ def metric(kernel, name, missing=0.0):
     return kernel[name][0] if name in kernel else missing
 
 
+# Scales from the units ncu states a duration or a byte count in (they vary with the value's size
+# and ncu's version) to microseconds and to megabytes, for in_units.
+TO_US = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}
+TO_MB = {"byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1.0, "Gbyte": 1e3}
+
+
+def in_units(kernel, name, scales, unknown_scale=float("nan")):
+    """One metric's value of a kernel in the units `scales` maps to (TO_US, TO_MB, ...): nan where
+    ncu gave none, the value times `unknown_scale` where its unit is not in `scales`."""
+    value, unit = kernel.get(name, (float("nan"), ""))
+    return value * scales.get(unit, unknown_scale)
+
+
 def shared_mem_config_bytes(kernel):
     """launch__shared_mem_config_size in bytes (ncu states it in KB or bytes depending on its
     version); -1 where the profile lacks it."""

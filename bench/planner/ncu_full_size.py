@@ -71,14 +71,10 @@ def summarize(order_path, csv_path, json_path):
         o["metrics"] = ncu_csv.values(m)
         o["units"] = {k: v[1] for k, v in m.items()}
 
-        def value(name, unit_scale):
-            v, unit = m.get(name, (float("nan"), ""))
-            return v * unit_scale.get(unit, 1.0)
-
-        time_us = value("gpu__time_duration.sum", {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3})
-        clock = value("sm__cycles_elapsed.avg.per_second", {"hz": 1e-6, "cycle/second": 1e-6, "khz": 1e-3,
-                                                             "mhz": 1.0, "ghz": 1e3, "cycle/nsecond": 1e3})
-        dram = value("dram__bytes_read.sum", {"byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1.0, "Gbyte": 1e3})
+        time_us = ncu_csv.in_units(m, "gpu__time_duration.sum", ncu_csv.TO_US, 1.0)
+        clock = ncu_csv.in_units(m, "sm__cycles_elapsed.avg.per_second", {"hz": 1e-6, "cycle/second": 1e-6, "khz": 1e-3,
+                                 "mhz": 1.0, "ghz": 1e3, "cycle/nsecond": 1e3}, 1.0)
+        dram = ncu_csv.in_units(m, "dram__bytes_read.sum", ncu_csv.TO_MB, 1.0)
         sectors = m.get("lts__t_sectors_srcunit_tex_op_read.sum", (float("nan"), ""))[0]
         hits = m.get("lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum", (float("nan"), ""))[0]
         active = m.get("sm__cycles_active.avg", (float("nan"), ""))[0]
