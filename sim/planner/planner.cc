@@ -425,12 +425,13 @@ absl::StatusOr<std::vector<RankedConfig>> Rank(const CompiledGraph& graph, const
   return ranked_list;
 }
 
-// `base`'s occupancy twin: of the configurations not yet `listed` that the ranking puts behind base
-// at more blocks per core, of any block shape, the fastest once the sync waits their co-resident
-// blocks could fill are filled (FilledTime), where that is within base's estimate. The depth, the
-// warps and the K step trade blocks per core against sync waits per block, and the model, which
-// charges every block's sync wait, may rank the twin behind base where co-resident blocks would
-// fill those waits (Hedge::kMoreBlocksPerCore).
+// `base`'s occupancy twin: of the candidates filled_best keeps (each block shape's fastest once
+// filled at each count of blocks per core), those not yet `listed` that the ranking puts behind base
+// at more blocks per core, the fastest once the sync waits their co-resident blocks could fill are
+// filled (FilledTime), where that is within base's estimate. The depth, the warps and the K step
+// trade blocks per core against sync waits per block, and the model, which charges every block's
+// sync wait, may rank the twin behind base where co-resident blocks would fill those waits
+// (Hedge::kMoreBlocksPerCore).
 std::optional<Candidate> OccupancyTwin(const WorkerState& merged, const Candidate& base,
                                        const absl::flat_hash_set<uint64_t>& listed) {
   std::optional<Candidate> twin;

@@ -607,8 +607,9 @@ TEST(PlannerQualityTest, TritonMatmulOnTheNineteenthHeldOutPart) {
 // them (tests/data/planner/h200-heldout20-2026-12-04/README.md).
 TEST(PlannerQualityTest, TritonMatmulOnTheTwentiethHeldOutPart) {
   // Top-1 misses: f16 64x36352x4544 1.85x and four 16-row products at 1.11-1.21x; f32 the 16- and
-  // 64-row gate_up products (N 32,768-36,864) at 1.10-1.19x and 2000x5632x4608 1.17x. The shortlist's top 5 misses f32 16x36864x4608 (1.05x),
-  // 16x49152x4608 (1.04x) and 2000x4672x4544 (1.03x), and f16 16x49152x4608 (1.03x).
+  // 64-row gate_up products (N 32,768-36,864) at 1.10-1.19x and 2000x5632x4608 1.17x. The
+  // shortlist's top 5 misses f32 16x36864x4608 (1.05x), 16x49152x4608 (1.04x) and 2000x4672x4544
+  // (1.03x), and f16 16x49152x4608 (1.03x).
   ExpectFloors("Triton matmul, workload twentieth held-out part", Judge(WorkloadMatmul("heldout20")), 84, 71, 80);
 }
 
