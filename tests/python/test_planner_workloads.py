@@ -28,6 +28,7 @@ RUN17 = "tests/data/planner/h200-heldout17-2026-12-02"  # the seventeenth
 RUN18 = "tests/data/planner/h200-heldout18-2026-12-03"  # the eighteenth (matmul only)
 RUN19 = "tests/data/planner/h200-heldout19-2026-12-03"  # the nineteenth (matmul only)
 RUN20 = "tests/data/planner/h200-heldout20-2026-12-04"  # the twentieth (matmul only)
+RUN21 = "tests/data/planner/h200-heldout21-2026-12-04"  # the twenty-first (matmul only)
 
 
 def _bench(repo, script, *args):
@@ -40,7 +41,8 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     assert written == json.loads((repo / "tests/data/planner/workload-suite.json").read_text())
     parts = {r["part"] for r in written["matmul"]}
     assert parts == {"fit", "heldout", "heldout2", "heldout4", "heldout5", "heldout11", "heldout12", "heldout13",
-                     "heldout14", "heldout15", "heldout16", "heldout17", "heldout18", "heldout19", "heldout20"}
+                     "heldout14", "heldout15", "heldout16", "heldout17", "heldout18", "heldout19", "heldout20",
+                     "heldout21"}
     assert {r["part"] for r in written["attention"]} == {"fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
                                                         "heldout6", "heldout7", "heldout8", "heldout9", "heldout10",
                                                         "heldout11", "heldout12", "heldout13", "heldout14", "heldout16"}
@@ -48,7 +50,7 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     shapes = [(r["BATCH_HEADS"], r["N_CTX"], r["HEAD_DIM"]) for r in written["attention"]]
     assert len(shapes) == len(set(shapes))
     # A model's rows of one kind are all in one part, and nothing held out shares a model with the
-    # fit part; the eighteenth to twentieth parts add the matmuls of models whose attention an
+    # fit part; the eighteenth to twenty-first parts add the matmuls of models whose attention an
     # earlier part has.
     by_model = {}
     for kind in ("matmul", "attention"):
@@ -64,7 +66,10 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
              "codellama-34b-tp8": "heldout19", "llama3.1-70b-tp4": "heldout19", "command-r-plus-tp8": "heldout19",
              "mistral-small-24b": "heldout19", "starcoder2-7b": "heldout20", "falcon-7b": "heldout20",
              "falcon-40b-tp8": "heldout20", "baichuan2-13b": "heldout20", "bloom-7b1": "heldout20",
-             "qwen3-14b": "heldout20"}
+             "qwen3-14b": "heldout20", "gpt2-medium": "heldout21", "bloom-560m": "heldout21",
+             "gpt2": "heldout21", "gpt2-xl": "heldout21", "pythia-410m": "heldout21", "gemma-2b": "heldout21",
+             "opt-350m": "heldout21", "bert-large": "heldout21", "pythia-160m": "heldout21",
+             "whisper-large-v3": "heldout21"}
     assert split == set(added) - {"gemma2-27b"}  # its attention shape is an earlier model's
     assert all(by_model[(model, "matmul")] == {part} for model, part in added.items())
 
