@@ -90,7 +90,10 @@ Medium, BLOOM-560M, GPT-2, GPT-2 XL, Pythia-410M, Gemma-2B, OPT-350M, BERT-Large
 Whisper-large-v3, the attention-only parts' models in ATTENTION's order with four or more shapes no
 part has, until 40 shapes), matmuls only, judges the planner
 as it stands blind beside the mma.sync wait filled by co-resident blocks: planned both ways before
-it was timed.
+it was timed. A twenty-second ("heldout22": Qwen2-1.5B, OLMo-1B, Phi-3-small and DeepSeek-LLM-67B
+over 8 GPUs), attention only, judges the attention ranking and its autotuning shortlist blind: per
+model two sequence lengths, each at the smallest batch from 2 whose problem no earlier row has;
+planned before it was timed.
 """
 import json
 import sys
@@ -517,6 +520,19 @@ MODELS = {
     # https://huggingface.co/allenai/OLMo-2-0325-32B/blob/main/config.json
     "olmo2-32b": {"part": "heldout17", "hidden": 5120, "intermediate": 27648, "heads": 40, "kv_heads": 8,
                   "head_dim": 128, "vocab": 100352, "tp": 1},
+    # The twenty-second part: models new to the suite, attention only.
+    # https://huggingface.co/Qwen/Qwen2-1.5B/blob/main/config.json
+    "qwen2-1.5b": {"part": "heldout22", "hidden": 1536, "intermediate": 8960, "heads": 12, "kv_heads": 2,
+                   "head_dim": 128, "vocab": 151936, "tp": 1},
+    # https://huggingface.co/allenai/OLMo-1B-hf/blob/main/config.json
+    "olmo-1b": {"part": "heldout22", "hidden": 2048, "intermediate": 8192, "heads": 16, "kv_heads": 16,
+                "head_dim": 128, "vocab": 50304, "tp": 1},
+    # https://huggingface.co/microsoft/Phi-3-small-8k-instruct/blob/main/config.json (ff_intermediate_size)
+    "phi-3-small": {"part": "heldout22", "hidden": 4096, "intermediate": 14336, "heads": 32, "kv_heads": 8,
+                    "head_dim": 128, "vocab": 100352, "tp": 1},
+    # https://huggingface.co/deepseek-ai/deepseek-llm-67b-base/blob/main/config.json, sharded over 8 GPUs
+    "deepseek-llm-67b-tp8": {"part": "heldout22", "hidden": 8192, "intermediate": 22016, "heads": 64,
+                             "kv_heads": 8, "head_dim": 128, "vocab": 102400, "tp": 8},
 }
 
 # The eighteenth to twenty-first parts: the matmuls of models an attention-only part brought in,
@@ -536,8 +552,8 @@ MATMULS_ADDED = {"gemma3-12b": "heldout18", "yi-34b": "heldout18", "internlm2-20
 # The parts, in the order they were added, and those whose models are in the suite for attention only.
 PARTS = ("fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8",
          "heldout9", "heldout10", "heldout11", "heldout12", "heldout13", "heldout14", "heldout15", "heldout16",
-         "heldout17", "heldout18", "heldout19", "heldout20", "heldout21")
-ATTENTION_ONLY_PARTS = ("heldout3", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10")
+         "heldout17", "heldout18", "heldout19", "heldout20", "heldout21", "heldout22")
+ATTENTION_ONLY_PARTS = ("heldout3", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout22")
 
 # Which layers at which token counts: decode is where small grids live, prefill the large square-ish
 # regime the model was first validated on. The lm_head of a 128k-256k vocabulary is left to the
@@ -595,6 +611,9 @@ ATTENTION = [
     ("qwen2.5-omni-3b", 17, 1024), ("qwen2.5-omni-3b", 3, 16384),
     ("yi-1.5-9b", 3, 1024), ("granite-3.1-2b", 3, 2048), ("smollm2-135m", 24, 2048), ("command-r7b", 7, 8192),
     ("gemma2-9b-tp2", 5, 2048), ("llama3-8b-tp2", 1, 8192), ("minicpm-2b", 3, 4096), ("minicpm-2b", 7, 1024),
+    ("qwen2-1.5b", 2, 2048), ("qwen2-1.5b", 2, 4096), ("olmo-1b", 2, 1024), ("olmo-1b", 9, 8192),
+    ("phi-3-small", 12, 2048), ("phi-3-small", 10, 4096), ("deepseek-llm-67b-tp8", 2, 1024),
+    ("deepseek-llm-67b-tp8", 3, 8192),
 ]
 
 

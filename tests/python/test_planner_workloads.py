@@ -29,6 +29,7 @@ RUN18 = "tests/data/planner/h200-heldout18-2026-12-03"  # the eighteenth (matmul
 RUN19 = "tests/data/planner/h200-heldout19-2026-12-03"  # the nineteenth (matmul only)
 RUN20 = "tests/data/planner/h200-heldout20-2026-12-04"  # the twentieth (matmul only)
 RUN21 = "tests/data/planner/h200-heldout21-2026-12-04"  # the twenty-first (matmul only)
+RUN22 = "tests/data/planner/h200-heldout22-2026-12-04"  # the twenty-second (attention only)
 
 
 def _bench(repo, script, *args):
@@ -45,7 +46,8 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
                      "heldout21"}
     assert {r["part"] for r in written["attention"]} == {"fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
                                                         "heldout6", "heldout7", "heldout8", "heldout9", "heldout10",
-                                                        "heldout11", "heldout12", "heldout13", "heldout14", "heldout16"}
+                                                        "heldout11", "heldout12", "heldout13", "heldout14", "heldout16",
+                                                        "heldout22"}
     # One attention row per problem: a later part never repeats an earlier part's shape.
     shapes = [(r["BATCH_HEADS"], r["N_CTX"], r["HEAD_DIM"]) for r in written["attention"]]
     assert len(shapes) == len(set(shapes))
