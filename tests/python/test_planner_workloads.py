@@ -331,6 +331,14 @@ def test_twenty_first_part_judges_the_planner_and_the_filled_mma_sync_wait_blind
         _expect(_judged(repo, tmp_path, plans, *timings, run_dir=RUN21, shortlist=shortlist), figures)
 
 
+def test_twenty_second_part_judges_attention_blind(repo, tmp_path):
+    # The ranking and the shortlist, on the first timing and on the part timed again.
+    for timings in ("h200-f16.json.gz", "h200-attention-repeat.json.gz"):
+        for shortlist in (False, True):
+            _expect(_judged(repo, tmp_path, "plans-before-timing.json.gz", timings, run_dir=RUN22, shortlist=shortlist),
+                    {"attention heldout22 f16": (8, 8, 8)})
+
+
 def test_eighteenth_parts_contenders_retimed_judge_both_shortlists_as_reported(repo):
     # Both candidate files hold the same contenders (retime_near_best.py select --plans-also), so the
     # two shortlists are judged against one interleaved re-timing: (rows, top-1, ranking's top 5,
