@@ -30,6 +30,7 @@ RUN19 = "tests/data/planner/h200-heldout19-2026-12-03"  # the nineteenth (matmul
 RUN20 = "tests/data/planner/h200-heldout20-2026-12-04"  # the twentieth (matmul only)
 RUN21 = "tests/data/planner/h200-heldout21-2026-12-04"  # the twenty-first (matmul only)
 RUN22 = "tests/data/planner/h200-heldout22-2026-12-04"  # the twenty-second (attention only)
+RUN23 = "tests/data/planner/h200-heldout23-2026-12-04"  # the twenty-third (matmul only)
 
 
 def _bench(repo, script, *args):
@@ -43,7 +44,7 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     parts = {r["part"] for r in written["matmul"]}
     assert parts == {"fit", "heldout", "heldout2", "heldout4", "heldout5", "heldout11", "heldout12", "heldout13",
                      "heldout14", "heldout15", "heldout16", "heldout17", "heldout18", "heldout19", "heldout20",
-                     "heldout21"}
+                     "heldout21", "heldout23"}
     assert {r["part"] for r in written["attention"]} == {"fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
                                                         "heldout6", "heldout7", "heldout8", "heldout9", "heldout10",
                                                         "heldout11", "heldout12", "heldout13", "heldout14", "heldout16",
@@ -52,7 +53,7 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     shapes = [(r["BATCH_HEADS"], r["N_CTX"], r["HEAD_DIM"]) for r in written["attention"]]
     assert len(shapes) == len(set(shapes))
     # A model's rows of one kind are all in one part, and nothing held out shares a model with the
-    # fit part; the eighteenth to twenty-first parts add the matmuls of models whose attention an
+    # fit part; the eighteenth to twenty-first and twenty-third parts add the matmuls of models whose attention an
     # earlier part has.
     by_model = {}
     for kind in ("matmul", "attention"):
@@ -72,8 +73,13 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
              "gpt2": "heldout21", "gpt2-xl": "heldout21", "pythia-410m": "heldout21", "gemma-2b": "heldout21",
              "opt-350m": "heldout21", "bert-large": "heldout21", "pythia-160m": "heldout21",
              "whisper-large-v3": "heldout21"}
+    added.update({model: "heldout23" for model in (
+        "llama3.2-3b", "smollm2-1.7b", "llama2-13b", "gpt-j-6b", "qwen3-0.6b", "phi-1.5", "opt-6.7b", "t5-large",
+        "phi-3-medium", "deepseek-llm-7b", "internlm2-7b", "gpt-neo-2.7b", "gemma3-4b", "gpt2-large", "pythia-70m",
+        "opt-125m", "roberta-large", "distilbert", "qwen2-57b-a14b", "bloom-1b7", "gemma3-270m", "codegen-350m",
+        "xlm-roberta-large", "t5-base", "stablelm-alpha-3b", "deepseek-coder-6.7b", "deepseek-llm-67b-tp8")})
     # Their attention shapes are earlier models' (one row per problem).
-    assert split == set(added) - {"gemma2-27b", "gpt2-medium"}
+    assert split == set(added) - {"gemma2-27b", "gpt2-medium", "gpt-j-6b"}
     assert all(by_model[(model, "matmul")] == {part} for model, part in added.items())
 
 
