@@ -302,7 +302,9 @@ std::string WorkloadRun(const std::string& part) {
   }
   if (part == "heldout16" || part == "heldout17") return absl::StrCat("h200-", part, "-2026-12-02");
   if (part == "heldout18" || part == "heldout19") return absl::StrCat("h200-", part, "-2026-12-03");
-  if (part == "heldout20" || part == "heldout21" || part == "heldout22") return absl::StrCat("h200-", part, "-2026-12-04");
+  if (part == "heldout20" || part == "heldout21" || part == "heldout22" || part == "heldout23") {
+    return absl::StrCat("h200-", part, "-2026-12-04");
+  }
   return absl::StrCat("h200-", part, first_day ? "-2026-11-29" : "-2026-11-30");
 }
 
@@ -621,6 +623,17 @@ TEST(PlannerQualityTest, TritonMatmulOnTheTwentyFirstHeldOutPart) {
   // prefill products of 768-1,600 hidden at 1.12-1.27x and 16x250880x1024 1.13x. The shortlist's
   // top 5 misses six f16 rows, 1.04-1.26x.
   ExpectFloors("Triton matmul, workload twenty-first held-out part", Judge(WorkloadMatmul("heldout21")), 84, 71, 78);
+}
+
+// Planned at d6bbbe5 before the part was timed, by the planner as it stands and by the variant
+// that solves the mma.sync wait of co-resident blocks as a closed network
+// (tests/data/planner/h200-heldout23-2026-12-04/README.md); the rows the budget stopped in are left
+// out of its timings.
+TEST(PlannerQualityTest, TritonMatmulOnTheTwentyThirdHeldOutPart) {
+  // Top-1 misses: f32 2000x1536x512 1.16x, 2000x4096x1024 1.13x, 16x50272x4096 1.11x. The
+  // shortlist's top 5 misses three f16 lm_heads, 16x50400x4096 and 16x50272x4096 (1.04x) and
+  // 16x32128x1024 (1.03x).
+  ExpectFloors("Triton matmul, workload twenty-third held-out part", Judge(WorkloadMatmul("heldout23")), 49, 46, 46);
 }
 
 // The same part timed a second time, on another lease of the machine: what the figures above

@@ -337,6 +337,18 @@ def test_twenty_first_part_judges_the_planner_and_the_filled_mma_sync_wait_blind
         _expect(_judged(repo, tmp_path, plans, *timings, run_dir=RUN21, shortlist=shortlist), figures)
 
 
+def test_twenty_third_part_judges_the_planner_and_the_closed_network_wait_blind(repo, tmp_path):
+    # The planner as it stands and the variant, ranking then shortlist.
+    f16, f32 = "matmul heldout23 f16", "matmul heldout23 f32"
+    timings = ("h200-f16.json.gz", "h200-f32.json.gz")
+    for plans, shortlist, figures in (
+            ("plans-before-timing.json.gz", False, {f16: (12, 12, 10), f32: (37, 34, 35)}),
+            ("plans-before-timing.json.gz", True, {f16: (12, 12, 9), f32: (37, 34, 37)}),
+            ("plans-mma-sync-wait-closed-network.json.gz", False, {f16: (12, 12, 10), f32: (37, 35, 36)}),
+            ("plans-mma-sync-wait-closed-network.json.gz", True, {f16: (12, 12, 11), f32: (37, 35, 37)})):
+        _expect(_judged(repo, tmp_path, plans, *timings, run_dir=RUN23, shortlist=shortlist), figures)
+
+
 def test_twenty_second_part_judges_attention_blind(repo, tmp_path):
     # The ranking and the shortlist, on the first timing and on the part timed again.
     for timings in ("h200-f16.json.gz", "h200-attention-repeat.json.gz"):
