@@ -8,13 +8,17 @@ Per (row, dtype), for the families the plan ranks: the measured best over every 
 configuration of those families, the plan's top-1 against it, and the best of its top 5 (timed
 configurations only; a ranked configuration that was not timed is skipped, and one Triton refused
 counts as what a user would hit: it is listed). Reported separately for the fit and the held-out
-part, and beside the anchors (cuBLAS, SDPA) of the same run. With --shortlist the top 5 is the first
+part, and beside the anchors (cuBLAS, SDPA) of the same run. A row the sweep's budget stopped in
+(its notes name it) and no later file timed again is judged on the configurations it timed and
+counted partial ("partial_rows"; --detail marks it). With --shortlist the top 5 is the first
 five of the planner's autotuning shortlist (make_workload_plans.py records it beside the ranking);
 the top-1 is the ranking's first either way.
 """
 import argparse
+import ast
 import collections
 import json
+import re
 
 from compare_plan import load_json as load
 from workloads import PARTS, suite
@@ -39,21 +43,43 @@ def row_key(r):
 # What timing files hold: times[row][config] and bench_s[row][config] (the do_bench median in ms
 # and the wall seconds the benchmark took), anchors[row][kind] in ms, and
 # compile_s[(dtype, head_dim, heads)][config] (head dim and heads None outside attention: the
-# JIT's specialization the sweep compiled for).
-Measured = collections.namedtuple("Measured", "times bench_s anchors compile_s")
+# JIT's specialization the sweep compiled for); partial: the rows whose last timing file's budget
+# stopped during them (its notes say so), judged on the configurations it timed.
+Measured = collections.namedtuple("Measured", "times bench_s anchors compile_s partial")
+
+STOPPED = re.compile(r"timing stopped at the budget during \w+ (\{.*\})")
+
+
+def stopped_rows(run):
+    """The row keys a sweep's budget stopped during (sweep_workloads.py's note), in each dtype it
+    swept."""
+    out = set()
+    for note in run.get("notes", []):
+        match = STOPPED.search(note) if isinstance(note, str) else None
+        if not match:
+            continue
+        row = ast.literal_eval(match.group(1))
+        for dtype in run.get("dtypes", ["f16"]) if "M" in row else ["f16"]:
+            out.add(row_key(dict(row, dtype=dtype)))
+    return out
 
 
 def measured(timing_files):
-    m = Measured({}, {}, {}, {})
+    m = Measured({}, {}, {}, {}, set())
     for path in timing_files:
         run = load(path)
+        timed_here = set()
         for t in run["timings"]:
             if "ms" not in t:
                 continue
             rk = row_key(t)
+            timed_here.add(rk)
             ck = cfg_key(t.get("kind", DEFAULT_KIND), t["config"])
             m.times.setdefault(rk, {})[ck] = t["ms"]
             m.bench_s.setdefault(rk, {})[ck] = t.get("bench_s", 0.0)
+        stopped = stopped_rows(run)
+        m.partial.difference_update(timed_here - stopped)
+        m.partial.update(stopped & timed_here)
         for a in run.get("anchors", []):
             m.anchors.setdefault(row_key(a), {})[a["kind"]] = a["ms"]
         for c in run["compiled"].values():
@@ -136,7 +162,7 @@ def main():
                         "their parts are judged in their order")
     args = p.parse_args()
     plans = load(args.plans)
-    times, _, anchors, _ = measured(args.timings)
+    times, _, anchors, _, partial = measured(args.timings)
     rows_of_suite = load(args.suite) if args.suite else suite()
     owned = owned_rows(rows_of_suite)
     parts = list(dict.fromkeys(r["part"] for r in rows_of_suite["matmul"] + rows_of_suite["attention"])) \
@@ -161,13 +187,16 @@ def main():
                     a = next(iter(anchor.values()), None)
                     print(f"{part:8} {str(rk):38} top1 {j['top1'] / j['best']:.2f}x top5 {j['top5'] / j['best']:.2f}x "
                           f"rank {j['rank_of_best']:3}/{j['timed_ranked']}  best {j['best'] * 1e3:8.1f} us"
-                          + (f"  anchor {a / j['best']:.2f}x of best" if a else ""))
+                          + (f"  anchor {a / j['best']:.2f}x of best" if a else "")
+                          + (f"  partial: the budget stopped it after {j['timed']} timed" if rk in partial else ""))
             family_choice(section, part, plans.get(section, []), times)
             for dtype in sorted({r["row"][-1] for r in rows}):
                 s = summarize([r for r in rows if r["row"][-1] == dtype])
+                s["partial_rows"] = sum(r["row"] in partial for r in rows if r["row"][-1] == dtype)
                 out[f"{section} {part} {dtype}"] = s
                 print(f"{section:9} {part:8} {dtype}: rows {s['rows']:3}  top-1 within 10%: {s['top1_within_10']:3}  "
-                      f"top-5 best within 3%: {s['top5_within_3']:3}  worst top-1 {s['worst_top1']:.2f}x")
+                      f"top-5 best within 3%: {s['top5_within_3']:3}  worst top-1 {s['worst_top1']:.2f}x"
+                      + (f"  ({s['partial_rows']} partial)" if s["partial_rows"] else ""))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

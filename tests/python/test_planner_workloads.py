@@ -337,6 +337,18 @@ def test_twenty_first_part_judges_the_planner_and_the_filled_mma_sync_wait_blind
         _expect(_judged(repo, tmp_path, plans, *timings, run_dir=RUN21, shortlist=shortlist), figures)
 
 
+def test_a_row_the_budget_stopped_in_is_counted_partial_until_timed_again(repo, tmp_path):
+    # The twenty-first part's first f16 run stopped 3 configurations short of its second row; the
+    # f16 timed again holds it whole. The sixteenth's later runs re-timed the rows its first stopped in.
+    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", run_dir=RUN21)
+    assert judged["matmul heldout21 f16"]["partial_rows"] == 1
+    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16-repeat.json.gz", run_dir=RUN21)
+    assert judged["matmul heldout21 f16"]["partial_rows"] == 0
+    judged = _judged(repo, tmp_path, "plans-before-timing.json.gz", "h200-f16.json.gz", "h200-matmul-f16.json.gz",
+                     "h200-matmul-f16-rest.json.gz", run_dir=RUN16)
+    assert judged["matmul heldout16 f16"]["partial_rows"] == 0 and judged["matmul heldout16 f16"]["rows"] == 36
+
+
 def test_twenty_third_part_judges_the_planner_and_the_closed_network_wait_blind(repo, tmp_path):
     # The planner as it stands and the variant, ranking then shortlist.
     f16, f32 = "matmul heldout23 f16", "matmul heldout23 f32"
