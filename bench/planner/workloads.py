@@ -88,9 +88,8 @@ way) judges the occupancy twins taken across block shapes, added after the ninet
 planned both ways before it was timed. A twenty-first ("heldout21": the matmuls of GPT-2
 Medium, BLOOM-560M, GPT-2, GPT-2 XL, Pythia-410M, Gemma-2B, OPT-350M, BERT-Large, Pythia-160M and
 Whisper-large-v3, the attention-only parts' models in ATTENTION's order with four or more shapes no
-part has, until 40 shapes), matmuls only, judges the planner
-as it stands blind beside the mma.sync wait filled by co-resident blocks: planned both ways before
-it was timed. A twenty-second ("heldout22": Qwen2-1.5B, OLMo-1B, Phi-3-small and DeepSeek-LLM-67B
+part has, until 40 shapes), matmuls only, judges the planner as it stands blind beside the
+mma.sync wait filled by co-resident blocks: planned both ways before it was timed. A twenty-second ("heldout22": Qwen2-1.5B, OLMo-1B, Phi-3-small and DeepSeek-LLM-67B
 over 8 GPUs), attention only, judges the attention ranking and its autotuning shortlist blind: per
 model two sequence lengths, each at the smallest batch from 2 whose problem no earlier row has;
 planned before it was timed. A twenty-third ("heldout23": the matmuls of every model the suite
@@ -538,9 +537,10 @@ MODELS = {
                              "kv_heads": 8, "head_dim": 128, "vocab": 102400, "tp": 8},
 }
 
-# The eighteenth to twenty-first and the twenty-third parts: the matmuls of models an attention-only part brought in,
-# never timed as matmuls (their configurations are cited above); they judge the shortlist's
-# occupancy hedges blind, each after the one before was judged.
+# The eighteenth to twenty-first and the twenty-third parts: the matmuls of models an
+# attention-only part brought in, never timed as matmuls (their configurations are cited above);
+# each judges the planner blind beside a variant (the module's docstring says which), after the one
+# before was judged.
 MATMULS_ADDED = {"gemma3-12b": "heldout18", "yi-34b": "heldout18", "internlm2-20b": "heldout18",
                  "qwen1.5-0.5b": "heldout18", "gemma3-1b": "heldout18",
                  "gemma2-27b": "heldout19", "codellama-34b-tp8": "heldout19", "llama3.1-70b-tp4": "heldout19",

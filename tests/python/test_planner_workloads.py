@@ -53,8 +53,8 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     shapes = [(r["BATCH_HEADS"], r["N_CTX"], r["HEAD_DIM"]) for r in written["attention"]]
     assert len(shapes) == len(set(shapes))
     # A model's rows of one kind are all in one part, and nothing held out shares a model with the
-    # fit part; the eighteenth to twenty-first and twenty-third parts add the matmuls of models whose attention an
-    # earlier part has.
+    # fit part; the eighteenth to twenty-first and twenty-third parts add the matmuls of models
+    # whose attention an earlier part has.
     by_model = {}
     for kind in ("matmul", "attention"):
         for r in written[kind]:
