@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <set>
@@ -46,13 +47,48 @@ struct SweepFormat {
   std::set<std::array<int64_t, 3>> only_rows;
 };
 
-// Measured milliseconds per configuration, per (dtype, shape), of one sweep file (a path in the
-// source tree).
-std::map<Row, std::map<Config, double>> ReadSweep(const std::string& path, const SweepFormat& format) {
-  std::map<Row, std::map<Config, double>> rows;
+// One sweep file's measured milliseconds per configuration, per (dtype, shape), and the rows its
+// budget stopped in (timed on the configurations it reached: partial).
+struct SweepRows {
+  std::map<Row, std::map<Config, double>> times;
+  std::set<Row> stopped;
+};
+
+// The rows a sweep's notes say its budget stopped in ("timing stopped at the budget during matmul
+// {'M': 16, 'N': 50257, ...}", bench/planner/sweep_workloads.py), in every dtype the sweep ran.
+std::set<Row> StoppedRows(const google::protobuf::Struct& root, const SweepFormat& format) {
+  std::set<Row> stopped;
+  const auto& fields = root.fields();
+  if (!fields.contains("notes")) return stopped;
+  std::vector<std::string> dtypes;
+  if (fields.contains("dtypes")) {
+    for (const google::protobuf::Value& d : fields.at("dtypes").list_value().values()) dtypes.push_back(d.string_value());
+  }
+  if (dtypes.empty()) dtypes = {"f16"};
+  // The size named NAME in the note's dictionary, or -1.
+  auto size_in = [](const std::string& note, const std::string& name) -> int64_t {
+    const std::string key = absl::StrCat("'", name, "': ");
+    const size_t at = note.find(key);
+    if (at == std::string::npos) return -1;
+    return std::strtoll(note.c_str() + at + key.size(), nullptr, 10);
+  };
+  for (const google::protobuf::Value& value : fields.at("notes").list_value().values()) {
+    const std::string& note = value.string_value();
+    if (note.find("timing stopped at the budget during") == std::string::npos) continue;
+    const auto& n = format.row_names;
+    const int64_t a = size_in(note, n[0]), b = size_in(note, n[1]), c = size_in(note, n[2]);
+    if (a < 0 || b < 0 || c < 0) continue;
+    for (const std::string& dtype : dtypes) stopped.insert({dtype, a, b, c});
+  }
+  return stopped;
+}
+
+SweepRows ReadSweep(const std::string& path, const SweepFormat& format) {
+  SweepRows out;
+  std::map<Row, std::map<Config, double>>& rows = out.times;
   auto json = testing::ReadTestData(path);
   EXPECT_TRUE(json.ok()) << json.status();
-  if (!json.ok()) return rows;
+  if (!json.ok()) return out;
   google::protobuf::Struct root;
   EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(*json, &root).ok()) << path;
   auto integer = [](const google::protobuf::Value& v) { return static_cast<int64_t>(std::llround(v.number_value())); };
@@ -79,7 +115,10 @@ std::map<Row, std::map<Config, double>> ReadSweep(const std::string& path, const
     if (!format.only_rows.empty() && !format.only_rows.contains(sizes)) continue;
     rows[{t.at("dtype").string_value(), sizes[0], sizes[1], sizes[2]}][key] = t.at("ms").number_value();
   }
-  return rows;
+  for (const Row& row : StoppedRows(root, format)) {
+    if (rows.contains(row)) out.stopped.insert(row);
+  }
+  return out;
 }
 
 struct Quality {
@@ -93,13 +132,18 @@ struct Quality {
   std::string top1_misses;  // "sweep dtype MxNxK: top-1 1.12x the best" per row beyond 10%
   // dtype -> {rows, top-1 within 10%, best in top 5, top 5's best within 3%, the ranking's}
   std::map<std::string, std::array<int, 5>> by_dtype;
+  // dtype -> rows a sweep's budget stopped in and no later sweep timed whole: judged on the
+  // configurations timed (bench/planner/judge_workloads.py's "partial_rows").
+  std::map<std::string, int> partial_by_dtype;
 };
 
 void PrintQuality(const char* kernel, const Quality& q) {
   for (const auto& [dtype, t] : q.by_dtype) {
+    const int partial = q.partial_by_dtype.contains(dtype) ? q.partial_by_dtype.at(dtype) : 0;
     std::printf("%s %s: %d rows, top-1 within 10%% on %d, best in the top 5 on %d, top 5's best within 3%% on %d "
-                "(the ranking's top 5: %d)\n",
-                kernel, dtype.c_str(), t[0], t[1], t[2], t[3], t[4]);
+                "(the ranking's top 5: %d)%s\n",
+                kernel, dtype.c_str(), t[0], t[1], t[2], t[3], t[4],
+                partial > 0 ? absl::StrCat(" (", partial, " partial)").c_str() : "");
   }
 }
 
@@ -160,12 +204,20 @@ Quality Judge(const SweepSpec& spec) {
   // row timed in two of them is one row with the later sweep's time of each configuration.
   std::map<std::pair<size_t, Row>, std::map<Config, double>> timed;
   std::map<std::pair<size_t, Row>, std::string> timed_in;
+  // A row is partial where the last sweep that timed it stopped in it.
+  std::set<std::pair<size_t, Row>> partial;
   for (size_t i = 0; i < spec.sweeps.size(); ++i) {
     const std::string& sweep = spec.sweeps[i];
-    for (const auto& [row, measured] : ReadSweep(absl::StrCat("tests/data/planner/", sweep), spec.format)) {
+    const SweepRows read = ReadSweep(absl::StrCat("tests/data/planner/", sweep), spec.format);
+    for (const auto& [row, measured] : read.times) {
       const std::pair<size_t, Row> key{spec.sweeps_resume ? 0 : i, row};
       for (const auto& [config, ms] : measured) timed[key][config] = ms;
       timed_in[key] = sweep;
+      if (read.stopped.contains(row)) {
+        partial.insert(key);
+      } else {
+        partial.erase(key);
+      }
     }
   }
   for (const auto& [key, measured] : timed) {
@@ -201,9 +253,11 @@ Quality Judge(const SweepSpec& spec) {
     ++quality.rows;
     const bool top1_ok = ranked_ms[0] <= 1.10 * best;
     quality.top1_within_10 += top1_ok;
+    const bool is_partial = partial.contains(key);
+    quality.partial_by_dtype[dtype] += is_partial;
     if (!top1_ok) {
       absl::StrAppend(&quality.top1_misses, sweep, " ", dtype, " ", m, "x", n, "x", k, ": top-1 ",
-                      ranked_ms[0] / best, "x the best\n");
+                      ranked_ms[0] / best, "x the best", is_partial ? " (partial)" : "", "\n");
     }
     const auto ranking_top5_end = ranked_ms.begin() + std::min<size_t>(5, ranked_ms.size());
     const bool top5_ok = std::find(ranked_ms.begin(), ranking_top5_end, best) != ranking_top5_end;
@@ -402,6 +456,7 @@ Quality JudgeCudaGemmWorkloads(const std::string& part) {
     for (const auto& [dtype, t] : q.by_dtype) {
       for (size_t i = 0; i < t.size(); ++i) total.by_dtype[dtype][i] += t[i];
     }
+    for (const auto& [dtype, count] : q.partial_by_dtype) total.partial_by_dtype[dtype] += count;
   }
   return total;
 }
@@ -623,6 +678,20 @@ TEST(PlannerQualityTest, TritonMatmulOnTheTwentyFirstHeldOutPart) {
   // prefill products of 768-1,600 hidden at 1.12-1.27x and 16x250880x1024 1.13x. The shortlist's
   // top 5 misses six f16 rows, 1.04-1.26x.
   ExpectFloors("Triton matmul, workload twenty-first held-out part", Judge(WorkloadMatmul("heldout21")), 84, 71, 78);
+}
+
+// A row the sweep's budget stopped in is judged on the configurations it timed and counted partial,
+// as bench/planner/judge_workloads.py counts it: the first f16 run of the twenty-first part stopped
+// in 16 x 50,257 x 1,024 after 257 of its 260 configurations.
+TEST(PlannerQualityTest, RowsTheBudgetStoppedInArePartial) {
+  SweepFormat format;
+  format.where = {{"kind", "matmul"}};
+  const SweepRows read = ReadSweep("tests/data/planner/h200-heldout21-2026-12-04/h200-f16.json.gz", format);
+  EXPECT_EQ(read.stopped, (std::set<Row>{{"f16", 16, 50257, 1024}}));
+  EXPECT_EQ(read.times.at({"f16", 16, 50257, 1024}).size(), 257);
+  const Quality q = Judge(WorkloadMatmul("heldout21"));
+  EXPECT_EQ(q.partial_by_dtype.at("f16"), 1);
+  EXPECT_EQ(q.partial_by_dtype.at("f32"), 0);
 }
 
 // Planned at d6bbbe5 before the part was timed, by the planner as it stands and by the variant
