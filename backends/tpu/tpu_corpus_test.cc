@@ -1089,7 +1089,8 @@ TEST(TpuCorpusTest, SpillsStayWithinTheReplaysBound) {
       "kernels_odd_spill_sweep.jsonl.gz", "misc_odd_spill_sweep.jsonl.gz", "holdout_spill_sweep.jsonl.gz",
       "holdout2_spill_sweep.jsonl.gz", "unaligned8_spill_sweep.jsonl.gz", "dev_families.jsonl.gz",
       "heldout_families.jsonl.gz", "heldout2_families.jsonl.gz", "heldout_families_libtpu0052.jsonl.gz",
-      "heldout2_families_libtpu0052.jsonl.gz", "dev_families_libtpu0052.jsonl.gz"};
+      "heldout2_families_libtpu0052.jsonl.gz", "dev_families_libtpu0052.jsonl.gz", "heldout3_families.jsonl.gz",
+      "heldout3_families_libtpu0052.jsonl.gz"};
   int rows = 0, spilling = 0;
   double worst = 0;
   std::string worst_id;
@@ -1132,6 +1133,20 @@ TEST(TpuCorpusTest, SecondHeldOutSetHasNoFalseFits) {
       "heldout2_families.jsonl.gz", {.min_rows = 100, .within_5pct = 101, .within_1pct = 53, .max_at_risk = 54});
 }
 
+// A third held-out set (bench/tpu/heldout_kernels.py, set "heldout3"), written after the second was
+// judged and compiled with the model as it stood: scans carried in scratch (a rolled one among
+// them), small-rank and integer dots, epilogues that roll lanes, a backward over vocabulary
+// blocks. Judged once; the same targets and its figures held as measured (docs/tpu.md, "Held-out
+// families").
+TEST(TpuCorpusTest, ThirdHeldOutSetHasNoFalseFits) {
+  REQUIRE_SWEEP("heldout3_families.jsonl.gz");
+  // The exactly known part is below libtpu's by 512 B on the v5e-v7x QK-norm + RoPE kernels (20):
+  // a buffer libtpu adds beside the lane roll there, not on v4, which the model does not know.
+  ExpectNoFalseFitsAndFiguresAsMeasured(
+      "heldout3_families.jsonl.gz", {.min_rows = 260, .within_5pct = 103, .within_1pct = 59, .max_at_risk = 33,
+                                     .exact_part_equal = 222, .exact_below = 20});
+}
+
 // A family file compiled by the newest libtpu on PyPI (0.0.52), not the one the model was fitted
 // on: the same targets and its figures held as measured (docs/tpu.md, "Versions"), and every FITS
 // that rests on the spill model says the model was fitted on another libtpu and is unsettled,
@@ -1156,6 +1171,13 @@ TEST(TpuCorpusTest, SecondHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
   REQUIRE_SWEEP("heldout2_families_libtpu0052.jsonl.gz");
   ExpectUnsettledBesideAnotherLibtpu("heldout2_families_libtpu0052.jsonl.gz",
                                      {.min_rows = 100, .within_5pct = 67, .within_1pct = 41, .max_at_risk = 54}, 0);
+}
+
+// The third held-out set, every shape of heldout3_families.jsonl.gz.
+TEST(TpuCorpusTest, ThirdHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
+  REQUIRE_SWEEP("heldout3_families_libtpu0052.jsonl.gz");
+  ExpectUnsettledBesideAnotherLibtpu("heldout3_families_libtpu0052.jsonl.gz",
+                                     {.min_rows = 260, .within_5pct = 103, .within_1pct = 64, .max_at_risk = 33}, 0);
 }
 
 // The dev families, 4 shapes a family on every generation. The 10 FITS without a spill estimate are

@@ -83,7 +83,29 @@ structures it was not found on; never fitted on or tuned against):
                      the label's logit by an iota compare, the mean logit.
   gated_rmsnorm      RMSNorm of x * silu(z) times a weight (Mamba-2's gated norm).
 
-Shapes (shapes(set); the full lists are dev_shapes(), heldout_shapes() and heldout2_shapes(); sweep_heldout.py
+Set "heldout3" (written after the second held-out set was judged, with the model as it stood; never
+fitted on or tuned against):
+  layernorm_fwd      layer norm forward: mean, centred variance, weight and bias (BERT / GPT-2 / ViT
+                     norms), odd widths among them.
+  linear_attn_chunk  chunked causal linear attention: the chunk's masked q k^T times v plus q times
+                     the (d, d) state carried in f32 scratch over the chunk axis, the state updated
+                     by k^T v (Mamba-2 SSD / gated linear attention's chunked form).
+  qk_norm_rope       per-head RMSNorm of q or k with a weight, then RoPE by a lane roll (Qwen3 /
+                     OLMo-2 QK-norm fused with the rotary embedding).
+  cross_entropy_bwd  cross-entropy backward over vocabulary blocks: softmax from the saved
+                     log-sum-exp less the one-hot label (an iota compare), times the upstream grad.
+  int8_matmul        int8 x int8 dot into an int32 accumulator in scratch, per-row and per-column f32
+                     scales at the last k step (AQT int8 training / serving matmuls).
+  ssm_scan           Mamba's selective scan over a chunk of 128 steps in a rolled loop: the state
+                     h (d_state x channels) carried, each step's B and C columns picked by a lane iota
+                     compare, one output row stored per step; h carried across chunks in scratch.
+  qkv_proj_rope      a QKV projection with an f32 accumulator whose last k step applies RoPE to its
+                     head by a lane roll (fused projection + rotary kernels).
+  lora_matmul        x W plus the low-rank update (x A) B, x A accumulated over k in a (bm, r)
+                     scratch of rank 8-64 (LoRA / punica fused kernels).
+
+Shapes (shapes(set); the full lists are dev_shapes(), heldout_shapes(), heldout2_shapes() and
+heldout3_shapes(); sweep_heldout.py
 --per-family N takes N of each spread over its list):
   dev (122): swiglu_mlp 8 (2048 tokens, d 512-4096, f 2048-8192, bt 128-512, bf 256-1024, bf16
     and one f32); swiglu_mlp_buf1 7 (d 512-4096, bf 512 up to f: resident weights); rmsnorm_matmul
@@ -1044,13 +1066,231 @@ def gated_rmsnorm(rows, d, br, dtype="bf16", limit=None):
   return fn, (S((rows, d), dt), S((rows, d), dt), S((1, d), dt))
 
 
+# Set D ("heldout3"): written after the second held-out set was judged, with the model as it stood:
+# scans carried in scratch, small-rank and integer dots, epilogues that roll lanes, a backward
+# over vocabulary blocks.
+
+
+def layernorm_fwd(rows, d, br, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(x_ref, w_ref, b_ref, o_ref):
+    x = x_ref[...].astype(F32)
+    mu = jnp.mean(x, axis=-1, keepdims=True)
+    xc = x - mu
+    var = jnp.mean(xc * xc, axis=-1, keepdims=True)
+    y = xc * jax.lax.rsqrt(var + 1e-5) * w_ref[...].astype(F32) + b_ref[...].astype(F32)
+    o_ref[...] = y.astype(o_ref.dtype)
+
+  def fn(x, w, b):
+    blk = pl.BlockSpec((br, d), lambda i: (i, 0))
+    row = pl.BlockSpec((1, d), lambda i: (0, 0))
+    return pl.pallas_call(kernel, out_shape=S((rows, d), dt), grid=(rows // br,), in_specs=[blk, row, row],
+                          out_specs=blk, compiler_params=_cp(limit, ("parallel",)), name="layernorm_fwd")(x, w, b)
+  return fn, (S((rows, d), dt), S((1, d), dt), S((1, d), dt))
+
+
+def linear_attn_chunk(heads, s, d, bt, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(q_ref, k_ref, v_ref, o_ref, state_ref):
+    c = pl.program_id(1)
+
+    @pl.when(c == 0)
+    def _():
+      state_ref[...] = jnp.zeros_like(state_ref)
+    q, k, v = q_ref[...], k_ref[...], v_ref[...]
+    row = jax.lax.broadcasted_iota(I32, (bt, bt), 0)
+    col = jax.lax.broadcasted_iota(I32, (bt, bt), 1)
+    sc = jax.lax.dot_general(q, k, (((1,), (1,)), ((), ())), preferred_element_type=F32)
+    sc = jnp.where(col <= row, sc, 0.0)
+    o = jnp.dot(sc.astype(dt), v, preferred_element_type=F32)
+    o = o + jnp.dot(q, state_ref[...].astype(dt), preferred_element_type=F32)
+    o_ref[...] = o.astype(o_ref.dtype)
+    state_ref[...] += jnp.dot(k.T, v, preferred_element_type=F32)
+
+  def fn(q, k, v):
+    b = pl.BlockSpec((None, bt, d), lambda h, c: (h, c, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((heads, s, d), dt), grid=(heads, s // bt), in_specs=[b, b, b], out_specs=b,
+        scratch_shapes=[pltpu.VMEM((d, d), F32)], compiler_params=_cp(limit, ("parallel", "arbitrary")),
+        name="linear_attn_chunk")(q, k, v)
+  a = S((heads, s, d), dt)
+  return fn, (a, a, a)
+
+
+def qk_norm_rope(heads, seq, d, bt, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(x_ref, w_ref, cos_ref, sin_ref, o_ref):
+    x = x_ref[...].astype(F32)
+    y = x * jax.lax.rsqrt(jnp.mean(x * x, axis=-1, keepdims=True) + 1e-6) * w_ref[...].astype(F32)
+    rot = pltpu.roll(y, d // 2, 1)
+    o_ref[...] = (y * cos_ref[...].astype(F32) + rot * sin_ref[...].astype(F32)).astype(o_ref.dtype)
+
+  def fn(x, w, cos, sin):
+    b = pl.BlockSpec((None, bt, d), lambda h, i: (h, i, 0))
+    t = pl.BlockSpec((bt, d), lambda h, i: (i, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((heads, seq, d), dt), grid=(heads, seq // bt),
+        in_specs=[b, pl.BlockSpec((1, d), lambda h, i: (0, 0)), t, t], out_specs=b,
+        compiler_params=_cp(limit, ("parallel", "parallel")), name="qk_norm_rope")(x, w, cos, sin)
+  return fn, (S((heads, seq, d), dt), S((1, d), dt), S((seq, d), dt), S((seq, d), dt))
+
+
+def cross_entropy_bwd(rows, vocab, br, bv, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(x_ref, lse_ref, lab_ref, g_ref, o_ref):
+    j = pl.program_id(1)
+    x = x_ref[...].astype(F32)
+    col = j * bv + jax.lax.broadcasted_iota(I32, (br, bv), 1)
+    p = jnp.exp(x - lse_ref[...])
+    o_ref[...] = ((p - jnp.where(col == lab_ref[...], 1.0, 0.0)) * g_ref[...]).astype(o_ref.dtype)
+
+  def fn(x, lse, lab, g):
+    blk = pl.BlockSpec((br, bv), lambda i, j: (i, j))
+    c = pl.BlockSpec((br, 1), lambda i, j: (i, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((rows, vocab), dt), grid=(rows // br, vocab // bv), in_specs=[blk, c, c, c],
+        out_specs=blk, compiler_params=_cp(limit, ("parallel", "parallel")), name="cross_entropy_bwd")(x, lse, lab, g)
+  return fn, (S((rows, vocab), dt), S((rows, 1), F32), S((rows, 1), I32), S((rows, 1), F32))
+
+
+def int8_matmul(bm, bn, bk, limit=None):
+  m, n, k = 2 * bm, 2 * bn, 2 * bk
+  nk = k // bk
+
+  def kernel(x_ref, w_ref, xs_ref, ws_ref, o_ref, acc_ref):
+    kk = pl.program_id(2)
+
+    @pl.when(kk == 0)
+    def _():
+      acc_ref[...] = jnp.zeros_like(acc_ref)
+    acc_ref[...] += jnp.dot(x_ref[...], w_ref[...], preferred_element_type=I32)
+
+    @pl.when(kk == nk - 1)
+    def _():
+      o_ref[...] = (acc_ref[...].astype(F32) * xs_ref[...] * ws_ref[...]).astype(o_ref.dtype)
+
+  def fn(x, w, xs, ws):
+    return pl.pallas_call(
+        kernel, out_shape=S((m, n), jnp.bfloat16), grid=(m // bm, n // bn, nk),
+        in_specs=[pl.BlockSpec((bm, bk), lambda i, j, kk: (i, kk)), pl.BlockSpec((bk, bn), lambda i, j, kk: (kk, j)),
+                  pl.BlockSpec((bm, 1), lambda i, j, kk: (i, 0)), pl.BlockSpec((1, bn), lambda i, j, kk: (0, j))],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j, kk: (i, j)),
+        scratch_shapes=[pltpu.VMEM((bm, bn), I32)],
+        compiler_params=_cp(limit, ("parallel", "parallel", "arbitrary")), name="int8_matmul")(x, w, xs, ws)
+  return fn, (S((m, k), jnp.int8), S((k, n), jnp.int8), S((m, 1), F32), S((1, n), F32))
+
+
+def ssm_scan(length, ch, dstate, bc, chunk=128, dtype="f32", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(x_ref, dt_ref, a_ref, bt_ref, ct_ref, o_ref, h_ref):
+    c = pl.program_id(1)
+
+    @pl.when(c == 0)
+    def _():
+      h_ref[...] = jnp.zeros_like(h_ref)
+    a = a_ref[...]
+    bt, ct = bt_ref[...], ct_ref[...]
+    lane = jax.lax.broadcasted_iota(I32, (dstate, chunk), 1)
+
+    def step(t, h):
+      x_t = x_ref[pl.ds(t, 1), :].astype(F32)
+      d_t = dt_ref[pl.ds(t, 1), :].astype(F32)
+      b_t = jnp.sum(jnp.where(lane == t, bt, 0.0), axis=1, keepdims=True)
+      c_t = jnp.sum(jnp.where(lane == t, ct, 0.0), axis=1, keepdims=True)
+      h = jnp.exp(d_t * a) * h + b_t * (d_t * x_t)
+      o_ref[pl.ds(t, 1), :] = jnp.sum(c_t * h, axis=0, keepdims=True).astype(o_ref.dtype)
+      return h
+    h_ref[...] = jax.lax.fori_loop(0, chunk, step, h_ref[...])
+
+  def fn(x, dtv, a, bt, ct):
+    seq = pl.BlockSpec((chunk, bc), lambda j, c: (c, j))
+    st = pl.BlockSpec((dstate, chunk), lambda j, c: (0, c))
+    return pl.pallas_call(
+        kernel, out_shape=S((length, ch), dt), grid=(ch // bc, length // chunk),
+        in_specs=[seq, seq, pl.BlockSpec((dstate, bc), lambda j, c: (0, j)), st, st], out_specs=seq,
+        scratch_shapes=[pltpu.VMEM((dstate, bc), F32)], compiler_params=_cp(limit, ("parallel", "arbitrary")),
+        name="ssm_scan")(x, dtv, a, bt, ct)
+  return fn, (S((length, ch), dt), S((length, ch), dt), S((dstate, ch), F32), S((dstate, length), F32),
+              S((dstate, length), F32))
+
+
+def qkv_proj_rope(bm, heads, hd, bk, k, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  m, n = 2 * bm, heads * hd
+  nk = k // bk
+
+  def kernel(x_ref, w_ref, cos_ref, sin_ref, o_ref, acc_ref):
+    kk = pl.program_id(2)
+
+    @pl.when(kk == 0)
+    def _():
+      acc_ref[...] = jnp.zeros_like(acc_ref)
+    acc_ref[...] += jnp.dot(x_ref[...], w_ref[...], preferred_element_type=F32)
+
+    @pl.when(kk == nk - 1)
+    def _():
+      y = acc_ref[...]
+      rot = pltpu.roll(y, hd // 2, 1)
+      o_ref[...] = (y * cos_ref[...].astype(F32) + rot * sin_ref[...].astype(F32)).astype(o_ref.dtype)
+
+  def fn(x, w, cos, sin):
+    t = pl.BlockSpec((bm, hd), lambda i, j, kk: (i, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((m, n), dt), grid=(m // bm, heads, nk),
+        in_specs=[pl.BlockSpec((bm, bk), lambda i, j, kk: (i, kk)), pl.BlockSpec((bk, hd), lambda i, j, kk: (kk, j)),
+                  t, t],
+        out_specs=pl.BlockSpec((bm, hd), lambda i, j, kk: (i, j)),
+        scratch_shapes=[pltpu.VMEM((bm, hd), F32)],
+        compiler_params=_cp(limit, ("parallel", "parallel", "arbitrary")), name="qkv_proj_rope")(x, w, cos, sin)
+  return fn, (S((m, k), dt), S((k, n), dt), S((m, hd), dt), S((m, hd), dt))
+
+
+def lora_matmul(bm, bn, bk, r, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  m, n, k = 2 * bm, 2 * bn, 2 * bk
+  nk = k // bk
+
+  def kernel(x_ref, w_ref, a_ref, b_ref, o_ref, acc_ref, xa_ref):
+    kk = pl.program_id(2)
+
+    @pl.when(kk == 0)
+    def _():
+      acc_ref[...] = jnp.zeros_like(acc_ref)
+      xa_ref[...] = jnp.zeros_like(xa_ref)
+    x = x_ref[...]
+    acc_ref[...] += jnp.dot(x, w_ref[...], preferred_element_type=F32)
+    xa_ref[...] += jnp.dot(x, a_ref[...], preferred_element_type=F32)
+
+    @pl.when(kk == nk - 1)
+    def _():
+      low = jnp.dot(xa_ref[...].astype(dt), b_ref[...], preferred_element_type=F32)
+      o_ref[...] = (acc_ref[...] + 0.5 * low).astype(o_ref.dtype)
+
+  def fn(x, w, a, b):
+    return pl.pallas_call(
+        kernel, out_shape=S((m, n), dt), grid=(m // bm, n // bn, nk),
+        in_specs=[pl.BlockSpec((bm, bk), lambda i, j, kk: (i, kk)), pl.BlockSpec((bk, bn), lambda i, j, kk: (kk, j)),
+                  pl.BlockSpec((bk, r), lambda i, j, kk: (kk, 0)), pl.BlockSpec((r, bn), lambda i, j, kk: (0, j))],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j, kk: (i, j)),
+        scratch_shapes=[pltpu.VMEM((bm, bn), F32), pltpu.VMEM((bm, r), F32)],
+        compiler_params=_cp(limit, ("parallel", "parallel", "arbitrary")), name="lora_matmul")(x, w, a, b)
+  return fn, (S((m, k), dt), S((k, n), dt), S((k, r), dt), S((r, n), dt))
+
+
 DEV = [swiglu_mlp, swiglu_mlp_buf1, rmsnorm_matmul, dwconv1d, running_argmax, transpose_add, dequant_i8_matmul,
        online_lse, layernorm_bwd, cumsum_carry, block_sparse_matmul, manual_dma, gelu_squeezed, add_rmsnorm_alias,
        decode_attention]
 HELDOUT = [rope, gqa_decode, topk_mask, dequant_group_matmul, matmul_bias_gelu, moe_router, cross_entropy,
            local_attention, rmsnorm_bwd, adamw, absmax_quant, softcap_attention, segment_sum, conv2d_im2col]
 HELDOUT2 = [greedy_argmax, alibi_attention, causal_softmax, smoothed_cross_entropy, gated_rmsnorm]
-BUILDERS = {f.__name__: f for f in DEV + HELDOUT + HELDOUT2}
+HELDOUT3 = [layernorm_fwd, linear_attn_chunk, qk_norm_rope, cross_entropy_bwd, int8_matmul, ssm_scan, qkv_proj_rope,
+            lora_matmul]
+BUILDERS = {f.__name__: f for f in DEV + HELDOUT + HELDOUT2 + HELDOUT3}
 
 
 def build(kind, params):
@@ -1213,9 +1453,41 @@ def heldout2_shapes():
   return s
 
 
-SETS = {"dev": dev_shapes, "heldout": heldout_shapes, "heldout2": heldout2_shapes}
+def heldout3_shapes():
+  s = []
+  s += _rows("layernorm_fwd", ("d", "br", "dtype"), [
+      (768, 256, "bf16"), (1024, 512, "bf16"), (2048, 1024, "f32"), (3000, 256, "bf16"), (4096, 512, "bf16"),
+      (5120, 1024, "bf16"), (8192, 512, "f32")], rows=8192)
+  s += _rows("linear_attn_chunk", ("heads", "s", "d", "bt", "dtype"), [
+      (4, 2048, 64, 128, "bf16"), (4, 2048, 128, 256, "bf16"), (2, 4096, 128, 512, "bf16"),
+      (2, 4096, 256, 256, "bf16"), (2, 4096, 128, 256, "f32"), (2, 8192, 128, 1024, "bf16"),
+      (2, 8192, 256, 1024, "bf16")])
+  s += _rows("qk_norm_rope", ("heads", "seq", "d", "bt", "dtype"), [
+      (8, 4096, 128, 256, "bf16"), (16, 4096, 64, 512, "bf16"), (8, 8192, 128, 1024, "bf16"),
+      (4, 4096, 128, 2048, "f32"), (4, 8192, 256, 2048, "bf16"), (8, 4096, 128, 4096, "f32"),
+      (2, 8192, 256, 8192, "bf16")])
+  s += _rows("cross_entropy_bwd", ("vocab", "br", "bv", "dtype"), [
+      (32768, 64, 1024, "bf16"), (32768, 128, 4096, "bf16"), (50304, 64, 50304, "f32"), (65536, 256, 8192, "bf16"),
+      (128000, 128, 6400, "bf16"), (151552, 256, 9472, "bf16"), (262144, 128, 16384, "bf16")], rows=2048)
+  s += _rows("int8_matmul", ("bm", "bn", "bk"), [
+      (128, 128, 256), (256, 256, 512), (384, 768, 1152), (512, 512, 512), (512, 1024, 1024), (1024, 1024, 2048),
+      (2048, 1024, 1024)])
+  s += _rows("ssm_scan", ("length", "ch", "dstate", "bc", "dtype"), [
+      (1024, 1024, 16, 128, "f32"), (2048, 1024, 16, 256, "f32"), (2048, 2048, 16, 512, "f32"),
+      (1024, 4096, 16, 2048, "bf16"), (2048, 2048, 64, 512, "f32"), (2048, 4096, 16, 1024, "f32"),
+      (2048, 4096, 128, 1024, "f32")])
+  s += _rows("qkv_proj_rope", ("bm", "heads", "hd", "bk", "k"), [
+      (128, 8, 128, 512, 2048), (256, 16, 128, 1024, 4096), (256, 32, 128, 512, 5120), (512, 8, 128, 2048, 4096),
+      (1024, 4, 256, 1024, 4096), (1024, 8, 256, 2048, 4096), (2048, 4, 128, 4096, 8192)])
+  s += _rows("lora_matmul", ("bm", "bn", "bk", "r"), [
+      (128, 256, 256, 8), (256, 512, 512, 16), (384, 1152, 768, 16), (512, 512, 1024, 32), (512, 1024, 1024, 64),
+      (1024, 1024, 2048, 16), (2048, 2048, 512, 64)])
+  return s
+
+
+SETS = {"dev": dev_shapes, "heldout": heldout_shapes, "heldout2": heldout2_shapes, "heldout3": heldout3_shapes}
 
 
 def shapes(set_name):
-  """[(kind, params)] of a set ("dev", "heldout" or "heldout2")."""
+  """[(kind, params)] of a set ("dev", "heldout", "heldout2" or "heldout3")."""
   return SETS[set_name]()

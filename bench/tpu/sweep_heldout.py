@@ -24,6 +24,10 @@ structure it follows):
   heldout2 5 families written after the replicated-layout rule (greedy argmax, ALiBi attention,
            causal masked softmax, label-smoothed cross-entropy, gated RMSNorm): 30 shapes per
            generation. Never fitted on or tuned against.
+  heldout3 8 families written after the second held-out set was judged (layer norm forward, chunked
+           linear attention with a carried state, QK-norm + RoPE, cross-entropy backward, int8 x
+           int8 matmul, Mamba's selective scan in a rolled loop, QKV projection + RoPE epilogue,
+           LoRA matmul): 56 shapes per generation. Never fitted on or tuned against.
 
 --per-family N keeps at most N shapes of each family, spread over its list from the smallest
 blocks to the largest (the way a sweep is cut down when compiles run slow; the header records
@@ -183,7 +187,7 @@ def finalize(a, partial, t0, argv):
 def main(argv):
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   ap.add_argument("out")
-  ap.add_argument("--set", choices=("dev", "heldout", "heldout2"), required=True)
+  ap.add_argument("--set", choices=("dev", "heldout", "heldout2", "heldout3"), required=True)
   ap.add_argument("--gens", default="v4,v5e,v5p,v6e,v7x")
   ap.add_argument("--kinds", default="", help="only these families (comma-separated; default all)")
   ap.add_argument("--per-family", type=int, default=0,
