@@ -44,7 +44,7 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     parts = {r["part"] for r in written["matmul"]}
     assert parts == {"fit", "heldout", "heldout2", "heldout4", "heldout5", "heldout11", "heldout12", "heldout13",
                      "heldout14", "heldout15", "heldout16", "heldout17", "heldout18", "heldout19", "heldout20",
-                     "heldout21", "heldout23"}
+                     "heldout21", "heldout23", "heldout24"}
     assert {r["part"] for r in written["attention"]} == {"fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
                                                         "heldout6", "heldout7", "heldout8", "heldout9", "heldout10",
                                                         "heldout11", "heldout12", "heldout13", "heldout14", "heldout16",
