@@ -1157,21 +1157,29 @@ def cross_entropy_bwd(rows, vocab, br, bv, dtype="bf16", limit=None):
   return fn, (S((rows, vocab), dt), S((rows, 1), F32), S((rows, 1), I32), S((rows, 1), F32))
 
 
-def int8_matmul(bm, bn, bk, limit=None):
-  m, n, k = 2 * bm, 2 * bn, 2 * bk
-  nk = k // bk
-
-  def kernel(x_ref, w_ref, xs_ref, ws_ref, o_ref, acc_ref):
+def _k_accumulated(nk, acc_type, epilogue):
+  """The body of a matmul whose grid's third axis runs over k: the accumulator zeroed at the first
+  k step, x @ w (in `acc_type`) added at every one, `epilogue(acc, *side_refs)` written out at the
+  last."""
+  def kernel(x_ref, w_ref, *refs):
+    *side_refs, o_ref, acc_ref = refs
     kk = pl.program_id(2)
 
     @pl.when(kk == 0)
     def _():
       acc_ref[...] = jnp.zeros_like(acc_ref)
-    acc_ref[...] += jnp.dot(x_ref[...], w_ref[...], preferred_element_type=I32)
+    acc_ref[...] += jnp.dot(x_ref[...], w_ref[...], preferred_element_type=acc_type)
 
     @pl.when(kk == nk - 1)
     def _():
-      o_ref[...] = (acc_ref[...].astype(F32) * xs_ref[...] * ws_ref[...]).astype(o_ref.dtype)
+      o_ref[...] = epilogue(acc_ref[...], *side_refs).astype(o_ref.dtype)
+  return kernel
+
+
+def int8_matmul(bm, bn, bk, limit=None):
+  m, n, k = 2 * bm, 2 * bn, 2 * bk
+  nk = k // bk
+  kernel = _k_accumulated(nk, I32, lambda acc, xs_ref, ws_ref: acc.astype(F32) * xs_ref[...] * ws_ref[...])
 
   def fn(x, w, xs, ws):
     return pl.pallas_call(
@@ -1224,19 +1232,10 @@ def qkv_proj_rope(bm, heads, hd, bk, k, dtype="bf16", limit=None):
   m, n = 2 * bm, heads * hd
   nk = k // bk
 
-  def kernel(x_ref, w_ref, cos_ref, sin_ref, o_ref, acc_ref):
-    kk = pl.program_id(2)
-
-    @pl.when(kk == 0)
-    def _():
-      acc_ref[...] = jnp.zeros_like(acc_ref)
-    acc_ref[...] += jnp.dot(x_ref[...], w_ref[...], preferred_element_type=F32)
-
-    @pl.when(kk == nk - 1)
-    def _():
-      y = acc_ref[...]
-      rot = pltpu.roll(y, hd // 2, 1)
-      o_ref[...] = (y * cos_ref[...].astype(F32) + rot * sin_ref[...].astype(F32)).astype(o_ref.dtype)
+  def rope(y, cos_ref, sin_ref):
+    rot = pltpu.roll(y, hd // 2, 1)
+    return y * cos_ref[...].astype(F32) + rot * sin_ref[...].astype(F32)
+  kernel = _k_accumulated(nk, F32, rope)
 
   def fn(x, w, cos, sin):
     t = pl.BlockSpec((bm, hd), lambda i, j, kk: (i, 0))

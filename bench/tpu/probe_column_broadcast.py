@@ -12,8 +12,6 @@ schedule LLO hands its allocator and the ops defining the live ranges at that pe
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 JAX_PLATFORMS=cpu nice -n 10 /work/venvs/tpu/bin/python \\
       bench/tpu/probe_column_broadcast.py docs/validation/data/tpu/column-broadcast-probe.txt
 """
-import datetime
-import json
 import os
 import sys
 
@@ -82,15 +80,9 @@ def probe(gen, name, body):
 def main(argv):
   if len(argv) != 1:
     sys.exit(__doc__)
-  lines = [f"# column broadcasts across the lanes in LLO's schedule: {json.dumps(tpu_aot.versions())}",
-           f"# {datetime.date.today().isoformat()}, bench/tpu/probe_column_broadcast.py {argv[0]}"]
-  for gen in GENS:
-    for name, body in BODIES.items():
-      row = probe(gen, name, body)
-      print(json.dumps(row), flush=True)
-      lines.append(json.dumps(row, sort_keys=True))
-  with open(argv[0], "w") as f:
-    f.write("\n".join(lines) + "\n")
+  rows = (probe(gen, name, body) for gen in GENS for name, body in BODIES.items())
+  probe_vreg_alloc.write_probe(argv[0], "column broadcasts across the lanes in LLO's schedule",
+                               f"bench/tpu/probe_column_broadcast.py {argv[0]}", rows)
 
 
 if __name__ == "__main__":

@@ -190,28 +190,36 @@ def probe(kind, gen, params):
   return row
 
 
+def write_probe(path, title, command, rows):
+  """Prints each row (a dict) as it comes and writes `path`: two header lines (`title` with the
+  versions; the date and `command`), then one JSON object a row, keys sorted."""
+  from product import tpu_aot
+  lines = [f"# {title}: {json.dumps(tpu_aot.versions())}", f"# {datetime.date.today().isoformat()}, {command}"]
+  for row in rows:
+    print(json.dumps(row), flush=True)
+    lines.append(json.dumps(row, sort_keys=True))
+  with open(path, "w") as f:
+    f.write("\n".join(lines) + "\n")
+
+
 def main(argv):
   mode = argv[0] if argv[:1] in (["--peak-ops"], ["--convert-pairs"]) else None
   argv = argv[1:] if mode else argv
   if len(argv) != 1:
     sys.exit(__doc__)
   os.environ["TPU_AOT_BUNDLES"] = "1"  # before tpu_aot's import: it dumps the LLO text of every compile
-  from product import tpu_aot
-  lines = [f"# libtpu's spill slots and vector registers, read from its LLO dump: {json.dumps(tpu_aot.versions())}",
-           f"# {datetime.date.today().isoformat()}, bench/tpu/probe_vreg_alloc.py {mode + ' ' if mode else ''}{argv[0]} (docs/tpu.md, "
-           "\"How libtpu allocates spill slots\")"]
   kernels = {"--peak-ops": PEAK_KERNELS, "--convert-pairs": CONVERT_KERNELS}.get(mode, KERNELS)
-  for kind, gen, params in kernels:
-    row = probe(kind, gen, params)
-    if mode == "--peak-ops":
-      row = {k: row.get(k) for k in ("kind", "gen", "params", "verdict", "pressure", "peak_ops")}
-    elif mode == "--convert-pairs":
-      row = {k: row.get(k) for k in ("kind", "gen", "params", "verdict", "spill_bytes", "slots", "pressure",
-                                     "spilled_peak", "peak_ops")}
-    print(json.dumps(row), flush=True)
-    lines.append(json.dumps(row, sort_keys=True))
-  with open(argv[0], "w") as f:
-    f.write("\n".join(lines) + "\n")
+  keys = {"--peak-ops": ("kind", "gen", "params", "verdict", "pressure", "peak_ops"),
+          "--convert-pairs": ("kind", "gen", "params", "verdict", "spill_bytes", "slots", "pressure", "spilled_peak",
+                              "peak_ops")}.get(mode)
+
+  def rows():
+    for kind, gen, params in kernels:
+      row = probe(kind, gen, params)
+      yield {k: row.get(k) for k in keys} if keys else row
+  write_probe(argv[0], "libtpu's spill slots and vector registers, read from its LLO dump",
+              f"bench/tpu/probe_vreg_alloc.py {mode + ' ' if mode else ''}{argv[0]} (docs/tpu.md, "
+              "\"How libtpu allocates spill slots\")", rows())
 
 
 if __name__ == "__main__":
