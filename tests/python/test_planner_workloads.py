@@ -48,7 +48,7 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     assert {r["part"] for r in written["attention"]} == {"fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
                                                         "heldout6", "heldout7", "heldout8", "heldout9", "heldout10",
                                                         "heldout11", "heldout12", "heldout13", "heldout14", "heldout16",
-                                                        "heldout22"}
+                                                        "heldout22", "heldout24"}
     # One attention row per problem: a later part never repeats an earlier part's shape.
     shapes = [(r["BATCH_HEADS"], r["N_CTX"], r["HEAD_DIM"]) for r in written["attention"]]
     assert len(shapes) == len(set(shapes))
