@@ -891,7 +891,14 @@ namespace {
 // (tests/data/tpu/{dev,heldout}_families*.jsonl.gz): each compile was made at the generation's
 // default limit (result_default) and with the limit raised, where the report gives the kernel's
 // requirement (result.total_bytes).
+// One family's figures in a family file: docs/tpu.md's per-family tables.
+struct FamilyTally {
+  int compiles = 0, at_risk = 0, with_requirement = 0, within_5pct = 0, within_1pct = 0, libtpu_spills = 0;
+  std::vector<double> spill_ratios;  // the model's central spill over libtpu's slots, where libtpu spills
+};
+
 struct FamilyCheck {
+  std::map<std::string, FamilyTally> by_family;  // kind -> its figures
   int rows = 0, decisive = 0, agree = 0, at_risk = 0, fits = 0, unsettled = 0, with_requirement = 0;
   int within_1pct = 0, within_5pct = 0, high_holds = 0;
   std::vector<std::string> outside_fit;  // bodies outside the shapes their band was drawn from
@@ -924,6 +931,9 @@ FamilyCheck CheckFamilies(const std::string& file) {
     const bool libtpu_vmem = absl::StartsWith(libtpu, "vmem");
     if (!libtpu_fits && !libtpu_vmem) continue;  // Mosaic refused it, or it timed out
     ++out.rows;
+    FamilyTally& family = out.by_family[Str(row, "kind")];
+    ++family.compiles;
+    family.at_risk += model.prediction == "at risk";
     const PallasBody& body = graph.pallas().body();
     const std::vector<std::string> outside =
         ShapesOutsideTheFit(body, EstimateSpills(body, TpuDevice(gen)), TpuDevice(gen));
@@ -949,6 +959,13 @@ FamilyCheck CheckFamilies(const std::string& file) {
     if (model.exact < libtpu_exact) out.exact_below.push_back(absl::StrCat(id, ": ", libtpu_exact - model.exact, " B"));
     if (error <= 0.01) ++out.within_1pct;
     if (error <= 0.05) ++out.within_5pct;
+    ++family.with_requirement;
+    family.within_1pct += error <= 0.01;
+    family.within_5pct += error <= 0.05;
+    if (const int64_t slots = Num(*raised, "spill_bytes"); slots > 0) {
+      ++family.libtpu_spills;
+      family.spill_ratios.push_back(static_cast<double>(model.scoped - model.exact) / static_cast<double>(slots));
+    }
     if (model.scoped_high >= requirement) {
       ++out.high_holds;
     } else {
@@ -964,6 +981,19 @@ FamilyCheck CheckFamilies(const std::string& file) {
   for (const std::string& b : out.exact_below) std::printf("  exact part below libtpu's %s\n", b.c_str());
   std::printf("  %zu outside the shapes their spill band was drawn from\n", out.outside_fit.size());
   for (const std::string& o : out.outside_fit) std::printf("  outside the fitted shapes %s\n", o.c_str());
+  std::printf("  | family | compiles | AT RISK | bytes within 5%% / 1%% | libtpu spills on | model / libtpu spill slots "
+              "where libtpu spills: median (range) |\n");
+  for (auto& [kind, t] : out.by_family) {
+    std::string ratios = "-";
+    if (!t.spill_ratios.empty()) {
+      absl::c_sort(t.spill_ratios);
+      const size_t n = t.spill_ratios.size();
+      const double median = (t.spill_ratios[(n - 1) / 2] + t.spill_ratios[n / 2]) / 2;
+      ratios = absl::StrFormat("%.2f (%.2f-%.2f)", median, t.spill_ratios.front(), t.spill_ratios.back());
+    }
+    std::printf("  | %s | %d | %d | %d / %d of %d | %d | %s |\n", kind.c_str(), t.compiles, t.at_risk, t.within_5pct,
+                t.within_1pct, t.with_requirement, t.libtpu_spills, ratios.c_str());
+  }
   for (const std::string& f : out.false_fits) std::printf("  false FITS %s\n", f.c_str());
   for (const std::string& m : out.high_misses) std::printf("  high bound miss %s\n", m.c_str());
   return out;
