@@ -3,6 +3,8 @@
 matmul_kernel: bench/planner/sweep_triton_matmul.py's matmul (C = A x B, fp32 accumulation,
 GROUP_M tile order), the kernel the planner's Triton matmul graph family
 (models/graphs/triton_matmul.pbtxt) was validated on; its signature and body are the same.
+matmul_clocked_kernel: the same with its first block reading the SM's cycle counter and the
+nanosecond timer at its start and end (bench/planner/burst_clock.py: the SM clock of a launch).
 matmul_splitk_kernel: the same matmul with K split over SPLIT_K programs per output tile (grid axis
 1), each adding its partial product into C with an atomic add (C zeroed first; SPLIT_K=1 stores
 like matmul_kernel): the split-K family (models/graphs/triton_matmul_splitk.pbtxt).
@@ -19,6 +21,39 @@ import triton.language as tl
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
                   stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                   BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    _matmul_tile(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                 BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
+
+
+@triton.jit
+def _read_clock():
+    """The SM's cycle counter and the GPU's nanosecond timer, read together."""
+    cycles = tl.inline_asm_elementwise("mov.u64 $0, %clock64;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+    ns = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+    return cycles, ns
+
+
+@triton.jit
+def matmul_clocked_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                          stride_cm, stride_cn, clock_ptr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                          BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    """matmul_kernel whose block 0 writes its SM's cycle counter and the nanosecond timer at its
+    start and end to clock_ptr[0:4]: cycles over nanoseconds is the SM clock the launch ran at."""
+    cycles0, ns0 = _read_clock()
+    _matmul_tile(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                 BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
+    cycles1, ns1 = _read_clock()
+    if tl.program_id(0) == 0:
+        tl.store(clock_ptr, cycles0)
+        tl.store(clock_ptr + 1, ns0)
+        tl.store(clock_ptr + 2, cycles1)
+        tl.store(clock_ptr + 3, ns1)
+
+
+@triton.jit
+def _matmul_tile(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    """One program's tile of C = A x B (the body of matmul_kernel)."""
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)

@@ -565,3 +565,40 @@ def test_compiled_registers_refuse_a_target_without_ptxas():
     with pytest.raises(scratchsim.Error, match="NVIDIA targets only"):
         sst.compiled_registers(tk.matmul_kernel, configs, tk.MATMUL_SIGNATURE, "gfx942",
                                param_names={"BLOCK_M": "BLOCK_M", "BLOCK_N": "BLOCK_N", "BLOCK_K": "BLOCK_K"})
+
+
+def _lowered_for_sm90(fn, extra_args=()):
+    """The TTGIR and LLIR of fn for sm_90 at 64/128/64, 3 stages, 4 warps (the compile stopped after
+    make_llir; no GPU needed)."""
+    from triton import knobs
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    sys.path.insert(0, str(REPO / "bench" / "triton"))
+    import triton_compile
+    sizes = ("M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn")
+    signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", **{n: "i32" for n in sizes},
+                 **dict(extra_args), **{n: "constexpr" for n in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")}}
+    old = knobs.runtime.add_stages_inspection_hook
+    triton_compile.install_stop_hook(True)
+    try:
+        k = triton.compile(ASTSource(fn, signature, {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}),
+                           target=GPUTarget("cuda", 90, 32), options={"num_warps": 4, "num_stages": 3})
+    finally:
+        knobs.runtime.add_stages_inspection_hook = old
+    return k.asm["ttgir"], k.asm["llir"]
+
+
+def test_the_clocked_matmul_is_the_plain_one_plus_its_clock_reads():
+    # bench/planner/burst_clock.py reads the SM clock from inside the matmul it times: the kernel
+    # must be the plain matmul's, with two reads of each counter and the four stores of block 0.
+    import collections
+    import re
+    op = re.compile(r"^\s*(?:%\S+(?:, %\S+)* = )?\"?(tt[a-z]*\.[a-z_]+)", re.M)
+    plain_ttgir, plain_llir = _lowered_for_sm90(tk.matmul_kernel)
+    clocked_ttgir, clocked_llir = _lowered_for_sm90(tk.matmul_clocked_kernel, [("clock_ptr", "*i64")])
+    plain, clocked = collections.Counter(op.findall(plain_ttgir)), collections.Counter(op.findall(clocked_ttgir))
+    added = {name: clocked[name] - plain[name] for name in plain.keys() | clocked.keys() if clocked[name] != plain[name]}
+    assert added == {"tt.elementwise_inline_asm": 4, "tt.store": 4, "tt.addptr": 3}
+    assert plain["ttng.warp_group_dot"] == clocked["ttng.warp_group_dot"] == 1
+    assert clocked_llir.count("%clock64") == 2 and clocked_llir.count("%globaltimer") == 2
+    assert "%clock64" not in plain_llir
