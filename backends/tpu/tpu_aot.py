@@ -466,8 +466,11 @@ def rounding_matches(text, value):
   m = re.fullmatch(r"\s*([0-9]+)(?:\.([0-9]+))?\s*([BKMGT])i?B?\s*", text or "")
   if not m:
     return False
-  half_step = _UNITS[m.group(3)] * 0.5 * 10 ** -len(m.group(2) or "")
-  return abs(parse_size(text) - value) <= half_step
+  # Against the text's own decimal, not parse_size's whole bytes: a value halfway between two steps
+  # (32.375M) prints as either neighbour, and the bytes parse_size rounds to would lose the tie.
+  digits = len(m.group(2) or "")
+  printed = int(m.group(1) + (m.group(2) or ""))  # the text in units of its last digit
+  return abs(value * 10 ** digits - printed * _UNITS[m.group(3)]) * 2 <= _UNITS[m.group(3)]
 
 
 def confirmation(r, gen, need=None, stated_limits=()):

@@ -104,7 +104,10 @@ def sample(corpus, gens, per_kind, all_at_risk, failing=False):
   return out
 
 
-def confirm(row, graph, simulate, workdir, mode, keep_settled=False):
+def confirm(row, graph, simulate, workdir, mode, family_file=False):
+  """simulate --confirm on one row's graph, recorded beside the row's libtpu result. With
+  family_file (a sweep_heldout.py row) a verdict the model settles is recorded too, and a failing
+  figure is judged as libtpu printed it (same_failing_figure)."""
   path = os.path.join(workdir, row["id"].replace("/", "_") + ".pbtxt")
   with open(path, "w") as f:
     f.write(graph)
@@ -131,7 +134,7 @@ def confirm(row, graph, simulate, workdir, mode, keep_settled=False):
     return out
   c = report.get("confirmation") or {}
   if not c:
-    if not keep_settled:
+    if not family_file:
       return None  # --confirm at-risk on a verdict that is not AT RISK: nothing compiled
     out["verdict"] = out["model_verdict"] = report.get("verdict")
     out["agree"] = out["verdict"] == out["corpus_verdict"]
@@ -143,28 +146,30 @@ def confirm(row, graph, simulate, workdir, mode, keep_settled=False):
     return out
   out["confirmed_verdict"] = c.get("confirmed_verdict")
   # An error libtpu words in rounded sizes only ("32.75M") leaves size_bytes unset; what the kernel
-  # needs, measured by the second compile, is then the exact figure (a family file's size_bytes is
-  # that requirement).
+  # needs, measured by the second compile, is then the exact figure.
   out["confirmed_bytes"] = (c.get("scoped_vmem_bytes") if c.get("confirmed_verdict") == "FITS"
                             else c.get("size_bytes") or c.get("requirement_bytes"))
   out["compile_s"] = c.get("compile_s")
   if out["confirmed_verdict"] == "DOES_NOT_FIT":
-    out.update({k: c[k] for k in ("size_bytes", "limit_bytes", "requirement_bytes", "capacity_bytes",
+    out.update({k: c[k] for k in ("size_bytes", "size_text", "limit_bytes", "requirement_bytes", "capacity_bytes",
                                   "exceeds_capacity") if c.get(k)})
     out["corpus_requirement_bytes"] = row.get("requirement_bytes")
   out["agree"] = out["confirmed_verdict"] == out["corpus_verdict"] and (
       out["corpus_verdict"] == "NOT_COMPILABLE" or out["confirmed_bytes"] == out["corpus_bytes"]
-      or same_failing_figure(out["confirmed_bytes"], out["corpus_bytes"], c))
+      or family_file and same_failing_figure(out["confirmed_bytes"], out["corpus_bytes"], c))
   return out
 
 
 def same_failing_figure(confirmed, recorded, confirmation):
-  """A failing compile's figure where a family file took it from libtpu's rounded text ("18.06M",
-  MiB to two places) and the confirmation measured it: the two print alike. A kernel beyond the
-  whole VMEM (v4, whose default limit is all of it) has no figure to measure."""
+  """A failing compile's figure in a family file is libtpu's error text parsed ("18.06M", MiB to
+  two places), the confirmation's what the kernel measures it needs: they agree where both print
+  as that text. A kernel beyond the whole VMEM (v4, whose default limit is all of it) has no
+  figure to measure."""
   if confirmation.get("exceeds_capacity") and confirmed is None:
     return True
-  return confirmed is not None and recorded is not None and abs(confirmed - recorded) <= (1 << 20) * 0.005 + 1
+  text = confirmation.get("size_text")
+  return (confirmed is not None and recorded is not None and tpu_aot.rounding_matches(text, confirmed)
+          and tpu_aot.rounding_matches(text, recorded))
 
 
 def main(argv):

@@ -55,6 +55,9 @@ def test_a_one_allocation_error_keeps_its_exact_integers():
     ("16.00M", 16 << 20, True),
     ("16.00M", (16 << 20) + 5000, True),     # within half of 0.01M
     ("16.00M", (16 << 20) + 6000, False),
+    ("32.38M", 33947648, True),              # 32.375M exactly: halfway, it prints as either neighbour
+    ("32.37M", 33947648, True),
+    ("32.38M", 33947647, False),
     ("147.1K", 150630, True),
     ("512B", 512, True),
     ("512B", 513, False),
