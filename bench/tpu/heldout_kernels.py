@@ -183,6 +183,25 @@ def _silu(x):
   return x / (1.0 + jnp.exp(-x))
 
 
+def _k_accumulated(nk, acc_type, epilogue):
+  """The body of a matmul whose grid's third axis runs over k: the accumulator zeroed at the first
+  k step, x @ w (in `acc_type`) added at every one, `epilogue(acc, *side_refs)` written out at the
+  last."""
+  def kernel(x_ref, w_ref, *refs):
+    *side_refs, o_ref, acc_ref = refs
+    kk = pl.program_id(2)
+
+    @pl.when(kk == 0)
+    def _():
+      acc_ref[...] = jnp.zeros_like(acc_ref)
+    acc_ref[...] += jnp.dot(x_ref[...], w_ref[...], preferred_element_type=acc_type)
+
+    @pl.when(kk == nk - 1)
+    def _():
+      o_ref[...] = epilogue(acc_ref[...], *side_refs).astype(o_ref.dtype)
+  return kernel
+
+
 # =============================================================================================
 # Set A ("dev")
 
@@ -687,17 +706,7 @@ def matmul_bias_gelu(bm, bn, bk, dtype="bf16", limit=None):
   m, n, k = 2 * bm, 2 * bn, 2 * bk
   nk = k // bk
 
-  def kernel(x_ref, w_ref, b_ref, o_ref, acc_ref):
-    kk = pl.program_id(2)
-
-    @pl.when(kk == 0)
-    def _():
-      acc_ref[...] = jnp.zeros_like(acc_ref)
-    acc_ref[...] += jnp.dot(x_ref[...], w_ref[...], preferred_element_type=F32)
-
-    @pl.when(kk == nk - 1)
-    def _():
-      o_ref[...] = _gelu(acc_ref[...] + b_ref[...].astype(F32)).astype(o_ref.dtype)
+  kernel = _k_accumulated(nk, F32, lambda acc, b_ref: _gelu(acc + b_ref[...].astype(F32)))
 
   def fn(x, w, b):
     return pl.pallas_call(
@@ -1155,25 +1164,6 @@ def cross_entropy_bwd(rows, vocab, br, bv, dtype="bf16", limit=None):
         kernel, out_shape=S((rows, vocab), dt), grid=(rows // br, vocab // bv), in_specs=[blk, c, c, c],
         out_specs=blk, compiler_params=_cp(limit, ("parallel", "parallel")), name="cross_entropy_bwd")(x, lse, lab, g)
   return fn, (S((rows, vocab), dt), S((rows, 1), F32), S((rows, 1), I32), S((rows, 1), F32))
-
-
-def _k_accumulated(nk, acc_type, epilogue):
-  """The body of a matmul whose grid's third axis runs over k: the accumulator zeroed at the first
-  k step, x @ w (in `acc_type`) added at every one, `epilogue(acc, *side_refs)` written out at the
-  last."""
-  def kernel(x_ref, w_ref, *refs):
-    *side_refs, o_ref, acc_ref = refs
-    kk = pl.program_id(2)
-
-    @pl.when(kk == 0)
-    def _():
-      acc_ref[...] = jnp.zeros_like(acc_ref)
-    acc_ref[...] += jnp.dot(x_ref[...], w_ref[...], preferred_element_type=acc_type)
-
-    @pl.when(kk == nk - 1)
-    def _():
-      o_ref[...] = epilogue(acc_ref[...], *side_refs).astype(o_ref.dtype)
-  return kernel
 
 
 def int8_matmul(bm, bn, bk, limit=None):
