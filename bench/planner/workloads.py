@@ -541,8 +541,8 @@ MODELS = {
     # https://huggingface.co/deepseek-ai/deepseek-llm-67b-base/blob/main/config.json, sharded over 8 GPUs
     "deepseek-llm-67b-tp8": {"part": "heldout22", "hidden": 8192, "intermediate": 22016, "heads": 64,
                              "kv_heads": 8, "head_dim": 128, "vocab": 102400, "tp": 8},
-    # The twenty-fourth part, matmuls only: models new to the suite, planned before a device was lent
-    # to time them. Non-gated MLPs are taken as the suite's fused pair, like OPT's.
+    # The twenty-fourth part: models new to the suite, their matmuls and the attention of those with
+    # a power-of-two head dim. Non-gated MLPs are taken as the suite's fused pair, like OPT's.
     # https://huggingface.co/EleutherAI/pythia-2.8b/blob/main/config.json
     "pythia-2.8b": {"part": "heldout24", "hidden": 2560, "intermediate": 10240, "heads": 32, "kv_heads": 32,
                     "head_dim": 80, "vocab": 50304, "tp": 1},
