@@ -31,6 +31,8 @@ RUN20 = "tests/data/planner/h200-heldout20-2026-12-04"  # the twentieth (matmul 
 RUN21 = "tests/data/planner/h200-heldout21-2026-12-04"  # the twenty-first (matmul only)
 RUN22 = "tests/data/planner/h200-heldout22-2026-12-04"  # the twenty-second (attention only)
 RUN23 = "tests/data/planner/h200-heldout23-2026-12-04"  # the twenty-third (matmul only)
+PLANS24 = "tests/data/planner/heldout24-plans"  # the twenty-fourth's plans, written before any timing
+RUN24_H100 = "tests/data/planner/h100-heldout24-2026-12-05"  # the twenty-fourth on the H100
 
 
 def _bench(repo, script, *args):
@@ -359,6 +361,20 @@ def test_twenty_third_part_judges_the_planner_and_the_closed_network_wait_blind(
             ("plans-mma-sync-wait-closed-network.json.gz", False, {f16: (12, 12, 10), f32: (37, 35, 36)}),
             ("plans-mma-sync-wait-closed-network.json.gz", True, {f16: (12, 12, 11), f32: (37, 35, 37)})):
         _expect(_judged(repo, tmp_path, plans, *timings, run_dir=RUN23, shortlist=shortlist), figures)
+
+
+def test_twenty_fourth_part_judges_blind_on_the_h100(repo, tmp_path):
+    # The H100 plans committed before the part was timed, ranking then shortlist, against the H100's
+    # timings of its matmul and attention; then the CUDA GEMM's plans, written after its timing by
+    # the same planner, against 32 of its 37 shapes.
+    plans = repo / PLANS24 / "h100-plans-before-timing.json.gz"
+    f16, f32, attention = "matmul heldout24 f16", "matmul heldout24 f32", "attention heldout24 f16"
+    timings = ("h100-f16.json.gz", "h100-f32.json.gz", "h100-attention.json.gz")
+    for shortlist, figures in ((False, {f16: (37, 35, 35), f32: (37, 32, 37), attention: (12, 12, 11)}),
+                               (True, {f16: (37, 35, 34), f32: (37, 32, 35), attention: (12, 12, 12)})):
+        _expect(_judged(repo, tmp_path, plans, *timings, run_dir=RUN24_H100, shortlist=shortlist), figures)
+    _expect(_judged(repo, tmp_path, "cuda-gemm-plans-h100.json.gz", "cuda-gemm-heldout24.json.gz", run_dir=RUN24_H100),
+            {f16: (32, 31, 31), f32: (32, 29, 27)})
 
 
 def test_twenty_second_part_judges_attention_blind(repo, tmp_path):
