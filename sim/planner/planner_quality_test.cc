@@ -744,6 +744,24 @@ TEST(PlannerQualityTest, CudaGemmOnTheTwentyFourthHeldOutPartOnTheH100) {
                64, 60, 58);
 }
 
+// The twenty-fourth part's Triton rows timed again on another H100 lease, judged against the same
+// plans: the counts hold, six rows change a verdict near a threshold
+// (tests/data/planner/h100-heldout24-again-2026-12-06/README.md).
+TEST(PlannerQualityTest, TritonOnTheTwentyFourthHeldOutPartTimedAgainOnTheH100) {
+  const std::string run = "h100-heldout24-again-2026-12-06";
+  SweepSpec matmul = WorkloadMatmul("heldout24");
+  matmul.sweeps = {run + "/h100-f16.json.gz", run + "/h100-f32.json.gz"};
+  matmul.device = "h100";
+  // Top-1 misses: f16 16x40960x5120 and 16x18432x6144 at 1.11x; f32 five at 1.10-1.14x, three of
+  // them prefill products. The shortlist's top 5 misses five f16 lm_heads of N 40,960-57,344 at
+  // 1.03-1.04x and two f32 rows, 16x18432x6144 at 1.05x.
+  ExpectFloors("Triton matmul, twenty-fourth held-out part on the H100, timed again", Judge(matmul), 74, 67, 67);
+  SweepSpec attention = WorkloadAttention("heldout24");
+  attention.sweeps = {run + "/h100-attention.json.gz"};
+  attention.device = "h100";
+  ExpectFloors("Triton attention, twenty-fourth held-out part on the H100, timed again", Judge(attention), 12, 12, 12);
+}
+
 // The same part timed a second time, on another lease of the machine: what the figures above
 // owe to the run (tests/data/planner/h200-heldout11-2026-11-30/README.md, "Timed twice").
 TEST(PlannerQualityTest, TritonMatmulOnTheEleventhHeldOutPartTimedAgain) {
