@@ -202,6 +202,10 @@ class DeviceChecker {
     }
     // Offsets are aligned with a mask: 0 (no alignment) or a power of two.
     if (space.alignment_bytes() != 0) RETURN_IF_ERROR(PowerOfTwo(sub("alignment_bytes"), space.alignment_bytes(), 1 << 20));
+    // A whole number of granules per allocation; libtpu's is a power of two (1 KiB).
+    if (space.buffer_granule_bytes() != 0) {
+      RETURN_IF_ERROR(PowerOfTwo(sub("buffer_granule_bytes"), space.buffer_granule_bytes(), 1 << 20));
+    }
     const bool gpu_shared = space.kind() == SHARED_MEMORY || space.kind() == LDS;
     if (gpu_shared && device_.vendor() != "google") {
       // The occupancy calculator rounds every block to the granularity and holds it against the default.

@@ -185,6 +185,11 @@ TEST(DeviceTest, AnAlignmentThatIsNoPowerOfTwoIsRefused) {
               HasSubstr("field 'memory_spaces[smem].alignment_bytes' must be a power of two"));
 }
 
+TEST(DeviceTest, AnAllocationGranuleThatIsNoPowerOfTwoIsRefused) {
+  EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) { d.mutable_memory_spaces(0)->set_buffer_granule_bytes(1000); }),
+              HasSubstr("field 'memory_spaces[smem].buffer_granule_bytes' must be a power of two"));
+}
+
 TEST(DeviceTest, UsableBytesAboveTheCapacityAreRefused) {
   EXPECT_THAT(H100ErrorAfter([](DeviceModel& d) {
                 d.mutable_memory_spaces(0)->set_usable_per_core_bytes(d.memory_spaces(0).capacity_per_core_bytes() + 1);

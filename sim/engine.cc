@@ -38,6 +38,24 @@ int64_t TmemColumns(const MemorySpace& space, int64_t bytes) {
   return columns;
 }
 
+// The last copy's bytes: where the space allocates an operand's window, its copies together, in
+// whole granules (libtpu's scoped VMEM: tests/data/tpu/allocation_granule_probe.txt), the last
+// copy carries the rounding, so that the copies add up to the allocation. Scratch and the
+// compiler's own buffers are placed as they are (a 512 B scratch row adds 512 B to libtpu's
+// requirement: tests/data/tpu/dev_families.jsonl.gz, cumsum_carry).
+absl::StatusOr<int64_t> LastCopyBytes(const CompiledGraph& graph, const MemorySpace& space, int b, int64_t copy_bytes,
+                                      int64_t copies) {
+  const int64_t granule = space.buffer_granule_bytes();
+  if (granule <= 1 || copy_bytes == 0 || graph.buffers[b].role != OPERAND) return copy_bytes;
+  const std::optional<int64_t> all = CheckedMul(copy_bytes, copies);
+  const std::optional<int64_t> allocated = all ? CheckedRoundUp(*all, granule) : std::nullopt;
+  if (!allocated) {
+    return absl::OutOfRangeError(absl::StrCat(graph.origin, ": buffer '", graph.buffers[b].name,
+                                              "': its copies' bytes overflow 64 bits"));
+  }
+  return copy_bytes + (*allocated - *all);
+}
+
 // The footprint of one memory space from the peaks of its two placement groups: dynamic shared
 // memory starts after the (aligned) static segment on GPUs; TPU scoped and program allocations
 // simply add up.
@@ -438,8 +456,12 @@ absl::Status FitEngine::PlaceAndCheck(absl::Span<const int64_t> values, Scratch&
             graph.origin, ": buffer '", graph.buffers[b].name, "' copies: the graph's buffers and their copies come to more than ",
             kMaxPlacedBlocks, " blocks to place (the supported maximum)"));
       }
-      const Block block{bytes[b], scratch.alignment[b], ranges_[b].start, ranges_[b].end};
+      Block block{bytes[b], scratch.alignment[b], ranges_[b].start, ranges_[b].end};
       for (int64_t c = 0; c < scratch.copies[b]; ++c) scratch.blocks.push_back(block);
+      if (scratch.copies[b] > 0) {
+        ASSIGN_OR_RETURN(scratch.blocks.back().size,
+                         LastCopyBytes(graph, device.memory_spaces(group.space), b, bytes[b], scratch.copies[b]));
+      }
     }
     if (absl::Status placed = policy_->PlaceInto(scratch.blocks, &scratch.placement); !placed.ok()) {
       return PlacementError(graph, device.memory_spaces(group.space), group, scratch, placed);

@@ -75,29 +75,4 @@ std::vector<LiveRange> ComputeLiveRanges(const CompiledGraph& graph) {
   return ranges;
 }
 
-absl::StatusOr<std::vector<BufferBlock>> ExpandBlocks(
-    const CompiledGraph& graph, absl::Span<const LiveRange> ranges, absl::Span<const int64_t> values,
-    absl::Span<const int64_t> default_alignment) {
-  std::vector<BufferBlock> blocks;
-  blocks.reserve(graph.buffers.size());
-  for (int b = 0; b < static_cast<int>(graph.buffers.size()); ++b) {
-    if (!ranges[b].used()) continue;
-    ASSIGN_OR_RETURN(int64_t bytes, BufferBytes(graph, b, values));
-    ASSIGN_OR_RETURN(int64_t copies, BufferCopies(graph, b, values));
-    int64_t alignment = default_alignment[b];
-    if (graph.buffers[b].alignment) {
-      ASSIGN_OR_RETURN(alignment, graph.buffers[b].alignment->Evaluate(values));
-      if (alignment <= 0 || (alignment & (alignment - 1)) != 0) {
-        return absl::InvalidArgumentError(absl::StrCat(graph.origin, ": buffer '", graph.buffers[b].name,
-                                                       "' alignment: must be a power of two, got ", alignment));
-      }
-    }
-    if (alignment <= 0) alignment = 1;
-    for (int64_t copy = 0; copy < copies; ++copy) {
-      blocks.push_back({Block{bytes, alignment, ranges[b].start, ranges[b].end}, b, copy});
-    }
-  }
-  return blocks;
-}
-
 }  // namespace scratchsim

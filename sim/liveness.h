@@ -6,10 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "absl/status/statusor.h"
-#include "absl/types/span.h"
 #include "sim/graph.h"
-#include "sim/placement.h"
 
 namespace scratchsim {
 
@@ -23,19 +20,6 @@ struct LiveRange {
 // live for a whole loop when it is pipelined there (has copies), used both inside and outside
 // the loop, or read in the loop before it is written there (loop-carried).
 std::vector<LiveRange> ComputeLiveRanges(const CompiledGraph& graph);
-
-// A placeable block and where it came from.
-struct BufferBlock {
-  Block block;
-  int buffer = 0;
-  int64_t copy = 0;
-};
-
-// Expands every used buffer into `copies` blocks with its byte size and alignment
-// (`default_alignment(buffer)` when the graph gives none).
-absl::StatusOr<std::vector<BufferBlock>> ExpandBlocks(
-    const CompiledGraph& graph, absl::Span<const LiveRange> ranges, absl::Span<const int64_t> values,
-    absl::Span<const int64_t> default_alignment);
 
 }  // namespace scratchsim
 

@@ -202,6 +202,10 @@ std::string RenderText(const Report& report, const DeviceModel& device) {
       absl::StrAppendFormat(&out, "    %-20s %-18s %6d %12d %12d %5.1f%%%s\n", s.buffer(), s.shape(), s.copies(),
                             s.bytes_per_copy(), s.total_bytes(), 100.0 * s.share(),
                             s.source().empty() ? "" : absl::StrCat("  ", s.source()));
+      if (s.granule_padding_bytes() > 0) {
+        absl::StrAppend(&out, "      (the copies rounded up to the space's allocation granule: +", s.granule_padding_bytes(),
+                        " B)\n");
+      }
       if (s.estimated()) {
         absl::StrAppend(&out, "      (estimated: ", s.bytes_per_copy_low(), " to ", s.bytes_per_copy_high(), " B per copy",
                         s.estimate_basis().empty() ? "" : absl::StrCat("; ", s.estimate_basis()), ")\n");

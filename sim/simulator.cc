@@ -102,15 +102,17 @@ class Explanation {
     return blocks;
   }
 
-  // One buffer's figures: `copies` of it, its shape and extents.
-  BufferShare Share(int buffer, int64_t copies, int64_t peak) const {
+  // One buffer's figures: `copies` of it, placed as blocks of `total` bytes together (a space's
+  // allocation granule included), its shape and extents.
+  BufferShare Share(int buffer, int64_t copies, int64_t total, int64_t peak) const {
     BufferShare share;
     share.set_buffer(graph_.buffers[buffer].name);
     share.set_copies(copies);
     const int64_t bytes = scratch_.bytes[buffer];  // TMEM column rounding included
     share.set_bytes_per_copy(bytes);
-    share.set_total_bytes(bytes * copies);
-    share.set_share(peak > 0 ? static_cast<double>(bytes * copies) / static_cast<double>(peak) : 0.0);
+    share.set_total_bytes(total);
+    if (total > bytes * copies) share.set_granule_padding_bytes(total - bytes * copies);
+    share.set_share(peak > 0 ? static_cast<double>(total) / static_cast<double>(peak) : 0.0);
     share.set_role(graph_.buffers[buffer].role);
     if (graph_.buffers[buffer].estimate_low()) {
       share.set_estimated(true);
@@ -186,12 +188,16 @@ class Explanation {
     if (!graph_.op_order.empty()) out->set_peak_op(graph_.op_names[graph_.op_order[position]]);
 
     // Buffers live at the peak position, largest total first.
-    std::map<int, int64_t> copies_live;
+    std::map<int, std::pair<int64_t, int64_t>> live_copies_and_bytes;
     for (const PlacedBlock* b : blocks) {
-      if (b->block.start <= position && position <= b->block.end && b->block.size > 0) ++copies_live[b->buffer];
+      if (b->block.start <= position && position <= b->block.end && b->block.size > 0) {
+        auto& [copies, bytes] = live_copies_and_bytes[b->buffer];
+        ++copies;
+        bytes += b->block.size;
+      }
     }
     std::vector<BufferShare> shares;
-    for (const auto& [buffer, copies] : copies_live) shares.push_back(Share(buffer, copies, fig.peak));
+    for (const auto& [buffer, live] : live_copies_and_bytes) shares.push_back(Share(buffer, live.first, live.second, fig.peak));
     std::stable_sort(shares.begin(), shares.end(),
                      [](const BufferShare& a, const BufferShare& b) { return a.total_bytes() > b.total_bytes(); });
     // The largest kMaxListedBuffers are listed (and named as culprits); a report stays small
@@ -223,9 +229,11 @@ class Explanation {
     }
     if (options_.keep_buffers) {
       // Every buffer of the space once, in the graph's order, with all its copies.
+      std::map<int, int64_t> placed_bytes;
+      for (const PlacedBlock* b : blocks) placed_bytes[b->buffer] += b->block.size;
       for (const FitEngine::Group& group : engine_.groups()) {
         if (group.space != s) continue;
-        for (int b : group.buffers) *out->add_buffers() = Share(b, scratch_.copies[b], fig.peak);
+        for (int b : group.buffers) *out->add_buffers() = Share(b, scratch_.copies[b], placed_bytes[b], fig.peak);
       }
     }
 

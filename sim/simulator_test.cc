@@ -1,6 +1,9 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
+#include <fstream>
+#include <map>
+#include <regex>
 
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
@@ -248,6 +251,65 @@ TEST(SimulatorTest, AnAtRiskCentralBreachIsPrintedAsAPrediction) {
   EXPECT_THAT(report.violations(0).message(), ::testing::StartsWith("RESOURCE_EXHAUSTED"));
   EXPECT_THAT(RenderText(report, v5e),
               HasSubstr("\n  if the central estimate holds, the compiler would say: RESOURCE_EXHAUSTED"));
+}
+
+// libtpu's scoped VMEM allocator gives each operand window, its copies together, a whole number of 1 KiB
+// (tests/data/tpu/allocation_granule_probe.txt): every probed window, its listed bytes per copy,
+// is allocated what libtpu allocated it, on its generation.
+TEST(SimulatorTest, TpuWindowsAreAllocatedInWholeGranules) {
+  const std::string path = std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/tpu/allocation_granule_probe.txt";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  const std::regex field(R"re("(allocated_bytes|copies|gen|listed_bytes)": "?(\w+)"?)re");
+  int rows = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::map<std::string, std::string> row;
+    for (std::sregex_iterator m(line.begin(), line.end(), field), end; m != end; ++m) row[(*m)[1]] = (*m)[2];
+    ASSERT_EQ(row.size(), 4u) << line;
+    const int64_t copies = std::stoll(row["copies"]), listed = std::stoll(row["listed_bytes"]);
+    CompiledGraph graph = CompileText(absl::StrCat(R"pb(buffers { name: "window" size_bytes: ")pb", listed / copies,
+                                                   R"pb(" copies: ")pb", copies,
+                                                   R"pb(" memory_space: "vmem" scope: INSTRUCTION role: OPERAND }
+                                                        ops { name: "kernel" reads: "window" })pb"));
+    SimulateOptions options;
+    options.keep_buffers = true;
+    auto values = BindParameters(graph, {});
+    ASSERT_TRUE(values.ok());
+    auto report = Simulate(graph, Device("tpu_" + row["gen"]), *values, options);
+    ASSERT_TRUE(report.ok()) << report.status();
+    ASSERT_EQ(report->spaces(0).space(), "vmem");
+    EXPECT_EQ(report->spaces(0).peak_bytes(), std::stoll(row["allocated_bytes"])) << line;
+    ASSERT_EQ(report->spaces(0).buffers_size(), 1);
+    EXPECT_EQ(report->spaces(0).buffers(0).total_bytes(), std::stoll(row["allocated_bytes"])) << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 70);
+}
+
+// The rounding is named where the buffer is listed, so the bytes add up in the text.
+TEST(SimulatorTest, TheGranulesPaddingIsShownBesideTheBuffer) {
+  CompiledGraph graph = CompileText(R"pb(
+    buffers { name: "norm_weight" size_bytes: "512" memory_space: "vmem" scope: INSTRUCTION role: OPERAND }
+    ops { name: "kernel" reads: "norm_weight" }
+  )pb");
+  const DeviceModel v6e = Device("tpu_v6e");
+  Report report = SimulateConfig(graph, v6e);
+  ASSERT_EQ(report.spaces(0).live_at_peak_size(), 1);
+  EXPECT_EQ(report.spaces(0).live_at_peak(0).total_bytes(), 1024);
+  EXPECT_EQ(report.spaces(0).live_at_peak(0).granule_padding_bytes(), 512);
+  EXPECT_THAT(RenderText(report, v6e), HasSubstr("(the copies rounded up to the space's allocation granule: +512 B)"));
+}
+
+// A scratch operand is not a window: libtpu places a 512 B scratch row as 512 B.
+TEST(SimulatorTest, AScratchRowIsNotRoundedToTheGranule) {
+  CompiledGraph graph = CompileText(R"pb(
+    buffers { name: "carry" size_bytes: "512" memory_space: "vmem" scope: INSTRUCTION role: SCRATCH }
+    ops { name: "kernel" reads: "carry" }
+  )pb");
+  Report report = SimulateConfig(graph, Device("tpu_v6e"));
+  EXPECT_EQ(report.spaces(0).peak_bytes(), 512);
+  EXPECT_EQ(report.spaces(0).live_at_peak(0).granule_padding_bytes(), 0);
 }
 
 // A vmem_limit_bytes above the VMEM is no more room: the report says so (and fits by the VMEM).

@@ -485,7 +485,9 @@ class SvgWriter {
         absl::StrAppend(&text, "  ", s.shape());
         const int64_t copies = std::max(s.copies(), it->second.copies);
         if (copies > 1) absl::StrAppend(&text, " x", copies);
-        absl::StrAppend(&text, "  ", ShortBytes(s.bytes_per_copy() * copies));
+        // The space's allocation granule pads the copies the share counts.
+        const int64_t padding = copies == s.copies() ? s.granule_padding_bytes() : 0;
+        absl::StrAppend(&text, "  ", ShortBytes(s.bytes_per_copy() * copies + padding));
       } else if (it != info_.end() && it->second.copies > 1) {
         absl::StrAppend(&text, " x", it->second.copies);
       }

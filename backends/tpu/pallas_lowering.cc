@@ -743,6 +743,7 @@ PallasFootprint FootprintOf(const KernelGraph& source, const Report& report, con
       a.copies = share.copies();
       a.bytes_per_copy = share.bytes_per_copy();
       a.total_bytes = share.total_bytes();
+      a.granule_padding_bytes = share.granule_padding_bytes();
       a.estimated = share.estimated();
       a.bytes_per_copy_low = share.bytes_per_copy_low();
       a.bytes_per_copy_high = share.bytes_per_copy_high();

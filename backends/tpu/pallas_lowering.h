@@ -49,7 +49,8 @@ struct PallasAllocation {
   std::vector<int64_t> padded_shape;
   int64_t copies = 1;
   int64_t bytes_per_copy = 0;          // padded
-  int64_t total_bytes = 0;
+  int64_t total_bytes = 0;              // the copies, rounded up to the space's allocation granule
+  int64_t granule_padding_bytes = 0;    // what that rounding adds
   // An estimate (register spills): the bounds of bytes_per_copy and how it was estimated.
   bool estimated = false;
   int64_t bytes_per_copy_low = 0;

@@ -125,6 +125,9 @@ std::vector<std::string> FootprintBreakdown(const PallasFootprint& fp) {
     }
     lines.push_back(absl::StrCat(a.name, " (", a.kind, ", ", a.space, "): ", a.copies, " x ", XlaBytes(a.bytes_per_copy),
                                  " = ", XlaBytes(a.total_bytes), shape,
+                                 a.granule_padding_bytes > 0
+                                     ? absl::StrCat(" (", XlaBytes(a.granule_padding_bytes), " of it the allocation granule)")
+                                     : "",
                                  a.estimated ? absl::StrCat(" (estimated: ", XlaBytes(a.bytes_per_copy_low), " to ",
                                                             XlaBytes(a.bytes_per_copy_high), ")")
                                              : ""));

@@ -6,7 +6,7 @@ with a constant index map (one copy) and with a moving one (two copies, through 
 leading dim), on every generation. Probe kernels of their own, written for this question.
 
   ALLOW_MULTIPLE_LIBTPU_LOAD=1 JAX_PLATFORMS=cpu nice -n 10 /work/venvs/tpu/bin/python \\
-      bench/tpu/probe_allocation_granule.py docs/validation/data/tpu/allocation-granule-probe.txt
+      bench/tpu/probe_allocation_granule.py tests/data/tpu/allocation_granule_probe.txt
 
 Each row: the side input's block, dtype and copies, and its allocation's listed shape (its bytes,
 all copies together) beside the size the allocator gave it.
