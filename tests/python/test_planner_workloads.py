@@ -364,29 +364,34 @@ def test_twenty_third_part_judges_the_planner_and_the_closed_network_wait_blind(
         _expect(_judged(repo, tmp_path, plans, *timings, run_dir=RUN23, shortlist=shortlist), figures)
 
 
-def test_twenty_fourth_part_judges_blind_on_the_h100(repo, tmp_path):
-    # The H100 plans committed before the part was timed, ranking then shortlist, against the H100's
-    # timings of its matmul and attention; then the CUDA GEMM's plans, written after its timing by
-    # the same planner, against 32 of its 37 shapes.
+F16_24, F32_24, ATTENTION_24 = "matmul heldout24 f16", "matmul heldout24 f32", "attention heldout24 f16"
+
+
+def _judge_h100_plans_of_part_24(repo, tmp_path, run_dir, ranking, shortlist):
+    """The H100 plans committed before the twenty-fourth part was timed against RUN_DIR's H100
+    timings of its matmul and attention: the ranking's figures, then the shortlist's."""
     plans = repo / PLANS24 / "h100-plans-before-timing.json.gz"
-    f16, f32, attention = "matmul heldout24 f16", "matmul heldout24 f32", "attention heldout24 f16"
     timings = ("h100-f16.json.gz", "h100-f32.json.gz", "h100-attention.json.gz")
-    for shortlist, figures in ((False, {f16: (37, 35, 35), f32: (37, 32, 37), attention: (12, 12, 11)}),
-                               (True, {f16: (37, 35, 34), f32: (37, 32, 35), attention: (12, 12, 12)})):
-        _expect(_judged(repo, tmp_path, plans, *timings, run_dir=RUN24_H100, shortlist=shortlist), figures)
+    for use_shortlist, figures in ((False, ranking), (True, shortlist)):
+        _expect(_judged(repo, tmp_path, plans, *timings, run_dir=run_dir, shortlist=use_shortlist), figures)
+
+
+def test_twenty_fourth_part_judges_blind_on_the_h100(repo, tmp_path):
+    # Then the CUDA GEMM's plans, written after its timing by the same planner, against 32 of its
+    # 37 shapes.
+    _judge_h100_plans_of_part_24(repo, tmp_path, RUN24_H100,
+                                 {F16_24: (37, 35, 35), F32_24: (37, 32, 37), ATTENTION_24: (12, 12, 11)},
+                                 {F16_24: (37, 35, 34), F32_24: (37, 32, 35), ATTENTION_24: (12, 12, 12)})
     _expect(_judged(repo, tmp_path, "cuda-gemm-plans-h100.json.gz", "cuda-gemm-heldout24.json.gz", run_dir=RUN24_H100),
-            {f16: (32, 31, 31), f32: (32, 29, 27)})
+            {F16_24: (32, 31, 31), F32_24: (32, 29, 27)})
 
 
 def test_twenty_fourth_part_timed_again_on_the_h100_keeps_its_counts(repo, tmp_path):
-    # The same plans against the second lease's timings: the top-1 counts are the first run's, the
-    # top 5's move by a row or two (rows near a threshold; the data README names them).
-    plans = repo / PLANS24 / "h100-plans-before-timing.json.gz"
-    f16, f32, attention = "matmul heldout24 f16", "matmul heldout24 f32", "attention heldout24 f16"
-    timings = ("h100-f16.json.gz", "h100-f32.json.gz", "h100-attention.json.gz")
-    for shortlist, figures in ((False, {f16: (37, 35, 35), f32: (37, 32, 36), attention: (12, 12, 12)}),
-                               (True, {f16: (37, 35, 32), f32: (37, 32, 35), attention: (12, 12, 12)})):
-        _expect(_judged(repo, tmp_path, plans, *timings, run_dir=RUN24_H100_AGAIN, shortlist=shortlist), figures)
+    # The second lease's timings: the top-1 counts are the first run's, the top 5's move by a row or
+    # two (rows near a threshold; the data README names them).
+    _judge_h100_plans_of_part_24(repo, tmp_path, RUN24_H100_AGAIN,
+                                 {F16_24: (37, 35, 35), F32_24: (37, 32, 36), ATTENTION_24: (12, 12, 12)},
+                                 {F16_24: (37, 35, 32), F32_24: (37, 32, 35), ATTENTION_24: (12, 12, 12)})
 
 
 def test_twenty_second_part_judges_attention_blind(repo, tmp_path):
