@@ -123,11 +123,13 @@ absl::Status AddName(std::set<std::string>* names, const std::string& name, cons
 
 // Builds the buffer of one BlockSpec (or scalar-prefetch operand); returns false when the
 // operand stays in HBM and gets no on-chip buffer.
+// `steps_per_core` (an expression; empty where the grid is not split across TensorCores) caps a
+// moving window's copies: a core that runs one grid step pipelines nothing.
 absl::StatusOr<bool> LowerSpec(const PallasBlockSpec& spec, absl::string_view kind,
                                absl::string_view field, std::string name,
-                               const std::vector<std::string>& grid, bool is_prefetch,
-                               const DeviceModel& device, const PallasToolchain& traced_with, const Evaluator& eval,
-                               Lowering* out) {
+                               const std::vector<std::string>& grid, const std::string& steps_per_core,
+                               bool is_prefetch, const DeviceModel& device, const PallasToolchain& traced_with,
+                               const Evaluator& eval, Lowering* out) {
   absl::StatusOr<SpaceChoice> space = ParseSpace(spec.memory_space(), /*allow_semaphore=*/false);
   if (!space.ok()) return eval.Error(absl::StrCat(field, ".memory_space"), space.status().message());
   if (is_prefetch) space = SpaceChoice::kSmem;
@@ -201,7 +203,8 @@ absl::StatusOr<bool> LowerSpec(const PallasBlockSpec& spec, absl::string_view ki
         moving.push_back(grid[axis]);
       }
     }
-    copies = absl::StrCat("min(2, ", Product(moving), ")");
+    copies = steps_per_core.empty() ? absl::StrCat("min(2, ", Product(moving), ")")
+                                    : absl::StrCat("min(2, min(", Product(moving), ", ", steps_per_core, "))");
     ASSIGN_OR_RETURN(int64_t n, eval.Eval(copies, absl::StrCat(field, " (copies)")));
     (void)n;
   }
@@ -311,6 +314,52 @@ class PallasCallLowerer {
       }
       grid_.push_back(call_.grid(i));
     }
+    return SplitGridAcrossCores();
+  }
+
+  // Where libtpu splits the "parallel" grid axes across the chip's TensorCores
+  // (TpuInfo.splits_parallel_grid_across_cores; tests/data/tpu/megacore_buffering_probe.txt), a
+  // core runs cdiv(P, 2) x R steps, P the parallel axes' extents and R the others'.
+  absl::Status SplitGridAcrossCores() {
+    const auto& semantics = call_.dimension_semantics();
+    if (semantics.empty()) {
+      // Two steps could be one a core: say that the figure may count the windows twice.
+      if (device_.tpu().splits_parallel_grid_across_cores() && !grid_.empty()) {
+        ASSIGN_OR_RETURN(int64_t steps, eval_.Eval(Product(grid_), "pallas.grid (steps)"));
+        if (steps == 2) {
+          out_.notes.push_back("the grid's dimension_semantics are not recorded: its windows are counted double-buffered, "
+                               "as libtpu buffers them unless a \"parallel\" axis leaves each TensorCore one of the two "
+                               "grid steps, when it takes them single (trace the kernel again with scratchsim.pallas to "
+                               "judge it exactly)");
+        }
+      }
+      return absl::OkStatus();
+    }
+    if (semantics.size() != static_cast<int>(grid_.size())) {
+      return eval_.Error("pallas.dimension_semantics", absl::StrCat("has ", semantics.size(), " entries for a grid of rank ",
+                                                                    grid_.size()));
+    }
+    std::vector<std::string> parallel, rest;
+    for (int i = 0; i < semantics.size(); ++i) {
+      if (semantics[i] == "parallel") {
+        parallel.push_back(grid_[i]);
+      } else if (semantics[i] == "arbitrary") {
+        rest.push_back(grid_[i]);
+      } else if (semantics[i] == "core_parallel" || semantics[i] == "subcore_parallel") {
+        // Not probed: counted as one core's axis, which keeps the windows' double buffering.
+        rest.push_back(grid_[i]);
+        out_.notes.push_back(absl::StrCat("grid axis ", i, " is ", semantics[i],
+                                          ": how libtpu buffers windows over it is not modelled (counted double-buffered)"));
+      } else {
+        return eval_.Error(absl::StrCat("pallas.dimension_semantics[", i, "]"),
+                           absl::StrCat("'", semantics[i],
+                                        "' is not a dimension semantics (parallel, arbitrary, core_parallel, "
+                                        "subcore_parallel)"));
+      }
+    }
+    if (device_.tpu().splits_parallel_grid_across_cores() && !parallel.empty()) {
+      steps_per_core_ = absl::StrCat("cdiv(", Product(parallel), ", 2)*", Product(rest));
+    }
     return absl::OkStatus();
   }
 
@@ -324,7 +373,8 @@ class PallasCallLowerer {
       std::string name = spec.name().empty() ? absl::StrCat(fallback, i) : spec.name();
       std::string field = absl::StrCat("pallas.", list, "[", i, "] '", name, "'");
       RETURN_IF_ERROR(AddName(&names_, name, eval_, field));
-      ASSIGN_OR_RETURN(bool placed, LowerSpec(spec, kind, field, name, grid_, is_prefetch, device_, graph_.pallas().traced_with(), eval_, &out_));
+      ASSIGN_OR_RETURN(bool placed, LowerSpec(spec, kind, field, name, grid_, steps_per_core_, is_prefetch, device_,
+                                              graph_.pallas().traced_with(), eval_, &out_));
       if (placed) into.push_back(name);
     }
     return absl::OkStatus();
@@ -368,7 +418,8 @@ class PallasCallLowerer {
     for (const std::string& d : s.shape()) as_spec.add_block_shape(d);
     as_spec.set_memory_space(s.memory_space());
     as_spec.set_buffer_count(1);
-    ASSIGN_OR_RETURN(bool placed, LowerSpec(as_spec, "scratch", field, name, grid_, false, device_, graph_.pallas().traced_with(), eval_, &out_));
+    ASSIGN_OR_RETURN(bool placed, LowerSpec(as_spec, "scratch", field, name, grid_, "", false, device_,
+                                            graph_.pallas().traced_with(), eval_, &out_));
     if (placed) {
       Buffer& b = out_.graph.mutable_buffers()->at(out_.graph.buffers_size() - 1);
       b.set_role(SCRATCH);
@@ -646,6 +697,7 @@ class PallasCallLowerer {
   Lowering out_;
   std::set<std::string> names_;  // every buffer name, the graph's and those lowered
   std::vector<std::string> grid_;
+  std::string steps_per_core_;  // a TensorCore's grid steps where libtpu splits the grid; empty: not split
   std::vector<std::string> reads_, writes_, scratch_;  // the op's buffers
   std::string op_name_;
 };

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "backends/tpu/spill_model.h"
 #include "backends/tpu/tpu_test_util.h"
 #include "gmock/gmock.h"
@@ -138,6 +139,59 @@ TEST(PallasLoweringTest, ReproducesJaxAutomaticSingleBufferingTest) {
     EXPECT_GT(moving->scoped_vmem_bytes, moving->scoped_limit_bytes) << c.device;
     EXPECT_LE(buffered1->scoped_vmem_bytes, buffered1->scoped_limit_bytes) << c.device;
   }
+}
+
+// A streaming kernel o = 2x over (512, 1024) f32 blocks on a grid, with the semantics given (empty:
+// not recorded), as bench/tpu/probe_megacore_buffering.py compiles it.
+KernelGraph MegacoreProbeGraph(const std::vector<std::string>& grid, const std::vector<std::string>& semantics) {
+  KernelGraph g;
+  PallasCall* call = g.mutable_pallas();
+  call->set_name("megacore_probe");
+  for (const std::string& extent : grid) call->add_grid(extent);
+  for (const std::string& s : semantics) call->add_dimension_semantics(s);
+  for (PallasBlockSpec* spec : {call->add_in_specs(), call->add_out_specs()}) {
+    spec->set_name(spec == &call->in_specs(0) ? "x" : "o");
+    spec->set_dtype("f32");
+    spec->add_block_shape("512");
+    spec->add_block_shape("1024");
+    for (int axis = 0; axis < static_cast<int>(grid.size()); ++axis) spec->add_index_map_axes(axis);
+  }
+  return g;
+}
+
+// libtpu splits a v5p kernel's parallel grid axes across its two TensorCores: where each core runs
+// one step, the windows take one copy (tests/data/tpu/megacore_buffering_probe.txt, every case).
+TEST(PallasLoweringTest, AParallelGridOfOneStepACoreIsSingleBufferedOnV5p) {
+  struct Case { std::vector<std::string> grid, semantics; int64_t v5p_copies; };
+  const Case cases[] = {{{"2"}, {"parallel"}, 1},
+                        {{"2"}, {"arbitrary"}, 2},
+                        {{"3"}, {"parallel"}, 2},
+                        {{"4"}, {"parallel"}, 2},
+                        {{"2", "1"}, {"parallel", "arbitrary"}, 1},
+                        {{"1", "2"}, {"parallel", "arbitrary"}, 2},
+                        {{"1", "2"}, {"parallel", "parallel"}, 1},
+                        {{"2", "2"}, {"parallel", "arbitrary"}, 2},
+                        {{"2", "2"}, {"arbitrary", "parallel"}, 2}};
+  constexpr int64_t kWindow = 512 * 1024 * 4;
+  for (const Case& c : cases) {
+    const std::string where = absl::StrCat(absl::StrJoin(c.grid, "x"), " ", absl::StrJoin(c.semantics, ","));
+    for (const char* device : {"tpu_v4", "tpu_v5e", "tpu_v5p", "tpu_v6e", "tpu_v7x"}) {
+      absl::StatusOr<PallasFootprint> fp =
+          ComputePallasFootprint(MegacoreProbeGraph(c.grid, c.semantics), testing::ShippedDevice(device));
+      ASSERT_TRUE(fp.ok()) << where << " " << fp.status();
+      const int64_t copies = std::string(device) == "tpu_v5p" ? c.v5p_copies : 2;
+      EXPECT_EQ(fp->scoped_vmem_bytes, 2 * copies * kWindow) << where << " on " << device;
+    }
+  }
+}
+
+// Without recorded semantics the windows stay double-buffered, and a v5p report of two steps says
+// why the figure may count them twice.
+TEST(PallasLoweringTest, UnrecordedSemanticsKeepDoubleBufferingAndSaySo) {
+  absl::StatusOr<PallasFootprint> fp = ComputePallasFootprint(MegacoreProbeGraph({"2"}, {}), testing::ShippedDevice("tpu_v5p"));
+  ASSERT_TRUE(fp.ok()) << fp.status();
+  EXPECT_EQ(fp->scoped_vmem_bytes, 4 * 512 * 1024 * 4);
+  EXPECT_THAT(absl::StrJoin(fp->notes, "\n"), HasSubstr("the grid's dimension_semantics are not recorded"));
 }
 
 // A JAX later than the one the model was made with is judged by its own rule: Buffered(3) is three
@@ -338,6 +392,14 @@ TEST(PallasLoweringBadInputTest, IndexMapAxisOutsideGrid) {
   KernelGraph g = testing::ExampleGraph("tpu_e1001.pbtxt");
   g.mutable_pallas()->mutable_in_specs(0)->add_index_map_axes(5);
   ExpectError(g, "axis 5 is outside the grid of rank 2");
+}
+
+TEST(PallasLoweringBadInputTest, UnknownOrMiscountedDimensionSemantics) {
+  KernelGraph g = testing::ExampleGraph("tpu_e1001.pbtxt");
+  g.mutable_pallas()->add_dimension_semantics("parallel");
+  ExpectError(g, "pallas.dimension_semantics: has 1 entries for a grid of rank 2");
+  g.mutable_pallas()->add_dimension_semantics("sequential");
+  ExpectError(g, "pallas.dimension_semantics[1]: 'sequential' is not a dimension semantics");
 }
 
 TEST(PallasLoweringBadInputTest, BadGridAndExpressions) {

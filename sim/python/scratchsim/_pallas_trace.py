@@ -112,6 +112,18 @@ def _spec(field, name, bm, grid_rank, indent="  "):
   return lines
 
 
+def _dimension_semantics(params, rank):
+  """CompilerParams.dimension_semantics as strings, one per grid axis ("arbitrary" where the
+  kernel sets none: libtpu's default)."""
+  cp = params.get("compiler_params")
+  candidates = list(cp.values()) if isinstance(cp, dict) else [cp] if cp is not None else []
+  for c in candidates:
+    sem = c.get("dimension_semantics") if isinstance(c, dict) else getattr(c, "dimension_semantics", None)
+    if sem:
+      return [str(getattr(s, "value", s)).lower().split(".")[-1] for s in sem]
+  return ["arbitrary"] * rank
+
+
 def _vmem_limit(params):
   cp = params.get("compiler_params")
   candidates = []
@@ -188,6 +200,7 @@ def graph_from_eqn(eqn, graph_name, export=True):
     lines.insert(1, f"# not exported ({type(e).__name__}: {str(e)[:200]}); simulate --confirm cannot compile it "
                     "(a kernel whose lowering asks the TPU's device kind exports when traced under the generation's "
                     "device: scratchsim.pallas.to_graph(..., device=))")
+  lines += [f"  dimension_semantics: {_q(s)}" for s in _dimension_semantics(eqn.params, len(grid))]
   lines += _toolchain_textproto()
   lines.append("}")
   return "\n".join(lines) + "\n"
