@@ -139,6 +139,39 @@ def test_traced_graphs_carry_the_toolchain_and_the_vector_program():
     assert "program {" in graph and 'op: "dot_general"' in graph
 
 
+def _two_step_copy(semantics):
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import tpu as pltpu
+
+    def kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...] * 2.0
+
+    spec = pl.BlockSpec((512, 1024), lambda i: (i, 0))
+    params = pltpu.CompilerParams(dimension_semantics=semantics) if semantics else None
+
+    def fn(x):
+        return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((1024, 1024), jnp.float32), grid=(2,),
+                              in_specs=[spec], out_specs=spec, compiler_params=params)(x)
+    return fn, (jax.ShapeDtypeStruct((1024, 1024), jnp.float32),)
+
+
+def test_traced_graphs_carry_the_dimension_semantics_and_v5p_splits_a_parallel_grid():
+    # libtpu's default for an axis the kernel leaves unset is "arbitrary"; on v5p a parallel grid of
+    # two steps runs one a TensorCore, its windows single-buffered (megacore_buffering_probe.txt)
+    unset, parallel = (ssp.to_graph(fn, *args) for fn, args in map(_two_step_copy, (None, ("parallel",))))
+    assert 'dimension_semantics: "arbitrary"' in unset
+    assert 'dimension_semantics: "parallel"' in parallel
+    window = 512 * 1024 * 4
+    peak = {}
+    for name, graph in (("unset", unset), ("parallel", parallel)):
+        for device in ("tpu_v5e", "tpu_v5p"):
+            report = scratchsim.simulate(device, graph)
+            peak[name, device] = next(s["peak_bytes"] for s in report["spaces"] if s["space"] == "vmem")
+    assert peak["parallel", "tpu_v5p"] == 2 * window
+    assert peak["parallel", "tpu_v5e"] == peak["unset", "tpu_v5p"] == 4 * window
+
+
 def test_check_compiles_by_default_only_where_libtpu_is_importable(monkeypatch):
     # confirm="auto": without libtpu nothing is compiled, and an AT RISK verdict says how to settle it
     import importlib.util
