@@ -1024,6 +1024,52 @@ PallasBody ConvertingBody(const char* from, const char* to) {
   return body;
 }
 
+// One row of `row` loaded, converted to `stage` (nothing when the same) and stored: the gather of
+// bench/tpu/probe_row_store_scratch.py.
+PallasBody OneRowStoreBody(const char* row, const char* stage) {
+  PallasBody body;
+  PallasRegion* region = body.add_program();
+  for (const std::string& type : {std::string("ref"), absl::StrCat(row, "[1,768]"), absl::StrCat(stage, "[1,768]"),
+                                  std::string("ref"), absl::StrCat(stage, "[1,768]")}) {
+    region->add_values(type);
+  }
+  const bool converts = std::string(row) != stage;
+  auto add = [&](const char* name, std::vector<int> operands, int result) {
+    PallasOp* op = region->add_ops();
+    op->set_op(name);
+    for (int id : operands) op->add_operands(id);
+    op->add_results(result);
+  };
+  add("get", {0}, 1);
+  if (converts) add("convert_element_type", {1}, 2);
+  add("swap", {3, converts ? 2 : 1}, 4);
+  return body;
+}
+
+TEST(CountedScratchTest, OneRowSixteenBitValuesGetTheInternalScratchOnV4ToV5p) {
+  // tests/data/tpu/row_store_scratch_probe.txt: a bf16 row stored as loaded counts 36 KiB on v4-v5p;
+  // on v4 one converted either way does in the probe (an estimate: a paged decode attention does
+  // not); f32 rows, and v6e and v7x, none.
+  auto internal = [](const PallasBody& body, const char* device) {
+    for (const CountedScratch& c : CountedMosaicScratch(body, testing::ShippedDevice(device), false)) {
+      if (c.suffix == "internal_scratch") {
+        return std::array<int64_t, 3>{EvalConstant(c.low), EvalConstant(c.central), EvalConstant(c.high)};
+      }
+    }
+    return std::array<int64_t, 3>{-1, -1, -1};
+  };
+  constexpr std::array<int64_t, 3> kExact{36864, 36864, 36864}, kEstimate{0, 36864, 36864}, kNone{-1, -1, -1};
+  for (const char* gen : {"tpu_v4", "tpu_v5e", "tpu_v5p"}) {
+    EXPECT_EQ(internal(OneRowStoreBody("bf16", "bf16"), gen), kExact) << gen;
+  }
+  EXPECT_EQ(internal(OneRowStoreBody("bf16", "f32"), "tpu_v4"), kEstimate);
+  EXPECT_EQ(internal(OneRowStoreBody("f32", "bf16"), "tpu_v4"), kEstimate);
+  EXPECT_EQ(internal(OneRowStoreBody("bf16", "f32"), "tpu_v5e"), kNone);
+  EXPECT_EQ(internal(OneRowStoreBody("f32", "bf16"), "tpu_v5p"), kNone);
+  EXPECT_EQ(internal(OneRowStoreBody("f32", "f32"), "tpu_v4"), kNone);
+  for (const char* gen : {"tpu_v6e", "tpu_v7x"}) EXPECT_EQ(internal(OneRowStoreBody("bf16", "bf16"), gen), kNone) << gen;
+}
+
 TEST(CountedScratchTest, AConvertOfEightOrFourBitValuesGetsAPackingTemporaryOnV4) {
   // tests/data/tpu/counted_scratch_probe.txt, part 4: 4 KiB on v4 for int8, int4 and fp8 either
   // way, none for bf16 and none on v5e; an estimate of 0 to 4 KiB, central 4 KiB.

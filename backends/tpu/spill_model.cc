@@ -671,6 +671,51 @@ bool ConvertsNarrowValues(const PallasBody& body) {
   return false;
 }
 
+// A vector value of a 16-bit type with one row (second-minor extent 1): a sixteenth of a packed
+// tile's rows.
+bool IsOneRowSixteenBitVector(const PallasRegion& region, int32_t id) {
+  if (id < 0 || id >= region.values_size()) return false;  // the replay names a bad index
+  absl::StatusOr<VregValueType> type = ParseValueType(region.values(id), "");
+  return type.ok() && type->vector && type->bits == 16 && type->dims.size() >= 2 && type->dims[type->dims.size() - 2] == 1;
+}
+
+// How Mosaic relays out a one-row 16-bit value through its internal scratch, which the limit then
+// counts (tests/data/tpu/row_store_scratch_probe.txt; not on v6e and v7x).
+enum class OneRowRelayout { kNone, kStored, kConverted };
+
+// kStored: one loaded and stored as it is (a get, then a swap of it) on v4-v5p; the probe counts
+// the scratch on every such kernel. kConverted: on v4, one converted to or from another type (or
+// stored after a convert): the probe's kernels count it, and a paged decode attention on v4 with a
+// one-row query and output counts 12 KiB of other scratch instead (heldout4_families.jsonl.gz), so
+// it is an estimate there.
+OneRowRelayout RelaysOutOneRowSixteenBitValues(const PallasBody& body, const std::string& generation) {
+  if (generation != "v4" && generation != "v5e" && generation != "v5p") return OneRowRelayout::kNone;
+  OneRowRelayout found = OneRowRelayout::kNone;
+  for (const PallasRegion& region : body.program()) {
+    std::vector<bool> loaded(region.values_size(), false);
+    for (const PallasOp& op : region.ops()) {
+      if (op.op() == "get") {
+        for (int32_t id : op.results()) {
+          if (id >= 0 && id < region.values_size()) loaded[id] = true;
+        }
+      } else if (op.op() == "swap" && op.operands_size() >= 2) {
+        const int32_t stored = op.operands(1);
+        if (IsOneRowSixteenBitVector(region, stored)) {
+          if (loaded[stored]) return OneRowRelayout::kStored;
+          if (generation == "v4") found = OneRowRelayout::kConverted;
+        }
+      } else if (op.op() == "convert_element_type" && generation == "v4") {
+        for (const auto* ids : {&op.operands(), &op.results()}) {
+          for (int32_t id : *ids) {
+            if (IsOneRowSixteenBitVector(region, id)) found = OneRowRelayout::kConverted;
+          }
+        }
+      }
+    }
+  }
+  return found;
+}
+
 }  // namespace
 
 std::vector<CountedScratch> CountedMosaicScratch(const PallasBody& body, const DeviceModel& device,
@@ -704,6 +749,19 @@ std::vector<CountedScratch> CountedMosaicScratch(const PallasBody& body, const D
   if (row_broadcast) {
     out.push_back({"internal_scratch", internal, internal, internal, absl::StrCat(doc, ": v4 with row vectors")});
     return out;
+  }
+  switch (RelaysOutOneRowSixteenBitValues(body, generation)) {
+    case OneRowRelayout::kStored:
+      out.push_back({"internal_scratch", internal, internal, internal,
+                     absl::StrCat(doc, ": a one-row 16-bit value stored (tests/data/tpu/row_store_scratch_probe.txt)")});
+      return out;
+    case OneRowRelayout::kConverted:
+      out.push_back({"internal_scratch", internal, "0", internal,
+                     absl::StrCat(doc, ": v4, a one-row 16-bit value converted; counted by the probe's kernels, not by "
+                                       "a paged decode attention (tests/data/tpu/row_store_scratch_probe.txt)")});
+      return out;
+    case OneRowRelayout::kNone:
+      break;
   }
   if (body.dots_size() == 0) return out;
   // 1/0 over the dots: one with 2-4 left-operand rows (always seen), one with fewer than 8 (seen in some kernels).

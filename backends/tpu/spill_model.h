@@ -132,7 +132,9 @@ struct CountedScratch {
 // some do not, so there it is an estimate of 0 to 36 KiB. v6e and v7x list none. Nothing where
 // the graph sets pallas.internal_scratch_bytes (that buffer is the internal scratch) except the
 // v4 temporaries. v4: a convert to or from an 8- or 4-bit type packs through a 4 KiB temporary,
-// an estimate of 0 to 4 KiB (central 4 KiB; some kernels' reports do not count it).
+// an estimate of 0 to 4 KiB (central 4 KiB; some kernels' reports do not count it). v4-v5p: a
+// one-row 16-bit value loaded and stored as it is gets the internal scratch; on v4 one converted
+// (or stored after a convert) an estimate of 0 to 36 KiB, central 36 KiB.
 std::vector<CountedScratch> CountedMosaicScratch(const PallasBody& body, const DeviceModel& device,
                                                  bool internal_scratch_given);
 

@@ -1204,14 +1204,15 @@ TEST(TpuCorpusTest, ThirdHeldOutSetHasNoFalseFits) {
 // (docs/tpu.md, "Held-out families").
 TEST(TpuCorpusTest, FourthHeldOutSetHasNoFalseFits) {
   REQUIRE_SWEEP("heldout4_families.jsonl.gz");
-  // Judged blind (before the v5p megacore rule): decisive 176 of 178 agreeing (two v5p false DOES
-  // NOT FIT, two parallel steps a window single-buffered), bytes within 5% on 137 and within 1% on
-  // 101 of 197, AT RISK 32. The high bound misses libtpu's requirement on 6: four v4 bf16 embedding
-  // gathers, whose row stores make Mosaic count its 36 KiB internal scratch, and one v6e and one v7x
-  // KV cache update, whose spill slots exceed the band's high bound (docs/tpu.md, "Held-out families").
+  // Judged blind (before the v5p megacore rule and the one-row relayout rule it led to): decisive
+  // 176 of 178 agreeing (two v5p false DOES NOT FIT, two parallel steps a window single-buffered),
+  // bytes within 5% on 137 and within 1% on 101 of 197, AT RISK 32, the high bound short of
+  // libtpu's requirement on 6 (four v4 bf16 embedding gathers, whose converted one-row values make
+  // Mosaic count its 36 KiB internal scratch). Left: one v6e and one v7x KV cache update, whose
+  // spill slots exceed the band's high bound (docs/tpu.md, "Held-out families").
   ExpectNoFalseFitsAndFiguresAsMeasured(
-      "heldout4_families.jsonl.gz", {.min_rows = 210, .within_5pct = 145, .within_1pct = 107, .max_at_risk = 32,
-                                     .exact_part_equal = 186, .exact_below = 8, .known_high_misses = 6});
+      "heldout4_families.jsonl.gz", {.min_rows = 210, .within_5pct = 146, .within_1pct = 108, .max_at_risk = 32,
+                                     .exact_part_equal = 186, .exact_below = 8, .known_high_misses = 2});
 }
 
 // The third held-out set checked as a user with libtpu installed checks it (bench/tpu/confirm_cli.py
