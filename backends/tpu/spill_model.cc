@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "backends/tpu/tpu_tiling.h"
 #include "backends/tpu/vreg_replay.h"
+#include "sim/checked_math.h"
 #include "sim/dtype.h"
 #include "sim/expr.h"
 
@@ -347,6 +349,30 @@ void AddWidenedLoads(const PallasBody& body, const DeviceModel& device, SpillEst
   out.basis = absl::StrCat(out.basis, "; plus ", words);
 }
 
+// The 32-bit values a body widens from 16-bit loads (converts from a 16-bit type to a 32-bit one),
+// all of them, where the body rolls lanes (an XLU permute): LLO runs the later values' loads and
+// unpacks ahead of the roll and holds them (docs/validation/data/tpu/rotate-heads-spill-probe.txt:
+// eight rotated heads spill the whole block at 32 bits on v6e), so the program order's peak does
+// not bound the slots there. 0 for a body without a roll.
+int64_t UnpackedAheadOfAnXluBytes(const PallasBody& body) {
+  bool rolls = false;
+  int64_t unpacked = 0;
+  for (const PallasRegion& region : body.program()) {
+    for (const PallasOp& op : region.ops()) {
+      if (op.op() == "roll") rolls = true;
+      if (op.op() != "convert_element_type" || op.operands_size() < 1 || op.results_size() < 1) continue;
+      const int32_t from = op.operands(0), to = op.results(0);
+      if (from < 0 || from >= region.values_size() || to < 0 || to >= region.values_size()) continue;
+      const absl::StatusOr<VregValueType> narrow = ParseValueType(region.values(from), "");
+      const absl::StatusOr<VregValueType> wide = ParseValueType(region.values(to), "");
+      if (narrow.ok() && wide.ok() && narrow->vector && narrow->bits == 16 && wide->bits == 32) {
+        unpacked = CheckedAdd(unpacked, VregBytes(*wide, /*widened=*/true)).value_or(std::numeric_limits<int64_t>::max());
+      }
+    }
+  }
+  return rolls ? unpacked : 0;
+}
+
 // A body whose ops or pattern no fitted body of its class has, or whose shape lies outside the
 // shapes its band was drawn from (ShapesOutsideTheFit): the class's band is not evidence for it,
 // so the band widens to what the vreg replay proves. Low 0 (nothing fitted says it spills
@@ -369,7 +395,8 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& devi
   const std::string held = widened_load.empty()
                                ? absl::StrCat(held_beyond_file)
                                : absl::StrCat(held_beyond_file, " + ", WidenedLoadCentral(widened_load));
-  const int64_t bound = SpillBoundBytes(*replay);
+  const int64_t unpacked_ahead = UnpackedAheadOfAnXluBytes(body);
+  const int64_t bound = std::max(SpillBoundBytes(*replay), unpacked_ahead);
   out.low = "0";
   out.central = absl::StrCat("round_up(", held, ", 4096)");
   out.high = absl::StrCat("round_up(max(", bound, ", ", held, "), 4096)");
@@ -377,6 +404,7 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& devi
       out.basis.empty() ? "register spills" : out.basis, "; widened, as the ", BodyClassName(out.body_class),
       " band is not validated for ", out.unvalidated, ": 0 to ",
       replay->rolled ? "every vector value the body defines (a rolled loop)" : "the program-order peak of live values",
+      unpacked_ahead > SpillBoundBytes(*replay) ? ", or the 16-bit values it unpacks, which LLO loads ahead of a roll," : "",
       " (", bound, " B), central the ", replay->peak_computed_held_bytes,
       " B of computed values the vreg replay holds across ",
       replay->computed_peak_at.empty() ? "no whole-operand op" : replay->computed_peak_at,

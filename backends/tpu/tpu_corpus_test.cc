@@ -1204,15 +1204,15 @@ TEST(TpuCorpusTest, ThirdHeldOutSetHasNoFalseFits) {
 // (docs/tpu.md, "Held-out families").
 TEST(TpuCorpusTest, FourthHeldOutSetHasNoFalseFits) {
   REQUIRE_SWEEP("heldout4_families.jsonl.gz");
-  // Judged blind (before the v5p megacore rule and the one-row relayout rule it led to): decisive
-  // 176 of 178 agreeing (two v5p false DOES NOT FIT, two parallel steps a window single-buffered),
-  // bytes within 5% on 137 and within 1% on 101 of 197, AT RISK 32, the high bound short of
-  // libtpu's requirement on 6 (four v4 bf16 embedding gathers, whose converted one-row values make
-  // Mosaic count its 36 KiB internal scratch). Left: one v6e and one v7x KV cache update, whose
-  // spill slots exceed the band's high bound (docs/tpu.md, "Held-out families").
+  // Judged blind (before the three rules it led to): decisive 176 of 178 agreeing (two v5p false
+  // DOES NOT FIT: two parallel steps, a window single-buffered), bytes within 5% on 137 and within
+  // 1% on 101 of 197, AT RISK 32, the high bound short of libtpu's requirement on 6 (four v4 bf16
+  // embedding gathers, whose converted one-row values make Mosaic count its internal scratch; a v6e
+  // and a v7x KV cache update, whose unpacked heads LLO holds ahead of a roll). docs/tpu.md,
+  // "Held-out families".
   ExpectNoFalseFitsAndFiguresAsMeasured(
       "heldout4_families.jsonl.gz", {.min_rows = 210, .within_5pct = 146, .within_1pct = 108, .max_at_risk = 32,
-                                     .exact_part_equal = 186, .exact_below = 8, .known_high_misses = 2});
+                                     .exact_part_equal = 186, .exact_below = 8});
 }
 
 // The third held-out set checked as a user with libtpu installed checks it (bench/tpu/confirm_cli.py

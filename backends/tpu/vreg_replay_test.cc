@@ -236,6 +236,35 @@ TEST_F(VregReplayTest, TheWidenedCentralLeavesLoadsOut) {
   EXPECT_THAT(estimate.basis, HasSubstr("central the 1048576 B of computed values the vreg replay holds across cumsum (region 0, op 2)"));
 }
 
+// A body that rolls lanes: LLO unpacks its 16-bit loads ahead of the roll and holds them, so the
+// widened band's high bound is at least every value it widens from 16 bits
+// (docs/validation/data/tpu/rotate-heads-spill-probe.txt). Four bf16 heads here, each loaded,
+// converted, rolled and stored one after another: 4 x 128 KiB at 32 bits, more than the program
+// order ever holds.
+TEST_F(VregReplayTest, ABodyThatRollsBoundsItsSpillsByWhatItUnpacks) {
+  constexpr int kHeads = 4;
+  std::string values = "values: \"ref\"", ops;
+  for (int h = 0; h < kHeads; ++h) {
+    const int base = 1 + 4 * h;  // the head's load, its f32 copy, the rolled copy, the bf16 result
+    absl::StrAppend(&values, " values: \"bf16[256,128]\" values: \"f32[256,128]\" values: \"f32[256,128]\"",
+                    " values: \"bf16[256,128]\"");
+    absl::StrAppend(&ops, "ops { op: \"get\" operands: 0 results: ", base, " }",
+                    " ops { op: \"convert_element_type\" operands: ", base, " results: ", base + 1, " }",
+                    " ops { op: \"roll\" operands: ", base + 1, " results: ", base + 2, " axes: 1 }",
+                    " ops { op: \"convert_element_type\" operands: ", base + 2, " results: ", base + 3, " }",
+                    " ops { op: \"swap\" operands: 0 operands: ", base + 3, " }");
+  }
+  const PallasBody body = Body(absl::StrCat("program { ", values, " ", ops, " }").c_str());
+  absl::StatusOr<VregReplay> r = ReplayVregs(body, v5e_);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const int64_t unpacked = kHeads * 256 * 128 * 4;
+  ASSERT_LT(SpillBoundBytes(*r), unpacked);
+  const SpillEstimate estimate = EstimateSpills(body, v5e_, &*r);
+  EXPECT_THAT(estimate.unvalidated, HasSubstr("roll"));
+  EXPECT_THAT(estimate.high, HasSubstr(absl::StrCat("max(", unpacked, ", ")));
+  EXPECT_THAT(estimate.basis, HasSubstr("the 16-bit values it unpacks, which LLO loads ahead of a roll"));
+}
+
 TEST_F(VregReplayTest, BoundsSpillsByEveryValueTheBodyDefines) {
   absl::StatusOr<VregReplay> r = ReplayVregs(Body(kSoftmax), v5e_);
   ASSERT_TRUE(r.ok());
