@@ -976,14 +976,18 @@ TEST(PallasLoweringBadInputTest, BadNarrowLoadFiguresAreNamed) {
   EXPECT_THAT(std::string(fp.status().message()), HasSubstr("pallas.body.unaligned_narrow_loads[0].count"));
 }
 
+// The (low, central, high) of the counted scratch named `suffix` on `device`; -1s where there is none.
+std::array<int64_t, 3> CountedFigures(const PallasBody& body, const char* device, const char* suffix,
+                                      bool internal_scratch_given = false) {
+  for (const CountedScratch& c : CountedMosaicScratch(body, testing::ShippedDevice(device), internal_scratch_given)) {
+    if (c.suffix == suffix) return {EvalConstant(c.low), EvalConstant(c.central), EvalConstant(c.high)};
+  }
+  return {-1, -1, -1};
+}
+
 TEST(CountedScratchTest, DotsOfTwoToFourRowsGetTheInternalScratchOnV4ToV5p) {
   auto internal = [](const PallasBody& body, const char* device, bool given = false) {
-    for (const CountedScratch& c : CountedMosaicScratch(body, testing::ShippedDevice(device), given)) {
-      if (c.suffix == "internal_scratch") {
-        return std::array<int64_t, 3>{EvalConstant(c.low), EvalConstant(c.central), EvalConstant(c.high)};
-      }
-    }
-    return std::array<int64_t, 3>{-1, -1, -1};
+    return CountedFigures(body, device, "internal_scratch", given);
   };
   // m = 4 (paged attention with four query heads per KV head): exactly 36 KiB on v4, v5e, v5p.
   for (const char* gen : {"tpu_v4", "tpu_v5e", "tpu_v5p"}) {
@@ -1051,12 +1055,7 @@ TEST(CountedScratchTest, OneRowSixteenBitValuesGetTheInternalScratchOnV4ToV5p) {
   // on v4 one converted either way does in the probe (an estimate: a paged decode attention does
   // not); f32 rows, and v6e and v7x, none.
   auto internal = [](const PallasBody& body, const char* device) {
-    for (const CountedScratch& c : CountedMosaicScratch(body, testing::ShippedDevice(device), false)) {
-      if (c.suffix == "internal_scratch") {
-        return std::array<int64_t, 3>{EvalConstant(c.low), EvalConstant(c.central), EvalConstant(c.high)};
-      }
-    }
-    return std::array<int64_t, 3>{-1, -1, -1};
+    return CountedFigures(body, device, "internal_scratch");
   };
   constexpr std::array<int64_t, 3> kExact{36864, 36864, 36864}, kEstimate{0, 36864, 36864}, kNone{-1, -1, -1};
   for (const char* gen : {"tpu_v4", "tpu_v5e", "tpu_v5p"}) {
@@ -1074,12 +1073,7 @@ TEST(CountedScratchTest, AConvertOfEightOrFourBitValuesGetsAPackingTemporaryOnV4
   // tests/data/tpu/counted_scratch_probe.txt, part 4: 4 KiB on v4 for int8, int4 and fp8 either
   // way, none for bf16 and none on v5e; an estimate of 0 to 4 KiB, central 4 KiB.
   auto packing = [](const PallasBody& body, const char* device) {
-    for (const CountedScratch& c : CountedMosaicScratch(body, testing::ShippedDevice(device), false)) {
-      if (c.suffix == "pack_temporary") {
-        return std::array<int64_t, 3>{EvalConstant(c.low), EvalConstant(c.central), EvalConstant(c.high)};
-      }
-    }
-    return std::array<int64_t, 3>{-1, -1, -1};
+    return CountedFigures(body, device, "pack_temporary");
   };
   for (const auto& [from, to] : {std::pair{"f32", "i8"}, {"i8", "f32"}, {"i4", "f32"}, {"f32", "f8e4m3fn"}}) {
     EXPECT_EQ(packing(ConvertingBody(from, to), "tpu_v4"), (std::array<int64_t, 3>{0, 4096, 4096})) << from << to;
