@@ -132,8 +132,33 @@ fitted on or tuned against):
                      the outputs (input_output_aliases), RoPE applied to each head of k by a lane roll
                      (fused rotary + cache update of serving engines).
 
+Set "heldout5" (written after the fourth held-out set was judged and the v5p megacore, one-row relayout
+and roll-unpack rules were added, with the model as it stood; never fitted on or tuned against):
+  grouped_matmul     megablox-style grouped matmul (gmm): the rows of x sorted by group, the group
+                     offsets and the row-tile-to-group map scalar-prefetched into SMEM
+                     (PrefetchScalarGridSpec, num_scalar_prefetch=2), the rhs index map picks the
+                     tile's group's (k, n) weight, f32 accumulator over k in scratch, rows outside the
+                     group zeroed at the last k step (jax.experimental.pallas.ops.tpu.megablox gmm).
+  flash_fwd_gqa      causal flash attention forward with grouped-query heads: the q block of a kv head
+                     is (group, bq, d), merged to (group * bq, d) for one QK dot against the shared
+                     k block, causal masking by iota compare, blocks above the diagonal skipped,
+                     online softmax m, l, acc in scratch over the kv axis (flash attention with GQA).
+  depthwise_conv2d   3x3 stride-1 depthwise convolution of a pre-padded NHWC block: nine shifted
+                     (h, w, bc) windows times their per-channel tap, accumulated in f32 (MobileNet's
+                     depthwise convolutions).
+  int8_kv_decode     single-token decode attention over int8 K and V blocks converted in the body,
+                     per-token f32 scales as (1, bk) rows applied to the scores and to p before the PV
+                     dot, online softmax over kv blocks (quantized KV caches of serving engines).
+  vq_codebook        vector-quantization lookup: ||x||^2 - 2 x c^T + ||c||^2 of a row block against a
+                     codebook block (the code norms by a ones-row dot), the block's min and argmin by
+                     an iota compare, running min and argmin in (br, 1) scratch (VQ-VAE / audio
+                     tokenizer codebooks).
+  welford_stats      column mean and variance by Welford / Chan's parallel combination of each row
+                     block's mean and M2 into running (1, bd) f32 scratch, written at the last row step
+                     (streaming batch-norm statistics).
+
 Shapes (shapes(set); the full lists are dev_shapes(), heldout_shapes(), heldout2_shapes(),
-heldout3_shapes() and heldout4_shapes(); sweep_heldout.py
+heldout3_shapes(), heldout4_shapes() and heldout5_shapes(); sweep_heldout.py
 --per-family N takes N of each spread over its list):
   dev (122): swiglu_mlp 8 (2048 tokens, d 512-4096, f 2048-8192, bt 128-512, bf 256-1024, bf16
     and one f32); swiglu_mlp_buf1 7 (d 512-4096, bf 512 up to f: resident weights); rmsnorm_matmul
@@ -165,13 +190,22 @@ heldout3_shapes() and heldout4_shapes(); sweep_heldout.py
     maxpool2d 6 (56x56 to 224x224, c 128-256, 2x2 and 3x3 stride 2, one f32); rmsnorm_quant 6
     (8192 rows, d 768-8192 incl. 3000, br 256-1024); kv_cache_update 6 (cache 4096-32768,
     256-4096 new tokens, 8-40 heads, d 128/256, bt 16-1024, 4-8 heads a block, one f32).
+  heldout5 (36): grouped_matmul 6 (m 2048-8192, k 1024-7168, n 1024-14336 incl. 1408, 2-16 groups,
+    bm 128-1024, bk 256-2048 incl. 1792, bn 256-2048, one f32); flash_fwd_gqa 6 (2-8 kv heads, groups
+    4-16 incl. 6, s 2048-8192, d 64-256, bq 128-512, bk 128-1024, one f32); depthwise_conv2d 6 (7x7 to
+    150x150 outputs, c 96-1024, bc 96-512, one f32); int8_kv_decode 6 (1-8 kv heads, groups 1-16 incl.
+    6, kv 4096-65536, d 128/256, bk 512-16384, one f32 query); vq_codebook 6 (d 32-512, 512-16384
+    codes incl. 1000, br 256-2048, bc 512-2048, two f32); welford_stats 6 (rows 4000-65536, d
+    512-8192 incl. 1000, br 400-8192, one f32).
 
 Public kernels whose structure these follow: jax.experimental.pallas.ops.tpu (flash_attention,
 paged_attention, ragged_paged_attention, splash_attention, megablox, matmul examples of the Pallas
 TPU docs), MaxText's kernels (gated MLP, RMSNorm, MoE routing), Mamba's causal_conv1d and Mamba-2
 SSD chunked scans, optax's fused optimizers, AQT quantization, Gemma 2's logit soft-capping; for
 heldout4 also flash attention's backward, paged attention's page tables, diffusion UNets' group
-norms, CNN pooling and serving engines' fused rotary + KV cache updates.
+norms, CNN pooling and serving engines' fused rotary + KV cache updates; for heldout5 also megablox's
+grouped matmul, GQA flash attention, MobileNet's depthwise convolutions, int8 KV caches, VQ codebook
+lookups and Welford statistics.
 """
 
 import jax
@@ -1519,6 +1553,222 @@ def kv_cache_update(cache_len, tokens, heads, d, bt, hb, dtype="bf16", limit=Non
   return fn, (S((1,), I32), new, new, tab, tab, cache, cache)
 
 
+# =============================================================================================
+# Set E ("heldout5"): written after the fourth held-out set was judged and the v5p megacore, one-row
+# relayout and roll-unpack rules were added, with the model as it stood: a grouped matmul whose weight
+# is picked by a scalar-prefetched tile map, grouped-query causal attention, a 2-D depthwise conv, an
+# int8 KV cache, a codebook argmin and a carried Welford combination.
+
+
+def grouped_matmul(m, k, n, groups, bm, bk, bn, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nk = k // bk
+
+  def kernel(offs_ref, tg_ref, x_ref, w_ref, o_ref, acc_ref):
+    i, kk = pl.program_id(0), pl.program_id(2)
+
+    @pl.when(kk == 0)
+    def _():
+      acc_ref[...] = jnp.zeros_like(acc_ref)
+    acc_ref[...] += jnp.dot(x_ref[...], w_ref[...], preferred_element_type=F32)
+
+    @pl.when(kk == nk - 1)
+    def _():
+      g = tg_ref[i]
+      row = i * bm + jax.lax.broadcasted_iota(I32, (bm, bn), 0)
+      inside = (row >= offs_ref[g]) & (row < offs_ref[g + 1])
+      o_ref[...] = jnp.where(inside, acc_ref[...], 0.0).astype(o_ref.dtype)
+
+  def fn(offs, tile_group, x, w):
+    return pl.pallas_call(
+        kernel, out_shape=S((m, n), dt),
+        grid_spec=pltpu.PrefetchScalarGridSpec(
+            num_scalar_prefetch=2, grid=(m // bm, n // bn, nk),
+            in_specs=[pl.BlockSpec((bm, bk), lambda i, j, kk, offs, tg: (i, kk)),
+                      pl.BlockSpec((None, bk, bn), lambda i, j, kk, offs, tg: (tg[i], kk, j))],
+            out_specs=pl.BlockSpec((bm, bn), lambda i, j, kk, offs, tg: (i, j)),
+            scratch_shapes=[pltpu.VMEM((bm, bn), F32)]),
+        compiler_params=_cp(limit, ("parallel", "parallel", "arbitrary")), name="grouped_matmul")(
+            offs, tile_group, x, w)
+  return fn, (S((groups + 1,), I32), S((m // bm,), I32), S((m, k), dt), S((groups, k, n), dt))
+
+
+def flash_fwd_gqa(kv_heads, group, s, d, bq, bk, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nk = s // bk
+  rows = group * bq
+  scale = float(d) ** -0.5
+
+  def kernel(q_ref, k_ref, v_ref, o_ref, m_ref, l_ref, acc_ref):
+    qi, ki = pl.program_id(1), pl.program_id(2)
+
+    @pl.when(ki == 0)
+    def _():
+      _init_online_softmax(m_ref, l_ref, acc_ref)
+
+    @pl.when(ki * bk <= qi * bq + bq - 1)
+    def _():
+      q = q_ref[...].reshape(rows, d)
+      sc = jax.lax.dot_general(q, k_ref[...], (((1,), (1,)), ((), ())), preferred_element_type=F32) * scale
+      qpos = qi * bq + jax.lax.broadcasted_iota(I32, (rows, bk), 0) % bq
+      kpos = ki * bk + jax.lax.broadcasted_iota(I32, (rows, bk), 1)
+      _online_softmax_step(jnp.where(kpos <= qpos, sc, NEG), v_ref, dt, m_ref, l_ref, acc_ref, Ellipsis)
+
+    @pl.when(ki == nk - 1)
+    def _():
+      o_ref[...] = (acc_ref[...] / l_ref[:, :1]).reshape(group, bq, d).astype(o_ref.dtype)
+
+  def fn(q, k, v):
+    qs = pl.BlockSpec((None, group, bq, d), lambda h, i, j: (h, 0, i, 0))
+    ks = pl.BlockSpec((None, bk, d), lambda h, i, j: (h, j, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((kv_heads, group, s, d), dt), grid=(kv_heads, s // bq, nk),
+        in_specs=[qs, ks, ks], out_specs=qs,
+        scratch_shapes=[pltpu.VMEM((rows, 128), F32), pltpu.VMEM((rows, 128), F32), pltpu.VMEM((rows, d), F32)],
+        compiler_params=_cp(limit, ("parallel", "parallel", "arbitrary")), name="flash_fwd_gqa")(q, k, v)
+  kv = S((kv_heads, s, d), dt)
+  return fn, (S((kv_heads, group, s, d), dt), kv, kv)
+
+
+def depthwise_conv2d(batch, h, w, c, bc, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(x_ref, w_ref, o_ref):
+    taps = w_ref[...].astype(F32)
+    acc = jnp.zeros((h, w, bc), F32)
+    for dy in range(3):
+      for dx in range(3):
+        acc = acc + x_ref[pl.ds(dy, h), pl.ds(dx, w), :].astype(F32) * taps[dy, dx:dx + 1, :]
+    o_ref[...] = acc.astype(o_ref.dtype)
+
+  def fn(x, taps):
+    return pl.pallas_call(
+        kernel, out_shape=S((batch, h, w, c), dt), grid=(batch, c // bc),
+        in_specs=[pl.BlockSpec((None, h + 2, w + 2, bc), lambda b, j: (b, 0, 0, j)),
+                  pl.BlockSpec((3, 3, bc), lambda b, j: (0, 0, j))],
+        out_specs=pl.BlockSpec((None, h, w, bc), lambda b, j: (b, 0, 0, j)),
+        compiler_params=_cp(limit, ("parallel", "parallel")), name="depthwise_conv2d")(x, taps)
+  return fn, (S((batch, h + 2, w + 2, c), dt), S((3, 3, c), dt))
+
+
+def int8_kv_decode(batch, kv_heads, group, s, d, bk, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nk = s // bk
+  scale = float(d) ** -0.5
+
+  def kernel(q_ref, k_ref, v_ref, ks_ref, vs_ref, o_ref, m_ref, l_ref, acc_ref):
+    j = pl.program_id(2)
+
+    @pl.when(j == 0)
+    def _():
+      _init_online_softmax(m_ref, l_ref, acc_ref)
+    k = k_ref[...].astype(dt)
+    sc = jax.lax.dot_general(q_ref[...], k, (((1,), (1,)), ((), ())), preferred_element_type=F32)
+    sc = sc * (ks_ref[...] * scale)
+    m_prev = m_ref[...]
+    m_new = jnp.maximum(m_prev, jnp.max(sc, axis=-1, keepdims=True))
+    p = jnp.exp(sc - m_new[:, :1])
+    alpha = jnp.exp(m_prev - m_new)
+    l_ref[...] = l_ref[...] * alpha + jnp.sum(p, axis=-1, keepdims=True)
+    pv = jnp.dot((p * vs_ref[...]).astype(dt), v_ref[...].astype(dt), preferred_element_type=F32)
+    acc_ref[...] = acc_ref[...] * alpha[:, :1] + pv
+    m_ref[...] = m_new
+
+    @pl.when(j == nk - 1)
+    def _():
+      o_ref[...] = (acc_ref[...] / l_ref[:, :1]).astype(o_ref.dtype)
+
+  def fn(q, k, v, k_scale, v_scale):
+    qs = pl.BlockSpec((None, None, group, d), lambda b, h, j: (b, h, 0, 0))
+    kv = pl.BlockSpec((None, None, bk, d), lambda b, h, j: (b, h, j, 0))
+    sc = pl.BlockSpec((None, None, 1, bk), lambda b, h, j: (b, h, 0, j))
+    return pl.pallas_call(
+        kernel, out_shape=S((batch, kv_heads, group, d), dt), grid=(batch, kv_heads, nk),
+        in_specs=[qs, kv, kv, sc, sc], out_specs=qs,
+        scratch_shapes=[pltpu.VMEM((group, 128), F32), pltpu.VMEM((group, 128), F32), pltpu.VMEM((group, d), F32)],
+        compiler_params=_cp(limit, ("parallel", "parallel", "arbitrary")), name="int8_kv_decode")(
+            q, k, v, k_scale, v_scale)
+  cache = S((batch, kv_heads, s, d), jnp.int8)
+  sv = S((batch, kv_heads, 1, s), F32)
+  return fn, (S((batch, kv_heads, group, d), dt), cache, cache, sv, sv)
+
+
+def vq_codebook(rows, d, codes, br, bc, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nc = codes // bc
+
+  def kernel(x_ref, c_ref, idx_ref, dist_ref, best_ref, arg_ref):
+    j = pl.program_id(1)
+
+    @pl.when(j == 0)
+    def _():
+      best_ref[...] = jnp.full(best_ref.shape, -NEG, F32)
+      arg_ref[...] = jnp.zeros(arg_ref.shape, I32)
+    x, cb = x_ref[...], c_ref[...]
+    xf, cf = x.astype(F32), cb.astype(F32)
+    xsq = jnp.sum(xf * xf, axis=-1, keepdims=True)
+    csq = jax.lax.dot_general(jnp.ones((1, d), F32), cf * cf, (((1,), (1,)), ((), ())), preferred_element_type=F32)
+    xc = jax.lax.dot_general(x, cb, (((1,), (1,)), ((), ())), preferred_element_type=F32)
+    dist = xsq - 2.0 * xc + csq
+    bmin = jnp.min(dist, axis=-1, keepdims=True)
+    col = jax.lax.broadcasted_iota(I32, dist.shape, 1)
+    barg = jnp.min(jnp.where(dist == bmin, col, bc), axis=-1, keepdims=True) + j * bc
+    better = bmin < best_ref[...]
+    arg_ref[...] = jnp.where(better, barg, arg_ref[...])
+    best_ref[...] = jnp.where(better, bmin, best_ref[...])
+
+    @pl.when(j == nc - 1)
+    def _():
+      idx_ref[...] = arg_ref[...]
+      dist_ref[...] = best_ref[...]
+
+  def fn(x, codebook):
+    col = pl.BlockSpec((br, 1), lambda i, j: (i, 0))
+    return pl.pallas_call(
+        kernel, out_shape=(S((rows, 1), I32), S((rows, 1), F32)), grid=(rows // br, nc),
+        in_specs=[pl.BlockSpec((br, d), lambda i, j: (i, 0)), pl.BlockSpec((bc, d), lambda i, j: (j, 0))],
+        out_specs=(col, col), scratch_shapes=[pltpu.VMEM((br, 1), F32), pltpu.VMEM((br, 1), I32)],
+        compiler_params=_cp(limit, ("parallel", "arbitrary")), name="vq_codebook")(x, codebook)
+  return fn, (S((rows, d), dt), S((codes, d), dt))
+
+
+def welford_stats(rows, d, br, bd, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nr = rows // br
+
+  def kernel(x_ref, mean_ref, var_ref, mu_ref, m2_ref):
+    i = pl.program_id(1)
+
+    @pl.when(i == 0)
+    def _():
+      mu_ref[...] = jnp.zeros_like(mu_ref)
+      m2_ref[...] = jnp.zeros_like(m2_ref)
+    x = x_ref[...].astype(F32)
+    bmean = jnp.sum(x, axis=0, keepdims=True) * (1.0 / br)
+    xc = x - bmean
+    bm2 = jnp.sum(xc * xc, axis=0, keepdims=True)
+    na = (i * br).astype(F32)
+    n = na + float(br)
+    delta = bmean - mu_ref[...]
+    mu_ref[...] = mu_ref[...] + delta * (float(br) / n)
+    m2_ref[...] = m2_ref[...] + bm2 + delta * delta * (na * float(br) / n)
+
+    @pl.when(i == nr - 1)
+    def _():
+      mean_ref[...] = mu_ref[...].astype(mean_ref.dtype)
+      var_ref[...] = (m2_ref[...] * (1.0 / rows)).astype(var_ref.dtype)
+
+  def fn(x):
+    vec = pl.BlockSpec((1, bd), lambda j, i: (0, j))
+    return pl.pallas_call(
+        kernel, out_shape=(S((1, d), dt), S((1, d), dt)), grid=(d // bd, nr),
+        in_specs=[pl.BlockSpec((br, bd), lambda j, i: (i, j))], out_specs=(vec, vec),
+        scratch_shapes=[pltpu.VMEM((1, bd), F32), pltpu.VMEM((1, bd), F32)],
+        compiler_params=_cp(limit, ("parallel", "arbitrary")), name="welford_stats")(x)
+  return fn, (S((rows, d), dt),)
+
+
+
 DEV = [swiglu_mlp, swiglu_mlp_buf1, rmsnorm_matmul, dwconv1d, running_argmax, transpose_add, dequant_i8_matmul,
        online_lse, layernorm_bwd, cumsum_carry, block_sparse_matmul, manual_dma, gelu_squeezed, add_rmsnorm_alias,
        decode_attention]
@@ -1529,7 +1779,8 @@ HELDOUT3 = [layernorm_fwd, linear_attn_chunk, qk_norm_rope, cross_entropy_bwd, i
             lora_matmul]
 HELDOUT4 = [flash_attn_bwd_dkv, paged_attention, group_norm, embedding_gather, maxpool2d, rmsnorm_quant,
             kv_cache_update]
-BUILDERS = {f.__name__: f for f in DEV + HELDOUT + HELDOUT2 + HELDOUT3 + HELDOUT4}
+HELDOUT5 = [grouped_matmul, flash_fwd_gqa, depthwise_conv2d, int8_kv_decode, vq_codebook, welford_stats]
+BUILDERS = {f.__name__: f for f in DEV + HELDOUT + HELDOUT2 + HELDOUT3 + HELDOUT4 + HELDOUT5}
 
 
 def build(kind, params):
@@ -1753,10 +2004,38 @@ def heldout4_shapes():
   return s
 
 
+
+def heldout5_shapes():
+  s = []
+  s += _rows("grouped_matmul", ("m", "k", "n", "groups", "bm", "bk", "bn", "dtype"), [
+      (2048, 1024, 1024, 8, 128, 256, 256, "bf16"), (2048, 2048, 2048, 4, 256, 512, 512, "f32"),
+      (4096, 2048, 1408, 16, 256, 512, 1408, "bf16"), (4096, 4096, 14336, 8, 512, 1024, 1024, "bf16"),
+      (4096, 7168, 2048, 2, 1024, 1792, 1024, "bf16"), (8192, 4096, 2048, 8, 512, 2048, 2048, "bf16")])
+  s += _rows("flash_fwd_gqa", ("kv_heads", "group", "s", "d", "bq", "bk", "dtype"), [
+      (8, 4, 2048, 128, 128, 128, "bf16"), (4, 6, 4096, 64, 128, 256, "bf16"), (2, 4, 4096, 128, 512, 512, "f32"),
+      (2, 8, 4096, 128, 256, 512, "bf16"), (8, 8, 8192, 128, 512, 1024, "bf16"),
+      (2, 16, 8192, 256, 256, 1024, "bf16")])
+  s += _rows("depthwise_conv2d", ("batch", "h", "w", "c", "bc", "dtype"), [
+      (2, 7, 7, 1024, 512, "bf16"), (1, 14, 14, 512, 512, "f32"), (2, 28, 28, 256, 256, "bf16"),
+      (2, 56, 56, 128, 128, "bf16"), (2, 112, 112, 96, 96, "bf16"), (1, 150, 150, 128, 128, "bf16")])
+  s += _rows("int8_kv_decode", ("batch", "kv_heads", "group", "s", "d", "bk", "dtype"), [
+      (8, 8, 1, 4096, 128, 512, "bf16"), (4, 8, 4, 8192, 128, 1024, "bf16"), (2, 2, 8, 16384, 128, 2048, "bf16"),
+      (4, 4, 6, 32768, 128, 4096, "f32"), (1, 8, 8, 32768, 256, 8192, "bf16"),
+      (1, 2, 16, 65536, 128, 16384, "bf16")])
+  s += _rows("vq_codebook", ("rows", "d", "codes", "br", "bc", "dtype"), [
+      (8192, 64, 512, 512, 512, "bf16"), (4096, 32, 1000, 512, 1000, "f32"), (4096, 256, 1024, 256, 512, "f32"),
+      (8192, 256, 8192, 512, 1024, "bf16"), (4096, 256, 8192, 2048, 1024, "bf16"),
+      (4096, 512, 16384, 1024, 2048, "bf16")])
+  s += _rows("welford_stats", ("rows", "d", "br", "bd", "dtype"), [
+      (8192, 768, 512, 768, "bf16"), (4000, 1000, 400, 1000, "bf16"), (16384, 4096, 1024, 2048, "bf16"),
+      (32768, 2048, 2048, 1024, "bf16"), (8192, 8192, 512, 4096, "f32"), (65536, 512, 8192, 512, "bf16")])
+  return s
+
+
 SETS = {"dev": dev_shapes, "heldout": heldout_shapes, "heldout2": heldout2_shapes, "heldout3": heldout3_shapes,
-        "heldout4": heldout4_shapes}
+        "heldout4": heldout4_shapes, "heldout5": heldout5_shapes}
 
 
 def shapes(set_name):
-  """[(kind, params)] of a set ("dev", "heldout", "heldout2", "heldout3" or "heldout4")."""
+  """[(kind, params)] of a set ("dev", "heldout", "heldout2", "heldout3", "heldout4" or "heldout5")."""
   return SETS[set_name]()

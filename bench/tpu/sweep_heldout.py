@@ -33,6 +33,10 @@ structure it follows):
            scalar-prefetch embedding gather, 2x2 / 3x3 max pooling, RMSNorm + int8 quantization,
            RoPE + in-place KV cache update): 42 shapes per generation. Never fitted on or tuned
            against.
+  heldout5 6 families written after the fourth held-out set was judged (megablox-style grouped matmul
+           with a scalar-prefetched tile-to-group map, causal GQA flash attention forward, 3x3
+           depthwise conv2d, int8 KV-cache decode attention, VQ codebook argmin, Welford column
+           statistics): 36 shapes per generation. Never fitted on or tuned against.
 
 --per-family N keeps at most N shapes of each family, spread over its list from the smallest
 blocks to the largest (the way a sweep is cut down when compiles run slow; the header records
@@ -198,7 +202,8 @@ def finalize(a, partial, t0, argv):
 def main(argv):
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   ap.add_argument("out")
-  ap.add_argument("--set", choices=("dev", "heldout", "heldout2", "heldout3", "heldout4"), required=True)
+  ap.add_argument("--set", choices=("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5"),
+                  required=True)
   ap.add_argument("--gens", default="v4,v5e,v5p,v6e,v7x")
   ap.add_argument("--kinds", default="", help="only these families (comma-separated; default all)")
   ap.add_argument("--per-family", type=int, default=0,
