@@ -1026,12 +1026,14 @@ struct HeldAsMeasured {
   // Rows whose requirement lies above the model's high bound, each named where the test is: a
   // limit between the two would be a false FITS. The target is none.
   size_t known_high_misses = 0;
+  // False FITS at the default limit, each named where the test is. The target is none.
+  size_t known_false_fits = 0;
 };
 
 FamilyCheck ExpectNoFalseFitsAndFiguresAsMeasured(const std::string& file, const HeldAsMeasured& held) {
   const FamilyCheck check = CheckFamilies(file);
   EXPECT_GE(check.rows, held.min_rows) << file;
-  EXPECT_TRUE(check.false_fits.empty()) << file;
+  EXPECT_EQ(check.false_fits.size(), held.known_false_fits) << file;
   EXPECT_EQ(check.high_misses.size(), held.known_high_misses) << file;
   EXPECT_GE(check.within_5pct, held.within_5pct) << file;
   EXPECT_GE(check.within_1pct, held.within_1pct) << file;
@@ -1213,6 +1215,22 @@ TEST(TpuCorpusTest, FourthHeldOutSetHasNoFalseFits) {
   ExpectNoFalseFitsAndFiguresAsMeasured(
       "heldout4_families.jsonl.gz", {.min_rows = 210, .within_5pct = 146, .within_1pct = 108, .max_at_risk = 32,
                                      .exact_part_equal = 186, .exact_below = 8});
+}
+
+// A fifth held-out set (set "heldout5"), written after the fourth set's three rules and compiled
+// before the model judged it: a grouped matmul, causal GQA flash attention, depthwise conv2d, int8
+// KV decode attention, a VQ codebook argmin, Welford statistics. Judged once, blind; held as
+// measured (docs/tpu.md, "Held-out families"). Two false FITS, the target's breach: v4 int8 KV
+// decode attention (d2d97ebbf5, a4f3e4de0e), where libtpu spills 8.2-8.9 MB, the int8 K block
+// widened to 32 bits for the dot, and the whole VMEM overflows. The high bound misses libtpu's
+// requirement on 5: the same kernel's a4f3e4de0e on v5e-v7x (by 20-200 KB) and a v4 depthwise
+// conv2d (57 KB).
+TEST(TpuCorpusTest, FifthHeldOutSetIsHeldAsMeasured) {
+  REQUIRE_SWEEP("heldout5_families.jsonl.gz");
+  ExpectNoFalseFitsAndFiguresAsMeasured(
+      "heldout5_families.jsonl.gz", {.min_rows = 180, .within_5pct = 93, .within_1pct = 55, .max_at_risk = 37,
+                                     .exact_part_equal = 153, .exact_below = 4, .known_high_misses = 5,
+                                     .known_false_fits = 2});
 }
 
 // The third held-out set checked as a user with libtpu installed checks it (bench/tpu/confirm_cli.py
