@@ -456,7 +456,7 @@ absl::Status FitEngine::PlaceAndCheck(absl::Span<const int64_t> values, Scratch&
             graph.origin, ": buffer '", graph.buffers[b].name, "' copies: the graph's buffers and their copies come to more than ",
             kMaxPlacedBlocks, " blocks to place (the supported maximum)"));
       }
-      Block block{bytes[b], scratch.alignment[b], ranges_[b].start, ranges_[b].end};
+      const Block block{bytes[b], scratch.alignment[b], ranges_[b].start, ranges_[b].end};
       for (int64_t c = 0; c < scratch.copies[b]; ++c) scratch.blocks.push_back(block);
       if (scratch.copies[b] > 0) {
         ASSIGN_OR_RETURN(scratch.blocks.back().size,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -349,6 +350,15 @@ void AddWidenedLoads(const PallasBody& body, const DeviceModel& device, SpillEst
   out.basis = absl::StrCat(out.basis, "; plus ", words);
 }
 
+// The vector type of value `id` of the region, if it is a vector; none for a ref, a scalar, a word
+// that does not parse or an index out of range (the replay names those).
+std::optional<VregValueType> VectorTypeAt(const PallasRegion& region, int32_t id) {
+  if (id < 0 || id >= region.values_size()) return std::nullopt;
+  absl::StatusOr<VregValueType> type = ParseValueType(region.values(id), "");
+  if (!type.ok() || !type->vector) return std::nullopt;
+  return *std::move(type);
+}
+
 // The 32-bit values a body widens from 16-bit loads (converts from a 16-bit type to a 32-bit one),
 // all of them, where the body rolls lanes (an XLU permute): LLO runs the later values' loads and
 // unpacks ahead of the roll and holds them (docs/validation/data/tpu/rotate-heads-spill-probe.txt:
@@ -361,11 +371,9 @@ int64_t UnpackedAheadOfAnXluBytes(const PallasBody& body) {
     for (const PallasOp& op : region.ops()) {
       if (op.op() == "roll") rolls = true;
       if (op.op() != "convert_element_type" || op.operands_size() < 1 || op.results_size() < 1) continue;
-      const int32_t from = op.operands(0), to = op.results(0);
-      if (from < 0 || from >= region.values_size() || to < 0 || to >= region.values_size()) continue;
-      const absl::StatusOr<VregValueType> narrow = ParseValueType(region.values(from), "");
-      const absl::StatusOr<VregValueType> wide = ParseValueType(region.values(to), "");
-      if (narrow.ok() && wide.ok() && narrow->vector && narrow->bits == 16 && wide->bits == 32) {
+      const std::optional<VregValueType> narrow = VectorTypeAt(region, op.operands(0));
+      const std::optional<VregValueType> wide = VectorTypeAt(region, op.results(0));
+      if (narrow && wide && narrow->bits == 16 && wide->bits == 32) {
         unpacked = CheckedAdd(unpacked, VregBytes(*wide, /*widened=*/true)).value_or(std::numeric_limits<int64_t>::max());
       }
     }
@@ -395,8 +403,8 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& devi
   const std::string held = widened_load.empty()
                                ? absl::StrCat(held_beyond_file)
                                : absl::StrCat(held_beyond_file, " + ", WidenedLoadCentral(widened_load));
-  const int64_t unpacked_ahead = UnpackedAheadOfAnXluBytes(body);
-  const int64_t bound = std::max(SpillBoundBytes(*replay), unpacked_ahead);
+  const int64_t replay_bound = SpillBoundBytes(*replay), unpacked_ahead = UnpackedAheadOfAnXluBytes(body);
+  const int64_t bound = std::max(replay_bound, unpacked_ahead);
   out.low = "0";
   out.central = absl::StrCat("round_up(", held, ", 4096)");
   out.high = absl::StrCat("round_up(max(", bound, ", ", held, "), 4096)");
@@ -404,7 +412,7 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& devi
       out.basis.empty() ? "register spills" : out.basis, "; widened, as the ", BodyClassName(out.body_class),
       " band is not validated for ", out.unvalidated, ": 0 to ",
       replay->rolled ? "every vector value the body defines (a rolled loop)" : "the program-order peak of live values",
-      unpacked_ahead > SpillBoundBytes(*replay) ? ", or the 16-bit values it unpacks, which LLO loads ahead of a roll," : "",
+      unpacked_ahead > replay_bound ? ", or the 16-bit values it unpacks, which LLO loads ahead of a roll," : "",
       " (", bound, " B), central the ", replay->peak_computed_held_bytes,
       " B of computed values the vreg replay holds across ",
       replay->computed_peak_at.empty() ? "no whole-operand op" : replay->computed_peak_at,
@@ -689,9 +697,8 @@ bool ConvertsNarrowValues(const PallasBody& body) {
       if (op.op() != "convert_element_type") continue;
       for (const auto* ids : {&op.operands(), &op.results()}) {
         for (int32_t id : *ids) {
-          if (id < 0 || id >= region.values_size()) continue;  // the replay names a bad index
-          absl::StatusOr<VregValueType> type = ParseValueType(region.values(id), "");
-          if (type.ok() && type->vector && type->bits < 16) return true;
+          const std::optional<VregValueType> type = VectorTypeAt(region, id);
+          if (type && type->bits < 16) return true;
         }
       }
     }
@@ -702,9 +709,8 @@ bool ConvertsNarrowValues(const PallasBody& body) {
 // A vector value of a 16-bit type with one row (second-minor extent 1): a sixteenth of a packed
 // tile's rows.
 bool IsOneRowSixteenBitVector(const PallasRegion& region, int32_t id) {
-  if (id < 0 || id >= region.values_size()) return false;  // the replay names a bad index
-  absl::StatusOr<VregValueType> type = ParseValueType(region.values(id), "");
-  return type.ok() && type->vector && type->bits == 16 && type->dims.size() >= 2 && type->dims[type->dims.size() - 2] == 1;
+  const std::optional<VregValueType> type = VectorTypeAt(region, id);
+  return type && type->bits == 16 && type->dims.size() >= 2 && type->dims[type->dims.size() - 2] == 1;
 }
 
 // How Mosaic relays out a one-row 16-bit value through its internal scratch, which the limit then

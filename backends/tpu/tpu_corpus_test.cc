@@ -1055,8 +1055,9 @@ TEST(TpuCorpusTest, DevFamiliesHaveNoFalseFitsAtTheDefaultLimit) {
   REQUIRE_SWEEP("dev_families.jsonl.gz");
   // The exactly known part is below libtpu's by its internal scratch on the v5e and v5p cumulative
   // sums (6). The v5p GELU of two parallel steps, a false DOES NOT FIT with its windows counted
-  // double-buffered, is AT RISK with them single (the megacore rule); the widened central (computed values, the replay's alone) was chosen on the bytes
-  // figures (docs/tpu.md, "Held-out families": computed values).
+  // double-buffered, is AT RISK with them single (the megacore rule); the widened central
+  // (computed values, the replay's alone) was chosen on the bytes figures (docs/tpu.md,
+  // "Held-out families": computed values).
   ExpectNoFalseFitsAndFiguresAsMeasured(
       "dev_families.jsonl.gz",
       {.min_rows = 300, .within_5pct = 197, .within_1pct = 116, .max_at_risk = 50, .exact_part_equal = 286,

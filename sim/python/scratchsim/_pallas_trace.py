@@ -112,30 +112,30 @@ def _spec(field, name, bm, grid_rank, indent="  "):
   return lines
 
 
-def _dimension_semantics(params, rank):
-  """CompilerParams.dimension_semantics as strings, one per grid axis ("arbitrary" where the
-  kernel sets none: libtpu's default)."""
+def _compiler_param(params, name):
+  """The first set value of CompilerParams field `name` in the pallas_call's compiler_params (a
+  CompilerParams, or a dict of them by backend, or plain dicts); None where none sets it."""
   cp = params.get("compiler_params")
   candidates = list(cp.values()) if isinstance(cp, dict) else [cp] if cp is not None else []
   for c in candidates:
-    sem = c.get("dimension_semantics") if isinstance(c, dict) else getattr(c, "dimension_semantics", None)
-    if sem:
-      return [str(getattr(s, "value", s)).lower().split(".")[-1] for s in sem]
-  return ["arbitrary"] * rank
+    v = c.get(name) if isinstance(c, dict) else getattr(c, name, None)
+    if v:
+      return v
+  return None
+
+
+def _dimension_semantics(params, rank):
+  """CompilerParams.dimension_semantics as strings, one per grid axis ("arbitrary" where the
+  kernel sets none: libtpu's default)."""
+  sem = _compiler_param(params, "dimension_semantics")
+  if not sem:
+    return ["arbitrary"] * rank
+  return [str(getattr(s, "value", s)).lower().split(".")[-1] for s in sem]
 
 
 def _vmem_limit(params):
-  cp = params.get("compiler_params")
-  candidates = []
-  if isinstance(cp, dict):
-    candidates.extend(cp.values())
-  elif cp is not None:
-    candidates.append(cp)
-  for c in candidates:
-    v = c.get("vmem_limit_bytes") if isinstance(c, dict) else getattr(c, "vmem_limit_bytes", None)
-    if v:
-      return int(v)
-  return None
+  v = _compiler_param(params, "vmem_limit_bytes")
+  return int(v) if v else None
 
 
 def graph_from_eqn(eqn, graph_name, export=True):
