@@ -734,14 +734,17 @@ TEST(PlannerQualityTest, TritonAttentionOnTheTwentyFourthHeldOutPartOnTheH100) {
 }
 
 // Its CUDA GEMM's plans were written after the timing, by a planner whose sim/planner and models
-// are those of the plans committed before it (bddf536); 32 of its 37 shapes were timed.
+// are those of the plans committed before it (bddf536); five of its 64-row decode shapes were
+// timed on a later H100 lease and appended.
 TEST(PlannerQualityTest, CudaGemmOnTheTwentyFourthHeldOutPartOnTheH100) {
-  // Top-1 misses: f16 64x5120x20480 1.12x; f32 16x32128x2048 1.17x, 16x65024x4096 1.13x,
-  // 16x18432x6144 1.11x. The top 5 misses f32 decode rows of N 32,128-65,024 at 1.03-1.06x.
+  // Top-1 misses: f16 64x5120x20480 1.12x, 64x10240x2048 1.10x; f32 16x32128x2048 1.17x,
+  // 64x10240x2048 1.14x, 16x65024x4096 1.13x, 16x18432x6144 1.11x. The top 5 misses f16
+  // 64x5120x20480 and 64x10240x2048 (1.09x, 1.07x) and f32 decode rows of N 32,128-65,024 at
+  // 1.04-1.06x.
   ExpectFloors("CUDA GEMM, workload twenty-fourth held-out part on the H100",
                JudgeCudaGemmWorkloads("heldout24", absl::StrCat(kTwentyFourthOnTheH100, "/cuda-gemm-heldout24.json.gz"),
                                       "h100"),
-               64, 60, 58);
+               74, 68, 67);
 }
 
 // The twenty-fourth part's Triton rows timed again on another H100 lease, judged against the same
