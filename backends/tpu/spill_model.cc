@@ -139,6 +139,12 @@ constexpr const char* kTurnsEightBitTransposeUnwidened[] = {"v5e", "v5p", "v6e",
 // sweep's spilling blocks, in bytes of 4 KiB vregs.
 constexpr int64_t kWidenedLoadKeptBytes = 23 * 4096;
 
+// Generations whose Mosaic converts an 8-bit (or 4-bit) value for a dot vreg by vreg, rather than
+// unpacking it whole to 32 bits before the MXU takes it (tests/data/tpu/converted_dot_operand_probe.txt:
+// on v4 every such operand spills whole less at most 22 vregs; on v5e-v7x none does). A TPU other
+// than the five is taken to unpack it, the larger figure.
+constexpr const char* kConvertsNarrowDotOperandsStreaming[] = {"v5e", "v5p", "v6e", "v7x"};
+
 bool Given(const std::string& figure) { return !figure.empty() && figure != "0"; }
 
 
@@ -381,10 +387,81 @@ int64_t UnpackedAheadOfAnXluBytes(const PallasBody& body) {
   return rolls ? unpacked : 0;
 }
 
+// Whether value `id` of `region` is computed from an 8-bit (or 4-bit) vector by a convert, alone or
+// followed by elementwise ops (a dequantization's scale): what a dot operand carries from such a
+// value. `defining` maps a value to the op that defines it in the region (-1: none, an input).
+bool ComputedFromNarrowConvert(const PallasRegion& region, const std::vector<int>& defining, int32_t id) {
+  if (id < 0 || id >= static_cast<int32_t>(defining.size()) || defining[id] < 0) return false;
+  const PallasOp& op = region.ops(defining[id]);
+  if (IsBarrier(op) || op.op() == "get" || op.op() == "swap") return false;
+  const std::optional<VregValueType> result = VectorTypeAt(region, id);
+  if (!result) return false;
+  for (const int32_t operand : op.operands()) {
+    const std::optional<VregValueType> source = VectorTypeAt(region, operand);
+    if (!source || source->dims != result->dims) continue;  // a scale row or a scalar, broadcast in
+    if (op.op() == "convert_element_type" && source->bits <= 8) return true;
+    if (ComputedFromNarrowConvert(region, defining, operand)) return true;
+  }
+  return false;
+}
+
+// The largest dot operand a body computes from 8-bit (or 4-bit) values, at 32 bits, on a
+// generation whose Mosaic unpacks it whole before the MXU takes it; 0 elsewhere, or without one.
+int64_t ConvertedNarrowDotOperandBytes(const PallasBody& body, const DeviceModel& device) {
+  if (absl::c_linear_search(kConvertsNarrowDotOperandsStreaming, TpuGeneration(device))) return 0;
+  int64_t largest = 0;
+  for (const PallasRegion& region : body.program()) {
+    std::vector<int> defining(region.values_size(), -1);
+    for (int i = 0; i < region.ops_size(); ++i) {
+      for (const int32_t result : region.ops(i).results()) {
+        if (result >= 0 && result < region.values_size()) defining[result] = i;
+      }
+    }
+    for (const PallasOp& op : region.ops()) {
+      if (op.op() != "dot_general") continue;
+      for (int i = 0; i < std::min(2, op.operands_size()); ++i) {
+        if (!ComputedFromNarrowConvert(region, defining, op.operands(i))) continue;
+        const std::optional<VregValueType> operand = VectorTypeAt(region, op.operands(i));
+        const int64_t copies = std::max(1, region.unrolled());
+        largest = std::max(largest, copies * VregBytes(*operand, /*widened=*/true));
+      }
+    }
+  }
+  return largest;
+}
+
+// The spills of a dot operand converted from 8-bit values and unpacked whole to 32 bits (v4): at
+// least what the register file cannot hold of it, central that less what the registers keep of a
+// widened value, at most all of it; added to the class's band, which no such body was fitted on.
+void AddConvertedNarrowDotOperands(const PallasBody& body, const DeviceModel& device, SpillEstimate& out) {
+  const int64_t converted = ConvertedNarrowDotOperandBytes(body, device);
+  if (converted == 0) return;
+  const std::string words = absl::StrCat(
+      "a dot operand converted from 8-bit values unpacked whole to 32 bits (", converted, " B): at least that less ",
+      kVregFileBytes / 4096, " vregs (the register file), central that less ", kWidenedLoadKeptBytes / 4096,
+      " vregs, at most all of it (", TpuGeneration(device).empty() ? "a TPU" : TpuGeneration(device),
+      ", tests/data/tpu/converted_dot_operand_probe.txt)");
+  const int64_t low = std::max<int64_t>(0, converted - kVregFileBytes);
+  const int64_t central = std::max<int64_t>(0, converted - kWidenedLoadKeptBytes);
+  if (out.body_class == BodyClass::kStreaming) {
+    out.figure = absl::StrCat(converted);
+    out.low = absl::StrCat(low);
+    out.central = absl::StrCat(central);
+    out.high = absl::StrCat(converted);
+    out.basis = absl::StrCat("register spills, streaming body: ", words);
+    return;
+  }
+  out.low = absl::StrCat(out.low, " + ", low);
+  out.central = absl::StrCat(out.central, " + ", central);
+  out.high = absl::StrCat(out.high, " + ", converted);
+  out.basis = absl::StrCat(out.basis, "; plus ", words);
+}
+
 // A body whose ops or pattern no fitted body of its class has, or whose shape lies outside the
 // shapes its band was drawn from (ShapesOutsideTheFit): the class's band is not evidence for it,
 // so the band widens to what the vreg replay proves. Low 0 (nothing fitted says it spills
-// at least that); central the computed values the replay holds across a barrier (loads left out:
+// at least that), or what the register file cannot hold of a dot operand unpacked whole from 8 bits
+// (ConvertedNarrowDotOperandBytes); central the computed values the replay holds across a barrier (loads left out:
 // LLO loads a block again rather than keeping it; docs/tpu.md, "How libtpu allocates spill
 // slots") less v4's register file (kVregFileBytes), plus any widened unaligned loads' term, and
 // not the class's central, for which the class is no evidence; high the replay's bound on spill
@@ -404,15 +481,24 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& devi
                                ? absl::StrCat(held_beyond_file)
                                : absl::StrCat(held_beyond_file, " + ", WidenedLoadCentral(widened_load));
   const int64_t replay_bound = SpillBoundBytes(*replay), unpacked_ahead = UnpackedAheadOfAnXluBytes(body);
-  const int64_t bound = std::max(replay_bound, unpacked_ahead);
-  out.low = "0";
-  out.central = absl::StrCat("round_up(", held, ", 4096)");
+  const int64_t converted = ConvertedNarrowDotOperandBytes(body, device);
+  const int64_t bound = std::max({replay_bound, unpacked_ahead, converted});
+  out.low = absl::StrCat(std::max<int64_t>(0, converted - kVregFileBytes));
+  const int64_t converted_central = std::max<int64_t>(0, converted - kWidenedLoadKeptBytes);
+  out.central = converted_central == 0
+                    ? absl::StrCat("round_up(", held, ", 4096)")
+                    : absl::StrCat("round_up(max(", held, ", ", converted_central, "), 4096)");
   out.high = absl::StrCat("round_up(max(", bound, ", ", held, "), 4096)");
   out.basis = absl::StrCat(
       out.basis.empty() ? "register spills" : out.basis, "; widened, as the ", BodyClassName(out.body_class),
-      " band is not validated for ", out.unvalidated, ": 0 to ",
+      " band is not validated for ", out.unvalidated, ": ",
+      converted > kVregFileBytes ? absl::StrCat(out.low, " B (what the register file cannot hold of a dot operand "
+                                                         "unpacked whole from 8 bits)")
+                                 : "0",
+      " to ",
       replay->rolled ? "every vector value the body defines (a rolled loop)" : "the program-order peak of live values",
       unpacked_ahead > replay_bound ? ", or the 16-bit values it unpacks, which LLO loads ahead of a roll," : "",
+      converted > std::max(replay_bound, unpacked_ahead) ? ", or the dot operand it unpacks whole from 8 bits," : "",
       " (", bound, " B), central the ", replay->peak_computed_held_bytes,
       " B of computed values the vreg replay holds across ",
       replay->computed_peak_at.empty() ? "no whole-operand op" : replay->computed_peak_at,
@@ -429,6 +515,7 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) 
 SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device, const VregReplay* replay) {
   SpillEstimate out = EstimateClassSpills(body, device);
   AddWidenedLoads(body, device, out);
+  AddConvertedNarrowDotOperands(body, device, out);
   WidenForUnvalidatedPatterns(body, device, replay, out);
   return out;
 }

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "backends/tpu/spill_model.h"
+#include "sim/expr.h"
 #include "google/protobuf/text_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -21,6 +22,7 @@ namespace scratchsim {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // A softmax over a (256, 1024) f32 block, as scratchsim.pallas traces it: x is read by the max,
 // then by the subtraction after it; e by the sum, then by the division after it.
@@ -63,6 +65,7 @@ class VregReplayTest : public ::testing::Test {
     EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &body));
     return body;
   }
+  const DeviceModel v4_ = testing::ShippedDevice("tpu_v4");
   const DeviceModel v5e_ = testing::ShippedDevice("tpu_v5e");
   const DeviceModel v6e_ = testing::ShippedDevice("tpu_v6e");
 };
@@ -280,6 +283,32 @@ TEST_F(VregReplayTest, ADotsComputedOperandIsHeldAtTheArithmeticWidth) {
   // The scaled weights: 32-bit on v5e (no bf16 VPU), packed on v6e.
   EXPECT_EQ(v5e->peak_held_bytes, 512 * 1024 * 4);
   EXPECT_EQ(v6e->peak_held_bytes, 512 * 1024 * 2);
+}
+
+// On v4 a dot operand converted from 8 bits (here scaled after the convert) is unpacked whole to 32
+// bits and spills but for what the registers keep (tests/data/tpu/converted_dot_operand_probe.txt);
+// on v5e-v7x it is converted vreg by vreg and adds nothing.
+TEST_F(VregReplayTest, AnEightBitDotOperandConvertedOnV4SpillsWholeAtThirtyTwoBits) {
+  const PallasBody body = Body(kDequantMatmul);
+  const int64_t unpacked = 512 * 1024 * 4;
+  const SpillEstimate v4 = EstimateSpills(body, v4_);
+  EXPECT_THAT(v4.low, HasSubstr(absl::StrCat(unpacked - kVregFileBytes)));
+  EXPECT_THAT(v4.central, HasSubstr(absl::StrCat(unpacked - 23 * 4096)));
+  const absl::StatusOr<int64_t> high = Expr::EvaluateConstant(v4.high);
+  ASSERT_TRUE(high.ok()) << high.status();
+  EXPECT_GE(*high, unpacked);
+  EXPECT_THAT(v4.basis, HasSubstr("unpacked whole from 8 bits"));
+  const SpillEstimate v5e = EstimateSpills(body, v5e_);
+  EXPECT_THAT(v5e.basis, Not(HasSubstr("unpacked whole")));
+  EXPECT_THAT(v5e.low, Not(HasSubstr(absl::StrCat(unpacked - kVregFileBytes))));
+}
+
+// A 32-bit value converted for a dot is not unpacked on v4: the rule is the 8-bit unpacking's.
+TEST_F(VregReplayTest, AThirtyTwoBitDotOperandConvertedOnV4IsNotUnpackedWhole) {
+  std::string text = kDequantMatmul;
+  text.replace(text.find("\"i8[512,1024]\""), 14, "\"f32[512,1024]\"");
+  const SpillEstimate v4 = EstimateSpills(Body(text.c_str()), v4_);
+  EXPECT_THAT(v4.basis, Not(HasSubstr("unpacked whole")));
 }
 
 TEST_F(VregReplayTest, UnrolledCopiesMultiply) {
