@@ -37,6 +37,12 @@ structure it follows):
            with a scalar-prefetched tile-to-group map, causal GQA flash attention forward, 3x3
            depthwise conv2d, int8 KV-cache decode attention, VQ codebook argmin, Welford column
            statistics): 36 shapes per generation. Never fitted on or tuned against.
+  heldout6 6 families written after the fifth held-out set was judged (weight-only int8/int4 linear in
+           the (out, in) layout with per-channel zero points, fp8 x fp8 matmul converted in the body
+           with per-token / per-channel scales, fused linear cross-entropy with z-loss, top-p /
+           min-p sampling mask by bisection, flash attention with a streamed bias block, splash-style
+           block-sparse attention with scalar-prefetched block and mask-kind tables): 36 shapes per
+           generation. Compiled before any judgement; never fitted on or tuned against.
 
 --per-family N keeps at most N shapes of each family, spread over its list from the smallest
 blocks to the largest (the way a sweep is cut down when compiles run slow; the header records
@@ -202,7 +208,8 @@ def finalize(a, partial, t0, argv):
 def main(argv):
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   ap.add_argument("out")
-  ap.add_argument("--set", choices=("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5"),
+  ap.add_argument("--set", choices=("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
+                                    "heldout6"),
                   required=True)
   ap.add_argument("--gens", default="v4,v5e,v5p,v6e,v7x")
   ap.add_argument("--kinds", default="", help="only these families (comma-separated; default all)")
