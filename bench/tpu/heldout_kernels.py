@@ -194,9 +194,50 @@ before any judgement; never fitted on or tuned against):
                      masked by position iotas, online softmax over the nnz steps
                      (jax.experimental.pallas.ops.tpu.splash_attention's data_next / mask_next lists).
 
+Set "heldout7" (written after the sixth held-out set was compiled, with the model as it stood; compiled
+before any judgement; never fitted on or tuned against):
+  int8_kv_prefill    chunked-prefill causal attention over an int8 KV cache: a chunk of sq new query
+                     tokens at the end of skv cached ones, the (group, bq, d) query block of a kv head
+                     merged to one QK dot, the int8 K and V blocks both converted to the query dtype in
+                     the body and fed to the two dots, the kv head's f32 k scale (an SMEM array, one per
+                     kv head) applied to the scores rather than to K and its v scale to the output at the
+                     last kv step, kv blocks past the chunk's diagonal skipped (tpu-inference / vLLM TPU
+                     ragged_paged_attention with an int8 KV cache and k_scale / v_scale, without paging).
+  moe_wq_gate_up     the gate and up projections of an MoE expert with int4 / int8 weights (w4a16 /
+                     w8a16): the rows sorted by expert, each row tile's expert scalar-prefetched into SMEM
+                     (PrefetchScalarGridSpec, num_scalar_prefetch=1; the weight and scale index maps read
+                     it), per group of `group` input rows two dots of the bf16 activations against the
+                     converted gate and up weight slices, each scaled by its group's (1, bf) f32 scale
+                     after the dot, two f32 accumulators over k, silu(gate) * up times the token's routing
+                     weight at the last k step (tpu-inference's fused_moe / SGLang-jax's MoE kernels with
+                     subchannel-quantized experts, megablox's tile-to-expert map).
+  rmsnorm_qkv_int8   RMSNorm of a whole (br, d) row block (f32 statistics, gamma) into a bf16 VMEM
+                     scratch at the first step of the head axis, then three int8 weight blocks (q columns
+                     of kvb kv heads' query groups, k and v columns of kvb kv heads) converted in the
+                     body, three dots and per-output-channel f32 scales, q, k and v written as three
+                     outputs (fused input norm + w8a16 QKV projection of serving engines; MaxText's AQT
+                     int8 weights, vLLM TPU's quantized qkv_proj).
+  rope2d_attention   attention over a 2-D patch grid with axial 2-D RoPE fused in: each half of the head
+                     dim rotated by one axis' position (cos / sin tables of (s, d)), rotate-half within
+                     each half made by two lane rolls (pltpu.roll) and a lane-iota select, q roped and
+                     scaled once into a VMEM scratch at the first kv step, the k block roped every step,
+                     then the QK dot and the online softmax (vision transformers' 2-D RoPE: EVA-02 /
+                     FLUX / Qwen2-VL's vision tower, fused rotary + flash attention kernels).
+  router_capacity    MoE router with expert capacity: logits of a token block, softmax over experts,
+                     top-k by k rounds of max and an iota compare, each choice's position in its expert
+                     as a token-major exclusive cumsum (a strictly-lower-triangular (bt, bt) dot of the
+                     chosen mask) plus the per-expert counts carried over token blocks in (1, experts)
+                     f32 scratch, choices past capacity dropped; renormalized combine weights and int32
+                     positions out (MaxText's / GShard's dropping top-k routing with capacity factor).
+  glu_mlp_bwd        the dx half of a SwiGLU MLP's backward: gate and up recomputed from x, dh = dy
+                     W_down^T by a transposed-rhs dot, dgate = dh * up * silu'(gate) and dup = dh *
+                     silu(gate) written out (for the weight gradients), dx += dgate W_gate^T + dup
+                     W_up^T accumulated over f blocks in f32 scratch (the backward of fused gated MLP
+                     kernels: Liger's SwiGLU backward recomputation, MaxText / torchtitan's gated MLP).
+
 Shapes (shapes(set); the full lists are dev_shapes(), heldout_shapes(), heldout2_shapes(),
-heldout3_shapes(), heldout4_shapes(), heldout5_shapes() and heldout6_shapes(); sweep_heldout.py
---per-family N takes N of each spread over its list):
+heldout3_shapes(), heldout4_shapes(), heldout5_shapes(), heldout6_shapes() and heldout7_shapes();
+sweep_heldout.py --per-family N takes N of each spread over its list):
   dev (122): swiglu_mlp 8 (2048 tokens, d 512-4096, f 2048-8192, bt 128-512, bf 256-1024, bf16
     and one f32); swiglu_mlp_buf1 7 (d 512-4096, bf 512 up to f: resident weights); rmsnorm_matmul
     8 (4096 rows, d 768-8192, n 1024-4096, br 128-1024, bn 256-2048); dwconv1d 8 (length 513-8191,
@@ -242,6 +283,15 @@ heldout3_shapes(), heldout4_shapes(), heldout5_shapes() and heldout6_shapes(); s
     rounds, one f32); bias_attention 6 (4-16 heads, s 1024-8192, d 64-256, bq 128-2048, bk 128-2048,
     one f32); splash_sparse_attention 6 (4-16 heads, s 4096-32768, d 64-256, blocks 128-2048, 4-8 kv
     blocks a q block, one f32).
+  heldout7 (36): int8_kv_prefill 6 (1-8 kv heads, groups 4-8 incl. 7, chunks of 256-4096 new tokens
+    on 4096-32768 cached, d 64-256, bq 128-512, bk 256-1024, one f32 query); moe_wq_gate_up 6 (m
+    512-8192, d 2048-7168, f 768-16384 incl. 1408, 8-256 experts, bm 128-1024, bf 128-1024, bk
+    512-2048 incl. 1792, groups 128/256, int4 and two int8, one f32); rmsnorm_qkv_int8 6 (8-4096 rows,
+    d 2048-8192 incl. 3584, 1-16 kv heads, groups 1-8 incl. 7, hd 64-256, br 8-512, one f32);
+    rope2d_attention 6 (8-24 heads, 16x16 to 128x128 grids (s 256-16384), d 64-256, bq 128-2048, bk
+    128-2048, one f32); router_capacity 6 (tokens 1024-8192, d 2048-7168, 8-256 experts incl. 60, top
+    2-8, bt 128-2048, one f32); glu_mlp_bwd 6 (tokens 1024-8192, d 2048-8192, f 5632-28672 incl. 13824,
+    bt 128-512, bf 128-512, one f32).
 
 Public kernels whose structure these follow: jax.experimental.pallas.ops.tpu (flash_attention,
 paged_attention, ragged_paged_attention, splash_attention, megablox, matmul examples of the Pallas
@@ -253,7 +303,9 @@ grouped matmul, GQA flash attention, MobileNet's depthwise convolutions, int8 KV
 lookups and Welford statistics; for heldout6 also torch_xla's / tpu-inference's quantized_matmul,
 fp8 per-token / per-channel scaled matmuls, fused linear cross-entropy with PaLM's z-loss, sort-free
 top-p / min-p samplers, flash attention's `ab` bias operand and splash attention's block-sparse
-schedule.
+schedule; for heldout7 also ragged paged attention's int8 KV cache scales, tpu-inference's fused MoE
+with subchannel-quantized experts, fused norm + int8 QKV projections, vision transformers' 2-D RoPE,
+MaxText's capacity-dropping MoE routing and the backward of fused SwiGLU MLPs.
 """
 
 import jax
@@ -2016,6 +2068,279 @@ def splash_sparse_attention(heads, s, d, bq, bk, nnz, dtype="bf16", limit=None):
   return fn, (S((nq * nnz,), I32), S((nq * nnz,), I32), x, x, x)
 
 
+# =============================================================================================
+# Set G ("heldout7"): written after the sixth held-out set was compiled, with the model as it stood:
+# an int8 KV cache converted for both dots of a chunked prefill with per-head scales from SMEM on
+# the scores and the output, int4/int8 expert weights picked by a scalar-prefetched tile map with
+# per-group scales after two dots, a norm held in scratch across int8 Q/K/V projections, a 2-D
+# rotary embedding by two lane rolls ahead of the QK dot, a router whose top-k choices are counted
+# against a carried per-expert capacity, and the dx half of a gated MLP's backward.
+
+
+def int8_kv_prefill(kv_heads, group, sq, skv, d, bq, bk, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nk = skv // bk
+  rows = group * bq
+  off = skv - sq
+  scale = float(d) ** -0.5
+
+  def kernel(ks_ref, vs_ref, q_ref, k_ref, v_ref, o_ref, m_ref, l_ref, acc_ref):
+    h, qi, ki = pl.program_id(0), pl.program_id(1), pl.program_id(2)
+
+    @pl.when(ki == 0)
+    def _():
+      _init_online_softmax(m_ref, l_ref, acc_ref)
+
+    @pl.when(ki * bk <= off + qi * bq + bq - 1)
+    def _():
+      q = q_ref[...].reshape(rows, d)
+      k = k_ref[...].astype(dt)
+      sc = jax.lax.dot_general(q, k, (((1,), (1,)), ((), ())), preferred_element_type=F32)
+      sc = sc * (ks_ref[h] * scale)
+      qpos = off + qi * bq + jax.lax.broadcasted_iota(I32, (rows, bk), 0) % bq
+      kpos = ki * bk + jax.lax.broadcasted_iota(I32, (rows, bk), 1)
+      sc = jnp.where(kpos <= qpos, sc, NEG)
+      m_prev = m_ref[...]
+      m_new = jnp.maximum(m_prev, jnp.max(sc, axis=-1, keepdims=True))
+      p = jnp.exp(sc - m_new[:, :1])
+      alpha = jnp.exp(m_prev - m_new)
+      l_ref[...] = l_ref[...] * alpha + jnp.sum(p, axis=-1, keepdims=True)
+      pv = jnp.dot(p.astype(dt), v_ref[...].astype(dt), preferred_element_type=F32)
+      acc_ref[...] = acc_ref[...] * alpha[:, :1] + pv
+      m_ref[...] = m_new
+
+    @pl.when(ki == nk - 1)
+    def _():
+      o = acc_ref[...] * (vs_ref[h] / l_ref[:, :1])
+      o_ref[...] = o.reshape(group, bq, d).astype(o_ref.dtype)
+
+  def fn(k_scale, v_scale, q, k, v):
+    smem = pl.BlockSpec(memory_space=pltpu.SMEM)
+    qs = pl.BlockSpec((None, group, bq, d), lambda h, i, j: (h, 0, i, 0))
+    ks = pl.BlockSpec((None, bk, d), lambda h, i, j: (h, j, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((kv_heads, group, sq, d), dt), grid=(kv_heads, sq // bq, nk),
+        in_specs=[smem, smem, qs, ks, ks], out_specs=qs,
+        scratch_shapes=[pltpu.VMEM((rows, 128), F32), pltpu.VMEM((rows, 128), F32), pltpu.VMEM((rows, d), F32)],
+        compiler_params=_cp(limit, ("parallel", "parallel", "arbitrary")), name="int8_kv_prefill")(
+            k_scale, v_scale, q, k, v)
+  cache = S((kv_heads, skv, d), jnp.int8)
+  hs = S((kv_heads,), F32)
+  return fn, (hs, hs, S((kv_heads, group, sq, d), dt), cache, cache)
+
+
+def moe_wq_gate_up(m, d, f, experts, bm, bf, bk, group, wdtype="i4", dtype="bf16", limit=None):
+  dt, wt = DTYPES[dtype], DTYPES[wdtype]
+  nk, ng = d // bk, bk // group
+
+  def kernel(te_ref, x_ref, wg_ref, wu_ref, sg_ref, su_ref, rw_ref, o_ref, ga_ref, ua_ref):
+    kk = pl.program_id(2)
+
+    @pl.when(kk == 0)
+    def _():
+      ga_ref[...] = jnp.zeros_like(ga_ref)
+      ua_ref[...] = jnp.zeros_like(ua_ref)
+    sg, su = sg_ref[...], su_ref[...]
+    g = jnp.zeros(ga_ref.shape, F32)
+    u = jnp.zeros(ua_ref.shape, F32)
+    for gi in range(ng):
+      x = x_ref[:, pl.ds(gi * group, group)]
+      wg = wg_ref[pl.ds(gi * group, group), :].astype(dt)
+      wu = wu_ref[pl.ds(gi * group, group), :].astype(dt)
+      g = g + jnp.dot(x, wg, preferred_element_type=F32) * sg[gi:gi + 1, :]
+      u = u + jnp.dot(x, wu, preferred_element_type=F32) * su[gi:gi + 1, :]
+    ga_ref[...] += g
+    ua_ref[...] += u
+
+    @pl.when(kk == nk - 1)
+    def _():
+      o_ref[...] = (_silu(ga_ref[...]) * ua_ref[...] * rw_ref[...]).astype(o_ref.dtype)
+
+  def fn(tile_expert, x, wg, wu, sg, su, rw):
+    w = pl.BlockSpec((None, bk, bf), lambda i, j, kk, te: (te[i], kk, j))
+    sc = pl.BlockSpec((None, None, ng, bf), lambda i, j, kk, te: (te[i], kk, 0, j))
+    return pl.pallas_call(
+        kernel, out_shape=S((m, f), dt),
+        grid_spec=pltpu.PrefetchScalarGridSpec(
+            num_scalar_prefetch=1, grid=(m // bm, f // bf, nk),
+            in_specs=[pl.BlockSpec((bm, bk), lambda i, j, kk, te: (i, kk)), w, w, sc, sc,
+                      pl.BlockSpec((bm, 1), lambda i, j, kk, te: (i, 0))],
+            out_specs=pl.BlockSpec((bm, bf), lambda i, j, kk, te: (i, j)),
+            scratch_shapes=[pltpu.VMEM((bm, bf), F32), pltpu.VMEM((bm, bf), F32)]),
+        compiler_params=_cp(limit, ("parallel", "parallel", "arbitrary")), name="moe_wq_gate_up")(
+            tile_expert, x, wg, wu, sg, su, rw)
+  wq = S((experts, d, f), wt)
+  scs = S((experts, nk, ng, f), F32)
+  return fn, (S((m // bm,), I32), S((m, d), dt), wq, wq, scs, scs, S((m, 1), F32))
+
+
+def rmsnorm_qkv_int8(rows, d, kv_heads, group, hd, br, kvb, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nq, nkv = kvb * group * hd, kvb * hd
+
+  def kernel(x_ref, g_ref, wq_ref, wk_ref, wv_ref, sq_ref, sk_ref, sv_ref, qo_ref, ko_ref, vo_ref, xn_ref):
+    j = pl.program_id(1)
+
+    @pl.when(j == 0)
+    def _():
+      x = x_ref[...].astype(F32)
+      ms = jnp.mean(x * x, axis=-1, keepdims=True)
+      xn_ref[...] = (x * jax.lax.rsqrt(ms + 1e-6) * g_ref[...].astype(F32)).astype(dt)
+    xn = xn_ref[...]
+    qo_ref[...] = (jnp.dot(xn, wq_ref[...].astype(dt), preferred_element_type=F32) * sq_ref[...]).astype(dt)
+    ko_ref[...] = (jnp.dot(xn, wk_ref[...].astype(dt), preferred_element_type=F32) * sk_ref[...]).astype(dt)
+    vo_ref[...] = (jnp.dot(xn, wv_ref[...].astype(dt), preferred_element_type=F32) * sv_ref[...]).astype(dt)
+
+  def fn(x, gamma, wq, wk, wv, sq, sk, sv):
+    qcol = lambda i, j: (0, j)  # noqa: E731
+    return pl.pallas_call(
+        kernel, out_shape=(S((rows, kv_heads * group * hd), dt), S((rows, kv_heads * hd), dt),
+                           S((rows, kv_heads * hd), dt)),
+        grid=(rows // br, kv_heads // kvb),
+        in_specs=[pl.BlockSpec((br, d), lambda i, j: (i, 0)), pl.BlockSpec((1, d), lambda i, j: (0, 0)),
+                  pl.BlockSpec((d, nq), qcol), pl.BlockSpec((d, nkv), qcol), pl.BlockSpec((d, nkv), qcol),
+                  pl.BlockSpec((1, nq), qcol), pl.BlockSpec((1, nkv), qcol), pl.BlockSpec((1, nkv), qcol)],
+        out_specs=(pl.BlockSpec((br, nq), lambda i, j: (i, j)), pl.BlockSpec((br, nkv), lambda i, j: (i, j)),
+                   pl.BlockSpec((br, nkv), lambda i, j: (i, j))),
+        scratch_shapes=[pltpu.VMEM((br, d), dt)],
+        compiler_params=_cp(limit, ("parallel", "arbitrary")), name="rmsnorm_qkv_int8")(
+            x, gamma, wq, wk, wv, sq, sk, sv)
+  i8 = jnp.int8
+  return fn, (S((rows, d), dt), S((1, d), dt), S((d, kv_heads * group * hd), i8), S((d, kv_heads * hd), i8),
+              S((d, kv_heads * hd), i8), S((1, kv_heads * group * hd), F32), S((1, kv_heads * hd), F32),
+              S((1, kv_heads * hd), F32))
+
+
+def rope2d_attention(heads, s, d, bq, bk, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nk = s // bk
+  qd = d // 4
+  scale = float(d) ** -0.5
+
+  def rot2d(x, c, sn):
+    # each half of the head dim rotated by one axis' position: its first quarter takes minus the
+    # second, its second quarter the first (rotate_half within the half), by two lane rolls
+    lane = jax.lax.broadcasted_iota(I32, x.shape, 1) % (2 * qd)
+    r = jnp.where(lane < qd, -pltpu.roll(x, d - qd, 1), pltpu.roll(x, qd, 1))
+    return x * c + r * sn
+
+  def kernel(q_ref, k_ref, v_ref, cq_ref, sq_ref, ck_ref, sk_ref, o_ref, qr_ref, m_ref, l_ref, acc_ref):
+    ki = pl.program_id(2)
+
+    @pl.when(ki == 0)
+    def _():
+      _init_online_softmax(m_ref, l_ref, acc_ref)
+      qr_ref[...] = (rot2d(q_ref[...].astype(F32), cq_ref[...], sq_ref[...]) * scale).astype(dt)
+    k = rot2d(k_ref[...].astype(F32), ck_ref[...], sk_ref[...]).astype(dt)
+    sc = jax.lax.dot_general(qr_ref[...], k, (((1,), (1,)), ((), ())), preferred_element_type=F32)
+    _online_softmax_step(sc, v_ref, dt, m_ref, l_ref, acc_ref, Ellipsis)
+
+    @pl.when(ki == nk - 1)
+    def _():
+      o_ref[...] = (acc_ref[...] / l_ref[:, :1]).astype(o_ref.dtype)
+
+  def fn(q, k, v, cos, sin):
+    qs = pl.BlockSpec((None, bq, d), lambda h, i, j: (h, i, 0))
+    ks = pl.BlockSpec((None, bk, d), lambda h, i, j: (h, j, 0))
+    tq = pl.BlockSpec((bq, d), lambda h, i, j: (i, 0))
+    tk = pl.BlockSpec((bk, d), lambda h, i, j: (j, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((heads, s, d), dt), grid=(heads, s // bq, nk),
+        in_specs=[qs, ks, ks, tq, tq, tk, tk], out_specs=qs,
+        scratch_shapes=[pltpu.VMEM((bq, d), dt), pltpu.VMEM((bq, 128), F32), pltpu.VMEM((bq, 128), F32),
+                        pltpu.VMEM((bq, d), F32)],
+        compiler_params=_cp(limit, ("parallel", "parallel", "arbitrary")), name="rope2d_attention")(
+            q, k, v, cos, sin, cos, sin)
+  x = S((heads, s, d), dt)
+  t = S((s, d), F32)
+  return fn, (x, x, x, t, t)
+
+
+def router_capacity(tokens, d, experts, topk, capacity, bt, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(x_ref, w_ref, cw_ref, pos_ref, cnt_ref):
+    i = pl.program_id(0)
+
+    @pl.when(i == 0)
+    def _():
+      cnt_ref[...] = jnp.zeros_like(cnt_ref)
+    logits = jnp.dot(x_ref[...], w_ref[...], preferred_element_type=F32)
+    e = jnp.exp(logits - jnp.max(logits, axis=-1, keepdims=True))
+    probs = e / jnp.sum(e, axis=-1, keepdims=True)
+    col = jax.lax.broadcasted_iota(I32, probs.shape, 1)
+    rest = probs
+    sel, masks = jnp.zeros_like(probs), []
+    for _ in range(topk):
+      mx = jnp.max(rest, axis=-1, keepdims=True)
+      idx = jnp.min(jnp.where(rest == mx, col, experts), axis=-1, keepdims=True)
+      hit = col == idx
+      masks.append(hit.astype(F32))
+      sel = sel + jnp.where(hit, probs, 0.0)
+      rest = jnp.where(hit, -1.0, rest)
+    chosen = sum(masks)
+    ri = jax.lax.broadcasted_iota(I32, (bt, bt), 0)
+    ci = jax.lax.broadcasted_iota(I32, (bt, bt), 1)
+    before = jnp.dot((ri > ci).astype(F32), chosen, preferred_element_type=F32) + cnt_ref[...]
+    pos = jnp.zeros_like(probs)
+    for r in range(topk):
+      pos = pos + masks[r] * before
+      before = before + masks[r]
+    keep = (chosen > 0.0) & (pos < float(capacity))
+    cw_ref[...] = jnp.where(keep, sel / jnp.sum(sel, axis=-1, keepdims=True), 0.0)
+    pos_ref[...] = jnp.where(keep, pos, -1.0).astype(I32)
+    cnt_ref[...] += jnp.sum(chosen, axis=0, keepdims=True)
+
+  def fn(x, w):
+    blk = pl.BlockSpec((bt, experts), lambda i: (i, 0))
+    return pl.pallas_call(
+        kernel, out_shape=(S((tokens, experts), F32), S((tokens, experts), I32)), grid=(tokens // bt,),
+        in_specs=[pl.BlockSpec((bt, d), lambda i: (i, 0)), pl.BlockSpec((d, experts), lambda i: (0, 0))],
+        out_specs=(blk, blk), scratch_shapes=[pltpu.VMEM((1, experts), F32)],
+        compiler_params=_cp(limit, ("arbitrary",)), name="router_capacity")(x, w)
+  return fn, (S((tokens, d), dt), S((d, experts), dt))
+
+
+def glu_mlp_bwd(tokens, d, f, bt, bf, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nf = f // bf
+  nt = (((1,), (1,)), ((), ()))
+
+  def kernel(x_ref, dy_ref, wg_ref, wu_ref, wd_ref, dg_ref, du_ref, dx_ref, acc_ref):
+    j = pl.program_id(1)
+
+    @pl.when(j == 0)
+    def _():
+      acc_ref[...] = jnp.zeros_like(acc_ref)
+    x = x_ref[...]
+    g = jnp.dot(x, wg_ref[...], preferred_element_type=F32)
+    u = jnp.dot(x, wu_ref[...], preferred_element_type=F32)
+    dh = jax.lax.dot_general(dy_ref[...], wd_ref[...], nt, preferred_element_type=F32)
+    sg = 1.0 / (1.0 + jnp.exp(-g))
+    dg = (dh * u * sg * (1.0 + g * (1.0 - sg))).astype(dt)
+    du = (dh * g * sg).astype(dt)
+    dg_ref[...] = dg
+    du_ref[...] = du
+    acc_ref[...] += (jax.lax.dot_general(dg, wg_ref[...], nt, preferred_element_type=F32)
+                     + jax.lax.dot_general(du, wu_ref[...], nt, preferred_element_type=F32))
+
+    @pl.when(j == nf - 1)
+    def _():
+      dx_ref[...] = acc_ref[...].astype(dx_ref.dtype)
+
+  def fn(x, dy, wg, wu, wd):
+    row = pl.BlockSpec((bt, d), lambda i, j: (i, 0))
+    hb = pl.BlockSpec((bt, bf), lambda i, j: (i, j))
+    return pl.pallas_call(
+        kernel, out_shape=(S((tokens, f), dt), S((tokens, f), dt), S((tokens, d), dt)), grid=(tokens // bt, nf),
+        in_specs=[row, row, pl.BlockSpec((d, bf), lambda i, j: (0, j)), pl.BlockSpec((d, bf), lambda i, j: (0, j)),
+                  pl.BlockSpec((bf, d), lambda i, j: (j, 0))],
+        out_specs=(hb, hb, row), scratch_shapes=[pltpu.VMEM((bt, d), F32)],
+        compiler_params=_cp(limit, ("parallel", "arbitrary")), name="glu_mlp_bwd")(x, dy, wg, wu, wd)
+  t = S((tokens, d), dt)
+  return fn, (t, t, S((d, f), dt), S((d, f), dt), S((f, d), dt))
+
+
 DEV = [swiglu_mlp, swiglu_mlp_buf1, rmsnorm_matmul, dwconv1d, running_argmax, transpose_add, dequant_i8_matmul,
        online_lse, layernorm_bwd, cumsum_carry, block_sparse_matmul, manual_dma, gelu_squeezed, add_rmsnorm_alias,
        decode_attention]
@@ -2029,7 +2354,9 @@ HELDOUT4 = [flash_attn_bwd_dkv, paged_attention, group_norm, embedding_gather, m
 HELDOUT5 = [grouped_matmul, flash_fwd_gqa, depthwise_conv2d, int8_kv_decode, vq_codebook, welford_stats]
 HELDOUT6 = [quant_linear_nt, fp8_scaled_matmul, linear_ce_zloss, topp_minp_mask, bias_attention,
             splash_sparse_attention]
-BUILDERS = {f.__name__: f for f in DEV + HELDOUT + HELDOUT2 + HELDOUT3 + HELDOUT4 + HELDOUT5 + HELDOUT6}
+HELDOUT7 = [int8_kv_prefill, moe_wq_gate_up, rmsnorm_qkv_int8, rope2d_attention, router_capacity, glu_mlp_bwd]
+BUILDERS = {f.__name__: f for f in DEV + HELDOUT + HELDOUT2 + HELDOUT3 + HELDOUT4 + HELDOUT5 + HELDOUT6
+            + HELDOUT7}
 
 
 def build(kind, params):
@@ -2308,11 +2635,43 @@ def heldout6_shapes():
   return s
 
 
+def heldout7_shapes():
+  s = []
+  s += _rows("int8_kv_prefill", ("kv_heads", "group", "sq", "skv", "d", "bq", "bk", "dtype"), [
+      (8, 4, 256, 4096, 128, 128, 256, "bf16"), (2, 4, 512, 4096, 64, 128, 512, "f32"),
+      (4, 7, 512, 8192, 128, 128, 512, "bf16"), (1, 8, 1024, 8192, 256, 256, 512, "bf16"),
+      (8, 8, 2048, 32768, 128, 256, 1024, "bf16"), (4, 8, 4096, 16384, 128, 512, 1024, "bf16")])
+  s += _rows("moe_wq_gate_up", ("m", "d", "f", "experts", "bm", "bf", "bk", "group", "wdtype", "dtype"), [
+      (512, 2048, 1408, 64, 128, 128, 512, 128, "i4", "bf16"), (512, 4096, 14336, 8, 128, 256, 512, 128, "i8", "f32"),
+      (1024, 4096, 14336, 8, 256, 512, 1024, 128, "i4", "bf16"),
+      (4096, 2048, 768, 128, 512, 768, 2048, 256, "i8", "bf16"),
+      (2048, 7168, 2048, 256, 256, 512, 1792, 128, "i4", "bf16"),
+      (8192, 6144, 16384, 8, 1024, 1024, 2048, 128, "i4", "bf16")])
+  s += _rows("rmsnorm_qkv_int8", ("rows", "d", "kv_heads", "group", "hd", "br", "kvb", "dtype"), [
+      (8, 4096, 8, 4, 128, 8, 2, "bf16"), (2048, 2048, 16, 1, 64, 256, 2, "bf16"),
+      (1024, 2048, 1, 8, 256, 128, 1, "bf16"),
+      (2048, 3584, 4, 7, 128, 128, 1, "f32"), (4096, 4096, 8, 4, 128, 256, 1, "bf16"),
+      (4096, 8192, 8, 8, 128, 512, 1, "bf16")])
+  s += _rows("rope2d_attention", ("heads", "s", "d", "bq", "bk", "dtype"), [
+      (16, 256, 64, 128, 128, "bf16"), (16, 1024, 64, 256, 256, "bf16"), (16, 1024, 128, 256, 512, "f32"),
+      (24, 4096, 128, 512, 512, "bf16"), (16, 4096, 128, 1024, 1024, "bf16"), (8, 16384, 256, 2048, 2048, "bf16")])
+  s += _rows("router_capacity", ("tokens", "d", "experts", "topk", "capacity", "bt", "dtype"), [
+      (1024, 2048, 8, 2, 320, 128, "bf16"), (2048, 2048, 60, 4, 171, 256, "f32"), (4096, 4096, 8, 2, 1280, 256, "bf16"),
+      (4096, 2048, 128, 8, 320, 512, "bf16"), (8192, 7168, 256, 8, 320, 1024, "bf16"),
+      (8192, 6144, 8, 2, 2560, 2048, "bf16")])
+  s += _rows("glu_mlp_bwd", ("tokens", "d", "f", "bt", "bf", "dtype"), [
+      (1024, 2048, 8192, 128, 256, "bf16"), (2048, 2048, 5632, 256, 512, "bf16"), (2048, 3072, 8192, 128, 128, "f32"),
+      (2048, 4096, 14336, 256, 256, "bf16"), (4096, 5120, 13824, 512, 512, "bf16"),
+      (8192, 8192, 28672, 256, 512, "bf16")])
+  return s
+
+
 SETS = {"dev": dev_shapes, "heldout": heldout_shapes, "heldout2": heldout2_shapes, "heldout3": heldout3_shapes,
-        "heldout4": heldout4_shapes, "heldout5": heldout5_shapes, "heldout6": heldout6_shapes}
+        "heldout4": heldout4_shapes, "heldout5": heldout5_shapes, "heldout6": heldout6_shapes,
+        "heldout7": heldout7_shapes}
 
 
 def shapes(set_name):
-  """[(kind, params)] of a set ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5" or
-  "heldout6")."""
+  """[(kind, params)] of a set ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
+  "heldout6" or "heldout7")."""
   return SETS[set_name]()

@@ -43,6 +43,13 @@ structure it follows):
            min-p sampling mask by bisection, flash attention with a streamed bias block, splash-style
            block-sparse attention with scalar-prefetched block and mask-kind tables): 36 shapes per
            generation. Compiled before any judgement; never fitted on or tuned against.
+  heldout7 6 families written after the sixth held-out set was compiled (chunked-prefill attention
+           over an int8 KV cache converted for both dots with per-head scales on the scores and
+           output, w4a16 / w8a16 MoE expert gate + up projections with per-group scales after the
+           dots and a scalar-prefetched tile-to-expert map, RMSNorm + int8 QKV projection, attention
+           with axial 2-D RoPE fused in, a top-k MoE router with a carried expert capacity, the dx
+           half of a SwiGLU MLP backward): 36 shapes per generation. Compiled before any judgement;
+           never fitted on or tuned against.
 
 --per-family N keeps at most N shapes of each family, spread over its list from the smallest
 blocks to the largest (the way a sweep is cut down when compiles run slow; the header records
@@ -209,7 +216,7 @@ def main(argv):
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   ap.add_argument("out")
   ap.add_argument("--set", choices=("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
-                                    "heldout6"),
+                                    "heldout6", "heldout7"),
                   required=True)
   ap.add_argument("--gens", default="v4,v5e,v5p,v6e,v7x")
   ap.add_argument("--kinds", default="", help="only these families (comma-separated; default all)")
