@@ -139,12 +139,6 @@ constexpr const char* kTurnsEightBitTransposeUnwidened[] = {"v5e", "v5p", "v6e",
 // sweep's spilling blocks, in bytes of 4 KiB vregs.
 constexpr int64_t kWidenedLoadKeptBytes = 23 * 4096;
 
-// Generations whose Mosaic converts an 8-bit (or 4-bit) value for a dot vreg by vreg, rather than
-// unpacking it whole to 32 bits before the MXU takes it (tests/data/tpu/converted_dot_operand_probe.txt:
-// on v4 every such operand spills whole less at most 22 vregs; on v5e-v7x none does). A TPU other
-// than the five is taken to unpack it, the larger figure.
-constexpr const char* kConvertsNarrowDotOperandsStreaming[] = {"v5e", "v5p", "v6e", "v7x"};
-
 bool Given(const std::string& figure) { return !figure.empty() && figure != "0"; }
 
 
@@ -387,28 +381,10 @@ int64_t UnpackedAheadOfAnXluBytes(const PallasBody& body) {
   return rolls ? unpacked : 0;
 }
 
-// Whether value `id` of `region` is computed from an 8-bit (or 4-bit) vector by a convert, alone or
-// followed by elementwise ops (a dequantization's scale): what a dot operand carries from such a
-// value. `defining` maps a value to the op that defines it in the region (-1: none, an input).
-bool ComputedFromNarrowConvert(const PallasRegion& region, const std::vector<int>& defining, int32_t id) {
-  if (id < 0 || id >= static_cast<int32_t>(defining.size()) || defining[id] < 0) return false;
-  const PallasOp& op = region.ops(defining[id]);
-  if (IsBarrier(op) || op.op() == "get" || op.op() == "swap") return false;
-  const std::optional<VregValueType> result = VectorTypeAt(region, id);
-  if (!result) return false;
-  for (const int32_t operand : op.operands()) {
-    const std::optional<VregValueType> source = VectorTypeAt(region, operand);
-    if (!source || source->dims != result->dims) continue;  // a scale row or a scalar, broadcast in
-    if (op.op() == "convert_element_type" && source->bits <= 8) return true;
-    if (ComputedFromNarrowConvert(region, defining, operand)) return true;
-  }
-  return false;
-}
-
 // The largest dot operand a body computes from 8-bit (or 4-bit) values, at 32 bits, on a
 // generation whose Mosaic unpacks it whole before the MXU takes it; 0 elsewhere, or without one.
 int64_t ConvertedNarrowDotOperandBytes(const PallasBody& body, const DeviceModel& device) {
-  if (absl::c_linear_search(kConvertsNarrowDotOperandsStreaming, TpuGeneration(device))) return 0;
+  if (!UnpacksConvertedNarrowDotOperands(device)) return 0;
   int64_t largest = 0;
   for (const PallasRegion& region : body.program()) {
     std::vector<int> defining(region.values_size(), -1);

@@ -39,6 +39,10 @@ int64_t SaturatingMul(int64_t a, int64_t b) { return Saturate(CheckedMul(a, b));
 // (minor dim not a multiple of 128) packed; elsewhere it is widened to 32 bits.
 constexpr absl::string_view kKeepsUnalignedNarrowLoadsPacked[] = {"v5e", "v5p", "v6e", "v7x"};
 
+// Generations whose Mosaic converts an 8-bit (or 4-bit) dot operand vreg by vreg rather than
+// unpacking it whole (UnpacksConvertedNarrowDotOperands).
+constexpr absl::string_view kConvertsNarrowDotOperandsStreaming[] = {"v5e", "v5p", "v6e", "v7x"};
+
 struct Region {
   const PallasRegion* proto = nullptr;
   int index = 0;
@@ -124,6 +128,27 @@ bool WidensUnalignedNarrowLoads(const DeviceModel& device) {
   return !absl::c_linear_search(kKeepsUnalignedNarrowLoadsPacked, TpuGeneration(device));
 }
 
+bool UnpacksConvertedNarrowDotOperands(const DeviceModel& device) {
+  return !absl::c_linear_search(kConvertsNarrowDotOperandsStreaming, TpuGeneration(device));
+}
+
+bool ComputedFromNarrowConvert(const PallasRegion& region, const std::vector<int>& defining, int32_t id) {
+  if (id < 0 || id >= static_cast<int32_t>(defining.size()) || defining[id] < 0) return false;
+  const PallasOp& op = region.ops(defining[id]);
+  if (IsBarrier(op) || absl::c_linear_search(kLoads, op.op()) || op.op() == "swap") return false;
+  const absl::StatusOr<VregValueType> result = ParseValueType(region.values(id), "");
+  if (!result.ok() || !result->vector) return false;
+  for (const int32_t operand : op.operands()) {
+    if (operand < 0 || operand >= region.values_size()) continue;
+    const absl::StatusOr<VregValueType> source = ParseValueType(region.values(operand), "");
+    // A scale row or a scalar broadcast into the block is not what the block is computed from.
+    if (!source.ok() || !source->vector || source->dims != result->dims) continue;
+    if (op.op() == "convert_element_type" && source->bits <= 8) return true;
+    if (ComputedFromNarrowConvert(region, defining, operand)) return true;
+  }
+  return false;
+}
+
 bool IsBarrier(const PallasOp& op) {
   if (absl::c_linear_search(kReductions, op.op()) || op.op() == "dot_general") return true;
   if (op.op() != "transpose") return false;
@@ -205,8 +230,10 @@ struct Base {
 
 // Replays one region into `out` (its barriers' held bytes, its values, its signature) on top of
 // `base`. Returns, per op, the base of a region it runs.
-std::vector<Base> ReplayRegion(const Region& region, const Base& base, bool widened, bool widens_unaligned_loads,
-                               VregReplay* out) {
+std::vector<Base> ReplayRegion(const Region& region, const Base& base, const DeviceModel& device, VregReplay* out) {
+  const bool widened = WidensNarrowArithmetic(device);
+  const bool widens_unaligned_loads = WidensUnalignedNarrowLoads(device);
+  const bool unpacks_converted = UnpacksConvertedNarrowDotOperands(device);
   const PallasRegion& proto = *region.proto;
   const int n = proto.ops_size();
   // Where each value is defined (-1: an input of the region) and last read.
@@ -255,9 +282,11 @@ std::vector<Base> ReplayRegion(const Region& region, const Base& base, bool wide
     }
     int64_t bytes = through[o], computed_bytes = computed[o], results = 0;
     if (op.op() == "dot_general") {
-      // A computed operand (a converted or scaled weight block) is materialized whole for the MXU.
+      // A computed operand (a converted or scaled weight block) is materialized whole for the MXU,
+      // but for one converted from 8 bits on a generation that converts it vreg by vreg.
       for (int id : op.operands()) {
         if (defined[id] < 0 || loaded[id] || last_use[id] != o) continue;
+        if (!unpacks_converted && ComputedFromNarrowConvert(proto, defined, id)) continue;
         bytes = SaturatingAdd(bytes, held(id));
         computed_bytes = SaturatingAdd(computed_bytes, held(id));
       }
@@ -292,7 +321,6 @@ int64_t SpillBoundBytes(const VregReplay& replay) {
 
 absl::StatusOr<VregReplay> ReplayVregs(const PallasBody& body, const DeviceModel& device) {
   VregReplay out;
-  const bool widened = WidensNarrowArithmetic(device);
   std::vector<std::vector<Base>> bases;  // per region, per op: the base of a region the op runs
   for (int r = 0; r < body.program_size(); ++r) {
     const PallasRegion& proto = body.program(r);
@@ -307,7 +335,7 @@ absl::StatusOr<VregReplay> ReplayVregs(const PallasBody& body, const DeviceModel
       base = bases[parent][proto.at_op()];
     }
     out.rolled = out.rolled || proto.rolled();
-    bases.push_back(ReplayRegion(region, base, widened, WidensUnalignedNarrowLoads(device), &out));
+    bases.push_back(ReplayRegion(region, base, device, &out));
   }
   return out;
 }

@@ -59,12 +59,26 @@ bool WidensNarrowArithmetic(const DeviceModel& device);
 // v5e-v7x keep it packed (tests/data/tpu/unaligned8_spill_sweep.jsonl.gz).
 bool WidensUnalignedNarrowLoads(const DeviceModel& device);
 
+// Whether `device`'s Mosaic unpacks a dot operand the body computes from 8-bit (or 4-bit) values
+// whole to 32 bits before the MXU takes it: v4, and a TPU other than the five (the larger figure);
+// v5e-v7x convert it vreg by vreg (tests/data/tpu/converted_dot_operand_probe.txt: on v4 every
+// such operand spills whole less 0-22 vregs, on v5e-v7x none spills whole).
+bool UnpacksConvertedNarrowDotOperands(const DeviceModel& device);
+
+// Whether value `id` of `region` is computed from an 8-bit (or 4-bit) vector by a convert, alone or
+// followed by elementwise ops (a dequantization's scale or zero point): what a dot operand carries
+// from such a value. `defining` maps each value to the index of the op that defines it in the
+// region (-1: none, an input of the region).
+bool ComputedFromNarrowConvert(const PallasRegion& region, const std::vector<int>& defining, int32_t id);
+
 // The replay's result for one body on one device.
 struct VregReplay {
   // The most bytes of vector values held whole across one whole-operand op (a "barrier"): values
   // defined before it and used after it, plus a dot's operands computed in the body (not loads),
-  // which Mosaic materializes whole (at their arithmetic width) before the MXU pushes them; times
-  // the copies an unrolled loop interleaves. 0 for a body with no barrier.
+  // which Mosaic materializes whole (at their arithmetic width) before the MXU pushes them, but for
+  // one converted from 8 bits where the generation converts it vreg by vreg
+  // (UnpacksConvertedNarrowDotOperands); times the copies an unrolled loop interleaves. 0 for a
+  // body with no barrier.
   int64_t peak_held_bytes = 0;
   std::string peak_at;  // "reduce_max (region 0, op 1)"
   // The same held across one barrier, the body's loads left out: at libtpu's pressure peak LLO

@@ -65,6 +65,12 @@ class VregReplayTest : public ::testing::Test {
     EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &body));
     return body;
   }
+  // kDequantMatmul with 32-bit weights: a dot operand computed in the body, not from 8 bits.
+  static std::string F32WeightsMatmul() {
+    std::string text = kDequantMatmul;
+    text.replace(text.find("\"i8[512,1024]\""), 14, "\"f32[512,1024]\"");
+    return text;
+  }
   const DeviceModel v4_ = testing::ShippedDevice("tpu_v4");
   const DeviceModel v5e_ = testing::ShippedDevice("tpu_v5e");
   const DeviceModel v6e_ = testing::ShippedDevice("tpu_v6e");
@@ -201,7 +207,7 @@ TEST_F(VregReplayTest, TheComputedFigureLeavesLoadsOut) {
   EXPECT_EQ(r->peak_computed_held_bytes, 256 * 1024 * 4);
   EXPECT_EQ(r->barrier_results_bytes, 1024);
   EXPECT_EQ(r->computed_peak_at, "reduce_sum (region 0, op 5)");
-  absl::StatusOr<VregReplay> dot = ReplayVregs(Body(kDequantMatmul), v5e_);
+  absl::StatusOr<VregReplay> dot = ReplayVregs(Body(F32WeightsMatmul().c_str()), v5e_);
   ASSERT_TRUE(dot.ok());
   // The scaled weights the MXU takes whole are computed; the activations are a load.
   EXPECT_EQ(dot->peak_computed_held_bytes, 512 * 1024 * 4);
@@ -277,12 +283,25 @@ TEST_F(VregReplayTest, BoundsSpillsByEveryValueTheBodyDefines) {
 }
 
 TEST_F(VregReplayTest, ADotsComputedOperandIsHeldAtTheArithmeticWidth) {
-  absl::StatusOr<VregReplay> v5e = ReplayVregs(Body(kDequantMatmul), v5e_);
-  absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(kDequantMatmul), v6e_);
+  // The weights converted from f32 and scaled: computed in the body, so held whole for the MXU.
+  const std::string text = F32WeightsMatmul();
+  absl::StatusOr<VregReplay> v5e = ReplayVregs(Body(text.c_str()), v5e_);
+  absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(text.c_str()), v6e_);
   ASSERT_TRUE(v5e.ok() && v6e.ok());
   // The scaled weights: 32-bit on v5e (no bf16 VPU), packed on v6e.
   EXPECT_EQ(v5e->peak_held_bytes, 512 * 1024 * 4);
   EXPECT_EQ(v6e->peak_held_bytes, 512 * 1024 * 2);
+}
+
+// On v5e-v7x a dot operand converted from 8 bits is converted vreg by vreg as the MXU takes it
+// (tests/data/tpu/converted_dot_operand_probe.txt), so the replay does not hold it whole.
+TEST_F(VregReplayTest, AnEightBitDotOperandConvertedOnV5eIsNotHeldWhole) {
+  absl::StatusOr<VregReplay> v5e = ReplayVregs(Body(kDequantMatmul), v5e_);
+  absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(kDequantMatmul), v6e_);
+  ASSERT_TRUE(v5e.ok() && v6e.ok());
+  EXPECT_EQ(v5e->peak_held_bytes, 0);
+  EXPECT_EQ(v6e->peak_held_bytes, 0);
+  EXPECT_EQ(v5e->peak_computed_held_bytes, 0);
 }
 
 // On v4 a dot operand converted from 8 bits (here scaled after the convert) is unpacked whole to 32
@@ -305,9 +324,7 @@ TEST_F(VregReplayTest, AnEightBitDotOperandConvertedOnV4SpillsWholeAtThirtyTwoBi
 
 // A 32-bit value converted for a dot is not unpacked on v4: the rule is the 8-bit unpacking's.
 TEST_F(VregReplayTest, AThirtyTwoBitDotOperandConvertedOnV4IsNotUnpackedWhole) {
-  std::string text = kDequantMatmul;
-  text.replace(text.find("\"i8[512,1024]\""), 14, "\"f32[512,1024]\"");
-  const SpillEstimate v4 = EstimateSpills(Body(text.c_str()), v4_);
+  const SpillEstimate v4 = EstimateSpills(Body(F32WeightsMatmul().c_str()), v4_);
   EXPECT_THAT(v4.basis, Not(HasSubstr("unpacked whole")));
 }
 
