@@ -235,9 +235,43 @@ before any judgement; never fitted on or tuned against):
                      W_up^T accumulated over f blocks in f32 scratch (the backward of fused gated MLP
                      kernels: Liger's SwiGLU backward recomputation, MaxText / torchtitan's gated MLP).
 
+Set "heldout8" (written after the seventh held-out set was compiled, with the model as it stood; compiled
+before any judgement; never fitted on or tuned against):
+  mla_decode         multi-head latent attention decode: each query head already absorbed into the
+                     512-wide latent (plus a 64-wide rope part), a block of hb heads scored against a
+                     bk block of the compressed KV cache by two transposed-rhs dots (latent and rope
+                     parts) summed, online softmax over the kv blocks of the grid, the same latent block
+                     used as the values, a (hb, 512) f32 accumulator (DeepSeek-V2 / V3 MLA with the
+                     weight-absorbed decode of FlashMLA / vLLM / SGLang's MLA backends).
+  w8a8_matmul        int8 x int8 matmul, preferred_element_type int32 into an int32 (bm, bn) scratch
+                     over k, then the per-row (token) and per-column (channel) f32 scales and an f32
+                     bias at the last k step, bf16 or f32 out (SmoothQuant's W8A8 linear, the int8
+                     GEMMs of torch_xla / vLLM's scaled_mm with per-token / per-channel scales).
+  ssd_chunk_scan     one head's Mamba-2 SSD chunk at a time: the chunk's A * dt summed cumulatively as
+                     a column (lane reduce under a lower mask) and as a row (an upper-triangular dot),
+                     their difference exponentiated under the causal mask (segsum), C B^T scores times
+                     that decay and dt, times X; plus C times the (dstate, hd) f32 state carried over
+                     chunks in scratch, decayed to each position, and the state updated by a
+                     contracting-dim-0 dot of the decay-weighted B with X (Mamba-2's ssd_minimal /
+                     chunked scan kernels).
+  layernorm_bwd_scratch  layer norm backward that recomputes mean and rstd of each row block from x,
+                     writes dx, and accumulates dgamma and dbeta over the row grid axis in two (1, d)
+                     f32 scratch buffers written to the (1, d) outputs at the last step (Apex / Triton
+                     fused layer norm backward with partial weight-gradient sums).
+  lora_shrink_expand a base matmul plus a LoRA update fused in one kernel: the shrink x A accumulated
+                     over k into a (bm, r) f32 scratch only on the first n block of a row block and
+                     held for every n block after it (the n axis "arbitrary"), the expand (x A) B
+                     times alpha / r added to the base accumulator at the last k step (Punica / S-LoRA
+                     shrink-expand, fused LoRA linear layers).
+  cumsum_topk_mask   an inclusive cumsum along the lanes of an (experts, tokens) assignment mask, by
+                     an upper-triangular (bc, bc) dot or by log2(bc) lane rolls (pltpu.roll) under a
+                     lane-iota select, carried across token blocks in a (br, 1) f32 scratch, then the
+                     capacity threshold: int32 positions (-1 where dropped) and the kept mask out
+                     (the token-position computation of MoE dispatch: GShard / MaxText / megablox).
+
 Shapes (shapes(set); the full lists are dev_shapes(), heldout_shapes(), heldout2_shapes(),
-heldout3_shapes(), heldout4_shapes(), heldout5_shapes(), heldout6_shapes() and heldout7_shapes();
-sweep_heldout.py --per-family N takes N of each spread over its list):
+heldout3_shapes(), heldout4_shapes(), heldout5_shapes(), heldout6_shapes(), heldout7_shapes() and
+heldout8_shapes(); sweep_heldout.py --per-family N takes N of each spread over its list):
   dev (122): swiglu_mlp 8 (2048 tokens, d 512-4096, f 2048-8192, bt 128-512, bf 256-1024, bf16
     and one f32); swiglu_mlp_buf1 7 (d 512-4096, bf 512 up to f: resident weights); rmsnorm_matmul
     8 (4096 rows, d 768-8192, n 1024-4096, br 128-1024, bn 256-2048); dwconv1d 8 (length 513-8191,
@@ -292,6 +326,13 @@ sweep_heldout.py --per-family N takes N of each spread over its list):
     128-2048, one f32); router_capacity 6 (tokens 1024-8192, d 2048-7168, 8-256 experts incl. 60, top
     2-8, bt 128-2048, one f32); glu_mlp_bwd 6 (tokens 1024-8192, d 2048-8192, f 5632-28672 incl. 13824,
     bt 128-512, bf 128-512, one f32).
+  heldout8 (36): mla_decode 6 (batch 1-8, 16-128 heads incl. 56, kv 1024-32768, bk 256-8192, hb
+    8-128, one f32); w8a8_matmul 6 (m 32-8192, n 3584-18944, k 3584-14336, bm 32-2048, bn 512-2048,
+    bk 512-4096 incl. 3584, one f32 out); ssd_chunk_scan 6 (7-32 heads, seq 1024-8192, chunks
+    128-2048, dstate 64-256, hd 64/128, one bf16); layernorm_bwd_scratch 6 (8-16384 rows, d
+    1000-16384 incl. 3584, br 8-1024, f32 and bf16); lora_shrink_expand 6 (m 16-8192, n/k
+    3584-14336, rank 16-64, bm 16-2048, bn 512-2048, bk 512-2048, one f32); cumsum_topk_mask 6 (8-256
+    experts incl. 60 and 56, tokens 2048-32768, bc 256-4096, dot and roll, f32 and bf16).
 
 Public kernels whose structure these follow: jax.experimental.pallas.ops.tpu (flash_attention,
 paged_attention, ragged_paged_attention, splash_attention, megablox, matmul examples of the Pallas
@@ -305,7 +346,9 @@ fp8 per-token / per-channel scaled matmuls, fused linear cross-entropy with PaLM
 top-p / min-p samplers, flash attention's `ab` bias operand and splash attention's block-sparse
 schedule; for heldout7 also ragged paged attention's int8 KV cache scales, tpu-inference's fused MoE
 with subchannel-quantized experts, fused norm + int8 QKV projections, vision transformers' 2-D RoPE,
-MaxText's capacity-dropping MoE routing and the backward of fused SwiGLU MLPs.
+MaxText's capacity-dropping MoE routing and the backward of fused SwiGLU MLPs; for heldout8 also
+DeepSeek's multi-head latent attention decode, SmoothQuant W8A8 linears, Mamba-2's SSD chunked scan,
+fused layer norm backward, Punica / S-LoRA shrink-expand LoRA and MoE dispatch's position cumsum.
 """
 
 import jax
@@ -2341,6 +2384,245 @@ def glu_mlp_bwd(tokens, d, f, bt, bf, dtype="bf16", limit=None):
   return fn, (t, t, S((d, f), dt), S((d, f), dt), S((f, d), dt))
 
 
+# =============================================================================================
+# Set H ("heldout8"): written after the seventh held-out set was compiled, with the model as it
+# stood: multi-head latent attention over a compressed KV cache with the queries absorbed into the
+# latent, an int8 x int8 dot into int32 with an f32 scale + bias epilogue, a Mamba-2 SSD chunk with
+# its segsum decay mask and a carried state, a layer norm backward recomputing its statistics with
+# dgamma / dbeta in f32 scratch, a LoRA update whose shrink is made once per row block and held
+# across the n axis, and a lane-axis cumsum (triangular dot or log-step rolls) with a capacity mask.
+
+
+def mla_decode(batch, heads, kv_len, bk, hb, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  lat, rd = 512, 64
+  nk = kv_len // bk
+  scale = float(128 + rd) ** -0.5
+  nt = (((1,), (1,)), ((), ()))
+
+  def kernel(ql_ref, qr_ref, ckv_ref, kr_ref, o_ref, m_ref, l_ref, acc_ref):
+    ki = pl.program_id(2)
+
+    @pl.when(ki == 0)
+    def _():
+      _init_online_softmax(m_ref, l_ref, acc_ref)
+    c = ckv_ref[...]
+    sc = (jax.lax.dot_general(ql_ref[...], c, nt, preferred_element_type=F32)
+          + jax.lax.dot_general(qr_ref[...], kr_ref[...], nt, preferred_element_type=F32)) * scale
+    m_prev = m_ref[...]
+    m_new = jnp.maximum(m_prev, jnp.max(sc, axis=-1, keepdims=True))
+    p = jnp.exp(sc - m_new[:, :1])
+    alpha = jnp.exp(m_prev - m_new)
+    l_ref[...] = l_ref[...] * alpha + jnp.sum(p, axis=-1, keepdims=True)
+    acc_ref[...] = acc_ref[...] * alpha[:, :1] + jnp.dot(p.astype(dt), c, preferred_element_type=F32)
+    m_ref[...] = m_new
+
+    @pl.when(ki == nk - 1)
+    def _():
+      o_ref[...] = (acc_ref[...] / l_ref[:, :1]).astype(o_ref.dtype)
+
+  def fn(q_lat, q_rope, c_kv, k_rope):
+    ql = pl.BlockSpec((None, hb, lat), lambda b, h, j: (b, h, 0))
+    qr = pl.BlockSpec((None, hb, rd), lambda b, h, j: (b, h, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((batch, heads, lat), dt), grid=(batch, heads // hb, nk),
+        in_specs=[ql, qr, pl.BlockSpec((None, bk, lat), lambda b, h, j: (b, j, 0)),
+                  pl.BlockSpec((None, bk, rd), lambda b, h, j: (b, j, 0))],
+        out_specs=ql,
+        scratch_shapes=[pltpu.VMEM((hb, 128), F32), pltpu.VMEM((hb, 128), F32), pltpu.VMEM((hb, lat), F32)],
+        compiler_params=_cp(limit, ("parallel", "parallel", "arbitrary")), name="mla_decode")(
+            q_lat, q_rope, c_kv, k_rope)
+  return fn, (S((batch, heads, lat), dt), S((batch, heads, rd), dt), S((batch, kv_len, lat), dt),
+              S((batch, kv_len, rd), dt))
+
+
+def w8a8_matmul(m, n, k, bm, bn, bk, out="bf16", limit=None):
+  nk = k // bk
+
+  def kernel(x_ref, w_ref, xs_ref, ws_ref, b_ref, o_ref, acc_ref):
+    kk = pl.program_id(2)
+
+    @pl.when(kk == 0)
+    def _():
+      acc_ref[...] = jnp.zeros_like(acc_ref)
+    acc_ref[...] += jnp.dot(x_ref[...], w_ref[...], preferred_element_type=I32)
+
+    @pl.when(kk == nk - 1)
+    def _():
+      y = acc_ref[...].astype(F32) * xs_ref[...] * ws_ref[...] + b_ref[...]
+      o_ref[...] = y.astype(o_ref.dtype)
+
+  def fn(x, w, xs, ws, bias):
+    col = pl.BlockSpec((1, bn), lambda i, j, kk: (0, j))
+    return pl.pallas_call(
+        kernel, out_shape=S((m, n), DTYPES[out]), grid=(m // bm, n // bn, nk),
+        in_specs=[pl.BlockSpec((bm, bk), lambda i, j, kk: (i, kk)), pl.BlockSpec((bk, bn), lambda i, j, kk: (kk, j)),
+                  pl.BlockSpec((bm, 1), lambda i, j, kk: (i, 0)), col, col],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j, kk: (i, j)),
+        scratch_shapes=[pltpu.VMEM((bm, bn), I32)],
+        compiler_params=_cp(limit, ("parallel", "parallel", "arbitrary")), name="w8a8_matmul")(x, w, xs, ws, bias)
+  return fn, (S((m, k), jnp.int8), S((k, n), jnp.int8), S((m, 1), F32), S((1, n), F32), S((1, n), F32))
+
+
+def ssd_chunk_scan(heads, seqlen, chunk, dstate, hd, dtype="f32", limit=None):
+  dt = DTYPES[dtype]
+  c = chunk
+  nt = (((1,), (1,)), ((), ()))
+  tn = (((0,), (0,)), ((), ()))
+
+  def kernel(a_ref, x_ref, dt_ref, b_ref, c_ref, y_ref, h_ref):
+    hh, ci = pl.program_id(0), pl.program_id(1)
+
+    @pl.when(ci == 0)
+    def _():
+      h_ref[...] = jnp.zeros_like(h_ref)
+    ri = jax.lax.broadcasted_iota(I32, (c, c), 0)
+    cj = jax.lax.broadcasted_iota(I32, (c, c), 1)
+    dtr = dt_ref[...].astype(F32)                      # (1, c): the chunk's step sizes on the lanes
+    ar = dtr * a_ref[hh]                               # A * dt
+    # cumulative sums of A * dt as a column (lane reduce) and as a row (upper-triangular dot)
+    cs_col = jnp.sum(jnp.where(cj <= ri, jnp.broadcast_to(ar, (c, c)), 0.0), axis=1, keepdims=True)
+    cs_row = jnp.dot(ar, (ri <= cj).astype(F32), preferred_element_type=F32)
+    dt_col = jnp.sum(jnp.where(cj == ri, jnp.broadcast_to(dtr, (c, c)), 0.0), axis=1, keepdims=True)
+    decay = jnp.where(cj <= ri, jnp.exp(cs_col - cs_row), 0.0)    # exp(segsum), causal
+    x = x_ref[...]
+    bm, cm = b_ref[...], c_ref[...]
+    scores = jax.lax.dot_general(cm, bm, nt, preferred_element_type=F32)
+    mm = (scores * decay * dtr).astype(dt)
+    y = jnp.dot(mm, x, preferred_element_type=F32)
+    # the state carried in from earlier chunks, decayed to each position
+    y = y + jnp.dot(cm, h_ref[...].astype(dt), preferred_element_type=F32) * jnp.exp(cs_col)
+    y_ref[...] = y.astype(y_ref.dtype)
+    last = cs_row[:, c - 1:c]
+    wb = (bm.astype(F32) * (jnp.exp(last - cs_col) * dt_col)).astype(dt)
+    h_ref[...] = h_ref[...] * jnp.exp(last) + jax.lax.dot_general(wb, x, tn, preferred_element_type=F32)
+
+  def fn(a, x, dtv, b, cmat):
+    xs = pl.BlockSpec((None, c, hd), lambda h, i: (h, i, 0))
+    st = pl.BlockSpec((c, dstate), lambda h, i: (i, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((heads, seqlen, hd), dt), grid=(heads, seqlen // c),
+        in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM), xs, pl.BlockSpec((None, 1, c), lambda h, i: (h, 0, i)),
+                  st, st],
+        out_specs=xs, scratch_shapes=[pltpu.VMEM((dstate, hd), F32)],
+        compiler_params=_cp(limit, ("parallel", "arbitrary")), name="ssd_chunk_scan")(a, x, dtv, b, cmat)
+  return fn, (S((heads,), F32), S((heads, seqlen, hd), dt), S((heads, 1, seqlen), dt), S((seqlen, dstate), dt),
+              S((seqlen, dstate), dt))
+
+
+def layernorm_bwd_scratch(rows, d, br, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nr = rows // br
+
+  def kernel(x_ref, dy_ref, g_ref, dx_ref, dg_ref, db_ref, gacc_ref, bacc_ref):
+    i = pl.program_id(0)
+
+    @pl.when(i == 0)
+    def _():
+      gacc_ref[...] = jnp.zeros_like(gacc_ref)
+      bacc_ref[...] = jnp.zeros_like(bacc_ref)
+    x = x_ref[...].astype(F32)
+    dy = dy_ref[...].astype(F32)
+    mu = jnp.mean(x, axis=-1, keepdims=True)
+    xc = x - mu
+    rs = jax.lax.rsqrt(jnp.mean(xc * xc, axis=-1, keepdims=True) + 1e-5)
+    xhat = xc * rs
+    gdy = dy * g_ref[...].astype(F32)
+    dx = rs * (gdy - jnp.mean(gdy, axis=-1, keepdims=True) - xhat * jnp.mean(gdy * xhat, axis=-1, keepdims=True))
+    dx_ref[...] = dx.astype(dx_ref.dtype)
+    gacc_ref[...] += jnp.sum(dy * xhat, axis=0, keepdims=True)
+    bacc_ref[...] += jnp.sum(dy, axis=0, keepdims=True)
+
+    @pl.when(i == nr - 1)
+    def _():
+      dg_ref[...] = gacc_ref[...]
+      db_ref[...] = bacc_ref[...]
+
+  def fn(x, dy, g):
+    row = pl.BlockSpec((br, d), lambda i: (i, 0))
+    vec = pl.BlockSpec((1, d), lambda i: (0, 0))
+    return pl.pallas_call(
+        kernel, out_shape=(S((rows, d), dt), S((1, d), F32), S((1, d), F32)), grid=(nr,),
+        in_specs=[row, row, vec], out_specs=(row, vec, vec),
+        scratch_shapes=[pltpu.VMEM((1, d), F32), pltpu.VMEM((1, d), F32)],
+        compiler_params=_cp(limit, ("arbitrary",)), name="layernorm_bwd_scratch")(x, dy, g)
+  return fn, (S((rows, d), dt), S((rows, d), dt), S((1, d), dt))
+
+
+def lora_shrink_expand(m, n, k, r, bm, bn, bk, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nk = k // bk
+  scale = 2.0
+
+  def kernel(x_ref, w_ref, a_ref, b_ref, o_ref, acc_ref, xa_ref):
+    j, kk = pl.program_id(1), pl.program_id(2)
+
+    @pl.when(kk == 0)
+    def _():
+      acc_ref[...] = jnp.zeros_like(acc_ref)
+
+    @pl.when((j == 0) & (kk == 0))
+    def _():
+      xa_ref[...] = jnp.zeros_like(xa_ref)
+    x = x_ref[...]
+    acc_ref[...] += jnp.dot(x, w_ref[...], preferred_element_type=F32)
+
+    @pl.when(j == 0)
+    def _():
+      # the shrink x A, made once per row block over k and held for every n block after it
+      xa_ref[...] += jnp.dot(x, a_ref[...], preferred_element_type=F32)
+
+    @pl.when(kk == nk - 1)
+    def _():
+      up = jnp.dot(xa_ref[...].astype(dt), b_ref[...], preferred_element_type=F32)
+      o_ref[...] = (acc_ref[...] + scale * up).astype(o_ref.dtype)
+
+  def fn(x, w, a, b):
+    return pl.pallas_call(
+        kernel, out_shape=S((m, n), dt), grid=(m // bm, n // bn, nk),
+        in_specs=[pl.BlockSpec((bm, bk), lambda i, j, kk: (i, kk)), pl.BlockSpec((bk, bn), lambda i, j, kk: (kk, j)),
+                  pl.BlockSpec((bk, r), lambda i, j, kk: (kk, 0)), pl.BlockSpec((r, bn), lambda i, j, kk: (0, j))],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j, kk: (i, j)),
+        scratch_shapes=[pltpu.VMEM((bm, bn), F32), pltpu.VMEM((bm, r), F32)],
+        compiler_params=_cp(limit, ("parallel", "arbitrary", "arbitrary")), name="lora_shrink_expand")(x, w, a, b)
+  return fn, (S((m, k), dt), S((k, n), dt), S((k, r), dt), S((r, n), dt))
+
+
+def cumsum_topk_mask(rows, cols, br, bc, capacity, method="dot", dtype="f32", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(x_ref, pos_ref, keep_ref, c_ref):
+    t = pl.program_id(1)
+
+    @pl.when(t == 0)
+    def _():
+      c_ref[...] = jnp.zeros_like(c_ref)
+    x = x_ref[...].astype(F32)
+    if method == "dot":
+      ri = jax.lax.broadcasted_iota(I32, (bc, bc), 0)
+      cj = jax.lax.broadcasted_iota(I32, (bc, bc), 1)
+      cs = jnp.dot(x, (ri <= cj).astype(F32), preferred_element_type=F32)
+    else:
+      lane = jax.lax.broadcasted_iota(I32, (br, bc), 1)
+      cs, s = x, 1
+      while s < bc:
+        cs = cs + jnp.where(lane >= s, pltpu.roll(cs, s, 1), 0.0)
+        s *= 2
+    cs = cs + c_ref[...]
+    c_ref[...] = cs[:, bc - 1:bc]
+    keep = (x > 0.0) & (cs <= float(capacity))
+    pos_ref[...] = jnp.where(keep, cs - 1.0, -1.0).astype(I32)
+    keep_ref[...] = keep.astype(keep_ref.dtype)
+
+  def fn(x):
+    blk = pl.BlockSpec((br, bc), lambda e, t: (e, t))
+    return pl.pallas_call(
+        kernel, out_shape=(S((rows, cols), I32), S((rows, cols), dt)), grid=(rows // br, cols // bc),
+        in_specs=[blk], out_specs=(blk, blk), scratch_shapes=[pltpu.VMEM((br, 1), F32)],
+        compiler_params=_cp(limit, ("parallel", "arbitrary")), name="cumsum_topk_mask")(x)
+  return fn, (S((rows, cols), dt),)
+
+
 DEV = [swiglu_mlp, swiglu_mlp_buf1, rmsnorm_matmul, dwconv1d, running_argmax, transpose_add, dequant_i8_matmul,
        online_lse, layernorm_bwd, cumsum_carry, block_sparse_matmul, manual_dma, gelu_squeezed, add_rmsnorm_alias,
        decode_attention]
@@ -2355,8 +2637,9 @@ HELDOUT5 = [grouped_matmul, flash_fwd_gqa, depthwise_conv2d, int8_kv_decode, vq_
 HELDOUT6 = [quant_linear_nt, fp8_scaled_matmul, linear_ce_zloss, topp_minp_mask, bias_attention,
             splash_sparse_attention]
 HELDOUT7 = [int8_kv_prefill, moe_wq_gate_up, rmsnorm_qkv_int8, rope2d_attention, router_capacity, glu_mlp_bwd]
+HELDOUT8 = [mla_decode, w8a8_matmul, ssd_chunk_scan, layernorm_bwd_scratch, lora_shrink_expand, cumsum_topk_mask]
 BUILDERS = {f.__name__: f for f in DEV + HELDOUT + HELDOUT2 + HELDOUT3 + HELDOUT4 + HELDOUT5 + HELDOUT6
-            + HELDOUT7}
+            + HELDOUT7 + HELDOUT8}
 
 
 def build(kind, params):
@@ -2666,12 +2949,38 @@ def heldout7_shapes():
   return s
 
 
+def heldout8_shapes():
+  s = []
+  s += _rows("mla_decode", ("batch", "heads", "kv_len", "bk", "hb", "dtype"), [
+      (1, 16, 1024, 256, 16, "bf16"), (2, 32, 2048, 512, 8, "f32"), (4, 56, 4096, 512, 56, "bf16"),
+      (8, 128, 8192, 1024, 32, "bf16"), (4, 128, 16384, 2048, 128, "bf16"), (2, 64, 32768, 8192, 64, "bf16")])
+  s += _rows("w8a8_matmul", ("m", "n", "k", "bm", "bn", "bk", "out"), [
+      (32, 4096, 4096, 32, 512, 1024, "bf16"), (128, 3584, 3584, 128, 512, 512, "bf16"),
+      (1024, 14336, 4096, 256, 512, 1024, "f32"), (2048, 4096, 14336, 512, 1024, 2048, "bf16"),
+      (4096, 18944, 3584, 512, 512, 3584, "bf16"), (8192, 8192, 8192, 2048, 2048, 4096, "bf16")])
+  s += _rows("ssd_chunk_scan", ("heads", "seqlen", "chunk", "dstate", "hd", "dtype"), [
+      (8, 1024, 128, 64, 64, "f32"), (24, 2048, 256, 128, 64, "f32"), (7, 4096, 128, 128, 64, "bf16"),
+      (32, 8192, 256, 128, 64, "f32"), (16, 4096, 512, 256, 128, "f32"), (8, 8192, 2048, 256, 128, "f32")])
+  s += _rows("layernorm_bwd_scratch", ("rows", "d", "br", "dtype"), [
+      (8, 4096, 8, "bf16"), (2048, 1000, 128, "f32"), (4096, 3584, 256, "bf16"), (8192, 8192, 512, "bf16"),
+      (16384, 7168, 256, "f32"), (8192, 16384, 1024, "f32")])
+  s += _rows("lora_shrink_expand", ("m", "n", "k", "r", "bm", "bn", "bk", "dtype"), [
+      (16, 4096, 4096, 16, 16, 1024, 1024, "bf16"), (512, 3584, 3584, 64, 256, 512, 512, "bf16"),
+      (1024, 4096, 4096, 32, 256, 1024, 2048, "f32"), (2048, 14336, 4096, 16, 512, 1024, 1024, "bf16"),
+      (4096, 4096, 14336, 64, 512, 512, 2048, "bf16"), (8192, 8192, 8192, 32, 2048, 2048, 2048, "bf16")])
+  s += _rows("cumsum_topk_mask", ("rows", "cols", "br", "bc", "capacity", "method", "dtype"), [
+      (8, 4096, 8, 512, 1280, "dot", "f32"), (60, 2048, 60, 256, 171, "roll", "f32"),
+      (56, 8192, 56, 512, 600, "dot", "f32"), (128, 8192, 32, 1024, 320, "roll", "bf16"),
+      (256, 16384, 64, 2048, 320, "dot", "bf16"), (256, 32768, 256, 4096, 640, "dot", "f32")])
+  return s
+
+
 SETS = {"dev": dev_shapes, "heldout": heldout_shapes, "heldout2": heldout2_shapes, "heldout3": heldout3_shapes,
         "heldout4": heldout4_shapes, "heldout5": heldout5_shapes, "heldout6": heldout6_shapes,
-        "heldout7": heldout7_shapes}
+        "heldout7": heldout7_shapes, "heldout8": heldout8_shapes}
 
 
 def shapes(set_name):
   """[(kind, params)] of a set ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
-  "heldout6" or "heldout7")."""
+  "heldout6", "heldout7" or "heldout8")."""
   return SETS[set_name]()

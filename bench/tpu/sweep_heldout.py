@@ -50,6 +50,13 @@ structure it follows):
            with axial 2-D RoPE fused in, a top-k MoE router with a carried expert capacity, the dx
            half of a SwiGLU MLP backward): 36 shapes per generation. Compiled before any judgement;
            never fitted on or tuned against.
+  heldout8 6 families written after the seventh held-out set was compiled (multi-head latent
+           attention decode over a compressed KV cache with absorbed queries, an int8 x int8 W8A8
+           matmul into int32 with per-row / per-column scales and a bias, a Mamba-2 SSD chunk with its
+           segsum decay mask and a carried state, a layer norm backward recomputing its statistics
+           with dgamma / dbeta in f32 scratch, a LoRA matmul whose shrink is held across the n axis,
+           a lane cumsum (triangular dot or log-step rolls) with an MoE capacity mask): 36 shapes per
+           generation. Compiled before any judgement; never fitted on or tuned against.
 
 --per-family N keeps at most N shapes of each family, spread over its list from the smallest
 blocks to the largest (the way a sweep is cut down when compiles run slow; the header records
@@ -216,7 +223,7 @@ def main(argv):
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   ap.add_argument("out")
   ap.add_argument("--set", choices=("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
-                                    "heldout6", "heldout7"),
+                                    "heldout6", "heldout7", "heldout8"),
                   required=True)
   ap.add_argument("--gens", default="v4,v5e,v5p,v6e,v7x")
   ap.add_argument("--kinds", default="", help="only these families (comma-separated; default all)")
