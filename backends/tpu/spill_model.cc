@@ -461,10 +461,25 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& devi
   const int64_t bound = std::max({replay_bound, unpacked_ahead, converted});
   out.low = absl::StrCat(std::max<int64_t>(0, converted - kVregFileBytes));
   const int64_t converted_central = std::max<int64_t>(0, converted - kWidenedLoadKeptBytes);
-  out.central = converted_central == 0
-                    ? absl::StrCat("round_up(", held, ", 4096)")
-                    : absl::StrCat("round_up(max(", held, ", ", converted_central, "), 4096)");
-  out.high = absl::StrCat("round_up(max(", bound, ", ", held, "), 4096)");
+  // What the largest 16-bit dot keeps across its MXU passes (DotHeldBytes: the left operand, loaded
+  // or not, and a column of partials), on top of an operand unpacked whole from 8 bits: a bf16 dot
+  // spills that whatever its operands are computed from (tests/data/tpu/streamed_dot_operand_probe.txt:
+  // on v5e-v7x a right operand converted from 8 bits spills as the bf16 dot of the same shape). The
+  // probe has no dot of 8-bit operands, whose MXU passes differ.
+  const std::string dot_held = body.dots_size() == 0 || OperandBytes(body) != 2
+                                   ? ""
+                                   : MaxOver(body.dots(), [&](const PallasDot& dot) {
+                                       return DotHeldBytes(dot, OperandBytes(body), device);
+                                     });
+  if (!dot_held.empty()) {
+    out.central = absl::StrCat("round_up(max(", held, ", ", converted_central, " + ", dot_held, "), 4096)");
+    out.high = absl::StrCat("round_up(max(max(", bound, ", ", held, "), ", converted, " + ", dot_held, "), 4096)");
+  } else {
+    out.central = converted_central == 0
+                      ? absl::StrCat("round_up(", held, ", 4096)")
+                      : absl::StrCat("round_up(max(", held, ", ", converted_central, "), 4096)");
+    out.high = absl::StrCat("round_up(max(", bound, ", ", held, "), 4096)");
+  }
   out.basis = absl::StrCat(
       out.basis.empty() ? "register spills" : out.basis, "; widened, as the ", BodyClassName(out.body_class),
       " band is not validated for ", out.unvalidated, ": ",

@@ -1060,7 +1060,7 @@ TEST(TpuCorpusTest, DevFamiliesHaveNoFalseFitsAtTheDefaultLimit) {
   // "Held-out families": computed values).
   ExpectNoFalseFitsAndFiguresAsMeasured(
       "dev_families.jsonl.gz",
-      {.min_rows = 300, .within_5pct = 200, .within_1pct = 121, .max_at_risk = 49, .exact_part_equal = 286,
+      {.min_rows = 300, .within_5pct = 223, .within_1pct = 131, .max_at_risk = 49, .exact_part_equal = 286,
        .exact_below = 6});
 }
 
@@ -1196,7 +1196,7 @@ TEST(TpuCorpusTest, ThirdHeldOutSetHasNoFalseFits) {
   // QK-norm + RoPE kernels' 512 B norm-weight window takes the 1 KiB allocation granule
   // (buffer_granule_bytes; tests/data/tpu/allocation_granule_probe.txt), as libtpu allocates it.
   ExpectNoFalseFitsAndFiguresAsMeasured(
-      "heldout3_families.jsonl.gz", {.min_rows = 260, .within_5pct = 103, .within_1pct = 59, .max_at_risk = 33,
+      "heldout3_families.jsonl.gz", {.min_rows = 260, .within_5pct = 109, .within_1pct = 62, .max_at_risk = 33,
                                      .exact_part_equal = 243, .exact_below = 0});
 }
 
@@ -1228,7 +1228,7 @@ TEST(TpuCorpusTest, FourthHeldOutSetHasNoFalseFits) {
 TEST(TpuCorpusTest, FifthHeldOutSetIsHeldAsMeasured) {
   REQUIRE_SWEEP("heldout5_families.jsonl.gz");
   ExpectNoFalseFitsAndFiguresAsMeasured(
-      "heldout5_families.jsonl.gz", {.min_rows = 180, .within_5pct = 106, .within_1pct = 65, .max_at_risk = 37,
+      "heldout5_families.jsonl.gz", {.min_rows = 180, .within_5pct = 106, .within_1pct = 63, .max_at_risk = 37,
                                      .exact_part_equal = 153, .exact_below = 4, .known_high_misses = 5});
 }
 
@@ -1242,7 +1242,7 @@ TEST(TpuCorpusTest, FifthHeldOutSetIsHeldAsMeasured) {
 TEST(TpuCorpusTest, SixthHeldOutSetIsHeldAsMeasured) {
   REQUIRE_SWEEP("heldout6_families.jsonl.gz");
   ExpectNoFalseFitsAndFiguresAsMeasured(
-      "heldout6_families.jsonl.gz", {.min_rows = 180, .within_5pct = 57, .within_1pct = 33, .max_at_risk = 32,
+      "heldout6_families.jsonl.gz", {.min_rows = 180, .within_5pct = 87, .within_1pct = 46, .max_at_risk = 32,
                                      .exact_part_equal = 149, .exact_below = 0});
 }
 
@@ -1251,13 +1251,14 @@ TEST(TpuCorpusTest, SixthHeldOutSetIsHeldAsMeasured) {
 // map, RMSNorm + int8 Q/K/V projections, attention with axial 2-D RoPE by lane rolls, a top-k
 // router with a carried per-expert capacity, the dx half of a SwiGLU backward. Judged once, blind
 // (with the replay holding no 8-bit-converted dot operand on v5e-v7x); held as measured
-// (docs/tpu.md, "Held-out families").
+// (docs/tpu.md, "Held-out families"). No longer blind to the widened central's 16-bit dot term
+// (tests/data/tpu/streamed_dot_operand_probe.txt), which moved its bytes within 1% from 34 to 36.
 TEST(TpuCorpusTest, SeventhHeldOutSetIsHeldAsMeasured) {
   REQUIRE_SWEEP("heldout7_families.jsonl.gz");
   // The exactly known part is below libtpu's on 9: by 4-12 KiB of internal scratch on seven v4
   // rows, by 512 KiB on the v5e and v5p RMSNorm + int8 QKV of d = 2,048, hd = 256 (a mechanism not yet named).
   ExpectNoFalseFitsAndFiguresAsMeasured(
-      "heldout7_families.jsonl.gz", {.min_rows = 180, .within_5pct = 95, .within_1pct = 34, .max_at_risk = 31,
+      "heldout7_families.jsonl.gz", {.min_rows = 180, .within_5pct = 95, .within_1pct = 36, .max_at_risk = 31,
                                      .exact_part_equal = 141, .exact_below = 9});
 }
 
@@ -1325,7 +1326,7 @@ void ExpectUnsettledBesideAnotherLibtpu(const std::string& file, const HeldAsMea
 TEST(TpuCorpusTest, HeldOutFamiliesTracedBesideAnotherLibtpuAreUnsettled) {
   REQUIRE_SWEEP("heldout_families_libtpu0052.jsonl.gz");
   ExpectUnsettledBesideAnotherLibtpu("heldout_families_libtpu0052.jsonl.gz",
-                                     {.min_rows = 200, .within_5pct = 94, .within_1pct = 41, .max_at_risk = 32}, 0);
+                                     {.min_rows = 200, .within_5pct = 97, .within_1pct = 40, .max_at_risk = 32}, 0);
 }
 
 // The second held-out set, every shape of heldout2_families.jsonl.gz.
@@ -1339,7 +1340,7 @@ TEST(TpuCorpusTest, SecondHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
 TEST(TpuCorpusTest, ThirdHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
   REQUIRE_SWEEP("heldout3_families_libtpu0052.jsonl.gz");
   ExpectUnsettledBesideAnotherLibtpu("heldout3_families_libtpu0052.jsonl.gz",
-                                     {.min_rows = 260, .within_5pct = 103, .within_1pct = 64, .max_at_risk = 33}, 0);
+                                     {.min_rows = 260, .within_5pct = 106, .within_1pct = 67, .max_at_risk = 33}, 0);
 }
 
 // The dev families, 4 shapes a family on every generation. The 10 FITS without a spill estimate are
@@ -1347,7 +1348,7 @@ TEST(TpuCorpusTest, ThirdHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
 TEST(TpuCorpusTest, DevFamiliesBesideAnotherLibtpuHaveNoFalseFits) {
   REQUIRE_SWEEP("dev_families_libtpu0052.jsonl.gz");
   ExpectUnsettledBesideAnotherLibtpu("dev_families_libtpu0052.jsonl.gz",
-                                     {.min_rows = 250, .within_5pct = 183, .within_1pct = 119, .max_at_risk = 43}, 10);
+                                     {.min_rows = 250, .within_5pct = 200, .within_1pct = 128, .max_at_risk = 43}, 10);
 }
 
 // Kernel families nothing was fitted or tuned on (bench/tpu/heldout_kernels.py, set "heldout"):
@@ -1361,7 +1362,7 @@ TEST(TpuCorpusTest, HeldOutFamiliesHaveNoFalseFits) {
   // bytes with replicated layouts and the widened central from the replay's computed values
   // (docs/tpu.md, "Where the bytes error lies").
   ExpectNoFalseFitsAndFiguresAsMeasured("heldout_families.jsonl.gz",
-                                        {.min_rows = 400, .within_5pct = 294, .within_1pct = 114, .max_at_risk = 118,
+                                        {.min_rows = 400, .within_5pct = 304, .within_1pct = 114, .max_at_risk = 118,
                                          .exact_part_equal = 498, .exact_below = 9});
 }
 

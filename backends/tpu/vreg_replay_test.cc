@@ -1,6 +1,7 @@
 #include "backends/tpu/vreg_replay.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -9,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "backends/tpu/spill_model.h"
 #include "sim/expr.h"
@@ -320,6 +322,34 @@ TEST_F(VregReplayTest, AnEightBitDotOperandConvertedOnV4SpillsWholeAtThirtyTwoBi
   const SpillEstimate v5e = EstimateSpills(body, v5e_);
   EXPECT_THAT(v5e.basis, Not(HasSubstr("unpacked whole")));
   EXPECT_THAT(v5e.low, Not(HasSubstr(absl::StrCat(unpacked - kVregFileBytes))));
+}
+
+// On v5e a bf16 dot whose right operand is converted from 8 bits spills as the bf16 dot of its
+// shape (tests/data/tpu/streamed_dot_operand_probe.txt: 256 x 1024 x 1024 spills 528384 B, the
+// plain dot 507904): the widened central is what the dot keeps across its MXU passes, the left
+// operand (a load) and one column of f32 partials, not 0 for want of a computed value held.
+TEST_F(VregReplayTest, AWidenedCentralKeepsWhatASixteenBitDotHolds) {
+  std::string text = kDequantMatmul;
+  text.replace(text.find("\"bf16[128,512]\""), 15, "\"bf16[256,1024]\"");
+  for (const char* block : {"\"i8[512,1024]\"", "\"bf16[512,1024]\"", "\"bf16[512,1024]\""}) {
+    text.replace(text.find(block), std::strlen(block), absl::StrReplaceAll(block, {{"512,", "1024,"}}));
+  }
+  text.replace(text.find("\"f32[128,1024]\""), 15, "\"f32[256,1024]\"");
+  PallasBody body = Body(text.c_str());
+  body.set_packed_dot_bytes("1");
+  body.add_dot_dtypes("bf16");
+  PallasDot* dot = body.add_dots();
+  dot->set_m("256");
+  dot->set_k("1024");
+  dot->set_n("1024");
+  const SpillEstimate v5e = EstimateSpills(body, v5e_);
+  ASSERT_THAT(v5e.basis, HasSubstr("widened"));
+  const absl::StatusOr<int64_t> central = Expr::EvaluateConstant(v5e.central);
+  ASSERT_TRUE(central.ok()) << central.status();
+  EXPECT_EQ(*central, 256 * 1024 * 2 + 256 * 128 * 4);
+  const absl::StatusOr<int64_t> high = Expr::EvaluateConstant(v5e.high);
+  ASSERT_TRUE(high.ok()) << high.status();
+  EXPECT_GE(*high, *central);
 }
 
 // A 32-bit value converted for a dot is not unpacked on v4: the rule is the 8-bit unpacking's.
