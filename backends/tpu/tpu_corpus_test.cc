@@ -1262,6 +1262,21 @@ TEST(TpuCorpusTest, SeventhHeldOutSetIsHeldAsMeasured) {
                                      .exact_part_equal = 141, .exact_below = 9});
 }
 
+// An eighth held-out set (set "heldout8"), compiled before the model judged it: MLA decode
+// attention over a compressed latent cache, a w8a8 matmul with per-token and per-channel scales,
+// Mamba-2's chunked SSD scan, a layer-norm backward accumulating dgamma / dbeta in scratch, LoRA
+// shrink + expand, an MoE capacity mask by a carried cumulative sum. Judged once, blind, with the model as it stood
+// after the 16-bit dot term; held as measured (docs/tpu.md, "Held-out families").
+TEST(TpuCorpusTest, EighthHeldOutSetIsHeldAsMeasured) {
+  REQUIRE_SWEEP("heldout8_families.jsonl.gz");
+  // 174 of its 180 compiles have a VMEM verdict: Mosaic refuses the v4 w8a8 matmul (an int8 x int8
+  // dot: E2001, unsupported matmul RHS type on v4). The exactly known part is above libtpu's by
+  // 36 KiB on two v4 SSD chunk scans (a mechanism not yet named).
+  ExpectNoFalseFitsAndFiguresAsMeasured(
+      "heldout8_families.jsonl.gz", {.min_rows = 174, .within_5pct = 61, .within_1pct = 34, .max_at_risk = 27,
+                                     .exact_part_equal = 150, .exact_below = 0});
+}
+
 // The third held-out set checked as a user with libtpu installed checks it (bench/tpu/confirm_cli.py
 // --families, recorded in tests/data/tpu/confirm_heldout3.jsonl.gz): every compile traced at its
 // generation's default limit and run through simulate --confirm at-risk. The model settles what it
