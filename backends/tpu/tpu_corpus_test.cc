@@ -1196,7 +1196,7 @@ TEST(TpuCorpusTest, ThirdHeldOutSetHasNoFalseFits) {
   // QK-norm + RoPE kernels' 512 B norm-weight window takes the 1 KiB allocation granule
   // (buffer_granule_bytes; tests/data/tpu/allocation_granule_probe.txt), as libtpu allocates it.
   ExpectNoFalseFitsAndFiguresAsMeasured(
-      "heldout3_families.jsonl.gz", {.min_rows = 260, .within_5pct = 109, .within_1pct = 62, .max_at_risk = 33,
+      "heldout3_families.jsonl.gz", {.min_rows = 260, .within_5pct = 113, .within_1pct = 64, .max_at_risk = 33,
                                      .exact_part_equal = 243, .exact_below = 0});
 }
 
@@ -1228,7 +1228,7 @@ TEST(TpuCorpusTest, FourthHeldOutSetHasNoFalseFits) {
 TEST(TpuCorpusTest, FifthHeldOutSetIsHeldAsMeasured) {
   REQUIRE_SWEEP("heldout5_families.jsonl.gz");
   ExpectNoFalseFitsAndFiguresAsMeasured(
-      "heldout5_families.jsonl.gz", {.min_rows = 180, .within_5pct = 106, .within_1pct = 63, .max_at_risk = 37,
+      "heldout5_families.jsonl.gz", {.min_rows = 180, .within_5pct = 108, .within_1pct = 67, .max_at_risk = 37,
                                      .exact_part_equal = 153, .exact_below = 4, .known_high_misses = 5});
 }
 
@@ -1265,15 +1265,17 @@ TEST(TpuCorpusTest, SeventhHeldOutSetIsHeldAsMeasured) {
 // An eighth held-out set (set "heldout8"), compiled before the model judged it: MLA decode
 // attention over a compressed latent cache, a w8a8 matmul with per-token and per-channel scales,
 // Mamba-2's chunked SSD scan, a layer-norm backward accumulating dgamma / dbeta in scratch, LoRA
-// shrink + expand, an MoE capacity mask by a carried cumulative sum. Judged once, blind, with the model as it stood
-// after the 16-bit dot term; held as measured (docs/tpu.md, "Held-out families").
+// shrink + expand, an MoE capacity mask by a carried cumulative sum. Judged once, blind, with the
+// model as it stood after the 16-bit dot term (bytes within 5% / 1%: 61 / 34 of 152); held as
+// measured (docs/tpu.md, "Held-out families"). No longer blind to the replay's computed right
+// operand made a tile at a time, which moved them to 74 / 44.
 TEST(TpuCorpusTest, EighthHeldOutSetIsHeldAsMeasured) {
   REQUIRE_SWEEP("heldout8_families.jsonl.gz");
   // 174 of its 180 compiles have a VMEM verdict: Mosaic refuses the v4 w8a8 matmul (an int8 x int8
   // dot: E2001, unsupported matmul RHS type on v4). The exactly known part is above libtpu's by
   // 36 KiB on two v4 SSD chunk scans (a mechanism not yet named).
   ExpectNoFalseFitsAndFiguresAsMeasured(
-      "heldout8_families.jsonl.gz", {.min_rows = 174, .within_5pct = 61, .within_1pct = 34, .max_at_risk = 27,
+      "heldout8_families.jsonl.gz", {.min_rows = 174, .within_5pct = 74, .within_1pct = 44, .max_at_risk = 27,
                                      .exact_part_equal = 150, .exact_below = 0});
 }
 
@@ -1355,7 +1357,7 @@ TEST(TpuCorpusTest, SecondHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
 TEST(TpuCorpusTest, ThirdHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
   REQUIRE_SWEEP("heldout3_families_libtpu0052.jsonl.gz");
   ExpectUnsettledBesideAnotherLibtpu("heldout3_families_libtpu0052.jsonl.gz",
-                                     {.min_rows = 260, .within_5pct = 106, .within_1pct = 67, .max_at_risk = 33}, 0);
+                                     {.min_rows = 260, .within_5pct = 110, .within_1pct = 69, .max_at_risk = 33}, 0);
 }
 
 // The dev families, 4 shapes a family on every generation. The 10 FITS without a spill estimate are

@@ -282,10 +282,15 @@ std::vector<Base> ReplayRegion(const Region& region, const Base& base, const Dev
     }
     int64_t bytes = through[o], computed_bytes = computed[o], results = 0;
     if (op.op() == "dot_general") {
-      // A computed operand (a converted or scaled weight block) is materialized whole for the MXU,
-      // but for one converted from 8 bits on a generation that converts it vreg by vreg.
-      for (int id : op.operands()) {
+      // A computed left operand is held whole: it streams through the MXU once per tile of the
+      // right one. A computed right operand is made a tile at a time as the MXU latches it
+      // (tests/data/tpu/streamed_dot_operand_probe.txt: a right block scaled in the body spills as
+      // the loaded one), but for one converted from 8 bits on a generation that unpacks it whole.
+      for (int i = 0; i < op.operands_size(); ++i) {
+        const int id = op.operands(i);
         if (defined[id] < 0 || loaded[id] || last_use[id] != o) continue;
+        const bool unpacked_whole = unpacks_converted && ComputedFromNarrowConvert(proto, defined, id);
+        if (i > 0 && !unpacked_whole) continue;
         if (!unpacks_converted && ComputedFromNarrowConvert(proto, defined, id)) continue;
         bytes = SaturatingAdd(bytes, held(id));
         computed_bytes = SaturatingAdd(computed_bytes, held(id));

@@ -73,6 +73,12 @@ class VregReplayTest : public ::testing::Test {
     text.replace(text.find("\"i8[512,1024]\""), 14, "\"f32[512,1024]\"");
     return text;
   }
+  // A matmul with its computed block as the dot's left operand, the one the MXU streams.
+  static std::string ComputedLeft(std::string text) {
+    text.replace(text.find("operands: 3 operands: 7"), 23, "operands: 7 operands: 3");
+    return text;
+  }
+  static std::string F32WeightsLeftMatmul() { return ComputedLeft(F32WeightsMatmul()); }
   const DeviceModel v4_ = testing::ShippedDevice("tpu_v4");
   const DeviceModel v5e_ = testing::ShippedDevice("tpu_v5e");
   const DeviceModel v6e_ = testing::ShippedDevice("tpu_v6e");
@@ -209,9 +215,9 @@ TEST_F(VregReplayTest, TheComputedFigureLeavesLoadsOut) {
   EXPECT_EQ(r->peak_computed_held_bytes, 256 * 1024 * 4);
   EXPECT_EQ(r->barrier_results_bytes, 1024);
   EXPECT_EQ(r->computed_peak_at, "reduce_sum (region 0, op 5)");
-  absl::StatusOr<VregReplay> dot = ReplayVregs(Body(F32WeightsMatmul().c_str()), v5e_);
+  absl::StatusOr<VregReplay> dot = ReplayVregs(Body(F32WeightsLeftMatmul().c_str()), v5e_);
   ASSERT_TRUE(dot.ok());
-  // The scaled weights the MXU takes whole are computed; the activations are a load.
+  // The scaled block the MXU streams whole is computed; the other operand is a load.
   EXPECT_EQ(dot->peak_computed_held_bytes, 512 * 1024 * 4);
   EXPECT_EQ(dot->barrier_results_bytes, 128 * 1024 * 4);
 }
@@ -284,9 +290,10 @@ TEST_F(VregReplayTest, BoundsSpillsByEveryValueTheBodyDefines) {
   EXPECT_EQ(r->all_values_bytes, 4 * (1 << 20) + 2 * 1024 + 2 * 32 * 4096);
 }
 
-TEST_F(VregReplayTest, ADotsComputedOperandIsHeldAtTheArithmeticWidth) {
-  // The weights converted from f32 and scaled: computed in the body, so held whole for the MXU.
-  const std::string text = F32WeightsMatmul();
+TEST_F(VregReplayTest, ADotsComputedLeftOperandIsHeldAtTheArithmeticWidth) {
+  // A block converted from f32 and scaled: computed in the body, the left operand, so held whole
+  // while the MXU streams it past each tile of the right one.
+  const std::string text = F32WeightsLeftMatmul();
   absl::StatusOr<VregReplay> v5e = ReplayVregs(Body(text.c_str()), v5e_);
   absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(text.c_str()), v6e_);
   ASSERT_TRUE(v5e.ok() && v6e.ok());
@@ -295,11 +302,25 @@ TEST_F(VregReplayTest, ADotsComputedOperandIsHeldAtTheArithmeticWidth) {
   EXPECT_EQ(v6e->peak_held_bytes, 512 * 1024 * 2);
 }
 
+// A computed right operand is made a tile at a time as the MXU latches it: a right block scaled in
+// the body spills as the loaded one (tests/data/tpu/streamed_dot_operand_probe.txt, "bf16 x
+// bf16*s" against "bf16 x bf16", every generation), so the replay does not hold it.
+TEST_F(VregReplayTest, ADotsComputedRightOperandIsNotHeldWhole) {
+  const std::string text = F32WeightsMatmul();
+  for (const DeviceModel* device : {&v4_, &v5e_, &v6e_}) {
+    absl::StatusOr<VregReplay> replay = ReplayVregs(Body(text.c_str()), *device);
+    ASSERT_TRUE(replay.ok()) << replay.status();
+    EXPECT_EQ(replay->peak_held_bytes, 0) << device->name();
+    EXPECT_EQ(replay->peak_computed_held_bytes, 0) << device->name();
+  }
+}
+
 // On v5e-v7x a dot operand converted from 8 bits is converted vreg by vreg as the MXU takes it
 // (tests/data/tpu/converted_dot_operand_probe.txt), so the replay does not hold it whole.
 TEST_F(VregReplayTest, AnEightBitDotOperandConvertedOnV5eIsNotHeldWhole) {
-  absl::StatusOr<VregReplay> v5e = ReplayVregs(Body(kDequantMatmul), v5e_);
-  absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(kDequantMatmul), v6e_);
+  const std::string left = ComputedLeft(kDequantMatmul);
+  absl::StatusOr<VregReplay> v5e = ReplayVregs(Body(left.c_str()), v5e_);
+  absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(left.c_str()), v6e_);
   ASSERT_TRUE(v5e.ok() && v6e.ok());
   EXPECT_EQ(v5e->peak_held_bytes, 0);
   EXPECT_EQ(v6e->peak_held_bytes, 0);
