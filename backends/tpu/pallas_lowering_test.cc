@@ -985,6 +985,32 @@ std::array<int64_t, 3> CountedFigures(const PallasBody& body, const char* device
   return {-1, -1, -1};
 }
 
+// A row vector of one lane tile is replicated in registers on v4: no internal scratch, only the
+// sublane-replication temporaries; one of 256 lanes goes through it. (Every v4 compile of the
+// family files whose one-row values are at most 128 lanes wide lists none; the counted-scratch
+// probe's layer norms of 768-5,120 lanes all list it.)
+TEST(CountedScratchTest, V4TakesTheInternalScratchOnlyForRowVectorsWiderThanOneLaneTile) {
+  auto body_with_row = [](const char* row) {
+    PallasBody body;
+    body.set_row_broadcast_bytes("4096");
+    PallasRegion* region = body.add_program();
+    region->add_values("ref");
+    region->add_values(row);
+    region->add_values("f32[256,256]");
+    PallasOp* get = region->add_ops();
+    get->set_op("get");
+    get->add_operands(0);
+    get->add_results(1);
+    return body;
+  };
+  const auto narrow = CountedFigures(body_with_row("f32[1,128]"), "tpu_v4", "internal_scratch");
+  EXPECT_EQ(narrow, (std::array<int64_t, 3>{-1, -1, -1}));
+  EXPECT_EQ(CountedFigures(body_with_row("f32[1,128]"), "tpu_v4", "sublane_replication"),
+            (std::array<int64_t, 3>{4096, 4096, 4096}));
+  EXPECT_EQ(CountedFigures(body_with_row("f32[1,256]"), "tpu_v4", "internal_scratch"),
+            (std::array<int64_t, 3>{36864, 36864, 36864}));
+}
+
 TEST(CountedScratchTest, DotsOfTwoToFourRowsGetTheInternalScratchOnV4ToV5p) {
   auto internal = [](const PallasBody& body, const char* device, bool given = false) {
     return CountedFigures(body, device, "internal_scratch", given);

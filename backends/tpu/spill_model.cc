@@ -791,6 +791,22 @@ bool IsOneRowSixteenBitVector(const PallasRegion& region, int32_t id) {
   return type && type->bits == 16 && type->dims.size() >= 2 && type->dims[type->dims.size() - 2] == 1;
 }
 
+// The most lanes of any one-row vector value of the body (a (..., 1, n) value): 0 if it has none,
+// nothing if the body has no traced program to tell.
+std::optional<int64_t> WidestOneRowVectorLanes(const PallasBody& body) {
+  if (body.program_size() == 0) return std::nullopt;
+  int64_t widest = 0;
+  for (const PallasRegion& region : body.program()) {
+    for (int32_t id = 0; id < region.values_size(); ++id) {
+      const std::optional<VregValueType> type = VectorTypeAt(region, id);
+      if (type && type->dims.size() >= 2 && type->dims[type->dims.size() - 2] == 1) {
+        widest = std::max(widest, type->dims.back());
+      }
+    }
+  }
+  return widest;
+}
+
 // How Mosaic relays out a one-row 16-bit value through its internal scratch, which the limit then
 // counts (tests/data/tpu/row_store_scratch_probe.txt; not on v6e and v7x).
 enum class OneRowRelayout { kNone, kStored, kConverted };
@@ -858,8 +874,15 @@ std::vector<CountedScratch> CountedMosaicScratch(const PallasBody& body, const D
   const std::string doc =
       "Mosaic internal scratch (u32[72,128]) that the vmem_report lists and the scoped limit counts "
       "(tests/data/tpu/counted_scratch_probe.txt)";
-  if (row_broadcast) {
-    out.push_back({"internal_scratch", internal, internal, internal, absl::StrCat(doc, ": v4 with row vectors")});
+  // v4 replicates a row vector of one lane tile in registers; a wider one goes through the internal
+  // scratch (no v4 compile of any family file whose one-row values are all at most 128 lanes wide
+  // lists it, and the counted-scratch probe's rows of 768-5,120 lanes all do). A body without its
+  // traced program counts it.
+  constexpr int64_t kLaneTile = 128;
+  const std::optional<int64_t> widest_row = WidestOneRowVectorLanes(body);
+  if (row_broadcast && (!widest_row.has_value() || *widest_row > kLaneTile)) {
+    out.push_back({"internal_scratch", internal, internal, internal,
+                   absl::StrCat(doc, ": v4 with row vectors wider than one lane tile")});
     return out;
   }
   switch (RelaysOutOneRowSixteenBitValues(body, generation)) {

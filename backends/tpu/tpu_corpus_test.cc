@@ -1060,7 +1060,7 @@ TEST(TpuCorpusTest, DevFamiliesHaveNoFalseFitsAtTheDefaultLimit) {
   // "Held-out families": computed values).
   ExpectNoFalseFitsAndFiguresAsMeasured(
       "dev_families.jsonl.gz",
-      {.min_rows = 300, .within_5pct = 223, .within_1pct = 131, .max_at_risk = 49, .exact_part_equal = 286,
+      {.min_rows = 300, .within_5pct = 224, .within_1pct = 133, .max_at_risk = 49, .exact_part_equal = 288,
        .exact_below = 6});
 }
 
@@ -1196,8 +1196,8 @@ TEST(TpuCorpusTest, ThirdHeldOutSetHasNoFalseFits) {
   // QK-norm + RoPE kernels' 512 B norm-weight window takes the 1 KiB allocation granule
   // (buffer_granule_bytes; tests/data/tpu/allocation_granule_probe.txt), as libtpu allocates it.
   ExpectNoFalseFitsAndFiguresAsMeasured(
-      "heldout3_families.jsonl.gz", {.min_rows = 260, .within_5pct = 113, .within_1pct = 64, .max_at_risk = 33,
-                                     .exact_part_equal = 243, .exact_below = 0});
+      "heldout3_families.jsonl.gz", {.min_rows = 260, .within_5pct = 114, .within_1pct = 65, .max_at_risk = 33,
+                                     .exact_part_equal = 249, .exact_below = 0});
 }
 
 // A fourth held-out set (bench/tpu/heldout_kernels.py, set "heldout4"), written after the third was
@@ -1229,7 +1229,7 @@ TEST(TpuCorpusTest, FifthHeldOutSetIsHeldAsMeasured) {
   REQUIRE_SWEEP("heldout5_families.jsonl.gz");
   ExpectNoFalseFitsAndFiguresAsMeasured(
       "heldout5_families.jsonl.gz", {.min_rows = 180, .within_5pct = 108, .within_1pct = 67, .max_at_risk = 37,
-                                     .exact_part_equal = 153, .exact_below = 4, .known_high_misses = 5});
+                                     .exact_part_equal = 156, .exact_below = 4, .known_high_misses = 5});
 }
 
 // A sixth held-out set (set "heldout6"), compiled before the model judged it: an int8/int4
@@ -1252,14 +1252,16 @@ TEST(TpuCorpusTest, SixthHeldOutSetIsHeldAsMeasured) {
 // router with a carried per-expert capacity, the dx half of a SwiGLU backward. Judged once, blind
 // (with the replay holding no 8-bit-converted dot operand on v5e-v7x); held as measured
 // (docs/tpu.md, "Held-out families"). No longer blind to the widened central's 16-bit dot term
-// (tests/data/tpu/streamed_dot_operand_probe.txt), which moved its bytes within 1% from 34 to 36.
+// (tests/data/tpu/streamed_dot_operand_probe.txt), which moved its bytes within 1% from 34 to 36,
+// nor to v4's internal scratch for row vectors of one lane tile, which left 94 / 35.
 TEST(TpuCorpusTest, SeventhHeldOutSetIsHeldAsMeasured) {
   REQUIRE_SWEEP("heldout7_families.jsonl.gz");
-  // The exactly known part is below libtpu's on 9: by 4-12 KiB of internal scratch on seven v4
-  // rows, by 512 KiB on the v5e and v5p RMSNorm + int8 QKV of d = 2,048, hd = 256 (a mechanism not yet named).
+  // The exactly known part is below libtpu's on 10: by 4 KiB (the packing temporary, an estimate)
+  // on seven v4 rows, 12 KiB on one v4 RMSNorm + int8 QKV, and 512 KiB on the v5e and v5p
+  // RMSNorm + int8 QKV of d = 2,048, hd = 256 (a mechanism not yet named).
   ExpectNoFalseFitsAndFiguresAsMeasured(
-      "heldout7_families.jsonl.gz", {.min_rows = 180, .within_5pct = 95, .within_1pct = 36, .max_at_risk = 31,
-                                     .exact_part_equal = 141, .exact_below = 9});
+      "heldout7_families.jsonl.gz", {.min_rows = 180, .within_5pct = 94, .within_1pct = 35, .max_at_risk = 31,
+                                     .exact_part_equal = 145, .exact_below = 10});
 }
 
 // An eighth held-out set (set "heldout8"), compiled before the model judged it: MLA decode
@@ -1272,11 +1274,10 @@ TEST(TpuCorpusTest, SeventhHeldOutSetIsHeldAsMeasured) {
 TEST(TpuCorpusTest, EighthHeldOutSetIsHeldAsMeasured) {
   REQUIRE_SWEEP("heldout8_families.jsonl.gz");
   // 174 of its 180 compiles have a VMEM verdict: Mosaic refuses the v4 w8a8 matmul (an int8 x int8
-  // dot: E2001, unsupported matmul RHS type on v4). The exactly known part is above libtpu's by
-  // 36 KiB on two v4 SSD chunk scans (a mechanism not yet named).
+  // dot: E2001, unsupported matmul RHS type on v4).
   ExpectNoFalseFitsAndFiguresAsMeasured(
       "heldout8_families.jsonl.gz", {.min_rows = 174, .within_5pct = 74, .within_1pct = 44, .max_at_risk = 27,
-                                     .exact_part_equal = 150, .exact_below = 0});
+                                     .exact_part_equal = 152, .exact_below = 0});
 }
 
 // The third held-out set checked as a user with libtpu installed checks it (bench/tpu/confirm_cli.py
@@ -1357,7 +1358,7 @@ TEST(TpuCorpusTest, SecondHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
 TEST(TpuCorpusTest, ThirdHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
   REQUIRE_SWEEP("heldout3_families_libtpu0052.jsonl.gz");
   ExpectUnsettledBesideAnotherLibtpu("heldout3_families_libtpu0052.jsonl.gz",
-                                     {.min_rows = 260, .within_5pct = 110, .within_1pct = 69, .max_at_risk = 33}, 0);
+                                     {.min_rows = 260, .within_5pct = 111, .within_1pct = 69, .max_at_risk = 33}, 0);
 }
 
 // The dev families, 4 shapes a family on every generation. The 10 FITS without a spill estimate are
@@ -1365,7 +1366,7 @@ TEST(TpuCorpusTest, ThirdHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
 TEST(TpuCorpusTest, DevFamiliesBesideAnotherLibtpuHaveNoFalseFits) {
   REQUIRE_SWEEP("dev_families_libtpu0052.jsonl.gz");
   ExpectUnsettledBesideAnotherLibtpu("dev_families_libtpu0052.jsonl.gz",
-                                     {.min_rows = 250, .within_5pct = 200, .within_1pct = 128, .max_at_risk = 43}, 10);
+                                     {.min_rows = 250, .within_5pct = 201, .within_1pct = 128, .max_at_risk = 43}, 10);
 }
 
 // Kernel families nothing was fitted or tuned on (bench/tpu/heldout_kernels.py, set "heldout"):
@@ -1380,7 +1381,7 @@ TEST(TpuCorpusTest, HeldOutFamiliesHaveNoFalseFits) {
   // (docs/tpu.md, "Where the bytes error lies").
   ExpectNoFalseFitsAndFiguresAsMeasured("heldout_families.jsonl.gz",
                                         {.min_rows = 400, .within_5pct = 304, .within_1pct = 114, .max_at_risk = 118,
-                                         .exact_part_equal = 498, .exact_below = 9});
+                                         .exact_part_equal = 499, .exact_below = 9});
 }
 
 }  // namespace
