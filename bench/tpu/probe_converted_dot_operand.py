@@ -82,13 +82,18 @@ def build(case, m, k, n):
     specs.append(pl.BlockSpec((1, w_shape[1]), lambda i: (0, 0)))
     args.append(jax.ShapeDtypeStruct((1, w_shape[1]), F32))
 
+  return one_step_call(kernel, specs, o_shape, "converted_dot_probe"), tuple(args)
+
+
+def one_step_call(kernel, specs, out_shape, name):
+  """A probe kernel's pallas_call: one grid step, every block whole, an f32 output, the default limit."""
   def fn(*a):
-    return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(o_shape, F32), grid=(1,), in_specs=specs,
-                          out_specs=pl.BlockSpec(o_shape, lambda i: (0, 0)),
+    return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(out_shape, F32), grid=(1,), in_specs=specs,
+                          out_specs=pl.BlockSpec(out_shape, lambda i: (0, 0)),
                           compiler_params=pltpu.CompilerParams(dimension_semantics=("arbitrary",),
                                                                vmem_limit_bytes=None),
-                          name="converted_dot_probe")(*a)
-  return fn, tuple(args)
+                          name=name)(*a)
+  return fn
 
 
 def probe(gen, case, m, k, n):

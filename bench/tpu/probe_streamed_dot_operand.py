@@ -25,9 +25,9 @@ from product import tpu_aot  # noqa: E402  (first: sets the environment libtpu n
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from jax.experimental import pallas as pl  # noqa: E402
-from jax.experimental.pallas import tpu as pltpu  # noqa: E402
 
 import probe_vreg_alloc  # noqa: E402
+from probe_converted_dot_operand import one_step_call  # noqa: E402
 from sweep_spills import kernel_spill_bytes  # noqa: E402
 
 F32, BF16 = jnp.float32, jnp.bfloat16
@@ -85,13 +85,7 @@ def build(case, m, k, n):
     specs.append(pl.BlockSpec((1, n), lambda i: (0, 0)))
     args.append(jax.ShapeDtypeStruct((1, n), BF16))
 
-  def fn(*a):
-    return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((m, n), F32), grid=(1,), in_specs=specs,
-                          out_specs=pl.BlockSpec((m, n), lambda i: (0, 0)),
-                          compiler_params=pltpu.CompilerParams(dimension_semantics=("arbitrary",),
-                                                               vmem_limit_bytes=None),
-                          name="streamed_dot_probe")(*a)
-  return fn, tuple(args)
+  return one_step_call(kernel, specs, (m, n), "streamed_dot_probe"), tuple(args)
 
 
 def probe(gen, case, m, k, n):
