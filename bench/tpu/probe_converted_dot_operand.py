@@ -85,13 +85,13 @@ def build(case, m, k, n):
   return one_step_call(kernel, specs, o_shape, "converted_dot_probe"), tuple(args)
 
 
-def one_step_call(kernel, specs, out_shape, name):
-  """A probe kernel's pallas_call: one grid step, every block whole, an f32 output, the default limit."""
+def one_step_call(kernel, specs, out_shape, name, out_dtype=F32, vmem_limit_bytes=None):
+  """A probe kernel's pallas_call: one grid step, every block whole (the default limit unless given)."""
   def fn(*a):
-    return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(out_shape, F32), grid=(1,), in_specs=specs,
+    return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(out_shape, out_dtype), grid=(1,), in_specs=specs,
                           out_specs=pl.BlockSpec(out_shape, lambda i: (0, 0)),
                           compiler_params=pltpu.CompilerParams(dimension_semantics=("arbitrary",),
-                                                               vmem_limit_bytes=None),
+                                                               vmem_limit_bytes=vmem_limit_bytes),
                           name=name)(*a)
   return fn
 
