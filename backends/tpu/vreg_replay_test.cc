@@ -315,6 +315,21 @@ TEST_F(VregReplayTest, ADotsComputedRightOperandIsNotHeldWhole) {
   }
 }
 
+// A validated band's high holds every computed value the replay keeps whole across a barrier: a
+// schedule may spill them all. The softmax's exp block (1 MiB) straddles its sum, whatever the
+// body's own figures say (here a reduction figure of a quarter of it, inside the fitted shapes).
+TEST_F(VregReplayTest, AValidatedBandsHighHoldsWhatTheReplayHoldsAcrossABarrier) {
+  PallasBody body = Body(kSoftmax);
+  body.set_reduction_live_bytes("262144");
+  body.set_reduction_input_bytes("262144");
+  body.set_reduction_output_bytes("1024");
+  const SpillEstimate v5e = EstimateSpills(body, v5e_);
+  ASSERT_TRUE(v5e.unvalidated.empty()) << v5e.unvalidated;
+  const absl::StatusOr<int64_t> high = Expr::EvaluateConstant(v5e.high);
+  ASSERT_TRUE(high.ok()) << high.status();
+  EXPECT_GE(*high, 256 * 1024 * 4);
+}
+
 // On v5e-v7x a dot operand converted from 8 bits is converted vreg by vreg as the MXU takes it
 // (tests/data/tpu/converted_dot_operand_probe.txt), so the replay does not hold it whole.
 TEST_F(VregReplayTest, AnEightBitDotOperandConvertedOnV5eIsNotHeldWhole) {
