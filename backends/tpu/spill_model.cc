@@ -466,20 +466,22 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& devi
   // spills that whatever its operands are computed from (tests/data/tpu/streamed_dot_operand_probe.txt:
   // on v5e-v7x a right operand converted from 8 bits spills as the bf16 dot of the same shape). The
   // probe has no dot of 8-bit operands, whose MXU passes differ.
-  const std::string dot_held = body.dots_size() == 0 || OperandBytes(body) != 2
+  const int64_t operand_bytes = OperandBytes(body);
+  const std::string dot_held = body.dots_size() == 0 || operand_bytes != 2
                                    ? ""
                                    : MaxOver(body.dots(), [&](const PallasDot& dot) {
-                                       return DotHeldBytes(dot, OperandBytes(body), device);
+                                       return DotHeldBytes(dot, operand_bytes, device);
                                      });
-  if (!dot_held.empty()) {
-    out.central = absl::StrCat("round_up(max(", held, ", ", converted_central, " + ", dot_held, "), 4096)");
-    out.high = absl::StrCat("round_up(max(max(", bound, ", ", held, "), ", converted, " + ", dot_held, "), 4096)");
-  } else {
-    out.central = converted_central == 0
-                      ? absl::StrCat("round_up(", held, ", 4096)")
-                      : absl::StrCat("round_up(max(", held, ", ", converted_central, "), 4096)");
-    out.high = absl::StrCat("round_up(max(", bound, ", ", held, "), 4096)");
-  }
+  // What the central and the high are at least beyond the replay's figures ("": nothing more).
+  const std::string central_floor = !dot_held.empty()     ? absl::StrCat(converted_central, " + ", dot_held)
+                                    : converted_central > 0 ? absl::StrCat(converted_central)
+                                                            : "";
+  const std::string high_floor = dot_held.empty() ? "" : absl::StrCat(converted, " + ", dot_held);
+  out.central = central_floor.empty() ? absl::StrCat("round_up(", held, ", 4096)")
+                                      : absl::StrCat("round_up(max(", held, ", ", central_floor, "), 4096)");
+  const std::string replay_high = absl::StrCat("max(", bound, ", ", held, ")");
+  out.high = high_floor.empty() ? absl::StrCat("round_up(", replay_high, ", 4096)")
+                                : absl::StrCat("round_up(max(", replay_high, ", ", high_floor, "), 4096)");
   out.basis = absl::StrCat(
       out.basis.empty() ? "register spills" : out.basis, "; widened, as the ", BodyClassName(out.body_class),
       " band is not validated for ", out.unvalidated, ": ",
@@ -496,8 +498,6 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& devi
       " (loads are loaded again) less ", kVregFileBytes, " B (v4's register file)");
 }
 
-}  // namespace
-
 // A validated band's high is at least the computed values the replay holds whole across a barrier:
 // a schedule may spill every one of them (heldout5_families.jsonl.gz: int8 KV decode attention,
 // libtpu spilling its whole (16, 16384) f32 score block held across the softmax's max, 1.07 x the
@@ -506,6 +506,8 @@ void HoldWhatTheReplayHoldsUnderTheHighBound(const VregReplay* replay, SpillEsti
   if (replay == nullptr || !out.unvalidated.empty() || replay->peak_computed_held_bytes == 0) return;
   out.high = absl::StrCat("round_up(max(", out.high, ", ", replay->peak_computed_held_bytes, "), 4096)");
 }
+
+}  // namespace
 
 SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) {
   const absl::StatusOr<VregReplay> replay = ReplayVregs(body, device);
@@ -794,11 +796,13 @@ bool ConvertsNarrowValues(const PallasBody& body) {
   return false;
 }
 
-// A vector value of a 16-bit type with one row (second-minor extent 1): a sixteenth of a packed
-// tile's rows.
+// A vector value of one row: its second-minor extent is 1.
+bool IsOneRow(const VregValueType& type) { return type.dims.size() >= 2 && type.dims[type.dims.size() - 2] == 1; }
+
+// A vector value of a 16-bit type with one row: a sixteenth of a packed tile's rows.
 bool IsOneRowSixteenBitVector(const PallasRegion& region, int32_t id) {
   const std::optional<VregValueType> type = VectorTypeAt(region, id);
-  return type && type->bits == 16 && type->dims.size() >= 2 && type->dims[type->dims.size() - 2] == 1;
+  return type && type->bits == 16 && IsOneRow(*type);
 }
 
 // The most lanes of any one-row vector value of the body (a (..., 1, n) value): 0 if it has none,
@@ -809,9 +813,7 @@ std::optional<int64_t> WidestOneRowVectorLanes(const PallasBody& body) {
   for (const PallasRegion& region : body.program()) {
     for (int32_t id = 0; id < region.values_size(); ++id) {
       const std::optional<VregValueType> type = VectorTypeAt(region, id);
-      if (type && type->dims.size() >= 2 && type->dims[type->dims.size() - 2] == 1) {
-        widest = std::max(widest, type->dims.back());
-      }
+      if (type && IsOneRow(*type)) widest = std::max(widest, type->dims.back());
     }
   }
   return widest;

@@ -289,9 +289,8 @@ std::vector<Base> ReplayRegion(const Region& region, const Base& base, const Dev
       for (int i = 0; i < op.operands_size(); ++i) {
         const int id = op.operands(i);
         if (defined[id] < 0 || loaded[id] || last_use[id] != o) continue;
-        const bool unpacked_whole = unpacks_converted && ComputedFromNarrowConvert(proto, defined, id);
-        if (i > 0 && !unpacked_whole) continue;
-        if (!unpacks_converted && ComputedFromNarrowConvert(proto, defined, id)) continue;
+        // One converted from 8 bits is held whole, on either side, exactly where it is unpacked whole.
+        if (ComputedFromNarrowConvert(proto, defined, id) ? !unpacks_converted : i > 0) continue;
         bytes = SaturatingAdd(bytes, held(id));
         computed_bytes = SaturatingAdd(computed_bytes, held(id));
       }
