@@ -592,6 +592,10 @@ std::vector<std::string> UnvalidatedPatterns(BodyClass body_class, const VregRep
   for (const std::string& op : replay.primitives) {
     if (!absl::c_linear_search(known, op)) out.push_back(op);
   }
+  if ((body_class == BodyClass::kDot || body_class == BodyClass::kDot32) && !replay.dot_result_held) {
+    out.push_back("dots whose results stream out (the fitted dot bodies hold the largest's result across another "
+                  "whole-operand op)");
+  }
   if (replay.max_barriers_per_region > signature->max_barriers) {
     out.push_back(absl::StrCat(replay.max_barriers_per_region, " whole-operand ops in one region (the fitted ",
                                BodyClassName(body_class), " bodies have at most ", signature->max_barriers, ")"));

@@ -1196,7 +1196,7 @@ TEST(TpuCorpusTest, ThirdHeldOutSetHasNoFalseFits) {
   // QK-norm + RoPE kernels' 512 B norm-weight window takes the 1 KiB allocation granule
   // (buffer_granule_bytes; tests/data/tpu/allocation_granule_probe.txt), as libtpu allocates it.
   ExpectNoFalseFitsAndFiguresAsMeasured(
-      "heldout3_families.jsonl.gz", {.min_rows = 260, .within_5pct = 114, .within_1pct = 65, .max_at_risk = 33,
+      "heldout3_families.jsonl.gz", {.min_rows = 260, .within_5pct = 129, .within_1pct = 74, .max_at_risk = 30,
                                      .exact_part_equal = 249, .exact_below = 0});
 }
 
@@ -1359,7 +1359,7 @@ TEST(TpuCorpusTest, SecondHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
 TEST(TpuCorpusTest, ThirdHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
   REQUIRE_SWEEP("heldout3_families_libtpu0052.jsonl.gz");
   ExpectUnsettledBesideAnotherLibtpu("heldout3_families_libtpu0052.jsonl.gz",
-                                     {.min_rows = 260, .within_5pct = 111, .within_1pct = 69, .max_at_risk = 33}, 0);
+                                     {.min_rows = 260, .within_5pct = 126, .within_1pct = 77, .max_at_risk = 30}, 0);
 }
 
 // The dev families, 4 shapes a family on every generation. The 10 FITS without a spill estimate are

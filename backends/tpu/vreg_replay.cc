@@ -264,9 +264,14 @@ std::vector<Base> ReplayRegion(const Region& region, const Base& base, const Dev
   // (docs/tpu.md, "How libtpu allocates spill slots"): the computed values alone.
   const std::vector<int64_t> computed =
       BytesAcross(proto, defined, last_use, held, [&](int id) { return !loaded[id]; });
+  // Values computed from a dot's result in this region, through any ops after it.
+  std::vector<bool> from_dot(region.values.size(), false);
   int barriers = 0;
   for (int o = 0; o < n; ++o) {
     const PallasOp& op = proto.ops(o);
+    const bool reads_dot_result =
+        absl::c_any_of(op.operands(), [&](int id) { return static_cast<bool>(from_dot[id]); });
+    for (int id : op.results()) from_dot[id] = op.op() == "dot_general" || reads_dot_result;
     out->primitives.insert(op.op());
     for (int id : op.results()) {
       if (last_use[id] < 0) continue;  // never read (a store's old contents): never in a vreg
@@ -279,6 +284,11 @@ std::vector<Base> ReplayRegion(const Region& region, const Base& base, const Dev
       if (!region.values[id].vector) continue;
       out->primitives.insert(
           absl::StrCat(op.op(), "(", defined[id] >= 0 ? proto.ops(defined[id]).op() : std::string("input"), ")"));
+    }
+    for (size_t id = 0; id < region.values.size() && !out->dot_result_held; ++id) {
+      const bool held_across = defined[id] >= 0 && defined[id] < o && last_use[id] > o;
+      const bool dot_left_operand = op.op() == "dot_general" && op.operands_size() > 0 && op.operands(0) == static_cast<int>(id);
+      if (from_dot[id] && !loaded[id] && (held_across || dot_left_operand)) out->dot_result_held = true;
     }
     int64_t bytes = through[o], computed_bytes = computed[o], results = 0;
     if (op.op() == "dot_general") {

@@ -94,6 +94,11 @@ struct VregReplay {
   // code keeps live across it), times the unrolled copies: the register allocator's pressure if
   // the scheduler kept the program's order.
   int64_t peak_live_bytes = 0;
+  // Some value computed from a dot's result is held whole across a later whole-operand op, or is
+  // a dot's computed left operand: the dot class's figure (the largest dot's f32 result) presumes
+  // it, as in every fitted dot body (flash attention's backward). Bodies of independent matmuls,
+  // whose results stream out to stores, do not hold one.
+  bool dot_result_held = false;
   // A region runs inside a loop the body does not unroll (a while, a partly unrolled scan).
   bool rolled = false;
   // Every vector value every region defines and reads, whole and at the arithmetic width (loop

@@ -464,8 +464,95 @@ TEST_F(VregReplayTest, AShapeOutsideTheFitIsNamed) {
   EXPECT_THAT(ShapesOutsideTheFit(body, EstimateSpills(body, v7x), v7x), ::testing::IsEmpty());
 }
 
+// Two matmuls of loaded blocks whose results are added to accumulators and stored (a LoRA matmul's
+// x W and x A): nothing computed from either result is held across the other dot.
+constexpr char kIndependentDots[] = R"pb(
+  program {
+    values: "ref" values: "ref" values: "ref" values: "bf16[512,1024]" values: "bf16[1024,512]"
+    values: "f32[512,512]" values: "bf16[1024,128]" values: "f32[512,128]" values: "ref" values: "f32[512,512]"
+    ops { op: "get" operands: 0 results: 3 }
+    ops { op: "get" operands: 1 results: 4 }
+    ops { op: "dot_general" operands: 3 operands: 4 results: 5 }
+    ops { op: "swap" operands: 8 operands: 5 results: 9 }
+    ops { op: "get" operands: 2 results: 6 }
+    ops { op: "dot_general" operands: 3 operands: 6 results: 7 }
+  }
+)pb";
+
+TEST_F(VregReplayTest, IndependentDotsHoldNoDotResult) {
+  absl::StatusOr<VregReplay> r = ReplayVregs(Body(kIndependentDots), v5e_);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->dot_result_held);
+}
+
+// The first dot's result, read after the second, is held across it: what the dot band's figure
+// presumes.
+TEST_F(VregReplayTest, ADotResultReadAfterAnotherDotIsHeld) {
+  std::string text = kIndependentDots;
+  const std::string store = "    ops { op: \"swap\" operands: 8 operands: 5 results: 9 }\n";
+  text.erase(text.find(store), store.size());
+  text.insert(text.rfind("  }"), store);
+  absl::StatusOr<VregReplay> r = ReplayVregs(Body(text.c_str()), v5e_);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->dot_result_held);
+}
+
+// A dot's result computed on and fed to another dot as its left operand (flash attention's p) is
+// held whole for the MXU.
+TEST_F(VregReplayTest, ADotResultFedToADotAsItsLeftOperandIsHeld) {
+  absl::StatusOr<VregReplay> r = ReplayVregs(Body(R"pb(
+    program {
+      values: "ref" values: "ref" values: "ref" values: "bf16[256,128]" values: "bf16[512,128]"
+      values: "f32[256,512]" values: "f32[256,512]" values: "bf16[512,128]" values: "f32[256,128]"
+      ops { op: "get" operands: 0 results: 3 }
+      ops { op: "get" operands: 1 results: 4 }
+      ops { op: "dot_general" operands: 3 operands: 4 results: 5 }
+      ops { op: "exp" operands: 5 results: 6 }
+      ops { op: "get" operands: 2 results: 7 }
+      ops { op: "dot_general" operands: 6 operands: 7 results: 8 }
+    })pb"),
+                                           v5e_);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->dot_result_held);
+}
+
+// A body of several dots none of whose results is held is not what the dot band was drawn from:
+// it is widened, the pattern named.
+TEST_F(VregReplayTest, DotsWhoseResultsStreamOutAreNamed) {
+  absl::StatusOr<VregReplay> r = ReplayVregs(Body(kIndependentDots), v5e_);
+  ASSERT_TRUE(r.ok());
+  EXPECT_THAT(UnvalidatedPatterns(BodyClass::kDot, *r),
+              ::testing::Contains(HasSubstr("dots whose results stream out")));
+  r->dot_result_held = true;
+  EXPECT_THAT(UnvalidatedPatterns(BodyClass::kDot, *r),
+              ::testing::Not(::testing::Contains(HasSubstr("dots whose results stream out"))));
+}
+
 // The table compiled into spill_model.cc is what the bodies the bands were fitted on replay to:
 // per class, the union of their ops and the most whole-operand ops one of their regions has.
+// The dot classes' figure is the largest dot's f32 result, held: every fitted body of several dots
+// holds a value computed from a dot's result across another whole-operand op, or feeds one to a dot
+// as its left operand (UnvalidatedPatterns widens a body that does not).
+TEST_F(VregReplayTest, EveryFittedDotBodyHoldsADotResult) {
+  const std::string data = "backends/tpu/testdata/validated_bodies.pbtxt.gz";
+  SCRATCHSIM_REQUIRE_TEST_DATA(data);
+  absl::StatusOr<std::string> text = testing::ReadTestData(data);
+  ASSERT_TRUE(text.ok()) << text.status();
+  int dot_bodies = 0;
+  for (absl::string_view record : absl::StrSplit(*text, "\n---\n")) {
+    KernelGraph graph;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(std::string(record), &graph)) << record.substr(0, 200);
+    const PallasBody& body = graph.pallas().body();
+    const BodyClass c = ClassifyBody(body);
+    if (c != BodyClass::kDot && c != BodyClass::kDot32) continue;
+    ++dot_bodies;
+    absl::StatusOr<VregReplay> r = ReplayVregs(body, v5e_);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->dot_result_held) << graph.name();
+  }
+  EXPECT_GE(dot_bodies, 2);
+}
+
 TEST_F(VregReplayTest, ValidatedSignaturesAreTheFitBodies) {
   const std::string data = "backends/tpu/testdata/validated_bodies.pbtxt.gz";
   SCRATCHSIM_REQUIRE_TEST_DATA(data);
