@@ -1362,6 +1362,45 @@ TEST(TpuCorpusTest, ThirdHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
                                      {.min_rows = 260, .within_5pct = 126, .within_1pct = 77, .max_at_risk = 30}, 0);
 }
 
+// The fourth to eighth held-out sets, every shape of each. Where 0.0.52 spills more than the band
+// fitted on 0.0.42.1 allows, the high bound misses its requirement; the FITS at such a limit is
+// unsettled, as the report says, and --confirm settles it. The fourth set's FITS without a spill
+// estimate are streaming bodies (embedding gathers, KV cache copies).
+TEST(TpuCorpusTest, FourthHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
+  REQUIRE_SWEEP("heldout4_families_libtpu0052.jsonl.gz");
+  // v7x paged attention (b717189487): 0.0.52 spills 340 KiB where 0.0.42.1 spilled 200 KiB.
+  ExpectUnsettledBesideAnotherLibtpu(
+      "heldout4_families_libtpu0052.jsonl.gz",
+      {.min_rows = 200, .within_5pct = 149, .within_1pct = 106, .max_at_risk = 32, .known_high_misses = 1}, 21);
+}
+
+TEST(TpuCorpusTest, FifthHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
+  REQUIRE_SWEEP("heldout5_families_libtpu0052.jsonl.gz");
+  // Two v4 depthwise conv2d kernels (ccbe9ef247, 0d15900884), the family whose third v4 row misses
+  // under 0.0.42.1 too (FifthHeldOutSetIsHeldAsMeasured).
+  ExpectUnsettledBesideAnotherLibtpu(
+      "heldout5_families_libtpu0052.jsonl.gz",
+      {.min_rows = 170, .within_5pct = 105, .within_1pct = 57, .max_at_risk = 37, .known_high_misses = 2}, 0);
+}
+
+TEST(TpuCorpusTest, SixthHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
+  REQUIRE_SWEEP("heldout6_families_libtpu0052.jsonl.gz");
+  ExpectUnsettledBesideAnotherLibtpu("heldout6_families_libtpu0052.jsonl.gz",
+                                     {.min_rows = 170, .within_5pct = 90, .within_1pct = 44, .max_at_risk = 32}, 0);
+}
+
+TEST(TpuCorpusTest, SeventhHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
+  REQUIRE_SWEEP("heldout7_families_libtpu0052.jsonl.gz");
+  ExpectUnsettledBesideAnotherLibtpu("heldout7_families_libtpu0052.jsonl.gz",
+                                     {.min_rows = 170, .within_5pct = 91, .within_1pct = 32, .max_at_risk = 31}, 0);
+}
+
+TEST(TpuCorpusTest, EighthHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
+  REQUIRE_SWEEP("heldout8_families_libtpu0052.jsonl.gz");
+  ExpectUnsettledBesideAnotherLibtpu("heldout8_families_libtpu0052.jsonl.gz",
+                                     {.min_rows = 170, .within_5pct = 78, .within_1pct = 43, .max_at_risk = 27}, 0);
+}
+
 // The dev families, 4 shapes a family on every generation. The 10 FITS without a spill estimate are
 // transpose + add's, a streaming body with no spill slots.
 TEST(TpuCorpusTest, DevFamiliesBesideAnotherLibtpuHaveNoFalseFits) {

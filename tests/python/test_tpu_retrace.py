@@ -35,7 +35,12 @@ def test_a_graph_recorded_without_traced_with_takes_the_new_one():
 @pytest.mark.parametrize("name, rows", [("heldout_families_libtpu0052.jsonl.gz", 200),
                                          ("heldout2_families_libtpu0052.jsonl.gz", 150),
                                          ("dev_families_libtpu0052.jsonl.gz", 300),
-                                         ("heldout3_families_libtpu0052.jsonl.gz", 260)])
+                                         ("heldout3_families_libtpu0052.jsonl.gz", 260),
+                                         ("heldout4_families_libtpu0052.jsonl.gz", 200),
+                                         ("heldout5_families_libtpu0052.jsonl.gz", 170),
+                                         ("heldout6_families_libtpu0052.jsonl.gz", 170),
+                                         ("heldout7_families_libtpu0052.jsonl.gz", 170),
+                                         ("heldout8_families_libtpu0052.jsonl.gz", 170)])
 def test_the_libtpu_0052_files_name_their_libtpu(name, rows):
   path = os.path.join(REPO, "tests", "data", "tpu", name)
   with gzip.open(path, "rt") as f:
