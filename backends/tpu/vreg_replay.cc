@@ -285,10 +285,12 @@ std::vector<Base> ReplayRegion(const Region& region, const Base& base, const Dev
       out->primitives.insert(
           absl::StrCat(op.op(), "(", defined[id] >= 0 ? proto.ops(defined[id]).op() : std::string("input"), ")"));
     }
-    for (size_t id = 0; id < region.values.size() && !out->dot_result_held; ++id) {
+    // What the dot classes' figure presumes: a value computed from a dot's result held across this
+    // op, or fed to it as a dot's left operand.
+    const int left_operand = op.op() == "dot_general" && op.operands_size() > 0 ? op.operands(0) : -1;
+    for (int id = 0; id < static_cast<int>(region.values.size()) && !out->dot_result_held; ++id) {
       const bool held_across = defined[id] >= 0 && defined[id] < o && last_use[id] > o;
-      const bool dot_left_operand = op.op() == "dot_general" && op.operands_size() > 0 && op.operands(0) == static_cast<int>(id);
-      if (from_dot[id] && !loaded[id] && (held_across || dot_left_operand)) out->dot_result_held = true;
+      if (from_dot[id] && !loaded[id] && (held_across || id == left_operand)) out->dot_result_held = true;
     }
     int64_t bytes = through[o], computed_bytes = computed[o], results = 0;
     if (op.op() == "dot_general") {
