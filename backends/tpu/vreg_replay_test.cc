@@ -79,6 +79,20 @@ class VregReplayTest : public ::testing::Test {
     return text;
   }
   static std::string F32WeightsLeftMatmul() { return ComputedLeft(F32WeightsMatmul()); }
+  // The traced bodies the bands were fitted on or checked against (bench/tpu/validated_bodies.py);
+  // a record that does not parse fails the test that reads them.
+  static constexpr char kFitBodies[] = "backends/tpu/testdata/validated_bodies.pbtxt.gz";
+  static std::vector<KernelGraph> FitBodies() {
+    std::vector<KernelGraph> graphs;
+    absl::StatusOr<std::string> text = testing::ReadTestData(kFitBodies);
+    EXPECT_TRUE(text.ok()) << kFitBodies << ": " << text.status();
+    if (!text.ok()) return graphs;
+    for (absl::string_view record : absl::StrSplit(*text, "\n---\n")) {
+      KernelGraph& graph = graphs.emplace_back();
+      EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(std::string(record), &graph)) << record.substr(0, 200);
+    }
+    return graphs;
+  }
   const DeviceModel v4_ = testing::ShippedDevice("tpu_v4");
   const DeviceModel v5e_ = testing::ShippedDevice("tpu_v5e");
   const DeviceModel v6e_ = testing::ShippedDevice("tpu_v6e");
@@ -528,20 +542,14 @@ TEST_F(VregReplayTest, DotsWhoseResultsStreamOutAreNamed) {
               ::testing::Not(::testing::Contains(HasSubstr("dots whose results stream out"))));
 }
 
-// The table compiled into spill_model.cc is what the bodies the bands were fitted on replay to:
-// per class, the union of their ops and the most whole-operand ops one of their regions has.
 // The dot classes' figure is the largest dot's f32 result, held: every fitted body of several dots
 // holds a value computed from a dot's result across another whole-operand op, or feeds one to a dot
 // as its left operand (UnvalidatedPatterns widens a body that does not).
 TEST_F(VregReplayTest, EveryFittedDotBodyHoldsADotResult) {
-  const std::string data = "backends/tpu/testdata/validated_bodies.pbtxt.gz";
-  SCRATCHSIM_REQUIRE_TEST_DATA(data);
-  absl::StatusOr<std::string> text = testing::ReadTestData(data);
-  ASSERT_TRUE(text.ok()) << text.status();
+  SCRATCHSIM_REQUIRE_TEST_DATA(kFitBodies);
+  const std::vector<KernelGraph> graphs = FitBodies();
   int dot_bodies = 0;
-  for (absl::string_view record : absl::StrSplit(*text, "\n---\n")) {
-    KernelGraph graph;
-    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(std::string(record), &graph)) << record.substr(0, 200);
+  for (const KernelGraph& graph : graphs) {
     const PallasBody& body = graph.pallas().body();
     const BodyClass c = ClassifyBody(body);
     if (c != BodyClass::kDot && c != BodyClass::kDot32) continue;
@@ -553,17 +561,15 @@ TEST_F(VregReplayTest, EveryFittedDotBodyHoldsADotResult) {
   EXPECT_GE(dot_bodies, 2);
 }
 
+// The table compiled into spill_model.cc is what the bodies the bands were fitted on replay to:
+// per class, the union of their ops and the most whole-operand ops one of their regions has.
 TEST_F(VregReplayTest, ValidatedSignaturesAreTheFitBodies) {
-  const std::string data = "backends/tpu/testdata/validated_bodies.pbtxt.gz";
-  SCRATCHSIM_REQUIRE_TEST_DATA(data);
-  absl::StatusOr<std::string> text = testing::ReadTestData(data);
-  ASSERT_TRUE(text.ok()) << text.status();
+  SCRATCHSIM_REQUIRE_TEST_DATA(kFitBodies);
+  const std::vector<KernelGraph> graphs = FitBodies();
   std::map<BodyClass, std::set<std::string>> ops;
   std::map<BodyClass, int> barriers;
   int bodies = 0;
-  for (absl::string_view record : absl::StrSplit(*text, "\n---\n")) {
-    KernelGraph graph;
-    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(std::string(record), &graph)) << record.substr(0, 200);
+  for (const KernelGraph& graph : graphs) {
     const PallasBody& body = graph.pallas().body();
     absl::StatusOr<VregReplay> r = ReplayVregs(body, v5e_);
     ASSERT_TRUE(r.ok()) << r.status();
