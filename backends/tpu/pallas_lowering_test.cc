@@ -1011,6 +1011,19 @@ TEST(CountedScratchTest, V4TakesTheInternalScratchOnlyForRowVectorsWiderThanOneL
             (std::array<int64_t, 3>{36864, 36864, 36864}));
 }
 
+// A row already in every sublane (a block's column sum: Mosaic replicates a multi_reduction's
+// reduced dims) needs no relayout, however wide: only the broadcast 128-lane row counts.
+TEST(CountedScratchTest, V4TakesNoInternalScratchForAWideRowAlreadyInEverySublane) {
+  PallasBody body;
+  body.set_row_broadcast_bytes("4096");
+  PallasRegion* region = body.add_program();
+  region->add_values("f32[1,128]");
+  region->add_values("f32[1,2048]{sublanes replicated}");
+  EXPECT_EQ(CountedFigures(body, "tpu_v4", "internal_scratch"), (std::array<int64_t, 3>{-1, -1, -1}));
+  region->set_values(1, "f32[1,2048]");
+  EXPECT_EQ(CountedFigures(body, "tpu_v4", "internal_scratch"), (std::array<int64_t, 3>{36864, 36864, 36864}));
+}
+
 TEST(CountedScratchTest, DotsOfTwoToFourRowsGetTheInternalScratchOnV4ToV5p) {
   auto internal = [](const PallasBody& body, const char* device, bool given = false) {
     return CountedFigures(body, device, "internal_scratch", given);

@@ -809,15 +809,18 @@ bool IsOneRowSixteenBitVector(const PallasRegion& region, int32_t id) {
   return type && type->bits == 16 && IsOneRow(*type);
 }
 
-// The most lanes of any one-row vector value of the body (a (..., 1, n) value): 0 if it has none,
-// nothing if the body has no traced program to tell.
+// The most lanes of any one-row vector value of the body (a (..., 1, n) value) that is not already
+// in every sublane: 0 if it has none, nothing if the body has no traced program to tell. A row whose
+// layout replicates its sublanes (a block's column sum, an iota along the lanes) needs no relayout.
 std::optional<int64_t> WidestOneRowVectorLanes(const PallasBody& body) {
   if (body.program_size() == 0) return std::nullopt;
   int64_t widest = 0;
   for (const PallasRegion& region : body.program()) {
     for (int32_t id = 0; id < region.values_size(); ++id) {
       const std::optional<VregValueType> type = VectorTypeAt(region, id);
-      if (type && IsOneRow(*type)) widest = std::max(widest, type->dims.back());
+      const bool in_every_sublane =
+          type && (type->replicated == Replicated::kSublanes || type->replicated == Replicated::kBoth);
+      if (type && IsOneRow(*type) && !in_every_sublane) widest = std::max(widest, type->dims.back());
     }
   }
   return widest;

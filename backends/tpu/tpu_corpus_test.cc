@@ -1225,12 +1225,14 @@ TEST(TpuCorpusTest, FourthHeldOutSetHasNoFalseFits) {
 // "Held-out families"): no false FITS (v4 int8 KV decode d2d97ebbf5 and a4f3e4de0e, where libtpu
 // spills 8.2-8.9 MB, the int8 K block at 32 bits, are DOES NOT FIT). The high bound misses libtpu's
 // requirement on 3: a4f3e4de0e on v6e and v7x (by 106-176 KB; on v5e and v5p the replay's score
-// block held across the max now bounds it) and a v4 depthwise conv2d (57 KB).
+// block held across the max now bounds it) and a v4 depthwise conv2d (57 KB). Four v4 Welford rows
+// have their exactly known part 36 KiB below libtpu's: the internal scratch of their converted
+// bf16 rows, an estimate whose central is that (their column sums take no temporaries).
 TEST(TpuCorpusTest, FifthHeldOutSetIsHeldAsMeasured) {
   REQUIRE_SWEEP("heldout5_families.jsonl.gz");
   ExpectNoFalseFitsAndFiguresAsMeasured(
-      "heldout5_families.jsonl.gz", {.min_rows = 180, .within_5pct = 108, .within_1pct = 67, .max_at_risk = 37,
-                                     .exact_part_equal = 156, .exact_below = 4, .known_high_misses = 3});
+      "heldout5_families.jsonl.gz", {.min_rows = 180, .within_5pct = 108, .within_1pct = 66, .max_at_risk = 37,
+                                     .exact_part_equal = 156, .exact_below = 8, .known_high_misses = 3});
 }
 
 // A sixth held-out set (set "heldout6"), compiled before the model judged it: an int8/int4

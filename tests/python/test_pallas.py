@@ -379,6 +379,42 @@ def test_a_row_vector_compared_against_a_block_is_broadcast_down_the_sublanes():
 
 
 
+def _column_statistics(weighted):
+    # Welford's column mean and variance of bench/tpu/heldout_kernels.py in one step: rows reduced
+    # over the block's sublanes, made (1, n) and subtracted from the block; with weighted=True a
+    # loaded (1, n) weight row scales it too
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    def kernel(x_ref, w_ref, o_ref):
+        x = x_ref[...]
+        mean = jnp.sum(x, axis=0, keepdims=True) / x.shape[0]
+        centred = x - mean
+        var = jnp.mean(centred * centred, axis=0)
+        out = centred * jax.lax.rsqrt(var + 1e-5)[None, :]
+        o_ref[...] = out * w_ref[...] if weighted else out
+
+    def fn(x, w):
+        return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((256, 512), jnp.float32))(x, w)
+
+    return fn, (jax.ShapeDtypeStruct((256, 512), jnp.float32), jax.ShapeDtypeStruct((1, 512), jnp.float32))
+
+
+def test_a_block_reduced_over_its_sublanes_is_a_row_in_every_sublane():
+    # Mosaic's infer_vector_layout replicates a multi_reduction's reduced dims: a column sum made
+    # (1, n), and what is computed from such rows alone, is already in every sublane, so
+    # broadcasting it down the block needs no v4 temporaries; a loaded row still does (4 vregs)
+    fn, args = _column_statistics(weighted=False)
+    graph = ssp.to_graph(fn, *args)
+    assert 'row_broadcast_bytes: "0"' in graph or "row_broadcast_bytes" not in graph
+    assert graph.count('"f32[1,512]{sublanes replicated}"') >= 3  # the mean, its quotient, the scale
+    assert '"f32[1,512]"' not in graph
+    fn, args = _column_statistics(weighted=True)
+    graph = ssp.to_graph(fn, *args)
+    assert 'row_broadcast_bytes: "16384"' in graph
+    assert graph.count('"f32[1,512]"') == 1  # the loaded weight
+
+
 def _masked_top1(rows, cols):
     # one round of topk_mask of bench/tpu/heldout_kernels.py in a loop: the column index is an
     # iota along the minor dim, carried into the loop and compared against the block

@@ -32,7 +32,8 @@ lowering (backends/tpu) estimates those spills from the figures this module read
                           widens such a value to 32 bits and holds it whole
   row_broadcast_bytes     the row vectors (1 x n) a region broadcasts down the sublanes of a block
                           (a layer norm's weight and bias): Mosaic keeps each replicated in vregs,
-                          8 sublanes x n, while the block streams past it
+                          8 sublanes x n, while the block streams past it; a row already in every
+                          sublane (a block's column sum) needs no relayout and is left out
   rolled_loops            loops (while, partly unrolled scans) that hold a reduction or a dot
   temporary_scratch       VMEM scratch the body writes whole before any read within one step
                           (conds on grid axes of extent 1 folded, unrolled loops in line) and
@@ -66,6 +67,9 @@ Plain Python over a jaxpr: no TPU and no libtpu needed (tracing runs on CPU).
 
 REDUCTIONS = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
               "argmax", "argmin", "cumsum", "cummax", "cummin", "cumprod", "cumlogsumexp"}
+# Reductions whose result drops the reduced dims (not the cumulative ones, which keep them).
+DIM_DROPPING_REDUCTIONS = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
+                      "argmax", "argmin"}
 DOTS = {"dot_general"}
 # Elementwise arithmetic (Mosaic's vector ALU ops): a result dtype here needs vector support.
 ARITHMETIC = {"add", "sub", "mul", "div", "rem", "max", "min", "neg", "abs", "exp", "log", "tanh",
@@ -89,6 +93,7 @@ VECTOR_FIGURES = ("loads", "stores", "alu", "transcendental", "reductions", "tra
 VREG_BYTES = 4096  # 8 sublanes x 128 lanes x 32 bits
 # Replicated layouts by the axes they replicate ("s": sublanes, "l": lanes), as value types name them.
 _REPLICATED = {"sublanes": {"s"}, "lanes": {"l"}, "sublanes and lanes": {"s", "l"}}
+_ROWS_IN_EVERY_SUBLANE = ("sublanes", "sublanes and lanes")
 
 _NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int32": "i32",
           "int16": "i16", "int8": "i8", "int4": "i4", "uint32": "u32", "uint16": "u16",
@@ -204,11 +209,13 @@ def _replicated_result(region, eqn, ins):
   name = eqn.primitive.name
   out = eqn.outvars[0].aval if len(eqn.outvars) == 1 else None
   shape = tuple(getattr(out, "shape", ()))
+  shape_of = lambda i: tuple(getattr(region.aval.get(i), "shape", ()))
+  axes_of = lambda i: _REPLICATED.get(region.replicated.get(i), set())
+  if len(shape) == 1:
+    return _replicated_row(name, eqn, ins, shape_of, axes_of)
   if len(shape) < 2:
     return None
   rank = len(shape)
-  shape_of = lambda i: tuple(getattr(region.aval.get(i), "shape", ()))
-  axes_of = lambda i: _REPLICATED.get(region.replicated.get(i), set())
   if name == "iota":
     return {rank - 1: "sublanes", rank - 2: "lanes"}.get(eqn.params.get("dimension"))
   if name == "broadcast_in_dim":
@@ -222,7 +229,12 @@ def _replicated_result(region, eqn, ins):
         axes.add(axis)
       elif src_dim is not None and src_dim == src_minor and axis in axes_of(src):
         axes.add(axis)
+      elif src_dim is None and axis == "s" and len(src_shape) == 1 and "s" in axes_of(src):
+        axes.add(axis)  # a row reduced over its block's sublanes, made (1, n): still in every sublane
     return _replicated_word(axes)
+  if name in ("reshape", "squeeze") and len(shape) == 2 and shape[0] == 1 and ins:
+    src = ins[0]
+    return "sublanes" if shape_of(src) == shape[1:] and "s" in axes_of(src) else None
   if name not in ELEMENTWISE and name != "convert_element_type":
     return None
   vectors = [i for i in ins if shape_of(i) != ()]
@@ -237,6 +249,26 @@ def _replicated_result(region, eqn, ins):
     return own
   constraining = [a for a in map(operand_axes, vectors) if a != {"s", "l"}]
   return _replicated_word(set.intersection(*constraining) if constraining else {"s", "l"})
+
+
+def _replicated_row(name, eqn, ins, shape_of, axes_of):
+  """"sublanes" where a one-dim value is a block reduced over its sublanes, or computed from such
+  values alone; else None. Mosaic's infer_vector_layout lays out a vector.multi_reduction's result
+  with each reduced dim's offset replicated, the result's implicit dim the second-minor one: the
+  column sum of an (R, n) block is already in every sublane, and broadcasting it down a block needs
+  no relayout (docs/tpu.md, "Held-out families"). The mark is the tracer's; a one-dim value's type
+  does not carry it."""
+  if name in DIM_DROPPING_REDUCTIONS:
+    src = shape_of(ins[0]) if ins else ()
+    return "sublanes" if len(src) == 2 and tuple(eqn.params.get("axes", ())) == (0,) else None
+  if name in ("reshape", "squeeze") and ins:
+    return "sublanes" if len(shape_of(ins[0])) == 2 and shape_of(ins[0])[0] == 1 and "s" in axes_of(ins[0]) else None
+  if name not in ELEMENTWISE and name != "convert_element_type":
+    return None
+  vectors = [i for i in ins if shape_of(i) != ()]
+  if vectors and all(len(shape_of(i)) == 1 and "s" in axes_of(i) for i in vectors):
+    return "sublanes"
+  return None
 
 
 def _loop_consts(eqn):
@@ -514,12 +546,14 @@ def summarize(pallas_eqn):
         # by broadcast_in_dim, or implicitly as an operand of an elementwise op against a block
         # (Pallas keeps rank-equal broadcasting implicit): arithmetic, and a compare or select as
         # well (a one-hot's segment ids against an iota: tests/data/tpu/heldout_families.jsonl.gz,
-        # segment_sum on v4); one variable counted once
+        # segment_sum on v4)
+        # one variable counted once; a row already in every sublane (a block's column sum) needs
+        # no relayout and is not counted
         shape_out = tuple(getattr(eqn.outvars[0].aval, "shape", ()))
-        for v in eqn.invars:
+        for v, i in zip([v for v in eqn.invars if not hasattr(v, "val")], ins):
           shape_in = tuple(getattr(getattr(v, "aval", None), "shape", ()))
           if (len(shape_in) >= 2 and len(shape_in) == len(shape_out) and shape_in[-2] == 1 and shape_out[-2] > 1
-              and shape_in[-1] == shape_out[-1] and shape_in[-1] > 1):
+              and shape_in[-1] == shape_out[-1] and shape_in[-1] > 1 and region.replicated.get(i) not in _ROWS_IN_EVERY_SUBLANE):
             rows_seen[id(v)] = vreg_bytes(v.aval)
       if name in DOTS:
         mnk = _dot_shape(eqn)
@@ -607,7 +641,7 @@ def _value_type(aval, replicated=None):
   if aval is None or _is_ref(aval) or getattr(aval, "dtype", None) is None:
     return "ref"
   word = f"{_dtype_name(aval.dtype)}[{','.join(str(int(d)) for d in getattr(aval, 'shape', ()))}]"
-  return f"{word}{{{replicated} replicated}}" if replicated else word
+  return f"{word}{{{replicated} replicated}}" if replicated and len(getattr(aval, "shape", ())) >= 2 else word
 
 
 def _op_axes(name, eqn):
