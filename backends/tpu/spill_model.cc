@@ -507,6 +507,26 @@ void HoldWhatTheReplayHoldsUnderTheHighBound(const VregReplay* replay, SpillEsti
   out.high = absl::StrCat("round_up(max(", out.high, ", ", replay->peak_computed_held_bytes, "), 4096)");
 }
 
+// What any schedule spills of the computed values a reduction over a block's sublanes holds (the
+// replay's sublane_reduction_computed_held_bytes): what the device's register file cannot keep of
+// them. The band's low is at least that, and its central and high with it
+// (TpuCorpusTest.SpillsHoldWhatColumnSumsHold checks it on every recorded compile).
+void HoldWhatColumnSumsHold(const VregReplay* replay, const DeviceModel& device, SpillEstimate& out) {
+  if (replay == nullptr) return;
+  constexpr int64_t kVregBytes = 8 * 128 * 4;  // 8 sublanes x 128 lanes x 32 bits
+  const int64_t register_file = int64_t{device.tpu().vector_registers()} * kVregBytes;
+  const int64_t held_beyond_file = replay->sublane_reduction_computed_held_bytes - register_file;
+  if (held_beyond_file <= 0) return;
+  const std::string floor = absl::StrCat(held_beyond_file / kVregBytes * kVregBytes);
+  out.low = absl::StrCat("max(", out.low, ", ", floor, ")");
+  out.central = absl::StrCat("max(", out.central, ", ", floor, ")");
+  out.high = absl::StrCat("max(", out.high, ", ", floor, ")");
+  out.basis = absl::StrCat(out.basis, "; at least ", floor, " B: the ", replay->sublane_reduction_computed_held_bytes,
+                           " B of computed values held across a reduction over a block's sublanes, which reads every "
+                           "vreg before it yields, less the register file (",
+                           device.tpu().vector_registers(), " vregs)");
+}
+
 }  // namespace
 
 SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) {
@@ -520,6 +540,7 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device, 
   AddConvertedNarrowDotOperands(body, device, out);
   WidenForUnvalidatedPatterns(body, device, replay, out);
   HoldWhatTheReplayHoldsUnderTheHighBound(replay, out);
+  HoldWhatColumnSumsHold(replay, device, out);
   return out;
 }
 

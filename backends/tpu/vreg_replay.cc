@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/algorithm/container.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
@@ -25,6 +26,17 @@ constexpr absl::string_view kReductions[] = {"reduce_sum", "reduce_max", "reduce
                                              "cumprod", "cumlogsumexp"};
 // Ops that read or write a ref: a load's result is a value; a store's operand is consumed.
 constexpr absl::string_view kLoads[] = {"get", "load"};
+
+// Whether `op` reduces over its operand's second-minor dim (a block's column sum): its axes name it.
+// Not a cumulative op, whose rows yield as the scan passes them.
+bool ReducesOverSublanes(const PallasOp& op, const std::vector<VregValueType>& values) {
+  if (!absl::c_linear_search(kReductions, op.op()) || absl::StartsWith(op.op(), "cum") || op.operands_size() == 0) {
+    return false;
+  }
+  const VregValueType& operand = values[op.operands(0)];
+  const int rank = static_cast<int>(operand.dims.size());
+  return operand.vector && rank >= 2 && absl::c_linear_search(op.axes(), rank - 2);
+}
 
 // Generations with a bf16 VPU, whose Mosaic keeps 16-bit arithmetic packed (TPU v6e: "Trillium"
 // adds bf16 to the VPU; v7x keeps it). Elsewhere it is computed in 32 bits.
@@ -314,6 +326,9 @@ std::vector<Base> ReplayRegion(const Region& region, const Base& base, const Dev
       out->peak_at = absl::StrCat(op.op(), " (region ", region.index, ", op ", o, ")");
     }
     computed_bytes = SaturatingAdd(base.computed, SaturatingMul(computed_bytes, region.copies));
+    if (ReducesOverSublanes(op, region.values)) {
+      out->sublane_reduction_computed_held_bytes = std::max(out->sublane_reduction_computed_held_bytes, computed_bytes);
+    }
     if (computed_bytes > out->peak_computed_held_bytes) {
       out->peak_computed_held_bytes = computed_bytes;
       out->computed_peak_at = absl::StrCat(op.op(), " (region ", region.index, ", op ", o, ")");

@@ -86,6 +86,11 @@ struct VregReplay {
   // "How libtpu allocates spill slots"). Region inputs count as computed (a loop's carries).
   int64_t peak_computed_held_bytes = 0;
   std::string computed_peak_at;  // where that figure peaks: "reduce_sum (region 0, op 21)"
+  // The computed values held across a reduction over its operand's sublanes (a block's column
+  // sum), as peak_computed_held_bytes counts them: such a reduction reads every vreg of its operand
+  // before it yields, so no schedule can interleave what comes after it with what came before, and
+  // a value read on both sides of it is held whole.
+  int64_t sublane_reduction_computed_held_bytes = 0;
   // The results of the barrier where that figure peaks (a reduction's row vector), times the
   // copies: what the cross-lane units yield at it.
   int64_t barrier_results_bytes = 0;

@@ -236,6 +236,54 @@ TEST_F(VregReplayTest, TheComputedFigureLeavesLoadsOut) {
   EXPECT_EQ(dot->barrier_results_bytes, 128 * 1024 * 4);
 }
 
+// Welford's column statistics over a (512, 1024) bf16 block: x, converted to f32, is read by the
+// column sum and then by the subtraction of the column mean. `sum_axis` is the reduced axis.
+std::string ColumnStatistics(int sum_axis, const char* reduction = "reduce_sum") {
+  return absl::StrCat(R"pb(
+    program {
+      values: "ref" values: "bf16[512,1024]" values: "f32[512,1024]" values: "f32[1024]"
+      values: "f32[1,1024]{sublanes replicated}" values: "f32[512,1024]" values: "f32[512,1024]"
+      ops { op: "get" operands: 0 results: 1 }
+      ops { op: "convert_element_type" operands: 1 results: 2 }
+      ops { op: ")pb", reduction, R"pb(" operands: 2 results: 3 axes: )pb", sum_axis, R"pb( }
+      ops { op: "broadcast_in_dim" operands: 3 results: 4 }
+      ops { op: "sub" operands: 2 operands: 4 results: 5 }
+      ops { op: "mul" operands: 5 operands: 5 results: 6 }
+    }
+  )pb");
+}
+
+// A reduction over a block's sublanes reads every vreg of its operand before it yields: what is
+// computed before it and read after it is held whole, on any schedule. One over the lanes, or a
+// cumulative one, yields row by row and holds nothing whole by necessity.
+TEST_F(VregReplayTest, AColumnSumHoldsWhatIsComputedBeforeItAndReadAfter) {
+  absl::StatusOr<VregReplay> column = ReplayVregs(Body(ColumnStatistics(0).c_str()), v5e_);
+  ASSERT_TRUE(column.ok()) << column.status();
+  EXPECT_EQ(column->sublane_reduction_computed_held_bytes, 512 * 1024 * 4);
+  for (const std::string& text : {ColumnStatistics(1), ColumnStatistics(0, "cumsum")}) {
+    absl::StatusOr<VregReplay> other = ReplayVregs(Body(text.c_str()), v5e_);
+    ASSERT_TRUE(other.ok()) << other.status();
+    EXPECT_EQ(other->sublane_reduction_computed_held_bytes, 0) << text;
+  }
+}
+
+// The band's low is at least what the register file cannot keep of a column sum's held values:
+// 32 vregs on v4, 64 on v5e-v7x (tests/data/tpu/vreg_alloc_probe.txt); the central and high with it.
+TEST_F(VregReplayTest, AColumnSumsHeldValuesBeyondTheRegisterFileAreTheLowOfTheBand) {
+  const PallasBody body = Body(ColumnStatistics(0).c_str());
+  for (const auto& [device, vregs] : {std::pair{&v4_, 32}, std::pair{&v5e_, 64}, std::pair{&v6e_, 64}}) {
+    const SpillEstimate estimate = EstimateSpills(body, *device);
+    const int64_t floor = 512 * 1024 * 4 - vregs * 4096;
+    for (const std::string* figure : {&estimate.low, &estimate.central, &estimate.high}) {
+      const absl::StatusOr<int64_t> bytes = Expr::EvaluateConstant(*figure);
+      ASSERT_TRUE(bytes.ok()) << *figure;
+      EXPECT_GE(*bytes, floor) << *figure;
+    }
+    EXPECT_EQ(*Expr::EvaluateConstant(estimate.low), floor);
+    EXPECT_THAT(estimate.basis, HasSubstr(absl::StrCat("less the register file (", vregs, " vregs)")));
+  }
+}
+
 // A widened band's central is the computed values held across a barrier, not the loads (LLO loads
 // a block again where it needs it), and not the class's central. Here a loaded block and its
 // exponential both straddle a cumulative sum (no fitted reduction body has one): 1 MiB computed,
