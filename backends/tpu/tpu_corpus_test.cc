@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -1143,14 +1144,12 @@ std::vector<std::string> AllFamilyFiles() {
   return out;
 }
 
-// A reduction over a block's sublanes reads every vreg of its operand before it yields, so the
-// computed values read on both sides of it are held whole: libtpu spills at least what the register
-// file cannot hold of them, on every recorded compile whose body has one (the low of its band).
-TEST(TpuCorpusTest, SpillsHoldWhatColumnSumsHold) {
-  int rows = 0, bounded = 0;
-  double tightest = 1e9;
-  std::string tightest_id;
-  for (const std::string& file : AllFamilyFiles()) {
+// Calls `visit` with every compile of `files` that libtpu fits: its file, its row, libtpu's result
+// and its graph's body. A missing file fails the test.
+void ForEachFittingCompile(
+    const std::vector<std::string>& files,
+    const std::function<void(const std::string&, const Struct&, const Struct&, const PallasBody&)>& visit) {
+  for (const std::string& file : files) {
     SCRATCHSIM_REQUIRE_TEST_DATA("tests/data/tpu/" + file);
     for (const std::string& line : ReadGzipLines(std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/tpu/" + file)) {
       Struct row;
@@ -1159,19 +1158,33 @@ TEST(TpuCorpusTest, SpillsHoldWhatColumnSumsHold) {
       if (Field(row, "header") != nullptr || result == nullptr || Str(*result, "verdict") != "fits") continue;
       KernelGraph graph;
       if (!google::protobuf::TextFormat::ParseFromString(Str(row, "graph"), &graph)) continue;
-      absl::StatusOr<VregReplay> replay = ReplayVregs(graph.pallas().body(), TpuDevice(Str(row, "gen")));
-      ASSERT_TRUE(replay.ok()) << Str(row, "id") << ": " << replay.status();
-      ++rows;
-      const int64_t register_file = int64_t{TpuDevice(Str(row, "gen")).tpu().vector_registers()} * 4096;
-      const int64_t low = replay->sublane_reduction_computed_held_bytes - register_file;
-      if (low <= 0) continue;
-      ++bounded;
-      const int64_t spill = Num(*result, "spill_bytes");
-      EXPECT_GE(spill, low) << Str(row, "gen") << " " << Str(row, "id") << " (" << file << ")";
-      const double ratio = static_cast<double>(spill) / static_cast<double>(low);
-      if (ratio < tightest) tightest = ratio, tightest_id = Str(row, "gen") + " " + Str(row, "id");
+      visit(file, row, *result, graph.pallas().body());
     }
   }
+}
+
+// A reduction over a block's sublanes reads every vreg of its operand before it yields, so the
+// computed values read on both sides of it are held whole: libtpu spills at least what the register
+// file cannot hold of them, on every recorded compile whose body has one (the low of its band).
+TEST(TpuCorpusTest, SpillsHoldWhatColumnSumsHold) {
+  int rows = 0, bounded = 0;
+  double tightest = 1e9;
+  std::string tightest_id;
+  ForEachFittingCompile(AllFamilyFiles(), [&](const std::string& file, const Struct& row, const Struct& result,
+                                              const PallasBody& body) {
+    const DeviceModel device = TpuDevice(Str(row, "gen"));
+    absl::StatusOr<VregReplay> replay = ReplayVregs(body, device);
+    ASSERT_TRUE(replay.ok()) << Str(row, "id") << ": " << replay.status();
+    ++rows;
+    const int64_t register_file = int64_t{device.tpu().vector_registers()} * 4096;
+    const int64_t low = replay->sublane_reduction_computed_held_bytes - register_file;
+    if (low <= 0) return;
+    ++bounded;
+    const int64_t spill = Num(result, "spill_bytes");
+    EXPECT_GE(spill, low) << Str(row, "gen") << " " << Str(row, "id") << " (" << file << ")";
+    const double ratio = static_cast<double>(spill) / static_cast<double>(low);
+    if (ratio < tightest) tightest = ratio, tightest_id = Str(row, "gen") + " " + Str(row, "id");
+  });
   std::printf("%d compiles, %d with a column sum holding more than the register file; the least spilled is %.3f "
               "of that (%s)\n", rows, bounded, tightest, tightest_id.c_str());
   EXPECT_GE(bounded, 20);
@@ -1191,30 +1204,20 @@ TEST(TpuCorpusTest, SpillsStayWithinTheReplaysBound) {
   int rows = 0, spilling = 0;
   double worst = 0;
   std::string worst_id;
-  for (const std::string& file : files) {
-    SCRATCHSIM_REQUIRE_TEST_DATA("tests/data/tpu/" + file);
-    for (const std::string& line : ReadGzipLines(std::string(SCRATCHSIM_SOURCE_DIR) + "/tests/data/tpu/" + file)) {
-      Struct row;
-      ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(line, &row).ok()) << file;
-      const Struct* result = Sub(row, "result");
-      if (Field(row, "header") != nullptr || result == nullptr || Str(*result, "verdict") != "fits") continue;
-      KernelGraph graph;
-      if (!google::protobuf::TextFormat::ParseFromString(Str(row, "graph"), &graph)) continue;
-      const PallasBody& body = graph.pallas().body();
-      ASSERT_GT(body.program_size(), 0) << Str(row, "id") << ": re-trace " << file << " (bench/tpu/retrace.py)";
-      const std::string gen = Str(row, "gen");
-        absl::StatusOr<VregReplay> replay = ReplayVregs(body, TpuDevice(gen));
-      ASSERT_TRUE(replay.ok()) << Str(row, "id") << ": " << replay.status();
-      const int64_t spill = Num(*result, "spill_bytes");
-      const int64_t peak = (SpillBoundBytes(*replay) + 4095) / 4096 * 4096;
-      ++rows;
-      if (spill == 0) continue;
-      ++spilling;
-      EXPECT_LE(spill, peak) << Str(row, "id") << " (" << file << ")";
-      const double ratio = static_cast<double>(spill) / static_cast<double>(std::max<int64_t>(peak, 1));
-      if (ratio > worst) worst = ratio, worst_id = Str(row, "id");
-    }
-  }
+  ForEachFittingCompile(files, [&](const std::string& file, const Struct& row, const Struct& result,
+                                   const PallasBody& body) {
+    ASSERT_GT(body.program_size(), 0) << Str(row, "id") << ": re-trace " << file << " (bench/tpu/retrace.py)";
+    absl::StatusOr<VregReplay> replay = ReplayVregs(body, TpuDevice(Str(row, "gen")));
+    ASSERT_TRUE(replay.ok()) << Str(row, "id") << ": " << replay.status();
+    const int64_t spill = Num(result, "spill_bytes");
+    const int64_t peak = (SpillBoundBytes(*replay) + 4095) / 4096 * 4096;
+    ++rows;
+    if (spill == 0) return;
+    ++spilling;
+    EXPECT_LE(spill, peak) << Str(row, "id") << " (" << file << ")";
+    const double ratio = static_cast<double>(spill) / static_cast<double>(std::max<int64_t>(peak, 1));
+    if (ratio > worst) worst = ratio, worst_id = Str(row, "id");
+  });
   std::printf("%d compiles, %d spilling; the most spilled is %.2f of the replay's bound (%s)\n", rows, spilling,
               worst, worst_id.c_str());
   EXPECT_GE(spilling, 500);
