@@ -34,6 +34,7 @@ RUN23 = "tests/data/planner/h200-heldout23-2026-12-04"  # the twenty-third (matm
 PLANS24 = "tests/data/planner/heldout24-plans"  # the twenty-fourth's plans, written before any timing
 RUN24_H100 = "tests/data/planner/h100-heldout24-2026-12-05"  # the twenty-fourth on the H100
 RUN24_H100_AGAIN = "tests/data/planner/h100-heldout24-again-2026-12-06"  # ... timed again on another lease
+RUN24_H100_THIRD = "tests/data/planner/h100-heldout24-third-2026-12-07"  # ... f16 a third time
 
 
 def _bench(repo, script, *args):
@@ -392,6 +393,14 @@ def test_twenty_fourth_part_timed_again_on_the_h100_keeps_its_counts(repo, tmp_p
     _judge_h100_plans_of_part_24(repo, tmp_path, RUN24_H100_AGAIN,
                                  {F16_24: (37, 35, 35), F32_24: (37, 32, 36), ATTENTION_24: (12, 12, 12)},
                                  {F16_24: (37, 35, 32), F32_24: (37, 32, 35), ATTENTION_24: (12, 12, 12)})
+
+
+def test_twenty_fourth_part_f16_timed_a_third_time_on_the_h100_keeps_its_counts(repo, tmp_path):
+    # A third lease, f16 only: the first run's ranking figures and shortlist.
+    plans = repo / PLANS24 / "h100-plans-before-timing.json.gz"
+    for shortlist in (False, True):
+        _expect(_judged(repo, tmp_path, plans, "h100-f16.json.gz", run_dir=RUN24_H100_THIRD, shortlist=shortlist),
+                {F16_24: (37, 35, 34 if shortlist else 35)})
 
 
 def test_twenty_second_part_judges_attention_blind(repo, tmp_path):
