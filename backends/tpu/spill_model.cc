@@ -513,11 +513,9 @@ void HoldWhatTheReplayHoldsUnderTheHighBound(const VregReplay* replay, SpillEsti
 // (TpuCorpusTest.SpillsHoldWhatColumnSumsHold checks it on every recorded compile).
 void HoldWhatColumnSumsHold(const VregReplay* replay, const DeviceModel& device, SpillEstimate& out) {
   if (replay == nullptr) return;
-  constexpr int64_t kVregBytes = 8 * 128 * 4;  // 8 sublanes x 128 lanes x 32 bits
-  const int64_t register_file = int64_t{device.tpu().vector_registers()} * kVregBytes;
-  const int64_t held_beyond_file = replay->sublane_reduction_computed_held_bytes - register_file;
+  const int64_t held_beyond_file = replay->sublane_reduction_computed_held_bytes - RegisterFileBytes(device);
   if (held_beyond_file <= 0) return;
-  const std::string floor = absl::StrCat(held_beyond_file / kVregBytes * kVregBytes);
+  const std::string floor = absl::StrCat(held_beyond_file / 4096 * 4096);  // whole vregs
   out.low = absl::StrCat("max(", out.low, ", ", floor, ")");
   out.central = absl::StrCat("max(", out.central, ", ", floor, ")");
   out.high = absl::StrCat("max(", out.high, ", ", floor, ")");
@@ -839,9 +837,7 @@ std::optional<int64_t> WidestOneRowVectorLanes(const PallasBody& body) {
   for (const PallasRegion& region : body.program()) {
     for (int32_t id = 0; id < region.values_size(); ++id) {
       const std::optional<VregValueType> type = VectorTypeAt(region, id);
-      const bool in_every_sublane =
-          type && (type->replicated == Replicated::kSublanes || type->replicated == Replicated::kBoth);
-      if (type && IsOneRow(*type) && !in_every_sublane) widest = std::max(widest, type->dims.back());
+      if (type && IsOneRow(*type) && !InEverySublane(*type)) widest = std::max(widest, type->dims.back());
     }
   }
   return widest;

@@ -1130,9 +1130,6 @@ TEST(TpuCorpusTest, ComputedValuesHeldAcrossABarrierAgainstLlosPressure) {
   EXPECT_EQ(narrow_within_10, 2);
 }
 
-// The bound the vreg replay puts on spill slots (SpillBoundBytes: the program-order peak, or every
-// value across a rolled loop), checked on every recorded compile whose graph carries its program:
-// libtpu's spill slots stay at or below it (rounded to whole vregs).
 // Every family file, under both libtpu versions.
 std::vector<std::string> AllFamilyFiles() {
   std::vector<std::string> out;
@@ -1176,8 +1173,7 @@ TEST(TpuCorpusTest, SpillsHoldWhatColumnSumsHold) {
     absl::StatusOr<VregReplay> replay = ReplayVregs(body, device);
     ASSERT_TRUE(replay.ok()) << Str(row, "id") << ": " << replay.status();
     ++rows;
-    const int64_t register_file = int64_t{device.tpu().vector_registers()} * 4096;
-    const int64_t low = replay->sublane_reduction_computed_held_bytes - register_file;
+    const int64_t low = replay->sublane_reduction_computed_held_bytes - RegisterFileBytes(device);
     if (low <= 0) return;
     ++bounded;
     const int64_t spill = Num(result, "spill_bytes");
@@ -1190,6 +1186,9 @@ TEST(TpuCorpusTest, SpillsHoldWhatColumnSumsHold) {
   EXPECT_GE(bounded, 20);
 }
 
+// The bound the vreg replay puts on spill slots (SpillBoundBytes: the program-order peak, or every
+// value across a rolled loop), checked on every recorded compile whose graph carries its program:
+// libtpu's spill slots stay at or below it (rounded to whole vregs).
 TEST(TpuCorpusTest, SpillsStayWithinTheReplaysBound) {
   const std::vector<std::string> files = {
       "flash_spill_sweep.jsonl.gz", "flash_head_dim_spill_sweep.jsonl.gz", "flash_causal_spill_sweep.jsonl.gz",

@@ -108,6 +108,15 @@ absl::StatusOr<VregValueType> ParseValueType(absl::string_view text, absl::strin
   return out;
 }
 
+bool InEverySublane(const VregValueType& value) {
+  return value.replicated == Replicated::kSublanes || value.replicated == Replicated::kBoth;
+}
+
+int64_t RegisterFileBytes(const DeviceModel& device) {
+  constexpr int64_t kVregBytes = 8 * 128 * 4;  // 8 sublanes x 128 lanes x 32 bits
+  return int64_t{device.tpu().vector_registers()} * kVregBytes;
+}
+
 int64_t VregBytes(const VregValueType& value, bool widened) {
   if (!value.vector) return 0;
   const int bits = widened ? 32 : std::clamp(value.bits, 4, 32);
@@ -119,7 +128,7 @@ int64_t VregBytes(const VregValueType& value, bool widened) {
     elements = CheckedRoundUp(value.dims[0], 128 * packing);
   } else {
     // A replicated axis holds one tile: every vreg repeats its sublanes (or lanes).
-    const bool one_row = value.replicated == Replicated::kSublanes || value.replicated == Replicated::kBoth;
+    const bool one_row = InEverySublane(value);
     const bool one_lane = value.replicated == Replicated::kLanes || value.replicated == Replicated::kBoth;
     const int64_t row_dim = one_row ? 1 : value.dims[value.dims.size() - 2];
     const int64_t col_dim = one_lane ? 1 : value.dims.back();

@@ -41,6 +41,10 @@ struct VregValueType {
   std::vector<int64_t> dims;
   Replicated replicated = Replicated::kNone;
 };
+// Whether `value`'s layout replicates its sublanes (alone or with its lanes): every row of each
+// vreg the same, as a block's column sum or an iota along the lanes is.
+bool InEverySublane(const VregValueType& value);
+
 // Parses PallasRegion.values' words; `field` names the value in the error.
 absl::StatusOr<VregValueType> ParseValueType(absl::string_view text, absl::string_view field);
 
@@ -49,6 +53,10 @@ absl::StatusOr<VregValueType> ParseValueType(absl::string_view text, absl::strin
 // 32-bit sublane unless `widened` (then 32 bits each), leading dims multiplied; a 1-d value fills
 // lanes. 0 for refs and scalars.
 int64_t VregBytes(const VregValueType& value, bool widened);
+
+// The bytes of `device`'s vector register file as libtpu allocates it: its vregs of 4 KiB (32 on
+// v4, 64 on v5e-v7x: tests/data/tpu/vreg_alloc_probe.txt, in the device models).
+int64_t RegisterFileBytes(const DeviceModel& device);
 
 // Whether `device`'s Mosaic computes 16- and 8-bit vector arithmetic in 32 bits: the generations
 // without a bf16 VPU (v4, v5e, v5p), and a TPU other than the five (the larger figure).

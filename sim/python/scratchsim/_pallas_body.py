@@ -68,8 +68,7 @@ Plain Python over a jaxpr: no TPU and no libtpu needed (tracing runs on CPU).
 REDUCTIONS = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
               "argmax", "argmin", "cumsum", "cummax", "cummin", "cumprod", "cumlogsumexp"}
 # Reductions whose result drops the reduced dims (not the cumulative ones, which keep them).
-DIM_DROPPING_REDUCTIONS = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
-                      "argmax", "argmin"}
+DIM_DROPPING_REDUCTIONS = {r for r in REDUCTIONS if not r.startswith("cum")}
 DOTS = {"dot_general"}
 # Elementwise arithmetic (Mosaic's vector ALU ops): a result dtype here needs vector support.
 ARITHMETIC = {"add", "sub", "mul", "div", "rem", "max", "min", "neg", "abs", "exp", "log", "tanh",
@@ -93,7 +92,6 @@ VECTOR_FIGURES = ("loads", "stores", "alu", "transcendental", "reductions", "tra
 VREG_BYTES = 4096  # 8 sublanes x 128 lanes x 32 bits
 # Replicated layouts by the axes they replicate ("s": sublanes, "l": lanes), as value types name them.
 _REPLICATED = {"sublanes": {"s"}, "lanes": {"l"}, "sublanes and lanes": {"s", "l"}}
-_ROWS_IN_EVERY_SUBLANE = ("sublanes", "sublanes and lanes")
 
 _NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int32": "i32",
           "int16": "i16", "int8": "i8", "int4": "i4", "uint32": "u32", "uint16": "u16",
@@ -546,14 +544,13 @@ def summarize(pallas_eqn):
         # by broadcast_in_dim, or implicitly as an operand of an elementwise op against a block
         # (Pallas keeps rank-equal broadcasting implicit): arithmetic, and a compare or select as
         # well (a one-hot's segment ids against an iota: tests/data/tpu/heldout_families.jsonl.gz,
-        # segment_sum on v4)
-        # one variable counted once; a row already in every sublane (a block's column sum) needs
-        # no relayout and is not counted
+        # segment_sum on v4); one variable counted once; a row already in every sublane (a block's
+        # column sum) needs no relayout and is not counted
         shape_out = tuple(getattr(eqn.outvars[0].aval, "shape", ()))
         for v, i in zip([v for v in eqn.invars if not hasattr(v, "val")], ins):
           shape_in = tuple(getattr(getattr(v, "aval", None), "shape", ()))
           if (len(shape_in) >= 2 and len(shape_in) == len(shape_out) and shape_in[-2] == 1 and shape_out[-2] > 1
-              and shape_in[-1] == shape_out[-1] and shape_in[-1] > 1 and region.replicated.get(i) not in _ROWS_IN_EVERY_SUBLANE):
+              and shape_in[-1] == shape_out[-1] and shape_in[-1] > 1 and "s" not in _REPLICATED.get(region.replicated.get(i), set())):
             rows_seen[id(v)] = vreg_bytes(v.aval)
       if name in DOTS:
         mnk = _dot_shape(eqn)
