@@ -35,6 +35,7 @@ PLANS24 = "tests/data/planner/heldout24-plans"  # the twenty-fourth's plans, wri
 RUN24_H100 = "tests/data/planner/h100-heldout24-2026-12-05"  # the twenty-fourth on the H100
 RUN24_H100_AGAIN = "tests/data/planner/h100-heldout24-again-2026-12-06"  # ... timed again on another lease
 RUN24_H100_THIRD = "tests/data/planner/h100-heldout24-third-2026-12-07"  # ... f16 a third time
+RUN24 = "tests/data/planner/h200-heldout24-2026-12-07"  # the twenty-fourth on the H200
 
 
 def _bench(repo, script, *args):
@@ -354,15 +355,22 @@ def test_a_row_the_budget_stopped_in_is_counted_partial_until_timed_again(repo, 
 
 
 def test_twenty_third_part_judges_the_planner_and_the_closed_network_wait_blind(repo, tmp_path):
-    # The planner as it stands and the variant, ranking then shortlist.
+    # The planner as it stands and the variant, ranking then shortlist; then with the f16 rows a
+    # later lease timed from the thirteenth on (the last of them partial).
     f16, f32 = "matmul heldout23 f16", "matmul heldout23 f32"
-    timings = ("h200-f16.json.gz", "h200-f32.json.gz")
-    for plans, shortlist, figures in (
-            ("plans-before-timing.json.gz", False, {f16: (12, 12, 10), f32: (37, 34, 35)}),
-            ("plans-before-timing.json.gz", True, {f16: (12, 12, 9), f32: (37, 34, 37)}),
-            ("plans-mma-sync-wait-closed-network.json.gz", False, {f16: (12, 12, 10), f32: (37, 35, 36)}),
-            ("plans-mma-sync-wait-closed-network.json.gz", True, {f16: (12, 12, 11), f32: (37, 35, 37)})):
+    first, with_rest = ("h200-f16.json.gz", "h200-f32.json.gz"), ("h200-f16.json.gz", "h200-f16-rest.json.gz")
+    for plans, shortlist, timings, figures in (
+            ("plans-before-timing.json.gz", False, first, {f16: (12, 12, 10), f32: (37, 34, 35)}),
+            ("plans-before-timing.json.gz", True, first, {f16: (12, 12, 9), f32: (37, 34, 37)}),
+            ("plans-mma-sync-wait-closed-network.json.gz", False, first, {f16: (12, 12, 10), f32: (37, 35, 36)}),
+            ("plans-mma-sync-wait-closed-network.json.gz", True, first, {f16: (12, 12, 11), f32: (37, 35, 37)}),
+            ("plans-before-timing.json.gz", False, with_rest, {f16: (16, 15, 13)}),
+            ("plans-before-timing.json.gz", True, with_rest, {f16: (16, 15, 12)}),
+            ("plans-mma-sync-wait-closed-network.json.gz", False, with_rest, {f16: (16, 15, 14)}),
+            ("plans-mma-sync-wait-closed-network.json.gz", True, with_rest, {f16: (16, 15, 15)})):
         _expect(_judged(repo, tmp_path, plans, *timings, run_dir=RUN23, shortlist=shortlist), figures)
+    rest = _judged(repo, tmp_path, "plans-before-timing.json.gz", *with_rest, run_dir=RUN23)
+    assert rest[f16]["partial_rows"] == 1
 
 
 F16_24, F32_24, ATTENTION_24 = "matmul heldout24 f16", "matmul heldout24 f32", "attention heldout24 f16"
@@ -401,6 +409,23 @@ def test_twenty_fourth_part_f16_timed_a_third_time_on_the_h100_keeps_its_counts(
     for shortlist in (False, True):
         _expect(_judged(repo, tmp_path, plans, "h100-f16.json.gz", run_dir=RUN24_H100_THIRD, shortlist=shortlist),
                 {F16_24: (37, 35, 34 if shortlist else 35)})
+
+
+def test_twenty_fourth_part_judges_the_planner_and_the_closed_network_wait_blind_on_the_h200(repo, tmp_path):
+    # Both plan files were committed before any timing of the part: the planner as it stands and
+    # the variant, ranking then shortlist (the attention rankings are the planner's in both); then
+    # the CUDA GEMM's plans on the 31 shapes its calls reached.
+    timings = ("h200-f16.json.gz", "h200-f32.json.gz", "h200-attention.json.gz")
+    for plans, shortlist, figures in (
+            ("plans-before-timing.json.gz", False, {F16_24: (37, 32, 33), F32_24: (37, 24, 32), ATTENTION_24: (12, 12, 12)}),
+            ("plans-before-timing.json.gz", True, {F16_24: (37, 32, 28), F32_24: (37, 24, 32), ATTENTION_24: (12, 12, 12)}),
+            ("plans-mma-sync-wait-closed-network.json.gz", False, {F16_24: (37, 34, 36), F32_24: (37, 34, 31)}),
+            ("plans-mma-sync-wait-closed-network.json.gz", True, {F16_24: (37, 34, 36), F32_24: (37, 34, 34)})):
+        _expect(_judged(repo, tmp_path, repo / PLANS24 / plans, *timings, run_dir=RUN24, shortlist=shortlist), figures,
+                plans)
+    _expect(_judged(repo, tmp_path, repo / PLANS24 / "cuda-gemm-plans-before-timing.json.gz",
+                    "cuda-gemm-heldout24.json.gz", run_dir=RUN24),
+            {F16_24: (31, 30, 30), F32_24: (31, 31, 31)})
 
 
 def test_twenty_second_part_judges_attention_blind(repo, tmp_path):
