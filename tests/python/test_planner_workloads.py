@@ -428,6 +428,34 @@ def test_twenty_fourth_part_judges_the_planner_and_the_closed_network_wait_blind
             {F16_24: (31, 30, 30), F32_24: (31, 31, 31)})
 
 
+def test_a_shortlist_hedging_both_readings_of_the_wait_judges_as_reported(repo, tmp_path):
+    # The variant's first two, then the planner's shortlist, from the two plan files each part
+    # committed before its timing: the variant's top-1, and the top 5 of both readings.
+    for run_dir, planner, variant, timings, figures in (
+            (RUN23, repo / RUN23 / "plans-before-timing.json.gz", repo / RUN23 / "plans-mma-sync-wait-closed-network.json.gz",
+             ("h200-f16.json.gz", "h200-f16-rest.json.gz", "h200-f32.json.gz"),
+             {"matmul heldout23 f16": (16, 15, 15), "matmul heldout23 f32": (37, 35, 37)}),
+            (RUN24, repo / PLANS24 / "plans-before-timing.json.gz", repo / PLANS24 / "plans-mma-sync-wait-closed-network.json.gz",
+             ("h200-f16.json.gz", "h200-f32.json.gz"), {F16_24: (37, 34, 35), F32_24: (37, 34, 35)})):
+        hedged = tmp_path / "hedged.json"
+        _bench(repo, "hedge_both_readings.py", planner, variant, hedged)
+        _expect(_judged(repo, tmp_path, hedged, *timings, run_dir=run_dir, shortlist=True), figures, run_dir)
+
+
+def test_hedging_plans_of_other_rows_names_the_row(repo, tmp_path):
+    # The planner's file must plan every row the variant's does.
+    planner = tmp_path / "planner.json"
+    plans = json.loads(subprocess.run(["gzip", "-dc", str(repo / PLANS24 / "plans-before-timing.json.gz")],
+                                      check=True, capture_output=True, text=True).stdout)
+    plans["matmul"] = plans["matmul"][1:]
+    planner.write_text(json.dumps(plans))
+    result = subprocess.run([sys.executable, str(repo / "bench/planner/hedge_both_readings.py"), planner,
+                             repo / PLANS24 / "plans-mma-sync-wait-closed-network.json.gz", tmp_path / "out.json"],
+                            capture_output=True, text=True, cwd=repo / "bench/planner")
+    assert result.returncode != 0
+    assert "plans-mma-sync-wait-closed-network.json.gz" in result.stderr and "not in the planner's" in result.stderr
+
+
 def test_twenty_second_part_judges_attention_blind(repo, tmp_path):
     # The ranking and the shortlist, on the first timing and on the part timed again.
     for timings in ("h200-f16.json.gz", "h200-attention-repeat.json.gz"):
