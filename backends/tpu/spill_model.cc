@@ -507,22 +507,31 @@ void HoldWhatTheReplayHoldsUnderTheHighBound(const VregReplay* replay, SpillEsti
   out.high = absl::StrCat("round_up(max(", out.high, ", ", replay->peak_computed_held_bytes, "), 4096)");
 }
 
-// What any schedule spills of the computed values a reduction over a block's sublanes holds (the
-// replay's sublane_reduction_computed_held_bytes): what the device's register file cannot keep of
-// them. The band's low is at least that, and its central and high with it
-// (TpuCorpusTest.SpillsHoldWhatColumnSumsHold checks it on every recorded compile).
-void HoldWhatColumnSumsHold(const VregReplay* replay, const DeviceModel& device, SpillEstimate& out) {
-  if (replay == nullptr) return;
-  const int64_t held_beyond_file = replay->sublane_reduction_computed_held_bytes - RegisterFileBytes(device);
+// What any schedule spills of `held_bytes` held whole: what the device's register file cannot keep
+// of them. The band's low is at least that, and its central and high with it; `what` says in the
+// basis what holds them.
+void HoldAtLeast(int64_t held_bytes, absl::string_view what, const DeviceModel& device, SpillEstimate& out) {
+  const int64_t held_beyond_file = held_bytes - RegisterFileBytes(device);
   if (held_beyond_file <= 0) return;
   const std::string floor = absl::StrCat(held_beyond_file / 4096 * 4096);  // whole vregs
   out.low = absl::StrCat("max(", out.low, ", ", floor, ")");
   out.central = absl::StrCat("max(", out.central, ", ", floor, ")");
   out.high = absl::StrCat("max(", out.high, ", ", floor, ")");
-  out.basis = absl::StrCat(out.basis, "; at least ", floor, " B: the ", replay->sublane_reduction_computed_held_bytes,
-                           " B of computed values held across a reduction over a block's sublanes, which reads every "
-                           "vreg before it yields, less the register file (",
-                           device.tpu().vector_registers(), " vregs)");
+  out.basis = absl::StrCat(out.basis, "; at least ", floor, " B: the ", held_bytes, " B of ", what,
+                           ", less the register file (", device.tpu().vector_registers(), " vregs)");
+}
+
+// Two whole holds no schedule avoids (each checked on every recorded compile:
+// TpuCorpusTest.SpillsHoldWhatColumnSumsHold, SpillsHoldWhatStoreGroupsHold): the computed values a
+// reduction over a block's sublanes holds (it reads every vreg before it yields), and those the
+// stores of several outputs hold (each output's stores are one run of LLO's schedule).
+void HoldWhatNoScheduleAvoids(const VregReplay* replay, const DeviceModel& device, SpillEstimate& out) {
+  if (replay == nullptr) return;
+  HoldAtLeast(replay->sublane_reduction_computed_held_bytes,
+              "computed values held across a reduction over a block's sublanes, which reads every vreg before it "
+              "yields", device, out);
+  HoldAtLeast(replay->store_group_held_bytes,
+              "computed values the stores of several outputs hold on any order of their runs", device, out);
 }
 
 }  // namespace
@@ -538,7 +547,7 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device, 
   AddConvertedNarrowDotOperands(body, device, out);
   WidenForUnvalidatedPatterns(body, device, replay, out);
   HoldWhatTheReplayHoldsUnderTheHighBound(replay, out);
-  HoldWhatColumnSumsHold(replay, device, out);
+  HoldWhatNoScheduleAvoids(replay, device, out);
   return out;
 }
 

@@ -1,7 +1,9 @@
 #include "backends/tpu/vreg_replay.h"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <utility>
 
@@ -26,6 +28,10 @@ constexpr absl::string_view kReductions[] = {"reduce_sum", "reduce_max", "reduce
                                              "cumprod", "cumlogsumexp"};
 // Ops that read or write a ref: a load's result is a value; a store's operand is consumed.
 constexpr absl::string_view kLoads[] = {"get", "load"};
+// Ops that make a value of one operand without arithmetic on other values: what they make of a
+// load, LLO remakes from the load where it is read (StoreGroupHeldBytes).
+constexpr absl::string_view kRemadeFromALoad[] = {"convert_element_type", "reshape", "broadcast_in_dim", "squeeze",
+                                                  "expand_dims"};
 
 // Whether `op` reduces over its operand's second-minor dim (a block's column sum): its axes name it.
 // Not a cumulative op, whose rows yield as the scan passes them.
@@ -243,6 +249,84 @@ std::vector<int64_t> BytesAcross(const PallasRegion& proto, const std::vector<in
   return through;
 }
 
+// The most output groups StoreGroupHeldBytes orders (8! orders); a region with more is left out.
+constexpr int kMaxStoreGroups = 8;
+
+// VregReplay::store_group_held_bytes for one region. Its stores are grouped by the ref they write;
+// each op feeds the groups whose stored values it computes (through computed values only: LLO
+// loads a loaded value again rather than holding it). On an order of the groups each op is emitted
+// in the first group it feeds, and a computed value is held whole across every boundary from its
+// op's group to the last group with an op that reads it. The least over every order of the most
+// bytes held across one boundary.
+template <typename Held>
+int64_t StoreGroupHeldBytes(const PallasRegion& proto, const std::vector<int>& defined,
+                            const std::vector<bool>& loaded, Held held) {
+  const int n = proto.ops_size();
+  std::vector<int> refs;                   // one group per stored ref
+  std::vector<uint32_t> feeds(n, 0);       // per op: the groups it feeds, a bit each
+  std::vector<uint32_t> value_feeds(defined.size(), 0);
+  for (int o = n - 1; o >= 0; --o) {  // backwards: an op feeds what its results feed
+    const PallasOp& op = proto.ops(o);
+    if ((op.op() == "swap" || op.op() == "masked_swap") && op.operands_size() >= 2) {
+      auto it = absl::c_find(refs, op.operands(0));
+      if (it == refs.end()) {
+        if (refs.size() == kMaxStoreGroups) return 0;
+        refs.push_back(op.operands(0));
+        it = refs.end() - 1;
+      }
+      feeds[o] = 1u << (it - refs.begin());
+    } else {
+      for (int id : op.results()) feeds[o] |= value_feeds[id];
+    }
+    for (int id : op.operands()) {
+      if (!loaded[id]) value_feeds[id] |= feeds[o];
+    }
+  }
+  const int groups = static_cast<int>(refs.size());
+  if (groups < 2) return 0;
+  // Computed vector values read by ops of another group than their own on some order.
+  struct Shared {
+    uint32_t made_by = 0;                // the groups the defining op feeds
+    std::vector<uint32_t> readers;       // per reading op, the groups it feeds
+    int64_t bytes = 0;
+  };
+  std::vector<Shared> shared;
+  for (size_t v = 0; v < defined.size(); ++v) {
+    if (defined[v] < 0 || loaded[v] || std::popcount(value_feeds[v]) < 2) continue;
+    Shared s{feeds[defined[v]], {}, held(static_cast<int>(v))};
+    for (int o = defined[v] + 1; o < n; ++o) {
+      if (absl::c_linear_search(proto.ops(o).operands(), static_cast<int>(v)) && feeds[o] != 0) {
+        s.readers.push_back(feeds[o]);
+      }
+    }
+    if (s.made_by != 0 && s.bytes > 0) shared.push_back(std::move(s));
+  }
+  if (shared.empty()) return 0;
+  std::vector<int> order(groups), position(groups);
+  std::iota(order.begin(), order.end(), 0);
+  // The position of the first group of `mask` on the current order.
+  auto first = [&](uint32_t mask) {
+    int best = groups;
+    for (int g = 0; g < groups; ++g) {
+      if (mask & (1u << g)) best = std::min(best, position[g]);
+    }
+    return best;
+  };
+  int64_t least = std::numeric_limits<int64_t>::max();
+  do {
+    for (int k = 0; k < groups; ++k) position[order[k]] = k;
+    std::vector<int64_t> across(groups, 0);  // held across the boundary after position k
+    for (const Shared& s : shared) {
+      const int made = first(s.made_by);
+      int last = made;
+      for (uint32_t r : s.readers) last = std::max(last, first(r));
+      for (int k = made; k < last; ++k) across[k] = SaturatingAdd(across[k], s.bytes);
+    }
+    least = std::min(least, *std::max_element(across.begin(), across.end()));
+  } while (std::next_permutation(order.begin(), order.end()));
+  return least;
+}
+
 // Bytes live across an op of a region's enclosing code (times its copies), the base of a region
 // the op runs: every value, and the computed ones alone.
 struct Base {
@@ -345,6 +429,20 @@ std::vector<Base> ReplayRegion(const Region& region, const Base& base, const Dev
     }
   }
   out->max_barriers_per_region = std::max(out->max_barriers_per_region, barriers);
+  if (!proto.has_parent() && !proto.rolled() && region.copies == 1 && barriers == 0) {
+    // What one op makes of a load alone (its convert, reshape or broadcast) is loaded again and
+    // remade where it is read, as the load itself.
+    std::vector<bool> reloaded = loaded;
+    for (int o = 0; o < n; ++o) {
+      const PallasOp& op = proto.ops(o);
+      if (!absl::c_linear_search(kRemadeFromALoad, op.op()) || op.operands_size() != 1 || !reloaded[op.operands(0)]) {
+        continue;
+      }
+      for (int id : op.results()) reloaded[id] = true;
+    }
+    out->store_group_held_bytes =
+        std::max(out->store_group_held_bytes, StoreGroupHeldBytes(proto, defined, reloaded, held));
+  }
   std::vector<Base> bases(n);
   for (int o = 0; o < n; ++o) {
     bases[o] = {SaturatingAdd(base.all, SaturatingMul(through[o], region.copies)),

@@ -99,6 +99,12 @@ struct VregReplay {
   // before it yields, so no schedule can interleave what comes after it with what came before, and
   // a value read on both sides of it is held whole.
   int64_t sublane_reduction_computed_held_bytes = 0;
+  // The computed values the stores of a straight-line region hold on any order of their output
+  // groups: LLO's critical-path scheduler emits each output buffer's stores as one run
+  // (docs/validation/data/tpu/store-groups-probe.txt), so a computed value that feeds the stores of
+  // two outputs is whole at the boundary between their runs. The least, over every order of the
+  // runs, of the most such values one boundary has. 0 for one output, or more than kMaxStoreGroups.
+  int64_t store_group_held_bytes = 0;
   // The results of the barrier where that figure peaks (a reduction's row vector), times the
   // copies: what the cross-lane units yield at it.
   int64_t barrier_results_bytes = 0;

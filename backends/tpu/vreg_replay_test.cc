@@ -284,6 +284,67 @@ TEST_F(VregReplayTest, AColumnSumsHeldValuesBeyondTheRegisterFileAreTheLowOfTheB
   }
 }
 
+// The probe's elementwise body (docs/validation/data/tpu/store-groups-probe.txt): f32 (256, 512)
+// blocks x, y, z; a = y * 0.9 + x, b = z * x, o = x - a * b; `stores` names what it stores, in order,
+// each to its own ref. `convert` makes x a bf16 block's convert.
+std::string StoredResults(const std::string& stores, bool convert = false) {
+  std::string values =
+      R"pb(values: "ref" values: "ref" values: "ref" values: "f32[256,512]" values: "f32[256,512]"
+           values: "f32[256,512]" values: "f32[256,512]" values: "f32[256,512]" values: "f32[256,512]"
+           values: "f32[256,512]" values: "f32[256,512]" values: "ref" values: "ref" values: "ref"
+           values: "f32[256,512]" values: "f32[256,512]" values: "f32[256,512]" values: "bf16[256,512]")pb";
+  // 0-2 input refs; 3 x (or x's convert), 4 y, 5 z; 6 y * 0.9, 7 a, 8 b, 9 a * b, 10 o; 11-13 output
+  // refs of o, a, b; 14-16 the stores' old contents; 17 the bf16 load.
+  std::string ops = convert ? R"pb(ops { op: "get" operands: 0 results: 17 }
+                                  ops { op: "convert_element_type" operands: 17 results: 3 })pb"
+                            : R"pb(ops { op: "get" operands: 0 results: 3 })pb";
+  absl::StrAppend(&ops, R"pb(ops { op: "get" operands: 1 results: 4 } ops { op: "get" operands: 2 results: 5 }
+                             ops { op: "mul" operands: 4 results: 6 } ops { op: "add" operands: 6 operands: 3 results: 7 }
+                             ops { op: "mul" operands: 5 operands: 3 results: 8 }
+                             ops { op: "mul" operands: 7 operands: 8 results: 9 }
+                             ops { op: "sub" operands: 3 operands: 9 results: 10 })pb");
+  for (char c : stores) {
+    const int ref = c == 'o' ? 11 : c == 'a' ? 12 : 13, value = c == 'o' ? 10 : c == 'a' ? 7 : 8;
+    absl::StrAppend(&ops, " ops { op: \"swap\" operands: ", ref, " operands: ", value, " results: ", ref + 3, " }");
+  }
+  return absl::StrCat("program { ", values, " ", ops, " }");
+}
+
+// Each output's stores are one run of LLO's schedule, so a computed value two outputs' stores need
+// is whole between their runs on any order: here a and b, each read by o's chain and stored by its
+// own output. On the best order (a, o, b) one of them at a time: one block.
+TEST_F(VregReplayTest, StoresOfSeveralOutputsHoldWhatTwoOfThemNeed) {
+  for (const char* stores : {"oab", "abo", "bao"}) {
+    absl::StatusOr<VregReplay> r = ReplayVregs(Body(StoredResults(stores).c_str()), v5e_);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->store_group_held_bytes, 256 * 512 * 4) << stores;
+  }
+}
+
+// One output, or outputs that share no computed value, hold nothing so (the probe: both spill none).
+TEST_F(VregReplayTest, OutputsSharingNoComputedValueHoldNothing) {
+  for (const char* stores : {"o", "ab"}) {
+    absl::StatusOr<VregReplay> r = ReplayVregs(Body(StoredResults(stores).c_str()), v5e_);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->store_group_held_bytes, 0) << stores;
+  }
+}
+
+// What one op makes of a load alone (here x's convert, which o and b both read) is loaded again and
+// remade where it is read: the shared values are a and b alone, as before.
+TEST_F(VregReplayTest, AConvertOfALoadIsRemadeNotHeld) {
+  absl::StatusOr<VregReplay> r = ReplayVregs(Body(StoredResults("oab", /*convert=*/true).c_str()), v5e_);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->store_group_held_bytes, 256 * 512 * 4);
+}
+
+// The band's low is at least what the register file cannot keep of it.
+TEST_F(VregReplayTest, WhatStoresHoldBeyondTheRegisterFileIsTheLowOfTheBand) {
+  const SpillEstimate estimate = EstimateSpills(Body(StoredResults("oab").c_str()), v5e_);
+  EXPECT_EQ(*Expr::EvaluateConstant(estimate.low), 256 * 512 * 4 - 64 * 4096);
+  EXPECT_THAT(estimate.basis, HasSubstr("the stores of several outputs hold"));
+}
+
 // A widened band's central is the computed values held across a barrier, not the loads (LLO loads
 // a block again where it needs it), and not the class's central. Here a loaded block and its
 // exponential both straddle a cumulative sum (no fitted reduction body has one): 1 MiB computed,
