@@ -534,6 +534,20 @@ void HoldWhatNoScheduleAvoids(const VregReplay* replay, const DeviceModel& devic
               "computed values the stores of several outputs hold on any order of their runs", device, out);
 }
 
+// What the runs of several outputs' stores hold on the program's order, less the register file:
+// the central at least, and the high with it (the low stays the least over every order).
+void CenterOnStoresInProgramOrder(const VregReplay* replay, const DeviceModel& device, SpillEstimate& out) {
+  if (replay == nullptr) return;
+  const int64_t held_beyond_file = replay->store_group_program_order_bytes - RegisterFileBytes(device);
+  if (held_beyond_file <= 0) return;
+  const std::string figure = absl::StrCat(held_beyond_file / 4096 * 4096);
+  out.central = absl::StrCat("max(", out.central, ", ", figure, ")");
+  out.high = absl::StrCat("max(", out.high, ", ", figure, ")");
+  out.basis = absl::StrCat(out.basis, "; central at least ", figure, " B: the ", replay->store_group_program_order_bytes,
+                           " B the stores of several outputs hold in the program's order of their runs, less the "
+                           "register file");
+}
+
 }  // namespace
 
 SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device) {
@@ -548,6 +562,7 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device, 
   WidenForUnvalidatedPatterns(body, device, replay, out);
   HoldWhatTheReplayHoldsUnderTheHighBound(replay, out);
   HoldWhatNoScheduleAvoids(replay, device, out);
+  CenterOnStoresInProgramOrder(replay, device, out);
   return out;
 }
 

@@ -252,15 +252,21 @@ std::vector<int64_t> BytesAcross(const PallasRegion& proto, const std::vector<in
 // The most output groups StoreGroupHeldBytes orders (8! orders); a region with more is left out.
 constexpr int kMaxStoreGroups = 8;
 
-// VregReplay::store_group_held_bytes for one region. Its stores are grouped by the ref they write;
-// each op feeds the groups whose stored values it computes (through computed values only: LLO
-// loads a loaded value again rather than holding it). On an order of the groups each op is emitted
-// in the first group it feeds, and a computed value is held whole across every boundary from its
-// op's group to the last group with an op that reads it. The least over every order of the most
-// bytes held across one boundary.
+// What the runs of a region's stores hold: the least over every order of the runs, and on the
+// program's order of their first stores (VregReplay::store_group_held_bytes and
+// store_group_program_order_bytes).
+struct StoreRunHolds {
+  int64_t least = 0, program_order = 0;
+};
+
+// StoreRunHolds for one region. Its stores are grouped by the ref they write; each op feeds the
+// groups whose stored values it computes (through computed values only: LLO loads a loaded value
+// again rather than holding it). On an order of the groups each op is emitted in the first group it
+// feeds, and a computed value is held whole across every boundary from its op's group to the last
+// group with an op that reads it; an order holds the most bytes held across one boundary.
 template <typename Held>
-int64_t StoreGroupHeldBytes(const PallasRegion& proto, const std::vector<int>& defined,
-                            const std::vector<bool>& loaded, Held held) {
+StoreRunHolds StoreGroupHeldBytes(const PallasRegion& proto, const std::vector<int>& defined,
+                                  const std::vector<bool>& loaded, Held held) {
   const int n = proto.ops_size();
   std::vector<int> refs;                   // one group per stored ref
   std::vector<uint32_t> feeds(n, 0);       // per op: the groups it feeds, a bit each
@@ -270,7 +276,7 @@ int64_t StoreGroupHeldBytes(const PallasRegion& proto, const std::vector<int>& d
     if ((op.op() == "swap" || op.op() == "masked_swap") && op.operands_size() >= 2) {
       auto it = absl::c_find(refs, op.operands(0));
       if (it == refs.end()) {
-        if (refs.size() == kMaxStoreGroups) return 0;
+        if (refs.size() == kMaxStoreGroups) return {};
         refs.push_back(op.operands(0));
         it = refs.end() - 1;
       }
@@ -283,7 +289,7 @@ int64_t StoreGroupHeldBytes(const PallasRegion& proto, const std::vector<int>& d
     }
   }
   const int groups = static_cast<int>(refs.size());
-  if (groups < 2) return 0;
+  if (groups < 2) return {};
   // Computed vector values read by ops of another group than their own on some order.
   struct Shared {
     uint32_t made_by = 0;                // the groups the defining op feeds
@@ -301,20 +307,18 @@ int64_t StoreGroupHeldBytes(const PallasRegion& proto, const std::vector<int>& d
     }
     if (s.made_by != 0 && s.bytes > 0) shared.push_back(std::move(s));
   }
-  if (shared.empty()) return 0;
-  std::vector<int> order(groups), position(groups);
-  std::iota(order.begin(), order.end(), 0);
-  // The position of the first group of `mask` on the current order.
-  auto first = [&](uint32_t mask) {
-    int best = groups;
-    for (int g = 0; g < groups; ++g) {
-      if (mask & (1u << g)) best = std::min(best, position[g]);
-    }
-    return best;
-  };
-  int64_t least = std::numeric_limits<int64_t>::max();
-  do {
+  if (shared.empty()) return {};
+  // The most held across one boundary on `order` (group indices, first run first).
+  std::vector<int> position(groups);
+  auto most_held = [&](const std::vector<int>& order) {
     for (int k = 0; k < groups; ++k) position[order[k]] = k;
+    auto first = [&](uint32_t mask) {  // the position of the first group of `mask`
+      int best = groups;
+      for (int g = 0; g < groups; ++g) {
+        if (mask & (1u << g)) best = std::min(best, position[g]);
+      }
+      return best;
+    };
     std::vector<int64_t> across(groups, 0);  // held across the boundary after position k
     for (const Shared& s : shared) {
       const int made = first(s.made_by);
@@ -322,9 +326,24 @@ int64_t StoreGroupHeldBytes(const PallasRegion& proto, const std::vector<int>& d
       for (uint32_t r : s.readers) last = std::max(last, first(r));
       for (int k = made; k < last; ++k) across[k] = SaturatingAdd(across[k], s.bytes);
     }
-    least = std::min(least, *std::max_element(across.begin(), across.end()));
+    return *std::max_element(across.begin(), across.end());
+  };
+  StoreRunHolds out;
+  std::vector<int> order;  // the program's order of each group's first store
+  for (const PallasOp& op : proto.ops()) {
+    if (op.op() != "swap" && op.op() != "masked_swap") continue;
+    const auto it = absl::c_find(refs, op.operands(0));
+    if (it != refs.end() && !absl::c_linear_search(order, static_cast<int>(it - refs.begin()))) {
+      order.push_back(static_cast<int>(it - refs.begin()));
+    }
+  }
+  out.program_order = most_held(order);
+  std::sort(order.begin(), order.end());
+  out.least = std::numeric_limits<int64_t>::max();
+  do {
+    out.least = std::min(out.least, most_held(order));
   } while (std::next_permutation(order.begin(), order.end()));
-  return least;
+  return out;
 }
 
 // Bytes live across an op of a region's enclosing code (times its copies), the base of a region
@@ -440,8 +459,9 @@ std::vector<Base> ReplayRegion(const Region& region, const Base& base, const Dev
       }
       for (int id : op.results()) reloaded[id] = true;
     }
-    out->store_group_held_bytes =
-        std::max(out->store_group_held_bytes, StoreGroupHeldBytes(proto, defined, reloaded, held));
+    const StoreRunHolds holds = StoreGroupHeldBytes(proto, defined, reloaded, held);
+    out->store_group_held_bytes = std::max(out->store_group_held_bytes, holds.least);
+    out->store_group_program_order_bytes = std::max(out->store_group_program_order_bytes, holds.program_order);
   }
   std::vector<Base> bases(n);
   for (int o = 0; o < n; ++o) {

@@ -103,8 +103,12 @@ struct VregReplay {
   // groups: LLO's critical-path scheduler emits each output buffer's stores as one run
   // (docs/validation/data/tpu/store-groups-probe.txt), so a computed value that feeds the stores of
   // two outputs is whole at the boundary between their runs. The least, over every order of the
-  // runs, of the most such values one boundary has. 0 for one output, or more than kMaxStoreGroups.
+  // runs, of the most such values one boundary has. 0 for one output, or more than 8.
   int64_t store_group_held_bytes = 0;
+  // The same on the program's order of the outputs' first stores, the order Mosaic emits them in
+  // and LLO keeps unless its priorities move a run (the probe keeps it for a, b, o and moves o
+  // after a in o, a, b): the central's figure for what such stores hold.
+  int64_t store_group_program_order_bytes = 0;
   // The results of the barrier where that figure peaks (a reduction's row vector), times the
   // copies: what the cross-lane units yield at it.
   int64_t barrier_results_bytes = 0;

@@ -338,10 +338,23 @@ TEST_F(VregReplayTest, AConvertOfALoadIsRemadeNotHeld) {
   EXPECT_EQ(r->store_group_held_bytes, 256 * 512 * 4);
 }
 
-// The band's low is at least what the register file cannot keep of it.
-TEST_F(VregReplayTest, WhatStoresHoldBeyondTheRegisterFileIsTheLowOfTheBand) {
+// On the program's order of the runs: o first holds a and b both until theirs; a, b, o holds both
+// until o's. Two blocks where the least over every order is one.
+TEST_F(VregReplayTest, StoresInTheProgramsOrderHoldWhatItsRunsNeed) {
+  for (const char* stores : {"oab", "abo"}) {
+    absl::StatusOr<VregReplay> r = ReplayVregs(Body(StoredResults(stores).c_str()), v5e_);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->store_group_program_order_bytes, 2 * 256 * 512 * 4) << stores;
+  }
+}
+
+// The band's low is at least what the register file cannot keep of the least hold, its central
+// of the hold on the program's order.
+TEST_F(VregReplayTest, WhatStoresHoldBeyondTheRegisterFileIsTheLowAndTheCentral) {
   const SpillEstimate estimate = EstimateSpills(Body(StoredResults("oab").c_str()), v5e_);
   EXPECT_EQ(*Expr::EvaluateConstant(estimate.low), 256 * 512 * 4 - 64 * 4096);
+  EXPECT_EQ(*Expr::EvaluateConstant(estimate.central), 2 * 256 * 512 * 4 - 64 * 4096);
+  EXPECT_GE(*Expr::EvaluateConstant(estimate.high), 2 * 256 * 512 * 4 - 64 * 4096);
   EXPECT_THAT(estimate.basis, HasSubstr("the stores of several outputs hold"));
 }
 
