@@ -1160,10 +1160,10 @@ void ForEachFittingCompile(
   }
 }
 
-// A reduction over a block's sublanes reads every vreg of its operand before it yields, so the
-// computed values read on both sides of it are held whole: libtpu spills at least what the register
-// file cannot hold of them, on every recorded compile whose body has one (the low of its band).
-TEST(TpuCorpusTest, SpillsHoldWhatColumnSumsHold) {
+// Checks a hold no schedule avoids on every recorded compile of the family files: libtpu spills at
+// least what the register file cannot keep of `held(replay)`, on every compile where that is more
+// than nothing (at least 20 of them). Prints how many and the tightest.
+void ExpectSpillsHoldWhat(const char* what, int64_t (*held)(const VregReplay&)) {
   int rows = 0, bounded = 0;
   double tightest = 1e9;
   std::string tightest_id;
@@ -1173,44 +1173,31 @@ TEST(TpuCorpusTest, SpillsHoldWhatColumnSumsHold) {
     absl::StatusOr<VregReplay> replay = ReplayVregs(body, device);
     ASSERT_TRUE(replay.ok()) << Str(row, "id") << ": " << replay.status();
     ++rows;
-    const int64_t low = replay->sublane_reduction_computed_held_bytes - RegisterFileBytes(device);
-    if (low <= 0) return;
-    ++bounded;
-    const int64_t spill = Num(result, "spill_bytes");
-    EXPECT_GE(spill, low) << Str(row, "gen") << " " << Str(row, "id") << " (" << file << ")";
-    const double ratio = static_cast<double>(spill) / static_cast<double>(low);
-    if (ratio < tightest) tightest = ratio, tightest_id = Str(row, "gen") + " " + Str(row, "id");
-  });
-  std::printf("%d compiles, %d with a column sum holding more than the register file; the least spilled is %.3f "
-              "of that (%s)\n", rows, bounded, tightest, tightest_id.c_str());
-  EXPECT_GE(bounded, 20);
-}
-
-// What the stores of several outputs hold (VregReplay::store_group_held_bytes) less the register
-// file, checked on every recorded compile of the family files: libtpu spills at least that (the
-// held-out AdamW update's, under both libtpu versions, are the ones with such a hold).
-TEST(TpuCorpusTest, SpillsHoldWhatStoreGroupsHold) {
-  int rows = 0, bounded = 0;
-  double tightest = 1e9;
-  std::string tightest_id;
-  ForEachFittingCompile(AllFamilyFiles(), [&](const std::string& file, const Struct& row, const Struct& result,
-                                              const PallasBody& body) {
-    const DeviceModel device = TpuDevice(Str(row, "gen"));
-    absl::StatusOr<VregReplay> replay = ReplayVregs(body, device);
-    ASSERT_TRUE(replay.ok()) << Str(row, "id") << ": " << replay.status();
-    ++rows;
-    const int64_t low = replay->store_group_held_bytes - RegisterFileBytes(device);
+    const int64_t low = held(*replay) - RegisterFileBytes(device);
     if (low <= 0) return;
     ++bounded;
     const int64_t spill = Num(result, "spill_bytes");
     EXPECT_GE(spill, low) << Str(row, "gen") << " " << Str(row, "id") << " " << Str(row, "kind") << " (" << file
-                          << ") held " << replay->store_group_held_bytes;
+                          << "): " << what << " " << held(*replay) << " B";
     const double ratio = static_cast<double>(spill) / static_cast<double>(low);
     if (ratio < tightest) tightest = ratio, tightest_id = Str(row, "gen") + " " + Str(row, "id");
   });
-  std::printf("%d compiles, %d with stores holding more than the register file; the least spilled is %.3f of that "
-              "(%s)\n", rows, bounded, tightest, tightest_id.c_str());
-  EXPECT_GE(bounded, 20);
+  std::printf("%d compiles, %d with %s more than the register file; the least spilled is %.3f of that (%s)\n", rows,
+              bounded, what, tightest, tightest_id.c_str());
+  EXPECT_GE(bounded, 20) << what;
+}
+
+// A reduction over a block's sublanes reads every vreg of its operand before it yields, so the
+// computed values read on both sides of it are held whole (the low of its band).
+TEST(TpuCorpusTest, SpillsHoldWhatColumnSumsHold) {
+  ExpectSpillsHoldWhat("a column sum holding", [](const VregReplay& r) { return r.sublane_reduction_computed_held_bytes; });
+}
+
+// Each output's stores are one run of LLO's schedule, so a computed value two outputs' stores need
+// is held whole between their runs (VregReplay::store_group_held_bytes; the held-out AdamW update's,
+// under both libtpu versions, are the compiles with such a hold).
+TEST(TpuCorpusTest, SpillsHoldWhatStoreGroupsHold) {
+  ExpectSpillsHoldWhat("stores holding", [](const VregReplay& r) { return r.store_group_held_bytes; });
 }
 
 // The bound the vreg replay puts on spill slots (SpillBoundBytes: the program-order peak, or every
