@@ -2,6 +2,7 @@
 before its H200 run (bench/planner/judge_workloads.py, guided_autotune.py) from the recorded
 timings: what docs/planner.md "Real workloads" reports of the model before the suite was timed."""
 import csv
+import gzip
 import json
 import subprocess
 import sys
@@ -445,8 +446,8 @@ def test_a_shortlist_hedging_both_readings_of_the_wait_judges_as_reported(repo, 
 def test_hedging_plans_of_other_rows_names_the_row(repo, tmp_path):
     # The planner's file must plan every row the variant's does.
     planner = tmp_path / "planner.json"
-    plans = json.loads(subprocess.run(["gzip", "-dc", str(repo / PLANS24 / "plans-before-timing.json.gz")],
-                                      check=True, capture_output=True, text=True).stdout)
+    with gzip.open(repo / PLANS24 / "plans-before-timing.json.gz", "rt") as f:
+        plans = json.load(f)
     plans["matmul"] = plans["matmul"][1:]
     planner.write_text(json.dumps(plans))
     result = subprocess.run([sys.executable, str(repo / "bench/planner/hedge_both_readings.py"), planner,
