@@ -37,6 +37,8 @@ RUN24_H100 = "tests/data/planner/h100-heldout24-2026-12-05"  # the twenty-fourth
 RUN24_H100_AGAIN = "tests/data/planner/h100-heldout24-again-2026-12-06"  # ... timed again on another lease
 RUN24_H100_THIRD = "tests/data/planner/h100-heldout24-third-2026-12-07"  # ... f16 a third time
 RUN24 = "tests/data/planner/h200-heldout24-2026-12-07"  # the twenty-fourth on the H200
+PLANS25 = "tests/data/planner/heldout25-plans"  # the twenty-fifth's plans, written before any timing
+RUN25_H100 = "tests/data/planner/h100-heldout25-2026-12-07"  # the twenty-fifth on the H100
 
 
 def _bench(repo, script, *args):
@@ -50,11 +52,11 @@ def test_committed_suite_is_what_workloads_py_writes(repo):
     parts = {r["part"] for r in written["matmul"]}
     assert parts == {"fit", "heldout", "heldout2", "heldout4", "heldout5", "heldout11", "heldout12", "heldout13",
                      "heldout14", "heldout15", "heldout16", "heldout17", "heldout18", "heldout19", "heldout20",
-                     "heldout21", "heldout23", "heldout24"}
+                     "heldout21", "heldout23", "heldout24", "heldout25"}
     assert {r["part"] for r in written["attention"]} == {"fit", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
                                                         "heldout6", "heldout7", "heldout8", "heldout9", "heldout10",
                                                         "heldout11", "heldout12", "heldout13", "heldout14", "heldout16",
-                                                        "heldout22", "heldout24"}
+                                                        "heldout22", "heldout24", "heldout25"}
     # One attention row per problem: a later part never repeats an earlier part's shape.
     shapes = [(r["BATCH_HEADS"], r["N_CTX"], r["HEAD_DIM"]) for r in written["attention"]]
     assert len(shapes) == len(set(shapes))
@@ -441,6 +443,29 @@ def test_a_shortlist_hedging_both_readings_of_the_wait_judges_as_reported(repo, 
         hedged = tmp_path / "hedged.json"
         _bench(repo, "hedge_both_readings.py", planner, variant, hedged)
         _expect(_judged(repo, tmp_path, hedged, *timings, run_dir=run_dir, shortlist=True), figures, run_dir)
+
+
+F16_25, F32_25, ATTENTION_25 = "matmul heldout25 f16", "matmul heldout25 f32", "attention heldout25 f16"
+
+
+def test_twenty_fifth_part_judges_the_planner_and_both_readings_blind_on_the_h100(repo, tmp_path):
+    # Every H100 plan file was committed before any timing of the part: the planner as it stood, the
+    # closed-network wait and the shortlist hedging both readings, ranking then shortlist (the
+    # attention rankings are the planner's in all three); then the CUDA GEMM's plans on the 34
+    # shapes its calls reached.
+    timings = ("h100-f16.json.gz", "h100-f32.json.gz", "h100-attention.json.gz")
+    attention = {ATTENTION_25: (8, 8, 8)}
+    for plans, shortlist, figures in (
+            ("h100-plans-before-timing.json.gz", False, {F16_25: (38, 35, 37), F32_25: (38, 35, 35), **attention}),
+            ("h100-plans-before-timing.json.gz", True, {F16_25: (38, 35, 37), F32_25: (38, 35, 36), **attention}),
+            ("h100-plans-mma-sync-wait-closed-network.json.gz", False, {F16_25: (38, 35, 36), F32_25: (38, 34, 32)}),
+            ("h100-plans-mma-sync-wait-closed-network.json.gz", True, {F16_25: (38, 35, 36), F32_25: (38, 34, 35)}),
+            ("h100-plans-both-readings.json.gz", True, {F16_25: (38, 35, 37), F32_25: (38, 34, 36)})):
+        _expect(_judged(repo, tmp_path, repo / PLANS25 / plans, *timings, run_dir=RUN25_H100, shortlist=shortlist),
+                figures, plans)
+    _expect(_judged(repo, tmp_path, repo / PLANS25 / "h100-cuda-gemm-plans-before-timing.json.gz",
+                    "cuda-gemm-heldout25.json.gz", run_dir=RUN25_H100),
+            {F16_25: (34, 34, 34), F32_25: (34, 31, 30)})
 
 
 def test_hedging_plans_of_other_rows_names_the_row(repo, tmp_path):
