@@ -43,7 +43,7 @@ const Fixture& Gemm() {
 // 6 x 6 x 5 x 8 x 5 = 7,200 configurations of the validated Triton matmul at 8192^3 f16.
 const Fixture& TritonMatmul() {
   static const Fixture* fixture =
-      MakeFixture("/bench/planner/triton_matmul.pbtxt",
+      MakeFixture("/models/graphs/triton_matmul.pbtxt",
                   {"BLOCK_M=16..512:pow2", "BLOCK_N=16..512:pow2", "BLOCK_K=16..256:pow2", "NUM_STAGES=1..8",
                    "NUM_WARPS=1..16:pow2"},
                   {"M=8192", "N=8192", "K=8192", "ELT=2"});

@@ -1,6 +1,6 @@
 """Feeding `simulate plan --format json` to Triton's autotuner (docs/planner.md).
 
-    simulate plan --device h100 --graph bench/planner/triton_matmul.pbtxt \
+    simulate plan --device h100 --graph models/graphs/triton_matmul.pbtxt \
         --set M=4096 --set N=4096 --set K=4096 --set ELT=2 --compute-dtype f16 \
         --format json --top 8 > plan.json
     python3 triton_autotune_example.py plan.json
