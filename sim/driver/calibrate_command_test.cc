@@ -114,7 +114,8 @@ TEST(CalibrateCommandTest, APlanUsesTheCalibrationItWrote) {
 TEST(CalibrateCommandTest, ACalibrationThatMakesThingsWorseIsNotWritten) {
   const std::string out = Temp("calibrate_command_test_refused.textproto");
   std::filesystem::remove(out);
-  const std::string sweep = Timings("tests/data/planner/planner-h100-triton-sweep.json.gz");
+  // The sixth sweep's rows: the fitted terms raise the clock past its boost and rank them worse.
+  const std::string sweep = Timings("tests/data/planner/planner-h100-triton-sweep-6.json.gz");
   const Result refused = Simulate({"calibrate", "--device", "h100", "--timings", sweep, "--out", out});
   EXPECT_EQ(refused.code, kExitBadInput);
   EXPECT_THAT(refused.err, HasSubstr("it ranks its own timings worse: expected top-1 slowdown"));

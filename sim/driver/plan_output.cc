@@ -363,11 +363,12 @@ void RenderTextShortlist(const std::vector<TopRow>& shortlist, const std::vector
   if (!reordered) return;
   const int family_width = static_cast<int>(FamilyWidth(shortlist));
   const int64_t permille = shortlist.front().plan->ranking_error_permille;
-  out << "\nautotune shortlist: the pick, then the fastest configuration of each other block shape whose estimate "
-         "is within the model's ranking error ("
+  out << "\nautotune shortlist: the pick and, where co-resident blocks share sync waits, the ranking's second; "
+         "then, with each block's sync waits its own, that reading's pick and the fastest configuration of each other "
+         "block shape whose estimate is within the model's ranking error ("
       << (families ? std::string("each family's own") : absl::StrFormat("%.1f%%", permille / 10.0))
-      << ") of the pick's, each followed by the fastest at more blocks/SM if their sync waits were filled, where "
-         "that would make it faster, then the ranking's order; time them in this order\n";
+      << ") of it, each followed by the fastest at more blocks/SM if their sync waits were filled, where that would "
+         "make it faster; then the ranking's order; time them in this order\n";
   out << LeadingHeader("try", columns, families, family_width) << absl::StrFormat(" %10s %6s\n", "time(us)", "rank");
   for (size_t r = 0; r < shortlist.size(); ++r) {
     const RankedConfig& c = *shortlist[r].config;
@@ -379,8 +380,23 @@ void RenderTextShortlist(const std::vector<TopRow>& shortlist, const std::vector
     if (c.hedge == Hedge::kMoreBlocksPerCore) {
       row += absl::StrCat("  ", c.fit.blocks_per_core(), " blocks/SM: faster if they fill each other's sync waits");
     }
+    if (c.hedge == Hedge::kOwnSyncWaits) {
+      row += absl::StrFormat("  the pick if co-resident blocks fill none of each other's sync waits (%s us so)",
+                             FormatMicroseconds(c.perf.own_wait_time_s));
+    }
     out << row << "\n";
   }
+}
+
+// The JSON name of why a configuration is in the shortlist out of the ranking's order.
+std::string HedgeReason(Hedge hedge) {
+  switch (hedge) {
+    case Hedge::kBlockShape: return "block_shape";
+    case Hedge::kMoreBlocksPerCore: return "more_blocks_per_core";
+    case Hedge::kOwnSyncWaits: return "own_sync_waits";
+    case Hedge::kNone: break;
+  }
+  return "none";
 }
 
 // A JSON array of `entries` one per line, its brackets at `indent`.
@@ -448,7 +464,7 @@ std::string ConfigJson(const TopRow& row, int rank, const DeviceModel& device) {
                     JsonNumber(e.alternation_s * 1e6), ", \"on_chip\": ", JsonNumber(e.core_s * 1e6));
     absl::StrAppend(&out, ", \"dram\": ", JsonNumber(e.dram_s * 1e6), ", \"l2\": ", JsonNumber(e.l2_s * 1e6),
                     ", \"latency\": ", JsonNumber(e.latency_s * 1e6), ", \"exposed\": ", JsonNumber(e.exposed_s * 1e6),
-                    "}");
+                    ", \"own_sync_waits_total\": ", JsonNumber(e.own_wait_time_s * 1e6), "}");
     if (e.l1_window_bytes_per_core > 0) {
       absl::StrAppend(&out, ", \"l1_window\": {\"bytes_per_core\": ", JsonNumber(e.l1_window_bytes_per_core),
                       ", \"l1_bytes_per_core\": ", c.fit.occupancy.l1_bytes_per_core,
@@ -471,7 +487,7 @@ std::string ConfigJson(const TopRow& row, int rank, const DeviceModel& device) {
   }
   if (c.hedge != Hedge::kNone) {
     absl::StrAppend(&out, ", \"hedge\": true, \"hedge_reason\": ",
-                    JsonString(c.hedge == Hedge::kBlockShape ? "block_shape" : "more_blocks_per_core"));
+                    JsonString(HedgeReason(c.hedge)));
   }
   absl::StrAppend(&out, ", \"why\": ", JsonString(Why(plan, c)), "}");
   return out;

@@ -124,12 +124,13 @@ TEST_F(PlanOutputTest, JsonGivesEachConfigItsFamilyAndSummarizesTheFamilies) {
 // configuration's place in the ranking and why a hedge is there.
 TEST_F(PlanOutputTest, TextListsTheShortlistWithEachPlaceInTheRanking) {
   const std::string text = Single("text");
-  EXPECT_THAT(text, HasSubstr("\nautotune shortlist: the pick, then the fastest configuration of each other block "
-                              "shape whose estimate is within the model's ranking error (30.2%) of the pick's, each "
-                              "followed by the fastest at more blocks/SM if their sync waits were filled, where that "
-                              "would make it faster"));
+  EXPECT_THAT(text, HasSubstr("\nautotune shortlist: the pick and, where co-resident blocks share sync waits, the "
+                              "ranking's second; then, with each block's sync waits its own, that reading's pick and "
+                              "the fastest configuration of each other block shape whose estimate is within the "
+                              "model's ranking error (30.2%) of it, each followed by the fastest at more blocks/SM if "
+                              "their sync waits were filled, where that would make it faster"));
   EXPECT_THAT(text, HasSubstr("   try BLOCK_M BLOCK_N BLOCK_K NUM_STAGES NUM_WARPS   time(us)   rank\n"));
-  EXPECT_THAT(text, ::testing::ContainsRegex("\n +2( +[0-9]+){5} +[0-9.]+ +[0-9]+  the fastest of its block shape\n"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("\n +3( +[0-9]+){5} +[0-9.]+ +[0-9]+  the fastest of its block shape\n"));
 }
 
 // The JSON gives the ranking error and the shortlist, its hedges marked.
@@ -142,9 +143,11 @@ TEST_F(PlanOutputTest, JsonGivesTheShortlistAndMarksItsHedges) {
   const auto& shortlist = fields.at("shortlist").list_value().values();
   ASSERT_EQ(shortlist.size(), 30);
   EXPECT_FALSE(shortlist[0].struct_value().fields().contains("hedge"));
-  EXPECT_TRUE(shortlist[1].struct_value().fields().at("hedge").bool_value());
-  EXPECT_EQ(shortlist[1].struct_value().fields().at("hedge_reason").string_value(), "block_shape");
+  EXPECT_FALSE(shortlist[1].struct_value().fields().contains("hedge"));
   EXPECT_EQ(shortlist[1].struct_value().fields().at("rank").number_value(), 2);
+  EXPECT_TRUE(shortlist[2].struct_value().fields().at("hedge").bool_value());
+  EXPECT_EQ(shortlist[2].struct_value().fields().at("hedge_reason").string_value(), "block_shape");
+  EXPECT_EQ(shortlist[2].struct_value().fields().at("rank").number_value(), 3);
   const auto& families = Families("json");
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(families, &json).ok()) << families;
   EXPECT_EQ(json.fields().at("shortlist").list_value().values_size(), 30);

@@ -281,6 +281,37 @@ void OverlapPhases(const PerfInputs& in, int64_t resident, int64_t rounds, doubl
 
 }  // namespace
 
+namespace {
+
+// One round of co-resident blocks on a core: its terms and its time.
+struct Round {
+  double math = 0, smem = 0, wait = 0, sync = 0, chain = 0, time = 0, issue_efficiency = 1, ready_share = 1;
+  double alternation = 0, l1_busy_share = 0, step_away = 0;
+  bool chain_bound = false;
+};
+
+// How a round's blocks spend their sync cycles (graph sync_cycles: the waits of a block's own
+// dependent steps, Triton's mma.sync loop): each block waits out its own, and the round's other
+// blocks issue meanwhile (kShared), or the blocks wait one after the other (kOwn).
+enum class SyncWaits { kShared, kOwn };
+
+// The busiest core's on-chip terms: `full_rounds` rounds like `full` and a last one, `tail`.
+void AddRounds(const Round& full, int64_t full_rounds, const Round& tail, PerfEstimate* e) {
+  const double n_full = static_cast<double>(full_rounds);
+  e->issue_efficiency = full_rounds > 0 ? full.issue_efficiency : tail.issue_efficiency;
+  e->ready_share = full_rounds > 0 ? full.ready_share : tail.ready_share;
+  e->compute_s = n_full * full.math + tail.math;
+  e->smem_s = n_full * full.smem + tail.smem;
+  e->wait_s = n_full * full.wait + tail.wait;
+  e->sync_s = n_full * full.sync + tail.sync;
+  e->chain_s = n_full * full.chain + tail.chain;
+  e->alternation_s = n_full * full.alternation + tail.alternation;
+  e->chain_bound = full_rounds > 0 ? full.chain_bound : tail.chain_bound;
+  e->core_s = n_full * full.time + tail.time;
+}
+
+}  // namespace
+
 PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   PerfEstimate e;
   const int64_t per_core = std::max<int64_t>(in.blocks_per_core, 1);
@@ -302,13 +333,19 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   // share q of its cycles stalled per warp (graph warp_stall_percent), 1 - q^n of them for n warps
   // per scheduler. A warp's own ld.shared round trips (smem_round_trips x the ld.shared
   // latency) are filled by any other warp on its scheduler: they show only where one warp's
-  // issue plus its round trips outlasts the round's math. sync_cycles nobody fills: every
-  // block adds them, unless the graph gives the block's dependent chains (chains_per_block,
-  // chain_latency_cycles: a flash-attention block's warpgroups): then the round's chains share
-  // the math and the sync pipes as a closed queueing network, each also waiting on its own
-  // (docs/planner.md, "Attention: chains"). The banks bound the round too: c x the bank
-  // time when that is longer (docs/planner.md, "Ranking"; validated on the H100 with the CUDA
-  // backend's GEMM at 1-9 blocks per SM, docs/validation/planner-h100.md).
+  // issue plus its round trips outlasts the round's math. sync_cycles are a block's own waits
+  // between its dependent steps: alone, a block adds them to its pipe time; c co-resident
+  // blocks are the customers of a closed network whose one shared station is the round's pipe
+  // time per block and whose delay is each block's wait, solved by mean value analysis (Nsight
+  // Compute on the H200: three co-resident 32-row mma.sync blocks run at the L2's delivery rate,
+  // the wait hidden; docs/planner.md, "Co-resident blocks and the mma.sync wait"). The estimate
+  // where every block adds its wait is kept beside it (own_wait_time_s). Where the graph gives
+  // the block's dependent chains (chains_per_block, chain_latency_cycles: a flash-attention
+  // block's warpgroups), the round's chains share the math and the sync pipes as a closed
+  // queueing network instead, each also waiting on its own (docs/planner.md, "Attention:
+  // chains"). The banks bound the round too: c x the bank time when that is longer
+  // (docs/planner.md, "Ranking"; validated on the H100 with the CUDA backend's GEMM at 1-9
+  // blocks per SM, docs/validation/planner-h100.md).
   const double per_core_peak = peak_flops_ / static_cast<double>(num_cores_) * std::clamp(in.peak_fraction, 1e-3, 1.0);
   const double flops = std::max(in.flops_per_block, 0.0);
   const double bytes = std::max(in.bytes_per_block, 0.0);
@@ -332,12 +369,7 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   const int64_t trips = std::max<int64_t>(in.pipeline_trips, 0);
   const int64_t ahead = std::max<int64_t>(in.stages, 1) - 1;  // loads issued ahead of their use
   const L1Refetch refetch(in, smem_bandwidth_per_core_);
-  struct Round {
-    double math = 0, smem = 0, wait = 0, sync = 0, chain = 0, time = 0, issue_efficiency = 1, ready_share = 1;
-    double alternation = 0, l1_busy_share = 0, step_away = 0;
-    bool chain_bound = false;
-  };
-  auto run_round = [&](int64_t blocks) {
+  auto run_round = [&](int64_t blocks, SyncWaits sync_waits) {
     Round r;
     const double c = static_cast<double>(blocks);
     double round_math = block_math;
@@ -370,6 +402,14 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
     // bounds the rate instead (latency_s below).
     if (ahead == 0 && load_latency_ > 0) r.wait += static_cast<double>(trips) * load_latency_;
     r.time = std::max({r.smem, r.alternation, r.math + r.wait}) + r.sync;
+    if (block_sync > 0 && chain_latency <= 0 && sync_waits == SyncWaits::kShared) {
+      const double pipes = r.time - r.sync;
+      const ClosedNetwork net = SolveClosedNetwork(blocks, {pipes / c}, block_sync);
+      if (net.throughput > 0) {
+        r.time = c / net.throughput;
+        r.sync = r.time - pipes;
+      }
+    }
     if (chain_latency > 0) {  // bank time and unfilled waits bound or add as above
       const ChainRound chained = RunChains(blocks * std::max<int64_t>(in.chains_per_block, 1),
                                            round_math / r.issue_efficiency / chains, block_sync / chains, chain_latency);
@@ -382,19 +422,9 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   const int64_t blocks_on_core = (e.grid_blocks + num_cores_ - 1) / num_cores_;
   const int64_t full_rounds = blocks_on_core / per_core;
   const int64_t tail_blocks = blocks_on_core % per_core;
-  const Round full = run_round(per_core);
-  const Round tail = tail_blocks > 0 ? run_round(tail_blocks) : Round{};
-  const double n_full = static_cast<double>(full_rounds);
-  e.issue_efficiency = full_rounds > 0 ? full.issue_efficiency : tail.issue_efficiency;
-  e.ready_share = full_rounds > 0 ? full.ready_share : tail.ready_share;
-  e.compute_s = n_full * full.math + tail.math;
-  e.smem_s = n_full * full.smem + tail.smem;
-  e.wait_s = n_full * full.wait + tail.wait;
-  e.sync_s = n_full * full.sync + tail.sync;
-  e.chain_s = n_full * full.chain + tail.chain;
-  e.alternation_s = n_full * full.alternation + tail.alternation;
-  e.chain_bound = full_rounds > 0 ? full.chain_bound : tail.chain_bound;
-  e.core_s = n_full * full.time + tail.time;
+  const Round full = run_round(per_core, SyncWaits::kShared);
+  const Round tail = tail_blocks > 0 ? run_round(tail_blocks, SyncWaits::kShared) : Round{};
+  AddRounds(full, full_rounds, tail, &e);
   const double grid = static_cast<double>(e.grid_blocks);
   const double dram_bytes = DramBytes(in, e, bytes, l2_bandwidth_ > 0);
   e.dram_s = dram_bytes / bandwidth_;
@@ -409,9 +439,21 @@ PerfEstimate PerfModel::Estimate(const PerfInputs& in) const {
   e.l2_s = l2_bandwidth_ > 0 ? grid * l2_bytes / l2_bandwidth_ : 0;
   e.memory_s = std::max(e.dram_s, e.l2_s);
   const int64_t rounds = full_rounds + (tail_blocks > 0 ? 1 : 0);
-  OverlapPhases(in, std::max<int64_t>(std::min(per_core, blocks_on_core), 1), rounds, load_latency_, &e);
+  const int64_t resident = std::max<int64_t>(std::min(per_core, blocks_on_core), 1);
+  OverlapPhases(in, resident, rounds, load_latency_, &e);
+  e.own_wait_time_s = e.time_s;
+  e.own_wait_sync_s = e.sync_s;
+  if (block_sync > 0 && chain_latency <= 0 && resident > 1) {
+    PerfEstimate own = e;
+    AddRounds(run_round(per_core, SyncWaits::kOwn), full_rounds,
+              tail_blocks > 0 ? run_round(tail_blocks, SyncWaits::kOwn) : Round{}, &own);
+    OverlapPhases(in, resident, rounds, load_latency_, &own);
+    e.own_wait_time_s = own.time_s;
+    e.own_wait_sync_s = own.sync_s;
+  }
   Classify(flops, bytes, &e);
   return e;
 }
+
 
 }  // namespace scratchsim

@@ -31,7 +31,9 @@ struct PerfInputs {
   double col_bytes_per_block = -1;
   int64_t tile_group_rows = 0;
   double peak_fraction = 1;          // graph peak_percent / 100
-  double sync_cycles_per_block = 0;  // graph sync_cycles: waits co-resident blocks do not fill
+  // Graph sync_cycles: a block's own waits between its dependent steps; co-resident blocks issue
+  // while it waits (PerfModel::Estimate), or, in own_wait_time_s, none does.
+  double sync_cycles_per_block = 0;
   double wait_cycles_per_block = 0;  // graph wait_cycles: waits co-resident blocks fill
   // Graph smem_round_trips: times each warp waits for ld.shared results before issuing on.
   double smem_round_trips = 0;
@@ -77,7 +79,12 @@ struct PerfEstimate {
   double dram_s = 0;             // DRAM traffic (after L2 reuse when the graph gives it)
   double l2_s = 0;               // all global traffic over the L2 bandwidth (0 without it)
   double wait_s = 0;             // waits left uncovered: per round, one block's block-wide waits and the round trips no other warp covers
-  double sync_s = 0;             // waits they do not fill: every block's
+  double sync_s = 0;             // the sync waits left after co-resident blocks issue through them
+  // The same estimate, and its sync waits, where every block adds its own sync waits and
+  // co-resident blocks fill none: the other reading of those waits, which the autotuning
+  // shortlist also covers (equal to time_s and sync_s without sync waits, or with one block a core).
+  double own_wait_time_s = 0;
+  double own_wait_sync_s = 0;
   double chain_s = 0;            // the chains' time per round, summed (0 without chain_latency_cycles)
   double alternation_s = 0;      // with synchronous loads: the rounds' steps at the L1 and away from it (0: none)
   double core_s = 0;             // the on-chip phase: per round max(banks, alternation, math + wait) + sync, or with chains max(banks, alternation, chains + wait)

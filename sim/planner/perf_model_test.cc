@@ -183,14 +183,19 @@ TEST_F(PerfModelChainsTest, ManyChainsRunAtTheBusierPipesRate) {
   EXPECT_LT(e.core_s, 4.5e-6);
 }
 
-TEST_F(PerfModelChainsTest, WithoutChainWaitsNobodyFillsTheSync) {
+TEST_F(PerfModelChainsTest, WithoutChainWaitsTheBlocksShareTheSyncAsOneNetwork) {
   in_.chain_latency_cycles_per_block = 0;
   in_.grid_blocks = 30;
   in_.blocks_per_core = 3;
   PerfEstimate e = model_.Estimate(in_);
-  EXPECT_DOUBLE_EQ(e.core_s, 3 * 1.5e-6);
+  // Three blocks, each 1 us at the pipes and 0.5 us of its own sync wait: mean value analysis
+  // gives queues of 2/3 and 20/13 blocks at one and two customers, so the third resides 33/13 us
+  // at the pipes and waits 0.5 us: a round of 33/13 + 0.5 us for three.
+  EXPECT_NEAR(e.core_s, (33.0 / 13 + 0.5) * 1e-6, 1e-15);
   EXPECT_DOUBLE_EQ(e.chain_s, 0);
   EXPECT_FALSE(e.chain_bound);
+  // Where every block adds its own wait the round takes 3 x 1.5 us: a slower estimate.
+  EXPECT_GT(e.own_wait_time_s, e.time_s);
 }
 
 TEST(PerfModelTest, CoResidentBlocksFillWaitsAndATailRoundCostsLess) {
@@ -216,11 +221,16 @@ TEST(PerfModelTest, CoResidentBlocksFillWaitsAndATailRoundCostsLess) {
   e = model->Estimate(in);
   EXPECT_DOUBLE_EQ(e.core_s, 2.5e-6);
   EXPECT_DOUBLE_EQ(e.wait_s, 0.5e-6);
-  // Sync cycles are not filled: every block adds them.
+  // Sync cycles are each block's own wait, which the other block's pipe time fills: two
+  // customers of 1.25 us at the round's pipes and 0.1 us of their own (mean value analysis: the
+  // second finds 1.25 / 1.35 of a block queued), against 2.7 us where every block adds its wait.
   in.sync_cycles_per_block = 100;
   e = model->Estimate(in);
-  EXPECT_DOUBLE_EQ(e.core_s, 2.7e-6);
-  EXPECT_DOUBLE_EQ(e.sync_s, 0.2e-6);
+  const double shared = 1.25e-6 * (1 + 1.25 / 1.35) + 0.1e-6;
+  EXPECT_NEAR(e.core_s, shared, 1e-15);
+  EXPECT_NEAR(e.sync_s, shared - 2.5e-6, 1e-15);
+  EXPECT_NEAR(e.own_wait_sync_s, 0.2e-6, 1e-15);
+  EXPECT_NEAR(e.own_wait_time_s - e.time_s, 2.7e-6 - shared, 1e-15);
   in.sync_cycles_per_block = 0;
   // Three blocks per core at two per round: a full round and a tail of one block.
   in.grid_blocks = 30;

@@ -23,14 +23,25 @@ struct Candidate {
   RankKey key;
   uint64_t index;
   int64_t blocks_per_core = 0;
-  // The share of its sync waits (PerfEstimate::sync_s) that its co-resident blocks could fill:
-  // the model charges every block's, which the occupancy hedge questions (ShortlistCandidates).
+  // Its estimate where every block adds its own sync waits (PerfEstimate::own_wait_time_s), the
+  // reading the shortlist covers beside the ranking's, and the share of those waits that its
+  // co-resident blocks could fill, which the occupancy hedge questions (ShortlistCandidates).
+  double own_wait_time_s = 0;
   double fillable_wait_s = 0;
   bool operator<(const Candidate& o) const {  // "better than"
     if (!(key == o.key)) return key < o.key;
     return index < o.index;
   }
 };
+
+// "Better where every block adds its own sync waits": RankKey's order on that estimate, ties
+// broken by index.
+bool FasterOwnWait(const Candidate& a, const Candidate& b) {
+  const RankKey ka{a.own_wait_time_s, a.key.inflight_bytes_per_core};
+  const RankKey kb{b.own_wait_time_s, b.key.inflight_bytes_per_core};
+  if (!(ka == kb)) return ka < kb;
+  return a.index < b.index;
+}
 
 // What one worker saw of the configurations it evaluated; MergeWorkers adds them up.
 struct WorkerState {
@@ -45,16 +56,20 @@ struct WorkerState {
   // [limit][axis value slot]
   std::vector<uint64_t> value_counts;
   std::vector<Candidate> heap;  // max-heap by "worse": top is the worst kept
-  // For the shortlist: the fastest estimated configuration of each block shape (BlockShape), and
+  // For the shortlist, where every block adds its own sync waits: the fastest estimated
+  // configuration of each block shape (BlockShape, by FasterOwnWait), and
   // of each block shape at each count of blocks per core the one fastest once its fillable waits
   // are filled (FilledTime), the occupancy twins' candidates.
   absl::flat_hash_map<uint64_t, Candidate> block_best;
   absl::flat_hash_map<std::pair<uint64_t, int64_t>, Candidate> filled_best;
+  // Some configuration's estimate changes where every block adds its own sync waits.
+  bool own_waits_differ = false;
   WorkerState() { std::fill(std::begin(first_index), std::end(first_index), UINT64_MAX); }
 };
 
-// A candidate's estimate less the sync waits its co-resident blocks could fill.
-double FilledTime(const Candidate& c) { return c.key.time_s - c.fillable_wait_s; }
+// A candidate's estimate where every block adds its own sync waits, less those its co-resident
+// blocks could fill.
+double FilledTime(const Candidate& c) { return c.own_wait_time_s - c.fillable_wait_s; }
 
 // "Faster once the fillable waits are filled", ties broken as Candidate orders them, so that the
 // choice does not depend on how the workers split the space.
@@ -162,13 +177,13 @@ uint64_t BlockShape(const std::vector<int>& block_axes, const std::vector<ParamA
   return shape;
 }
 
-// The part of an estimate's sync waits that its co-resident blocks could fill: each block's wait
-// overlapped by the other blocks' work, (blocks - 1) / blocks of it. The model charges it whole
-// (PerfEstimate::sync_s); on the H200 co-resident 32-row blocks were measured to fill it
-// (docs/validation/planner-h200-workloads.md, "The f32 32-row tiles: L2 delivery").
+// The part of the sync waits every block adds (PerfEstimate::own_wait_sync_s) that its co-resident
+// blocks could fill: each block's wait overlapped by the other blocks' work, (blocks - 1) / blocks
+// of it (on the H200 co-resident 32-row blocks were measured to fill it,
+// docs/validation/planner-h200-workloads.md, "The f32 32-row tiles: L2 delivery").
 double FillableWait(const PerfEstimate& e, int64_t blocks_per_core) {
   if (blocks_per_core <= 1) return 0;
-  return e.sync_s * static_cast<double>(blocks_per_core - 1) / static_cast<double>(blocks_per_core);
+  return e.own_wait_sync_s * static_cast<double>(blocks_per_core - 1) / static_cast<double>(blocks_per_core);
 }
 
 // Each axis's value position in configuration `index` (last axis fastest).
@@ -303,11 +318,13 @@ class Sweep {
     PerfInputs in;
     double time = std::numeric_limits<double>::infinity();
     double inflight = 0;
+    double own_wait_time = time;
     double fillable_wait = 0;
     if (EvaluatePerfInputs(graph_, perf_, values, scratch, fit, &in)) {
       const PerfEstimate e = result_.model.Estimate(in);
       const double residual = options_.residuals ? options_.residuals->Factor(values).value_or(1.0) : 1.0;
       time = e.time_s * residual;
+      own_wait_time = e.own_wait_time_s * residual;
       inflight = e.inflight_bytes_per_core;
       fillable_wait = FillableWait(e, in.blocks_per_core) * residual;
       if (!(time > 0)) {
@@ -321,10 +338,11 @@ class Sweep {
       cell->estimated = std::isfinite(time);
       cell->time_s = cell->estimated ? time : 0;
     }
-    Candidate c{RankKey{time, inflight}, index, in.blocks_per_core, fillable_wait};
+    Candidate c{RankKey{time, inflight}, index, in.blocks_per_core, own_wait_time, fillable_wait};
+    state.own_waits_differ = state.own_waits_differ || own_wait_time != time;
     if (hedging_ && std::isfinite(time)) {
       const uint64_t shape = BlockShape(block_axes_, result_.axes, digit);
-      KeepBetter(state.block_best, shape, c);
+      KeepBetter(state.block_best, shape, c, FasterOwnWait);
       KeepBetter(state.filled_best, std::pair{shape, c.blocks_per_core}, c, FasterFilled);
     }
     if (top_k_ == 0) {
@@ -378,8 +396,9 @@ WorkerState MergeWorkers(const std::vector<WorkerState>& states, size_t top_k, i
     merged.unestimated += state.unestimated;
     merged.zero_estimates += state.zero_estimates;
     merged.first_zero_estimate = std::min(merged.first_zero_estimate, state.first_zero_estimate);
+    merged.own_waits_differ = merged.own_waits_differ || state.own_waits_differ;
     merged.heap.insert(merged.heap.end(), state.heap.begin(), state.heap.end());
-    for (const auto& [shape, c] : state.block_best) KeepBetter(merged.block_best, shape, c);
+    for (const auto& [shape, c] : state.block_best) KeepBetter(merged.block_best, shape, c, FasterOwnWait);
     for (const auto& [key, c] : state.filled_best) KeepBetter(merged.filled_best, key, c, FasterFilled);
     for (int l = 0; l < kNumLimits; ++l) {
       merged.counts[l] += state.counts[l];
@@ -426,46 +445,58 @@ absl::StatusOr<std::vector<RankedConfig>> Rank(const CompiledGraph& graph, const
 }
 
 // `base`'s occupancy twin: of the candidates filled_best keeps (each block shape's fastest once
-// filled at each count of blocks per core), those not yet `listed` that the ranking puts behind base
-// at more blocks per core, the fastest once the sync waits their co-resident blocks could fill are
-// filled (FilledTime), where that is within base's estimate. The depth, the warps and the K step
-// trade blocks per core against sync waits per block, and the model, which charges every block's
-// sync wait, may rank the twin behind base where co-resident blocks would fill those waits
-// (Hedge::kMoreBlocksPerCore).
+// filled at each count of blocks per core), those not yet `listed` that the estimate where every
+// block adds its own sync waits puts behind base at more blocks per core, the fastest once the
+// sync waits their co-resident blocks could fill are filled (FilledTime), where that is within
+// base's such estimate. The depth, the warps and the K step trade blocks per core against sync
+// waits per block, and that estimate, which charges every block's sync wait, may put the twin
+// behind base where co-resident blocks would fill those waits (Hedge::kMoreBlocksPerCore).
 std::optional<Candidate> OccupancyTwin(const WorkerState& merged, const Candidate& base,
                                        const absl::flat_hash_set<uint64_t>& listed) {
   std::optional<Candidate> twin;
   for (const auto& [key, c] : merged.filled_best) {
-    if (c.blocks_per_core <= base.blocks_per_core || FilledTime(c) > base.key.time_s || !(base < c)) continue;
+    if (c.blocks_per_core <= base.blocks_per_core || FilledTime(c) > base.own_wait_time_s || !FasterOwnWait(base, c)) {
+      continue;
+    }
     if (listed.contains(c.index)) continue;
     if (!twin || FasterFilled(c, *twin)) twin = c;
   }
   return twin;
 }
 
-// The shortlist's candidates (PlanResult::shortlist) and why each is there: the pick, each other
-// block shape's fastest within the ranking error of the pick's estimate, each of those followed by
-// its occupancy twin (OccupancyTwin), then the rest of the ranking; at most top_k.
+// The ranking's configurations that open the shortlist, ahead of the reading where every block
+// adds its own sync waits: the model's reading of those waits (co-resident blocks issue through
+// them) was measured on the H200, and the H100's co-resident blocks fill less of them
+// (docs/planner.md, "Co-resident blocks and the mma.sync wait").
+constexpr size_t kRankingFirst = 2;
+
+// The shortlist's candidates (PlanResult::shortlist) and why each is there: the ranking's first
+// kRankingFirst (its pick alone where no estimate has sync waits co-resident blocks share), then,
+// where every block adds its own sync waits, that estimate's pick, each
+// other block shape's fastest within the ranking error of the pick's, each of those followed by
+// its occupancy twin (OccupancyTwin), then the rest of the ranking; each once, at most top_k.
 std::vector<std::pair<Candidate, Hedge>> ShortlistCandidates(const WorkerState& merged, const std::vector<int>& block_axes,
                                                              const PlanResult& result, size_t top_k) {
   std::vector<std::pair<Candidate, Hedge>> list;
-  if (merged.heap.empty()) return list;
-  const Candidate& pick = merged.heap.front();
-  const uint64_t pick_shape = BlockShape(block_axes, result.axes, Digits(result.axes, pick.index));
-  std::vector<Candidate> hedges;
-  for (const auto& [shape, c] : merged.block_best) {
-    if (shape != pick_shape && WithinRankingError(c.key.time_s, pick.key.time_s, result.ranking_error_permille)) {
-      hedges.push_back(c);
-    }
-  }
-  std::sort(hedges.begin(), hedges.end());
-  hedges.insert(hedges.begin(), pick);
+  if (merged.heap.empty() || merged.block_best.empty()) return list;
   absl::flat_hash_set<uint64_t> listed;
   auto add = [&](const Candidate& c, Hedge why) {
     if (listed.insert(c.index).second) list.emplace_back(c, why);
   };
+  const size_t ranking_first = merged.own_waits_differ ? kRankingFirst : 1;
+  for (size_t i = 0; i < std::min(ranking_first, merged.heap.size()); ++i) add(merged.heap[i], Hedge::kNone);
+  std::vector<Candidate> hedges;
+  for (const auto& [shape, c] : merged.block_best) hedges.push_back(c);
+  std::sort(hedges.begin(), hedges.end(), FasterOwnWait);
+  const Candidate own_pick = hedges.front();
+  const uint64_t pick_shape = BlockShape(block_axes, result.axes, Digits(result.axes, own_pick.index));
+  std::erase_if(hedges, [&](const Candidate& c) {
+    return c.index != own_pick.index &&
+           (BlockShape(block_axes, result.axes, Digits(result.axes, c.index)) == pick_shape ||
+            !WithinRankingError(c.own_wait_time_s, own_pick.own_wait_time_s, result.ranking_error_permille));
+  });
   for (const Candidate& c : hedges) {
-    add(c, c.index == pick.index ? Hedge::kNone : Hedge::kBlockShape);
+    add(c, c.index == own_pick.index ? Hedge::kOwnSyncWaits : Hedge::kBlockShape);
     if (const std::optional<Candidate> twin = OccupancyTwin(merged, c, listed)) add(*twin, Hedge::kMoreBlocksPerCore);
   }
   for (const Candidate& c : merged.heap) add(c, Hedge::kNone);

