@@ -664,22 +664,37 @@ TEST(PlannerQualityTest, TritonMatmulOnTheTwentyThirdHeldOutPart) {
   ExpectFloors("Triton matmul, workload twenty-third held-out part", Judge(WorkloadMatmul("heldout23")), 53, 50, 52);
 }
 
+// A part's Triton matmul and attention rows, and its CUDA GEMM, as an H100 run (its directory
+// under tests/data/planner) timed them.
+SweepSpec MatmulOnTheH100(const std::string& part, const std::string& run) {
+  SweepSpec spec = WorkloadMatmul(part);
+  spec.sweeps = {run + "/h100-f16.json.gz", run + "/h100-f32.json.gz"};
+  spec.device = "h100";
+  return spec;
+}
+
+SweepSpec AttentionOnTheH100(const std::string& part, const std::string& run) {
+  SweepSpec spec = WorkloadAttention(part);
+  spec.sweeps = {run + "/h100-attention.json.gz"};
+  spec.device = "h100";
+  return spec;
+}
+
+Quality JudgeCudaGemmOnTheH100(const std::string& part, const std::string& run) {
+  return JudgeCudaGemmWorkloads(part, absl::StrCat(run, "/cuda-gemm-", part, ".json.gz"), "h100");
+}
+
 // The twenty-fourth part was timed first on an H100, the device the model's terms were fitted on,
 // and planned for it at 8df9115 before that timing (tests/data/planner/h100-heldout24-2026-12-05/README.md).
 constexpr char kTwentyFourthOnTheH100[] = "h100-heldout24-2026-12-05";
 
 TEST(PlannerQualityTest, TritonMatmulOnTheTwentyFourthHeldOutPartOnTheH100) {
-  SweepSpec spec = WorkloadMatmul("heldout24");
-  spec.sweeps = {absl::StrCat(kTwentyFourthOnTheH100, "/h100-f16.json.gz"),
-                 absl::StrCat(kTwentyFourthOnTheH100, "/h100-f32.json.gz")};
-  spec.device = "h100";
+  const SweepSpec spec = MatmulOnTheH100("heldout24", kTwentyFourthOnTheH100);
   ExpectFloors("Triton matmul, workload twenty-fourth held-out part on the H100", Judge(spec), 74, 67, 70);
 }
 
 TEST(PlannerQualityTest, TritonAttentionOnTheTwentyFourthHeldOutPartOnTheH100) {
-  SweepSpec spec = WorkloadAttention("heldout24");
-  spec.sweeps = {absl::StrCat(kTwentyFourthOnTheH100, "/h100-attention.json.gz")};
-  spec.device = "h100";
+  const SweepSpec spec = AttentionOnTheH100("heldout24", kTwentyFourthOnTheH100);
   // Worst top-1: 96x16384x128 and the head-dim-64 rows at 1.06x.
   ExpectFloors("Triton attention, workload twenty-fourth held-out part on the H100", Judge(spec), 12, 12, 12);
 }
@@ -693,9 +708,7 @@ TEST(PlannerQualityTest, CudaGemmOnTheTwentyFourthHeldOutPartOnTheH100) {
   // 64x5120x20480 and 64x10240x2048 (1.09x, 1.07x) and f32 decode rows of N 32,128-65,024 at
   // 1.04-1.06x.
   ExpectFloors("CUDA GEMM, workload twenty-fourth held-out part on the H100",
-               JudgeCudaGemmWorkloads("heldout24", absl::StrCat(kTwentyFourthOnTheH100, "/cuda-gemm-heldout24.json.gz"),
-                                      "h100"),
-               74, 68, 67);
+               JudgeCudaGemmOnTheH100("heldout24", kTwentyFourthOnTheH100), 74, 68, 67);
 }
 
 // The twenty-fourth part's Triton rows timed again on another H100 lease, judged against the same
@@ -703,13 +716,9 @@ TEST(PlannerQualityTest, CudaGemmOnTheTwentyFourthHeldOutPartOnTheH100) {
 // (tests/data/planner/h100-heldout24-again-2026-12-06/README.md).
 TEST(PlannerQualityTest, TritonOnTheTwentyFourthHeldOutPartTimedAgainOnTheH100) {
   const std::string run = "h100-heldout24-again-2026-12-06";
-  SweepSpec matmul = WorkloadMatmul("heldout24");
-  matmul.sweeps = {run + "/h100-f16.json.gz", run + "/h100-f32.json.gz"};
-  matmul.device = "h100";
+  const SweepSpec matmul = MatmulOnTheH100("heldout24", run);
   ExpectFloors("Triton matmul, twenty-fourth held-out part on the H100, timed again", Judge(matmul), 74, 68, 70);
-  SweepSpec attention = WorkloadAttention("heldout24");
-  attention.sweeps = {run + "/h100-attention.json.gz"};
-  attention.device = "h100";
+  const SweepSpec attention = AttentionOnTheH100("heldout24", run);
   ExpectFloors("Triton attention, twenty-fourth held-out part on the H100, timed again", Judge(attention), 12, 12, 12);
 }
 
@@ -734,24 +743,17 @@ TEST(PlannerQualityTest, CudaGemmOnTheTwentyFourthHeldOutPart) {
 constexpr char kTwentyFifthOnTheH100[] = "h100-heldout25-2026-12-07";
 
 TEST(PlannerQualityTest, TritonOnTheTwentyFifthHeldOutPartOnTheH100) {
-  SweepSpec matmul = WorkloadMatmul("heldout25");
-  matmul.sweeps = {absl::StrCat(kTwentyFifthOnTheH100, "/h100-f16.json.gz"),
-                   absl::StrCat(kTwentyFifthOnTheH100, "/h100-f32.json.gz")};
-  matmul.device = "h100";
+  const SweepSpec matmul = MatmulOnTheH100("heldout25", kTwentyFifthOnTheH100);
   // As the blind shortlist hedging both readings judged: f16 35 and 37 of 38, f32 34 and 36.
   ExpectFloors("Triton matmul, workload twenty-fifth held-out part on the H100", Judge(matmul), 76, 69, 73);
-  SweepSpec attention = WorkloadAttention("heldout25");
-  attention.sweeps = {absl::StrCat(kTwentyFifthOnTheH100, "/h100-attention.json.gz")};
-  attention.device = "h100";
+  const SweepSpec attention = AttentionOnTheH100("heldout25", kTwentyFifthOnTheH100);
   ExpectFloors("Triton attention, workload twenty-fifth held-out part on the H100", Judge(attention), 8, 8, 8);
 }
 
 // Its CUDA GEMM on the 34 of its 38 shapes the calls reached.
 TEST(PlannerQualityTest, CudaGemmOnTheTwentyFifthHeldOutPartOnTheH100) {
   ExpectFloors("CUDA GEMM, workload twenty-fifth held-out part on the H100",
-               JudgeCudaGemmWorkloads("heldout25", absl::StrCat(kTwentyFifthOnTheH100, "/cuda-gemm-heldout25.json.gz"),
-                                      "h100"),
-               68, 65, 64);
+               JudgeCudaGemmOnTheH100("heldout25", kTwentyFifthOnTheH100), 68, 65, 64);
 }
 
 // The same part timed a second time, on another lease of the machine: what the figures above
