@@ -146,6 +146,19 @@ TEST(PlanCommandTest, TheJsonShortlistGivesEachHedgesReason) {
       << err;
   EXPECT_THAT(ShortlistReasons(out), ::testing::ElementsAre("", "", "block_shape", "more_blocks_per_core", "block_shape",
                                                             "more_blocks_per_core", "more_blocks_per_core", ""));
+  // Each configuration's terms give the whole estimate where every block adds its own sync waits:
+  // never below the ranking's, above it where co-resident blocks share such waits.
+  google::protobuf::Struct json;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out, &json).ok()) << out;
+  int above = 0;
+  for (const auto& config : json.fields().at("configs").list_value().values()) {
+    const auto& fields = config.struct_value().fields();
+    const double own = fields.at("terms_us").struct_value().fields().at("own_sync_waits_total").number_value();
+    const double estimated = fields.at("estimated_us").number_value();
+    EXPECT_GE(own, estimated * (1 - 1e-12));
+    above += own > estimated * (1 + 1e-9) ? 1 : 0;
+  }
+  EXPECT_GT(above, 0);
 }
 
 // Where the ranking, which lets co-resident blocks share the mma.sync wait, picks other tiles than
