@@ -381,8 +381,10 @@ void RenderTextShortlist(const std::vector<TopRow>& shortlist, const std::vector
       row += absl::StrCat("  ", c.fit.blocks_per_core(), " blocks/SM: faster if they fill each other's sync waits");
     }
     if (c.hedge == Hedge::kOwnSyncWaits) {
+      // The time column carries a calibration's residual; so does this estimate.
+      const double own_wait_s = c.perf.own_wait_time_s * (c.residual > 0 ? c.residual : 1.0);
       row += absl::StrFormat("  the pick if co-resident blocks fill none of each other's sync waits (%s us so)",
-                             FormatMicroseconds(c.perf.own_wait_time_s));
+                             FormatMicroseconds(own_wait_s));
     }
     out << row << "\n";
   }
