@@ -9,9 +9,15 @@ TIMINGS.json: sweep_workloads.py's files of the same rows. For the rows of M = -
 and prints the median and 10th-90th percentiles of measured / estimated time (docs/planner.md,
 "Co-resident blocks and the mma.sync wait": the 16-token f16 rows' narrow tiles). Several plan
 files (parts) may be given as PLANS,PLANS,... with their timings after them.
+
+    python3 bench/planner/estimate_gap_by_tile.py - TIMINGS.json [...] --a-heavy-rates
+
+instead prints, per timing file, the L2 traffic rate (grid x (BLOCK_M + BLOCK_N) x K x 2 bytes /
+time) of the wide 16-token f16 rows' configurations with BLOCK_M >= 4 x BLOCK_N: median and most.
 """
 import argparse
 import collections
+import math
 import statistics
 
 from compare_plan import load_json as load
@@ -29,13 +35,33 @@ def measured(timing_files):
     return out
 
 
+def a_heavy_rates(path, tokens, wide_n):
+    """Median and most L2 traffic, TB/s, of the file's A-heavy configurations on wide f16 rows."""
+    rates = []
+    for r in load(path)["timings"]:
+        c = r.get("config", {})
+        if (r.get("kind", "matmul") != "matmul" or not r.get("ms") or r["M"] != tokens or r["N"] < wide_n
+                or r["dtype"] != "f16" or c["BLOCK_M"] < 4 * c["BLOCK_N"]):
+            continue
+        grid = math.ceil(r["M"] / c["BLOCK_M"]) * math.ceil(r["N"] / c["BLOCK_N"])
+        rates.append(grid * (c["BLOCK_M"] + c["BLOCK_N"]) * r["K"] * 2 / (r["ms"] * 1e-3) / 1e12)
+    return (statistics.median(rates), max(rates)) if rates else None
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("plans", help="one plan file, or several separated by commas")
     p.add_argument("timings", nargs="+")
     p.add_argument("--tokens", type=int, default=16, help="the rows' M")
     p.add_argument("--wide-n", type=int, default=16384, help="N from which a row counts as wide")
+    p.add_argument("--a-heavy-rates", action="store_true", help="the A-heavy tiles' L2 rates instead (PLANS: -)")
     args = p.parse_args()
+    if args.a_heavy_rates:
+        for path in args.timings:
+            figures = a_heavy_rates(path, args.tokens, args.wide_n)
+            print(f"{path}: " + ("no such configurations" if figures is None else
+                                 f"median {figures[0]:.2f} TB/s, most {figures[1]:.2f} TB/s"))
+        return
     times = measured(args.timings)
     ratios = collections.defaultdict(list)
     for plans in args.plans.split(","):
