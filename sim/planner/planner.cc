@@ -186,16 +186,6 @@ double FillableWait(const PerfEstimate& e, int64_t blocks_per_core) {
   return e.own_wait_sync_s * static_cast<double>(blocks_per_core - 1) / static_cast<double>(blocks_per_core);
 }
 
-// Each axis's value position in configuration `index` (last axis fastest).
-std::vector<int> Digits(const std::vector<ParamAxis>& axes, uint64_t index) {
-  std::vector<int> digit(axes.size(), 0);
-  for (int a = static_cast<int>(axes.size()) - 1; a >= 0; --a) {
-    digit[a] = static_cast<int>(index % axes[a].values.size());
-    index /= axes[a].values.size();
-  }
-  return digit;
-}
-
 // The sweep over the space: workers take chunks of configurations, ask the engine about each and
 // keep their own tally (what fits and its estimate, what each limit pruned, per axis value).
 class Sweep {
@@ -244,7 +234,6 @@ class Sweep {
   int total_values() const { return value_offset_.back(); }
   size_t top_k() const { return top_k_; }
   bool hedging() const { return hedging_; }
-  const std::vector<int>& block_axes() const { return block_axes_; }
   // Where axis a's values start in a row of WorkerState::value_counts.
   int value_offset(int a) const { return value_offset_[a]; }
 
@@ -475,8 +464,8 @@ constexpr size_t kRankingFirst = 2;
 // where every block adds its own sync waits, that estimate's pick, each
 // other block shape's fastest within the ranking error of the pick's, each of those followed by
 // its occupancy twin (OccupancyTwin), then the rest of the ranking; each once, at most top_k.
-std::vector<std::pair<Candidate, Hedge>> ShortlistCandidates(const WorkerState& merged, const std::vector<int>& block_axes,
-                                                             const PlanResult& result, size_t top_k) {
+std::vector<std::pair<Candidate, Hedge>> ShortlistCandidates(const WorkerState& merged, const PlanResult& result,
+                                                             size_t top_k) {
   std::vector<std::pair<Candidate, Hedge>> list;
   if (merged.heap.empty() || merged.block_best.empty()) return list;
   absl::flat_hash_set<uint64_t> listed;
@@ -485,15 +474,15 @@ std::vector<std::pair<Candidate, Hedge>> ShortlistCandidates(const WorkerState& 
   };
   const size_t ranking_first = merged.own_waits_differ ? kRankingFirst : 1;
   for (size_t i = 0; i < std::min(ranking_first, merged.heap.size()); ++i) add(merged.heap[i], Hedge::kNone);
+  // block_best holds one candidate a block shape, so its fastest is that reading's pick and every
+  // other entry is another shape's fastest.
   std::vector<Candidate> hedges;
   for (const auto& [shape, c] : merged.block_best) hedges.push_back(c);
   std::sort(hedges.begin(), hedges.end(), FasterOwnWait);
   const Candidate own_pick = hedges.front();
-  const uint64_t pick_shape = BlockShape(block_axes, result.axes, Digits(result.axes, own_pick.index));
   std::erase_if(hedges, [&](const Candidate& c) {
     return c.index != own_pick.index &&
-           (BlockShape(block_axes, result.axes, Digits(result.axes, c.index)) == pick_shape ||
-            !WithinRankingError(c.own_wait_time_s, own_pick.own_wait_time_s, result.ranking_error_permille));
+           !WithinRankingError(c.own_wait_time_s, own_pick.own_wait_time_s, result.ranking_error_permille);
   });
   for (const Candidate& c : hedges) {
     add(c, c.index == own_pick.index ? Hedge::kOwnSyncWaits : Hedge::kBlockShape);
@@ -508,9 +497,9 @@ std::vector<std::pair<Candidate, Hedge>> ShortlistCandidates(const WorkerState& 
 // `result.top` has them, the hedges it lacks ranked here.
 absl::StatusOr<std::vector<RankedConfig>> RankShortlist(const CompiledGraph& graph, const FitEngine& engine,
                                                         const PerfExpressions& perf, const PlanOptions& options,
-                                                        const WorkerState& merged, const std::vector<int>& block_axes,
-                                                        size_t top_k, const PlanResult& result) {
-  const std::vector<std::pair<Candidate, Hedge>> listed = ShortlistCandidates(merged, block_axes, result, top_k);
+                                                        const WorkerState& merged, size_t top_k,
+                                                        const PlanResult& result) {
+  const std::vector<std::pair<Candidate, Hedge>> listed = ShortlistCandidates(merged, result, top_k);
   absl::flat_hash_map<uint64_t, const RankedConfig*> ranked;
   for (const RankedConfig& c : result.top) ranked[c.index] = &c;
   std::vector<Candidate> unranked;
@@ -645,7 +634,7 @@ absl::StatusOr<PlanResult> Plan(const CompiledGraph& graph, const DeviceModel& d
   ASSIGN_OR_RETURN(result.top, Rank(graph, engine, perf, options, merged.heap, result));
   if (sweep.hedging()) {
     ASSIGN_OR_RETURN(result.shortlist,
-                     RankShortlist(graph, engine, perf, options, merged, sweep.block_axes(), sweep.top_k(), result));
+                     RankShortlist(graph, engine, perf, options, merged, sweep.top_k(), result));
   } else {
     result.shortlist = result.top;
   }
