@@ -15,7 +15,7 @@ Compute (bench/planner/decode_ncu.sh), f16:
     python3 decode_ncu.py ORDER.json [SET]    # launches (under ncu); SET fit (default), wide, unaligned,
                                               # unaligned_l1, unaligned_depth, unaligned_window
                                               # unaligned_f16_overflow, unaligned_warps
-                                              # or unaligned_source
+                                              # unaligned_source, narrow_wgmma or a_strip
     python3 decode_ncu.py --summarize ORDER.json NCU.csv SIMULATE   # table: ncu against the model
 """
 import json
@@ -93,7 +93,15 @@ GROUPS = {"unaligned_l1": [
     "narrow_wgmma": [
         ([(64, 36352, 4544), (64, 4608, 18432), (16, 36864, 4608)],
          [(64, 32, 32, 4, 4), (64, 64, 32, 4, 4), (64, 128, 64, 3, 4), (32, 32, 32, 4, 4), (64, 32, 64, 4, 4)],
-         "f16")]}
+         "f16")],
+    # "a_strip" (a_strip_ncu.sh): the narrow tiles the planner picks on wide 16-token rows, with A of
+    # 16 rows (wrapped modulo M, the same lines BLOCK_M / 16 times a block) and of BLOCK_M distinct
+    # rows, beside the wide tiles that measure fastest: which L2 unit sets their pace.
+    "a_strip": [
+        ([(16, 35840, 6656)], [(32, 32, 64, 4, 4), (128, 32, 64, 4, 4), (32, 128, 64, 3, 4), (32, 128, 128, 2, 4)],
+         "f16"),
+        ([(32, 35840, 6656)], [(32, 32, 64, 4, 4), (32, 128, 64, 3, 4)], "f16"),
+        ([(128, 35840, 6656)], [(128, 32, 64, 4, 4)], "f16")]}
 
 
 def launch_all(order_path, which="fit"):

@@ -14,6 +14,12 @@ files (parts) may be given as PLANS,PLANS,... with their timings after them.
 
 instead prints, per timing file, the L2 traffic rate (grid x (BLOCK_M + BLOCK_N) x K x 2 bytes /
 time) of the wide 16-token f16 rows' configurations with BLOCK_M >= 4 x BLOCK_N: median and most.
+
+    python3 bench/planner/estimate_gap_by_tile.py - TIMINGS.json [...] --tile-cost
+
+instead prints, over the wide 16-token f16 rows of all the files, each (BLOCK_M, BLOCK_N, BLOCK_K)'s
+time (its fastest depth and warps) over its row's best, median, beside the tile bytes it moves
+through L2 in multiples of B's (1 + BLOCK_M / BLOCK_N).
 """
 import argparse
 import collections
@@ -48,6 +54,23 @@ def a_heavy_rates(path, tokens, wide_n):
     return (statistics.median(rates), max(rates)) if rates else None
 
 
+def tile_cost(timing_files, tokens, wide_n):
+    rows = collections.defaultdict(dict)
+    for key, us in measured(timing_files).items():
+        m, n, k, dtype, bm, bn, bk = key[:7]
+        if m == tokens and n >= wide_n and dtype == "f16":
+            rows[(m, n, k)][(bm, bn, bk)] = min(us, rows[(m, n, k)].get((bm, bn, bk), math.inf))
+    ratios = collections.defaultdict(list)
+    for tiles in rows.values():
+        best = min(tiles.values())
+        for tile, us in tiles.items():
+            ratios[tile].append(us / best)
+    print(f"{len(rows)} rows\nBLOCK_K BLOCK_M BLOCK_N  rows  time / row's best (median)  L2 bytes / B's")
+    for bm, bn, bk in sorted(ratios, key=lambda t: (t[2], t[0], t[1])):
+        values = ratios[(bm, bn, bk)]
+        print(f"{bk:7d} {bm:7d} {bn:7d} {len(values):5d} {statistics.median(values):27.2f} {1 + bm / bn:15.2f}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("plans", help="one plan file, or several separated by commas")
@@ -55,7 +78,11 @@ def main():
     p.add_argument("--tokens", type=int, default=16, help="the rows' M")
     p.add_argument("--wide-n", type=int, default=16384, help="N from which a row counts as wide")
     p.add_argument("--a-heavy-rates", action="store_true", help="the A-heavy tiles' L2 rates instead (PLANS: -)")
+    p.add_argument("--tile-cost", action="store_true", help="each tile's time over its row's best instead (PLANS: -)")
     args = p.parse_args()
+    if args.tile_cost:
+        tile_cost(args.timings, args.tokens, args.wide_n)
+        return
     if args.a_heavy_rates:
         for path in args.timings:
             figures = a_heavy_rates(path, args.tokens, args.wide_n)
