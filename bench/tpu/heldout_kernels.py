@@ -916,12 +916,18 @@ def dequant_group_matmul(bm, bn, bk, group, wdtype="i8", limit=None):
   return fn, (S((m, k), jnp.bfloat16), S((k, n), wt), S((nk, ng, n), F32))
 
 
-def matmul_bias_gelu(bm, bn, bk, dtype="bf16", limit=None):
+def _bias_gelu(acc, b_ref):
+  return _gelu(acc + b_ref[...].astype(F32))
+
+
+def matmul_bias_gelu(bm, bn, bk, dtype="bf16", limit=None, epilogue=_bias_gelu):
+  """`epilogue(acc, b_ref)` at the last k step: the bias and tanh GELU, or another
+  (probe_epilogue_spills.py)."""
   dt = DTYPES[dtype]
   m, n, k = 2 * bm, 2 * bn, 2 * bk
   nk = k // bk
 
-  kernel = _k_accumulated(nk, F32, lambda acc, b_ref: _gelu(acc + b_ref[...].astype(F32)))
+  kernel = _k_accumulated(nk, F32, epilogue)
 
   def fn(x, w, b):
     return pl.pallas_call(

@@ -21,43 +21,23 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from product import tpu_aot  # noqa: E402  (first: sets the environment libtpu needs)
 
-import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
-from jax.experimental import pallas as pl  # noqa: E402
-from jax.experimental.pallas import tpu as pltpu  # noqa: E402
 
 import heldout_kernels as hk  # noqa: E402
 import probe_vreg_alloc  # noqa: E402
 from sweep_spills import LIMITS, kernel_spill_bytes  # noqa: E402
 
 BLOCKS = [(512, 512, 1024), (512, 512, 512), (256, 256, 1024), (512, 512, 2048), (384, 1152, 768), (256, 512, 512)]
-EPILOGUES = {"gelu": lambda acc, b_ref: hk._gelu(acc + b_ref[...].astype(jnp.float32)),
+EPILOGUES = {"gelu": hk._bias_gelu,
              "bias": lambda acc, b_ref: acc + b_ref[...].astype(jnp.float32),
              "none": lambda acc, b_ref: acc}
 GENERATIONS = ["v4", "v5e", "v6e", "v7x"]
 
 
-def build(bm, bn, bk, dtype, epilogue, gen):
-  """heldout_kernels.matmul_bias_gelu's call (two blocks a dimension) with another epilogue."""
-  m, n, k = 2 * bm, 2 * bn, 2 * bk
-  kernel = hk._k_accumulated(k // bk, jnp.float32, EPILOGUES[epilogue])
-  S = jax.ShapeDtypeStruct
-
-  def fn(x, w, b):
-    return pl.pallas_call(
-        kernel, out_shape=S((m, n), dtype), grid=(m // bm, n // bn, k // bk),
-        in_specs=[pl.BlockSpec((bm, bk), lambda i, j, kk: (i, kk)), pl.BlockSpec((bk, bn), lambda i, j, kk: (kk, j)),
-                  pl.BlockSpec((1, bn), lambda i, j, kk: (0, j))],
-        out_specs=pl.BlockSpec((bm, bn), lambda i, j, kk: (i, j)),
-        scratch_shapes=[pltpu.VMEM((bm, bn), jnp.float32)],
-        compiler_params=hk._cp(LIMITS[gen], ("parallel", "parallel", "arbitrary")), name="epilogue_probe")(x, w, b)
-  return fn, (S((m, k), dtype), S((k, n), dtype), S((1, n), dtype))
-
-
 def probe(gen, dtype, block, epilogue):
-  fn, args = build(*block, dtype, epilogue, gen)
+  fn, args = hk.matmul_bias_gelu(*block, dtype, LIMITS[gen], EPILOGUES[epilogue])
   r = tpu_aot.compile_kernel(fn, args, gen)
-  return {"gen": gen, "dtype": jnp.dtype(dtype).name, "block": list(block), "epilogue": epilogue,
+  return {"gen": gen, "dtype": jnp.dtype(hk.DTYPES[dtype]).name, "block": list(block), "epilogue": epilogue,
           "verdict": r["verdict"], "total_bytes": (r.get("pallas") or {}).get("total_bytes"),
           "spill_bytes": kernel_spill_bytes(r)}
 
@@ -66,7 +46,7 @@ def main(argv):
   if len(argv) != 1:
     sys.exit(__doc__)
   rows = (probe(gen, dtype, block, epilogue) for gen in GENERATIONS for block in BLOCKS
-          for dtype in (jnp.bfloat16, jnp.float32) for epilogue in EPILOGUES)
+          for dtype in ("bf16", "f32") for epilogue in EPILOGUES)
   probe_vreg_alloc.write_probe(argv[0], "spill slots of a matmul under three epilogues",
                                f"bench/tpu/probe_epilogue_spills.py {argv[0]}", rows)
 
