@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <iterator>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -60,6 +61,29 @@ constexpr absl::string_view kKeepsUnalignedNarrowLoadsPacked[] = {"v5e", "v5p", 
 // Generations whose Mosaic converts an 8-bit (or 4-bit) dot operand vreg by vreg rather than
 // unpacking it whole (UnpacksConvertedNarrowDotOperands).
 constexpr absl::string_view kConvertsNarrowDotOperandsStreaming[] = {"v5e", "v5p", "v6e", "v7x"};
+
+// Sublanes of one native tile of `value`'s type: 8 rows of 32 bits, narrower types packed.
+int64_t NativeSublaneTile(const VregValueType& value) { return 8 * std::max(1, 32 / std::clamp(value.bits, 4, 32)); }
+
+// Whether `value` fills whole native tiles on its two minor dims, with no replicated axis.
+bool FillsWholeTiles(const VregValueType& value) {
+  const size_t rank = value.dims.size();
+  return value.vector && rank >= 2 && value.replicated == Replicated::kNone &&
+         value.dims[rank - 2] % NativeSublaneTile(value) == 0 && value.dims[rank - 1] % 128 == 0;
+}
+
+// Whether `op`'s result is its operands' vregs put side by side, with no data moved: Mosaic's
+// concatenate of operands that fill whole native tiles (apply_vector_layout, tpu_concatenate_rule:
+// it disassembles each operand into its vreg array, concatenates the arrays and assembles them).
+// Such a result holds no vreg of its own; its operands' vregs live as long as it does.
+bool ReassemblesOperandVregs(const PallasOp& op, const std::vector<VregValueType>& values) {
+  if (op.op() != "concatenate" || op.results_size() != 1 || op.operands_size() == 0) return false;
+  const VregValueType& result = values[op.results(0)];
+  if (!FillsWholeTiles(result)) return false;
+  return absl::c_all_of(op.operands(), [&](int id) {
+    return FillsWholeTiles(values[id]) && values[id].dtype == result.dtype;
+  });
+}
 
 struct Region {
   const PallasRegion* proto = nullptr;
@@ -371,6 +395,24 @@ std::vector<Base> ReplayRegion(const Region& region, const Base& base, const Dev
       loaded[id] = absl::c_linear_search(kLoads, op.op());
     }
   }
+  // A reassembled result (ReassemblesOperandVregs) is the vregs of the values it is made of: it
+  // holds none of its own, they live while it is read, and it is loaded when all of them are.
+  std::vector<std::vector<int>> made_of(region.values.size());
+  for (size_t v = 0; v < made_of.size(); ++v) made_of[v] = {static_cast<int>(v)};
+  std::vector<bool> reassembled(region.values.size(), false);
+  for (int o = 0; o < n; ++o) {
+    const PallasOp& op = proto.ops(o);
+    if (!ReassemblesOperandVregs(op, region.values)) continue;
+    const int result = op.results(0);
+    reassembled[result] = true;
+    made_of[result].clear();
+    for (int id : op.operands()) absl::c_copy(made_of[id], std::back_inserter(made_of[result]));
+    loaded[result] = absl::c_all_of(made_of[result], [&](int id) { return static_cast<bool>(loaded[id]); });
+  }
+  for (size_t v = 0; v < made_of.size(); ++v) {
+    if (!reassembled[v]) continue;
+    for (int id : made_of[v]) last_use[id] = std::max(last_use[id], last_use[v]);
+  }
   // The arithmetic width: what is computed is held at it; a load keeps its packed layout, but for
   // a narrow load of unaligned width on a generation that widens it.
   auto unaligned_narrow = [&](int id) {
@@ -378,6 +420,7 @@ std::vector<Base> ReplayRegion(const Region& region, const Base& base, const Dev
     return v.vector && v.bits < 16 && v.dims.back() % 128 != 0;
   };
   auto held = [&](int id) {
+    if (reassembled[id]) return int64_t{0};
     const bool wide = loaded[id] ? widens_unaligned_loads && unaligned_narrow(id) : widened;
     return VregBytes(region.values[id], wide);
   };
@@ -423,12 +466,13 @@ std::vector<Base> ReplayRegion(const Region& region, const Base& base, const Dev
       // (tests/data/tpu/streamed_dot_operand_probe.txt: a right block scaled in the body spills as
       // the loaded one), but for one converted from 8 bits on a generation that unpacks it whole.
       for (int i = 0; i < op.operands_size(); ++i) {
-        const int id = op.operands(i);
-        if (defined[id] < 0 || loaded[id] || last_use[id] != o) continue;
-        // One converted from 8 bits is held whole, on either side, exactly where it is unpacked whole.
-        if (ComputedFromNarrowConvert(proto, defined, id) ? !unpacks_converted : i > 0) continue;
-        bytes = SaturatingAdd(bytes, held(id));
-        computed_bytes = SaturatingAdd(computed_bytes, held(id));
+        for (int id : made_of[op.operands(i)]) {
+          if (defined[id] < 0 || loaded[id] || last_use[id] != o) continue;
+          // One converted from 8 bits is held whole, on either side, exactly where it is unpacked whole.
+          if (ComputedFromNarrowConvert(proto, defined, id) ? !unpacks_converted : i > 0) continue;
+          bytes = SaturatingAdd(bytes, held(id));
+          computed_bytes = SaturatingAdd(computed_bytes, held(id));
+        }
       }
     }
     for (int id : op.results()) results = SaturatingAdd(results, held(id));

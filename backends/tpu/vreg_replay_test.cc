@@ -60,6 +60,22 @@ constexpr char kDequantMatmul[] = R"pb(
   }
 )pb";
 
+// An im2col patch matrix: two computed (f32-scaled) column blocks concatenated on the lanes and
+// multiplied as the dot's left operand; the weights are a load.
+constexpr char kConcatenatedPatches[] = R"pb(
+  program {
+    values: "ref" values: "ref" values: "bf16[256,128]" values: "bf16[256,128]" values: "bf16[256,128]"
+    values: "bf16[256,128]" values: "bf16[256,256]" values: "bf16[256,128]" values: "f32[256,128]"
+    ops { op: "get" operands: 0 results: 2 }
+    ops { op: "neg" operands: 2 results: 3 }
+    ops { op: "get" operands: 0 results: 4 }
+    ops { op: "neg" operands: 4 results: 5 }
+    ops { op: "concatenate" operands: 3 operands: 5 results: 6 }
+    ops { op: "get" operands: 1 results: 7 }
+    ops { op: "dot_general" operands: 6 operands: 7 results: 8 }
+  }
+)pb";
+
 class VregReplayTest : public ::testing::Test {
  protected:
   static PallasBody Body(const char* text) {
@@ -424,6 +440,44 @@ TEST_F(VregReplayTest, BoundsSpillsByEveryValueTheBodyDefines) {
   // Four blocks of 1 MiB (x, x - max, e, e / sum; the swap's old value is never read), two
   // row vectors of 1 KiB, two columns of 32 vregs.
   EXPECT_EQ(r->all_values_bytes, 4 * (1 << 20) + 2 * 1024 + 2 * 32 * 4096);
+}
+
+// Concatenated operands that fill whole native tiles are their vregs side by side
+// (tpu_concatenate_rule): the patch matrix is held once, as the two blocks it is made of.
+TEST_F(VregReplayTest, AConcatenationOfWholeTilesHoldsItsOperandsOnce) {
+  absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(kConcatenatedPatches), v6e_);
+  ASSERT_TRUE(v6e.ok()) << v6e.status();
+  const int64_t block = 256 * 128 * 2;  // one bf16 block of 256 x 128, packed on v6e
+  // Most live: the two negated blocks and the loaded weights (not a third copy at the concatenation).
+  EXPECT_EQ(v6e->peak_live_bytes, 3 * block);
+  // The dot's computed left operand is the two blocks, held whole.
+  EXPECT_EQ(v6e->peak_held_bytes, 2 * block);
+  EXPECT_EQ(v6e->peak_computed_held_bytes, 2 * block);
+  // Two loads, two negations and the weights; the unread dot result never occupies a vreg.
+  EXPECT_EQ(v6e->all_values_bytes, 5 * block);
+}
+
+// Operands of 64 lanes are moved into the result's vregs: operands and result are both live at
+// the concatenation.
+TEST_F(VregReplayTest, AConcatenationOfPartTilesMakesNewVregs) {
+  constexpr char kHalfTiles[] = R"pb(
+    program {
+      values: "ref" values: "ref" values: "bf16[256,64]" values: "bf16[256,64]" values: "bf16[256,64]"
+      values: "bf16[256,64]" values: "bf16[256,128]" values: "bf16[128,128]" values: "f32[256,128]"
+      ops { op: "get" operands: 0 results: 2 }
+      ops { op: "neg" operands: 2 results: 3 }
+      ops { op: "get" operands: 0 results: 4 }
+      ops { op: "neg" operands: 4 results: 5 }
+      ops { op: "concatenate" operands: 3 operands: 5 results: 6 }
+      ops { op: "get" operands: 1 results: 7 }
+      ops { op: "dot_general" operands: 6 operands: 7 results: 8 }
+    }
+  )pb";
+  absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(kHalfTiles), v6e_);
+  ASSERT_TRUE(v6e.ok()) << v6e.status();
+  const int64_t padded_block = 256 * 128 * 2;  // a 64-lane block pads to a whole vreg column
+  EXPECT_EQ(v6e->peak_live_bytes, 3 * padded_block);
+  EXPECT_EQ(v6e->peak_held_bytes, padded_block);
 }
 
 TEST_F(VregReplayTest, ADotsComputedLeftOperandIsHeldAtTheArithmeticWidth) {
