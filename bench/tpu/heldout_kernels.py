@@ -2629,6 +2629,122 @@ def cumsum_topk_mask(rows, cols, br, bc, capacity, method="dot", dtype="f32", li
   return fn, (S((rows, cols), dt),)
 
 
+# =============================================================================================
+# Set I ("heldout9"): written after the tile-aligned concatenation rule (backends/tpu/vreg_replay.cc,
+# ReassemblesOperandVregs), which was found on the im2col conv2d, the only family of the earlier
+# sets that concatenates: every family here concatenates, on the lanes or the sublanes, loaded or
+# computed operands, as a dot's left or right operand or into a store, with whole and part tiles.
+
+
+def unet_skip_conv1x1(hw, c_up, c_skip, cout, bm, bn, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(u_ref, s_ref, w_ref, b_ref, o_ref):
+    h = jnp.concatenate([u_ref[...], s_ref[...]], axis=-1)
+    acc = jnp.dot(h, w_ref[...], preferred_element_type=F32) + b_ref[...].astype(F32)
+    o_ref[...] = _silu(acc).astype(o_ref.dtype)
+
+  def fn(u, sk, w, b):
+    return pl.pallas_call(
+        kernel, out_shape=S((hw, cout), dt), grid=(hw // bm, cout // bn),
+        in_specs=[pl.BlockSpec((bm, c_up), lambda i, j: (i, 0)), pl.BlockSpec((bm, c_skip), lambda i, j: (i, 0)),
+                  pl.BlockSpec((c_up + c_skip, bn), lambda i, j: (0, j)), pl.BlockSpec((1, bn), lambda i, j: (0, j))],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j: (i, j)),
+        compiler_params=_cp(limit, ("parallel", "parallel")), name="unet_skip_conv1x1")(u, sk, w, b)
+  return fn, (S((hw, c_up), dt), S((hw, c_skip), dt), S((c_up + c_skip, cout), dt), S((1, cout), dt))
+
+
+def rope_rotate_half(tokens, heads, d, bt, hb, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  half = d // 2
+
+  def kernel(x_ref, c_ref, s_ref, o_ref):
+    x = x_ref[...].astype(F32)
+    rot = jnp.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+    o_ref[...] = (x * c_ref[...][None] + rot * s_ref[...][None]).astype(o_ref.dtype)
+
+  def fn(x, c, sn):
+    blk = pl.BlockSpec((hb, bt, d), lambda i, h: (h, i, 0))
+    tab = pl.BlockSpec((bt, d), lambda i, h: (i, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((heads, tokens, d), dt), grid=(tokens // bt, heads // hb),
+        in_specs=[blk, tab, tab], out_specs=blk,
+        compiler_params=_cp(limit, ("parallel", "parallel")), name="rope_rotate_half")(x, c, sn)
+  return fn, (S((heads, tokens, d), dt), S((tokens, d), F32), S((tokens, d), F32))
+
+
+def spec_decode_attention(heads, cache, new, d, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nt = (((1,), (1,)), ((), ()))
+  scale = float(d) ** -0.5
+
+  def kernel(q_ref, kc_ref, vc_ref, kn_ref, vn_ref, o_ref):
+    k = jnp.concatenate([kc_ref[...], kn_ref[...]], axis=0)
+    v = jnp.concatenate([vc_ref[...], vn_ref[...]], axis=0)
+    sc = jax.lax.dot_general(q_ref[...], k, nt, preferred_element_type=F32) * scale
+    row = jax.lax.broadcasted_iota(I32, sc.shape, 0)
+    col = jax.lax.broadcasted_iota(I32, sc.shape, 1)
+    sc = jnp.where(col <= cache + row, sc, NEG)
+    p = jnp.exp(sc - jnp.max(sc, axis=-1, keepdims=True))
+    p = p / jnp.sum(p, axis=-1, keepdims=True)
+    o_ref[...] = jnp.dot(p.astype(dt), v, preferred_element_type=F32).astype(o_ref.dtype)
+
+  def fn(q, kc, vc, kn, vn):
+    tok = pl.BlockSpec((None, new, d), lambda h: (h, 0, 0))
+    cached = pl.BlockSpec((None, cache, d), lambda h: (h, 0, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((heads, new, d), dt), grid=(heads,),
+        in_specs=[tok, cached, cached, tok, tok], out_specs=tok,
+        compiler_params=_cp(limit, ("parallel",)), name="spec_decode_attention")(q, kc, vc, kn, vn)
+  t, c = S((heads, new, d), dt), S((heads, cache, d), dt)
+  return fn, (t, c, c, t, t)
+
+
+def mha_concat_outproj(seq, heads, d, bq, dm, bn, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nt = (((1,), (1,)), ((), ()))
+  scale = float(d) ** -0.5
+
+  def kernel(q_ref, k_ref, v_ref, w_ref, o_ref):
+    outs = []
+    for h in range(heads):
+      sc = jax.lax.dot_general(q_ref[h], k_ref[h], nt, preferred_element_type=F32) * scale
+      p = jnp.exp(sc - jnp.max(sc, axis=-1, keepdims=True))
+      p = p / jnp.sum(p, axis=-1, keepdims=True)
+      outs.append(jnp.dot(p.astype(dt), v_ref[h], preferred_element_type=F32).astype(dt))
+    o = jnp.concatenate(outs, axis=-1)
+    o_ref[...] = jnp.dot(o, w_ref[...], preferred_element_type=F32).astype(o_ref.dtype)
+
+  def fn(q, k, v, w):
+    kv = pl.BlockSpec((heads, seq, d), lambda i, j: (0, 0, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((seq, dm), dt), grid=(seq // bq, dm // bn),
+        in_specs=[pl.BlockSpec((heads, bq, d), lambda i, j: (0, i, 0)), kv, kv,
+                  pl.BlockSpec((heads * d, bn), lambda i, j: (0, j))],
+        out_specs=pl.BlockSpec((bq, bn), lambda i, j: (i, j)),
+        compiler_params=_cp(limit, ("parallel", "arbitrary")), name="mha_concat_outproj")(q, k, v, w)
+  a = S((heads, seq, d), dt)
+  return fn, (a, a, a, S((heads * d, dm), dt))
+
+
+def fused_gate_up_concat(m, d, f, bm, bf, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(x_ref, wg_ref, wu_ref, o_ref):
+    w = jnp.concatenate([wg_ref[...], wu_ref[...]], axis=1)
+    gu = jnp.dot(x_ref[...], w, preferred_element_type=F32)
+    o_ref[...] = (_silu(gu[:, :bf]) * gu[:, bf:]).astype(o_ref.dtype)
+
+  def fn(x, wg, wu):
+    wb = pl.BlockSpec((d, bf), lambda i, j: (0, j))
+    return pl.pallas_call(
+        kernel, out_shape=S((m, f), dt), grid=(m // bm, f // bf),
+        in_specs=[pl.BlockSpec((bm, d), lambda i, j: (i, 0)), wb, wb],
+        out_specs=pl.BlockSpec((bm, bf), lambda i, j: (i, j)),
+        compiler_params=_cp(limit, ("parallel", "parallel")), name="fused_gate_up_concat")(x, wg, wu)
+  return fn, (S((m, d), dt), S((d, f), dt), S((d, f), dt))
+
+
 DEV = [swiglu_mlp, swiglu_mlp_buf1, rmsnorm_matmul, dwconv1d, running_argmax, transpose_add, dequant_i8_matmul,
        online_lse, layernorm_bwd, cumsum_carry, block_sparse_matmul, manual_dma, gelu_squeezed, add_rmsnorm_alias,
        decode_attention]
@@ -2644,8 +2760,9 @@ HELDOUT6 = [quant_linear_nt, fp8_scaled_matmul, linear_ce_zloss, topp_minp_mask,
             splash_sparse_attention]
 HELDOUT7 = [int8_kv_prefill, moe_wq_gate_up, rmsnorm_qkv_int8, rope2d_attention, router_capacity, glu_mlp_bwd]
 HELDOUT8 = [mla_decode, w8a8_matmul, ssd_chunk_scan, layernorm_bwd_scratch, lora_shrink_expand, cumsum_topk_mask]
+HELDOUT9 = [unet_skip_conv1x1, rope_rotate_half, spec_decode_attention, mha_concat_outproj, fused_gate_up_concat]
 BUILDERS = {f.__name__: f for f in DEV + HELDOUT + HELDOUT2 + HELDOUT3 + HELDOUT4 + HELDOUT5 + HELDOUT6
-            + HELDOUT7 + HELDOUT8}
+            + HELDOUT7 + HELDOUT8 + HELDOUT9}
 
 
 def build(kind, params):
@@ -2981,12 +3098,35 @@ def heldout8_shapes():
   return s
 
 
+def heldout9_shapes():
+  s = []
+  s += _rows("unet_skip_conv1x1", ("hw", "c_up", "c_skip", "cout", "bm", "bn", "dtype"), [
+      (4096, 1280, 640, 640, 512, 640, "bf16"), (1024, 1280, 1280, 1280, 256, 1280, "bf16"),
+      (16384, 640, 320, 320, 1024, 320, "bf16"), (4096, 320, 320, 320, 2048, 320, "bf16"),
+      (4096, 1280, 1280, 1280, 1024, 640, "bf16"), (1024, 640, 640, 640, 512, 640, "f32")])
+  s += _rows("rope_rotate_half", ("tokens", "heads", "d", "bt", "hb", "dtype"), [
+      (2048, 32, 128, 256, 8, "bf16"), (4096, 8, 256, 512, 4, "bf16"), (8192, 16, 64, 1024, 16, "bf16"),
+      (4096, 32, 128, 1024, 16, "bf16"), (4096, 16, 256, 1024, 8, "bf16"), (2048, 32, 128, 512, 8, "f32")])
+  s += _rows("spec_decode_attention", ("heads", "cache", "new", "d", "dtype"), [
+      (32, 1024, 16, 128, "bf16"), (8, 4096, 32, 128, "bf16"), (32, 2048, 8, 128, "bf16"),
+      (16, 8192, 16, 256, "bf16"), (8, 16384, 64, 128, "bf16"), (32, 2048, 16, 128, "f32")])
+  s += _rows("mha_concat_outproj", ("seq", "heads", "d", "bq", "dm", "bn", "dtype"), [
+      (256, 12, 64, 128, 768, 768, "bf16"), (512, 16, 64, 256, 1024, 1024, "bf16"),
+      (1024, 8, 128, 256, 1024, 1024, "bf16"), (2048, 4, 128, 512, 512, 512, "bf16"),
+      (1024, 16, 128, 512, 2048, 1024, "bf16"), (512, 8, 128, 256, 1024, 1024, "f32")])
+  s += _rows("fused_gate_up_concat", ("m", "d", "f", "bm", "bf", "dtype"), [
+      (2048, 1024, 4096, 256, 512, "bf16"), (4096, 4096, 14336, 512, 512, "bf16"),
+      (16, 4096, 11008, 16, 256, "bf16"), (8192, 2048, 8192, 1024, 1024, "bf16"),
+      (2048, 8192, 28672, 256, 2048, "bf16"), (1024, 2048, 5632, 256, 512, "f32")])
+  return s
+
+
 SETS = {"dev": dev_shapes, "heldout": heldout_shapes, "heldout2": heldout2_shapes, "heldout3": heldout3_shapes,
         "heldout4": heldout4_shapes, "heldout5": heldout5_shapes, "heldout6": heldout6_shapes,
-        "heldout7": heldout7_shapes, "heldout8": heldout8_shapes}
+        "heldout7": heldout7_shapes, "heldout8": heldout8_shapes, "heldout9": heldout9_shapes}
 
 
 def shapes(set_name):
   """[(kind, params)] of a set ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
-  "heldout6", "heldout7" or "heldout8")."""
+  "heldout6", "heldout7", "heldout8" or "heldout9")."""
   return SETS[set_name]()

@@ -57,6 +57,12 @@ structure it follows):
            with dgamma / dbeta in f32 scratch, a LoRA matmul whose shrink is held across the n axis,
            a lane cumsum (triangular dot or log-step rolls) with an MoE capacity mask): 36 shapes per
            generation. Compiled before any judgement; never fitted on or tuned against.
+  heldout9 5 families that concatenate, written after the tile-aligned concatenation rule (a U-Net
+           decoder's skip concatenation + 1x1 conv, RoPE by rotate_half, speculative-decoding
+           attention appending the new tokens' K and V to the cached block, multi-head attention
+           with its heads concatenated into the output projection, a gate + up projection over
+           concatenated weight blocks): 30 shapes per generation. Compiled before any judgement;
+           never fitted on or tuned against.
 
 --per-family N keeps at most N shapes of each family, spread over its list from the smallest
 blocks to the largest (the way a sweep is cut down when compiles run slow; the header records
@@ -223,7 +229,7 @@ def main(argv):
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   ap.add_argument("out")
   ap.add_argument("--set", choices=("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
-                                    "heldout6", "heldout7", "heldout8"),
+                                    "heldout6", "heldout7", "heldout8", "heldout9"),
                   required=True)
   ap.add_argument("--gens", default="v4,v5e,v5p,v6e,v7x")
   ap.add_argument("--kinds", default="", help="only these families (comma-separated; default all)")
