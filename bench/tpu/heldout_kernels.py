@@ -2700,7 +2700,10 @@ def spec_decode_attention(heads, cache, new, d, dtype="bf16", limit=None):
   return fn, (t, c, c, t, t)
 
 
-def mha_concat_outproj(seq, heads, d, bq, dm, bn, dtype="bf16", limit=None):
+def mha_concat_outproj(seq, heads, d, bq, dm, bn, dtype="bf16", limit=None, combine="concat"):
+  """`combine`: "concat" (the family: the heads concatenated, one output projection) or
+  "accumulate" (each head times its rows of the projection, summed: the same product without the
+  concatenation; bench/tpu/probe_part_tile_concat.py)."""
   dt = DTYPES[dtype]
   nt = (((1,), (1,)), ((), ()))
   scale = float(d) ** -0.5
@@ -2712,8 +2715,11 @@ def mha_concat_outproj(seq, heads, d, bq, dm, bn, dtype="bf16", limit=None):
       p = jnp.exp(sc - jnp.max(sc, axis=-1, keepdims=True))
       p = p / jnp.sum(p, axis=-1, keepdims=True)
       outs.append(jnp.dot(p.astype(dt), v_ref[h], preferred_element_type=F32).astype(dt))
-    o = jnp.concatenate(outs, axis=-1)
-    o_ref[...] = jnp.dot(o, w_ref[...], preferred_element_type=F32).astype(o_ref.dtype)
+    if combine == "concat":
+      out = jnp.dot(jnp.concatenate(outs, axis=-1), w_ref[...], preferred_element_type=F32)
+    else:
+      out = sum(jnp.dot(o, w_ref[h * d:(h + 1) * d, :], preferred_element_type=F32) for h, o in enumerate(outs))
+    o_ref[...] = out.astype(o_ref.dtype)
 
   def fn(q, k, v, w):
     kv = pl.BlockSpec((heads, seq, d), lambda i, j: (0, 0, 0))
