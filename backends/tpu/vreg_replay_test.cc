@@ -60,7 +60,7 @@ constexpr char kDequantMatmul[] = R"pb(
   }
 )pb";
 
-// An im2col patch matrix: two computed (f32-scaled) column blocks concatenated on the lanes and
+// An im2col patch matrix: two computed (negated) column blocks concatenated on the lanes and
 // multiplied as the dot's left operand; the weights are a load.
 constexpr char kConcatenatedPatches[] = R"pb(
   program {
@@ -460,20 +460,13 @@ TEST_F(VregReplayTest, AConcatenationOfWholeTilesHoldsItsOperandsOnce) {
 // Operands of 64 lanes are moved into the result's vregs: operands and result are both live at
 // the concatenation.
 TEST_F(VregReplayTest, AConcatenationOfPartTilesMakesNewVregs) {
-  constexpr char kHalfTiles[] = R"pb(
-    program {
-      values: "ref" values: "ref" values: "bf16[256,64]" values: "bf16[256,64]" values: "bf16[256,64]"
-      values: "bf16[256,64]" values: "bf16[256,128]" values: "bf16[128,128]" values: "f32[256,128]"
-      ops { op: "get" operands: 0 results: 2 }
-      ops { op: "neg" operands: 2 results: 3 }
-      ops { op: "get" operands: 0 results: 4 }
-      ops { op: "neg" operands: 4 results: 5 }
-      ops { op: "concatenate" operands: 3 operands: 5 results: 6 }
-      ops { op: "get" operands: 1 results: 7 }
-      ops { op: "dot_general" operands: 6 operands: 7 results: 8 }
-    }
-  )pb";
-  absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(kHalfTiles), v6e_);
+  // The patch matrix's fixture with 64-lane blocks and a 128-row right operand.
+  const std::string half_tiles = absl::StrReplaceAll(
+      kConcatenatedPatches, {{"bf16[256,128]\" values: \"bf16[256,128]\" values: \"bf16[256,128]\"",
+                              "bf16[256,64]\" values: \"bf16[256,64]\" values: \"bf16[256,64]\""},
+                             {"\"bf16[256,128]\" values: \"bf16[256,256]\" values: \"bf16[256,128]\"",
+                              "\"bf16[256,64]\" values: \"bf16[256,128]\" values: \"bf16[128,128]\""}});
+  absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(half_tiles.c_str()), v6e_);
   ASSERT_TRUE(v6e.ok()) << v6e.status();
   const int64_t padded_block = 256 * 128 * 2;  // a 64-lane block pads to a whole vreg column
   EXPECT_EQ(v6e->peak_live_bytes, 3 * padded_block);

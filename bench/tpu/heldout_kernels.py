@@ -2636,6 +2636,19 @@ def cumsum_topk_mask(rows, cols, br, bc, capacity, method="dot", dtype="f32", li
 # computed operands, as a dot's left or right operand or into a store, with whole and part tiles.
 
 
+def _rotary_call(kernel, name, tokens, heads, hd, rot, bt, hb, dt, limit):
+  """A rotary kernel over (heads, tokens, hd) blocks of hb heads and bt tokens, with (bt, rot) f32
+  cos and sin tables: the function and its argument shapes."""
+  def fn(x, c, sn):
+    blk = pl.BlockSpec((hb, bt, hd), lambda i, h: (h, i, 0))
+    tab = pl.BlockSpec((bt, rot), lambda i, h: (i, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((heads, tokens, hd), dt), grid=(tokens // bt, heads // hb),
+        in_specs=[blk, tab, tab], out_specs=blk,
+        compiler_params=_cp(limit, ("parallel", "parallel")), name=name)(x, c, sn)
+  return fn, (S((heads, tokens, hd), dt), S((tokens, rot), F32), S((tokens, rot), F32))
+
+
 def unet_skip_conv1x1(hw, c_up, c_skip, cout, bm, bn, dtype="bf16", limit=None):
   dt = DTYPES[dtype]
 
@@ -2663,14 +2676,7 @@ def rope_rotate_half(tokens, heads, d, bt, hb, dtype="bf16", limit=None):
     rot = jnp.concatenate([-x[..., half:], x[..., :half]], axis=-1)
     o_ref[...] = (x * c_ref[...][None] + rot * s_ref[...][None]).astype(o_ref.dtype)
 
-  def fn(x, c, sn):
-    blk = pl.BlockSpec((hb, bt, d), lambda i, h: (h, i, 0))
-    tab = pl.BlockSpec((bt, d), lambda i, h: (i, 0))
-    return pl.pallas_call(
-        kernel, out_shape=S((heads, tokens, d), dt), grid=(tokens // bt, heads // hb),
-        in_specs=[blk, tab, tab], out_specs=blk,
-        compiler_params=_cp(limit, ("parallel", "parallel")), name="rope_rotate_half")(x, c, sn)
-  return fn, (S((heads, tokens, d), dt), S((tokens, d), F32), S((tokens, d), F32))
+  return _rotary_call(kernel, "rope_rotate_half", tokens, heads, d, d, bt, hb, dt, limit)
 
 
 def spec_decode_attention(heads, cache, new, d, dtype="bf16", limit=None):
@@ -2751,6 +2757,75 @@ def fused_gate_up_concat(m, d, f, bm, bf, dtype="bf16", limit=None):
   return fn, (S((m, d), dt), S((d, f), dt), S((d, f), dt))
 
 
+# =============================================================================================
+# Set J ("heldout10"): written after the part-tile concatenation rule (a concatenation of operands
+# that do not fill whole tiles holds its result whole), found on the ninth set's rotate_half RoPE:
+# partial rotary embeddings, MLA prefill attention over concatenated nope + rope head parts, and
+# NeRF's positional encoding into its first layer, each concatenating part tiles.
+
+
+def partial_rotary(tokens, heads, hd, rot, bt, hb, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  half = rot // 2
+
+  def kernel(x_ref, c_ref, s_ref, o_ref):
+    x = x_ref[...].astype(F32)
+    xr = x[..., :rot]
+    turned = jnp.concatenate([-xr[..., half:], xr[..., :half]], axis=-1)
+    rotated = xr * c_ref[...][None] + turned * s_ref[...][None]
+    o_ref[...] = jnp.concatenate([rotated, x[..., rot:]], axis=-1).astype(o_ref.dtype)
+
+  return _rotary_call(kernel, "partial_rotary", tokens, heads, hd, rot, bt, hb, dt, limit)
+
+
+def mla_prefill_scores(heads, seq, bq, nope=128, rope=64, vd=128, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nt = (((1,), (1,)), ((), ()))
+  scale = float(nope + rope) ** -0.5
+
+  def kernel(qn_ref, qr_ref, kn_ref, kr_ref, v_ref, o_ref):
+    q = jnp.concatenate([qn_ref[...], qr_ref[...]], axis=-1)
+    k = jnp.concatenate([kn_ref[...], kr_ref[...]], axis=-1)
+    sc = jax.lax.dot_general(q, k, nt, preferred_element_type=F32) * scale
+    p = jnp.exp(sc - jnp.max(sc, axis=-1, keepdims=True))
+    p = p / jnp.sum(p, axis=-1, keepdims=True)
+    o_ref[...] = jnp.dot(p.astype(dt), v_ref[...], preferred_element_type=F32).astype(o_ref.dtype)
+
+  def fn(qn, qr, kn, kr, v):
+    def rows(width, block):
+      return pl.BlockSpec((None, block, width), lambda h, i: (h, i if block == bq else 0, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((heads, seq, vd), dt), grid=(heads, seq // bq),
+        in_specs=[rows(nope, bq), rows(rope, bq), rows(nope, seq), rows(rope, seq), rows(vd, seq)],
+        out_specs=rows(vd, bq),
+        compiler_params=_cp(limit, ("parallel", "parallel")), name="mla_prefill_scores")(qn, qr, kn, kr, v)
+  return fn, (S((heads, seq, nope), dt), S((heads, seq, rope), dt), S((heads, seq, nope), dt),
+              S((heads, seq, rope), dt), S((heads, seq, vd), dt))
+
+
+def nerf_posenc_mlp(points, freqs, width, br, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  feats = 3 + 6 * freqs
+
+  def kernel(x_ref, w_ref, b_ref, o_ref):
+    x = x_ref[...]
+    parts = [x]
+    for k in range(freqs):
+      parts += [jnp.sin(x * (2.0 ** k)), jnp.cos(x * (2.0 ** k))]
+    enc = jnp.concatenate(parts, axis=-1).astype(dt)
+    h = jnp.dot(enc, w_ref[...], preferred_element_type=F32) + b_ref[...]
+    o_ref[...] = jnp.maximum(h, 0.0).astype(o_ref.dtype)
+
+  def fn(x, w, b):
+    return pl.pallas_call(
+        kernel, out_shape=S((points, width), dt), grid=(points // br,),
+        in_specs=[pl.BlockSpec((br, 3), lambda i: (i, 0)), pl.BlockSpec((feats, width), lambda i: (0, 0)),
+                  pl.BlockSpec((1, width), lambda i: (0, 0))],
+        out_specs=pl.BlockSpec((br, width), lambda i: (i, 0)),
+        compiler_params=_cp(limit, ("parallel",)), name="nerf_posenc_mlp")(x, w, b)
+  return fn, (S((points, 3), F32), S((feats, width), dt), S((1, width), F32))
+
+
 DEV = [swiglu_mlp, swiglu_mlp_buf1, rmsnorm_matmul, dwconv1d, running_argmax, transpose_add, dequant_i8_matmul,
        online_lse, layernorm_bwd, cumsum_carry, block_sparse_matmul, manual_dma, gelu_squeezed, add_rmsnorm_alias,
        decode_attention]
@@ -2767,8 +2842,9 @@ HELDOUT6 = [quant_linear_nt, fp8_scaled_matmul, linear_ce_zloss, topp_minp_mask,
 HELDOUT7 = [int8_kv_prefill, moe_wq_gate_up, rmsnorm_qkv_int8, rope2d_attention, router_capacity, glu_mlp_bwd]
 HELDOUT8 = [mla_decode, w8a8_matmul, ssd_chunk_scan, layernorm_bwd_scratch, lora_shrink_expand, cumsum_topk_mask]
 HELDOUT9 = [unet_skip_conv1x1, rope_rotate_half, spec_decode_attention, mha_concat_outproj, fused_gate_up_concat]
+HELDOUT10 = [partial_rotary, mla_prefill_scores, nerf_posenc_mlp]
 BUILDERS = {f.__name__: f for f in DEV + HELDOUT + HELDOUT2 + HELDOUT3 + HELDOUT4 + HELDOUT5 + HELDOUT6
-            + HELDOUT7 + HELDOUT8 + HELDOUT9}
+            + HELDOUT7 + HELDOUT8 + HELDOUT9 + HELDOUT10}
 
 
 def build(kind, params):
@@ -3127,12 +3203,27 @@ def heldout9_shapes():
   return s
 
 
+def heldout10_shapes():
+  s = []
+  s += _rows("partial_rotary", ("tokens", "heads", "hd", "rot", "bt", "hb", "dtype"), [
+      (2048, 32, 128, 32, 256, 8, "bf16"), (2048, 32, 80, 32, 512, 8, "bf16"), (4096, 16, 256, 64, 512, 4, "bf16"),
+      (8192, 12, 64, 16, 1024, 12, "bf16"), (4096, 32, 128, 64, 1024, 16, "bf16"), (2048, 32, 128, 32, 512, 8, "f32")])
+  s += _rows("mla_prefill_scores", ("heads", "seq", "bq", "dtype"), [
+      (16, 1024, 256, "bf16"), (16, 2048, 512, "bf16"), (32, 4096, 256, "bf16"), (8, 4096, 1024, "bf16"),
+      (128, 512, 512, "bf16"), (16, 1024, 256, "f32")])
+  s += _rows("nerf_posenc_mlp", ("points", "freqs", "width", "br", "dtype"), [
+      (65536, 10, 256, 1024, "bf16"), (65536, 4, 128, 2048, "bf16"), (131072, 10, 256, 4096, "bf16"),
+      (32768, 6, 256, 512, "bf16"), (65536, 10, 128, 8192, "bf16"), (65536, 10, 256, 1024, "f32")])
+  return s
+
+
 SETS = {"dev": dev_shapes, "heldout": heldout_shapes, "heldout2": heldout2_shapes, "heldout3": heldout3_shapes,
         "heldout4": heldout4_shapes, "heldout5": heldout5_shapes, "heldout6": heldout6_shapes,
-        "heldout7": heldout7_shapes, "heldout8": heldout8_shapes, "heldout9": heldout9_shapes}
+        "heldout7": heldout7_shapes, "heldout8": heldout8_shapes, "heldout9": heldout9_shapes,
+        "heldout10": heldout10_shapes}
 
 
 def shapes(set_name):
   """[(kind, params)] of a set ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
-  "heldout6", "heldout7", "heldout8" or "heldout9")."""
+  "heldout6", "heldout7", "heldout8", "heldout9" or "heldout10")."""
   return SETS[set_name]()
