@@ -62,14 +62,15 @@ constexpr absl::string_view kKeepsUnalignedNarrowLoadsPacked[] = {"v5e", "v5p", 
 // unpacking it whole (UnpacksConvertedNarrowDotOperands).
 constexpr absl::string_view kConvertsNarrowDotOperandsStreaming[] = {"v5e", "v5p", "v6e", "v7x"};
 
-// Sublanes of one native tile of `value`'s type: 8 rows of 32 bits, narrower types packed.
-int64_t NativeSublaneTile(const VregValueType& value) { return 8 * std::max(1, 32 / std::clamp(value.bits, 4, 32)); }
+// Elements of `bits` (clamped to 4-32) one 32-bit sublane of a vreg packs.
+int64_t SublanePacking(int bits) { return std::max(1, 32 / std::clamp(bits, 4, 32)); }
 
-// Whether `value` fills whole native tiles on its two minor dims, with no replicated axis.
+// Whether `value` fills whole native tiles (8 x packing sublanes, 128 lanes) on its two minor dims,
+// with no replicated axis.
 bool FillsWholeTiles(const VregValueType& value) {
   const size_t rank = value.dims.size();
   return value.vector && rank >= 2 && value.replicated == Replicated::kNone &&
-         value.dims[rank - 2] % NativeSublaneTile(value) == 0 && value.dims[rank - 1] % 128 == 0;
+         value.dims[rank - 2] % (8 * SublanePacking(value.bits)) == 0 && value.dims[rank - 1] % 128 == 0;
 }
 
 // Whether `op`'s result is its operands' vregs put side by side, with no data moved: Mosaic's
@@ -150,7 +151,7 @@ int64_t RegisterFileBytes(const DeviceModel& device) {
 int64_t VregBytes(const VregValueType& value, bool widened) {
   if (!value.vector) return 0;
   const int bits = widened ? 32 : std::clamp(value.bits, 4, 32);
-  const int64_t packing = std::max(1, 32 / bits);
+  const int64_t packing = SublanePacking(bits);
   // Padded elements, then bits: a product past int64 saturates the whole figure (no division
   // afterwards may bring a saturated figure back into range).
   std::optional<int64_t> elements;

@@ -85,7 +85,9 @@ struct VregReplay {
   // defined before it and used after it, plus a dot's operands computed in the body (not loads),
   // which Mosaic materializes whole (at their arithmetic width) before the MXU pushes them, but for
   // one converted from 8 bits where the generation converts it vreg by vreg
-  // (UnpacksConvertedNarrowDotOperands); times the copies an unrolled loop interleaves. 0 for a
+  // (UnpacksConvertedNarrowDotOperands); times the copies an unrolled loop interleaves. A
+  // concatenation of part tiles counts as a barrier whose result is held too: it shifts lanes (or
+  // sublanes) across its operands' vregs and makes the result whole before it is read. 0 for a
   // body with no barrier.
   int64_t peak_held_bytes = 0;
   std::string peak_at;  // "reduce_max (region 0, op 1)"
