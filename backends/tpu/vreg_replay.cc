@@ -86,6 +86,37 @@ bool ReassemblesOperandVregs(const PallasOp& op, const std::vector<VregValueType
   });
 }
 
+// Whether `op` is a slice whose result covers every vreg of its operand: Mosaic gives a slice's
+// result the layout offset start mod the tile and keeps the operand's vregs that cover it, moving no
+// data (infer_vector_layout and apply_vector_layout, ExtractStridedSliceOp), so a slice that leaves
+// no vreg out (lanes 0-31 of a 128-lane row, rows 3-13 of a 16-row tile) is its operand's vregs.
+// Under either sublane tiling (packed, or widened to 32 bits). False where the start is unknown.
+bool SliceKeepsOperandVregs(const PallasOp& op, const std::vector<VregValueType>& values) {
+  if (op.op() != "slice" || op.operands_size() != 1 || op.results_size() != 1) return false;
+  const VregValueType& operand = values[op.operands(0)];
+  const VregValueType& result = values[op.results(0)];
+  const size_t rank = operand.dims.size();
+  if (!operand.vector || rank < 2 || result.dims.size() != rank || op.start_indices_size() != static_cast<int>(rank) ||
+      operand.replicated != Replicated::kNone || result.replicated != Replicated::kNone) {
+    return false;
+  }
+  // Tiles of `tile` elements a run of `size` from `start` touches.
+  auto tiles = [](int64_t start, int64_t size, int64_t tile) {
+    return size <= 0 ? 0 : (start + size - 1) / tile - start / tile + 1;
+  };
+  for (size_t d = 0; d + 2 < rank; ++d) {
+    if (result.dims[d] != operand.dims[d]) return false;
+  }
+  const int64_t row_start = op.start_indices(static_cast<int>(rank - 2));
+  const int64_t lane_start = op.start_indices(static_cast<int>(rank - 1));
+  constexpr int64_t kMostStart = int64_t{1} << 40;  // as a dim's size (ParseValueType): no overflow below
+  if (row_start < 0 || lane_start < 0 || row_start > kMostStart || lane_start > kMostStart) return false;
+  for (const int64_t tile_rows : {int64_t{8}, 8 * SublanePacking(operand.bits)}) {
+    if (tiles(row_start, result.dims[rank - 2], tile_rows) != tiles(0, operand.dims[rank - 2], tile_rows)) return false;
+  }
+  return tiles(lane_start, result.dims[rank - 1], 128) == tiles(0, operand.dims[rank - 1], 128);
+}
+
 struct Region {
   const PallasRegion* proto = nullptr;
   int index = 0;
@@ -396,14 +427,15 @@ std::vector<Base> ReplayRegion(const Region& region, const Base& base, const Dev
       loaded[id] = absl::c_linear_search(kLoads, op.op());
     }
   }
-  // A reassembled result (ReassemblesOperandVregs) is the vregs of the values it is made of: it
-  // holds none of its own, they live while it is read, and it is loaded when all of them are.
+  // A reassembled result (ReassemblesOperandVregs), or a slice that keeps every vreg of its operand
+  // (SliceKeepsOperandVregs), is the vregs of the values it is made of: it holds none of its own,
+  // they live while it is read, and it is loaded when all of them are.
   std::vector<std::vector<int>> made_of(region.values.size());
   for (size_t v = 0; v < made_of.size(); ++v) made_of[v] = {static_cast<int>(v)};
   std::vector<bool> reassembled(region.values.size(), false);
   for (int o = 0; o < n; ++o) {
     const PallasOp& op = proto.ops(o);
-    if (!ReassemblesOperandVregs(op, region.values)) continue;
+    if (!ReassemblesOperandVregs(op, region.values) && !SliceKeepsOperandVregs(op, region.values)) continue;
     const int result = op.results(0);
     reassembled[result] = true;
     made_of[result].clear();

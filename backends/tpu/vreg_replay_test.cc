@@ -516,6 +516,82 @@ TEST_F(VregReplayTest, AConcatenationOfPartTilesLeavesALoadedBlockToBeLoadedAgai
   EXPECT_EQ(v6e->peak_held_bytes, 2 * block);       // with the loaded block
 }
 
+// Partial rotary at a head dim of 128 with 32 rotated lanes: the rotated part and the rest are
+// slices of the converted block at lanes 0 and 32, each covering every vreg of it.
+constexpr char kPartialRotary[] = R"pb(
+  program {
+    values: "ref" values: "bf16[256,128]" values: "f32[256,128]" values: "f32[256,32]" values: "f32[256,16]"
+    values: "f32[256,16]" values: "f32[256,16]" values: "f32[256,32]" values: "ref" values: "f32[256,32]"
+    values: "f32[256,32]" values: "f32[256,32]" values: "f32[256,32]" values: "f32[256,96]"
+    values: "f32[256,128]" values: "ref" values: "f32[256,128]"
+    ops { op: "get" operands: 0 results: 1 }
+    ops { op: "convert_element_type" operands: 1 results: 2 }
+    ops { op: "slice" operands: 2 results: 3 start_indices: 0 start_indices: 0 }
+    ops { op: "slice" operands: 3 results: 4 start_indices: 0 start_indices: 16 }
+    ops { op: "neg" operands: 4 results: 5 }
+    ops { op: "slice" operands: 3 results: 6 start_indices: 0 start_indices: 0 }
+    ops { op: "concatenate" operands: 5 operands: 6 results: 7 }
+    ops { op: "get" operands: 8 results: 9 }
+    ops { op: "mul" operands: 3 operands: 9 results: 10 }
+    ops { op: "mul" operands: 7 operands: 9 results: 11 }
+    ops { op: "add" operands: 10 operands: 11 results: 12 }
+    ops { op: "slice" operands: 2 results: 13 start_indices: 0 start_indices: 32 }
+    ops { op: "concatenate" operands: 12 operands: 13 results: 14 }
+    ops { op: "swap" operands: 15 operands: 14 results: 16 }
+  }
+)pb";
+
+// A slice keeps its operand's vregs (Mosaic gives it the layout offset of its start): the rotated
+// lanes are the converted block's vregs, not a copy held beside it.
+TEST_F(VregReplayTest, ASliceCoveringEveryVregOfItsOperandIsThatOperand) {
+  absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(kPartialRotary), v6e_);
+  ASSERT_TRUE(v6e.ok()) << v6e.status();
+  const int64_t block = 256 * 128 * 4;  // one f32 block of 256 x 128
+  // At the rotation's concatenation: the converted block (its slices read after) and the result.
+  EXPECT_EQ(v6e->peak_computed_held_bytes, 2 * block);
+  EXPECT_EQ(v6e->computed_peak_at, "concatenate (region 0, op 6)");
+}
+
+TEST_F(VregReplayTest, ASliceOfUnknownStartHoldsVregsOfItsOwn) {
+  const std::string text = absl::StrReplaceAll(
+      kPartialRotary, {{" start_indices: 0 start_indices: 0 }", " }"}, {" start_indices: 0 start_indices: 16 }", " }"},
+                       {" start_indices: 0 start_indices: 32 }", " }"}});
+  absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(text.c_str()), v6e_);
+  ASSERT_TRUE(v6e.ok()) << v6e.status();
+  const int64_t block = 256 * 128 * 4;
+  // The rotated lanes are a third block, live across the concatenation beside the other two.
+  EXPECT_EQ(v6e->peak_computed_held_bytes, 3 * block);
+}
+
+// One slice of `operand` ("f32[256,256]") at `starts` making `result`, then negated and stored: what
+// every value the body reads holds.
+int64_t SliceBodyValueBytes(const char* operand, const char* result, int row_start, int lane_start) {
+  const std::string text = absl::StrCat(
+      "program { values: \"ref\" values: \"", operand, "\" values: \"", result, "\" values: \"", result,
+      "\" values: \"ref\" values: \"", result, "\"\n",
+      "ops { op: \"get\" operands: 0 results: 1 }\n",
+      "ops { op: \"slice\" operands: 1 results: 2 start_indices: ", row_start, " start_indices: ", lane_start, " }\n",
+      "ops { op: \"neg\" operands: 2 results: 3 }\n",
+      "ops { op: \"swap\" operands: 4 operands: 3 results: 5 } }");
+  PallasBody body;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &body)) << text;
+  absl::StatusOr<VregReplay> replay = ReplayVregs(body, testing::ShippedDevice("tpu_v6e"));
+  EXPECT_TRUE(replay.ok()) << replay.status();
+  return replay.ok() ? replay->all_values_bytes : -1;
+}
+
+TEST_F(VregReplayTest, ASliceThatLeavesVregsOutHoldsVregsOfItsOwn) {
+  constexpr int64_t kVreg = 4096;
+  // The loaded block (64 vregs) and the negation (32), with the slice as the block's vregs: 128
+  // lanes from lane 64 touch both vreg columns of every row.
+  EXPECT_EQ(SliceBodyValueBytes("f32[256,256]", "f32[256,128]", 0, 64), 96 * kVreg);
+  // From lane 0 they touch one column: the slice is 32 vregs of its own.
+  EXPECT_EQ(SliceBodyValueBytes("f32[256,256]", "f32[256,128]", 0, 0), 128 * kVreg);
+  // Rows 4-11 of a 16-row block touch both of its row tiles; rows 0-7 one.
+  EXPECT_EQ(SliceBodyValueBytes("f32[16,128]", "f32[8,128]", 4, 0), 2 * kVreg + kVreg);
+  EXPECT_EQ(SliceBodyValueBytes("f32[16,128]", "f32[8,128]", 0, 0), 2 * kVreg + 2 * kVreg);
+}
+
 TEST_F(VregReplayTest, ADotsComputedLeftOperandIsHeldAtTheArithmeticWidth) {
   // A block converted from f32 and scaled: computed in the body, the left operand, so held whole
   // while the MXU streams it past each tile of the right one.

@@ -8,7 +8,8 @@ writes a new file. No libtpu compile runs: the results stay those of the libtpu 
   JAX_PLATFORMS=cpu nice -n 10 /tmp/venv-bench/bin/python bench/tpu/retrace.py \\
       tests/data/tpu/transpose_batched_spill_sweep.jsonl.gz /tmp/retraced.jsonl.gz
 
-(IN and OUT may be the same path: OUT is written to a temporary file and moved over it at the end.)
+(IN and OUT may be the same path: OUT is written to a temporary file and moved over it at the end.
+--with-op slice re-traces only the rows whose graph has a slice, after a change only slices see.)
 Each row is rebuilt as it was made: heldout_kernels.build(kind, params) for the kinds of
 bench/tpu/heldout_kernels.py (sweep_heldout.py's rows), else tpu_kernels.build(kind, params)
 (make_corpus.py and sweep_spills.py), and traced under the name id with "/" as "_", as those
@@ -97,13 +98,21 @@ def main(argv):
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   ap.add_argument("inp")
   ap.add_argument("out")
+  ap.add_argument("--with-op", metavar="PRIMITIVE",
+                  help="re-trace only the rows whose stored graph has an op of this primitive (\"slice\"): "
+                       "after a tracer change that only such ops see; the others are kept and counted kept")
   a = ap.parse_args(argv)
   from product import pallas_trace
   t0 = time.time()
   header, rows = read_file(a.inp)
-  counts = {"same": 0, "changed": 0, "error": 0, "skipped": 0}
+  counts = {"same": 0, "changed": 0, "error": 0, "skipped": 0, "kept": 0}
   out_rows = []
+  marker = f'op: "{a.with_op}"' if a.with_op else None
   for r in rows:
+    if marker and not any(marker in g for g in [r.get("graph") or ""] + list(r.get("graphs") or [])):
+      counts["kept"] += 1
+      out_rows.append(r)
+      continue
     nr, status = retrace_row(r, pallas_trace)
     counts[status] += 1
     out_rows.append(nr)
@@ -111,6 +120,7 @@ def main(argv):
           "command": " ".join(["bench/tpu/retrace.py"] + argv),
           "tracer": "sim/python/scratchsim of this tree", "rows": len(rows), "retraced": counts["same"] + counts["changed"],
           "changed": counts["changed"], "errors": counts["error"], "no_graph": counts["skipped"],
+          "kept_without_op": counts["kept"],
           "wall_s": round(time.time() - t0, 1)}
   write_file(a.out, header, out_rows, "retraced", note)
   print(json.dumps(note, sort_keys=True))

@@ -474,3 +474,32 @@ def test_a_broadcast_replicates_the_dims_it_expands():
     assert graph.count('"f32[128,1024]{sublanes replicated}"') == 3
     assert graph.count('"f32[128,1024]{sublanes and lanes replicated}"') == 1  # the scalar 2.0
     assert graph.count('"f32[128,1024]{lanes replicated}"') == 2  # the column and its product
+
+
+def _sliced(strides):
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    def kernel(x_ref, o_ref):
+        x = x_ref[...]
+        o_ref[...] = jax.lax.slice(x, (0, 32), (256, 128), strides) * 2.0
+
+    def fn(x):
+        return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((256, 96 // (strides or (1, 1))[1]),
+                                                                     jnp.float32))(x)
+    return fn, (jax.ShapeDtypeStruct((256, 128), jnp.float32),)
+
+
+def test_a_slice_records_its_start_the_layout_offset_of_its_result():
+    fn, args = _sliced(None)
+    graph = ssp.to_graph(fn, *args)
+    line = next(l for l in graph.splitlines() if 'op: "slice"' in l)
+    assert line.count("start_indices:") == 2 and "start_indices: 32" in line
+
+
+def test_a_strided_slice_records_no_start():
+    # A strided slice gathers elements: its result does not keep its operand's vregs.
+    fn, args = _sliced((1, 2))
+    graph = ssp.to_graph(fn, *args)
+    line = next(l for l in graph.splitlines() if 'op: "slice"' in l)
+    assert "start_indices" not in line

@@ -48,3 +48,15 @@ def test_the_libtpu_0052_files_name_their_libtpu(name, rows):
   graphs = [g for g in graphs if g]
   assert len(graphs) >= rows
   assert all('libtpu: "0.0.52"' in g for g in graphs)
+
+
+def test_with_op_keeps_the_rows_whose_graph_lacks_the_op(tmp_path):
+  # No row has a slice: none is re-traced (so no jax is needed), every one is kept as it was.
+  path = str(tmp_path / "rows.jsonl.gz")
+  rows = [{"id": "v4/k/1", "kind": "k", "params": {}, "graph": _graph("0.0.42.1")}]
+  with gzip.open(path, "wt") as f:
+    f.write(json.dumps({"header": True}) + "\n" + json.dumps(rows[0]) + "\n")
+  assert retrace.main([path, path, "--with-op", "slice"]) == 0
+  header, kept = retrace.read_file(path)
+  assert kept == rows
+  assert header["retraced"][-1]["kept_without_op"] == 1 and header["retraced"][-1]["retraced"] == 0

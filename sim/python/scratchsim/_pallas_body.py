@@ -653,13 +653,23 @@ def _op_axes(name, eqn):
   return []
 
 
+def _op_starts(name, eqn):
+  """PallasOp.start_indices: a slice's start in each dim (its result's layout offset). None for a
+  strided slice, whose result gathers elements rather than keeping its operand's vregs."""
+  strides = eqn.params.get("strides") if name == "slice" else None
+  if name != "slice" or (strides is not None and any(int(s) != 1 for s in strides)):
+    return []
+  return [int(s) for s in eqn.params.get("start_indices", ())]
+
+
 def _region_program(region, index):
   """One region of the body's vector program (PallasRegion, proto/graph.proto); index: id of a
   region -> its position in the program."""
   parent = index.get(id(region.parent)) if region.parent is not None else None
   return {"unrolled": region.multiplier, "rolled": region.rolled, "parent": parent, "at_op": region.at_op,
           "values": [_value_type(region.aval.get(i), region.replicated.get(i)) for i in range(region.next_id)],
-          "ops": [(name, ins, outs, _op_axes(name, eqn)) for name, ins, outs, eqn in region.ops]}
+          "ops": [(name, ins, outs, _op_axes(name, eqn), _op_starts(name, eqn))
+                  for name, ins, outs, eqn in region.ops]}
 
 
 def _vector_figure(name, eqn):
@@ -714,9 +724,9 @@ def body_textproto(summary, indent="  "):
     if region.get("parent") is not None:
       lines.append(f"{indent}    parent: {int(region['parent'])} at_op: {int(region['at_op'])}")
     lines += [f"{indent}    values: {q(v)}" for v in region["values"]]
-    for name, ins, outs, axes in region["ops"]:
+    for name, ins, outs, axes, starts in region["ops"]:
       fields = [f"op: {q(name)}"] + [f"operands: {i}" for i in ins] + [f"results: {o}" for o in outs]
-      fields += [f"axes: {a}" for a in axes]
+      fields += [f"axes: {a}" for a in axes] + [f"start_indices: {s}" for s in starts]
       lines.append(f"{indent}    ops {{ {' '.join(fields)} }}")
     lines.append(f"{indent}  }}")
   lines.append(f"{indent}}}")
