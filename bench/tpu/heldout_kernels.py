@@ -2826,6 +2826,76 @@ def nerf_posenc_mlp(points, freqs, width, br, dtype="bf16", limit=None):
   return fn, (S((points, 3), F32), S((feats, width), dt), S((1, width), F32))
 
 
+# =============================================================================================
+# Set K ("heldout11"): written after the slice rule (a slice that covers every vreg of its
+# operand is that operand's vregs), each slicing values in its body: Mamba's causal depthwise
+# conv1d over a padded block by shifted row slices, a GLU over a fused gate + up projection split
+# by lane slices (Phi-3's gate_up_proj, ChatGLM's dense_h_to_4h), and attention over a fused QKV
+# block split per head (GPT-2's c_attn, BERT, ViT).
+
+
+def causal_conv1d_taps(batch, seqlen, channels, bc, width=4, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  padded = seqlen + width - 1
+
+  def kernel(x_ref, w_ref, b_ref, o_ref):
+    x = x_ref[...].astype(F32)
+    w = w_ref[...].astype(F32)
+    acc = b_ref[...].astype(F32) + x[0:seqlen] * w[0:1]
+    for k in range(1, width):
+      acc = acc + x[k:k + seqlen] * w[k:k + 1]
+    o_ref[...] = _silu(acc).astype(o_ref.dtype)
+
+  def fn(x, w, b):
+    return pl.pallas_call(
+        kernel, out_shape=S((batch, seqlen, channels), dt), grid=(batch, channels // bc),
+        in_specs=[pl.BlockSpec((None, padded, bc), lambda i, j: (i, 0, j)),
+                  pl.BlockSpec((width, bc), lambda i, j: (0, j)), pl.BlockSpec((1, bc), lambda i, j: (0, j))],
+        out_specs=pl.BlockSpec((None, seqlen, bc), lambda i, j: (i, 0, j)),
+        compiler_params=_cp(limit, ("parallel", "parallel")), name="causal_conv1d_taps")(x, w, b)
+  return fn, (S((batch, padded, channels), dt), S((width, channels), dt), S((1, channels), dt))
+
+
+def glu_split_fused(m, d, f, bm, bf, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(x_ref, w_ref, o_ref):
+    h = jnp.dot(x_ref[...], w_ref[...], preferred_element_type=F32)
+    o_ref[...] = (_silu(h[:, :bf]) * h[:, bf:]).astype(o_ref.dtype)
+
+  def fn(x, w):
+    return pl.pallas_call(
+        kernel, out_shape=S((m, f), dt), grid=(m // bm, f // bf),
+        in_specs=[pl.BlockSpec((bm, d), lambda i, j: (i, 0)), pl.BlockSpec((d, 2 * bf), lambda i, j: (0, j))],
+        out_specs=pl.BlockSpec((bm, bf), lambda i, j: (i, j)),
+        compiler_params=_cp(limit, ("parallel", "parallel")), name="glu_split_fused")(x, w)
+  return fn, (S((m, d), dt), S((d, 2 * f), dt))
+
+
+def qkv_split_attention(heads, seq, d, bq, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nt = (((1,), (1,)), ((), ()))
+  scale = float(d) ** -0.5
+
+  def kernel(qb_ref, kvb_ref, o_ref):
+    q = qb_ref[...][:, :d]
+    full = kvb_ref[...]
+    k, v = full[:, d:2 * d], full[:, 2 * d:]
+    sc = jax.lax.dot_general(q, k, nt, preferred_element_type=F32) * scale
+    p = jnp.exp(sc - jnp.max(sc, axis=-1, keepdims=True))
+    p = p / jnp.sum(p, axis=-1, keepdims=True)
+    o_ref[...] = jnp.dot(p.astype(dt), v, preferred_element_type=F32).astype(o_ref.dtype)
+
+  def fn(qkv):
+    return pl.pallas_call(
+        kernel, out_shape=S((heads, seq, d), dt), grid=(heads, seq // bq),
+        in_specs=[pl.BlockSpec((None, bq, 3 * d), lambda h, i: (h, i, 0)),
+                  pl.BlockSpec((None, seq, 3 * d), lambda h, i: (h, 0, 0))],
+        out_specs=pl.BlockSpec((None, bq, d), lambda h, i: (h, i, 0)),
+        compiler_params=_cp(limit, ("parallel", "parallel")), name="qkv_split_attention")(qkv, qkv)
+  return fn, (S((heads, seq, 3 * d), dt),)
+
+
 DEV = [swiglu_mlp, swiglu_mlp_buf1, rmsnorm_matmul, dwconv1d, running_argmax, transpose_add, dequant_i8_matmul,
        online_lse, layernorm_bwd, cumsum_carry, block_sparse_matmul, manual_dma, gelu_squeezed, add_rmsnorm_alias,
        decode_attention]
@@ -2843,8 +2913,9 @@ HELDOUT7 = [int8_kv_prefill, moe_wq_gate_up, rmsnorm_qkv_int8, rope2d_attention,
 HELDOUT8 = [mla_decode, w8a8_matmul, ssd_chunk_scan, layernorm_bwd_scratch, lora_shrink_expand, cumsum_topk_mask]
 HELDOUT9 = [unet_skip_conv1x1, rope_rotate_half, spec_decode_attention, mha_concat_outproj, fused_gate_up_concat]
 HELDOUT10 = [partial_rotary, mla_prefill_scores, nerf_posenc_mlp]
+HELDOUT11 = [causal_conv1d_taps, glu_split_fused, qkv_split_attention]
 BUILDERS = {f.__name__: f for f in DEV + HELDOUT + HELDOUT2 + HELDOUT3 + HELDOUT4 + HELDOUT5 + HELDOUT6
-            + HELDOUT7 + HELDOUT8 + HELDOUT9 + HELDOUT10}
+            + HELDOUT7 + HELDOUT8 + HELDOUT9 + HELDOUT10 + HELDOUT11}
 
 
 def build(kind, params):
@@ -3217,13 +3288,31 @@ def heldout10_shapes():
   return s
 
 
+def heldout11_shapes():
+  s = []
+  # Mamba's d_inner (2 x d_model: 130m 1536, 370m 2048, 790m 3072, 1.4b 4096, 2.8b 5120).
+  s += _rows("causal_conv1d_taps", ("batch", "seqlen", "channels", "bc", "dtype"), [
+      (2, 2048, 1536, 512, "bf16"), (1, 4096, 2048, 256, "bf16"), (2, 1024, 3072, 1024, "bf16"),
+      (1, 2048, 4096, 512, "f32"), (4, 512, 5120, 1280, "bf16"), (1, 8192, 2560, 256, "bf16")])
+  # Phi-3-mini (3072, 8192), ChatGLM3-6B (4096, 13696), Phi-3-medium (5120, 17920), TinyLlama (2048, 5632).
+  s += _rows("glu_split_fused", ("m", "d", "f", "bm", "bf", "dtype"), [
+      (256, 3072, 8192, 256, 256, "bf16"), (2048, 3072, 8192, 512, 512, "bf16"),
+      (16, 4096, 13696, 16, 128, "bf16"), (1024, 5120, 17920, 256, 640, "bf16"),
+      (4096, 2048, 5632, 512, 256, "bf16"), (512, 3072, 8192, 256, 512, "f32")])
+  # GPT-2 small (12 x 64), BERT-large (16 x 64), ViT-L/14 at 336 px (576 patches), 128-dim heads.
+  s += _rows("qkv_split_attention", ("heads", "seq", "d", "bq", "dtype"), [
+      (12, 1024, 64, 256, "bf16"), (16, 512, 64, 128, "bf16"), (16, 2048, 128, 512, "bf16"),
+      (32, 1024, 128, 256, "bf16"), (16, 576, 64, 192, "bf16"), (12, 1024, 64, 256, "f32")])
+  return s
+
+
 SETS = {"dev": dev_shapes, "heldout": heldout_shapes, "heldout2": heldout2_shapes, "heldout3": heldout3_shapes,
         "heldout4": heldout4_shapes, "heldout5": heldout5_shapes, "heldout6": heldout6_shapes,
         "heldout7": heldout7_shapes, "heldout8": heldout8_shapes, "heldout9": heldout9_shapes,
-        "heldout10": heldout10_shapes}
+        "heldout10": heldout10_shapes, "heldout11": heldout11_shapes}
 
 
 def shapes(set_name):
   """[(kind, params)] of a set ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
-  "heldout6", "heldout7", "heldout8", "heldout9" or "heldout10")."""
+  "heldout6", "heldout7", "heldout8", "heldout9", "heldout10" or "heldout11")."""
   return SETS[set_name]()

@@ -68,6 +68,11 @@ structure it follows):
            over concatenated nope + rope head parts, NeRF's positional encoding into its first
            layer): 18 shapes per generation. Compiled before any judgement; never fitted on or
            tuned against.
+  heldout11 3 families written after the slice rule, each slicing values in its body (Mamba's
+           causal depthwise conv1d by shifted row slices of a padded block, a GLU over a fused gate
+           + up projection split by lane slices, attention over a fused QKV block split per
+           head): 18 shapes per generation. Compiled before any judgement; never fitted on or
+           tuned against.
 
 --per-family N keeps at most N shapes of each family, spread over its list from the smallest
 blocks to the largest (the way a sweep is cut down when compiles run slow; the header records
@@ -234,7 +239,7 @@ def main(argv):
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   ap.add_argument("out")
   ap.add_argument("--set", choices=("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
-                                    "heldout6", "heldout7", "heldout8", "heldout9", "heldout10"),
+                                    "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout11"),
                   required=True)
   ap.add_argument("--gens", default="v4,v5e,v5p,v6e,v7x")
   ap.add_argument("--kinds", default="", help="only these families (comma-separated; default all)")
