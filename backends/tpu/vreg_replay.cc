@@ -422,9 +422,13 @@ std::vector<Base> ReplayRegion(const Region& region, const Base& base, const Dev
   for (int o = 0; o < n; ++o) {
     const PallasOp& op = proto.ops(o);
     for (int id : op.operands()) last_use[id] = std::max(last_use[id], o);
+    // A slice of a load is part of the load's vregs (SliceKeepsOperandVregs), which LLO loads again
+    // from the block: loaded too, whatever it covers.
+    const bool slices_a_load = op.op() == "slice" && op.start_indices_size() > 0 && op.operands_size() == 1 &&
+                               loaded[op.operands(0)];
     for (int id : op.results()) {
       defined[id] = o;
-      loaded[id] = absl::c_linear_search(kLoads, op.op());
+      loaded[id] = absl::c_linear_search(kLoads, op.op()) || slices_a_load;
     }
   }
   // A reassembled result (ReassemblesOperandVregs), or a slice that keeps every vreg of its operand

@@ -592,6 +592,39 @@ TEST_F(VregReplayTest, ASliceThatLeavesVregsOutHoldsVregsOfItsOwn) {
   EXPECT_EQ(SliceBodyValueBytes("f32[16,128]", "f32[8,128]", 0, 0), 2 * kVreg + 2 * kVreg);
 }
 
+// The V part of a loaded fused block (lanes 128-255 of 256), read across a reduction of another
+// block: a slice that leaves half its operand's vregs out.
+constexpr char kSlicedLoad[] = R"pb(
+  program {
+    values: "ref" values: "f32[256,256]" values: "f32[256,128]" values: "ref" values: "f32[256,128]"
+    values: "f32[256]" values: "f32[256,128]" values: "f32[256,128]" values: "ref" values: "f32[256,128]"
+    ops { op: "get" operands: 0 results: 1 }
+    ops { op: "slice" operands: 1 results: 2 start_indices: 0 start_indices: 128 }
+    ops { op: "get" operands: 3 results: 4 }
+    ops { op: "reduce_max" operands: 4 results: 5 axes: 1 }
+    ops { op: "broadcast_in_dim" operands: 5 results: 6 }
+    ops { op: "add" operands: 2 operands: 6 results: 7 }
+    ops { op: "swap" operands: 8 operands: 7 results: 9 }
+  }
+)pb";
+
+// A slice of a load is part of the load's vregs, which LLO loads again from the block where it is
+// read: not a computed value held across the reduction.
+TEST_F(VregReplayTest, ASliceOfALoadIsLoadedAgainRatherThanHeld) {
+  absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(kSlicedLoad), v6e_);
+  ASSERT_TRUE(v6e.ok()) << v6e.status();
+  EXPECT_EQ(v6e->peak_computed_held_bytes, 0);
+  EXPECT_EQ(v6e->peak_held_bytes, 256 * 128 * 4);  // held if it were not loaded again
+}
+
+TEST_F(VregReplayTest, ASliceOfALoadOfUnknownStartIsComputed) {
+  const std::string text =
+      absl::StrReplaceAll(kSlicedLoad, {{" start_indices: 0 start_indices: 128 }", " }"}});
+  absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(text.c_str()), v6e_);
+  ASSERT_TRUE(v6e.ok()) << v6e.status();
+  EXPECT_EQ(v6e->peak_computed_held_bytes, 256 * 128 * 4);
+}
+
 TEST_F(VregReplayTest, ADotsComputedLeftOperandIsHeldAtTheArithmeticWidth) {
   // A block converted from f32 and scaled: computed in the body, the left operand, so held whole
   // while the MXU streams it past each tile of the right one.
