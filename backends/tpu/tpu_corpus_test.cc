@@ -1357,21 +1357,38 @@ TEST(TpuCorpusTest, EighthHeldOutSetIsHeldAsMeasured) {
 TEST(TpuCorpusTest, NinthHeldOutSetIsHeldAsMeasured) {
   REQUIRE_SWEEP("heldout9_families.jsonl.gz");
   ExpectNoFalseFitsAndFiguresAsMeasured(
-      "heldout9_families.jsonl.gz", {.min_rows = 150, .within_5pct = 95, .within_1pct = 48, .max_at_risk = 24,
+      "heldout9_families.jsonl.gz", {.min_rows = 150, .within_5pct = 95, .within_1pct = 48, .max_at_risk = 21,
                                      .exact_part_equal = 135, .exact_below = 0, .known_high_misses = 2});
 }
 
 // A tenth held-out set (set "heldout10"), written after the part-tile concatenation rule and
 // compiled before the model judged it: partial rotary embeddings, MLA prefill attention over
 // concatenated nope + rope head parts, NeRF's positional encoding into its first layer. Judged
-// once, blind (without the rule: bytes within 5% / 1% 26 / 9 of 82, the same AT RISK): the rule
-// does not carry to partial rotary, whose spill slots are 0.67 of what it holds (docs/tpu.md,
-// "Held-out families"). Four NeRF compiles of 8,192-row blocks (v4-v6e) ran past the row timeout.
+// once, blind (26 / 7 of 82 within 5% / 1%; without the rule 26 / 9, the same AT RISK): the rule
+// did not carry to partial rotary, whose spill slots were 0.67 of what it held. That led to the
+// slice rule (a slice covering every vreg of its operand is that operand), which moves it to 47 /
+// 15: the set is no longer blind to it (docs/tpu.md, "Held-out families"). Four NeRF compiles of
+// 8,192-row blocks (v4-v6e) ran past the row timeout.
 TEST(TpuCorpusTest, TenthHeldOutSetIsHeldAsMeasured) {
   REQUIRE_SWEEP("heldout10_families.jsonl.gz");
   ExpectNoFalseFitsAndFiguresAsMeasured(
-      "heldout10_families.jsonl.gz", {.min_rows = 86, .within_5pct = 26, .within_1pct = 7, .max_at_risk = 21,
+      "heldout10_families.jsonl.gz", {.min_rows = 86, .within_5pct = 47, .within_1pct = 15, .max_at_risk = 21,
                                       .exact_part_equal = 82, .exact_below = 0});
+}
+
+// An eleventh held-out set (set "heldout11"), written after the slice rule (a slice that covers
+// every vreg of its operand is that operand's vregs) and compiled before the model judged it: every
+// family slices values in its body (Mamba's causal conv1d by shifted row slices of a padded block, a
+// GLU over a fused gate + up projection split on the lanes, attention over a fused QKV block split
+// per head). Judged once, blind: AT RISK 17, bytes within 5% / 1% 49 / 22 of 85, the same with the
+// slice rule switched off (docs/tpu.md, "Held-out families"). Its QKV attention, 0 / 0 then (model
+// 1.41 x libtpu's spill slots), led to a slice of a load counting as loaded (24 / 7 of 30): the
+// set is no longer blind to that rule.
+TEST(TpuCorpusTest, EleventhHeldOutSetIsHeldAsMeasured) {
+  REQUIRE_SWEEP("heldout11_families.jsonl.gz");
+  ExpectNoFalseFitsAndFiguresAsMeasured(
+      "heldout11_families.jsonl.gz", {.min_rows = 90, .within_5pct = 73, .within_1pct = 29, .max_at_risk = 17,
+                                      .exact_part_equal = 85, .exact_below = 0});
 }
 
 // The third held-out set checked as a user with libtpu installed checks it (bench/tpu/confirm_cli.py
@@ -1498,7 +1515,7 @@ TEST(TpuCorpusTest, EighthHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
 TEST(TpuCorpusTest, NinthHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
   REQUIRE_SWEEP("heldout9_families_libtpu0052.jsonl.gz");
   ExpectUnsettledBesideAnotherLibtpu("heldout9_families_libtpu0052.jsonl.gz",
-                                     {.min_rows = 150, .within_5pct = 99, .within_1pct = 50, .max_at_risk = 24}, 0);
+                                     {.min_rows = 150, .within_5pct = 99, .within_1pct = 50, .max_at_risk = 21}, 0);
 }
 
 // The dev families, 4 shapes a family on every generation. The 10 FITS without a spill estimate are
@@ -1506,7 +1523,7 @@ TEST(TpuCorpusTest, NinthHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
 TEST(TpuCorpusTest, DevFamiliesBesideAnotherLibtpuHaveNoFalseFits) {
   REQUIRE_SWEEP("dev_families_libtpu0052.jsonl.gz");
   ExpectUnsettledBesideAnotherLibtpu("dev_families_libtpu0052.jsonl.gz",
-                                     {.min_rows = 250, .within_5pct = 201, .within_1pct = 128, .max_at_risk = 43}, 10);
+                                     {.min_rows = 250, .within_5pct = 202, .within_1pct = 128, .max_at_risk = 43}, 10);
 }
 
 // Kernel families nothing was fitted or tuned on (bench/tpu/heldout_kernels.py, set "heldout"):
