@@ -1518,6 +1518,13 @@ TEST(TpuCorpusTest, NinthHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
                                      {.min_rows = 150, .within_5pct = 99, .within_1pct = 50, .max_at_risk = 21}, 0);
 }
 
+// The eleventh held-out set under libtpu 0.0.52, every shape.
+TEST(TpuCorpusTest, EleventhHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
+  REQUIRE_SWEEP("heldout11_families_libtpu0052.jsonl.gz");
+  ExpectUnsettledBesideAnotherLibtpu("heldout11_families_libtpu0052.jsonl.gz",
+                                     {.min_rows = 90, .within_5pct = 69, .within_1pct = 27, .max_at_risk = 17}, 0);
+}
+
 // The dev families, 4 shapes a family on every generation. The 10 FITS without a spill estimate are
 // transpose + add's, a streaming body with no spill slots.
 TEST(TpuCorpusTest, DevFamiliesBesideAnotherLibtpuHaveNoFalseFits) {
