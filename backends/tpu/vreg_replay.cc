@@ -107,10 +107,9 @@ bool SliceKeepsOperandVregs(const PallasOp& op, const std::vector<VregValueType>
   for (size_t d = 0; d + 2 < rank; ++d) {
     if (result.dims[d] != operand.dims[d]) return false;
   }
+  // In range (CheckSliceStarts), so below a dim's size (ParseValueType): no overflow below.
   const int64_t row_start = op.start_indices(static_cast<int>(rank - 2));
   const int64_t lane_start = op.start_indices(static_cast<int>(rank - 1));
-  constexpr int64_t kMostStart = int64_t{1} << 40;  // as a dim's size (ParseValueType): no overflow below
-  if (row_start < 0 || lane_start < 0 || row_start > kMostStart || lane_start > kMostStart) return false;
   for (const int64_t tile_rows : {int64_t{8}, 8 * SublanePacking(operand.bits)}) {
     if (tiles(row_start, result.dims[rank - 2], tile_rows) != tiles(0, operand.dims[rank - 2], tile_rows)) return false;
   }
@@ -243,6 +242,32 @@ bool IsBarrier(const PallasOp& op) {
 
 namespace {
 
+// A slice's start_indices, where given, place its result inside its operand: one per dim, each
+// from 0 to the operand's dim less the result's. `where` names the op in the error.
+absl::Status CheckSliceStarts(const PallasOp& op, const std::vector<VregValueType>& values, absl::string_view where) {
+  if (op.start_indices_size() == 0) return absl::OkStatus();
+  if (op.op() != "slice" || op.operands_size() != 1 || op.results_size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ".start_indices: only a slice of one operand has them (",
+                                                   op.op(), ")"));
+  }
+  const VregValueType& operand = values[op.operands(0)];
+  const VregValueType& result = values[op.results(0)];
+  if (op.start_indices_size() != static_cast<int>(operand.dims.size()) || result.dims.size() != operand.dims.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ".start_indices: ", op.start_indices_size(),
+                                                   " starts for a slice of rank ", operand.dims.size(), " into rank ",
+                                                   result.dims.size()));
+  }
+  for (int d = 0; d < op.start_indices_size(); ++d) {
+    const int64_t start = op.start_indices(d);
+    if (start < 0 || result.dims[d] > operand.dims[d] || start > operand.dims[d] - result.dims[d]) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ".start_indices[", d, "]: ", start, " places ",
+                                                     result.dims[d], " elements outside the operand's ",
+                                                     operand.dims[d]));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Region> ReadRegion(const PallasRegion& proto, int index) {
   Region region;
   region.proto = &proto;
@@ -269,6 +294,7 @@ absl::StatusOr<Region> ReadRegion(const PallasRegion& proto, int index) {
                                                        proto.values_size(), " values)"));
       }
     }
+    RETURN_IF_ERROR(CheckSliceStarts(op, region.values, absl::StrCat("body.program[", index, "].ops[", o, "]")));
   }
   return region;
 }

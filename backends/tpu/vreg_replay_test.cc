@@ -580,6 +580,30 @@ int64_t SliceBodyValueBytes(const char* operand, const char* result, int row_sta
   return replay.ok() ? replay->all_values_bytes : -1;
 }
 
+TEST_F(VregReplayTest, ASliceStartingPastItsOperandIsRefusedByTheField) {
+  const std::string text = absl::StrReplaceAll(
+      kPartialRotary, {{"results: 13 start_indices: 0 start_indices: 32", "results: 13 start_indices: 0 start_indices: 64"}});
+  absl::StatusOr<VregReplay> r = ReplayVregs(Body(text.c_str()), v6e_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("body.program[0].ops[11].start_indices[1]: 64"));
+}
+
+TEST_F(VregReplayTest, StartIndicesOfAWrongCountAreRefused) {
+  const std::string text = absl::StrReplaceAll(
+      kPartialRotary, {{"results: 13 start_indices: 0 start_indices: 32", "results: 13 start_indices: 32"}});
+  absl::StatusOr<VregReplay> r = ReplayVregs(Body(text.c_str()), v6e_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("body.program[0].ops[11].start_indices: 1 starts"));
+}
+
+TEST_F(VregReplayTest, StartIndicesOnAnOpOtherThanASliceAreRefused) {
+  const std::string text = absl::StrReplaceAll(
+      kPartialRotary, {{"op: \"neg\" operands: 4 results: 5", "op: \"neg\" operands: 4 results: 5 start_indices: 0"}});
+  absl::StatusOr<VregReplay> r = ReplayVregs(Body(text.c_str()), v6e_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("only a slice of one operand has them (neg)"));
+}
+
 TEST_F(VregReplayTest, ASliceThatLeavesVregsOutHoldsVregsOfItsOwn) {
   constexpr int64_t kVreg = 4096;
   // The loaded block (64 vregs) and the negation (32), with the slice as the block's vregs: 128
