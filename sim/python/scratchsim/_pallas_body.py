@@ -654,8 +654,8 @@ def _op_axes(name, eqn):
 
 
 def _op_starts(name, eqn):
-  """PallasOp.start_indices: a slice's start in each dim (its result's layout offset). None for a
-  strided slice, whose result gathers elements rather than keeping its operand's vregs."""
+  """PallasOp.start_indices: a slice's start in each dim (its result's layout offset); empty for
+  a strided slice, whose result gathers elements rather than keeping its operand's vregs."""
   strides = eqn.params.get("strides") if name == "slice" else None
   if name != "slice" or (strides is not None and any(int(s) != 1 for s in strides)):
     return []
