@@ -2896,6 +2896,86 @@ def qkv_split_attention(heads, seq, d, bq, dtype="bf16", limit=None):
   return fn, (S((heads, seq, 3 * d), dt),)
 
 
+
+# =============================================================================================
+# Set L ("heldout12"): written after the MXU-pass rule (a dot's computed left operand is held
+# whole only where its right operand spans more than one MXU tile, and then packed, as the MXU
+# takes it), each feeding a dot a left operand computed in the body, its right operand one MXU
+# tile wide or several: a SwiGLU's down projection fused after the gating (vLLM's SiluAndMul
+# feeding down_proj, Liger's fused SwiGLU), a LayerNorm fused before its linear (Transformer
+# Engine's LayerNormLinear, Apex's FusedLayerNormLinear), and attention at Gemma's 256-lane head
+# dim (p @ v two MXU tiles wide on v4-v5p, one on v6e and v7x).
+
+
+def swiglu_down_fused(m, d, f, bm, bf, bn, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nf = f // bf
+
+  def kernel(g_ref, u_ref, w_ref, o_ref, acc_ref):
+    t = pl.program_id(2)
+
+    @pl.when(t == 0)
+    def _():
+      acc_ref[...] = jnp.zeros_like(acc_ref)
+    h = (_silu(g_ref[...].astype(F32)) * u_ref[...].astype(F32)).astype(dt)
+    acc_ref[...] += jnp.dot(h, w_ref[...], preferred_element_type=F32)
+
+    @pl.when(t == nf - 1)
+    def _():
+      o_ref[...] = acc_ref[...].astype(o_ref.dtype)
+
+  def fn(g, u, w):
+    gu = pl.BlockSpec((bm, bf), lambda i, j, t: (i, t))
+    return pl.pallas_call(
+        kernel, out_shape=S((m, d), dt), grid=(m // bm, d // bn, nf),
+        in_specs=[gu, gu, pl.BlockSpec((bf, bn), lambda i, j, t: (t, j))],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j, t: (i, j)),
+        scratch_shapes=[pltpu.VMEM((bm, bn), F32)],
+        compiler_params=_cp(limit, ("parallel", "parallel", "arbitrary")), name="swiglu_down_fused")(g, u, w)
+  return fn, (S((m, f), dt), S((m, f), dt), S((f, d), dt))
+
+
+def layernorm_linear(m, d, n, bm, bn, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(x_ref, g_ref, b_ref, w_ref, o_ref):
+    x = x_ref[...].astype(F32)
+    mean = jnp.mean(x, axis=-1, keepdims=True)
+    xc = x - mean
+    var = jnp.mean(xc * xc, axis=-1, keepdims=True)
+    y = xc * jax.lax.rsqrt(var + 1e-5) * g_ref[...].astype(F32) + b_ref[...].astype(F32)
+    o_ref[...] = jnp.dot(y.astype(dt), w_ref[...], preferred_element_type=F32).astype(o_ref.dtype)
+
+  def fn(x, g, b, w):
+    row = pl.BlockSpec((1, d), lambda i, j: (0, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((m, n), dt), grid=(m // bm, n // bn),
+        in_specs=[pl.BlockSpec((bm, d), lambda i, j: (i, 0)), row, row, pl.BlockSpec((d, bn), lambda i, j: (0, j))],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j: (i, j)),
+        compiler_params=_cp(limit, ("parallel", "parallel")), name="layernorm_linear")(x, g, b, w)
+  return fn, (S((m, d), dt), S((1, d), dt), S((1, d), dt), S((d, n), dt))
+
+
+def gemma_attention(heads, seq, d, bq, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+  nt = (((1,), (1,)), ((), ()))
+  scale = float(d) ** -0.5
+
+  def kernel(q_ref, k_ref, v_ref, o_ref):
+    sc = jax.lax.dot_general(q_ref[...], k_ref[...], nt, preferred_element_type=F32) * scale
+    p = jnp.exp(sc - jnp.max(sc, axis=-1, keepdims=True))
+    p = p / jnp.sum(p, axis=-1, keepdims=True)
+    o_ref[...] = jnp.dot(p.astype(dt), v_ref[...], preferred_element_type=F32).astype(o_ref.dtype)
+
+  def fn(q, k, v):
+    kv = pl.BlockSpec((None, seq, d), lambda h, i: (h, 0, 0))
+    qs = pl.BlockSpec((None, bq, d), lambda h, i: (h, i, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((heads, seq, d), dt), grid=(heads, seq // bq), in_specs=[qs, kv, kv], out_specs=qs,
+        compiler_params=_cp(limit, ("parallel", "parallel")), name="gemma_attention")(q, k, v)
+  a = S((heads, seq, d), dt)
+  return fn, (a, a, a)
+
 DEV = [swiglu_mlp, swiglu_mlp_buf1, rmsnorm_matmul, dwconv1d, running_argmax, transpose_add, dequant_i8_matmul,
        online_lse, layernorm_bwd, cumsum_carry, block_sparse_matmul, manual_dma, gelu_squeezed, add_rmsnorm_alias,
        decode_attention]
@@ -2914,8 +2994,9 @@ HELDOUT8 = [mla_decode, w8a8_matmul, ssd_chunk_scan, layernorm_bwd_scratch, lora
 HELDOUT9 = [unet_skip_conv1x1, rope_rotate_half, spec_decode_attention, mha_concat_outproj, fused_gate_up_concat]
 HELDOUT10 = [partial_rotary, mla_prefill_scores, nerf_posenc_mlp]
 HELDOUT11 = [causal_conv1d_taps, glu_split_fused, qkv_split_attention]
+HELDOUT12 = [swiglu_down_fused, layernorm_linear, gemma_attention]
 BUILDERS = {f.__name__: f for f in DEV + HELDOUT + HELDOUT2 + HELDOUT3 + HELDOUT4 + HELDOUT5 + HELDOUT6
-            + HELDOUT7 + HELDOUT8 + HELDOUT9 + HELDOUT10 + HELDOUT11}
+            + HELDOUT7 + HELDOUT8 + HELDOUT9 + HELDOUT10 + HELDOUT11 + HELDOUT12}
 
 
 def build(kind, params):
@@ -3306,13 +3387,35 @@ def heldout11_shapes():
   return s
 
 
+def heldout12_shapes():
+  s = []
+  # (d_model, intermediate): Llama-2-7B (4096, 11008), Mistral-7B / Llama-3-8B (4096, 14336),
+  # Qwen2-7B (3584, 18944), Gemma-2B (2048, 16384), Llama-3.2-1B (2048, 8192).
+  s += _rows("swiglu_down_fused", ("m", "d", "f", "bm", "bf", "bn", "dtype"), [
+      (256, 4096, 11008, 256, 256, 128, "bf16"), (512, 4096, 14336, 256, 512, 256, "bf16"),
+      (128, 3584, 18944, 128, 512, 512, "bf16"), (1024, 2048, 16384, 512, 512, 1024, "bf16"),
+      (64, 4096, 14336, 64, 1024, 512, "bf16"), (512, 2048, 8192, 256, 256, 256, "f32")])
+  # (hidden, out): ViT-B's fc1 (768, 3072), BERT-large's fc1 (1024, 4096) and QKV (1024, 3072),
+  # OPT-1.3B's fc1 (2048, 8192), Whisper-large's fc1 (1280, 5120).
+  s += _rows("layernorm_linear", ("m", "d", "n", "bm", "bn", "dtype"), [
+      (2048, 768, 3072, 256, 256, "bf16"), (1024, 1024, 4096, 512, 128, "bf16"),
+      (4096, 1024, 3072, 256, 512, "bf16"), (512, 2048, 8192, 128, 1024, "bf16"),
+      (2048, 1280, 5120, 256, 256, "bf16"), (1024, 768, 3072, 256, 512, "f32")])
+  # Gemma-7B (16 heads of 256), Gemma-2-9B (16 of 256), Gemma-2-27B (32 of 128), at 1-8K tokens.
+  s += _rows("gemma_attention", ("heads", "seq", "d", "bq", "dtype"), [
+      (16, 1024, 256, 256, "bf16"), (16, 2048, 256, 128, "bf16"), (8, 4096, 256, 128, "bf16"),
+      (32, 2048, 128, 256, "bf16"), (16, 512, 256, 512, "bf16"), (16, 1024, 256, 128, "f32")])
+  return s
+
+
 SETS = {"dev": dev_shapes, "heldout": heldout_shapes, "heldout2": heldout2_shapes, "heldout3": heldout3_shapes,
         "heldout4": heldout4_shapes, "heldout5": heldout5_shapes, "heldout6": heldout6_shapes,
         "heldout7": heldout7_shapes, "heldout8": heldout8_shapes, "heldout9": heldout9_shapes,
-        "heldout10": heldout10_shapes, "heldout11": heldout11_shapes}
+        "heldout10": heldout10_shapes, "heldout11": heldout11_shapes,
+        "heldout12": heldout12_shapes}
 
 
 def shapes(set_name):
   """[(kind, params)] of a set ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
-  "heldout6", "heldout7", "heldout8", "heldout9", "heldout10" or "heldout11")."""
+  "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout11" or "heldout12")."""
   return SETS[set_name]()

@@ -73,6 +73,11 @@ structure it follows):
            + up projection split by lane slices, attention over a fused QKV block split per
            head): 18 shapes per generation. Compiled before any judgement; never fitted on or
            tuned against.
+  heldout12 3 families written after the MXU-pass rule, each feeding a dot a left operand computed
+           in the body, its right operand one MXU tile wide or several (a SwiGLU's down projection
+           fused after the gating, a LayerNorm fused before its linear, attention at Gemma's
+           256-lane head dim): 18 shapes per generation. Compiled before any judgement; never
+           fitted on or tuned against.
 
 --per-family N keeps at most N shapes of each family, spread over its list from the smallest
 blocks to the largest (the way a sweep is cut down when compiles run slow; the header records
@@ -239,7 +244,8 @@ def main(argv):
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   ap.add_argument("out")
   ap.add_argument("--set", choices=("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
-                                    "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout11"),
+                                    "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout11",
+                                    "heldout12"),
                   required=True)
   ap.add_argument("--gens", default="v4,v5e,v5p,v6e,v7x")
   ap.add_argument("--kinds", default="", help="only these families (comma-separated; default all)")
