@@ -1226,7 +1226,8 @@ TEST(TpuCorpusTest, SpillsStayWithinTheReplaysBound) {
       "heldout2_families_libtpu0052.jsonl.gz", "dev_families_libtpu0052.jsonl.gz", "heldout3_families.jsonl.gz",
       "heldout3_families_libtpu0052.jsonl.gz", "heldout4_families.jsonl.gz", "heldout5_families.jsonl.gz",
       "heldout6_families.jsonl.gz", "heldout7_families.jsonl.gz", "heldout8_families.jsonl.gz",
-      "heldout9_families.jsonl.gz", "heldout10_families.jsonl.gz", "heldout11_families.jsonl.gz"};
+      "heldout9_families.jsonl.gz", "heldout10_families.jsonl.gz", "heldout11_families.jsonl.gz",
+      "heldout12_families.jsonl.gz"};
   int rows = 0, spilling = 0;
   double worst = 0;
   std::string worst_id;
@@ -1275,7 +1276,7 @@ TEST(TpuCorpusTest, ThirdHeldOutSetHasNoFalseFits) {
   // QK-norm + RoPE kernels' 512 B norm-weight window takes the 1 KiB allocation granule
   // (buffer_granule_bytes; tests/data/tpu/allocation_granule_probe.txt), as libtpu allocates it.
   ExpectNoFalseFitsAndFiguresAsMeasured(
-      "heldout3_families.jsonl.gz", {.min_rows = 260, .within_5pct = 129, .within_1pct = 74, .max_at_risk = 30,
+      "heldout3_families.jsonl.gz", {.min_rows = 260, .within_5pct = 134, .within_1pct = 75, .max_at_risk = 30,
                                      .exact_part_equal = 249, .exact_below = 0});
 }
 
@@ -1291,9 +1292,12 @@ TEST(TpuCorpusTest, FourthHeldOutSetHasNoFalseFits) {
   // 1% on 101 of 197, AT RISK 32, the high bound short of libtpu's requirement on 6 (four v4 bf16
   // embedding gathers, whose converted one-row values make Mosaic count its internal scratch; a v6e
   // and a v7x KV cache update, whose unpacked heads LLO holds ahead of a roll). docs/tpu.md,
-  // "Held-out families".
+  // "Held-out families". The MXU-pass rule (RightOperandSpansSeveralMxuTiles) moves two dK/dV
+  // backward rows (v6e and v7x, f463adf7dc, head dim 256) out of 5%: p and dS enter their dots
+  // transposed and one MXU tile wide there, the rule no longer holds them, and libtpu's slots are
+  // 9-14% above the figure.
   ExpectNoFalseFitsAndFiguresAsMeasured(
-      "heldout4_families.jsonl.gz", {.min_rows = 210, .within_5pct = 146, .within_1pct = 108, .max_at_risk = 30,
+      "heldout4_families.jsonl.gz", {.min_rows = 210, .within_5pct = 144, .within_1pct = 108, .max_at_risk = 30,
                                      .exact_part_equal = 186, .exact_below = 8});
 }
 
@@ -1342,7 +1346,7 @@ TEST(TpuCorpusTest, SeventhHeldOutSetIsHeldAsMeasured) {
   // on seven v4 rows, 12 KiB on one v4 RMSNorm + int8 QKV, and 512 KiB on the v5e and v5p
   // RMSNorm + int8 QKV of d = 2,048, hd = 256 (a mechanism not yet named).
   ExpectNoFalseFitsAndFiguresAsMeasured(
-      "heldout7_families.jsonl.gz", {.min_rows = 180, .within_5pct = 94, .within_1pct = 35, .max_at_risk = 31,
+      "heldout7_families.jsonl.gz", {.min_rows = 180, .within_5pct = 100, .within_1pct = 45, .max_at_risk = 31,
                                      .exact_part_equal = 145, .exact_below = 10});
 }
 
@@ -1409,6 +1413,20 @@ TEST(TpuCorpusTest, EleventhHeldOutSetIsHeldAsMeasured) {
                                       .exact_part_equal = 85, .exact_below = 0});
 }
 
+// A twelfth held-out set (set "heldout12"), written after the MXU-pass rule (a dot's computed left
+// operand is held whole, packed, only where its right operand spans more than one MXU tile) and
+// compiled before the model judged it: every family feeds a dot a left operand computed in the body,
+// one MXU tile wide or several (a SwiGLU's down projection fused after the gating, a LayerNorm fused
+// before its linear, attention at Gemma's 256-lane head dim). Judged once, blind: no AT RISK, bytes
+// within 5% / 1% 51 / 26 of 90, 40 / 15 with the rule switched off, the whole difference the SwiGLU
+// down projection's (docs/tpu.md, "Held-out families").
+TEST(TpuCorpusTest, TwelfthHeldOutSetIsHeldAsMeasured) {
+  REQUIRE_SWEEP("heldout12_families.jsonl.gz");
+  ExpectNoFalseFitsAndFiguresAsMeasured(
+      "heldout12_families.jsonl.gz", {.min_rows = 90, .within_5pct = 51, .within_1pct = 26, .max_at_risk = 0,
+                                      .exact_part_equal = 90, .exact_below = 0});
+}
+
 // The third held-out set checked as a user with libtpu installed checks it (bench/tpu/confirm_cli.py
 // --families, recorded in tests/data/tpu/confirm_heldout3.jsonl.gz): every compile traced at its
 // generation's default limit and run through simulate --confirm at-risk. The model settles what it
@@ -1473,7 +1491,7 @@ void ExpectUnsettledBesideAnotherLibtpu(const std::string& file, const HeldAsMea
 TEST(TpuCorpusTest, HeldOutFamiliesTracedBesideAnotherLibtpuAreUnsettled) {
   REQUIRE_SWEEP("heldout_families_libtpu0052.jsonl.gz");
   ExpectUnsettledBesideAnotherLibtpu("heldout_families_libtpu0052.jsonl.gz",
-                                     {.min_rows = 200, .within_5pct = 97, .within_1pct = 40, .max_at_risk = 32}, 0);
+                                     {.min_rows = 200, .within_5pct = 104, .within_1pct = 43, .max_at_risk = 32}, 0);
 }
 
 // The second held-out set, every shape of heldout2_families.jsonl.gz.
@@ -1487,7 +1505,7 @@ TEST(TpuCorpusTest, SecondHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
 TEST(TpuCorpusTest, ThirdHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
   REQUIRE_SWEEP("heldout3_families_libtpu0052.jsonl.gz");
   ExpectUnsettledBesideAnotherLibtpu("heldout3_families_libtpu0052.jsonl.gz",
-                                     {.min_rows = 260, .within_5pct = 126, .within_1pct = 77, .max_at_risk = 30}, 0);
+                                     {.min_rows = 260, .within_5pct = 136, .within_1pct = 79, .max_at_risk = 30}, 0);
 }
 
 // The fourth to eighth held-out sets, every shape of each. Where 0.0.52 spills more than the band
@@ -1499,7 +1517,7 @@ TEST(TpuCorpusTest, FourthHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
   // v7x paged attention (b717189487): 0.0.52 spills 340 KiB where 0.0.42.1 spilled 200 KiB.
   ExpectUnsettledBesideAnotherLibtpu(
       "heldout4_families_libtpu0052.jsonl.gz",
-      {.min_rows = 200, .within_5pct = 149, .within_1pct = 106, .max_at_risk = 30, .known_high_misses = 1}, 21);
+      {.min_rows = 200, .within_5pct = 147, .within_1pct = 105, .max_at_risk = 30, .known_high_misses = 1}, 21);
 }
 
 TEST(TpuCorpusTest, FifthHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
@@ -1508,7 +1526,7 @@ TEST(TpuCorpusTest, FifthHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
   // under 0.0.42.1 too (FifthHeldOutSetIsHeldAsMeasured).
   ExpectUnsettledBesideAnotherLibtpu(
       "heldout5_families_libtpu0052.jsonl.gz",
-      {.min_rows = 170, .within_5pct = 105, .within_1pct = 57, .max_at_risk = 37, .known_high_misses = 2}, 0);
+      {.min_rows = 170, .within_5pct = 105, .within_1pct = 55, .max_at_risk = 37, .known_high_misses = 2}, 0);
 }
 
 TEST(TpuCorpusTest, SixthHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
@@ -1520,7 +1538,7 @@ TEST(TpuCorpusTest, SixthHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
 TEST(TpuCorpusTest, SeventhHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
   REQUIRE_SWEEP("heldout7_families_libtpu0052.jsonl.gz");
   ExpectUnsettledBesideAnotherLibtpu("heldout7_families_libtpu0052.jsonl.gz",
-                                     {.min_rows = 170, .within_5pct = 91, .within_1pct = 32, .max_at_risk = 31}, 0);
+                                     {.min_rows = 170, .within_5pct = 97, .within_1pct = 41, .max_at_risk = 31}, 0);
 }
 
 TEST(TpuCorpusTest, EighthHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
@@ -1543,6 +1561,13 @@ TEST(TpuCorpusTest, EleventhHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
                                      {.min_rows = 90, .within_5pct = 69, .within_1pct = 27, .max_at_risk = 17}, 0);
 }
 
+// The twelfth held-out set under libtpu 0.0.52, every shape.
+TEST(TpuCorpusTest, TwelfthHeldOutSetBesideAnotherLibtpuHasNoFalseFits) {
+  REQUIRE_SWEEP("heldout12_families_libtpu0052.jsonl.gz");
+  ExpectUnsettledBesideAnotherLibtpu("heldout12_families_libtpu0052.jsonl.gz",
+                                     {.min_rows = 90, .within_5pct = 55, .within_1pct = 22, .max_at_risk = 0}, 0);
+}
+
 // The dev families, 4 shapes a family on every generation. The 10 FITS without a spill estimate are
 // transpose + add's, a streaming body with no spill slots.
 TEST(TpuCorpusTest, DevFamiliesBesideAnotherLibtpuHaveNoFalseFits) {
@@ -1562,7 +1587,7 @@ TEST(TpuCorpusTest, HeldOutFamiliesHaveNoFalseFits) {
   // bytes with replicated layouts and the widened central from the replay's computed values
   // (docs/tpu.md, "Where the bytes error lies").
   ExpectNoFalseFitsAndFiguresAsMeasured("heldout_families.jsonl.gz",
-                                        {.min_rows = 400, .within_5pct = 304, .within_1pct = 114, .max_at_risk = 111,
+                                        {.min_rows = 400, .within_5pct = 341, .within_1pct = 135, .max_at_risk = 111,
                                          .exact_part_equal = 499, .exact_below = 9});
 }
 

@@ -25,6 +25,8 @@ int64_t MxuEdge(const DeviceModel& device) { return device.tpu().mxu_size() > 0 
 
 int64_t MxuCount(const DeviceModel& device) { return device.tpu().mxu_count() > 0 ? device.tpu().mxu_count() : 4; }
 
+bool RightOperandSpansSeveralMxuTiles(int64_t n, const DeviceModel& device) { return n > MxuEdge(device); }
+
 std::string TpuGeneration(const DeviceModel& device) {
   for (const char* g : {"v4", "v5e", "v5p", "v6e", "v7x"}) {
     if (device.name() == absl::StrCat("tpu_", g)) return g;

@@ -30,6 +30,12 @@ absl::StatusOr<std::string> NormalizeTpuDtype(absl::string_view dtype);
 int64_t MxuEdge(const DeviceModel& device);
 int64_t MxuCount(const DeviceModel& device);
 
+// Whether a dot whose result is `n` lanes wide latches more than one MXU tile of its right
+// operand, so that its left operand streams through the MXUs once per tile and is kept between
+// the passes; one tile's left operand streams through once, made as it is pushed
+// (tests/data/tpu/left_operand_passes_probe.txt).
+bool RightOperandSpansSeveralMxuTiles(int64_t n, const DeviceModel& device);
+
 // "v5e" for tpu_v5e: the generations the oracle corpus compiled for (the fitted tables' rows);
 // empty for another device.
 std::string TpuGeneration(const DeviceModel& device);

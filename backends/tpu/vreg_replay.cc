@@ -428,6 +428,36 @@ StoreRunHolds StoreGroupHeldBytes(const PallasRegion& proto, const std::vector<i
   return out;
 }
 
+// What a dot (op `o` of the region) keeps of its computed operands read for the last time there, the
+// values each operand is made of. A computed left operand is held whole where it streams through
+// the MXU once per tile of the right one, more than one (RightOperandSpansSeveralMxuTiles), and
+// packed, as the MXU takes it, whatever width it was computed at; through one tile it is made as it
+// is pushed (tests/data/tpu/left_operand_passes_probe.txt). A computed right operand is made a tile
+// at a time as the MXU latches it (tests/data/tpu/streamed_dot_operand_probe.txt: a right block
+// scaled in the body spills as the loaded one), but for one converted from 8 bits on a generation
+// that unpacks it whole, which is held whole on either side at its held width.
+template <typename Held>
+int64_t DotOperandsKeptBytes(const Region& region, int o, const std::vector<std::vector<int>>& made_of,
+                             const std::vector<int>& defined, const std::vector<int>& last_use,
+                             const std::vector<bool>& loaded, const DeviceModel& device, Held held) {
+  const PallasRegion& proto = *region.proto;
+  const PallasOp& op = proto.ops(o);
+  const bool unpacks_converted = UnpacksConvertedNarrowDotOperands(device);
+  const bool left_kept_between_passes =
+      op.results_size() == 1 && !region.values[op.results(0)].dims.empty() &&
+      RightOperandSpansSeveralMxuTiles(region.values[op.results(0)].dims.back(), device);
+  int64_t kept = 0;
+  for (int i = 0; i < op.operands_size(); ++i) {
+    for (int id : made_of[op.operands(i)]) {
+      if (defined[id] < 0 || loaded[id] || last_use[id] != o) continue;
+      const bool converted = ComputedFromNarrowConvert(proto, defined, id);
+      if (converted ? !unpacks_converted : i > 0 || !left_kept_between_passes) continue;
+      kept = SaturatingAdd(kept, converted ? held(id) : VregBytes(region.values[id], /*widened=*/false));
+    }
+  }
+  return kept;
+}
+
 // Bytes live across an op of a region's enclosing code (times its copies), the base of a region
 // the op runs: every value, and the computed ones alone.
 struct Base {
@@ -439,7 +469,6 @@ struct Base {
 std::vector<Base> ReplayRegion(const Region& region, const Base& base, const DeviceModel& device, VregReplay* out) {
   const bool widened = WidensNarrowArithmetic(device);
   const bool widens_unaligned_loads = WidensUnalignedNarrowLoads(device);
-  const bool unpacks_converted = UnpacksConvertedNarrowDotOperands(device);
   const PallasRegion& proto = *region.proto;
   const int n = proto.ops_size();
   // Where each value is defined (-1: an input of the region) and last read.
@@ -531,19 +560,9 @@ std::vector<Base> ReplayRegion(const Region& region, const Base& base, const Dev
       computed_bytes = SaturatingAdd(computed_bytes, held(op.results(0)));
     }
     if (op.op() == "dot_general") {
-      // A computed left operand is held whole: it streams through the MXU once per tile of the
-      // right one. A computed right operand is made a tile at a time as the MXU latches it
-      // (tests/data/tpu/streamed_dot_operand_probe.txt: a right block scaled in the body spills as
-      // the loaded one), but for one converted from 8 bits on a generation that unpacks it whole.
-      for (int i = 0; i < op.operands_size(); ++i) {
-        for (int id : made_of[op.operands(i)]) {
-          if (defined[id] < 0 || loaded[id] || last_use[id] != o) continue;
-          // One converted from 8 bits is held whole, on either side, exactly where it is unpacked whole.
-          if (ComputedFromNarrowConvert(proto, defined, id) ? !unpacks_converted : i > 0) continue;
-          bytes = SaturatingAdd(bytes, held(id));
-          computed_bytes = SaturatingAdd(computed_bytes, held(id));
-        }
-      }
+      const int64_t kept = DotOperandsKeptBytes(region, o, made_of, defined, last_use, loaded, device, held);
+      bytes = SaturatingAdd(bytes, kept);
+      computed_bytes = SaturatingAdd(computed_bytes, kept);
     }
     for (int id : op.results()) results = SaturatingAdd(results, held(id));
     bytes = SaturatingAdd(base.all, SaturatingMul(bytes, region.copies));

@@ -247,8 +247,8 @@ TEST_F(VregReplayTest, TheComputedFigureLeavesLoadsOut) {
   EXPECT_EQ(r->computed_peak_at, "reduce_sum (region 0, op 5)");
   absl::StatusOr<VregReplay> dot = ReplayVregs(Body(F32WeightsLeftMatmul().c_str()), v5e_);
   ASSERT_TRUE(dot.ok());
-  // The scaled block the MXU streams whole is computed; the other operand is a load.
-  EXPECT_EQ(dot->peak_computed_held_bytes, 512 * 1024 * 4);
+  // The scaled block the MXU streams whole is computed (kept packed); the other operand is a load.
+  EXPECT_EQ(dot->peak_computed_held_bytes, 512 * 1024 * 2);
   EXPECT_EQ(dot->barrier_results_bytes, 128 * 1024 * 4);
 }
 
@@ -442,19 +442,50 @@ TEST_F(VregReplayTest, BoundsSpillsByEveryValueTheBodyDefines) {
   EXPECT_EQ(r->all_values_bytes, 4 * (1 << 20) + 2 * 1024 + 2 * 32 * 4096);
 }
 
+// The patch matrix times a right operand of 512 lanes: two tiles of v6e's 256-wide MXUs.
+std::string PatchesTimesTwoMxuTiles() {
+  return absl::StrReplaceAll(kConcatenatedPatches, {{"values: \"bf16[256,128]\" values: \"f32[256,128]\"",
+                                                     "values: \"bf16[256,512]\" values: \"f32[256,512]\""}});
+}
+
 // Concatenated operands that fill whole native tiles are their vregs side by side
 // (tpu_concatenate_rule): the patch matrix is held once, as the two blocks it is made of.
 TEST_F(VregReplayTest, AConcatenationOfWholeTilesHoldsItsOperandsOnce) {
-  absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(kConcatenatedPatches), v6e_);
+  const std::string text = PatchesTimesTwoMxuTiles();
+  absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(text.c_str()), v6e_);
   ASSERT_TRUE(v6e.ok()) << v6e.status();
   const int64_t block = 256 * 128 * 2;  // one bf16 block of 256 x 128, packed on v6e
-  // Most live: the two negated blocks and the loaded weights (not a third copy at the concatenation).
-  EXPECT_EQ(v6e->peak_live_bytes, 3 * block);
-  // The dot's computed left operand is the two blocks, held whole.
+  // Most live: the two negated blocks and the loaded weights, four blocks (not a third copy at the
+  // concatenation).
+  EXPECT_EQ(v6e->peak_live_bytes, 6 * block);
+  // The dot's computed left operand is the two blocks, held whole across the MXU's two passes.
   EXPECT_EQ(v6e->peak_held_bytes, 2 * block);
   EXPECT_EQ(v6e->peak_computed_held_bytes, 2 * block);
   // Two loads, two negations and the weights; the unread dot result never occupies a vreg.
-  EXPECT_EQ(v6e->all_values_bytes, 5 * block);
+  EXPECT_EQ(v6e->all_values_bytes, 8 * block);
+}
+
+// Through one tile of the right operand (128 lanes) the MXU streams the patch matrix once: each
+// block is made as it is pushed, and nothing is held across the dot.
+TEST_F(VregReplayTest, ALeftOperandThroughOneMxuTileIsMadeAsItIsPushed) {
+  for (const DeviceModel* device : {&v4_, &v5e_, &v6e_}) {
+    absl::StatusOr<VregReplay> replay = ReplayVregs(Body(kConcatenatedPatches), *device);
+    ASSERT_TRUE(replay.ok()) << replay.status();
+    EXPECT_EQ(replay->peak_held_bytes, 0) << device->name();
+    EXPECT_EQ(replay->peak_computed_held_bytes, 0) << device->name();
+  }
+}
+
+// 256 lanes are one tile of v6e's MXU and two of v5e's: held on v5e alone.
+TEST_F(VregReplayTest, WhetherTheLeftOperandIsHeldFollowsTheGenerationsMxuWidth) {
+  const std::string text = absl::StrReplaceAll(
+      kConcatenatedPatches,
+      {{"values: \"bf16[256,128]\" values: \"f32[256,128]\"", "values: \"bf16[256,256]\" values: \"f32[256,256]\""}});
+  absl::StatusOr<VregReplay> v5e = ReplayVregs(Body(text.c_str()), v5e_);
+  absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(text.c_str()), v6e_);
+  ASSERT_TRUE(v5e.ok() && v6e.ok());
+  EXPECT_EQ(v5e->peak_computed_held_bytes, 2 * 256 * 128 * 2);
+  EXPECT_EQ(v6e->peak_computed_held_bytes, 0);
 }
 
 // Operands of 64 lanes are moved into the result's vregs: operands and result are both live at
@@ -649,15 +680,16 @@ TEST_F(VregReplayTest, ASliceOfALoadOfUnknownStartIsComputed) {
   EXPECT_EQ(v6e->peak_computed_held_bytes, 256 * 128 * 4);
 }
 
-TEST_F(VregReplayTest, ADotsComputedLeftOperandIsHeldAtTheArithmeticWidth) {
-  // A block converted from f32 and scaled: computed in the body, the left operand, so held whole
-  // while the MXU streams it past each tile of the right one.
+TEST_F(VregReplayTest, ADotsComputedLeftOperandIsKeptPackedBetweenPasses) {
+  // A block converted from f32 and scaled: computed in the body, the left operand of a right one
+  // of 1,024 lanes, so held whole while the MXU streams it past each tile of the right one.
   const std::string text = F32WeightsLeftMatmul();
   absl::StatusOr<VregReplay> v5e = ReplayVregs(Body(text.c_str()), v5e_);
   absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(text.c_str()), v6e_);
   ASSERT_TRUE(v5e.ok() && v6e.ok());
-  // The scaled weights: 32-bit on v5e (no bf16 VPU), packed on v6e.
-  EXPECT_EQ(v5e->peak_held_bytes, 512 * 1024 * 4);
+  // The scaled weights as the MXU takes them, packed: on v5e too, which computes them at 32 bits
+  // (tests/data/tpu/left_operand_passes_probe.txt).
+  EXPECT_EQ(v5e->peak_held_bytes, 512 * 1024 * 2);
   EXPECT_EQ(v6e->peak_held_bytes, 512 * 1024 * 2);
 }
 
