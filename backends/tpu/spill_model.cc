@@ -501,10 +501,21 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& devi
 // A validated band's high is at least the computed values the replay holds whole across a barrier:
 // a schedule may spill every one of them (heldout5_families.jsonl.gz: int8 KV decode attention,
 // libtpu spilling its whole (16, 16384) f32 score block held across the softmax's max, 1.07 x the
-// figure, above the fitted 0.902 x). A widened band's high is the replay's bound already.
-void HoldWhatTheReplayHoldsUnderTheHighBound(const VregReplay* replay, SpillEstimate& out) {
+// figure, above the fitted 0.902 x). Its central is at least those values less v4's register file,
+// the widened central's figure (WidenForUnvalidatedPatterns): the class's fitted central speaks for
+// the corpus's shapes, the replay for this body (heldout12_families.jsonl.gz: whole-sequence
+// attention, its score block held across the softmax, at 0.45 x libtpu's slots on the fitted
+// central alone). A widened band has both already.
+void HoldWhatTheReplayHoldsInTheBand(const VregReplay* replay, SpillEstimate& out) {
   if (replay == nullptr || !out.unvalidated.empty() || replay->peak_computed_held_bytes == 0) return;
   out.high = absl::StrCat("round_up(max(", out.high, ", ", replay->peak_computed_held_bytes, "), 4096)");
+  const int64_t held_beyond_file = replay->peak_computed_held_bytes - kVregFileBytes;
+  if (held_beyond_file <= 0) return;
+  const std::string floor = absl::StrCat(held_beyond_file / 4096 * 4096);  // whole vregs
+  out.central = absl::StrCat("max(", out.central, ", ", floor, ")");
+  out.basis = absl::StrCat(out.basis, "; central at least ", floor, " B: the ", replay->peak_computed_held_bytes,
+                           " B of computed values the vreg replay holds across ", replay->computed_peak_at, " less ",
+                           kVregFileBytes, " B (v4's register file)");
 }
 
 // What any schedule spills of `held_bytes` held whole: what the device's register file cannot keep
@@ -560,7 +571,7 @@ SpillEstimate EstimateSpills(const PallasBody& body, const DeviceModel& device, 
   AddWidenedLoads(body, device, out);
   AddConvertedNarrowDotOperands(body, device, out);
   WidenForUnvalidatedPatterns(body, device, replay, out);
-  HoldWhatTheReplayHoldsUnderTheHighBound(replay, out);
+  HoldWhatTheReplayHoldsInTheBand(replay, out);
   HoldWhatNoScheduleAvoids(replay, device, out);
   CenterOnStoresInProgramOrder(replay, device, out);
   return out;

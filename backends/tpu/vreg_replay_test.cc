@@ -721,6 +721,21 @@ TEST_F(VregReplayTest, AValidatedBandsHighHoldsWhatTheReplayHoldsAcrossABarrier)
   EXPECT_GE(*high, 256 * 1024 * 4);
 }
 
+// Its central is at least those values less v4's register file, the widened central's figure: the
+// exp block (1 MiB) held across the sum, less 128 KiB, whatever the fitted central says.
+TEST_F(VregReplayTest, AValidatedBandsCentralIsAtLeastWhatTheReplayHoldsBeyondTheFile) {
+  PallasBody body = Body(kSoftmax);
+  body.set_reduction_live_bytes("262144");
+  body.set_reduction_input_bytes("262144");
+  body.set_reduction_output_bytes("1024");
+  const SpillEstimate v5e = EstimateSpills(body, v5e_);
+  ASSERT_TRUE(v5e.unvalidated.empty()) << v5e.unvalidated;
+  const absl::StatusOr<int64_t> central = Expr::EvaluateConstant(v5e.central);
+  ASSERT_TRUE(central.ok()) << central.status();
+  EXPECT_GE(*central, 256 * 1024 * 4 - kVregFileBytes);
+  EXPECT_THAT(v5e.basis, ::testing::HasSubstr("central at least 917504 B"));
+}
+
 // On v5e-v7x a dot operand converted from 8 bits is converted vreg by vreg as the MXU takes it
 // (tests/data/tpu/converted_dot_operand_probe.txt), so the replay does not hold it whole.
 TEST_F(VregReplayTest, AnEightBitDotOperandConvertedOnV5eIsNotHeldWhole) {
