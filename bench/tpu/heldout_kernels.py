@@ -2976,6 +2976,71 @@ def gemma_attention(heads, seq, d, bq, dtype="bf16", limit=None):
   a = S((heads, seq, d), dt)
   return fn, (a, a, a)
 
+
+# =============================================================================================
+# Set M ("heldout13"): written after a validated band's central was made at least what the vreg
+# replay holds across a barrier (less v4's register file), each softmax-ing a whole score block in
+# one grid step, a body of a validated class that holds its scores across the softmax: Whisper's
+# decoder cross-attention over the 1,500 encoder frames, ViT's self-attention over 197 tokens (196
+# patches and the class token), and multi-query decode attention (Falcon-7B, StarCoder: every query
+# head of a token against one shared K / V head).
+
+
+def _softmax_attention_block(q, k, v, dt, scale):
+  """softmax(q k^T * scale) v over whole blocks, in f32 with a dot of `dt` operands."""
+  sc = jax.lax.dot_general(q, k, (((1,), (1,)), ((), ())), preferred_element_type=F32) * scale
+  p = jnp.exp(sc - jnp.max(sc, axis=-1, keepdims=True))
+  p = p / jnp.sum(p, axis=-1, keepdims=True)
+  return jnp.dot(p.astype(dt), v, preferred_element_type=F32)
+
+
+def whisper_cross_attention(heads, tokens, frames, d, bq, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(q_ref, k_ref, v_ref, o_ref):
+    o_ref[...] = _softmax_attention_block(q_ref[...], k_ref[...], v_ref[...], dt, float(d) ** -0.5).astype(o_ref.dtype)
+
+  def fn(q, k, v):
+    qs = pl.BlockSpec((None, bq, d), lambda h, i: (h, i, 0))
+    kv = pl.BlockSpec((None, frames, d), lambda h, i: (h, 0, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((heads, tokens, d), dt), grid=(heads, tokens // bq), in_specs=[qs, kv, kv], out_specs=qs,
+        compiler_params=_cp(limit, ("parallel", "parallel")), name="whisper_cross_attention")(q, k, v)
+  kvs = S((heads, frames, d), dt)
+  return fn, (S((heads, tokens, d), dt), kvs, kvs)
+
+
+def vit_attention(batch, heads, tokens, d, hb, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(q_ref, k_ref, v_ref, o_ref):
+    for h in range(hb):
+      o_ref[h] = _softmax_attention_block(q_ref[h], k_ref[h], v_ref[h], dt, float(d) ** -0.5).astype(o_ref.dtype)
+
+  def fn(q, k, v):
+    spec = pl.BlockSpec((None, hb, tokens, d), lambda b, h: (b, h, 0, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((batch, heads, tokens, d), dt), grid=(batch, heads // hb), in_specs=[spec, spec, spec],
+        out_specs=spec, compiler_params=_cp(limit, ("parallel", "parallel")), name="vit_attention")(q, k, v)
+  a = S((batch, heads, tokens, d), dt)
+  return fn, (a, a, a)
+
+
+def mqa_decode_attention(batch, heads, s, d, dtype="bf16", limit=None):
+  dt = DTYPES[dtype]
+
+  def kernel(q_ref, k_ref, v_ref, o_ref):
+    o_ref[...] = _softmax_attention_block(q_ref[...], k_ref[...], v_ref[...], dt, float(d) ** -0.5).astype(o_ref.dtype)
+
+  def fn(q, k, v):
+    kv = pl.BlockSpec((None, s, d), lambda b: (b, 0, 0))
+    qs = pl.BlockSpec((None, heads, d), lambda b: (b, 0, 0))
+    return pl.pallas_call(
+        kernel, out_shape=S((batch, heads, d), dt), grid=(batch,), in_specs=[qs, kv, kv], out_specs=qs,
+        compiler_params=_cp(limit, ("parallel",)), name="mqa_decode_attention")(q, k, v)
+  kvs = S((batch, s, d), dt)
+  return fn, (S((batch, heads, d), dt), kvs, kvs)
+
 DEV = [swiglu_mlp, swiglu_mlp_buf1, rmsnorm_matmul, dwconv1d, running_argmax, transpose_add, dequant_i8_matmul,
        online_lse, layernorm_bwd, cumsum_carry, block_sparse_matmul, manual_dma, gelu_squeezed, add_rmsnorm_alias,
        decode_attention]
@@ -2995,8 +3060,9 @@ HELDOUT9 = [unet_skip_conv1x1, rope_rotate_half, spec_decode_attention, mha_conc
 HELDOUT10 = [partial_rotary, mla_prefill_scores, nerf_posenc_mlp]
 HELDOUT11 = [causal_conv1d_taps, glu_split_fused, qkv_split_attention]
 HELDOUT12 = [swiglu_down_fused, layernorm_linear, gemma_attention]
+HELDOUT13 = [whisper_cross_attention, vit_attention, mqa_decode_attention]
 BUILDERS = {f.__name__: f for f in DEV + HELDOUT + HELDOUT2 + HELDOUT3 + HELDOUT4 + HELDOUT5 + HELDOUT6
-            + HELDOUT7 + HELDOUT8 + HELDOUT9 + HELDOUT10 + HELDOUT11 + HELDOUT12}
+            + HELDOUT7 + HELDOUT8 + HELDOUT9 + HELDOUT10 + HELDOUT11 + HELDOUT12 + HELDOUT13}
 
 
 def build(kind, params):
@@ -3408,14 +3474,32 @@ def heldout12_shapes():
   return s
 
 
+def heldout13_shapes():
+  s = []
+  # Whisper (heads of 64): tiny 6, base 8, small 12, medium 16, large 20; 1,500 encoder frames; up
+  # to 448 decoder tokens.
+  s += _rows("whisper_cross_attention", ("heads", "tokens", "frames", "d", "bq", "dtype"), [
+      (6, 448, 1500, 64, 448, "bf16"), (8, 256, 1500, 64, 128, "bf16"), (12, 448, 1500, 64, 64, "bf16"),
+      (16, 448, 1500, 64, 224, "bf16"), (20, 256, 1500, 64, 256, "bf16"), (12, 256, 1500, 64, 128, "f32")])
+  # ViT at 224 px, patch 16 (197 tokens): B/16 12 heads, L/16 16, H/14 at 224 px 257 tokens, 16 heads.
+  s += _rows("vit_attention", ("batch", "heads", "tokens", "d", "hb", "dtype"), [
+      (8, 12, 197, 64, 1, "bf16"), (8, 12, 197, 64, 4, "bf16"), (8, 16, 197, 64, 2, "bf16"),
+      (4, 16, 257, 80, 2, "bf16"), (8, 16, 197, 64, 8, "bf16"), (8, 12, 197, 64, 2, "f32")])
+  # Falcon-7B (71 heads of 64), StarCoder (48 of 128), PaLM-style 32 of 128, at 2-8K cached tokens.
+  s += _rows("mqa_decode_attention", ("batch", "heads", "s", "d", "dtype"), [
+      (8, 71, 2048, 64, "bf16"), (4, 48, 8192, 128, "bf16"), (8, 32, 4096, 128, "bf16"),
+      (2, 71, 8192, 64, "bf16"), (8, 48, 2048, 128, "bf16"), (4, 32, 4096, 128, "f32")])
+  return s
+
+
 SETS = {"dev": dev_shapes, "heldout": heldout_shapes, "heldout2": heldout2_shapes, "heldout3": heldout3_shapes,
         "heldout4": heldout4_shapes, "heldout5": heldout5_shapes, "heldout6": heldout6_shapes,
         "heldout7": heldout7_shapes, "heldout8": heldout8_shapes, "heldout9": heldout9_shapes,
         "heldout10": heldout10_shapes, "heldout11": heldout11_shapes,
-        "heldout12": heldout12_shapes}
+        "heldout12": heldout12_shapes, "heldout13": heldout13_shapes}
 
 
 def shapes(set_name):
   """[(kind, params)] of a set ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
-  "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout11" or "heldout12")."""
+  "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout11", "heldout12" or "heldout13")."""
   return SETS[set_name]()

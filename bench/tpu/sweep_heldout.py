@@ -78,6 +78,11 @@ structure it follows):
            fused after the gating, a LayerNorm fused before its linear, attention at Gemma's
            256-lane head dim): 18 shapes per generation. Compiled before any judgement; never
            fitted on or tuned against.
+  heldout13 3 families written after a validated band's central was made at least what the
+           replay holds across a barrier, each softmax-ing a whole score block in one grid step
+           (Whisper's decoder cross-attention over 1,500 encoder frames, ViT's self-attention over
+           197 tokens, multi-query decode attention): 18 shapes per generation. Compiled before any
+           judgement; never fitted on or tuned against.
 
 --per-family N keeps at most N shapes of each family, spread over its list from the smallest
 blocks to the largest (the way a sweep is cut down when compiles run slow; the header records
@@ -245,7 +250,7 @@ def main(argv):
   ap.add_argument("out")
   ap.add_argument("--set", choices=("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
                                     "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout11",
-                                    "heldout12"),
+                                    "heldout12", "heldout13"),
                   required=True)
   ap.add_argument("--gens", default="v4,v5e,v5p,v6e,v7x")
   ap.add_argument("--kinds", default="", help="only these families (comma-separated; default all)")
