@@ -95,6 +95,15 @@ class VregReplayTest : public ::testing::Test {
     return text;
   }
   static std::string F32WeightsLeftMatmul() { return ComputedLeft(F32WeightsMatmul()); }
+  // kSoftmax's spill estimate with reduction figures inside the fitted shapes (a quarter of the
+  // exp block), so that its band is the validated class's.
+  static SpillEstimate SoftmaxInsideTheFit(const DeviceModel& device) {
+    PallasBody body = Body(kSoftmax);
+    body.set_reduction_live_bytes("262144");
+    body.set_reduction_input_bytes("262144");
+    body.set_reduction_output_bytes("1024");
+    return EstimateSpills(body, device);
+  }
   // The traced bodies the bands were fitted on or checked against (bench/tpu/validated_bodies.py);
   // a record that does not parse fails the test that reads them.
   static constexpr char kFitBodies[] = "backends/tpu/testdata/validated_bodies.pbtxt.gz";
@@ -710,11 +719,7 @@ TEST_F(VregReplayTest, ADotsComputedRightOperandIsNotHeldWhole) {
 // schedule may spill them all. The softmax's exp block (1 MiB) straddles its sum, whatever the
 // body's own figures say (here a reduction figure of a quarter of it, inside the fitted shapes).
 TEST_F(VregReplayTest, AValidatedBandsHighHoldsWhatTheReplayHoldsAcrossABarrier) {
-  PallasBody body = Body(kSoftmax);
-  body.set_reduction_live_bytes("262144");
-  body.set_reduction_input_bytes("262144");
-  body.set_reduction_output_bytes("1024");
-  const SpillEstimate v5e = EstimateSpills(body, v5e_);
+  const SpillEstimate v5e = SoftmaxInsideTheFit(v5e_);
   ASSERT_TRUE(v5e.unvalidated.empty()) << v5e.unvalidated;
   const absl::StatusOr<int64_t> high = Expr::EvaluateConstant(v5e.high);
   ASSERT_TRUE(high.ok()) << high.status();
@@ -724,11 +729,7 @@ TEST_F(VregReplayTest, AValidatedBandsHighHoldsWhatTheReplayHoldsAcrossABarrier)
 // Its central is at least those values less v4's register file, the widened central's figure: the
 // exp block (1 MiB) held across the sum, less 128 KiB, whatever the fitted central says.
 TEST_F(VregReplayTest, AValidatedBandsCentralIsAtLeastWhatTheReplayHoldsBeyondTheFile) {
-  PallasBody body = Body(kSoftmax);
-  body.set_reduction_live_bytes("262144");
-  body.set_reduction_input_bytes("262144");
-  body.set_reduction_output_bytes("1024");
-  const SpillEstimate v5e = EstimateSpills(body, v5e_);
+  const SpillEstimate v5e = SoftmaxInsideTheFit(v5e_);
   ASSERT_TRUE(v5e.unvalidated.empty()) << v5e.unvalidated;
   const absl::StatusOr<int64_t> central = Expr::EvaluateConstant(v5e.central);
   ASSERT_TRUE(central.ok()) << central.status();
