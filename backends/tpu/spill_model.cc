@@ -263,10 +263,10 @@ std::string DotHeldBytes(const PallasDot& dot, int64_t operand_bytes, const Devi
   const std::string uneven_k_passes =
       absl::StrCat("min(1, max(0, ", k_tiles, " - ", mxus, ") + ", mxus, " % ", k_tiles, " + min(1, max(0, ",
                    k_tiles, " - 1)) * min(1, (", dot.k(), ") % ", edge, "))");
-  const std::string lhs_reused =
-      absl::c_linear_search(kRereadsLeftOperand, TpuGeneration(device))
-          ? absl::StrCat("min(1, ", n_tiles, " - 1) * ", more_k_passes)
-          : absl::StrCat("min(1, ", n_tiles, " - 1)");
+  const std::string several_n_tiles = RightOperandSpansSeveralMxuTilesExpr(dot.n(), device);
+  const std::string lhs_reused = absl::c_linear_search(kRereadsLeftOperand, TpuGeneration(device))
+                                     ? absl::StrCat(several_n_tiles, " * ", more_k_passes)
+                                     : several_n_tiles;
   const int columns =
       dot.masked_merge() && !absl::c_linear_search(kMaskedMergeCountsOneColumn, TpuGeneration(device)) ? 2 : 1;
   return absl::StrCat("min(1, max(0, ", k_tiles, " * ", n_tiles, " - ", mxus, ")) * (", lhs, " * ", lhs_reused, " + ",
@@ -498,6 +498,14 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& devi
       " (loads are loaded again) less ", kVregFileBytes, " B (v4's register file)");
 }
 
+// What a register file of `file_bytes` cannot keep of `held_bytes` held whole, in whole vregs;
+// nothing where it keeps them all.
+std::optional<std::string> WholeVregsBeyond(int64_t held_bytes, int64_t file_bytes) {
+  const int64_t beyond = held_bytes - file_bytes;
+  if (beyond <= 0) return std::nullopt;
+  return absl::StrCat(beyond / 4096 * 4096);
+}
+
 // A validated band's high is at least the computed values the replay holds whole across a barrier:
 // a schedule may spill every one of them (heldout5_families.jsonl.gz: int8 KV decode attention,
 // libtpu spilling its whole (16, 16384) f32 score block held across the softmax's max, 1.07 x the
@@ -509,11 +517,10 @@ void WidenForUnvalidatedPatterns(const PallasBody& body, const DeviceModel& devi
 void HoldWhatTheReplayHoldsInTheBand(const VregReplay* replay, SpillEstimate& out) {
   if (replay == nullptr || !out.unvalidated.empty() || replay->peak_computed_held_bytes == 0) return;
   out.high = absl::StrCat("round_up(max(", out.high, ", ", replay->peak_computed_held_bytes, "), 4096)");
-  const int64_t held_beyond_file = replay->peak_computed_held_bytes - kVregFileBytes;
-  if (held_beyond_file <= 0) return;
-  const std::string floor = absl::StrCat(held_beyond_file / 4096 * 4096);  // whole vregs
-  out.central = absl::StrCat("max(", out.central, ", ", floor, ")");
-  out.basis = absl::StrCat(out.basis, "; central at least ", floor, " B: the ", replay->peak_computed_held_bytes,
+  const std::optional<std::string> floor = WholeVregsBeyond(replay->peak_computed_held_bytes, kVregFileBytes);
+  if (!floor) return;
+  out.central = absl::StrCat("max(", out.central, ", ", *floor, ")");
+  out.basis = absl::StrCat(out.basis, "; central at least ", *floor, " B: the ", replay->peak_computed_held_bytes,
                            " B of computed values the vreg replay holds across ", replay->computed_peak_at, " less ",
                            kVregFileBytes, " B (v4's register file)");
 }
@@ -522,13 +529,12 @@ void HoldWhatTheReplayHoldsInTheBand(const VregReplay* replay, SpillEstimate& ou
 // of them. The band's low is at least that, and its central and high with it; `what` says in the
 // basis what holds them.
 void HoldAtLeast(int64_t held_bytes, absl::string_view what, const DeviceModel& device, SpillEstimate& out) {
-  const int64_t held_beyond_file = held_bytes - RegisterFileBytes(device);
-  if (held_beyond_file <= 0) return;
-  const std::string floor = absl::StrCat(held_beyond_file / 4096 * 4096);  // whole vregs
-  out.low = absl::StrCat("max(", out.low, ", ", floor, ")");
-  out.central = absl::StrCat("max(", out.central, ", ", floor, ")");
-  out.high = absl::StrCat("max(", out.high, ", ", floor, ")");
-  out.basis = absl::StrCat(out.basis, "; at least ", floor, " B: the ", held_bytes, " B of ", what,
+  const std::optional<std::string> floor = WholeVregsBeyond(held_bytes, RegisterFileBytes(device));
+  if (!floor) return;
+  out.low = absl::StrCat("max(", out.low, ", ", *floor, ")");
+  out.central = absl::StrCat("max(", out.central, ", ", *floor, ")");
+  out.high = absl::StrCat("max(", out.high, ", ", *floor, ")");
+  out.basis = absl::StrCat(out.basis, "; at least ", *floor, " B: the ", held_bytes, " B of ", what,
                            ", less the register file (", device.tpu().vector_registers(), " vregs)");
 }
 
@@ -549,12 +555,12 @@ void HoldWhatNoScheduleAvoids(const VregReplay* replay, const DeviceModel& devic
 // the central at least, and the high with it (the low stays the least over every order).
 void CenterOnStoresInProgramOrder(const VregReplay* replay, const DeviceModel& device, SpillEstimate& out) {
   if (replay == nullptr) return;
-  const int64_t held_beyond_file = replay->store_group_program_order_bytes - RegisterFileBytes(device);
-  if (held_beyond_file <= 0) return;
-  const std::string figure = absl::StrCat(held_beyond_file / 4096 * 4096);
-  out.central = absl::StrCat("max(", out.central, ", ", figure, ")");
-  out.high = absl::StrCat("max(", out.high, ", ", figure, ")");
-  out.basis = absl::StrCat(out.basis, "; central at least ", figure, " B: the ", replay->store_group_program_order_bytes,
+  const std::optional<std::string> figure =
+      WholeVregsBeyond(replay->store_group_program_order_bytes, RegisterFileBytes(device));
+  if (!figure) return;
+  out.central = absl::StrCat("max(", out.central, ", ", *figure, ")");
+  out.high = absl::StrCat("max(", out.high, ", ", *figure, ")");
+  out.basis = absl::StrCat(out.basis, "; central at least ", *figure, " B: the ", replay->store_group_program_order_bytes,
                            " B the stores of several outputs hold in the program's order of their runs, less the "
                            "register file");
 }

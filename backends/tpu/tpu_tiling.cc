@@ -27,6 +27,10 @@ int64_t MxuCount(const DeviceModel& device) { return device.tpu().mxu_count() > 
 
 bool RightOperandSpansSeveralMxuTiles(int64_t n, const DeviceModel& device) { return n > MxuEdge(device); }
 
+std::string RightOperandSpansSeveralMxuTilesExpr(absl::string_view n, const DeviceModel& device) {
+  return absl::StrCat("min(1, cdiv(", n, ", ", MxuEdge(device), ") - 1)");
+}
+
 std::string TpuGeneration(const DeviceModel& device) {
   for (const char* g : {"v4", "v5e", "v5p", "v6e", "v7x"}) {
     if (device.name() == absl::StrCat("tpu_", g)) return g;

@@ -33,8 +33,10 @@ int64_t MxuCount(const DeviceModel& device);
 // Whether a dot whose result is `n` lanes wide latches more than one MXU tile of its right
 // operand, so that its left operand streams through the MXUs once per tile and is kept between
 // the passes; one tile's left operand streams through once, made as it is pushed
-// (tests/data/tpu/left_operand_passes_probe.txt).
+// (tests/data/tpu/left_operand_passes_probe.txt). The expression form takes `n` as an expression
+// (a graph's symbolic dims) and is 0 or 1.
 bool RightOperandSpansSeveralMxuTiles(int64_t n, const DeviceModel& device);
+std::string RightOperandSpansSeveralMxuTilesExpr(absl::string_view n, const DeviceModel& device);
 
 // "v5e" for tpu_v5e: the generations the oracle corpus compiled for (the fitted tables' rows);
 // empty for another device.
