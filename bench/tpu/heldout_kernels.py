@@ -2872,19 +2872,29 @@ def glu_split_fused(m, d, f, bm, bf, dtype="bf16", limit=None):
   return fn, (S((m, d), dt), S((d, 2 * f), dt))
 
 
+def _softmax_attention_block(q, k, v, dt, scale):
+  """softmax(q k^T * scale) v over whole blocks, in f32 with a dot of `dt` operands."""
+  sc = jax.lax.dot_general(q, k, (((1,), (1,)), ((), ())), preferred_element_type=F32) * scale
+  p = jnp.exp(sc - jnp.max(sc, axis=-1, keepdims=True))
+  p = p / jnp.sum(p, axis=-1, keepdims=True)
+  return jnp.dot(p.astype(dt), v, preferred_element_type=F32)
+
+
+def _whole_block_attention(dt, d):
+  """The kernel of one (q, k, v) block each: softmax(q k^T / sqrt(d)) v, stored as the output's dtype."""
+  def kernel(q_ref, k_ref, v_ref, o_ref):
+    o_ref[...] = _softmax_attention_block(q_ref[...], k_ref[...], v_ref[...], dt, float(d) ** -0.5).astype(o_ref.dtype)
+  return kernel
+
 def qkv_split_attention(heads, seq, d, bq, dtype="bf16", limit=None):
   dt = DTYPES[dtype]
-  nt = (((1,), (1,)), ((), ()))
   scale = float(d) ** -0.5
 
   def kernel(qb_ref, kvb_ref, o_ref):
     q = qb_ref[...][:, :d]
     full = kvb_ref[...]
     k, v = full[:, d:2 * d], full[:, 2 * d:]
-    sc = jax.lax.dot_general(q, k, nt, preferred_element_type=F32) * scale
-    p = jnp.exp(sc - jnp.max(sc, axis=-1, keepdims=True))
-    p = p / jnp.sum(p, axis=-1, keepdims=True)
-    o_ref[...] = jnp.dot(p.astype(dt), v, preferred_element_type=F32).astype(o_ref.dtype)
+    o_ref[...] = _softmax_attention_block(q, k, v, dt, scale).astype(o_ref.dtype)
 
   def fn(qkv):
     return pl.pallas_call(
@@ -2961,6 +2971,8 @@ def gemma_attention(heads, seq, d, bq, dtype="bf16", limit=None):
   nt = (((1,), (1,)), ((), ()))
   scale = float(d) ** -0.5
 
+  # v is loaded after the softmax, where the dot reads it (not with q and k, as
+  # _whole_block_attention loads it): the traced program keeps that order.
   def kernel(q_ref, k_ref, v_ref, o_ref):
     sc = jax.lax.dot_general(q_ref[...], k_ref[...], nt, preferred_element_type=F32) * scale
     p = jnp.exp(sc - jnp.max(sc, axis=-1, keepdims=True))
@@ -2986,25 +2998,15 @@ def gemma_attention(heads, seq, d, bq, dtype="bf16", limit=None):
 # head of a token against one shared K / V head).
 
 
-def _softmax_attention_block(q, k, v, dt, scale):
-  """softmax(q k^T * scale) v over whole blocks, in f32 with a dot of `dt` operands."""
-  sc = jax.lax.dot_general(q, k, (((1,), (1,)), ((), ())), preferred_element_type=F32) * scale
-  p = jnp.exp(sc - jnp.max(sc, axis=-1, keepdims=True))
-  p = p / jnp.sum(p, axis=-1, keepdims=True)
-  return jnp.dot(p.astype(dt), v, preferred_element_type=F32)
-
 
 def whisper_cross_attention(heads, tokens, frames, d, bq, dtype="bf16", limit=None):
   dt = DTYPES[dtype]
-
-  def kernel(q_ref, k_ref, v_ref, o_ref):
-    o_ref[...] = _softmax_attention_block(q_ref[...], k_ref[...], v_ref[...], dt, float(d) ** -0.5).astype(o_ref.dtype)
 
   def fn(q, k, v):
     qs = pl.BlockSpec((None, bq, d), lambda h, i: (h, i, 0))
     kv = pl.BlockSpec((None, frames, d), lambda h, i: (h, 0, 0))
     return pl.pallas_call(
-        kernel, out_shape=S((heads, tokens, d), dt), grid=(heads, tokens // bq), in_specs=[qs, kv, kv], out_specs=qs,
+        _whole_block_attention(dt, d), out_shape=S((heads, tokens, d), dt), grid=(heads, tokens // bq), in_specs=[qs, kv, kv], out_specs=qs,
         compiler_params=_cp(limit, ("parallel", "parallel")), name="whisper_cross_attention")(q, k, v)
   kvs = S((heads, frames, d), dt)
   return fn, (S((heads, tokens, d), dt), kvs, kvs)
@@ -3029,14 +3031,11 @@ def vit_attention(batch, heads, tokens, d, hb, dtype="bf16", limit=None):
 def mqa_decode_attention(batch, heads, s, d, dtype="bf16", limit=None):
   dt = DTYPES[dtype]
 
-  def kernel(q_ref, k_ref, v_ref, o_ref):
-    o_ref[...] = _softmax_attention_block(q_ref[...], k_ref[...], v_ref[...], dt, float(d) ** -0.5).astype(o_ref.dtype)
-
   def fn(q, k, v):
     kv = pl.BlockSpec((None, s, d), lambda b: (b, 0, 0))
     qs = pl.BlockSpec((None, heads, d), lambda b: (b, 0, 0))
     return pl.pallas_call(
-        kernel, out_shape=S((batch, heads, d), dt), grid=(batch,), in_specs=[qs, kv, kv], out_specs=qs,
+        _whole_block_attention(dt, d), out_shape=S((batch, heads, d), dt), grid=(batch,), in_specs=[qs, kv, kv], out_specs=qs,
         compiler_params=_cp(limit, ("parallel",)), name="mqa_decode_attention")(q, k, v)
   kvs = S((batch, s, d), dt)
   return fn, (S((batch, heads, d), dt), kvs, kvs)
