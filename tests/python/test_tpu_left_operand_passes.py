@@ -24,8 +24,9 @@ def _rows():
   return [json.loads(line) for line in lines if not line.startswith("#")]
 
 
-def _fitting(passes):
-  rows = [r for r in _rows() if r["verdict"] == "fits" and (r["passes"] > 1) == passes]
+def _fitting(several_tiles):
+  """The rows libtpu compiled whose right operand spans several MXU tiles (or one)."""
+  rows = [r for r in _rows() if r["verdict"] == "fits" and (r["passes"] > 1) == several_tiles]
   assert rows
   return rows
 
@@ -37,7 +38,7 @@ def test_the_recorded_passes_are_the_right_operands_tiles_of_the_mxu():
 
 def test_through_one_mxu_tile_the_left_operand_is_not_kept():
   # What spills is at most the f32 result the K loop accumulates, never the left operand.
-  for r in _fitting(passes=False):
+  for r in _fitting(several_tiles=False):
     assert r["spill_bytes"] <= r["result_bytes"], r
 
 
@@ -45,7 +46,7 @@ def test_across_several_tiles_the_left_operand_is_kept_packed():
   # At least most of the left block at its dot width (a bf16 block packed, m x k x 2), at most
   # that and the result; v7x keeps less where its two MXUs take the right tiles side by side
   # (the rule's figure is its upper side there).
-  for r in _fitting(passes=True):
+  for r in _fitting(several_tiles=True):
     left = r["m"] * r["k"] * OPERAND_BYTES[r["dtype"]]
     assert r["spill_bytes"] <= left + r["result_bytes"], r
     if r["gen"] != "v7x":
@@ -53,5 +54,5 @@ def test_across_several_tiles_the_left_operand_is_kept_packed():
 
 
 def test_v7x_keeps_nothing_across_as_many_tiles_as_it_has_mxus_below_a_thousand_rows():
-  v7x = [r for r in _fitting(passes=True) if r["gen"] == "v7x" and r["passes"] == 2 and r["m"] <= 1024]
+  v7x = [r for r in _fitting(several_tiles=True) if r["gen"] == "v7x" and r["passes"] == 2 and r["m"] <= 1024]
   assert v7x and all(r["spill_bytes"] == 0 for r in v7x)
