@@ -451,21 +451,23 @@ TEST_F(VregReplayTest, BoundsSpillsByEveryValueTheBodyDefines) {
   EXPECT_EQ(r->all_values_bytes, 4 * (1 << 20) + 2 * 1024 + 2 * 32 * 4096);
 }
 
-// The patch matrix times a right operand of 512 lanes: two tiles of v6e's 256-wide MXUs.
-std::string PatchesTimesTwoMxuTiles() {
+// The patch matrix times a right operand of `lanes` lanes (kConcatenatedPatches has 128).
+std::string PatchesTimesARightOperandOf(int lanes) {
   return absl::StrReplaceAll(kConcatenatedPatches, {{"values: \"bf16[256,128]\" values: \"f32[256,128]\"",
-                                                     "values: \"bf16[256,512]\" values: \"f32[256,512]\""}});
+                                                     absl::StrCat("values: \"bf16[256,", lanes, "]\" values: \"f32[256,",
+                                                                  lanes, "]\"")}});
 }
 
 // Concatenated operands that fill whole native tiles are their vregs side by side
 // (tpu_concatenate_rule): the patch matrix is held once, as the two blocks it is made of.
 TEST_F(VregReplayTest, AConcatenationOfWholeTilesHoldsItsOperandsOnce) {
-  const std::string text = PatchesTimesTwoMxuTiles();
+  // 512 lanes: two tiles of v6e's 256-wide MXUs.
+  const std::string text = PatchesTimesARightOperandOf(512);
   absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(text.c_str()), v6e_);
   ASSERT_TRUE(v6e.ok()) << v6e.status();
   const int64_t block = 256 * 128 * 2;  // one bf16 block of 256 x 128, packed on v6e
-  // Most live: the two negated blocks and the loaded weights, four blocks (not a third copy at the
-  // concatenation).
+  // Most live: the two negated blocks and the loaded weights (four blocks), not a third copy at the
+  // concatenation.
   EXPECT_EQ(v6e->peak_live_bytes, 6 * block);
   // The dot's computed left operand is the two blocks, held whole across the MXU's two passes.
   EXPECT_EQ(v6e->peak_held_bytes, 2 * block);
@@ -487,9 +489,7 @@ TEST_F(VregReplayTest, ALeftOperandThroughOneMxuTileIsMadeAsItIsPushed) {
 
 // 256 lanes are one tile of v6e's MXU and two of v5e's: held on v5e alone.
 TEST_F(VregReplayTest, WhetherTheLeftOperandIsHeldFollowsTheGenerationsMxuWidth) {
-  const std::string text = absl::StrReplaceAll(
-      kConcatenatedPatches,
-      {{"values: \"bf16[256,128]\" values: \"f32[256,128]\"", "values: \"bf16[256,256]\" values: \"f32[256,256]\""}});
+  const std::string text = PatchesTimesARightOperandOf(256);
   absl::StatusOr<VregReplay> v5e = ReplayVregs(Body(text.c_str()), v5e_);
   absl::StatusOr<VregReplay> v6e = ReplayVregs(Body(text.c_str()), v6e_);
   ASSERT_TRUE(v5e.ok() && v6e.ok());
