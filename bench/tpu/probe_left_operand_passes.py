@@ -28,13 +28,11 @@ import jax.numpy as jnp  # noqa: E402
 from jax.experimental import pallas as pl  # noqa: E402
 
 import probe_vreg_alloc  # noqa: E402
+from fit_spill_model import MXU  # noqa: E402  (each generation's MXU edge and count)
 from probe_converted_dot_operand import one_step_call  # noqa: E402
 from sweep_spills import kernel_spill_bytes  # noqa: E402
 
 F32, BF16 = jnp.float32, jnp.bfloat16
-# The MXU width per generation (models/devices/tpu_*.textproto, mxu_size: jax tpu_info's
-# mxu_column_size).
-MXU_WIDTH = {"v4": 128, "v5e": 128, "v5p": 128, "v6e": 256, "v7x": 256}
 DTYPES = {"bf16": BF16, "f32": F32}
 # (m, k): left blocks of 256 KiB to 4 MiB at bf16; n from 128 to 1024 lanes.
 MK = [(256, 1024), (1024, 1024), (256, 2048), (2048, 1024)]
@@ -57,7 +55,7 @@ def build(dtype, m, k, n):
 def probe(gen, dtype, m, k, n):
   fn, args = build(dtype, m, k, n)
   r = tpu_aot.compile_kernel(fn, args, gen)
-  return {"gen": gen, "dtype": dtype, "m": m, "k": k, "n": n, "passes": math.ceil(n / MXU_WIDTH[gen]),
+  return {"gen": gen, "dtype": dtype, "m": m, "k": k, "n": n, "passes": math.ceil(n / MXU[gen][0]),
           "verdict": r["verdict"], "spill_bytes": kernel_spill_bytes(r), "left_bytes_32": m * k * 4,
           "result_bytes": m * n * 4, "total_bytes": (r.get("pallas") or {}).get("total_bytes")}
 
